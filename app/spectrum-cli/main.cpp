@@ -1,0 +1,244 @@
+// spectrum-cli: Spectrum without the GUI — generate demo data, look into the workstation's cache, import and
+// render DICOM files. Wiring only: the work is done by the libraries.
+
+#include "spectrum/core/settings.h"
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/windowlevel.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/studycatalog.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QGuiApplication>
+
+#include <cstdio>
+
+#include <unistd.h>
+
+using namespace spectrum;
+
+namespace {
+
+int fail(const QString &message, int code = 1)
+{
+    std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(message));
+    return code;
+}
+
+void out(const QString &line) { std::printf("%s\n", qPrintable(line)); std::fflush(stdout); }
+
+Result<std::unique_ptr<FileStore>> openCache()
+{
+    return FileStore::open(WorkstationPaths::cacheDirectory(), WorkstationPaths::diskBudgetBytes());
+}
+
+int cmdDemo(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Writes the demo studies (head CT, chest CR, head MR) as DICOM files."));
+    p.addHelpOption();
+    p.addOption({QStringLiteral("out"), QStringLiteral("Folder to write into (created if needed)."), QStringLiteral("DIR")});
+    p.addOption({QStringLiteral("ct-slices"), QStringLiteral("CT slices (default 200)."), QStringLiteral("N"), QStringLiteral("200")});
+    p.addOption({QStringLiteral("only"), QStringLiteral("Only this study: demo-ct, demo-cr or demo-mr (repeatable)."), QStringLiteral("ALIAS")});
+    p.process(args);
+    if (!p.isSet(QStringLiteral("out")))
+        return fail(QStringLiteral("demo: --out DIR is required"), 2);
+    DemoOptions options;
+    options.ctSlices = p.value(QStringLiteral("ct-slices")).toInt();
+    if (options.ctSlices < 1)
+        return fail(QStringLiteral("demo: --ct-slices must be a positive number"), 2);
+    if (p.isSet(QStringLiteral("only"))) {
+        options.studies.clear();
+        for (const QString &alias : p.values(QStringLiteral("only"))) {
+            const auto study = DemoArchive::fromAlias(alias);
+            if (!study)
+                return fail(QStringLiteral("demo: unknown study '%1' (demo-ct, demo-cr, demo-mr)").arg(alias), 2);
+            options.studies << *study;
+        }
+    }
+    const QDir dir(p.value(QStringLiteral("out")));
+    QElapsedTimer timer;
+    timer.start();
+    qint64 bytes = 0;
+    int count = 0;
+    const int total = DemoArchive::instanceCount(options);
+    const Error e = DemoArchive::generate(options, [&](DemoInstance &&inst) -> Error {
+        const QString path = dir.filePath(inst.relativePath);
+        if (!QDir().mkpath(QFileInfo(path).absolutePath()))
+            return Error(ErrorCode::Io, QStringLiteral("cannot create %1").arg(QFileInfo(path).absolutePath()));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(inst.bytes) != inst.bytes.size())
+            return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
+        bytes += inst.bytes.size();
+        ++count;
+        if (isatty(fileno(stderr)))
+            std::fprintf(stderr, "\r%d/%d instances", count, total);
+        return Error();
+    });
+    if (isatty(fileno(stderr)))
+        std::fprintf(stderr, "\n");
+    if (e.isError())
+        return fail(e.toString());
+    for (DemoStudy s : options.studies)
+        out(QStringLiteral("%1  %2").arg(DemoArchive::alias(s), DemoArchive::studyUid(s)));
+    out(QStringLiteral("%1 instances, %2 MB in %3 s → %4")
+            .arg(count).arg(bytes / 1e6, 0, 'f', 1).arg(timer.elapsed() / 1000.0, 0, 'f', 2).arg(dir.absolutePath()));
+    return 0;
+}
+
+int cmdStudies(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Lists the studies in the workstation's disk cache."));
+    p.addHelpOption();
+    p.process(args);
+    auto cache = openCache();
+    if (!cache.isOk())
+        return fail(cache.error().toString());
+    Result<QList<StudySummary>> studies = runSync(loadStudies(cache.value().get()));
+    if (!studies.isOk())
+        return fail(studies.error().toString());
+    for (const StudySummary &s : studies.value()) {
+        out(QStringLiteral("%1\t%2\t%3\t%4\t%5\t%6 images\t%7%8")
+                .arg(DicomIdentity::displayName(s.identity.patientName), s.identity.patientId, s.identity.studyDate,
+                     s.modalities.join(QLatin1Char('/')), s.identity.studyDescription)
+                .arg(s.instanceCount)
+                .arg(s.identity.studyInstanceUid, s.identityConflict ? QStringLiteral("\tIDENTITY CONFLICT") : QString()));
+    }
+    const StoreUsage u = cache.value()->usage();
+    std::fprintf(stderr, "%lld blobs, %.1f MB of %.1f MB in %s\n", qlonglong(u.blobs), u.bytes / 1e6, u.budget / 1e6,
+                 qPrintable(cache.value()->root()));
+    return 0;
+}
+
+int cmdImport(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Copies DICOM files into the workstation's disk cache."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("files"), QStringLiteral("DICOM Part 10 files or folders."), QStringLiteral("FILE..."));
+    p.process(args);
+    if (p.positionalArguments().isEmpty())
+        return fail(QStringLiteral("import: name at least one file"), 2);
+    auto cache = openCache();
+    if (!cache.isOk())
+        return fail(cache.error().toString());
+    QStringList files;
+    for (const QString &a : p.positionalArguments()) {
+        if (QFileInfo(a).isDir()) {
+            QDir d(a);
+            for (const QString &f : d.entryList(QDir::Files, QDir::Name))
+                files << d.filePath(f);
+        } else {
+            files << a;
+        }
+    }
+    int imported = 0, failed = 0;
+    for (const QString &path : files) {
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly)) {
+            std::fprintf(stderr, "%s: %s\n", qPrintable(path), qPrintable(f.errorString()));
+            ++failed;
+            continue;
+        }
+        const QByteArray bytes = f.readAll();
+        Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes));
+        if (!id.isOk() || !id.value().isValid()) {
+            std::fprintf(stderr, "%s: not a DICOM instance%s\n", qPrintable(path),
+                         id.isOk() ? "" : qPrintable(QStringLiteral(" (") + id.error().toString() + QStringLiteral(")")));
+            ++failed;
+            continue;
+        }
+        Result<BlobWriterPtr> w = runSync(cache.value()->reserve(id.value().sopInstanceUid, bytes.size()));
+        Error e = w.isOk() ? w.value()->writeAt(0, bytes.constData(), bytes.size()) : w.error();
+        if (!e.isError())
+            e = runSync(cache.value()->commit(w.value())).error();
+        if (e.isError()) {
+            std::fprintf(stderr, "%s: %s\n", qPrintable(path), qPrintable(e.toString()));
+            ++failed;
+            continue;
+        }
+        ++imported;
+    }
+    out(QStringLiteral("%1 imported, %2 failed").arg(imported).arg(failed));
+    return failed == 0 ? 0 : 1;
+}
+
+int cmdRender(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Renders one frame of a DICOM file to an 8-bit image (PNG, PGM…)."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("in"), QStringLiteral("DICOM file."));
+    p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("Image file; the format follows the suffix."));
+    p.addOption({QStringLiteral("window"), QStringLiteral("Window as CENTER,WIDTH in modality units (default: the file's first preset, else min/max)."), QStringLiteral("C,W")});
+    p.addOption({QStringLiteral("frame"), QStringLiteral("Frame number, from 0."), QStringLiteral("N"), QStringLiteral("0")});
+    p.process(args);
+    if (p.positionalArguments().size() != 2)
+        return fail(QStringLiteral("render: IN and OUT are required"), 2);
+    Result<DecodedImage> image = decodeDicomFile(p.positionalArguments().at(0));
+    if (!image.isOk())
+        return fail(image.error().toString());
+    const int frame = p.value(QStringLiteral("frame")).toInt();
+    if (frame < 0 || frame >= image.value().info.frames)
+        return fail(QStringLiteral("render: frame %1 out of 0…%2").arg(frame).arg(image.value().info.frames - 1), 2);
+    VoiWindow window = defaultWindow(image.value(), frame);
+    if (p.isSet(QStringLiteral("window"))) {
+        const QStringList cw = p.value(QStringLiteral("window")).split(QLatin1Char(','));
+        bool okC = false, okW = false;
+        if (cw.size() == 2)
+            window = VoiWindow{cw[0].toDouble(&okC), cw[1].toDouble(&okW)};
+        if (!okC || !okW)
+            return fail(QStringLiteral("render: --window takes CENTER,WIDTH"), 2);
+    }
+    const QImage img = renderFrame(image.value(), frame, window);
+    if (!img.save(p.positionalArguments().at(1)))
+        return fail(QStringLiteral("cannot write %1").arg(p.positionalArguments().at(1)));
+    const ImageInfo &info = image.value().info;
+    out(QStringLiteral("%1×%2, %3 frame(s), %4, window %5/%6 → %7")
+            .arg(info.columns).arg(info.rows).arg(info.frames).arg(info.photometricName)
+            .arg(window.center).arg(window.width).arg(p.positionalArguments().at(1)));
+    return 0;
+}
+
+void usage()
+{
+    std::fprintf(stderr,
+                 "usage: spectrum-cli COMMAND [options]   (COMMAND --help for its options)\n"
+                 "  demo --out DIR      write the demo studies as DICOM files\n"
+                 "  studies             list the studies in the workstation's disk cache\n"
+                 "  import FILE...      copy DICOM files into the disk cache\n"
+                 "  render IN OUT       render a DICOM frame to PNG/PGM with a window\n"
+                 "environment: SPECTRUM_CACHE_DIR (cache folder), SPECTRUM_CACHE_BUDGET_MB\n");
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // QImage encoders need a Gui application object; the offscreen platform needs no display.
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QGuiApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("Spectrum"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(SPECTRUM_VERSION));
+    QStringList args = app.arguments();
+    if (args.size() < 2 || args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h")) {
+        usage();
+        return args.size() < 2 ? 2 : 0;
+    }
+    const QString command = args.at(1);
+    args.removeAt(1);  // leaves "spectrum-cli <options…>" for the sub-command's parser
+    args[0] = QStringLiteral("spectrum-cli ") + command;
+    if (command == QLatin1String("demo")) return cmdDemo(args);
+    if (command == QLatin1String("studies")) return cmdStudies(args);
+    if (command == QLatin1String("import")) return cmdImport(args);
+    if (command == QLatin1String("render")) return cmdRender(args);
+    usage();
+    return fail(QStringLiteral("unknown command '%1'").arg(command), 2);
+}

@@ -1,0 +1,66 @@
+#pragma once
+// Byte ranges, read-only views that may point into a memory mapping, and sinks that received bytes go into.
+
+#include "spectrum/core/error.h"
+
+#include <QByteArray>
+#include <QMetaType>
+
+#include <memory>
+
+namespace spectrum {
+
+/// A half-open byte range [begin, end). end == -1 means "to the end of the blob".
+struct ByteRange
+{
+    qint64 begin = 0;  ///< inclusive
+    qint64 end = -1;   ///< exclusive; -1: until the end
+
+    static ByteRange all() { return {}; }
+    static ByteRange of(qint64 begin, qint64 end) { return {begin, end}; }
+    bool isOpenEnded() const { return end < 0; }
+    /// The concrete range inside a blob of `size` bytes, or an OutOfRange error.
+    Error resolve(qint64 size, qint64 *outBegin, qint64 *outEnd) const;
+};
+
+/// Read-only bytes that are not copied: they may live in a QByteArray or in a memory-mapped file kept alive by
+/// the view itself. Copying a view copies a reference, never the bytes. Thread-safe to read from many threads.
+class ByteView
+{
+public:
+    ByteView() = default;
+    explicit ByteView(QByteArray bytes);
+    /// `data` stays valid while `keepAlive` lives; the view holds it.
+    ByteView(const char *data, qint64 size, std::shared_ptr<const void> keepAlive);
+
+    const char *data() const { return m_data; }
+    qint64 size() const { return m_size; }
+    bool isEmpty() const { return m_size == 0; }
+
+    /// A view of [offset, offset + length) of this one, sharing its owner.
+    ByteView mid(qint64 offset, qint64 length) const;
+    /// A QByteArray over the same bytes, valid only while this view (or a copy) is alive. No copy.
+    QByteArray asByteArrayView() const { return QByteArray::fromRawData(m_data, m_size); }
+    /// A deep copy.
+    QByteArray toByteArray() const { return QByteArray(m_data, m_size); }
+
+private:
+    const char *m_data = nullptr;
+    qint64 m_size = 0;
+    std::shared_ptr<const void> m_owner;
+};
+
+/// Where received bytes go: a reserved blob in a store, a memory buffer. Its size is fixed when it is created.
+/// Writers may fill it out of order; writeAt() is thread-safe for disjoint ranges.
+class ByteSink
+{
+public:
+    virtual ~ByteSink() = default;
+    virtual qint64 size() const = 0;
+    /// Copies `length` bytes to [offset, offset + length). OutOfRange if that is outside [0, size()).
+    virtual Error writeAt(qint64 offset, const char *data, qint64 length) = 0;
+};
+
+} // namespace spectrum
+
+Q_DECLARE_METATYPE(spectrum::ByteView)

@@ -1,0 +1,48 @@
+#pragma once
+// Who and what a DICOM instance is: patient, study, series and instance identity plus the few descriptive
+// attributes a study list shows. Every store indexes it; queries match on it. A plain value type.
+
+#include <QJsonObject>
+#include <QMetaType>
+#include <QString>
+
+namespace spectrum {
+
+struct DicomIdentity
+{
+    // Patient
+    QString patientName;       ///< as DICOM PN, components separated by '^'
+    QString patientId;
+    QString patientBirthDate;  ///< YYYYMMDD
+    QString patientSex;
+    // Study
+    QString studyInstanceUid;
+    QString studyDate;         ///< YYYYMMDD
+    QString studyTime;
+    QString studyDescription;
+    QString accessionNumber;
+    // Series
+    QString seriesInstanceUid;
+    QString modality;
+    QString seriesDescription;
+    int seriesNumber = 0;
+    // Instance
+    QString sopInstanceUid;
+    QString sopClassUid;
+    int instanceNumber = 0;
+
+    bool isValid() const { return !sopInstanceUid.isEmpty() && !studyInstanceUid.isEmpty(); }
+
+    QJsonObject toJson() const;
+    static DicomIdentity fromJson(const QJsonObject &json);
+
+    /// "Doe, John" from "Doe^John^^^".
+    static QString displayName(const QString &personName);
+
+    friend bool operator==(const DicomIdentity &a, const DicomIdentity &b);
+    friend bool operator!=(const DicomIdentity &a, const DicomIdentity &b) { return !(a == b); }
+};
+
+} // namespace spectrum
+
+Q_DECLARE_METATYPE(spectrum::DicomIdentity)

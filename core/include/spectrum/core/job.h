@@ -1,0 +1,113 @@
+#pragma once
+// Job: the one shape of every long operation in Spectrum (the uniform callback API of the Blob Streaming
+// paper, modelled on KJob and QNetworkReply).
+//
+// Connect to finished() (and, if you care, progress() and dataAvailable()), then start(policy):
+//   - ExecutionPolicy::Async: start() returns at once; finished() is emitted later, from the event loop of the
+//     thread that owns the job (the thread that created it), so callbacks run on the caller's thread.
+//   - ExecutionPolicy::Sync: start() returns only after finished() has been emitted and its slots ran.
+// The callback code is the same under both policies: switching is toggling a flag.
+//
+// Promises: finished() is emitted exactly once — after success, failure or cancel(); a job that was never
+// started and is destroyed emits nothing. With autoDelete (the default) the job deletes itself after finished(),
+// through deleteLater(), so a Sync caller can still read it right after start() returns.
+//
+// Thread-safety: a Job lives on one thread; call its methods from that thread. To cancel from another thread
+// use QMetaObject::invokeMethod(job, &Job::cancel, Qt::QueuedConnection).
+
+#include "spectrum/core/error.h"
+
+#include <QObject>
+
+#include <atomic>
+#include <memory>
+
+class QThreadPool;
+
+namespace spectrum {
+
+enum class ExecutionPolicy {
+    Async,  ///< return at once; finished() arrives through the event loop
+    Sync,   ///< return after finished() was emitted
+};
+
+/// Shared flag that blocking work polls to stop early when its job is cancelled. Cheap to copy; thread-safe.
+class CancelToken
+{
+public:
+    CancelToken() : m_flag(std::make_shared<std::atomic<bool>>(false)) {}
+    bool isCancelled() const { return m_flag->load(std::memory_order_relaxed); }
+    void cancel() const { m_flag->store(true, std::memory_order_relaxed); }
+
+private:
+    std::shared_ptr<std::atomic<bool>> m_flag;
+};
+
+/// The pool on which blocking work (disk, DCMTK, decoding) runs. Separate from QThreadPool::globalInstance()
+/// so that slow I/O cannot starve CPU-bound work and vice versa. Thread-safe.
+QThreadPool *blockingPool();
+
+class Job : public QObject
+{
+    Q_OBJECT
+public:
+    explicit Job(QObject *parent = nullptr);
+    ~Job() override;
+
+    /// Starts the job; see the file comment for the two policies. Call at most once.
+    void start(ExecutionPolicy policy = ExecutionPolicy::Async);
+
+    /// Stops the job: finished() is emitted with ErrorCode::Cancelled unless the job already finished.
+    /// Safe to call before start(), during, and after finishing (then it does nothing).
+    void cancel();
+
+    ExecutionPolicy policy() const { return m_policy; }
+    bool isStarted() const { return m_started; }
+    bool isFinished() const { return m_finished; }
+    const Error &error() const { return m_error; }
+    bool hasError() const { return m_error.isError(); }
+
+    /// Units of progress are the job's own (bytes for transfers, instances for study loads); see the subclass.
+    qint64 processedAmount() const { return m_processed; }
+    qint64 totalAmount() const { return m_total; }
+
+    bool isAutoDelete() const { return m_autoDelete; }
+    void setAutoDelete(bool autoDelete) { m_autoDelete = autoDelete; }
+
+    /// A token that blocking work of this job polls; it is cancelled when the job is.
+    CancelToken cancelToken() const { return m_token; }
+
+Q_SIGNALS:
+    void progress(qint64 processed, qint64 total, QPrivateSignal);
+    /// Bytes [begin, end) of the job's output are now readable (a growing prefix, a new chunk…).
+    void dataAvailable(qint64 begin, qint64 end, QPrivateSignal);
+    /// Emitted exactly once. Check job->error() (or the typed result of a ResultJob).
+    void finished(spectrum::Job *job, QPrivateSignal);
+
+protected:
+    /// Begins the work. Runs on the job's thread, inside start() (Sync) or from the event loop (Async).
+    /// Must eventually lead to emitResult(), synchronously or later.
+    virtual void doStart() = 0;
+    /// Asks the work to stop; finished() is emitted by cancel() itself right after. Default: nothing.
+    virtual void doCancel() {}
+
+    /// Ends the job: emits finished() once; later calls are ignored.
+    void emitResult(const Error &error = Error());
+    void setProgress(qint64 processed, qint64 total);
+    void emitDataAvailable(qint64 begin, qint64 end);
+
+private:
+    void deleteIfAutoDelete();
+
+    ExecutionPolicy m_policy = ExecutionPolicy::Async;
+    bool m_started = false;
+    bool m_finished = false;
+    bool m_inSyncStart = false;
+    bool m_autoDelete = true;
+    qint64 m_processed = 0;
+    qint64 m_total = 0;
+    Error m_error;
+    CancelToken m_token;
+};
+
+} // namespace spectrum

@@ -1,0 +1,155 @@
+#pragma once
+// ResultJob<T>: a Job that produces a typed Result<T>; makeJob(): a job from a plain blocking function.
+//
+//   auto *job = store->stat(key);                       // ResultJob<BlobInfo>*
+//   connect(job, &Job::finished, this, [job] {          // same callback, Async or Sync
+//       if (job->result().isOk()) use(job->result().value());
+//   });
+//   job->start(ExecutionPolicy::Async);
+//
+// runSync(job) is the return-value wrapper for callers that never want callbacks (command-line tools, tests,
+// worker threads): it starts the job synchronously and returns its result.
+
+#include "spectrum/core/job.h"
+#include "spectrum/core/result.h"
+
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <functional>
+
+namespace spectrum {
+
+template <typename T>
+class ResultJob : public Job
+{
+public:
+    using ValueType = T;
+    explicit ResultJob(QObject *parent = nullptr) : Job(parent) {}
+
+    /// Valid once finished() was emitted; a cancelled job holds ErrorCode::Cancelled.
+    const Result<T> &result() const { return m_result; }
+    Result<T> takeResult() { return std::move(m_result); }
+
+protected:
+    void finishWith(Result<T> result)
+    {
+        if (isFinished())
+            return;
+        m_result = std::move(result);
+        emitResult(m_result.isOk() ? Error() : m_result.error());
+    }
+
+private:
+    Result<T> m_result;
+};
+
+/// Where a function job does its work.
+enum class RunOn {
+    Pool,    ///< blocking work: on blockingPool() under Async, on the caller's thread under Sync
+    Caller,  ///< quick work: always on the job's own thread (still reported through the event loop under Async)
+};
+
+/// A job around a function `Result<T>(const CancelToken &)`. Under Async the function runs on the pool and its
+/// result comes back to the job's thread through a queued signal; under Sync it runs right in start().
+template <typename T>
+class FunctionJob : public ResultJob<T>
+{
+public:
+    using Function = std::function<Result<T>(const CancelToken &)>;
+    FunctionJob(Function fn, RunOn where, QObject *parent = nullptr)
+        : ResultJob<T>(parent), m_fn(std::move(fn)), m_where(where) {}
+
+protected:
+    void doStart() override
+    {
+        const CancelToken token = this->cancelToken();
+        if (m_where == RunOn::Caller || this->policy() == ExecutionPolicy::Sync) {
+            this->finishWith(m_fn(token));
+            return;
+        }
+        // The watcher is our child: if the job is cancelled and deleted, the result is dropped, never delivered.
+        auto *watcher = new QFutureWatcher<Result<T>>(this);
+        QObject::connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+            this->finishWith(watcher->result());
+        });
+        watcher->setFuture(QtConcurrent::run(blockingPool(), [fn = m_fn, token] { return fn(token); }));
+    }
+
+private:
+    Function m_fn;
+    RunOn m_where;
+};
+
+template <typename T>
+FunctionJob<T> *makeJob(std::function<Result<T>(const CancelToken &)> fn, RunOn where = RunOn::Pool)
+{
+    return new FunctionJob<T>(std::move(fn), where);
+}
+
+/// A job that runs `first`, then — on the pool — `then(first's value)`. An error of `first` ends the chain with
+/// that error. Both run under the chain's own policy; cancelling the chain cancels whichever step is running.
+template <typename A, typename B>
+class ChainJob : public ResultJob<B>
+{
+public:
+    using Then = std::function<Result<B>(const A &, const CancelToken &)>;
+    ChainJob(ResultJob<A> *first, Then then, QObject *parent = nullptr)
+        : ResultJob<B>(parent), m_first(first), m_then(std::move(then))
+    {
+        m_first->setParent(this);
+        m_first->setAutoDelete(false);
+    }
+
+protected:
+    void doStart() override
+    {
+        QObject::connect(m_first, &Job::finished, this, [this] {
+            if (!m_first->result().isOk()) {
+                this->finishWith(m_first->result().error());
+                return;
+            }
+            m_second = new FunctionJob<B>([then = m_then, value = m_first->result().value()](const CancelToken &token) {
+                return then(value, token);
+            }, RunOn::Pool, this);
+            m_second->setAutoDelete(false);
+            QObject::connect(m_second, &Job::finished, this, [this] { this->finishWith(m_second->takeResult()); });
+            m_second->start(this->policy());
+        });
+        m_first->start(this->policy());
+    }
+    void doCancel() override
+    {
+        if (m_second && !m_second->isFinished())
+            m_second->cancel();
+        else if (!m_first->isFinished())
+            m_first->cancel();
+    }
+
+private:
+    ResultJob<A> *m_first;
+    FunctionJob<B> *m_second = nullptr;
+    Then m_then;
+};
+
+template <typename B, typename A>
+ChainJob<A, B> *chainJob(ResultJob<A> *first, typename ChainJob<A, B>::Then then)
+{
+    return new ChainJob<A, B>(first, std::move(then));
+}
+
+/// The synchronous return-value wrapper: start(Sync) and hand back the result. Deletes the job.
+template <typename T>
+Result<T> runSync(ResultJob<T> *job)
+{
+    job->setAutoDelete(false);
+    job->start(ExecutionPolicy::Sync);
+    Result<T> result = job->takeResult();
+    delete job;
+    return result;
+}
+
+/// The same for plain jobs: returns the job's error (ErrorCode::None on success). Deletes the job.
+Error runSync(Job *job);
+
+} // namespace spectrum

@@ -1,0 +1,84 @@
+#include "spectrum/core/dicomidentity.h"
+
+#include <QStringList>
+
+namespace spectrum {
+
+namespace {
+// One table drives JSON in both directions and equality, so a new field cannot be forgotten in one of them.
+struct StringField { const char *name; QString DicomIdentity::*member; };
+const StringField kStringFields[] = {
+    {"patientName", &DicomIdentity::patientName},
+    {"patientId", &DicomIdentity::patientId},
+    {"patientBirthDate", &DicomIdentity::patientBirthDate},
+    {"patientSex", &DicomIdentity::patientSex},
+    {"studyInstanceUid", &DicomIdentity::studyInstanceUid},
+    {"studyDate", &DicomIdentity::studyDate},
+    {"studyTime", &DicomIdentity::studyTime},
+    {"studyDescription", &DicomIdentity::studyDescription},
+    {"accessionNumber", &DicomIdentity::accessionNumber},
+    {"seriesInstanceUid", &DicomIdentity::seriesInstanceUid},
+    {"modality", &DicomIdentity::modality},
+    {"seriesDescription", &DicomIdentity::seriesDescription},
+    {"sopInstanceUid", &DicomIdentity::sopInstanceUid},
+    {"sopClassUid", &DicomIdentity::sopClassUid},
+};
+struct IntField { const char *name; int DicomIdentity::*member; };
+const IntField kIntFields[] = {
+    {"seriesNumber", &DicomIdentity::seriesNumber},
+    {"instanceNumber", &DicomIdentity::instanceNumber},
+};
+} // namespace
+
+QJsonObject DicomIdentity::toJson() const
+{
+    QJsonObject json;
+    for (const auto &f : kStringFields) {
+        if (!(this->*f.member).isEmpty())
+            json.insert(QLatin1String(f.name), this->*f.member);
+    }
+    for (const auto &f : kIntFields)
+        json.insert(QLatin1String(f.name), this->*f.member);
+    return json;
+}
+
+DicomIdentity DicomIdentity::fromJson(const QJsonObject &json)
+{
+    DicomIdentity id;
+    for (const auto &f : kStringFields)
+        id.*f.member = json.value(QLatin1String(f.name)).toString();
+    for (const auto &f : kIntFields)
+        id.*f.member = json.value(QLatin1String(f.name)).toInt();
+    return id;
+}
+
+bool operator==(const DicomIdentity &a, const DicomIdentity &b)
+{
+    for (const auto &f : kStringFields) {
+        if (a.*f.member != b.*f.member)
+            return false;
+    }
+    for (const auto &f : kIntFields) {
+        if (a.*f.member != b.*f.member)
+            return false;
+    }
+    return true;
+}
+
+QString DicomIdentity::displayName(const QString &personName)
+{
+    QStringList parts = personName.split(QLatin1Char('^'));
+    while (!parts.isEmpty() && parts.last().trimmed().isEmpty())
+        parts.removeLast();
+    if (parts.size() <= 1)
+        return parts.value(0).trimmed();
+    const QString family = parts.takeFirst().trimmed();
+    QStringList rest;
+    for (const QString &p : parts) {
+        if (!p.trimmed().isEmpty())
+            rest << p.trimmed();
+    }
+    return rest.isEmpty() ? family : family + QStringLiteral(", ") + rest.join(QLatin1Char(' '));
+}
+
+} // namespace spectrum

@@ -1,0 +1,113 @@
+#include "spectrum/core/job.h"
+
+#include <QEventLoop>
+#include <QPointer>
+#include <QThread>
+#include <QThreadPool>
+
+namespace spectrum {
+
+QThreadPool *blockingPool()
+{
+    // Sized for I/O-bound work (several reads can wait on disk at once) on small machines as on big ones.
+    static QThreadPool *pool = [] {
+        auto *p = new QThreadPool;
+        p->setMaxThreadCount(qMax(4, QThread::idealThreadCount() * 2));
+        p->setObjectName(QStringLiteral("spectrum-blocking"));
+        return p;
+    }();
+    return pool;
+}
+
+Job::Job(QObject *parent) : QObject(parent) {}
+
+Job::~Job() = default;
+
+void Job::start(ExecutionPolicy policy)
+{
+    Q_ASSERT_X(!m_started, "Job::start", "a job can be started only once");
+    Q_ASSERT_X(thread() == QThread::currentThread(), "Job::start", "start a job on its own thread");
+    if (m_started)
+        return;
+    m_started = true;
+    m_policy = policy;
+    if (m_finished)  // cancelled before start: finished() already went out
+        return;
+
+    if (policy == ExecutionPolicy::Async) {
+        QMetaObject::invokeMethod(this, [this] {
+            if (!m_finished)
+                doStart();
+        }, Qt::QueuedConnection);
+        return;
+    }
+
+    // Sync: run until finished() has gone out. Deletion is held back until we return to the caller.
+    QPointer<Job> self(this);
+    m_inSyncStart = true;
+    doStart();
+    if (self && !m_finished) {
+        QEventLoop loop;
+        connect(this, &Job::finished, &loop, &QEventLoop::quit);
+        loop.exec(QEventLoop::ExcludeUserInputEvents);
+    }
+    if (self) {
+        m_inSyncStart = false;
+        deleteIfAutoDelete();
+    }
+}
+
+void Job::cancel()
+{
+    if (m_finished)
+        return;
+    m_token.cancel();
+    doCancel();
+    emitResult(Error(ErrorCode::Cancelled, QStringLiteral("cancelled by the caller")));
+}
+
+void Job::emitResult(const Error &error)
+{
+    if (m_finished)
+        return;
+    m_finished = true;
+    m_error = error;
+    Q_EMIT finished(this, QPrivateSignal());
+    if (!m_inSyncStart)
+        deleteIfAutoDelete();
+}
+
+void Job::setProgress(qint64 processed, qint64 total)
+{
+    m_processed = processed;
+    m_total = total;
+    Q_EMIT progress(processed, total, QPrivateSignal());
+}
+
+void Job::emitDataAvailable(qint64 begin, qint64 end)
+{
+    Q_EMIT dataAvailable(begin, end, QPrivateSignal());
+}
+
+void Job::deleteIfAutoDelete()
+{
+    if (m_autoDelete && m_finished)
+        deleteLater();
+}
+
+} // namespace spectrum
+
+#include "spectrum/core/resultjob.h"
+
+namespace spectrum {
+
+Error runSync(Job *job)
+{
+    job->setAutoDelete(false);
+    job->start(ExecutionPolicy::Sync);
+    const Error error = job->error();
+    delete job;
+    return error;
+}
+
+} // namespace spectrum

@@ -1,0 +1,58 @@
+#pragma once
+// The embedded demo archive: synthetic studies written as valid DICOM through DCMTK, so a fresh workstation
+// has something real to read, and tests and benchmarks have realistic data.
+//
+//  - Head CT: 3-D modified Shepp–Logan phantom, 512 × 512 × 200 slices, 16-bit Hounsfield units
+//    (stored + intercept −1024), 1.25 mm slices with consistent Image Position / Orientation / Pixel Spacing.
+//  - Chest CR: one 2048 × 2500 16-bit projection, MONOCHROME1 (minimum is white, as CR plates often are).
+//  - Head MR: T2-like 256 × 256 × 24 slices of the same phantom.
+//
+// Everything is deterministic: the same options give byte-identical files on every machine, with UIDs derived
+// from names (core/uid.h). Identities are plainly fake: names "DEMO^…", IDs "DEMO-…", a comment that says so.
+
+#include "spectrum/core/dicomidentity.h"
+#include "spectrum/core/job.h"
+#include "spectrum/core/result.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+
+#include <functional>
+#include <optional>
+
+namespace spectrum {
+
+enum class DemoStudy { HeadCt, ChestCr, HeadMr };
+
+struct DemoOptions
+{
+    QList<DemoStudy> studies{DemoStudy::HeadCt, DemoStudy::ChestCr, DemoStudy::HeadMr};
+    int ctSlices = 200;
+    int mrSlices = 24;
+};
+
+struct DemoInstance
+{
+    QString relativePath;  ///< "demo-ct/IM0001.dcm": where `spectrum-cli demo --out` writes it
+    QByteArray bytes;      ///< a DICOM Part 10 file, explicit VR little endian
+    DicomIdentity identity;
+};
+
+class DemoArchive
+{
+public:
+    /// The Study Instance UID of a demo study (stable across versions and machines).
+    static QString studyUid(DemoStudy study);
+    /// "demo-ct", "demo-cr", "demo-mr": short names users can type instead of a UID.
+    static QString alias(DemoStudy study);
+    static std::optional<DemoStudy> fromAlias(const QString &alias);
+    static int instanceCount(const DemoOptions &options);
+
+    /// Generates every instance in order and hands each to `sink` on the calling thread. Stops at the first
+    /// error the sink returns, or with ErrorCode::Cancelled when `cancel` is set. Blocking; thread-safe.
+    static Error generate(const DemoOptions &options, const std::function<Error(DemoInstance &&)> &sink,
+                          const CancelToken &cancel = CancelToken());
+};
+
+} // namespace spectrum

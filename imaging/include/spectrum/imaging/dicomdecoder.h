@@ -1,0 +1,32 @@
+#pragma once
+// Decoding a complete DICOM instance into ImageInfo + PixelBuffer, and reading only its identity.
+// All functions are blocking and thread-safe (they share no state); run them on the pool.
+
+#include "spectrum/core/bytes.h"
+#include "spectrum/core/dicomidentity.h"
+#include "spectrum/core/result.h"
+#include "spectrum/imaging/imageinfo.h"
+#include "spectrum/imaging/pixelbuffer.h"
+
+namespace spectrum {
+
+struct DecodedImage
+{
+    ImageInfo info;
+    PixelBuffer pixels;
+};
+
+/// Decodes an instance: native (implicit/explicit VR, little/big endian) and, through DCMTK's codecs, JPEG
+/// baseline / extended / lossless, JPEG-LS and RLE. Monochrome 8/16-bit signed and unsigned, RGB and YBR_FULL
+/// 8-bit. Anything else is ErrorCode::Unsupported with the transfer syntax or photometric named.
+Result<DecodedImage> decodeDicom(const ByteView &bytes);
+Result<DecodedImage> decodeDicomFile(const QString &path);
+
+/// Reads the header only (stops before Pixel Data). Ok with an invalid identity when the bytes are not a
+/// DICOM Part 10 file; an error when they claim to be one but cannot be parsed.
+Result<DicomIdentity> readDicomIdentity(const ByteView &bytes);
+
+/// Name of a transfer syntax UID as DCMTK knows it ("JPEG Lossless, Non-hierarchical, First-Order Prediction").
+QString transferSyntaxName(const QString &uid);
+
+} // namespace spectrum

@@ -1,0 +1,70 @@
+#pragma once
+// What a DICOM image is, apart from its pixels: geometry, pixel encoding and display metadata.
+
+#include "spectrum/core/dicomidentity.h"
+
+#include <QList>
+#include <QString>
+
+#include <array>
+
+namespace spectrum {
+
+enum class Photometric {
+    Monochrome1,  ///< minimum value is white: displayed inverted
+    Monochrome2,  ///< minimum value is black
+    Rgb,
+    YbrFull,
+    PaletteColor,
+    Other,
+};
+
+struct WindowPreset
+{
+    double center = 0;
+    double width = 0;   ///< ≥ 1 (DICOM PS3.3 C.11.2.1.2)
+    QString name;       ///< Window Center & Width Explanation, or ours ("min/max")
+};
+
+struct ImageInfo
+{
+    DicomIdentity identity;
+    QString transferSyntaxUid;
+
+    int rows = 0;
+    int columns = 0;
+    int frames = 1;
+    int samplesPerPixel = 1;
+    int bitsAllocated = 0;
+    int bitsStored = 0;
+    int highBit = 0;
+    bool isSigned = false;
+    Photometric photometric = Photometric::Monochrome2;
+    QString photometricName;   ///< as written in the file
+
+    // Geometry, in millimetres and patient coordinates. Spacing 0 means unknown.
+    double rowSpacing = 0;      ///< distance between rows (first value of Pixel Spacing)
+    double columnSpacing = 0;   ///< distance between columns (second value of Pixel Spacing)
+    bool hasPosition = false;
+    std::array<double, 3> imagePosition{};     ///< centre of the first transmitted pixel
+    std::array<double, 6> imageOrientation{};  ///< row direction cosines, then column direction cosines
+    double sliceThickness = 0;
+
+    // Modality LUT as rescale: value = stored * slope + intercept (in rescaleType units, e.g. HU).
+    double rescaleSlope = 1;
+    double rescaleIntercept = 0;
+    QString rescaleType;
+
+    QList<WindowPreset> windows;  ///< presets from the file, in file order
+
+    bool isMonochrome() const { return photometric == Photometric::Monochrome1 || photometric == Photometric::Monochrome2; }
+    double toModalityValue(double stored) const { return stored * rescaleSlope + rescaleIntercept; }
+    /// Unit of modality values for display: "HU" for CT, the Rescale Type if given, else empty.
+    QString valueUnit() const;
+    /// Position along the slice normal (row × column direction), for ordering slices; 0 without geometry.
+    double slicePositionAlongNormal() const;
+
+    static QString photometricToString(Photometric p);
+};
+
+} // namespace spectrum

@@ -1,0 +1,54 @@
+#pragma once
+// PixelBuffer: decoded pixels at their native depth — stored values, before any rescale or window.
+
+#include <QByteArray>
+#include <QtGlobal>
+
+namespace spectrum {
+
+enum class PixelFormat {
+    Gray8,          ///< quint8
+    Gray8Signed,    ///< qint8
+    Gray16,         ///< quint16
+    Gray16Signed,   ///< qint16
+    Rgb24,          ///< 3 × quint8, interleaved R G B
+};
+
+class PixelBuffer
+{
+public:
+    PixelBuffer() = default;
+    /// Zero-filled pixels. Callers check the size first (see checkedByteCount()).
+    PixelBuffer(PixelFormat format, int width, int height, int frames);
+
+    PixelFormat format() const { return m_format; }
+    int width() const { return m_width; }
+    int height() const { return m_height; }
+    int frames() const { return m_frames; }
+    bool isNull() const { return m_data.isEmpty(); }
+    bool isGray() const { return m_format != PixelFormat::Rgb24; }
+    bool isSignedFormat() const { return m_format == PixelFormat::Gray8Signed || m_format == PixelFormat::Gray16Signed; }
+
+    static int bytesPerPixel(PixelFormat format);
+    qsizetype frameBytes() const { return qsizetype(m_width) * m_height * bytesPerPixel(m_format); }
+    /// Bytes needed for the given image, or -1 when it would overflow or exceed `limit`.
+    static qint64 checkedByteCount(PixelFormat format, qint64 width, qint64 height, qint64 frames,
+                                   qint64 limit = qint64(1) << 40);
+
+    const uchar *frameData(int frame) const { return reinterpret_cast<const uchar *>(m_data.constData()) + frame * frameBytes(); }
+    uchar *frameData(int frame) { return reinterpret_cast<uchar *>(m_data.data()) + frame * frameBytes(); }
+
+    /// The stored value at (x, y) of a gray image; for RGB the luminance-free mean of the three samples.
+    int valueAt(int x, int y, int frame = 0) const;
+    /// Smallest and largest stored value of one frame (gray formats).
+    void minMax(int frame, int *outMin, int *outMax) const;
+
+private:
+    PixelFormat m_format = PixelFormat::Gray16;
+    int m_width = 0;
+    int m_height = 0;
+    int m_frames = 0;
+    QByteArray m_data;
+};
+
+} // namespace spectrum

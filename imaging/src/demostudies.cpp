@@ -1,0 +1,420 @@
+#include "spectrum/imaging/demostudies.h"
+
+#include "dcmtksupport.h"
+
+#include "spectrum/core/uid.h"
+
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace spectrum {
+
+using namespace spectrum::dcmtk;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// One ellipsoid of the phantom, in normalised coordinates [-1, 1]³, rotated by phi about the z axis.
+struct Ellipsoid
+{
+    double a, b, c;     // semi-axes
+    double x0, y0, z0;  // centre
+    double phiDeg;
+    double ct;          // additive Hounsfield units
+    double mr;          // additive T2-like signal
+};
+
+// Geometry of the 3-D modified Shepp–Logan head phantom (Kak & Slaney; Toft), our own CT/MR contrasts.
+const Ellipsoid kHead[] = {
+    {0.6900, 0.920, 0.810, 0.00, 0.000, 0.00, 0, 2000, 300},    // skull: −1000 + 2000 = 1000 HU
+    {0.6624, 0.874, 0.780, 0.00, -0.0184, 0.00, 0, -960, 600},  // brain: 40 HU
+    {0.1100, 0.310, 0.220, 0.22, 0.000, 0.00, -18, -35, 1400},  // ventricles: CSF ~5 HU, bright on T2
+    {0.1600, 0.410, 0.280, -0.22, 0.000, 0.00, 18, -35, 1400},
+    {0.2100, 0.250, 0.410, 0.00, 0.350, -0.15, 0, 25, 250},
+    {0.0460, 0.046, 0.050, 0.00, 0.100, 0.25, 0, 30, 350},
+    {0.0460, 0.046, 0.050, 0.00, -0.100, 0.25, 0, 30, 350},
+    {0.0460, 0.023, 0.050, -0.08, -0.605, 0.00, 0, 45, 450},
+    {0.0230, 0.023, 0.020, 0.00, -0.606, 0.00, 0, 45, 450},
+    {0.0230, 0.046, 0.020, 0.06, -0.605, 0.00, 0, 45, 450},
+};
+
+// Small deterministic noise so the images look acquired and compress like real ones.
+int noise(quint32 x, quint32 y, quint32 z, int amplitude)
+{
+    quint32 h = x * 73856093u ^ y * 19349663u ^ z * 83492791u;
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    return int(h % quint32(2 * amplitude + 1)) - amplitude;
+}
+
+// Fills one axial slice of the phantom at normalised height z. `contrast` picks the CT or MR member.
+void renderHeadSlice(std::vector<double> &out, int size, double z, double Ellipsoid::*contrast, double base)
+{
+    std::fill(out.begin(), out.end(), base);
+    for (const Ellipsoid &e : kHead) {
+        const double dz = (z - e.z0) / e.c;
+        if (dz * dz >= 1)
+            continue;
+        const double scale = std::sqrt(1 - dz * dz);  // the ellipsoid's cross-section at this z
+        const double a = e.a * scale, b = e.b * scale;
+        const double cp = std::cos(e.phiDeg * kPi / 180), sp = std::sin(e.phiDeg * kPi / 180);
+        const double value = e.*contrast;
+        for (int row = 0; row < size; ++row) {
+            // Rows run from anterior (top) to posterior: phantom y is up, so it decreases down the image.
+            const double y = 1 - (row + 0.5) * 2.0 / size - e.y0;
+            if (std::abs(y) > std::max(a, b))
+                continue;
+            double *line = out.data() + qsizetype(row) * size;
+            for (int col = 0; col < size; ++col) {
+                const double x = (col + 0.5) * 2.0 / size - 1 - e.x0;
+                const double u = x * cp + y * sp, v = -x * sp + y * cp;
+                if ((u * u) / (a * a) + (v * v) / (b * b) <= 1)
+                    line[col] += value;
+            }
+        }
+    }
+}
+
+void put(DcmItem *ds, const DcmTagKey &tag, const QString &value)
+{
+    ds->putAndInsertString(tag, value.toLatin1().constData());
+}
+
+struct CommonIdentity
+{
+    QString patientName, patientId, birthDate, sex;
+    QString studyUid, studyDate, studyTime, studyDescription, accession, studyId;
+    QString seriesUid, seriesDescription, modality, frameOfReferenceUid, bodyPart;
+    int seriesNumber = 1;
+};
+
+void putCommon(DcmItem *ds, const CommonIdentity &c, const QString &sopClassUid, const QString &sopInstanceUid,
+               int instanceNumber)
+{
+    put(ds, DCM_SpecificCharacterSet, QStringLiteral("ISO_IR 100"));
+    put(ds, DCM_SOPClassUID, sopClassUid);
+    put(ds, DCM_SOPInstanceUID, sopInstanceUid);
+    put(ds, DCM_PatientName, c.patientName);
+    put(ds, DCM_PatientID, c.patientId);
+    put(ds, DCM_PatientBirthDate, c.birthDate);
+    put(ds, DCM_PatientSex, c.sex);
+    put(ds, DCM_PatientComments, QStringLiteral("SYNTHETIC DEMO DATA - NOT A REAL PATIENT"));
+    put(ds, DCM_StudyInstanceUID, c.studyUid);
+    put(ds, DCM_StudyDate, c.studyDate);
+    put(ds, DCM_StudyTime, c.studyTime);
+    put(ds, DCM_StudyDescription, c.studyDescription);
+    put(ds, DCM_AccessionNumber, c.accession);
+    put(ds, DCM_StudyID, c.studyId);
+    put(ds, DCM_ReferringPhysicianName, QString());
+    put(ds, DCM_SeriesInstanceUID, c.seriesUid);
+    put(ds, DCM_SeriesNumber, QString::number(c.seriesNumber));
+    put(ds, DCM_SeriesDescription, c.seriesDescription);
+    put(ds, DCM_Modality, c.modality);
+    put(ds, DCM_BodyPartExamined, c.bodyPart);
+    put(ds, DCM_SeriesDate, c.studyDate);
+    put(ds, DCM_ContentDate, c.studyDate);
+    put(ds, DCM_ContentTime, c.studyTime);
+    put(ds, DCM_Manufacturer, QStringLiteral("Spectrum demo generator"));
+    put(ds, DCM_InstitutionName, QStringLiteral("SPECTRUM DEMO"));
+    put(ds, DCM_InstanceNumber, QString::number(instanceNumber));
+    if (!c.frameOfReferenceUid.isEmpty()) {
+        put(ds, DCM_FrameOfReferenceUID, c.frameOfReferenceUid);
+        put(ds, DCM_PositionReferenceIndicator, QString());
+    }
+}
+
+void putPixelModule(DcmItem *ds, int rows, int columns, int bitsStored, const QString &photometric,
+                    const std::vector<Uint16> &pixels)
+{
+    ds->putAndInsertUint16(DCM_SamplesPerPixel, 1);
+    put(ds, DCM_PhotometricInterpretation, photometric);
+    ds->putAndInsertUint16(DCM_Rows, Uint16(rows));
+    ds->putAndInsertUint16(DCM_Columns, Uint16(columns));
+    ds->putAndInsertUint16(DCM_BitsAllocated, 16);
+    ds->putAndInsertUint16(DCM_BitsStored, Uint16(bitsStored));
+    ds->putAndInsertUint16(DCM_HighBit, Uint16(bitsStored - 1));
+    ds->putAndInsertUint16(DCM_PixelRepresentation, 0);
+    ds->putAndInsertUint16Array(DCM_PixelData, pixels.data(), static_cast<unsigned long>(pixels.size()));
+}
+
+QString fmt(double v) { return QString::number(v, 'g', 10); }
+
+Result<DemoInstance> finish(DcmFileFormat &ff, const QString &path)
+{
+    Result<QByteArray> bytes = serialize(ff, EXS_LittleEndianExplicit);
+    if (!bytes.isOk())
+        return bytes.error();
+    DemoInstance instance;
+    instance.relativePath = path;
+    instance.identity = readIdentity(ff.getDataset());
+    instance.bytes = bytes.takeValue();
+    return instance;
+}
+
+QString uidFor(const char *name) { return makeUidFromName(QByteArray("spectrum-demo/") + name); }
+
+CommonIdentity headPatient()
+{
+    CommonIdentity c;
+    c.patientName = QStringLiteral("DEMO^HEAD PHANTOM");
+    c.patientId = QStringLiteral("DEMO-HEAD-001");
+    c.birthDate = QStringLiteral("19700101");
+    c.sex = QStringLiteral("O");
+    c.bodyPart = QStringLiteral("HEAD");
+    return c;
+}
+
+Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInstance &&)> &sink, const CancelToken &cancel)
+{
+    CommonIdentity c = headPatient();
+    c.studyUid = DemoArchive::studyUid(DemoStudy::HeadCt);
+    c.studyDate = QStringLiteral("20240102");
+    c.studyTime = QStringLiteral("093000");
+    c.studyDescription = QStringLiteral("DEMO CT HEAD (Shepp-Logan phantom)");
+    c.accession = QStringLiteral("DEMO0001");
+    c.studyId = QStringLiteral("1");
+    c.seriesUid = uidFor("ct/series/1");
+    c.seriesDescription = QStringLiteral("Axial 1.25 mm");
+    c.modality = QStringLiteral("CT");
+    c.frameOfReferenceUid = uidFor("ct/frame-of-reference");
+
+    constexpr int size = 512;
+    constexpr double fov = 250.0;  // mm, across x, y and the whole z range
+    const double spacing = fov / size;
+    const int slices = std::max(1, opt.ctSlices);
+    const double sliceSpacing = fov / slices;
+    std::vector<double> hu(size_t(size) * size);
+    std::vector<Uint16> stored(hu.size());
+
+    for (int k = 0; k < slices; ++k) {
+        if (cancel.isCancelled())
+            return Error(ErrorCode::Cancelled, QStringLiteral("demo generation cancelled"));
+        const double zNorm = -1 + (k + 0.5) * 2.0 / slices;
+        renderHeadSlice(hu, size, zNorm, &Ellipsoid::ct, -1000);
+        for (size_t i = 0; i < hu.size(); ++i) {
+            const int v = int(std::lround(hu[i])) + (hu[i] > -900 ? noise(quint32(i % size), quint32(i / size), quint32(k), 6) : 0);
+            stored[i] = Uint16(std::clamp(v + 1024, 0, 4095));
+        }
+        DcmFileFormat ff;
+        DcmDataset *ds = ff.getDataset();
+        putCommon(ds, c, QString::fromLatin1(UID_CTImageStorage), uidFor(QByteArray("ct/instance/" + QByteArray::number(k)).constData()), k + 1);
+        put(ds, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY\\AXIAL"));
+        put(ds, DCM_PatientPosition, QStringLiteral("HFS"));
+        put(ds, DCM_KVP, QStringLiteral("120"));
+        const double zMm = zNorm * fov / 2;
+        const double first = -fov / 2 + spacing / 2;
+        put(ds, DCM_ImagePositionPatient, QStringLiteral("%1\\%2\\%3").arg(fmt(first), fmt(first), fmt(zMm)));
+        put(ds, DCM_ImageOrientationPatient, QStringLiteral("1\\0\\0\\0\\1\\0"));
+        put(ds, DCM_SliceLocation, fmt(zMm));
+        put(ds, DCM_SliceThickness, fmt(sliceSpacing));
+        put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
+        put(ds, DCM_RescaleIntercept, QStringLiteral("-1024"));
+        put(ds, DCM_RescaleSlope, QStringLiteral("1"));
+        put(ds, DCM_RescaleType, QStringLiteral("HU"));
+        put(ds, DCM_WindowCenter, QStringLiteral("40\\500"));
+        put(ds, DCM_WindowWidth, QStringLiteral("80\\2000"));
+        put(ds, DCM_WindowCenterWidthExplanation, QStringLiteral("BRAIN\\BONE"));
+        putPixelModule(ds, size, size, 12, QStringLiteral("MONOCHROME2"), stored);
+        Result<DemoInstance> inst = finish(ff, QStringLiteral("demo-ct/IM%1.dcm").arg(k + 1, 4, 10, QLatin1Char('0')));
+        if (!inst.isOk())
+            return inst.error();
+        if (Error e = sink(inst.takeValue()); e.isError())
+            return e;
+    }
+    return Error();
+}
+
+Error generateHeadMr(const DemoOptions &opt, const std::function<Error(DemoInstance &&)> &sink, const CancelToken &cancel)
+{
+    CommonIdentity c = headPatient();
+    c.studyUid = DemoArchive::studyUid(DemoStudy::HeadMr);
+    c.studyDate = QStringLiteral("20240215");
+    c.studyTime = QStringLiteral("141500");
+    c.studyDescription = QStringLiteral("DEMO MR HEAD T2 (Shepp-Logan phantom)");
+    c.accession = QStringLiteral("DEMO0003");
+    c.studyId = QStringLiteral("3");
+    c.seriesUid = uidFor("mr/series/1");
+    c.seriesDescription = QStringLiteral("T2 axial");
+    c.modality = QStringLiteral("MR");
+    c.frameOfReferenceUid = uidFor("mr/frame-of-reference");
+
+    constexpr int size = 256;
+    constexpr double fov = 250.0;
+    const double spacing = fov / size;
+    const int slices = std::max(1, opt.mrSlices);
+    const double zFrom = -0.6, zTo = 0.6;  // the brain, not the whole head box
+    const double sliceSpacingMm = (zTo - zFrom) / slices * fov / 2;
+    std::vector<double> signal(size_t(size) * size);
+    std::vector<Uint16> stored(signal.size());
+
+    for (int k = 0; k < slices; ++k) {
+        if (cancel.isCancelled())
+            return Error(ErrorCode::Cancelled, QStringLiteral("demo generation cancelled"));
+        const double zNorm = zFrom + (k + 0.5) * (zTo - zFrom) / slices;
+        renderHeadSlice(signal, size, zNorm, &Ellipsoid::mr, 0);
+        for (size_t i = 0; i < signal.size(); ++i) {
+            const int v = int(std::lround(signal[i])) + 40 + noise(quint32(i % size), quint32(i / size), quint32(k) + 7777u, 25);
+            stored[i] = Uint16(std::clamp(v, 0, 4095));
+        }
+        DcmFileFormat ff;
+        DcmDataset *ds = ff.getDataset();
+        putCommon(ds, c, QString::fromLatin1(UID_MRImageStorage), uidFor(QByteArray("mr/instance/" + QByteArray::number(k)).constData()), k + 1);
+        put(ds, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY\\M\\ND"));
+        put(ds, DCM_PatientPosition, QStringLiteral("HFS"));
+        put(ds, DCM_ScanningSequence, QStringLiteral("SE"));
+        put(ds, DCM_SequenceVariant, QStringLiteral("NONE"));
+        put(ds, DCM_ScanOptions, QString());
+        put(ds, DCM_MRAcquisitionType, QStringLiteral("2D"));
+        put(ds, DCM_EchoTime, QStringLiteral("100"));
+        put(ds, DCM_RepetitionTime, QStringLiteral("4000"));
+        put(ds, DCM_EchoTrainLength, QStringLiteral("16"));
+        put(ds, DCM_MagneticFieldStrength, QStringLiteral("1.5"));
+        const double zMm = zNorm * fov / 2;
+        const double first = -fov / 2 + spacing / 2;
+        put(ds, DCM_ImagePositionPatient, QStringLiteral("%1\\%2\\%3").arg(fmt(first), fmt(first), fmt(zMm)));
+        put(ds, DCM_ImageOrientationPatient, QStringLiteral("1\\0\\0\\0\\1\\0"));
+        put(ds, DCM_SliceLocation, fmt(zMm));
+        put(ds, DCM_SliceThickness, fmt(sliceSpacingMm));
+        put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
+        put(ds, DCM_WindowCenter, QStringLiteral("1000"));
+        put(ds, DCM_WindowWidth, QStringLiteral("2000"));
+        putPixelModule(ds, size, size, 12, QStringLiteral("MONOCHROME2"), stored);
+        Result<DemoInstance> inst = finish(ff, QStringLiteral("demo-mr/IM%1.dcm").arg(k + 1, 4, 10, QLatin1Char('0')));
+        if (!inst.isOk())
+            return inst.error();
+        if (Error e = sink(inst.takeValue()); e.isError())
+            return e;
+    }
+    return Error();
+}
+
+// A PA chest projection: attenuation path lengths through body, lungs, mediastinum, spine and ribs.
+// Stored values grow with exposure, so air is high; MONOCHROME1 shows it dark and bone bright.
+Error generateChestCr(const std::function<Error(DemoInstance &&)> &sink, const CancelToken &cancel)
+{
+    if (cancel.isCancelled())
+        return Error(ErrorCode::Cancelled, QStringLiteral("demo generation cancelled"));
+    CommonIdentity c;
+    c.patientName = QStringLiteral("DEMO^CHEST PHANTOM");
+    c.patientId = QStringLiteral("DEMO-CHEST-002");
+    c.birthDate = QStringLiteral("19800615");
+    c.sex = QStringLiteral("O");
+    c.bodyPart = QStringLiteral("CHEST");
+    c.studyUid = DemoArchive::studyUid(DemoStudy::ChestCr);
+    c.studyDate = QStringLiteral("20240110");
+    c.studyTime = QStringLiteral("110500");
+    c.studyDescription = QStringLiteral("DEMO CR CHEST PA (synthetic)");
+    c.accession = QStringLiteral("DEMO0002");
+    c.studyId = QStringLiteral("2");
+    c.seriesUid = uidFor("cr/series/1");
+    c.seriesDescription = QStringLiteral("PA");
+    c.modality = QStringLiteral("CR");
+
+    constexpr int columns = 2048, rows = 2500;
+    constexpr double spacing = 0.168;
+    std::vector<Uint16> stored(size_t(columns) * rows);
+    auto cap = [](double x, double y, double cx, double cy, double a, double b) {
+        const double r = ((x - cx) * (x - cx)) / (a * a) + ((y - cy) * (y - cy)) / (b * b);
+        return r < 1 ? std::sqrt(1 - r) : 0.0;
+    };
+    for (int row = 0; row < rows; ++row) {
+        const double y = (row + 0.5) * 2.0 / rows - 1;  // −1 top (neck) … +1 bottom (abdomen)
+        for (int col = 0; col < columns; ++col) {
+            const double x = ((col + 0.5) * 2.0 / columns - 1) * columns / double(rows);
+            double att = 1.0 * cap(x, y, 0, 0.15, 0.78, 1.1);                        // body
+            const double lungs = cap(x, y, -0.33, -0.05, 0.26, 0.55) + cap(x, y, 0.33, -0.05, 0.26, 0.55);
+            att -= 0.55 * lungs;
+            att += 0.45 * cap(x, y, 0.07, 0.22, 0.24, 0.28);                         // heart
+            if (std::abs(x) < 0.055 && y > -0.95)
+                att += 0.35;                                                          // spine
+            att += 0.5 * cap(x, y, 0, 0.95, 0.7, 0.35);                               // diaphragm / abdomen
+            if (lungs > 0) {
+                for (int r = 0; r < 9; ++r) {                                         // ribs
+                    const double yr = -0.55 + r * 0.12 + 0.35 * x * x;
+                    if (std::abs(y - yr) < 0.018)
+                        att += 0.12;
+                }
+            }
+            if (std::abs(y - (-0.62 + 0.12 * std::abs(x))) < 0.02 && std::abs(x) > 0.06 && std::abs(x) < 0.45)
+                att += 0.2;                                                           // clavicles
+            const int v = int(std::lround(3900 - att * 2300)) + noise(quint32(col), quint32(row), 4242u, 12);
+            stored[size_t(row) * columns + col] = Uint16(std::clamp(v, 0, 4095));
+        }
+    }
+    DcmFileFormat ff;
+    DcmDataset *ds = ff.getDataset();
+    putCommon(ds, c, QString::fromLatin1(UID_ComputedRadiographyImageStorage), uidFor("cr/instance/0"), 1);
+    put(ds, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY"));
+    put(ds, DCM_ViewPosition, QStringLiteral("PA"));
+    put(ds, DCM_PatientOrientation, QStringLiteral("L\\F"));
+    put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
+    put(ds, DCM_ImagerPixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
+    put(ds, DCM_WindowCenter, QStringLiteral("2300"));
+    put(ds, DCM_WindowWidth, QStringLiteral("3400"));
+    putPixelModule(ds, rows, columns, 12, QStringLiteral("MONOCHROME1"), stored);
+    Result<DemoInstance> inst = finish(ff, QStringLiteral("demo-cr/IM0001.dcm"));
+    if (!inst.isOk())
+        return inst.error();
+    return sink(inst.takeValue());
+}
+
+} // namespace
+
+QString DemoArchive::studyUid(DemoStudy study)
+{
+    switch (study) {
+    case DemoStudy::HeadCt: return uidFor("ct/study");
+    case DemoStudy::ChestCr: return uidFor("cr/study");
+    case DemoStudy::HeadMr: return uidFor("mr/study");
+    }
+    return QString();
+}
+
+QString DemoArchive::alias(DemoStudy study)
+{
+    switch (study) {
+    case DemoStudy::HeadCt: return QStringLiteral("demo-ct");
+    case DemoStudy::ChestCr: return QStringLiteral("demo-cr");
+    case DemoStudy::HeadMr: return QStringLiteral("demo-mr");
+    }
+    return QString();
+}
+
+std::optional<DemoStudy> DemoArchive::fromAlias(const QString &alias)
+{
+    for (DemoStudy s : {DemoStudy::HeadCt, DemoStudy::ChestCr, DemoStudy::HeadMr}) {
+        if (alias.compare(DemoArchive::alias(s), Qt::CaseInsensitive) == 0)
+            return s;
+    }
+    return std::nullopt;
+}
+
+int DemoArchive::instanceCount(const DemoOptions &options)
+{
+    int n = 0;
+    for (DemoStudy s : options.studies)
+        n += s == DemoStudy::HeadCt ? options.ctSlices : s == DemoStudy::HeadMr ? options.mrSlices : 1;
+    return n;
+}
+
+Error DemoArchive::generate(const DemoOptions &options, const std::function<Error(DemoInstance &&)> &sink,
+                            const CancelToken &cancel)
+{
+    for (DemoStudy s : options.studies) {
+        Error e;
+        switch (s) {
+        case DemoStudy::HeadCt: e = generateHeadCt(options, sink, cancel); break;
+        case DemoStudy::ChestCr: e = generateChestCr(sink, cancel); break;
+        case DemoStudy::HeadMr: e = generateHeadMr(options, sink, cancel); break;
+        }
+        if (e.isError())
+            return e;
+    }
+    return Error();
+}
+
+} // namespace spectrum

@@ -1,0 +1,86 @@
+#include "spectrum/imaging/pixelbuffer.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace spectrum {
+
+PixelBuffer::PixelBuffer(PixelFormat format, int width, int height, int frames)
+    : m_format(format), m_width(width), m_height(height), m_frames(frames)
+{
+    const qint64 bytes = checkedByteCount(format, width, height, frames);
+    Q_ASSERT(bytes >= 0);
+    m_data = QByteArray(qsizetype(bytes), Qt::Uninitialized);
+    m_data.fill('\0');
+}
+
+int PixelBuffer::bytesPerPixel(PixelFormat format)
+{
+    switch (format) {
+    case PixelFormat::Gray8:
+    case PixelFormat::Gray8Signed: return 1;
+    case PixelFormat::Gray16:
+    case PixelFormat::Gray16Signed: return 2;
+    case PixelFormat::Rgb24: return 3;
+    }
+    return 1;
+}
+
+qint64 PixelBuffer::checkedByteCount(PixelFormat format, qint64 width, qint64 height, qint64 frames, qint64 limit)
+{
+    if (width <= 0 || height <= 0 || frames <= 0)
+        return -1;
+    // Each factor is below 2^32, so check step by step against the limit before multiplying further.
+    qint64 n = width;
+    for (qint64 f : {height, frames, qint64(bytesPerPixel(format))}) {
+        if (n > limit / f)
+            return -1;
+        n *= f;
+    }
+    return n <= std::min<qint64>(limit, std::numeric_limits<qsizetype>::max()) ? n : -1;
+}
+
+int PixelBuffer::valueAt(int x, int y, int frame) const
+{
+    const qsizetype i = qsizetype(y) * m_width + x;
+    const uchar *f = frameData(frame);
+    switch (m_format) {
+    case PixelFormat::Gray8: return f[i];
+    case PixelFormat::Gray8Signed: return reinterpret_cast<const qint8 *>(f)[i];
+    case PixelFormat::Gray16: return reinterpret_cast<const quint16 *>(f)[i];
+    case PixelFormat::Gray16Signed: return reinterpret_cast<const qint16 *>(f)[i];
+    case PixelFormat::Rgb24: return (f[3 * i] + f[3 * i + 1] + f[3 * i + 2]) / 3;
+    }
+    return 0;
+}
+
+namespace {
+template <typename T>
+void minMaxOf(const uchar *data, qsizetype count, int *outMin, int *outMax)
+{
+    const T *p = reinterpret_cast<const T *>(data);
+    T lo = std::numeric_limits<T>::max();
+    T hi = std::numeric_limits<T>::lowest();
+    for (qsizetype i = 0; i < count; ++i) {
+        lo = std::min(lo, p[i]);
+        hi = std::max(hi, p[i]);
+    }
+    *outMin = lo;
+    *outMax = hi;
+}
+} // namespace
+
+void PixelBuffer::minMax(int frame, int *outMin, int *outMax) const
+{
+    const qsizetype count = qsizetype(m_width) * m_height;
+    const uchar *f = frameData(frame);
+    switch (m_format) {
+    case PixelFormat::Gray8: minMaxOf<quint8>(f, count, outMin, outMax); break;
+    case PixelFormat::Gray8Signed: minMaxOf<qint8>(f, count, outMin, outMax); break;
+    case PixelFormat::Gray16: minMaxOf<quint16>(f, count, outMin, outMax); break;
+    case PixelFormat::Gray16Signed: minMaxOf<qint16>(f, count, outMin, outMax); break;
+    case PixelFormat::Rgb24: minMaxOf<quint8>(f, count * 3, outMin, outMax); break;
+    }
+}
+
+} // namespace spectrum

@@ -1,0 +1,97 @@
+#include "spectrum/imaging/windowlevel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace spectrum {
+
+quint8 applyWindow(double x, const VoiWindow &window)
+{
+    const double width = std::max(1.0, window.width);
+    const double c = window.center - 0.5;
+    const double w = width - 1;
+    if (x <= c - w / 2)
+        return 0;
+    if (x > c + w / 2)
+        return 255;
+    if (w <= 0)
+        return 255;
+    const double y = ((x - c) / w + 0.5) * 255.0;
+    return quint8(std::clamp(std::lround(y), 0l, 255l));
+}
+
+VoiWindow minMaxWindow(const DecodedImage &image, int frame)
+{
+    int lo = 0, hi = 0;
+    image.pixels.minMax(frame, &lo, &hi);
+    const double a = image.info.toModalityValue(lo);
+    const double b = image.info.toModalityValue(hi);
+    const double mn = std::min(a, b), mx = std::max(a, b);
+    return VoiWindow{(mn + mx + 1) / 2, std::max(1.0, mx - mn + 1)};
+}
+
+VoiWindow defaultWindow(const DecodedImage &image, int frame)
+{
+    if (!image.info.windows.isEmpty())
+        return VoiWindow{image.info.windows.first().center, image.info.windows.first().width};
+    return minMaxWindow(image, frame);
+}
+
+namespace {
+template <typename T>
+void renderGray(const T *src, QImage &out, int width, int height, const std::vector<quint8> &lut, int lutOffset)
+{
+    for (int y = 0; y < height; ++y) {
+        uchar *dst = out.scanLine(y);
+        const T *row = src + qsizetype(y) * width;
+        for (int x = 0; x < width; ++x)
+            dst[x] = lut[size_t(int(row[x]) + lutOffset)];
+    }
+}
+} // namespace
+
+QImage renderFrame(const DecodedImage &image, int frame, const VoiWindow &window)
+{
+    const PixelBuffer &px = image.pixels;
+    if (px.isNull() || frame < 0 || frame >= px.frames())
+        return QImage();
+    const int w = px.width(), h = px.height();
+
+    if (px.format() == PixelFormat::Rgb24) {
+        QImage out(w, h, QImage::Format_RGB888);
+        for (int y = 0; y < h; ++y)
+            std::copy_n(px.frameData(frame) + qsizetype(y) * w * 3, qsizetype(w) * 3, out.scanLine(y));
+        return out;
+    }
+
+    // One LUT entry per possible stored value: window + rescale + inversion cost one lookup per pixel.
+    int lutMin = 0, lutMax = 255;
+    switch (px.format()) {
+    case PixelFormat::Gray8: lutMin = 0; lutMax = 255; break;
+    case PixelFormat::Gray8Signed: lutMin = -128; lutMax = 127; break;
+    case PixelFormat::Gray16: lutMin = 0; lutMax = 65535; break;
+    case PixelFormat::Gray16Signed: lutMin = -32768; lutMax = 32767; break;
+    case PixelFormat::Rgb24: break;
+    }
+    const bool invert = image.info.photometric == Photometric::Monochrome1;
+    std::vector<quint8> lut(size_t(lutMax - lutMin + 1));
+    for (int v = lutMin; v <= lutMax; ++v) {
+        const quint8 y = applyWindow(image.info.toModalityValue(v), window);
+        lut[size_t(v - lutMin)] = invert ? quint8(255 - y) : y;
+    }
+
+    QImage out(w, h, QImage::Format_Grayscale8);
+    const uchar *src = px.frameData(frame);
+    const int offset = -lutMin;
+    switch (px.format()) {
+    case PixelFormat::Gray8: renderGray(reinterpret_cast<const quint8 *>(src), out, w, h, lut, offset); break;
+    case PixelFormat::Gray8Signed: renderGray(reinterpret_cast<const qint8 *>(src), out, w, h, lut, offset); break;
+    case PixelFormat::Gray16: renderGray(reinterpret_cast<const quint16 *>(src), out, w, h, lut, offset); break;
+    case PixelFormat::Gray16Signed: renderGray(reinterpret_cast<const qint16 *>(src), out, w, h, lut, offset); break;
+    case PixelFormat::Rgb24: break;
+    }
+    return out;
+}
+
+} // namespace spectrum

@@ -1,0 +1,129 @@
+#pragma once
+// BlobStore: one interface whatever the location of the bytes — memory, the workstation's disk, a blob server,
+// a PACS (the Blob Store of the Blob Streaming paper, section 2.2.1). Every call returns a job (core/job.h):
+// the caller picks Async or Sync when it starts it.
+//
+// Thread-safety: the job-creating methods and usage() are thread-safe; a job belongs to the thread that
+// created it and reports there. Signals are emitted on the store's own thread.
+
+#include "spectrum/core/bytes.h"
+#include "spectrum/core/dicomidentity.h"
+#include "spectrum/core/resultjob.h"
+
+#include <QDateTime>
+#include <QList>
+#include <QObject>
+
+#include <memory>
+
+namespace spectrum {
+
+struct BlobInfo
+{
+    QString key;
+    qint64 size = 0;
+    QByteArray sha256;      ///< raw 32 bytes of the whole blob's SHA-256
+    QDateTime committed;    ///< when this version was committed (UTC)
+    quint64 version = 0;    ///< grows with every commit of any key in the store
+    DicomIdentity dicom;    ///< invalid for blobs that are not DICOM Part 10 files
+};
+
+/// Matches blobs by key prefix and by DICOM identity; empty fields match everything.
+struct BlobQuery
+{
+    QString keyPrefix;
+    QString patientId;
+    QString studyInstanceUid;
+    QString seriesInstanceUid;
+    QString sopInstanceUid;
+    int limit = -1;  ///< at most this many results; -1: all
+
+    bool matches(const BlobInfo &info) const;
+};
+
+struct StoreUsage
+{
+    qint64 bytes = 0;    ///< committed bytes held
+    qint64 budget = 0;   ///< bytes the store may hold; 0: no budget
+    qint64 blobs = 0;
+};
+
+struct CommitOptions
+{
+    QByteArray expectedSha256;  ///< when set, a mismatch fails the commit with ErrorCode::Corrupt
+};
+
+/// A reserved, not yet committed blob. Fill it with writeAt() (directly, or through BlobStore::write()), then
+/// commit it through its store. Dropping the last reference without a commit discards it.
+class BlobWriter : public ByteSink
+{
+public:
+    explicit BlobWriter(QString key) : m_key(std::move(key)) {}
+    QString key() const { return m_key; }
+
+private:
+    QString m_key;
+};
+using BlobWriterPtr = std::shared_ptr<BlobWriter>;
+
+/// Carries a store's announcements from any thread: jobs hold it (shared), the store listens to it. Emitting
+/// from a pool thread reaches the store through a queued connection; a destroyed store simply stops listening.
+class StoreNotifier : public QObject
+{
+    Q_OBJECT
+public:
+    void announceCommitted(const BlobInfo &info) { Q_EMIT committed(info); }
+    void announceRemoved(const QStringList &keys) { if (!keys.isEmpty()) Q_EMIT removed(keys); }
+
+Q_SIGNALS:
+    void committed(const spectrum::BlobInfo &info);
+    void removed(const QStringList &keys);
+};
+
+class BlobStore : public QObject
+{
+    Q_OBJECT
+public:
+    explicit BlobStore(QObject *parent = nullptr);
+    ~BlobStore() override;
+
+    /// "memory", "file", …: the kind, for logs and the stores list.
+    virtual QString kind() const = 0;
+
+    virtual ResultJob<BlobInfo> *stat(const QString &key) = 0;
+    /// Results ordered by key.
+    virtual ResultJob<QList<BlobInfo>> *query(const BlobQuery &query) = 0;
+    /// Bytes [range.begin, range.end) of a committed blob. The view is not a copy where the store can avoid one
+    /// (FileStore hands out a memory mapping); it stays valid even if the blob is replaced or evicted meanwhile.
+    virtual ResultJob<ByteView> *read(const QString &key, ByteRange range = ByteRange::all()) = 0;
+    /// Reserves room for a new blob (or a new version of one) of exactly `size` bytes. Readers keep seeing the
+    /// committed version until commit().
+    virtual ResultJob<BlobWriterPtr> *reserve(const QString &key, qint64 size) = 0;
+    /// Writes [offset, offset + data.size()) of a reserved blob.
+    ResultJob<Done> *write(const BlobWriterPtr &writer, qint64 offset, const ByteView &data);
+    /// Makes a reserved blob visible, atomically: readers see the old version or the new one, never a mix.
+    virtual ResultJob<BlobInfo> *commit(const BlobWriterPtr &writer, const CommitOptions &options = CommitOptions()) = 0;
+    virtual ResultJob<Done> *remove(const QString &key) = 0;
+
+    virtual StoreUsage usage() const = 0;
+
+    /// Keys are flat names of letters, digits, '.', '_' and '-' (DICOM UIDs fit), 1 to 200 characters, not
+    /// starting with '.', never containing "..": a key can never name anything outside its store.
+    static Error validateKey(const QString &key);
+
+Q_SIGNALS:
+    void blobCommitted(const spectrum::BlobInfo &info);
+    /// Removed by remove() or evicted under the budget.
+    void blobRemoved(const QString &key);
+
+protected:
+    /// For implementations: hand this to jobs; what they announce arrives as the signals above.
+    std::shared_ptr<StoreNotifier> notifier() const { return m_notifier; }
+
+private:
+    std::shared_ptr<StoreNotifier> m_notifier;
+};
+
+} // namespace spectrum
+
+Q_DECLARE_METATYPE(spectrum::BlobInfo)

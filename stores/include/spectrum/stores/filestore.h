@@ -1,0 +1,52 @@
+#pragma once
+// FileStore: the workstation's disk cache. Blobs are files in one directory, found through an index that
+// survives restarts; commits are atomic; reads are memory mappings, not copies; least recently used blobs are
+// evicted to stay under a byte budget.
+//
+// On disk, under the root:
+//   objects/<key>~<version>   committed blobs (a new version never overwrites an old one in place)
+//   staging/<key>~<version>.part   blobs being written; removed at open (an interrupted write is never served)
+//   journal                  the index: one JSON record per line, appended and fsynced per change
+//   lock                     held while a process has the store open
+//
+// Commit order — write staging file, fsync it, rename into objects/, fsync the directory, append the journal
+// record and fsync it, then delete the previous version — means that after a crash at any point the store
+// reopens to either the old or the new version of a blob, complete, and never a half-written one. Files that
+// no record names are deleted at open; records whose file is missing or has the wrong size are dropped.
+
+#include "spectrum/stores/blobstore.h"
+
+namespace spectrum {
+
+class FileStore : public BlobStore
+{
+    Q_OBJECT
+public:
+    /// Opens (creating if needed) the store at `root`. Blocking: replays the journal and cleans up after a
+    /// crash. ErrorCode::Busy when another process has it open; Io when the directory is not writable.
+    /// `budgetBytes` 0: no budget.
+    static Result<std::unique_ptr<FileStore>> open(const QString &root, qint64 budgetBytes);
+    ~FileStore() override;
+
+    QString kind() const override { return QStringLiteral("file"); }
+    QString root() const;
+
+    ResultJob<BlobInfo> *stat(const QString &key) override;
+    ResultJob<QList<BlobInfo>> *query(const BlobQuery &query) override;
+    ResultJob<ByteView> *read(const QString &key, ByteRange range = ByteRange::all()) override;
+    ResultJob<BlobWriterPtr> *reserve(const QString &key, qint64 size) override;
+    ResultJob<BlobInfo> *commit(const BlobWriterPtr &writer, const CommitOptions &options = CommitOptions()) override;
+    ResultJob<Done> *remove(const QString &key) override;
+    StoreUsage usage() const override;
+
+    /// Changes the budget; evicts at once if the store is now over it.
+    void setBudget(qint64 budgetBytes);
+
+    struct State;
+
+private:
+    explicit FileStore(std::shared_ptr<State> state);
+    std::shared_ptr<State> d;
+};
+
+} // namespace spectrum

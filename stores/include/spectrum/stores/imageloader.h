@@ -1,0 +1,12 @@
+#pragma once
+// Loading an instance from any store into decoded pixels.
+
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/stores/blobstore.h"
+
+namespace spectrum {
+
+/// Reads blob `key` from `store` and decodes it on the pool.
+ResultJob<DecodedImage> *loadImage(BlobStore *store, const QString &key);
+
+} // namespace spectrum

@@ -1,0 +1,529 @@
+#include "spectrum/stores/filestore.h"
+
+#include "lrumap.h"
+
+#include "spectrum/core/logging.h"
+#include "spectrum/imaging/dicomdecoder.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLockFile>
+#include <QMutex>
+#include <QStorageInfo>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace spectrum {
+
+namespace {
+
+constexpr auto kObjects = "objects";
+constexpr auto kStaging = "staging";
+constexpr auto kJournal = "journal";
+
+struct Entry
+{
+    BlobInfo info;
+    qint64 lastAccessMs = 0;
+};
+
+QString osError(int err) { return QString::fromLocal8Bit(std::strerror(err)); }
+
+Error ioError(const QString &what, int err)
+{
+    return Error(err == ENOSPC || err == EDQUOT ? ErrorCode::DiskFull : ErrorCode::Io,
+                 QStringLiteral("%1: %2").arg(what, osError(err)));
+}
+
+Error fsyncPath(const QString &path)
+{
+    const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ioError(QStringLiteral("cannot open %1 to sync it").arg(path), errno);
+    const int rc = ::fsync(fd);
+    const int err = errno;
+    ::close(fd);
+    return rc == 0 ? Error() : ioError(QStringLiteral("cannot sync %1").arg(path), err);
+}
+
+QJsonObject putRecord(const Entry &e)
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("op"), QStringLiteral("put"));
+    o.insert(QStringLiteral("key"), e.info.key);
+    o.insert(QStringLiteral("version"), QString::number(e.info.version));
+    o.insert(QStringLiteral("size"), QString::number(e.info.size));
+    o.insert(QStringLiteral("sha256"), QString::fromLatin1(e.info.sha256.toHex()));
+    o.insert(QStringLiteral("committed"), e.info.committed.toMSecsSinceEpoch());
+    o.insert(QStringLiteral("access"), e.lastAccessMs);
+    if (e.info.dicom.isValid())
+        o.insert(QStringLiteral("dicom"), e.info.dicom.toJson());
+    return o;
+}
+
+bool entryFromRecord(const QJsonObject &o, Entry *e)
+{
+    bool okVersion = false, okSize = false;
+    e->info.key = o.value(QStringLiteral("key")).toString();
+    e->info.version = o.value(QStringLiteral("version")).toString().toULongLong(&okVersion);
+    e->info.size = o.value(QStringLiteral("size")).toString().toLongLong(&okSize);
+    e->info.sha256 = QByteArray::fromHex(o.value(QStringLiteral("sha256")).toString().toLatin1());
+    e->info.committed = QDateTime::fromMSecsSinceEpoch(qint64(o.value(QStringLiteral("committed")).toDouble()), Qt::UTC);
+    e->lastAccessMs = qint64(o.value(QStringLiteral("access")).toDouble());
+    e->info.dicom = DicomIdentity::fromJson(o.value(QStringLiteral("dicom")).toObject());
+    return okVersion && okSize && e->info.size >= 0 && BlobStore::validateKey(e->info.key).code() == ErrorCode::None;
+}
+
+} // namespace
+
+struct FileStore::State
+{
+    QString root;
+    mutable QMutex mutex;  // guards everything below, and the order of renames and journal appends
+    LruMap<Entry> entries;
+    qint64 total = 0;
+    qint64 budget = 0;
+    quint64 nextVersion = 1;
+    int journalFd = -1;
+    std::unique_ptr<QLockFile> lock;
+
+    ~State()
+    {
+        if (journalFd >= 0) {
+            compactJournalLocked();  // persists access times, so LRU order survives a clean restart
+            ::close(journalFd);
+        }
+    }
+
+    QString objectPath(const QString &key, quint64 version) const
+    {
+        return root + QLatin1Char('/') + QLatin1String(kObjects) + QLatin1Char('/') + key + QLatin1Char('~') + QString::number(version);
+    }
+    QString stagingPath(const QString &key, quint64 version) const
+    {
+        return root + QLatin1Char('/') + QLatin1String(kStaging) + QLatin1Char('/') + key + QLatin1Char('~') + QString::number(version) + QStringLiteral(".part");
+    }
+    QString journalPath() const { return root + QLatin1Char('/') + QLatin1String(kJournal); }
+
+    Error appendLocked(const QList<QJsonObject> &records)
+    {
+        QByteArray line;
+        for (const QJsonObject &r : records) {
+            line += QJsonDocument(r).toJson(QJsonDocument::Compact);
+            line += '\n';
+        }
+        const char *p = line.constData();
+        qint64 left = line.size();
+        while (left > 0) {
+            const ssize_t n = ::write(journalFd, p, size_t(left));
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                return ioError(QStringLiteral("cannot append to the cache index"), errno);
+            }
+            p += n;
+            left -= n;
+        }
+        if (::fdatasync(journalFd) != 0)
+            return ioError(QStringLiteral("cannot sync the cache index"), errno);
+        return Error();
+    }
+
+    /// Rewrites the journal as one put record per entry, oldest access first. Atomic: temp file + rename.
+    Error compactJournalLocked()
+    {
+        const QString tmp = journalPath() + QStringLiteral(".tmp");
+        QFile f(tmp);
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+            return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(tmp, f.errorString()));
+        for (const QString &key : entries.order()) {
+            const QByteArray line = QJsonDocument(putRecord(*entries.find(key))).toJson(QJsonDocument::Compact) + '\n';
+            if (f.write(line) != line.size()) {
+                f.remove();
+                return Error(ErrorCode::DiskFull, QStringLiteral("cannot write %1: %2").arg(tmp, f.errorString()));
+            }
+        }
+        if (!f.flush() || ::fsync(f.handle()) != 0) {
+            f.remove();
+            return ioError(QStringLiteral("cannot sync %1").arg(tmp), errno);
+        }
+        f.close();
+        if (::rename(QFile::encodeName(tmp).constData(), QFile::encodeName(journalPath()).constData()) != 0) {
+            const int err = errno;
+            QFile::remove(tmp);
+            return ioError(QStringLiteral("cannot replace the cache index"), err);
+        }
+        fsyncPath(root);
+        if (journalFd >= 0)
+            ::close(journalFd);
+        journalFd = ::open(QFile::encodeName(journalPath()).constData(), O_WRONLY | O_APPEND | O_CLOEXEC);
+        return journalFd >= 0 ? Error() : ioError(QStringLiteral("cannot open the cache index"), errno);
+    }
+
+    /// Evicts under the budget (never `keep`), journals the removals, deletes the files.
+    QStringList evictLocked(const QString &keep)
+    {
+        QList<Entry> victims;
+        for (const QString &key : entries.order()) {
+            if (key != keep)
+                victims << *entries.find(key);
+        }
+        QStringList evicted = evictToBudget(entries, total, budget, keep, [](const Entry &e) { return e.info.size; });
+        QList<QJsonObject> records;
+        for (const QString &key : evicted)
+            records << QJsonObject{{QStringLiteral("op"), QStringLiteral("del")}, {QStringLiteral("key"), key}};
+        if (!records.isEmpty()) {
+            if (Error e = appendLocked(records); e.isError())
+                qCWarning(lcStores) << "eviction not journalled; files stay until the next open:" << e.toString();
+        }
+        for (const Entry &v : victims) {
+            if (evicted.contains(v.info.key))
+                QFile::remove(objectPath(v.info.key, v.info.version));
+        }
+        return evicted;
+    }
+
+    Error openLocked();
+};
+
+Error FileStore::State::openLocked()
+{
+    QDir dir(root);
+    if (!dir.mkpath(QLatin1String(kObjects)) || !dir.mkpath(QLatin1String(kStaging)))
+        return Error(ErrorCode::Io, QStringLiteral("cannot create the cache directory %1").arg(root));
+    QFileInfo rootInfo(root);
+    if (!rootInfo.isWritable())
+        return Error(ErrorCode::Io, QStringLiteral("the cache directory %1 is not writable").arg(root));
+
+    lock = std::make_unique<QLockFile>(root + QStringLiteral("/lock"));
+    lock->setStaleLockTime(0);
+    if (!lock->tryLock(0)) {
+        qint64 pid = 0;
+        QString host, app;
+        lock->getLockInfo(&pid, &host, &app);
+        return Error(lock->error() == QLockFile::LockFailedError ? ErrorCode::Busy : ErrorCode::Io,
+                     QStringLiteral("the cache %1 is in use by %2 (pid %3)").arg(root, app).arg(pid));
+    }
+
+    // Replay the journal. A torn last line (crash during an append) is expected and ignored.
+    QHash<QString, Entry> replayed;
+    QFile journal(journalPath());
+    if (journal.exists()) {
+        if (!journal.open(QIODevice::ReadOnly))
+            return Error(ErrorCode::Io, QStringLiteral("cannot read the cache index: %1").arg(journal.errorString()));
+        int lineNo = 0, skipped = 0;
+        while (!journal.atEnd()) {
+            const QByteArray line = journal.readLine();
+            ++lineNo;
+            QJsonParseError perr;
+            const QJsonObject o = QJsonDocument::fromJson(line, &perr).object();
+            const QString op = o.value(QStringLiteral("op")).toString();
+            Entry e;
+            if (perr.error == QJsonParseError::NoError && op == QLatin1String("put") && entryFromRecord(o, &e)) {
+                replayed.insert(e.info.key, e);
+                nextVersion = std::max(nextVersion, e.info.version + 1);
+            } else if (perr.error == QJsonParseError::NoError && op == QLatin1String("del")) {
+                replayed.remove(o.value(QStringLiteral("key")).toString());
+            } else {
+                ++skipped;
+            }
+        }
+        if (skipped > 0)
+            qCWarning(lcStores) << "cache index" << journalPath() << ": skipped" << skipped << "unreadable record(s) of" << lineNo;
+    }
+
+    // Keep only records whose file is there with the right size; order by last access for the LRU.
+    QList<Entry> alive;
+    QSet<QString> referenced;
+    for (const Entry &e : std::as_const(replayed)) {
+        const QString path = objectPath(e.info.key, e.info.version);
+        const QFileInfo fi(path);
+        if (fi.exists() && fi.size() == e.info.size) {
+            alive << e;
+            referenced.insert(fi.fileName());
+        } else {
+            qCWarning(lcStores) << "dropping cache entry" << e.info.key << "- its file is missing or has the wrong size";
+        }
+    }
+    std::sort(alive.begin(), alive.end(), [](const Entry &a, const Entry &b) {
+        return a.lastAccessMs != b.lastAccessMs ? a.lastAccessMs < b.lastAccessMs : a.info.version < b.info.version;
+    });
+    for (const Entry &e : alive) {
+        entries.insert(e.info.key, e);
+        total += e.info.size;
+    }
+
+    // Nothing unnamed survives: interrupted writes and orphans of crashed commits or evictions.
+    QDir staging(root + QLatin1Char('/') + QLatin1String(kStaging));
+    for (const QString &name : staging.entryList(QDir::Files | QDir::Hidden | QDir::System))
+        staging.remove(name);
+    QDir objects(root + QLatin1Char('/') + QLatin1String(kObjects));
+    for (const QString &name : objects.entryList(QDir::Files | QDir::Hidden | QDir::System)) {
+        if (!referenced.contains(name))
+            objects.remove(name);
+    }
+    return compactJournalLocked();
+}
+
+Result<std::unique_ptr<FileStore>> FileStore::open(const QString &root, qint64 budgetBytes)
+{
+    auto state = std::make_shared<State>();
+    state->root = QDir(root).absolutePath();
+    state->budget = std::max<qint64>(0, budgetBytes);
+    {
+        QMutexLocker lock(&state->mutex);
+        if (Error e = state->openLocked(); e.isError())
+            return e;
+        state->evictLocked(QString());
+    }
+    return std::unique_ptr<FileStore>(new FileStore(std::move(state)));
+}
+
+FileStore::FileStore(std::shared_ptr<State> state) : d(std::move(state)) {}
+
+FileStore::~FileStore() = default;
+
+QString FileStore::root() const { return d->root; }
+
+namespace {
+
+/// A reserved blob: a preallocated staging file, mapped for writing.
+class FileWriter : public BlobWriter
+{
+public:
+    FileWriter(QString key, const void *owner) : BlobWriter(std::move(key)), owner(owner) {}
+    ~FileWriter() override
+    {
+        if (map)
+            file.unmap(map);
+        if (!committed && file.fileName().size() > 0)
+            file.remove();  // abandoned: never becomes visible
+    }
+    qint64 size() const override { return blobSize; }
+    Error writeAt(qint64 offset, const char *data, qint64 length) override
+    {
+        if (committed)
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("blob '%1' is already committed").arg(key()));
+        if (offset < 0 || length < 0 || offset > blobSize - length) {
+            return Error(ErrorCode::OutOfRange, QStringLiteral("write [%1, %2) outside blob '%3' of %4 bytes")
+                                                    .arg(offset).arg(offset + length).arg(key()).arg(blobSize));
+        }
+        if (length > 0)
+            std::memcpy(map + offset, data, size_t(length));
+        return Error();
+    }
+
+    const void *owner;
+    QFile file;
+    uchar *map = nullptr;
+    qint64 blobSize = 0;
+    quint64 version = 0;
+    bool committed = false;
+};
+
+} // namespace
+
+ResultJob<BlobInfo> *FileStore::stat(const QString &key)
+{
+    return makeJob<BlobInfo>([d = d, key](const CancelToken &) -> Result<BlobInfo> {
+        QMutexLocker lock(&d->mutex);
+        if (const Entry *e = d->entries.find(key))
+            return e->info;
+        return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+    }, RunOn::Caller);
+}
+
+ResultJob<QList<BlobInfo>> *FileStore::query(const BlobQuery &query)
+{
+    return makeJob<QList<BlobInfo>>([d = d, query](const CancelToken &) -> Result<QList<BlobInfo>> {
+        QList<BlobInfo> out;
+        {
+            QMutexLocker lock(&d->mutex);
+            for (const QString &key : d->entries.order()) {
+                const Entry *e = d->entries.find(key);
+                if (query.matches(e->info))
+                    out << e->info;
+            }
+        }
+        std::sort(out.begin(), out.end(), [](const BlobInfo &a, const BlobInfo &b) { return a.key < b.key; });
+        if (query.limit >= 0 && out.size() > query.limit)
+            out.resize(query.limit);
+        return out;
+    });
+}
+
+ResultJob<ByteView> *FileStore::read(const QString &key, ByteRange range)
+{
+    return makeJob<ByteView>([d = d, key, range](const CancelToken &) -> Result<ByteView> {
+        // Opened under the lock so eviction cannot delete the file in between; once open (and mapped) the
+        // bytes stay readable even if the file is unlinked later.
+        QMutexLocker lock(&d->mutex);
+        Entry *e = d->entries.find(key);
+        if (!e)
+            return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+        qint64 begin = 0, end = 0;
+        if (Error err = range.resolve(e->info.size, &begin, &end); err.isError())
+            return err.withContext(key);
+        e->lastAccessMs = QDateTime::currentMSecsSinceEpoch();
+        d->entries.touch(key);
+        if (begin == end)
+            return ByteView();
+        auto file = std::make_shared<QFile>(d->objectPath(key, e->info.version));
+        if (!file->open(QIODevice::ReadOnly))
+            return Error(ErrorCode::Io, QStringLiteral("cannot open blob '%1': %2").arg(key, file->errorString()));
+        uchar *p = file->map(begin, end - begin);
+        if (!p)
+            return Error(ErrorCode::Io, QStringLiteral("cannot map blob '%1': %2").arg(key, file->errorString()));
+        return ByteView(reinterpret_cast<const char *>(p), end - begin, file);  // the QFile keeps the mapping
+    });
+}
+
+ResultJob<BlobWriterPtr> *FileStore::reserve(const QString &key, qint64 size)
+{
+    return makeJob<BlobWriterPtr>([d = d, key, size](const CancelToken &) -> Result<BlobWriterPtr> {
+        if (Error e = validateKey(key); e.isError())
+            return e;
+        if (size < 0)
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("negative size %1").arg(size));
+        quint64 version = 0;
+        {
+            QMutexLocker lock(&d->mutex);
+            if (d->budget > 0 && size > d->budget) {
+                return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' of %2 bytes exceeds the cache budget of %3 bytes")
+                                                      .arg(key).arg(size).arg(d->budget));
+            }
+            version = d->nextVersion++;
+        }
+        const QStorageInfo disk(d->root);
+        if (disk.isValid() && disk.bytesAvailable() < size) {
+            return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' needs %2 bytes, the disk of %3 has %4 free")
+                                                  .arg(key).arg(size).arg(d->root).arg(disk.bytesAvailable()));
+        }
+        auto w = std::make_shared<FileWriter>(key, d.get());
+        w->blobSize = size;
+        w->version = version;
+        w->file.setFileName(d->stagingPath(key, version));
+        if (!w->file.open(QIODevice::ReadWrite | QIODevice::Truncate))
+            return Error(ErrorCode::Io, QStringLiteral("cannot create %1: %2").arg(w->file.fileName(), w->file.errorString()));
+        if (size > 0) {
+            // Allocate the blocks now: a full disk fails here with a clear error, not later as SIGBUS in a
+            // write through the mapping.
+            const int rc = ::posix_fallocate(w->file.handle(), 0, off_t(size));
+            if (rc != 0)
+                return ioError(QStringLiteral("cannot reserve %1 bytes for blob '%2'").arg(size).arg(key), rc);
+            w->map = w->file.map(0, size);
+            if (!w->map)
+                return Error(ErrorCode::Io, QStringLiteral("cannot map %1: %2").arg(w->file.fileName(), w->file.errorString()));
+        }
+        return BlobWriterPtr(w);
+    });
+}
+
+ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const CommitOptions &options)
+{
+    return makeJob<BlobInfo>([d = d, writer, options, notifier = notifier()](const CancelToken &) -> Result<BlobInfo> {
+        auto *w = dynamic_cast<FileWriter *>(writer.get());
+        if (!w || w->owner != d.get())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("the blob was not reserved in this disk cache"));
+        if (w->committed)
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("blob '%1' was already committed").arg(w->key()));
+
+        Entry entry;
+        entry.info.key = w->key();
+        entry.info.size = w->blobSize;
+        entry.info.version = w->version;
+        const ByteView content(reinterpret_cast<const char *>(w->map), w->blobSize, nullptr);
+        entry.info.sha256 = QCryptographicHash::hash(content.asByteArrayView(), QCryptographicHash::Sha256);
+        if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
+            return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
+        if (Result<DicomIdentity> id = readDicomIdentity(content); id.isOk())
+            entry.info.dicom = id.value();
+        else
+            qCWarning(lcStores) << "blob" << w->key() << "looks like DICOM but its header is unreadable:" << id.error().toString();
+
+        if (w->map) {
+            w->file.unmap(w->map);
+            w->map = nullptr;
+        }
+        if (!w->file.flush() || ::fsync(w->file.handle()) != 0)
+            return ioError(QStringLiteral("cannot sync blob '%1'").arg(w->key()), errno);
+        w->file.close();
+
+        entry.info.committed = QDateTime::currentDateTimeUtc();
+        entry.lastAccessMs = entry.info.committed.toMSecsSinceEpoch();
+        const QString target = d->objectPath(w->key(), w->version);
+        QStringList evicted;
+        {
+            QMutexLocker lock(&d->mutex);
+            if (::rename(QFile::encodeName(w->file.fileName()).constData(), QFile::encodeName(target).constData()) != 0)
+                return ioError(QStringLiteral("cannot move blob '%1' into the cache").arg(w->key()), errno);
+            w->committed = true;  // the staging file is gone; the writer must not delete anything now
+            if (Error e = fsyncPath(d->root + QLatin1Char('/') + QLatin1String(kObjects)); e.isError()) {
+                QFile::remove(target);
+                return e;
+            }
+            if (Error e = d->appendLocked({putRecord(entry)}); e.isError()) {
+                QFile::remove(target);  // without its record the file would be an orphan: not committed
+                return e.withContext(QStringLiteral("blob '%1' not committed").arg(w->key()));
+            }
+            if (const Entry *old = d->entries.find(w->key())) {
+                d->total -= old->info.size;
+                QFile::remove(d->objectPath(old->info.key, old->info.version));
+            }
+            d->entries.insert(w->key(), entry);
+            d->total += entry.info.size;
+            evicted = d->evictLocked(w->key());
+        }
+        notifier->announceCommitted(entry.info);
+        notifier->announceRemoved(evicted);
+        return entry.info;
+    });
+}
+
+ResultJob<Done> *FileStore::remove(const QString &key)
+{
+    return makeJob<Done>([d = d, key, notifier = notifier()](const CancelToken &) -> Result<Done> {
+        {
+            QMutexLocker lock(&d->mutex);
+            const Entry *e = d->entries.find(key);
+            if (!e)
+                return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+            const QString path = d->objectPath(key, e->info.version);
+            if (Error err = d->appendLocked({QJsonObject{{QStringLiteral("op"), QStringLiteral("del")},
+                                                         {QStringLiteral("key"), key}}}); err.isError())
+                return err;
+            d->total -= e->info.size;
+            d->entries.remove(key);
+            QFile::remove(path);
+        }
+        notifier->announceRemoved({key});
+        return Done{};
+    });
+}
+
+StoreUsage FileStore::usage() const
+{
+    QMutexLocker lock(&d->mutex);
+    return StoreUsage{d->total, d->budget, d->entries.size()};
+}
+
+void FileStore::setBudget(qint64 budgetBytes)
+{
+    QStringList evicted;
+    {
+        QMutexLocker lock(&d->mutex);
+        d->budget = std::max<qint64>(0, budgetBytes);
+        evicted = d->evictLocked(QString());
+    }
+    notifier()->announceRemoved(evicted);
+}
+
+} // namespace spectrum

@@ -1,0 +1,80 @@
+#include "spectrum/stores/studycatalog.h"
+
+#include <QHash>
+
+#include <algorithm>
+
+namespace spectrum {
+
+QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
+{
+    QHash<QString, StudySummary> studies;  // key: study UID + '\n' + patient ID
+    QHash<QString, QSet<QString>> patientsPerStudy;
+    for (const BlobInfo &b : blobs) {
+        const DicomIdentity &id = b.dicom;
+        if (!id.isValid())
+            continue;
+        patientsPerStudy[id.studyInstanceUid].insert(id.patientId);
+        const QString studyKey = id.studyInstanceUid + QLatin1Char('\n') + id.patientId;
+        StudySummary &s = studies[studyKey];
+        if (s.instanceCount == 0) {
+            DicomIdentity studyLevel = id;
+            studyLevel.seriesInstanceUid.clear();
+            studyLevel.seriesDescription.clear();
+            studyLevel.seriesNumber = 0;
+            studyLevel.modality.clear();
+            studyLevel.sopInstanceUid.clear();
+            studyLevel.sopClassUid.clear();
+            studyLevel.instanceNumber = 0;
+            s.identity = studyLevel;
+        }
+        ++s.instanceCount;
+        s.bytes += b.size;
+        auto series = std::find_if(s.series.begin(), s.series.end(),
+                                   [&](const SeriesSummary &x) { return x.seriesInstanceUid == id.seriesInstanceUid; });
+        if (series == s.series.end()) {
+            SeriesSummary fresh;
+            fresh.seriesInstanceUid = id.seriesInstanceUid;
+            fresh.modality = id.modality;
+            fresh.description = id.seriesDescription;
+            fresh.seriesNumber = id.seriesNumber;
+            s.series << fresh;
+            series = s.series.end() - 1;
+        }
+        series->instances << InstanceRef{b.key, id.sopInstanceUid, id.instanceNumber, b.size};
+    }
+
+    QList<StudySummary> out;
+    for (auto it = studies.begin(); it != studies.end(); ++it) {
+        StudySummary s = it.value();
+        s.identityConflict = patientsPerStudy.value(s.identity.studyInstanceUid).size() > 1;
+        std::sort(s.series.begin(), s.series.end(), [](const SeriesSummary &a, const SeriesSummary &b) {
+            return a.seriesNumber != b.seriesNumber ? a.seriesNumber < b.seriesNumber : a.seriesInstanceUid < b.seriesInstanceUid;
+        });
+        for (SeriesSummary &series : s.series) {
+            std::sort(series.instances.begin(), series.instances.end(), [](const InstanceRef &a, const InstanceRef &b) {
+                return a.instanceNumber != b.instanceNumber ? a.instanceNumber < b.instanceNumber : a.sopInstanceUid < b.sopInstanceUid;
+            });
+            if (!series.modality.isEmpty() && !s.modalities.contains(series.modality))
+                s.modalities << series.modality;
+        }
+        out << s;
+    }
+    std::sort(out.begin(), out.end(), [](const StudySummary &a, const StudySummary &b) {
+        const QString ka = a.identity.studyDate + a.identity.studyTime, kb = b.identity.studyDate + b.identity.studyTime;
+        return ka != kb ? ka > kb : a.identity.studyInstanceUid < b.identity.studyInstanceUid;
+    });
+    return out;
+}
+
+ResultJob<QList<StudySummary>> *loadStudies(BlobStore *store, const QString &studyInstanceUid)
+{
+    BlobQuery q;
+    q.studyInstanceUid = studyInstanceUid;
+    // Summarising thousands of instances runs on the pool, off the GUI thread.
+    return chainJob<QList<StudySummary>>(store->query(q), [](const QList<BlobInfo> &blobs, const CancelToken &) {
+        return Result<QList<StudySummary>>(summarizeStudies(blobs));
+    });
+}
+
+} // namespace spectrum

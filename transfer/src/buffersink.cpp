@@ -1,0 +1,32 @@
+#include "spectrum/transfer/buffersink.h"
+
+#include <cstring>
+#include <limits>
+
+namespace spectrum {
+
+BufferSink::BufferSink(qint64 size) : m_size(size)
+{
+    if (size < 0 || size > std::numeric_limits<qsizetype>::max() / 2)
+        return;
+    m_buffer = QByteArray(qsizetype(size), '\0');
+    m_valid = m_buffer.size() == size;
+    // Detach once now, so concurrent writers never trigger a copy-on-write.
+    if (m_valid)
+        m_raw = m_buffer.data();
+}
+
+Error BufferSink::writeAt(qint64 offset, const char *data, qint64 length)
+{
+    if (!m_valid)
+        return Error(ErrorCode::Internal, QStringLiteral("write into an invalid buffer"));
+    if (offset < 0 || length < 0 || offset > m_size - length) {
+        return Error(ErrorCode::OutOfRange,
+                     QStringLiteral("write [%1, %2) outside a buffer of %3 bytes").arg(offset).arg(offset + length).arg(m_size));
+    }
+    if (length > 0)
+        std::memcpy(m_raw + offset, data, size_t(length));
+    return Error();
+}
+
+} // namespace spectrum
