@@ -6,19 +6,31 @@
 
 namespace spectrum {
 
-quint8 applyWindow(double x, const VoiWindow &window)
+namespace {
+// The linear VOI function of PS3.3 C.11.2.1.2.1 as a real number in [0, 255].
+double windowed(double x, const VoiWindow &window)
 {
     const double width = std::max(1.0, window.width);
     const double c = window.center - 0.5;
     const double w = width - 1;
     if (x <= c - w / 2)
         return 0;
-    if (x > c + w / 2)
+    if (x > c + w / 2 || w <= 0)
         return 255;
-    if (w <= 0)
-        return 255;
-    const double y = ((x - c) / w + 0.5) * 255.0;
-    return quint8(std::clamp(std::lround(y), 0l, 255l));
+    return ((x - c) / w + 0.5) * 255.0;
+}
+
+// Truncation, not rounding, and inversion before truncating: the same integer mapping as DCMTK's renderer,
+// so both show identical pixels.
+quint8 toDisplay(double y, bool invert)
+{
+    return quint8(std::clamp(int(invert ? 255.0 - y : y), 0, 255));
+}
+} // namespace
+
+quint8 applyWindow(double x, const VoiWindow &window)
+{
+    return toDisplay(windowed(x, window), false);
 }
 
 VoiWindow minMaxWindow(const DecodedImage &image, int frame)
@@ -77,8 +89,7 @@ QImage renderFrame(const DecodedImage &image, int frame, const VoiWindow &window
     const bool invert = image.info.photometric == Photometric::Monochrome1;
     std::vector<quint8> lut(size_t(lutMax - lutMin + 1));
     for (int v = lutMin; v <= lutMax; ++v) {
-        const quint8 y = applyWindow(image.info.toModalityValue(v), window);
-        lut[size_t(v - lutMin)] = invert ? quint8(255 - y) : y;
+        lut[size_t(v - lutMin)] = toDisplay(windowed(image.info.toModalityValue(v), window), invert);
     }
 
     QImage out(w, h, QImage::Format_Grayscale8);

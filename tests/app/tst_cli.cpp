@@ -1,0 +1,90 @@
+// spectrum-cli as a user runs it: demo files, import into the cache, list studies, render; clear errors.
+
+#include "spectrum/core/error.h"
+#include "testsupport.h"
+
+#include <QDir>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace spectrum::test;
+
+namespace {
+ProcessResult cli(const QStringList &args, const QString &cacheDir)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), cacheDir);
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
+    ProcessResult r;
+    if (!p.waitForFinished(120000))
+        return r;
+    r.exitCode = p.exitCode();
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+} // namespace
+
+class tst_Cli : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void demoImportStudiesRender()
+    {
+        QTemporaryDir dir;
+        const QString cache = dir.filePath(QStringLiteral("cache"));
+        const QString out = dir.filePath(QStringLiteral("demo"));
+        ProcessResult r = cli({QStringLiteral("demo"), QStringLiteral("--out"), out, QStringLiteral("--ct-slices"), QStringLiteral("5"),
+                               QStringLiteral("--only"), QStringLiteral("demo-ct"), QStringLiteral("--only"), QStringLiteral("demo-mr")}, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        QVERIFY(r.out.contains("demo-ct  2.25."));
+        QCOMPARE(QDir(out + QStringLiteral("/demo-ct")).entryList(QDir::Files).size(), 5);
+        QCOMPARE(QDir(out + QStringLiteral("/demo-mr")).entryList(QDir::Files).size(), 24);
+        QVERIFY(!QDir(out + QStringLiteral("/demo-cr")).exists());
+
+        r = cli({QStringLiteral("import"), out + QStringLiteral("/demo-ct"), out + QStringLiteral("/demo-mr")}, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        QVERIFY(r.out.contains("29 imported, 0 failed"));
+
+        r = cli({QStringLiteral("studies")}, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        const QList<QByteArray> lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 2);
+        QVERIFY(lines[0].contains("DEMO, HEAD PHANTOM") && lines[0].contains("MR") && lines[0].contains("24 images"));
+        QVERIFY(lines[1].contains("CT") && lines[1].contains("5 images"));
+
+        const QString png = dir.filePath(QStringLiteral("slice.png"));
+        r = cli({QStringLiteral("render"), out + QStringLiteral("/demo-ct/IM0003.dcm"), png, QStringLiteral("--window"), QStringLiteral("40,80")}, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        const QImage img(png);
+        QCOMPARE(img.size(), QSize(512, 512));
+        QCOMPARE(qGray(img.pixel(0, 0)), 0);  // air, below the brain window
+    }
+
+    void errorsAreClearAndNonZero()
+    {
+        QTemporaryDir dir;
+        const QString cache = dir.filePath(QStringLiteral("cache"));
+        const QString junk = dir.filePath(QStringLiteral("junk.dcm"));
+        QVERIFY(writeFile(junk, QByteArray(300, 'j')));
+        ProcessResult r = cli({QStringLiteral("import"), junk}, cache);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("junk.dcm: not a DICOM instance"));
+        r = cli({QStringLiteral("render"), junk, dir.filePath(QStringLiteral("x.png"))}, cache);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("invalid DICOM"), r.err.constData());
+        r = cli({QStringLiteral("frobnicate")}, cache);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("unknown command 'frobnicate'"));
+        r = cli({QStringLiteral("demo")}, cache);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("--out DIR is required"));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_Cli)
+#include "tst_cli.moc"

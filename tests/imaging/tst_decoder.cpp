@@ -1,0 +1,249 @@
+// Decoding DICOM into native-depth pixels: every transfer syntax DCMTK's codecs give us, checked against the
+// uncompressed original (lossless) or an independent JPEG decoder (Qt's libjpeg, for baseline), and bad input.
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "testsupport.h"
+
+#include <QImage>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+class tst_Decoder : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void nativeCtHasGeometryAndDisplayMetadata();
+    void ctPixelsAreHounsfieldUnits();
+    void compressedSyntaxesDecodeLikeTheOriginal_data();
+    void compressedSyntaxesDecodeLikeTheOriginal();
+    void lossyExtendedJpegStaysClose();
+    void baselineJpegMatchesAnIndependentDecoder_data();
+    void baselineJpegMatchesAnIndependentDecoder();
+    void monochrome1IsReported();
+    void identityOnlyReadsTheHeader();
+    void badInputGivesClearErrors_data();
+    void badInputGivesClearErrors();
+
+private:
+    QTemporaryDir m_dir;
+    QString m_ct, m_cr;
+    DecodedImage m_ctImage;
+};
+
+void tst_Decoder::initTestCase()
+{
+    QVERIFY(m_dir.isValid());
+    DemoOptions options;
+    options.studies = {DemoStudy::HeadCt, DemoStudy::ChestCr};
+    options.ctSlices = 4;
+    const Error e = DemoArchive::generate(options, [&](DemoInstance &&inst) -> Error {
+        const QString path = m_dir.filePath(inst.relativePath.replace(QLatin1Char('/'), QLatin1Char('_')));
+        if (inst.relativePath.contains(QLatin1String("ct_IM0003")))
+            m_ct = path;
+        if (inst.relativePath.contains(QLatin1String("cr_")))
+            m_cr = path;
+        return writeFile(path, inst.bytes) ? Error() : Error(ErrorCode::Io, path);
+    });
+    QVERIFY2(!e.isError(), qPrintable(e.toString()));
+    QVERIFY(!m_ct.isEmpty() && !m_cr.isEmpty());
+    Result<DecodedImage> ct = decodeDicomFile(m_ct);
+    QVERIFY2(ct.isOk(), qPrintable(ct.error().toString()));
+    m_ctImage = ct.takeValue();
+}
+
+void tst_Decoder::nativeCtHasGeometryAndDisplayMetadata()
+{
+    const ImageInfo &info = m_ctImage.info;
+    QCOMPARE(info.rows, 512);
+    QCOMPARE(info.columns, 512);
+    QCOMPARE(info.frames, 1);
+    QCOMPARE(info.bitsAllocated, 16);
+    QCOMPARE(info.bitsStored, 12);
+    QVERIFY(!info.isSigned);
+    QCOMPARE(info.photometric, Photometric::Monochrome2);
+    QCOMPARE(info.rescaleSlope, 1.0);
+    QCOMPARE(info.rescaleIntercept, -1024.0);
+    QCOMPARE(info.valueUnit(), QStringLiteral("HU"));
+    QCOMPARE(info.rowSpacing, 250.0 / 512);
+    QCOMPARE(info.columnSpacing, 250.0 / 512);
+    QVERIFY(info.hasPosition);
+    QCOMPARE(info.imageOrientation[0], 1.0);
+    QCOMPARE(info.imageOrientation[4], 1.0);
+    QCOMPARE(info.windows.size(), 2);
+    QCOMPARE(info.windows[0].name, QStringLiteral("BRAIN"));
+    QCOMPARE(info.windows[0].center, 40.0);
+    QCOMPARE(info.windows[0].width, 80.0);
+    QCOMPARE(info.identity.modality, QStringLiteral("CT"));
+    QCOMPARE(info.identity.patientId, QStringLiteral("DEMO-HEAD-001"));
+    QCOMPARE(info.transferSyntaxUid, QStringLiteral("1.2.840.10008.1.2.1"));
+    QCOMPARE(m_ctImage.pixels.format(), PixelFormat::Gray16);
+}
+
+void tst_Decoder::ctPixelsAreHounsfieldUnits()
+{
+    const ImageInfo &info = m_ctImage.info;
+    const PixelBuffer &px = m_ctImage.pixels;
+    QCOMPARE(info.toModalityValue(px.valueAt(0, 0)), -1000.0);  // air outside the head
+    // Somewhere across the middle row there is skull (≥ 700 HU) and brain tissue (20…60 HU).
+    bool bone = false, brain = false;
+    for (int x = 0; x < 512; ++x) {
+        const double hu = info.toModalityValue(px.valueAt(x, 256));
+        bone = bone || hu >= 700;
+        brain = brain || (hu >= 20 && hu <= 60);
+    }
+    QVERIFY(bone);
+    QVERIFY(brain);
+}
+
+void tst_Decoder::compressedSyntaxesDecodeLikeTheOriginal_data()
+{
+    QTest::addColumn<QString>("tool");
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<QString>("transferSyntax");
+    QTest::newRow("JPEG lossless SV1") << QStringLiteral(DCMCJPEG_EXECUTABLE) << QStringList{QStringLiteral("+e1")} << QStringLiteral("1.2.840.10008.1.2.4.70");
+    QTest::newRow("JPEG lossless") << QStringLiteral(DCMCJPEG_EXECUTABLE) << QStringList{QStringLiteral("+el")} << QStringLiteral("1.2.840.10008.1.2.4.57");
+    QTest::newRow("JPEG-LS lossless") << QStringLiteral(DCMCJPLS_EXECUTABLE) << QStringList{QStringLiteral("+el")} << QStringLiteral("1.2.840.10008.1.2.4.80");
+    QTest::newRow("RLE") << QStringLiteral(DCMCRLE_EXECUTABLE) << QStringList() << QStringLiteral("1.2.840.10008.1.2.5");
+}
+
+void tst_Decoder::compressedSyntaxesDecodeLikeTheOriginal()
+{
+    QFETCH(QString, tool);
+    QFETCH(QStringList, options);
+    QFETCH(QString, transferSyntax);
+    const QString out = m_dir.filePath(QStringLiteral("compressed-%1.dcm").arg(QString::fromLatin1(QTest::currentDataTag())).replace(QLatin1Char(' '), QLatin1Char('_')));
+    const ProcessResult r = run(tool, options + QStringList{m_ct, out});
+    QVERIFY2(r.ok(), r.err.constData());
+    Result<DecodedImage> decoded = decodeDicomFile(out);
+    QVERIFY2(decoded.isOk(), qPrintable(decoded.error().toString()));
+    QCOMPARE(decoded.value().info.transferSyntaxUid, transferSyntax);
+    QCOMPARE(decoded.value().pixels.format(), m_ctImage.pixels.format());
+    QCOMPARE(decoded.value().pixels.frameBytes(), m_ctImage.pixels.frameBytes());
+    QVERIFY(std::memcmp(decoded.value().pixels.frameData(0), m_ctImage.pixels.frameData(0), size_t(m_ctImage.pixels.frameBytes())) == 0);
+}
+
+void tst_Decoder::lossyExtendedJpegStaysClose()
+{
+    const QString out = m_dir.filePath(QStringLiteral("extended.dcm"));
+    const ProcessResult r = run(QStringLiteral(DCMCJPEG_EXECUTABLE), {QStringLiteral("+ee"), m_ct, out});
+    QVERIFY2(r.ok(), r.err.constData());
+    Result<DecodedImage> decoded = decodeDicomFile(out);
+    QVERIFY2(decoded.isOk(), qPrintable(decoded.error().toString()));
+    QCOMPARE(decoded.value().info.transferSyntaxUid, QStringLiteral("1.2.840.10008.1.2.4.51"));
+    // DCMTK's lossy encoder may shift stored values and compensate in the Rescale Intercept: compare HU.
+    const ImageInfo &lossy = decoded.value().info;
+    double sumAbs = 0;
+    for (int y = 0; y < 512; ++y) {
+        for (int x = 0; x < 512; ++x)
+            sumAbs += std::abs(lossy.toModalityValue(decoded.value().pixels.valueAt(x, y))
+                               - m_ctImage.info.toModalityValue(m_ctImage.pixels.valueAt(x, y)));
+    }
+    const double meanAbs = sumAbs / (512.0 * 512.0);
+    QVERIFY2(meanAbs < 8, qPrintable(QString::number(meanAbs)));  // lossy, but the same image
+    QVERIFY(meanAbs > 0);                                          // and really decoded, not copied
+}
+
+void tst_Decoder::baselineJpegMatchesAnIndependentDecoder_data()
+{
+    QTest::addColumn<bool>("colour");
+    QTest::newRow("grey") << false;
+    QTest::newRow("colour") << true;
+}
+
+void tst_Decoder::baselineJpegMatchesAnIndependentDecoder()
+{
+    QFETCH(bool, colour);
+    // An 8-bit picture with structure, saved as baseline JPEG by Qt, wrapped into DICOM by DCMTK's img2dcm.
+    QImage picture(256, 192, colour ? QImage::Format_RGB888 : QImage::Format_Grayscale8);
+    for (int y = 0; y < picture.height(); ++y) {
+        for (int x = 0; x < picture.width(); ++x)
+            picture.setPixelColor(x, y, colour ? QColor((x * 3) % 256, (y * 5) % 256, ((x + y) * 2) % 256) : QColor::fromHsv(0, 0, (x ^ y) % 256));
+    }
+    const QString jpeg = m_dir.filePath(colour ? QStringLiteral("colour.jpg") : QStringLiteral("grey.jpg"));
+    QVERIFY(picture.save(jpeg, "JPEG", 90));
+    const QString dcm = jpeg + QStringLiteral(".dcm");
+    const ProcessResult r = run(QStringLiteral("img2dcm"), {jpeg, dcm});
+    QVERIFY2(r.ok(), r.err.constData());
+
+    Result<DecodedImage> decoded = decodeDicomFile(dcm);
+    QVERIFY2(decoded.isOk(), qPrintable(decoded.error().toString()));
+    QCOMPARE(decoded.value().info.transferSyntaxUid, QStringLiteral("1.2.840.10008.1.2.4.50"));
+    const QImage reference = QImage(jpeg).convertToFormat(colour ? QImage::Format_RGB888 : QImage::Format_Grayscale8);
+    const PixelBuffer &px = decoded.value().pixels;
+    QCOMPARE(px.width(), reference.width());
+    QCOMPARE(px.height(), reference.height());
+    QCOMPARE(px.format(), colour ? PixelFormat::Rgb24 : PixelFormat::Gray8);
+    int worst = 0;
+    const int samples = colour ? 3 : 1;
+    for (int y = 0; y < px.height(); ++y) {
+        const uchar *ours = px.frameData(0) + qsizetype(y) * px.width() * samples;
+        const uchar *theirs = reference.constScanLine(y);
+        for (int i = 0; i < px.width() * samples; ++i)
+            worst = std::max(worst, std::abs(int(ours[i]) - int(theirs[i])));
+    }
+    // Two libjpeg builds may differ by IDCT rounding and colour conversion: a few levels, no more.
+    QVERIFY2(worst <= 4, qPrintable(QString::number(worst)));
+}
+
+void tst_Decoder::monochrome1IsReported()
+{
+    Result<DecodedImage> cr = decodeDicomFile(m_cr);
+    QVERIFY2(cr.isOk(), qPrintable(cr.error().toString()));
+    QCOMPARE(cr.value().info.photometric, Photometric::Monochrome1);
+    QCOMPARE(cr.value().info.columns, 2048);
+    QCOMPARE(cr.value().info.rows, 2500);
+}
+
+void tst_Decoder::identityOnlyReadsTheHeader()
+{
+    const QByteArray bytes = readFile(m_ct);
+    // Cut the file inside the pixel data: the header alone is enough for the identity…
+    Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes.left(bytes.size() - 1000)));
+    QVERIFY2(id.isOk(), qPrintable(id.error().toString()));
+    QCOMPARE(id.value().patientName, QStringLiteral("DEMO^HEAD PHANTOM"));
+    QCOMPARE(id.value().instanceNumber, 3);
+    // …and something that is not DICOM has no identity, without an error.
+    Result<DicomIdentity> none = readDicomIdentity(ByteView(QByteArray("just some bytes")));
+    QVERIFY(none.isOk());
+    QVERIFY(!none.value().isValid());
+}
+
+void tst_Decoder::badInputGivesClearErrors_data()
+{
+    QTest::addColumn<QString>("what");
+    QTest::addColumn<int>("expectedCode");
+    QTest::newRow("empty") << QStringLiteral("empty") << int(ErrorCode::InvalidDicom);
+    QTest::newRow("garbage") << QStringLiteral("garbage") << int(ErrorCode::InvalidDicom);
+    QTest::newRow("truncated pixel data") << QStringLiteral("truncated") << int(ErrorCode::InvalidDicom);
+    QTest::newRow("header only") << QStringLiteral("header") << int(ErrorCode::InvalidDicom);
+}
+
+void tst_Decoder::badInputGivesClearErrors()
+{
+    QFETCH(QString, what);
+    QFETCH(int, expectedCode);
+    const QByteArray ct = readFile(m_ct);
+    QByteArray input;
+    if (what == QLatin1String("garbage")) {
+        input = QByteArray(128, '\0') + "DICM" + QByteArray(4000, '\x7f');
+    } else if (what == QLatin1String("truncated")) {
+        input = ct.left(ct.size() / 2);
+    } else if (what == QLatin1String("header")) {
+        input = ct.left(ct.size() - 512 * 512 * 2 + 4);  // pixel data element header, no value
+    }
+    Result<DecodedImage> r = decodeDicom(ByteView(input));
+    QVERIFY(!r.isOk());
+    QCOMPARE(int(r.error().code()), expectedCode);
+    QVERIFY(!r.error().message().isEmpty());
+    qInfo() << what << "→" << r.error().toString();
+}
+
+QTEST_GUILESS_MAIN(tst_Decoder)
+#include "tst_decoder.moc"

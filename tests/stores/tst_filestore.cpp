@@ -1,0 +1,408 @@
+// FileStore: the workstation's disk cache — persistence, atomic commits, crash leftovers, eviction, keys.
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/filestore.h"
+#include "testsupport.h"
+
+#include <QDir>
+#include <QDirIterator>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+namespace {
+Result<BlobInfo> putBlob(BlobStore &store, const QString &key, const QByteArray &bytes)
+{
+    Result<BlobWriterPtr> w = runSync(store.reserve(key, bytes.size()));
+    if (!w.isOk())
+        return w.error();
+    // Two ranges, written out of order, as a multi-stream transfer would.
+    const qint64 half = bytes.size() / 2;
+    if (Error e = runSync(store.write(w.value(), half, ByteView(bytes.mid(half)))).error(); e.isError())
+        return e;
+    if (Error e = runSync(store.write(w.value(), 0, ByteView(bytes.left(half)))).error(); e.isError())
+        return e;
+    return runSync(store.commit(w.value()));
+}
+
+QByteArray readBlob(BlobStore &store, const QString &key, ByteRange range = ByteRange::all())
+{
+    Result<ByteView> v = runSync(store.read(key, range));
+    return v.isOk() ? v.value().toByteArray() : QByteArray("<error: ") + v.error().toString().toUtf8() + '>';
+}
+
+std::unique_ptr<FileStore> openStore(const QString &root, qint64 budget = 0)
+{
+    auto r = FileStore::open(root, budget);
+    if (!r.isOk())
+        qWarning() << r.error().toString();
+    return r.isOk() ? r.takeValue() : nullptr;
+}
+
+QByteArray pattern(int size, char seed)
+{
+    QByteArray b(size, Qt::Uninitialized);
+    for (int i = 0; i < size; ++i)
+        b[i] = char(seed + i * 7);
+    return b;
+}
+
+// The on-disk state a crash would leave: the directory as it is now, without the live process's lock.
+void copyTree(const QString &from, const QString &to)
+{
+    QDirIterator it(from, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        const QString src = it.next();
+        const QString rel = QDir(from).relativeFilePath(src);
+        if (rel == QLatin1String("lock"))
+            continue;
+        QDir().mkpath(QFileInfo(to + QLatin1Char('/') + rel).absolutePath());
+        QFile::copy(src, to + QLatin1Char('/') + rel);
+    }
+}
+
+QStringList filesUnder(const QString &dir)
+{
+    QStringList out;
+    QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+    while (it.hasNext())
+        out << QDir(dir).relativeFilePath(it.next());
+    out.sort();
+    return out;
+}
+} // namespace
+
+class tst_FileStore : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void roundTripRangesAndEmptyBlobs();
+    void readsAreMappedViewsThatOutliveReplacement();
+    void readersSeeTheOldVersionDuringAWrite();
+    void persistsAcrossReopen();
+    void evictsLeastRecentlyUsedUnderBudget();
+    void lruOrderSurvivesReopen();
+    void interruptedWriteIsInvisibleAfterReopen();
+    void tornJournalLineAndOrphansAreCleanedUp();
+    void missingOrTruncatedFilesAreDropped();
+    void badKeysAreRejected_data();
+    void badKeysAreRejected();
+    void secondOpenIsRefused();
+    void dicomIdentityIsIndexedAndQueryable();
+    void expectedDigestMismatchCommitsNothing();
+    void oversizedBlobIsRefused();
+    void abandonedReservationLeavesNothing();
+};
+
+void tst_FileStore::roundTripRangesAndEmptyBlobs()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    QVERIFY(store);
+    const QByteArray bytes = pattern(100000, 1);
+    Result<BlobInfo> info = putBlob(*store, QStringLiteral("blob-1"), bytes);
+    QVERIFY2(info.isOk(), qPrintable(info.error().toString()));
+    QCOMPARE(info.value().size, 100000);
+    QCOMPARE(readBlob(*store, QStringLiteral("blob-1")), bytes);
+    QCOMPARE(readBlob(*store, QStringLiteral("blob-1"), ByteRange::of(4095, 8193)), bytes.mid(4095, 4098));
+    QCOMPARE(readBlob(*store, QStringLiteral("blob-1"), ByteRange::of(99999, -1)), bytes.right(1));
+    QCOMPARE(runSync(store->read(QStringLiteral("blob-1"), ByteRange::of(-1, 5))).error().code(), ErrorCode::OutOfRange);
+    QCOMPARE(runSync(store->read(QStringLiteral("blob-1"), ByteRange::of(0, 100001))).error().code(), ErrorCode::OutOfRange);
+
+    QVERIFY(putBlob(*store, QStringLiteral("empty"), QByteArray()).isOk());
+    QCOMPARE(runSync(store->stat(QStringLiteral("empty"))).value().size, 0);
+    Result<ByteView> empty = runSync(store->read(QStringLiteral("empty")));
+    QVERIFY(empty.isOk());
+    QCOMPARE(empty.value().size(), 0);
+    QVERIFY(runSync(store->remove(QStringLiteral("empty"))).isOk());
+    QCOMPARE(runSync(store->stat(QStringLiteral("empty"))).error().code(), ErrorCode::NotFound);
+    QCOMPARE(store->usage().blobs, 1);
+    QCOMPARE(store->usage().bytes, 100000);
+}
+
+void tst_FileStore::readsAreMappedViewsThatOutliveReplacement()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    const QByteArray v1 = pattern(50000, 3), v2 = pattern(50000, 9);
+    QVERIFY(putBlob(*store, QStringLiteral("k"), v1).isOk());
+    Result<ByteView> view = runSync(store->read(QStringLiteral("k")));
+    QVERIFY(view.isOk());
+    const char *before = view.value().data();
+    Result<ByteView> again = runSync(store->read(QStringLiteral("k")));
+    QVERIFY(again.value().data() != nullptr);
+    QVERIFY(putBlob(*store, QStringLiteral("k"), v2).isOk());  // replaces and deletes the old file
+    QCOMPARE(view.value().data(), before);
+    QCOMPARE(view.value().toByteArray(), v1);                   // the old mapping still reads the old bytes
+    QCOMPARE(readBlob(*store, QStringLiteral("k")), v2);
+}
+
+void tst_FileStore::readersSeeTheOldVersionDuringAWrite()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    const QByteArray v1 = pattern(20000, 5), v2 = pattern(30000, 6);
+    const Result<BlobInfo> first = putBlob(*store, QStringLiteral("k"), v1);
+    QVERIFY(first.isOk());
+    Result<BlobWriterPtr> w = runSync(store->reserve(QStringLiteral("k"), v2.size()));
+    QVERIFY(w.isOk());
+    QVERIFY(!w.value()->writeAt(0, v2.constData(), 10000).isError());
+    QCOMPARE(readBlob(*store, QStringLiteral("k")), v1);              // half-written v2 is invisible
+    QCOMPARE(runSync(store->stat(QStringLiteral("k"))).value().sha256, first.value().sha256);
+    QVERIFY(!w.value()->writeAt(10000, v2.constData() + 10000, 20000).isError());
+    QVERIFY(runSync(store->commit(w.value())).isOk());
+    QCOMPARE(readBlob(*store, QStringLiteral("k")), v2);
+    QCOMPARE(runSync(store->commit(w.value())).error().code(), ErrorCode::InvalidArgument);  // only once
+}
+
+void tst_FileStore::persistsAcrossReopen()
+{
+    QTemporaryDir dir;
+    const QByteArray a = pattern(1000, 1), b = pattern(2000, 2);
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(putBlob(*store, QStringLiteral("a"), a).isOk());
+        QVERIFY(putBlob(*store, QStringLiteral("b"), b).isOk());
+        QVERIFY(putBlob(*store, QStringLiteral("gone"), a).isOk());
+        QVERIFY(runSync(store->remove(QStringLiteral("gone"))).isOk());
+    }
+    auto store = openStore(dir.path());
+    QVERIFY(store);
+    QCOMPARE(store->usage().blobs, 2);
+    QCOMPARE(store->usage().bytes, 3000);
+    QCOMPARE(readBlob(*store, QStringLiteral("a")), a);
+    QCOMPARE(readBlob(*store, QStringLiteral("b")), b);
+    QCOMPARE(runSync(store->stat(QStringLiteral("gone"))).error().code(), ErrorCode::NotFound);
+    // New versions keep counting up after a reopen.
+    const quint64 before = runSync(store->stat(QStringLiteral("b"))).value().version;
+    QVERIFY(putBlob(*store, QStringLiteral("c"), a).value().version > before);
+}
+
+void tst_FileStore::evictsLeastRecentlyUsedUnderBudget()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path(), 3000);
+    QSignalSpy removed(store.get(), &BlobStore::blobRemoved);
+    QVERIFY(putBlob(*store, QStringLiteral("a"), pattern(1000, 1)).isOk());
+    QVERIFY(putBlob(*store, QStringLiteral("b"), pattern(1000, 2)).isOk());
+    QVERIFY(putBlob(*store, QStringLiteral("c"), pattern(1000, 3)).isOk());
+    readBlob(*store, QStringLiteral("a"));
+    QVERIFY(putBlob(*store, QStringLiteral("d"), pattern(1000, 4)).isOk());  // evicts b
+    QCOMPARE(runSync(store->stat(QStringLiteral("b"))).error().code(), ErrorCode::NotFound);
+    QVERIFY(putBlob(*store, QStringLiteral("e"), pattern(2000, 5)).isOk());  // evicts c, then a
+    QCOMPARE(runSync(store->stat(QStringLiteral("c"))).error().code(), ErrorCode::NotFound);
+    QCOMPARE(runSync(store->stat(QStringLiteral("a"))).error().code(), ErrorCode::NotFound);
+    QVERIFY(runSync(store->stat(QStringLiteral("d"))).isOk());
+    QVERIFY(store->usage().bytes <= 3000);
+    QTRY_COMPARE(removed.count(), 3);
+    QCOMPARE(removed.at(0).at(0).toString(), QStringLiteral("b"));
+    QCOMPARE(removed.at(1).at(0).toString(), QStringLiteral("c"));
+    QCOMPARE(removed.at(2).at(0).toString(), QStringLiteral("a"));
+    // Evicted files are gone from the disk, too.
+    QCOMPARE(QDir(dir.path() + QStringLiteral("/objects")).entryList(QDir::Files).size(), 2);
+}
+
+void tst_FileStore::lruOrderSurvivesReopen()
+{
+    QTemporaryDir dir;
+    {
+        auto store = openStore(dir.path(), 3000);
+        QVERIFY(putBlob(*store, QStringLiteral("a"), pattern(1000, 1)).isOk());
+        QTest::qWait(5);
+        QVERIFY(putBlob(*store, QStringLiteral("b"), pattern(1000, 2)).isOk());
+        QTest::qWait(5);
+        QVERIFY(putBlob(*store, QStringLiteral("c"), pattern(1000, 3)).isOk());
+        QTest::qWait(5);
+        readBlob(*store, QStringLiteral("a"));  // order now: b, c, a
+    }
+    auto store = openStore(dir.path(), 3000);
+    QVERIFY(putBlob(*store, QStringLiteral("d"), pattern(1000, 4)).isOk());
+    QCOMPARE(runSync(store->stat(QStringLiteral("b"))).error().code(), ErrorCode::NotFound);
+    QVERIFY(runSync(store->stat(QStringLiteral("a"))).isOk());
+}
+
+void tst_FileStore::interruptedWriteIsInvisibleAfterReopen()
+{
+    QTemporaryDir dir, crashed;
+    auto store = openStore(dir.path());
+    QVERIFY(putBlob(*store, QStringLiteral("k"), pattern(4000, 1)).isOk());
+    Result<BlobWriterPtr> w = runSync(store->reserve(QStringLiteral("k"), 8000));
+    QVERIFY(w.isOk());
+    QVERIFY(!w.value()->writeAt(0, pattern(8000, 2).constData(), 5000).isError());
+    Result<BlobWriterPtr> fresh = runSync(store->reserve(QStringLiteral("new"), 100));
+    QVERIFY(fresh.isOk());
+    QVERIFY(filesUnder(dir.path()).filter(QStringLiteral("staging/")).size() == 2);  // the temp files exist
+    copyTree(dir.path(), crashed.path());                                           // …and then the power fails
+
+    auto reopened = openStore(crashed.path());
+    QVERIFY(reopened);
+    QCOMPARE(readBlob(*reopened, QStringLiteral("k")), pattern(4000, 1));  // the committed version, whole
+    QCOMPARE(runSync(reopened->stat(QStringLiteral("new"))).error().code(), ErrorCode::NotFound);
+    QVERIFY(filesUnder(crashed.path()).filter(QStringLiteral("staging/")).isEmpty());
+}
+
+void tst_FileStore::tornJournalLineAndOrphansAreCleanedUp()
+{
+    QTemporaryDir dir;
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(putBlob(*store, QStringLiteral("a"), pattern(1000, 1)).isOk());
+    }
+    // A crash during an append leaves half a line; a crash between rename and journal leaves an orphan file.
+    QFile journal(dir.filePath(QStringLiteral("journal")));
+    QVERIFY(journal.open(QIODevice::Append));
+    journal.write("{\"op\":\"put\",\"key\":\"b\",\"vers");
+    journal.close();
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("objects/orphan~99")), pattern(10, 1)));
+    auto store = openStore(dir.path());
+    QVERIFY(store);
+    QCOMPARE(readBlob(*store, QStringLiteral("a")), pattern(1000, 1));
+    QCOMPARE(store->usage().blobs, 1);
+    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("objects/orphan~99"))));
+    QVERIFY(putBlob(*store, QStringLiteral("b"), pattern(10, 2)).isOk());  // the index is writable again
+}
+
+void tst_FileStore::missingOrTruncatedFilesAreDropped()
+{
+    QTemporaryDir dir;
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(putBlob(*store, QStringLiteral("keep"), pattern(1000, 1)).isOk());
+        QVERIFY(putBlob(*store, QStringLiteral("lost"), pattern(1000, 2)).isOk());
+        QVERIFY(putBlob(*store, QStringLiteral("cut"), pattern(1000, 3)).isOk());
+    }
+    QDir objects(dir.filePath(QStringLiteral("objects")));
+    for (const QString &name : objects.entryList(QDir::Files)) {
+        if (name.startsWith(QLatin1String("lost~")))
+            QVERIFY(objects.remove(name));
+        if (name.startsWith(QLatin1String("cut~")))
+            QVERIFY(QFile::resize(objects.filePath(name), 500));
+    }
+    auto store = openStore(dir.path());
+    QVERIFY(runSync(store->stat(QStringLiteral("keep"))).isOk());
+    QCOMPARE(runSync(store->stat(QStringLiteral("lost"))).error().code(), ErrorCode::NotFound);
+    QCOMPARE(runSync(store->stat(QStringLiteral("cut"))).error().code(), ErrorCode::NotFound);
+    QCOMPARE(store->usage().bytes, 1000);
+}
+
+void tst_FileStore::badKeysAreRejected_data()
+{
+    QTest::addColumn<QString>("key");
+    QTest::newRow("parent") << QStringLiteral("..");
+    QTest::newRow("dot-dot inside") << QStringLiteral("a..b");
+    QTest::newRow("escape") << QStringLiteral("../../etc/passwd");
+    QTest::newRow("slash") << QStringLiteral("a/b");
+    QTest::newRow("absolute") << QStringLiteral("/tmp/x");
+    QTest::newRow("backslash") << QStringLiteral("a\\b");
+    QTest::newRow("NUL") << QString::fromUtf16(u"a\0b", 3);
+    QTest::newRow("empty") << QString();
+    QTest::newRow("hidden") << QStringLiteral(".journal");
+    QTest::newRow("tilde") << QStringLiteral("a~1");
+    QTest::newRow("too long") << QString(201, QLatin1Char('x'));
+}
+
+void tst_FileStore::badKeysAreRejected()
+{
+    QFETCH(QString, key);
+    QTemporaryDir parent;
+    const QString root = parent.filePath(QStringLiteral("cache"));
+    auto store = openStore(root);
+    const QStringList before = filesUnder(parent.path());
+    QCOMPARE(runSync(store->reserve(key, 10)).error().code(), ErrorCode::InvalidKey);
+    QCOMPARE(filesUnder(parent.path()), before);  // nothing was created, inside or outside
+    QCOMPARE(runSync(store->read(key)).error().code(), ErrorCode::NotFound);
+}
+
+void tst_FileStore::secondOpenIsRefused()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    auto second = FileStore::open(dir.path(), 0);
+    QVERIFY(!second.isOk());
+    QCOMPARE(second.error().code(), ErrorCode::Busy);
+    store.reset();
+    QVERIFY(FileStore::open(dir.path(), 0).isOk());  // released when the first closes
+}
+
+void tst_FileStore::dicomIdentityIsIndexedAndQueryable()
+{
+    QTemporaryDir dir;
+    DemoOptions options;
+    options.studies = {DemoStudy::HeadCt, DemoStudy::HeadMr};
+    options.ctSlices = 3;
+    options.mrSlices = 2;
+    QList<DemoInstance> instances;
+    DemoArchive::generate(options, [&](DemoInstance &&i) { instances << std::move(i); return Error(); });
+    {
+        auto store = openStore(dir.path());
+        for (const DemoInstance &i : instances)
+            QVERIFY(putBlob(*store, i.identity.sopInstanceUid, i.bytes).isOk());
+        QVERIFY(putBlob(*store, QStringLiteral("not-dicom"), "plain bytes").isOk());
+    }
+    auto store = openStore(dir.path());
+    BlobQuery byStudy;
+    byStudy.studyInstanceUid = DemoArchive::studyUid(DemoStudy::HeadCt);
+    Result<QList<BlobInfo>> ct = runSync(store->query(byStudy));
+    QVERIFY(ct.isOk());
+    QCOMPARE(ct.value().size(), 3);
+    for (const BlobInfo &b : ct.value()) {
+        QCOMPARE(b.dicom.modality, QStringLiteral("CT"));
+        QCOMPARE(b.dicom.patientName, QStringLiteral("DEMO^HEAD PHANTOM"));
+        QCOMPARE(b.key, b.dicom.sopInstanceUid);
+    }
+    BlobQuery byPatient;
+    byPatient.patientId = QStringLiteral("DEMO-HEAD-001");
+    QCOMPARE(runSync(store->query(byPatient)).value().size(), 5);
+    BlobQuery byInstance;
+    byInstance.sopInstanceUid = instances.last().identity.sopInstanceUid;
+    QCOMPARE(runSync(store->query(byInstance)).value().size(), 1);
+    BlobQuery byPrefix;
+    byPrefix.keyPrefix = QStringLiteral("not-");
+    Result<QList<BlobInfo>> plain = runSync(store->query(byPrefix));
+    QCOMPARE(plain.value().size(), 1);
+    QVERIFY(!plain.value().first().dicom.isValid());
+    BlobQuery limited;
+    limited.limit = 2;
+    QCOMPARE(runSync(store->query(limited)).value().size(), 2);
+}
+
+void tst_FileStore::expectedDigestMismatchCommitsNothing()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    Result<BlobWriterPtr> w = runSync(store->reserve(QStringLiteral("k"), 4));
+    QVERIFY(!w.value()->writeAt(0, "abcd", 4).isError());
+    CommitOptions opts;
+    opts.expectedSha256 = QByteArray(32, '\1');
+    QCOMPARE(runSync(store->commit(w.value(), opts)).error().code(), ErrorCode::Corrupt);
+    QCOMPARE(runSync(store->stat(QStringLiteral("k"))).error().code(), ErrorCode::NotFound);
+}
+
+void tst_FileStore::oversizedBlobIsRefused()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path(), 1000);
+    Result<BlobWriterPtr> w = runSync(store->reserve(QStringLiteral("k"), 1001));
+    QCOMPARE(w.error().code(), ErrorCode::DiskFull);
+    QVERIFY(w.error().message().contains(QLatin1String("budget")));
+    QCOMPARE(runSync(store->reserve(QStringLiteral("huge"), qint64(1) << 60)).error().code(), ErrorCode::DiskFull);
+}
+
+void tst_FileStore::abandonedReservationLeavesNothing()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    {
+        Result<BlobWriterPtr> w = runSync(store->reserve(QStringLiteral("k"), 1000));
+        QVERIFY(w.isOk());
+        QCOMPARE(filesUnder(dir.filePath(QStringLiteral("staging"))).size(), 1);
+    }
+    QVERIFY(filesUnder(dir.filePath(QStringLiteral("staging"))).isEmpty());
+    QCOMPARE(runSync(store->stat(QStringLiteral("k"))).error().code(), ErrorCode::NotFound);
+}
+
+QTEST_GUILESS_MAIN(tst_FileStore)
+#include "tst_filestore.moc"

@@ -1,0 +1,105 @@
+// From blobs to studies: grouping, ordering, and never merging two patients under one study UID.
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/memorystore.h"
+#include "spectrum/stores/studycatalog.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace spectrum;
+
+namespace {
+BlobInfo blob(const QString &key, const QString &patient, const QString &study, const QString &date,
+              const QString &series, int seriesNumber, int instance, const QString &modality)
+{
+    BlobInfo b;
+    b.key = key;
+    b.size = 100;
+    b.dicom.patientId = patient;
+    b.dicom.patientName = QStringLiteral("NAME^") + patient;
+    b.dicom.studyInstanceUid = study;
+    b.dicom.studyDate = date;
+    b.dicom.seriesInstanceUid = series;
+    b.dicom.seriesNumber = seriesNumber;
+    b.dicom.sopInstanceUid = key;
+    b.dicom.instanceNumber = instance;
+    b.dicom.modality = modality;
+    return b;
+}
+} // namespace
+
+class tst_StudyCatalog : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void groupsAndOrders()
+    {
+        const QList<BlobInfo> blobs = {
+            blob(QStringLiteral("i3"), QStringLiteral("P1"), QStringLiteral("1.1"), QStringLiteral("20240101"), QStringLiteral("s2"), 2, 1, QStringLiteral("CT")),
+            blob(QStringLiteral("i2"), QStringLiteral("P1"), QStringLiteral("1.1"), QStringLiteral("20240101"), QStringLiteral("s1"), 1, 2, QStringLiteral("CT")),
+            blob(QStringLiteral("i1"), QStringLiteral("P1"), QStringLiteral("1.1"), QStringLiteral("20240101"), QStringLiteral("s1"), 1, 1, QStringLiteral("CT")),
+            blob(QStringLiteral("j1"), QStringLiteral("P2"), QStringLiteral("2.2"), QStringLiteral("20250505"), QStringLiteral("t1"), 1, 1, QStringLiteral("MR")),
+            BlobInfo{QStringLiteral("not-dicom"), 5, {}, {}, 0, {}},
+        };
+        const QList<StudySummary> studies = summarizeStudies(blobs);
+        QCOMPARE(studies.size(), 2);
+        QCOMPARE(studies[0].identity.studyInstanceUid, QStringLiteral("2.2"));  // newest first
+        const StudySummary &ct = studies[1];
+        QCOMPARE(ct.instanceCount, 3);
+        QCOMPARE(ct.bytes, 300);
+        QCOMPARE(ct.modalities, QStringList{QStringLiteral("CT")});
+        QCOMPARE(ct.series.size(), 2);
+        QCOMPARE(ct.series[0].seriesInstanceUid, QStringLiteral("s1"));
+        QCOMPARE(ct.series[0].instances[0].key, QStringLiteral("i1"));
+        QCOMPARE(ct.series[0].instances[1].key, QStringLiteral("i2"));
+        QVERIFY(!ct.identityConflict);
+        QVERIFY(ct.identity.sopInstanceUid.isEmpty());  // study level only
+    }
+
+    void twoPatientsUnderOneStudyUidAreNeverMerged()
+    {
+        const QList<BlobInfo> blobs = {
+            blob(QStringLiteral("a"), QStringLiteral("P1"), QStringLiteral("9.9"), QStringLiteral("20240101"), QStringLiteral("s"), 1, 1, QStringLiteral("CT")),
+            blob(QStringLiteral("b"), QStringLiteral("P2"), QStringLiteral("9.9"), QStringLiteral("20240101"), QStringLiteral("s"), 1, 2, QStringLiteral("CT")),
+        };
+        const QList<StudySummary> studies = summarizeStudies(blobs);
+        QCOMPARE(studies.size(), 2);
+        for (const StudySummary &s : studies) {
+            QVERIFY(s.identityConflict);
+            QCOMPARE(s.instanceCount, 1);
+        }
+        QVERIFY(studies[0].identity.patientId != studies[1].identity.patientId);
+    }
+
+    void loadsFromAStore()
+    {
+        MemoryStore store(0);
+        DemoOptions options;
+        options.ctSlices = 4;
+        options.mrSlices = 3;
+        DemoArchive::generate(options, [&](DemoInstance &&i) -> Error {
+            Result<BlobWriterPtr> w = runSync(store.reserve(i.identity.sopInstanceUid, i.bytes.size()));
+            w.value()->writeAt(0, i.bytes.constData(), i.bytes.size());
+            return runSync(store.commit(w.value())).error();
+        });
+        auto *job = loadStudies(&store);
+        QSignalSpy done(job, &Job::finished);
+        QList<StudySummary> studies;
+        connect(job, &Job::finished, this, [&studies, job] { studies = job->result().value(); });
+        job->start();
+        QVERIFY(done.wait(10000));
+        QCOMPARE(studies.size(), 3);
+        int total = 0;
+        for (const StudySummary &s : studies)
+            total += s.instanceCount;
+        QCOMPARE(total, 8);
+        Result<QList<StudySummary>> one = runSync(loadStudies(&store, DemoArchive::studyUid(DemoStudy::HeadMr)));
+        QCOMPARE(one.value().size(), 1);
+        QCOMPARE(one.value().first().instanceCount, 3);
+        QCOMPARE(one.value().first().identity.studyDescription, QStringLiteral("DEMO MR HEAD T2 (Shepp-Logan phantom)"));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_StudyCatalog)
+#include "tst_studycatalog.moc"
