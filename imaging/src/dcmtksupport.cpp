@@ -5,6 +5,7 @@
 #include <dcmtk/dcmdata/dcrledrg.h>
 #include <dcmtk/dcmjpeg/djdecode.h>
 #include <dcmtk/dcmjpls/djdecode.h>
+#include <dcmtk/oflog/oflog.h>
 
 #include <cstring>
 #include <mutex>
@@ -16,6 +17,9 @@ void registerCodecs()
 {
     static std::once_flag once;
     std::call_once(once, [] {
+        // Our callers get every problem as an Error value; DCMTK's own warnings on stderr (for example
+        // "PixelData encountered, skipping rest of dataset" on every header-only read) are noise.
+        OFLog::getLogger("dcmtk.dcmdata").setLogLevel(OFLogger::ERROR_LOG_LEVEL);
         // Colour JPEG is converted to RGB on decompression, which is what the renderer expects.
         DJDecoderRegistration::registerCodecs(EDC_photometricInterpretation);
         DJLSDecoderRegistration::registerCodecs();

@@ -16,7 +16,8 @@ inline Error toError(const OFCondition &cond, const QString &context)
     return Error::fromDcmtkCondition(cond.module(), cond.code(), cond.text(), context);
 }
 
-/// Registers DCMTK's decoders (JPEG, JPEG-LS, RLE) once per process. Thread-safe.
+/// Registers DCMTK's decoders (JPEG, JPEG-LS, RLE) and quiets its logging, once per process. Thread-safe.
+/// Every entry point that parses calls it.
 void registerCodecs();
 
 /// True when `bytes` is a DICOM Part 10 file: 128-byte preamble, then "DICM".

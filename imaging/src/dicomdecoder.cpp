@@ -136,6 +136,7 @@ Result<DicomIdentity> readDicomIdentity(const ByteView &bytes)
 {
     if (!hasPart10Preamble(bytes.data(), bytes.size()))
         return DicomIdentity();
+    registerCodecs();
     DcmFileFormat ff;
     if (Error e = parse(bytes, ff, ParseExtent::HeaderOnly); e.isError())
         return e;

@@ -1,0 +1,168 @@
+// spectrum: the workstation. Wiring only — the Workstation, the windows and the libraries do the work.
+
+#include "mainwindow.h"
+#include "studyviewer.h"
+#include "theme.h"
+#include "workstation.h"
+
+#include "spectrum/core/settings.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QScreen>
+#include <QTimer>
+
+#include <cstdio>
+
+using namespace spectrum;
+
+namespace {
+
+bool hasDisplay()
+{
+    return !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")
+        || !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+// --screenshot: waits until what was asked for is on screen, saves the window, and quits.
+class ScreenshotTaker : public QObject
+{
+public:
+    ScreenshotTaker(MainWindow *window, Workstation *ws, QString file, QString study, int slice)
+        : m_window(window), m_workstation(ws), m_file(std::move(file)), m_study(std::move(study)), m_slice(slice)
+    {
+        connect(ws, &Workstation::studiesChanged, this, &ScreenshotTaker::check);
+        connect(ws, &Workstation::seedingFinished, this, &ScreenshotTaker::check);
+        QTimer::singleShot(120000, this, [this] { finish(tr("timed out waiting for the image")); });
+        QTimer::singleShot(0, this, &ScreenshotTaker::check);
+    }
+
+private:
+    void check()
+    {
+        if (m_opened || m_workstation->studies().isEmpty())
+            return;
+        if (m_study.isEmpty()) {
+            if (!m_workstation->isSeeding())
+                QTimer::singleShot(200, this, [this] { save(); });  // let the table lay out
+            return;
+        }
+        if (!m_workstation->findStudy(m_study)) {
+            if (!m_workstation->isSeeding())
+                finish(tr("no study '%1' in the local store").arg(m_study));
+            return;
+        }
+        if (m_workstation->isSeeding())
+            return;  // open it once it is complete
+        m_opened = true;
+        StudyViewer *viewer = m_window->openStudy(m_study);
+        connect(viewer, &StudyViewer::imageShown, this, [this, viewer](int index) {
+            const int wanted = m_slice > 0 ? std::min(m_slice, viewer->sliceCount()) - 1 : index;
+            if (index == wanted)
+                QTimer::singleShot(100, this, [this] { save(); });
+            else
+                viewer->showSlice(wanted);
+        });
+    }
+
+    void save()
+    {
+        if (m_done)
+            return;
+        const QPixmap shot = m_window->grab();
+        finish(shot.save(m_file) ? QString() : tr("cannot write %1").arg(m_file));
+    }
+
+    void finish(const QString &error)
+    {
+        if (m_done)
+            return;
+        m_done = true;
+        if (!error.isEmpty())
+            std::fprintf(stderr, "spectrum: screenshot failed: %s\n", qPrintable(error));
+        else
+            std::printf("%s\n", qPrintable(m_file));
+        QCoreApplication::exit(error.isEmpty() ? 0 : 1);
+    }
+
+    MainWindow *m_window;
+    Workstation *m_workstation;
+    QString m_file, m_study;
+    int m_slice;
+    bool m_opened = false;
+    bool m_done = false;
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const bool wantsScreenshot = [&] {
+        for (int i = 1; i < argc; ++i) {
+            if (qstrcmp(argv[i], "--screenshot") == 0)
+                return true;
+        }
+        return false;
+    }();
+    if (!hasDisplay()) {
+        if (!wantsScreenshot) {
+            std::fprintf(stderr,
+                         "spectrum: no display found (DISPLAY and WAYLAND_DISPLAY are unset).\n"
+                         "Run it headless instead:\n"
+                         "  QT_QPA_PLATFORM=offscreen %s --screenshot spectrum.png [--open demo-ct]\n"
+                         "or in a virtual display:\n"
+                         "  xvfb-run -a %s\n", argv[0], argv[0]);
+            return 2;
+        }
+        qputenv("QT_QPA_PLATFORM", "offscreen");  // a screenshot needs no screen
+    }
+
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("Spectrum"));
+    QApplication::setApplicationVersion(QStringLiteral(SPECTRUM_VERSION));
+    applyReadingRoomTheme(app);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Spectrum diagnostic workstation"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addOption({QStringLiteral("screenshot"), QStringLiteral("Render the main window to FILE (PNG) and exit."), QStringLiteral("FILE")});
+    parser.addOption({QStringLiteral("open"), QStringLiteral("Open this study: a Study Instance UID or demo-ct, demo-cr, demo-mr."), QStringLiteral("STUDY")});
+    parser.addOption({QStringLiteral("slice"), QStringLiteral("With --open: show this slice (1-based)."), QStringLiteral("N")});
+    parser.addOption({QStringLiteral("cache-dir"), QStringLiteral("The local cache folder (default: $SPECTRUM_CACHE_DIR or the user's data folder)."), QStringLiteral("DIR")});
+    parser.addOption({QStringLiteral("no-demo"), QStringLiteral("Do not seed the demo studies into an empty cache.")});
+    parser.process(app);
+
+    Workstation::Options options;
+    options.cacheDirectory = parser.isSet(QStringLiteral("cache-dir")) ? parser.value(QStringLiteral("cache-dir"))
+                                                                       : WorkstationPaths::cacheDirectory();
+    options.diskBudgetBytes = WorkstationPaths::diskBudgetBytes();
+    options.seedDemoWhenEmpty = !parser.isSet(QStringLiteral("no-demo"));
+    Workstation workstation(options);
+    if (Error e = workstation.start(); e.isError()) {
+        std::fprintf(stderr, "spectrum: %s\n", qPrintable(e.toString()));
+        return 1;
+    }
+
+    MainWindow window(&workstation);
+    std::unique_ptr<ScreenshotTaker> screenshot;
+    if (parser.isSet(QStringLiteral("screenshot"))) {
+        window.resize(1400, 900);
+        window.show();
+        screenshot = std::make_unique<ScreenshotTaker>(&window, &workstation, parser.value(QStringLiteral("screenshot")),
+                                                       parser.value(QStringLiteral("open")),
+                                                       parser.value(QStringLiteral("slice")).toInt());
+    } else {
+        window.show();
+        if (parser.isSet(QStringLiteral("open"))) {
+            // Opens the study the first time the list holds it complete.
+            const QString study = parser.value(QStringLiteral("open"));
+            auto opened = std::make_shared<bool>(false);
+            QObject::connect(&workstation, &Workstation::studiesChanged, &window, [&window, &workstation, study, opened] {
+                if (!*opened && !workstation.isSeeding() && workstation.findStudy(study))
+                    *opened = window.openStudy(study) != nullptr;
+            });
+        }
+    }
+    return app.exec();
+}

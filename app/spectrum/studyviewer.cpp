@@ -1,0 +1,187 @@
+#include "studyviewer.h"
+
+#include "studylistmodel.h"
+
+#include "spectrum/stores/imageloader.h"
+
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QListWidget>
+
+namespace spectrum {
+
+namespace {
+constexpr int kPrefetchRadius = 12;
+constexpr int kMaxLoadsInFlight = 4;
+} // namespace
+
+StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, QWidget *parent)
+    : QWidget(parent), m_store(store), m_study(study), m_seriesList(new QListWidget), m_viewport(new ImageViewport)
+{
+    m_cache.setMaxCost(768 * 1024);  // KiB of decoded pixels kept per open study
+    auto *layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    m_seriesList->setFixedWidth(220);
+    m_seriesList->setObjectName(QStringLiteral("seriesList"));
+    for (const SeriesSummary &s : m_study.series) {
+        m_seriesList->addItem(tr("%1 %2\n%3 image(s)")
+                                  .arg(s.modality, s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : s.description)
+                                  .arg(s.instances.size()));
+    }
+    layout->addWidget(m_seriesList);
+    layout->addWidget(m_viewport, 1);
+    setFocusProxy(m_viewport);
+
+    connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);
+    connect(m_viewport, &ImageViewport::sliceStepRequested, this, &StudyViewer::stepSlice);
+    connect(m_viewport, &ImageViewport::windowChanged, this, [this] { m_windowFromUser = true; });
+    if (!m_study.series.isEmpty())
+        m_seriesList->setCurrentRow(0);
+    else
+        m_viewport->clear(tr("This study has no images."));
+}
+
+StudyViewer::~StudyViewer()
+{
+    ++m_generation;  // results that still arrive belong to nobody
+    const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
+    for (Job *job : jobs)
+        job->cancel();
+}
+
+int StudyViewer::sliceCount() const
+{
+    return m_series >= 0 ? int(m_study.series[m_series].instances.size()) : 0;
+}
+
+void StudyViewer::showSeries(int seriesIndex)
+{
+    if (seriesIndex < 0 || seriesIndex >= m_study.series.size() || seriesIndex == m_series)
+        return;
+    ++m_generation;
+    const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
+    for (Job *job : jobs)
+        job->cancel();
+    m_jobs.clear();
+    m_inFlight.clear();
+    m_cache.clear();
+    m_series = seriesIndex;
+    m_slice = -1;
+    m_windowFromUser = false;
+    if (m_seriesList->currentRow() != seriesIndex)
+        m_seriesList->setCurrentRow(seriesIndex);
+    m_viewport->clear(tr("Loading…"));
+    // Open a stack in its middle, where the anatomy is; a single image is its own middle.
+    showSlice(sliceCount() / 2);
+}
+
+void StudyViewer::showSlice(int index)
+{
+    if (sliceCount() == 0)
+        return;
+    index = std::clamp(index, 0, sliceCount() - 1);
+    if (index == m_slice && m_viewport->hasImage())
+        return;
+    m_slice = index;
+    if (DecodedImage *cached = m_cache.object(index))
+        display(index, *cached);
+    else
+        requestLoad(index);
+    prefetchAround(index);
+}
+
+void StudyViewer::requestLoad(int index)
+{
+    if (m_inFlight.contains(index) || m_cache.contains(index))
+        return;
+    const InstanceRef &ref = m_study.series[m_series].instances[index];
+    auto *job = loadImage(m_store, ref.key);
+    m_inFlight.insert(index);
+    m_jobs << job;
+    const quint64 generation = m_generation;
+    connect(job, &Job::finished, this, [this, job, index, generation] {
+        m_jobs.removeOne(job);
+        if (generation != m_generation)
+            return;  // an earlier series
+        m_inFlight.remove(index);
+        if (job->hasError()) {
+            if (job->error().code() != ErrorCode::Cancelled) {
+                if (index == m_slice)
+                    m_viewport->clear(job->error().toString());
+                Q_EMIT errorOccurred(job->error());
+            }
+            return;
+        }
+        auto *image = new DecodedImage(job->result().value());
+        const int costKiB = int(std::max<qint64>(1, image->pixels.frameBytes() * image->pixels.frames() / 1024));
+        const bool isCurrent = index == m_slice;
+        if (isCurrent)
+            display(index, *image);
+        m_cache.insert(index, image, costKiB);
+        if (isCurrent)
+            prefetchAround(index);
+    });
+    job->start(ExecutionPolicy::Async);
+}
+
+void StudyViewer::prefetchAround(int index)
+{
+    // Nearest first, alternating below and above, a few at a time so the slice in view never waits long.
+    for (int d = 1; d <= kPrefetchRadius && m_inFlight.size() < kMaxLoadsInFlight; ++d) {
+        for (int candidate : {index + d, index - d}) {
+            if (candidate >= 0 && candidate < sliceCount() && m_inFlight.size() < kMaxLoadsInFlight)
+                requestLoad(candidate);
+        }
+    }
+}
+
+void StudyViewer::display(int index, const DecodedImage &image)
+{
+    m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage());
+    updateOverlay(image.info);
+    Q_EMIT imageShown(index);
+}
+
+void StudyViewer::updateOverlay(const ImageInfo &info)
+{
+    const DicomIdentity &id = m_study.identity;
+    const SeriesSummary &series = m_study.series[m_series];
+    ViewportOverlay o;
+    o.topLeft = tr("%1\nID %2\n%3  %4")
+                    .arg(DicomIdentity::displayName(id.patientName), id.patientId,
+                         StudyListModel::formatDate(id.patientBirthDate), id.patientSex);
+    o.topRight = tr("%1\n%2\n%3 %4")
+                     .arg(id.studyDescription, StudyListModel::formatDate(id.studyDate), series.modality,
+                          series.description);
+    QString position;
+    if (info.hasPosition)
+        position = tr("\nPos %1 mm  Thk %2 mm").arg(info.slicePositionAlongNormal(), 0, 'f', 1).arg(info.sliceThickness, 0, 'f', 2);
+    o.bottomLeft = tr("Im %1/%2%3\n%4 × %5")
+                       .arg(m_slice + 1).arg(sliceCount()).arg(position).arg(info.columns).arg(info.rows);
+    m_viewport->setOverlay(o);
+}
+
+void StudyViewer::resetView()
+{
+    m_windowFromUser = false;
+    m_viewport->resetView();
+}
+
+void StudyViewer::keyPressEvent(QKeyEvent *event)
+{
+    switch (event->key()) {
+    case Qt::Key_Up:
+    case Qt::Key_Left: stepSlice(-1); break;
+    case Qt::Key_Down:
+    case Qt::Key_Right: stepSlice(1); break;
+    case Qt::Key_PageUp: stepSlice(-10); break;
+    case Qt::Key_PageDown: stepSlice(10); break;
+    case Qt::Key_Home: showSlice(0); break;
+    case Qt::Key_End: showSlice(sliceCount() - 1); break;
+    default: QWidget::keyPressEvent(event); return;
+    }
+    event->accept();
+}
+
+} // namespace spectrum

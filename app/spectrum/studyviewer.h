@@ -1,0 +1,64 @@
+#pragma once
+// StudyViewer: one open study — its series on the left, a viewport on the right. Slices are loaded from the
+// store as jobs (read + decode on the pool); the slice in view first, then its neighbours, nearest first.
+
+#include "imageviewport.h"
+
+#include "spectrum/stores/studycatalog.h"
+
+#include <QCache>
+#include <QSet>
+#include <QWidget>
+
+class QListWidget;
+
+namespace spectrum {
+
+class StudyViewer : public QWidget
+{
+    Q_OBJECT
+public:
+    StudyViewer(BlobStore *store, const StudySummary &study, QWidget *parent = nullptr);
+    ~StudyViewer() override;
+
+    const StudySummary &study() const { return m_study; }
+    int seriesIndex() const { return m_series; }
+    int sliceIndex() const { return m_slice; }
+    int sliceCount() const;
+    ImageViewport *viewport() const { return m_viewport; }
+
+    void showSeries(int seriesIndex);
+    /// Shows slice `index` (0-based, clamped) of the current series as soon as it is decoded.
+    void showSlice(int index);
+    void stepSlice(int step) { showSlice(m_slice + step); }
+    /// Fit, centre, and the image's own window again.
+    void resetView();
+
+Q_SIGNALS:
+    /// Slice `index` of the current series is on screen (decoded and rendered).
+    void imageShown(int index);
+    void errorOccurred(const spectrum::Error &error);
+
+protected:
+    void keyPressEvent(QKeyEvent *event) override;
+
+private:
+    void requestLoad(int index);
+    void prefetchAround(int index);
+    void display(int index, const DecodedImage &image);
+    void updateOverlay(const ImageInfo &info);
+
+    BlobStore *m_store;
+    StudySummary m_study;
+    QListWidget *m_seriesList;
+    ImageViewport *m_viewport;
+    int m_series = -1;
+    int m_slice = -1;
+    bool m_windowFromUser = false;
+    quint64 m_generation = 0;         // bumps on series change: late results of the old series are dropped
+    QCache<int, DecodedImage> m_cache; // decoded slices of the current series; cost in KiB
+    QSet<int> m_inFlight;
+    QList<Job *> m_jobs;
+};
+
+} // namespace spectrum

@@ -1,0 +1,60 @@
+#pragma once
+// Workstation: what the GUI shows, without widgets — the local disk cache, the demo archive on first start,
+// and the study list kept current as blobs arrive. Lives on the GUI thread; all work runs in jobs.
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/studycatalog.h"
+
+#include <QObject>
+#include <QTimer>
+
+namespace spectrum {
+
+class Workstation : public QObject
+{
+    Q_OBJECT
+public:
+    struct Options
+    {
+        QString cacheDirectory;        ///< the FileStore root
+        qint64 diskBudgetBytes = 0;
+        bool seedDemoWhenEmpty = true; ///< a fresh workstation gets the demo studies
+        DemoOptions demo;
+    };
+
+    explicit Workstation(Options options, QObject *parent = nullptr);
+    ~Workstation() override;
+
+    /// Opens the cache (blocking, a few milliseconds: it replays the index) and starts loading studies.
+    Error start();
+
+    BlobStore *localStore() const { return m_store.get(); }
+    const QList<StudySummary> &studies() const { return m_studies; }
+    /// A study by UID or by demo alias ("demo-ct"); nullptr if unknown.
+    const StudySummary *findStudy(const QString &uidOrAlias) const;
+    bool isSeeding() const { return m_seedJob != nullptr; }
+
+Q_SIGNALS:
+    void studiesChanged();
+    /// A line for the status bar.
+    void statusMessage(const QString &message);
+    /// Something went wrong that the user should know about.
+    void errorOccurred(const spectrum::Error &error);
+    /// The demo archive finished seeding (or failed: see errorOccurred).
+    void seedingFinished();
+
+private:
+    void refreshStudies();
+    void seedDemo();
+
+    Options m_options;
+    std::unique_ptr<FileStore> m_store;
+    QList<StudySummary> m_studies;
+    QTimer m_refreshTimer;  // coalesces bursts of commits into one refresh
+    Job *m_seedJob = nullptr;
+    Job *m_refreshJob = nullptr;
+    bool m_refreshAgain = false;
+};
+
+} // namespace spectrum

@@ -1,0 +1,163 @@
+// The workstation as a radiologist uses it, offscreen: the demo archive appears in the study list, the CT
+// opens, the wheel scrolls, a right-drag changes window/level — checked on the rendered pixels.
+
+#include "imageviewport.h"
+#include "mainwindow.h"
+#include "studyviewer.h"
+#include "workstation.h"
+
+#include "spectrum/stores/imageloader.h"
+
+#include <QApplication>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace spectrum;
+
+namespace {
+double meanGrey(const QImage &img)
+{
+    double sum = 0;
+    for (int y = 0; y < img.height(); ++y) {
+        const uchar *line = img.constScanLine(y);
+        for (int x = 0; x < img.width(); ++x)
+            sum += line[x];
+    }
+    return sum / (double(img.width()) * img.height());
+}
+
+void sendWheel(QWidget *w, int delta, Qt::KeyboardModifiers mods = Qt::NoModifier)
+{
+    const QPointF pos(w->width() / 2.0, w->height() / 2.0);
+    QWheelEvent e(pos, w->mapToGlobal(pos), QPoint(), QPoint(0, delta), Qt::NoButton, mods, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(w, &e);
+}
+
+void sendMouse(QWidget *w, QEvent::Type type, QPoint pos, Qt::MouseButton button, Qt::MouseButtons buttons)
+{
+    QMouseEvent e(type, QPointF(pos), w->mapToGlobal(QPointF(pos)), button, buttons, Qt::NoModifier);
+    QApplication::sendEvent(w, &e);
+}
+} // namespace
+
+class tst_Workstation : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void demoStudiesFillTheList();
+    void openScrollAndWindowTheCt();
+    void reopeningUsesTheCacheWithoutReseeding();
+
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<Workstation> m_ws;
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void tst_Workstation::initTestCase()
+{
+    Workstation::Options options;
+    options.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
+    m_ws = std::make_unique<Workstation>(options);
+    QSignalSpy seeded(m_ws.get(), &Workstation::seedingFinished);
+    QVERIFY(!m_ws->start().isError());
+    QVERIFY(m_ws->isSeeding());
+    m_window = std::make_unique<MainWindow>(m_ws.get());
+    m_window->show();
+    QVERIFY(seeded.wait(120000));
+}
+
+void tst_Workstation::demoStudiesFillTheList()
+{
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->studyTable()->model()->rowCount(), 3, 10000);
+    QStringList patients;
+    for (int r = 0; r < 3; ++r)
+        patients << m_window->studyTable()->model()->index(r, 0).data().toString();
+    QVERIFY(patients.contains(QStringLiteral("DEMO, HEAD PHANTOM")));
+    QVERIFY(patients.contains(QStringLiteral("DEMO, CHEST PHANTOM")));
+    const StudySummary *ct = m_ws->findStudy(QStringLiteral("demo-ct"));
+    QVERIFY(ct);
+    QCOMPARE(ct->instanceCount, 200);
+}
+
+void tst_Workstation::openScrollAndWindowTheCt()
+{
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(viewer);
+    QSignalSpy shown(viewer, &StudyViewer::imageShown);
+    QVERIFY(shown.wait(30000));
+    const int first = shown.last().at(0).toInt();
+    QCOMPARE(first, 100);  // a stack opens in its middle
+    ImageViewport *vp = viewer->viewport();
+    const QImage before = vp->renderedImage();
+    QCOMPARE(before.size(), QSize(512, 512));
+
+    // What is shown is exactly this slice rendered with its default window.
+    const InstanceRef &ref = viewer->study().series[0].instances[first];
+    Result<DecodedImage> expected = runSync(loadImage(m_ws->localStore(), ref.key));
+    QVERIFY(expected.isOk());
+    QCOMPARE(before, renderFrame(expected.value(), 0, VoiWindow{40, 80}));
+
+    // The wheel (one notch towards the user) shows the next slice.
+    sendWheel(vp, -120);
+    QTRY_COMPARE(viewer->sliceIndex(), first + 1);
+    QTRY_VERIFY(shown.last().at(0).toInt() == first + 1);
+    const QImage next = vp->renderedImage();
+    QVERIFY(next != before);
+    Result<DecodedImage> expectedNext = runSync(loadImage(m_ws->localStore(), viewer->study().series[0].instances[first + 1].key));
+    QCOMPARE(next, renderFrame(expectedNext.value(), 0, VoiWindow{40, 80}));
+
+    // Right-drag down raises the level: the same slice gets darker; the window stays while scrolling.
+    const QPoint start(vp->width() / 2, vp->height() / 2);
+    sendMouse(vp, QEvent::MouseButtonPress, start, Qt::RightButton, Qt::RightButton);
+    sendMouse(vp, QEvent::MouseMove, start + QPoint(0, 40), Qt::NoButton, Qt::RightButton);
+    sendMouse(vp, QEvent::MouseButtonRelease, start + QPoint(0, 40), Qt::RightButton, Qt::NoButton);
+    QVERIFY(vp->window().center > 40);
+    QCOMPARE(vp->window().width, 80.0);
+    QVERIFY(meanGrey(vp->renderedImage()) < meanGrey(next));
+    // Right-drag to the right widens the window: fewer pixels clipped to black or white.
+    const VoiWindow leveled = vp->window();
+    sendMouse(vp, QEvent::MouseButtonPress, start, Qt::RightButton, Qt::RightButton);
+    sendMouse(vp, QEvent::MouseMove, start + QPoint(200, 0), Qt::NoButton, Qt::RightButton);
+    sendMouse(vp, QEvent::MouseButtonRelease, start + QPoint(200, 0), Qt::RightButton, Qt::NoButton);
+    QVERIFY(vp->window().width > leveled.width);
+    QCOMPARE(vp->window().center, leveled.center);
+
+    const VoiWindow userWindow = vp->window();
+    sendWheel(vp, 120);
+    QTRY_COMPARE(shown.last().at(0).toInt(), first);
+    QCOMPARE(vp->window(), userWindow);
+    QCOMPARE(vp->renderedImage(), renderFrame(expected.value(), 0, userWindow));
+
+    // Ctrl+wheel zooms instead of scrolling.
+    const double zoom = vp->zoom();
+    sendWheel(vp, 120, Qt::ControlModifier);
+    QVERIFY(vp->zoom() > zoom);
+    QCOMPARE(viewer->sliceIndex(), first);
+
+    // The screen shows it: the widget's pixels change with the slice.
+    const QImage screenBefore = vp->grab().toImage();
+    viewer->showSlice(60);
+    QTRY_COMPARE(shown.last().at(0).toInt(), 60);
+    QVERIFY(vp->grab().toImage() != screenBefore);
+}
+
+void tst_Workstation::reopeningUsesTheCacheWithoutReseeding()
+{
+    m_window.reset();
+    m_ws.reset();
+    Workstation::Options options;
+    options.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
+    Workstation again(options);
+    QSignalSpy changed(&again, &Workstation::studiesChanged);
+    QVERIFY(!again.start().isError());
+    QVERIFY(!again.isSeeding());
+    QVERIFY(changed.wait(10000));
+    QCOMPARE(again.studies().size(), 3);
+}
+
+QTEST_MAIN(tst_Workstation)
+#include "tst_workstation.moc"
