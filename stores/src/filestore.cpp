@@ -95,12 +95,30 @@ struct FileStore::State
     int journalFd = -1;
     std::unique_ptr<QLockFile> lock;
 
-    ~State()
+    bool closed = false;
+
+    ~State() { close(); }
+
+    /// Persists access times (so LRU order survives a clean restart) and releases the directory. Jobs that
+    /// still hold the state afterwards fail with a clear error instead of touching a closed cache.
+    void close()
     {
+        QMutexLocker locker(&mutex);
+        if (closed)
+            return;
+        closed = true;
         if (journalFd >= 0) {
-            compactJournalLocked();  // persists access times, so LRU order survives a clean restart
+            compactJournalLocked();
             ::close(journalFd);
+            journalFd = -1;
         }
+        if (lock)
+            lock->unlock();
+    }
+
+    Error closedError() const
+    {
+        return Error(ErrorCode::Cancelled, QStringLiteral("the disk cache %1 was closed").arg(root));
     }
 
     QString objectPath(const QString &key, quint64 version) const
@@ -164,6 +182,10 @@ struct FileStore::State
         fsyncPath(root);
         if (journalFd >= 0)
             ::close(journalFd);
+        if (closed) {
+            journalFd = -1;
+            return Error();
+        }
         journalFd = ::open(QFile::encodeName(journalPath()).constData(), O_WRONLY | O_APPEND | O_CLOEXEC);
         return journalFd >= 0 ? Error() : ioError(QStringLiteral("cannot open the cache index"), errno);
     }
@@ -289,7 +311,10 @@ Result<std::unique_ptr<FileStore>> FileStore::open(const QString &root, qint64 b
 
 FileStore::FileStore(std::shared_ptr<State> state) : d(std::move(state)) {}
 
-FileStore::~FileStore() = default;
+FileStore::~FileStore()
+{
+    d->close();
+}
 
 QString FileStore::root() const { return d->root; }
 
@@ -335,6 +360,8 @@ ResultJob<BlobInfo> *FileStore::stat(const QString &key)
 {
     return makeJob<BlobInfo>([d = d, key](const CancelToken &) -> Result<BlobInfo> {
         QMutexLocker lock(&d->mutex);
+        if (d->closed)
+            return d->closedError();
         if (const Entry *e = d->entries.find(key))
             return e->info;
         return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
@@ -347,6 +374,8 @@ ResultJob<QList<BlobInfo>> *FileStore::query(const BlobQuery &query)
         QList<BlobInfo> out;
         {
             QMutexLocker lock(&d->mutex);
+            if (d->closed)
+                return d->closedError();
             for (const QString &key : d->entries.order()) {
                 const Entry *e = d->entries.find(key);
                 if (query.matches(e->info))
@@ -366,6 +395,8 @@ ResultJob<ByteView> *FileStore::read(const QString &key, ByteRange range)
         // Opened under the lock so eviction cannot delete the file in between; once open (and mapped) the
         // bytes stay readable even if the file is unlinked later.
         QMutexLocker lock(&d->mutex);
+        if (d->closed)
+            return d->closedError();
         Entry *e = d->entries.find(key);
         if (!e)
             return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
@@ -396,6 +427,8 @@ ResultJob<BlobWriterPtr> *FileStore::reserve(const QString &key, qint64 size)
         quint64 version = 0;
         {
             QMutexLocker lock(&d->mutex);
+            if (d->closed)
+                return d->closedError();
             if (d->budget > 0 && size > d->budget) {
                 return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' of %2 bytes exceeds the cache budget of %3 bytes")
                                                       .arg(key).arg(size).arg(d->budget));
@@ -463,6 +496,8 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
         QStringList evicted;
         {
             QMutexLocker lock(&d->mutex);
+            if (d->closed)
+                return d->closedError();
             if (::rename(QFile::encodeName(w->file.fileName()).constData(), QFile::encodeName(target).constData()) != 0)
                 return ioError(QStringLiteral("cannot move blob '%1' into the cache").arg(w->key()), errno);
             w->committed = true;  // the staging file is gone; the writer must not delete anything now
@@ -493,6 +528,8 @@ ResultJob<Done> *FileStore::remove(const QString &key)
     return makeJob<Done>([d = d, key, notifier = notifier()](const CancelToken &) -> Result<Done> {
         {
             QMutexLocker lock(&d->mutex);
+            if (d->closed)
+                return d->closedError();
             const Entry *e = d->entries.find(key);
             if (!e)
                 return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));

@@ -153,7 +153,8 @@ void tst_Workstation::reopeningUsesTheCacheWithoutReseeding()
     options.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
     Workstation again(options);
     QSignalSpy changed(&again, &Workstation::studiesChanged);
-    QVERIFY(!again.start().isError());
+    const Error started = again.start();
+    QVERIFY2(!started.isError(), qPrintable(started.toString()));
     QVERIFY(!again.isSeeding());
     QVERIFY(changed.wait(10000));
     QCOMPARE(again.studies().size(), 3);

@@ -70,6 +70,7 @@ void tst_Job::finishedExactlyOnceUnderBothPolicies()
 {
     QFETCH(ExecutionPolicy, policy);
     auto *job = new TimerJob(5);
+    job->setAutoDelete(false);  // we cancel it after it finished, below
     int calls = 0;
     // The same callback code for both policies.
     connect(job, &Job::finished, this, [&calls](Job *j) {
@@ -81,6 +82,7 @@ void tst_Job::finishedExactlyOnceUnderBothPolicies()
     job->cancel();  // after finishing: nothing more
     QTest::qWait(20);  // let any stray second emission surface (there must be none)
     QCOMPARE(calls, 1);
+    delete job;
 }
 
 void tst_Job::asyncReturnsBeforeTheCallback()

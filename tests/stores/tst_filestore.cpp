@@ -95,6 +95,7 @@ private Q_SLOTS:
     void expectedDigestMismatchCommitsNothing();
     void oversizedBlobIsRefused();
     void abandonedReservationLeavesNothing();
+    void closingReleasesTheCacheEvenWhileJobsLinger();
 };
 
 void tst_FileStore::roundTripRangesAndEmptyBlobs()
@@ -402,6 +403,23 @@ void tst_FileStore::abandonedReservationLeavesNothing()
     }
     QVERIFY(filesUnder(dir.filePath(QStringLiteral("staging"))).isEmpty());
     QCOMPARE(runSync(store->stat(QStringLiteral("k"))).error().code(), ErrorCode::NotFound);
+}
+
+void tst_FileStore::closingReleasesTheCacheEvenWhileJobsLinger()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    QVERIFY(putBlob(*store, QStringLiteral("k"), pattern(100, 1)).isOk());
+    auto *lingering = store->read(QStringLiteral("k"));  // created, not yet run: it holds the store's state
+    lingering->setAutoDelete(false);
+    store.reset();
+    auto reopened = openStore(dir.path());               // the lock was released all the same
+    QVERIFY(reopened);
+    QCOMPARE(readBlob(*reopened, QStringLiteral("k")), pattern(100, 1));
+    lingering->start(ExecutionPolicy::Sync);
+    QCOMPARE(lingering->error().code(), ErrorCode::Cancelled);  // a clear error, not a closed file touched
+    QVERIFY(lingering->error().message().contains(QLatin1String("closed")));
+    delete lingering;
 }
 
 QTEST_GUILESS_MAIN(tst_FileStore)
