@@ -10,6 +10,10 @@
 #include <QTest>
 
 #include <cmath>
+#include <random>
+
+#include <dcmtk/config/osconfig.h>
+#include <dcmtk/dcmdata/dctk.h>
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -28,6 +32,8 @@ private Q_SLOTS:
     void baselineJpegMatchesAnIndependentDecoder();
     void monochrome1IsReported();
     void identityOnlyReadsTheHeader();
+    void pixelEncodingsDecodeToTheirValues_data();
+    void pixelEncodingsDecodeToTheirValues();
     void badInputGivesClearErrors_data();
     void badInputGivesClearErrors();
 
@@ -213,6 +219,119 @@ void tst_Decoder::identityOnlyReadsTheHeader()
     Result<DicomIdentity> none = readDicomIdentity(ByteView(QByteArray("just some bytes")));
     QVERIFY(none.isOk());
     QVERIFY(!none.value().isValid());
+}
+
+namespace {
+// A small image built directly with DCMTK: `values` are the intended sample values (signed where asked),
+// packed into words with junk above Bits Stored, so the decoder has to shift, mask and sign-extend.
+QByteArray makeImage(int bitsAllocated, int bitsStored, int highBit, bool isSigned, int samples, int planar,
+                     const QList<int> &values, E_TransferSyntax xfer, int columns, int rows)
+{
+    DcmFileFormat ff;
+    DcmDataset *ds = ff.getDataset();
+    ds->putAndInsertString(DCM_SOPClassUID, UID_SecondaryCaptureImageStorage);
+    ds->putAndInsertString(DCM_SOPInstanceUID, "2.25.1234");
+    ds->putAndInsertString(DCM_StudyInstanceUID, "2.25.1");
+    ds->putAndInsertString(DCM_SeriesInstanceUID, "2.25.2");
+    ds->putAndInsertString(DCM_PatientID, "TEST");
+    ds->putAndInsertUint16(DCM_SamplesPerPixel, Uint16(samples));
+    ds->putAndInsertString(DCM_PhotometricInterpretation, samples == 3 ? "RGB" : "MONOCHROME2");
+    if (samples == 3)
+        ds->putAndInsertUint16(DCM_PlanarConfiguration, Uint16(planar));
+    ds->putAndInsertUint16(DCM_Rows, Uint16(rows));
+    ds->putAndInsertUint16(DCM_Columns, Uint16(columns));
+    ds->putAndInsertUint16(DCM_BitsAllocated, Uint16(bitsAllocated));
+    ds->putAndInsertUint16(DCM_BitsStored, Uint16(bitsStored));
+    ds->putAndInsertUint16(DCM_HighBit, Uint16(highBit));
+    ds->putAndInsertUint16(DCM_PixelRepresentation, isSigned ? 1 : 0);
+    const int shift = highBit + 1 - bitsStored;
+    const unsigned mask = (1u << bitsStored) - 1;
+    const unsigned junk = bitsAllocated == 16 ? (0xFFFFu & ~(mask << shift)) : (0xFFu & ~(mask << shift));
+    if (bitsAllocated == 16) {
+        std::vector<Uint16> words;
+        for (int v : values)
+            words.push_back(Uint16(((unsigned(v) & mask) << shift) | (junk & 0xA5A5u)));
+        ds->putAndInsertUint16Array(DCM_PixelData, words.data(), static_cast<unsigned long>(words.size()));
+    } else {
+        std::vector<Uint8> bytes;
+        for (int v : values)
+            bytes.push_back(Uint8(((unsigned(v) & mask) << shift) | (junk & 0xA5u)));
+        ds->putAndInsertUint8Array(DCM_PixelData, bytes.data(), static_cast<unsigned long>(bytes.size()));
+    }
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("x.dcm"));
+    if (ff.saveFile(path.toLocal8Bit().constData(), xfer).bad())
+        return QByteArray();
+    return readFile(path);
+}
+} // namespace
+
+Q_DECLARE_METATYPE(E_TransferSyntax)
+
+void tst_Decoder::pixelEncodingsDecodeToTheirValues_data()
+{
+    QTest::addColumn<int>("bitsAllocated");
+    QTest::addColumn<int>("bitsStored");
+    QTest::addColumn<int>("highBit");
+    QTest::addColumn<bool>("isSigned");
+    QTest::addColumn<int>("samples");
+    QTest::addColumn<int>("planar");
+    QTest::addColumn<E_TransferSyntax>("xfer");
+    QTest::addColumn<int>("format");
+    const auto le = EXS_LittleEndianExplicit;
+    QTest::newRow("16-bit unsigned, all bits") << 16 << 16 << 15 << false << 1 << 0 << le << int(PixelFormat::Gray16);
+    QTest::newRow("16-bit signed, 12 stored") << 16 << 12 << 11 << true << 1 << 0 << le << int(PixelFormat::Gray16Signed);
+    QTest::newRow("16-bit signed, all bits") << 16 << 16 << 15 << true << 1 << 0 << le << int(PixelFormat::Gray16Signed);
+    QTest::newRow("16-bit unsigned, 10 stored, high bit 13") << 16 << 10 << 13 << false << 1 << 0 << le << int(PixelFormat::Gray16);
+    QTest::newRow("16-bit signed, implicit VR") << 16 << 12 << 11 << true << 1 << 0 << EXS_LittleEndianImplicit << int(PixelFormat::Gray16Signed);
+    QTest::newRow("16-bit signed, big endian") << 16 << 12 << 11 << true << 1 << 0 << EXS_BigEndianExplicit << int(PixelFormat::Gray16Signed);
+    QTest::newRow("8-bit unsigned") << 8 << 8 << 7 << false << 1 << 0 << le << int(PixelFormat::Gray8);
+    QTest::newRow("8-bit signed, 7 stored") << 8 << 7 << 6 << true << 1 << 0 << le << int(PixelFormat::Gray8Signed);
+    QTest::newRow("8-bit unsigned, implicit VR") << 8 << 8 << 7 << false << 1 << 0 << EXS_LittleEndianImplicit << int(PixelFormat::Gray8);
+    QTest::newRow("RGB interleaved") << 8 << 8 << 7 << false << 3 << 0 << le << int(PixelFormat::Rgb24);
+    QTest::newRow("RGB planar") << 8 << 8 << 7 << false << 3 << 1 << le << int(PixelFormat::Rgb24);
+}
+
+void tst_Decoder::pixelEncodingsDecodeToTheirValues()
+{
+    QFETCH(int, bitsAllocated);
+    QFETCH(int, bitsStored);
+    QFETCH(int, highBit);
+    QFETCH(bool, isSigned);
+    QFETCH(int, samples);
+    QFETCH(int, planar);
+    QFETCH(E_TransferSyntax, xfer);
+    QFETCH(int, format);
+    const int columns = 7, rows = 5;  // odd sizes on purpose
+    const int lo = isSigned ? -(1 << (bitsStored - 1)) : 0;
+    const int hi = isSigned ? (1 << (bitsStored - 1)) - 1 : (1 << bitsStored) - 1;
+    std::mt19937 rng(42);
+    std::uniform_int_distribution<int> dist(lo, hi);
+    QList<int> values;  // in the order they are stored (planes one after another when planar)
+    for (int i = 0; i < columns * rows * samples; ++i)
+        values << (i == 0 ? lo : i == 1 ? hi : dist(rng));
+    const QByteArray file = makeImage(bitsAllocated, bitsStored, highBit, isSigned, samples, planar, values, xfer, columns, rows);
+    QVERIFY(!file.isEmpty());
+    Result<DecodedImage> decoded = decodeDicom(ByteView(file));
+    QVERIFY2(decoded.isOk(), qPrintable(decoded.error().toString()));
+    const PixelBuffer &px = decoded.value().pixels;
+    QCOMPARE(int(px.format()), format);
+    QCOMPARE(px.width(), columns);
+    QCOMPARE(px.height(), rows);
+    for (int y = 0; y < rows; ++y) {
+        for (int x = 0; x < columns; ++x) {
+            const int i = y * columns + x;
+            if (samples == 1) {
+                QCOMPARE(px.valueAt(x, y), values[i]);
+            } else {
+                const uchar *rgb = px.frameData(0) + 3 * i;
+                for (int c = 0; c < 3; ++c) {
+                    const int expected = planar ? values[c * columns * rows + i] : values[3 * i + c];
+                    QCOMPARE(int(rgb[c]), expected);
+                }
+            }
+        }
+    }
 }
 
 void tst_Decoder::badInputGivesClearErrors_data()
