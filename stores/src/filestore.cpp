@@ -87,7 +87,11 @@ bool entryFromRecord(const QJsonObject &o, Entry *e)
 struct FileStore::State
 {
     QString root;
-    mutable QMutex mutex;  // guards everything below, and the order of renames and journal appends
+    // Two locks, always taken in this order. journalMutex serialises changes to the disk — renames, journal
+    // appends, deletions — and may be held across fsync. mutex guards the in-memory index below and is only ever
+    // held briefly, so readers (and the GUI thread asking for usage()) never wait on the disk.
+    QMutex journalMutex;
+    mutable QMutex mutex;
     LruMap<Entry> entries;
     qint64 total = 0;
     qint64 budget = 0;
@@ -103,6 +107,7 @@ struct FileStore::State
     /// still hold the state afterwards fail with a clear error instead of touching a closed cache.
     void close()
     {
+        QMutexLocker journalLocker(&journalMutex);
         QMutexLocker locker(&mutex);
         if (closed)
             return;
@@ -190,27 +195,38 @@ struct FileStore::State
         return journalFd >= 0 ? Error() : ioError(QStringLiteral("cannot open the cache index"), errno);
     }
 
-    /// Evicts under the budget (never `keep`), journals the removals, deletes the files.
-    QStringList evictLocked(const QString &keep)
+    /// Evicts least recently used blobs (never `keep`) until the budget holds: out of the index, then into
+    /// the journal, then off the disk. Caller holds journalMutex, not mutex.
+    QStringList evictJournalLocked(const QString &keep)
     {
         QList<Entry> victims;
-        for (const QString &key : entries.order()) {
-            if (key != keep)
+        {
+            QMutexLocker locker(&mutex);
+            if (budget <= 0)
+                return {};
+            auto it = entries.order().begin();
+            while (total > budget && it != entries.order().end()) {
+                const QString key = *it++;
+                if (key == keep)
+                    continue;
                 victims << *entries.find(key);
+                total -= victims.last().info.size;
+                entries.remove(key);
+            }
         }
-        QStringList evicted = evictToBudget(entries, total, budget, keep, [](const Entry &e) { return e.info.size; });
         QList<QJsonObject> records;
-        for (const QString &key : evicted)
-            records << QJsonObject{{QStringLiteral("op"), QStringLiteral("del")}, {QStringLiteral("key"), key}};
+        QStringList keys;
+        for (const Entry &v : victims) {
+            records << QJsonObject{{QStringLiteral("op"), QStringLiteral("del")}, {QStringLiteral("key"), v.info.key}};
+            keys << v.info.key;
+        }
         if (!records.isEmpty()) {
             if (Error e = appendLocked(records); e.isError())
-                qCWarning(lcStores) << "eviction not journalled; files stay until the next open:" << e.toString();
+                qCWarning(lcStores) << "eviction not journalled; the blobs come back at the next open:" << e.toString();
         }
-        for (const Entry &v : victims) {
-            if (evicted.contains(v.info.key))
-                QFile::remove(objectPath(v.info.key, v.info.version));
-        }
-        return evicted;
+        for (const Entry &v : victims)
+            QFile::remove(objectPath(v.info.key, v.info.version));
+        return keys;
     }
 
     Error openLocked();
@@ -301,10 +317,13 @@ Result<std::unique_ptr<FileStore>> FileStore::open(const QString &root, qint64 b
     state->root = QDir(root).absolutePath();
     state->budget = std::max<qint64>(0, budgetBytes);
     {
-        QMutexLocker lock(&state->mutex);
-        if (Error e = state->openLocked(); e.isError())
-            return e;
-        state->evictLocked(QString());
+        QMutexLocker journalLock(&state->journalMutex);
+        {
+            QMutexLocker lock(&state->mutex);
+            if (Error e = state->openLocked(); e.isError())
+                return e;
+        }
+        state->evictJournalLocked(QString());
     }
     return std::unique_ptr<FileStore>(new FileStore(std::move(state)));
 }
@@ -495,7 +514,7 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
         const QString target = d->objectPath(w->key(), w->version);
         QStringList evicted;
         {
-            QMutexLocker lock(&d->mutex);
+            QMutexLocker journalLock(&d->journalMutex);
             if (d->closed)
                 return d->closedError();
             if (::rename(QFile::encodeName(w->file.fileName()).constData(), QFile::encodeName(target).constData()) != 0)
@@ -509,13 +528,19 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
                 QFile::remove(target);  // without its record the file would be an orphan: not committed
                 return e.withContext(QStringLiteral("blob '%1' not committed").arg(w->key()));
             }
-            if (const Entry *old = d->entries.find(w->key())) {
-                d->total -= old->info.size;
-                QFile::remove(d->objectPath(old->info.key, old->info.version));
+            QString oldPath;
+            {
+                QMutexLocker lock(&d->mutex);
+                if (const Entry *old = d->entries.find(w->key())) {
+                    d->total -= old->info.size;
+                    oldPath = d->objectPath(old->info.key, old->info.version);
+                }
+                d->entries.insert(w->key(), entry);
+                d->total += entry.info.size;
             }
-            d->entries.insert(w->key(), entry);
-            d->total += entry.info.size;
-            evicted = d->evictLocked(w->key());
+            if (!oldPath.isEmpty())
+                QFile::remove(oldPath);  // readers that mapped it keep their mapping
+            evicted = d->evictJournalLocked(w->key());
         }
         notifier->announceCommitted(entry.info);
         notifier->announceRemoved(evicted);
@@ -527,18 +552,25 @@ ResultJob<Done> *FileStore::remove(const QString &key)
 {
     return makeJob<Done>([d = d, key, notifier = notifier()](const CancelToken &) -> Result<Done> {
         {
-            QMutexLocker lock(&d->mutex);
+            QMutexLocker journalLock(&d->journalMutex);
             if (d->closed)
                 return d->closedError();
-            const Entry *e = d->entries.find(key);
-            if (!e)
-                return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
-            const QString path = d->objectPath(key, e->info.version);
+            QString path;
+            {
+                QMutexLocker lock(&d->mutex);
+                const Entry *e = d->entries.find(key);
+                if (!e)
+                    return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+                path = d->objectPath(key, e->info.version);
+            }
             if (Error err = d->appendLocked({QJsonObject{{QStringLiteral("op"), QStringLiteral("del")},
                                                          {QStringLiteral("key"), key}}}); err.isError())
                 return err;
-            d->total -= e->info.size;
-            d->entries.remove(key);
+            {
+                QMutexLocker lock(&d->mutex);
+                d->total -= d->entries.find(key)->info.size;
+                d->entries.remove(key);
+            }
             QFile::remove(path);
         }
         notifier->announceRemoved({key});
@@ -556,9 +588,12 @@ void FileStore::setBudget(qint64 budgetBytes)
 {
     QStringList evicted;
     {
-        QMutexLocker lock(&d->mutex);
-        d->budget = std::max<qint64>(0, budgetBytes);
-        evicted = d->evictLocked(QString());
+        QMutexLocker journalLock(&d->journalMutex);
+        {
+            QMutexLocker lock(&d->mutex);
+            d->budget = std::max<qint64>(0, budgetBytes);
+        }
+        evicted = d->evictJournalLocked(QString());
     }
     notifier()->announceRemoved(evicted);
 }
