@@ -65,6 +65,31 @@ private Q_SLOTS:
         QCOMPARE(qGray(img.pixel(0, 0)), 0);  // air, below the brain window
     }
 
+    void workstationScreenshotShowsTheDemoCt()
+    {
+        QTemporaryDir dir;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), dir.filePath(QStringLiteral("cache")));
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        p.setProcessEnvironment(env);
+        const QString png = dir.filePath(QStringLiteral("ct.png"));
+        p.start(QStringLiteral(SPECTRUM_GUI_EXECUTABLE), {QStringLiteral("--screenshot"), png, QStringLiteral("--open"),
+                                                          QStringLiteral("demo-ct"), QStringLiteral("--slice"), QStringLiteral("120")});
+        QVERIFY(p.waitForFinished(180000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        const QImage shot(png);
+        QCOMPARE(shot.size(), QSize(1400, 900));
+        // The middle of the window is the phantom: brain grey, not the empty black of a missing image.
+        const QColor centre = shot.pixelColor(shot.width() / 2 + 110, shot.height() / 2 + 100);
+        QVERIFY2(qGray(centre.rgb()) > 60 && qGray(centre.rgb()) < 200, qPrintable(centre.name()));
+        // An unknown study is a clear error, not a hang.
+        p.start(QStringLiteral(SPECTRUM_GUI_EXECUTABLE), {QStringLiteral("--screenshot"), png, QStringLiteral("--open"), QStringLiteral("2.25.999")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(p.readAllStandardError().contains("no study '2.25.999'"));
+    }
+
     void errorsAreClearAndNonZero()
     {
         QTemporaryDir dir;

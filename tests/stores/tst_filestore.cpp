@@ -6,6 +6,7 @@
 
 #include <QDir>
 #include <QDirIterator>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -96,6 +97,7 @@ private Q_SLOTS:
     void oversizedBlobIsRefused();
     void abandonedReservationLeavesNothing();
     void closingReleasesTheCacheEvenWhileJobsLinger();
+    void concurrentReadersNeverSeeAMix();
 };
 
 void tst_FileStore::roundTripRangesAndEmptyBlobs()
@@ -420,6 +422,42 @@ void tst_FileStore::closingReleasesTheCacheEvenWhileJobsLinger()
     QCOMPARE(lingering->error().code(), ErrorCode::Cancelled);  // a clear error, not a closed file touched
     QVERIFY(lingering->error().message().contains(QLatin1String("closed")));
     delete lingering;
+}
+
+void tst_FileStore::concurrentReadersNeverSeeAMix()
+{
+    // A writer commits version after version of one key (each filled with one byte value) while readers on
+    // other threads read it: every read must be one whole version, never parts of two.
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    constexpr int size = 256 * 1024;
+    QVERIFY(putBlob(*store, QStringLiteral("k"), QByteArray(size, char(0))).isOk());
+    std::atomic<bool> stop{false};
+    std::atomic<int> reads{0}, mixed{0}, failures{0};
+    auto reader = [&] {
+        while (!stop.load()) {
+            Result<ByteView> v = runSync(store->read(QStringLiteral("k")));
+            if (!v.isOk()) {
+                ++failures;
+                continue;
+            }
+            const ByteView &b = v.value();
+            if (b.size() != size || std::count(b.data(), b.data() + b.size(), b.data()[0]) != size)
+                ++mixed;
+            ++reads;
+        }
+    };
+    QFuture<void> r1 = QtConcurrent::run(reader);
+    QFuture<void> r2 = QtConcurrent::run(reader);
+    for (int version = 1; version <= 30; ++version)
+        QVERIFY(putBlob(*store, QStringLiteral("k"), QByteArray(size, char(version))).isOk());
+    stop = true;
+    r1.waitForFinished();
+    r2.waitForFinished();
+    QVERIFY(reads.load() > 0);
+    QCOMPARE(mixed.load(), 0);
+    QCOMPARE(failures.load(), 0);
+    QCOMPARE(readBlob(*store, QStringLiteral("k")), QByteArray(size, char(30)));
 }
 
 QTEST_GUILESS_MAIN(tst_FileStore)
