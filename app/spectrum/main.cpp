@@ -139,10 +139,11 @@ int main(int argc, char **argv)
     options.diskBudgetBytes = WorkstationPaths::diskBudgetBytes();
     options.seedDemoWhenEmpty = !parser.isSet(QStringLiteral("no-demo"));
     Workstation workstation(options);
-    if (Error e = workstation.start(); e.isError()) {
-        std::fprintf(stderr, "spectrum: %s\n", qPrintable(e.toString()));
-        return 1;
-    }
+    QObject::connect(&workstation, &Workstation::startFailed, &app, [](const Error &e) {
+        std::fprintf(stderr, "spectrum: cannot open the local cache: %s\n", qPrintable(e.toString()));
+        QCoreApplication::exit(1);
+    });
+    workstation.start();
 
     MainWindow window(&workstation);
     std::unique_ptr<ScreenshotTaker> screenshot;

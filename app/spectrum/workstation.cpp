@@ -17,6 +17,8 @@ Workstation::Workstation(Options options, QObject *parent) : QObject(parent), m_
 Workstation::~Workstation()
 {
     // Jobs on the pool use the store: stop them and let them drain before it goes away.
+    if (m_openJob)
+        m_openJob->cancel();
     if (m_seedJob)
         m_seedJob->cancel();
     if (m_refreshJob)
@@ -24,18 +26,26 @@ Workstation::~Workstation()
     blockingPool()->waitForDone();
 }
 
-Error Workstation::start()
+void Workstation::start()
 {
-    auto store = FileStore::open(m_options.cacheDirectory, m_options.diskBudgetBytes);
-    if (!store.isOk())
-        return store.error();
-    m_store = store.takeValue();
-    connect(m_store.get(), &BlobStore::blobCommitted, this, [this] { m_refreshTimer.start(); });
-    connect(m_store.get(), &BlobStore::blobRemoved, this, [this] { m_refreshTimer.start(); });
-    if (m_options.seedDemoWhenEmpty && m_store->usage().blobs == 0)
-        seedDemo();
-    refreshStudies();
-    return Error();
+    Q_EMIT statusMessage(tr("Opening the local cache %1…").arg(m_options.cacheDirectory));
+    auto *job = FileStore::openJob(m_options.cacheDirectory, m_options.diskBudgetBytes);
+    m_openJob = job;
+    connect(job, &Job::finished, this, [this, job] {
+        m_openJob = nullptr;
+        if (job->hasError()) {
+            Q_EMIT startFailed(job->error());
+            return;
+        }
+        m_store = job->result().value();
+        connect(m_store.get(), &BlobStore::blobCommitted, this, [this] { m_refreshTimer.start(); });
+        connect(m_store.get(), &BlobStore::blobRemoved, this, [this] { m_refreshTimer.start(); });
+        Q_EMIT started();
+        if (m_options.seedDemoWhenEmpty && m_store->usage().blobs == 0)
+            seedDemo();
+        refreshStudies();
+    });
+    job->start(ExecutionPolicy::Async);
 }
 
 const StudySummary *Workstation::findStudy(const QString &uidOrAlias) const

@@ -26,8 +26,10 @@ public:
     explicit Workstation(Options options, QObject *parent = nullptr);
     ~Workstation() override;
 
-    /// Opens the cache (blocking, a few milliseconds: it replays the index) and starts loading studies.
-    Error start();
+    /// Opens the cache on the pool (replaying its index can take a while for a big cache), then loads the
+    /// studies, seeding the demo archive first into an empty cache. Emits started() or errorOccurred().
+    void start();
+    bool isStarted() const { return m_store != nullptr; }
 
     BlobStore *localStore() const { return m_store.get(); }
     const QList<StudySummary> &studies() const { return m_studies; }
@@ -36,6 +38,10 @@ public:
     bool isSeeding() const { return m_seedJob != nullptr; }
 
 Q_SIGNALS:
+    /// The cache is open; studies follow.
+    void started();
+    /// The cache could not be opened: the workstation cannot work (the error says why).
+    void startFailed(const spectrum::Error &error);
     void studiesChanged();
     /// A line for the status bar.
     void statusMessage(const QString &message);
@@ -49,7 +55,8 @@ private:
     void seedDemo();
 
     Options m_options;
-    std::unique_ptr<FileStore> m_store;
+    std::shared_ptr<FileStore> m_store;
+    Job *m_openJob = nullptr;
     QList<StudySummary> m_studies;
     QTimer m_refreshTimer;  // coalesces bursts of commits into one refresh
     Job *m_seedJob = nullptr;

@@ -13,6 +13,7 @@
 #include <QLockFile>
 #include <QMutex>
 #include <QStorageInfo>
+#include <QThread>
 
 #include <algorithm>
 #include <cerrno>
@@ -326,6 +327,19 @@ Result<std::unique_ptr<FileStore>> FileStore::open(const QString &root, qint64 b
         state->evictJournalLocked(QString());
     }
     return std::unique_ptr<FileStore>(new FileStore(std::move(state)));
+}
+
+ResultJob<std::shared_ptr<FileStore>> *FileStore::openJob(const QString &root, qint64 budgetBytes)
+{
+    QThread *caller = QThread::currentThread();
+    return makeJob<std::shared_ptr<FileStore>>([root, budgetBytes, caller](const CancelToken &) -> Result<std::shared_ptr<FileStore>> {
+        Result<std::unique_ptr<FileStore>> opened = open(root, budgetBytes);
+        if (!opened.isOk())
+            return opened.error();
+        std::shared_ptr<FileStore> store(opened.takeValue());
+        store->moveToThread(caller);  // pushed from the thread that created it, as Qt requires
+        return store;
+    });
 }
 
 FileStore::FileStore(std::shared_ptr<State> state) : d(std::move(state)) {}

@@ -50,6 +50,7 @@ private Q_SLOTS:
     void demoStudiesFillTheList();
     void openScrollAndWindowTheCt();
     void reopeningUsesTheCacheWithoutReseeding();
+    void aCacheInUseIsAClearStartError();
 
 private:
     QTemporaryDir m_dir;
@@ -63,7 +64,10 @@ void tst_Workstation::initTestCase()
     options.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
     m_ws = std::make_unique<Workstation>(options);
     QSignalSpy seeded(m_ws.get(), &Workstation::seedingFinished);
-    QVERIFY(!m_ws->start().isError());
+    QSignalSpy started(m_ws.get(), &Workstation::started);
+    m_ws->start();
+    QVERIFY(!m_ws->isStarted());  // opening the cache does not block the caller
+    QVERIFY(started.wait(10000));
     QVERIFY(m_ws->isSeeding());
     m_window = std::make_unique<MainWindow>(m_ws.get());
     m_window->show();
@@ -153,11 +157,28 @@ void tst_Workstation::reopeningUsesTheCacheWithoutReseeding()
     options.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
     Workstation again(options);
     QSignalSpy changed(&again, &Workstation::studiesChanged);
-    const Error started = again.start();
-    QVERIFY2(!started.isError(), qPrintable(started.toString()));
-    QVERIFY(!again.isSeeding());
+    QSignalSpy failed(&again, &Workstation::startFailed);
+    again.start();
     QVERIFY(changed.wait(10000));
+    QCOMPARE(failed.count(), 0);
+    QVERIFY(!again.isSeeding());
     QCOMPARE(again.studies().size(), 3);
+}
+
+void tst_Workstation::aCacheInUseIsAClearStartError()
+{
+    QTemporaryDir dir;
+    auto holder = FileStore::open(dir.path(), 0);  // another workstation has it open
+    QVERIFY(holder.isOk());
+    Workstation::Options options;
+    options.cacheDirectory = dir.path();
+    Workstation ws(options);
+    QSignalSpy failed(&ws, &Workstation::startFailed);
+    ws.start();
+    QVERIFY(failed.wait(10000));
+    const Error e = failed.first().first().value<Error>();
+    QCOMPARE(e.code(), ErrorCode::Busy);
+    QVERIFY(e.message().contains(QLatin1String("in use")));
 }
 
 QTEST_MAIN(tst_Workstation)

@@ -121,7 +121,7 @@ protected:
     std::shared_ptr<StoreNotifier> notifier() const { return m_notifier; }
 
 private:
-    std::shared_ptr<StoreNotifier> m_notifier;
+    std::shared_ptr<StoreNotifier> m_notifier;  // its queued connections deliver on the store's thread
 };
 
 } // namespace spectrum

@@ -26,6 +26,9 @@ public:
     /// crash. ErrorCode::Busy when another process has it open; Io when the directory is not writable.
     /// `budgetBytes` 0: no budget.
     static Result<std::unique_ptr<FileStore>> open(const QString &root, qint64 budgetBytes);
+    /// The same as a job: the index is replayed on the pool, and the store handed back belongs to the thread
+    /// that started the job (its signals arrive there). For callers that must not block, like the GUI.
+    static ResultJob<std::shared_ptr<FileStore>> *openJob(const QString &root, qint64 budgetBytes);
     ~FileStore() override;
 
     QString kind() const override { return QStringLiteral("file"); }
