@@ -7,6 +7,9 @@
 #include "spectrum/imaging/windowlevel.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/studycatalog.h"
+#include "spectrum/transfer/blobclient.h"
+#include "spectrum/transfer/buffersink.h"
+#include "spectrum/transfer/filesink.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -14,7 +17,6 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
-#include <QGuiApplication>
 
 #include <cstdio>
 
@@ -206,6 +208,211 @@ int cmdRender(const QStringList &args)
     return 0;
 }
 
+// ---- blob:// commands ----
+
+void addTransferOptions(QCommandLineParser &p)
+{
+    p.addOption({QStringLiteral("token-file"), QStringLiteral("File holding the server's token (default: $SPECTRUM_TOKEN)."), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("streams"), QStringLiteral("Data connections (default 4)."), QStringLiteral("N"), QStringLiteral("4")});
+    p.addOption({QStringLiteral("chunk"), QStringLiteral("Chunk size in KiB (default 4096)."), QStringLiteral("KIB"), QStringLiteral("4096")});
+    p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds without progress before a connection counts as failed (default 30)."), QStringLiteral("S"), QStringLiteral("30")});
+}
+
+struct BlobTarget
+{
+    std::unique_ptr<BlobClient> client;
+    QString key;
+};
+
+Result<BlobTarget> target(const QCommandLineParser &p, const QString &url)
+{
+    auto parsed = BlobEndpoint::fromUrl(QUrl(url));
+    if (!parsed.isOk())
+        return parsed.error();
+    BlobEndpoint ep = parsed.value().first;
+    if (p.isSet(QStringLiteral("token-file"))) {
+        QFile f(p.value(QStringLiteral("token-file")));
+        if (!f.open(QIODevice::ReadOnly))
+            return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(f.fileName(), f.errorString()));
+        ep.token = QString::fromUtf8(f.readAll()).trimmed();
+    } else {
+        ep.token = qEnvironmentVariable("SPECTRUM_TOKEN");
+    }
+    BlobTarget t;
+    t.client = std::make_unique<BlobClient>(ep);
+    TransferOptions o;
+    o.streams = p.value(QStringLiteral("streams")).toInt();
+    o.chunkSize = p.value(QStringLiteral("chunk")).toLongLong() * 1024;
+    o.timeoutMs = p.value(QStringLiteral("timeout")).toInt() * 1000;
+    if (o.streams < 1 || o.chunkSize < 4096 || o.timeoutMs < 1000)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("--streams ≥ 1, --chunk ≥ 4 KiB and --timeout ≥ 1 s"));
+    t.client->setDefaults(o);
+    t.key = parsed.value().second;
+    return t;
+}
+
+/// A one-line progress bar on a terminal; nothing when stderr is a file or pipe.
+void showProgress(Job *job)
+{
+    if (!isatty(fileno(stderr)))
+        return;
+    auto clock = std::make_shared<QElapsedTimer>();
+    clock->start();
+    QObject::connect(job, &Job::progress, job, [clock](qint64 done, qint64 total) {
+        const double s = std::max(1e-3, clock->nsecsElapsed() / 1e9);
+        const int width = 30;
+        const int filled = total > 0 ? int(width * done / total) : width;
+        std::fprintf(stderr, "\r[%s%s] %5.1f%%  %.1f MB/s ", QByteArray(filled, '#').constData(),
+                     QByteArray(width - filled, ' ').constData(), total > 0 ? 100.0 * done / total : 100.0, done / s / 1e6);
+    });
+    QObject::connect(job, &Job::finished, job, [] { std::fprintf(stderr, "\n"); });
+}
+
+int cmdGet(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Fetches a blob: spectrum-cli get blob://HOST:PORT/KEY FILE|-"));
+    p.addHelpOption();
+    addTransferOptions(p);
+    p.addOption({QStringLiteral("range"), QStringLiteral("Only bytes [BEGIN, END)."), QStringLiteral("BEGIN-END")});
+    p.addPositionalArgument(QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY"));
+    p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("Output file, or - for standard output."));
+    p.process(args);
+    if (p.positionalArguments().size() != 2)
+        return fail(QStringLiteral("get: URL and FILE|- are required"), 2);
+    auto t = target(p, p.positionalArguments().at(0));
+    if (!t.isOk())
+        return fail(t.error().toString(), 2);
+    ByteRange range;
+    if (p.isSet(QStringLiteral("range"))) {
+        const QStringList be = p.value(QStringLiteral("range")).split(QLatin1Char('-'));
+        bool okB = false, okE = false;
+        if (be.size() == 2)
+            range = ByteRange::of(be[0].toLongLong(&okB), be[1].toLongLong(&okE));
+        if (!okB || !okE)
+            return fail(QStringLiteral("get: --range takes BEGIN-END"), 2);
+    }
+    const QString out = p.positionalArguments().at(1);
+    const bool toStdout = out == QLatin1String("-");
+    std::unique_ptr<ByteSink> sink;
+    auto factory = [&](const RemoteBlobInfo &, qint64 begin, qint64 end) -> Result<ByteSink *> {
+        if (toStdout) {
+            auto buffer = std::make_unique<BufferSink>(end - begin);
+            if (!buffer->isValid())
+                return Error(ErrorCode::DiskFull, QStringLiteral("cannot hold %1 bytes in memory").arg(end - begin));
+            sink = std::move(buffer);
+        } else {
+            auto file = FileSink::create(out, end - begin);
+            if (!file.isOk())
+                return file.error();
+            sink = file.takeValue();
+        }
+        return sink.get();
+    };
+    auto *job = t.value().client->pull(t.value().key, factory, range);
+    qint64 written = 0;
+    if (toStdout) {
+        // Standard output gets the verified prefix as it grows: a pipe can start working at once.
+        QObject::connect(job, &Job::dataAvailable, job, [&](qint64, qint64 end) {
+            std::fwrite(sink->data() + written, 1, size_t(end - written), stdout);
+            written = end;
+        });
+    }
+    showProgress(job);
+    Result<PullResult> r = runSync(job);
+    if (!r.isOk())
+        return fail(r.error().toString());
+    if (toStdout)
+        std::fflush(stdout);
+    else if (Error e = static_cast<FileSink *>(sink.get())->sync(); e.isError())
+        return fail(e.toString());
+    const PullResult &pr = r.value();
+    const qint64 n = pr.end - pr.begin;
+    std::fprintf(stderr, "%lld bytes in %.3f s, %.1f MB/s, %d stream(s), %d frame(s) re-fetched, %d reconnect(s)%s\n",
+                 qlonglong(n), pr.seconds, n / std::max(1e-9, pr.seconds) / 1e6, pr.streams, pr.framesRefetched, pr.reconnects,
+                 pr.verified ? ", SHA-256 verified" : "");
+    return 0;
+}
+
+int cmdPut(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Stores a file as a blob: spectrum-cli put blob://HOST:PORT/KEY FILE"));
+    p.addHelpOption();
+    addTransferOptions(p);
+    p.addPositionalArgument(QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY"));
+    p.addPositionalArgument(QStringLiteral("file"), QStringLiteral("The file to send."));
+    p.process(args);
+    if (p.positionalArguments().size() != 2)
+        return fail(QStringLiteral("put: URL and FILE are required"), 2);
+    auto t = target(p, p.positionalArguments().at(0));
+    if (!t.isOk())
+        return fail(t.error().toString(), 2);
+    auto file = std::make_shared<QFile>(p.positionalArguments().at(1));
+    if (!file->open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("cannot read %1: %2").arg(file->fileName(), file->errorString()));
+    ByteView data;
+    if (file->size() > 0) {
+        uchar *map = file->map(0, file->size());
+        if (!map)
+            return fail(QStringLiteral("cannot map %1").arg(file->fileName()));
+        data = ByteView(reinterpret_cast<const char *>(map), file->size(), file);
+    }
+    QElapsedTimer clock;
+    clock.start();
+    auto *job = t.value().client->push(t.value().key, data);
+    showProgress(job);
+    Result<RemoteBlobInfo> r = runSync(job);
+    if (!r.isOk())
+        return fail(r.error().toString());
+    const double s = clock.nsecsElapsed() / 1e9;
+    std::fprintf(stderr, "%lld bytes in %.3f s, %.1f MB/s, committed as version %s\n", qlonglong(r.value().size), s,
+                 r.value().size / std::max(1e-9, s) / 1e6, qPrintable(r.value().version));
+    return 0;
+}
+
+int cmdStat(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Describes a blob: spectrum-cli stat blob://HOST:PORT/KEY"));
+    p.addHelpOption();
+    addTransferOptions(p);
+    p.addPositionalArgument(QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY"));
+    p.process(args);
+    if (p.positionalArguments().size() != 1)
+        return fail(QStringLiteral("stat: URL is required"), 2);
+    auto t = target(p, p.positionalArguments().at(0));
+    if (!t.isOk())
+        return fail(t.error().toString(), 2);
+    Result<RemoteBlobInfo> r = runSync(t.value().client->stat(t.value().key));
+    if (!r.isOk())
+        return fail(r.error().toString());
+    out(QStringLiteral("%1\t%2 bytes\tversion %3\tsha256 %4").arg(r.value().key).arg(r.value().size)
+            .arg(r.value().version, QString::fromLatin1(r.value().sha256.toHex())));
+    return 0;
+}
+
+int cmdLs(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Lists blobs: spectrum-cli ls blob://HOST:PORT/[PREFIX]"));
+    p.addHelpOption();
+    addTransferOptions(p);
+    p.addPositionalArgument(QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/PREFIX"));
+    p.process(args);
+    if (p.positionalArguments().size() != 1)
+        return fail(QStringLiteral("ls: URL is required"), 2);
+    auto t = target(p, p.positionalArguments().at(0));
+    if (!t.isOk())
+        return fail(t.error().toString(), 2);
+    Result<QList<RemoteBlobInfo>> r = runSync(t.value().client->list(t.value().key));
+    if (!r.isOk())
+        return fail(r.error().toString());
+    for (const RemoteBlobInfo &b : r.value())
+        out(QStringLiteral("%1\t%2").arg(b.size, 12).arg(b.key));
+    return 0;
+}
+
 void usage()
 {
     std::fprintf(stderr,
@@ -214,17 +421,18 @@ void usage()
                  "  studies             list the studies in the workstation's disk cache\n"
                  "  import FILE...      copy DICOM files into the disk cache\n"
                  "  render IN OUT       render a DICOM frame to PNG/PGM with a window\n"
-                 "environment: SPECTRUM_CACHE_DIR (cache folder), SPECTRUM_CACHE_BUDGET_MB\n");
+                 "  get URL FILE|-      fetch blob://HOST:PORT/KEY (--streams N, --range B-E)\n"
+                 "  put URL FILE        store a file as blob://HOST:PORT/KEY\n"
+                 "  stat URL            size, version and SHA-256 of a blob\n"
+                 "  ls URL-PREFIX       blobs whose key starts with the prefix\n"
+                 "environment: SPECTRUM_CACHE_DIR (cache folder), SPECTRUM_CACHE_BUDGET_MB, SPECTRUM_TOKEN\n");
 }
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-    // QImage encoders need a Gui application object; the offscreen platform needs no display.
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    QGuiApplication app(argc, argv);
+    QCoreApplication app(argc, argv);  // no display needed: QImage encodes PNG without a GUI application
     QCoreApplication::setApplicationName(QStringLiteral("Spectrum"));
     QCoreApplication::setApplicationVersion(QStringLiteral(SPECTRUM_VERSION));
     QStringList args = app.arguments();
@@ -239,6 +447,10 @@ int main(int argc, char **argv)
     if (command == QLatin1String("studies")) return cmdStudies(args);
     if (command == QLatin1String("import")) return cmdImport(args);
     if (command == QLatin1String("render")) return cmdRender(args);
+    if (command == QLatin1String("get")) return cmdGet(args);
+    if (command == QLatin1String("put")) return cmdPut(args);
+    if (command == QLatin1String("stat")) return cmdStat(args);
+    if (command == QLatin1String("ls")) return cmdLs(args);
     usage();
     return fail(QStringLiteral("unknown command '%1'").arg(command), 2);
 }

@@ -17,6 +17,7 @@ QString Error::codeName(ErrorCode code)
     case ErrorCode::Timeout: return QStringLiteral("timeout");
     case ErrorCode::Network: return QStringLiteral("network error");
     case ErrorCode::Protocol: return QStringLiteral("protocol error");
+    case ErrorCode::Authentication: return QStringLiteral("authentication failed");
     case ErrorCode::Unsupported: return QStringLiteral("unsupported");
     case ErrorCode::InvalidDicom: return QStringLiteral("invalid DICOM");
     case ErrorCode::Busy: return QStringLiteral("busy");

@@ -379,6 +379,8 @@ public:
         return Error();
     }
 
+    char *data() override { return committed ? nullptr : reinterpret_cast<char *>(map); }
+
     const void *owner;
     QFile file;
     uchar *map = nullptr;
@@ -422,6 +424,22 @@ ResultJob<QList<BlobInfo>> *FileStore::query(const BlobQuery &query)
     });
 }
 
+namespace {
+/// Maps [begin, end) of a blob's file. Caller holds the index lock (so eviction cannot race the open).
+Result<ByteView> mapLocked(const QString &path, const QString &key, qint64 begin, qint64 end)
+{
+    if (begin == end)
+        return ByteView();
+    auto file = std::make_shared<QFile>(path);
+    if (!file->open(QIODevice::ReadOnly))
+        return Error(ErrorCode::Io, QStringLiteral("cannot open blob '%1': %2").arg(key, file->errorString()));
+    uchar *p = file->map(begin, end - begin);
+    if (!p)
+        return Error(ErrorCode::Io, QStringLiteral("cannot map blob '%1': %2").arg(key, file->errorString()));
+    return ByteView(reinterpret_cast<const char *>(p), end - begin, file);  // the QFile keeps the mapping
+}
+} // namespace
+
 ResultJob<ByteView> *FileStore::read(const QString &key, ByteRange range)
 {
     return makeJob<ByteView>([d = d, key, range](const CancelToken &) -> Result<ByteView> {
@@ -438,15 +456,25 @@ ResultJob<ByteView> *FileStore::read(const QString &key, ByteRange range)
             return err.withContext(key);
         e->lastAccessMs = QDateTime::currentMSecsSinceEpoch();
         d->entries.touch(key);
-        if (begin == end)
-            return ByteView();
-        auto file = std::make_shared<QFile>(d->objectPath(key, e->info.version));
-        if (!file->open(QIODevice::ReadOnly))
-            return Error(ErrorCode::Io, QStringLiteral("cannot open blob '%1': %2").arg(key, file->errorString()));
-        uchar *p = file->map(begin, end - begin);
-        if (!p)
-            return Error(ErrorCode::Io, QStringLiteral("cannot map blob '%1': %2").arg(key, file->errorString()));
-        return ByteView(reinterpret_cast<const char *>(p), end - begin, file);  // the QFile keeps the mapping
+        return mapLocked(d->objectPath(key, e->info.version), key, begin, end);
+    });
+}
+
+ResultJob<BlobSnapshot> *FileStore::snapshot(const QString &key)
+{
+    return makeJob<BlobSnapshot>([d = d, key](const CancelToken &) -> Result<BlobSnapshot> {
+        QMutexLocker lock(&d->mutex);
+        if (d->closed)
+            return d->closedError();
+        Entry *e = d->entries.find(key);
+        if (!e)
+            return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+        e->lastAccessMs = QDateTime::currentMSecsSinceEpoch();
+        d->entries.touch(key);
+        Result<ByteView> bytes = mapLocked(d->objectPath(key, e->info.version), key, 0, e->info.size);
+        if (!bytes.isOk())
+            return bytes.error();
+        return BlobSnapshot{e->info, bytes.value()};
     });
 }
 

@@ -26,6 +26,7 @@ public:
         : BlobWriter(std::move(key)), sink(size), owner(store) {}
     qint64 size() const override { return sink.size(); }
     Error writeAt(qint64 offset, const char *data, qint64 length) override { return sink.writeAt(offset, data, length); }
+    char *data() override { return sink.data(); }
 
     BufferSink sink;
     const void *owner;  ///< the store state that reserved it: a writer commits only there
@@ -90,6 +91,18 @@ ResultJob<ByteView> *MemoryStore::read(const QString &key, ByteRange range)
         if (Error err = range.resolve(e->bytes.size(), &begin, &end); err.isError())
             return err;
         return ByteView(e->bytes).mid(begin, end - begin);  // shares the QByteArray, no copy
+    }, RunOn::Caller);
+}
+
+ResultJob<BlobSnapshot> *MemoryStore::snapshot(const QString &key)
+{
+    return makeJob<BlobSnapshot>([d = d, key](const CancelToken &) -> Result<BlobSnapshot> {
+        QMutexLocker lock(&d->mutex);
+        Entry *e = d->entries.find(key);
+        if (!e)
+            return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in memory").arg(key));
+        d->entries.touch(key);
+        return BlobSnapshot{e->info, ByteView(e->bytes)};
     }, RunOn::Caller);
 }
 

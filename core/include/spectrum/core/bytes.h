@@ -59,6 +59,10 @@ public:
     virtual qint64 size() const = 0;
     /// Copies `length` bytes to [offset, offset + length). OutOfRange if that is outside [0, size()).
     virtual Error writeAt(qint64 offset, const char *data, qint64 length) = 0;
+    /// The destination's own memory, [0, size()) — a memory mapping or a buffer — so that a network reader can
+    /// receive straight into it without an intermediate copy. nullptr when size() is 0. Valid for the sink's
+    /// lifetime; disjoint ranges may be filled from different threads.
+    virtual char *data() = 0;
 };
 
 } // namespace spectrum

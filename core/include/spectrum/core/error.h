@@ -20,6 +20,7 @@ enum class ErrorCode {
     Timeout,
     Network,
     Protocol,         // a peer sent something the protocol does not allow
+    Authentication,   // credentials missing or refused
     Unsupported,      // a valid input we do not handle (transfer syntax, photometric…)
     InvalidDicom,     // input that is not a well-formed DICOM object
     Busy,             // the resource is held by someone else (another process owns the cache)

@@ -48,6 +48,13 @@ struct StoreUsage
     qint64 blobs = 0;
 };
 
+/// A committed blob's description and its bytes, taken together so that they always belong to one version.
+struct BlobSnapshot
+{
+    BlobInfo info;
+    ByteView bytes;
+};
+
 struct CommitOptions
 {
     QByteArray expectedSha256;  ///< when set, a mismatch fails the commit with ErrorCode::Corrupt
@@ -96,6 +103,8 @@ public:
     /// Bytes [range.begin, range.end) of a committed blob. The view is not a copy where the store can avoid one
     /// (FileStore hands out a memory mapping); it stays valid even if the blob is replaced or evicted meanwhile.
     virtual ResultJob<ByteView> *read(const QString &key, ByteRange range = ByteRange::all()) = 0;
+    /// The whole blob with its info, atomically (a server pins it for a client's session with this).
+    virtual ResultJob<BlobSnapshot> *snapshot(const QString &key) = 0;
     /// Reserves room for a new blob (or a new version of one) of exactly `size` bytes. Readers keep seeing the
     /// committed version until commit().
     virtual ResultJob<BlobWriterPtr> *reserve(const QString &key, qint64 size) = 0;

@@ -37,6 +37,7 @@ public:
     ResultJob<BlobInfo> *stat(const QString &key) override;
     ResultJob<QList<BlobInfo>> *query(const BlobQuery &query) override;
     ResultJob<ByteView> *read(const QString &key, ByteRange range = ByteRange::all()) override;
+    ResultJob<BlobSnapshot> *snapshot(const QString &key) override;
     ResultJob<BlobWriterPtr> *reserve(const QString &key, qint64 size) override;
     ResultJob<BlobInfo> *commit(const BlobWriterPtr &writer, const CommitOptions &options = CommitOptions()) override;
     ResultJob<Done> *remove(const QString &key) override;

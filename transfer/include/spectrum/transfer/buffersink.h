@@ -17,6 +17,7 @@ public:
     qint64 size() const override { return m_size; }
     /// Thread-safe for disjoint ranges: each write touches only its own bytes.
     Error writeAt(qint64 offset, const char *data, qint64 length) override;
+    char *data() override { return m_size > 0 ? m_raw : nullptr; }
 
     /// The buffer, shared (not copied). Call after all writers are done.
     QByteArray bytes() const { return m_buffer; }

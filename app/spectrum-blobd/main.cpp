@@ -1,0 +1,113 @@
+// spectrum-blobd: a blob store server. Serves a FileStore directory over the blob protocol
+// (transfer/PROTOCOL.md). Wiring only: BlobServer and FileStore do the work.
+
+#include "spectrum/stores/blobserver.h"
+#include "spectrum/stores/filestore.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QFile>
+#include <QSocketNotifier>
+
+#include <csignal>
+#include <cstdio>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace spectrum;
+
+namespace {
+
+int signalPipe[2] = {-1, -1};
+
+void onSignal(int)
+{
+    const char c = 1;
+    [[maybe_unused]] const ssize_t n = ::write(signalPipe[1], &c, 1);  // async-signal-safe hand-off
+}
+
+int fail(const QString &message, int code = 1)
+{
+    std::fprintf(stderr, "spectrum-blobd: %s\n", qPrintable(message));
+    return code;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("spectrum-blobd"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(SPECTRUM_VERSION));
+
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Spectrum blob store server: serves a blob directory to Spectrum clients."));
+    p.addHelpOption();
+    p.addVersionOption();
+    p.addOption({QStringLiteral("root"), QStringLiteral("The blob directory (created if needed)."), QStringLiteral("DIR")});
+    p.addOption({QStringLiteral("listen"), QStringLiteral("Address to listen on (default 127.0.0.1)."), QStringLiteral("ADDR"), QStringLiteral("127.0.0.1")});
+    p.addOption({QStringLiteral("port"), QStringLiteral("TCP port (default 7411; 0 picks a free one and prints it)."), QStringLiteral("N"), QStringLiteral("7411")});
+    p.addOption({QStringLiteral("token-file"), QStringLiteral("File whose content is the token clients must present."), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("allow-no-auth"), QStringLiteral("Serve without a token (only on a loopback address).")});
+    p.addOption({QStringLiteral("budget-mb"), QStringLiteral("Evict least recently used blobs beyond this size (0: never)."), QStringLiteral("MB"), QStringLiteral("0")});
+    p.addOption({QStringLiteral("max-connections"), QStringLiteral("Connections served at once (default 256)."), QStringLiteral("N"), QStringLiteral("256")});
+    p.addOption({QStringLiteral("max-streams"), QStringLiteral("Data connections per client session (default 16)."), QStringLiteral("N"), QStringLiteral("16")});
+    p.addOption({QStringLiteral("idle-timeout"), QStringLiteral("Close connections silent this many seconds (default 120)."), QStringLiteral("S"), QStringLiteral("120")});
+    p.addOption({QStringLiteral("socket-buffer"), QStringLiteral("SO_SNDBUF/SO_RCVBUF in bytes (default: the system's)."), QStringLiteral("BYTES"), QStringLiteral("0")});
+    p.process(app);
+
+    if (!p.isSet(QStringLiteral("root")))
+        return fail(QStringLiteral("--root DIR is required"), 2);
+    BlobServerOptions options;
+    options.allowNoAuth = p.isSet(QStringLiteral("allow-no-auth"));
+    if (p.isSet(QStringLiteral("token-file"))) {
+        QFile f(p.value(QStringLiteral("token-file")));
+        if (!f.open(QIODevice::ReadOnly))
+            return fail(QStringLiteral("cannot read the token file %1: %2").arg(f.fileName(), f.errorString()));
+        options.token = QString::fromUtf8(f.readAll()).trimmed();
+        if (options.token.isEmpty())
+            return fail(QStringLiteral("the token file %1 is empty").arg(f.fileName()));
+    } else if (!options.allowNoAuth) {
+        return fail(QStringLiteral("give --token-file FILE (or --allow-no-auth on a loopback address)"), 2);
+    }
+    options.maxConnections = p.value(QStringLiteral("max-connections")).toInt();
+    options.maxStreamsPerSession = p.value(QStringLiteral("max-streams")).toInt();
+    options.idleTimeoutMs = p.value(QStringLiteral("idle-timeout")).toInt() * 1000;
+    options.socketBufferBytes = p.value(QStringLiteral("socket-buffer")).toInt();
+    if (options.maxConnections < 1 || options.maxStreamsPerSession < 1 || options.idleTimeoutMs < 1000)
+        return fail(QStringLiteral("--max-connections, --max-streams and --idle-timeout must be positive"), 2);
+
+    auto store = FileStore::open(p.value(QStringLiteral("root")), p.value(QStringLiteral("budget-mb")).toLongLong() * 1024 * 1024);
+    if (!store.isOk())
+        return fail(store.error().toString());
+    BlobServer server(store.value().get(), options);
+    const QHostAddress address(p.value(QStringLiteral("listen")));
+    if (address.isNull())
+        return fail(QStringLiteral("'%1' is not an IP address").arg(p.value(QStringLiteral("listen"))), 2);
+    if (Error e = server.listen(address, quint16(p.value(QStringLiteral("port")).toUInt())); e.isError())
+        return fail(e.toString());
+
+    // SIGTERM / SIGINT end the event loop through a pipe: open transfers are dropped, the index is saved.
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, signalPipe) != 0)
+        return fail(QStringLiteral("cannot create the signal pipe"));
+    QSocketNotifier notifier(signalPipe[0], QSocketNotifier::Read);
+    QObject::connect(&notifier, &QSocketNotifier::activated, &app, [&] {
+        char c;
+        [[maybe_unused]] const ssize_t n = ::read(signalPipe[0], &c, 1);
+        std::fprintf(stderr, "spectrum-blobd: shutting down\n");
+        server.close();
+        QCoreApplication::quit();
+    });
+    struct sigaction sa = {};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+
+    std::printf("spectrum-blobd listening on %s:%u, serving %s\n", qPrintable(address.toString()), server.port(),
+                qPrintable(store.value()->root()));
+    std::fflush(stdout);
+    return app.exec();
+}

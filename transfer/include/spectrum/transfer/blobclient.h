@@ -1,0 +1,92 @@
+#pragma once
+// BlobClient: the client side of the blob protocol (transfer/PROTOCOL.md). Pulls a blob over several data
+// connections at once, chunks handed out dynamically and received straight into the destination's memory;
+// pushes one with an end-to-end acknowledgement after the server's durable commit.
+//
+// Every operation is a Job (core/job.h), so callers choose Async or Sync. Jobs open their own connections and
+// close them when they finish. A BlobClient is cheap; it only holds the endpoint and defaults.
+
+#include "spectrum/core/bytes.h"
+#include "spectrum/core/resultjob.h"
+
+#include <QUrl>
+
+#include <functional>
+
+namespace spectrum {
+
+struct BlobEndpoint
+{
+    QString host = QStringLiteral("127.0.0.1");
+    quint16 port = 0;
+    QString token;
+
+    /// "blob://HOST:PORT/KEY" → endpoint and key (the key may be empty, or a prefix for listings).
+    static Result<std::pair<BlobEndpoint, QString>> fromUrl(const QUrl &url);
+};
+
+struct RemoteBlobInfo
+{
+    QString key;
+    qint64 size = 0;
+    QString version;     ///< opaque; changes whenever the blob does
+    QByteArray sha256;   ///< 32 bytes
+};
+
+struct TransferOptions
+{
+    int streams = 4;                        ///< data connections (1 … the server's maximum)
+    qint64 chunkSize = 4 << 20;             ///< bytes asked for by one READ (pull) or sent between ACKs (push)
+    int pipelineDepth = 2;                  ///< requests outstanding per connection, to hide the round trip
+    int timeoutMs = 30000;                  ///< a connection that moves no byte this long has failed
+    int maxReconnects = 8;                  ///< data connections re-opened after failures, in all
+    int socketBufferBytes = 0;              ///< SO_RCVBUF / SO_SNDBUF; 0: the system's auto-tuning
+};
+
+struct PullResult
+{
+    RemoteBlobInfo blob;
+    qint64 begin = 0;              ///< the range received: [begin, end)
+    qint64 end = 0;
+    qint64 bytesReceived = 0;      ///< payload bytes off the wire, refetches included
+    int framesRefetched = 0;       ///< frames whose CRC failed, or that a dropped connection lost, fetched again
+    int streams = 0;               ///< data connections used
+    int reconnects = 0;
+    bool verified = false;         ///< the whole blob's SHA-256 matched (only for a whole-blob pull)
+    double seconds = 0;
+};
+
+class BlobClient : public QObject
+{
+    Q_OBJECT
+public:
+    explicit BlobClient(BlobEndpoint endpoint, QObject *parent = nullptr);
+
+    const BlobEndpoint &endpoint() const { return m_endpoint; }
+    TransferOptions defaults() const { return m_defaults; }
+    void setDefaults(const TransferOptions &options) { m_defaults = options; }
+
+    ResultJob<RemoteBlobInfo> *stat(const QString &key);
+    ResultJob<QList<RemoteBlobInfo>> *list(const QString &prefix, int limit = 10000);
+
+    /// Called once the blob's size is known; returns where [range begin, end) goes: a sink of exactly
+    /// end − begin bytes, owned by the caller and alive until the job finishes.
+    using SinkFactory = std::function<Result<ByteSink *>(const RemoteBlobInfo &blob, qint64 begin, qint64 end)>;
+
+    /// Pulls `range` of `key`. dataAvailable(0, n) reports the contiguous prefix of the range received and
+    /// checked so far; progress() counts bytes of the range.
+    ResultJob<PullResult> *pull(const QString &key, SinkFactory sink, ByteRange range = ByteRange::all());
+    ResultJob<PullResult> *pull(const QString &key, SinkFactory sink, ByteRange range, const TransferOptions &options);
+
+    /// Pushes `data` as `key`; finishes only after the server committed it durably and checked its SHA-256.
+    ResultJob<RemoteBlobInfo> *push(const QString &key, const ByteView &data);
+    ResultJob<RemoteBlobInfo> *push(const QString &key, const ByteView &data, const TransferOptions &options);
+
+private:
+    BlobEndpoint m_endpoint;
+    TransferOptions m_defaults;
+};
+
+} // namespace spectrum
+
+Q_DECLARE_METATYPE(spectrum::RemoteBlobInfo)

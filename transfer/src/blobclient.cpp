@@ -1,0 +1,831 @@
+#include "spectrum/transfer/blobclient.h"
+
+#include "spectrum/core/logging.h"
+#include "spectrum/transfer/blobprotocol.h"
+
+#include <QCborArray>
+#include <QCryptographicHash>
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QHash>
+#include <QPointer>
+#include <QTcpSocket>
+#include <QTimer>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <deque>
+#include <map>
+#include <memory>
+
+namespace spectrum {
+
+using namespace blobproto;
+
+Result<std::pair<BlobEndpoint, QString>> BlobEndpoint::fromUrl(const QUrl &url)
+{
+    if (url.scheme() != QLatin1String("blob"))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not a blob:// URL").arg(url.toString()));
+    if (url.host().isEmpty() || url.port() <= 0)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' needs a host and a port: blob://HOST:PORT/KEY").arg(url.toString()));
+    BlobEndpoint ep;
+    ep.host = url.host();
+    ep.port = quint16(url.port());
+    QString key = url.path();
+    if (key.startsWith(QLatin1Char('/')))
+        key.remove(0, 1);
+    return std::make_pair(ep, key);
+}
+
+namespace {
+
+struct Range
+{
+    qint64 begin;
+    qint64 end;
+};
+
+/// Disjoint half-open intervals, merged as they are added.
+class IntervalSet
+{
+public:
+    void add(qint64 b, qint64 e)
+    {
+        if (b >= e)
+            return;
+        auto it = m_map.upper_bound(b);
+        if (it != m_map.begin()) {
+            auto prev = std::prev(it);
+            if (prev->second >= b) {
+                b = prev->first;
+                e = std::max(e, prev->second);
+                it = m_map.erase(prev);
+            }
+        }
+        while (it != m_map.end() && it->first <= e) {
+            e = std::max(e, it->second);
+            it = m_map.erase(it);
+        }
+        m_map.emplace(b, e);
+    }
+    /// End of the interval that starts at `from`, or `from` if none does.
+    qint64 prefixEnd(qint64 from) const
+    {
+        auto it = m_map.find(from);
+        return it == m_map.end() ? from : it->second;
+    }
+    qint64 covered() const
+    {
+        qint64 n = 0;
+        for (const auto &[b, e] : m_map)
+            n += e - b;
+        return n;
+    }
+
+private:
+    std::map<qint64, qint64> m_map;
+};
+
+void tuneSocket(QTcpSocket *s, const TransferOptions &opt)
+{
+    s->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    if (opt.socketBufferBytes > 0) {
+        s->setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, opt.socketBufferBytes);
+        s->setSocketOption(QAbstractSocket::SendBufferSizeSocketOption, opt.socketBufferBytes);
+    }
+}
+
+Error socketError(QTcpSocket *s, const QString &what)
+{
+    return Error(ErrorCode::Network, QStringLiteral("%1: %2").arg(what, s->errorString()));
+}
+
+/// The control connection of one job: preface, hello, then requests matched to answers by id.
+class ControlChannel : public QObject
+{
+public:
+    using Callback = std::function<void(const Error &, const QCborMap &)>;
+
+    ControlChannel(const BlobEndpoint &ep, const TransferOptions &opt, QObject *parent)
+        : QObject(parent), m_endpoint(ep), m_timeoutMs(opt.timeoutMs)
+    {
+        m_timer.setSingleShot(true);
+        connect(&m_timer, &QTimer::timeout, this, [this] {
+            failAll(Error(ErrorCode::Timeout, QStringLiteral("the server at %1:%2 did not answer within %3 s")
+                                                  .arg(m_endpoint.host).arg(m_endpoint.port).arg(m_timeoutMs / 1000.0)));
+        });
+        connect(&m_socket, &QTcpSocket::connected, this, [this, opt] {
+            tuneSocket(&m_socket, opt);
+            m_socket.write(preface(Channel::Control));
+            QCborMap hello{{QStringLiteral("t"), QStringLiteral("hello")},
+                           {QStringLiteral("token"), m_endpoint.token},
+                           {QStringLiteral("client"), QStringLiteral("spectrum/" SPECTRUM_VERSION)}};
+            send(hello, [this](const Error &e, const QCborMap &answer) {
+                if (!e.isError())
+                    m_session = answer.value(QStringLiteral("session")).toString();
+                auto cb = std::move(m_onReady);
+                m_onReady = nullptr;
+                if (cb)
+                    cb(e, answer);
+            });
+        });
+        connect(&m_socket, &QTcpSocket::readyRead, this, &ControlChannel::onReadyRead);
+        connect(&m_socket, &QTcpSocket::errorOccurred, this, [this] {
+            failAll(socketError(&m_socket, QStringLiteral("control connection to %1:%2").arg(m_endpoint.host).arg(m_endpoint.port)));
+        });
+    }
+
+    /// Connects and authenticates; `ready` gets the hello answer (maxStreams, maxChunk) or the error.
+    void open(Callback ready)
+    {
+        m_onReady = std::move(ready);
+        m_timer.start(m_timeoutMs);
+        m_socket.connectToHost(m_endpoint.host, m_endpoint.port);
+    }
+
+    void send(QCborMap message, Callback cb)
+    {
+        const qint64 id = ++m_nextId;
+        message.insert(QStringLiteral("id"), id);
+        m_pending.insert(id, std::move(cb));
+        m_socket.write(encodeControl(message));
+        m_timer.start(m_timeoutMs);
+    }
+
+    QString session() const { return m_session; }
+    void close() { m_socket.abort(); }
+
+private:
+    void onReadyRead()
+    {
+        while (true) {
+            std::optional<Result<QCborMap>> frame = m_reader.next(&m_socket);
+            if (!frame)
+                return;
+            if (!frame->isOk()) {
+                failAll(frame->error().withContext(QStringLiteral("from the server")));
+                return;
+            }
+            const QCborMap answer = frame->value();
+            const qint64 id = answer.value(QStringLiteral("id")).toInteger(-1);
+            auto it = m_pending.find(id);
+            if (it == m_pending.end()) {
+                // An error without a request id (e.g. wrong protocol version) ends the conversation.
+                failAll(errorFrom(answer).isError() ? errorFrom(answer)
+                                                    : Error(ErrorCode::Protocol, QStringLiteral("answer to no request (id %1)").arg(id)));
+                return;
+            }
+            Callback cb = std::move(it.value());
+            m_pending.erase(it);
+            if (m_pending.isEmpty())
+                m_timer.stop();
+            cb(errorFrom(answer), answer);
+        }
+    }
+
+    void failAll(const Error &e)
+    {
+        m_timer.stop();
+        auto pending = std::move(m_pending);
+        m_pending.clear();
+        auto ready = std::move(m_onReady);
+        m_onReady = nullptr;
+        m_socket.abort();
+        if (ready)
+            ready(e, QCborMap());
+        for (auto &cb : pending)
+            cb(e, QCborMap());
+        if (m_lost)
+            m_lost(e);
+    }
+
+public:
+    std::function<void(const Error &)> m_lost;  ///< the connection died (the session with it)
+
+private:
+    BlobEndpoint m_endpoint;
+    int m_timeoutMs;
+    QTcpSocket m_socket;
+    ControlReader m_reader;
+    QTimer m_timer;
+    qint64 m_nextId = 0;
+    QHash<qint64, Callback> m_pending;
+    Callback m_onReady;
+    QString m_session;
+};
+
+/// One data connection: preface and attach, then frames. The owning job drives it.
+struct DataStream
+{
+    std::unique_ptr<QTcpSocket> socket;
+    ControlReader attachReader;
+    bool attached = false;
+    std::deque<Range> outstanding;  ///< READs sent (pull) or DATA frames unacknowledged (push), in order
+    qint64 nextExpected = 0;        ///< pull: the next byte of the head request
+    bool inFrame = false;
+    Header frame;
+    qint64 frameReceived = 0;
+    std::unique_ptr<QTimer> idle;
+};
+
+/// Common machinery of pull and push jobs: the control channel, data streams, timeouts, reconnects.
+template <typename T>
+class TransferJob : public ResultJob<T>
+{
+public:
+    TransferJob(BlobEndpoint ep, QString key, TransferOptions opt)
+        : m_endpoint(std::move(ep)), m_key(std::move(key)), m_opt(opt)
+    {
+        m_opt.streams = std::clamp(m_opt.streams, 1, 64);
+        m_opt.pipelineDepth = std::clamp(m_opt.pipelineDepth, 1, 16);
+        m_opt.chunkSize = std::clamp<qint64>(m_opt.chunkSize, 4096, kDefaultMaxChunk);
+        m_reconnectsLeft = m_opt.maxReconnects;
+    }
+
+protected:
+    void doCancel() override { shutdown(); }
+
+    void fail(const Error &e)
+    {
+        shutdown();
+        this->finishWith(e);
+    }
+
+    virtual void shutdown()
+    {
+        m_streams.clear();
+        if (m_control) {
+            m_control->m_lost = nullptr;
+            m_control->close();
+        }
+    }
+
+    void openControl(std::function<void(const QCborMap &hello)> then)
+    {
+        m_control = new ControlChannel(m_endpoint, m_opt, this);
+        m_control->m_lost = [this](const Error &e) {
+            if (!this->isFinished())
+                fail(e.withContext(QStringLiteral("the session with the server ended")));
+        };
+        m_control->open([this, then](const Error &e, const QCborMap &hello) {
+            if (e.isError())
+                return fail(e);
+            const qint64 maxStreams = hello.value(QStringLiteral("maxStreams")).toInteger(1);
+            m_opt.streams = int(std::clamp<qint64>(m_opt.streams, 1, std::max<qint64>(1, maxStreams)));
+            const qint64 maxChunk = hello.value(QStringLiteral("maxChunk")).toInteger(kDefaultMaxChunk);
+            m_opt.chunkSize = std::min(m_opt.chunkSize, std::max<qint64>(4096, maxChunk));
+            then(hello);
+        });
+    }
+
+    DataStream *addStream()
+    {
+        auto stream = std::make_unique<DataStream>();
+        DataStream *s = stream.get();
+        s->socket = std::make_unique<QTcpSocket>();
+        s->idle = std::make_unique<QTimer>();
+        s->idle->setSingleShot(true);
+        QObject::connect(s->idle.get(), &QTimer::timeout, this, [this, s] {
+            streamFailed(s, Error(ErrorCode::Timeout, QStringLiteral("a data connection moved no data for %1 s").arg(m_opt.timeoutMs / 1000.0)));
+        });
+        QObject::connect(s->socket.get(), &QTcpSocket::connected, this, [this, s] {
+            tuneSocket(s->socket.get(), m_opt);
+            s->socket->write(preface(Channel::Data));
+            s->socket->write(encodeControl(QCborMap{{QStringLiteral("t"), QStringLiteral("attach")},
+                                                    {QStringLiteral("id"), 1},
+                                                    {QStringLiteral("session"), m_control->session()}}));
+        });
+        QObject::connect(s->socket.get(), &QTcpSocket::readyRead, this, [this, s] {
+            s->idle->start(m_opt.timeoutMs);
+            if (!s->attached) {
+                std::optional<Result<QCborMap>> answer = s->attachReader.next(s->socket.get());
+                if (!answer)
+                    return;
+                const Error e = answer->isOk() ? errorFrom(answer->value()) : answer->error();
+                if (e.isError())
+                    return streamFailed(s, e.withContext(QStringLiteral("attaching a data connection")));
+                s->attached = true;
+                streamReady(s);
+            }
+            if (s->attached)
+                streamReadable(s);
+        });
+        QObject::connect(s->socket.get(), &QTcpSocket::errorOccurred, this, [this, s] {
+            streamFailed(s, socketError(s->socket.get(), QStringLiteral("data connection")));
+        });
+        s->idle->start(m_opt.timeoutMs);
+        s->socket->connectToHost(m_endpoint.host, m_endpoint.port);
+        m_streams.push_back(std::move(stream));
+        ++m_streamsOpened;
+        return s;
+    }
+
+    void removeStream(DataStream *s)
+    {
+        for (auto it = m_streams.begin(); it != m_streams.end(); ++it) {
+            if (it->get() == s) {
+                s->socket->disconnect(this);
+                s->idle->stop();
+                // Deleting a socket inside its own signal is unsafe: let the event loop do it.
+                s->socket.release()->deleteLater();
+                m_streams.erase(it);
+                return;
+            }
+        }
+    }
+
+    /// A data connection failed: its unfinished work goes back to the queue, and a new one may replace it.
+    void streamFailed(DataStream *s, const Error &e)
+    {
+        if (this->isFinished())
+            return;
+        qCDebug(lcTransfer) << "data connection failed:" << e.toString();
+        requeue(s);
+        removeStream(s);
+        m_lastStreamError = e;
+        if (e.code() == ErrorCode::Authentication || e.code() == ErrorCode::Protocol)
+            return fail(e);
+        if (m_reconnectsLeft > 0) {
+            --m_reconnectsLeft;
+            ++m_reconnects;
+            const int attempt = m_opt.maxReconnects - m_reconnectsLeft;
+            QTimer::singleShot(std::min(2000, 50 << std::min(attempt, 6)), this, [this] {
+                if (!this->isFinished())
+                    addStream();
+            });
+        } else if (m_streams.empty()) {
+            fail(e.withContext(QStringLiteral("all data connections failed")));
+        }
+    }
+
+    virtual void streamReady(DataStream *s) = 0;
+    virtual void streamReadable(DataStream *s) = 0;
+    virtual void requeue(DataStream *s) = 0;
+
+    BlobEndpoint m_endpoint;
+    QString m_key;
+    TransferOptions m_opt;
+    ControlChannel *m_control = nullptr;
+    std::vector<std::unique_ptr<DataStream>> m_streams;
+    int m_streamsOpened = 0;
+    int m_reconnectsLeft = 0;
+    int m_reconnects = 0;
+    Error m_lastStreamError;
+    QElapsedTimer m_clock;
+};
+
+RemoteBlobInfo infoFrom(const QString &key, const QCborMap &m)
+{
+    RemoteBlobInfo info;
+    info.key = key;
+    info.size = m.value(QStringLiteral("size")).toInteger();
+    info.version = m.value(QStringLiteral("version")).toString();
+    info.sha256 = m.value(QStringLiteral("sha256")).toByteArray();
+    return info;
+}
+
+class PullJob : public TransferJob<PullResult>
+{
+public:
+    PullJob(BlobEndpoint ep, QString key, BlobClient::SinkFactory factory, ByteRange range, TransferOptions opt)
+        : TransferJob(std::move(ep), std::move(key), opt), m_factory(std::move(factory)), m_range(range) {}
+
+protected:
+    void doStart() override
+    {
+        m_clock.start();
+        openControl([this](const QCborMap &) {
+            m_control->send(QCborMap{{QStringLiteral("t"), QStringLiteral("open")}, {QStringLiteral("key"), m_key}},
+                            [this](const Error &e, const QCborMap &answer) {
+                if (e.isError())
+                    return fail(e.withContext(m_key));
+                opened(answer);
+            });
+        });
+    }
+
+    void opened(const QCborMap &answer)
+    {
+        m_result.blob = infoFrom(m_key, answer);
+        m_transfer = quint32(answer.value(QStringLiteral("transfer")).toInteger());
+        if (Error e = m_range.resolve(m_result.blob.size, &m_result.begin, &m_result.end); e.isError())
+            return fail(e.withContext(m_key));
+        Result<ByteSink *> sink = m_factory(m_result.blob, m_result.begin, m_result.end);
+        if (!sink.isOk())
+            return fail(sink.error());
+        m_sink = sink.value();
+        const qint64 length = m_result.end - m_result.begin;
+        if (!m_sink || m_sink->size() != length)
+            return fail(Error(ErrorCode::InvalidArgument, QStringLiteral("the destination does not hold %1 bytes").arg(length)));
+        m_dest = m_sink->data();
+        m_wholeBlob = m_result.begin == 0 && m_result.end == m_result.blob.size;
+        for (qint64 at = m_result.begin; at < m_result.end; at += m_opt.chunkSize)
+            m_pending.push_back({at, std::min(m_result.end, at + m_opt.chunkSize)});
+        setProgress(0, length);
+        if (length == 0)
+            return maybeFinish();
+        const int streams = int(std::min<qint64>(m_opt.streams, qint64(m_pending.size())));
+        for (int i = 0; i < streams; ++i)
+            addStream();
+    }
+
+    void streamReady(DataStream *s) override { fill(s); }
+
+    void fill(DataStream *s)
+    {
+        while (s->attached && int(s->outstanding.size()) < m_opt.pipelineDepth && !m_pending.empty()) {
+            const Range r = m_pending.front();
+            m_pending.pop_front();
+            if (s->outstanding.empty())
+                s->nextExpected = r.begin;
+            s->outstanding.push_back(r);
+            Header h;
+            h.kind = Kind::Read;
+            h.transfer = m_transfer;
+            h.offset = quint64(r.begin);
+            h.length = quint64(r.end - r.begin);
+            s->socket->write(encodeHeader(h));
+        }
+        if (s->outstanding.empty())
+            s->idle->stop();
+        else if (!s->idle->isActive())
+            s->idle->start(m_opt.timeoutMs);
+    }
+
+    void streamReadable(DataStream *s) override
+    {
+        QTcpSocket *sock = s->socket.get();
+        while (!isFinished()) {
+            if (!s->inFrame) {
+                if (sock->bytesAvailable() < kHeaderSize)
+                    return;
+                char raw[kHeaderSize];
+                sock->read(raw, kHeaderSize);
+                Result<Header> h = decodeHeader(raw);
+                if (!h.isOk())
+                    return streamFailed(s, h.error());
+                if (h.value().kind == Kind::Error)
+                    return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("the server refused a read (status %1)").arg(h.value().crcOrStatus)));
+                const Header &f = h.value();
+                const bool expected = f.kind == Kind::Data && f.transfer == m_transfer && !s->outstanding.empty()
+                    && qint64(f.offset) == s->nextExpected && f.length > 0 && qint64(f.length) <= kMaxDataFrame
+                    && qint64(f.offset + f.length) <= s->outstanding.front().end;
+                if (!expected)
+                    return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("unexpected data frame [%1, +%2)").arg(f.offset).arg(f.length)));
+                s->frame = f;
+                s->inFrame = true;
+                s->frameReceived = 0;
+            }
+            // Straight from the socket into the destination: no intermediate buffer.
+            const qint64 want = qint64(s->frame.length) - s->frameReceived;
+            char *to = m_dest + (qint64(s->frame.offset) - m_result.begin) + s->frameReceived;
+            const qint64 got = sock->read(to, want);
+            if (got <= 0)
+                return;
+            s->frameReceived += got;
+            m_result.bytesReceived += got;
+            if (s->frameReceived < qint64(s->frame.length))
+                return;
+            frameDone(s);
+        }
+    }
+
+    void frameDone(DataStream *s)
+    {
+        s->inFrame = false;
+        const qint64 b = qint64(s->frame.offset), e = b + qint64(s->frame.length);
+        const char *bytes = m_dest + (b - m_result.begin);
+        if (crc32(bytes, e - b) != s->frame.crcOrStatus) {
+            ++m_result.framesRefetched;
+            m_pending.push_front({b, e});  // only this frame again, before anything else
+            qCInfo(lcTransfer) << "CRC mismatch in" << m_key << "at" << b << "- fetching that frame again";
+        } else {
+            const qint64 before = m_done.prefixEnd(m_result.begin);
+            m_done.add(b, e);
+            const qint64 after = m_done.prefixEnd(m_result.begin);
+            setProgress(m_done.covered(), m_result.end - m_result.begin);
+            if (after > before) {
+                emitDataAvailable(0, after - m_result.begin);
+                hashAhead();
+            }
+        }
+        s->nextExpected = e;
+        if (e == s->outstanding.front().end) {
+            s->outstanding.pop_front();
+            if (!s->outstanding.empty())
+                s->nextExpected = s->outstanding.front().begin;
+        }
+        fill(s);
+        maybeFinish();
+    }
+
+    void requeue(DataStream *s) override
+    {
+        bool first = true;
+        for (auto it = s->outstanding.rbegin(); it != s->outstanding.rend(); ++it) {
+            const bool head = std::next(it) == s->outstanding.rend();
+            const Range r{head ? s->nextExpected : it->begin, it->end};
+            if (r.begin < r.end) {
+                m_pending.push_front(r);
+                if (first && head && s->nextExpected > it->begin)
+                    ++m_result.framesRefetched;
+            }
+            first = false;
+        }
+        s->outstanding.clear();
+        for (auto &other : m_streams) {
+            if (other.get() != s)
+                fill(other.get());
+        }
+    }
+
+    // The whole blob's SHA-256 is computed on the pool as the verified prefix grows, one step at a time.
+    void hashAhead()
+    {
+        if (!m_wholeBlob || m_hashing)
+            return;
+        // Steps of at most 16 MiB keep each pool task short (and a cancel's wait for it).
+        const qint64 upTo = std::min(m_done.prefixEnd(0), m_hashedUpTo + (qint64(16) << 20));
+        if (upTo <= m_hashedUpTo)
+            return;
+        m_hashing = true;
+        auto *watcher = new QFutureWatcher<void>(this);
+        QObject::connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, upTo] {
+            watcher->deleteLater();
+            m_hashing = false;
+            m_hashedUpTo = upTo;
+            hashAhead();
+            maybeFinish();
+        });
+        QCryptographicHash *sha = &m_sha;
+        const char *from = m_dest + m_hashedUpTo;
+        const qint64 n = upTo - m_hashedUpTo;
+        m_hashFuture = QtConcurrent::run(blockingPool(), [sha, from, n] { sha->addData(QByteArrayView(from, n)); });
+        watcher->setFuture(m_hashFuture);
+    }
+
+    void maybeFinish()
+    {
+        if (isFinished() || !m_pending.empty())
+            return;
+        for (const auto &s : m_streams) {
+            if (!s->outstanding.empty())
+                return;
+        }
+        if (m_done.covered() != m_result.end - m_result.begin)
+            return;
+        if (m_wholeBlob && (m_hashing || m_hashedUpTo != m_result.end))
+            return;
+        if (m_wholeBlob) {
+            if (m_sha.result() != m_result.blob.sha256) {
+                return fail(Error(ErrorCode::Corrupt, QStringLiteral("'%1' arrived whole but its SHA-256 does not match the server's")
+                                                          .arg(m_key)));
+            }
+            m_result.verified = true;
+        }
+        m_result.streams = m_streamsOpened - m_reconnects;
+        m_result.reconnects = m_reconnects;
+        m_result.seconds = m_clock.nsecsElapsed() / 1e9;
+        shutdown();
+        finishWith(m_result);
+    }
+
+    void shutdown() override
+    {
+        TransferJob::shutdown();
+        // A hash step may still read the destination: the caller may free it once we finish. Steps are short.
+        m_hashFuture.waitForFinished();
+    }
+    void doCancel() override { shutdown(); }
+
+    ~PullJob() override { m_hashFuture.waitForFinished(); }
+
+private:
+    BlobClient::SinkFactory m_factory;
+    ByteRange m_range;
+    PullResult m_result;
+    quint32 m_transfer = 0;
+    ByteSink *m_sink = nullptr;
+    char *m_dest = nullptr;
+    bool m_wholeBlob = false;
+    std::deque<Range> m_pending;
+    IntervalSet m_done;
+    QCryptographicHash m_sha{QCryptographicHash::Sha256};
+    qint64 m_hashedUpTo = 0;
+    bool m_hashing = false;
+    QFuture<void> m_hashFuture;
+};
+
+class PushJob : public TransferJob<RemoteBlobInfo>
+{
+public:
+    PushJob(BlobEndpoint ep, QString key, ByteView data, TransferOptions opt)
+        : TransferJob(std::move(ep), std::move(key), opt), m_data(std::move(data)) {}
+
+protected:
+    void doStart() override
+    {
+        m_clock.start();
+        // The digest first, on the pool: the server checks the blob against it before committing.
+        auto *watcher = new QFutureWatcher<QByteArray>(this);
+        QObject::connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+            m_sha = watcher->result();
+            watcher->deleteLater();
+            openControl([this](const QCborMap &) { reserve(); });
+        });
+        const ByteView data = m_data;
+        watcher->setFuture(QtConcurrent::run(blockingPool(), [data] {
+            return QCryptographicHash::hash(data.asByteArrayView(), QCryptographicHash::Sha256);
+        }));
+    }
+
+    void reserve()
+    {
+        m_control->send(QCborMap{{QStringLiteral("t"), QStringLiteral("reserve")}, {QStringLiteral("key"), m_key},
+                                 {QStringLiteral("size"), m_data.size()}, {QStringLiteral("sha256"), m_sha}},
+                        [this](const Error &e, const QCborMap &answer) {
+            if (e.isError())
+                return fail(e.withContext(m_key));
+            m_transfer = quint32(answer.value(QStringLiteral("transfer")).toInteger());
+            for (qint64 at = 0; at < m_data.size(); at += kMaxDataFrame)
+                m_pending.push_back({at, std::min(m_data.size(), at + kMaxDataFrame)});
+            setProgress(0, m_data.size());
+            if (m_pending.empty())
+                return commit();
+            const qint64 chunks = (m_data.size() + m_opt.chunkSize - 1) / m_opt.chunkSize;
+            const int streams = int(std::min<qint64>(m_opt.streams, chunks));
+            for (int i = 0; i < streams; ++i)
+                addStream();
+        });
+    }
+
+    void streamReady(DataStream *s) override { fill(s); }
+
+    void fill(DataStream *s)
+    {
+        // Unacknowledged bytes per connection stay under pipelineDepth × chunkSize: memory stays bounded.
+        qint64 inFlight = 0;
+        for (const Range &r : s->outstanding)
+            inFlight += r.end - r.begin;
+        while (s->attached && !m_pending.empty() && inFlight < m_opt.pipelineDepth * m_opt.chunkSize) {
+            const Range r = m_pending.front();
+            m_pending.pop_front();
+            Header h;
+            h.kind = Kind::Data;
+            h.transfer = m_transfer;
+            h.offset = quint64(r.begin);
+            h.length = quint64(r.end - r.begin);
+            h.crcOrStatus = crc32(m_data.data() + r.begin, r.end - r.begin);
+            s->socket->write(encodeHeader(h));
+            s->socket->write(m_data.data() + r.begin, r.end - r.begin);
+            s->outstanding.push_back(r);
+            inFlight += r.end - r.begin;
+        }
+        if (s->outstanding.empty())
+            s->idle->stop();
+        else if (!s->idle->isActive())
+            s->idle->start(m_opt.timeoutMs);
+    }
+
+    void streamReadable(DataStream *s) override
+    {
+        while (!isFinished() && s->socket->bytesAvailable() >= kHeaderSize) {
+            char raw[kHeaderSize];
+            s->socket->read(raw, kHeaderSize);
+            Result<Header> h = decodeHeader(raw);
+            if (!h.isOk())
+                return streamFailed(s, h.error());
+            const Header &a = h.value();
+            if (a.kind == Kind::Error)
+                return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("the server refused data (status %1)").arg(a.crcOrStatus)));
+            if (a.kind != Kind::Ack || s->outstanding.empty() || qint64(a.offset) != s->outstanding.front().begin)
+                return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("unexpected acknowledgement")));
+            const Range r = s->outstanding.front();
+            s->outstanding.pop_front();
+            if (a.crcOrStatus != 0) {
+                ++m_refetched;
+                m_pending.push_front(r);  // the server saw a damaged frame: send it again
+            } else {
+                m_acked += r.end - r.begin;
+                setProgress(m_acked, m_data.size());
+            }
+            fill(s);
+        }
+        if (!isFinished() && m_acked == m_data.size() && !m_committing)
+            commit();
+    }
+
+    void requeue(DataStream *s) override
+    {
+        for (auto it = s->outstanding.rbegin(); it != s->outstanding.rend(); ++it)
+            m_pending.push_front(*it);
+        s->outstanding.clear();
+        for (auto &other : m_streams) {
+            if (other.get() != s)
+                fill(other.get());
+        }
+    }
+
+    void commit()
+    {
+        m_committing = true;
+        m_streams.clear();
+        m_control->send(QCborMap{{QStringLiteral("t"), QStringLiteral("commit")}, {QStringLiteral("transfer"), qint64(m_transfer)}},
+                        [this](const Error &e, const QCborMap &answer) {
+            if (e.isError())
+                return fail(e.withContext(m_key));
+            RemoteBlobInfo info = infoFrom(m_key, answer);
+            if (info.sha256 != m_sha || info.size != m_data.size())
+                return fail(Error(ErrorCode::Corrupt, QStringLiteral("the server committed '%1' with a different digest").arg(m_key)));
+            shutdown();
+            finishWith(info);
+        });
+    }
+
+private:
+    ByteView m_data;
+    QByteArray m_sha;
+    quint32 m_transfer = 0;
+    std::deque<Range> m_pending;
+    qint64 m_acked = 0;
+    int m_refetched = 0;
+    bool m_committing = false;
+};
+
+/// stat and list: one request on a fresh control connection.
+template <typename T>
+class RequestJob : public TransferJob<T>
+{
+public:
+    using Parse = std::function<Result<T>(const QCborMap &)>;
+    RequestJob(BlobEndpoint ep, QCborMap request, Parse parse, TransferOptions opt)
+        : TransferJob<T>(std::move(ep), QString(), opt), m_request(std::move(request)), m_parse(std::move(parse)) {}
+
+protected:
+    void doStart() override
+    {
+        this->openControl([this](const QCborMap &) {
+            this->m_control->send(m_request, [this](const Error &e, const QCborMap &answer) {
+                if (e.isError())
+                    return this->fail(e);
+                this->shutdown();
+                this->finishWith(m_parse(answer));
+            });
+        });
+    }
+    void streamReady(DataStream *) override {}
+    void streamReadable(DataStream *) override {}
+    void requeue(DataStream *) override {}
+
+private:
+    QCborMap m_request;
+    Parse m_parse;
+};
+
+} // namespace
+
+BlobClient::BlobClient(BlobEndpoint endpoint, QObject *parent) : QObject(parent), m_endpoint(std::move(endpoint)) {}
+
+ResultJob<RemoteBlobInfo> *BlobClient::stat(const QString &key)
+{
+    return new RequestJob<RemoteBlobInfo>(m_endpoint,
+                                          QCborMap{{QStringLiteral("t"), QStringLiteral("stat")}, {QStringLiteral("key"), key}},
+                                          [key](const QCborMap &m) { return Result<RemoteBlobInfo>(infoFrom(key, m)); }, m_defaults);
+}
+
+ResultJob<QList<RemoteBlobInfo>> *BlobClient::list(const QString &prefix, int limit)
+{
+    return new RequestJob<QList<RemoteBlobInfo>>(
+        m_endpoint,
+        QCborMap{{QStringLiteral("t"), QStringLiteral("list")}, {QStringLiteral("prefix"), prefix}, {QStringLiteral("limit"), limit}},
+        [](const QCborMap &m) {
+            QList<RemoteBlobInfo> out;
+            for (const QCborValue &v : m.value(QStringLiteral("items")).toArray()) {
+                const QCborMap item = v.toMap();
+                out << infoFrom(item.value(QStringLiteral("key")).toString(), item);
+            }
+            return Result<QList<RemoteBlobInfo>>(out);
+        },
+        m_defaults);
+}
+
+ResultJob<PullResult> *BlobClient::pull(const QString &key, SinkFactory sink, ByteRange range)
+{
+    return pull(key, std::move(sink), range, m_defaults);
+}
+
+ResultJob<PullResult> *BlobClient::pull(const QString &key, SinkFactory sink, ByteRange range, const TransferOptions &options)
+{
+    return new PullJob(m_endpoint, key, std::move(sink), range, options);
+}
+
+ResultJob<RemoteBlobInfo> *BlobClient::push(const QString &key, const ByteView &data)
+{
+    return push(key, data, m_defaults);
+}
+
+ResultJob<RemoteBlobInfo> *BlobClient::push(const QString &key, const ByteView &data, const TransferOptions &options)
+{
+    return new PushJob(m_endpoint, key, data, options);
+}
+
+} // namespace spectrum

@@ -1,0 +1,173 @@
+#include "spectrum/transfer/blobprotocol.h"
+
+#include <QCborValue>
+#include <QIODevice>
+#include <QtEndian>
+
+#include <zlib.h>
+
+#include <cstring>
+
+namespace spectrum::blobproto {
+
+QByteArray preface(Channel channel)
+{
+    QByteArray p("SPBS", 4);
+    p.append(char(kVersion));
+    p.append(char(channel));
+    p.append(2, '\0');
+    return p;
+}
+
+Result<Channel> parsePreface(const QByteArray &bytes)
+{
+    if (bytes.size() != kPrefaceSize || !bytes.startsWith("SPBS") || bytes.at(6) != 0 || bytes.at(7) != 0)
+        return Error(ErrorCode::Protocol, QStringLiteral("not a Spectrum blob protocol connection"));
+    if (quint8(bytes.at(4)) != kVersion)
+        return Error(ErrorCode::Unsupported, QStringLiteral("protocol version %1, this server speaks %2").arg(quint8(bytes.at(4))).arg(kVersion));
+    const quint8 channel = quint8(bytes.at(5));
+    if (channel != quint8(Channel::Control) && channel != quint8(Channel::Data))
+        return Error(ErrorCode::Protocol, QStringLiteral("unknown channel kind %1").arg(channel));
+    return Channel(channel);
+}
+
+QByteArray encodeHeader(const Header &h)
+{
+    QByteArray out(kHeaderSize, '\0');
+    uchar *p = reinterpret_cast<uchar *>(out.data());
+    p[0] = uchar(h.kind);
+    qToBigEndian<quint32>(h.transfer, p + 4);
+    qToBigEndian<quint64>(h.offset, p + 8);
+    qToBigEndian<quint64>(h.length, p + 16);
+    qToBigEndian<quint32>(h.crcOrStatus, p + 24);
+    return out;
+}
+
+Result<Header> decodeHeader(const char *bytes)
+{
+    const uchar *p = reinterpret_cast<const uchar *>(bytes);
+    if (p[0] < quint8(Kind::Read) || p[0] > quint8(Kind::Error))
+        return Error(ErrorCode::Protocol, QStringLiteral("unknown data frame kind %1").arg(p[0]));
+    if (p[1] || p[2] || p[3] || p[28] || p[29] || p[30] || p[31])
+        return Error(ErrorCode::Protocol, QStringLiteral("nonzero reserved bytes in a data frame header"));
+    Header h;
+    h.kind = Kind(p[0]);
+    h.transfer = qFromBigEndian<quint32>(p + 4);
+    h.offset = qFromBigEndian<quint64>(p + 8);
+    h.length = qFromBigEndian<quint64>(p + 16);
+    h.crcOrStatus = qFromBigEndian<quint32>(p + 24);
+    if (h.offset > quint64(std::numeric_limits<qint64>::max()) || h.length > quint64(std::numeric_limits<qint64>::max())
+        || h.offset + h.length < h.offset)
+        return Error(ErrorCode::Protocol, QStringLiteral("data frame range overflows"));
+    return h;
+}
+
+QByteArray encodeControl(const QCborMap &message)
+{
+    const QByteArray body = message.toCborValue().toCbor();
+    QByteArray out(4, '\0');
+    qToBigEndian<quint32>(quint32(body.size()), reinterpret_cast<uchar *>(out.data()));
+    return out + body;
+}
+
+std::optional<Result<QCborMap>> ControlReader::next(QIODevice *device)
+{
+    if (m_expected < 0) {
+        if (device->bytesAvailable() < 4)
+            return std::nullopt;
+        uchar len[4];
+        device->read(reinterpret_cast<char *>(len), 4);
+        m_expected = qFromBigEndian<quint32>(len);
+        if (m_expected < 1 || m_expected > kMaxControlFrame) {
+            return Result<QCborMap>(Error(ErrorCode::Protocol, QStringLiteral("control frame of %1 bytes (1 … %2 allowed)")
+                                                                   .arg(m_expected).arg(kMaxControlFrame)));
+        }
+        m_buffer.clear();
+        m_buffer.reserve(m_expected);
+    }
+    m_buffer += device->read(m_expected - m_buffer.size());
+    if (m_buffer.size() < m_expected)
+        return std::nullopt;
+    m_expected = -1;
+    QCborParserError err;
+    const QCborValue value = QCborValue::fromCbor(m_buffer, &err);
+    m_buffer.clear();
+    if (err.error != QCborError::NoError || !value.isMap())
+        return Result<QCborMap>(Error(ErrorCode::Protocol, QStringLiteral("control frame is not a CBOR map")));
+    return Result<QCborMap>(value.toMap());
+}
+
+quint32 crc32(const char *data, qint64 length)
+{
+    uLong crc = ::crc32(0L, Z_NULL, 0);
+    while (length > 0) {
+        const uInt n = uInt(std::min<qint64>(length, 1 << 30));
+        crc = ::crc32(crc, reinterpret_cast<const Bytef *>(data), n);
+        data += n;
+        length -= n;
+    }
+    return quint32(crc);
+}
+
+namespace {
+struct CodeName { ErrorCode code; const char *name; };
+const CodeName kCodes[] = {
+    {ErrorCode::None, "ok"},
+    {ErrorCode::Authentication, "auth"},
+    {ErrorCode::NotFound, "not-found"},
+    {ErrorCode::InvalidKey, "invalid-key"},
+    {ErrorCode::OutOfRange, "out-of-range"},
+    {ErrorCode::InvalidArgument, "invalid-argument"},
+    {ErrorCode::Busy, "busy"},
+    {ErrorCode::DiskFull, "disk-full"},
+    {ErrorCode::Corrupt, "corrupt"},
+    {ErrorCode::Protocol, "protocol"},
+    {ErrorCode::Unsupported, "version"},
+    {ErrorCode::Cancelled, "cancelled"},
+    {ErrorCode::Timeout, "timeout"},
+    {ErrorCode::Io, "io"},
+};
+} // namespace
+
+QString wireCode(ErrorCode code)
+{
+    for (const CodeName &c : kCodes) {
+        if (c.code == code)
+            return QString::fromLatin1(c.name);
+    }
+    return QStringLiteral("internal");
+}
+
+ErrorCode fromWireCode(const QString &code)
+{
+    for (const CodeName &c : kCodes) {
+        if (code == QLatin1String(c.name))
+            return c.code;
+    }
+    return ErrorCode::Internal;
+}
+
+QCborMap errorMessage(qint64 id, const Error &error)
+{
+    return QCborMap{{QStringLiteral("t"), QStringLiteral("error")}, {QStringLiteral("id"), id},
+                    {QStringLiteral("code"), wireCode(error.code())}, {QStringLiteral("message"), error.message()}};
+}
+
+QCborMap okMessage(qint64 id)
+{
+    return QCborMap{{QStringLiteral("t"), QStringLiteral("ok")}, {QStringLiteral("id"), id}};
+}
+
+Error errorFrom(const QCborMap &answer)
+{
+    const QString t = answer.value(QStringLiteral("t")).toString();
+    if (t == QLatin1String("ok"))
+        return Error();
+    if (t == QLatin1String("error")) {
+        return Error(fromWireCode(answer.value(QStringLiteral("code")).toString()),
+                     answer.value(QStringLiteral("message")).toString());
+    }
+    return Error(ErrorCode::Protocol, QStringLiteral("unexpected answer '%1'").arg(t));
+}
+
+} // namespace spectrum::blobproto
