@@ -58,11 +58,17 @@ struct SendItem
     qint64 end;
 };
 
+/// Versions count up within one store; the digest's start tells two stores' "version 1" apart.
+QString versionString(const BlobInfo &info)
+{
+    return QString::number(info.version) + QLatin1Char('-') + QString::fromLatin1(info.sha256.left(4).toHex());
+}
+
 QCborMap infoAnswer(qint64 id, const BlobInfo &info)
 {
     QCborMap m = okMessage(id);
     m.insert(QStringLiteral("size"), info.size);
-    m.insert(QStringLiteral("version"), QString::number(info.version));
+    m.insert(QStringLiteral("version"), versionString(info));
     m.insert(QStringLiteral("sha256"), info.sha256);
     return m;
 }
@@ -262,7 +268,7 @@ private:
                 QCborArray items;
                 for (const BlobInfo &b : job->result().value()) {
                     items.append(QCborMap{{QStringLiteral("key"), b.key}, {QStringLiteral("size"), b.size},
-                                          {QStringLiteral("version"), QString::number(b.version)}, {QStringLiteral("sha256"), b.sha256}});
+                                          {QStringLiteral("version"), versionString(b)}, {QStringLiteral("sha256"), b.sha256}});
                 }
                 QCborMap a = okMessage(id);
                 a.insert(QStringLiteral("items"), items);

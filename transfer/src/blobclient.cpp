@@ -182,6 +182,7 @@ private:
         }
     }
 
+    // Every failure is reported once: to whoever waits for an answer, or else through m_lost.
     void failAll(const Error &e)
     {
         m_timer.stop();
@@ -190,11 +191,12 @@ private:
         auto ready = std::move(m_onReady);
         m_onReady = nullptr;
         m_socket.abort();
+        const bool someoneTold = ready || !pending.isEmpty();
         if (ready)
             ready(e, QCborMap());
         for (auto &cb : pending)
             cb(e, QCborMap());
-        if (m_lost)
+        if (!someoneTold && m_lost)
             m_lost(e);
     }
 
@@ -213,10 +215,23 @@ private:
     QString m_session;
 };
 
+/// Deletes a QObject through the event loop: streams are often dropped from inside their own socket's signals.
+struct LaterDeleter
+{
+    void operator()(QObject *o) const
+    {
+        if (auto *s = qobject_cast<QTcpSocket *>(o)) {
+            s->disconnect();
+            s->abort();
+        }
+        o->deleteLater();
+    }
+};
+
 /// One data connection: preface and attach, then frames. The owning job drives it.
 struct DataStream
 {
-    std::unique_ptr<QTcpSocket> socket;
+    std::unique_ptr<QTcpSocket, LaterDeleter> socket;
     ControlReader attachReader;
     bool attached = false;
     std::deque<Range> outstanding;  ///< READs sent (pull) or DATA frames unacknowledged (push), in order
@@ -224,7 +239,7 @@ struct DataStream
     bool inFrame = false;
     Header frame;
     qint64 frameReceived = 0;
-    std::unique_ptr<QTimer> idle;
+    std::unique_ptr<QTimer, LaterDeleter> idle;
 };
 
 /// Common machinery of pull and push jobs: the control channel, data streams, timeouts, reconnects.
@@ -259,14 +274,17 @@ protected:
         }
     }
 
-    void openControl(std::function<void(const QCborMap &hello)> then)
+    void openControl(std::function<void(const QCborMap &hello)> then,
+                     std::function<void(const Error &)> onConnectFailure = nullptr)
     {
         m_control = new ControlChannel(m_endpoint, m_opt, this);
         m_control->m_lost = [this](const Error &e) {
             if (!this->isFinished())
-                fail(e.withContext(QStringLiteral("the session with the server ended")));
+                controlLost(e);
         };
-        m_control->open([this, then](const Error &e, const QCborMap &hello) {
+        m_control->open([this, then, onConnectFailure](const Error &e, const QCborMap &hello) {
+            if (e.isError() && onConnectFailure && e.code() != ErrorCode::Authentication)
+                return onConnectFailure(e);
             if (e.isError())
                 return fail(e);
             const qint64 maxStreams = hello.value(QStringLiteral("maxStreams")).toInteger(1);
@@ -281,8 +299,8 @@ protected:
     {
         auto stream = std::make_unique<DataStream>();
         DataStream *s = stream.get();
-        s->socket = std::make_unique<QTcpSocket>();
-        s->idle = std::make_unique<QTimer>();
+        s->socket.reset(new QTcpSocket);
+        s->idle.reset(new QTimer);
         s->idle->setSingleShot(true);
         QObject::connect(s->idle.get(), &QTimer::timeout, this, [this, s] {
             streamFailed(s, Error(ErrorCode::Timeout, QStringLiteral("a data connection moved no data for %1 s").arg(m_opt.timeoutMs / 1000.0)));
@@ -323,11 +341,8 @@ protected:
     {
         for (auto it = m_streams.begin(); it != m_streams.end(); ++it) {
             if (it->get() == s) {
-                s->socket->disconnect(this);
                 s->idle->stop();
-                // Deleting a socket inside its own signal is unsafe: let the event loop do it.
-                s->socket.release()->deleteLater();
-                m_streams.erase(it);
+                m_streams.erase(it);  // the deleters hand socket and timer to the event loop
                 return;
             }
         }
@@ -342,20 +357,28 @@ protected:
         requeue(s);
         removeStream(s);
         m_lastStreamError = e;
-        if (e.code() == ErrorCode::Authentication || e.code() == ErrorCode::Protocol)
+        if (!m_control)
+            return;  // the session is being re-established; it brings new data connections
+        if (e.code() == ErrorCode::Protocol)
             return fail(e);
-        if (m_reconnectsLeft > 0) {
+        // An attach refused for its session usually means the server restarted; the control connection will
+        // notice. Plain failures get a new connection after a pause, while the budget lasts.
+        if (e.code() != ErrorCode::Authentication && m_reconnectsLeft > 0) {
             --m_reconnectsLeft;
             ++m_reconnects;
-            const int attempt = m_opt.maxReconnects - m_reconnectsLeft;
-            QTimer::singleShot(std::min(2000, 50 << std::min(attempt, 6)), this, [this] {
-                if (!this->isFinished())
+            QTimer::singleShot(backoffMs(), this, [this] {
+                if (!this->isFinished() && m_control)
                     addStream();
             });
         } else if (m_streams.empty()) {
             fail(e.withContext(QStringLiteral("all data connections failed")));
         }
     }
+
+    /// The control connection (and with it the server-side session) is gone. Default: the job fails.
+    virtual void controlLost(const Error &e) { fail(e.withContext(QStringLiteral("the session with the server ended"))); }
+
+    int backoffMs() const { return std::min(2000, 50 << std::min(m_opt.maxReconnects - m_reconnectsLeft, 6)); }
 
     virtual void streamReady(DataStream *s) = 0;
     virtual void streamReadable(DataStream *s) = 0;
@@ -401,6 +424,61 @@ protected:
                 opened(answer);
             });
         });
+    }
+
+    /// The server went away: reconnect, open the blob again, and fetch only what is still missing — unless
+    /// the blob changed meanwhile, in which case everything starts over (never splice two versions).
+    void controlLost(const Error &e) override
+    {
+        if (m_transfer == 0 || m_reconnectsLeft <= 0)
+            return TransferJob::controlLost(e);
+        --m_reconnectsLeft;
+        ++m_reconnects;
+        qCInfo(lcTransfer) << "lost the session for" << m_key << "(" << e.toString() << "); reconnecting";
+        for (auto &s : m_streams)
+            requeueOnly(s.get());
+        m_streams.clear();
+        m_control->m_lost = nullptr;
+        m_control->deleteLater();
+        m_control = nullptr;
+        QTimer::singleShot(backoffMs(), this, [this] {
+            if (isFinished())
+                return;
+            openControl([this](const QCborMap &) {
+                m_control->send(QCborMap{{QStringLiteral("t"), QStringLiteral("open")}, {QStringLiteral("key"), m_key}},
+                                [this](const Error &e, const QCborMap &answer) {
+                    if (e.code() == ErrorCode::Network || e.code() == ErrorCode::Timeout)
+                        return controlLost(e);
+                    if (e.isError())
+                        return fail(e.withContext(m_key));
+                    reopened(answer);
+                });
+            }, [this](const Error &e) { controlLost(e); });
+        });
+    }
+
+    void reopened(const QCborMap &answer)
+    {
+        const RemoteBlobInfo now = infoFrom(m_key, answer);
+        m_transfer = quint32(answer.value(QStringLiteral("transfer")).toInteger());
+        if (now.version != m_result.blob.version || now.size != m_result.blob.size || now.sha256 != m_result.blob.sha256) {
+            qCInfo(lcTransfer) << m_key << "changed on the server; starting over";
+            if (now.size != m_result.blob.size)
+                return fail(Error(ErrorCode::Corrupt, QStringLiteral("'%1' changed size on the server during the transfer").arg(m_key)));
+            m_hashFuture.waitForFinished();
+            m_result.blob = now;
+            m_done = IntervalSet();
+            m_sha.reset();
+            m_hashedUpTo = 0;
+            m_hashing = false;
+            m_pending.clear();
+            for (qint64 at = m_result.begin; at < m_result.end; at += m_opt.chunkSize)
+                m_pending.push_back({at, std::min(m_result.end, at + m_opt.chunkSize)});
+            ++m_result.restarts;
+        }
+        const int streams = int(std::min<qint64>(m_opt.streams, std::max<qint64>(1, qint64(m_pending.size()))));
+        for (int i = 0; i < streams; ++i)
+            addStream();
     }
 
     void opened(const QCborMap &answer)
@@ -485,28 +563,31 @@ protected:
             m_result.bytesReceived += got;
             if (s->frameReceived < qint64(s->frame.length))
                 return;
-            frameDone(s);
+            if (!frameDone(s))
+                return;  // the stream is gone (its signals' receivers may run anything, even an event loop)
         }
     }
 
-    void frameDone(DataStream *s)
+    bool alive(const DataStream *s) const
+    {
+        for (const auto &x : m_streams) {
+            if (x.get() == s)
+                return !isFinished();
+        }
+        return false;
+    }
+
+    /// Returns whether `s` still exists afterwards.
+    bool frameDone(DataStream *s)
     {
         s->inFrame = false;
         const qint64 b = qint64(s->frame.offset), e = b + qint64(s->frame.length);
         const char *bytes = m_dest + (b - m_result.begin);
-        if (crc32(bytes, e - b) != s->frame.crcOrStatus) {
+        const bool crcOk = crc32(bytes, e - b) == s->frame.crcOrStatus;
+        if (!crcOk) {
             ++m_result.framesRefetched;
             m_pending.push_front({b, e});  // only this frame again, before anything else
             qCInfo(lcTransfer) << "CRC mismatch in" << m_key << "at" << b << "- fetching that frame again";
-        } else {
-            const qint64 before = m_done.prefixEnd(m_result.begin);
-            m_done.add(b, e);
-            const qint64 after = m_done.prefixEnd(m_result.begin);
-            setProgress(m_done.covered(), m_result.end - m_result.begin);
-            if (after > before) {
-                emitDataAvailable(0, after - m_result.begin);
-                hashAhead();
-            }
         }
         s->nextExpected = e;
         if (e == s->outstanding.front().end) {
@@ -515,10 +596,34 @@ protected:
                 s->nextExpected = s->outstanding.front().begin;
         }
         fill(s);
+        if (crcOk) {
+            // Tell the world last: its slots may re-enter us.
+            const qint64 before = m_done.prefixEnd(m_result.begin);
+            m_done.add(b, e);
+            const qint64 after = m_done.prefixEnd(m_result.begin);
+            hashAhead();
+            QPointer<QObject> self(this);
+            setProgress(m_done.covered(), m_result.end - m_result.begin);
+            if (self && after > before)
+                emitDataAvailable(0, after - m_result.begin);
+            if (!self)
+                return false;
+        }
         maybeFinish();
+        return alive(s);
     }
 
     void requeue(DataStream *s) override
+    {
+        requeueOnly(s);
+        for (auto &other : m_streams) {
+            if (other.get() != s)
+                fill(other.get());
+        }
+    }
+
+    /// Puts what `s` had asked for and not yet received back at the front of the queue.
+    void requeueOnly(DataStream *s)
     {
         bool first = true;
         for (auto it = s->outstanding.rbegin(); it != s->outstanding.rend(); ++it) {
@@ -532,10 +637,7 @@ protected:
             first = false;
         }
         s->outstanding.clear();
-        for (auto &other : m_streams) {
-            if (other.get() != s)
-                fill(other.get());
-        }
+        s->inFrame = false;
     }
 
     // The whole blob's SHA-256 is computed on the pool as the verified prefix grows, one step at a time.

@@ -51,7 +51,8 @@ struct PullResult
     qint64 bytesReceived = 0;      ///< payload bytes off the wire, refetches included
     int framesRefetched = 0;       ///< frames whose CRC failed, or that a dropped connection lost, fetched again
     int streams = 0;               ///< data connections used
-    int reconnects = 0;
+    int reconnects = 0;            ///< data or control connections re-opened after failures
+    int restarts = 0;              ///< times the blob changed on the server mid-transfer and was fetched anew
     bool verified = false;         ///< the whole blob's SHA-256 matched (only for a whole-blob pull)
     double seconds = 0;
 };
