@@ -10,8 +10,8 @@ packages=(
   qt6-base-dev qt6-qpa-plugins fonts-dejavu-core
   # DICOM: DCMTK libraries and its command-line tools (dcmdump, dcm2pnm, dcmcjpeg… used by the tests)
   libdcmtk-dev dcmtk
-  # JPEG 2000
-  libopenjp2-7-dev
+  # JPEG 2000; fast checksums (XXH3) for the blob protocol; SHA-256 and TLS through OpenSSL
+  libopenjp2-7-dev libxxhash-dev libssl-dev
   # test peers: a real PACS and an HTTP client to talk to it; xvfb for running the GUI without a display
   orthanc orthanc-dicomweb curl xvfb xauth
 )

@@ -19,8 +19,6 @@ using namespace blobproto;
 
 namespace {
 
-constexpr qint64 kSendQueueBytes = 4 << 20;  // unsent bytes buffered per connection before we stop queueing
-
 bool constantTimeEquals(const QByteArray &a, const QByteArray &b)
 {
     // Compares every byte whatever the first difference, so timing reveals nothing but the length.
@@ -132,7 +130,7 @@ public:
         if (m_state == State::Data) {
             Header h;
             h.kind = Kind::Error;
-            h.crcOrStatus = quint32(reason.code());
+            h.status = quint32(reason.code());
             m_socket->write(encodeHeader(h));
         } else if (m_state == State::Control || m_state == State::Attach || m_state == State::Preface) {
             if (reason.code() != ErrorCode::Timeout)
@@ -390,21 +388,23 @@ private:
         if (m_frameReceived < qint64(m_frame.length))
             return;
         m_inFrame = false;
-        const bool ok = crc32(m_frameTransfer->writer->data() + m_frame.offset, qint64(m_frame.length)) == m_frame.crcOrStatus;
+        const bool ok = checksum(m_frameTransfer->writer->data() + m_frame.offset, qint64(m_frame.length)) == m_frame.checksum;
         Header ack;
         ack.kind = Kind::Ack;
         ack.transfer = m_frame.transfer;
         ack.offset = m_frame.offset;
         ack.length = m_frame.length;
-        ack.crcOrStatus = ok ? 0 : 1;
+        ack.status = ok ? 0 : 1;
         m_socket->write(encodeHeader(ack));
         m_frameTransfer.reset();
     }
 
-    /// Sends queued reads, a frame at a time, while the socket's own buffer is small: bounded memory.
+    /// Sends queued reads a frame at a time. Payloads go from the blob's memory mapping straight to the kernel
+    /// while it takes them; only the rest of a frame the kernel could not take waits in the socket's buffer
+    /// (at most one frame: memory per connection stays bounded).
     void pump()
     {
-        while (!m_sendQueue.empty() && m_state == State::Data && m_socket->bytesToWrite() < kSendQueueBytes) {
+        while (!m_sendQueue.empty() && m_state == State::Data && m_socket->bytesToWrite() == 0) {
             SendItem &item = m_sendQueue.front();
             const qint64 n = std::min<qint64>(kMaxDataFrame, item.end - item.offset);
             const char *payload = item.transfer->snapshot.bytes.data() + item.offset;
@@ -413,12 +413,25 @@ private:
             h.transfer = item.id;
             h.offset = quint64(item.offset);
             h.length = quint64(n);
-            h.crcOrStatus = crc32(payload, n);
-            m_socket->write(encodeHeader(h));
-            m_socket->write(payload, n);
+            h.checksum = checksum(payload, n);
+            QByteArray frame = encodeHeader(h);
+            Result<qint64> sent = sendDirect(m_socket, frame.constData(), frame.size());
+            if (!sent.isOk())
+                return drop(sent.error());
+            if (sent.value() < frame.size()) {
+                m_socket->write(frame.constData() + sent.value(), frame.size() - sent.value());
+                m_socket->write(payload, n);
+            } else {
+                Result<qint64> body = sendDirect(m_socket, payload, n);
+                if (!body.isOk())
+                    return drop(body.error());
+                if (body.value() < n)
+                    m_socket->write(payload + body.value(), n - body.value());
+            }
             item.offset += n;
             if (item.offset == item.end)
                 m_sendQueue.pop_front();
+            m_idle.start(m_server->opt.idleTimeoutMs);
         }
     }
 

@@ -4,8 +4,8 @@
 
 #include "spectrum/core/logging.h"
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/transfer/sha256.h"
 
-#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -535,7 +535,7 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
         entry.info.size = w->blobSize;
         entry.info.version = w->version;
         const ByteView content(reinterpret_cast<const char *>(w->map), w->blobSize, nullptr);
-        entry.info.sha256 = QCryptographicHash::hash(content.asByteArrayView(), QCryptographicHash::Sha256);
+        entry.info.sha256 = Sha256::hash(content.data(), content.size());
         if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
             return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
         if (Result<DicomIdentity> id = readDicomIdentity(content); id.isOk())

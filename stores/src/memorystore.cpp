@@ -3,9 +3,9 @@
 #include "lrumap.h"
 
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/transfer/sha256.h"
 #include "spectrum/transfer/buffersink.h"
 
-#include <QCryptographicHash>
 #include <QMutex>
 
 #include <algorithm>
@@ -136,7 +136,7 @@ ResultJob<BlobInfo> *MemoryStore::commit(const BlobWriterPtr &writer, const Comm
         entry.bytes = w->sink.bytes();
         entry.info.key = w->key();
         entry.info.size = entry.bytes.size();
-        entry.info.sha256 = QCryptographicHash::hash(entry.bytes, QCryptographicHash::Sha256);
+        entry.info.sha256 = Sha256::hash(entry.bytes.constData(), entry.bytes.size());
         if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
             return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
         Result<DicomIdentity> identity = readDicomIdentity(ByteView(entry.bytes));

@@ -2,9 +2,9 @@
 
 #include "spectrum/core/logging.h"
 #include "spectrum/transfer/blobprotocol.h"
+#include "spectrum/transfer/sha256.h"
 
 #include <QCborArray>
-#include <QCryptographicHash>
 #include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QHash>
@@ -300,6 +300,7 @@ protected:
         auto stream = std::make_unique<DataStream>();
         DataStream *s = stream.get();
         s->socket.reset(new QTcpSocket);
+        s->socket->setReadBufferSize(64 * 1024);  // the rest stays in the kernel for receiveDirect()
         s->idle.reset(new QTimer);
         s->idle->setSingleShot(true);
         QObject::connect(s->idle.get(), &QTimer::timeout, this, [this, s] {
@@ -542,7 +543,7 @@ protected:
                 if (!h.isOk())
                     return streamFailed(s, h.error());
                 if (h.value().kind == Kind::Error)
-                    return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("the server refused a read (status %1)").arg(h.value().crcOrStatus)));
+                    return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("the server refused a read (status %1)").arg(h.value().status)));
                 const Header &f = h.value();
                 const bool expected = f.kind == Kind::Data && f.transfer == m_transfer && !s->outstanding.empty()
                     && qint64(f.offset) == s->nextExpected && f.length > 0 && qint64(f.length) <= kMaxDataFrame
@@ -553,10 +554,18 @@ protected:
                 s->inFrame = true;
                 s->frameReceived = 0;
             }
-            // Straight from the socket into the destination: no intermediate buffer.
+            // Into the destination: first what the socket object buffered, then straight from the kernel.
             const qint64 want = qint64(s->frame.length) - s->frameReceived;
             char *to = m_dest + (qint64(s->frame.offset) - m_result.begin) + s->frameReceived;
-            const qint64 got = sock->read(to, want);
+            qint64 got = 0;
+            if (sock->bytesAvailable() > 0) {
+                got = sock->read(to, want);
+            } else {
+                Result<qint64> direct = receiveDirect(sock, to, want);
+                if (!direct.isOk())
+                    return streamFailed(s, direct.error());
+                got = direct.value();
+            }
             if (got <= 0)
                 return;
             s->frameReceived += got;
@@ -583,11 +592,11 @@ protected:
         s->inFrame = false;
         const qint64 b = qint64(s->frame.offset), e = b + qint64(s->frame.length);
         const char *bytes = m_dest + (b - m_result.begin);
-        const bool crcOk = crc32(bytes, e - b) == s->frame.crcOrStatus;
+        const bool crcOk = checksum(bytes, e - b) == s->frame.checksum;
         if (!crcOk) {
             ++m_result.framesRefetched;
             m_pending.push_front({b, e});  // only this frame again, before anything else
-            qCInfo(lcTransfer) << "CRC mismatch in" << m_key << "at" << b << "- fetching that frame again";
+            qCInfo(lcTransfer) << "checksum mismatch in" << m_key << "at" << b << "- fetching that frame again";
         }
         s->nextExpected = e;
         if (e == s->outstanding.front().end) {
@@ -658,10 +667,10 @@ protected:
             hashAhead();
             maybeFinish();
         });
-        QCryptographicHash *sha = &m_sha;
+        Sha256 *sha = &m_sha;
         const char *from = m_dest + m_hashedUpTo;
         const qint64 n = upTo - m_hashedUpTo;
-        m_hashFuture = QtConcurrent::run(blockingPool(), [sha, from, n] { sha->addData(QByteArrayView(from, n)); });
+        m_hashFuture = QtConcurrent::run(blockingPool(), [sha, from, n] { sha->add(from, n); });
         watcher->setFuture(m_hashFuture);
     }
 
@@ -711,7 +720,7 @@ private:
     bool m_wholeBlob = false;
     std::deque<Range> m_pending;
     IntervalSet m_done;
-    QCryptographicHash m_sha{QCryptographicHash::Sha256};
+    Sha256 m_sha;
     qint64 m_hashedUpTo = 0;
     bool m_hashing = false;
     QFuture<void> m_hashFuture;
@@ -736,7 +745,7 @@ protected:
         });
         const ByteView data = m_data;
         watcher->setFuture(QtConcurrent::run(blockingPool(), [data] {
-            return QCryptographicHash::hash(data.asByteArrayView(), QCryptographicHash::Sha256);
+            return Sha256::hash(data.data(), data.size());
         }));
     }
 
@@ -776,7 +785,7 @@ protected:
             h.transfer = m_transfer;
             h.offset = quint64(r.begin);
             h.length = quint64(r.end - r.begin);
-            h.crcOrStatus = crc32(m_data.data() + r.begin, r.end - r.begin);
+            h.checksum = checksum(m_data.data() + r.begin, r.end - r.begin);
             s->socket->write(encodeHeader(h));
             s->socket->write(m_data.data() + r.begin, r.end - r.begin);
             s->outstanding.push_back(r);
@@ -798,12 +807,12 @@ protected:
                 return streamFailed(s, h.error());
             const Header &a = h.value();
             if (a.kind == Kind::Error)
-                return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("the server refused data (status %1)").arg(a.crcOrStatus)));
+                return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("the server refused data (status %1)").arg(a.status)));
             if (a.kind != Kind::Ack || s->outstanding.empty() || qint64(a.offset) != s->outstanding.front().begin)
                 return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("unexpected acknowledgement")));
             const Range r = s->outstanding.front();
             s->outstanding.pop_front();
-            if (a.crcOrStatus != 0) {
+            if (a.status != 0) {
                 ++m_refetched;
                 m_pending.push_front(r);  // the server saw a damaged frame: send it again
             } else {

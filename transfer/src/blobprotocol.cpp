@@ -1,12 +1,16 @@
 #include "spectrum/transfer/blobprotocol.h"
 
 #include <QCborValue>
+#include <QAbstractSocket>
 #include <QIODevice>
 #include <QtEndian>
 
-#include <zlib.h>
+#include <xxhash.h>
 
+#include <cerrno>
 #include <cstring>
+
+#include <sys/socket.h>
 
 namespace spectrum::blobproto {
 
@@ -39,7 +43,10 @@ QByteArray encodeHeader(const Header &h)
     qToBigEndian<quint32>(h.transfer, p + 4);
     qToBigEndian<quint64>(h.offset, p + 8);
     qToBigEndian<quint64>(h.length, p + 16);
-    qToBigEndian<quint32>(h.crcOrStatus, p + 24);
+    if (h.kind == Kind::Data)
+        qToBigEndian<quint64>(h.checksum, p + 24);
+    else
+        qToBigEndian<quint32>(h.status, p + 24);
     return out;
 }
 
@@ -48,14 +55,18 @@ Result<Header> decodeHeader(const char *bytes)
     const uchar *p = reinterpret_cast<const uchar *>(bytes);
     if (p[0] < quint8(Kind::Read) || p[0] > quint8(Kind::Error))
         return Error(ErrorCode::Protocol, QStringLiteral("unknown data frame kind %1").arg(p[0]));
-    if (p[1] || p[2] || p[3] || p[28] || p[29] || p[30] || p[31])
+    const bool data = p[0] == quint8(Kind::Data);
+    if (p[1] || p[2] || p[3] || (!data && (p[28] || p[29] || p[30] || p[31])))
         return Error(ErrorCode::Protocol, QStringLiteral("nonzero reserved bytes in a data frame header"));
     Header h;
     h.kind = Kind(p[0]);
     h.transfer = qFromBigEndian<quint32>(p + 4);
     h.offset = qFromBigEndian<quint64>(p + 8);
     h.length = qFromBigEndian<quint64>(p + 16);
-    h.crcOrStatus = qFromBigEndian<quint32>(p + 24);
+    if (data)
+        h.checksum = qFromBigEndian<quint64>(p + 24);
+    else
+        h.status = qFromBigEndian<quint32>(p + 24);
     if (h.offset > quint64(std::numeric_limits<qint64>::max()) || h.length > quint64(std::numeric_limits<qint64>::max())
         || h.offset + h.length < h.offset)
         return Error(ErrorCode::Protocol, QStringLiteral("data frame range overflows"));
@@ -97,16 +108,45 @@ std::optional<Result<QCborMap>> ControlReader::next(QIODevice *device)
     return Result<QCborMap>(value.toMap());
 }
 
-quint32 crc32(const char *data, qint64 length)
+Result<qint64> receiveDirect(QAbstractSocket *socket, char *to, qint64 length)
 {
-    uLong crc = ::crc32(0L, Z_NULL, 0);
-    while (length > 0) {
-        const uInt n = uInt(std::min<qint64>(length, 1 << 30));
-        crc = ::crc32(crc, reinterpret_cast<const Bytef *>(data), n);
-        data += n;
-        length -= n;
+    const qintptr fd = socket->socketDescriptor();
+    if (fd < 0)
+        return Error(ErrorCode::Network, QStringLiteral("the connection is closed"));
+    while (true) {
+        const ssize_t n = ::recv(int(fd), to, size_t(length), MSG_DONTWAIT);
+        if (n > 0)
+            return qint64(n);
+        if (n == 0)
+            return Error(ErrorCode::Network, QStringLiteral("the peer closed the connection"));
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return qint64(0);
+        return Error(ErrorCode::Network, QStringLiteral("receive failed: %1").arg(QString::fromLocal8Bit(std::strerror(errno))));
     }
-    return quint32(crc);
+}
+
+Result<qint64> sendDirect(QAbstractSocket *socket, const char *from, qint64 length)
+{
+    const qintptr fd = socket->socketDescriptor();
+    if (fd < 0)
+        return Error(ErrorCode::Network, QStringLiteral("the connection is closed"));
+    while (true) {
+        const ssize_t n = ::send(int(fd), from, size_t(length), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n >= 0)
+            return qint64(n);
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return qint64(0);
+        return Error(ErrorCode::Network, QStringLiteral("send failed: %1").arg(QString::fromLocal8Bit(std::strerror(errno))));
+    }
+}
+
+quint64 checksum(const char *data, qint64 length)
+{
+    return XXH3_64bits(data, size_t(length));
 }
 
 namespace {

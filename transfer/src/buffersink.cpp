@@ -9,7 +9,9 @@ BufferSink::BufferSink(qint64 size) : m_size(size)
 {
     if (size < 0 || size > std::numeric_limits<qsizetype>::max() / 2)
         return;
-    m_buffer = QByteArray(qsizetype(size), '\0');
+    // Not zero-filled: only ranges that were written and checked are ever exposed, and touching every page
+    // twice (memset, then the receive) costs as much as the transfer itself.
+    m_buffer = QByteArray(qsizetype(size), Qt::Uninitialized);
     m_valid = m_buffer.size() == size;
     // Detach once now, so concurrent writers never trigger a copy-on-write.
     if (m_valid)

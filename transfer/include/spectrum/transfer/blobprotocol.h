@@ -10,6 +10,7 @@
 #include <optional>
 
 class QIODevice;
+class QAbstractSocket;
 
 namespace spectrum::blobproto {
 
@@ -33,11 +34,12 @@ struct Header
     quint32 transfer = 0;
     quint64 offset = 0;
     quint64 length = 0;
-    quint32 crcOrStatus = 0;  ///< CRC-32 of the payload for DATA; a status for ACK and ERROR (0: ok)
+    quint64 checksum = 0;  ///< DATA: XXH3-64 of the payload
+    quint32 status = 0;    ///< ACK and ERROR: 0 ok, else a reason (ACK 1: checksum mismatch, send again)
 };
 
 QByteArray encodeHeader(const Header &header);
-/// Decodes 32 bytes; Protocol error for an unknown kind or nonzero padding.
+/// Decodes 32 bytes; Protocol error for an unknown kind, nonzero padding or an overflowing range.
 Result<Header> decodeHeader(const char *bytes);
 
 /// A length-prefixed CBOR map.
@@ -56,8 +58,16 @@ private:
     QByteArray m_buffer;
 };
 
-/// CRC-32 (zlib's polynomial) of a payload.
-quint32 crc32(const char *data, qint64 length);
+/// Receives up to `length` bytes straight from a connected socket's descriptor into `to`, bypassing the
+/// socket object's own buffer (one copy less). Call only when socket->bytesAvailable() is 0. Returns the bytes
+/// read (0: none waiting now), or an error when the peer closed or the connection broke.
+Result<qint64> receiveDirect(QAbstractSocket *socket, char *to, qint64 length);
+/// Sends up to `length` bytes straight to the descriptor; only when socket->bytesToWrite() is 0. Returns the
+/// bytes the kernel took (0: its buffer is full).
+Result<qint64> sendDirect(QAbstractSocket *socket, const char *from, qint64 length);
+
+/// The per-frame checksum: XXH3, 64 bits — tens of GB/s, so checking every byte costs next to nothing.
+quint64 checksum(const char *data, qint64 length);
 
 /// Error codes on the wire, both ways.
 QString wireCode(ErrorCode code);

@@ -10,7 +10,7 @@ namespace spectrum {
 class BufferSink : public ByteSink
 {
 public:
-    /// Allocates `size` bytes (zero-filled). Check isValid(): a size the process cannot hold leaves it invalid.
+    /// Allocates `size` bytes (not initialised). Check isValid(): a size the process cannot hold leaves it invalid.
     explicit BufferSink(qint64 size);
 
     bool isValid() const { return m_valid; }
