@@ -62,13 +62,19 @@ QString versionString(const BlobInfo &info)
     return QString::number(info.version) + QLatin1Char('-') + QString::fromLatin1(info.sha256.left(4).toHex());
 }
 
-QCborMap infoAnswer(qint64 id, const BlobInfo &info)
+QCborMap describe(QCborMap m, const BlobInfo &info)
 {
-    QCborMap m = okMessage(id);
     m.insert(QStringLiteral("size"), info.size);
     m.insert(QStringLiteral("version"), versionString(info));
     m.insert(QStringLiteral("sha256"), info.sha256);
+    if (info.dicom.isValid())
+        m.insert(QStringLiteral("dicom"), QCborMap::fromJsonObject(info.dicom.toJson()));
     return m;
+}
+
+QCborMap infoAnswer(qint64 id, const BlobInfo &info)
+{
+    return describe(okMessage(id), info);
 }
 
 } // namespace
@@ -258,16 +264,18 @@ private:
         } else if (t == QLatin1String("list")) {
             BlobQuery q;
             q.keyPrefix = m.value(QStringLiteral("prefix")).toString();
+            q.patientId = m.value(QStringLiteral("patientId")).toString();
+            q.studyInstanceUid = m.value(QStringLiteral("studyInstanceUid")).toString();
+            q.seriesInstanceUid = m.value(QStringLiteral("seriesInstanceUid")).toString();
+            q.sopInstanceUid = m.value(QStringLiteral("sopInstanceUid")).toString();
             q.limit = int(std::clamp<qint64>(m.value(QStringLiteral("limit")).toInteger(10000), 0, 100000));
             auto *job = m_server->store->query(q);
             connect(job, &Job::finished, this, [this, job, id] {
                 if (job->hasError())
                     return answer(errorMessage(id, job->error()));
                 QCborArray items;
-                for (const BlobInfo &b : job->result().value()) {
-                    items.append(QCborMap{{QStringLiteral("key"), b.key}, {QStringLiteral("size"), b.size},
-                                          {QStringLiteral("version"), versionString(b)}, {QStringLiteral("sha256"), b.sha256}});
-                }
+                for (const BlobInfo &b : job->result().value())
+                    items.append(describe(QCborMap{{QStringLiteral("key"), b.key}}, b));
                 QCborMap a = okMessage(id);
                 a.insert(QStringLiteral("items"), items);
                 answer(a);
@@ -322,6 +330,12 @@ private:
                 if (m_session)
                     m_session->transfers.remove(handle);
                 answer(job->hasError() ? errorMessage(id, job->error()) : infoAnswer(id, job->result().value()));
+            });
+            job->start();
+        } else if (t == QLatin1String("remove")) {
+            auto *job = m_server->store->remove(key);
+            connect(job, &Job::finished, this, [this, job, id] {
+                answer(job->hasError() ? errorMessage(id, job->error()) : okMessage(id));
             });
             job->start();
         } else if (t == QLatin1String("close") || t == QLatin1String("abort")) {

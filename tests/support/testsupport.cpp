@@ -46,4 +46,48 @@ bool writeFile(const QString &path, const QByteArray &bytes)
     return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(bytes) == bytes.size();
 }
 
+BlobdProcess::BlobdProcess(QString root, quint16 port, QString token)
+    : m_root(std::move(root)), m_port(port ? port : freePort()), m_token(std::move(token)), m_process(new QProcess)
+{
+}
+
+BlobdProcess::~BlobdProcess()
+{
+    stop();
+    delete m_process;
+}
+
+bool BlobdProcess::start(const QStringList &extra)
+{
+    const QString tokenFile = m_root + QStringLiteral(".token");
+    writeFile(tokenFile, m_token.toUtf8());
+    m_process->setProcessChannelMode(QProcess::MergedChannels);
+    m_process->start(QStringLiteral(SPECTRUM_BLOBD_EXECUTABLE),
+                     QStringList{QStringLiteral("--root"), m_root, QStringLiteral("--port"), QString::number(m_port),
+                                 QStringLiteral("--token-file"), tokenFile} + extra);
+    if (!m_process->waitForStarted())
+        return false;
+    QByteArray out;
+    for (int i = 0; i < 100 && !out.contains("listening") && m_process->state() == QProcess::Running; ++i) {
+        m_process->waitForReadyRead(100);
+        out += m_process->readAll();
+    }
+    return out.contains("listening");
+}
+
+void BlobdProcess::kill()
+{
+    m_process->kill();
+    m_process->waitForFinished();
+}
+
+void BlobdProcess::stop()
+{
+    if (m_process->state() == QProcess::NotRunning)
+        return;
+    m_process->terminate();
+    if (!m_process->waitForFinished(5000))
+        kill();
+}
+
 } // namespace spectrum::test

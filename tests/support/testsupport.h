@@ -5,6 +5,8 @@
 #include <QString>
 #include <QStringList>
 
+class QProcess;
+
 namespace spectrum::test {
 
 struct ProcessResult
@@ -23,5 +25,25 @@ quint16 freePort();
 
 QByteArray readFile(const QString &path);
 bool writeFile(const QString &path, const QByteArray &bytes);
+
+/// spectrum-blobd as a child process on a free port, serving `root`, with token `token`. Stopped on destruction.
+class BlobdProcess
+{
+public:
+    explicit BlobdProcess(QString root, quint16 port = 0, QString token = QStringLiteral("test-token-1234"));
+    ~BlobdProcess();
+    /// Starts it and waits until it listens.
+    bool start(const QStringList &extraArguments = {});
+    void kill();  ///< SIGKILL: no goodbye
+    void stop();  ///< SIGTERM, then SIGKILL after 5 s
+    quint16 port() const { return m_port; }
+    QString token() const { return m_token; }
+
+private:
+    QString m_root;
+    quint16 m_port;
+    QString m_token;
+    QProcess *m_process;
+};
 
 } // namespace spectrum::test

@@ -34,50 +34,7 @@ QByteArray randomBytes(qint64 n, quint32 seed)
     return b;
 }
 
-/// spectrum-blobd as a child process, on a free port, over a temporary root.
-class Blobd
-{
-public:
-    explicit Blobd(const QString &root, quint16 port = 0) : m_root(root), m_port(port ? port : freePort()) {}
-    ~Blobd() { stop(); }
-
-    bool start(const QStringList &extra = {})
-    {
-        writeFile(m_root + QStringLiteral(".token"), kToken.toUtf8());
-        m_process.setProcessChannelMode(QProcess::MergedChannels);
-        m_process.start(QStringLiteral(SPECTRUM_BLOBD_EXECUTABLE),
-                        QStringList{QStringLiteral("--root"), m_root, QStringLiteral("--port"), QString::number(m_port),
-                                    QStringLiteral("--token-file"), m_root + QStringLiteral(".token")} + extra);
-        if (!m_process.waitForStarted())
-            return false;
-        // Ready when it says so.
-        QByteArray out;
-        for (int i = 0; i < 100 && !out.contains("listening"); ++i) {
-            m_process.waitForReadyRead(100);
-            out += m_process.readAll();
-        }
-        return out.contains("listening");
-    }
-    void kill()
-    {
-        m_process.kill();
-        m_process.waitForFinished();
-    }
-    void stop()
-    {
-        if (m_process.state() == QProcess::NotRunning)
-            return;
-        m_process.terminate();
-        if (!m_process.waitForFinished(5000))
-            kill();
-    }
-    quint16 port() const { return m_port; }
-
-private:
-    QString m_root;
-    quint16 m_port;
-    QProcess m_process;
-};
+using Blobd = BlobdProcess;
 
 /// A TCP relay between client and server. Hooks act on the server → client bytes of each connection.
 class Relay : public QObject

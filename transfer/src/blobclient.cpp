@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QPointer>
 #include <QTcpSocket>
+#include <QThreadPool>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -404,6 +405,8 @@ RemoteBlobInfo infoFrom(const QString &key, const QCborMap &m)
     info.size = m.value(QStringLiteral("size")).toInteger();
     info.version = m.value(QStringLiteral("version")).toString();
     info.sha256 = m.value(QStringLiteral("sha256")).toByteArray();
+    if (m.contains(QStringLiteral("dicom")))
+        info.dicom = DicomIdentity::fromJson(m.value(QStringLiteral("dicom")).toMap().toJsonObject());
     return info;
 }
 
@@ -670,7 +673,7 @@ protected:
         Sha256 *sha = &m_sha;
         const char *from = m_dest + m_hashedUpTo;
         const qint64 n = upTo - m_hashedUpTo;
-        m_hashFuture = QtConcurrent::run(blockingPool(), [sha, from, n] { sha->add(from, n); });
+        m_hashFuture = QtConcurrent::run(QThreadPool::globalInstance(), [sha, from, n] { sha->add(from, n); });
         watcher->setFuture(m_hashFuture);
     }
 
@@ -744,7 +747,7 @@ protected:
             openControl([this](const QCborMap &) { reserve(); });
         });
         const ByteView data = m_data;
-        watcher->setFuture(QtConcurrent::run(blockingPool(), [data] {
+        watcher->setFuture(QtConcurrent::run(QThreadPool::globalInstance(), [data] {
             return Sha256::hash(data.data(), data.size());
         }));
     }
@@ -905,18 +908,36 @@ ResultJob<RemoteBlobInfo> *BlobClient::stat(const QString &key)
 
 ResultJob<QList<RemoteBlobInfo>> *BlobClient::list(const QString &prefix, int limit)
 {
-    return new RequestJob<QList<RemoteBlobInfo>>(
-        m_endpoint,
-        QCborMap{{QStringLiteral("t"), QStringLiteral("list")}, {QStringLiteral("prefix"), prefix}, {QStringLiteral("limit"), limit}},
-        [](const QCborMap &m) {
-            QList<RemoteBlobInfo> out;
-            for (const QCborValue &v : m.value(QStringLiteral("items")).toArray()) {
-                const QCborMap item = v.toMap();
-                out << infoFrom(item.value(QStringLiteral("key")).toString(), item);
-            }
-            return Result<QList<RemoteBlobInfo>>(out);
-        },
-        m_defaults);
+    RemoteQuery q;
+    q.keyPrefix = prefix;
+    q.limit = limit;
+    return list(q);
+}
+
+ResultJob<QList<RemoteBlobInfo>> *BlobClient::list(const RemoteQuery &query)
+{
+    QCborMap request{{QStringLiteral("t"), QStringLiteral("list")}, {QStringLiteral("prefix"), query.keyPrefix},
+                     {QStringLiteral("limit"), query.limit}};
+    const std::pair<const char *, QString> filters[] = {{"patientId", query.patientId}, {"studyInstanceUid", query.studyInstanceUid},
+                                                        {"seriesInstanceUid", query.seriesInstanceUid}, {"sopInstanceUid", query.sopInstanceUid}};
+    for (const auto &[name, value] : filters) {
+        if (!value.isEmpty())
+            request.insert(QLatin1String(name), value);
+    }
+    return new RequestJob<QList<RemoteBlobInfo>>(m_endpoint, request, [](const QCborMap &m) {
+        QList<RemoteBlobInfo> out;
+        for (const QCborValue &v : m.value(QStringLiteral("items")).toArray()) {
+            const QCborMap item = v.toMap();
+            out << infoFrom(item.value(QStringLiteral("key")).toString(), item);
+        }
+        return Result<QList<RemoteBlobInfo>>(out);
+    }, m_defaults);
+}
+
+ResultJob<Done> *BlobClient::remove(const QString &key)
+{
+    return new RequestJob<Done>(m_endpoint, QCborMap{{QStringLiteral("t"), QStringLiteral("remove")}, {QStringLiteral("key"), key}},
+                                [](const QCborMap &) { return Result<Done>(Done{}); }, m_defaults);
 }
 
 ResultJob<PullResult> *BlobClient::pull(const QString &key, SinkFactory sink, ByteRange range)

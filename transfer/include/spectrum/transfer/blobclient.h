@@ -7,6 +7,7 @@
 // close them when they finish. A BlobClient is cheap; it only holds the endpoint and defaults.
 
 #include "spectrum/core/bytes.h"
+#include "spectrum/core/dicomidentity.h"
 #include "spectrum/core/resultjob.h"
 
 #include <QUrl>
@@ -31,6 +32,18 @@ struct RemoteBlobInfo
     qint64 size = 0;
     QString version;     ///< opaque; changes whenever the blob does
     QByteArray sha256;   ///< 32 bytes
+    DicomIdentity dicom; ///< what the server indexed, when the blob is a DICOM instance
+};
+
+/// Which blobs a listing returns: by key prefix and DICOM identity (empty fields match everything).
+struct RemoteQuery
+{
+    QString keyPrefix;
+    QString patientId;
+    QString studyInstanceUid;
+    QString seriesInstanceUid;
+    QString sopInstanceUid;
+    int limit = 10000;
 };
 
 struct TransferOptions
@@ -69,6 +82,8 @@ public:
 
     ResultJob<RemoteBlobInfo> *stat(const QString &key);
     ResultJob<QList<RemoteBlobInfo>> *list(const QString &prefix, int limit = 10000);
+    ResultJob<QList<RemoteBlobInfo>> *list(const RemoteQuery &query);
+    ResultJob<Done> *remove(const QString &key);
 
     /// Called once the blob's size is known; returns where [range begin, end) goes: a sink of exactly
     /// end − begin bytes, owned by the caller and alive until the job finishes.
