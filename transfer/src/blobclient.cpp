@@ -500,6 +500,9 @@ protected:
             return fail(Error(ErrorCode::InvalidArgument, QStringLiteral("the destination does not hold %1 bytes").arg(length)));
         m_dest = m_sink->data();
         m_wholeBlob = m_result.begin == 0 && m_result.end == m_result.blob.size;
+        // Small blobs get smaller chunks, so that every stream has work: at least two rounds of requests each.
+        const qint64 perRound = qint64(m_opt.streams) * m_opt.pipelineDepth * 2;
+        m_opt.chunkSize = std::clamp<qint64>((length + perRound - 1) / perRound, 64 * 1024, m_opt.chunkSize);
         for (qint64 at = m_result.begin; at < m_result.end; at += m_opt.chunkSize)
             m_pending.push_back({at, std::min(m_result.end, at + m_opt.chunkSize)});
         setProgress(0, length);
