@@ -13,7 +13,7 @@ packages=(
   # JPEG 2000; fast checksums (XXH3) for the blob protocol; SHA-256 and TLS through OpenSSL
   libopenjp2-7-dev libxxhash-dev libssl-dev
   # test peers: a real PACS and an HTTP client to talk to it; xvfb for running the GUI without a display
-  orthanc orthanc-dicomweb curl xvfb xauth
+  orthanc orthanc-dicomweb curl openssl xvfb xauth
 )
 
 missing=()

@@ -8,6 +8,9 @@
 #include <QCoreApplication>
 #include <QFile>
 #include <QSocketNotifier>
+#include <QSslCertificate>
+#include <QSslKey>
+#include <QSslSocket>
 
 #include <csignal>
 #include <cstdio>
@@ -54,6 +57,8 @@ int main(int argc, char **argv)
     p.addOption({QStringLiteral("max-connections"), QStringLiteral("Connections served at once (default 256)."), QStringLiteral("N"), QStringLiteral("256")});
     p.addOption({QStringLiteral("max-streams"), QStringLiteral("Data connections per client session (default 16)."), QStringLiteral("N"), QStringLiteral("16")});
     p.addOption({QStringLiteral("idle-timeout"), QStringLiteral("Close connections silent this many seconds (default 120)."), QStringLiteral("S"), QStringLiteral("120")});
+    p.addOption({QStringLiteral("tls-cert"), QStringLiteral("PEM certificate (chain) for TLS on every connection."), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("tls-key"), QStringLiteral("PEM private key of the certificate."), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("socket-buffer"), QStringLiteral("SO_SNDBUF/SO_RCVBUF in bytes (default: the system's)."), QStringLiteral("BYTES"), QStringLiteral("0")});
     p.process(app);
 
@@ -78,6 +83,28 @@ int main(int argc, char **argv)
     if (options.maxConnections < 1 || options.maxStreamsPerSession < 1 || options.idleTimeoutMs < 1000)
         return fail(QStringLiteral("--max-connections, --max-streams and --idle-timeout must be positive"), 2);
 
+    if (p.isSet(QStringLiteral("tls-cert")) != p.isSet(QStringLiteral("tls-key")))
+        return fail(QStringLiteral("--tls-cert and --tls-key go together"), 2);
+    if (p.isSet(QStringLiteral("tls-cert"))) {
+        const QList<QSslCertificate> chain = QSslCertificate::fromPath(p.value(QStringLiteral("tls-cert")));
+        QFile keyFile(p.value(QStringLiteral("tls-key")));
+        if (chain.isEmpty())
+            return fail(QStringLiteral("no PEM certificate in %1").arg(p.value(QStringLiteral("tls-cert"))));
+        if (!keyFile.open(QIODevice::ReadOnly))
+            return fail(QStringLiteral("cannot read %1: %2").arg(keyFile.fileName(), keyFile.errorString()));
+        const QByteArray pem = keyFile.readAll();
+        QSslKey key(pem, QSsl::Rsa, QSsl::Pem);
+        if (key.isNull())
+            key = QSslKey(pem, QSsl::Ec, QSsl::Pem);
+        if (key.isNull())
+            return fail(QStringLiteral("no RSA or EC private key in %1").arg(keyFile.fileName()));
+        QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
+        conf.setLocalCertificateChain(chain);
+        conf.setPrivateKey(key);
+        conf.setPeerVerifyMode(QSslSocket::VerifyNone);  // clients authenticate with the token
+        options.tls = true;
+        options.tlsConfiguration = conf;
+    }
     auto store = FileStore::open(p.value(QStringLiteral("root")), p.value(QStringLiteral("budget-mb")).toLongLong() * 1024 * 1024);
     if (!store.isOk())
         return fail(store.error().toString());
@@ -106,7 +133,8 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, nullptr);
     sigaction(SIGINT, &sa, nullptr);
 
-    std::printf("spectrum-blobd listening on %s:%u, serving %s\n", qPrintable(address.toString()), server.port(),
+    std::printf("spectrum-blobd listening on %s:%u%s, serving %s\n", qPrintable(address.toString()), server.port(),
+                options.tls ? " (TLS)" : "",
                 qPrintable(store.value()->root()));
     std::fflush(stdout);
     return app.exec();

@@ -215,6 +215,7 @@ void addTransferOptions(QCommandLineParser &p)
     p.addOption({QStringLiteral("token-file"), QStringLiteral("File holding the server's token (default: $SPECTRUM_TOKEN)."), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("streams"), QStringLiteral("Data connections (default 4)."), QStringLiteral("N"), QStringLiteral("4")});
     p.addOption({QStringLiteral("chunk"), QStringLiteral("Chunk size in KiB (default 4096)."), QStringLiteral("KIB"), QStringLiteral("4096")});
+    p.addOption({QStringLiteral("ca-file"), QStringLiteral("PEM certificates to trust for blobs:// (besides the system's)."), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds without progress before a connection counts as failed (default 30)."), QStringLiteral("S"), QStringLiteral("30")});
 }
 
@@ -238,6 +239,7 @@ Result<BlobTarget> target(const QCommandLineParser &p, const QString &url)
     } else {
         ep.token = qEnvironmentVariable("SPECTRUM_TOKEN");
     }
+    ep.caFile = p.value(QStringLiteral("ca-file"));
     BlobTarget t;
     t.client = std::make_unique<BlobClient>(ep);
     TransferOptions o;
@@ -421,7 +423,7 @@ void usage()
                  "  studies             list the studies in the workstation's disk cache\n"
                  "  import FILE...      copy DICOM files into the disk cache\n"
                  "  render IN OUT       render a DICOM frame to PNG/PGM with a window\n"
-                 "  get URL FILE|-      fetch blob://HOST:PORT/KEY (--streams N, --range B-E)\n"
+                 "  get URL FILE|-      fetch blob://HOST:PORT/KEY or blobs:// (TLS) (--streams N, --range B-E)\n"
                  "  put URL FILE        store a file as blob://HOST:PORT/KEY\n"
                  "  stat URL            size, version and SHA-256 of a blob\n"
                  "  ls URL-PREFIX       blobs whose key starts with the prefix\n"

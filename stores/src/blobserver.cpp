@@ -6,6 +6,8 @@
 #include <QCborArray>
 #include <QHash>
 #include <QPointer>
+#include <QSslKey>
+#include <QSslSocket>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTimer>
@@ -79,6 +81,30 @@ QCborMap infoAnswer(qint64 id, const BlobInfo &info)
 
 } // namespace
 
+/// Hands out QSslSockets: encrypted ones when TLS is on (the handshake runs before any byte is read), plain
+/// ones otherwise.
+class SocketServer : public QTcpServer
+{
+public:
+    bool tls = false;
+    QSslConfiguration configuration;
+
+protected:
+    void incomingConnection(qintptr descriptor) override
+    {
+        auto *socket = new QSslSocket(this);
+        if (!socket->setSocketDescriptor(descriptor)) {
+            delete socket;
+            return;
+        }
+        if (tls) {
+            socket->setSslConfiguration(configuration);
+            socket->startServerEncryption();
+        }
+        addPendingConnection(socket);
+    }
+};
+
 class BlobServer::Private : public QObject
 {
 public:
@@ -89,7 +115,7 @@ public:
     BlobServer *q;
     BlobStore *store;
     BlobServerOptions opt;
-    QTcpServer server;
+    SocketServer server;
     bool loopbackOnly = false;
     QList<Connection *> connections;
     QHash<QString, std::shared_ptr<Session>> sessions;
@@ -122,7 +148,11 @@ public:
             pump();
         });
         connect(m_socket, &QTcpSocket::disconnected, this, [this] { finish(); });
-        connect(m_socket, &QTcpSocket::errorOccurred, this, [this] { finish(); });
+        connect(m_socket, &QTcpSocket::errorOccurred, this, [this] {
+            if (m_socket->error() == QAbstractSocket::SslHandshakeFailedError)
+                Q_EMIT m_server->q->connectionDropped(m_peer, Error(ErrorCode::Authentication, QStringLiteral("TLS handshake failed: ") + m_socket->errorString()));
+            finish();
+        });
     }
 
     ~Connection() override { endSession(); }
@@ -429,6 +459,15 @@ private:
             h.length = quint64(n);
             h.checksum = checksum(payload, n);
             QByteArray frame = encodeHeader(h);
+            if (m_server->opt.tls) {  // the socket encrypts: everything goes through it
+                m_socket->write(frame);
+                m_socket->write(payload, n);
+                item.offset += n;
+                if (item.offset == item.end)
+                    m_sendQueue.pop_front();
+                m_idle.start(m_server->opt.idleTimeoutMs);
+                continue;
+            }
             Result<qint64> sent = sendDirect(m_socket, frame.constData(), frame.size());
             if (!sent.isOk())
                 return drop(sent.error());
@@ -495,6 +534,10 @@ BlobServer::~BlobServer()
 
 Error BlobServer::listen(const QHostAddress &address, quint16 port)
 {
+    d->server.tls = d->opt.tls;
+    d->server.configuration = d->opt.tlsConfiguration;
+    if (d->opt.tls && (d->opt.tlsConfiguration.localCertificate().isNull() || d->opt.tlsConfiguration.privateKey().isNull()))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("TLS needs a certificate and its private key"));
     d->loopbackOnly = address.isLoopback();
     if (d->opt.allowNoAuth && !d->loopbackOnly)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("serving without a token is allowed on a loopback address only"));

@@ -124,6 +124,7 @@ private Q_SLOTS:
     void thirtyTwoConcurrentClients();
     void serverKilledAndRestartedResumes();
     void blobChangedBetweenAttemptsStartsOver();
+    void tlsEncryptsEveryChannelAndVerifiesTheServer();
 
 private:
     std::unique_ptr<BlobClient> makeClient(quint16 port, TransferOptions opt = TransferOptions()) const
@@ -451,6 +452,55 @@ void tst_BlobTransfer::blobChangedBetweenAttemptsStartsOver()
     QCOMPARE(r.value().restarts, 1);
     QVERIFY(sink->bytes() == v2);  // all of the new version, nothing of the old
     QVERIFY(r.value().verified);
+}
+
+void tst_BlobTransfer::tlsEncryptsEveryChannelAndVerifiesTheServer()
+{
+    QTemporaryDir dir;
+    const QString cert = dir.filePath(QStringLiteral("cert.pem")), key = dir.filePath(QStringLiteral("key.pem"));
+    const ProcessResult made = run(QStringLiteral("openssl"), {QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"),
+                                                               QStringLiteral("-nodes"), QStringLiteral("-days"), QStringLiteral("1"), QStringLiteral("-subj"), QStringLiteral("/CN=localhost"),
+                                                               QStringLiteral("-addext"), QStringLiteral("subjectAltName=IP:127.0.0.1,DNS:localhost"),
+                                                               QStringLiteral("-keyout"), key, QStringLiteral("-out"), cert});
+    QVERIFY2(made.ok(), made.err.constData());
+    BlobdProcess blobd(dir.filePath(QStringLiteral("root")));
+    QVERIFY(blobd.start({QStringLiteral("--tls-cert"), cert, QStringLiteral("--tls-key"), key}));
+
+    BlobEndpoint ep;
+    ep.port = blobd.port();
+    ep.token = blobd.token();
+    ep.tls = true;
+    ep.caFile = cert;  // the hospital's own CA, here the self-signed certificate itself
+    BlobClient secure(ep);
+    TransferOptions opt;
+    opt.streams = 3;
+    secure.setDefaults(opt);
+    const QByteArray bytes = randomBytes(5 << 20, 21);
+    QCOMPARE(runSync(secure.push(QStringLiteral("private"), ByteView(bytes))).error(), Error());
+    Pulled p = pull(secure, QStringLiteral("private"));
+    QVERIFY2(p.result.isOk(), qPrintable(p.result.error().toString()));
+    QVERIFY(p.bytes == bytes);
+    QVERIFY(p.result.value().verified);
+
+    // Without trusting that certificate, no connection: a clear TLS error, no data.
+    BlobEndpoint untrusting = ep;
+    untrusting.caFile.clear();
+    BlobClient wary(untrusting);
+    Pulled refused = pull(wary, QStringLiteral("private"));
+    QCOMPARE(refused.result.error().code(), ErrorCode::Authentication);
+    QVERIFY2(refused.result.error().message().contains(QLatin1String("TLS")), qPrintable(refused.result.error().message()));
+    QVERIFY(!refused.sinkRequested);
+
+    // A plain-text client gets nothing either.
+    BlobEndpoint plain = ep;
+    plain.tls = false;
+    BlobClient naive(plain);
+    TransferOptions quick;
+    quick.timeoutMs = 3000;
+    naive.setDefaults(quick);
+    Pulled nothing = pull(naive, QStringLiteral("private"));
+    QVERIFY(!nothing.result.isOk());
+    QVERIFY(!nothing.sinkRequested);
 }
 
 QTEST_GUILESS_MAIN(tst_BlobTransfer)

@@ -9,7 +9,8 @@
 #include <QFutureWatcher>
 #include <QHash>
 #include <QPointer>
-#include <QTcpSocket>
+#include <QSslSocket>
+#include <QSslConfiguration>
 #include <QThreadPool>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
@@ -24,13 +25,14 @@ using namespace blobproto;
 
 Result<std::pair<BlobEndpoint, QString>> BlobEndpoint::fromUrl(const QUrl &url)
 {
-    if (url.scheme() != QLatin1String("blob"))
-        return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not a blob:// URL").arg(url.toString()));
+    if (url.scheme() != QLatin1String("blob") && url.scheme() != QLatin1String("blobs"))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not a blob:// or blobs:// URL").arg(url.toString()));
     if (url.host().isEmpty() || url.port() <= 0)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' needs a host and a port: blob://HOST:PORT/KEY").arg(url.toString()));
     BlobEndpoint ep;
     ep.host = url.host();
     ep.port = quint16(url.port());
+    ep.tls = url.scheme() == QLatin1String("blobs");
     QString key = url.path();
     if (key.startsWith(QLatin1Char('/')))
         key.remove(0, 1);
@@ -97,7 +99,33 @@ void tuneSocket(QTcpSocket *s, const TransferOptions &opt)
 
 Error socketError(QTcpSocket *s, const QString &what)
 {
-    return Error(ErrorCode::Network, QStringLiteral("%1: %2").arg(what, s->errorString()));
+    const bool tls = s->error() == QAbstractSocket::SslHandshakeFailedError || s->error() == QAbstractSocket::SslInvalidUserDataError;
+    return Error(tls ? ErrorCode::Authentication : ErrorCode::Network,
+                 QStringLiteral("%1: %2").arg(what, tls ? QStringLiteral("TLS: ") + s->errorString() : s->errorString()));
+}
+
+/// Configures a socket for the endpoint: trusted CAs for TLS. Plain endpoints use it as a TCP socket.
+void prepareSocket(QSslSocket *s, const BlobEndpoint &ep)
+{
+    if (!ep.tls)
+        return;
+    QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
+    if (!ep.caFile.isEmpty())
+        conf.addCaCertificates(ep.caFile);
+    conf.setPeerVerifyMode(QSslSocket::VerifyPeer);
+    s->setSslConfiguration(conf);
+}
+
+/// Connects, encrypted for TLS endpoints; `ready` fires once bytes may be sent (after the handshake).
+void startConnection(QSslSocket *s, const BlobEndpoint &ep, QObject *context, std::function<void()> ready)
+{
+    if (ep.tls) {
+        QObject::connect(s, &QSslSocket::encrypted, context, ready);
+        s->connectToHostEncrypted(ep.host, ep.port);
+    } else {
+        QObject::connect(s, &QSslSocket::connected, context, ready);
+        s->connectToHost(ep.host, ep.port);
+    }
 }
 
 /// The control connection of one job: preface, hello, then requests matched to answers by id.
@@ -114,7 +142,8 @@ public:
             failAll(Error(ErrorCode::Timeout, QStringLiteral("the server at %1:%2 did not answer within %3 s")
                                                   .arg(m_endpoint.host).arg(m_endpoint.port).arg(m_timeoutMs / 1000.0)));
         });
-        connect(&m_socket, &QTcpSocket::connected, this, [this, opt] {
+        prepareSocket(&m_socket, m_endpoint);
+        m_onConnected = [this, opt] {
             tuneSocket(&m_socket, opt);
             m_socket.write(preface(Channel::Control));
             QCborMap hello{{QStringLiteral("t"), QStringLiteral("hello")},
@@ -128,7 +157,7 @@ public:
                 if (cb)
                     cb(e, answer);
             });
-        });
+        };
         connect(&m_socket, &QTcpSocket::readyRead, this, &ControlChannel::onReadyRead);
         connect(&m_socket, &QTcpSocket::errorOccurred, this, [this] {
             failAll(socketError(&m_socket, QStringLiteral("control connection to %1:%2").arg(m_endpoint.host).arg(m_endpoint.port)));
@@ -140,7 +169,7 @@ public:
     {
         m_onReady = std::move(ready);
         m_timer.start(m_timeoutMs);
-        m_socket.connectToHost(m_endpoint.host, m_endpoint.port);
+        startConnection(&m_socket, m_endpoint, this, m_onConnected);
     }
 
     void send(QCborMap message, Callback cb)
@@ -207,7 +236,8 @@ public:
 private:
     BlobEndpoint m_endpoint;
     int m_timeoutMs;
-    QTcpSocket m_socket;
+    QSslSocket m_socket;
+    std::function<void()> m_onConnected;
     ControlReader m_reader;
     QTimer m_timer;
     qint64 m_nextId = 0;
@@ -232,7 +262,7 @@ struct LaterDeleter
 /// One data connection: preface and attach, then frames. The owning job drives it.
 struct DataStream
 {
-    std::unique_ptr<QTcpSocket, LaterDeleter> socket;
+    std::unique_ptr<QSslSocket, LaterDeleter> socket;
     ControlReader attachReader;
     bool attached = false;
     std::deque<Range> outstanding;  ///< READs sent (pull) or DATA frames unacknowledged (push), in order
@@ -300,20 +330,21 @@ protected:
     {
         auto stream = std::make_unique<DataStream>();
         DataStream *s = stream.get();
-        s->socket.reset(new QTcpSocket);
+        s->socket.reset(new QSslSocket);
+        prepareSocket(s->socket.get(), m_endpoint);
         s->socket->setReadBufferSize(64 * 1024);  // the rest stays in the kernel for receiveDirect()
         s->idle.reset(new QTimer);
         s->idle->setSingleShot(true);
         QObject::connect(s->idle.get(), &QTimer::timeout, this, [this, s] {
             streamFailed(s, Error(ErrorCode::Timeout, QStringLiteral("a data connection moved no data for %1 s").arg(m_opt.timeoutMs / 1000.0)));
         });
-        QObject::connect(s->socket.get(), &QTcpSocket::connected, this, [this, s] {
+        auto onConnected = [this, s] {
             tuneSocket(s->socket.get(), m_opt);
             s->socket->write(preface(Channel::Data));
             s->socket->write(encodeControl(QCborMap{{QStringLiteral("t"), QStringLiteral("attach")},
                                                     {QStringLiteral("id"), 1},
                                                     {QStringLiteral("session"), m_control->session()}}));
-        });
+        };
         QObject::connect(s->socket.get(), &QTcpSocket::readyRead, this, [this, s] {
             s->idle->start(m_opt.timeoutMs);
             if (!s->attached) {
@@ -333,7 +364,7 @@ protected:
             streamFailed(s, socketError(s->socket.get(), QStringLiteral("data connection")));
         });
         s->idle->start(m_opt.timeoutMs);
-        s->socket->connectToHost(m_endpoint.host, m_endpoint.port);
+        startConnection(s->socket.get(), m_endpoint, this, onConnected);
         m_streams.push_back(std::move(stream));
         ++m_streamsOpened;
         return s;
@@ -538,7 +569,7 @@ protected:
 
     void streamReadable(DataStream *s) override
     {
-        QTcpSocket *sock = s->socket.get();
+        QSslSocket *sock = s->socket.get();
         while (!isFinished()) {
             if (!s->inFrame) {
                 if (sock->bytesAvailable() < kHeaderSize)
@@ -564,7 +595,7 @@ protected:
             const qint64 want = qint64(s->frame.length) - s->frameReceived;
             char *to = m_dest + (qint64(s->frame.offset) - m_result.begin) + s->frameReceived;
             qint64 got = 0;
-            if (sock->bytesAvailable() > 0) {
+            if (sock->bytesAvailable() > 0 || m_endpoint.tls) {  // TLS: only the socket can decrypt
                 got = sock->read(to, want);
             } else {
                 Result<qint64> direct = receiveDirect(sock, to, want);

@@ -7,6 +7,7 @@
 #include "spectrum/stores/blobstore.h"
 
 #include <QHostAddress>
+#include <QSslConfiguration>
 #include <QObject>
 
 namespace spectrum {
@@ -20,6 +21,8 @@ struct BlobServerOptions
     qint64 maxChunk = 64 << 20;           ///< the largest READ accepted
     int idleTimeoutMs = 120000;           ///< a connection silent this long is closed
     int socketBufferBytes = 0;            ///< SO_SNDBUF / SO_RCVBUF for accepted sockets; 0: system default
+    bool tls = false;                     ///< every connection encrypted with tlsConfiguration (certificate, key)
+    QSslConfiguration tlsConfiguration;
 };
 
 class BlobServer : public QObject

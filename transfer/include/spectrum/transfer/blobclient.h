@@ -21,8 +21,10 @@ struct BlobEndpoint
     QString host = QStringLiteral("127.0.0.1");
     quint16 port = 0;
     QString token;
+    bool tls = false;   ///< every connection encrypted (blobs://), the server's certificate verified
+    QString caFile;     ///< PEM certificates to trust besides the system's (a hospital's own CA)
 
-    /// "blob://HOST:PORT/KEY" → endpoint and key (the key may be empty, or a prefix for listings).
+    /// "blob://HOST:PORT/KEY" or "blobs://…" (TLS) → endpoint and key (empty, or a prefix for listings).
     static Result<std::pair<BlobEndpoint, QString>> fromUrl(const QUrl &url);
 };
 
