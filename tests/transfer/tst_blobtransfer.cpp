@@ -125,6 +125,7 @@ private Q_SLOTS:
     void serverKilledAndRestartedResumes();
     void blobChangedBetweenAttemptsStartsOver();
     void tlsEncryptsEveryChannelAndVerifiesTheServer();
+    void adaptiveAddsStreamsWhileTheRateGrows();
 
 private:
     std::unique_ptr<BlobClient> makeClient(quint16 port, TransferOptions opt = TransferOptions()) const
@@ -501,6 +502,34 @@ void tst_BlobTransfer::tlsEncryptsEveryChannelAndVerifiesTheServer()
     Pulled nothing = pull(naive, QStringLiteral("private"));
     QVERIFY(!nothing.result.isOk());
     QVERIFY(!nothing.sinkRequested);
+}
+
+void tst_BlobTransfer::adaptiveAddsStreamsWhileTheRateGrows()
+{
+    // Through an emulated long path each connection is held to window / RTT (here 0.8 MB/s) while the link
+    // carries 5 MB/s: more streams pay, and the adaptive client must find that out by itself.
+    const quint16 emuPort = freePort();
+    QProcess emu;
+    emu.setProcessChannelMode(QProcess::MergedChannels);
+    emu.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral(LINKEMU_SCRIPT), QStringLiteral("--listen"), QString::number(emuPort),
+                                                    QStringLiteral("--upstream"), QString::number(m_blobd->port()),
+                                                    QStringLiteral("--rtt-ms"), QStringLiteral("20"), QStringLiteral("--window-kib"), QStringLiteral("16"),
+                                                    QStringLiteral("--capacity-mbit"), QStringLiteral("40")});
+    QVERIFY(emu.waitForStarted());
+    QByteArray said;
+    QTRY_VERIFY_WITH_TIMEOUT((said += emu.readAll()).contains("linkemu") || emu.state() != QProcess::Running, 10000);
+    QVERIFY2(emu.state() == QProcess::Running, said.constData());
+    const QByteArray bytes = randomBytes(6 << 20, 22);
+    QCOMPARE(put(m_blobd->port(), QStringLiteral("adaptive"), bytes), Error());
+    auto c = makeClient(emuPort);  // default options: adaptive
+    Pulled p = pull(*c, QStringLiteral("adaptive"));
+    emu.kill();
+    emu.waitForFinished();
+    QVERIFY2(p.result.isOk(), qPrintable(p.result.error().toString()));
+    QVERIFY(p.bytes == bytes);
+    qInfo() << "adaptive pull used" << p.result.value().streams << "streams in" << p.result.value().seconds << "s";
+    QVERIFY(p.result.value().streams >= 3);
+    QVERIFY(p.result.value().streams <= TransferOptions().maxStreams);
 }
 
 QTEST_GUILESS_MAIN(tst_BlobTransfer)

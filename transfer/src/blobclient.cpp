@@ -281,7 +281,9 @@ public:
     TransferJob(BlobEndpoint ep, QString key, TransferOptions opt)
         : m_endpoint(std::move(ep)), m_key(std::move(key)), m_opt(opt)
     {
-        m_opt.streams = std::clamp(m_opt.streams, 1, 64);
+        m_adaptive = m_opt.streams <= 0;
+        m_opt.maxStreams = std::clamp(m_opt.maxStreams, 1, 64);
+        m_opt.streams = m_adaptive ? m_opt.maxStreams : std::clamp(m_opt.streams, 1, 64);
         m_opt.pipelineDepth = std::clamp(m_opt.pipelineDepth, 1, 16);
         m_opt.chunkSize = std::clamp<qint64>(m_opt.chunkSize, 4096, kDefaultMaxChunk);
         m_reconnectsLeft = m_opt.maxReconnects;
@@ -423,6 +425,7 @@ protected:
     ControlChannel *m_control = nullptr;
     std::vector<std::unique_ptr<DataStream>> m_streams;
     int m_streamsOpened = 0;
+    bool m_adaptive = false;
     int m_reconnectsLeft = 0;
     int m_reconnects = 0;
     Error m_lastStreamError;
@@ -511,7 +514,8 @@ protected:
                 m_pending.push_back({at, std::min(m_result.end, at + m_opt.chunkSize)});
             ++m_result.restarts;
         }
-        const int streams = int(std::min<qint64>(m_opt.streams, std::max<qint64>(1, qint64(m_pending.size()))));
+        const int wanted = m_adaptive ? std::max(2, m_result.streams) : m_opt.streams;
+        const int streams = int(std::min<qint64>(wanted, std::max<qint64>(1, qint64(m_pending.size()))));
         for (int i = 0; i < streams; ++i)
             addStream();
     }
@@ -539,9 +543,42 @@ protected:
         setProgress(0, length);
         if (length == 0)
             return maybeFinish();
-        const int streams = int(std::min<qint64>(m_opt.streams, qint64(m_pending.size())));
+        const int streams = int(std::min<qint64>(m_adaptive ? 2 : m_opt.streams, qint64(m_pending.size())));
         for (int i = 0; i < streams; ++i)
             addStream();
+        m_result.streams = streams;
+        if (m_adaptive)
+            startAdapting();
+    }
+
+    /// Adaptive stream count: every 250 ms, compare the rate with the one before the last stream was added;
+    /// add another while the rate grew by a tenth or more, stop for good once it did not.
+    void startAdapting()
+    {
+        auto *timer = new QTimer(this);
+        timer->setInterval(250);
+        QObject::connect(timer, &QTimer::timeout, this, [this, timer] {
+            const qint64 received = m_result.bytesReceived;
+            const double rate = (received - m_adaptLastBytes) / 0.25;
+            m_adaptLastBytes = received;
+            if (m_adaptSkip > 0) {  // let a new stream get going before judging it
+                --m_adaptSkip;
+                return;
+            }
+            const bool grew = rate >= m_adaptRateBefore * 1.1;
+            const int active = int(m_streams.size());
+            if (!grew || active >= m_opt.streams || m_pending.empty() || !m_control) {
+                if (!grew)
+                    timer->stop();
+                return;
+            }
+            m_adaptRateBefore = rate;
+            addStream();
+            m_result.streams = std::max(m_result.streams, int(m_streams.size()));
+            m_adaptSkip = 1;
+        });
+        m_adaptSkip = 1;
+        timer->start();
     }
 
     void streamReady(DataStream *s) override { fill(s); }
@@ -730,7 +767,9 @@ protected:
             }
             m_result.verified = true;
         }
-        m_result.streams = m_streamsOpened - m_reconnects;
+        if (!m_adaptive)
+            m_result.streams = m_opt.streams;
+        m_result.streams = std::min(m_result.streams, m_streamsOpened);
         m_result.reconnects = m_reconnects;
         m_result.seconds = m_clock.nsecsElapsed() / 1e9;
         shutdown();
@@ -761,6 +800,9 @@ private:
     qint64 m_hashedUpTo = 0;
     bool m_hashing = false;
     QFuture<void> m_hashFuture;
+    qint64 m_adaptLastBytes = 0;
+    double m_adaptRateBefore = 0;
+    int m_adaptSkip = 0;
 };
 
 class PushJob : public TransferJob<RemoteBlobInfo>
@@ -800,7 +842,7 @@ protected:
             if (m_pending.empty())
                 return commit();
             const qint64 chunks = (m_data.size() + m_opt.chunkSize - 1) / m_opt.chunkSize;
-            const int streams = int(std::min<qint64>(m_opt.streams, chunks));
+            const int streams = int(std::min<qint64>(m_adaptive ? 4 : m_opt.streams, chunks));
             for (int i = 0; i < streams; ++i)
                 addStream();
         });

@@ -50,7 +50,10 @@ struct RemoteQuery
 
 struct TransferOptions
 {
-    int streams = 4;                        ///< data connections (1 … the server's maximum)
+    /// Data connections (1 … the server's maximum), or 0: adaptive — start with two and add one while the
+    /// total rate still grows by a tenth or more, up to maxStreams (pulls; pushes use 4).
+    int streams = 0;
+    int maxStreams = 16;
     qint64 chunkSize = 4 << 20;             ///< bytes asked for by one READ (pull) or sent between ACKs (push)
     int pipelineDepth = 2;                  ///< requests outstanding per connection, to hide the round trip
     int timeoutMs = 30000;                  ///< a connection that moves no byte this long has failed
@@ -65,7 +68,7 @@ struct PullResult
     qint64 end = 0;
     qint64 bytesReceived = 0;      ///< payload bytes off the wire, refetches included
     int framesRefetched = 0;       ///< frames whose CRC failed, or that a dropped connection lost, fetched again
-    int streams = 0;               ///< data connections used
+    int streams = 0;               ///< data connections used (at the most, at once)
     int reconnects = 0;            ///< data or control connections re-opened after failures
     int restarts = 0;              ///< times the blob changed on the server mid-transfer and was fetched anew
     bool verified = false;         ///< the whole blob's SHA-256 matched (only for a whole-blob pull)
