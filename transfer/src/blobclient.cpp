@@ -565,7 +565,7 @@ protected:
                 --m_adaptSkip;
                 return;
             }
-            const bool grew = rate >= m_adaptRateBefore * 1.1;
+            const bool grew = rate > 0 && rate >= m_adaptRateBefore * 1.1;
             const int active = int(m_streams.size());
             if (!grew || active >= m_opt.streams || m_pending.empty() || !m_control) {
                 if (!grew)
