@@ -1,6 +1,7 @@
 // The blob protocol end to end: a real spectrum-blobd process on loopback, our client, and a relay in the
 // middle that damages, stalls or cuts the traffic on purpose.
 
+#include "spectrum/stores/filestore.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/buffersink.h"
@@ -126,6 +127,7 @@ private Q_SLOTS:
     void blobChangedBetweenAttemptsStartsOver();
     void tlsEncryptsEveryChannelAndVerifiesTheServer();
     void adaptiveAddsStreamsWhileTheRateGrows();
+    void blobLargerThanFourGiBHasSixtyFourBitOffsets();
 
 private:
     std::unique_ptr<BlobClient> makeClient(quint16 port, TransferOptions opt = TransferOptions()) const
@@ -530,6 +532,43 @@ void tst_BlobTransfer::adaptiveAddsStreamsWhileTheRateGrows()
     qInfo() << "adaptive pull used" << p.result.value().streams << "streams in" << p.result.value().seconds << "s";
     QVERIFY(p.result.value().streams >= 3);
     QVERIFY(p.result.value().streams <= TransferOptions().maxStreams);
+}
+
+void tst_BlobTransfer::blobLargerThanFourGiBHasSixtyFourBitOffsets()
+{
+    // A 5 GiB blob, mostly zeros, with marks past 4 GiB; served by a real server, read back by ranges.
+    QTemporaryDir dir;
+    const QString root = dir.filePath(QStringLiteral("root"));
+    const qint64 size = (qint64(5) << 30) + 123;
+    const qint64 marks[] = {0, (qint64(4) << 30) - 3, (qint64(4) << 30) + 77, size - 16};
+    {
+        auto store = FileStore::open(root, 0);
+        QVERIFY(store.isOk());
+        Result<BlobWriterPtr> w = runSync(store.value()->reserve(QStringLiteral("huge"), size));
+        if (!w.isOk() && w.error().code() == ErrorCode::DiskFull)
+            QSKIP("not enough free disk for a 5 GiB blob");
+        QVERIFY2(w.isOk(), qPrintable(w.error().toString()));
+        for (qint64 at : marks)
+            QVERIFY(!w.value()->writeAt(at, "SPECTRUM-64-BITS", 16).isError());
+        Result<BlobInfo> committed = runSync(store.value()->commit(w.value()));
+        QVERIFY2(committed.isOk(), qPrintable(committed.error().toString()));
+        QCOMPARE(committed.value().size, size);
+    }
+    BlobdProcess blobd(root);
+    QVERIFY(blobd.start());
+    auto c = makeClient(blobd.port());
+    Result<RemoteBlobInfo> st = runSync(c->stat(QStringLiteral("huge")));
+    QVERIFY(st.isOk());
+    QCOMPARE(st.value().size, size);
+    for (qint64 at : marks) {
+        Pulled p = pull(*c, QStringLiteral("huge"), ByteRange::of(at - (at > 1000 ? 1000 : 0), at + 16));
+        QVERIFY2(p.result.isOk(), qPrintable(p.result.error().toString()));
+        QVERIFY(p.bytes.endsWith("SPECTRUM-64-BITS"));
+    }
+    Pulled tail = pull(*c, QStringLiteral("huge"), ByteRange::of(size - 3 * (qint64(1) << 20), size));
+    QVERIFY(tail.result.isOk());
+    QCOMPARE(tail.bytes.size(), 3 << 20);
+    QVERIFY(tail.bytes.endsWith("SPECTRUM-64-BITS"));
 }
 
 QTEST_GUILESS_MAIN(tst_BlobTransfer)
