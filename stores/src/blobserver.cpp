@@ -354,7 +354,8 @@ private:
                 return answer(errorMessage(id, Error(ErrorCode::InvalidArgument, QStringLiteral("no reservation %1").arg(handle))));
             tr->committing = true;
             CommitOptions options;
-            options.expectedSha256 = tr->expectedSha;
+            const QByteArray atCommit = m.value(QStringLiteral("sha256")).toByteArray();
+            options.expectedSha256 = atCommit.isEmpty() ? tr->expectedSha : atCommit;
             auto *job = m_server->store->commit(tr->writer, options);
             connect(job, &Job::finished, this, [this, job, id, handle] {
                 if (m_session)

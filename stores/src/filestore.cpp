@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 namespace spectrum {
@@ -516,6 +517,9 @@ ResultJob<BlobWriterPtr> *FileStore::reserve(const QString &key, qint64 size)
             w->map = w->file.map(0, size);
             if (!w->map)
                 return Error(ErrorCode::Io, QStringLiteral("cannot map %1: %2").arg(w->file.fileName(), w->file.errorString()));
+            // The blob is about to be overwritten: no read-ahead of the (preallocated, all-zero) file. Without
+            // this, every write fault zero-fills a whole read-ahead window first: measured 3× slower receives.
+            ::madvise(w->map, size_t(size), MADV_RANDOM);
         }
         return BlobWriterPtr(w);
     });

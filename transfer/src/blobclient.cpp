@@ -815,23 +815,27 @@ protected:
     void doStart() override
     {
         m_clock.start();
-        // The digest first, on the pool: the server checks the blob against it before committing.
+        // The digest is computed on the pool while the bytes are on the wire; commit sends it, and the server
+        // checks the blob against it before committing.
         auto *watcher = new QFutureWatcher<QByteArray>(this);
         QObject::connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
             m_sha = watcher->result();
             watcher->deleteLater();
-            openControl([this](const QCborMap &) { reserve(); });
+            if (m_commitWaitsForDigest)
+                commit();
         });
         const ByteView data = m_data;
-        watcher->setFuture(QtConcurrent::run(QThreadPool::globalInstance(), [data] {
-            return Sha256::hash(data.data(), data.size());
-        }));
+        m_shaFuture = QtConcurrent::run(QThreadPool::globalInstance(), [data] { return Sha256::hash(data.data(), data.size()); });
+        watcher->setFuture(m_shaFuture);
+        openControl([this](const QCborMap &) { reserve(); });
     }
+
+    ~PushJob() override { m_shaFuture.waitForFinished(); }
 
     void reserve()
     {
         m_control->send(QCborMap{{QStringLiteral("t"), QStringLiteral("reserve")}, {QStringLiteral("key"), m_key},
-                                 {QStringLiteral("size"), m_data.size()}, {QStringLiteral("sha256"), m_sha}},
+                                 {QStringLiteral("size"), m_data.size()}},
                         [this](const Error &e, const QCborMap &answer) {
             if (e.isError())
                 return fail(e.withContext(m_key));
@@ -917,9 +921,15 @@ protected:
 
     void commit()
     {
+        if (m_sha.isEmpty()) {  // every byte is acknowledged, the digest is not ready yet
+            m_commitWaitsForDigest = true;
+            return;
+        }
+        m_commitWaitsForDigest = false;
         m_committing = true;
         m_streams.clear();
-        m_control->send(QCborMap{{QStringLiteral("t"), QStringLiteral("commit")}, {QStringLiteral("transfer"), qint64(m_transfer)}},
+        m_control->send(QCborMap{{QStringLiteral("t"), QStringLiteral("commit")}, {QStringLiteral("transfer"), qint64(m_transfer)},
+                                 {QStringLiteral("sha256"), m_sha}},
                         [this](const Error &e, const QCborMap &answer) {
             if (e.isError())
                 return fail(e.withContext(m_key));
@@ -934,6 +944,8 @@ protected:
 private:
     ByteView m_data;
     QByteArray m_sha;
+    QFuture<QByteArray> m_shaFuture;
+    bool m_commitWaitsForDigest = false;
     quint32 m_transfer = 0;
     std::deque<Range> m_pending;
     qint64 m_acked = 0;

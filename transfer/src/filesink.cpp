@@ -25,6 +25,7 @@ Result<std::unique_ptr<FileSink>> FileSink::create(const QString &path, qint64 s
         sink->m_map = sink->m_file.map(0, size);
         if (!sink->m_map)
             return Error(ErrorCode::Io, QStringLiteral("cannot map %1: %2").arg(path, sink->m_file.errorString()));
+        ::madvise(sink->m_map, size_t(size), MADV_RANDOM);  // about to be overwritten: no read-ahead of zeros
     }
     return sink;
 }
