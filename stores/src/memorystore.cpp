@@ -16,7 +16,7 @@ namespace {
 struct Entry
 {
     BlobInfo info;
-    QByteArray bytes;
+    ByteView bytes;  // shares the writer's buffer: committing copies nothing
 };
 
 class MemoryWriter : public BlobWriter
@@ -25,8 +25,14 @@ public:
     MemoryWriter(QString key, qint64 size, const void *store)
         : BlobWriter(std::move(key)), sink(size), owner(store) {}
     qint64 size() const override { return sink.size(); }
-    Error writeAt(qint64 offset, const char *data, qint64 length) override { return sink.writeAt(offset, data, length); }
-    char *data() override { return sink.data(); }
+    // Once committed, the memory is the stored blob's: no more writes.
+    Error writeAt(qint64 offset, const char *data, qint64 length) override
+    {
+        if (committed)
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("blob '%1' is already committed").arg(key()));
+        return sink.writeAt(offset, data, length);
+    }
+    char *data() override { return committed ? nullptr : sink.data(); }
 
     BufferSink sink;
     const void *owner;  ///< the store state that reserved it: a writer commits only there
@@ -90,7 +96,7 @@ ResultJob<ByteView> *MemoryStore::read(const QString &key, ByteRange range)
         qint64 begin = 0, end = 0;
         if (Error err = range.resolve(e->bytes.size(), &begin, &end); err.isError())
             return err;
-        return ByteView(e->bytes).mid(begin, end - begin);  // shares the QByteArray, no copy
+        return e->bytes.mid(begin, end - begin);  // shares the buffer, no copy
     }, RunOn::Caller);
 }
 
@@ -102,7 +108,7 @@ ResultJob<BlobSnapshot> *MemoryStore::snapshot(const QString &key)
         if (!e)
             return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in memory").arg(key));
         d->entries.touch(key);
-        return BlobSnapshot{e->info, ByteView(e->bytes)};
+        return BlobSnapshot{e->info, e->bytes};
     }, RunOn::Caller);
 }
 
@@ -133,13 +139,13 @@ ResultJob<BlobInfo> *MemoryStore::commit(const BlobWriterPtr &writer, const Comm
         if (w->committed)
             return Error(ErrorCode::InvalidArgument, QStringLiteral("blob '%1' was already committed").arg(w->key()));
         Entry entry;
-        entry.bytes = w->sink.bytes();
+        entry.bytes = w->sink.view();
         entry.info.key = w->key();
         entry.info.size = entry.bytes.size();
-        entry.info.sha256 = Sha256::hash(entry.bytes.constData(), entry.bytes.size());
+        entry.info.sha256 = Sha256::hash(entry.bytes.data(), entry.bytes.size());
         if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
             return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
-        Result<DicomIdentity> identity = readDicomIdentity(ByteView(entry.bytes));
+        Result<DicomIdentity> identity = readDicomIdentity(entry.bytes);
         entry.info.dicom = identity.isOk() ? identity.value() : DicomIdentity();
         entry.info.committed = QDateTime::currentDateTimeUtc();
         QStringList evicted;

@@ -92,7 +92,7 @@ ResultJob<ByteView> *RemoteBlobStore::read(const QString &key, ByteRange range)
         return sink->get();
     }, range);
     auto *job = chainJob<ByteView>(pullJob, [sink](const PullResult &, const CancelToken &) {
-        return Result<ByteView>(ByteView((*sink)->bytes()));
+        return Result<ByteView>((*sink)->view());
     });
     client->setParent(job);
     return job;
@@ -110,7 +110,7 @@ ResultJob<BlobSnapshot> *RemoteBlobStore::snapshot(const QString &key)
         return sink->get();
     });
     auto *job = chainJob<BlobSnapshot>(pullJob, [sink](const PullResult &r, const CancelToken &) {
-        return Result<BlobSnapshot>(BlobSnapshot{toBlobInfo(r.blob), ByteView((*sink)->bytes())});
+        return Result<BlobSnapshot>(BlobSnapshot{toBlobInfo(r.blob), (*sink)->view()});
     });
     client->setParent(job);
     return job;
@@ -142,7 +142,7 @@ ResultJob<BlobInfo> *RemoteBlobStore::commit(const BlobWriterPtr &writer, const 
     auto *client = new BlobClient(m_endpoint);
     client->setDefaults(m_options);
     const QByteArray expected = options.expectedSha256;
-    auto *job = chainJob<BlobInfo>(client->push(w->key(), ByteView(w->sink.bytes())),
+    auto *job = chainJob<BlobInfo>(client->push(w->key(), w->sink.view()),
                                    [expected, writer, notifier = notifier()](const RemoteBlobInfo &r, const CancelToken &) -> Result<BlobInfo> {
         if (!expected.isEmpty() && expected != r.sha256)
             return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(r.key));

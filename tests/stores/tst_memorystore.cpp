@@ -82,6 +82,17 @@ private Q_SLOTS:
         QCOMPARE(view.value().toByteArray(), QByteArray(100, 'a'));
     }
 
+    void aCommittedBlobCannotBeChangedThroughItsWriter()
+    {
+        MemoryStore store(0);
+        Result<BlobWriterPtr> w = runSync(store.reserve(QStringLiteral("k"), 3));
+        QVERIFY(!w.value()->writeAt(0, "abc", 3).isError());
+        QVERIFY(runSync(store.commit(w.value())).isOk());
+        QCOMPARE(w.value()->writeAt(0, "xyz", 3).code(), ErrorCode::InvalidArgument);
+        QVERIFY(w.value()->data() == nullptr);
+        QCOMPARE(readBlob(store, QStringLiteral("k")), QByteArray("abc"));
+    }
+
     void rejectsBadKeys()
     {
         MemoryStore store(0);

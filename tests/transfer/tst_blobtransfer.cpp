@@ -100,7 +100,7 @@ Pulled pull(BlobClient &client, const QString &key, ByteRange range = ByteRange:
         return sink->get();
     }, range));
     if (*sink)
-        out.bytes = (*sink)->bytes();
+        out.bytes = (*sink)->toByteArray();
     return out;
 }
 
@@ -370,7 +370,7 @@ void tst_BlobTransfer::thirtyTwoConcurrentClients()
         });
         connect(job, &Job::finished, this, [&, i, job] {
             ++finished;
-            if (!job->hasError() && sinks[i]->bytes() == bytes && job->result().value().verified)
+            if (!job->hasError() && sinks[i]->toByteArray() == bytes && job->result().value().verified)
                 ++ok;
         });
         job->start(ExecutionPolicy::Async);  // all at once, on one event loop
@@ -410,7 +410,7 @@ void tst_BlobTransfer::serverKilledAndRestartedResumes()
     Result<PullResult> r = runSync(job);
     QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
     QVERIFY(killed);
-    QVERIFY(sink->bytes() == bytes);
+    QVERIFY(sink->toByteArray() == bytes);
     QVERIFY(r.value().verified);
     QVERIFY(r.value().reconnects >= 1);
     QCOMPARE(r.value().restarts, 0);
@@ -453,7 +453,7 @@ void tst_BlobTransfer::blobChangedBetweenAttemptsStartsOver()
     QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
     QVERIFY(replaced);
     QCOMPARE(r.value().restarts, 1);
-    QVERIFY(sink->bytes() == v2);  // all of the new version, nothing of the old
+    QVERIFY(sink->toByteArray() == v2);  // all of the new version, nothing of the old
     QVERIFY(r.value().verified);
 }
 

@@ -1,21 +1,27 @@
 #include "spectrum/transfer/buffersink.h"
 
 #include <cstring>
-#include <limits>
+
+#include <sys/mman.h>
 
 namespace spectrum {
 
 BufferSink::BufferSink(qint64 size) : m_size(size)
 {
-    if (size < 0 || size > std::numeric_limits<qsizetype>::max() / 2)
+    if (size < 0)
         return;
-    // Not zero-filled: only ranges that were written and checked are ever exposed, and touching every page
-    // twice (memset, then the receive) costs as much as the transfer itself.
-    m_buffer = QByteArray(qsizetype(size), Qt::Uninitialized);
-    m_valid = m_buffer.size() == size;
-    // Detach once now, so concurrent writers never trigger a copy-on-write.
-    if (m_valid)
-        m_raw = m_buffer.data();
+    if (size == 0) {
+        m_valid = true;
+        return;
+    }
+    // Anonymous memory, not zero-filled by us: only ranges that were written and checked are ever exposed.
+    void *p = ::mmap(nullptr, size_t(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    ::madvise(p, size_t(size), MADV_HUGEPAGE);  // 2 MiB pages: 512× fewer faults while receiving
+    const size_t length = size_t(size);
+    m_memory = std::shared_ptr<char>(static_cast<char *>(p), [length](char *q) { ::munmap(q, length); });
+    m_valid = true;
 }
 
 Error BufferSink::writeAt(qint64 offset, const char *data, qint64 length)
@@ -27,8 +33,15 @@ Error BufferSink::writeAt(qint64 offset, const char *data, qint64 length)
                      QStringLiteral("write [%1, %2) outside a buffer of %3 bytes").arg(offset).arg(offset + length).arg(m_size));
     }
     if (length > 0)
-        std::memcpy(m_raw + offset, data, size_t(length));
+        std::memcpy(m_memory.get() + offset, data, size_t(length));
     return Error();
+}
+
+ByteView BufferSink::view() const
+{
+    if (m_size == 0 || !m_valid)
+        return ByteView();
+    return ByteView(m_memory.get(), m_size, m_memory);
 }
 
 } // namespace spectrum
