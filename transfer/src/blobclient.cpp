@@ -17,6 +17,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 #include <memory>
 
 namespace spectrum {
@@ -75,6 +76,14 @@ public:
     {
         auto it = m_map.find(from);
         return it == m_map.end() ? from : it->second;
+    }
+    bool covers(qint64 b, qint64 e) const
+    {
+        auto it = m_map.upper_bound(b);
+        if (it == m_map.begin())
+            return false;
+        --it;
+        return it->first <= b && it->second >= e;
     }
     qint64 covered() const
     {
@@ -268,6 +277,8 @@ struct DataStream
     std::deque<Range> outstanding;  ///< READs sent (pull) or DATA frames unacknowledged (push), in order
     qint64 nextExpected = 0;        ///< pull: the next byte of the head request
     bool inFrame = false;
+    bool discarding = false;        ///< pull: the current frame duplicates bytes already received
+    QElapsedTimer quiet;            ///< since the last byte arrived
     Header frame;
     qint64 frameReceived = 0;
     std::unique_ptr<QTimer, LaterDeleter> idle;
@@ -347,8 +358,10 @@ protected:
                                                     {QStringLiteral("id"), 1},
                                                     {QStringLiteral("session"), m_control->session()}}));
         };
+        s->quiet.start();
         QObject::connect(s->socket.get(), &QTcpSocket::readyRead, this, [this, s] {
             s->idle->start(m_opt.timeoutMs);
+            s->quiet.start();
             if (!s->attached) {
                 std::optional<Result<QCborMap>> answer = s->attachReader.next(s->socket.get());
                 if (!answer)
@@ -583,25 +596,78 @@ protected:
 
     void streamReady(DataStream *s) override { fill(s); }
 
+    void sendRead(DataStream *s, const Range &r)
+    {
+        if (s->outstanding.empty())
+            s->nextExpected = r.begin;
+        s->outstanding.push_back(r);
+        Header h;
+        h.kind = Kind::Read;
+        h.transfer = m_transfer;
+        h.offset = quint64(r.begin);
+        h.length = quint64(r.end - r.begin);
+        s->socket->write(encodeHeader(h));
+    }
+
     void fill(DataStream *s)
     {
         while (s->attached && int(s->outstanding.size()) < m_opt.pipelineDepth && !m_pending.empty()) {
             const Range r = m_pending.front();
             m_pending.pop_front();
-            if (s->outstanding.empty())
-                s->nextExpected = r.begin;
-            s->outstanding.push_back(r);
-            Header h;
-            h.kind = Kind::Read;
-            h.transfer = m_transfer;
-            h.offset = quint64(r.begin);
-            h.length = quint64(r.end - r.begin);
-            s->socket->write(encodeHeader(h));
+            sendRead(s, r);
         }
+        if (s->attached && s->outstanding.empty() && m_pending.empty())
+            scheduleEndgame();
         if (s->outstanding.empty())
             s->idle->stop();
         else if (!s->idle->isActive())
             s->idle->start(m_opt.timeoutMs);
+    }
+
+    /// Nothing is left to hand out. If a stream that still waits for requests has been silent for a while,
+    /// an idle stream asks for the largest of its requests a second time; whichever copy arrives first counts,
+    /// the other is read and dropped. A slow or stalled connection then no longer holds back the end of the
+    /// transfer, and healthy transfers never fetch anything twice.
+    void scheduleEndgame()
+    {
+        if (!m_endgameTimer) {
+            m_endgameTimer = new QTimer(this);
+            m_endgameTimer->setSingleShot(true);
+            QObject::connect(m_endgameTimer, &QTimer::timeout, this, [this] {
+                bool waiting = false;
+                for (const auto &s : m_streams) {
+                    if (s->attached && s->outstanding.empty())
+                        endgame(s.get());
+                    waiting = waiting || !s->outstanding.empty();
+                }
+                if (waiting && !isFinished())
+                    m_endgameTimer->start(kEndgameSilenceMs);
+            });
+        }
+        if (!m_endgameTimer->isActive())
+            m_endgameTimer->start(kEndgameSilenceMs);
+    }
+
+    static constexpr int kEndgameSilenceMs = 250;
+
+    void endgame(DataStream *idle)
+    {
+        const Range *best = nullptr;
+        for (const auto &other : m_streams) {
+            if (other.get() == idle || other->quiet.elapsed() < kEndgameSilenceMs)
+                continue;
+            for (const Range &r : other->outstanding) {
+                const bool duplicated = m_duplicated.count(r.begin) > 0;
+                if (!duplicated && (!best || r.end - r.begin > best->end - best->begin))
+                    best = &r;
+            }
+        }
+        if (!best)
+            return;
+        m_duplicated.insert(best->begin);
+        ++m_result.endgameRequests;
+        m_result.bytesDuplicated += best->end - best->begin;
+        sendRead(idle, *best);
     }
 
     void streamReadable(DataStream *s) override
@@ -627,10 +693,16 @@ protected:
                 s->frame = f;
                 s->inFrame = true;
                 s->frameReceived = 0;
+                // A duplicate of bytes already received and checked goes to scratch memory, never over them
+                // (the hash may be reading them right now).
+                s->discarding = m_done.covers(qint64(f.offset), qint64(f.offset + f.length));
+                if (s->discarding && m_scratch.size() < kMaxDataFrame)
+                    m_scratch.resize(kMaxDataFrame);
             }
             // Into the destination: first what the socket object buffered, then straight from the kernel.
             const qint64 want = qint64(s->frame.length) - s->frameReceived;
-            char *to = m_dest + (qint64(s->frame.offset) - m_result.begin) + s->frameReceived;
+            char *to = s->discarding ? m_scratch.data() + s->frameReceived
+                                     : m_dest + (qint64(s->frame.offset) - m_result.begin) + s->frameReceived;
             qint64 got = 0;
             if (sock->bytesAvailable() > 0 || m_endpoint.tls) {  // TLS: only the socket can decrypt
                 got = sock->read(to, want);
@@ -665,6 +737,13 @@ protected:
     {
         s->inFrame = false;
         const qint64 b = qint64(s->frame.offset), e = b + qint64(s->frame.length);
+        if (s->discarding) {  // the other copy won
+            s->discarding = false;
+            advance(s, e);
+            fill(s);
+            maybeFinish();
+            return alive(s);
+        }
         const char *bytes = m_dest + (b - m_result.begin);
         const bool crcOk = checksum(bytes, e - b) == s->frame.checksum;
         if (!crcOk) {
@@ -672,12 +751,7 @@ protected:
             m_pending.push_front({b, e});  // only this frame again, before anything else
             qCInfo(lcTransfer) << "checksum mismatch in" << m_key << "at" << b << "- fetching that frame again";
         }
-        s->nextExpected = e;
-        if (e == s->outstanding.front().end) {
-            s->outstanding.pop_front();
-            if (!s->outstanding.empty())
-                s->nextExpected = s->outstanding.front().begin;
-        }
+        advance(s, e);
         fill(s);
         if (crcOk) {
             // Tell the world last: its slots may re-enter us.
@@ -696,6 +770,17 @@ protected:
         return alive(s);
     }
 
+    /// The head request of `s` has been received up to `e`.
+    void advance(DataStream *s, qint64 e)
+    {
+        s->nextExpected = e;
+        if (e == s->outstanding.front().end) {
+            s->outstanding.pop_front();
+            if (!s->outstanding.empty())
+                s->nextExpected = s->outstanding.front().begin;
+        }
+    }
+
     void requeue(DataStream *s) override
     {
         requeueOnly(s);
@@ -712,7 +797,7 @@ protected:
         for (auto it = s->outstanding.rbegin(); it != s->outstanding.rend(); ++it) {
             const bool head = std::next(it) == s->outstanding.rend();
             const Range r{head ? s->nextExpected : it->begin, it->end};
-            if (r.begin < r.end) {
+            if (r.begin < r.end && !m_done.covers(r.begin, r.end)) {
                 m_pending.push_front(r);
                 if (first && head && s->nextExpected > it->begin)
                     ++m_result.framesRefetched;
@@ -750,13 +835,8 @@ protected:
 
     void maybeFinish()
     {
-        if (isFinished() || !m_pending.empty())
-            return;
-        for (const auto &s : m_streams) {
-            if (!s->outstanding.empty())
-                return;
-        }
-        if (m_done.covered() != m_result.end - m_result.begin)
+        // Every byte received and checked is enough: duplicates still on the wire are abandoned.
+        if (isFinished() || m_done.covered() != m_result.end - m_result.begin)
             return;
         if (m_wholeBlob && (m_hashing || m_hashedUpTo != m_result.end))
             return;
@@ -800,6 +880,9 @@ private:
     qint64 m_hashedUpTo = 0;
     bool m_hashing = false;
     QFuture<void> m_hashFuture;
+    std::set<qint64> m_duplicated;  ///< request starts asked for twice in the endgame
+    QTimer *m_endgameTimer = nullptr;
+    QByteArray m_scratch;           ///< where duplicate frames land
     qint64 m_adaptLastBytes = 0;
     double m_adaptRateBefore = 0;
     int m_adaptSkip = 0;
