@@ -298,14 +298,16 @@ int cmdGet(const QStringList &args)
     const QString out = p.positionalArguments().at(1);
     const bool toStdout = out == QLatin1String("-");
     std::unique_ptr<ByteSink> sink;
-    auto factory = [&](const RemoteBlobInfo &, qint64 begin, qint64 end) -> Result<ByteSink *> {
+    auto factory = [&](const RemoteBlobInfo &blob, qint64 begin, qint64 end) -> Result<ByteSink *> {
         if (toStdout) {
             auto buffer = std::make_unique<BufferSink>(end - begin);
             if (!buffer->isValid())
                 return Error(ErrorCode::DiskFull, QStringLiteral("cannot hold %1 bytes in memory").arg(end - begin));
             sink = std::move(buffer);
         } else {
-            auto file = FileSink::create(out, end - begin);
+            // Resumable: running the same command again after an interruption fetches only what is missing.
+            const QString identity = QStringLiteral("%1 %2 %3-%4").arg(blob.version, QString::fromLatin1(blob.sha256.toHex())).arg(begin).arg(end);
+            auto file = FileSink::createOrResume(out, end - begin, identity);
             if (!file.isOk())
                 return file.error();
             sink = file.takeValue();
@@ -323,16 +325,20 @@ int cmdGet(const QStringList &args)
     }
     showProgress(job);
     Result<PullResult> r = runSync(job);
-    if (!r.isOk())
+    if (!r.isOk()) {
+        if (!toStdout && sink)
+            std::fprintf(stderr, "spectrum-cli: the same command resumes where this one stopped\n");
         return fail(r.error().toString());
+    }
     if (toStdout)
         std::fflush(stdout);
-    else if (Error e = static_cast<FileSink *>(sink.get())->sync(); e.isError())
+    else if (Error e = static_cast<FileSink *>(sink.get())->finish(); e.isError())
         return fail(e.toString());
     const PullResult &pr = r.value();
     const qint64 n = pr.end - pr.begin;
-    std::fprintf(stderr, "%lld bytes in %.3f s, %.1f MB/s, %d stream(s), %d frame(s) re-fetched, %d reconnect(s)%s\n",
-                 qlonglong(n), pr.seconds, n / std::max(1e-9, pr.seconds) / 1e6, pr.streams, pr.framesRefetched, pr.reconnects,
+    std::fprintf(stderr, "%lld bytes in %.3f s, %.1f MB/s, %d stream(s), %lld fetched, %lld resumed, %d frame(s) re-fetched, %d reconnect(s)%s\n",
+                 qlonglong(n), pr.seconds, (n - pr.resumedBytes) / std::max(1e-9, pr.seconds) / 1e6, pr.streams,
+                 qlonglong(pr.bytesReceived), qlonglong(pr.resumedBytes), pr.framesRefetched, pr.reconnects,
                  pr.verified ? ", SHA-256 verified" : "");
     return 0;
 }

@@ -10,13 +10,15 @@ namespace spectrum {
 QThreadPool *blockingPool()
 {
     // Sized for I/O-bound work (several reads can wait on disk at once) on small machines as on big ones.
-    static QThreadPool *pool = [] {
-        auto *p = new QThreadPool;
-        p->setMaxThreadCount(qMax(4, QThread::idealThreadCount() * 2));
-        p->setObjectName(QStringLiteral("spectrum-blocking"));
-        return p;
+    // A static object, not a leaked pointer: at exit its threads are joined, and what they hold is released.
+    static QThreadPool pool;
+    static const bool configured = [] {
+        pool.setMaxThreadCount(qMax(4, QThread::idealThreadCount() * 2));
+        pool.setObjectName(QStringLiteral("spectrum-blocking"));
+        return true;
     }();
-    return pool;
+    Q_UNUSED(configured)
+    return &pool;
 }
 
 Job::Job(QObject *parent) : QObject(parent) {}

@@ -7,6 +7,9 @@
 #include "spectrum/transfer/buffersink.h"
 #include "testsupport.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QSignalSpy>
@@ -129,6 +132,7 @@ private Q_SLOTS:
     void adaptiveAddsStreamsWhileTheRateGrows();
     void blobLargerThanFourGiBHasSixtyFourBitOffsets();
     void endgameDoesNotWaitForAStalledConnection();
+    void killedClientResumesWhereItStopped();
 
 private:
     std::unique_ptr<BlobClient> makeClient(quint16 port, TransferOptions opt = TransferOptions()) const
@@ -595,6 +599,61 @@ void tst_BlobTransfer::endgameDoesNotWaitForAStalledConnection()
     QVERIFY(p.result.value().verified);
     QVERIFY(p.result.value().endgameRequests >= 1);
     QCOMPARE(p.result.value().reconnects, 0);  // no timeout was needed
+}
+
+void tst_BlobTransfer::killedClientResumesWhereItStopped()
+{
+    QTemporaryDir dir;
+    const QByteArray bytes = randomBytes(40 << 20, 24);
+    QCOMPARE(put(m_blobd->port(), QStringLiteral("resumable"), bytes), Error());
+    // A slow path (about 8 MB/s), so that the kill lands mid-download.
+    const quint16 emuPort = freePort();
+    QProcess emu;
+    emu.setProcessChannelMode(QProcess::MergedChannels);
+    emu.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral(LINKEMU_SCRIPT), QStringLiteral("--listen"), QString::number(emuPort),
+                                                    QStringLiteral("--upstream"), QString::number(m_blobd->port()),
+                                                    QStringLiteral("--rtt-ms"), QStringLiteral("20"), QStringLiteral("--window-kib"), QStringLiteral("64"),
+                                                    QStringLiteral("--capacity-mbit"), QStringLiteral("64")});
+    QVERIFY(emu.waitForStarted());
+    QByteArray said;
+    QTRY_VERIFY_WITH_TIMEOUT((said += emu.readAll()).contains("linkemu") || emu.state() != QProcess::Running, 10000);
+
+    const QString out = dir.filePath(QStringLiteral("out.bin"));
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_TOKEN"), m_blobd->token());
+    QProcess first;
+    first.setProcessEnvironment(env);
+    first.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("get"), QStringLiteral("blob://127.0.0.1:%1/resumable").arg(emuPort),
+                                                          out, QStringLiteral("--streams"), QStringLiteral("4")});
+    QVERIFY(first.waitForStarted());
+    // Wait until the progress record holds something, then kill -9: no goodbye, no flush.
+    auto recorded = [&] {
+        const QJsonArray ranges = QJsonDocument::fromJson(readFile(out + QStringLiteral(".partial"))).object().value(QStringLiteral("ranges")).toArray();
+        qint64 n = 0;
+        for (const QJsonValue &r : ranges)
+            n += r.toArray().at(1).toString().toLongLong() - r.toArray().at(0).toString().toLongLong();
+        return n;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(recorded() > 0 || first.state() != QProcess::Running, 60000);
+    QVERIFY2(first.state() == QProcess::Running, first.readAllStandardError().constData());
+    first.kill();
+    first.waitForFinished();
+    emu.kill();
+    emu.waitForFinished();
+    const qint64 kept = recorded();
+    QVERIFY(kept > 0 && kept < bytes.size());
+
+    // The same command again (straight to the server now): only the rest comes over the wire.
+    QProcess second;
+    second.setProcessEnvironment(env);
+    second.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("get"), QStringLiteral("blob://127.0.0.1:%1/resumable").arg(m_blobd->port()), out});
+    QVERIFY(second.waitForFinished(60000));
+    const QByteArray summary = second.readAllStandardError();
+    QVERIFY2(second.exitCode() == 0, summary.constData());
+    QVERIFY2(summary.contains(QByteArray::number(kept) + " resumed"), summary.constData());
+    QVERIFY(summary.contains("SHA-256 verified"));
+    QVERIFY(readFile(out) == bytes);
+    QVERIFY(!QFile::exists(out + QStringLiteral(".partial")));
 }
 
 QTEST_GUILESS_MAIN(tst_BlobTransfer)

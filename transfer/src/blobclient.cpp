@@ -77,6 +77,25 @@ public:
         auto it = m_map.find(from);
         return it == m_map.end() ? from : it->second;
     }
+    /// The parts of [b, e) not covered, in order.
+    std::vector<Range> gaps(qint64 b, qint64 e) const
+    {
+        std::vector<Range> out;
+        qint64 at = b;
+        auto it = m_map.upper_bound(b);
+        if (it != m_map.begin())
+            --it;
+        for (; it != m_map.end() && it->first < e; ++it) {
+            if (it->second <= at)
+                continue;
+            if (it->first > at)
+                out.push_back({at, std::min(e, it->first)});
+            at = std::max(at, it->second);
+        }
+        if (at < e)
+            out.push_back({at, e});
+        return out;
+    }
     bool covers(qint64 b, qint64 e) const
     {
         auto it = m_map.upper_bound(b);
@@ -548,11 +567,27 @@ protected:
             return fail(Error(ErrorCode::InvalidArgument, QStringLiteral("the destination does not hold %1 bytes").arg(length)));
         m_dest = m_sink->data();
         m_wholeBlob = m_result.begin == 0 && m_result.end == m_result.blob.size;
+        // What an earlier attempt left in the destination is not fetched again.
+        for (const auto &[b, e] : m_sink->completedRanges())
+            m_done.add(m_result.begin + std::clamp<qint64>(b, 0, length), m_result.begin + std::clamp<qint64>(e, 0, length));
+        m_result.resumedBytes = m_done.covered();
         // Small blobs get smaller chunks, so that every stream has work: at least two rounds of requests each.
         const qint64 perRound = qint64(m_opt.streams) * m_opt.pipelineDepth * 2;
-        m_opt.chunkSize = std::clamp<qint64>((length + perRound - 1) / perRound, 64 * 1024, m_opt.chunkSize);
-        for (qint64 at = m_result.begin; at < m_result.end; at += m_opt.chunkSize)
-            m_pending.push_back({at, std::min(m_result.end, at + m_opt.chunkSize)});
+        const qint64 missing = length - m_result.resumedBytes;
+        m_opt.chunkSize = std::clamp<qint64>((missing + perRound - 1) / perRound, 64 * 1024, m_opt.chunkSize);
+        for (qint64 at = m_result.begin; at < m_result.end; at += m_opt.chunkSize) {
+            for (const Range &gap : m_done.gaps(at, std::min(m_result.end, at + m_opt.chunkSize)))
+                m_pending.push_back(gap);
+        }
+        if (m_result.resumedBytes > 0) {
+            qCInfo(lcTransfer) << "resuming" << m_key << "with" << m_result.resumedBytes << "of" << length << "bytes already here";
+            const qint64 prefix = m_done.prefixEnd(m_result.begin);
+            if (prefix > m_result.begin)
+                emitDataAvailable(0, prefix - m_result.begin);
+            hashAhead();
+            if (m_pending.empty())
+                return maybeFinish();
+        }
         setProgress(0, length);
         if (length == 0)
             return maybeFinish();
@@ -754,6 +789,7 @@ protected:
         advance(s, e);
         fill(s);
         if (crcOk) {
+            m_sink->rangeVerified(b - m_result.begin, e - m_result.begin);
             // Tell the world last: its slots may re-enter us.
             const qint64 before = m_done.prefixEnd(m_result.begin);
             m_done.add(b, e);

@@ -4,6 +4,8 @@
 #include "spectrum/core/error.h"
 
 #include <QByteArray>
+#include <QList>
+#include <QPair>
 #include <QMetaType>
 
 #include <memory>
@@ -63,6 +65,12 @@ public:
     /// receive straight into it without an intermediate copy. nullptr when size() is 0. Valid for the sink's
     /// lifetime; disjoint ranges may be filled from different threads.
     virtual char *data() = 0;
+
+    /// Ranges [begin, end) already present and verified, from an earlier, interrupted attempt: a transfer
+    /// fetches only the rest. Default: none.
+    virtual QList<QPair<qint64, qint64>> completedRanges() const { return {}; }
+    /// A writer received and verified [begin, end): a resumable sink may record it durably. Default: nothing.
+    virtual void rangeVerified(qint64 begin, qint64 end) { Q_UNUSED(begin) Q_UNUSED(end) }
 };
 
 } // namespace spectrum

@@ -72,6 +72,7 @@ struct PullResult
     int reconnects = 0;            ///< data or control connections re-opened after failures
     int restarts = 0;              ///< times the blob changed on the server mid-transfer and was fetched anew
     int endgameRequests = 0;       ///< requests of stalled connections asked for again on idle ones at the end
+    qint64 resumedBytes = 0;       ///< already in the destination from an interrupted attempt: not fetched
     qint64 bytesDuplicated = 0;    ///< bytes those repeated requests asked for (part of bytesReceived, at most)
     bool verified = false;         ///< the whole blob's SHA-256 matched (only for a whole-blob pull)
     double seconds = 0;

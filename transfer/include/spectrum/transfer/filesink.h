@@ -1,11 +1,17 @@
 #pragma once
 // FileSink: a ByteSink over a file of fixed size, filled through a memory mapping (out of order is fine).
+//
+// Resumable: next to the file, "<file>.partial" records which ranges are complete and which version of which
+// blob they belong to. Ranges are recorded only after their bytes were flushed to disk, so after a crash or a
+// kill the record never claims more than the file holds. Opening the same file for the same blob version
+// continues where it stopped; for any other version it starts over.
 
 #include "spectrum/core/bytes.h"
 #include "spectrum/core/result.h"
 
 #include <QFile>
 
+#include <map>
 #include <memory>
 
 namespace spectrum {
@@ -13,21 +19,38 @@ namespace spectrum {
 class FileSink : public ByteSink
 {
 public:
-    /// Creates (or truncates) `path` to `size` bytes, allocated on disk, and maps it.
+    /// Creates (or truncates) `path` to `size` bytes, allocated on disk, and maps it. Not resumable.
     static Result<std::unique_ptr<FileSink>> create(const QString &path, qint64 size);
+    /// Continues an interrupted download of the blob identified by `identity` (e.g. its version and digest)
+    /// if `path` and its record match; else starts afresh. Resumable.
+    static Result<std::unique_ptr<FileSink>> createOrResume(const QString &path, qint64 size, const QString &identity);
     ~FileSink() override;
 
     qint64 size() const override { return m_size; }
     Error writeAt(qint64 offset, const char *data, qint64 length) override;
     char *data() override { return reinterpret_cast<char *>(m_map); }
+    QList<QPair<qint64, qint64>> completedRanges() const override;
+    void rangeVerified(qint64 begin, qint64 end) override;
+
     /// Flushes the mapping and the file to disk.
     Error sync();
+    /// The download is complete: sync, and forget the progress record.
+    Error finish();
 
 private:
     FileSink() = default;
+    Error map(qint64 size);
+    void flushProgress();
+    QString recordPath() const { return m_file.fileName() + QStringLiteral(".partial"); }
+
     QFile m_file;
     uchar *m_map = nullptr;
     qint64 m_size = 0;
+    bool m_resumable = false;
+    QString m_identity;
+    std::map<qint64, qint64> m_recorded;  ///< durable: flushed, and in the record
+    std::map<qint64, qint64> m_unflushed; ///< verified, not yet flushed
+    qint64 m_unflushedBytes = 0;
 };
 
 } // namespace spectrum
