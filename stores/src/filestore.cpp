@@ -4,6 +4,7 @@
 
 #include "spectrum/core/logging.h"
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/transfer/progressrecord.h"
 #include "spectrum/transfer/sha256.h"
 
 #include <QDir>
@@ -302,9 +303,22 @@ Error FileStore::State::openLocked()
     }
 
     // Nothing unnamed survives: interrupted writes and orphans of crashed commits or evictions.
+    // Interrupted resumable reservations stay (their record names their file); everything else goes.
     QDir staging(root + QLatin1Char('/') + QLatin1String(kStaging));
-    for (const QString &name : staging.entryList(QDir::Files | QDir::Hidden | QDir::System))
-        staging.remove(name);
+    QSet<QString> resumable;
+    for (const QString &name : staging.entryList({QStringLiteral("*.resume")}, QDir::Files)) {
+        QFile f(staging.filePath(name));
+        const QString part = f.open(QIODevice::ReadOnly)
+            ? QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("file")).toString() : QString();
+        if (!part.isEmpty() && !part.contains(QLatin1Char('/')) && staging.exists(part)) {
+            resumable << name << part;
+            nextVersion = std::max(nextVersion, part.section(QLatin1Char('~'), -1).section(QLatin1Char('.'), 0, 0).toULongLong() + 1);
+        }
+    }
+    for (const QString &name : staging.entryList(QDir::Files | QDir::Hidden | QDir::System)) {
+        if (!resumable.contains(name))
+            staging.remove(name);
+    }
     QDir objects(root + QLatin1Char('/') + QLatin1String(kObjects));
     for (const QString &name : objects.entryList(QDir::Files | QDir::Hidden | QDir::System)) {
         if (!referenced.contains(name))
@@ -361,10 +375,21 @@ public:
     FileWriter(QString key, const void *owner) : BlobWriter(std::move(key)), owner(owner) {}
     ~FileWriter() override
     {
+        if (progress && !committed)
+            progress->flush(map);  // resumable: what arrived stays for the next attempt
         if (map)
             file.unmap(map);
-        if (!committed && file.fileName().size() > 0)
+        if (!committed && !progress && file.fileName().size() > 0)
             file.remove();  // abandoned: never becomes visible
+    }
+    QList<QPair<qint64, qint64>> completedRanges() const override
+    {
+        return progress ? progress->ranges() : QList<QPair<qint64, qint64>>();
+    }
+    void rangeVerified(qint64 begin, qint64 end) override
+    {
+        if (progress && !committed)
+            progress->verified(begin, end, map);
     }
     qint64 size() const override { return blobSize; }
     Error writeAt(qint64 offset, const char *data, qint64 length) override
@@ -385,6 +410,7 @@ public:
     const void *owner;
     QFile file;
     uchar *map = nullptr;
+    std::unique_ptr<ProgressRecord> progress;  ///< resumable reservations only
     qint64 blobSize = 0;
     quint64 version = 0;
     bool committed = false;
@@ -525,6 +551,37 @@ ResultJob<BlobWriterPtr> *FileStore::reserve(const QString &key, qint64 size)
     });
 }
 
+ResultJob<BlobWriterPtr> *FileStore::reserveResumable(const QString &key, qint64 size, const QString &identity)
+{
+    auto *plain = reserve(key, size);
+    return chainJob<BlobWriterPtr>(plain, [d = d, key, size, identity](const BlobWriterPtr &fresh, const CancelToken &) -> Result<BlobWriterPtr> {
+        auto *w = static_cast<FileWriter *>(fresh.get());
+        const QString recordPath = d->root + QLatin1Char('/') + QLatin1String(kStaging) + QLatin1Char('/') + key + QStringLiteral(".resume");
+        auto progress = std::make_unique<ProgressRecord>(recordPath, identity, size);
+        if (progress->load() && size > 0) {
+            // An earlier attempt: continue in its file, and drop the fresh one.
+            auto old = std::make_shared<FileWriter>(key, w->owner);
+            old->blobSize = size;
+            old->version = progress->dataFile().section(QLatin1Char('~'), -1).section(QLatin1Char('.'), 0, 0).toULongLong();
+            old->file.setFileName(d->root + QLatin1Char('/') + QLatin1String(kStaging) + QLatin1Char('/') + progress->dataFile());
+            if (old->version > 0 && old->file.size() == size && old->file.open(QIODevice::ReadWrite)) {
+                old->map = old->file.map(0, size);
+                if (old->map) {
+                    ::madvise(old->map, size_t(size), MADV_RANDOM);
+                    old->progress = std::move(progress);
+                    return BlobWriterPtr(old);
+                }
+            }
+            old->file.close();
+        }
+        // A new start: the fresh reservation, with a record naming its file from the first moment.
+        progress = std::make_unique<ProgressRecord>(recordPath, identity, size, QFileInfo(w->file.fileName()).fileName());
+        progress->flush(w->map);
+        w->progress = std::move(progress);
+        return fresh;
+    });
+}
+
 ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const CommitOptions &options)
 {
     return makeJob<BlobInfo>([d = d, writer, options, notifier = notifier()](const CancelToken &) -> Result<BlobInfo> {
@@ -586,6 +643,8 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
             }
             if (!oldPath.isEmpty())
                 QFile::remove(oldPath);  // readers that mapped it keep their mapping
+            if (w->progress)
+                w->progress->remove();
             evicted = d->evictJournalLocked(w->key());
         }
         notifier->announceCommitted(entry.info);

@@ -52,7 +52,9 @@ struct TieredStore::Shared
         BlobWriterPtr writer;
         QByteArray expected;
         Result<PullResult> pulled = runSync(remote->pull(key, [&](const RemoteBlobInfo &blob, qint64, qint64) -> Result<ByteSink *> {
-            Result<BlobWriterPtr> w = runSync(disk->reserve(key, blob.size));
+            // Resumable: after an interruption (even a restart) only what is missing comes again.
+            const QString identity = blob.version + QLatin1Char(' ') + QString::fromLatin1(blob.sha256.toHex());
+            Result<BlobWriterPtr> w = runSync(disk->reserveResumable(key, blob.size, identity));
             if (!w.isOk())
                 return w.error();
             writer = w.value();

@@ -2,6 +2,7 @@
 // middle that damages, stalls or cuts the traffic on purpose.
 
 #include "spectrum/stores/filestore.h"
+#include "spectrum/stores/tieredstore.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/buffersink.h"
@@ -10,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QDir>
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QSignalSpy>
@@ -133,6 +135,7 @@ private Q_SLOTS:
     void blobLargerThanFourGiBHasSixtyFourBitOffsets();
     void endgameDoesNotWaitForAStalledConnection();
     void killedClientResumesWhereItStopped();
+    void interruptedCacheFillResumesAfterRestart();
 
 private:
     std::unique_ptr<BlobClient> makeClient(quint16 port, TransferOptions opt = TransferOptions()) const
@@ -654,6 +657,59 @@ void tst_BlobTransfer::killedClientResumesWhereItStopped()
     QVERIFY(summary.contains("SHA-256 verified"));
     QVERIFY(readFile(out) == bytes);
     QVERIFY(!QFile::exists(out + QStringLiteral(".partial")));
+}
+
+void tst_BlobTransfer::interruptedCacheFillResumesAfterRestart()
+{
+    // The workstation's cache fills from a remote store; the network dies half-way; the workstation restarts;
+    // the next read fetches only what was missing.
+    QTemporaryDir dir;
+    const QByteArray bytes = randomBytes(48 << 20, 25);
+    QCOMPARE(put(m_blobd->port(), QStringLiteral("cache-fill"), bytes), Error());
+    const QString cacheRoot = dir.filePath(QStringLiteral("cache"));
+    TransferOptions opt;
+    opt.streams = 2;
+    opt.maxReconnects = 0;
+    {
+        Relay dying(m_blobd->port());
+        qint64 forwarded = 0;
+        dying.onServerBytes = [&forwarded](int connection, qint64, QByteArray &b) {
+            if (connection == 0)
+                return true;  // the control connection
+            forwarded += b.size();
+            return forwarded < (30 << 20);  // every data connection is cut once 30 MB went through
+        };
+        BlobEndpoint ep;
+        ep.port = dying.port();
+        ep.token = kToken;
+        RemoteBlobStore remote(ep, opt);
+        MemoryStore memory(0);
+        auto disk = FileStore::open(cacheRoot, 0).takeValue();
+        TieredStore tiered(&memory, disk.get(), &remote);
+        Result<ByteView> r = runSync(tiered.read(QStringLiteral("cache-fill")));
+        QVERIFY(!r.isOk());
+        QCOMPARE(runSync(disk->stat(QStringLiteral("cache-fill"))).error().code(), ErrorCode::NotFound);  // nothing half-made is visible
+    }
+    // "Restart": everything reopened; the record of what arrived survived.
+    Relay counting(m_blobd->port());
+    qint64 secondTime = 0;
+    counting.onServerBytes = [&secondTime](int, qint64, QByteArray &b) {
+        secondTime += b.size();
+        return true;
+    };
+    BlobEndpoint ep;
+    ep.port = counting.port();
+    ep.token = kToken;
+    RemoteBlobStore remote(ep);
+    MemoryStore memory(0);
+    auto disk = FileStore::open(cacheRoot, 0).takeValue();
+    TieredStore tiered(&memory, disk.get(), &remote);
+    Result<ByteView> r = runSync(tiered.read(QStringLiteral("cache-fill")));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QVERIFY(r.value().toByteArray() == bytes);
+    qInfo() << "second attempt moved" << secondTime << "bytes of" << bytes.size();
+    QVERIFY(secondTime < bytes.size() - (16 << 20));  // at least the 16 MiB recorded before the cut were kept
+    QVERIFY(QDir(cacheRoot + QStringLiteral("/staging")).entryList(QDir::Files).isEmpty());  // committed: no leftovers
 }
 
 QTEST_GUILESS_MAIN(tst_BlobTransfer)

@@ -5,7 +5,8 @@
 //
 // On disk, under the root:
 //   objects/<key>~<version>   committed blobs (a new version never overwrites an old one in place)
-//   staging/<key>~<version>.part   blobs being written; removed at open (an interrupted write is never served)
+//   staging/<key>~<version>.part   blobs being written; removed at open (an interrupted write is never served),
+//                            unless a resumable reservation's record staging/<key>.resume keeps it for later
 //   journal                  the index: one JSON record per line, appended and fsynced per change
 //   lock                     held while a process has the store open
 //
@@ -42,6 +43,12 @@ public:
     ResultJob<BlobInfo> *commit(const BlobWriterPtr &writer, const CommitOptions &options = CommitOptions()) override;
     ResultJob<Done> *remove(const QString &key) override;
     StoreUsage usage() const override;
+
+    /// Like reserve(), but the reservation survives an interruption: its staging file and a record of the
+    /// ranges safely received stay on disk (also across a restart), and reserving the same key with the same
+    /// `identity` (say the remote version and digest) continues it — completedRanges() tells what is there.
+    /// A different identity starts over.
+    ResultJob<BlobWriterPtr> *reserveResumable(const QString &key, qint64 size, const QString &identity);
 
     /// Changes the budget; evicts at once if the store is now over it.
     void setBudget(qint64 budgetBytes);

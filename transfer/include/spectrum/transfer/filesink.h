@@ -8,10 +8,10 @@
 
 #include "spectrum/core/bytes.h"
 #include "spectrum/core/result.h"
+#include "spectrum/transfer/progressrecord.h"
 
 #include <QFile>
 
-#include <map>
 #include <memory>
 
 namespace spectrum {
@@ -40,17 +40,11 @@ public:
 private:
     FileSink() = default;
     Error map(qint64 size);
-    void flushProgress();
-    QString recordPath() const { return m_file.fileName() + QStringLiteral(".partial"); }
 
     QFile m_file;
     uchar *m_map = nullptr;
     qint64 m_size = 0;
-    bool m_resumable = false;
-    QString m_identity;
-    std::map<qint64, qint64> m_recorded;  ///< durable: flushed, and in the record
-    std::map<qint64, qint64> m_unflushed; ///< verified, not yet flushed
-    qint64 m_unflushedBytes = 0;
+    std::unique_ptr<ProgressRecord> m_progress;  ///< only for resumable sinks
 };
 
 } // namespace spectrum
