@@ -233,6 +233,19 @@ struct FileStore::State
     }
 
     Error openLocked();
+
+    /// The entry for `key`, marked as just used. Caller holds `mutex`.
+    Result<Entry *> useLocked(const QString &key)
+    {
+        if (closed)
+            return closedError();
+        Entry *e = entries.find(key);
+        if (!e)
+            return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+        e->lastAccessMs = QDateTime::currentMSecsSinceEpoch();
+        entries.touch(key);
+        return e;
+    }
 };
 
 Error FileStore::State::openLocked()
@@ -473,17 +486,13 @@ ResultJob<ByteView> *FileStore::read(const QString &key, ByteRange range)
         // Opened under the lock so eviction cannot delete the file in between; once open (and mapped) the
         // bytes stay readable even if the file is unlinked later.
         QMutexLocker lock(&d->mutex);
-        if (d->closed)
-            return d->closedError();
-        Entry *e = d->entries.find(key);
-        if (!e)
-            return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+        Result<Entry *> e = d->useLocked(key);
+        if (!e.isOk())
+            return e.error();
         qint64 begin = 0, end = 0;
-        if (Error err = range.resolve(e->info.size, &begin, &end); err.isError())
+        if (Error err = range.resolve(e.value()->info.size, &begin, &end); err.isError())
             return err.withContext(key);
-        e->lastAccessMs = QDateTime::currentMSecsSinceEpoch();
-        d->entries.touch(key);
-        return mapLocked(d->objectPath(key, e->info.version), key, begin, end);
+        return mapLocked(d->objectPath(key, e.value()->info.version), key, begin, end);
     });
 }
 
@@ -491,17 +500,14 @@ ResultJob<BlobSnapshot> *FileStore::snapshot(const QString &key)
 {
     return makeJob<BlobSnapshot>([d = d, key](const CancelToken &) -> Result<BlobSnapshot> {
         QMutexLocker lock(&d->mutex);
-        if (d->closed)
-            return d->closedError();
-        Entry *e = d->entries.find(key);
-        if (!e)
-            return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
-        e->lastAccessMs = QDateTime::currentMSecsSinceEpoch();
-        d->entries.touch(key);
-        Result<ByteView> bytes = mapLocked(d->objectPath(key, e->info.version), key, 0, e->info.size);
+        Result<Entry *> e = d->useLocked(key);
+        if (!e.isOk())
+            return e.error();
+        const BlobInfo info = e.value()->info;
+        Result<ByteView> bytes = mapLocked(d->objectPath(key, info.version), key, 0, info.size);
         if (!bytes.isOk())
             return bytes.error();
-        return BlobSnapshot{e->info, bytes.value()};
+        return BlobSnapshot{info, bytes.value()};
     });
 }
 

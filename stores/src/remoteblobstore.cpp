@@ -80,17 +80,26 @@ ResultJob<PullResult> *RemoteBlobStore::pull(const QString &key, BlobClient::Sin
     return job;
 }
 
+namespace {
+/// Pulls land in memory: a BufferSink made once the size is known, kept by the returned holder.
+using SinkHolder = std::shared_ptr<std::unique_ptr<BufferSink>>;
+BlobClient::SinkFactory memorySink(const SinkHolder &holder)
+{
+    return [holder](const RemoteBlobInfo &, qint64 b, qint64 e) -> Result<ByteSink *> {
+        *holder = std::make_unique<BufferSink>(e - b);
+        if (!(*holder)->isValid())
+            return Error(ErrorCode::DiskFull, QStringLiteral("cannot hold %1 bytes in memory").arg(e - b));
+        return holder->get();
+    };
+}
+} // namespace
+
 ResultJob<ByteView> *RemoteBlobStore::read(const QString &key, ByteRange range)
 {
     auto *client = new BlobClient(m_endpoint);
     client->setDefaults(m_options);
     auto sink = std::make_shared<std::unique_ptr<BufferSink>>();
-    auto *pullJob = client->pull(key, [sink](const RemoteBlobInfo &, qint64 b, qint64 e) -> Result<ByteSink *> {
-        *sink = std::make_unique<BufferSink>(e - b);
-        if (!(*sink)->isValid())
-            return Error(ErrorCode::DiskFull, QStringLiteral("cannot hold %1 bytes in memory").arg(e - b));
-        return sink->get();
-    }, range);
+    auto *pullJob = client->pull(key, memorySink(sink), range);
     auto *job = chainJob<ByteView>(pullJob, [sink](const PullResult &, const CancelToken &) {
         return Result<ByteView>((*sink)->view());
     });
@@ -103,12 +112,7 @@ ResultJob<BlobSnapshot> *RemoteBlobStore::snapshot(const QString &key)
     auto *client = new BlobClient(m_endpoint);
     client->setDefaults(m_options);
     auto sink = std::make_shared<std::unique_ptr<BufferSink>>();
-    auto *pullJob = client->pull(key, [sink](const RemoteBlobInfo &, qint64 b, qint64 e) -> Result<ByteSink *> {
-        *sink = std::make_unique<BufferSink>(e - b);
-        if (!(*sink)->isValid())
-            return Error(ErrorCode::DiskFull, QStringLiteral("cannot hold %1 bytes in memory").arg(e - b));
-        return sink->get();
-    });
+    auto *pullJob = client->pull(key, memorySink(sink));
     auto *job = chainJob<BlobSnapshot>(pullJob, [sink](const PullResult &r, const CancelToken &) {
         return Result<BlobSnapshot>(BlobSnapshot{toBlobInfo(r.blob), (*sink)->view()});
     });

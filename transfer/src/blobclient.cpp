@@ -2,6 +2,7 @@
 
 #include "spectrum/core/logging.h"
 #include "spectrum/transfer/blobprotocol.h"
+#include "spectrum/transfer/rangeset.h"
 #include "spectrum/transfer/sha256.h"
 
 #include <QCborArray>
@@ -42,79 +43,8 @@ Result<std::pair<BlobEndpoint, QString>> BlobEndpoint::fromUrl(const QUrl &url)
 
 namespace {
 
-struct Range
-{
-    qint64 begin;
-    qint64 end;
-};
+using Range = RangeSet::Range;
 
-/// Disjoint half-open intervals, merged as they are added.
-class IntervalSet
-{
-public:
-    void add(qint64 b, qint64 e)
-    {
-        if (b >= e)
-            return;
-        auto it = m_map.upper_bound(b);
-        if (it != m_map.begin()) {
-            auto prev = std::prev(it);
-            if (prev->second >= b) {
-                b = prev->first;
-                e = std::max(e, prev->second);
-                it = m_map.erase(prev);
-            }
-        }
-        while (it != m_map.end() && it->first <= e) {
-            e = std::max(e, it->second);
-            it = m_map.erase(it);
-        }
-        m_map.emplace(b, e);
-    }
-    /// End of the interval that starts at `from`, or `from` if none does.
-    qint64 prefixEnd(qint64 from) const
-    {
-        auto it = m_map.find(from);
-        return it == m_map.end() ? from : it->second;
-    }
-    /// The parts of [b, e) not covered, in order.
-    std::vector<Range> gaps(qint64 b, qint64 e) const
-    {
-        std::vector<Range> out;
-        qint64 at = b;
-        auto it = m_map.upper_bound(b);
-        if (it != m_map.begin())
-            --it;
-        for (; it != m_map.end() && it->first < e; ++it) {
-            if (it->second <= at)
-                continue;
-            if (it->first > at)
-                out.push_back({at, std::min(e, it->first)});
-            at = std::max(at, it->second);
-        }
-        if (at < e)
-            out.push_back({at, e});
-        return out;
-    }
-    bool covers(qint64 b, qint64 e) const
-    {
-        auto it = m_map.upper_bound(b);
-        if (it == m_map.begin())
-            return false;
-        --it;
-        return it->first <= b && it->second >= e;
-    }
-    qint64 covered() const
-    {
-        qint64 n = 0;
-        for (const auto &[b, e] : m_map)
-            n += e - b;
-        return n;
-    }
-
-private:
-    std::map<qint64, qint64> m_map;
-};
 
 void tuneSocket(QTcpSocket *s, const TransferOptions &opt)
 {
@@ -537,7 +467,7 @@ protected:
                 return fail(Error(ErrorCode::Corrupt, QStringLiteral("'%1' changed size on the server during the transfer").arg(m_key)));
             m_hashFuture.waitForFinished();
             m_result.blob = now;
-            m_done = IntervalSet();
+            m_done.clear();
             m_sha.reset();
             m_hashedUpTo = 0;
             m_hashing = false;
@@ -911,7 +841,7 @@ private:
     char *m_dest = nullptr;
     bool m_wholeBlob = false;
     std::deque<Range> m_pending;
-    IntervalSet m_done;
+    RangeSet m_done;
     Sha256 m_sha;
     qint64 m_hashedUpTo = 0;
     bool m_hashing = false;

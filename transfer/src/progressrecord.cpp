@@ -13,22 +13,6 @@ namespace spectrum {
 
 namespace {
 constexpr qint64 kFlushEvery = qint64(16) << 20;  // a kill loses at most this much progress
-
-void addRange(std::map<qint64, qint64> &set, qint64 b, qint64 e)
-{
-    auto it = set.upper_bound(b);
-    if (it != set.begin() && std::prev(it)->second >= b) {
-        --it;
-        b = it->first;
-        e = std::max(e, it->second);
-        it = set.erase(it);
-    }
-    while (it != set.end() && it->first <= e) {
-        e = std::max(e, it->second);
-        it = set.erase(it);
-    }
-    set.emplace(b, e);
-}
 } // namespace
 
 ProgressRecord::ProgressRecord(QString path, QString identity, qint64 size, QString dataFile)
@@ -49,7 +33,7 @@ bool ProgressRecord::load()
     for (const QJsonValue &v : o.value(QStringLiteral("ranges")).toArray()) {
         const qint64 b = v.toArray().at(0).toString().toLongLong(), e = v.toArray().at(1).toString().toLongLong();
         if (0 <= b && b < e && e <= m_size)
-            addRange(m_recorded, b, e);
+            m_recorded.add(b, e);
     }
     return true;
 }
@@ -57,8 +41,8 @@ bool ProgressRecord::load()
 QList<QPair<qint64, qint64>> ProgressRecord::ranges() const
 {
     QList<QPair<qint64, qint64>> out;
-    for (const auto &[b, e] : m_recorded)
-        out << qMakePair(b, e);
+    for (const RangeSet::Range &r : m_recorded.ranges())
+        out << qMakePair(r.begin, r.end);
     return out;
 }
 
@@ -66,7 +50,7 @@ void ProgressRecord::verified(qint64 begin, qint64 end, uchar *map)
 {
     if (begin >= end)
         return;
-    addRange(m_unflushed, begin, end);
+    m_unflushed.add(begin, end);
     m_unflushedBytes += end - begin;
     if (m_unflushedBytes >= kFlushEvery)
         flush(map);
@@ -76,18 +60,18 @@ void ProgressRecord::flush(uchar *map)
 {
     // The bytes reach the disk first; only then does the record claim them.
     const long page = ::sysconf(_SC_PAGESIZE);
-    for (const auto &[b, e] : m_unflushed) {
-        const qint64 from = b - b % page;
-        if (map && ::msync(map + from, size_t(e - from), MS_SYNC) != 0)
+    for (const RangeSet::Range &r : m_unflushed.ranges()) {
+        const qint64 from = r.begin - r.begin % page;
+        if (map && ::msync(map + from, size_t(r.end - from), MS_SYNC) != 0)
             return;  // left unrecorded: fetched again next time
     }
-    for (const auto &[b, e] : m_unflushed)
-        addRange(m_recorded, b, e);
+    for (const RangeSet::Range &r : m_unflushed.ranges())
+        m_recorded.add(r.begin, r.end);
     m_unflushed.clear();
     m_unflushedBytes = 0;
     QJsonArray ranges;
-    for (const auto &[b, e] : m_recorded)
-        ranges.append(QJsonArray{QString::number(b), QString::number(e)});
+    for (const RangeSet::Range &r : m_recorded.ranges())
+        ranges.append(QJsonArray{QString::number(r.begin), QString::number(r.end)});
     QSaveFile out(m_path);  // atomic: the old record or the new one, never half of one
     if (!out.open(QIODevice::WriteOnly))
         return;

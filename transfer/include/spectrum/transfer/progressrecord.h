@@ -8,7 +8,7 @@
 #include <QPair>
 #include <QString>
 
-#include <map>
+#include "spectrum/transfer/rangeset.h"
 
 namespace spectrum {
 
@@ -36,8 +36,8 @@ private:
     QString m_identity;
     qint64 m_size;
     QString m_dataFile;
-    std::map<qint64, qint64> m_recorded;
-    std::map<qint64, qint64> m_unflushed;
+    RangeSet m_recorded;   ///< durable: flushed, and in the record
+    RangeSet m_unflushed;  ///< verified, not yet flushed
     qint64 m_unflushedBytes = 0;
 };
 
