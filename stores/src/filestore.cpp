@@ -320,6 +320,9 @@ Error FileStore::State::openLocked()
     QDir staging(root + QLatin1Char('/') + QLatin1String(kStaging));
     QSet<QString> resumable;
     for (const QString &name : staging.entryList({QStringLiteral("*.resume")}, QDir::Files)) {
+        // Partial blobs nobody came back for in a week are given up: they are outside the budget.
+        if (QFileInfo(staging.filePath(name)).lastModified().daysTo(QDateTime::currentDateTime()) > 7)
+            continue;
         QFile f(staging.filePath(name));
         const QString part = f.open(QIODevice::ReadOnly)
             ? QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("file")).toString() : QString();
