@@ -268,7 +268,9 @@ Error FileStore::State::openLocked()
     }
 
     // Replay the journal. A torn last line (crash during an append) is expected and ignored.
-    QHash<QString, Entry> replayed;
+    // Journal order is use order: compaction writes entries least recently used first, and every later put
+    // moves its key to the end. No clock is involved, so equal timestamps cannot scramble the LRU.
+    LruMap<Entry> replayed;
     QFile journal(journalPath());
     if (journal.exists()) {
         if (!journal.open(QIODevice::ReadOnly))
@@ -282,7 +284,7 @@ Error FileStore::State::openLocked()
             const QString op = o.value(QStringLiteral("op")).toString();
             Entry e;
             if (perr.error == QJsonParseError::NoError && op == QLatin1String("put") && entryFromRecord(o, &e)) {
-                replayed.insert(e.info.key, e);
+                replayed.insert(e.info.key, e);  // an update is also a use: to the end
                 nextVersion = std::max(nextVersion, e.info.version + 1);
             } else if (perr.error == QJsonParseError::NoError && op == QLatin1String("del")) {
                 replayed.remove(o.value(QStringLiteral("key")).toString());
@@ -294,10 +296,11 @@ Error FileStore::State::openLocked()
             qCWarning(lcStores) << "cache index" << journalPath() << ": skipped" << skipped << "unreadable record(s) of" << lineNo;
     }
 
-    // Keep only records whose file is there with the right size; order by last access for the LRU.
+    // Keep only records whose file is there with the right size, in use order.
     QList<Entry> alive;
     QSet<QString> referenced;
-    for (const Entry &e : std::as_const(replayed)) {
+    for (const QString &key : replayed.order()) {
+        const Entry &e = *replayed.find(key);
         const QString path = objectPath(e.info.key, e.info.version);
         const QFileInfo fi(path);
         if (fi.exists() && fi.size() == e.info.size) {
@@ -307,9 +310,6 @@ Error FileStore::State::openLocked()
             qCWarning(lcStores) << "dropping cache entry" << e.info.key << "- its file is missing or has the wrong size";
         }
     }
-    std::sort(alive.begin(), alive.end(), [](const Entry &a, const Entry &b) {
-        return a.lastAccessMs != b.lastAccessMs ? a.lastAccessMs < b.lastAccessMs : a.info.version < b.info.version;
-    });
     for (const Entry &e : alive) {
         entries.insert(e.info.key, e);
         total += e.info.size;

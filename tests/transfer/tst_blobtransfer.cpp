@@ -136,6 +136,7 @@ private Q_SLOTS:
     void endgameDoesNotWaitForAStalledConnection();
     void killedClientResumesWhereItStopped();
     void interruptedCacheFillResumesAfterRestart();
+    void connectionLimitAndIdleTimeoutHold();
 
 private:
     std::unique_ptr<BlobClient> makeClient(quint16 port, TransferOptions opt = TransferOptions()) const
@@ -710,6 +711,28 @@ void tst_BlobTransfer::interruptedCacheFillResumesAfterRestart()
     qInfo() << "second attempt moved" << secondTime << "bytes of" << bytes.size();
     QVERIFY(secondTime < bytes.size() - (16 << 20));  // at least the 16 MiB recorded before the cut were kept
     QVERIFY(QDir(cacheRoot + QStringLiteral("/staging")).entryList(QDir::Files).isEmpty());  // committed: no leftovers
+}
+
+void tst_BlobTransfer::connectionLimitAndIdleTimeoutHold()
+{
+    QTemporaryDir dir;
+    BlobdProcess blobd(dir.filePath(QStringLiteral("root")));
+    QVERIFY(blobd.start({QStringLiteral("--max-connections"), QStringLiteral("2"), QStringLiteral("--idle-timeout"), QStringLiteral("1")}));
+    QTcpSocket a, b, c;
+    for (QTcpSocket *s : {&a, &b}) {
+        s->connectToHost(QHostAddress::LocalHost, blobd.port());
+        QVERIFY(s->waitForConnected(5000));
+    }
+    // The server accepts in order, so the third connection is the one over the limit.
+    QSignalSpy refused(&c, &QTcpSocket::disconnected);
+    c.connectToHost(QHostAddress::LocalHost, blobd.port());
+    QVERIFY(c.waitForConnected(5000));
+    QVERIFY(refused.wait(5000));  // the third is closed at once
+    // The two idle ones are closed after their idle timeout, well before the test's patience runs out.
+    QSignalSpy idleA(&a, &QTcpSocket::disconnected), idleB(&b, &QTcpSocket::disconnected);
+    QTRY_VERIFY_WITH_TIMEOUT(idleA.count() == 1 && idleB.count() == 1, 10000);
+    // Capacity is free again: a real client is served.
+    QCOMPARE(runSync(makeClient(blobd.port())->push(QStringLiteral("after"), ByteView(QByteArray("ok")))).error(), Error());
 }
 
 QTEST_GUILESS_MAIN(tst_BlobTransfer)
