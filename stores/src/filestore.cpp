@@ -606,6 +606,7 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
         entry.info.version = w->version;
         const ByteView content(reinterpret_cast<const char *>(w->map), w->blobSize, nullptr);
         entry.info.sha256 = Sha256::hash(content.data(), content.size());
+        Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
         if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
             return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
         if (Result<DicomIdentity> id = readDicomIdentity(content); id.isOk())

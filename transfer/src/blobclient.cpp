@@ -795,7 +795,10 @@ protected:
         Sha256 *sha = &m_sha;
         const char *from = m_dest + m_hashedUpTo;
         const qint64 n = upTo - m_hashedUpTo;
-        m_hashFuture = QtConcurrent::run(QThreadPool::globalInstance(), [sha, from, n] { sha->add(from, n); });
+        m_hashFuture = QtConcurrent::run(QThreadPool::globalInstance(), [sha, from, n] {
+            sha->add(from, n);
+            Sha256::releaseThreadState();
+        });
         watcher->setFuture(m_hashFuture);
     }
 
@@ -874,7 +877,11 @@ protected:
                 commit();
         });
         const ByteView data = m_data;
-        m_shaFuture = QtConcurrent::run(QThreadPool::globalInstance(), [data] { return Sha256::hash(data.data(), data.size()); });
+        m_shaFuture = QtConcurrent::run(QThreadPool::globalInstance(), [data] {
+            const QByteArray digest = Sha256::hash(data.data(), data.size());
+            Sha256::releaseThreadState();
+            return digest;
+        });
         watcher->setFuture(m_shaFuture);
         openControl([this](const QCborMap &) { reserve(); });
     }

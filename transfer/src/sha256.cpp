@@ -1,5 +1,6 @@
 #include "spectrum/transfer/sha256.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -51,6 +52,11 @@ QByteArray Sha256::hash(const char *data, qint64 length)
     Sha256 h;
     h.add(data, length);
     return h.result();
+}
+
+void Sha256::releaseThreadState()
+{
+    OPENSSL_thread_stop();
 }
 
 } // namespace spectrum

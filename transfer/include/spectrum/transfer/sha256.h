@@ -21,6 +21,10 @@ public:
 
     static QByteArray hash(const char *data, qint64 length);
 
+    /// Frees OpenSSL's per-thread state (its error queue) of the calling thread. Pool threads that hashed call
+    /// it when their task ends: they may outlive the program's last look at its memory (LeakSanitizer's).
+    static void releaseThreadState();
+
 private:
     struct Context;
     Context *m_ctx;
