@@ -88,6 +88,42 @@ private:
     int m_connections = 0;
 };
 
+/// The user-space link emulator (tests/bench/linkemu.py) in front of `upstream`; stops with the object.
+class LinkEmulator
+{
+public:
+    LinkEmulator(quint16 upstream, int rttMs, int windowKiB, int capacityMbit) : m_port(freePort())
+    {
+        m_process.setProcessChannelMode(QProcess::MergedChannels);
+        m_process.start(QStringLiteral("/usr/bin/python3"),
+                        {QStringLiteral(LINKEMU_SCRIPT), QStringLiteral("--listen"), QString::number(m_port),
+                         QStringLiteral("--upstream"), QString::number(upstream), QStringLiteral("--rtt-ms"), QString::number(rttMs),
+                         QStringLiteral("--window-kib"), QString::number(windowKiB), QStringLiteral("--capacity-mbit"), QString::number(capacityMbit)});
+    }
+    ~LinkEmulator()
+    {
+        m_process.kill();
+        m_process.waitForFinished();
+    }
+    /// Waits until it listens (it says so on its first line).
+    bool waitUntilListening()
+    {
+        if (!m_process.waitForStarted())
+            return false;
+        QByteArray said;
+        while (!said.contains("linkemu") && m_process.state() == QProcess::Running) {
+            m_process.waitForReadyRead(100);
+            said += m_process.readAll();
+        }
+        return said.contains("linkemu");
+    }
+    quint16 port() const { return m_port; }
+
+private:
+    quint16 m_port;
+    QProcess m_process;
+};
+
 struct Pulled
 {
     Result<PullResult> result;
@@ -521,23 +557,12 @@ void tst_BlobTransfer::adaptiveAddsStreamsWhileTheRateGrows()
 {
     // Through an emulated long path each connection is held to window / RTT (here 0.8 MB/s) while the link
     // carries 5 MB/s: more streams pay, and the adaptive client must find that out by itself.
-    const quint16 emuPort = freePort();
-    QProcess emu;
-    emu.setProcessChannelMode(QProcess::MergedChannels);
-    emu.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral(LINKEMU_SCRIPT), QStringLiteral("--listen"), QString::number(emuPort),
-                                                    QStringLiteral("--upstream"), QString::number(m_blobd->port()),
-                                                    QStringLiteral("--rtt-ms"), QStringLiteral("20"), QStringLiteral("--window-kib"), QStringLiteral("16"),
-                                                    QStringLiteral("--capacity-mbit"), QStringLiteral("40")});
-    QVERIFY(emu.waitForStarted());
-    QByteArray said;
-    QTRY_VERIFY_WITH_TIMEOUT((said += emu.readAll()).contains("linkemu") || emu.state() != QProcess::Running, 10000);
-    QVERIFY2(emu.state() == QProcess::Running, said.constData());
+    LinkEmulator emu(m_blobd->port(), 20, 16, 40);
+    QVERIFY(emu.waitUntilListening());
     const QByteArray bytes = randomBytes(6 << 20, 22);
     QCOMPARE(put(m_blobd->port(), QStringLiteral("adaptive"), bytes), Error());
-    auto c = makeClient(emuPort);  // default options: adaptive
+    auto c = makeClient(emu.port());  // default options: adaptive
     Pulled p = pull(*c, QStringLiteral("adaptive"));
-    emu.kill();
-    emu.waitForFinished();
     QVERIFY2(p.result.isOk(), qPrintable(p.result.error().toString()));
     QVERIFY(p.bytes == bytes);
     qInfo() << "adaptive pull used" << p.result.value().streams << "streams in" << p.result.value().seconds << "s";
@@ -611,23 +636,15 @@ void tst_BlobTransfer::killedClientResumesWhereItStopped()
     const QByteArray bytes = randomBytes(40 << 20, 24);
     QCOMPARE(put(m_blobd->port(), QStringLiteral("resumable"), bytes), Error());
     // A slow path (about 8 MB/s), so that the kill lands mid-download.
-    const quint16 emuPort = freePort();
-    QProcess emu;
-    emu.setProcessChannelMode(QProcess::MergedChannels);
-    emu.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral(LINKEMU_SCRIPT), QStringLiteral("--listen"), QString::number(emuPort),
-                                                    QStringLiteral("--upstream"), QString::number(m_blobd->port()),
-                                                    QStringLiteral("--rtt-ms"), QStringLiteral("20"), QStringLiteral("--window-kib"), QStringLiteral("64"),
-                                                    QStringLiteral("--capacity-mbit"), QStringLiteral("64")});
-    QVERIFY(emu.waitForStarted());
-    QByteArray said;
-    QTRY_VERIFY_WITH_TIMEOUT((said += emu.readAll()).contains("linkemu") || emu.state() != QProcess::Running, 10000);
+    LinkEmulator emu(m_blobd->port(), 20, 64, 64);
+    QVERIFY(emu.waitUntilListening());
 
     const QString out = dir.filePath(QStringLiteral("out.bin"));
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("SPECTRUM_TOKEN"), m_blobd->token());
     QProcess first;
     first.setProcessEnvironment(env);
-    first.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("get"), QStringLiteral("blob://127.0.0.1:%1/resumable").arg(emuPort),
+    first.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("get"), QStringLiteral("blob://127.0.0.1:%1/resumable").arg(emu.port()),
                                                           out, QStringLiteral("--streams"), QStringLiteral("4")});
     QVERIFY(first.waitForStarted());
     // Wait until the progress record holds something, then kill -9: no goodbye, no flush.
@@ -642,8 +659,6 @@ void tst_BlobTransfer::killedClientResumesWhereItStopped()
     QVERIFY2(first.state() == QProcess::Running, first.readAllStandardError().constData());
     first.kill();
     first.waitForFinished();
-    emu.kill();
-    emu.waitForFinished();
     const qint64 kept = recorded();
     QVERIFY(kept > 0 && kept < bytes.size());
 
