@@ -254,6 +254,29 @@ Result<BlobTarget> target(const QCommandLineParser &p, const QString &url)
     return t;
 }
 
+/// The common start of the blob:// commands: description, transfer options, positional arguments (the URL
+/// first; `names` as shown in errors), then the endpoint. Returns 0, or the exit code to return.
+int parseBlobCommand(QCommandLineParser &p, const QStringList &args, const QString &command, const QString &description,
+                     const QList<QPair<QString, QString>> &positionals, BlobTarget *target_)
+{
+    p.setApplicationDescription(description);
+    p.addHelpOption();
+    addTransferOptions(p);
+    QStringList names;
+    for (const auto &[name, help] : positionals) {
+        p.addPositionalArgument(name, help);
+        names << name.toUpper();
+    }
+    p.process(args);
+    if (p.positionalArguments().size() != positionals.size())
+        return fail(QStringLiteral("%1: %2 required").arg(command, names.join(QStringLiteral(" and "))), 2);
+    auto t = target(p, p.positionalArguments().at(0));
+    if (!t.isOk())
+        return fail(t.error().toString(), 2);
+    *target_ = t.takeValue();
+    return 0;
+}
+
 /// A one-line progress bar on a terminal; nothing when stderr is a file or pipe.
 void showProgress(Job *job)
 {
@@ -274,18 +297,12 @@ void showProgress(Job *job)
 int cmdGet(const QStringList &args)
 {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Fetches a blob: spectrum-cli get blob://HOST:PORT/KEY FILE|-"));
-    p.addHelpOption();
-    addTransferOptions(p);
     p.addOption({QStringLiteral("range"), QStringLiteral("Only bytes [BEGIN, END)."), QStringLiteral("BEGIN-END")});
-    p.addPositionalArgument(QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY"));
-    p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("Output file, or - for standard output."));
-    p.process(args);
-    if (p.positionalArguments().size() != 2)
-        return fail(QStringLiteral("get: URL and FILE|- are required"), 2);
-    auto t = target(p, p.positionalArguments().at(0));
-    if (!t.isOk())
-        return fail(t.error().toString(), 2);
+    BlobTarget target;
+    if (int rc = parseBlobCommand(p, args, QStringLiteral("get"), QStringLiteral("Fetches a blob: spectrum-cli get blob://HOST:PORT/KEY FILE|-"),
+                                  {{QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY")},
+                                   {QStringLiteral("out"), QStringLiteral("Output file, or - for standard output.")}}, &target))
+        return rc;
     ByteRange range;
     if (p.isSet(QStringLiteral("range"))) {
         const QStringList be = p.value(QStringLiteral("range")).split(QLatin1Char('-'));
@@ -314,7 +331,7 @@ int cmdGet(const QStringList &args)
         }
         return sink.get();
     };
-    auto *job = t.value().client->pull(t.value().key, factory, range);
+    auto *job = target.client->pull(target.key, factory, range);
     qint64 written = 0;
     if (toStdout) {
         // Standard output gets the verified prefix as it grows: a pipe can start working at once.
@@ -346,17 +363,11 @@ int cmdGet(const QStringList &args)
 int cmdPut(const QStringList &args)
 {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Stores a file as a blob: spectrum-cli put blob://HOST:PORT/KEY FILE"));
-    p.addHelpOption();
-    addTransferOptions(p);
-    p.addPositionalArgument(QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY"));
-    p.addPositionalArgument(QStringLiteral("file"), QStringLiteral("The file to send."));
-    p.process(args);
-    if (p.positionalArguments().size() != 2)
-        return fail(QStringLiteral("put: URL and FILE are required"), 2);
-    auto t = target(p, p.positionalArguments().at(0));
-    if (!t.isOk())
-        return fail(t.error().toString(), 2);
+    BlobTarget target;
+    if (int rc = parseBlobCommand(p, args, QStringLiteral("put"), QStringLiteral("Stores a file as a blob: spectrum-cli put blob://HOST:PORT/KEY FILE"),
+                                  {{QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY")},
+                                   {QStringLiteral("file"), QStringLiteral("The file to send.")}}, &target))
+        return rc;
     auto file = std::make_shared<QFile>(p.positionalArguments().at(1));
     if (!file->open(QIODevice::ReadOnly))
         return fail(QStringLiteral("cannot read %1: %2").arg(file->fileName(), file->errorString()));
@@ -369,7 +380,7 @@ int cmdPut(const QStringList &args)
     }
     QElapsedTimer clock;
     clock.start();
-    auto *job = t.value().client->push(t.value().key, data);
+    auto *job = target.client->push(target.key, data);
     showProgress(job);
     Result<RemoteBlobInfo> r = runSync(job);
     if (!r.isOk())
@@ -383,17 +394,11 @@ int cmdPut(const QStringList &args)
 int cmdStat(const QStringList &args)
 {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Describes a blob: spectrum-cli stat blob://HOST:PORT/KEY"));
-    p.addHelpOption();
-    addTransferOptions(p);
-    p.addPositionalArgument(QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY"));
-    p.process(args);
-    if (p.positionalArguments().size() != 1)
-        return fail(QStringLiteral("stat: URL is required"), 2);
-    auto t = target(p, p.positionalArguments().at(0));
-    if (!t.isOk())
-        return fail(t.error().toString(), 2);
-    Result<RemoteBlobInfo> r = runSync(t.value().client->stat(t.value().key));
+    BlobTarget target;
+    if (int rc = parseBlobCommand(p, args, QStringLiteral("stat"), QStringLiteral("Describes a blob: spectrum-cli stat blob://HOST:PORT/KEY"),
+                                  {{QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY")}}, &target))
+        return rc;
+    Result<RemoteBlobInfo> r = runSync(target.client->stat(target.key));
     if (!r.isOk())
         return fail(r.error().toString());
     out(QStringLiteral("%1\t%2 bytes\tversion %3\tsha256 %4").arg(r.value().key).arg(r.value().size)
@@ -404,17 +409,11 @@ int cmdStat(const QStringList &args)
 int cmdLs(const QStringList &args)
 {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Lists blobs: spectrum-cli ls blob://HOST:PORT/[PREFIX]"));
-    p.addHelpOption();
-    addTransferOptions(p);
-    p.addPositionalArgument(QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/PREFIX"));
-    p.process(args);
-    if (p.positionalArguments().size() != 1)
-        return fail(QStringLiteral("ls: URL is required"), 2);
-    auto t = target(p, p.positionalArguments().at(0));
-    if (!t.isOk())
-        return fail(t.error().toString(), 2);
-    Result<QList<RemoteBlobInfo>> r = runSync(t.value().client->list(t.value().key));
+    BlobTarget target;
+    if (int rc = parseBlobCommand(p, args, QStringLiteral("ls"), QStringLiteral("Lists blobs: spectrum-cli ls blob://HOST:PORT/[PREFIX]"),
+                                  {{QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/PREFIX")}}, &target))
+        return rc;
+    Result<QList<RemoteBlobInfo>> r = runSync(target.client->list(target.key));
     if (!r.isOk())
         return fail(r.error().toString());
     for (const RemoteBlobInfo &b : r.value())
