@@ -1,5 +1,10 @@
 #include "spectrum/core/bytes.h"
 
+#include <cerrno>
+#include <cstring>
+
+#include <unistd.h>
+
 namespace spectrum {
 
 Error ByteRange::resolve(qint64 size, qint64 *outBegin, qint64 *outEnd) const
@@ -32,6 +37,24 @@ ByteView ByteView::mid(qint64 offset, qint64 length) const
 {
     Q_ASSERT(offset >= 0 && length >= 0 && offset + length <= m_size);
     return ByteView(m_data + offset, length, m_owner);
+}
+
+Error writeFileAt(int fd, qint64 offset, const char *data, qint64 length, const QString &what)
+{
+    while (length > 0) {
+        const ssize_t n = ::pwrite(fd, data, size_t(length), off_t(offset));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const int err = n < 0 ? errno : ENOSPC;
+            return Error(err == ENOSPC || err == EDQUOT ? ErrorCode::DiskFull : ErrorCode::Io,
+                         QStringLiteral("cannot write %1 bytes at %2 of %3: %4").arg(length).arg(offset).arg(what, QString::fromLocal8Bit(std::strerror(err))));
+        }
+        data += n;
+        offset += n;
+        length -= n;
+    }
+    return Error();
 }
 
 } // namespace spectrum

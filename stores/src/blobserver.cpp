@@ -424,22 +424,33 @@ private:
             m_inFrame = true;
             m_frameReceived = 0;
         }
-        // Push: straight from the socket into the reserved blob's memory.
-        char *to = m_frameTransfer->writer->data() + m_frame.offset + m_frameReceived;
-        const qint64 got = m_socket->read(to, qint64(m_frame.length) - m_frameReceived);
+        // Push: into the reserved blob's memory, or for a file (the FileStore) into this connection's frame
+        // buffer (one frame: memory per connection stays bounded), checked there, then written.
+        BlobWriter *writer = m_frameTransfer->writer.get();
+        const bool inPlace = writer->receivesInPlace();
+        if (!inPlace && m_frameBuffer.size() < size_t(kMaxDataFrame))
+            m_frameBuffer.resize(size_t(kMaxDataFrame));
+        char *frame = inPlace ? writer->data() + m_frame.offset : m_frameBuffer.data();
+        const qint64 got = m_socket->read(frame + m_frameReceived, qint64(m_frame.length) - m_frameReceived);
         if (got <= 0)
             return;
         m_frameReceived += got;
         if (m_frameReceived < qint64(m_frame.length))
             return;
         m_inFrame = false;
-        const bool ok = checksum(m_frameTransfer->writer->data() + m_frame.offset, qint64(m_frame.length)) == m_frame.checksum;
+        quint32 status = checksum(frame, qint64(m_frame.length)) == m_frame.checksum ? kAckOk : kAckDamaged;
+        if (status == kAckOk && !inPlace) {
+            if (Error e = writer->writeAt(qint64(m_frame.offset), frame, qint64(m_frame.length)); e.isError()) {
+                qCWarning(lcStores) << "push of" << writer->key() << "failed:" << e.toString();
+                status = e.code() == ErrorCode::DiskFull ? kAckDiskFull : kAckIoError;
+            }
+        }
         Header ack;
         ack.kind = Kind::Ack;
         ack.transfer = m_frame.transfer;
         ack.offset = m_frame.offset;
         ack.length = m_frame.length;
-        ack.status = ok ? 0 : 1;
+        ack.status = status;
         m_socket->write(encodeHeader(ack));
         m_frameTransfer.reset();
     }
@@ -503,6 +514,7 @@ private:
     Header m_frame;
     std::shared_ptr<Transfer> m_frameTransfer;
     qint64 m_frameReceived = 0;
+    std::vector<char> m_frameBuffer;  ///< push into a file: the frame being received
     QTimer m_idle;
 };
 

@@ -384,7 +384,7 @@ QString FileStore::root() const { return d->root; }
 
 namespace {
 
-/// A reserved blob: a preallocated staging file, mapped for writing.
+/// A reserved blob: a preallocated staging file, written with pwrite() and mapped for reading what arrived.
 class FileWriter : public BlobWriter
 {
 public:
@@ -392,7 +392,7 @@ public:
     ~FileWriter() override
     {
         if (progress && !committed)
-            progress->flush(map);  // resumable: what arrived stays for the next attempt
+            progress->flush(file.handle());  // resumable: what arrived stays for the next attempt
         if (map)
             file.unmap(map);
         if (!committed && !progress && file.fileName().size() > 0)
@@ -405,7 +405,7 @@ public:
     void rangeVerified(qint64 begin, qint64 end) override
     {
         if (progress && !committed)
-            progress->verified(begin, end, map);
+            progress->verified(begin, end, file.handle());
     }
     qint64 size() const override { return blobSize; }
     Error writeAt(qint64 offset, const char *data, qint64 length) override
@@ -416,12 +416,12 @@ public:
             return Error(ErrorCode::OutOfRange, QStringLiteral("write [%1, %2) outside blob '%3' of %4 bytes")
                                                     .arg(offset).arg(offset + length).arg(key()).arg(blobSize));
         }
-        if (length > 0)
-            std::memcpy(map + offset, data, size_t(length));
-        return Error();
+        return writeFileAt(file.handle(), offset, data, length, file.fileName());
     }
 
+    /// For reading what arrived (a decoder following a transfer); writes go through writeAt().
     char *data() override { return committed ? nullptr : reinterpret_cast<char *>(map); }
+    bool receivesInPlace() const override { return false; }
 
     const void *owner;
     QFile file;
@@ -552,9 +552,6 @@ ResultJob<BlobWriterPtr> *FileStore::reserve(const QString &key, qint64 size)
             w->map = w->file.map(0, size);
             if (!w->map)
                 return Error(ErrorCode::Io, QStringLiteral("cannot map %1: %2").arg(w->file.fileName(), w->file.errorString()));
-            // The blob is about to be overwritten: no read-ahead of the (preallocated, all-zero) file. Without
-            // this, every write fault zero-fills a whole read-ahead window first: measured 3× slower receives.
-            ::madvise(w->map, size_t(size), MADV_RANDOM);
         }
         return BlobWriterPtr(w);
     });
@@ -576,7 +573,6 @@ ResultJob<BlobWriterPtr> *FileStore::reserveResumable(const QString &key, qint64
             if (old->version > 0 && old->file.size() == size && old->file.open(QIODevice::ReadWrite)) {
                 old->map = old->file.map(0, size);
                 if (old->map) {
-                    ::madvise(old->map, size_t(size), MADV_RANDOM);
                     old->progress = std::move(progress);
                     return BlobWriterPtr(old);
                 }
@@ -585,7 +581,7 @@ ResultJob<BlobWriterPtr> *FileStore::reserveResumable(const QString &key, qint64
         }
         // A new start: the fresh reservation, with a record naming its file from the first moment.
         progress = std::make_unique<ProgressRecord>(recordPath, identity, size, QFileInfo(w->file.fileName()).fileName());
-        progress->flush(w->map);
+        progress->flush(w->file.handle());
         w->progress = std::move(progress);
         return fresh;
     });
@@ -599,13 +595,15 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
             return Error(ErrorCode::InvalidArgument, QStringLiteral("the blob was not reserved in this disk cache"));
         if (w->committed)
             return Error(ErrorCode::InvalidArgument, QStringLiteral("blob '%1' was already committed").arg(w->key()));
+        if (w->progress)
+            w->progress->waitForBackground();  // it may still be syncing the file we are about to close
 
         Entry entry;
         entry.info.key = w->key();
         entry.info.size = w->blobSize;
         entry.info.version = w->version;
         const ByteView content(reinterpret_cast<const char *>(w->map), w->blobSize, nullptr);
-        entry.info.sha256 = Sha256::hash(content.data(), content.size());
+        entry.info.sha256 = options.verifiedSha256.isEmpty() ? Sha256::hash(content.data(), content.size()) : options.verifiedSha256;
         Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
         if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
             return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
@@ -618,7 +616,7 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
             w->file.unmap(w->map);
             w->map = nullptr;
         }
-        if (!w->file.flush() || ::fsync(w->file.handle()) != 0)
+        if (!w->file.flush() || ::fdatasync(w->file.handle()) != 0)
             return ioError(QStringLiteral("cannot sync blob '%1'").arg(w->key()), errno);
         w->file.close();
 

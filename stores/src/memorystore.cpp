@@ -142,7 +142,7 @@ ResultJob<BlobInfo> *MemoryStore::commit(const BlobWriterPtr &writer, const Comm
         entry.bytes = w->sink.view();
         entry.info.key = w->key();
         entry.info.size = entry.bytes.size();
-        entry.info.sha256 = Sha256::hash(entry.bytes.data(), entry.bytes.size());
+        entry.info.sha256 = options.verifiedSha256.isEmpty() ? Sha256::hash(entry.bytes.data(), entry.bytes.size()) : options.verifiedSha256;
         Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
         if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
             return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));

@@ -65,6 +65,8 @@ struct TieredStore::Shared
             return pulled.error();
         CommitOptions options;
         options.expectedSha256 = expected;
+        if (pulled.value().verified)
+            options.verifiedSha256 = expected;  // checked on the way in: not hashed a second time
         return runSync(disk->commit(writer, options)).error();
     }
 };

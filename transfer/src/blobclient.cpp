@@ -230,6 +230,7 @@ struct DataStream
     QElapsedTimer quiet;            ///< since the last byte arrived
     Header frame;
     qint64 frameReceived = 0;
+    std::vector<char> frameBuffer;  ///< pull into a file: the current frame, checked here before it is written
     std::unique_ptr<QTimer, LaterDeleter> idle;
 };
 
@@ -496,7 +497,10 @@ protected:
         if (!m_sink || m_sink->size() != length)
             return fail(Error(ErrorCode::InvalidArgument, QStringLiteral("the destination does not hold %1 bytes").arg(length)));
         m_dest = m_sink->data();
-        m_wholeBlob = m_result.begin == 0 && m_result.end == m_result.blob.size;
+        m_inPlace = m_sink->receivesInPlace();
+        if (!m_dest && length > 0)
+            return fail(Error(ErrorCode::InvalidArgument, QStringLiteral("the destination of %1 bytes has no memory to read back").arg(length)));
+        m_checkSha = m_result.begin == 0 && m_result.end == m_result.blob.size && m_opt.verifySha256;
         // What an earlier attempt left in the destination is not fetched again.
         for (const auto &[b, e] : m_sink->completedRanges())
             m_done.add(m_result.begin + std::clamp<qint64>(b, 0, length), m_result.begin + std::clamp<qint64>(e, 0, length));
@@ -663,11 +667,15 @@ protected:
                 s->discarding = m_done.covers(qint64(f.offset), qint64(f.offset + f.length));
                 if (s->discarding && m_scratch.size() < kMaxDataFrame)
                     m_scratch.resize(kMaxDataFrame);
+                if (!s->discarding && !m_inPlace && s->frameBuffer.size() < size_t(kMaxDataFrame))
+                    s->frameBuffer.resize(size_t(kMaxDataFrame));
             }
-            // Into the destination: first what the socket object buffered, then straight from the kernel.
+            // Into the destination's memory (or, for a file, the stream's frame buffer): first what the socket
+            // object buffered, then straight from the kernel.
             const qint64 want = qint64(s->frame.length) - s->frameReceived;
             char *to = s->discarding ? m_scratch.data() + s->frameReceived
-                                     : m_dest + (qint64(s->frame.offset) - m_result.begin) + s->frameReceived;
+                : m_inPlace          ? m_dest + (qint64(s->frame.offset) - m_result.begin) + s->frameReceived
+                                     : s->frameBuffer.data() + s->frameReceived;
             qint64 got = 0;
             if (sock->bytesAvailable() > 0 || m_endpoint.tls) {  // TLS: only the socket can decrypt
                 got = sock->read(to, want);
@@ -709,8 +717,14 @@ protected:
             maybeFinish();
             return alive(s);
         }
-        const char *bytes = m_dest + (b - m_result.begin);
+        const char *bytes = m_inPlace ? m_dest + (b - m_result.begin) : s->frameBuffer.data();
         const bool crcOk = checksum(bytes, e - b) == s->frame.checksum;
+        if (crcOk && !m_inPlace) {
+            if (Error err = m_sink->writeAt(b - m_result.begin, bytes, e - b); err.isError()) {
+                fail(err.withContext(m_key));  // a full disk: nothing more can land
+                return false;
+            }
+        }
         if (!crcOk) {
             ++m_result.framesRefetched;
             m_pending.push_front({b, e});  // only this frame again, before anything else
@@ -777,7 +791,7 @@ protected:
     // The whole blob's SHA-256 is computed on the pool as the verified prefix grows, one step at a time.
     void hashAhead()
     {
-        if (!m_wholeBlob || m_hashing)
+        if (!m_checkSha || m_hashing)
             return;
         // Steps of at most 16 MiB keep each pool task short (and a cancel's wait for it).
         const qint64 upTo = std::min(m_done.prefixEnd(0), m_hashedUpTo + (qint64(16) << 20));
@@ -807,9 +821,9 @@ protected:
         // Every byte received and checked is enough: duplicates still on the wire are abandoned.
         if (isFinished() || m_done.covered() != m_result.end - m_result.begin)
             return;
-        if (m_wholeBlob && (m_hashing || m_hashedUpTo != m_result.end))
+        if (m_checkSha && (m_hashing || m_hashedUpTo != m_result.end))
             return;
-        if (m_wholeBlob) {
+        if (m_checkSha) {
             if (m_sha.result() != m_result.blob.sha256) {
                 return fail(Error(ErrorCode::Corrupt, QStringLiteral("'%1' arrived whole but its SHA-256 does not match the server's")
                                                           .arg(m_key)));
@@ -842,7 +856,8 @@ private:
     quint32 m_transfer = 0;
     ByteSink *m_sink = nullptr;
     char *m_dest = nullptr;
-    bool m_wholeBlob = false;
+    bool m_inPlace = true;  ///< received straight into m_dest; else through each stream's frame buffer
+    bool m_checkSha = false;
     std::deque<Range> m_pending;
     RangeSet m_done;
     Sha256 m_sha;
@@ -951,7 +966,12 @@ protected:
                 return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("unexpected acknowledgement")));
             const Range r = s->outstanding.front();
             s->outstanding.pop_front();
-            if (a.status != 0) {
+            if (a.status == kAckDiskFull || a.status == kAckIoError) {
+                return fail(Error(a.status == kAckDiskFull ? ErrorCode::DiskFull : ErrorCode::Io,
+                                  QStringLiteral("the server could not store '%1': %2")
+                                      .arg(m_key, a.status == kAckDiskFull ? QStringLiteral("its disk is full") : QStringLiteral("write error"))));
+            }
+            if (a.status != kAckOk) {
                 ++m_refetched;
                 m_pending.push_front(r);  // the server saw a damaged frame: send it again
             } else {

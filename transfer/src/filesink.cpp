@@ -18,7 +18,6 @@ Error FileSink::map(qint64 size)
     m_map = m_file.map(0, size);
     if (!m_map)
         return Error(ErrorCode::Io, QStringLiteral("cannot map %1: %2").arg(m_file.fileName(), m_file.errorString()));
-    ::madvise(m_map, size_t(size), MADV_RANDOM);  // about to be overwritten: no read-ahead of zeros
     return Error();
 }
 
@@ -60,7 +59,7 @@ Result<std::unique_ptr<FileSink>> FileSink::createOrResume(const QString &path, 
     if (!fresh.isOk())
         return fresh;
     progress = std::make_unique<ProgressRecord>(path + QStringLiteral(".partial"), identity, size);
-    progress->flush(nullptr);  // the record exists from the start: a kill now resumes from nothing
+    progress->flush(-1);  // the record exists from the start: a kill now resumes from nothing
     fresh.value()->m_progress = std::move(progress);
     return fresh;
 }
@@ -68,7 +67,7 @@ Result<std::unique_ptr<FileSink>> FileSink::createOrResume(const QString &path, 
 FileSink::~FileSink()
 {
     if (m_progress)
-        m_progress->flush(m_map);
+        m_progress->flush(m_file.handle());
     if (m_map)
         m_file.unmap(m_map);
 }
@@ -77,9 +76,7 @@ Error FileSink::writeAt(qint64 offset, const char *data, qint64 length)
 {
     if (offset < 0 || length < 0 || offset > m_size - length)
         return Error(ErrorCode::OutOfRange, QStringLiteral("write [%1, %2) outside a file of %3 bytes").arg(offset).arg(offset + length).arg(m_size));
-    if (length > 0)
-        std::memcpy(m_map + offset, data, size_t(length));
-    return Error();
+    return writeFileAt(m_file.handle(), offset, data, length, m_file.fileName());
 }
 
 QList<QPair<qint64, qint64>> FileSink::completedRanges() const
@@ -90,15 +87,14 @@ QList<QPair<qint64, qint64>> FileSink::completedRanges() const
 void FileSink::rangeVerified(qint64 begin, qint64 end)
 {
     if (m_progress)
-        m_progress->verified(begin, end, m_map);
+        m_progress->verified(begin, end, m_file.handle());
 }
 
 Error FileSink::sync()
 {
-    if (m_map && ::msync(m_map, size_t(m_size), MS_SYNC) != 0)
-        return Error(ErrorCode::Io, QStringLiteral("cannot flush %1: %2").arg(m_file.fileName(), QString::fromLocal8Bit(std::strerror(errno))));
-    if (!m_file.flush() || ::fsync(m_file.handle()) != 0)
-        return Error(ErrorCode::Io, QStringLiteral("cannot sync %1").arg(m_file.fileName()));
+    // Also writes back what came through the mapping: for a shared mapping that is the same page cache.
+    if (!m_file.flush() || ::fdatasync(m_file.handle()) != 0)
+        return Error(ErrorCode::Io, QStringLiteral("cannot sync %1: %2").arg(m_file.fileName(), QString::fromLocal8Bit(std::strerror(errno))));
     return Error();
 }
 

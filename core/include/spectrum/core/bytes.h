@@ -71,7 +71,18 @@ public:
     virtual QList<QPair<qint64, qint64>> completedRanges() const { return {}; }
     /// A writer received and verified [begin, end): a resumable sink may record it durably. Default: nothing.
     virtual void rangeVerified(qint64 begin, qint64 end) { Q_UNUSED(begin) Q_UNUSED(end) }
+
+    /// How a network reader fills this sink. true (memory): receive straight into data(). false (a file):
+    /// receive a frame into a small buffer, check it there, and hand it to writeAt(), which writes it to the
+    /// file; data() then serves reading only. Writing a file through its mapping costs a page fault per 4 KiB
+    /// and a write-protect pass over every mapped page when it is synced: measured here (Linux 6.x, ext4)
+    /// 1.2–4 s per GiB against 0.72 s for pwrite() from a 1 MiB buffer, fdatasync included.
+    virtual bool receivesInPlace() const { return true; }
 };
+
+/// Writes all of [data, data + length) to the file descriptor at `offset` (pwrite, retried on short writes and
+/// EINTR). A full disk is ErrorCode::DiskFull; `what` names the file in errors.
+Error writeFileAt(int fd, qint64 offset, const char *data, qint64 length, const QString &what);
 
 } // namespace spectrum
 

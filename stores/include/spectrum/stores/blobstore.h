@@ -58,6 +58,9 @@ struct BlobSnapshot
 struct CommitOptions
 {
     QByteArray expectedSha256;  ///< when set, a mismatch fails the commit with ErrorCode::Corrupt
+    /// When set, the caller has already checked every byte against this SHA-256 (a transfer that verified the
+    /// whole blob as it arrived): the store records it instead of reading the blob again to hash it.
+    QByteArray verifiedSha256;
 };
 
 /// A reserved, not yet committed blob. Fill it with writeAt() (directly, or through BlobStore::write()), then

@@ -59,6 +59,10 @@ struct TransferOptions
     int timeoutMs = 30000;                  ///< a connection that moves no byte this long has failed
     int maxReconnects = 8;                  ///< data connections re-opened after failures, in all
     int socketBufferBytes = 0;              ///< SO_RCVBUF / SO_SNDBUF; 0: the system's auto-tuning
+    /// Whole-blob pulls: check the SHA-256 of everything received against the server's before finishing.
+    /// Off, only the per-frame XXH3 checks remain (they catch transport damage, not a forged server).
+    /// SHA-256 costs ~0.7 CPU-seconds per GiB even with the CPU's SHA instructions.
+    bool verifySha256 = true;
 };
 
 struct PullResult

@@ -35,8 +35,14 @@ struct Header
     quint64 offset = 0;
     quint64 length = 0;
     quint64 checksum = 0;  ///< DATA: XXH3-64 of the payload
-    quint32 status = 0;    ///< ACK and ERROR: 0 ok, else a reason (ACK 1: checksum mismatch, send again)
+    quint32 status = 0;    ///< ACK and ERROR: 0 ok, else a reason (kAck…)
 };
+
+/// ACK statuses.
+constexpr quint32 kAckOk = 0;
+constexpr quint32 kAckDamaged = 1;   ///< the checksum did not match: send the frame again
+constexpr quint32 kAckDiskFull = 2;  ///< the server could not store the frame: its disk is full
+constexpr quint32 kAckIoError = 3;   ///< the server could not store the frame: another write error
 
 QByteArray encodeHeader(const Header &header);
 /// Decodes 32 bytes; Protocol error for an unknown kind, nonzero padding or an overflowing range.

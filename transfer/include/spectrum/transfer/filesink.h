@@ -1,5 +1,6 @@
 #pragma once
-// FileSink: a ByteSink over a file of fixed size, filled through a memory mapping (out of order is fine).
+// FileSink: a ByteSink over a file of fixed size, written with pwrite() in any order, readable through a memory
+// mapping (data()) while it fills.
 //
 // Resumable: next to the file, "<file>.partial" records which ranges are complete and which version of which
 // blob they belong to. Ranges are recorded only after their bytes were flushed to disk, so after a crash or a
@@ -29,10 +30,11 @@ public:
     qint64 size() const override { return m_size; }
     Error writeAt(qint64 offset, const char *data, qint64 length) override;
     char *data() override { return reinterpret_cast<char *>(m_map); }
+    bool receivesInPlace() const override { return false; }
     QList<QPair<qint64, qint64>> completedRanges() const override;
     void rangeVerified(qint64 begin, qint64 end) override;
 
-    /// Flushes the mapping and the file to disk.
+    /// Flushes the file to disk.
     Error sync();
     /// The download is complete: sync, and forget the progress record.
     Error finish();

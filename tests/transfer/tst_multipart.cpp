@@ -1,0 +1,246 @@
+// MultipartReader: DICOMweb's multipart/related bodies parsed as they arrive, split anywhere.
+
+#include "spectrum/transfer/multipart.h"
+
+#include <QRandomGenerator>
+#include <QTest>
+
+using namespace spectrum;
+
+namespace {
+
+struct Part
+{
+    QByteArray contentType;
+    QByteArray bytes;
+};
+
+struct Collected
+{
+    QList<Part> parts;
+    QList<int> ended;
+    Error error;
+    bool complete = false;
+};
+
+QByteArray body(const QByteArray &boundary, const QList<QByteArray> &payloads, const QByteArray &preamble = {}, bool close = true)
+{
+    QByteArray b = preamble;
+    for (const QByteArray &p : payloads)
+        b += "--" + boundary + "\r\nContent-Type: application/dicom\r\nContent-Length: " + QByteArray::number(p.size()) + "\r\n\r\n" + p + "\r\n";
+    if (close)
+        b += "--" + boundary + "--\r\nepilogue";
+    return b;
+}
+
+/// Feeds `bytes` in pieces cut at `cuts` (sorted offsets).
+Collected parse(const QByteArray &boundary, const QByteArray &bytes, const QList<qint64> &cuts)
+{
+    Collected c;
+    MultipartReader r(boundary);
+    r.onPartBegin = [&](int index, const MultipartHeaders &h) {
+        QCOMPARE(index, c.parts.size());
+        c.parts.append({h.value("content-type"), {}});
+    };
+    r.onPartData = [&](int index, const char *data, qint64 n) { c.parts[index].bytes.append(data, n); };
+    r.onPartEnd = [&](int index) { c.ended.append(index); return Error(); };
+    qint64 at = 0;
+    for (qint64 cut : cuts + QList<qint64>{bytes.size()}) {
+        if (Error e = r.feed(bytes.constData() + at, cut - at); e.isError()) {
+            c.error = e;
+            return c;
+        }
+        at = cut;
+    }
+    c.error = r.finish();
+    c.complete = r.isComplete();
+    return c;
+}
+
+QByteArray randomBytes(int n, quint32 seed)
+{
+    QByteArray b(n, Qt::Uninitialized);
+    QRandomGenerator g(seed);
+    for (char &c : b)
+        c = char(g.bounded(256));
+    return b;
+}
+
+} // namespace
+
+class tst_Multipart : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void boundaryFromContentType_data();
+    void boundaryFromContentType();
+    void wholeBody();
+    void everySplitPointOfASmallBody();
+    void randomSplitsOfLargeParts();
+    void partEndsAsSoonAsTheNextDelimiterArrives();
+    void dataThatAlmostLooksLikeADelimiter();
+    void truncatedBodyIsAnError();
+    void oversizedHeadersAreAnError();
+    void garbageAfterDelimiterIsAnError();
+    void errorFromConsumerStopsTheReader();
+};
+
+void tst_Multipart::boundaryFromContentType_data()
+{
+    QTest::addColumn<QByteArray>("contentType");
+    QTest::addColumn<QByteArray>("boundary");
+    QTest::newRow("orthanc") << QByteArray("multipart/related; type=\"application/dicom\"; boundary=7a2c1f9e-2bde-4e3a") << QByteArray("7a2c1f9e-2bde-4e3a");
+    QTest::newRow("quoted") << QByteArray("Multipart/Related; boundary=\"a b:c\"; type=application/dicom") << QByteArray("a b:c");
+    QTest::newRow("not multipart") << QByteArray("application/dicom; boundary=x") << QByteArray();
+    QTest::newRow("no boundary") << QByteArray("multipart/related; type=application/dicom") << QByteArray();
+    QTest::newRow("orthanc's 105 characters") << QByteArray("multipart/related; boundary=" + QByteArray(105, 'x')) << QByteArray(105, 'x');
+    QTest::newRow("too long") << QByteArray("multipart/related; boundary=" + QByteArray(201, 'x')) << QByteArray();
+    QTest::newRow("bad character") << QByteArray("multipart/related; boundary=a\r\nb") << QByteArray();
+}
+
+void tst_Multipart::boundaryFromContentType()
+{
+    QFETCH(QByteArray, contentType);
+    QFETCH(QByteArray, boundary);
+    const Result<QByteArray> b = MultipartReader::boundaryOf(contentType);
+    if (boundary.isEmpty()) {
+        QVERIFY(!b.isOk());
+        QCOMPARE(b.error().code(), ErrorCode::InvalidArgument);
+    } else {
+        QVERIFY(b.isOk());
+        QCOMPARE(b.value(), boundary);
+    }
+}
+
+void tst_Multipart::wholeBody()
+{
+    const QList<QByteArray> payloads{randomBytes(1000, 1), QByteArray(), randomBytes(5, 2)};
+    const Collected c = parse("b0und", body("b0und", payloads, "a preamble\r\n"), {});
+    QCOMPARE(c.error, Error());
+    QVERIFY(c.complete);
+    QCOMPARE(c.parts.size(), 3);
+    for (int i = 0; i < 3; ++i) {
+        QCOMPARE(c.parts[i].contentType, QByteArray("application/dicom"));
+        QCOMPARE(c.parts[i].bytes, payloads[i]);
+    }
+    QCOMPARE(c.ended, (QList<int>{0, 1, 2}));
+}
+
+void tst_Multipart::everySplitPointOfASmallBody()
+{
+    const QByteArray boundary = "xyz";
+    const QList<QByteArray> payloads{"hello\r\n--xy", "\r\n-", "world"};
+    const QByteArray b = body(boundary, payloads);
+    for (qint64 i = 0; i <= b.size(); ++i) {
+        for (qint64 j = i; j <= b.size(); j += 3) {
+            const Collected c = parse(boundary, b, {i, j});
+            QVERIFY2(!c.error.isError(), qPrintable(QStringLiteral("cut at %1, %2: %3").arg(i).arg(j).arg(c.error.toString())));
+            QCOMPARE(c.parts.size(), 3);
+            for (int k = 0; k < 3; ++k)
+                QCOMPARE(c.parts[k].bytes, payloads[k]);
+        }
+    }
+}
+
+void tst_Multipart::randomSplitsOfLargeParts()
+{
+    const QByteArray boundary = "DICOMwebBoundary-1234567890";
+    QList<QByteArray> payloads;
+    for (int i = 0; i < 5; ++i)
+        payloads << randomBytes(300000 + i * 7777, 10 + i);
+    const QByteArray b = body(boundary, payloads);
+    QRandomGenerator g(99);
+    for (int round = 0; round < 50; ++round) {
+        QList<qint64> cuts;
+        qint64 at = 0;
+        while (true) {
+            at += 1 + g.bounded(round % 2 ? 64 : 70000);  // tiny and large pieces
+            if (at >= b.size())
+                break;
+            cuts << at;
+        }
+        const Collected c = parse(boundary, b, cuts);
+        QCOMPARE(c.error, Error());
+        QVERIFY(c.complete);
+        QCOMPARE(c.parts.size(), payloads.size());
+        for (int k = 0; k < payloads.size(); ++k)
+            QVERIFY(c.parts[k].bytes == payloads[k]);
+    }
+}
+
+void tst_Multipart::partEndsAsSoonAsTheNextDelimiterArrives()
+{
+    MultipartReader r("bb");
+    QList<int> ended;
+    qint64 dataSeen = 0;
+    r.onPartData = [&](int, const char *, qint64 n) { dataSeen += n; };
+    r.onPartEnd = [&](int index) { ended << index; return Error(); };
+    QCOMPARE(r.feed(QByteArray("--bb\r\n\r\n0123456789")), Error());
+    QVERIFY(ended.isEmpty());
+    QVERIFY(dataSeen >= 10 - 5);  // all but what could still be the start of a delimiter
+    QCOMPARE(r.feed(QByteArray("\r\n--bb\r\n")), Error());
+    QCOMPARE(ended, QList<int>{0});  // the first part is complete before the second arrives
+    QCOMPARE(dataSeen, qint64(10));
+    QCOMPARE(r.feed(QByteArray("\r\nx\r\n--bb--")), Error());
+    QCOMPARE(r.finish(), Error());
+    QCOMPARE(r.partsCompleted(), 2);
+}
+
+void tst_Multipart::dataThatAlmostLooksLikeADelimiter()
+{
+    const QList<QByteArray> payloads{"\r\n--boundar", "--boundary\r\n", "\r\n--boundaryX\r\n"};
+    // The last one contains the full delimiter followed by a character: RFC 2046 forbids that in content, and
+    // our reader treats it as a delimiter followed by garbage, which is an error rather than a wrong part.
+    const Collected ok = parse("boundary", body("boundary", payloads.mid(0, 2)), {7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+    QCOMPARE(ok.error, Error());
+    QCOMPARE(ok.parts.size(), 2);
+    QCOMPARE(ok.parts[0].bytes, payloads[0]);
+    QCOMPARE(ok.parts[1].bytes, payloads[1]);
+    const Collected bad = parse("boundary", body("boundary", payloads), {});
+    QVERIFY(bad.error.isError());
+}
+
+void tst_Multipart::truncatedBodyIsAnError()
+{
+    const QByteArray b = body("bnd", {randomBytes(5000, 3), randomBytes(5000, 4)});
+    for (qint64 cut : {qint64(0), qint64(10), qint64(3000), qint64(5100), b.size() - 12}) {
+        const Collected c = parse("bnd", b.left(cut), {});
+        QVERIFY2(c.error.isError(), qPrintable(QString::number(cut)));
+        QCOMPARE(c.error.code(), ErrorCode::Protocol);
+        QVERIFY(!c.complete);
+        // A part cut short is never reported as complete.
+        for (int i : c.ended)
+            QCOMPARE(c.parts[i].bytes.size(), 5000);
+    }
+}
+
+void tst_Multipart::oversizedHeadersAreAnError()
+{
+    MultipartReader r("b", 1024);
+    QByteArray b = "--b\r\nX-Long: " + QByteArray(4000, 'a');
+    const Error e = r.feed(b);
+    QVERIFY(e.isError());
+    QVERIFY(e.message().contains(QStringLiteral("headers")));
+    QCOMPARE(r.feed(QByteArray("\r\n\r\n")), e);  // stays failed
+}
+
+void tst_Multipart::garbageAfterDelimiterIsAnError()
+{
+    const Collected c = parse("b", "--b junk\r\n\r\nx\r\n--b--", {});
+    QVERIFY(c.error.isError());
+}
+
+void tst_Multipart::errorFromConsumerStopsTheReader()
+{
+    MultipartReader r("b");
+    int begun = 0;
+    r.onPartBegin = [&](int, const MultipartHeaders &) { ++begun; };
+    r.onPartEnd = [&](int) { return Error(ErrorCode::DiskFull, QStringLiteral("cache full")); };
+    const Error e = r.feed(body("b", {"one", "two"}));
+    QCOMPARE(e.code(), ErrorCode::DiskFull);
+    QCOMPARE(begun, 1);
+    QCOMPARE(r.finish().code(), ErrorCode::DiskFull);
+}
+
+QTEST_GUILESS_MAIN(tst_Multipart)
+#include "tst_multipart.moc"

@@ -1,0 +1,67 @@
+#pragma once
+// MultipartReader: parses a multipart body (RFC 2046; DICOMweb's multipart/related) as it arrives, in pieces of
+// any size. Each part's headers are reported as soon as they are complete, its bytes as they come (never
+// the bytes of a delimiter that might still be arriving), and its end as soon as the next delimiter is seen —
+// so a WADO-RS instance can go to the cache and the decoder while the rest of the study is still on the wire.
+//
+// Bounded: the memory held between feeds is at most the delimiter's length (in a part) or maxHeaderBytes
+// (in a part's headers); longer headers, a missing delimiter line end or a body that stops before the closing
+// delimiter are errors, never a silently short part.
+
+#include "spectrum/core/error.h"
+#include "spectrum/core/result.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QPair>
+
+#include <functional>
+
+namespace spectrum {
+
+/// A part's header fields, names in lower case, values trimmed, in order.
+struct MultipartHeaders
+{
+    QList<QPair<QByteArray, QByteArray>> fields;
+    QByteArray value(const QByteArray &lowerCaseName) const;
+};
+
+class MultipartReader
+{
+public:
+    /// The boundary parameter of a Content-Type such as `multipart/related; type="application/dicom";
+    /// boundary=abc` (quoted or not). InvalidArgument when it is not multipart or has no usable boundary.
+    static Result<QByteArray> boundaryOf(const QByteArray &contentType);
+
+    explicit MultipartReader(QByteArray boundary, qint64 maxHeaderBytes = 64 * 1024);
+
+    std::function<void(int index, const MultipartHeaders &headers)> onPartBegin;
+    /// Bytes of part `index`, in order; the pointer is valid during the call only.
+    std::function<void(int index, const char *data, qint64 length)> onPartData;
+    /// Part `index` is complete. Returning an error stops the reader with it.
+    std::function<Error(int index)> onPartEnd;
+
+    /// Parses the next bytes of the body. After the first error every call returns it again.
+    Error feed(const char *data, qint64 length);
+    Error feed(const QByteArray &bytes) { return feed(bytes.constData(), bytes.size()); }
+    /// The body ended: an error unless the closing delimiter was seen.
+    Error finish();
+
+    bool isComplete() const { return m_state == State::Epilogue; }
+    int partsCompleted() const { return m_parts; }
+
+private:
+    enum class State { Preamble, AfterDelimiter, Headers, Data, Epilogue, Failed };
+    /// Consumes what it can of [data, data + length); returns how much.
+    qint64 parse(const char *data, qint64 length);
+    Error fail(const QString &message);
+
+    QByteArray m_delimiter;  ///< CRLF "--" boundary
+    qint64 m_maxHeaderBytes;
+    QByteArray m_carry;      ///< unconsumed bytes from earlier feeds
+    State m_state = State::Preamble;
+    int m_parts = 0;         ///< parts completed
+    Error m_error;
+};
+
+} // namespace spectrum
