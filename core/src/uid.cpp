@@ -1,5 +1,7 @@
 #include "spectrum/core/uid.h"
 
+#include <QStringList>
+
 #include <QUuid>
 
 namespace spectrum {
@@ -44,6 +46,21 @@ QString makeUidFromName(const QByteArray &name)
     static const QUuid ns = QUuid::createUuidV5(QUuid(QStringLiteral("{6ba7b811-9dad-11d1-80b4-00c04fd430c8}")),
                                                 QByteArrayLiteral("spectrum"));
     return uidFromUuid(QUuid::createUuidV5(ns, name));
+}
+
+bool isValidUid(const QString &uid)
+{
+    if (uid.isEmpty() || uid.size() > 64)
+        return false;
+    for (const QString &component : uid.split(QLatin1Char('.'))) {
+        if (component.isEmpty() || (component.size() > 1 && component.front() == QLatin1Char('0')))
+            return false;
+        for (const QChar c : component) {
+            if (c < QLatin1Char('0') || c > QLatin1Char('9'))
+                return false;
+        }
+    }
+    return true;
 }
 
 } // namespace spectrum

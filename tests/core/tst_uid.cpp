@@ -12,6 +12,18 @@ class tst_Uid : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    void uidSyntax()
+    {
+        QVERIFY(isValidUid(QStringLiteral("1.2.840.10008.1.2.1")));
+        QVERIFY(isValidUid(QStringLiteral("2.25.0")));
+        QVERIFY(isValidUid(makeUid()));
+        QVERIFY(!isValidUid(QString()));
+        QVERIFY(!isValidUid(QStringLiteral("1.2.03")));       // leading zero
+        QVERIFY(!isValidUid(QStringLiteral("1..2")));         // empty component
+        QVERIFY(!isValidUid(QStringLiteral("1.2.")));
+        QVERIFY(!isValidUid(QStringLiteral("1.2/../../x")));  // what must never reach a URL path
+        QVERIFY(!isValidUid(QStringLiteral("1.") + QString(63, QLatin1Char('1'))));  // 65 characters
+    }
     void randomUidsAreValidAndUnique()
     {
         static const QRegularExpression valid(QStringLiteral("^2\\.25\\.(0|[1-9][0-9]*)$"));

@@ -1,8 +1,17 @@
 #include "testsupport.h"
 
+#include <QEventLoop>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
 #include <QProcess>
 #include <QTcpServer>
+#include <QDir>
+#include <QTemporaryDir>
+#include <QThread>
 
 namespace spectrum::test {
 
@@ -88,6 +97,112 @@ void BlobdProcess::stop()
     m_process->terminate();
     if (!m_process->waitForFinished(5000))
         kill();
+}
+
+// ---- Orthanc ----
+
+OrthancProcess::OrthancProcess() : m_process(new QProcess) {}
+
+OrthancProcess::~OrthancProcess()
+{
+    stop();
+    delete m_process;
+    if (!m_dir.isEmpty())
+        QDir(m_dir).removeRecursively();
+}
+
+bool OrthancProcess::start(const Options &options)
+{
+    QTemporaryDir dir;
+    dir.setAutoRemove(false);
+    m_dir = dir.path();
+    m_httpPort = freePort();
+    m_dicomPort = freePort();
+    m_aeTitle = options.aeTitle;
+    QJsonObject users;
+    for (const auto &[name, password] : options.users)
+        users.insert(name, password);
+    if (!options.users.isEmpty())
+        m_user = options.users.first();
+    QJsonObject modalities;
+    for (const auto &[ae, host, port] : options.modalities)
+        modalities.insert(ae, QJsonArray{ae, host, port});
+    const QJsonObject config{
+        {QStringLiteral("Name"), QStringLiteral("spectrum-test")},
+        {QStringLiteral("StorageDirectory"), m_dir + QStringLiteral("/storage")},
+        {QStringLiteral("IndexDirectory"), m_dir + QStringLiteral("/index")},
+        {QStringLiteral("HttpPort"), m_httpPort},
+        {QStringLiteral("DicomPort"), m_dicomPort},
+        {QStringLiteral("DicomAet"), m_aeTitle},
+        {QStringLiteral("RemoteAccessAllowed"), false},
+        {QStringLiteral("AuthenticationEnabled"), !options.users.isEmpty()},
+        {QStringLiteral("RegisteredUsers"), users},
+        {QStringLiteral("DicomModalities"), modalities},
+        {QStringLiteral("DicomAlwaysAllowEcho"), true},
+        {QStringLiteral("DicomAlwaysAllowStore"), true},
+        {QStringLiteral("DicomCheckCalledAet"), false},
+        {QStringLiteral("Plugins"), QJsonArray{QStringLiteral(ORTHANC_DICOMWEB_PLUGIN)}},
+        {QStringLiteral("DicomWeb"), QJsonObject{{QStringLiteral("Enable"), true}, {QStringLiteral("Root"), QStringLiteral("/dicom-web/")}}},
+    };
+    const QString configPath = m_dir + QStringLiteral("/orthanc.json");
+    writeFile(configPath, QJsonDocument(config).toJson());
+    m_process->setProcessChannelMode(QProcess::MergedChannels);
+    m_process->setStandardOutputFile(m_dir + QStringLiteral("/orthanc.log"));
+    m_process->start(QStringLiteral(ORTHANC_EXECUTABLE), {configPath});
+    if (!m_process->waitForStarted())
+        return false;
+    for (int i = 0; i < 600 && m_process->state() == QProcess::Running; ++i) {
+        int status = 0;
+        rest("GET", QStringLiteral("/system"), {}, &status);
+        if (status == 200)
+            return true;
+        m_process->waitForFinished(100);  // returns at once if it exits; else a pause between polls
+    }
+    qWarning("Orthanc did not start: %s", readFile(m_dir + QStringLiteral("/orthanc.log")).right(2000).constData());
+    return false;
+}
+
+void OrthancProcess::stop()
+{
+    if (m_process->state() == QProcess::NotRunning)
+        return;
+    m_process->terminate();
+    if (!m_process->waitForFinished(10000)) {
+        m_process->kill();
+        m_process->waitForFinished();
+    }
+}
+
+QString OrthancProcess::dicomWebUrl() const
+{
+    return QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(m_httpPort);
+}
+
+QByteArray OrthancProcess::rest(const QByteArray &verb, const QString &path, const QByteArray &body, int *status)
+{
+    QNetworkAccessManager net;
+    QNetworkRequest req(QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(m_httpPort).arg(path)));
+    if (!m_user.first.isEmpty())
+        req.setRawHeader("Authorization", "Basic " + (m_user.first + QLatin1Char(':') + m_user.second).toUtf8().toBase64());
+    if (!body.isEmpty())
+        req.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/dicom"));
+    QNetworkReply *reply = net.sendCustomRequest(req, verb, body);
+    QEventLoop loop;
+    QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+    if (!reply->isFinished())
+        loop.exec();
+    if (status)
+        *status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    const QByteArray answer = reply->readAll();
+    delete reply;
+    return answer;
+}
+
+QString OrthancProcess::upload(const QByteArray &dicom)
+{
+    int status = 0;
+    const QJsonObject answer = QJsonDocument::fromJson(rest("POST", QStringLiteral("/instances"), dicom, &status)).object();
+    return status == 200 ? answer.value(QStringLiteral("ID")).toString() : QString();
 }
 
 } // namespace spectrum::test

@@ -3,7 +3,11 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QList>
+#include <QPair>
 #include <QStringList>
+
+#include <tuple>
 
 class QProcess;
 
@@ -44,6 +48,42 @@ private:
     quint16 m_port;
     QString m_token;
     QProcess *m_process;
+};
+
+/// Orthanc (Debian's package) as a child process on free loopback ports, with its DICOMweb plugin at /dicom-web/,
+/// storage in a temporary folder and, optionally, HTTP Basic users. Stopped on destruction.
+class OrthancProcess
+{
+public:
+    struct Options
+    {
+        QString aeTitle = QStringLiteral("ORTHANC");
+        QList<QPair<QString, QString>> users;  ///< none: no authentication
+        /// DIMSE peers Orthanc may send to (C-MOVE destinations): AE title, host, port.
+        QList<std::tuple<QString, QString, quint16>> modalities;
+    };
+    OrthancProcess();
+    ~OrthancProcess();
+    /// Starts it and waits (up to 60 s) until its REST API answers.
+    bool start(const Options &options);
+    bool start() { return start(Options()); }
+    void stop();
+    quint16 httpPort() const { return m_httpPort; }
+    quint16 dicomPort() const { return m_dicomPort; }
+    QString aeTitle() const { return m_aeTitle; }
+    QString dicomWebUrl() const;
+    /// POST /instances; the Orthanc ID, or an empty string on failure.
+    QString upload(const QByteArray &dicom);
+    /// A REST call with the first configured user's credentials; status and body.
+    QByteArray rest(const QByteArray &verb, const QString &path, const QByteArray &body = {}, int *status = nullptr);
+
+private:
+    QString m_dir;
+    QProcess *m_process;
+    quint16 m_httpPort = 0;
+    quint16 m_dicomPort = 0;
+    QString m_aeTitle;
+    QPair<QString, QString> m_user;
 };
 
 } // namespace spectrum::test

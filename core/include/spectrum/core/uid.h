@@ -12,5 +12,7 @@ QString makeUid();
 /// A UID derived deterministically from `name` (a name-based UUID, SHA-1, version 5): the same name gives the
 /// same UID on every machine. Used for generated demo data that must be reproducible.
 QString makeUidFromName(const QByteArray &name);
+/// A well-formed DICOM UID (PS3.5 9.1): 1–64 characters, numeric components separated by dots, no leading zeros.
+bool isValidUid(const QString &uid);
 
 } // namespace spectrum

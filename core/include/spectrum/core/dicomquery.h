@@ -1,0 +1,48 @@
+#pragma once
+// What a radiologist searches an archive for, and what comes back — one shape for every kind of store
+// (QIDO-RS over DICOMweb, C-FIND over DIMSE, the local cache), so that a registry can ask them all and merge.
+
+#include "spectrum/core/dicomidentity.h"
+#include "spectrum/core/error.h"
+
+#include <QDate>
+#include <QList>
+#include <QStringList>
+
+namespace spectrum {
+
+enum class QueryLevel { Study, Series, Instance };
+
+struct DicomQuery
+{
+    QueryLevel level = QueryLevel::Study;
+    QString patientName;       ///< DICOM wildcards * and ? allowed ("DOE*"); empty: any
+    QString patientId;
+    QString accessionNumber;
+    QString modality;          ///< study level: a modality in the study; below: the series' modality
+    QString description;       ///< study level: study description; series level: series description
+    QDate dateFrom;            ///< study date range, inclusive; a null date leaves that end open
+    QDate dateTo;
+    QString studyInstanceUid;  ///< series and instance level: within this study (instance level needs it)
+    QString seriesInstanceUid; ///< instance level: within this series
+    int limit = 0;             ///< 0: the server's default
+    int offset = 0;
+
+    /// InvalidArgument for a query no store can answer (an instance query without its study, a reversed date
+    /// range, a negative limit, characters that would break the request).
+    Error validate() const;
+    /// The DICOM date range ("20240101-20240131", "20240101-", "-20240131"), or empty.
+    QString dicomDateRange() const;
+};
+
+struct DicomRecord
+{
+    QueryLevel level = QueryLevel::Study;
+    DicomIdentity identity;          ///< the fields the level has; the others stay empty
+    QStringList modalitiesInStudy;   ///< study level
+    int relatedSeries = -1;          ///< study level, when the server says (-1: unknown)
+    int relatedInstances = -1;       ///< study and series level, when the server says
+    QString retrieveUrl;             ///< DICOMweb: where WADO-RS fetches it
+};
+
+} // namespace spectrum

@@ -1,0 +1,48 @@
+#include "spectrum/core/dicomquery.h"
+
+namespace spectrum {
+
+namespace {
+
+bool safeValue(const QString &v)
+{
+    // Values go into URLs and DICOM attributes: no control characters, no backslash (DICOM's multi-value
+    // separator), bounded length.
+    if (v.size() > 64)
+        return false;
+    for (const QChar c : v) {
+        if (c.unicode() < 0x20 || c == QLatin1Char('\\'))
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+Error DicomQuery::validate() const
+{
+    for (const QString &v : {patientName, patientId, accessionNumber, modality, description, studyInstanceUid, seriesInstanceUid}) {
+        if (!safeValue(v))
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("query value '%1' is too long or holds control characters or '\\'").arg(v.left(80)));
+    }
+    if (dateFrom.isValid() && dateTo.isValid() && dateFrom > dateTo)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("the date range ends (%1) before it starts (%2)").arg(dateTo.toString(Qt::ISODate), dateFrom.toString(Qt::ISODate)));
+    if (limit < 0 || offset < 0)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("limit and offset must not be negative"));
+    if (level == QueryLevel::Instance && studyInstanceUid.isEmpty())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("an instance query needs its study's Study Instance UID"));
+    if (!seriesInstanceUid.isEmpty() && studyInstanceUid.isEmpty())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("a series is only looked up within its study"));
+    return Error();
+}
+
+QString DicomQuery::dicomDateRange() const
+{
+    if (!dateFrom.isValid() && !dateTo.isValid())
+        return {};
+    const QString from = dateFrom.isValid() ? dateFrom.toString(QStringLiteral("yyyyMMdd")) : QString();
+    const QString to = dateTo.isValid() ? dateTo.toString(QStringLiteral("yyyyMMdd")) : QString();
+    return from == to ? from : from + QLatin1Char('-') + to;
+}
+
+} // namespace spectrum

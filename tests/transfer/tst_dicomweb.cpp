@@ -1,0 +1,347 @@
+// DicomWebClient against a real DICOMweb server: Orthanc with its DICOMweb plugin, started here on loopback
+// with HTTP Basic authentication, holding the demo studies.
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/transfer/dicomweb.h"
+#include "testsupport.h"
+
+#include <QHash>
+#include <QSet>
+#include <QTest>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+class tst_DicomWeb : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void studySearchFilters_data();
+    void studySearchFilters();
+    void pagingWalksEveryStudyOnce();
+    void seriesAndInstanceSearch();
+    void invalidQueryIsRefusedBeforeSending();
+    void retrieveStreamsEachInstanceAsItCompletes();
+    void retrieveOfOneInstanceAndUnknownStudy();
+    void metadataAndFrames();
+    void stowReportsPerInstance();
+    void wrongPasswordIsAnAuthenticationError();
+    void deadServerIsANetworkError();
+
+private:
+    DicomWebEndpoint endpoint() const;
+    const DemoInstance *instance(const QString &sopUid) const;
+
+    OrthancProcess m_orthanc;
+    QList<DemoInstance> m_instances;
+};
+
+namespace {
+const QString kUser = QStringLiteral("radiologist");
+const QString kPassword = QStringLiteral("s3cret-pass");
+
+QSet<QString> studyUids(const QList<DicomRecord> &records)
+{
+    QSet<QString> out;
+    for (const DicomRecord &r : records)
+        out.insert(r.identity.studyInstanceUid);
+    return out;
+}
+} // namespace
+
+DicomWebEndpoint tst_DicomWeb::endpoint() const
+{
+    DicomWebEndpoint ep;
+    ep.base = QUrl(m_orthanc.dicomWebUrl());
+    ep.auth.kind = HttpAuth::Kind::Basic;
+    ep.auth.user = kUser;
+    ep.auth.password = kPassword;
+    ep.timeoutMs = 30000;
+    return ep;
+}
+
+const DemoInstance *tst_DicomWeb::instance(const QString &sopUid) const
+{
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.sopInstanceUid == sopUid)
+            return &i;
+    }
+    return nullptr;
+}
+
+void tst_DicomWeb::initTestCase()
+{
+    QVERIFY2(QFile::exists(QStringLiteral(ORTHANC_EXECUTABLE)), "Orthanc is not installed (make test installs it)");
+    QVERIFY2(QFile::exists(QStringLiteral(ORTHANC_DICOMWEB_PLUGIN)), "orthanc-dicomweb is not installed (make test installs it)");
+    OrthancProcess::Options options;
+    options.users = {{kUser, kPassword}};
+    QVERIFY(m_orthanc.start(options));
+    DemoOptions demo;
+    demo.ctSlices = 5;
+    demo.mrSlices = 4;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) { m_instances << std::move(i); return Error(); }).isError());
+    for (const DemoInstance &i : m_instances)
+        QVERIFY(!m_orthanc.upload(i.bytes).isEmpty());
+}
+
+void tst_DicomWeb::studySearchFilters_data()
+{
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QStringList>("studies");  // which demo studies match
+    const QString ct = DemoArchive::studyUid(DemoStudy::HeadCt), cr = DemoArchive::studyUid(DemoStudy::ChestCr),
+                  mr = DemoArchive::studyUid(DemoStudy::HeadMr);
+    QTest::newRow("everything") << QString() << QString() << QStringList{ct, cr, mr};
+    QTest::newRow("modality MR") << QStringLiteral("modality") << QStringLiteral("MR") << QStringList{mr};
+    QTest::newRow("modality CT") << QStringLiteral("modality") << QStringLiteral("CT") << QStringList{ct};
+}
+
+void tst_DicomWeb::studySearchFilters()
+{
+    QFETCH(QString, field);
+    QFETCH(QString, value);
+    QFETCH(QStringList, studies);
+    DicomWebClient client(endpoint());
+    DicomQuery q;
+    if (field == QLatin1String("modality"))
+        q.modality = value;
+    Result<QList<DicomRecord>> r = runSync(client.search(q));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(studyUids(r.value()), QSet<QString>(studies.begin(), studies.end()));
+    for (const DicomRecord &rec : r.value()) {
+        QCOMPARE(rec.level, QueryLevel::Study);
+        QVERIFY(!rec.identity.patientId.isEmpty());
+        QVERIFY(!rec.retrieveUrl.isEmpty());
+        QVERIFY(rec.relatedInstances > 0);
+    }
+}
+
+void tst_DicomWeb::pagingWalksEveryStudyOnce()
+{
+    DicomWebClient client(endpoint());
+    // Each demo study, found by its own patient's attributes; then all of them one page at a time.
+    for (DemoStudy s : {DemoStudy::HeadCt, DemoStudy::ChestCr, DemoStudy::HeadMr}) {
+        const DemoInstance *any = nullptr;
+        for (const DemoInstance &i : m_instances) {
+            if (i.identity.studyInstanceUid == DemoArchive::studyUid(s))
+                any = &i;
+        }
+        QVERIFY(any);
+        DicomQuery byId;
+        byId.patientId = any->identity.patientId;
+        QSet<QString> samePatient;  // the demo's head CT and head MR belong to one patient
+        for (const DemoInstance &i : m_instances) {
+            if (i.identity.patientId == any->identity.patientId)
+                samePatient.insert(i.identity.studyInstanceUid);
+        }
+        QCOMPARE(studyUids(runSync(client.search(byId)).value()), samePatient);
+        DicomQuery byName;  // wildcards around the given name (Orthanc 1.10 matches no '^' over DICOMweb)
+        byName.patientName = QLatin1Char('*') + any->identity.patientName.section(QLatin1Char('^'), 1, 1).left(4) + QLatin1Char('*');
+        QVERIFY(studyUids(runSync(client.search(byName)).value()).contains(any->identity.studyInstanceUid));
+        DicomQuery byAccession;
+        byAccession.accessionNumber = any->identity.accessionNumber;
+        QCOMPARE(studyUids(runSync(client.search(byAccession)).value()), QSet<QString>{any->identity.studyInstanceUid});
+        DicomQuery byDate;  // exactly that day
+        byDate.dateFrom = byDate.dateTo = QDate::fromString(any->identity.studyDate, QStringLiteral("yyyyMMdd"));
+        QVERIFY(studyUids(runSync(client.search(byDate)).value()).contains(any->identity.studyInstanceUid));
+        DicomQuery before;  // a range that ends the day before
+        before.dateTo = byDate.dateFrom.addDays(-1);
+        QVERIFY(!studyUids(runSync(client.search(before)).value()).contains(any->identity.studyInstanceUid));
+    }
+    QSet<QString> seen;
+    for (int offset = 0; offset < 3; ++offset) {
+        DicomQuery page;
+        page.limit = 1;
+        page.offset = offset;
+        Result<QList<DicomRecord>> r = runSync(client.search(page));
+        QVERIFY(r.isOk());
+        QCOMPARE(r.value().size(), 1);
+        QVERIFY(!seen.contains(r.value().first().identity.studyInstanceUid));
+        seen.insert(r.value().first().identity.studyInstanceUid);
+    }
+    QCOMPARE(seen.size(), 3);
+}
+
+void tst_DicomWeb::seriesAndInstanceSearch()
+{
+    DicomWebClient client(endpoint());
+    const QString mr = DemoArchive::studyUid(DemoStudy::HeadMr);
+    DicomQuery series;
+    series.level = QueryLevel::Series;
+    series.studyInstanceUid = mr;
+    Result<QList<DicomRecord>> s = runSync(client.search(series));
+    QVERIFY2(s.isOk(), qPrintable(s.error().toString()));
+    QCOMPARE(s.value().size(), 1);
+    QCOMPARE(s.value().first().identity.modality, QStringLiteral("MR"));
+    QCOMPARE(s.value().first().relatedInstances, 4);
+
+    DicomQuery instances;
+    instances.level = QueryLevel::Instance;
+    instances.studyInstanceUid = mr;
+    instances.seriesInstanceUid = s.value().first().identity.seriesInstanceUid;
+    Result<QList<DicomRecord>> i = runSync(client.search(instances));
+    QVERIFY(i.isOk());
+    QCOMPARE(i.value().size(), 4);
+    QSet<int> numbers;
+    for (const DicomRecord &r : i.value()) {
+        const DemoInstance *original = instance(r.identity.sopInstanceUid);
+        QVERIFY(original);
+        QCOMPARE(r.identity.sopClassUid, original->identity.sopClassUid);
+        numbers.insert(r.identity.instanceNumber);
+    }
+    QCOMPARE(numbers, (QSet<int>{1, 2, 3, 4}));
+}
+
+void tst_DicomWeb::invalidQueryIsRefusedBeforeSending()
+{
+    DicomWebClient client(endpoint());
+    DicomQuery noStudy;
+    noStudy.level = QueryLevel::Instance;
+    QCOMPARE(runSync(client.search(noStudy)).error().code(), ErrorCode::InvalidArgument);
+    DicomQuery reversed;
+    reversed.dateFrom = QDate(2024, 2, 1);
+    reversed.dateTo = QDate(2024, 1, 1);
+    QCOMPARE(runSync(client.search(reversed)).error().code(), ErrorCode::InvalidArgument);
+    DicomQuery injected;
+    injected.patientId = QStringLiteral("X\\Y");
+    QCOMPARE(runSync(client.search(injected)).error().code(), ErrorCode::InvalidArgument);
+    RetrieveCallbacks none;
+    QCOMPARE(runSync(client.retrieve(QStringLiteral("1.2/../../x"), {}, {}, none)).error().code(), ErrorCode::InvalidArgument);
+}
+
+void tst_DicomWeb::retrieveStreamsEachInstanceAsItCompletes()
+{
+    DicomWebClient client(endpoint());
+    const QString ct = DemoArchive::studyUid(DemoStudy::HeadCt);
+    QHash<QString, QByteArray> received;
+    QList<qint64> bytesWhenComplete;
+    qint64 streamed = 0;
+    int begun = 0;
+    RetrieveCallbacks cb;
+    cb.begin = [&](const WadoPart &p) {
+        QCOMPARE(p.index, begun);
+        ++begun;
+        QVERIFY(p.contentType.startsWith("application/dicom"));
+    };
+    cb.bytes = [&](const WadoPart &, const char *, qint64 n) { streamed += n; };
+    cb.complete = [&](const WadoPart &p, const ByteView &whole) -> Error {
+        if (p.declaredLength >= 0 && whole.size() != p.declaredLength)
+            return Error(ErrorCode::Internal, QStringLiteral("part size differs from its Content-Length"));
+        bytesWhenComplete << streamed;
+        Result<DicomIdentity> id = readDicomIdentity(whole);
+        if (!id.isOk())
+            return id.error();
+        received.insert(id.value().sopInstanceUid, whole.toByteArray());
+        return Error();
+    };
+    Result<RetrieveSummary> r = runSync(client.retrieve(ct, {}, {}, cb));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().parts, 5);
+    QCOMPARE(received.size(), 5);
+    for (auto it = received.cbegin(); it != received.cend(); ++it) {
+        const DemoInstance *original = instance(it.key());
+        QVERIFY(original);
+        QVERIFY2(it.value() == original->bytes, "WADO-RS gave other bytes than were stored");
+    }
+    // Each instance was handed on before the rest of the answer had arrived.
+    QCOMPARE(bytesWhenComplete.size(), 5);
+    QVERIFY(bytesWhenComplete.first() < r.value().bytes);
+    QCOMPARE(bytesWhenComplete.last(), r.value().bytes);
+}
+
+void tst_DicomWeb::retrieveOfOneInstanceAndUnknownStudy()
+{
+    DicomWebClient client(endpoint());
+    const DemoInstance &one = m_instances.last();
+    QByteArray got;
+    RetrieveCallbacks cb;
+    cb.complete = [&](const WadoPart &, const ByteView &whole) { got = whole.toByteArray(); return Error(); };
+    Result<RetrieveSummary> r = runSync(client.retrieve(one.identity.studyInstanceUid, one.identity.seriesInstanceUid, one.identity.sopInstanceUid, cb));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().parts, 1);
+    QVERIFY(got == one.bytes);
+
+    Result<RetrieveSummary> missing = runSync(client.retrieve(QStringLiteral("1.2.3.4.5"), {}, {}, cb));
+    QCOMPARE(missing.error().code(), ErrorCode::NotFound);
+
+    // A consumer that cannot take a part (a full cache, say) stops the retrieval with its error.
+    RetrieveCallbacks refusing;
+    refusing.complete = [](const WadoPart &, const ByteView &) { return Error(ErrorCode::DiskFull, QStringLiteral("cache full")); };
+    QCOMPARE(runSync(client.retrieve(DemoArchive::studyUid(DemoStudy::HeadCt), {}, {}, refusing)).error().code(), ErrorCode::DiskFull);
+}
+
+void tst_DicomWeb::metadataAndFrames()
+{
+    DicomWebClient client(endpoint());
+    const DemoInstance *mr = nullptr;
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.modality == QLatin1String("MR"))
+            mr = &i;
+    }
+    QVERIFY(mr);
+    Result<QJsonArray> meta = runSync(client.metadata(mr->identity.studyInstanceUid, mr->identity.seriesInstanceUid, mr->identity.sopInstanceUid));
+    QVERIFY2(meta.isOk(), qPrintable(meta.error().toString()));
+    QCOMPARE(meta.value().size(), 1);
+    const QJsonObject o = meta.value().first().toObject();
+    QCOMPARE(dicomjson::string(o, "00080018"), mr->identity.sopInstanceUid);
+    const int rows = dicomjson::string(o, "00280010").toInt(), columns = dicomjson::string(o, "00280011").toInt();
+    QVERIFY(rows > 0 && columns > 0);
+
+    Result<QList<QByteArray>> frames = runSync(client.frames(mr->identity.studyInstanceUid, mr->identity.seriesInstanceUid, mr->identity.sopInstanceUid, {1}));
+    QVERIFY2(frames.isOk(), qPrintable(frames.error().toString()));
+    QCOMPARE(frames.value().size(), 1);
+    QCOMPARE(frames.value().first().size(), qsizetype(rows) * columns * 2);  // native 16-bit pixels
+    // The same pixels as the file's Pixel Data: its last rows × columns × 2 bytes.
+    QVERIFY(mr->bytes.endsWith(frames.value().first()));
+}
+
+void tst_DicomWeb::stowReportsPerInstance()
+{
+    DicomWebClient client(endpoint());
+    // A fresh instance (demo data under another study) and one part that is not DICOM at all.
+    DemoOptions other;
+    other.studies = {DemoStudy::HeadMr};
+    other.mrSlices = 1;
+    QList<DemoInstance> fresh;
+    QVERIFY(!DemoArchive::generate(other, [&](DemoInstance &&i) { fresh << std::move(i); return Error(); }).isError());
+    Result<StowResult> ok = runSync(client.store({ByteView(fresh.first().bytes)}));
+    QVERIFY2(ok.isOk(), qPrintable(ok.error().toString()));
+    QVERIFY(ok.value().allStored());
+    QCOMPARE(ok.value().stored, QStringList{fresh.first().identity.sopInstanceUid});
+
+    Result<StowResult> mixed = runSync(client.store({ByteView(fresh.first().bytes), ByteView(QByteArray("not DICOM at all"))}));
+    QVERIFY2(mixed.isOk(), qPrintable(mixed.error().toString()));
+    QCOMPARE(mixed.value().sent, 2);
+    QVERIFY(!mixed.value().allStored());
+    QCOMPARE(mixed.value().stored, QStringList{fresh.first().identity.sopInstanceUid});
+    QCOMPARE(mixed.value().failed.size() + mixed.value().unaccounted(), 1);
+}
+
+void tst_DicomWeb::wrongPasswordIsAnAuthenticationError()
+{
+    DicomWebEndpoint ep = endpoint();
+    ep.auth.password = QStringLiteral("wrong-password-42");
+    DicomWebClient client(ep);
+    Result<Done> r = runSync(client.ping());
+    QCOMPARE(r.error().code(), ErrorCode::Authentication);
+    QVERIFY(!r.error().toString().contains(ep.auth.password));  // never in messages
+    DicomWebEndpoint none = endpoint();
+    none.auth = HttpAuth();
+    DicomWebClient anonymous(none);
+    QCOMPARE(runSync(anonymous.ping()).error().code(), ErrorCode::Authentication);
+    DicomWebClient right(endpoint());
+    QCOMPARE(runSync(right.ping()).error(), Error());
+}
+
+void tst_DicomWeb::deadServerIsANetworkError()
+{
+    DicomWebEndpoint ep = endpoint();
+    ep.base = QUrl(QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(freePort()));
+    DicomWebClient client(ep);
+    QCOMPARE(runSync(client.ping()).error().code(), ErrorCode::Network);
+}
+
+QTEST_GUILESS_MAIN(tst_DicomWeb)
+#include "tst_dicomweb.moc"
