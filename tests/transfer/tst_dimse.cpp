@@ -1,0 +1,316 @@
+// DIMSE against real peers on loopback: Orthanc's DICOM server (C-ECHO, C-FIND, C-GET, C-MOVE, C-STORE) and
+// DCMTK's own storescu pushing to our Storage SCP.
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/transfer/dimse.h"
+#include "testsupport.h"
+
+#include <QDir>
+#include <QSet>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+class tst_Dimse : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void echo();
+    void echoToNobodyIsANetworkError();
+    void silentPeerTimesOut();
+    void badAeTitleIsRefusedBeforeConnecting();
+    void findStudiesSeriesInstances();
+    void findLimitAndOffset();
+    void getStreamsInstancesToFiles();
+    void getOfUnknownStudyFindsNothing();
+    void moveToOurStorageScp();
+    void storeAndFindAgain();
+    void storageScpAcceptsPushesFromStorescu();
+
+private:
+    DimseEndpoint endpoint() const;
+    const DemoInstance *instance(const QString &sopUid) const;
+
+    QTemporaryDir m_dir;
+    OrthancProcess m_orthanc;
+    QList<DemoInstance> m_instances;
+    quint16 m_scpPort = 0;
+    const QString m_scpAe = QStringLiteral("SPECTRUMTEST");
+};
+
+DimseEndpoint tst_Dimse::endpoint() const
+{
+    DimseEndpoint ep;
+    ep.host = QStringLiteral("127.0.0.1");
+    ep.port = m_orthanc.dicomPort();
+    ep.calledAeTitle = m_orthanc.aeTitle();
+    ep.callingAeTitle = m_scpAe;
+    ep.timeoutSeconds = 20;
+    return ep;
+}
+
+const DemoInstance *tst_Dimse::instance(const QString &sopUid) const
+{
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.sopInstanceUid == sopUid)
+            return &i;
+    }
+    return nullptr;
+}
+
+void tst_Dimse::initTestCase()
+{
+    QVERIFY2(QFile::exists(QStringLiteral(ORTHANC_EXECUTABLE)), "Orthanc is not installed (make test installs it)");
+    m_scpPort = freePort();
+    OrthancProcess::Options options;
+    options.aeTitle = QStringLiteral("TESTPACS");
+    options.modalities = {{m_scpAe, QStringLiteral("127.0.0.1"), m_scpPort}};
+    QVERIFY(m_orthanc.start(options));
+    DemoOptions demo;
+    demo.ctSlices = 5;
+    demo.mrSlices = 4;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) { m_instances << std::move(i); return Error(); }).isError());
+    for (const DemoInstance &i : m_instances)
+        QVERIFY(!m_orthanc.upload(i.bytes).isEmpty());
+}
+
+void tst_Dimse::cleanupTestCase()
+{
+    m_orthanc.stop();
+}
+
+void tst_Dimse::echo()
+{
+    DimseClient client(endpoint());
+    QCOMPARE(runSync(client.echo()).error(), Error());
+    // Every association we open runs without Nagle's algorithm (DCMTK reads this on connect).
+    QCOMPARE(qgetenv("TCP_NODELAY"), QByteArray("1"));
+}
+
+void tst_Dimse::echoToNobodyIsANetworkError()
+{
+    DimseEndpoint ep = endpoint();
+    ep.port = freePort();
+    DimseClient client(ep);
+    const Error e = runSync(client.echo()).error();
+    QCOMPARE(e.code(), ErrorCode::Network);
+    QVERIFY(e.toString().contains(QString::number(ep.port)));
+}
+
+void tst_Dimse::silentPeerTimesOut()
+{
+    // A peer that accepts the TCP connection and never answers the association request.
+    QTcpServer silent;
+    QVERIFY(silent.listen(QHostAddress::LocalHost));
+    QList<QTcpSocket *> held;
+    connect(&silent, &QTcpServer::newConnection, this, [&] { held << silent.nextPendingConnection(); });
+    DimseEndpoint ep = endpoint();
+    ep.port = silent.serverPort();
+    ep.timeoutSeconds = 1;
+    DimseClient client(ep);
+    auto *job = client.echo();
+    QSignalSpy done(job, &Job::finished);
+    job->setAutoDelete(false);
+    job->start();
+    QVERIFY(done.wait(15000));  // the event loop runs meanwhile: the association is on a pool thread
+    QVERIFY(job->hasError());
+    QVERIFY2(job->error().code() == ErrorCode::Timeout || job->error().code() == ErrorCode::Network, qPrintable(job->error().toString()));
+    delete job;
+    qDeleteAll(held);
+}
+
+void tst_Dimse::badAeTitleIsRefusedBeforeConnecting()
+{
+    DimseEndpoint ep = endpoint();
+    ep.calledAeTitle = QStringLiteral("A_TITLE_FAR_TOO_LONG");
+    DimseClient client(ep);
+    QCOMPARE(runSync(client.echo()).error().code(), ErrorCode::InvalidArgument);
+}
+
+void tst_Dimse::findStudiesSeriesInstances()
+{
+    DimseClient client(endpoint());
+    DicomQuery studies;
+    Result<QList<DicomRecord>> all = runSync(client.find(studies));
+    QVERIFY2(all.isOk(), qPrintable(all.error().toString()));
+    QCOMPARE(all.value().size(), 3);
+
+    DicomQuery mr;
+    mr.modality = QStringLiteral("MR");
+    Result<QList<DicomRecord>> r = runSync(client.find(mr));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().size(), 1);
+    const DicomRecord &study = r.value().first();
+    QCOMPARE(study.identity.studyInstanceUid, DemoArchive::studyUid(DemoStudy::HeadMr));
+    QVERIFY(!study.identity.patientName.isEmpty());
+    QCOMPARE(study.relatedInstances, 4);
+
+    DicomQuery byName;  // PN wildcard matching, which DIMSE does with '^'
+    byName.patientName = study.identity.patientName.left(6) + QLatin1Char('*');
+    QVERIFY(!runSync(client.find(byName)).value().isEmpty());
+
+    DicomQuery series;
+    series.level = QueryLevel::Series;
+    series.studyInstanceUid = study.identity.studyInstanceUid;
+    Result<QList<DicomRecord>> s = runSync(client.find(series));
+    QVERIFY(s.isOk());
+    QCOMPARE(s.value().size(), 1);
+    QCOMPARE(s.value().first().identity.modality, QStringLiteral("MR"));
+
+    DicomQuery instances;  // without the series: found series by series
+    instances.level = QueryLevel::Instance;
+    instances.studyInstanceUid = study.identity.studyInstanceUid;
+    Result<QList<DicomRecord>> i = runSync(client.find(instances));
+    QVERIFY2(i.isOk(), qPrintable(i.error().toString()));
+    QCOMPARE(i.value().size(), 4);
+    for (const DicomRecord &rec : i.value())
+        QVERIFY(instance(rec.identity.sopInstanceUid));
+}
+
+void tst_Dimse::findLimitAndOffset()
+{
+    DimseClient client(endpoint());
+    QSet<QString> seen;
+    for (int offset = 0; offset < 3; ++offset) {
+        DicomQuery q;
+        q.limit = 1;
+        q.offset = offset;
+        Result<QList<DicomRecord>> r = runSync(client.find(q));
+        QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+        QCOMPARE(r.value().size(), 1);
+        seen.insert(r.value().first().identity.studyInstanceUid);
+    }
+    QCOMPARE(seen.size(), 3);
+}
+
+void tst_Dimse::getStreamsInstancesToFiles()
+{
+    DimseClient client(endpoint());
+    const QString dir = m_dir.filePath(QStringLiteral("get"));
+    QStringList files;
+    QSet<QThread *> threads;
+    auto *job = client.get(DemoArchive::studyUid(DemoStudy::HeadCt), {}, {}, dir, [&](const ReceivedInstance &i) {
+        files << i.path;
+        threads.insert(QThread::currentThread());
+        return Error();
+    });
+    QSignalSpy progress(job, &Job::progress);
+    Result<RetrieveCount> r = runSync(job);
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().completed, 5);
+    QCOMPARE(r.value().failed, 0);
+    QCOMPARE(files.size(), 5);
+    QVERIFY(r.value().bytes > 5 * 512 * 512 * 2);
+    for (const QString &f : files) {
+        Result<DecodedImage> got = decodeDicomFile(f);
+        QVERIFY2(got.isOk(), qPrintable(got.error().toString()));
+        Result<DicomIdentity> id = readDicomIdentity(ByteView(readFile(f)));
+        QVERIFY(id.isOk());
+        const DemoInstance *original = instance(id.value().sopInstanceUid);
+        QVERIFY(original);
+        QCOMPARE(id.value(), original->identity);
+        Result<DecodedImage> want = decodeDicom(ByteView(original->bytes));
+        QVERIFY(std::memcmp(got.value().pixels.frameData(0), want.value().pixels.frameData(0), size_t(want.value().pixels.frameBytes())) == 0);
+    }
+}
+
+void tst_Dimse::getOfUnknownStudyFindsNothing()
+{
+    DimseClient client(endpoint());
+    Result<RetrieveCount> r = runSync(client.get(QStringLiteral("1.2.3.4.5.6"), {}, {}, m_dir.filePath(QStringLiteral("none")), {}));
+    QVERIFY(!r.isOk() || r.value().completed == 0);
+    QCOMPARE(runSync(client.get(QStringLiteral("1.2/../3"), {}, {}, m_dir.filePath(QStringLiteral("none")), {})).error().code(), ErrorCode::InvalidArgument);
+}
+
+void tst_Dimse::moveToOurStorageScp()
+{
+    StorageScp::Options options;
+    options.aeTitle = m_scpAe;
+    options.port = m_scpPort;
+    options.directory = m_dir.filePath(QStringLiteral("scp-move"));
+    StorageScp scp(options);
+    const Error started = scp.start();
+    QVERIFY2(!started.isError(), qPrintable(started.toString()));
+    QSignalSpy received(&scp, &StorageScp::instanceReceived);
+    DimseClient client(endpoint());
+    Result<RetrieveCount> r = runSync(client.move(DemoArchive::studyUid(DemoStudy::HeadMr), {}, {}, m_scpAe));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().completed, 4);
+    QTRY_COMPARE(received.count(), 4);
+    for (const QList<QVariant> &args : received) {
+        const ReceivedInstance i = args.first().value<ReceivedInstance>();
+        QVERIFY(QFileInfo(i.path).absolutePath().startsWith(QDir(options.directory).absolutePath()));
+        const DemoInstance *original = instance(i.sopInstanceUid);
+        QVERIFY(original);
+        QCOMPARE(readDicomIdentity(ByteView(readFile(i.path))).value(), original->identity);
+    }
+    // A destination the PACS does not know is a clear error (Orthanc answers 0xC000, others 0xA801).
+    const Error unknown = runSync(client.move(DemoArchive::studyUid(DemoStudy::HeadMr), {}, {}, QStringLiteral("NOBODY"))).error();
+    QVERIFY(unknown.isError());
+    QVERIFY2(unknown.message().contains(QStringLiteral("'NOBODY'")), qPrintable(unknown.toString()));
+    scp.stop();
+    QVERIFY(!scp.isRunning());
+}
+
+void tst_Dimse::storeAndFindAgain()
+{
+    DemoOptions other;
+    other.studies = {DemoStudy::ChestCr};
+    QList<DemoInstance> cr;
+    QVERIFY(!DemoArchive::generate(other, [&](DemoInstance &&i) { cr << std::move(i); return Error(); }).isError());
+    const QString good = m_dir.filePath(QStringLiteral("cr.dcm")), bad = m_dir.filePath(QStringLiteral("bad.dcm"));
+    QVERIFY(writeFile(good, cr.first().bytes));
+    QVERIFY(writeFile(bad, "not DICOM"));
+    DimseClient client(endpoint());
+    Result<StoreCount> r = runSync(client.store({good, bad}));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().stored, QStringList{cr.first().identity.sopInstanceUid});
+    QCOMPARE(r.value().failed.size(), 1);
+    QCOMPARE(r.value().failed.first().first, bad);
+    DicomQuery q;
+    q.level = QueryLevel::Instance;
+    q.studyInstanceUid = cr.first().identity.studyInstanceUid;
+    Result<QList<DicomRecord>> found = runSync(client.find(q));
+    QVERIFY(found.isOk());
+    QCOMPARE(found.value().size(), 1);
+}
+
+void tst_Dimse::storageScpAcceptsPushesFromStorescu()
+{
+    StorageScp::Options options;
+    options.aeTitle = QStringLiteral("PUSHTARGET");
+    options.port = freePort();
+    options.directory = m_dir.filePath(QStringLiteral("scp-push"));
+    StorageScp scp(options);
+    const Error started = scp.start();
+    QVERIFY2(!started.isError(), qPrintable(started.toString()));
+    QSignalSpy received(&scp, &StorageScp::instanceReceived);
+    QStringList files;
+    for (int i = 0; i < 3; ++i) {
+        files << m_dir.filePath(QStringLiteral("push%1.dcm").arg(i));
+        QVERIFY(writeFile(files.last(), m_instances.at(i).bytes));
+    }
+    // DCMTK's own storescu, with the compressed syntaxes proposed too; our SCP sets no Nagle delay either.
+    const ProcessResult sent = run(QStringLiteral(STORESCU_EXECUTABLE), QStringList{QStringLiteral("-aec"), options.aeTitle, QStringLiteral("127.0.0.1"),
+                                                                                    QString::number(options.port)} + files, 60000);
+    QVERIFY2(sent.ok(), sent.err.constData());
+    QTRY_COMPARE(received.count(), 3);
+    QSet<QString> uids;
+    for (const QList<QVariant> &args : received)
+        uids.insert(args.first().value<ReceivedInstance>().sopInstanceUid);
+    QCOMPARE(uids.size(), 3);
+    // A port already in use is a clear error at start.
+    StorageScp clash(options);
+    QVERIFY(clash.start().isError());
+}
+
+QTEST_GUILESS_MAIN(tst_Dimse)
+#include "tst_dimse.moc"
