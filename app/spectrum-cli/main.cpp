@@ -1,6 +1,8 @@
 // spectrum-cli: Spectrum without the GUI — generate demo data, look into the workstation's cache, import and
 // render DICOM files. Wiring only: the work is done by the libraries.
 
+#include "archivecommands.h"
+
 #include "spectrum/core/settings.h"
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/dicomdecoder.h"
@@ -436,7 +438,12 @@ void usage()
                  "  put URL FILE        store a file as blob://HOST:PORT/KEY\n"
                  "  stat URL            size, version and SHA-256 of a blob\n"
                  "  ls URL-PREFIX       blobs whose key starts with the prefix\n"
-                 "environment: SPECTRUM_CACHE_DIR (cache folder), SPECTRUM_CACHE_BUDGET_MB, SPECTRUM_TOKEN\n");
+                 "  stores add|list|test|remove   the configured archives (dicomweb, dimse, blobd, local)\n"
+                 "  find [--store NAME] [--patient-name P] [--patient-id I] [--date FROM-TO] [--modality M] [--json]\n"
+                 "  fetch --store NAME STUDY_UID [--out DIR]   a study into the cache (or a folder)\n"
+                 "  export --store NAME FILE...   send DICOM files to a store\n"
+                 "  listen [--aet A] [--port P]   the Storage SCP, headless\n"
+                 "environment: SPECTRUM_CACHE_DIR (cache folder), SPECTRUM_CACHE_BUDGET_MB, SPECTRUM_TOKEN, SPECTRUM_CONFIG (stores)\n");
 }
 
 } // namespace
@@ -462,6 +469,11 @@ int main(int argc, char **argv)
     if (command == QLatin1String("put")) return cmdPut(args);
     if (command == QLatin1String("stat")) return cmdStat(args);
     if (command == QLatin1String("ls")) return cmdLs(args);
+    if (command == QLatin1String("stores")) return spectrum::cli::cmdStores(args);
+    if (command == QLatin1String("find")) return spectrum::cli::cmdFind(args);
+    if (command == QLatin1String("fetch")) return spectrum::cli::cmdFetch(args);
+    if (command == QLatin1String("export")) return spectrum::cli::cmdExport(args);
+    if (command == QLatin1String("listen")) return spectrum::cli::cmdListen(args);
     usage();
     return fail(QStringLiteral("unknown command '%1'").arg(command), 2);
 }

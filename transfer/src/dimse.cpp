@@ -38,6 +38,8 @@ Error dimseError(const OFCondition &c, const QString &context)
         return Error(ErrorCode::Authentication, base.message() + QStringLiteral(" (is our AE title known to the PACS, and its AE title right?)"));
     if (c == DIMSE_NODATAAVAILABLE || c == DUL_READTIMEOUT)
         return Error(ErrorCode::Timeout, base.message());
+    if (c == DUL_PEERABORTEDASSOCIATION)
+        return Error(ErrorCode::Network, base.message() + QStringLiteral(" (PACSs abort for calling AE titles they do not know: is ours configured there?)"));
     return base;
 }
 

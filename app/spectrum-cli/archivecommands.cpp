@@ -1,0 +1,487 @@
+// spectrum-cli's archive commands: the configured stores (stores add|list|test|remove), and find, fetch,
+// export and listen across them.
+
+#include "archivecommands.h"
+
+#include "spectrum/core/settings.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/storeconfig.h"
+#include "spectrum/stores/storeregistry.h"
+#include "spectrum/transfer/dimse.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSocketNotifier>
+#include <QTextStream>
+
+#include <csignal>
+#include <cstdio>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace spectrum::cli {
+
+namespace {
+
+void out(const QString &line)
+{
+    std::printf("%s\n", qPrintable(line));
+    std::fflush(stdout);
+}
+
+int fail(const QString &message, int code = 1)
+{
+    std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(message));
+    return code;
+}
+
+void addConfigOption(QCommandLineParser &p)
+{
+    p.addOption({QStringLiteral("config"), QStringLiteral("Store configuration file (default: $SPECTRUM_CONFIG, else %1).").arg(StoreConfigFile::defaultPath()),
+                 QStringLiteral("FILE")});
+}
+
+Result<StoreConfigFile> loadConfig(const QCommandLineParser &p)
+{
+    return StoreConfigFile::load(p.isSet(QStringLiteral("config")) ? p.value(QStringLiteral("config")) : StoreConfigFile::defaultPath());
+}
+
+/// The registry over the configuration and the workstation's cache (opened only when `withCache`).
+Result<std::unique_ptr<StoreRegistry>> registry(const StoreConfigFile &config, bool withCache)
+{
+    std::shared_ptr<FileStore> cache;
+    if (withCache) {
+        Result<std::unique_ptr<FileStore>> opened = FileStore::open(WorkstationPaths::cacheDirectory(), WorkstationPaths::diskBudgetBytes());
+        if (!opened.isOk())
+            return opened.error();
+        cache = std::shared_ptr<FileStore>(opened.takeValue());
+    }
+    return std::make_unique<StoreRegistry>(config, cache);
+}
+
+Result<QString> readSecretFile(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(path, f.errorString()));
+    const QString secret = QString::fromUtf8(f.read(64 * 1024)).trimmed();
+    if (secret.isEmpty())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("%1 is empty").arg(path));
+    return secret;
+}
+
+int cmdStoresAdd(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Adds a store. Secrets are read from files and sealed into the configuration, never kept in clear."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("A name for the store (letters, digits, . _ -)."));
+    p.addOptions({
+        {QStringLiteral("kind"), QStringLiteral("dicomweb, dimse, blobd or local."), QStringLiteral("KIND")},
+        {QStringLiteral("url"), QStringLiteral("dicomweb: http(s)://HOST/dicom-web; blobd: blob://HOST:PORT or blobs://…"), QStringLiteral("URL")},
+        {QStringLiteral("user"), QStringLiteral("dicomweb: HTTP Basic user (with --password-file)."), QStringLiteral("USER")},
+        {QStringLiteral("password-file"), QStringLiteral("dicomweb: file holding the password."), QStringLiteral("FILE")},
+        {QStringLiteral("token-file"), QStringLiteral("dicomweb (Bearer) or blobd: file holding the token."), QStringLiteral("FILE")},
+        {QStringLiteral("token-ref"), QStringLiteral("Keep a reference to the token file instead of sealing it (for tokens renewed outside Spectrum)."), QString()},
+        {QStringLiteral("ca-file"), QStringLiteral("HTTPS / blobs://: PEM certificates to trust."), QStringLiteral("FILE")},
+        {QStringLiteral("host"), QStringLiteral("dimse: the PACS's host."), QStringLiteral("HOST")},
+        {QStringLiteral("port"), QStringLiteral("dimse: the PACS's port."), QStringLiteral("PORT")},
+        {QStringLiteral("aet"), QStringLiteral("dimse: the PACS's AE title."), QStringLiteral("AET")},
+        {QStringLiteral("our-aet"), QStringLiteral("dimse: our AE title towards it (default: the workstation's)."), QStringLiteral("AET")},
+        {QStringLiteral("retrieve"), QStringLiteral("dimse: get (C-GET, default) or move (C-MOVE to our Storage SCP)."), QStringLiteral("get|move")},
+        {QStringLiteral("path"), QStringLiteral("local: a cache folder (default: the workstation's)."), QStringLiteral("DIR")},
+        {QStringLiteral("max-parallel"), QStringLiteral("Requests at once (default 6)."), QStringLiteral("N")},
+        {QStringLiteral("timeout"), QStringLiteral("Seconds (default 30)."), QStringLiteral("S")},
+    });
+    p.process(args);
+    if (p.positionalArguments().size() != 1)
+        return fail(QStringLiteral("stores add: name the store"), 2);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    StoreConfig s;
+    s.name = p.positionalArguments().first();
+    Result<StoreKind> kind = storeKindFromName(p.value(QStringLiteral("kind")));
+    if (!kind.isOk())
+        return fail(QStringLiteral("stores add: --kind: %1").arg(kind.error().message()), 2);
+    s.kind = kind.value();
+    s.url = p.value(QStringLiteral("url"));
+    s.caFile = p.value(QStringLiteral("ca-file"));
+    s.host = p.value(QStringLiteral("host"));
+    s.port = p.value(QStringLiteral("port")).toInt();
+    s.aeTitle = p.value(QStringLiteral("aet"));
+    s.ourAeTitle = p.value(QStringLiteral("our-aet"));
+    s.path = p.value(QStringLiteral("path"));
+    if (p.isSet(QStringLiteral("retrieve")))
+        s.retrieve = p.value(QStringLiteral("retrieve"));
+    if (p.isSet(QStringLiteral("max-parallel")))
+        s.maxParallel = p.value(QStringLiteral("max-parallel")).toInt();
+    if (p.isSet(QStringLiteral("timeout")))
+        s.timeoutSeconds = p.value(QStringLiteral("timeout")).toInt();
+    if (p.isSet(QStringLiteral("password-file"))) {
+        Result<QString> secret = readSecretFile(p.value(QStringLiteral("password-file")));
+        if (!secret.isOk())
+            return fail(secret.error().toString());
+        Result<Secret> sealed = config.value().seal(secret.value());
+        if (!sealed.isOk())
+            return fail(sealed.error().toString());
+        s.password = sealed.value();
+        s.user = p.value(QStringLiteral("user"));
+        s.auth = QStringLiteral("basic");
+    } else if (p.isSet(QStringLiteral("user"))) {
+        return fail(QStringLiteral("stores add: --user needs --password-file"), 2);
+    }
+    if (p.isSet(QStringLiteral("token-file"))) {
+        if (p.isSet(QStringLiteral("token-ref"))) {
+            s.token.source = Secret::Source::File;
+            s.token.value = QFileInfo(p.value(QStringLiteral("token-file"))).absoluteFilePath();
+        } else {
+            Result<QString> secret = readSecretFile(p.value(QStringLiteral("token-file")));
+            if (!secret.isOk())
+                return fail(secret.error().toString());
+            Result<Secret> sealed = config.value().seal(secret.value());
+            if (!sealed.isOk())
+                return fail(sealed.error().toString());
+            s.token = sealed.value();
+        }
+        if (s.kind == StoreKind::DicomWeb)
+            s.auth = QStringLiteral("bearer");
+    }
+    if (Error e = config.value().add(s); e.isError())
+        return fail(e.toString(), 2);
+    if (Error e = config.value().save(); e.isError())
+        return fail(e.toString());
+    out(QStringLiteral("added %1: %2 → %3").arg(s.name, s.summary(), config.value().path()));
+    return 0;
+}
+
+int cmdStoresList(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Lists the configured stores."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.process(args);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    if (config.value().stores().isEmpty())
+        std::fprintf(stderr, "no stores in %s (spectrum-cli stores add NAME --kind …)\n", qPrintable(config.value().path()));
+    for (const StoreConfig &s : config.value().stores())
+        out(QStringLiteral("%1\t%2").arg(s.name, s.summary()));
+    return 0;
+}
+
+int cmdStoresTest(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Tests the connection to a store (all when none is named): C-ECHO, a QIDO request, a blobd listing."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("The store."), QStringLiteral("[NAME]"));
+    p.process(args);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    QStringList names = p.positionalArguments();
+    if (names.isEmpty()) {
+        for (const StoreConfig &s : config.value().stores())
+            names << s.name;
+    }
+    bool local = false;
+    for (const QString &n : names) {
+        const StoreConfig *s = config.value().find(n);
+        local = local || (s && s->kind == StoreKind::Local && s->path.isEmpty());
+    }
+    Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), local);
+    if (!reg.isOk())
+        return fail(reg.error().toString());
+    int failures = 0;
+    for (const QString &n : names) {
+        QElapsedTimer t;
+        t.start();
+        const Error e = runSync(reg.value()->test(n)).error();
+        if (e.isError())
+            ++failures;
+        out(QStringLiteral("%1\t%2").arg(n, e.isError() ? QStringLiteral("FAILED: %1").arg(e.toString()) : QStringLiteral("ok (%1 ms)").arg(t.elapsed())));
+    }
+    return failures == 0 ? 0 : 1;
+}
+
+int cmdStoresRemove(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Removes a store from the configuration."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("The store."));
+    p.process(args);
+    if (p.positionalArguments().size() != 1)
+        return fail(QStringLiteral("stores remove: name the store"), 2);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    if (Error e = config.value().remove(p.positionalArguments().first()); e.isError())
+        return fail(e.toString());
+    if (Error e = config.value().save(); e.isError())
+        return fail(e.toString());
+    out(QStringLiteral("removed %1").arg(p.positionalArguments().first()));
+    return 0;
+}
+
+QString displayDate(const QString &dicomDate)
+{
+    const QDate d = QDate::fromString(dicomDate, QStringLiteral("yyyyMMdd"));
+    return d.isValid() ? d.toString(Qt::ISODate) : dicomDate;
+}
+
+} // namespace
+
+int cmdStores(const QStringList &args)
+{
+    const QString sub = args.value(1);
+    QStringList rest = args;
+    if (rest.size() > 1)
+        rest.removeAt(1);
+    rest[0] = args[0] + QLatin1Char(' ') + sub;
+    if (sub == QLatin1String("add")) return cmdStoresAdd(rest);
+    if (sub == QLatin1String("list")) return cmdStoresList(rest);
+    if (sub == QLatin1String("test")) return cmdStoresTest(rest);
+    if (sub == QLatin1String("remove")) return cmdStoresRemove(rest);
+    std::fprintf(stderr, "usage: spectrum-cli stores add|list|test|remove …   (--help after each for its options)\n");
+    return 2;
+}
+
+int cmdFind(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Finds studies in the configured stores (all at once unless --store names some). One study per line."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addOptions({
+        {QStringLiteral("store"), QStringLiteral("Search this store (repeatable)."), QStringLiteral("NAME")},
+        {QStringLiteral("patient-name"), QStringLiteral("Patient name, wildcards * and ?."), QStringLiteral("P")},
+        {QStringLiteral("patient-id"), QStringLiteral("Patient ID."), QStringLiteral("ID")},
+        {QStringLiteral("date"), QStringLiteral("Study date YYYYMMDD, or a range FROM-TO (either end may be left out)."), QStringLiteral("FROM-TO")},
+        {QStringLiteral("modality"), QStringLiteral("A modality in the study (CT, MR…)."), QStringLiteral("M")},
+        {QStringLiteral("accession"), QStringLiteral("Accession number."), QStringLiteral("A")},
+        {QStringLiteral("description"), QStringLiteral("Study description, wildcards allowed."), QStringLiteral("TEXT")},
+        {QStringLiteral("limit"), QStringLiteral("At most this many studies."), QStringLiteral("N")},
+        {QStringLiteral("json"), QStringLiteral("One JSON object per line.")},
+    });
+    p.process(args);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    DicomQuery q;
+    q.patientName = p.value(QStringLiteral("patient-name"));
+    q.patientId = p.value(QStringLiteral("patient-id"));
+    q.modality = p.value(QStringLiteral("modality"));
+    q.accessionNumber = p.value(QStringLiteral("accession"));
+    q.description = p.value(QStringLiteral("description"));
+    q.limit = p.value(QStringLiteral("limit")).toInt();
+    if (p.isSet(QStringLiteral("date"))) {
+        const QString d = p.value(QStringLiteral("date"));
+        const QStringList parts = d.contains(QLatin1Char('-')) ? d.split(QLatin1Char('-')) : QStringList{d, d};
+        q.dateFrom = QDate::fromString(parts.value(0), QStringLiteral("yyyyMMdd"));
+        q.dateTo = QDate::fromString(parts.value(1), QStringLiteral("yyyyMMdd"));
+        if (parts.size() != 2 || (!parts[0].isEmpty() && !q.dateFrom.isValid()) || (!parts[1].isEmpty() && !q.dateTo.isValid()))
+            return fail(QStringLiteral("find: --date takes YYYYMMDD or FROM-TO in YYYYMMDD"), 2);
+    }
+    const QStringList names = p.values(QStringLiteral("store"));
+    bool needsCache = false;
+    for (const StoreConfig &s : config.value().stores())
+        needsCache = needsCache || (s.kind == StoreKind::Local && s.path.isEmpty() && (names.isEmpty() || names.contains(s.name)));
+    Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), needsCache);
+    if (!reg.isOk())
+        return fail(reg.error().toString());
+    QObject::connect(reg.value().get(), &StoreRegistry::storeAnswered, [](const QString &store, int studies, const Error &e) {
+        if (e.isError())
+            std::fprintf(stderr, "%s: %s\n", qPrintable(store), qPrintable(e.toString()));
+        else
+            std::fprintf(stderr, "%s: %d stud%s\n", qPrintable(store), studies, studies == 1 ? "y" : "ies");
+    });
+    Result<QList<StudyHit>> hits = runSync(reg.value()->findStudies(q, names));
+    if (!hits.isOk())
+        return fail(hits.error().toString());
+    for (const StudyHit &h : hits.value()) {
+        const DicomIdentity &id = h.study.identity;
+        if (p.isSet(QStringLiteral("json"))) {
+            QJsonObject o = id.toJson();
+            o.insert(QStringLiteral("stores"), QJsonArray::fromStringList(h.stores));
+            o.insert(QStringLiteral("modalities"), QJsonArray::fromStringList(h.study.modalitiesInStudy));
+            o.insert(QStringLiteral("instances"), h.study.relatedInstances);
+            if (!h.conflicts.isEmpty())
+                o.insert(QStringLiteral("conflicts"), QJsonArray::fromStringList(h.conflicts));
+            out(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)));
+        } else {
+            out(QStringLiteral("%1  %2  %3  %4  %5  %6  %7 instance(s)  [%8]%9")
+                    .arg(displayDate(id.studyDate), DicomIdentity::displayName(id.patientName), id.patientId, h.study.modalitiesInStudy.join(QLatin1Char('/')),
+                         id.studyDescription.isEmpty() ? QStringLiteral("-") : id.studyDescription, id.studyInstanceUid)
+                    .arg(h.study.relatedInstances < 0 ? QStringLiteral("?") : QString::number(h.study.relatedInstances))
+                    .arg(h.stores.join(QStringLiteral(", ")), h.conflicts.isEmpty() ? QString() : QStringLiteral("  CONFLICT: ") + h.conflicts.join(QStringLiteral("; "))));
+        }
+    }
+    return 0;
+}
+
+int cmdFetch(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Fetches a study from a store into the workstation's cache (or a folder)."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addPositionalArgument(QStringLiteral("study"), QStringLiteral("Study Instance UID."));
+    p.addOptions({
+        {QStringLiteral("store"), QStringLiteral("The store to fetch from."), QStringLiteral("NAME")},
+        {QStringLiteral("out"), QStringLiteral("Write SOP_INSTANCE_UID.dcm files here instead of into the cache."), QStringLiteral("DIR")},
+    });
+    p.process(args);
+    if (p.positionalArguments().size() != 1 || !p.isSet(QStringLiteral("store")))
+        return fail(QStringLiteral("fetch: --store NAME STUDY_UID"), 2);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    const QString outDir = p.value(QStringLiteral("out"));
+    Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), outDir.isEmpty());
+    if (!reg.isOk())
+        return fail(reg.error().toString());
+    auto *job = reg.value()->fetchStudy(p.value(QStringLiteral("store")), p.positionalArguments().first(), outDir);
+    const bool tty = ::isatty(STDERR_FILENO);
+    QObject::connect(job, &Job::progress, job, [tty](qint64 done, qint64 total) {
+        if (tty)
+            std::fprintf(stderr, "\r%lld/%lld instance(s) ", qlonglong(done), qlonglong(total));
+    });
+    Result<FetchSummary> r = runSync(job);
+    if (tty)
+        std::fprintf(stderr, "\n");
+    if (!r.isOk())
+        return fail(r.error().toString());
+    const FetchSummary &s = r.value();
+    std::fprintf(stderr, "%d instance(s), %lld bytes in %.3f s (%.1f MB/s), first instance after %.3f s%s → %s\n", s.instances, qlonglong(s.bytes), s.seconds,
+                 s.bytes / std::max(1e-9, s.seconds) / 1e6, s.firstInstanceSeconds,
+                 s.rejected ? qPrintable(QStringLiteral(", %1 rejected (another study or patient)").arg(s.rejected)) : "",
+                 outDir.isEmpty() ? qPrintable(WorkstationPaths::cacheDirectory()) : qPrintable(outDir));
+    return s.rejected == 0 ? 0 : 1;
+}
+
+int cmdExport(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Sends DICOM files to a store (STOW-RS, C-STORE, blobd, or the local cache)."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addPositionalArgument(QStringLiteral("files"), QStringLiteral("DICOM files or folders."), QStringLiteral("FILE..."));
+    p.addOption({QStringLiteral("store"), QStringLiteral("The store to send to."), QStringLiteral("NAME")});
+    p.process(args);
+    if (p.positionalArguments().isEmpty() || !p.isSet(QStringLiteral("store")))
+        return fail(QStringLiteral("export: --store NAME FILE..."), 2);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    QStringList files;
+    for (const QString &a : p.positionalArguments()) {
+        if (QFileInfo(a).isDir()) {
+            QDir d(a);
+            for (const QString &f : d.entryList(QDir::Files, QDir::Name))
+                files << d.filePath(f);
+        } else {
+            files << a;
+        }
+    }
+    const StoreConfig *target = config.value().find(p.value(QStringLiteral("store")));
+    Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), target && target->kind == StoreKind::Local && target->path.isEmpty());
+    if (!reg.isOk())
+        return fail(reg.error().toString());
+    Result<ExportSummary> r = runSync(reg.value()->exportFiles(p.value(QStringLiteral("store")), files));
+    if (!r.isOk())
+        return fail(r.error().toString());
+    for (const auto &[what, why] : r.value().failed)
+        std::fprintf(stderr, "%s: %s\n", qPrintable(what), qPrintable(why));
+    out(QStringLiteral("%1 stored, %2 failed").arg(r.value().stored.size()).arg(r.value().failed.size()));
+    return r.value().failed.isEmpty() ? 0 : 1;
+}
+
+namespace {
+int g_signalPipe[2] = {-1, -1};
+void onSignal(int)
+{
+    const char c = 1;
+    [[maybe_unused]] const ssize_t n = ::write(g_signalPipe[1], &c, 1);
+}
+} // namespace
+
+int cmdListen(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Runs the workstation's Storage SCP headless: instances pushed to it go into the cache. Stop with Ctrl+C."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addOptions({
+        {QStringLiteral("aet"), QStringLiteral("Our AE title (default: the configuration's workstation aeTitle)."), QStringLiteral("AET")},
+        {QStringLiteral("port"), QStringLiteral("Port (default: the configuration's workstation storagePort)."), QStringLiteral("PORT")},
+        {QStringLiteral("out"), QStringLiteral("Keep received files in this folder instead of the cache."), QStringLiteral("DIR")},
+    });
+    p.process(args);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    StorageScp::Options o;
+    o.aeTitle = p.value(QStringLiteral("aet")).isEmpty() ? config.value().workstation.aeTitle : p.value(QStringLiteral("aet"));
+    o.port = quint16(p.isSet(QStringLiteral("port")) ? p.value(QStringLiteral("port")).toInt() : config.value().workstation.storagePort);
+    const QString outDir = p.value(QStringLiteral("out"));
+    std::shared_ptr<FileStore> cache;
+    if (outDir.isEmpty()) {
+        Result<std::unique_ptr<FileStore>> opened = FileStore::open(WorkstationPaths::cacheDirectory(), WorkstationPaths::diskBudgetBytes());
+        if (!opened.isOk())
+            return fail(opened.error().toString());
+        cache = std::shared_ptr<FileStore>(opened.takeValue());
+        o.directory = WorkstationPaths::cacheDirectory() + QStringLiteral("/incoming");
+    } else {
+        o.directory = outDir;
+    }
+    StorageScp scp(o);
+    int received = 0;
+    scp.setHandler([cache](const ReceivedInstance &i) -> Error {
+        if (!cache)
+            return Error();
+        QFile f(i.path);
+        if (!f.open(QIODevice::ReadOnly))
+            return Error(ErrorCode::Io, QStringLiteral("cannot read %1").arg(i.path));
+        const QByteArray bytes = f.readAll();
+        Result<BlobWriterPtr> w = runSync(cache->reserve(i.sopInstanceUid, bytes.size()));
+        Error e = w.isOk() ? w.value()->writeAt(0, bytes.constData(), bytes.size()) : w.error();
+        if (!e.isError())
+            e = runSync(cache->commit(w.value())).error();
+        f.remove();
+        return e;
+    });
+    QObject::connect(&scp, &StorageScp::instanceReceived, [&received](const ReceivedInstance &i) {
+        ++received;
+        out(QStringLiteral("received %1 (%2)").arg(i.sopInstanceUid, i.sopClassUid));
+    });
+    QObject::connect(&scp, &StorageScp::failed, [](const Error &e) { std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(e.toString())); });
+    if (Error e = scp.start(); e.isError())
+        return fail(e.toString());
+    std::fprintf(stderr, "Storage SCP %s listening on port %d, instances into %s\n", qPrintable(o.aeTitle), o.port,
+                 cache ? qPrintable(WorkstationPaths::cacheDirectory()) : qPrintable(outDir));
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, g_signalPipe) != 0)
+        return fail(QStringLiteral("cannot set up signal handling"));
+    QSocketNotifier notifier(g_signalPipe[0], QSocketNotifier::Read);
+    QObject::connect(&notifier, &QSocketNotifier::activated, QCoreApplication::instance(), &QCoreApplication::quit);
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+    QCoreApplication::exec();
+    scp.stop();
+    std::fprintf(stderr, "stopped after %d instance(s)\n", received);
+    return 0;
+}
+
+} // namespace spectrum::cli

@@ -1,0 +1,15 @@
+#pragma once
+// spectrum-cli's archive commands (see archivecommands.cpp). Each takes the sub-command's arguments, the first
+// being "spectrum-cli COMMAND", and returns the process's exit code.
+
+#include <QStringList>
+
+namespace spectrum::cli {
+
+int cmdStores(const QStringList &args);
+int cmdFind(const QStringList &args);
+int cmdFetch(const QStringList &args);
+int cmdExport(const QStringList &args);
+int cmdListen(const QStringList &args);
+
+} // namespace spectrum::cli

@@ -1,0 +1,110 @@
+#pragma once
+// The stores a hospital has connected, as configured by its IT admins: one JSON file (documented in
+// stores/STORES.md), validated with errors that name the store and the field.
+//
+// Where: --config FILE, else $SPECTRUM_CONFIG, else QStandardPaths' AppConfigLocation/stores.json
+// (~/.config/spectrum/stores.json). The file is written atomically and readable by its owner only.
+//
+// Secrets (passwords, tokens) are never written in clear: a secret is either sealed (AES-256-GCM with a key in
+// "secret.key" beside the file, also owner-only, made on first use), or a reference to a file or an environment
+// variable that holds it. Sealing keeps secrets out of copies, backups and screenshots of the configuration;
+// it does not protect against someone who can read both files as the same user (no keyring is assumed to
+// exist on a reading-room machine).
+
+#include "spectrum/core/error.h"
+#include "spectrum/core/result.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+namespace spectrum {
+
+enum class StoreKind { Local, Blobd, DicomWeb, Dimse };
+QString storeKindName(StoreKind kind);
+Result<StoreKind> storeKindFromName(const QString &name);
+
+/// Where a secret comes from.
+struct Secret
+{
+    enum class Source { None, Sealed, File, Env };
+    Source source = Source::None;
+    QString value;  ///< the sealed text, the file path or the variable name — never the secret itself
+
+    bool isSet() const { return source != Source::None; }
+    QJsonValue toJson() const;
+    static Result<Secret> fromJson(const QJsonValue &json, const QString &where);
+};
+
+struct StoreConfig
+{
+    QString name;
+    StoreKind kind = StoreKind::Local;
+    // dicomweb, blobd
+    QString url;
+    QString caFile;          ///< HTTPS / blobs://: PEM certificates to trust besides the system's
+    // dicomweb authentication: "none", "basic" (user + password) or "bearer" (token); blobd: token
+    QString auth = QStringLiteral("none");
+    QString user;
+    Secret password;
+    Secret token;
+    // dimse
+    QString host;
+    int port = 0;
+    QString aeTitle;         ///< the PACS's
+    QString ourAeTitle;      ///< empty: the workstation's
+    QString retrieve = QStringLiteral("get");  ///< "get" (C-GET) or "move" (C-MOVE to our Storage SCP)
+    // limits
+    int maxParallel = 6;     ///< requests or associations at once
+    int timeoutSeconds = 30;
+    // local
+    QString path;            ///< a FileStore folder; empty: the workstation's cache
+
+    /// A clear error naming the store and field, or none.
+    Error validate() const;
+    QJsonObject toJson() const;
+    static Result<StoreConfig> fromJson(const QJsonObject &json, const QString &where);
+    /// "dicomweb https://pacs/dicom-web (basic, user)" — for lists; never a secret.
+    QString summary() const;
+};
+
+struct WorkstationConfig
+{
+    QString aeTitle = QStringLiteral("SPECTRUM");  ///< our AE title, for DIMSE and the Storage SCP
+    int storagePort = 11112;                       ///< our Storage SCP
+};
+
+class StoreConfigFile
+{
+public:
+    /// --config's fallback: $SPECTRUM_CONFIG, else AppConfigLocation/stores.json.
+    static QString defaultPath();
+    /// Reads `path`; a missing file is an empty configuration, a malformed one an error naming the problem.
+    static Result<StoreConfigFile> load(const QString &path);
+
+    QString path() const { return m_path; }
+    /// Writes atomically, owner-only (0600).
+    Error save() const;
+
+    const QList<StoreConfig> &stores() const { return m_stores; }
+    const StoreConfig *find(const QString &name) const;
+    /// Validates; an error if the name is taken.
+    Error add(const StoreConfig &store);
+    Error remove(const QString &name);
+
+    WorkstationConfig workstation;
+
+    /// Seals `secret` with the key beside the file (made, owner-only, on first use).
+    Result<Secret> seal(const QString &secret) const;
+    /// The secret's value: unsealed, read from its file (trimmed) or from its variable.
+    Result<QString> reveal(const Secret &secret) const;
+
+private:
+    QString keyPath() const;
+    Result<QByteArray> key(bool create) const;
+
+    QString m_path;
+    QList<StoreConfig> m_stores;
+};
+
+} // namespace spectrum

@@ -1,0 +1,86 @@
+#pragma once
+// StoreRegistry: every configured store behind one face — test a connection, search them all at once and merge
+// the answers, fetch a study from one of them into the workstation's cache (or a folder), send files to one.
+//
+// A study found in several stores is one hit with several locations — unless the stores disagree on whose it is
+// (another Patient ID for the same Study Instance UID): then the hits stay apart and both carry the conflict,
+// never merged silently. A fetch keeps only instances of the study it asked for, of the patient the study
+// belongs to; anything else is counted and dropped.
+
+#include "spectrum/core/dicomquery.h"
+#include "spectrum/core/resultjob.h"
+#include "spectrum/stores/storeconfig.h"
+
+#include <QObject>
+
+#include <memory>
+
+namespace spectrum {
+
+class FileStore;
+struct DicomWebEndpoint;
+struct DimseEndpoint;
+struct BlobEndpoint;
+
+struct StudyHit
+{
+    DicomRecord study;
+    QStringList stores;     ///< names of the stores that hold it
+    QStringList conflicts;  ///< human-readable: which stores disagree, and how
+};
+
+struct FetchSummary
+{
+    int instances = 0;
+    qint64 bytes = 0;
+    double seconds = 0;
+    double firstInstanceSeconds = -1;  ///< time to the first complete instance
+    int rejected = 0;                  ///< instances of another study or patient, dropped
+    QStringList sopInstanceUids;
+};
+
+struct ExportSummary
+{
+    QStringList stored;                     ///< SOP Instance UIDs (or keys)
+    QList<QPair<QString, QString>> failed;  ///< file or UID, and why
+};
+
+/// Endpoints for a configured store, with its secrets revealed (in memory only).
+Result<DicomWebEndpoint> dicomWebEndpointFor(const StoreConfig &store, const StoreConfigFile &config);
+Result<DimseEndpoint> dimseEndpointFor(const StoreConfig &store, const StoreConfigFile &config);
+Result<BlobEndpoint> blobEndpointFor(const StoreConfig &store, const StoreConfigFile &config);
+
+class StoreRegistry : public QObject
+{
+    Q_OBJECT
+public:
+    /// `cache` is the workstation's disk cache: the "local" store and where fetches land. May be null for a
+    /// registry that only searches remote stores.
+    StoreRegistry(StoreConfigFile config, std::shared_ptr<FileStore> cache, QObject *parent = nullptr);
+    ~StoreRegistry() override;
+
+    const StoreConfigFile &config() const { return m_config; }
+
+    /// "Test connection": C-ECHO, one QIDO request, a blobd listing, or opening the local store.
+    ResultJob<Done> *test(const QString &name);
+    /// Searches `names` (all configured stores when empty) at once; storeAnswered() as each answers. Fails only
+    /// when every store failed.
+    ResultJob<QList<StudyHit>> *findStudies(const DicomQuery &query, const QStringList &names = {});
+    /// Fetches a study into the cache, or into `outDir` as SOP_INSTANCE_UID.dcm files when it is not empty.
+    /// progress(instances, total when known); instanceFetched() per instance.
+    ResultJob<FetchSummary> *fetchStudy(const QString &name, const QString &studyUid, const QString &outDir = QString());
+    /// Sends DICOM files to a store (STOW-RS, C-STORE, blobd push, or the local cache).
+    ResultJob<ExportSummary> *exportFiles(const QString &name, const QStringList &files);
+
+Q_SIGNALS:
+    void storeAnswered(const QString &store, int studies, const spectrum::Error &error);
+    void instanceFetched(const QString &sopInstanceUid, qint64 bytes);
+
+private:
+    const StoreConfig *store(const QString &name, Error *error) const;
+
+    StoreConfigFile m_config;
+    std::shared_ptr<FileStore> m_cache;
+};
+
+} // namespace spectrum

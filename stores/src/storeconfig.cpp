@@ -1,0 +1,502 @@
+#include "spectrum/stores/storeconfig.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QStandardPaths>
+#include <QRegularExpression>
+#include <QUrl>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace spectrum {
+
+namespace {
+
+constexpr int kKeyBytes = 32, kNonceBytes = 12, kTagBytes = 16;
+const QString kSealedPrefix = QStringLiteral("aes256gcm:");
+
+Error invalid(const QString &where, const QString &what)
+{
+    return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: %2").arg(where, what));
+}
+
+bool validAe(const QString &ae)
+{
+    if (ae.trimmed().isEmpty() || ae.size() > 16)
+        return false;
+    for (const QChar c : ae) {
+        if (c.unicode() < 0x20 || c.unicode() > 0x7e || c == QLatin1Char('\\'))
+            return false;
+    }
+    return true;
+}
+
+/// Writes `bytes` to `path` atomically with mode 0600: a new file beside it, synced, renamed over.
+Error writePrivately(const QString &path, const QByteArray &bytes)
+{
+    const QString dir = QFileInfo(path).absolutePath();
+    if (!QDir().mkpath(dir))
+        return Error(ErrorCode::Io, QStringLiteral("cannot create %1").arg(dir));
+    const QString tmp = path + QStringLiteral(".tmp-%1").arg(::getpid());
+    const QByteArray tmpName = QFile::encodeName(tmp);
+    const int fd = ::open(tmpName.constData(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, S_IRUSR | S_IWUSR);
+    if (fd < 0)
+        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(tmp, QString::fromLocal8Bit(std::strerror(errno))));
+    ::fchmod(fd, S_IRUSR | S_IWUSR);  // also if it existed with wider rights
+    qint64 done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.constData() + done, size_t(bytes.size() - done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const int err = errno;
+            ::close(fd);
+            ::unlink(tmpName.constData());
+            return Error(err == ENOSPC ? ErrorCode::DiskFull : ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(tmp, QString::fromLocal8Bit(std::strerror(err))));
+        }
+        done += n;
+    }
+    const bool synced = ::fsync(fd) == 0;
+    ::close(fd);
+    if (!synced || ::rename(tmpName.constData(), QFile::encodeName(path).constData()) != 0) {
+        const int err = errno;
+        ::unlink(tmpName.constData());
+        return Error(ErrorCode::Io, QStringLiteral("cannot replace %1: %2").arg(path, QString::fromLocal8Bit(std::strerror(err))));
+    }
+    return Error();
+}
+
+} // namespace
+
+QString storeKindName(StoreKind kind)
+{
+    switch (kind) {
+    case StoreKind::Local: return QStringLiteral("local");
+    case StoreKind::Blobd: return QStringLiteral("blobd");
+    case StoreKind::DicomWeb: return QStringLiteral("dicomweb");
+    case StoreKind::Dimse: return QStringLiteral("dimse");
+    }
+    return {};
+}
+
+Result<StoreKind> storeKindFromName(const QString &name)
+{
+    for (StoreKind k : {StoreKind::Local, StoreKind::Blobd, StoreKind::DicomWeb, StoreKind::Dimse}) {
+        if (storeKindName(k) == name)
+            return k;
+    }
+    return Error(ErrorCode::InvalidArgument, QStringLiteral("unknown store kind '%1' (local, blobd, dicomweb or dimse)").arg(name));
+}
+
+// ---- Secret ----
+
+QJsonValue Secret::toJson() const
+{
+    switch (source) {
+    case Source::None: return QJsonValue();
+    case Source::Sealed: return QJsonObject{{QStringLiteral("sealed"), value}};
+    case Source::File: return QJsonObject{{QStringLiteral("file"), value}};
+    case Source::Env: return QJsonObject{{QStringLiteral("env"), value}};
+    }
+    return QJsonValue();
+}
+
+Result<Secret> Secret::fromJson(const QJsonValue &json, const QString &where)
+{
+    Secret s;
+    if (json.isUndefined() || json.isNull())
+        return s;
+    if (json.isString())
+        return invalid(where, QStringLiteral("a secret in clear is not accepted: use {\"file\": …}, {\"env\": …} or `spectrum-cli stores add`, which seals it"));
+    const QJsonObject o = json.toObject();
+    if (o.size() != 1)
+        return invalid(where, QStringLiteral("a secret is one of {\"sealed\": …}, {\"file\": …}, {\"env\": …}"));
+    const QString key = o.begin().key();
+    s.value = o.begin().value().toString();
+    if (s.value.isEmpty())
+        return invalid(where, QStringLiteral("the secret's %1 is empty").arg(key));
+    if (key == QLatin1String("sealed"))
+        s.source = Source::Sealed;
+    else if (key == QLatin1String("file"))
+        s.source = Source::File;
+    else if (key == QLatin1String("env"))
+        s.source = Source::Env;
+    else
+        return invalid(where, QStringLiteral("unknown secret source '%1'").arg(key));
+    return s;
+}
+
+// ---- StoreConfig ----
+
+Error StoreConfig::validate() const
+{
+    const QString where = QStringLiteral("store '%1'").arg(name);
+    static const QRegularExpression namePattern(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"));
+    if (!namePattern.match(name).hasMatch())
+        return invalid(where, QStringLiteral("a name is 1-64 letters, digits, '.', '_' or '-'"));
+    if (maxParallel < 1 || maxParallel > 64)
+        return invalid(where, QStringLiteral("maxParallel must be 1-64"));
+    if (timeoutSeconds < 1 || timeoutSeconds > 3600)
+        return invalid(where, QStringLiteral("timeoutSeconds must be 1-3600"));
+    if (!caFile.isEmpty() && !QFileInfo(caFile).isReadable())
+        return invalid(where, QStringLiteral("caFile %1 cannot be read").arg(caFile));
+    switch (kind) {
+    case StoreKind::Local:
+        return Error();
+    case StoreKind::DicomWeb: {
+        const QUrl u(url, QUrl::StrictMode);
+        if (!u.isValid() || (u.scheme() != QLatin1String("http") && u.scheme() != QLatin1String("https")) || u.host().isEmpty())
+            return invalid(where, QStringLiteral("url must be an http:// or https:// address, e.g. https://pacs.example/dicom-web"));
+        if (!u.userInfo().isEmpty())
+            return invalid(where, QStringLiteral("credentials do not belong in the url: use user and password"));
+        if (auth == QLatin1String("basic")) {
+            if (user.isEmpty() || !password.isSet())
+                return invalid(where, QStringLiteral("basic authentication needs user and password"));
+        } else if (auth == QLatin1String("bearer")) {
+            if (!token.isSet())
+                return invalid(where, QStringLiteral("bearer authentication needs a token"));
+        } else if (auth != QLatin1String("none")) {
+            return invalid(where, QStringLiteral("auth is none, basic or bearer"));
+        }
+        return Error();
+    }
+    case StoreKind::Blobd: {
+        const QUrl u(url);
+        if (!u.isValid() || (u.scheme() != QLatin1String("blob") && u.scheme() != QLatin1String("blobs")) || u.host().isEmpty() || u.port() <= 0)
+            return invalid(where, QStringLiteral("url must be blob://HOST:PORT or blobs://HOST:PORT"));
+        return Error();
+    }
+    case StoreKind::Dimse:
+        if (host.trimmed().isEmpty())
+            return invalid(where, QStringLiteral("host is missing"));
+        if (port < 1 || port > 65535)
+            return invalid(where, QStringLiteral("port must be 1-65535"));
+        if (!validAe(aeTitle))
+            return invalid(where, QStringLiteral("aeTitle '%1' is not an AE title (1-16 printable characters, no '\\')").arg(aeTitle));
+        if (!ourAeTitle.isEmpty() && !validAe(ourAeTitle))
+            return invalid(where, QStringLiteral("ourAeTitle '%1' is not an AE title").arg(ourAeTitle));
+        if (retrieve != QLatin1String("get") && retrieve != QLatin1String("move"))
+            return invalid(where, QStringLiteral("retrieve is get or move"));
+        return Error();
+    }
+    return Error();
+}
+
+QJsonObject StoreConfig::toJson() const
+{
+    QJsonObject o{{QStringLiteral("name"), name}, {QStringLiteral("kind"), storeKindName(kind)}};
+    auto put = [&](const char *key, const QString &v) {
+        if (!v.isEmpty())
+            o.insert(QLatin1String(key), v);
+    };
+    switch (kind) {
+    case StoreKind::Local:
+        put("path", path);
+        break;
+    case StoreKind::DicomWeb:
+        put("url", url);
+        put("caFile", caFile);
+        o.insert(QStringLiteral("auth"), auth);
+        put("user", user);
+        if (password.isSet())
+            o.insert(QStringLiteral("password"), password.toJson());
+        if (token.isSet())
+            o.insert(QStringLiteral("token"), token.toJson());
+        break;
+    case StoreKind::Blobd:
+        put("url", url);
+        put("caFile", caFile);
+        if (token.isSet())
+            o.insert(QStringLiteral("token"), token.toJson());
+        break;
+    case StoreKind::Dimse:
+        put("host", host);
+        o.insert(QStringLiteral("port"), port);
+        put("aeTitle", aeTitle);
+        put("ourAeTitle", ourAeTitle);
+        o.insert(QStringLiteral("retrieve"), retrieve);
+        break;
+    }
+    o.insert(QStringLiteral("maxParallel"), maxParallel);
+    o.insert(QStringLiteral("timeoutSeconds"), timeoutSeconds);
+    return o;
+}
+
+Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &where)
+{
+    static const QStringList known{QStringLiteral("name"), QStringLiteral("kind"), QStringLiteral("url"), QStringLiteral("caFile"),
+                                   QStringLiteral("auth"), QStringLiteral("user"), QStringLiteral("password"), QStringLiteral("token"),
+                                   QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("aeTitle"), QStringLiteral("ourAeTitle"),
+                                   QStringLiteral("retrieve"), QStringLiteral("maxParallel"), QStringLiteral("timeoutSeconds"), QStringLiteral("path")};
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        if (!known.contains(it.key()))
+            return invalid(where, QStringLiteral("unknown field '%1'").arg(it.key()));
+    }
+    StoreConfig c;
+    c.name = o.value(QStringLiteral("name")).toString();
+    Result<StoreKind> kind = storeKindFromName(o.value(QStringLiteral("kind")).toString());
+    if (!kind.isOk())
+        return invalid(where, kind.error().message());
+    c.kind = kind.value();
+    auto str = [&](const char *key, QString *out, const QString &fallback = QString()) -> Error {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isUndefined()) {
+            *out = fallback;
+            return Error();
+        }
+        if (!v.isString())
+            return invalid(where, QStringLiteral("%1 must be text").arg(QLatin1String(key)));
+        *out = v.toString();
+        return Error();
+    };
+    auto num = [&](const char *key, int *out, int fallback) -> Error {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isUndefined()) {
+            *out = fallback;
+            return Error();
+        }
+        if (!v.isDouble() || v.toDouble() != double(int(v.toDouble())))
+            return invalid(where, QStringLiteral("%1 must be a whole number").arg(QLatin1String(key)));
+        *out = v.toInt();
+        return Error();
+    };
+    for (Error e : {str("url", &c.url), str("caFile", &c.caFile), str("auth", &c.auth, QStringLiteral("none")), str("user", &c.user),
+                    str("host", &c.host), str("aeTitle", &c.aeTitle), str("ourAeTitle", &c.ourAeTitle),
+                    str("retrieve", &c.retrieve, QStringLiteral("get")), str("path", &c.path), num("port", &c.port, 0),
+                    num("maxParallel", &c.maxParallel, 6), num("timeoutSeconds", &c.timeoutSeconds, 30)}) {
+        if (e.isError())
+            return e;
+    }
+    Result<Secret> password = Secret::fromJson(o.value(QStringLiteral("password")), where + QStringLiteral(", password"));
+    if (!password.isOk())
+        return password.error();
+    c.password = password.value();
+    Result<Secret> token = Secret::fromJson(o.value(QStringLiteral("token")), where + QStringLiteral(", token"));
+    if (!token.isOk())
+        return token.error();
+    c.token = token.value();
+    if (Error e = c.validate(); e.isError())
+        return e;
+    return c;
+}
+
+QString StoreConfig::summary() const
+{
+    switch (kind) {
+    case StoreKind::Local:
+        return QStringLiteral("local %1").arg(path.isEmpty() ? QStringLiteral("(the workstation's cache)") : path);
+    case StoreKind::DicomWeb:
+        return QStringLiteral("dicomweb %1 (%2%3)").arg(url, auth, user.isEmpty() ? QString() : QStringLiteral(", ") + user);
+    case StoreKind::Blobd:
+        return QStringLiteral("blobd %1%2").arg(url, token.isSet() ? QStringLiteral(" (token)") : QString());
+    case StoreKind::Dimse:
+        return QStringLiteral("dimse %1@%2:%3 (C-%4)").arg(aeTitle, host).arg(port).arg(retrieve.toUpper());
+    }
+    return {};
+}
+
+// ---- the file ----
+
+QString StoreConfigFile::defaultPath()
+{
+    const QString env = qEnvironmentVariable("SPECTRUM_CONFIG");
+    if (!env.isEmpty())
+        return env;
+    QString dir = QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation);
+    if (dir.isEmpty())
+        dir = QDir::homePath() + QStringLiteral("/.config/spectrum");
+    return dir + QStringLiteral("/stores.json");
+}
+
+Result<StoreConfigFile> StoreConfigFile::load(const QString &path)
+{
+    StoreConfigFile f;
+    f.m_path = path;
+    QFile file(path);
+    if (!file.exists())
+        return f;
+    if (!file.open(QIODevice::ReadOnly))
+        return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(path, file.errorString()));
+    QJsonParseError pe{};
+    const QJsonDocument doc = QJsonDocument::fromJson(file.read(4 << 20), &pe);
+    if (!doc.isObject())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("%1 is not a store configuration (JSON: %2 at offset %3)").arg(path, pe.errorString()).arg(pe.offset));
+    const QJsonObject root = doc.object();
+    if (root.value(QStringLiteral("version")).toInt(1) != 1)
+        return Error(ErrorCode::Unsupported, QStringLiteral("%1 has version %2; this Spectrum reads version 1").arg(path).arg(root.value(QStringLiteral("version")).toInt()));
+    const QJsonObject ws = root.value(QStringLiteral("workstation")).toObject();
+    f.workstation.aeTitle = ws.value(QStringLiteral("aeTitle")).toString(f.workstation.aeTitle);
+    f.workstation.storagePort = ws.value(QStringLiteral("storagePort")).toInt(f.workstation.storagePort);
+    if (!validAe(f.workstation.aeTitle))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation aeTitle '%2' is not an AE title").arg(path, f.workstation.aeTitle));
+    if (f.workstation.storagePort < 1 || f.workstation.storagePort > 65535)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation storagePort must be 1-65535").arg(path));
+    const QJsonArray stores = root.value(QStringLiteral("stores")).toArray();
+    for (int i = 0; i < stores.size(); ++i) {
+        const QString where = QStringLiteral("%1: stores[%2]").arg(path).arg(i);
+        if (!stores.at(i).isObject())
+            return Error(ErrorCode::InvalidArgument, where + QStringLiteral(": not an object"));
+        Result<StoreConfig> c = StoreConfig::fromJson(stores.at(i).toObject(), where);
+        if (!c.isOk())
+            return c.error();
+        if (f.find(c.value().name))
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: two stores are named '%2'").arg(where, c.value().name));
+        f.m_stores << c.value();
+    }
+    return f;
+}
+
+Error StoreConfigFile::save() const
+{
+    QJsonArray stores;
+    for (const StoreConfig &s : m_stores)
+        stores.append(s.toJson());
+    const QJsonObject root{{QStringLiteral("version"), 1},
+                           {QStringLiteral("workstation"), QJsonObject{{QStringLiteral("aeTitle"), workstation.aeTitle},
+                                                                       {QStringLiteral("storagePort"), workstation.storagePort}}},
+                           {QStringLiteral("stores"), stores}};
+    return writePrivately(m_path, QJsonDocument(root).toJson(QJsonDocument::Indented));
+}
+
+const StoreConfig *StoreConfigFile::find(const QString &name) const
+{
+    for (const StoreConfig &s : m_stores) {
+        if (s.name == name)
+            return &s;
+    }
+    return nullptr;
+}
+
+Error StoreConfigFile::add(const StoreConfig &store)
+{
+    if (Error e = store.validate(); e.isError())
+        return e;
+    if (find(store.name))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("a store named '%1' exists already (remove it first)").arg(store.name));
+    m_stores << store;
+    return Error();
+}
+
+Error StoreConfigFile::remove(const QString &name)
+{
+    for (int i = 0; i < m_stores.size(); ++i) {
+        if (m_stores[i].name == name) {
+            m_stores.removeAt(i);
+            return Error();
+        }
+    }
+    return Error(ErrorCode::NotFound, QStringLiteral("no store named '%1'").arg(name));
+}
+
+QString StoreConfigFile::keyPath() const
+{
+    return QFileInfo(m_path).absolutePath() + QStringLiteral("/secret.key");
+}
+
+Result<QByteArray> StoreConfigFile::key(bool create) const
+{
+    QFile f(keyPath());
+    if (f.exists()) {
+        if (!f.open(QIODevice::ReadOnly))
+            return Error(ErrorCode::Io, QStringLiteral("cannot read the secrets key %1: %2").arg(f.fileName(), f.errorString()));
+        const QByteArray k = f.readAll();
+        if (k.size() != kKeyBytes)
+            return Error(ErrorCode::Corrupt, QStringLiteral("the secrets key %1 is damaged").arg(f.fileName()));
+        return k;
+    }
+    if (!create)
+        return Error(ErrorCode::NotFound, QStringLiteral("the secrets key %1 is missing: sealed secrets cannot be opened; add the store again").arg(f.fileName()));
+    QByteArray k(kKeyBytes, Qt::Uninitialized);
+    if (RAND_bytes(reinterpret_cast<unsigned char *>(k.data()), kKeyBytes) != 1)
+        return Error(ErrorCode::Internal, QStringLiteral("no random bytes for a secrets key"));
+    if (Error e = writePrivately(keyPath(), k); e.isError())
+        return e;
+    return k;
+}
+
+Result<Secret> StoreConfigFile::seal(const QString &secret) const
+{
+    Result<QByteArray> k = key(true);
+    if (!k.isOk())
+        return k.error();
+    const QByteArray plain = secret.toUtf8();
+    QByteArray nonce(kNonceBytes, Qt::Uninitialized);
+    RAND_bytes(reinterpret_cast<unsigned char *>(nonce.data()), kNonceBytes);
+    QByteArray out(plain.size() + kTagBytes, Qt::Uninitialized);
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    int len = 0, total = 0;
+    bool ok = EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, reinterpret_cast<const unsigned char *>(k.value().constData()),
+                                 reinterpret_cast<const unsigned char *>(nonce.constData())) == 1
+        && EVP_EncryptUpdate(ctx, reinterpret_cast<unsigned char *>(out.data()), &len, reinterpret_cast<const unsigned char *>(plain.constData()), int(plain.size())) == 1;
+    total = len;
+    ok = ok && EVP_EncryptFinal_ex(ctx, reinterpret_cast<unsigned char *>(out.data()) + total, &len) == 1;
+    total += len;
+    ok = ok && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, kTagBytes, out.data() + total) == 1;
+    EVP_CIPHER_CTX_free(ctx);
+    if (!ok)
+        return Error(ErrorCode::Internal, QStringLiteral("sealing a secret failed"));
+    out.resize(total + kTagBytes);
+    Secret s;
+    s.source = Secret::Source::Sealed;
+    s.value = kSealedPrefix + QString::fromLatin1((nonce + out).toBase64());
+    return s;
+}
+
+Result<QString> StoreConfigFile::reveal(const Secret &secret) const
+{
+    switch (secret.source) {
+    case Secret::Source::None:
+        return QString();
+    case Secret::Source::Env: {
+        if (!qEnvironmentVariableIsSet(secret.value.toLocal8Bit().constData()))
+            return Error(ErrorCode::Authentication, QStringLiteral("the environment variable %1 that holds a secret is not set").arg(secret.value));
+        return qEnvironmentVariable(secret.value.toLocal8Bit().constData());
+    }
+    case Secret::Source::File: {
+        QFile f(secret.value);
+        if (!f.open(QIODevice::ReadOnly))
+            return Error(ErrorCode::Authentication, QStringLiteral("cannot read the secret file %1: %2").arg(secret.value, f.errorString()));
+        return QString::fromUtf8(f.read(64 * 1024)).trimmed();
+    }
+    case Secret::Source::Sealed: {
+        if (!secret.value.startsWith(kSealedPrefix))
+            return Error(ErrorCode::Corrupt, QStringLiteral("a sealed secret in an unknown format"));
+        const QByteArray all = QByteArray::fromBase64(secret.value.mid(kSealedPrefix.size()).toLatin1());
+        if (all.size() < kNonceBytes + kTagBytes)
+            return Error(ErrorCode::Corrupt, QStringLiteral("a sealed secret is damaged"));
+        Result<QByteArray> k = key(false);
+        if (!k.isOk())
+            return k.error();
+        const QByteArray nonce = all.left(kNonceBytes), tag = all.right(kTagBytes);
+        const QByteArray cipher = all.mid(kNonceBytes, all.size() - kNonceBytes - kTagBytes);
+        QByteArray plain(cipher.size() + 16, Qt::Uninitialized);
+        EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+        int len = 0, total = 0;
+        bool ok = EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, reinterpret_cast<const unsigned char *>(k.value().constData()),
+                                     reinterpret_cast<const unsigned char *>(nonce.constData())) == 1
+            && EVP_DecryptUpdate(ctx, reinterpret_cast<unsigned char *>(plain.data()), &len, reinterpret_cast<const unsigned char *>(cipher.constData()), int(cipher.size())) == 1;
+        total = len;
+        ok = ok && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, const_cast<char *>(tag.constData())) == 1;
+        ok = ok && EVP_DecryptFinal_ex(ctx, reinterpret_cast<unsigned char *>(plain.data()) + total, &len) == 1;
+        total += len;
+        EVP_CIPHER_CTX_free(ctx);
+        if (!ok)
+            return Error(ErrorCode::Corrupt, QStringLiteral("a sealed secret does not open with the key in %1 (another machine's key?)").arg(keyPath()));
+        plain.resize(total);
+        return QString::fromUtf8(plain);
+    }
+    }
+    return QString();
+}
+
+} // namespace spectrum

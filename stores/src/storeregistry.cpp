@@ -1,0 +1,762 @@
+#include "spectrum/stores/storeregistry.h"
+
+#include "spectrum/core/logging.h"
+#include "spectrum/core/uid.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/transfer/blobclient.h"
+#include "spectrum/transfer/buffersink.h"
+#include "spectrum/transfer/dicomweb.h"
+#include "spectrum/transfer/dimse.h"
+#include "spectrum/transfer/filesink.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QHash>
+#include <QPointer>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QTemporaryDir>
+#include <QtConcurrent>
+
+#include <deque>
+
+namespace spectrum {
+
+// ---- endpoints ----
+
+Result<DicomWebEndpoint> dicomWebEndpointFor(const StoreConfig &s, const StoreConfigFile &config)
+{
+    if (s.kind != StoreKind::DicomWeb)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is not a DICOMweb store").arg(s.name));
+    DicomWebEndpoint ep;
+    ep.base = QUrl(s.url);
+    ep.caFile = s.caFile;
+    ep.maxParallel = s.maxParallel;
+    ep.timeoutMs = s.timeoutSeconds * 1000;
+    if (s.auth == QLatin1String("basic")) {
+        Result<QString> password = config.reveal(s.password);
+        if (!password.isOk())
+            return password.error().withContext(s.name);
+        ep.auth.kind = HttpAuth::Kind::Basic;
+        ep.auth.user = s.user;
+        ep.auth.password = password.value();
+    } else if (s.auth == QLatin1String("bearer")) {
+        Result<QString> token = config.reveal(s.token);
+        if (!token.isOk())
+            return token.error().withContext(s.name);
+        ep.auth.kind = HttpAuth::Kind::Bearer;
+        ep.auth.token = token.value();
+        // A token kept in a file or a variable may have been renewed by whoever issues it: read it again.
+        if (s.token.source != Secret::Source::Sealed) {
+            ep.auth.refresh = [secret = s.token, config]() { return config.reveal(secret); };
+        }
+    }
+    return ep;
+}
+
+Result<DimseEndpoint> dimseEndpointFor(const StoreConfig &s, const StoreConfigFile &config)
+{
+    if (s.kind != StoreKind::Dimse)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is not a DIMSE store").arg(s.name));
+    DimseEndpoint ep;
+    ep.host = s.host;
+    ep.port = quint16(s.port);
+    ep.calledAeTitle = s.aeTitle;
+    ep.callingAeTitle = s.ourAeTitle.isEmpty() ? config.workstation.aeTitle : s.ourAeTitle;
+    ep.timeoutSeconds = s.timeoutSeconds;
+    return ep;
+}
+
+Result<BlobEndpoint> blobEndpointFor(const StoreConfig &s, const StoreConfigFile &config)
+{
+    if (s.kind != StoreKind::Blobd)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is not a blob store").arg(s.name));
+    auto parsed = BlobEndpoint::fromUrl(QUrl(s.url));
+    if (!parsed.isOk())
+        return parsed.error();
+    BlobEndpoint ep = parsed.value().first;
+    ep.caFile = s.caFile;
+    Result<QString> token = config.reveal(s.token);
+    if (!token.isOk())
+        return token.error().withContext(s.name);
+    ep.token = token.value();
+    return ep;
+}
+
+namespace {
+
+/// DICOM wildcard matching (* and ?), case-insensitive as most archives do it for names.
+bool wildcardMatch(const QString &pattern, const QString &value)
+{
+    if (pattern.isEmpty())
+        return true;
+    QString re;
+    for (const QChar c : pattern) {
+        if (c == QLatin1Char('*'))
+            re += QStringLiteral(".*");
+        else if (c == QLatin1Char('?'))
+            re += QLatin1Char('.');
+        else
+            re += QRegularExpression::escape(QString(c));
+    }
+    return QRegularExpression(QRegularExpression::anchoredPattern(re), QRegularExpression::CaseInsensitiveOption).match(value).hasMatch();
+}
+
+bool studyMatches(const DicomQuery &q, const DicomIdentity &id)
+{
+    if (!wildcardMatch(q.patientName, id.patientName) || !wildcardMatch(q.patientId, id.patientId)
+        || !wildcardMatch(q.accessionNumber, id.accessionNumber) || !wildcardMatch(q.description, id.studyDescription))
+        return false;
+    if (!q.studyInstanceUid.isEmpty() && q.studyInstanceUid != id.studyInstanceUid)
+        return false;
+    const QDate date = QDate::fromString(id.studyDate, QStringLiteral("yyyyMMdd"));
+    if (q.dateFrom.isValid() && (!date.isValid() || date < q.dateFrom))
+        return false;
+    if (q.dateTo.isValid() && (!date.isValid() || date > q.dateTo))
+        return false;
+    return true;
+}
+
+/// Instances (as identities) grouped into study records, filtered by the query.
+QList<DicomRecord> studiesFrom(const QList<DicomIdentity> &instances, const DicomQuery &q)
+{
+    QHash<QString, int> index;
+    QList<DicomRecord> out;
+    QHash<QString, QSet<QString>> series;
+    for (const DicomIdentity &id : instances) {
+        if (!id.isValid())
+            continue;
+        auto it = index.find(id.studyInstanceUid);
+        if (it == index.end()) {
+            DicomRecord r;
+            r.level = QueryLevel::Study;
+            r.identity = id;
+            r.identity.seriesInstanceUid.clear();
+            r.identity.sopInstanceUid.clear();
+            r.identity.sopClassUid.clear();
+            r.identity.seriesDescription.clear();
+            r.identity.seriesNumber = r.identity.instanceNumber = 0;
+            r.relatedInstances = 0;
+            it = index.insert(id.studyInstanceUid, int(out.size()));
+            out << r;
+        }
+        DicomRecord &r = out[*it];
+        ++r.relatedInstances;
+        if (!id.modality.isEmpty() && !r.modalitiesInStudy.contains(id.modality))
+            r.modalitiesInStudy << id.modality;
+        series[id.studyInstanceUid].insert(id.seriesInstanceUid);
+    }
+    QList<DicomRecord> kept;
+    for (DicomRecord &r : out) {
+        r.relatedSeries = int(series.value(r.identity.studyInstanceUid).size());
+        if (!studyMatches(q, r.identity))
+            continue;
+        if (!q.modality.isEmpty() && !r.modalitiesInStudy.contains(q.modality, Qt::CaseInsensitive))
+            continue;
+        kept << r;
+    }
+    return kept;
+}
+
+/// Merges per-store answers: one hit per study, unless the stores disagree on the patient.
+QList<StudyHit> merge(const QList<QPair<QString, QList<DicomRecord>>> &answers)
+{
+    QList<StudyHit> hits;
+    for (const auto &[store, records] : answers) {
+        for (const DicomRecord &r : records) {
+            bool placed = false;
+            QList<int> disagreeing;
+            for (int i = 0; i < hits.size(); ++i) {
+                StudyHit &h = hits[i];
+                if (h.study.identity.studyInstanceUid != r.identity.studyInstanceUid)
+                    continue;
+                if (h.study.identity.patientId == r.identity.patientId) {
+                    if (!h.stores.contains(store))
+                        h.stores << store;
+                    placed = true;
+                } else {
+                    disagreeing << i;
+                }
+            }
+            if (!disagreeing.isEmpty()) {
+                for (int i : disagreeing) {
+                    StudyHit &h = hits[i];
+                    h.conflicts << QStringLiteral("study %1: %2 says patient ID '%3', %4 says '%5'")
+                                       .arg(r.identity.studyInstanceUid, h.stores.join(QLatin1Char('/')), h.study.identity.patientId, store, r.identity.patientId);
+                }
+            }
+            if (!placed) {
+                StudyHit h;
+                h.study = r;
+                h.stores << store;
+                for (int i : disagreeing)
+                    h.conflicts << hits[i].conflicts.last();
+                hits << h;
+            }
+        }
+    }
+    return hits;
+}
+
+/// A job completed by hand from callbacks.
+template <typename T>
+class ManualJob : public ResultJob<T>
+{
+public:
+    using Starter = std::function<void(ManualJob<T> *)>;
+    explicit ManualJob(Starter starter) : m_starter(std::move(starter)) {}
+    void complete(Result<T> r) { this->finishWith(std::move(r)); }
+    void progressTo(qint64 done, qint64 total) { this->setProgress(done, total); }
+
+protected:
+    void doStart() override { m_starter(this); }
+
+private:
+    Starter m_starter;
+};
+
+/// Starts `job` and calls `then` with its result, in `context`'s thread, unless `context` is gone.
+template <typename T, typename F>
+void whenDone(ResultJob<T> *job, QObject *context, F then)
+{
+    QObject::connect(job, &Job::finished, context, [job, then] { then(job->result()); });
+    job->start(ExecutionPolicy::Async);
+}
+
+/// Stores one instance (a whole DICOM file in memory) in the cache or as OUT/SOP.dcm; checks it belongs to
+/// `studyUid` (and to `patientId`, once known). Runs on any thread.
+Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUid, const QString &outDir, FileStore *cache)
+{
+    Result<DicomIdentity> id = readDicomIdentity(bytes);
+    if (!id.isOk())
+        return id.error();
+    if (!id.value().isValid())
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("an instance without SOP or Study Instance UID"));
+    if (id.value().studyInstanceUid != studyUid)
+        return Error(ErrorCode::Corrupt, QStringLiteral("instance %1 belongs to study %2, not %3").arg(id.value().sopInstanceUid, id.value().studyInstanceUid, studyUid));
+    if (!isValidUid(id.value().sopInstanceUid))
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("'%1' is not a SOP Instance UID").arg(id.value().sopInstanceUid.left(80)));
+    if (!outDir.isEmpty()) {
+        QSaveFile f(QDir(outDir).filePath(id.value().sopInstanceUid + QStringLiteral(".dcm")));
+        if (!f.open(QIODevice::WriteOnly) || f.write(bytes.data(), bytes.size()) != bytes.size() || !f.commit())
+            return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString()));
+        return id;
+    }
+    Result<BlobWriterPtr> w = runSync(cache->reserve(id.value().sopInstanceUid, bytes.size()));
+    if (!w.isOk())
+        return w.error();
+    if (Error e = w.value()->writeAt(0, bytes.data(), bytes.size()); e.isError())
+        return e;
+    if (Error e = runSync(cache->commit(w.value())).error(); e.isError())
+        return e;
+    return id;
+}
+
+/// Collects kept instances, remembers the study's patient, and finishes once the transfer and every pending
+/// write are done.
+struct FetchState
+{
+    QElapsedTimer clock;
+    FetchSummary summary;
+    QString patientId;   ///< the first instance's; later ones must agree
+    Error error;
+    int pendingWrites = 0;
+    bool transferDone = false;
+    int expected = 0;
+};
+
+} // namespace
+
+// ---- registry ----
+
+StoreRegistry::StoreRegistry(StoreConfigFile config, std::shared_ptr<FileStore> cache, QObject *parent)
+    : QObject(parent), m_config(std::move(config)), m_cache(std::move(cache))
+{
+    qRegisterMetaType<spectrum::Error>();
+}
+
+StoreRegistry::~StoreRegistry() = default;
+
+const StoreConfig *StoreRegistry::store(const QString &name, Error *error) const
+{
+    const StoreConfig *s = m_config.find(name);
+    if (!s)
+        *error = Error(ErrorCode::NotFound, QStringLiteral("no store named '%1' in %2").arg(name, m_config.path()));
+    return s;
+}
+
+ResultJob<Done> *StoreRegistry::test(const QString &name)
+{
+    Error e;
+    const StoreConfig *s = store(name, &e);
+    if (!s)
+        return makeJob<Done>([e](const CancelToken &) -> Result<Done> { return e; }, RunOn::Caller);
+    switch (s->kind) {
+    case StoreKind::Local: {
+        std::shared_ptr<FileStore> cache = m_cache;
+        const QString path = s->path;
+        return makeJob<Done>([cache, path](const CancelToken &) -> Result<Done> {
+            if (path.isEmpty())
+                return cache ? Result<Done>(Done{}) : Result<Done>(Error(ErrorCode::NotFound, QStringLiteral("no workstation cache is open")));
+            Result<std::unique_ptr<FileStore>> opened = FileStore::open(path, 0);
+            if (!opened.isOk())
+                return opened.error();
+            return Done{};
+        });
+    }
+    case StoreKind::DicomWeb: {
+        Result<DicomWebEndpoint> ep = dicomWebEndpointFor(*s, m_config);
+        if (!ep.isOk())
+            return makeJob<Done>([err = ep.error()](const CancelToken &) -> Result<Done> { return err; }, RunOn::Caller);
+        auto *client = new DicomWebClient(ep.value(), this);
+        auto *job = client->ping();
+        connect(job, &Job::finished, client, &QObject::deleteLater);
+        return job;
+    }
+    case StoreKind::Dimse: {
+        Result<DimseEndpoint> ep = dimseEndpointFor(*s, m_config);
+        if (!ep.isOk())
+            return makeJob<Done>([err = ep.error()](const CancelToken &) -> Result<Done> { return err; }, RunOn::Caller);
+        auto *client = new DimseClient(ep.value(), this);
+        auto *job = client->echo();
+        connect(job, &Job::finished, client, &QObject::deleteLater);
+        return job;
+    }
+    case StoreKind::Blobd: {
+        Result<BlobEndpoint> ep = blobEndpointFor(*s, m_config);
+        if (!ep.isOk())
+            return makeJob<Done>([err = ep.error()](const CancelToken &) -> Result<Done> { return err; }, RunOn::Caller);
+        auto *client = new BlobClient(ep.value(), this);
+        auto *list = client->list(QString(), 1);
+        auto *job = chainJob<Done>(list, [](const QList<RemoteBlobInfo> &, const CancelToken &) -> Result<Done> { return Done{}; });
+        connect(job, &Job::finished, client, &QObject::deleteLater);
+        return job;
+    }
+    }
+    return nullptr;
+}
+
+ResultJob<QList<StudyHit>> *StoreRegistry::findStudies(const DicomQuery &query, const QStringList &names)
+{
+    QList<StoreConfig> targets;
+    Error missing;
+    if (names.isEmpty()) {
+        targets = m_config.stores();
+    } else {
+        for (const QString &n : names) {
+            if (const StoreConfig *s = store(n, &missing))
+                targets << *s;
+        }
+    }
+    if (missing.isError() || query.validate().isError() || query.level != QueryLevel::Study) {
+        const Error e = missing.isError() ? missing : query.validate().isError() ? query.validate()
+                                                      : Error(ErrorCode::InvalidArgument, QStringLiteral("the registry searches for studies"));
+        return makeJob<QList<StudyHit>>([e](const CancelToken &) -> Result<QList<StudyHit>> { return e; }, RunOn::Caller);
+    }
+    QPointer<StoreRegistry> self(this);
+    const StoreConfigFile config = m_config;
+    std::shared_ptr<FileStore> cache = m_cache;
+    return new ManualJob<QList<StudyHit>>([self, targets, query, config, cache](ManualJob<QList<StudyHit>> *job) {
+        struct Gather
+        {
+            QList<QPair<QString, QList<DicomRecord>>> answers;
+            QStringList failures;
+            int pending = 0;
+        };
+        auto g = std::make_shared<Gather>();
+        g->pending = int(targets.size());
+        if (targets.isEmpty())
+            return job->complete(Error(ErrorCode::NotFound, QStringLiteral("no store is configured (spectrum-cli stores add …)")));
+        auto answered = [self, job, g, query, n = targets.size()](const QString &name, const Result<QList<DicomRecord>> &r) {
+            if (r.isOk())
+                g->answers.append({name, r.value()});
+            else
+                g->failures << QStringLiteral("%1: %2").arg(name, r.error().toString());
+            if (self)
+                Q_EMIT self->storeAnswered(name, r.isOk() ? int(r.value().size()) : 0, r.isOk() ? Error() : r.error());
+            job->progressTo(n - --g->pending, n);
+            if (g->pending > 0)
+                return;
+            if (g->answers.isEmpty())
+                return job->complete(Error(ErrorCode::Network, QStringLiteral("no store answered: %1").arg(g->failures.join(QStringLiteral("; ")))));
+            QList<StudyHit> hits = merge(g->answers);
+            if (query.limit > 0 && hits.size() > query.limit)
+                hits = hits.mid(0, query.limit);
+            job->complete(hits);
+        };
+        for (const StoreConfig &s : targets) {
+            const QString name = s.name;
+            switch (s.kind) {
+            case StoreKind::DicomWeb: {
+                Result<DicomWebEndpoint> ep = dicomWebEndpointFor(s, config);
+                if (!ep.isOk()) {
+                    answered(name, ep.error());
+                    break;
+                }
+                auto *client = new DicomWebClient(ep.value(), job);
+                whenDone(client->search(query), job, [answered, name](const Result<QList<DicomRecord>> &r) { answered(name, r); });
+                break;
+            }
+            case StoreKind::Dimse: {
+                Result<DimseEndpoint> ep = dimseEndpointFor(s, config);
+                if (!ep.isOk()) {
+                    answered(name, ep.error());
+                    break;
+                }
+                auto *client = new DimseClient(ep.value(), job);
+                whenDone(client->find(query), job, [answered, name](const Result<QList<DicomRecord>> &r) { answered(name, r); });
+                break;
+            }
+            case StoreKind::Local: {
+                const QString path = s.path;
+                auto *search = makeJob<QList<DicomRecord>>([cache, path, query](const CancelToken &) -> Result<QList<DicomRecord>> {
+                    std::shared_ptr<FileStore> store = cache;
+                    if (!path.isEmpty()) {
+                        Result<std::unique_ptr<FileStore>> opened = FileStore::open(path, 0);
+                        if (!opened.isOk())
+                            return opened.error();
+                        store = std::shared_ptr<FileStore>(opened.takeValue());
+                    }
+                    if (!store)
+                        return Error(ErrorCode::NotFound, QStringLiteral("no workstation cache is open"));
+                    Result<QList<BlobInfo>> all = runSync(store->query(BlobQuery()));
+                    if (!all.isOk())
+                        return all.error();
+                    QList<DicomIdentity> ids;
+                    for (const BlobInfo &b : all.value())
+                        ids << b.dicom;
+                    return studiesFrom(ids, query);
+                });
+                whenDone(search, job, [answered, name](const Result<QList<DicomRecord>> &r) { answered(name, r); });
+                break;
+            }
+            case StoreKind::Blobd: {
+                Result<BlobEndpoint> ep = blobEndpointFor(s, config);
+                if (!ep.isOk()) {
+                    answered(name, ep.error());
+                    break;
+                }
+                auto *client = new BlobClient(ep.value(), job);
+                RemoteQuery rq;
+                rq.studyInstanceUid = query.studyInstanceUid;
+                if (!query.patientId.contains(QLatin1Char('*')) && !query.patientId.contains(QLatin1Char('?')))
+                    rq.patientId = query.patientId;
+                whenDone(client->list(rq), job, [answered, name, query](const Result<QList<RemoteBlobInfo>> &r) {
+                    if (!r.isOk())
+                        return answered(name, r.error());
+                    QList<DicomIdentity> ids;
+                    for (const RemoteBlobInfo &b : r.value())
+                        ids << b.dicom;
+                    answered(name, studiesFrom(ids, query));
+                });
+                break;
+            }
+            }
+        }
+    });
+}
+
+ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QString &studyUid, const QString &outDir)
+{
+    Error e;
+    const StoreConfig *found = store(name, &e);
+    if (!e.isError() && !isValidUid(studyUid))
+        e = Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not a Study Instance UID").arg(studyUid.left(80)));
+    if (!e.isError() && outDir.isEmpty() && !m_cache)
+        e = Error(ErrorCode::NotFound, QStringLiteral("no workstation cache is open, and no --out folder given"));
+    if (!e.isError() && !outDir.isEmpty() && !QDir().mkpath(outDir))
+        e = Error(ErrorCode::Io, QStringLiteral("cannot create %1").arg(outDir));
+    if (e.isError())
+        return makeJob<FetchSummary>([e](const CancelToken &) -> Result<FetchSummary> { return e; }, RunOn::Caller);
+    const StoreConfig s = *found;
+    const StoreConfigFile config = m_config;
+    std::shared_ptr<FileStore> cache = m_cache;
+    QPointer<StoreRegistry> self(this);
+    return new ManualJob<FetchSummary>([self, s, config, cache, studyUid, outDir](ManualJob<FetchSummary> *job) {
+        auto st = std::make_shared<FetchState>();
+        st->clock.start();
+        auto finishIfDone = [job, st, studyUid] {
+            if (!st->transferDone || st->pendingWrites > 0 || job->isFinished())
+                return;
+            st->summary.seconds = st->clock.nsecsElapsed() / 1e9;
+            if (st->error.isError() && st->summary.instances == 0)
+                return job->complete(st->error);
+            if (st->summary.instances == 0)
+                return job->complete(Error(ErrorCode::NotFound, QStringLiteral("study %1 has no instance there").arg(studyUid)));
+            job->complete(st->summary);
+        };
+        // Checks and stores one instance on the pool; reports back here.
+        auto keep = [self, job, st, studyUid, outDir, cache, finishIfDone](const ByteView &bytes) {
+            ++st->pendingWrites;
+            auto *watcher = new QFutureWatcher<Result<DicomIdentity>>(job);
+            QObject::connect(watcher, &QFutureWatcherBase::finished, job, [self, job, st, watcher, finishIfDone, size = bytes.size()] {
+                watcher->deleteLater();
+                --st->pendingWrites;
+                const Result<DicomIdentity> id = watcher->result();
+                if (id.isOk() && !st->patientId.isNull() && id.value().patientId != st->patientId) {
+                    ++st->summary.rejected;  // another patient inside this study: never mixed in
+                    qCWarning(lcStores) << "fetch: instance" << id.value().sopInstanceUid << "has patient ID" << id.value().patientId
+                                        << "but the study's is" << st->patientId << "- dropped";
+                } else if (id.isOk()) {
+                    if (st->patientId.isNull())
+                        st->patientId = id.value().patientId;
+                    ++st->summary.instances;
+                    st->summary.bytes += size;
+                    st->summary.sopInstanceUids << id.value().sopInstanceUid;
+                    if (st->summary.firstInstanceSeconds < 0)
+                        st->summary.firstInstanceSeconds = st->clock.nsecsElapsed() / 1e9;
+                    job->progressTo(st->summary.instances, st->expected);
+                    if (self)
+                        Q_EMIT self->instanceFetched(id.value().sopInstanceUid, size);
+                } else {
+                    if (id.error().code() == ErrorCode::Corrupt)
+                        ++st->summary.rejected;
+                    if (!st->error.isError())
+                        st->error = id.error();
+                    qCWarning(lcStores) << "fetch:" << id.error().toString();
+                }
+                finishIfDone();
+            });
+            watcher->setFuture(QtConcurrent::run(blockingPool(), [bytes, studyUid, outDir, cache] {
+                return keepInstance(bytes, studyUid, outDir, cache.get());
+            }));
+        };
+        auto transferEnded = [st, finishIfDone](const Error &e) {
+            if (e.isError() && !st->error.isError())
+                st->error = e;
+            st->transferDone = true;
+            finishIfDone();
+        };
+
+        switch (s.kind) {
+        case StoreKind::DicomWeb: {
+            Result<DicomWebEndpoint> ep = dicomWebEndpointFor(s, config);
+            if (!ep.isOk())
+                return job->complete(ep.error());
+            auto *client = new DicomWebClient(ep.value(), job);
+            // The study's instances, then one WADO-RS request per instance, maxParallel at once: Orthanc's WADO-RS
+            // has no byte ranges, so parallelism is across objects.
+            DicomQuery q;
+            q.level = QueryLevel::Instance;
+            q.studyInstanceUid = studyUid;
+            whenDone(client->search(q), job, [client, job, st, keep, transferEnded, parallel = ep.value().maxParallel, studyUid](const Result<QList<DicomRecord>> &r) {
+                if (!r.isOk())
+                    return transferEnded(r.error());
+                if (r.value().isEmpty())
+                    return transferEnded(Error(ErrorCode::NotFound, QStringLiteral("study %1 has no instance there").arg(studyUid)));
+                st->expected = int(r.value().size());
+                auto queue = std::make_shared<std::deque<DicomRecord>>(r.value().begin(), r.value().end());
+                auto running = std::make_shared<int>(0);
+                auto next = std::make_shared<std::function<void()>>();
+                *next = [client, job, queue, running, next, keep, transferEnded] {
+                    while (*running < client->endpoint().maxParallel && !queue->empty() && !job->isFinished()) {
+                        const DicomRecord rec = queue->front();
+                        queue->pop_front();
+                        ++*running;
+                        RetrieveCallbacks cb;
+                        cb.complete = [keep](const WadoPart &, const ByteView &whole) {
+                            keep(whole);
+                            return Error();
+                        };
+                        whenDone(client->retrieve(rec.identity.studyInstanceUid, rec.identity.seriesInstanceUid, rec.identity.sopInstanceUid, cb), job,
+                                 [running, next, queue, transferEnded](const Result<RetrieveSummary> &done) {
+                                     --*running;
+                                     if (!done.isOk())
+                                         qCWarning(lcStores) << "fetch:" << done.error().toString();
+                                     if (queue->empty() && *running == 0)
+                                         return transferEnded(done.isOk() ? Error() : done.error());
+                                     (*next)();
+                                 });
+                    }
+                };
+                Q_UNUSED(parallel)
+                (*next)();
+            });
+            break;
+        }
+        case StoreKind::Dimse: {
+            Result<DimseEndpoint> ep = dimseEndpointFor(s, config);
+            if (!ep.isOk())
+                return job->complete(ep.error());
+            auto *client = new DimseClient(ep.value(), job);
+            // C-GET lands files in a private folder; each is read, checked and kept as above, then removed.
+            auto tmp = std::make_shared<QTemporaryDir>(outDir.isEmpty() ? QDir::tempPath() + QStringLiteral("/spectrum-get-XXXXXX")
+                                                                        : QDir(outDir).filePath(QStringLiteral(".incoming-XXXXXX")));
+            if (!tmp->isValid())
+                return job->complete(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for incoming instances")));
+            QPointer<ManualJob<FetchSummary>> guard(job);
+            auto *get = client->get(studyUid, QString(), QString(), tmp->path(), [guard, keep](const ReceivedInstance &i) -> Error {
+                QFile f(i.path);
+                if (!f.open(QIODevice::ReadOnly))
+                    return Error(ErrorCode::Io, QStringLiteral("cannot read %1").arg(i.path));
+                ByteView bytes(f.readAll());
+                f.close();
+                QFile::remove(i.path);
+                QMetaObject::invokeMethod(guard.data(), [guard, keep, bytes] { if (guard) keep(bytes); }, Qt::QueuedConnection);
+                return Error();
+            });
+            QObject::connect(get, &Job::progress, job, [job, st](qint64 done, qint64 total) {
+                st->expected = int(total);
+                Q_UNUSED(done)
+                Q_UNUSED(job)
+            });
+            // The keeps were posted to this thread before the job's end was: they are pending by the time it is seen.
+            whenDone(get, job, [tmp, transferEnded](const Result<RetrieveCount> &r) { transferEnded(r.isOk() ? Error() : r.error()); });
+            break;
+        }
+        case StoreKind::Blobd: {
+            Result<BlobEndpoint> ep = blobEndpointFor(s, config);
+            if (!ep.isOk())
+                return job->complete(ep.error());
+            auto *client = new BlobClient(ep.value(), job);
+            RemoteQuery rq;
+            rq.studyInstanceUid = studyUid;
+            whenDone(client->list(rq), job, [client, job, st, keep, transferEnded](const Result<QList<RemoteBlobInfo>> &r) {
+                if (!r.isOk())
+                    return transferEnded(r.error());
+                st->expected = int(r.value().size());
+                auto queue = std::make_shared<std::deque<RemoteBlobInfo>>(r.value().begin(), r.value().end());
+                auto next = std::make_shared<std::function<void()>>();
+                *next = [client, job, queue, next, keep, transferEnded] {
+                    if (queue->empty() || job->isFinished())
+                        return transferEnded(Error());
+                    const RemoteBlobInfo b = queue->front();
+                    queue->pop_front();
+                    auto sink = std::make_shared<std::unique_ptr<BufferSink>>();
+                    auto *pull = client->pull(b.key, [sink](const RemoteBlobInfo &, qint64 begin, qint64 end) -> Result<ByteSink *> {
+                        *sink = std::make_unique<BufferSink>(end - begin);
+                        if (!(*sink)->isValid())
+                            return Error(ErrorCode::DiskFull, QStringLiteral("cannot hold %1 bytes").arg(end - begin));
+                        return sink->get();
+                    });
+                    whenDone(pull, job, [sink, keep, next](const Result<PullResult> &pr) {
+                        if (pr.isOk())
+                            keep((*sink)->view());
+                        else
+                            qCWarning(lcStores) << "fetch:" << pr.error().toString();
+                        (*next)();
+                    });
+                };
+                (*next)();
+            });
+            break;
+        }
+        case StoreKind::Local:
+            return job->complete(Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is this workstation's own: nothing to fetch").arg(s.name)));
+        }
+    });
+}
+
+ResultJob<ExportSummary> *StoreRegistry::exportFiles(const QString &name, const QStringList &files)
+{
+    Error e;
+    const StoreConfig *found = store(name, &e);
+    if (e.isError())
+        return makeJob<ExportSummary>([e](const CancelToken &) -> Result<ExportSummary> { return e; }, RunOn::Caller);
+    const StoreConfig s = *found;
+    const StoreConfigFile config = m_config;
+    std::shared_ptr<FileStore> cache = m_cache;
+    return new ManualJob<ExportSummary>([s, config, cache, files](ManualJob<ExportSummary> *job) {
+        switch (s.kind) {
+        case StoreKind::Dimse: {
+            Result<DimseEndpoint> ep = dimseEndpointFor(s, config);
+            if (!ep.isOk())
+                return job->complete(ep.error());
+            auto *client = new DimseClient(ep.value(), job);
+            whenDone(client->store(files), job, [job](const Result<StoreCount> &r) {
+                if (!r.isOk())
+                    return job->complete(r.error());
+                ExportSummary out;
+                out.stored = r.value().stored;
+                out.failed = r.value().failed;
+                job->complete(out);
+            });
+            return;
+        }
+        case StoreKind::DicomWeb: {
+            Result<DicomWebEndpoint> ep = dicomWebEndpointFor(s, config);
+            if (!ep.isOk())
+                return job->complete(ep.error());
+            ExportSummary pre;
+            QList<ByteView> instances;
+            for (const QString &f : files) {
+                QFile file(f);
+                if (!file.open(QIODevice::ReadOnly)) {
+                    pre.failed.append({f, file.errorString()});
+                    continue;
+                }
+                instances << ByteView(file.readAll());
+            }
+            if (instances.isEmpty())
+                return job->complete(pre);
+            auto *client = new DicomWebClient(ep.value(), job);
+            whenDone(client->store(instances), job, [job, pre](const Result<StowResult> &r) {
+                if (!r.isOk())
+                    return job->complete(r.error());
+                ExportSummary out = pre;
+                out.stored = r.value().stored;
+                for (const auto &[uid, reason] : r.value().failed)
+                    out.failed.append({uid, QStringLiteral("refused, reason 0x%1").arg(reason, 4, 16, QLatin1Char('0'))});
+                if (r.value().unaccounted() > 0)
+                    out.failed.append({QStringLiteral("(%1 instance(s))").arg(r.value().unaccounted()), QStringLiteral("not accepted and not named by the server (not DICOM?)")});
+                job->complete(out);
+            });
+            return;
+        }
+        case StoreKind::Blobd:
+        case StoreKind::Local: {
+            // Keyed by SOP Instance UID, as the workstation's cache keys instances.
+            std::shared_ptr<FileStore> target = cache;
+            if (s.kind == StoreKind::Local && !s.path.isEmpty()) {
+                Result<std::unique_ptr<FileStore>> opened = FileStore::open(s.path, 0);
+                if (!opened.isOk())
+                    return job->complete(opened.error());
+                target = std::shared_ptr<FileStore>(opened.takeValue());
+            }
+            std::unique_ptr<BlobClient> remote;
+            if (s.kind == StoreKind::Blobd) {
+                Result<BlobEndpoint> ep = blobEndpointFor(s, config);
+                if (!ep.isOk())
+                    return job->complete(ep.error());
+                remote = std::make_unique<BlobClient>(ep.value());
+            } else if (!target) {
+                return job->complete(Error(ErrorCode::NotFound, QStringLiteral("no workstation cache is open")));
+            }
+            ExportSummary out;
+            for (const QString &f : files) {
+                QFile file(f);
+                if (!file.open(QIODevice::ReadOnly)) {
+                    out.failed.append({f, file.errorString()});
+                    continue;
+                }
+                const ByteView bytes(file.readAll());
+                Result<DicomIdentity> id = readDicomIdentity(bytes);
+                if (!id.isOk() || !isValidUid(id.value().sopInstanceUid)) {
+                    out.failed.append({f, id.isOk() ? QStringLiteral("no SOP Instance UID") : id.error().toString()});
+                    continue;
+                }
+                Error err;
+                if (remote) {
+                    err = runSync(remote->push(id.value().sopInstanceUid, bytes)).error();
+                } else {
+                    Result<BlobWriterPtr> w = runSync(target->reserve(id.value().sopInstanceUid, bytes.size()));
+                    err = w.isOk() ? w.value()->writeAt(0, bytes.data(), bytes.size()) : w.error();
+                    if (!err.isError())
+                        err = runSync(target->commit(w.value())).error();
+                }
+                if (err.isError())
+                    out.failed.append({f, err.toString()});
+                else
+                    out.stored << id.value().sopInstanceUid;
+            }
+            return job->complete(out);
+        }
+        }
+    });
+}
+
+} // namespace spectrum

@@ -1,0 +1,424 @@
+// The store configuration and the registry over every kind of store, against a real Orthanc (DICOMweb and
+// DIMSE) started here, and spectrum-cli's archive commands run as a user would.
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/storeconfig.h"
+#include "spectrum/stores/storeregistry.h"
+#include "spectrum/transfer/dimse.h"
+#include "testsupport.h"
+
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSet>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/stat.h>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+class tst_StoreRegistry : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void configRoundTripAndPrivacy();
+    void configErrorsNameTheStoreAndField_data();
+    void configErrorsNameTheStoreAndField();
+    void sealedSecretsNeedTheirKey();
+    void testEachKind();
+    void findMergesAcrossStores();
+    void conflictingPatientsAreNeverMerged();
+    void fetchOverDicomWebIntoTheCache();
+    void fetchOverDimseIntoAFolder();
+    void exportThenFindIt();
+    void cliStoresAndFind();
+    void cliFetchAndListen();
+
+private:
+    StoreConfigFile config(const QString &name);
+    ProcessResult cli(const QStringList &arguments, const QString &configPath);
+
+    QTemporaryDir m_dir;
+    OrthancProcess m_orthanc;
+    QList<DemoInstance> m_instances;
+    const QString m_ourAe = QStringLiteral("SPECTRUMREG");
+    quint16 m_scpPort = 0;
+};
+
+namespace {
+const QString kUser = QStringLiteral("reader");
+const QString kPassword = QStringLiteral("pa55-w0rd-x");
+} // namespace
+
+StoreConfigFile tst_StoreRegistry::config(const QString &name)
+{
+    Result<StoreConfigFile> f = StoreConfigFile::load(m_dir.filePath(name + QStringLiteral("/stores.json")));
+    if (!f.isOk())
+        qFatal("%s", qPrintable(f.error().toString()));
+    StoreConfigFile c = f.value();
+    c.workstation.aeTitle = m_ourAe;
+    StoreConfig web;
+    web.name = QStringLiteral("web");
+    web.kind = StoreKind::DicomWeb;
+    web.url = m_orthanc.dicomWebUrl();
+    web.auth = QStringLiteral("basic");
+    web.user = kUser;
+    web.password = c.seal(kPassword).value();
+    StoreConfig pacs;
+    pacs.name = QStringLiteral("pacs");
+    pacs.kind = StoreKind::Dimse;
+    pacs.host = QStringLiteral("127.0.0.1");
+    pacs.port = m_orthanc.dicomPort();
+    pacs.aeTitle = m_orthanc.aeTitle();
+    for (const StoreConfig &s : {web, pacs}) {
+        if (Error e = c.add(s); e.isError())
+            qFatal("%s", qPrintable(e.toString()));
+    }
+    return c;
+}
+
+ProcessResult tst_StoreRegistry::cli(const QStringList &arguments, const QString &configPath)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_CONFIG"), configPath);
+    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), m_dir.filePath(QStringLiteral("cli-cache")));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), arguments);
+    ProcessResult r;
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+void tst_StoreRegistry::initTestCase()
+{
+    QVERIFY2(QFile::exists(QStringLiteral(ORTHANC_EXECUTABLE)), "Orthanc is not installed (make test installs it)");
+    m_scpPort = freePort();
+    OrthancProcess::Options options;
+    options.users = {{kUser, kPassword}};
+    options.modalities = {{m_ourAe, QStringLiteral("127.0.0.1"), m_scpPort}};
+    QVERIFY(m_orthanc.start(options));
+    DemoOptions demo;
+    demo.ctSlices = 6;
+    demo.mrSlices = 3;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) { m_instances << std::move(i); return Error(); }).isError());
+    for (const DemoInstance &i : m_instances)
+        QVERIFY(!m_orthanc.upload(i.bytes).isEmpty());
+}
+
+void tst_StoreRegistry::configRoundTripAndPrivacy()
+{
+    StoreConfigFile c = config(QStringLiteral("roundtrip"));
+    QCOMPARE(c.save(), Error());
+    const QString path = c.path();
+    struct stat st{};
+    QCOMPARE(::stat(QFile::encodeName(path).constData(), &st), 0);
+    QCOMPARE(st.st_mode & 0777, mode_t(0600));  // owner only
+    QCOMPARE(::stat(QFile::encodeName(QFileInfo(path).absolutePath() + QStringLiteral("/secret.key")).constData(), &st), 0);
+    QCOMPARE(st.st_mode & 0777, mode_t(0600));
+    QVERIFY(!readFile(path).contains(kPassword.toUtf8()));  // never in clear
+    Result<StoreConfigFile> again = StoreConfigFile::load(path);
+    QVERIFY2(again.isOk(), qPrintable(again.error().toString()));
+    QCOMPARE(again.value().stores().size(), 2);
+    QCOMPARE(again.value().workstation.aeTitle, m_ourAe);
+    const StoreConfig *web = again.value().find(QStringLiteral("web"));
+    QVERIFY(web);
+    QCOMPARE(again.value().reveal(web->password).value(), kPassword);
+    QCOMPARE(again.value().find(QStringLiteral("pacs"))->port, int(m_orthanc.dicomPort()));
+    // A missing file is an empty configuration.
+    QVERIFY(StoreConfigFile::load(m_dir.filePath(QStringLiteral("none/stores.json"))).value().stores().isEmpty());
+}
+
+void tst_StoreRegistry::configErrorsNameTheStoreAndField_data()
+{
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("not json") << QByteArray("{ stores: [") << QStringLiteral("JSON");
+    QTest::newRow("unknown kind") << QByteArray(R"({"stores":[{"name":"a","kind":"ftp"}]})") << QStringLiteral("ftp");
+    QTest::newRow("clear password") << QByteArray(R"({"stores":[{"name":"w","kind":"dicomweb","url":"http://h/dw","auth":"basic","user":"u","password":"plain"}]})")
+                                    << QStringLiteral("in clear");
+    QTest::newRow("bad port") << QByteArray(R"({"stores":[{"name":"p","kind":"dimse","host":"h","port":70000,"aeTitle":"X"}]})") << QStringLiteral("port");
+    QTest::newRow("long AE") << QByteArray(R"({"stores":[{"name":"p","kind":"dimse","host":"h","port":104,"aeTitle":"SEVENTEEN_CHARS_X"}]})")
+                             << QStringLiteral("aeTitle");
+    QTest::newRow("url credentials") << QByteArray(R"({"stores":[{"name":"w","kind":"dicomweb","url":"http://u:p@h/dw"}]})") << QStringLiteral("credentials");
+    QTest::newRow("unknown field") << QByteArray(R"({"stores":[{"name":"w","kind":"local","colour":"red"}]})") << QStringLiteral("colour");
+    QTest::newRow("duplicate") << QByteArray(R"({"stores":[{"name":"w","kind":"local"},{"name":"w","kind":"local"}]})") << QStringLiteral("two stores");
+    QTest::newRow("bad name") << QByteArray(R"({"stores":[{"name":"../x","kind":"local"}]})") << QStringLiteral("name");
+}
+
+void tst_StoreRegistry::configErrorsNameTheStoreAndField()
+{
+    QFETCH(QByteArray, json);
+    QFETCH(QString, mentions);
+    const QString path = m_dir.filePath(QStringLiteral("bad-%1.json").arg(QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('-'))));
+    QVERIFY(writeFile(path, json));
+    Result<StoreConfigFile> c = StoreConfigFile::load(path);
+    QVERIFY(!c.isOk());
+    QVERIFY2(c.error().toString().contains(mentions), qPrintable(c.error().toString()));
+}
+
+void tst_StoreRegistry::sealedSecretsNeedTheirKey()
+{
+    StoreConfigFile c = config(QStringLiteral("sealed"));
+    QCOMPARE(c.save(), Error());
+    QVERIFY(QFile::remove(QFileInfo(c.path()).absolutePath() + QStringLiteral("/secret.key")));
+    const Result<StoreConfigFile> loaded = StoreConfigFile::load(c.path());
+    QVERIFY2(loaded.isOk(), qPrintable(loaded.error().toString()));
+    const StoreConfigFile &reloaded = loaded.value();
+    QVERIFY(reloaded.find(QStringLiteral("web")));
+    const Result<QString> r = reloaded.reveal(reloaded.find(QStringLiteral("web"))->password);
+    QVERIFY(!r.isOk());
+    QVERIFY(r.error().toString().contains(QStringLiteral("secret.key")));
+    Secret env;
+    env.source = Secret::Source::Env;
+    env.value = QStringLiteral("SPECTRUM_TEST_SECRET");
+    qputenv("SPECTRUM_TEST_SECRET", "from-env");
+    QCOMPARE(reloaded.reveal(env).value(), QStringLiteral("from-env"));
+}
+
+void tst_StoreRegistry::testEachKind()
+{
+    StoreConfigFile c = config(QStringLiteral("test"));
+    StoreConfig wrong;
+    wrong.name = QStringLiteral("wrong-password");
+    wrong.kind = StoreKind::DicomWeb;
+    wrong.url = m_orthanc.dicomWebUrl();
+    wrong.auth = QStringLiteral("basic");
+    wrong.user = kUser;
+    wrong.password = c.seal(QStringLiteral("nope")).value();
+    QCOMPARE(c.add(wrong), Error());
+    StoreConfig down;
+    down.name = QStringLiteral("down");
+    down.kind = StoreKind::Dimse;
+    down.host = QStringLiteral("127.0.0.1");
+    down.port = freePort();
+    down.aeTitle = QStringLiteral("NOBODY");
+    QCOMPARE(c.add(down), Error());
+    StoreRegistry reg(c, nullptr);
+    QCOMPARE(runSync(reg.test(QStringLiteral("web"))).error(), Error());
+    QCOMPARE(runSync(reg.test(QStringLiteral("pacs"))).error(), Error());
+    QCOMPARE(runSync(reg.test(QStringLiteral("wrong-password"))).error().code(), ErrorCode::Authentication);
+    QCOMPARE(runSync(reg.test(QStringLiteral("down"))).error().code(), ErrorCode::Network);
+    QCOMPARE(runSync(reg.test(QStringLiteral("missing"))).error().code(), ErrorCode::NotFound);
+}
+
+void tst_StoreRegistry::findMergesAcrossStores()
+{
+    StoreRegistry reg(config(QStringLiteral("find")), nullptr);
+    QSignalSpy answered(&reg, &StoreRegistry::storeAnswered);
+    Result<QList<StudyHit>> hits = runSync(reg.findStudies(DicomQuery()));
+    QVERIFY2(hits.isOk(), qPrintable(hits.error().toString()));
+    QCOMPARE(answered.count(), 2);
+    QCOMPARE(hits.value().size(), 3);  // each study once, found in both stores
+    for (const StudyHit &h : hits.value()) {
+        QCOMPARE(QSet<QString>(h.stores.begin(), h.stores.end()), (QSet<QString>{QStringLiteral("web"), QStringLiteral("pacs")}));
+        QVERIFY(h.conflicts.isEmpty());
+    }
+    DicomQuery mr;
+    mr.modality = QStringLiteral("MR");
+    hits = runSync(reg.findStudies(mr, {QStringLiteral("pacs")}));
+    QVERIFY(hits.isOk());
+    QCOMPARE(hits.value().size(), 1);
+    QCOMPARE(hits.value().first().study.identity.studyInstanceUid, DemoArchive::studyUid(DemoStudy::HeadMr));
+}
+
+void tst_StoreRegistry::conflictingPatientsAreNeverMerged()
+{
+    // The local cache holds an instance of the MR study under another patient ID.
+    const QString cacheDir = m_dir.filePath(QStringLiteral("conflict-cache"));
+    const QString file = m_dir.filePath(QStringLiteral("other-patient.dcm"));
+    QByteArray mr;
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.modality == QLatin1String("MR"))
+            mr = i.bytes;
+    }
+    QVERIFY(writeFile(file, mr));
+    const ProcessResult modified = run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-m"), QStringLiteral("(0010,0020)=SOMEONE-ELSE"), file});
+    QVERIFY2(modified.ok(), modified.err.constData());
+    StoreConfigFile c = config(QStringLiteral("conflict"));
+    StoreConfig local;
+    local.name = QStringLiteral("usb");
+    local.kind = StoreKind::Local;
+    local.path = cacheDir;
+    QCOMPARE(c.add(local), Error());
+    {
+        auto store = FileStore::open(cacheDir, 0);
+        QVERIFY(store.isOk());
+    }
+    StoreRegistry reg(c, nullptr);
+    Result<ExportSummary> imported = runSync(reg.exportFiles(QStringLiteral("usb"), {file}));
+    QVERIFY2(imported.isOk() && imported.value().failed.isEmpty(), imported.isOk() ? "" : qPrintable(imported.error().toString()));
+    DicomQuery q;
+    q.modality = QStringLiteral("MR");
+    Result<QList<StudyHit>> hits = runSync(reg.findStudies(q, {QStringLiteral("web"), QStringLiteral("usb")}));
+    QVERIFY2(hits.isOk(), qPrintable(hits.error().toString()));
+    QCOMPARE(hits.value().size(), 2);  // the same Study Instance UID, two patients: two rows, both flagged
+    for (const StudyHit &h : hits.value()) {
+        QCOMPARE(h.study.identity.studyInstanceUid, DemoArchive::studyUid(DemoStudy::HeadMr));
+        QCOMPARE(h.conflicts.size(), 1);
+        QVERIFY(h.conflicts.first().contains(QStringLiteral("SOMEONE-ELSE")));
+    }
+}
+
+void tst_StoreRegistry::fetchOverDicomWebIntoTheCache()
+{
+    const QString cacheDir = m_dir.filePath(QStringLiteral("fetch-cache"));
+    auto opened = FileStore::open(cacheDir, 0);
+    QVERIFY(opened.isOk());
+    std::shared_ptr<FileStore> cache(opened.takeValue());
+    StoreRegistry reg(config(QStringLiteral("fetch")), cache);
+    QSignalSpy fetched(&reg, &StoreRegistry::instanceFetched);
+    Result<FetchSummary> r = runSync(reg.fetchStudy(QStringLiteral("web"), DemoArchive::studyUid(DemoStudy::HeadCt)));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().instances, 6);
+    QCOMPARE(r.value().rejected, 0);
+    QVERIFY(r.value().firstInstanceSeconds >= 0 && r.value().firstInstanceSeconds <= r.value().seconds);
+    QCOMPARE(fetched.count(), 6);
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.modality != QLatin1String("CT"))
+            continue;
+        Result<BlobSnapshot> s = runSync(cache->snapshot(i.identity.sopInstanceUid));
+        QVERIFY(s.isOk());
+        QVERIFY(s.value().bytes.toByteArray() == i.bytes);  // byte for byte, indexed with its identity
+        QCOMPARE(s.value().info.dicom, i.identity);
+    }
+    // A study the store does not have: a clear error, nothing cached.
+    Result<FetchSummary> missing = runSync(reg.fetchStudy(QStringLiteral("web"), QStringLiteral("1.2.3.999")));
+    QCOMPARE(missing.error().code(), ErrorCode::NotFound);
+}
+
+void tst_StoreRegistry::fetchOverDimseIntoAFolder()
+{
+    StoreRegistry reg(config(QStringLiteral("fetch-dimse")), nullptr);
+    const QString out = m_dir.filePath(QStringLiteral("fetched"));
+    Result<FetchSummary> r = runSync(reg.fetchStudy(QStringLiteral("pacs"), DemoArchive::studyUid(DemoStudy::HeadMr), out));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().instances, 3);
+    for (const QString &uid : r.value().sopInstanceUids) {
+        Result<DecodedImage> img = decodeDicomFile(QDir(out).filePath(uid + QStringLiteral(".dcm")));
+        QVERIFY2(img.isOk(), qPrintable(img.error().toString()));
+    }
+    QCOMPARE(QDir(out).entryList(QDir::Files).size(), 3);  // nothing else left behind
+}
+
+void tst_StoreRegistry::exportThenFindIt()
+{
+    DemoOptions other;
+    other.studies = {DemoStudy::ChestCr};
+    QList<DemoInstance> cr;
+    QVERIFY(!DemoArchive::generate(other, [&](DemoInstance &&i) { cr << std::move(i); return Error(); }).isError());
+    // A copy under a new study, so that both exports are really new to the PACS.
+    const QString file = m_dir.filePath(QStringLiteral("export.dcm"));
+    QVERIFY(writeFile(file, cr.first().bytes));
+    QVERIFY(run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-m"), QStringLiteral("(0020,000d)=1.2.826.0.1.3680043.2.1125.77.1"),
+                                                     QStringLiteral("-m"), QStringLiteral("(0008,0018)=1.2.826.0.1.3680043.2.1125.77.2"), file})
+                .ok());
+    StoreRegistry reg(config(QStringLiteral("export")), nullptr);
+    Result<ExportSummary> viaWeb = runSync(reg.exportFiles(QStringLiteral("web"), {file}));
+    QVERIFY2(viaWeb.isOk(), qPrintable(viaWeb.error().toString()));
+    QCOMPARE(viaWeb.value().stored, QStringList{QStringLiteral("1.2.826.0.1.3680043.2.1125.77.2")});
+    DicomQuery q;
+    q.studyInstanceUid = QStringLiteral("1.2.826.0.1.3680043.2.1125.77.1");
+    Result<QList<StudyHit>> hits = runSync(reg.findStudies(q));
+    QVERIFY(hits.isOk());
+    QCOMPARE(hits.value().size(), 1);
+    QCOMPARE(hits.value().first().stores.size(), 2);  // found by QIDO and by C-FIND
+    Result<ExportSummary> viaDimse = runSync(reg.exportFiles(QStringLiteral("pacs"), {file, m_dir.filePath(QStringLiteral("does-not-exist.dcm"))}));
+    QVERIFY(viaDimse.isOk());
+    QCOMPARE(viaDimse.value().stored.size(), 1);
+    QCOMPARE(viaDimse.value().failed.size(), 1);
+}
+
+void tst_StoreRegistry::cliStoresAndFind()
+{
+    const QString path = m_dir.filePath(QStringLiteral("cli/stores.json"));
+    const QString pw = m_dir.filePath(QStringLiteral("pw.txt"));
+    QVERIFY(writeFile(pw, kPassword.toUtf8() + "\n"));
+    ProcessResult r = cli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("web"), QStringLiteral("--kind"), QStringLiteral("dicomweb"),
+                           QStringLiteral("--url"), m_orthanc.dicomWebUrl(), QStringLiteral("--user"), kUser, QStringLiteral("--password-file"), pw}, path);
+    QVERIFY2(r.ok(), r.err.constData());
+    r = cli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("pacs"), QStringLiteral("--kind"), QStringLiteral("dimse"), QStringLiteral("--host"),
+             QStringLiteral("127.0.0.1"), QStringLiteral("--port"), QString::number(m_orthanc.dicomPort()), QStringLiteral("--aet"), m_orthanc.aeTitle(),
+             QStringLiteral("--our-aet"), m_ourAe}, path);
+    QVERIFY2(r.ok(), r.err.constData());
+    QVERIFY(!readFile(path).contains(kPassword.toUtf8()));
+    r = cli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("pacs"), QStringLiteral("--kind"), QStringLiteral("local")}, path);
+    QCOMPARE(r.exitCode, 2);  // the name is taken
+    QVERIFY(r.err.contains("exists already"));
+    r = cli({QStringLiteral("stores"), QStringLiteral("list")}, path);
+    QVERIFY(r.ok());
+    QVERIFY(r.out.contains("web\tdicomweb") && r.out.contains("pacs\tdimse"));
+    QVERIFY(!r.out.contains(kPassword.toUtf8()));
+    r = cli({QStringLiteral("stores"), QStringLiteral("test")}, path);
+    QVERIFY2(r.ok(), r.out.constData());
+    QCOMPARE(r.out.count("ok ("), 2);
+    r = cli({QStringLiteral("find"), QStringLiteral("--modality"), QStringLiteral("CT"), QStringLiteral("--json")}, path);
+    QVERIFY2(r.ok(), r.err.constData());
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QCOMPARE(lines.size(), 1);
+    const QJsonObject study = QJsonDocument::fromJson(lines.first()).object();
+    QCOMPARE(study.value(QStringLiteral("studyInstanceUid")).toString(), DemoArchive::studyUid(DemoStudy::HeadCt));
+    QCOMPARE(study.value(QStringLiteral("stores")).toArray().size(), 2);
+    r = cli({QStringLiteral("find"), QStringLiteral("--date"), QStringLiteral("2024-01")}, path);
+    QCOMPARE(r.exitCode, 2);
+    r = cli({QStringLiteral("stores"), QStringLiteral("remove"), QStringLiteral("pacs")}, path);
+    QVERIFY(r.ok());
+    QVERIFY(!cli({QStringLiteral("stores"), QStringLiteral("list")}, path).out.contains("pacs"));
+}
+
+void tst_StoreRegistry::cliFetchAndListen()
+{
+    const QString path = m_dir.filePath(QStringLiteral("cli2/stores.json"));
+    StoreConfigFile c = config(QStringLiteral("cli2"));
+    QCOMPARE(c.save(), Error());
+    ProcessResult r = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("web"), DemoArchive::studyUid(DemoStudy::HeadMr)}, path);
+    QVERIFY2(r.ok(), r.err.constData());
+    QVERIFY2(r.err.contains("3 instance(s)") && r.err.contains("first instance after"), r.err.constData());
+    r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("cache")}, path);  // no such store configured
+    QVERIFY(!r.ok());
+
+    // The headless Storage SCP receives a C-MOVE from the PACS into the cache.
+    QProcess listen;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_CONFIG"), path);
+    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), m_dir.filePath(QStringLiteral("listen-cache")));
+    listen.setProcessEnvironment(env);
+    listen.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("listen"), QStringLiteral("--port"), QString::number(m_scpPort)});
+    QVERIFY(listen.waitForStarted());
+    QByteArray err;
+    QTRY_VERIFY_WITH_TIMEOUT((err += listen.readAllStandardError(), err.contains("listening")), 20000);
+    StoreRegistry reg(c, nullptr);
+    auto ep = dimseEndpointFor(*c.find(QStringLiteral("pacs")), c);
+    QVERIFY(ep.isOk());
+    DimseClient client(ep.value());
+    Result<RetrieveCount> moved = runSync(client.move(DemoArchive::studyUid(DemoStudy::HeadMr), {}, {}, m_ourAe));
+    QVERIFY2(moved.isOk(), qPrintable(moved.error().toString()));
+    QByteArray out;
+    QTRY_VERIFY_WITH_TIMEOUT((out += listen.readAllStandardOutput(), out.count("received ") == 3), 20000);
+    listen.terminate();
+    QVERIFY(listen.waitForFinished(10000));
+    QCOMPARE(listen.exitCode(), 0);
+    auto cache = FileStore::open(m_dir.filePath(QStringLiteral("listen-cache")), 0);
+    QVERIFY(cache.isOk());
+    BlobQuery all;
+    all.studyInstanceUid = DemoArchive::studyUid(DemoStudy::HeadMr);
+    QCOMPARE(runSync(cache.value()->query(all)).value().size(), 3);
+}
+
+QTEST_GUILESS_MAIN(tst_StoreRegistry)
+#include "tst_storeregistry.moc"
