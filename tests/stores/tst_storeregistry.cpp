@@ -2,7 +2,9 @@
 // DIMSE) started here, and spectrum-cli's archive commands run as a user would.
 
 #include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/derivedinstance.h"
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/transfer/dicomweb.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/storeregistry.h"
@@ -39,6 +41,7 @@ private Q_SLOTS:
     void fetchOverDicomWebIntoTheCache();
     void fetchOverDimseIntoAFolder();
     void exportThenFindIt();
+    void derivedInstanceGoesBackToTheArchive();
     void cliStoresAndFind();
     void cliFetchAndListen();
 
@@ -342,6 +345,88 @@ void tst_StoreRegistry::exportThenFindIt()
     QVERIFY(viaDimse.isOk());
     QCOMPARE(viaDimse.value().stored.size(), 1);
     QCOMPARE(viaDimse.value().failed.size(), 1);
+}
+
+void tst_StoreRegistry::derivedInstanceGoesBackToTheArchive()
+{
+    const DemoInstance *ct = nullptr;
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.modality == QLatin1String("CT") && i.identity.instanceNumber == 3)
+            ct = &i;
+    }
+    QVERIFY(ct);
+    // "Processing": an inversion of the stored values within their range, at native depth.
+    Result<DecodedImage> decoded = decodeDicom(ByteView(ct->bytes));
+    QVERIFY(decoded.isOk());
+    PixelBuffer processed = decoded.value().pixels;
+    int lo = 0, hi = 0;
+    processed.minMax(0, &lo, &hi);
+    QCOMPARE(processed.format(), PixelFormat::Gray16);  // the demo CT: unsigned with a rescale to HU
+    auto *v = reinterpret_cast<quint16 *>(processed.frameData(0));
+    for (qsizetype i = 0; i < processed.frameBytes() / 2; ++i)
+        v[i] = quint16(lo + hi - v[i]);
+    Derivation d;
+    d.description = QStringLiteral("invert (test)");
+    Result<DerivedInstance> derived = makeDerivedInstance(ByteView(ct->bytes), processed, d);
+    QVERIFY2(derived.isOk(), qPrintable(derived.error().toString()));
+    const DicomIdentity &id = derived.value().identity;
+    QCOMPARE(id.patientId, ct->identity.patientId);
+    QCOMPARE(id.studyInstanceUid, ct->identity.studyInstanceUid);
+    QVERIFY(id.seriesInstanceUid != ct->identity.seriesInstanceUid && id.seriesInstanceUid.startsWith(QStringLiteral("2.25.")));
+    QVERIFY(id.sopInstanceUid != ct->identity.sopInstanceUid && id.sopInstanceUid.startsWith(QStringLiteral("2.25.")));
+    QCOMPARE(id.sopClassUid, ct->identity.sopClassUid);  // a derived CT is still a CT
+    const QString file = m_dir.filePath(QStringLiteral("derived.dcm"));
+    QVERIFY(writeFile(file, derived.value().bytes));
+    QVERIFY2(run(QStringLiteral(DCMDUMP_EXECUTABLE), {file}).ok(), "dcmdump does not accept the derived instance");
+
+    StoreConfigFile c = config(QStringLiteral("derived"));
+    StoreRegistry reg(c, nullptr);
+    Result<ExportSummary> sent = runSync(reg.exportFiles(QStringLiteral("web"), {file}));
+    QVERIFY2(sent.isOk() && sent.value().failed.isEmpty(), sent.isOk() ? "" : qPrintable(sent.error().toString()));
+    // Found by QIDO and by C-FIND as a new series of the same study.
+    DicomWebClient web(dicomWebEndpointFor(*c.find(QStringLiteral("web")), c).value());
+    DimseClient pacs(dimseEndpointFor(*c.find(QStringLiteral("pacs")), c).value());
+    DicomQuery series;
+    series.level = QueryLevel::Series;
+    series.studyInstanceUid = id.studyInstanceUid;
+    for (const Result<QList<DicomRecord>> &r : {runSync(web.search(series)), runSync(pacs.find(series))}) {
+        QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+        QSet<QString> uids;
+        for (const DicomRecord &rec : r.value())
+            uids.insert(rec.identity.seriesInstanceUid);
+        QVERIFY(uids.contains(id.seriesInstanceUid) && uids.contains(ct->identity.seriesInstanceUid));
+    }
+    // Retrieved: the pixels are what was sent; the metadata says what it is and where it comes from.
+    QByteArray back;
+    RetrieveCallbacks cb;
+    cb.complete = [&](const WadoPart &, const ByteView &whole) { back = whole.toByteArray(); return Error(); };
+    QVERIFY(runSync(web.retrieve(id.studyInstanceUid, id.seriesInstanceUid, id.sopInstanceUid, cb)).isOk());
+    Result<DecodedImage> again = decodeDicom(ByteView(back));
+    QVERIFY2(again.isOk(), qPrintable(again.error().toString()));
+    QCOMPARE(again.value().pixels.format(), PixelFormat::Gray16);
+    QVERIFY(std::memcmp(again.value().pixels.frameData(0), processed.frameData(0), size_t(processed.frameBytes())) == 0);
+    Result<QJsonArray> meta = runSync(web.metadata(id.studyInstanceUid, id.seriesInstanceUid, id.sopInstanceUid));
+    QVERIFY(meta.isOk());
+    const QJsonObject m = meta.value().first().toObject();
+    QCOMPARE(dicomjson::strings(m, "00080008"), (QStringList{QStringLiteral("DERIVED"), QStringLiteral("SECONDARY")}));
+    QCOMPARE(dicomjson::string(m, "00082111"), d.description);
+    const QJsonObject source = m.value(QStringLiteral("00082112")).toObject().value(QStringLiteral("Value")).toArray().first().toObject();
+    QCOMPARE(dicomjson::string(source, "00081155"), ct->identity.sopInstanceUid);
+    // The reference resolves: the original is in the archive.
+    DicomQuery original;
+    original.level = QueryLevel::Instance;
+    original.studyInstanceUid = ct->identity.studyInstanceUid;
+    original.seriesInstanceUid = ct->identity.seriesInstanceUid;
+    bool found = false;
+    const Result<QList<DicomRecord>> originals = runSync(web.search(original));
+    QVERIFY(originals.isOk());
+    for (const DicomRecord &r : originals.value())
+        found = found || r.identity.sopInstanceUid == dicomjson::string(source, "00081155");
+    QVERIFY(found);
+    // And by C-STORE too.
+    Result<ExportSummary> viaDimse = runSync(reg.exportFiles(QStringLiteral("pacs"), {file}));
+    QVERIFY(viaDimse.isOk());
+    QCOMPARE(viaDimse.value().stored, QStringList{id.sopInstanceUid});
 }
 
 void tst_StoreRegistry::cliStoresAndFind()

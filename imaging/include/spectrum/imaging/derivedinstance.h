@@ -1,0 +1,35 @@
+#pragma once
+// A processed image as a new DICOM instance that an archive can take back (PS3.3 C.7.6.1.1.2 "Derived"):
+// the same patient and study; new Series and SOP Instance UIDs under our own 2.25 root; Image Type
+// DERIVED\SECONDARY; a Derivation Description naming the processing; a Source Image Sequence pointing at the
+// original; the original's SOP class where a derived image of that class is valid (CT, MR, CR, DX, MG, US, XA,
+// RF, NM, PET, SC), Secondary Capture otherwise; the processed pixels at their native depth, uncompressed
+// (explicit VR little endian).
+
+#include "spectrum/core/bytes.h"
+#include "spectrum/core/dicomidentity.h"
+#include "spectrum/core/result.h"
+#include "spectrum/imaging/pixelbuffer.h"
+
+namespace spectrum {
+
+struct Derivation
+{
+    QString description;        ///< e.g. "unsharp mask amount=1.5 radius=2; invert" (up to 1024 characters)
+    QString seriesInstanceUid;  ///< the derived series (share it between the instances of one series); empty: new
+    QString seriesDescription;  ///< empty: the original's with " (processed)"
+    int seriesNumber = 0;       ///< 0: the original's + 1000
+};
+
+struct DerivedInstance
+{
+    QByteArray bytes;           ///< DICOM Part 10
+    DicomIdentity identity;
+};
+
+/// Builds the derived instance of `original` (a whole DICOM file) with `pixels`. The pixels may differ from the
+/// original's in size (zoom, rotate): Rows/Columns follow them, Pixel Spacing is scaled, and the patient
+/// geometry (position, orientation), which no longer holds, is removed.
+Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const PixelBuffer &pixels, const Derivation &derivation);
+
+} // namespace spectrum

@@ -1,0 +1,139 @@
+#include "spectrum/imaging/derivedinstance.h"
+
+#include "dcmtksupport.h"
+#include "spectrum/core/uid.h"
+
+#include <QDateTime>
+
+#include <set>
+#include <string>
+
+namespace spectrum {
+
+namespace {
+
+/// SOP classes whose IODs allow Image Type DERIVED with their own pixel module (a derived CT is still a CT).
+bool derivedAllowed(const QString &sopClass)
+{
+    static const std::set<std::string> classes{
+        UID_CTImageStorage, UID_MRImageStorage, UID_ComputedRadiographyImageStorage, UID_DigitalXRayImageStorageForPresentation,
+        UID_DigitalMammographyXRayImageStorageForPresentation, UID_UltrasoundImageStorage, UID_UltrasoundMultiframeImageStorage,
+        UID_XRayAngiographicImageStorage, UID_XRayRadiofluoroscopicImageStorage, UID_NuclearMedicineImageStorage,
+        UID_PositronEmissionTomographyImageStorage, UID_SecondaryCaptureImageStorage};
+    return classes.count(sopClass.toStdString()) > 0;
+}
+
+OFCondition put(DcmItem *item, const DcmTagKey &tag, const QString &value)
+{
+    return item->putAndInsertString(tag, value.toLatin1().constData());
+}
+
+} // namespace
+
+Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const PixelBuffer &pixels, const Derivation &derivation)
+{
+    dcmtk::registerCodecs();
+    if (pixels.isNull())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("no pixels to store"));
+    if (derivation.description.size() > 1024)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("the derivation description is longer than 1024 characters"));
+    if (!derivation.seriesInstanceUid.isEmpty() && !isValidUid(derivation.seriesInstanceUid))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not a UID").arg(derivation.seriesInstanceUid));
+    DcmFileFormat file;
+    if (Error e = dcmtk::parse(original, file, dcmtk::ParseExtent::Everything); e.isError())
+        return e;
+    DcmDataset *ds = file.getDataset();
+    const QString sourceClass = dcmtk::getString(ds, DCM_SOPClassUID);
+    const QString sourceInstance = dcmtk::getString(ds, DCM_SOPInstanceUID);
+    if (sourceClass.isEmpty() || sourceInstance.isEmpty())
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("the original has no SOP Class or SOP Instance UID"));
+    const int oldRows = dcmtk::getInt(ds, DCM_Rows), oldColumns = dcmtk::getInt(ds, DCM_Columns);
+
+    // The pixels: native depth, uncompressed.
+    ds->findAndDeleteElement(DCM_PixelData);
+    const bool rgb = pixels.format() == PixelFormat::Rgb24;
+    const int bits = PixelBuffer::bytesPerPixel(pixels.format()) * 8 / (rgb ? 3 : 1);
+    ds->putAndInsertUint16(DCM_Rows, Uint16(pixels.height()));
+    ds->putAndInsertUint16(DCM_Columns, Uint16(pixels.width()));
+    ds->putAndInsertUint16(DCM_SamplesPerPixel, rgb ? 3 : 1);
+    ds->putAndInsertUint16(DCM_BitsAllocated, Uint16(bits));
+    ds->putAndInsertUint16(DCM_BitsStored, Uint16(bits));
+    ds->putAndInsertUint16(DCM_HighBit, Uint16(bits - 1));
+    ds->putAndInsertUint16(DCM_PixelRepresentation, pixels.isSignedFormat() ? 1 : 0);
+    if (rgb) {
+        put(ds, DCM_PhotometricInterpretation, QStringLiteral("RGB"));
+        ds->putAndInsertUint16(DCM_PlanarConfiguration, 0);
+    } else {
+        const QString photometric = dcmtk::getString(ds, DCM_PhotometricInterpretation);
+        put(ds, DCM_PhotometricInterpretation, photometric == QLatin1String("MONOCHROME1") ? photometric : QStringLiteral("MONOCHROME2"));
+        ds->findAndDeleteElement(DCM_PlanarConfiguration);
+    }
+    if (pixels.frames() > 1)
+        put(ds, DCM_NumberOfFrames, QString::number(pixels.frames()));
+    else
+        ds->findAndDeleteElement(DCM_NumberOfFrames);
+    for (const DcmTagKey &gone : {DCM_PixelPaddingValue, DCM_SmallestImagePixelValue, DCM_LargestImagePixelValue, DCM_LossyImageCompressionRatio})
+        ds->findAndDeleteElement(gone);
+    const qint64 total = qint64(pixels.frameBytes()) * pixels.frames();
+    const uchar *data = pixels.frameData(0);
+    OFCondition c = bits == 16 ? ds->putAndInsertUint16Array(DCM_PixelData, reinterpret_cast<const Uint16 *>(data), unsigned(total / 2))
+                               : ds->putAndInsertUint8Array(DCM_PixelData, data, unsigned(total));
+    if (c.bad())
+        return dcmtk::toError(c, QStringLiteral("derived pixel data"));
+    if (pixels.width() != oldColumns || pixels.height() != oldRows) {
+        // Resampled: the spacing scales; position and orientation of the original grid no longer hold.
+        OFString spacing;
+        double rowSpacing = 0, columnSpacing = 0;
+        if (ds->findAndGetFloat64(DCM_PixelSpacing, rowSpacing, 0).good() && ds->findAndGetFloat64(DCM_PixelSpacing, columnSpacing, 1).good() && pixels.width() > 0 && pixels.height() > 0) {
+            rowSpacing *= double(oldRows) / pixels.height();
+            columnSpacing *= double(oldColumns) / pixels.width();
+            put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%2").arg(rowSpacing, 0, 'g', 10).arg(columnSpacing, 0, 'g', 10));
+        }
+        ds->findAndDeleteElement(DCM_ImagePositionPatient);
+        ds->findAndDeleteElement(DCM_ImageOrientationPatient);
+    }
+
+    // Who it is: the same patient and study, a new series and instance.
+    const QString seriesUid = derivation.seriesInstanceUid.isEmpty() ? makeUid() : derivation.seriesInstanceUid;
+    const QString sopUid = makeUid();
+    const QString sopClass = derivedAllowed(sourceClass) ? sourceClass : QString::fromLatin1(UID_SecondaryCaptureImageStorage);
+    put(ds, DCM_SOPClassUID, sopClass);
+    put(ds, DCM_SOPInstanceUID, sopUid);
+    put(ds, DCM_SeriesInstanceUID, seriesUid);
+    const int seriesNumber = derivation.seriesNumber > 0 ? derivation.seriesNumber : dcmtk::getInt(ds, DCM_SeriesNumber) + 1000;
+    put(ds, DCM_SeriesNumber, QString::number(seriesNumber));
+    const QString description = derivation.seriesDescription.isEmpty() ? (dcmtk::getString(ds, DCM_SeriesDescription) + QStringLiteral(" (processed)")).trimmed()
+                                                                       : derivation.seriesDescription;
+    put(ds, DCM_SeriesDescription, description.left(64));
+    put(ds, DCM_ImageType, QStringLiteral("DERIVED\\SECONDARY"));
+    put(ds, DCM_DerivationDescription, derivation.description);
+    if (sopClass == QLatin1String(UID_SecondaryCaptureImageStorage) && dcmtk::getString(ds, DCM_ConversionType).isEmpty())
+        put(ds, DCM_ConversionType, QStringLiteral("WSD"));  // workstation
+    const QDateTime now = QDateTime::currentDateTime();
+    put(ds, DCM_InstanceCreationDate, now.toString(QStringLiteral("yyyyMMdd")));
+    put(ds, DCM_InstanceCreationTime, now.toString(QStringLiteral("HHmmss")));
+    put(ds, DCM_SeriesDate, now.toString(QStringLiteral("yyyyMMdd")));
+    put(ds, DCM_SeriesTime, now.toString(QStringLiteral("HHmmss")));
+    put(ds, DCM_ContentDate, now.toString(QStringLiteral("yyyyMMdd")));
+    put(ds, DCM_ContentTime, now.toString(QStringLiteral("HHmmss")));
+    ds->findAndDeleteElement(DCM_SourceImageSequence);
+    DcmItem *source = nullptr;
+    if (ds->findOrCreateSequenceItem(DCM_SourceImageSequence, source, -2).bad() || !source)
+        return Error(ErrorCode::Internal, QStringLiteral("cannot write the Source Image Sequence"));
+    put(source, DCM_ReferencedSOPClassUID, sourceClass);
+    put(source, DCM_ReferencedSOPInstanceUID, sourceInstance);
+
+    // A new file meta header for the new instance and syntax.
+    file.getMetaInfo()->clear();
+    file.getMetaInfo()->putAndInsertString(DCM_MediaStorageSOPClassUID, sopClass.toLatin1().constData());
+    file.getMetaInfo()->putAndInsertString(DCM_MediaStorageSOPInstanceUID, sopUid.toLatin1().constData());
+    Result<QByteArray> bytes = dcmtk::serialize(file, EXS_LittleEndianExplicit);
+    if (!bytes.isOk())
+        return bytes.error();
+    DerivedInstance out;
+    out.bytes = bytes.value();
+    out.identity = dcmtk::readIdentity(ds);
+    return out;
+}
+
+} // namespace spectrum
