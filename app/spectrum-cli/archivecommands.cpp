@@ -365,7 +365,7 @@ int cmdFetch(const QStringList &args)
     if (!r.isOk())
         return fail(r.error().toString());
     const FetchSummary &s = r.value();
-    std::fprintf(stderr, "%d instance(s), %lld bytes in %.3f s (%.1f MB/s), first instance after %.3f s%s → %s\n", s.instances, qlonglong(s.bytes), s.seconds,
+    std::fprintf(stderr, "%d instance(s), %lld bytes in %.3f s (%.1f MB/s), first instance complete after %.3f s%s → %s\n", s.instances, qlonglong(s.bytes), s.seconds,
                  s.bytes / std::max(1e-9, s.seconds) / 1e6, s.firstInstanceSeconds,
                  s.rejected ? qPrintable(QStringLiteral(", %1 rejected (another study or patient)").arg(s.rejected)) : "",
                  outDir.isEmpty() ? qPrintable(WorkstationPaths::cacheDirectory()) : qPrintable(outDir));

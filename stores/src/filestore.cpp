@@ -101,6 +101,12 @@ struct FileStore::State
     quint64 nextVersion = 1;
     int journalFd = -1;
     std::unique_ptr<QLockFile> lock;
+    // Group commit: records appended without a sync get a sequence number; syncUpTo() makes everything up to a
+    // number durable with one fsync of the objects folder and one of the journal, shared by every commit that
+    // waits meanwhile (many instances of a study arrive at once: one sync each cost 0.25 s per 200 instances).
+    quint64 appendedSeq = 0;  ///< guarded by journalMutex
+    QMutex syncMutex;         ///< taken after journalMutex is released, never with it
+    quint64 syncedSeq = 0;    ///< guarded by syncMutex
 
     bool closed = false;
 
@@ -139,7 +145,32 @@ struct FileStore::State
     }
     QString journalPath() const { return root + QLatin1Char('/') + QLatin1String(kJournal); }
 
-    Error appendLocked(const QList<QJsonObject> &records)
+    /// Makes the renames and journal records up to `seq` durable (see appendedSeq). Caller holds no lock.
+    Error syncUpTo(quint64 seq)
+    {
+        QMutexLocker syncLock(&syncMutex);
+        if (syncedSeq >= seq)
+            return Error();  // another commit's sync covered ours
+        quint64 target = 0;
+        int fd = -1;
+        {
+            QMutexLocker journalLock(&journalMutex);
+            target = appendedSeq;
+            if (journalFd >= 0)
+                fd = ::dup(journalFd);  // compaction may replace the journal meanwhile; this one stays ours
+        }
+        Error e = fsyncPath(root + QLatin1Char('/') + QLatin1String(kObjects));
+        if (!e.isError() && fd >= 0 && ::fdatasync(fd) != 0)
+            e = ioError(QStringLiteral("cannot sync the cache index"), errno);
+        if (fd >= 0)
+            ::close(fd);
+        if (!e.isError())
+            syncedSeq = target;
+        return e;
+    }
+
+    /// Appends records; with `sync` false they become durable only through syncUpTo(the returned sequence).
+    Error appendLocked(const QList<QJsonObject> &records, bool sync = true, quint64 *seq = nullptr)
     {
         QByteArray line;
         for (const QJsonObject &r : records) {
@@ -158,7 +189,10 @@ struct FileStore::State
             p += n;
             left -= n;
         }
-        if (::fdatasync(journalFd) != 0)
+        ++appendedSeq;
+        if (seq)
+            *seq = appendedSeq;
+        if (sync && ::fdatasync(journalFd) != 0)
             return ioError(QStringLiteral("cannot sync the cache index"), errno);
         return Error();
     }
@@ -624,6 +658,7 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
         entry.lastAccessMs = entry.info.committed.toMSecsSinceEpoch();
         const QString target = d->objectPath(w->key(), w->version);
         QStringList evicted;
+        quint64 seq = 0;
         {
             QMutexLocker journalLock(&d->journalMutex);
             if (d->closed)
@@ -631,11 +666,8 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
             if (::rename(QFile::encodeName(w->file.fileName()).constData(), QFile::encodeName(target).constData()) != 0)
                 return ioError(QStringLiteral("cannot move blob '%1' into the cache").arg(w->key()), errno);
             w->committed = true;  // the staging file is gone; the writer must not delete anything now
-            if (Error e = fsyncPath(d->root + QLatin1Char('/') + QLatin1String(kObjects)); e.isError()) {
-                QFile::remove(target);
-                return e;
-            }
-            if (Error e = d->appendLocked({putRecord(entry)}); e.isError()) {
+            // Made durable below, together with the commits that run meanwhile (group commit).
+            if (Error e = d->appendLocked({putRecord(entry)}, false, &seq); e.isError()) {
                 QFile::remove(target);  // without its record the file would be an orphan: not committed
                 return e.withContext(QStringLiteral("blob '%1' not committed").arg(w->key()));
             }
@@ -655,6 +687,9 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
                 w->progress->remove();
             evicted = d->evictJournalLocked(w->key());
         }
+        // Only a durable commit is acknowledged. The bytes were synced above; this covers the rename and the record.
+        if (Error e = d->syncUpTo(seq); e.isError())
+            return e.withContext(QStringLiteral("blob '%1' may not survive a crash").arg(w->key()));
         notifier->announceCommitted(entry.info);
         notifier->announceRemoved(evicted);
         return entry.info;

@@ -473,7 +473,7 @@ void tst_StoreRegistry::cliFetchAndListen()
     QCOMPARE(c.save(), Error());
     ProcessResult r = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("web"), DemoArchive::studyUid(DemoStudy::HeadMr)}, path);
     QVERIFY2(r.ok(), r.err.constData());
-    QVERIFY2(r.err.contains("3 instance(s)") && r.err.contains("first instance after"), r.err.constData());
+    QVERIFY2(r.err.contains("3 instance(s)") && r.err.contains("first instance complete after"), r.err.constData());
     r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("cache")}, path);  // no such store configured
     QVERIFY(!r.ok());
 

@@ -34,7 +34,7 @@ struct FetchSummary
     int instances = 0;
     qint64 bytes = 0;
     double seconds = 0;
-    double firstInstanceSeconds = -1;  ///< time to the first complete instance
+    double firstInstanceSeconds = -1;  ///< time until the first instance was whole in memory (cached a moment later)
     int rejected = 0;                  ///< instances of another study or patient, dropped
     QStringList sopInstanceUids;
 };
