@@ -14,6 +14,8 @@ packages=(
   libopenjp2-7-dev libxxhash-dev libssl-dev
   # test peers: a real PACS and an HTTP client to talk to it; xvfb for running the GUI without a display
   orthanc orthanc-dicomweb curl openssl xvfb xauth
+  # nginx: an HTTPS reverse proxy with Bearer tokens in front of Orthanc, for the DICOMweb TLS and token tests
+  nginx-light
 )
 
 missing=()

@@ -369,7 +369,9 @@ int cmdFetch(const QStringList &args)
                  s.bytes / std::max(1e-9, s.seconds) / 1e6, s.firstInstanceSeconds,
                  s.rejected ? qPrintable(QStringLiteral(", %1 rejected (another study or patient)").arg(s.rejected)) : "",
                  outDir.isEmpty() ? qPrintable(WorkstationPaths::cacheDirectory()) : qPrintable(outDir));
-    return s.rejected == 0 ? 0 : 1;
+    for (const QString &problem : s.problems)
+        std::fprintf(stderr, "  %s\n", qPrintable(problem));
+    return s.rejected == 0 && s.problems.isEmpty() ? 0 : 1;
 }
 
 int cmdExport(const QStringList &args)

@@ -520,6 +520,7 @@ ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QS
                         ++st->summary.rejected;
                     if (!st->error.isError())
                         st->error = id.error();
+                    st->summary.problems << id.error().toString();
                     qCWarning(lcStores) << "fetch:" << id.error().toString();
                 }
                 finishIfDone();
@@ -531,10 +532,17 @@ ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QS
         auto transferEnded = [st, finishIfDone](const Error &e) {
             if (e.isError() && !st->error.isError())
                 st->error = e;
+            if (e.isError())
+                st->summary.problems << e.toString();
             st->transferDone = true;
             finishIfDone();
         };
 
+        auto transferProblem = [st](const Error &e) {
+            if (!st->error.isError())
+                st->error = e;
+            st->summary.problems << e.toString();
+        };
         switch (s.kind) {
         case StoreKind::DicomWeb: {
             Result<DicomWebEndpoint> ep = dicomWebEndpointFor(s, config);
@@ -548,7 +556,7 @@ ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QS
             DicomQuery q;
             q.level = QueryLevel::Series;
             q.studyInstanceUid = studyUid;
-            whenDone(client->search(q), job, [client, job, st, keep, transferEnded, studyUid](const Result<QList<DicomRecord>> &r) {
+            whenDone(client->search(q), job, [client, job, st, keep, transferEnded, transferProblem, studyUid](const Result<QList<DicomRecord>> &r) {
                 if (!r.isOk())
                     return transferEnded(r.error());
                 if (r.value().isEmpty())
@@ -558,7 +566,7 @@ ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QS
                 auto queue = std::make_shared<std::deque<DicomRecord>>(r.value().begin(), r.value().end());
                 auto running = std::make_shared<int>(0);
                 auto next = std::make_shared<std::function<void()>>();
-                *next = [client, job, queue, running, next, keep, transferEnded] {
+                *next = [client, job, queue, running, next, keep, transferEnded, transferProblem] {
                     while (*running < client->endpoint().maxParallel && !queue->empty() && !job->isFinished()) {
                         const DicomRecord series = queue->front();
                         queue->pop_front();
@@ -569,12 +577,14 @@ ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QS
                             return Error();
                         };
                         whenDone(client->retrieve(series.identity.studyInstanceUid, series.identity.seriesInstanceUid, QString(), cb), job,
-                                 [running, next, queue, transferEnded](const Result<RetrieveSummary> &done) {
+                                 [running, next, queue, transferEnded, transferProblem](const Result<RetrieveSummary> &done) {
                                      --*running;
                                      if (!done.isOk())
                                          qCWarning(lcStores) << "fetch:" << done.error().toString();
                                      if (queue->empty() && *running == 0)
                                          return transferEnded(done.isOk() ? Error() : done.error());
+                                     if (!done.isOk())
+                                         transferProblem(done.error());
                                      (*next)();
                                  });
                     }

@@ -13,6 +13,7 @@ bin=$repo/build/bin
 SLICES=${SLICES:-300}
 RUNS=${RUNS:-3}
 [ -x "$bin/spectrum-cli" ] || { echo "build first: make build" >&2; exit 1; }
+if ! command -v bc >/dev/null; then SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo; $SUDO apt-get install -y -qq bc >/dev/null; fi
 command -v Orthanc >/dev/null || { echo "Orthanc missing: scripts/install-deps.sh" >&2; exit 1; }
 
 work=$(mktemp -d)

@@ -40,6 +40,7 @@ private Q_SLOTS:
     void conflictingPatientsAreNeverMerged();
     void fetchOverDicomWebIntoTheCache();
     void fetchOverDimseIntoAFolder();
+    void brokenAnswersLeaveNothingHalfCached();
     void exportThenFindIt();
     void derivedInstanceGoesBackToTheArchive();
     void cliStoresAndFind();
@@ -317,6 +318,55 @@ void tst_StoreRegistry::fetchOverDimseIntoAFolder()
         QVERIFY2(img.isOk(), qPrintable(img.error().toString()));
     }
     QCOMPARE(QDir(out).entryList(QDir::Files).size(), 3);  // nothing else left behind
+}
+
+void tst_StoreRegistry::brokenAnswersLeaveNothingHalfCached()
+{
+    // A "PACS" (nginx with crafted answers) whose study holds a good instance, a part that is not DICOM, an
+    // instance of another study, and a second series cut off in the middle of an instance.
+    const DemoInstance *ct = nullptr, *mr = nullptr;
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.modality == QLatin1String("CT"))
+            ct = &i;
+        if (i.identity.modality == QLatin1String("MR"))
+            mr = &i;
+    }
+    QVERIFY(ct && mr);
+    const QString study = ct->identity.studyInstanceUid;
+    NginxProcess nginx;
+    const QString d = nginx.directory();
+    auto part = [](const QByteArray &bytes) { return "--b\r\nContent-Type: application/dicom\r\n\r\n" + bytes + "\r\n"; };
+    QVERIFY(writeFile(d + QStringLiteral("/series1"), part(ct->bytes) + part("not DICOM at all") + part(mr->bytes) + "--b--\r\n"));
+    QVERIFY(writeFile(d + QStringLiteral("/series2"), part(m_instances.at(1).bytes).left(m_instances.at(1).bytes.size() / 2)));
+    const QByteArray series = QStringLiteral(R"([{"0020000D":{"vr":"UI","Value":["%1"]},"0020000E":{"vr":"UI","Value":["1.2.3.1"]},"00201209":{"vr":"IS","Value":[3]}},
+                                                {"0020000D":{"vr":"UI","Value":["%1"]},"0020000E":{"vr":"UI","Value":["1.2.3.2"]},"00201209":{"vr":"IS","Value":[1]}}])").arg(study).toUtf8();
+    QVERIFY(writeFile(d + QStringLiteral("/series.json"), series));
+    const quint16 port = freePort();
+    const QString mp = QStringLiteral("'multipart/related; type=\"application/dicom\"; boundary=b'");
+    QVERIFY(nginx.start(QStringLiteral("server { listen 127.0.0.1:%1;\n"
+                                       "  location = /dw/studies/%3/series { default_type application/dicom+json; alias %2/series.json; }\n"
+                                       "  location = /dw/studies/%3/series/1.2.3.1 { default_type %4; alias %2/series1; }\n"
+                                       "  location = /dw/studies/%3/series/1.2.3.2 { default_type %4; alias %2/series2; }\n"
+                                       "}\n").arg(port).arg(d, study, mp), port));
+    StoreConfigFile c = StoreConfigFile::load(m_dir.filePath(QStringLiteral("broken/stores.json"))).value();
+    StoreConfig bad;
+    bad.name = QStringLiteral("flaky");
+    bad.kind = StoreKind::DicomWeb;
+    bad.url = QStringLiteral("http://127.0.0.1:%1/dw").arg(port);
+    QCOMPARE(c.add(bad), Error());
+    auto opened = FileStore::open(m_dir.filePath(QStringLiteral("broken-cache")), 0);
+    QVERIFY(opened.isOk());
+    std::shared_ptr<FileStore> cache(opened.takeValue());
+    StoreRegistry reg(c, cache);
+    Result<FetchSummary> r = runSync(reg.fetchStudy(QStringLiteral("flaky"), study));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().instances, 1);   // only the good one
+    QCOMPARE(r.value().rejected, 1);    // the other study's instance
+    QVERIFY2(r.value().problems.size() >= 3, qPrintable(r.value().problems.join(QLatin1Char('\n'))));  // not DICOM, other study, cut off
+    const QList<BlobInfo> cached = runSync(cache->query(BlobQuery())).value();
+    QCOMPARE(cached.size(), 1);
+    QCOMPARE(cached.first().key, ct->identity.sopInstanceUid);
+    QVERIFY(runSync(cache->snapshot(ct->identity.sopInstanceUid)).value().bytes.toByteArray() == ct->bytes);
 }
 
 void tst_StoreRegistry::exportThenFindIt()

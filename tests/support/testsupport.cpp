@@ -9,6 +9,7 @@
 #include <QNetworkReply>
 #include <QProcess>
 #include <QTcpServer>
+#include <QTcpSocket>
 #include <QDir>
 #include <QTemporaryDir>
 #include <QThread>
@@ -203,6 +204,59 @@ QString OrthancProcess::upload(const QByteArray &dicom)
     int status = 0;
     const QJsonObject answer = QJsonDocument::fromJson(rest("POST", QStringLiteral("/instances"), dicom, &status)).object();
     return status == 200 ? answer.value(QStringLiteral("ID")).toString() : QString();
+}
+
+// ---- nginx ----
+
+NginxProcess::NginxProcess() : m_process(new QProcess)
+{
+    QTemporaryDir dir;
+    dir.setAutoRemove(false);
+    m_dir = dir.path();
+    QDir().mkpath(m_dir + QStringLiteral("/tmp"));
+    QFile::setPermissions(m_dir + QStringLiteral("/tmp"), QFileDevice::Permissions(0x7777));  // workers may run as nobody
+    QFile::setPermissions(m_dir, QFileDevice::Permissions(0x7755));
+}
+
+NginxProcess::~NginxProcess()
+{
+    stop();
+    delete m_process;
+    QDir(m_dir).removeRecursively();
+}
+
+bool NginxProcess::start(const QString &servers, quint16 port)
+{
+    const QString conf = QStringLiteral("daemon off; worker_processes 1; pid %1/nginx.pid; error_log %1/error.log;\n"
+                                        "events { worker_connections 256; }\n"
+                                        "http { access_log off; client_body_temp_path %1/tmp; proxy_temp_path %1/tmp; fastcgi_temp_path %1/tmp;\n"
+                                        "  uwsgi_temp_path %1/tmp; scgi_temp_path %1/tmp;\n")
+                             .arg(m_dir) + servers + QStringLiteral("}\n");
+    writeFile(m_dir + QStringLiteral("/nginx.conf"), conf.toUtf8());
+    m_process->setProcessChannelMode(QProcess::MergedChannels);
+    m_process->start(QStringLiteral("nginx"), {QStringLiteral("-c"), m_dir + QStringLiteral("/nginx.conf"), QStringLiteral("-p"), m_dir});
+    if (!m_process->waitForStarted())
+        return false;
+    for (int i = 0; i < 200 && m_process->state() == QProcess::Running; ++i) {
+        QTcpSocket probe;
+        probe.connectToHost(QHostAddress::LocalHost, port);
+        if (probe.waitForConnected(100))
+            return true;
+        m_process->waitForFinished(100);
+    }
+    qWarning("nginx did not start: %s %s", m_process->readAll().constData(), readFile(m_dir + QStringLiteral("/error.log")).right(1000).constData());
+    return false;
+}
+
+void NginxProcess::stop()
+{
+    if (m_process->state() == QProcess::NotRunning)
+        return;
+    m_process->terminate();
+    if (!m_process->waitForFinished(10000)) {
+        m_process->kill();
+        m_process->waitForFinished();
+    }
 }
 
 } // namespace spectrum::test

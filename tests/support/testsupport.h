@@ -86,4 +86,21 @@ private:
     QPair<QString, QString> m_user;
 };
 
+/// nginx (Debian's nginx-light) as a child process: `servers` is the inside of the http block (server blocks);
+/// temp paths, pid and logs live in a folder of its own. Stopped on destruction.
+class NginxProcess
+{
+public:
+    NginxProcess();
+    ~NginxProcess();
+    QString directory() const { return m_dir; }  ///< for files the configuration serves
+    /// Starts it and waits (up to 20 s) until `port` accepts connections.
+    bool start(const QString &servers, quint16 port);
+    void stop();
+
+private:
+    QString m_dir;
+    QProcess *m_process;
+};
+
 } // namespace spectrum::test

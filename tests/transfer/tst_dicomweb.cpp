@@ -7,8 +7,12 @@
 #include "testsupport.h"
 
 #include <QHash>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QSet>
+#include <QTcpSocket>
 #include <QTest>
+#include <QDir>
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -29,6 +33,8 @@ private Q_SLOTS:
     void stowReportsPerInstance();
     void wrongPasswordIsAnAuthenticationError();
     void deadServerIsANetworkError();
+    void httpsWithBearerTokenThroughNginx();
+    void brokenServersGiveClearErrors();
 
 private:
     DicomWebEndpoint endpoint() const;
@@ -341,6 +347,164 @@ void tst_DicomWeb::deadServerIsANetworkError()
     ep.base = QUrl(QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(freePort()));
     DicomWebClient client(ep);
     QCOMPARE(runSync(client.ping()).error().code(), ErrorCode::Network);
+}
+
+namespace {
+
+bool openssl(const QStringList &arguments)
+{
+    const ProcessResult r = run(QStringLiteral("openssl"), arguments, 60000);
+    if (!r.ok())
+        qWarning("openssl %s: %s", qPrintable(arguments.join(QLatin1Char(' '))), r.err.constData());
+    return r.ok();
+}
+
+/// A certificate for `host` signed by the CA in dir/ca.{pem,key}.
+bool makeServerCert(const QString &dir, const QString &name, const QString &san)
+{
+    const QString key = dir + QLatin1Char('/') + name + QStringLiteral(".key"), csr = dir + QLatin1Char('/') + name + QStringLiteral(".csr");
+    const QString ext = dir + QLatin1Char('/') + name + QStringLiteral(".ext");
+    writeFile(ext, "subjectAltName=" + san.toUtf8() + "\n");
+    return openssl({QStringLiteral("req"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"), QStringLiteral("-keyout"), key,
+                    QStringLiteral("-out"), csr, QStringLiteral("-subj"), QStringLiteral("/CN=") + name})
+        && openssl({QStringLiteral("x509"), QStringLiteral("-req"), QStringLiteral("-in"), csr, QStringLiteral("-CA"), dir + QStringLiteral("/ca.pem"),
+                    QStringLiteral("-CAkey"), dir + QStringLiteral("/ca.key"), QStringLiteral("-CAcreateserial"), QStringLiteral("-days"), QStringLiteral("2"),
+                    QStringLiteral("-extfile"), ext, QStringLiteral("-out"), dir + QLatin1Char('/') + name + QStringLiteral(".pem")});
+}
+
+} // namespace
+
+void tst_DicomWeb::httpsWithBearerTokenThroughNginx()
+{
+    // nginx terminates TLS with a certificate from a hospital CA of our own and lets through only
+    // "Authorization: Bearer fresh-token", passing the request on to Orthanc with its Basic credentials.
+    QTemporaryDir dir;
+    const QString d = dir.path();
+    QVERIFY(openssl({QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"),
+                     QStringLiteral("-keyout"), d + QStringLiteral("/ca.key"), QStringLiteral("-out"), d + QStringLiteral("/ca.pem"),
+                     QStringLiteral("-days"), QStringLiteral("2"), QStringLiteral("-subj"), QStringLiteral("/CN=Spectrum Test Hospital CA")}));
+    QVERIFY(makeServerCert(d, QStringLiteral("good"), QStringLiteral("IP:127.0.0.1")));
+    QVERIFY(makeServerCert(d, QStringLiteral("otherhost"), QStringLiteral("DNS:pacs.elsewhere.example")));
+    const quint16 good = freePort(), wrongHost = freePort();
+    const QByteArray basic = (kUser + QLatin1Char(':') + kPassword).toUtf8().toBase64();
+    auto server = [&](quint16 port, const char *cert) {
+        return QStringLiteral(
+                   "server { listen 127.0.0.1:%1 ssl; ssl_certificate %2/%3.pem; ssl_certificate_key %2/%3.key;\n"
+                   "  location /dicom-web/ { if ($http_authorization != \"Bearer fresh-token\") { return 401; }\n"
+                   "    proxy_set_header Authorization \"Basic %4\"; proxy_buffering off; proxy_pass http://127.0.0.1:%5; } }\n")
+            .arg(port).arg(d, QLatin1String(cert), QString::fromLatin1(basic)).arg(m_orthanc.httpPort());
+    };
+    NginxProcess nginx;
+    QVERIFY2(nginx.start(server(good, "good") + server(wrongHost, "otherhost"), good), "nginx did not start (make test installs nginx-light)");
+
+    auto endpoint = [&](quint16 port, const QString &token, const QString &ca) {
+        DicomWebEndpoint ep;
+        ep.base = QUrl(QStringLiteral("https://127.0.0.1:%1/dicom-web").arg(port));
+        ep.auth.kind = HttpAuth::Kind::Bearer;
+        ep.auth.token = token;
+        ep.caFile = ca;
+        ep.timeoutMs = 20000;
+        return ep;
+    };
+    const QString ca = d + QStringLiteral("/ca.pem");
+    {
+        DicomWebClient client(endpoint(good, QStringLiteral("fresh-token"), ca));
+        Result<QList<DicomRecord>> r = runSync(client.search(DicomQuery()));
+        QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+        QCOMPARE(r.value().size(), 3);
+    }
+    {
+        // A stale token is renewed once by the refresh hook, and the request goes through.
+        DicomWebEndpoint ep = endpoint(good, QStringLiteral("stale-token"), ca);
+        int refreshed = 0;
+        ep.auth.refresh = [&refreshed]() -> Result<QString> { ++refreshed; return QStringLiteral("fresh-token"); };
+        DicomWebClient client(ep);
+        QCOMPARE(runSync(client.ping()).error(), Error());
+        QCOMPARE(refreshed, 1);
+    }
+    {
+        // Without a refresh hook a refused token is an authentication error, and the token is not in it.
+        DicomWebClient client(endpoint(good, QStringLiteral("stale-token"), ca));
+        const Error e = runSync(client.ping()).error();
+        QCOMPARE(e.code(), ErrorCode::Authentication);
+        QVERIFY(!e.toString().contains(QStringLiteral("stale-token")));
+    }
+    {
+        // Certificates are verified by default: our CA is not the system's.
+        DicomWebClient client(endpoint(good, QStringLiteral("fresh-token"), QString()));
+        const Error e = runSync(client.ping()).error();
+        QCOMPARE(e.code(), ErrorCode::Network);
+    }
+    {
+        // A certificate for another host is refused even from the trusted CA.
+        DicomWebClient client(endpoint(wrongHost, QStringLiteral("fresh-token"), ca));
+        QCOMPARE(runSync(client.ping()).error().code(), ErrorCode::Network);
+    }
+    {
+        // And a whole study streams through TLS byte for byte.
+        DicomWebClient client(endpoint(good, QStringLiteral("fresh-token"), ca));
+        int parts = 0;
+        RetrieveCallbacks cb;
+        cb.complete = [&](const WadoPart &, const ByteView &whole) {
+            Result<DicomIdentity> id = readDicomIdentity(whole);
+            if (!id.isOk() || !instance(id.value().sopInstanceUid) || instance(id.value().sopInstanceUid)->bytes != whole.toByteArray())
+                return Error(ErrorCode::Corrupt, QStringLiteral("not the stored bytes"));
+            ++parts;
+            return Error();
+        };
+        QCOMPARE(runSync(client.retrieve(DemoArchive::studyUid(DemoStudy::HeadMr), {}, {}, cb)).error(), Error());
+        QCOMPARE(parts, 4);
+    }
+}
+
+void tst_DicomWeb::brokenServersGiveClearErrors()
+{
+    // nginx serving crafted answers: what Orthanc would never send, but a broken proxy or PACS might.
+    NginxProcess nginx;
+    const QString d = nginx.directory();
+    const QByteArray good = m_instances.first().bytes;
+    QVERIFY(writeFile(d + QStringLiteral("/nobound"), "--x\r\n\r\nabc\r\n--x--\r\n"));
+    QVERIFY(writeFile(d + QStringLiteral("/truncated"), "--b\r\nContent-Type: application/dicom\r\n\r\n" + good + "\r\n--b\r\nContent-Type: application/dicom\r\n\r\n"
+                                                         + good.left(good.size() / 2)));
+    QVERIFY(writeFile(d + QStringLiteral("/short"), "--b\r\nContent-Type: application/dicom\r\nContent-Length: " + QByteArray::number(good.size() + 10) + "\r\n\r\n"
+                                                     + good + "\r\n--b--\r\n"));
+    const quint16 port = freePort();
+    const QString servers = QStringLiteral(
+        "server { listen 127.0.0.1:%1;\n"
+        "  location = /e500/studies { return 500; }\n"
+        "  location = /e403/studies { return 403; }\n"
+        "  location = /json/studies { default_type application/dicom+json; return 200 '{\"not\": \"an array\"}'; }\n"
+        "  location = /nb/studies/1.2.3 { default_type 'multipart/related; type=\"application/dicom\"'; alias %2/nobound; }\n"
+        "  location = /tr/studies/1.2.3 { default_type 'multipart/related; type=\"application/dicom\"; boundary=b'; alias %2/truncated; }\n"
+        "  location = /sh/studies/1.2.3 { default_type 'multipart/related; type=\"application/dicom\"; boundary=b'; alias %2/short; }\n"
+        "}\n").arg(port).arg(d);
+    QVERIFY2(nginx.start(servers, port), "nginx did not start (make test installs nginx-light)");
+    auto client = [&](const char *prefix) {
+        DicomWebEndpoint ep;
+        ep.base = QUrl(QStringLiteral("http://127.0.0.1:%1/%2").arg(port).arg(QLatin1String(prefix)));
+        return std::make_unique<DicomWebClient>(ep);
+    };
+    const Error e500 = runSync(client("e500")->ping()).error();
+    QCOMPARE(e500.code(), ErrorCode::Network);
+    QVERIFY2(e500.toString().contains(QStringLiteral("HTTP 500")), qPrintable(e500.toString()));
+    QCOMPARE(runSync(client("e403")->ping()).error().code(), ErrorCode::Authentication);
+    QCOMPARE(runSync(client("json")->ping()).error().code(), ErrorCode::Protocol);
+
+    QList<qint64> completed;
+    RetrieveCallbacks cb;
+    cb.complete = [&](const WadoPart &, const ByteView &whole) { completed << whole.size(); return Error(); };
+    const Error noBoundary = runSync(client("nb")->retrieve(QStringLiteral("1.2.3"), {}, {}, cb)).error();
+    QCOMPARE(noBoundary.code(), ErrorCode::Protocol);
+    QVERIFY(noBoundary.toString().contains(QStringLiteral("boundary")));
+    QVERIFY(completed.isEmpty());
+    // Cut off in the second instance: the first is handed on, the second never as complete.
+    const Error truncated = runSync(client("tr")->retrieve(QStringLiteral("1.2.3"), {}, {}, cb)).error();
+    QCOMPARE(truncated.code(), ErrorCode::Protocol);
+    QCOMPARE(completed, QList<qint64>{good.size()});
+    // A part shorter than its Content-Length says is not passed on either.
+    completed.clear();
+    QCOMPARE(runSync(client("sh")->retrieve(QStringLiteral("1.2.3"), {}, {}, cb)).error().code(), ErrorCode::Protocol);
+    QVERIFY(completed.isEmpty());
 }
 
 QTEST_GUILESS_MAIN(tst_DicomWeb)

@@ -37,6 +37,7 @@ struct FetchSummary
     double firstInstanceSeconds = -1;  ///< time until the first instance was whole in memory (cached a moment later)
     int rejected = 0;                  ///< instances of another study or patient, dropped
     QStringList sopInstanceUids;
+    QStringList problems;              ///< what went wrong with the rest (a part that is not DICOM, a cut answer…)
 };
 
 struct ExportSummary
@@ -67,7 +68,8 @@ public:
     /// when every store failed.
     ResultJob<QList<StudyHit>> *findStudies(const DicomQuery &query, const QStringList &names = {});
     /// Fetches a study into the cache, or into `outDir` as SOP_INSTANCE_UID.dcm files when it is not empty.
-    /// progress(instances, total when known); instanceFetched() per instance.
+    /// progress(instances, total when known); instanceFetched() per instance. Only whole, checked instances are
+    /// kept; the job fails when none could be, and lists the problems otherwise.
     ResultJob<FetchSummary> *fetchStudy(const QString &name, const QString &studyUid, const QString &outDir = QString());
     /// Sends DICOM files to a store (STOW-RS, C-STORE, blobd push, or the local cache).
     ResultJob<ExportSummary> *exportFiles(const QString &name, const QStringList &files);
