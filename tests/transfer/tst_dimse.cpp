@@ -7,6 +7,7 @@
 #include "testsupport.h"
 
 #include <QDir>
+#include <QProcess>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTcpServer>
@@ -34,9 +35,15 @@ private Q_SLOTS:
     void moveToOurStorageScp();
     void storeAndFindAgain();
     void storageScpAcceptsPushesFromStorescu();
+    void dcmqrscpStoreFindGetMove();
+    void dcmqrscpRejectsAnUnknownAeTitle();
 
 private:
     DimseEndpoint endpoint() const;
+    DimseEndpoint qrEndpoint(const QString &ourAe) const;
+    bool startDcmqrscp();
+    QProcess m_dcmqrscp;
+    quint16 m_qrPort = 0;
     const DemoInstance *instance(const QString &sopUid) const;
 
     QTemporaryDir m_dir;
@@ -85,6 +92,52 @@ void tst_Dimse::initTestCase()
 void tst_Dimse::cleanupTestCase()
 {
     m_orthanc.stop();
+    if (m_dcmqrscp.state() != QProcess::NotRunning) {
+        m_dcmqrscp.terminate();
+        if (!m_dcmqrscp.waitForFinished(5000))
+            m_dcmqrscp.kill();
+        m_dcmqrscp.waitForFinished();
+    }
+}
+
+DimseEndpoint tst_Dimse::qrEndpoint(const QString &ourAe) const
+{
+    DimseEndpoint ep;
+    ep.host = QStringLiteral("127.0.0.1");
+    ep.port = m_qrPort;
+    ep.calledAeTitle = QStringLiteral("QRSCP");
+    ep.callingAeTitle = ourAe;
+    ep.timeoutSeconds = 20;
+    return ep;
+}
+
+bool tst_Dimse::startDcmqrscp()
+{
+    if (m_dcmqrscp.state() == QProcess::Running)
+        return true;
+    // DCMTK's own archive: only our AE title (from this host) may use it; C-MOVE sends to our Storage SCP.
+    m_qrPort = freePort();
+    const QString db = m_dir.filePath(QStringLiteral("qrdb"));
+    QDir().mkpath(db);
+    const QString config = QStringLiteral("NetworkTCPPort = %1\nMaxPDUSize = 16384\nMaxAssociations = 16\n"
+                                          "HostTable BEGIN\nspectrum = (%2, localhost, %3)\nHostTable END\n"
+                                          "VendorTable BEGIN\nVendorTable END\n"
+                                          "AETable BEGIN\nQRSCP %4 RW (1000, 1024mb) spectrum\nAETable END\n")
+                               .arg(m_qrPort).arg(m_scpAe).arg(m_scpPort).arg(db);
+    const QString path = m_dir.filePath(QStringLiteral("dcmqrscp.cfg"));
+    writeFile(path, config.toUtf8());
+    m_dcmqrscp.setProcessChannelMode(QProcess::MergedChannels);
+    m_dcmqrscp.setStandardOutputFile(m_dir.filePath(QStringLiteral("dcmqrscp.log")));
+    m_dcmqrscp.start(QStringLiteral(DCMQRSCP_EXECUTABLE), {QStringLiteral("-c"), path});
+    if (!m_dcmqrscp.waitForStarted())
+        return false;
+    DimseClient probe(qrEndpoint(m_scpAe));
+    for (int i = 0; i < 100; ++i) {
+        if (!runSync(probe.echo()).error().isError())
+            return true;
+        m_dcmqrscp.waitForFinished(100);
+    }
+    return false;
 }
 
 void tst_Dimse::echo()
@@ -310,6 +363,59 @@ void tst_Dimse::storageScpAcceptsPushesFromStorescu()
     // A port already in use is a clear error at start.
     StorageScp clash(options);
     QVERIFY(clash.start().isError());
+}
+
+void tst_Dimse::dcmqrscpStoreFindGetMove()
+{
+    QVERIFY2(startDcmqrscp(), "dcmqrscp did not start");
+    DimseClient client(qrEndpoint(m_scpAe));
+    QStringList files;
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.modality == QLatin1String("MR")) {
+            files << m_dir.filePath(QStringLiteral("qr-%1.dcm").arg(i.identity.instanceNumber));
+            QVERIFY(writeFile(files.last(), i.bytes));
+        }
+    }
+    Result<StoreCount> stored = runSync(client.store(files));
+    QVERIFY2(stored.isOk(), qPrintable(stored.error().toString()));
+    QCOMPARE(stored.value().stored.size(), 4);
+    DicomQuery q;
+    Result<QList<DicomRecord>> studies = runSync(client.find(q));
+    QVERIFY2(studies.isOk(), qPrintable(studies.error().toString()));
+    QCOMPARE(studies.value().size(), 1);
+    QCOMPARE(studies.value().first().identity.studyInstanceUid, DemoArchive::studyUid(DemoStudy::HeadMr));
+    DicomQuery images;
+    images.level = QueryLevel::Instance;
+    images.studyInstanceUid = DemoArchive::studyUid(DemoStudy::HeadMr);
+    QCOMPARE(runSync(client.find(images)).value().size(), 4);
+
+    QStringList got;
+    Result<RetrieveCount> get = runSync(client.get(DemoArchive::studyUid(DemoStudy::HeadMr), {}, {}, m_dir.filePath(QStringLiteral("qr-get")),
+                                                   [&](const ReceivedInstance &i) { got << i.sopInstanceUid; return Error(); }));
+    QVERIFY2(get.isOk(), qPrintable(get.error().toString()));
+    QCOMPARE(got.size(), 4);
+
+    StorageScp::Options options;
+    options.aeTitle = m_scpAe;
+    options.port = m_scpPort;
+    options.directory = m_dir.filePath(QStringLiteral("qr-move"));
+    StorageScp scp(options);
+    const Error started = scp.start();
+    QVERIFY2(!started.isError(), qPrintable(started.toString()));
+    QSignalSpy received(&scp, &StorageScp::instanceReceived);
+    Result<RetrieveCount> moved = runSync(client.move(DemoArchive::studyUid(DemoStudy::HeadMr), {}, {}, m_scpAe));
+    QVERIFY2(moved.isOk(), qPrintable(moved.error().toString()));
+    QCOMPARE(moved.value().completed, 4);
+    QTRY_COMPARE(received.count(), 4);
+}
+
+void tst_Dimse::dcmqrscpRejectsAnUnknownAeTitle()
+{
+    QVERIFY2(startDcmqrscp(), "dcmqrscp did not start");
+    DimseClient stranger(qrEndpoint(QStringLiteral("STRANGER")));
+    const Error e = runSync(stranger.echo()).error();
+    QCOMPARE(e.code(), ErrorCode::Authentication);
+    QVERIFY2(e.message().contains(QStringLiteral("AE title")), qPrintable(e.toString()));
 }
 
 QTEST_GUILESS_MAIN(tst_Dimse)
