@@ -4,6 +4,7 @@
 #include "archivecommands.h"
 
 #include "spectrum/core/settings.h"
+#include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/storeregistry.h"
@@ -454,15 +455,20 @@ int cmdListen(const QStringList &args)
     scp.setHandler([cache](const ReceivedInstance &i) -> Error {
         if (!cache)
             return Error();
+        // The key is the SOP Instance UID the content carries, not only what the sender announced.
         QFile f(i.path);
-        if (!f.open(QIODevice::ReadOnly))
-            return Error(ErrorCode::Io, QStringLiteral("cannot read %1").arg(i.path));
-        const QByteArray bytes = f.readAll();
-        Result<BlobWriterPtr> w = runSync(cache->reserve(i.sopInstanceUid, bytes.size()));
-        Error e = w.isOk() ? w.value()->writeAt(0, bytes.constData(), bytes.size()) : w.error();
-        if (!e.isError())
-            e = runSync(cache->commit(w.value())).error();
-        f.remove();
+        const uchar *map = f.open(QIODevice::ReadOnly) && f.size() > 0 ? f.map(0, f.size()) : nullptr;
+        const Result<DicomIdentity> id = map ? readDicomIdentity(ByteView(reinterpret_cast<const char *>(map), f.size(), nullptr)) : Result<DicomIdentity>(Error(ErrorCode::Io, f.errorString()));
+        const bool agrees = id.isOk() && id.value().sopInstanceUid == i.sopInstanceUid;
+        f.close();
+        if (!agrees) {
+            QFile::remove(i.path);
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("received %1: its content does not carry that SOP Instance UID").arg(i.sopInstanceUid));
+        }
+        // Copied into the cache inside the kernel, indexed with its DICOM identity; the incoming file goes.
+        const Error e = runSync(cache->importFile(i.sopInstanceUid, i.path)).error();
+        if (e.isError())
+            QFile::remove(i.path);
         return e;
     });
     QObject::connect(&scp, &StorageScp::instanceReceived, [&received](const ReceivedInstance &i) {

@@ -22,6 +22,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace spectrum {
@@ -550,45 +551,48 @@ ResultJob<BlobSnapshot> *FileStore::snapshot(const QString &key)
 
 ResultJob<BlobWriterPtr> *FileStore::reserve(const QString &key, qint64 size)
 {
-    return makeJob<BlobWriterPtr>([d = d, key, size](const CancelToken &) -> Result<BlobWriterPtr> {
-        if (Error e = validateKey(key); e.isError())
-            return e;
-        if (size < 0)
-            return Error(ErrorCode::InvalidArgument, QStringLiteral("negative size %1").arg(size));
-        quint64 version = 0;
-        {
-            QMutexLocker lock(&d->mutex);
-            if (d->closed)
-                return d->closedError();
-            if (d->budget > 0 && size > d->budget) {
-                return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' of %2 bytes exceeds the cache budget of %3 bytes")
-                                                      .arg(key).arg(size).arg(d->budget));
-            }
-            version = d->nextVersion++;
+    return makeJob<BlobWriterPtr>([d = d, key, size](const CancelToken &) { return reserveNow(d, key, size); });
+}
+
+Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size)
+{
+    if (Error e = validateKey(key); e.isError())
+        return e;
+    if (size < 0)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("negative size %1").arg(size));
+    quint64 version = 0;
+    {
+        QMutexLocker lock(&d->mutex);
+        if (d->closed)
+            return d->closedError();
+        if (d->budget > 0 && size > d->budget) {
+            return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' of %2 bytes exceeds the cache budget of %3 bytes")
+                                                  .arg(key).arg(size).arg(d->budget));
         }
-        const QStorageInfo disk(d->root);
-        if (disk.isValid() && disk.bytesAvailable() < size) {
-            return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' needs %2 bytes, the disk of %3 has %4 free")
-                                                  .arg(key).arg(size).arg(d->root).arg(disk.bytesAvailable()));
-        }
-        auto w = std::make_shared<FileWriter>(key, d.get());
-        w->blobSize = size;
-        w->version = version;
-        w->file.setFileName(d->stagingPath(key, version));
-        if (!w->file.open(QIODevice::ReadWrite | QIODevice::Truncate))
-            return Error(ErrorCode::Io, QStringLiteral("cannot create %1: %2").arg(w->file.fileName(), w->file.errorString()));
-        if (size > 0) {
-            // Allocate the blocks now: a full disk fails here with a clear error, not later as SIGBUS in a
-            // write through the mapping.
-            const int rc = ::posix_fallocate(w->file.handle(), 0, off_t(size));
-            if (rc != 0)
-                return ioError(QStringLiteral("cannot reserve %1 bytes for blob '%2'").arg(size).arg(key), rc);
-            w->map = w->file.map(0, size);
-            if (!w->map)
-                return Error(ErrorCode::Io, QStringLiteral("cannot map %1: %2").arg(w->file.fileName(), w->file.errorString()));
-        }
-        return BlobWriterPtr(w);
-    });
+        version = d->nextVersion++;
+    }
+    const QStorageInfo disk(d->root);
+    if (disk.isValid() && disk.bytesAvailable() < size) {
+        return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' needs %2 bytes, the disk of %3 has %4 free")
+                                              .arg(key).arg(size).arg(d->root).arg(disk.bytesAvailable()));
+    }
+    auto w = std::make_shared<FileWriter>(key, d.get());
+    w->blobSize = size;
+    w->version = version;
+    w->file.setFileName(d->stagingPath(key, version));
+    if (!w->file.open(QIODevice::ReadWrite | QIODevice::Truncate))
+        return Error(ErrorCode::Io, QStringLiteral("cannot create %1: %2").arg(w->file.fileName(), w->file.errorString()));
+    if (size > 0) {
+        // Allocate the blocks now: a full disk fails here with a clear error, not later as SIGBUS in a
+        // write through the mapping.
+        const int rc = ::posix_fallocate(w->file.handle(), 0, off_t(size));
+        if (rc != 0)
+            return ioError(QStringLiteral("cannot reserve %1 bytes for blob '%2'").arg(size).arg(key), rc);
+        w->map = w->file.map(0, size);
+        if (!w->map)
+            return Error(ErrorCode::Io, QStringLiteral("cannot map %1: %2").arg(w->file.fileName(), w->file.errorString()));
+    }
+    return BlobWriterPtr(w);
 }
 
 ResultJob<BlobWriterPtr> *FileStore::reserveResumable(const QString &key, qint64 size, const QString &identity)
@@ -623,77 +627,81 @@ ResultJob<BlobWriterPtr> *FileStore::reserveResumable(const QString &key, qint64
 
 ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const CommitOptions &options)
 {
-    return makeJob<BlobInfo>([d = d, writer, options, notifier = notifier()](const CancelToken &) -> Result<BlobInfo> {
-        auto *w = dynamic_cast<FileWriter *>(writer.get());
-        if (!w || w->owner != d.get())
-            return Error(ErrorCode::InvalidArgument, QStringLiteral("the blob was not reserved in this disk cache"));
-        if (w->committed)
-            return Error(ErrorCode::InvalidArgument, QStringLiteral("blob '%1' was already committed").arg(w->key()));
-        if (w->progress)
-            w->progress->waitForBackground();  // it may still be syncing the file we are about to close
+    return makeJob<BlobInfo>([d = d, writer, options, notifier = notifier()](const CancelToken &) { return commitNow(d, notifier, writer, options); });
+}
 
-        Entry entry;
-        entry.info.key = w->key();
-        entry.info.size = w->blobSize;
-        entry.info.version = w->version;
-        const ByteView content(reinterpret_cast<const char *>(w->map), w->blobSize, nullptr);
-        entry.info.sha256 = options.verifiedSha256.isEmpty() ? Sha256::hash(content.data(), content.size()) : options.verifiedSha256;
-        Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
-        if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
-            return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
-        if (Result<DicomIdentity> id = readDicomIdentity(content); id.isOk())
-            entry.info.dicom = id.value();
-        else
-            qCWarning(lcStores) << "blob" << w->key() << "looks like DICOM but its header is unreadable:" << id.error().toString();
+Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std::shared_ptr<StoreNotifier> &notifier, const BlobWriterPtr &writer,
+                                     const CommitOptions &options)
+{
+    auto *w = dynamic_cast<FileWriter *>(writer.get());
+    if (!w || w->owner != d.get())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("the blob was not reserved in this disk cache"));
+    if (w->committed)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("blob '%1' was already committed").arg(w->key()));
+    if (w->progress)
+        w->progress->waitForBackground();  // it may still be syncing the file we are about to close
 
-        if (w->map) {
-            w->file.unmap(w->map);
-            w->map = nullptr;
+    Entry entry;
+    entry.info.key = w->key();
+    entry.info.size = w->blobSize;
+    entry.info.version = w->version;
+    const ByteView content(reinterpret_cast<const char *>(w->map), w->blobSize, nullptr);
+    entry.info.sha256 = options.verifiedSha256.isEmpty() ? Sha256::hash(content.data(), content.size()) : options.verifiedSha256;
+    Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
+    if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
+        return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
+    if (Result<DicomIdentity> id = readDicomIdentity(content); id.isOk())
+        entry.info.dicom = id.value();
+    else
+        qCWarning(lcStores) << "blob" << w->key() << "looks like DICOM but its header is unreadable:" << id.error().toString();
+
+    if (w->map) {
+        w->file.unmap(w->map);
+        w->map = nullptr;
+    }
+    if (!w->file.flush() || ::fdatasync(w->file.handle()) != 0)
+        return ioError(QStringLiteral("cannot sync blob '%1'").arg(w->key()), errno);
+    w->file.close();
+
+    entry.info.committed = QDateTime::currentDateTimeUtc();
+    entry.lastAccessMs = entry.info.committed.toMSecsSinceEpoch();
+    const QString target = d->objectPath(w->key(), w->version);
+    QStringList evicted;
+    quint64 seq = 0;
+    {
+        QMutexLocker journalLock(&d->journalMutex);
+        if (d->closed)
+            return d->closedError();
+        if (::rename(QFile::encodeName(w->file.fileName()).constData(), QFile::encodeName(target).constData()) != 0)
+            return ioError(QStringLiteral("cannot move blob '%1' into the cache").arg(w->key()), errno);
+        w->committed = true;  // the staging file is gone; the writer must not delete anything now
+        // Made durable below, together with the commits that run meanwhile (group commit).
+        if (Error e = d->appendLocked({putRecord(entry)}, false, &seq); e.isError()) {
+            QFile::remove(target);  // without its record the file would be an orphan: not committed
+            return e.withContext(QStringLiteral("blob '%1' not committed").arg(w->key()));
         }
-        if (!w->file.flush() || ::fdatasync(w->file.handle()) != 0)
-            return ioError(QStringLiteral("cannot sync blob '%1'").arg(w->key()), errno);
-        w->file.close();
-
-        entry.info.committed = QDateTime::currentDateTimeUtc();
-        entry.lastAccessMs = entry.info.committed.toMSecsSinceEpoch();
-        const QString target = d->objectPath(w->key(), w->version);
-        QStringList evicted;
-        quint64 seq = 0;
+        QString oldPath;
         {
-            QMutexLocker journalLock(&d->journalMutex);
-            if (d->closed)
-                return d->closedError();
-            if (::rename(QFile::encodeName(w->file.fileName()).constData(), QFile::encodeName(target).constData()) != 0)
-                return ioError(QStringLiteral("cannot move blob '%1' into the cache").arg(w->key()), errno);
-            w->committed = true;  // the staging file is gone; the writer must not delete anything now
-            // Made durable below, together with the commits that run meanwhile (group commit).
-            if (Error e = d->appendLocked({putRecord(entry)}, false, &seq); e.isError()) {
-                QFile::remove(target);  // without its record the file would be an orphan: not committed
-                return e.withContext(QStringLiteral("blob '%1' not committed").arg(w->key()));
+            QMutexLocker lock(&d->mutex);
+            if (const Entry *old = d->entries.find(w->key())) {
+                d->total -= old->info.size;
+                oldPath = d->objectPath(old->info.key, old->info.version);
             }
-            QString oldPath;
-            {
-                QMutexLocker lock(&d->mutex);
-                if (const Entry *old = d->entries.find(w->key())) {
-                    d->total -= old->info.size;
-                    oldPath = d->objectPath(old->info.key, old->info.version);
-                }
-                d->entries.insert(w->key(), entry);
-                d->total += entry.info.size;
-            }
-            if (!oldPath.isEmpty())
-                QFile::remove(oldPath);  // readers that mapped it keep their mapping
-            if (w->progress)
-                w->progress->remove();
-            evicted = d->evictJournalLocked(w->key());
+            d->entries.insert(w->key(), entry);
+            d->total += entry.info.size;
         }
-        // Only a durable commit is acknowledged. The bytes were synced above; this covers the rename and the record.
-        if (Error e = d->syncUpTo(seq); e.isError())
-            return e.withContext(QStringLiteral("blob '%1' may not survive a crash").arg(w->key()));
-        notifier->announceCommitted(entry.info);
-        notifier->announceRemoved(evicted);
-        return entry.info;
-    });
+        if (!oldPath.isEmpty())
+            QFile::remove(oldPath);  // readers that mapped it keep their mapping
+        if (w->progress)
+            w->progress->remove();
+        evicted = d->evictJournalLocked(w->key());
+    }
+    // Only a durable commit is acknowledged. The bytes were synced above; this covers the rename and the record.
+    if (Error e = d->syncUpTo(seq); e.isError())
+        return e.withContext(QStringLiteral("blob '%1' may not survive a crash").arg(w->key()));
+    notifier->announceCommitted(entry.info);
+    notifier->announceRemoved(evicted);
+    return entry.info;
 }
 
 ResultJob<Done> *FileStore::remove(const QString &key)
@@ -744,6 +752,45 @@ void FileStore::setBudget(qint64 budgetBytes)
         evicted = d->evictJournalLocked(QString());
     }
     notifier()->announceRemoved(evicted);
+}
+
+ResultJob<BlobInfo> *FileStore::importFile(const QString &key, const QString &path, const CommitOptions &options)
+{
+    return makeJob<BlobInfo>([d = d, notifier = notifier(), key, path, options](const CancelToken &) -> Result<BlobInfo> {
+        const int src = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_CLOEXEC);
+        if (src < 0)
+            return ioError(QStringLiteral("cannot read %1").arg(path), errno);
+        struct stat st {};
+        if (::fstat(src, &st) != 0 || !S_ISREG(st.st_mode)) {
+            ::close(src);
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("%1 is not a regular file").arg(path));
+        }
+        Result<BlobWriterPtr> w = reserveNow(d, key, qint64(st.st_size));
+        if (!w.isOk()) {
+            ::close(src);
+            return w.error();
+        }
+        auto *writer = static_cast<FileWriter *>(w.value().get());
+        const int dst = writer->file.handle();
+        loff_t in = 0, out = 0;
+        qint64 left = qint64(st.st_size);
+        while (left > 0) {
+            const ssize_t n = ::copy_file_range(src, &in, dst, &out, size_t(left), 0);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                const int err = n < 0 ? errno : EIO;
+                ::close(src);
+                return ioError(QStringLiteral("cannot copy %1 into the cache").arg(path), err);
+            }
+            left -= n;
+        }
+        ::close(src);
+        Result<BlobInfo> committed = commitNow(d, notifier, w.value(), options);
+        if (committed.isOk())
+            QFile::remove(path);
+        return committed;
+    });
 }
 
 } // namespace spectrum

@@ -19,6 +19,7 @@
 #include <QPointer>
 #include <QRegularExpression>
 #include <QSaveFile>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QtConcurrent>
 
@@ -252,6 +253,39 @@ Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUi
     if (Error e = w.value()->writeAt(0, bytes.data(), bytes.size()); e.isError())
         return e;
     if (Error e = runSync(cache->commit(w.value())).error(); e.isError())
+        return e;
+    return id;
+}
+
+/// The same for an instance that arrived as a file: looked at through a read-only mapping, then renamed into the
+/// folder or copied into the cache inside the kernel. The file is gone afterwards either way.
+Result<DicomIdentity> keepInstanceFile(const QString &path, const QString &studyUid, const QString &outDir, FileStore *cache)
+{
+    auto file = std::make_shared<QFile>(path);
+    auto cleanup = qScopeGuard([&] { file->close(); QFile::remove(path); });
+    if (!file->open(QIODevice::ReadOnly))
+        return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(path, file->errorString()));
+    const qint64 size = file->size();
+    const uchar *map = size > 0 ? file->map(0, size) : nullptr;
+    if (!map)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("%1 is empty or cannot be mapped").arg(path));
+    Result<DicomIdentity> id = readDicomIdentity(ByteView(reinterpret_cast<const char *>(map), size, file));
+    if (!id.isOk())
+        return id.error();
+    if (!id.value().isValid())
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("an instance without SOP or Study Instance UID"));
+    if (id.value().studyInstanceUid != studyUid)
+        return Error(ErrorCode::Corrupt, QStringLiteral("instance %1 belongs to study %2, not %3").arg(id.value().sopInstanceUid, id.value().studyInstanceUid, studyUid));
+    if (!isValidUid(id.value().sopInstanceUid))
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("'%1' is not a SOP Instance UID").arg(id.value().sopInstanceUid.left(80)));
+    if (!outDir.isEmpty()) {
+        const QString target = QDir(outDir).filePath(id.value().sopInstanceUid + QStringLiteral(".dcm"));
+        QFile::remove(target);
+        if (::rename(QFile::encodeName(path).constData(), QFile::encodeName(target).constData()) != 0)
+            return Error(ErrorCode::Io, QStringLiteral("cannot move %1 to %2").arg(path, target));
+        return id;
+    }
+    if (Error e = runSync(cache->importFile(id.value().sopInstanceUid, path)).error(); e.isError())
         return e;
     return id;
 }
@@ -491,12 +525,12 @@ ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QS
             job->complete(st->summary);
         };
         // Checks and stores one instance on the pool; reports back here.
-        auto keep = [self, job, st, studyUid, outDir, cache, finishIfDone](const ByteView &bytes) {
+        auto keepWith = [self, job, st, finishIfDone](std::function<Result<DicomIdentity>()> work, qint64 size) {
             ++st->pendingWrites;
             if (st->firstCompleteSeconds < 0)
                 st->firstCompleteSeconds = st->clock.nsecsElapsed() / 1e9;  // whole, in memory: the viewer could show it
             auto *watcher = new QFutureWatcher<Result<DicomIdentity>>(job);
-            QObject::connect(watcher, &QFutureWatcherBase::finished, job, [self, job, st, watcher, finishIfDone, size = bytes.size()] {
+            QObject::connect(watcher, &QFutureWatcherBase::finished, job, [self, job, st, watcher, finishIfDone, size] {
                 watcher->deleteLater();
                 --st->pendingWrites;
                 const Result<DicomIdentity> id = watcher->result();
@@ -525,9 +559,13 @@ ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QS
                 }
                 finishIfDone();
             });
-            watcher->setFuture(QtConcurrent::run(blockingPool(), [bytes, studyUid, outDir, cache] {
-                return keepInstance(bytes, studyUid, outDir, cache.get());
-            }));
+            watcher->setFuture(QtConcurrent::run(blockingPool(), std::move(work)));
+        };
+        auto keep = [keepWith, studyUid, outDir, cache](const ByteView &bytes) {
+            keepWith([bytes, studyUid, outDir, cache] { return keepInstance(bytes, studyUid, outDir, cache.get()); }, bytes.size());
+        };
+        auto keepFile = [keepWith, studyUid, outDir, cache](const QString &path) {
+            keepWith([path, studyUid, outDir, cache] { return keepInstanceFile(path, studyUid, outDir, cache.get()); }, QFileInfo(path).size());
         };
         auto transferEnded = [st, finishIfDone](const Error &e) {
             if (e.isError() && !st->error.isError())
@@ -598,20 +636,15 @@ ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QS
             if (!ep.isOk())
                 return job->complete(ep.error());
             auto *client = new DimseClient(ep.value(), job);
-            // C-GET lands files in a private folder; each is read, checked and kept as above, then removed.
+            // C-GET lands files in a private folder as they arrive (DCMTK writes them as they stream in).
             auto tmp = std::make_shared<QTemporaryDir>(outDir.isEmpty() ? QDir::tempPath() + QStringLiteral("/spectrum-get-XXXXXX")
                                                                         : QDir(outDir).filePath(QStringLiteral(".incoming-XXXXXX")));
             if (!tmp->isValid())
                 return job->complete(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for incoming instances")));
             QPointer<ManualJob<FetchSummary>> guard(job);
-            auto *get = client->get(studyUid, QString(), QString(), tmp->path(), [guard, keep](const ReceivedInstance &i) -> Error {
-                QFile f(i.path);
-                if (!f.open(QIODevice::ReadOnly))
-                    return Error(ErrorCode::Io, QStringLiteral("cannot read %1").arg(i.path));
-                ByteView bytes(f.readAll());
-                f.close();
-                QFile::remove(i.path);
-                QMetaObject::invokeMethod(guard.data(), [guard, keep, bytes] { if (guard) keep(bytes); }, Qt::QueuedConnection);
+            // Each file is checked and moved or copied (in the kernel) into place; never read whole into memory.
+            auto *get = client->get(studyUid, QString(), QString(), tmp->path(), [guard, keepFile](const ReceivedInstance &i) -> Error {
+                QMetaObject::invokeMethod(guard.data(), [guard, keepFile, path = i.path] { if (guard) keepFile(path); }, Qt::QueuedConnection);
                 return Error();
             });
             QObject::connect(get, &Job::progress, job, [job, st](qint64 done, qint64 total) {

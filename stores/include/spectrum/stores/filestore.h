@@ -49,6 +49,9 @@ public:
     /// `identity` (say the remote version and digest) continues it — completedRanges() tells what is there.
     /// A different identity starts over.
     ResultJob<BlobWriterPtr> *reserveResumable(const QString &key, qint64 size, const QString &identity);
+    /// Commits the file at `path` as `key`, copied inside the kernel (copy_file_range), never through our memory
+    /// whole; `path` is removed once the blob is committed. For instances that arrived as files (DIMSE).
+    ResultJob<BlobInfo> *importFile(const QString &key, const QString &path, const CommitOptions &options = CommitOptions());
 
     /// Changes the budget; evicts at once if the store is now over it.
     void setBudget(qint64 budgetBytes);
@@ -57,6 +60,10 @@ public:
 
 private:
     explicit FileStore(std::shared_ptr<State> state);
+    // The work of reserve() and commit(), on whatever thread runs it.
+    static Result<BlobWriterPtr> reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size);
+    static Result<BlobInfo> commitNow(const std::shared_ptr<State> &d, const std::shared_ptr<StoreNotifier> &notifier, const BlobWriterPtr &writer,
+                                      const CommitOptions &options);
     std::shared_ptr<State> d;
 };
 
