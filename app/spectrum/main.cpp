@@ -6,9 +6,11 @@
 #include "workstation.h"
 
 #include "spectrum/core/settings.h"
+#include "spectrum/stores/storeconfig.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFile>
 #include <QScreen>
 #include <QTimer>
 
@@ -131,6 +133,7 @@ int main(int argc, char **argv)
     parser.addOption({QStringLiteral("slice"), QStringLiteral("With --open: show this slice (1-based)."), QStringLiteral("N")});
     parser.addOption({QStringLiteral("cache-dir"), QStringLiteral("The local cache folder (default: $SPECTRUM_CACHE_DIR or the user's data folder)."), QStringLiteral("DIR")});
     parser.addOption({QStringLiteral("no-demo"), QStringLiteral("Do not seed the demo studies into an empty cache.")});
+    parser.addOption({QStringLiteral("no-listen"), QStringLiteral("Do not start the Storage SCP even when the store configuration names one.")});
     parser.process(app);
 
     Workstation::Options options;
@@ -138,6 +141,17 @@ int main(int argc, char **argv)
                                                                        : WorkstationPaths::cacheDirectory();
     options.diskBudgetBytes = WorkstationPaths::diskBudgetBytes();
     options.seedDemoWhenEmpty = !parser.isSet(QStringLiteral("no-demo"));
+    // A workstation its IT has configured (a store configuration exists) listens for pushed studies.
+    const QString configPath = StoreConfigFile::defaultPath();
+    if (QFile::exists(configPath) && !parser.isSet(QStringLiteral("no-listen")) && !parser.isSet(QStringLiteral("screenshot"))) {
+        Result<StoreConfigFile> config = StoreConfigFile::load(configPath);
+        if (config.isOk()) {
+            options.storageAeTitle = config.value().workstation.aeTitle;
+            options.storagePort = quint16(config.value().workstation.storagePort);
+        } else {
+            std::fprintf(stderr, "spectrum: %s\n", qPrintable(config.error().toString()));
+        }
+    }
     Workstation workstation(options);
     QObject::connect(&workstation, &Workstation::startFailed, &app, [](const Error &e) {
         std::fprintf(stderr, "spectrum: cannot open the local cache: %s\n", qPrintable(e.toString()));

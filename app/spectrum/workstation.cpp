@@ -1,8 +1,10 @@
 #include "workstation.h"
 
 #include "spectrum/core/logging.h"
+#include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/demoseeder.h"
 
+#include <QFile>
 #include <QThreadPool>
 
 namespace spectrum {
@@ -16,6 +18,8 @@ Workstation::Workstation(Options options, QObject *parent) : QObject(parent), m_
 
 Workstation::~Workstation()
 {
+    if (m_scp)
+        m_scp->stop();  // no more pushes into the store
     // Jobs on the pool use the store: stop them and let them drain before it goes away.
     if (m_openJob)
         m_openJob->cancel();
@@ -44,8 +48,55 @@ void Workstation::start()
         if (m_options.seedDemoWhenEmpty && m_store->usage().blobs == 0)
             seedDemo();
         refreshStudies();
+        startListening();
     });
     job->start(ExecutionPolicy::Async);
+}
+
+bool Workstation::isListening() const
+{
+    return m_scp && m_scp->isRunning();
+}
+
+void Workstation::startListening()
+{
+    if (m_options.storagePort == 0)
+        return;
+    StorageScp::Options o;
+    o.aeTitle = m_options.storageAeTitle;
+    o.port = m_options.storagePort;
+    o.directory = m_options.cacheDirectory + QStringLiteral("-incoming");
+    m_scp = std::make_unique<StorageScp>(o);
+    // Runs on the association's thread: into the cache under the SOP Instance UID the content carries.
+    std::shared_ptr<FileStore> store = m_store;
+    m_scp->setHandler([store](const ReceivedInstance &i) -> Error {
+        QFile f(i.path);
+        const uchar *map = f.open(QIODevice::ReadOnly) && f.size() > 0 ? f.map(0, f.size()) : nullptr;
+        const Result<DicomIdentity> id = map ? readDicomIdentity(ByteView(reinterpret_cast<const char *>(map), f.size(), nullptr))
+                                             : Result<DicomIdentity>(Error(ErrorCode::Io, f.errorString()));
+        const bool agrees = id.isOk() && id.value().isValid() && id.value().sopInstanceUid == i.sopInstanceUid;
+        f.close();
+        if (!agrees) {
+            QFile::remove(i.path);
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("a pushed instance (%1) does not carry the SOP Instance UID it was sent as").arg(i.sopInstanceUid));
+        }
+        const Error e = runSync(store->importFile(i.sopInstanceUid, i.path)).error();
+        if (e.isError())
+            QFile::remove(i.path);
+        return e;
+    });
+    connect(m_scp.get(), &StorageScp::instanceReceived, this, [this](const ReceivedInstance &i) {
+        ++m_received;
+        Q_EMIT instanceReceived(i.sopInstanceUid);
+        Q_EMIT statusMessage(tr("%n instance(s) received from the PACS", nullptr, m_received));
+    });
+    connect(m_scp.get(), &StorageScp::failed, this, &Workstation::errorOccurred);
+    if (Error e = m_scp->start(); e.isError()) {
+        Q_EMIT errorOccurred(e.withContext(tr("the Storage SCP does not listen; pushes from the PACS will not arrive")));
+        m_scp.reset();
+        return;
+    }
+    Q_EMIT statusMessage(tr("Listening for studies as %1 on port %2").arg(o.aeTitle).arg(o.port));
 }
 
 const StudySummary *Workstation::findStudy(const QString &uidOrAlias) const

@@ -5,9 +5,12 @@
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/studycatalog.h"
+#include "spectrum/transfer/dimse.h"
 
 #include <QObject>
 #include <QTimer>
+
+#include <memory>
 
 namespace spectrum {
 
@@ -21,6 +24,9 @@ public:
         qint64 diskBudgetBytes = 0;
         bool seedDemoWhenEmpty = true; ///< a fresh workstation gets the demo studies
         DemoOptions demo;
+        /// The Storage SCP that accepts studies a PACS pushes (C-STORE, or C-MOVE to us); port 0: none.
+        QString storageAeTitle = QStringLiteral("SPECTRUM");
+        quint16 storagePort = 0;
     };
 
     explicit Workstation(Options options, QObject *parent = nullptr);
@@ -36,6 +42,8 @@ public:
     /// A study by UID or by demo alias ("demo-ct"); nullptr if unknown.
     const StudySummary *findStudy(const QString &uidOrAlias) const;
     bool isSeeding() const { return m_seedJob != nullptr; }
+    /// The Storage SCP listens (started with the cache when Options::storagePort is set).
+    bool isListening() const;
 
 Q_SIGNALS:
     /// The cache is open; studies follow.
@@ -49,10 +57,13 @@ Q_SIGNALS:
     void errorOccurred(const spectrum::Error &error);
     /// The demo archive finished seeding (or failed: see errorOccurred).
     void seedingFinished();
+    /// A PACS pushed an instance and it is in the cache (the study list follows through studiesChanged()).
+    void instanceReceived(const QString &sopInstanceUid);
 
 private:
     void refreshStudies();
     void seedDemo();
+    void startListening();
 
     Options m_options;
     std::shared_ptr<FileStore> m_store;
@@ -62,6 +73,8 @@ private:
     Job *m_seedJob = nullptr;
     Job *m_refreshJob = nullptr;
     bool m_refreshAgain = false;
+    std::unique_ptr<StorageScp> m_scp;
+    int m_received = 0;
 };
 
 } // namespace spectrum

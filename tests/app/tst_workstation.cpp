@@ -7,6 +7,7 @@
 #include "workstation.h"
 
 #include "spectrum/stores/imageloader.h"
+#include "testsupport.h"
 
 #include <QApplication>
 #include <QSignalSpy>
@@ -15,6 +16,7 @@
 #include <QTest>
 
 using namespace spectrum;
+using namespace spectrum::test;
 
 namespace {
 double meanGrey(const QImage &img)
@@ -51,6 +53,7 @@ private Q_SLOTS:
     void openScrollAndWindowTheCt();
     void reopeningUsesTheCacheWithoutReseeding();
     void aCacheInUseIsAClearStartError();
+    void studiesPushedByAPacsAppearInTheList();
 
 private:
     QTemporaryDir m_dir;
@@ -179,6 +182,39 @@ void tst_Workstation::aCacheInUseIsAClearStartError()
     const Error e = failed.first().first().value<Error>();
     QCOMPARE(e.code(), ErrorCode::Busy);
     QVERIFY(e.message().contains(QLatin1String("in use")));
+}
+
+void tst_Workstation::studiesPushedByAPacsAppearInTheList()
+{
+    // An empty workstation (no demo) with its Storage SCP; DCMTK's storescu plays the PACS pushing a study.
+    QTemporaryDir dir;
+    Workstation::Options options;
+    options.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    options.seedDemoWhenEmpty = false;
+    options.storageAeTitle = QStringLiteral("READROOM");
+    options.storagePort = freePort();
+    Workstation ws(options);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(10000));
+    QTRY_VERIFY(ws.isListening());
+    QVERIFY(ws.studies().isEmpty());
+    const ProcessResult made = run(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("demo"), QStringLiteral("--out"), dir.filePath(QStringLiteral("demo")),
+                                                                         QStringLiteral("--only"), QStringLiteral("demo-mr")});
+    QVERIFY2(made.ok(), made.err.constData());
+    QStringList files;
+    const QDir mr(dir.filePath(QStringLiteral("demo/demo-mr")));
+    for (const QString &f : mr.entryList(QDir::Files, QDir::Name).mid(0, 3))
+        files << mr.filePath(f);
+    QCOMPARE(files.size(), 3);
+    QSignalSpy received(&ws, &Workstation::instanceReceived);
+    const ProcessResult pushed = run(QStringLiteral(STORESCU_EXECUTABLE), QStringList{QStringLiteral("-aec"), QStringLiteral("READROOM"), QStringLiteral("127.0.0.1"),
+                                                                                      QString::number(options.storagePort)} + files);
+    QVERIFY2(pushed.ok(), pushed.err.constData());
+    QTRY_COMPARE(received.count(), 3);
+    QTRY_COMPARE(ws.studies().size(), 1);  // the list updated itself
+    QCOMPARE(ws.studies().first().identity.studyInstanceUid, DemoArchive::studyUid(DemoStudy::HeadMr));
+    QVERIFY(ws.findStudy(QStringLiteral("demo-mr")));
 }
 
 QTEST_MAIN(tst_Workstation)
