@@ -71,6 +71,8 @@ public:
     /// progress(instances, total when known); instanceFetched() per instance. Only whole, checked instances are
     /// kept; the job fails when none could be, and lists the problems otherwise.
     ResultJob<FetchSummary> *fetchStudy(const QString &name, const QString &studyUid, const QString &outDir = QString());
+    /// One instance into the cache (WADO-RS of the instance, C-GET of it, or a blobd pull).
+    ResultJob<FetchSummary> *fetchInstance(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid);
     /// Sends DICOM files to a store (STOW-RS, C-STORE, blobd push, or the local cache).
     ResultJob<ExportSummary> *exportFiles(const QString &name, const QStringList &files);
 
@@ -80,6 +82,7 @@ Q_SIGNALS:
 
 private:
     const StoreConfig *store(const QString &name, Error *error) const;
+    ResultJob<FetchSummary> *fetch(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid, const QString &outDir);
 
     StoreConfigFile m_config;
     std::shared_ptr<FileStore> m_cache;
