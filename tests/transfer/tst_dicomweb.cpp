@@ -210,6 +210,9 @@ void tst_DicomWeb::invalidQueryIsRefusedBeforeSending()
     reversed.dateFrom = QDate(2024, 2, 1);
     reversed.dateTo = QDate(2024, 1, 1);
     QCOMPARE(runSync(client.search(reversed)).error().code(), ErrorCode::InvalidArgument);
+    DicomQuery patients;
+    patients.level = QueryLevel::Patient;
+    QCOMPARE(runSync(client.search(patients)).error().code(), ErrorCode::Unsupported);
     DicomQuery injected;
     injected.patientId = QStringLiteral("X\\Y");
     QCOMPARE(runSync(client.search(injected)).error().code(), ErrorCode::InvalidArgument);

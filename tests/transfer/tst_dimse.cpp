@@ -210,6 +210,15 @@ void tst_Dimse::findStudiesSeriesInstances()
     byName.patientName = study.identity.patientName.left(6) + QLatin1Char('*');
     QVERIFY(!runSync(client.find(byName)).value().isEmpty());
 
+    DicomQuery patients;  // patient root
+    patients.level = QueryLevel::Patient;
+    patients.patientId = study.identity.patientId;
+    Result<QList<DicomRecord>> p = runSync(client.find(patients));
+    QVERIFY2(p.isOk(), qPrintable(p.error().toString()));
+    QCOMPARE(p.value().size(), 1);
+    QCOMPARE(p.value().first().identity.patientName, study.identity.patientName);
+    QCOMPARE(p.value().first().relatedStudies, 2);  // the demo's head CT and head MR
+
     DicomQuery series;
     series.level = QueryLevel::Series;
     series.studyInstanceUid = study.identity.studyInstanceUid;

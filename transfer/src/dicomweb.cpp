@@ -432,6 +432,10 @@ ResultJob<QList<DicomRecord>> *DicomWebClient::search(const DicomQuery &q)
             params.append({QLatin1String(key), value});
     };
     switch (q.level) {
+    case QueryLevel::Patient:
+        return makeJob<QList<DicomRecord>>([](const CancelToken &) -> Result<QList<DicomRecord>> {
+            return Error(ErrorCode::Unsupported, QStringLiteral("QIDO-RS has no patient level: search studies by patient name or ID"));
+        }, RunOn::Caller);
     case QueryLevel::Study:
         path = QStringLiteral("studies");
         add("ModalitiesInStudy", q.modality);

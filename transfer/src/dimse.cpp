@@ -221,6 +221,14 @@ DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &se
 {
     DcmDataset ds;
     switch (level) {
+    case QueryLevel::Patient:
+        putString(ds, DCM_QueryRetrieveLevel, QStringLiteral("PATIENT"));
+        putString(ds, DCM_PatientName, q.patientName);
+        putString(ds, DCM_PatientID, q.patientId);
+        putString(ds, DCM_PatientBirthDate, QString());
+        putString(ds, DCM_PatientSex, QString());
+        putString(ds, DCM_NumberOfPatientRelatedStudies, QString());
+        return ds;
     case QueryLevel::Study:
         putString(ds, DCM_QueryRetrieveLevel, QStringLiteral("STUDY"));
         break;
@@ -296,6 +304,8 @@ DicomRecord recordFrom(DcmItem *ds, QueryLevel level)
     bool ok = false;
     if (const int n = text(ds, DCM_NumberOfStudyRelatedSeries).toInt(&ok); ok)
         r.relatedSeries = n;
+    if (const int n = text(ds, DCM_NumberOfPatientRelatedStudies).toInt(&ok); ok)
+        r.relatedStudies = n;
     const DcmTagKey instances = level == QueryLevel::Study ? DCM_NumberOfStudyRelatedInstances : DCM_NumberOfSeriesRelatedInstances;
     if (const int n = text(ds, instances).toInt(&ok); ok)
         r.relatedInstances = n;
@@ -310,13 +320,15 @@ Error findLevel(const DimseEndpoint &ep, const DcmDataset &query, QueryLevel lev
     OFList<OFString> syntaxes;
     syntaxes.push_back(UID_LittleEndianExplicitTransferSyntax);
     syntaxes.push_back(UID_LittleEndianImplicitTransferSyntax);
-    scu.addPresentationContext(UID_FINDStudyRootQueryRetrieveInformationModel, syntaxes);
+    // Patients are found in the patient root model, the rest in the study root model.
+    const char *model = level == QueryLevel::Patient ? UID_FINDPatientRootQueryRetrieveInformationModel : UID_FINDStudyRootQueryRetrieveInformationModel;
+    scu.addPresentationContext(model, syntaxes);
     if (Error e = scu.open(); e.isError())
         return e;
-    const T_ASC_PresentationContextID pc = scu.findPresentationContextID(UID_FINDStudyRootQueryRetrieveInformationModel, "");
+    const T_ASC_PresentationContextID pc = scu.findPresentationContextID(model, "");
     if (pc == 0) {
         scu.releaseAssociation();
-        return Error(ErrorCode::Unsupported, QStringLiteral("%1 does not offer C-FIND (study root)").arg(scu.context()));
+        return Error(ErrorCode::Unsupported, QStringLiteral("%1 does not offer C-FIND (%2 root)").arg(scu.context(), level == QueryLevel::Patient ? QStringLiteral("patient") : QStringLiteral("study")));
     }
     scu.onFind = [&](QRResponse *response) {
         if (token.isCancelled())

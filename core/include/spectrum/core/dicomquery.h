@@ -11,7 +11,8 @@
 
 namespace spectrum {
 
-enum class QueryLevel { Study, Series, Instance };
+/// Patient: DIMSE only (patient root C-FIND); QIDO-RS has no patient resource.
+enum class QueryLevel { Patient, Study, Series, Instance };
 
 struct DicomQuery
 {
@@ -40,6 +41,7 @@ struct DicomRecord
     QueryLevel level = QueryLevel::Study;
     DicomIdentity identity;          ///< the fields the level has; the others stay empty
     QStringList modalitiesInStudy;   ///< study level
+    int relatedStudies = -1;         ///< patient level, when the server says (-1: unknown)
     int relatedSeries = -1;          ///< study level, when the server says (-1: unknown)
     int relatedInstances = -1;       ///< study and series level, when the server says
     QString retrieveUrl;             ///< DICOMweb: where WADO-RS fetches it

@@ -73,7 +73,7 @@ public:
 
     /// C-ECHO ("test connection").
     ResultJob<Done> *echo();
-    /// C-FIND, study root model (patient root for QueryLevel::Patient). Wildcards as the PACS supports them;
+    /// C-FIND: patients in the patient root model, studies, series and images in the study root model. Wildcards as the PACS supports them;
     /// limit/offset are applied to the answer (C-FIND has no paging) and a limit cancels the search once reached.
     ResultJob<QList<DicomRecord>> *find(const DicomQuery &query);
     /// C-GET of a study, series (seriesUid) or instance (both): the PACS sends the instances back on the same
