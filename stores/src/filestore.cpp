@@ -650,7 +650,9 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
     Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
     if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
         return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
-    if (Result<DicomIdentity> id = readDicomIdentity(content); id.isOk())
+    if (options.knownIdentity.isValid())
+        entry.info.dicom = options.knownIdentity;
+    else if (Result<DicomIdentity> id = readDicomIdentity(content); id.isOk())
         entry.info.dicom = id.value();
     else
         qCWarning(lcStores) << "blob" << w->key() << "looks like DICOM but its header is unreadable:" << id.error().toString();

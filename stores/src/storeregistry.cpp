@@ -262,7 +262,9 @@ Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUi
         return w.error();
     if (Error e = w.value()->writeAt(0, bytes.data(), bytes.size()); e.isError())
         return e;
-    if (Error e = runSync(cache->commit(w.value())).error(); e.isError())
+    CommitOptions options;
+    options.knownIdentity = id.value();  // parsed from these bytes just above
+    if (Error e = runSync(cache->commit(w.value(), options)).error(); e.isError())
         return e;
     return id;
 }
@@ -295,7 +297,9 @@ Result<DicomIdentity> keepInstanceFile(const QString &path, const QString &study
             return Error(ErrorCode::Io, QStringLiteral("cannot move %1 to %2").arg(path, target));
         return id;
     }
-    if (Error e = runSync(cache->importFile(id.value().sopInstanceUid, path)).error(); e.isError())
+    CommitOptions options;
+    options.knownIdentity = id.value();
+    if (Error e = runSync(cache->importFile(id.value().sopInstanceUid, path, options)).error(); e.isError())
         return e;
     return id;
 }

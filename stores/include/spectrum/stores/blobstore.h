@@ -61,6 +61,9 @@ struct CommitOptions
     /// When set, the caller has already checked every byte against this SHA-256 (a transfer that verified the
     /// whole blob as it arrived): the store records it instead of reading the blob again to hash it.
     QByteArray verifiedSha256;
+    /// When valid, the blob's DICOM identity as the caller already parsed it from these very bytes: the store
+    /// indexes it instead of parsing the header again.
+    DicomIdentity knownIdentity;
 };
 
 /// A reserved, not yet committed blob. Fill it with writeAt() (directly, or through BlobStore::write()), then
