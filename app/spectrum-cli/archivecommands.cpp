@@ -4,7 +4,6 @@
 #include "archivecommands.h"
 
 #include "spectrum/core/settings.h"
-#include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/storeregistry.h"
@@ -245,6 +244,21 @@ QString displayDate(const QString &dicomDate)
 
 } // namespace
 
+QStringList expandFiles(const QStringList &arguments)
+{
+    QStringList files;
+    for (const QString &a : arguments) {
+        if (QFileInfo(a).isDir()) {
+            QDir d(a);
+            for (const QString &f : d.entryList(QDir::Files, QDir::Name))
+                files << d.filePath(f);
+        } else {
+            files << a;
+        }
+    }
+    return files;
+}
+
 int cmdStores(const QStringList &args)
 {
     const QString sub = args.value(1);
@@ -389,16 +403,7 @@ int cmdExport(const QStringList &args)
     Result<StoreConfigFile> config = loadConfig(p);
     if (!config.isOk())
         return fail(config.error().toString());
-    QStringList files;
-    for (const QString &a : p.positionalArguments()) {
-        if (QFileInfo(a).isDir()) {
-            QDir d(a);
-            for (const QString &f : d.entryList(QDir::Files, QDir::Name))
-                files << d.filePath(f);
-        } else {
-            files << a;
-        }
-    }
+    const QStringList files = expandFiles(p.positionalArguments());
     const StoreConfig *target = config.value().find(p.value(QStringLiteral("store")));
     Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), target && target->kind == StoreKind::Local && target->path.isEmpty());
     if (!reg.isOk())
@@ -452,25 +457,7 @@ int cmdListen(const QStringList &args)
     }
     StorageScp scp(o);
     int received = 0;
-    scp.setHandler([cache](const ReceivedInstance &i) -> Error {
-        if (!cache)
-            return Error();
-        // The key is the SOP Instance UID the content carries, not only what the sender announced.
-        QFile f(i.path);
-        const uchar *map = f.open(QIODevice::ReadOnly) && f.size() > 0 ? f.map(0, f.size()) : nullptr;
-        const Result<DicomIdentity> id = map ? readDicomIdentity(ByteView(reinterpret_cast<const char *>(map), f.size(), nullptr)) : Result<DicomIdentity>(Error(ErrorCode::Io, f.errorString()));
-        const bool agrees = id.isOk() && id.value().sopInstanceUid == i.sopInstanceUid;
-        f.close();
-        if (!agrees) {
-            QFile::remove(i.path);
-            return Error(ErrorCode::InvalidDicom, QStringLiteral("received %1: its content does not carry that SOP Instance UID").arg(i.sopInstanceUid));
-        }
-        // Copied into the cache inside the kernel, indexed with its DICOM identity; the incoming file goes.
-        const Error e = runSync(cache->importFile(i.sopInstanceUid, i.path)).error();
-        if (e.isError())
-            QFile::remove(i.path);
-        return e;
-    });
+    scp.setHandler([cache](const ReceivedInstance &i) { return cache ? keepReceivedInstance(*cache, i.path, i.sopInstanceUid) : Error(); });
     QObject::connect(&scp, &StorageScp::instanceReceived, [&received](const ReceivedInstance &i) {
         ++received;
         out(QStringLiteral("received %1 (%2)").arg(i.sopInstanceUid, i.sopClassUid));

@@ -6,6 +6,9 @@
 
 namespace spectrum::cli {
 
+/// Files named on a command line, folders replaced by the files in them (sorted by name).
+QStringList expandFiles(const QStringList &arguments);
+
 int cmdStores(const QStringList &args);
 int cmdFind(const QStringList &args);
 int cmdFetch(const QStringList &args);

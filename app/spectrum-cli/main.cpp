@@ -132,16 +132,7 @@ int cmdImport(const QStringList &args)
     auto cache = openCache();
     if (!cache.isOk())
         return fail(cache.error().toString());
-    QStringList files;
-    for (const QString &a : p.positionalArguments()) {
-        if (QFileInfo(a).isDir()) {
-            QDir d(a);
-            for (const QString &f : d.entryList(QDir::Files, QDir::Name))
-                files << d.filePath(f);
-        } else {
-            files << a;
-        }
-    }
+    const QStringList files = spectrum::cli::expandFiles(p.positionalArguments());
     int imported = 0, failed = 0;
     for (const QString &path : files) {
         QFile f(path);

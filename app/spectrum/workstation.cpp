@@ -3,6 +3,7 @@
 #include "spectrum/core/logging.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/demoseeder.h"
+#include "spectrum/stores/storeregistry.h"
 
 #include <QFile>
 #include <QThreadPool>
@@ -69,22 +70,7 @@ void Workstation::startListening()
     m_scp = std::make_unique<StorageScp>(o);
     // Runs on the association's thread: into the cache under the SOP Instance UID the content carries.
     std::shared_ptr<FileStore> store = m_store;
-    m_scp->setHandler([store](const ReceivedInstance &i) -> Error {
-        QFile f(i.path);
-        const uchar *map = f.open(QIODevice::ReadOnly) && f.size() > 0 ? f.map(0, f.size()) : nullptr;
-        const Result<DicomIdentity> id = map ? readDicomIdentity(ByteView(reinterpret_cast<const char *>(map), f.size(), nullptr))
-                                             : Result<DicomIdentity>(Error(ErrorCode::Io, f.errorString()));
-        const bool agrees = id.isOk() && id.value().isValid() && id.value().sopInstanceUid == i.sopInstanceUid;
-        f.close();
-        if (!agrees) {
-            QFile::remove(i.path);
-            return Error(ErrorCode::InvalidDicom, QStringLiteral("a pushed instance (%1) does not carry the SOP Instance UID it was sent as").arg(i.sopInstanceUid));
-        }
-        const Error e = runSync(store->importFile(i.sopInstanceUid, i.path)).error();
-        if (e.isError())
-            QFile::remove(i.path);
-        return e;
-    });
+    m_scp->setHandler([store](const ReceivedInstance &i) { return keepReceivedInstance(*store, i.path, i.sopInstanceUid); });
     connect(m_scp.get(), &StorageScp::instanceReceived, this, [this](const ReceivedInstance &i) {
         ++m_received;
         Q_EMIT instanceReceived(i.sopInstanceUid);

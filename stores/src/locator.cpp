@@ -10,38 +10,6 @@ namespace spectrum {
 
 namespace {
 
-/// A job finished by hand from callbacks (as in the registry).
-class LocateJob : public ResultJob<Located>
-{
-public:
-    using Starter = std::function<void(LocateJob *)>;
-    explicit LocateJob(Starter starter) : m_starter(std::move(starter)) {}
-    void complete(Result<Located> r) { finishWith(std::move(r)); }
-
-protected:
-    void doStart() override { m_starter(this); }
-
-private:
-    Starter m_starter;
-};
-
-/// A step function that calls itself again later (a queue worked through), owned by `owner`: it lives until the
-/// owner is destroyed, without the reference cycle a shared_ptr captured by its own lambda would be.
-template <typename Signature>
-std::function<Signature> *ownedFunction(QObject *owner)
-{
-    auto f = std::make_shared<std::function<Signature>>();
-    QObject::connect(owner, &QObject::destroyed, [f] {});
-    return f.get();
-}
-
-template <typename T, typename F>
-void whenDone(ResultJob<T> *job, QObject *context, F then)
-{
-    QObject::connect(job, &Job::finished, context, [job, then] { then(job->result()); });
-    job->start(ExecutionPolicy::Async);
-}
-
 /// Keeps a small instance in memory too (best effort: the memory cache has its own budget).
 void remember(MemoryStore *memory, const BlobSnapshot &s)
 {
@@ -84,7 +52,7 @@ ResultJob<Located> *Locator::locate(const DicomIdentity &identity)
     QHash<QString, QString> tierOf;
     for (const StoreConfig &s : m_registry->config().stores())
         tierOf.insert(s.name, s.kind == StoreKind::Blobd ? QStringLiteral("cluster") : QStringLiteral("central"));
-    return new LocateJob([=](LocateJob *job) {
+    return new CallbackJob<Located>([=](CallbackJob<Located> *job) {
         if (key.isEmpty())
             return job->complete(Error(ErrorCode::InvalidArgument, QStringLiteral("no SOP Instance UID to look for")));
         auto fromDisk = [job, disk, memory, key](const QString &tier, const QString &store, const QStringList &misses) {

@@ -1,5 +1,7 @@
 #include "spectrum/stores/storeconfig.h"
 
+#include "spectrum/transfer/dimse.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -28,17 +30,6 @@ const QString kSealedPrefix = QStringLiteral("aes256gcm:");
 Error invalid(const QString &where, const QString &what)
 {
     return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: %2").arg(where, what));
-}
-
-bool validAe(const QString &ae)
-{
-    if (ae.trimmed().isEmpty() || ae.size() > 16)
-        return false;
-    for (const QChar c : ae) {
-        if (c.unicode() < 0x20 || c.unicode() > 0x7e || c == QLatin1Char('\\'))
-            return false;
-    }
-    return true;
 }
 
 /// Writes `bytes` to `path` atomically with mode 0600: a new file beside it, synced, renamed over.
@@ -181,9 +172,9 @@ Error StoreConfig::validate() const
             return invalid(where, QStringLiteral("host is missing"));
         if (port < 1 || port > 65535)
             return invalid(where, QStringLiteral("port must be 1-65535"));
-        if (!validAe(aeTitle))
+        if (!isValidAeTitle(aeTitle))
             return invalid(where, QStringLiteral("aeTitle '%1' is not an AE title (1-16 printable characters, no '\\')").arg(aeTitle));
-        if (!ourAeTitle.isEmpty() && !validAe(ourAeTitle))
+        if (!ourAeTitle.isEmpty() && !isValidAeTitle(ourAeTitle))
             return invalid(where, QStringLiteral("ourAeTitle '%1' is not an AE title").arg(ourAeTitle));
         if (retrieve != QLatin1String("get") && retrieve != QLatin1String("move"))
             return invalid(where, QStringLiteral("retrieve is get or move"));
@@ -337,7 +328,7 @@ Result<StoreConfigFile> StoreConfigFile::load(const QString &path)
     const QJsonObject ws = root.value(QStringLiteral("workstation")).toObject();
     f.workstation.aeTitle = ws.value(QStringLiteral("aeTitle")).toString(f.workstation.aeTitle);
     f.workstation.storagePort = ws.value(QStringLiteral("storagePort")).toInt(f.workstation.storagePort);
-    if (!validAe(f.workstation.aeTitle))
+    if (!isValidAeTitle(f.workstation.aeTitle))
         return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation aeTitle '%2' is not an AE title").arg(path, f.workstation.aeTitle));
     if (f.workstation.storagePort < 1 || f.workstation.storagePort > 65535)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation storagePort must be 1-65535").arg(path));

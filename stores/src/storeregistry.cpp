@@ -203,41 +203,6 @@ QList<StudyHit> merge(const QList<QPair<QString, QList<DicomRecord>>> &answers)
     return hits;
 }
 
-/// A job completed by hand from callbacks.
-template <typename T>
-class ManualJob : public ResultJob<T>
-{
-public:
-    using Starter = std::function<void(ManualJob<T> *)>;
-    explicit ManualJob(Starter starter) : m_starter(std::move(starter)) {}
-    void complete(Result<T> r) { this->finishWith(std::move(r)); }
-    void progressTo(qint64 done, qint64 total) { this->setProgress(done, total); }
-
-protected:
-    void doStart() override { m_starter(this); }
-
-private:
-    Starter m_starter;
-};
-
-/// A step function that calls itself again later (a queue worked through), owned by `owner`: it lives until the
-/// owner is destroyed, without the reference cycle a shared_ptr captured by its own lambda would be.
-template <typename Signature>
-std::function<Signature> *ownedFunction(QObject *owner)
-{
-    auto f = std::make_shared<std::function<Signature>>();
-    QObject::connect(owner, &QObject::destroyed, [f] {});
-    return f.get();
-}
-
-/// Starts `job` and calls `then` with its result, in `context`'s thread, unless `context` is gone.
-template <typename T, typename F>
-void whenDone(ResultJob<T> *job, QObject *context, F then)
-{
-    QObject::connect(job, &Job::finished, context, [job, then] { then(job->result()); });
-    job->start(ExecutionPolicy::Async);
-}
-
 /// Stores one instance (a whole DICOM file in memory) in the cache or as OUT/SOP.dcm; checks it belongs to
 /// `studyUid` (and to `patientId`, once known). Runs on any thread.
 Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUid, const QString &outDir, FileStore *cache)
@@ -319,6 +284,26 @@ struct FetchState
 };
 
 } // namespace
+
+Error keepReceivedInstance(FileStore &cache, const QString &path, const QString &announcedSopInstanceUid)
+{
+    QFile f(path);
+    const uchar *map = f.open(QIODevice::ReadOnly) && f.size() > 0 ? f.map(0, f.size()) : nullptr;
+    const Result<DicomIdentity> id = map ? readDicomIdentity(ByteView(reinterpret_cast<const char *>(map), f.size(), nullptr))
+                                         : Result<DicomIdentity>(Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(path, f.errorString())));
+    const bool agrees = id.isOk() && id.value().isValid() && id.value().sopInstanceUid == announcedSopInstanceUid;
+    f.close();
+    if (!agrees) {
+        QFile::remove(path);
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("a pushed instance (%1) does not carry the SOP Instance UID it was sent as").arg(announcedSopInstanceUid));
+    }
+    CommitOptions options;
+    options.knownIdentity = id.value();
+    const Error e = runSync(cache.importFile(announcedSopInstanceUid, path, options)).error();
+    if (e.isError())
+        QFile::remove(path);
+    return e;
+}
 
 // ---- registry ----
 
@@ -409,7 +394,7 @@ ResultJob<QList<StudyHit>> *StoreRegistry::findStudies(const DicomQuery &query, 
     QPointer<StoreRegistry> self(this);
     const StoreConfigFile config = m_config;
     std::shared_ptr<FileStore> cache = m_cache;
-    return new ManualJob<QList<StudyHit>>([self, targets, query, config, cache](ManualJob<QList<StudyHit>> *job) {
+    return new CallbackJob<QList<StudyHit>>([self, targets, query, config, cache](CallbackJob<QList<StudyHit>> *job) {
         struct Gather
         {
             QList<QPair<QString, QList<DicomRecord>>> answers;
@@ -539,7 +524,7 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
     const StoreConfigFile config = m_config;
     std::shared_ptr<FileStore> cache = m_cache;
     QPointer<StoreRegistry> self(this);
-    return new ManualJob<FetchSummary>([self, s, config, cache, studyUid, seriesUid, sopUid, outDir](ManualJob<FetchSummary> *job) {
+    return new CallbackJob<FetchSummary>([self, s, config, cache, studyUid, seriesUid, sopUid, outDir](CallbackJob<FetchSummary> *job) {
         auto st = std::make_shared<FetchState>();
         st->clock.start();
         auto finishIfDone = [job, st, studyUid] {
@@ -681,7 +666,7 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                                                                         : QDir(outDir).filePath(QStringLiteral(".incoming-XXXXXX")));
             if (!tmp->isValid())
                 return job->complete(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for incoming instances")));
-            QPointer<ManualJob<FetchSummary>> guard(job);
+            QPointer<CallbackJob<FetchSummary>> guard(job);
             // Each file is checked and moved or copied (in the kernel) into place; never read whole into memory.
             auto *get = client->get(studyUid, seriesUid, sopUid, tmp->path(), [guard, keepFile](const ReceivedInstance &i) -> Error {
                 QMetaObject::invokeMethod(guard.data(), [guard, keepFile, path = i.path] { if (guard) keepFile(path); }, Qt::QueuedConnection);
@@ -752,7 +737,7 @@ ResultJob<ExportSummary> *StoreRegistry::exportFiles(const QString &name, const 
     const StoreConfig s = *found;
     const StoreConfigFile config = m_config;
     std::shared_ptr<FileStore> cache = m_cache;
-    return new ManualJob<ExportSummary>([s, config, cache, files](ManualJob<ExportSummary> *job) {
+    return new CallbackJob<ExportSummary>([s, config, cache, files](CallbackJob<ExportSummary> *job) {
         switch (s.kind) {
         case StoreKind::Dimse: {
             Result<DimseEndpoint> ep = dimseEndpointFor(s, config);

@@ -52,17 +52,6 @@ void quietDcmtk()
     });
 }
 
-bool validAeTitle(const QString &ae)
-{
-    if (ae.trimmed().isEmpty() || ae.size() > 16)
-        return false;
-    for (const QChar c : ae) {
-        if (c.unicode() < 0x20 || c.unicode() > 0x7e || c == QLatin1Char('\\'))
-            return false;
-    }
-    return true;
-}
-
 /// Transfer syntaxes we decode, grouped so that a sender can keep an instance as it is stored.
 const QList<OFList<OFString>> &storageSyntaxGroups()
 {
@@ -169,6 +158,26 @@ public:
     }
 
     QString context() const { return m_context; }
+
+    /// A query/retrieve model in the two uncompressed syntaxes every PACS speaks.
+    void addModel(const char *abstractSyntax)
+    {
+        OFList<OFString> plain;
+        plain.push_back(UID_LittleEndianExplicitTransferSyntax);
+        plain.push_back(UID_LittleEndianImplicitTransferSyntax);
+        addPresentationContext(abstractSyntax, plain);
+    }
+
+    /// Reports sub-operation progress of C-GET/C-MOVE; `goOn` says whether to keep waiting.
+    template <typename Report, typename GoOn>
+    void reportRetrieveProgress(const Report &report, GoOn goOn)
+    {
+        onRetrieve = [report, goOn](RetrieveResponse *r) {
+            const int done = int(r->m_numberOfCompletedSubops + r->m_numberOfFailedSubops + r->m_numberOfWarningSubops);
+            report(done, done + int(r->m_numberOfRemainingSubops));
+            return goOn();
+        };
+    }
 
     std::function<bool(QRResponse *)> onFind;  ///< false: cancel the C-FIND
     std::function<void(const QString &file, const QString &sopClass, const QString &sopInstance)> onStored;
@@ -317,12 +326,9 @@ Error findLevel(const DimseEndpoint &ep, const DcmDataset &query, QueryLevel lev
                 const std::function<bool(const DicomRecord &)> &keep)
 {
     Scu scu(ep);
-    OFList<OFString> syntaxes;
-    syntaxes.push_back(UID_LittleEndianExplicitTransferSyntax);
-    syntaxes.push_back(UID_LittleEndianImplicitTransferSyntax);
     // Patients are found in the patient root model, the rest in the study root model.
     const char *model = level == QueryLevel::Patient ? UID_FINDPatientRootQueryRetrieveInformationModel : UID_FINDStudyRootQueryRetrieveInformationModel;
-    scu.addPresentationContext(model, syntaxes);
+    scu.addModel(model);
     if (Error e = scu.open(); e.isError())
         return e;
     const T_ASC_PresentationContextID pc = scu.findPresentationContextID(model, "");
@@ -403,6 +409,17 @@ Uint16 finalStatus(const OFList<RetrieveResponse *> &responses)
 
 // ---- public ----
 
+bool isValidAeTitle(const QString &ae)
+{
+    if (ae.trimmed().isEmpty() || ae.size() > 16)
+        return false;
+    for (const QChar c : ae) {
+        if (c.unicode() < 0x20 || c.unicode() > 0x7e || c == QLatin1Char('\\'))
+            return false;
+    }
+    return true;
+}
+
 void disableNagleForDcmtk()
 {
     static std::once_flag once;
@@ -419,9 +436,9 @@ Error DimseEndpoint::validate() const
         return Error(ErrorCode::InvalidArgument, QStringLiteral("a DIMSE peer needs a host"));
     if (port == 0)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("a DIMSE peer needs a port"));
-    if (!validAeTitle(calledAeTitle))
+    if (!isValidAeTitle(calledAeTitle))
         return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not an AE title (1-16 printable characters, no '\\')").arg(calledAeTitle));
-    if (!validAeTitle(callingAeTitle))
+    if (!isValidAeTitle(callingAeTitle))
         return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not an AE title (1-16 printable characters, no '\\')").arg(callingAeTitle));
     if (timeoutSeconds < 1)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("the DIMSE timeout must be at least a second"));
@@ -507,10 +524,7 @@ ResultJob<RetrieveCount> *DimseClient::get(const QString &studyUid, const QStrin
         QElapsedTimer clock;
         clock.start();
         Scu scu(ep);
-        OFList<OFString> plain;
-        plain.push_back(UID_LittleEndianExplicitTransferSyntax);
-        plain.push_back(UID_LittleEndianImplicitTransferSyntax);
-        scu.addPresentationContext(UID_GETStudyRootQueryRetrieveInformationModel, plain);
+        scu.addModel(UID_GETStudyRootQueryRetrieveInformationModel);
         // Storage contexts in the SCP role: the PACS sends on the same association. Common image classes get
         // one context per group of syntaxes (so an instance can come as it is stored); the rest uncompressed.
         int contexts = 1;
@@ -537,11 +551,7 @@ ResultJob<RetrieveCount> *DimseClient::get(const QString &studyUid, const QStrin
                     firstError = e;
             }
         };
-        scu.onRetrieve = [&](RetrieveResponse *r) {
-            const int done = int(r->m_numberOfCompletedSubops + r->m_numberOfFailedSubops + r->m_numberOfWarningSubops);
-            report(done, done + int(r->m_numberOfRemainingSubops));
-            return !token.isCancelled() && !firstError.isError();
-        };
+        scu.reportRetrieveProgress(report, [&] { return !token.isCancelled() && !firstError.isError(); });
         if (Error e = scu.open(); e.isError())
             return e;
         const T_ASC_PresentationContextID pc = scu.findPresentationContextID(UID_GETStudyRootQueryRetrieveInformationModel, "");
@@ -583,20 +593,13 @@ ResultJob<RetrieveCount> *DimseClient::move(const QString &studyUid, const QStri
             return e;
         if (Error e = checkRetrieveUids(studyUid, seriesUid, sopUid); e.isError())
             return e;
-        if (!validAeTitle(destinationAeTitle))
+        if (!isValidAeTitle(destinationAeTitle))
             return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not an AE title").arg(destinationAeTitle));
         QElapsedTimer clock;
         clock.start();
         Scu scu(ep);
-        OFList<OFString> plain;
-        plain.push_back(UID_LittleEndianExplicitTransferSyntax);
-        plain.push_back(UID_LittleEndianImplicitTransferSyntax);
-        scu.addPresentationContext(UID_MOVEStudyRootQueryRetrieveInformationModel, plain);
-        scu.onRetrieve = [&](RetrieveResponse *r) {
-            const int done = int(r->m_numberOfCompletedSubops + r->m_numberOfFailedSubops + r->m_numberOfWarningSubops);
-            report(done, done + int(r->m_numberOfRemainingSubops));
-            return !token.isCancelled();
-        };
+        scu.addModel(UID_MOVEStudyRootQueryRetrieveInformationModel);
+        scu.reportRetrieveProgress(report, [&] { return !token.isCancelled(); });
         if (Error e = scu.open(); e.isError())
             return e;
         const T_ASC_PresentationContextID pc = scu.findPresentationContextID(UID_MOVEStudyRootQueryRetrieveInformationModel, "");
@@ -748,7 +751,7 @@ Error StorageScp::start()
 {
     if (isRunning())
         return Error();
-    if (!validAeTitle(m_options.aeTitle))
+    if (!isValidAeTitle(m_options.aeTitle))
         return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not an AE title").arg(m_options.aeTitle));
     if (m_options.directory.isEmpty() || !QDir().mkpath(m_options.directory))
         return Error(ErrorCode::Io, QStringLiteral("cannot create the folder for received instances '%1'").arg(m_options.directory));

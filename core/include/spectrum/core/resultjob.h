@@ -17,6 +17,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <functional>
+#include <memory>
 
 namespace spectrum {
 
@@ -136,6 +137,43 @@ template <typename B, typename A>
 ChainJob<A, B> *chainJob(ResultJob<A> *first, typename ChainJob<A, B>::Then then)
 {
     return new ChainJob<A, B>(first, std::move(then));
+}
+
+/// A job finished by hand: `starter` runs at start() and wires up whatever callbacks lead to complete(). For
+/// work that is a conversation of other jobs (search several stores, then merge).
+template <typename T>
+class CallbackJob : public ResultJob<T>
+{
+public:
+    using Starter = std::function<void(CallbackJob<T> *)>;
+    explicit CallbackJob(Starter starter, QObject *parent = nullptr) : ResultJob<T>(parent), m_starter(std::move(starter)) {}
+    void complete(Result<T> result) { this->finishWith(std::move(result)); }
+    void progressTo(qint64 processed, qint64 total) { this->setProgress(processed, total); }
+
+protected:
+    void doStart() override { m_starter(this); }
+
+private:
+    Starter m_starter;
+};
+
+/// Starts `job` (Async) and calls `then(result)` on `context`'s thread when it finishes — unless `context` is gone
+/// by then. The job deletes itself afterwards as usual.
+template <typename T, typename F>
+void whenDone(ResultJob<T> *job, QObject *context, F then)
+{
+    QObject::connect(job, &Job::finished, context, [job, then] { then(job->result()); });
+    job->start(ExecutionPolicy::Async);
+}
+
+/// A function that calls itself again later (a queue worked through step by step), owned by `owner`: it lives
+/// until the owner is destroyed, without the reference cycle of a shared_ptr captured by its own lambda.
+template <typename Signature>
+std::function<Signature> *ownedFunction(QObject *owner)
+{
+    auto f = std::make_shared<std::function<Signature>>();
+    QObject::connect(owner, &QObject::destroyed, [f] {});
+    return f.get();
 }
 
 /// The synchronous return-value wrapper: start(Sync) and hand back the result. Deletes the job.

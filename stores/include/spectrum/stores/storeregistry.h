@@ -46,6 +46,11 @@ struct ExportSummary
     QList<QPair<QString, QString>> failed;  ///< file or UID, and why
 };
 
+/// An instance a PACS pushed to our Storage SCP, into the cache: it must carry the SOP Instance UID it was sent
+/// as (the key); it is copied in inside the kernel and indexed; the received file is gone afterwards. Runs on any
+/// thread (the Storage SCP calls it on its association's).
+Error keepReceivedInstance(FileStore &cache, const QString &path, const QString &announcedSopInstanceUid);
+
 /// Endpoints for a configured store, with its secrets revealed (in memory only).
 Result<DicomWebEndpoint> dicomWebEndpointFor(const StoreConfig &store, const StoreConfigFile &config);
 Result<DimseEndpoint> dimseEndpointFor(const StoreConfig &store, const StoreConfigFile &config);

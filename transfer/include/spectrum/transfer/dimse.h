@@ -59,6 +59,9 @@ struct StoreCount
     QList<QPair<QString, QString>> failed;    ///< file (or SOP Instance UID) and why
 };
 
+/// 1–16 printable ASCII characters, not all spaces, no backslash (PS3.5 AE VR).
+bool isValidAeTitle(const QString &aeTitle);
+
 /// Ensures DCMTK's associations run without Nagle's algorithm. Called by everything here; call it yourself
 /// before running DCMTK tools as child processes if they should inherit it.
 void disableNagleForDcmtk();
