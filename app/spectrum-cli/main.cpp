@@ -4,6 +4,7 @@
 #include "archivecommands.h"
 
 #include "spectrum/core/settings.h"
+#include "spectrum/imaging/converter.h"
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/imaging/windowlevel.h"
@@ -19,6 +20,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QSaveFile>
 
 #include <cstdio>
 
@@ -162,6 +164,29 @@ int cmdImport(const QStringList &args)
     }
     out(QStringLiteral("%1 imported, %2 failed").arg(imported).arg(failed));
     return failed == 0 ? 0 : 1;
+}
+
+int cmdConvert(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Rewrites a DICOM file as uncompressed explicit VR little endian, decoded by Spectrum's decoder."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("in"), QStringLiteral("A DICOM file in any transfer syntax Spectrum decodes."));
+    p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("Where to write the uncompressed file."));
+    p.process(args);
+    if (p.positionalArguments().size() != 2)
+        return fail(QStringLiteral("convert: IN OUT"), 2);
+    QFile in(p.positionalArguments().at(0));
+    if (!in.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("cannot read %1: %2").arg(in.fileName(), in.errorString()));
+    Result<QByteArray> converted = convertToExplicitLittleEndian(ByteView(in.readAll()));
+    if (!converted.isOk())
+        return fail(QStringLiteral("%1: %2").arg(in.fileName(), converted.error().toString()));
+    QSaveFile file(p.positionalArguments().at(1));
+    if (!file.open(QIODevice::WriteOnly) || file.write(converted.value()) != converted.value().size() || !file.commit())
+        return fail(QStringLiteral("cannot write %1: %2").arg(file.fileName(), file.errorString()));
+    out(QStringLiteral("%1 → %2 (explicit VR little endian)").arg(in.fileName(), p.positionalArguments().at(1)));
+    return 0;
 }
 
 int cmdRender(const QStringList &args)
@@ -425,6 +450,7 @@ void usage()
                  "  studies             list the studies in the workstation's disk cache\n"
                  "  import FILE...      copy DICOM files into the disk cache\n"
                  "  render IN OUT       render a DICOM frame to PNG/PGM with a window\n"
+                 "  convert IN OUT      rewrite as uncompressed explicit VR little endian (our decoder)\n"
                  "  get URL FILE|-      fetch blob://HOST:PORT/KEY or blobs:// (TLS) (--streams N, --range B-E)\n"
                  "  put URL FILE        store a file as blob://HOST:PORT/KEY\n"
                  "  stat URL            size, version and SHA-256 of a blob\n"
@@ -456,6 +482,7 @@ int main(int argc, char **argv)
     if (command == QLatin1String("studies")) return cmdStudies(args);
     if (command == QLatin1String("import")) return cmdImport(args);
     if (command == QLatin1String("render")) return cmdRender(args);
+    if (command == QLatin1String("convert")) return cmdConvert(args);
     if (command == QLatin1String("get")) return cmdGet(args);
     if (command == QLatin1String("put")) return cmdPut(args);
     if (command == QLatin1String("stat")) return cmdStat(args);

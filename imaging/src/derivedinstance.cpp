@@ -1,6 +1,7 @@
 #include "spectrum/imaging/derivedinstance.h"
 
 #include "dcmtksupport.h"
+#include "pixelwriter.h"
 #include "spectrum/core/uid.h"
 
 #include <QDateTime>
@@ -50,36 +51,10 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     const int oldRows = dcmtk::getInt(ds, DCM_Rows), oldColumns = dcmtk::getInt(ds, DCM_Columns);
 
     // The pixels: native depth, uncompressed.
-    ds->findAndDeleteElement(DCM_PixelData);
-    const bool rgb = pixels.format() == PixelFormat::Rgb24;
-    const int bits = PixelBuffer::bytesPerPixel(pixels.format()) * 8 / (rgb ? 3 : 1);
-    ds->putAndInsertUint16(DCM_Rows, Uint16(pixels.height()));
-    ds->putAndInsertUint16(DCM_Columns, Uint16(pixels.width()));
-    ds->putAndInsertUint16(DCM_SamplesPerPixel, rgb ? 3 : 1);
-    ds->putAndInsertUint16(DCM_BitsAllocated, Uint16(bits));
-    ds->putAndInsertUint16(DCM_BitsStored, Uint16(bits));
-    ds->putAndInsertUint16(DCM_HighBit, Uint16(bits - 1));
-    ds->putAndInsertUint16(DCM_PixelRepresentation, pixels.isSignedFormat() ? 1 : 0);
-    if (rgb) {
-        put(ds, DCM_PhotometricInterpretation, QStringLiteral("RGB"));
-        ds->putAndInsertUint16(DCM_PlanarConfiguration, 0);
-    } else {
-        const QString photometric = dcmtk::getString(ds, DCM_PhotometricInterpretation);
-        put(ds, DCM_PhotometricInterpretation, photometric == QLatin1String("MONOCHROME1") ? photometric : QStringLiteral("MONOCHROME2"));
-        ds->findAndDeleteElement(DCM_PlanarConfiguration);
-    }
-    if (pixels.frames() > 1)
-        put(ds, DCM_NumberOfFrames, QString::number(pixels.frames()));
-    else
-        ds->findAndDeleteElement(DCM_NumberOfFrames);
     for (const DcmTagKey &gone : {DCM_PixelPaddingValue, DCM_SmallestImagePixelValue, DCM_LargestImagePixelValue, DCM_LossyImageCompressionRatio})
         ds->findAndDeleteElement(gone);
-    const qint64 total = qint64(pixels.frameBytes()) * pixels.frames();
-    const uchar *data = pixels.frameData(0);
-    OFCondition c = bits == 16 ? ds->putAndInsertUint16Array(DCM_PixelData, reinterpret_cast<const Uint16 *>(data), unsigned(total / 2))
-                               : ds->putAndInsertUint8Array(DCM_PixelData, data, unsigned(total));
-    if (c.bad())
-        return dcmtk::toError(c, QStringLiteral("derived pixel data"));
+    if (Error e = dcmtk::writeNativePixels(ds, pixels); e.isError())
+        return e;
     if (pixels.width() != oldColumns || pixels.height() != oldRows) {
         // Resampled: the spacing scales; position and orientation of the original grid no longer hold.
         OFString spacing;

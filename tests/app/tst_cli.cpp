@@ -109,6 +109,50 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("--out DIR is required"));
     }
+    void convertWritesUncompressedPixelForPixel_data()
+    {
+        QTest::addColumn<QString>("tool");
+        QTest::addColumn<QStringList>("options");
+        QTest::newRow("JPEG-LS lossless") << QStringLiteral(DCMCJPLS_EXECUTABLE) << QStringList{QStringLiteral("+el")};
+        QTest::newRow("JPEG lossless SV1") << QStringLiteral(DCMCJPEG_EXECUTABLE) << QStringList{QStringLiteral("+e1")};
+        QTest::newRow("RLE") << QStringLiteral(DCMCRLE_EXECUTABLE) << QStringList();
+    }
+
+    void convertWritesUncompressedPixelForPixel()
+    {
+        QFETCH(QString, tool);
+        QFETCH(QStringList, options);
+        QTemporaryDir dir;
+        const QString cache = dir.filePath(QStringLiteral("cache"));
+        ProcessResult r = cli({QStringLiteral("demo"), QStringLiteral("--out"), dir.path(), QStringLiteral("--only"), QStringLiteral("demo-mr")}, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        const QString original = dir.filePath(QStringLiteral("demo-mr/IM0005.dcm"));
+        const QString compressed = dir.filePath(QStringLiteral("compressed.dcm")), converted = dir.filePath(QStringLiteral("converted.dcm"));
+        const ProcessResult c = run(tool, options + QStringList{original, compressed});
+        QVERIFY2(c.ok(), c.err.constData());
+        r = cli({QStringLiteral("convert"), compressed, converted}, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        const ProcessResult dump = run(QStringLiteral(DCMDUMP_EXECUTABLE), {converted});
+        QVERIFY(dump.ok());
+        QVERIFY(dump.out.contains("=LittleEndianExplicit"));
+        QVERIFY(dump.out.contains("(0028,0101) US 12"));  // the original's precision is kept
+        // Lossless in, so the pixels are the original's, byte for byte (Pixel Data ends both files).
+        const QByteArray before = readFile(original), after = readFile(converted);
+        const qsizetype pixelBytes = 256 * 256 * 2;
+        QVERIFY(after.size() > pixelBytes);
+        QVERIFY(after.right(pixelBytes) == before.right(pixelBytes));
+    }
+
+    void convertRefusesWhatItCannotRead()
+    {
+        QTemporaryDir dir;
+        const QString junk = dir.filePath(QStringLiteral("junk.dcm"));
+        QVERIFY(writeFile(junk, QByteArray(300, 'j')));
+        const ProcessResult r = cli({QStringLiteral("convert"), junk, dir.filePath(QStringLiteral("out.dcm"))}, dir.filePath(QStringLiteral("cache")));
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("junk.dcm") && r.err.contains("invalid DICOM"), r.err.constData());
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("out.dcm"))));
+    }
 };
 
 QTEST_GUILESS_MAIN(tst_Cli)
