@@ -1,11 +1,14 @@
 #include "spectrum/imaging/dicomdecoder.h"
 
 #include "dcmtksupport.h"
+#include "jpeg2000.h"
 
 #include "spectrum/core/logging.h"
 
 #include <QFile>
 
+#include <dcmtk/dcmdata/dcpixseq.h>
+#include <dcmtk/dcmdata/dcpxitem.h>
 #include <dcmtk/dcmdata/dcxfer.h>
 
 #include <algorithm>
@@ -160,6 +163,64 @@ Result<DecodedImage> decodeDicomFile(const QString &path)
     return result;
 }
 
+/// The compressed frames of encapsulated Pixel Data (PS3.5 A.4): fragments joined per frame, split by the Basic
+/// Offset Table, or one fragment per frame, or all fragments when there is one frame.
+Result<QList<QByteArray>> encapsulatedFrames(DcmElement *element, E_TransferSyntax xfer, int frameCount)
+{
+    auto *pixelData = dynamic_cast<DcmPixelData *>(element);
+    DcmPixelSequence *sequence = nullptr;
+    if (!pixelData || pixelData->getEncapsulatedRepresentation(xfer, nullptr, sequence).bad() || !sequence)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("encapsulated Pixel Data without its fragments"));
+    const unsigned long items = sequence->card();
+    if (items < 2)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("encapsulated Pixel Data without fragments"));
+    QList<QByteArray> fragments;
+    QList<quint64> fragmentOffsets;  // from the first fragment's item tag, as the offset table counts
+    quint64 position = 0;
+    for (unsigned long i = 1; i < items; ++i) {
+        DcmPixelItem *item = nullptr;
+        Uint8 *data = nullptr;
+        if (sequence->getItem(item, i).bad() || !item)
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("unreadable fragment %1").arg(i));
+        const Uint32 length = item->getLength();
+        if (length > 0 && (item->getUint8Array(data).bad() || !data))
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("unreadable fragment %1").arg(i));
+        fragments << QByteArray(reinterpret_cast<const char *>(data), qsizetype(length));
+        fragmentOffsets << position;
+        position += 8 + quint64(length);
+    }
+    QList<QByteArray> frames;
+    if (frameCount == 1) {
+        frames << fragments.join();
+        return frames;
+    }
+    DcmPixelItem *table = nullptr;
+    Uint8 *tableData = nullptr;
+    const Uint32 tableLength = sequence->getItem(table, 0).good() && table ? table->getLength() : 0;
+    if (tableLength >= Uint32(4 * frameCount) && table->getUint8Array(tableData).good() && tableData) {
+        QList<quint64> starts;
+        for (int f = 0; f < frameCount; ++f) {
+            Uint32 v = 0;
+            std::memcpy(&v, tableData + 4 * f, 4);  // little endian, as encapsulated syntaxes are
+            starts << v;
+        }
+        for (int f = 0; f < frameCount; ++f) {
+            QByteArray frame;
+            for (int i = 0; i < fragments.size(); ++i) {
+                if (fragmentOffsets[i] >= starts[f] && (f + 1 == frameCount || fragmentOffsets[i] < starts[f + 1]))
+                    frame += fragments[i];
+            }
+            if (frame.isEmpty())
+                return Error(ErrorCode::InvalidDicom, QStringLiteral("the offset table points frame %1 at no fragment").arg(f + 1));
+            frames << frame;
+        }
+        return frames;
+    }
+    if (fragments.size() == frameCount)
+        return fragments;
+    return Error(ErrorCode::InvalidDicom, QStringLiteral("%1 fragments for %2 frames and no offset table to split them").arg(fragments.size()).arg(frameCount));
+}
+
 Result<DecodedImage> decodeDicom(const ByteView &bytes)
 {
     registerCodecs();
@@ -171,7 +232,9 @@ Result<DecodedImage> decodeDicom(const ByteView &bytes)
     const E_TransferSyntax original = ds->getOriginalXfer();
     const DcmXfer originalXfer(original);
     const QString xferUid = QString::fromLatin1(originalXfer.getXferID());
-    if (originalXfer.isEncapsulated()) {
+    // JPEG 2000 is ours (OpenJPEG); the other compressed syntaxes go through DCMTK's codecs.
+    const bool jpeg2000 = original == EXS_JPEG2000LosslessOnly || original == EXS_JPEG2000;
+    if (originalXfer.isEncapsulated() && !jpeg2000) {
         const OFCondition cond = ds->chooseRepresentation(EXS_LittleEndianExplicit, nullptr);
         if (cond.bad() || !ds->canWriteXfer(EXS_LittleEndianExplicit)) {
             return Error(ErrorCode::Unsupported, QStringLiteral("unsupported transfer syntax %1 (%2)%3")
@@ -189,8 +252,10 @@ Result<DecodedImage> decodeDicom(const ByteView &bytes)
     info.transferSyntaxUid = xferUid;
 
     const bool gray = info.samplesPerPixel == 1 && info.isMonochrome();
+    // JPEG 2000 colour is RGB, YBR_RCT or YBR_ICT: OpenJPEG undoes the component transform, so it comes out RGB.
     const bool color = info.samplesPerPixel == 3
-        && (info.photometric == Photometric::Rgb || info.photometric == Photometric::YbrFull);
+        && (info.photometric == Photometric::Rgb || info.photometric == Photometric::YbrFull
+            || (jpeg2000 && info.photometricName.startsWith(QLatin1String("YBR_"))));
     if (!gray && !color) {
         return Error(ErrorCode::Unsupported, QStringLiteral("photometric interpretation %1 with %2 samples per pixel")
                                                  .arg(info.photometricName).arg(info.samplesPerPixel));
@@ -220,6 +285,21 @@ Result<DecodedImage> decodeDicom(const ByteView &bytes)
 
     image.pixels = PixelBuffer(format, info.columns, info.rows, info.frames);
     uchar *out = image.pixels.frameData(0);
+
+    if (jpeg2000) {
+        Result<QList<QByteArray>> frames = encapsulatedFrames(pixelElement, original, info.frames);
+        if (!frames.isOk())
+            return frames.error();
+        for (int f = 0; f < info.frames; ++f) {
+            if (Error e = jpeg2000::decodeFrame(frames.value().at(f), info.columns, info.rows, format, info.bitsStored, image.pixels.frameData(f)); e.isError())
+                return e.withContext(QStringLiteral("frame %1").arg(f + 1));
+        }
+        if (color) {
+            info.photometric = Photometric::Rgb;
+            info.photometricName = QStringLiteral("RGB");
+        }
+        return image;
+    }
 
     // The element's value is in host byte order after parsing; 8-bit data may be held as OB or OW.
     const qint64 available = qint64(pixelElement->getLength());

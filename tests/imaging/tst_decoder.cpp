@@ -5,6 +5,7 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "testsupport.h"
 
+#include <QFileInfo>
 #include <QImage>
 #include <QTemporaryDir>
 #include <QTest>
@@ -14,6 +15,8 @@
 
 #include <dcmtk/config/osconfig.h>
 #include <dcmtk/dcmdata/dctk.h>
+#include <dcmtk/dcmdata/dcpixseq.h>
+#include <dcmtk/dcmdata/dcpxitem.h>
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -28,6 +31,9 @@ private Q_SLOTS:
     void compressedSyntaxesDecodeLikeTheOriginal_data();
     void compressedSyntaxesDecodeLikeTheOriginal();
     void lossyExtendedJpegStaysClose();
+    void jpeg2000LosslessDecodesLikeTheOriginal_data();
+    void jpeg2000LosslessDecodesLikeTheOriginal();
+    void jpeg2000LossyStaysClose();
     void baselineJpegMatchesAnIndependentDecoder_data();
     void baselineJpegMatchesAnIndependentDecoder();
     void monochrome1IsReported();
@@ -38,6 +44,9 @@ private Q_SLOTS:
     void badInputGivesClearErrors();
 
 private:
+    /// `original` recompressed by OpenJPEG's own encoder (opj_compress), wrapped as encapsulated DICOM in
+    /// fragments of `fragmentKiB` (0: one fragment). `rate` 0: lossless (.90), else that compression ratio (.91).
+    QString makeJpeg2000(const QString &original, int rate, int fragmentKiB);
     QTemporaryDir m_dir;
     QString m_ct, m_cr;
     DecodedImage m_ctImage;
@@ -154,6 +163,96 @@ void tst_Decoder::lossyExtendedJpegStaysClose()
     const double meanAbs = sumAbs / (512.0 * 512.0);
     QVERIFY2(meanAbs < 8, qPrintable(QString::number(meanAbs)));  // lossy, but the same image
     QVERIFY(meanAbs > 0);                                          // and really decoded, not copied
+}
+
+QString tst_Decoder::makeJpeg2000(const QString &original, int rate, int fragmentKiB)
+{
+    Result<DecodedImage> decoded = decodeDicomFile(original);
+    if (!decoded.isOk())
+        return {};
+    const PixelBuffer &px = decoded.value().pixels;
+    const int maxval = (1 << decoded.value().info.bitsStored) - 1;
+    const QString stem = m_dir.filePath(QStringLiteral("j2k-%1-%2-%3").arg(QFileInfo(original).baseName()).arg(rate).arg(fragmentKiB));
+    // A 16-bit PGM (big-endian samples) with the stored precision as its maximum value.
+    QByteArray pgm = QStringLiteral("P5\n%1 %2\n%3\n").arg(px.width()).arg(px.height()).arg(maxval).toLatin1();
+    const auto *v = reinterpret_cast<const quint16 *>(px.frameData(0));
+    for (qint64 i = 0; i < qint64(px.width()) * px.height(); ++i) {
+        pgm.append(char(v[i] >> 8));
+        pgm.append(char(v[i] & 0xff));
+    }
+    writeFile(stem + QStringLiteral(".pgm"), pgm);
+    QStringList args{QStringLiteral("-i"), stem + QStringLiteral(".pgm"), QStringLiteral("-o"), stem + QStringLiteral(".j2k")};
+    if (rate > 0)
+        args << QStringLiteral("-r") << QString::number(rate) << QStringLiteral("-I");  // irreversible 9/7 wavelet
+    const ProcessResult r = run(QStringLiteral(OPJ_COMPRESS_EXECUTABLE), args);
+    if (!r.ok()) {
+        qWarning("opj_compress: %s %s", r.out.constData(), r.err.constData());
+        return {};
+    }
+    const QByteArray codestream = readFile(stem + QStringLiteral(".j2k"));
+    DcmFileFormat ff;
+    if (ff.loadFile(QFile::encodeName(original).constData()).bad())
+        return {};
+    DcmDataset *ds = ff.getDataset();
+    auto *sequence = new DcmPixelSequence(DCM_PixelSequenceTag);
+    sequence->insert(new DcmPixelItem(DcmTag(DCM_Item, EVR_OB)));  // an empty Basic Offset Table
+    OFList<Uint32> offsets;
+    if (sequence->storeCompressedFrame(offsets, reinterpret_cast<Uint8 *>(const_cast<char *>(codestream.constData())), Uint32(codestream.size()), Uint32(fragmentKiB)).bad())
+        return {};
+    auto *pixelData = new DcmPixelData(DCM_PixelData);
+    const E_TransferSyntax xfer = rate > 0 ? EXS_JPEG2000 : EXS_JPEG2000LosslessOnly;
+    pixelData->putOriginalRepresentation(xfer, nullptr, sequence);
+    ds->insert(pixelData, true);
+    const QString out = stem + QStringLiteral(".dcm");
+    if (ff.saveFile(QFile::encodeName(out).constData(), xfer).bad())
+        return {};
+    return out;
+}
+
+void tst_Decoder::jpeg2000LosslessDecodesLikeTheOriginal_data()
+{
+    QTest::addColumn<bool>("cr");
+    QTest::addColumn<int>("fragmentKiB");
+    QTest::newRow("CT, one fragment") << false << 0;
+    QTest::newRow("CT, 16 KiB fragments") << false << 16;
+    QTest::newRow("CR 2048x2500, 64 KiB fragments") << true << 64;
+}
+
+void tst_Decoder::jpeg2000LosslessDecodesLikeTheOriginal()
+{
+    QFETCH(bool, cr);
+    QFETCH(int, fragmentKiB);
+    const QString original = cr ? m_cr : m_ct;
+    const QString j2k = makeJpeg2000(original, 0, fragmentKiB);
+    QVERIFY(!j2k.isEmpty());
+    Result<DecodedImage> want = decodeDicomFile(original);
+    Result<DecodedImage> got = decodeDicomFile(j2k);
+    QVERIFY2(got.isOk(), qPrintable(got.error().toString()));
+    QCOMPARE(got.value().info.transferSyntaxUid, QStringLiteral("1.2.840.10008.1.2.4.90"));
+    QCOMPARE(got.value().pixels.format(), want.value().pixels.format());
+    QCOMPARE(got.value().info.photometricName, want.value().info.photometricName);
+    QVERIFY(std::memcmp(got.value().pixels.frameData(0), want.value().pixels.frameData(0), size_t(want.value().pixels.frameBytes())) == 0);
+}
+
+void tst_Decoder::jpeg2000LossyStaysClose()
+{
+    const QString j2k = makeJpeg2000(m_ct, 20, 0);
+    QVERIFY(!j2k.isEmpty());
+    Result<DecodedImage> got = decodeDicomFile(j2k);
+    QVERIFY2(got.isOk(), qPrintable(got.error().toString()));
+    QCOMPARE(got.value().info.transferSyntaxUid, QStringLiteral("1.2.840.10008.1.2.4.91"));
+    double sumAbs = 0;
+    for (int y = 0; y < 512; ++y) {
+        for (int x = 0; x < 512; ++x)
+            sumAbs += std::abs(got.value().pixels.valueAt(x, y) - m_ctImage.pixels.valueAt(x, y));
+    }
+    const double meanAbs = sumAbs / (512.0 * 512.0);
+    QVERIFY2(meanAbs < 10 && meanAbs > 0, qPrintable(QString::number(meanAbs)));  // the same image, really decoded
+    // A damaged codestream is a clear error, not garbage pixels.
+    QByteArray broken = readFile(j2k);
+    broken.chop(broken.size() / 3);
+    Result<DecodedImage> bad = decodeDicom(ByteView(broken));
+    QVERIFY(!bad.isOk());
 }
 
 void tst_Decoder::baselineJpegMatchesAnIndependentDecoder_data()

@@ -1,0 +1,131 @@
+#include "jpeg2000.h"
+
+#include <openjpeg.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+namespace spectrum::jpeg2000 {
+
+namespace {
+
+struct Memory
+{
+    const uchar *data;
+    OPJ_SIZE_T size;
+    OPJ_SIZE_T position;
+};
+
+OPJ_SIZE_T readMemory(void *buffer, OPJ_SIZE_T bytes, void *user)
+{
+    auto *m = static_cast<Memory *>(user);
+    if (m->position >= m->size)
+        return OPJ_SIZE_T(-1);
+    const OPJ_SIZE_T n = std::min(bytes, m->size - m->position);
+    std::memcpy(buffer, m->data + m->position, n);
+    m->position += n;
+    return n;
+}
+
+OPJ_OFF_T skipMemory(OPJ_OFF_T bytes, void *user)
+{
+    auto *m = static_cast<Memory *>(user);
+    const OPJ_OFF_T target = std::clamp<OPJ_OFF_T>(OPJ_OFF_T(m->position) + bytes, 0, OPJ_OFF_T(m->size));
+    const OPJ_OFF_T moved = target - OPJ_OFF_T(m->position);
+    m->position = OPJ_SIZE_T(target);
+    return moved;
+}
+
+OPJ_BOOL seekMemory(OPJ_OFF_T to, void *user)
+{
+    auto *m = static_cast<Memory *>(user);
+    if (to < 0 || OPJ_SIZE_T(to) > m->size)
+        return OPJ_FALSE;
+    m->position = OPJ_SIZE_T(to);
+    return OPJ_TRUE;
+}
+
+void collect(const char *message, void *user)
+{
+    auto *text = static_cast<QString *>(user);
+    if (text->isEmpty())
+        *text = QString::fromLocal8Bit(message).trimmed();
+}
+
+template <typename T>
+void copyGray(const opj_image_comp_t &c, T *out, qint64 count)
+{
+    for (qint64 i = 0; i < count; ++i)
+        out[i] = T(c.data[i]);
+}
+
+} // namespace
+
+Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out)
+{
+    static const uchar jp2Signature[12] = {0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A};
+    const bool jp2 = codestream.size() >= 12 && std::memcmp(codestream.constData(), jp2Signature, 12) == 0;
+    if (!jp2 && (codestream.size() < 4 || uchar(codestream[0]) != 0xFF || uchar(codestream[1]) != 0x4F))
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: the frame is neither a J2K codestream nor a JP2 file"));
+
+    Memory memory{reinterpret_cast<const uchar *>(codestream.constData()), OPJ_SIZE_T(codestream.size()), 0};
+    std::unique_ptr<opj_stream_t, void (*)(opj_stream_t *)> stream(opj_stream_create(1 << 16, OPJ_TRUE), opj_stream_destroy);
+    std::unique_ptr<opj_codec_t, void (*)(opj_codec_t *)> codec(opj_create_decompress(jp2 ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K), opj_destroy_codec);
+    if (!stream || !codec)
+        return Error(ErrorCode::Internal, QStringLiteral("JPEG 2000: OpenJPEG could not be set up"));
+    opj_stream_set_user_data(stream.get(), &memory, nullptr);
+    opj_stream_set_user_data_length(stream.get(), memory.size);
+    opj_stream_set_read_function(stream.get(), readMemory);
+    opj_stream_set_skip_function(stream.get(), skipMemory);
+    opj_stream_set_seek_function(stream.get(), seekMemory);
+    QString failure;
+    opj_set_error_handler(codec.get(), collect, &failure);
+    opj_dparameters_t parameters;
+    opj_set_default_decoder_parameters(&parameters);
+    if (!opj_setup_decoder(codec.get(), &parameters))
+        return Error(ErrorCode::Internal, QStringLiteral("JPEG 2000: decoder setup failed"));
+
+    opj_image_t *raw = nullptr;
+    const bool ok = opj_read_header(stream.get(), codec.get(), &raw) && opj_decode(codec.get(), stream.get(), raw) && opj_end_decompress(codec.get(), stream.get());
+    std::unique_ptr<opj_image_t, void (*)(opj_image_t *)> image(raw, opj_image_destroy);
+    if (!ok || !image)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: cannot decode the frame%1").arg(failure.isEmpty() ? QString() : QStringLiteral(": ") + failure));
+
+    const bool rgb = format == PixelFormat::Rgb24;
+    const OPJ_UINT32 components = rgb ? 3 : 1;
+    if (image->numcomps < components)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: %1 component(s), the header says %2").arg(image->numcomps).arg(components));
+    for (OPJ_UINT32 c = 0; c < components; ++c) {
+        const opj_image_comp_t &comp = image->comps[c];
+        if (int(comp.w) != width || int(comp.h) != height || comp.dx != 1 || comp.dy != 1 || !comp.data)
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: a %1 × %2 component, the header says %3 × %4")
+                                                      .arg(comp.w).arg(comp.h).arg(width).arg(height));
+        if (int(comp.prec) > PixelBuffer::bytesPerPixel(format) * 8 / int(components) || (bitsStored > 0 && int(comp.prec) > std::max(bitsStored, 8)))
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: %1-bit samples, the header says %2").arg(comp.prec).arg(bitsStored));
+    }
+    const qint64 count = qint64(width) * height;
+    switch (format) {
+    case PixelFormat::Gray8:
+        copyGray(image->comps[0], reinterpret_cast<quint8 *>(out), count);
+        break;
+    case PixelFormat::Gray8Signed:
+        copyGray(image->comps[0], reinterpret_cast<qint8 *>(out), count);
+        break;
+    case PixelFormat::Gray16:
+        copyGray(image->comps[0], reinterpret_cast<quint16 *>(out), count);
+        break;
+    case PixelFormat::Gray16Signed:
+        copyGray(image->comps[0], reinterpret_cast<qint16 *>(out), count);
+        break;
+    case PixelFormat::Rgb24:
+        for (qint64 i = 0; i < count; ++i) {
+            for (int c = 0; c < 3; ++c)
+                out[3 * i + c] = uchar(std::clamp(image->comps[c].data[i], 0, 255));
+        }
+        break;
+    }
+    return Error();
+}
+
+} // namespace spectrum::jpeg2000

@@ -1,0 +1,17 @@
+#pragma once
+// Private to imaging: JPEG 2000 frames (PS3.5 A.4.4; transfer syntaxes 1.2.840.10008.1.2.4.90 and .91) decoded
+// with OpenJPEG, which DCMTK 3.6.7 lacks.
+
+#include "spectrum/core/error.h"
+#include "spectrum/imaging/pixelbuffer.h"
+
+#include <QByteArray>
+
+namespace spectrum::jpeg2000 {
+
+/// Decodes one frame (a J2K codestream or a JP2 file) into `out`: `width` × `height` samples of `format`
+/// (gray: one component; Rgb24: three, interleaved). Geometry, component count and precision must match what the
+/// DICOM header says; otherwise a clear error.
+Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out);
+
+} // namespace spectrum::jpeg2000
