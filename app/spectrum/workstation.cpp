@@ -109,8 +109,10 @@ void Workstation::seedDemo()
         } else if (!job->hasError()) {
             Q_EMIT statusMessage(tr("Demo studies ready: %n image(s)", nullptr, job->result().value()));
         }
+        // Seeding ends for the world once a study list made after the last commit is in: whoever opens a study
+        // on seedingFinished() must not see a list from half-way through (a CT with a third of its slices).
+        m_seedingEndsAfterRefresh = true;
         refreshStudies();
-        Q_EMIT seedingFinished();
     });
     job->start(ExecutionPolicy::Async);
 }
@@ -125,16 +127,20 @@ void Workstation::refreshStudies()
     m_refreshJob = job;
     connect(job, &Job::finished, this, [this, job] {
         m_refreshJob = nullptr;
+        const bool again = m_refreshAgain;  // a newer state is waiting: this list may predate it
+        m_refreshAgain = false;
         if (job->hasError()) {
             if (job->error().code() != ErrorCode::Cancelled)
                 Q_EMIT errorOccurred(job->error());
-            return;
+        } else {
+            m_studies = job->result().value();
+            Q_EMIT studiesChanged();
         }
-        m_studies = job->result().value();
-        Q_EMIT studiesChanged();
-        if (m_refreshAgain) {
-            m_refreshAgain = false;
+        if (again) {
             refreshStudies();
+        } else if (m_seedingEndsAfterRefresh) {
+            m_seedingEndsAfterRefresh = false;
+            Q_EMIT seedingFinished();
         }
     });
     job->start(ExecutionPolicy::Async);

@@ -41,7 +41,8 @@ public:
     const QList<StudySummary> &studies() const { return m_studies; }
     /// A study by UID or by demo alias ("demo-ct"); nullptr if unknown.
     const StudySummary *findStudy(const QString &uidOrAlias) const;
-    bool isSeeding() const { return m_seedJob != nullptr; }
+    /// True until the demo is seeded and a study list that includes all of it is in.
+    bool isSeeding() const { return m_seedJob != nullptr || m_seedingEndsAfterRefresh; }
     /// The Storage SCP listens (started with the cache when Options::storagePort is set).
     bool isListening() const;
 
@@ -73,6 +74,7 @@ private:
     Job *m_seedJob = nullptr;
     Job *m_refreshJob = nullptr;
     bool m_refreshAgain = false;
+    bool m_seedingEndsAfterRefresh = false;
     std::unique_ptr<StorageScp> m_scp;
     int m_received = 0;
 };

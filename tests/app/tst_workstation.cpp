@@ -74,7 +74,16 @@ void tst_Workstation::initTestCase()
     QVERIFY(m_ws->isSeeding());
     m_window = std::make_unique<MainWindow>(m_ws.get());
     m_window->show();
+    // When seeding is announced finished, the study list already holds all of it (the screenshot tool and a
+    // user opening a study at that moment must not get a CT with only the slices committed so far).
+    int ctSlicesAtFinish = -1;
+    connect(m_ws.get(), &Workstation::seedingFinished, this, [&] {
+        const StudySummary *ct = m_ws->findStudy(QStringLiteral("demo-ct"));
+        ctSlicesAtFinish = ct ? ct->instanceCount : 0;
+    });
     QVERIFY(seeded.wait(120000));
+    QCOMPARE(ctSlicesAtFinish, 200);
+    QVERIFY(!m_ws->isSeeding());
 }
 
 void tst_Workstation::demoStudiesFillTheList()
