@@ -126,6 +126,9 @@ void tst_Decoder::compressedSyntaxesDecodeLikeTheOriginal_data()
     QTest::newRow("JPEG lossless") << QStringLiteral(DCMCJPEG_EXECUTABLE) << QStringList{QStringLiteral("+el")} << QStringLiteral("1.2.840.10008.1.2.4.57");
     QTest::newRow("JPEG-LS lossless") << QStringLiteral(DCMCJPLS_EXECUTABLE) << QStringList{QStringLiteral("+el")} << QStringLiteral("1.2.840.10008.1.2.4.80");
     QTest::newRow("RLE") << QStringLiteral(DCMCRLE_EXECUTABLE) << QStringList() << QStringLiteral("1.2.840.10008.1.2.5");
+    QTest::newRow("deflated explicit VR LE") << QStringLiteral(DCMCONV_EXECUTABLE) << QStringList{QStringLiteral("+td")} << QStringLiteral("1.2.840.10008.1.2.1.99");
+    QTest::newRow("explicit VR big endian") << QStringLiteral(DCMCONV_EXECUTABLE) << QStringList{QStringLiteral("+tb")} << QStringLiteral("1.2.840.10008.1.2.2");
+    QTest::newRow("implicit VR LE") << QStringLiteral(DCMCONV_EXECUTABLE) << QStringList{QStringLiteral("+ti")} << QStringLiteral("1.2.840.10008.1.2");
 }
 
 void tst_Decoder::compressedSyntaxesDecodeLikeTheOriginal()
