@@ -221,6 +221,60 @@ Result<QList<QByteArray>> encapsulatedFrames(DcmElement *element, E_TransferSynt
     return Error(ErrorCode::InvalidDicom, QStringLiteral("%1 fragments for %2 frames and no offset table to split them").arg(fragments.size()).arg(frameCount));
 }
 
+/// PALETTE COLOR (PS3.3 C.7.6.3.1.5): the decoded indices through the red, green and blue lookup tables into
+/// RGB. Entries of 16 bits keep their high byte. Segmented palettes are not supported (a clear error).
+Error applyPalette(DcmItem *ds, DecodedImage &image)
+{
+    if (ds->tagExists(DCM_SegmentedRedPaletteColorLookupTableData))
+        return Error(ErrorCode::Unsupported, QStringLiteral("segmented palette colour lookup tables"));
+    struct Lut
+    {
+        int entries = 0, first = 0, bits = 0;
+        const Uint16 *data = nullptr;
+        unsigned long count = 0;
+    };
+    const DcmTagKey descriptors[3] = {DCM_RedPaletteColorLookupTableDescriptor, DCM_GreenPaletteColorLookupTableDescriptor, DCM_BluePaletteColorLookupTableDescriptor};
+    const DcmTagKey tables[3] = {DCM_RedPaletteColorLookupTableData, DCM_GreenPaletteColorLookupTableData, DCM_BluePaletteColorLookupTableData};
+    Lut luts[3];
+    for (int c = 0; c < 3; ++c) {
+        Uint16 n = 0, first = 0, bits = 0;
+        if (ds->findAndGetUint16(descriptors[c], n, 0).bad() || ds->findAndGetUint16(descriptors[c], first, 1).bad() || ds->findAndGetUint16(descriptors[c], bits, 2).bad())
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("PALETTE COLOR without a complete lookup table descriptor"));
+        luts[c].entries = n == 0 ? 65536 : n;
+        luts[c].first = first;
+        luts[c].bits = bits;
+        if (bits != 8 && bits != 16)
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("palette entries of %1 bits").arg(bits));
+        if (ds->findAndGetUint16Array(tables[c], luts[c].data, &luts[c].count).bad() || !luts[c].data)
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("PALETTE COLOR without lookup table data"));
+        const unsigned long entries = static_cast<unsigned long>(luts[c].entries);
+        const unsigned long needed = bits == 16 ? entries : (entries + 1) / 2;
+        if (luts[c].count < needed)
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("a palette lookup table holds %1 words, its descriptor needs %2").arg(luts[c].count).arg(needed));
+    }
+    const PixelBuffer &indices = image.pixels;
+    PixelBuffer rgb(PixelFormat::Rgb24, indices.width(), indices.height(), indices.frames());
+    const qint64 count = qint64(indices.width()) * indices.height();
+    for (int f = 0; f < indices.frames(); ++f) {
+        uchar *out = rgb.frameData(f);
+        for (qint64 i = 0; i < count; ++i) {
+            const int index = indices.format() == PixelFormat::Gray8 ? indices.frameData(f)[i]
+                                                                     : reinterpret_cast<const quint16 *>(indices.frameData(f))[i];
+            for (int c = 0; c < 3; ++c) {
+                const Lut &l = luts[c];
+                const int e = std::clamp(index - l.first, 0, l.entries - 1);  // below the first: the first entry; above: the last
+                out[3 * i + c] = l.bits == 16 ? uchar(l.data[e] >> 8)
+                                              : uchar(reinterpret_cast<const Uint8 *>(l.data)[e]);  // 8-bit entries packed in words
+            }
+        }
+    }
+    image.pixels = rgb;
+    image.info.photometric = Photometric::Rgb;
+    image.info.photometricName = QStringLiteral("RGB");
+    image.info.samplesPerPixel = 3;
+    return Error();
+}
+
 Result<DecodedImage> decodeDicom(const ByteView &bytes)
 {
     registerCodecs();
@@ -256,7 +310,8 @@ Result<DecodedImage> decodeDicom(const ByteView &bytes)
     const bool color = info.samplesPerPixel == 3
         && (info.photometric == Photometric::Rgb || info.photometric == Photometric::YbrFull
             || (jpeg2000 && info.photometricName.startsWith(QLatin1String("YBR_"))));
-    if (!gray && !color) {
+    const bool palette = info.samplesPerPixel == 1 && info.photometric == Photometric::PaletteColor;
+    if (!gray && !color && !palette) {
         return Error(ErrorCode::Unsupported, QStringLiteral("photometric interpretation %1 with %2 samples per pixel")
                                                  .arg(info.photometricName).arg(info.samplesPerPixel));
     }
@@ -264,7 +319,9 @@ Result<DecodedImage> decodeDicom(const ByteView &bytes)
         return Error(ErrorCode::Unsupported, QStringLiteral("%1-bit colour").arg(info.bitsAllocated));
 
     PixelFormat format;
-    if (color)
+    if (palette)  // the indices first, unsigned; mapped to RGB at the end
+        format = info.bitsAllocated == 8 ? PixelFormat::Gray8 : PixelFormat::Gray16;
+    else if (color)
         format = PixelFormat::Rgb24;
     else if (info.bitsAllocated == 8)
         format = info.isSigned ? PixelFormat::Gray8Signed : PixelFormat::Gray8;
@@ -297,6 +354,10 @@ Result<DecodedImage> decodeDicom(const ByteView &bytes)
         if (color) {
             info.photometric = Photometric::Rgb;
             info.photometricName = QStringLiteral("RGB");
+        }
+        if (palette) {
+            if (Error e = applyPalette(ds, image); e.isError())
+                return e;
         }
         return image;
     }
@@ -361,6 +422,10 @@ Result<DecodedImage> decodeDicom(const ByteView &bytes)
         } else {
             unpackGray(raw, reinterpret_cast<quint8 *>(out), samples, info);
         }
+    }
+    if (palette) {
+        if (Error e = applyPalette(ds, image); e.isError())
+            return e;
     }
     return image;
 }

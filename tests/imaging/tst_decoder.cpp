@@ -10,6 +10,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -34,6 +35,8 @@ private Q_SLOTS:
     void jpeg2000LosslessDecodesLikeTheOriginal_data();
     void jpeg2000LosslessDecodesLikeTheOriginal();
     void jpeg2000LossyStaysClose();
+    void paletteColorMapsThroughItsTables_data();
+    void paletteColorMapsThroughItsTables();
     void baselineJpegMatchesAnIndependentDecoder_data();
     void baselineJpegMatchesAnIndependentDecoder();
     void monochrome1IsReported();
@@ -256,6 +259,83 @@ void tst_Decoder::jpeg2000LossyStaysClose()
     broken.chop(broken.size() / 3);
     Result<DecodedImage> bad = decodeDicom(ByteView(broken));
     QVERIFY(!bad.isOk());
+}
+
+void tst_Decoder::paletteColorMapsThroughItsTables_data()
+{
+    QTest::addColumn<int>("bitsAllocated");
+    QTest::addColumn<int>("firstMapped");
+    QTest::newRow("8-bit indices") << 8 << 0;
+    QTest::newRow("16-bit indices, first mapped 100") << 16 << 100;
+}
+
+void tst_Decoder::paletteColorMapsThroughItsTables()
+{
+    QFETCH(int, bitsAllocated);
+    QFETCH(int, firstMapped);
+    // An ultrasound-like PALETTE COLOR image built with DCMTK: 64 × 4 indices, 256-entry 16-bit tables.
+    const int width = 64, height = 4, entries = 256;
+    DcmFileFormat ff;
+    DcmDataset *ds = ff.getDataset();
+    ds->putAndInsertString(DCM_SOPClassUID, UID_UltrasoundImageStorage);
+    ds->putAndInsertString(DCM_SOPInstanceUID, "1.2.826.0.1.3680043.2.1125.88.1");
+    ds->putAndInsertString(DCM_StudyInstanceUID, "1.2.826.0.1.3680043.2.1125.88.2");
+    ds->putAndInsertString(DCM_SeriesInstanceUID, "1.2.826.0.1.3680043.2.1125.88.3");
+    ds->putAndInsertString(DCM_PatientID, "PALETTE");
+    ds->putAndInsertString(DCM_Modality, "US");
+    ds->putAndInsertUint16(DCM_Rows, height);
+    ds->putAndInsertUint16(DCM_Columns, width);
+    ds->putAndInsertUint16(DCM_SamplesPerPixel, 1);
+    ds->putAndInsertString(DCM_PhotometricInterpretation, "PALETTE COLOR");
+    ds->putAndInsertUint16(DCM_BitsAllocated, Uint16(bitsAllocated));
+    ds->putAndInsertUint16(DCM_BitsStored, Uint16(bitsAllocated));
+    ds->putAndInsertUint16(DCM_HighBit, Uint16(bitsAllocated - 1));
+    ds->putAndInsertUint16(DCM_PixelRepresentation, 0);
+    std::vector<Uint16> red(entries), green(entries), blue(entries);
+    for (int i = 0; i < entries; ++i) {
+        red[size_t(i)] = Uint16(i * 257);
+        green[size_t(i)] = Uint16((255 - i) * 257);
+        blue[size_t(i)] = Uint16(((i * 2) % 256) * 257);
+    }
+    const DcmTagKey descriptors[3] = {DCM_RedPaletteColorLookupTableDescriptor, DCM_GreenPaletteColorLookupTableDescriptor, DCM_BluePaletteColorLookupTableDescriptor};
+    const DcmTagKey tables[3] = {DCM_RedPaletteColorLookupTableData, DCM_GreenPaletteColorLookupTableData, DCM_BluePaletteColorLookupTableData};
+    const std::vector<Uint16> *data[3] = {&red, &green, &blue};
+    for (int c = 0; c < 3; ++c) {
+        const Uint16 descriptor[3] = {Uint16(entries), Uint16(firstMapped), 16};
+        ds->putAndInsertUint16Array(descriptors[c], descriptor, 3);
+        ds->putAndInsertUint16Array(tables[c], data[c]->data(), entries);
+    }
+    // Indices 0, 1, … across each row; with a first mapped value of 100, also below and above the table.
+    std::vector<int> index(size_t(width * height));
+    for (int i = 0; i < width * height; ++i)
+        index[size_t(i)] = bitsAllocated == 8 ? i % 256 : firstMapped - 10 + i * 2;
+    if (bitsAllocated == 8) {
+        std::vector<Uint8> px(index.begin(), index.end());
+        ds->putAndInsertUint8Array(DCM_PixelData, px.data(), unsigned(px.size()));
+    } else {
+        std::vector<Uint16> px(index.begin(), index.end());
+        ds->putAndInsertUint16Array(DCM_PixelData, px.data(), unsigned(px.size()));
+    }
+    const QString path = m_dir.filePath(QStringLiteral("palette-%1.dcm").arg(bitsAllocated));
+    QVERIFY(ff.saveFile(QFile::encodeName(path).constData(), EXS_LittleEndianExplicit).good());
+
+    Result<DecodedImage> got = decodeDicomFile(path);
+    QVERIFY2(got.isOk(), qPrintable(got.error().toString()));
+    QCOMPARE(got.value().pixels.format(), PixelFormat::Rgb24);
+    QCOMPARE(got.value().info.photometricName, QStringLiteral("RGB"));
+    const uchar *rgb = got.value().pixels.frameData(0);
+    for (int i = 0; i < width * height; ++i) {
+        const int e = std::clamp(index[size_t(i)] - firstMapped, 0, entries - 1);
+        QCOMPARE(int(rgb[3 * i]), red[size_t(e)] >> 8);
+        QCOMPARE(int(rgb[3 * i + 1]), green[size_t(e)] >> 8);
+        QCOMPARE(int(rgb[3 * i + 2]), blue[size_t(e)] >> 8);
+    }
+    // Without its tables the image cannot be shown: a clear error.
+    ds->findAndDeleteElement(DCM_GreenPaletteColorLookupTableData);
+    QVERIFY(ff.saveFile(QFile::encodeName(path).constData(), EXS_LittleEndianExplicit).good());
+    Result<DecodedImage> broken = decodeDicomFile(path);
+    QVERIFY(!broken.isOk());
+    QVERIFY(broken.error().message().contains(QStringLiteral("lookup table")));
 }
 
 void tst_Decoder::baselineJpegMatchesAnIndependentDecoder_data()
