@@ -328,7 +328,7 @@ ResultJob<Done> *StoreRegistry::test(const QString &name)
     Error e;
     const StoreConfig *s = store(name, &e);
     if (!s)
-        return makeJob<Done>([e](const CancelToken &) -> Result<Done> { return e; }, RunOn::Caller);
+        return failedJob<Done>(e);
     switch (s->kind) {
     case StoreKind::Local: {
         std::shared_ptr<FileStore> cache = m_cache;
@@ -345,7 +345,7 @@ ResultJob<Done> *StoreRegistry::test(const QString &name)
     case StoreKind::DicomWeb: {
         Result<DicomWebEndpoint> ep = dicomWebEndpointFor(*s, m_config);
         if (!ep.isOk())
-            return makeJob<Done>([err = ep.error()](const CancelToken &) -> Result<Done> { return err; }, RunOn::Caller);
+            return failedJob<Done>(ep.error());
         auto *client = new DicomWebClient(ep.value(), this);
         auto *job = client->ping();
         connect(job, &Job::finished, client, &QObject::deleteLater);
@@ -354,7 +354,7 @@ ResultJob<Done> *StoreRegistry::test(const QString &name)
     case StoreKind::Dimse: {
         Result<DimseEndpoint> ep = dimseEndpointFor(*s, m_config);
         if (!ep.isOk())
-            return makeJob<Done>([err = ep.error()](const CancelToken &) -> Result<Done> { return err; }, RunOn::Caller);
+            return failedJob<Done>(ep.error());
         auto *client = new DimseClient(ep.value(), this);
         auto *job = client->echo();
         connect(job, &Job::finished, client, &QObject::deleteLater);
@@ -363,7 +363,7 @@ ResultJob<Done> *StoreRegistry::test(const QString &name)
     case StoreKind::Blobd: {
         Result<BlobEndpoint> ep = blobEndpointFor(*s, m_config);
         if (!ep.isOk())
-            return makeJob<Done>([err = ep.error()](const CancelToken &) -> Result<Done> { return err; }, RunOn::Caller);
+            return failedJob<Done>(ep.error());
         auto *client = new BlobClient(ep.value(), this);
         auto *list = client->list(QString(), 1);
         auto *job = chainJob<Done>(list, [](const QList<RemoteBlobInfo> &, const CancelToken &) -> Result<Done> { return Done{}; });
@@ -389,7 +389,7 @@ ResultJob<QList<StudyHit>> *StoreRegistry::findStudies(const DicomQuery &query, 
     if (missing.isError() || query.validate().isError() || query.level != QueryLevel::Study) {
         const Error e = missing.isError() ? missing : query.validate().isError() ? query.validate()
                                                       : Error(ErrorCode::InvalidArgument, QStringLiteral("the registry searches for studies"));
-        return makeJob<QList<StudyHit>>([e](const CancelToken &) -> Result<QList<StudyHit>> { return e; }, RunOn::Caller);
+        return failedJob<QList<StudyHit>>(e);
     }
     QPointer<StoreRegistry> self(this);
     const StoreConfigFile config = m_config;
@@ -519,7 +519,7 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
     if (!e.isError() && !outDir.isEmpty() && !QDir().mkpath(outDir))
         e = Error(ErrorCode::Io, QStringLiteral("cannot create %1").arg(outDir));
     if (e.isError())
-        return makeJob<FetchSummary>([e](const CancelToken &) -> Result<FetchSummary> { return e; }, RunOn::Caller);
+        return failedJob<FetchSummary>(e);
     const StoreConfig s = *found;
     const StoreConfigFile config = m_config;
     std::shared_ptr<FileStore> cache = m_cache;
@@ -733,7 +733,7 @@ ResultJob<ExportSummary> *StoreRegistry::exportFiles(const QString &name, const 
     Error e;
     const StoreConfig *found = store(name, &e);
     if (e.isError())
-        return makeJob<ExportSummary>([e](const CancelToken &) -> Result<ExportSummary> { return e; }, RunOn::Caller);
+        return failedJob<ExportSummary>(e);
     const StoreConfig s = *found;
     const StoreConfigFile config = m_config;
     std::shared_ptr<FileStore> cache = m_cache;

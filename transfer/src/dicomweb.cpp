@@ -424,7 +424,7 @@ QNetworkRequest DicomWebClient::request(const QString &path, const QList<QPair<Q
 ResultJob<QList<DicomRecord>> *DicomWebClient::search(const DicomQuery &q)
 {
     if (Error e = q.validate(); e.isError())
-        return makeJob<QList<DicomRecord>>([e](const CancelToken &) -> Result<QList<DicomRecord>> { return e; }, RunOn::Caller);
+        return failedJob<QList<DicomRecord>>(e);
     QString path;
     QList<QPair<QString, QString>> params;
     auto add = [&](const char *key, const QString &value) {

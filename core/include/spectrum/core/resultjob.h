@@ -45,6 +45,11 @@ private:
     Result<T> m_result;
 };
 
+/// A job that fails with `error` as soon as it is started: for requests refused before any work (a bad argument,
+/// an unknown store), so that callers still get one shape of answer.
+template <typename T>
+ResultJob<T> *failedJob(Error error);
+
 /// Where a function job does its work.
 enum class RunOn {
     Pool,    ///< blocking work: on blockingPool() under Async, on the caller's thread under Sync
@@ -86,6 +91,12 @@ template <typename T>
 FunctionJob<T> *makeJob(std::function<Result<T>(const CancelToken &)> fn, RunOn where = RunOn::Pool)
 {
     return new FunctionJob<T>(std::move(fn), where);
+}
+
+template <typename T>
+ResultJob<T> *failedJob(Error error)
+{
+    return makeJob<T>([error](const CancelToken &) -> Result<T> { return error; }, RunOn::Caller);
 }
 
 /// A job that runs `first`, then — on the pool — `then(first's value)`. An error of `first` ends the chain with
