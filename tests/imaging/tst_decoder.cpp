@@ -5,6 +5,7 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "testsupport.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QImage>
 #include <QTemporaryDir>
@@ -35,6 +36,8 @@ private Q_SLOTS:
     void jpeg2000LosslessDecodesLikeTheOriginal_data();
     void jpeg2000LosslessDecodesLikeTheOriginal();
     void jpeg2000LossyStaysClose();
+    void multiFrameJpeg2000SplitsItsFragments_data();
+    void multiFrameJpeg2000SplitsItsFragments();
     void paletteColorMapsThroughItsTables_data();
     void paletteColorMapsThroughItsTables();
     void baselineJpegMatchesAnIndependentDecoder_data();
@@ -259,6 +262,56 @@ void tst_Decoder::jpeg2000LossyStaysClose()
     broken.chop(broken.size() / 3);
     Result<DecodedImage> bad = decodeDicom(ByteView(broken));
     QVERIFY(!bad.isOk());
+}
+
+void tst_Decoder::multiFrameJpeg2000SplitsItsFragments_data()
+{
+    QTest::addColumn<bool>("offsetTable");
+    QTest::addColumn<int>("fragmentKiB");
+    QTest::newRow("offset table, several fragments per frame") << true << 16;
+    QTest::newRow("no offset table, one fragment per frame") << false << 0;
+}
+
+void tst_Decoder::multiFrameJpeg2000SplitsItsFragments()
+{
+    QFETCH(bool, offsetTable);
+    QFETCH(int, fragmentKiB);
+    // Three CT slices as the frames of one instance, each compressed by opj_compress.
+    QStringList slices;
+    for (const QString &f : QDir(m_dir.path()).entryList({QStringLiteral("demo-ct_IM000*.dcm")}, QDir::Files, QDir::Name).mid(0, 3))
+        slices << m_dir.filePath(f);
+    QCOMPARE(slices.size(), 3);
+    QList<QByteArray> codestreams;
+    QList<DecodedImage> originals;
+    for (const QString &slice : slices) {
+        const QString single = makeJpeg2000(slice, 0, 0);
+        QVERIFY(!single.isEmpty());
+        codestreams << readFile(QString(single).replace(QStringLiteral(".dcm"), QStringLiteral(".j2k")));
+        originals << decodeDicomFile(slice).value();
+    }
+    DcmFileFormat ff;
+    QVERIFY(ff.loadFile(QFile::encodeName(slices.first()).constData()).good());
+    DcmDataset *ds = ff.getDataset();
+    auto *sequence = new DcmPixelSequence(DCM_PixelSequenceTag);
+    auto *table = new DcmPixelItem(DcmTag(DCM_Item, EVR_OB));
+    sequence->insert(table);
+    DcmOffsetList offsets;
+    for (const QByteArray &c : codestreams)
+        QVERIFY(sequence->storeCompressedFrame(offsets, reinterpret_cast<Uint8 *>(const_cast<char *>(c.constData())), Uint32(c.size()), Uint32(fragmentKiB)).good());
+    if (offsetTable)
+        QVERIFY(table->createOffsetTable(offsets).good());
+    auto *pixelData = new DcmPixelData(DCM_PixelData);
+    pixelData->putOriginalRepresentation(EXS_JPEG2000LosslessOnly, nullptr, sequence);
+    ds->insert(pixelData, true);
+    ds->putAndInsertString(DCM_NumberOfFrames, "3");
+    const QString path = m_dir.filePath(QStringLiteral("multiframe-%1.dcm").arg(offsetTable ? 1 : 0));
+    QVERIFY(ff.saveFile(QFile::encodeName(path).constData(), EXS_JPEG2000LosslessOnly).good());
+
+    Result<DecodedImage> got = decodeDicomFile(path);
+    QVERIFY2(got.isOk(), qPrintable(got.error().toString()));
+    QCOMPARE(got.value().pixels.frames(), 3);
+    for (int f = 0; f < 3; ++f)
+        QVERIFY(std::memcmp(got.value().pixels.frameData(f), originals[f].pixels.frameData(0), size_t(originals[f].pixels.frameBytes())) == 0);
 }
 
 void tst_Decoder::paletteColorMapsThroughItsTables_data()
