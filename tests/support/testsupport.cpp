@@ -14,6 +14,9 @@
 #include <QTemporaryDir>
 #include <QThread>
 
+#include <csignal>
+#include <sys/prctl.h>
+
 namespace spectrum::test {
 
 ProcessResult run(const QString &program, const QStringList &arguments, int timeoutMs)
@@ -35,6 +38,11 @@ ProcessResult run(const QString &program, const QStringList &arguments, int time
     r.err = p.readAllStandardError();
     r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
     return r;
+}
+
+void dieWithParent(QProcess &process)
+{
+    process.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGKILL); });
 }
 
 quint16 freePort()
@@ -72,6 +80,7 @@ bool BlobdProcess::start(const QStringList &extra)
     const QString tokenFile = m_root + QStringLiteral(".token");
     writeFile(tokenFile, m_token.toUtf8());
     m_process->setProcessChannelMode(QProcess::MergedChannels);
+    dieWithParent(*m_process);
     m_process->start(QStringLiteral(SPECTRUM_BLOBD_EXECUTABLE),
                      QStringList{QStringLiteral("--root"), m_root, QStringLiteral("--port"), QString::number(m_port),
                                  QStringLiteral("--token-file"), tokenFile} + extra);
@@ -149,6 +158,7 @@ bool OrthancProcess::start(const Options &options)
     writeFile(configPath, QJsonDocument(config).toJson());
     m_process->setProcessChannelMode(QProcess::MergedChannels);
     m_process->setStandardOutputFile(m_dir + QStringLiteral("/orthanc.log"));
+    dieWithParent(*m_process);
     m_process->start(QStringLiteral(ORTHANC_EXECUTABLE), {configPath});
     if (!m_process->waitForStarted())
         return false;
@@ -234,6 +244,7 @@ bool NginxProcess::start(const QString &servers, quint16 port)
                              .arg(m_dir) + servers + QStringLiteral("}\n");
     writeFile(m_dir + QStringLiteral("/nginx.conf"), conf.toUtf8());
     m_process->setProcessChannelMode(QProcess::MergedChannels);
+    dieWithParent(*m_process);
     m_process->start(QStringLiteral("nginx"), {QStringLiteral("-c"), m_dir + QStringLiteral("/nginx.conf"), QStringLiteral("-p"), m_dir});
     if (!m_process->waitForStarted())
         return false;

@@ -24,6 +24,10 @@ struct ProcessResult
 /// Runs a program to completion (at most `timeoutMs`) and returns its exit code and output.
 ProcessResult run(const QString &program, const QStringList &arguments, int timeoutMs = 120000);
 
+/// Servers a test starts die with the test process, even when it crashes or is killed (PR_SET_PDEATHSIG):
+/// no Orthanc, nginx or blobd is left behind holding ports.
+void dieWithParent(QProcess &process);
+
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 quint16 freePort();
 

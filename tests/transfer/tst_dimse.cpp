@@ -128,6 +128,7 @@ bool tst_Dimse::startDcmqrscp()
     writeFile(path, config.toUtf8());
     m_dcmqrscp.setProcessChannelMode(QProcess::MergedChannels);
     m_dcmqrscp.setStandardOutputFile(m_dir.filePath(QStringLiteral("dcmqrscp.log")));
+    dieWithParent(m_dcmqrscp);
     m_dcmqrscp.start(QStringLiteral(DCMQRSCP_EXECUTABLE), {QStringLiteral("-c"), path});
     if (!m_dcmqrscp.waitForStarted())
         return false;
