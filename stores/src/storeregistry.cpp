@@ -323,6 +323,19 @@ const StoreConfig *StoreRegistry::store(const QString &name, Error *error) const
     return s;
 }
 
+/// A connection test: a client for `endpoint`, the job `start` makes with it, and the client gone when the job
+/// has finished. A bad endpoint (a secret that cannot be revealed…) fails the job at once.
+template <typename Client, typename Endpoint, typename Start>
+ResultJob<Done> *probe(const Result<Endpoint> &endpoint, QObject *parent, Start start)
+{
+    if (!endpoint.isOk())
+        return failedJob<Done>(endpoint.error());
+    auto *client = new Client(endpoint.value(), parent);
+    ResultJob<Done> *job = start(client);
+    QObject::connect(job, &Job::finished, client, &QObject::deleteLater);
+    return job;
+}
+
 ResultJob<Done> *StoreRegistry::test(const QString &name)
 {
     Error e;
@@ -342,34 +355,14 @@ ResultJob<Done> *StoreRegistry::test(const QString &name)
             return Done{};
         });
     }
-    case StoreKind::DicomWeb: {
-        Result<DicomWebEndpoint> ep = dicomWebEndpointFor(*s, m_config);
-        if (!ep.isOk())
-            return failedJob<Done>(ep.error());
-        auto *client = new DicomWebClient(ep.value(), this);
-        auto *job = client->ping();
-        connect(job, &Job::finished, client, &QObject::deleteLater);
-        return job;
-    }
-    case StoreKind::Dimse: {
-        Result<DimseEndpoint> ep = dimseEndpointFor(*s, m_config);
-        if (!ep.isOk())
-            return failedJob<Done>(ep.error());
-        auto *client = new DimseClient(ep.value(), this);
-        auto *job = client->echo();
-        connect(job, &Job::finished, client, &QObject::deleteLater);
-        return job;
-    }
-    case StoreKind::Blobd: {
-        Result<BlobEndpoint> ep = blobEndpointFor(*s, m_config);
-        if (!ep.isOk())
-            return failedJob<Done>(ep.error());
-        auto *client = new BlobClient(ep.value(), this);
-        auto *list = client->list(QString(), 1);
-        auto *job = chainJob<Done>(list, [](const QList<RemoteBlobInfo> &, const CancelToken &) -> Result<Done> { return Done{}; });
-        connect(job, &Job::finished, client, &QObject::deleteLater);
-        return job;
-    }
+    case StoreKind::DicomWeb:
+        return probe<DicomWebClient>(dicomWebEndpointFor(*s, m_config), this, [](DicomWebClient *c) { return c->ping(); });
+    case StoreKind::Dimse:
+        return probe<DimseClient>(dimseEndpointFor(*s, m_config), this, [](DimseClient *c) { return c->echo(); });
+    case StoreKind::Blobd:
+        return probe<BlobClient>(blobEndpointFor(*s, m_config), this, [](BlobClient *c) {
+            return chainJob<Done>(c->list(QString(), 1), [](const QList<RemoteBlobInfo> &, const CancelToken &) -> Result<Done> { return Done{}; });
+        });
     }
     return nullptr;
 }

@@ -45,6 +45,17 @@ void dieWithParent(QProcess &process)
     process.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGKILL); });
 }
 
+void stopProcess(QProcess &process, int graceMs)
+{
+    if (process.state() == QProcess::NotRunning)
+        return;
+    process.terminate();
+    if (!process.waitForFinished(graceMs)) {
+        process.kill();
+        process.waitForFinished();
+    }
+}
+
 quint16 freePort()
 {
     QTcpServer server;
@@ -102,11 +113,7 @@ void BlobdProcess::kill()
 
 void BlobdProcess::stop()
 {
-    if (m_process->state() == QProcess::NotRunning)
-        return;
-    m_process->terminate();
-    if (!m_process->waitForFinished(5000))
-        kill();
+    stopProcess(*m_process, 5000);
 }
 
 // ---- Orthanc ----
@@ -175,13 +182,7 @@ bool OrthancProcess::start(const Options &options)
 
 void OrthancProcess::stop()
 {
-    if (m_process->state() == QProcess::NotRunning)
-        return;
-    m_process->terminate();
-    if (!m_process->waitForFinished(10000)) {
-        m_process->kill();
-        m_process->waitForFinished();
-    }
+    stopProcess(*m_process);
 }
 
 QString OrthancProcess::dicomWebUrl() const
@@ -261,13 +262,7 @@ bool NginxProcess::start(const QString &servers, quint16 port)
 
 void NginxProcess::stop()
 {
-    if (m_process->state() == QProcess::NotRunning)
-        return;
-    m_process->terminate();
-    if (!m_process->waitForFinished(10000)) {
-        m_process->kill();
-        m_process->waitForFinished();
-    }
+    stopProcess(*m_process);
 }
 
 } // namespace spectrum::test

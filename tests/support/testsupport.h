@@ -28,6 +28,9 @@ ProcessResult run(const QString &program, const QStringList &arguments, int time
 /// no Orthanc, nginx or blobd is left behind holding ports.
 void dieWithParent(QProcess &process);
 
+/// SIGTERM, then SIGKILL after `graceMs`; returns once the process is gone.
+void stopProcess(QProcess &process, int graceMs = 10000);
+
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 quint16 freePort();
 

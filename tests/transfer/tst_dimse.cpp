@@ -92,12 +92,7 @@ void tst_Dimse::initTestCase()
 void tst_Dimse::cleanupTestCase()
 {
     m_orthanc.stop();
-    if (m_dcmqrscp.state() != QProcess::NotRunning) {
-        m_dcmqrscp.terminate();
-        if (!m_dcmqrscp.waitForFinished(5000))
-            m_dcmqrscp.kill();
-        m_dcmqrscp.waitForFinished();
-    }
+    stopProcess(m_dcmqrscp, 5000);
 }
 
 DimseEndpoint tst_Dimse::qrEndpoint(const QString &ourAe) const
