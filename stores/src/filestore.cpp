@@ -13,7 +13,6 @@
 #include <QJsonObject>
 #include <QLockFile>
 #include <QMutex>
-#include <QStorageInfo>
 #include <QThread>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace spectrum {
@@ -37,7 +37,23 @@ struct Entry
 {
     BlobInfo info;
     qint64 lastAccessMs = 0;
+    /// Committed without a sync (CommitOptions::durable false): the boot ID of the kernel that holds its
+    /// bytes. Empty once known to be on the disk.
+    QString unsyncedBoot;
+    /// Its bytes must be checked against the SHA-256 before they are served: written without a sync under a
+    /// kernel that has since gone (another boot).
+    bool unconfirmed = false;
 };
+
+/// This boot of the kernel: what it wrote and did not sync is lost only if it goes down.
+const QString &bootId()
+{
+    static const QString id = [] {
+        QFile f(QStringLiteral("/proc/sys/kernel/random/boot_id"));
+        return f.open(QIODevice::ReadOnly) ? QString::fromLatin1(f.readAll().trimmed()) : QString();
+    }();
+    return id;
+}
 
 QString osError(int err) { return QString::fromLocal8Bit(std::strerror(err)); }
 
@@ -70,6 +86,8 @@ QJsonObject putRecord(const Entry &e)
     o.insert(QStringLiteral("access"), e.lastAccessMs);
     if (e.info.dicom.isValid())
         o.insert(QStringLiteral("dicom"), e.info.dicom.toJson());
+    if (!e.unsyncedBoot.isEmpty())
+        o.insert(QStringLiteral("unsynced"), e.unsyncedBoot);
     return o;
 }
 
@@ -83,6 +101,7 @@ bool entryFromRecord(const QJsonObject &o, Entry *e)
     e->info.committed = QDateTime::fromMSecsSinceEpoch(qint64(o.value(QStringLiteral("committed")).toDouble()), Qt::UTC);
     e->lastAccessMs = qint64(o.value(QStringLiteral("access")).toDouble());
     e->info.dicom = DicomIdentity::fromJson(o.value(QStringLiteral("dicom")).toObject());
+    e->unsyncedBoot = o.value(QStringLiteral("unsynced")).toString();
     return okVersion && okSize && e->info.size >= 0 && BlobStore::validateKey(e->info.key).code() == ErrorCode::None;
 }
 
@@ -277,9 +296,42 @@ struct FileStore::State
         Entry *e = entries.find(key);
         if (!e)
             return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+        if (e->unconfirmed) {
+            if (Error err = confirmLocked(e); err.isError())
+                return err;
+        }
         e->lastAccessMs = QDateTime::currentMSecsSinceEpoch();
         entries.touch(key);
         return e;
+    }
+
+    /// Checks an entry written without a sync under an earlier boot against its SHA-256: kept (and known to be
+    /// on the disk) when it matches, dropped when the crash left other bytes. Caller holds `mutex`.
+    Error confirmLocked(Entry *e)
+    {
+        const QString key = e->info.key;
+        const QString path = objectPath(key, e->info.version);
+        bool same = false;
+        {
+            QFile f(path);
+            if (f.open(QIODevice::ReadOnly) && f.size() == e->info.size) {
+                const uchar *p = e->info.size > 0 ? f.map(0, e->info.size) : nullptr;
+                if (p || e->info.size == 0) {
+                    same = Sha256::hash(reinterpret_cast<const char *>(p), e->info.size) == e->info.sha256;
+                    Sha256::releaseThreadState();
+                }
+            }
+        }
+        if (same) {
+            e->unconfirmed = false;
+            e->unsyncedBoot.clear();
+            return Error();
+        }
+        qCWarning(lcStores) << "cache entry" << key << "was not on the disk when the system went down; dropped";
+        total -= e->info.size;
+        entries.remove(key);
+        QFile::remove(path);  // its record goes at the next open, which finds no file
+        return Error(ErrorCode::NotFound, QStringLiteral("blob '%1' was lost from the disk cache in a system crash; fetch it again").arg(key));
     }
 };
 
@@ -343,6 +395,27 @@ Error FileStore::State::openLocked()
             referenced.insert(fi.fileName());
         } else {
             qCWarning(lcStores) << "dropping cache entry" << e.info.key << "- its file is missing or has the wrong size";
+        }
+    }
+    // Entries committed without a sync: those of this boot reach the disk now, with one sync of the file
+    // system (usually long since written back); those of an earlier boot are checked before they are served.
+    bool syncNeeded = false;
+    for (Entry &e : alive) {
+        if (e.unsyncedBoot.isEmpty())
+            continue;
+        if (e.unsyncedBoot == bootId())
+            syncNeeded = true;
+        else
+            e.unconfirmed = true;
+    }
+    if (syncNeeded) {
+        const int fd = ::open(QFile::encodeName(root).constData(), O_RDONLY | O_CLOEXEC);
+        const bool synced = fd >= 0 && ::syncfs(fd) == 0;
+        if (fd >= 0)
+            ::close(fd);
+        for (Entry &e : alive) {
+            if (synced && e.unsyncedBoot == bootId())
+                e.unsyncedBoot.clear();
         }
     }
     for (const Entry &e : alive) {
@@ -554,7 +627,7 @@ ResultJob<BlobWriterPtr> *FileStore::reserve(const QString &key, qint64 size)
     return makeJob<BlobWriterPtr>([d = d, key, size](const CancelToken &) { return reserveNow(d, key, size); });
 }
 
-Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size)
+Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size, bool mapped)
 {
     if (Error e = validateKey(key); e.isError())
         return e;
@@ -571,10 +644,10 @@ Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, con
         }
         version = d->nextVersion++;
     }
-    const QStorageInfo disk(d->root);
-    if (disk.isValid() && disk.bytesAvailable() < size) {
+    struct statvfs disk {};
+    if (::statvfs(QFile::encodeName(d->root).constData(), &disk) == 0 && qint64(disk.f_bavail) * qint64(disk.f_frsize) < size) {
         return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' needs %2 bytes, the disk of %3 has %4 free")
-                                              .arg(key).arg(size).arg(d->root).arg(disk.bytesAvailable()));
+                                              .arg(key).arg(size).arg(d->root).arg(qint64(disk.f_bavail) * qint64(disk.f_frsize)));
     }
     auto w = std::make_shared<FileWriter>(key, d.get());
     w->blobSize = size;
@@ -582,7 +655,7 @@ Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, con
     w->file.setFileName(d->stagingPath(key, version));
     if (!w->file.open(QIODevice::ReadWrite | QIODevice::Truncate))
         return Error(ErrorCode::Io, QStringLiteral("cannot create %1: %2").arg(w->file.fileName(), w->file.errorString()));
-    if (size > 0) {
+    if (size > 0 && mapped) {
         // Allocate the blocks now: a full disk fails here with a clear error, not later as SIGBUS in a
         // write through the mapping.
         const int rc = ::posix_fallocate(w->file.handle(), 0, off_t(size));
@@ -645,6 +718,12 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
     entry.info.key = w->key();
     entry.info.size = w->blobSize;
     entry.info.version = w->version;
+    const bool needContent = options.verifiedSha256.isEmpty() || !options.knownIdentity.isValid();
+    if (needContent && !w->map && w->blobSize > 0) {
+        w->map = w->file.map(0, w->blobSize);
+        if (!w->map)
+            return Error(ErrorCode::Io, QStringLiteral("cannot map %1: %2").arg(w->file.fileName(), w->file.errorString()));
+    }
     const ByteView content(reinterpret_cast<const char *>(w->map), w->blobSize, nullptr);
     entry.info.sha256 = options.verifiedSha256.isEmpty() ? Sha256::hash(content.data(), content.size()) : options.verifiedSha256;
     Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
@@ -661,9 +740,13 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
         w->file.unmap(w->map);
         w->map = nullptr;
     }
-    if (!w->file.flush() || ::fdatasync(w->file.handle()) != 0)
+    // Without a sync only where a crash of the kernel can be told afterwards (its boot ID; see filestore.h).
+    const bool synced = options.durable || bootId().isEmpty();
+    if (!w->file.flush() || (synced && ::fdatasync(w->file.handle()) != 0))
         return ioError(QStringLiteral("cannot sync blob '%1'").arg(w->key()), errno);
     w->file.close();
+    if (!synced)
+        entry.unsyncedBoot = bootId();
 
     entry.info.committed = QDateTime::currentDateTimeUtc();
     entry.lastAccessMs = entry.info.committed.toMSecsSinceEpoch();
@@ -699,7 +782,7 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
         evicted = d->evictJournalLocked(w->key());
     }
     // Only a durable commit is acknowledged. The bytes were synced above; this covers the rename and the record.
-    if (Error e = d->syncUpTo(seq); e.isError())
+    if (Error e = synced ? d->syncUpTo(seq) : Error(); e.isError())
         return e.withContext(QStringLiteral("blob '%1' may not survive a crash").arg(w->key()));
     notifier->announceCommitted(entry.info);
     notifier->announceRemoved(evicted);
@@ -754,6 +837,27 @@ void FileStore::setBudget(qint64 budgetBytes)
         evicted = d->evictJournalLocked(QString());
     }
     notifier()->announceRemoved(evicted);
+}
+
+ResultJob<BlobInfo> *FileStore::put(const QString &key, const ByteView &bytes, const CommitOptions &options)
+{
+    return makeJob<BlobInfo>([d = d, notifier = notifier(), key, bytes, options](const CancelToken &) -> Result<BlobInfo> {
+        Result<BlobWriterPtr> w = reserveNow(d, key, bytes.size(), false);
+        if (!w.isOk())
+            return w.error();
+        if (Error e = w.value()->writeAt(0, bytes.data(), bytes.size()); e.isError())
+            return e;
+        CommitOptions fromMemory = options;
+        if (fromMemory.verifiedSha256.isEmpty()) {
+            fromMemory.verifiedSha256 = Sha256::hash(bytes.data(), bytes.size());
+            Sha256::releaseThreadState();
+        }
+        if (!fromMemory.knownIdentity.isValid()) {
+            if (Result<DicomIdentity> id = readDicomIdentity(bytes); id.isOk())
+                fromMemory.knownIdentity = id.value();
+        }
+        return commitNow(d, notifier, w.value(), fromMemory);
+    });
 }
 
 ResultJob<BlobInfo> *FileStore::importFile(const QString &key, const QString &path, const CommitOptions &options)

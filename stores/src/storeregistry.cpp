@@ -222,14 +222,10 @@ Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUi
             return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString()));
         return id;
     }
-    Result<BlobWriterPtr> w = runSync(cache->reserve(id.value().sopInstanceUid, bytes.size()));
-    if (!w.isOk())
-        return w.error();
-    if (Error e = w.value()->writeAt(0, bytes.data(), bytes.size()); e.isError())
-        return e;
     CommitOptions options;
     options.knownIdentity = id.value();  // parsed from these bytes just above
-    if (Error e = runSync(cache->commit(w.value(), options)).error(); e.isError())
+    options.durable = false;             // the archive still has it: no need to wait for the disk
+    if (Error e = runSync(cache->put(id.value().sopInstanceUid, bytes, options)).error(); e.isError())
         return e;
     return id;
 }
@@ -264,6 +260,7 @@ Result<DicomIdentity> keepInstanceFile(const QString &path, const QString &study
     }
     CommitOptions options;
     options.knownIdentity = id.value();
+    options.durable = false;  // fetched from an archive that keeps it
     if (Error e = runSync(cache->importFile(id.value().sopInstanceUid, path, options)).error(); e.isError())
         return e;
     return id;

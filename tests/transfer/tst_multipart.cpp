@@ -23,11 +23,19 @@ struct Collected
     bool complete = false;
 };
 
-QByteArray body(const QByteArray &boundary, const QList<QByteArray> &payloads, const QByteArray &preamble = {}, bool close = true)
+/// Parts with a Content-Length header are taken by their length, the others by searching for the delimiter.
+enum class Lengths { Declared, Absent };
+
+QByteArray body(const QByteArray &boundary, const QList<QByteArray> &payloads, const QByteArray &preamble = {}, bool close = true,
+                Lengths lengths = Lengths::Declared)
 {
     QByteArray b = preamble;
-    for (const QByteArray &p : payloads)
-        b += "--" + boundary + "\r\nContent-Type: application/dicom\r\nContent-Length: " + QByteArray::number(p.size()) + "\r\n\r\n" + p + "\r\n";
+    for (const QByteArray &p : payloads) {
+        b += "--" + boundary + "\r\nContent-Type: application/dicom\r\n";
+        if (lengths == Lengths::Declared)
+            b += "Content-Length: " + QByteArray::number(p.size()) + "\r\n";
+        b += "\r\n" + p + "\r\n";
+    }
     if (close)
         b += "--" + boundary + "--\r\nepilogue";
     return b;
@@ -68,18 +76,31 @@ QByteArray randomBytes(int n, quint32 seed)
 
 } // namespace
 
+Q_DECLARE_METATYPE(Lengths)
+
 class tst_Multipart : public QObject
 {
     Q_OBJECT
+    static void bothWays()
+    {
+        QTest::addColumn<Lengths>("lengths");
+        QTest::newRow("by Content-Length") << Lengths::Declared;
+        QTest::newRow("by searching for the delimiter") << Lengths::Absent;
+    }
 private Q_SLOTS:
     void boundaryFromContentType_data();
     void boundaryFromContentType();
     void wholeBody();
+    void everySplitPointOfASmallBody_data() { bothWays(); }
     void everySplitPointOfASmallBody();
+    void randomSplitsOfLargeParts_data() { bothWays(); }
     void randomSplitsOfLargeParts();
     void partEndsAsSoonAsTheNextDelimiterArrives();
     void dataThatAlmostLooksLikeADelimiter();
+    void truncatedBodyIsAnError_data() { bothWays(); }
     void truncatedBodyIsAnError();
+    void contentLengthThatLiesIsAnError_data();
+    void contentLengthThatLiesIsAnError();
     void oversizedHeadersAreAnError();
     void garbageAfterDelimiterIsAnError();
     void errorFromConsumerStopsTheReader();
@@ -128,9 +149,10 @@ void tst_Multipart::wholeBody()
 
 void tst_Multipart::everySplitPointOfASmallBody()
 {
+    QFETCH(Lengths, lengths);
     const QByteArray boundary = "xyz";
     const QList<QByteArray> payloads{"hello\r\n--xy", "\r\n-", "world"};
-    const QByteArray b = body(boundary, payloads);
+    const QByteArray b = body(boundary, payloads, {}, true, lengths);
     for (qint64 i = 0; i <= b.size(); ++i) {
         for (qint64 j = i; j <= b.size(); j += 3) {
             const Collected c = parse(boundary, b, {i, j});
@@ -148,7 +170,8 @@ void tst_Multipart::randomSplitsOfLargeParts()
     QList<QByteArray> payloads;
     for (int i = 0; i < 5; ++i)
         payloads << randomBytes(300000 + i * 7777, 10 + i);
-    const QByteArray b = body(boundary, payloads);
+    QFETCH(Lengths, lengths);
+    const QByteArray b = body(boundary, payloads, {}, true, lengths);
     QRandomGenerator g(99);
     for (int round = 0; round < 50; ++round) {
         QList<qint64> cuts;
@@ -189,20 +212,28 @@ void tst_Multipart::partEndsAsSoonAsTheNextDelimiterArrives()
 void tst_Multipart::dataThatAlmostLooksLikeADelimiter()
 {
     const QList<QByteArray> payloads{"\r\n--boundar", "--boundary\r\n", "\r\n--boundaryX\r\n"};
-    // The last one contains the full delimiter followed by a character: RFC 2046 forbids that in content, and
-    // our reader treats it as a delimiter followed by garbage, which is an error rather than a wrong part.
-    const Collected ok = parse("boundary", body("boundary", payloads.mid(0, 2)), {7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
-    QCOMPARE(ok.error, Error());
-    QCOMPARE(ok.parts.size(), 2);
-    QCOMPARE(ok.parts[0].bytes, payloads[0]);
-    QCOMPARE(ok.parts[1].bytes, payloads[1]);
-    const Collected bad = parse("boundary", body("boundary", payloads), {});
+    for (Lengths lengths : {Lengths::Declared, Lengths::Absent}) {
+        const Collected ok = parse("boundary", body("boundary", payloads.mid(0, 2), {}, true, lengths), {7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+        QCOMPARE(ok.error, Error());
+        QCOMPARE(ok.parts.size(), 2);
+        QCOMPARE(ok.parts[0].bytes, payloads[0]);
+        QCOMPARE(ok.parts[1].bytes, payloads[1]);
+    }
+    // The last one contains the full delimiter followed by a character: RFC 2046 forbids that in content. Found
+    // by searching, it is a delimiter followed by garbage, which is an error rather than a wrong part…
+    const Collected bad = parse("boundary", body("boundary", payloads, {}, true, Lengths::Absent), {});
     QVERIFY(bad.error.isError());
+    // …and a part taken by its declared length is all of its bytes, whatever they look like.
+    const Collected byLength = parse("boundary", body("boundary", payloads), {});
+    QCOMPARE(byLength.error, Error());
+    QCOMPARE(byLength.parts.size(), 3);
+    QCOMPARE(byLength.parts[2].bytes, payloads[2]);
 }
 
 void tst_Multipart::truncatedBodyIsAnError()
 {
-    const QByteArray b = body("bnd", {randomBytes(5000, 3), randomBytes(5000, 4)});
+    QFETCH(Lengths, lengths);
+    const QByteArray b = body("bnd", {randomBytes(5000, 3), randomBytes(5000, 4)}, {}, true, lengths);
     for (qint64 cut : {qint64(0), qint64(10), qint64(3000), qint64(5100), b.size() - 12}) {
         const Collected c = parse("bnd", b.left(cut), {});
         QVERIFY2(c.error.isError(), qPrintable(QString::number(cut)));
@@ -211,6 +242,29 @@ void tst_Multipart::truncatedBodyIsAnError()
         // A part cut short is never reported as complete.
         for (int i : c.ended)
             QCOMPARE(c.parts[i].bytes.size(), 5000);
+    }
+}
+
+void tst_Multipart::contentLengthThatLiesIsAnError_data()
+{
+    QTest::addColumn<int>("declared");
+    QTest::addColumn<int>("actual");
+    QTest::newRow("shorter than the part") << 900 << 1000;
+    QTest::newRow("longer than the part") << 1000 << 900;
+    QTest::newRow("longer than the body") << 100000 << 1000;
+}
+
+void tst_Multipart::contentLengthThatLiesIsAnError()
+{
+    QFETCH(int, declared);
+    QFETCH(int, actual);
+    const QByteArray payload = randomBytes(actual, 7);
+    const QByteArray b = "--bnd\r\nContent-Length: " + QByteArray::number(declared) + "\r\n\r\n" + payload + "\r\n--bnd\r\n\r\nnext\r\n--bnd--";
+    for (const QList<qint64> &cuts : {QList<qint64>{}, QList<qint64>{20, 500, 950, 1020}}) {
+        const Collected c = parse("bnd", b, cuts);
+        QVERIFY(c.error.isError());
+        QCOMPARE(c.error.code(), ErrorCode::Protocol);
+        QVERIFY(c.ended.isEmpty());  // the lying part is never reported complete
     }
 }
 

@@ -288,8 +288,14 @@ protected:
                 return m_callbacks.complete ? m_callbacks.complete(m_part, whole) : Error();
             };
         }
-        const QByteArray chunk = reply->readAll();
-        if (Error e = m_reader->feed(chunk); e.isError())
+        // Into one buffer reused for every read: readAll() would allocate (and fault in) a fresh one each time.
+        const qint64 available = reply->bytesAvailable();
+        if (m_chunk.size() < available)
+            m_chunk.resize(available);
+        const qint64 n = reply->read(m_chunk.data(), available);
+        if (n < 0)
+            return stop(Error(ErrorCode::Network, QStringLiteral("%1: %2").arg(m_what, reply->errorString())));
+        if (Error e = m_reader->feed(m_chunk.constData(), n); e.isError())
             return stop(e);
         setProgress(m_summary.bytes, 0);
     }
@@ -317,6 +323,7 @@ private:
 
     RetrieveCallbacks m_callbacks;
     std::unique_ptr<MultipartReader> m_reader;
+    QByteArray m_chunk;  ///< what the reply had, read into the same memory each time
     WadoPart m_part;
     QByteArray m_bytes;
     RetrieveSummary m_summary;

@@ -1,5 +1,6 @@
 #include "spectrum/transfer/multipart.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace spectrum {
@@ -78,7 +79,22 @@ Error MultipartReader::feed(const char *data, qint64 length)
         return m_error;
     const qint64 dl = m_delimiter.size();
     if (!m_carry.isEmpty() && length > 0) {
-        if (m_state == State::Data && length >= dl - 1) {
+        if (m_state == State::DelimiterExpected) {
+            // The part ended exactly here by its length, and its delimiter began in the tail: complete it.
+            const qint64 need = std::min(length, dl - qint64(m_carry.size()));
+            m_carry.append(data, need);
+            data += need;
+            length -= need;
+            const qint64 used = parse(m_carry.constData(), m_carry.size());
+            if (m_state == State::Failed)
+                return m_error;
+            m_carry.remove(0, used);
+            if (!m_carry.isEmpty() || length == 0) {
+                if (length > 0)
+                    m_carry.append(data, length);
+                return m_error;
+            }
+        } else if (m_state == State::Data && m_remaining < 0 && length >= dl - 1) {
             // Only a delimiter that starts in the carried tail needs the two joined: look at a small window.
             QByteArray window = m_carry;
             window.append(data, dl - 1);
@@ -95,15 +111,8 @@ Error MultipartReader::feed(const char *data, qint64 length)
                 m_carry.clear();
                 data += used;
                 length -= used;
-                const int index = m_parts++;
-                m_state = State::AfterDelimiter;
-                if (onPartEnd) {
-                    if (Error e = onPartEnd(index); e.isError()) {
-                        m_state = State::Failed;
-                        m_error = e;
-                        return e;
-                    }
-                }
+                if (Error e = partEnded(); e.isError())
+                    return e;
             }
         } else {
             m_carry.append(data, length);
@@ -184,11 +193,26 @@ qint64 MultipartReader::parse(const char *data, qint64 length)
             }
             at += headerLength;
             m_state = State::Data;
+            bool known = false;
+            const qint64 declared = headers.value("content-length").toLongLong(&known);
+            m_remaining = known && declared >= 0 ? declared : -1;
             if (onPartBegin)
                 onPartBegin(m_parts, headers);
             break;
         }
         case State::Data: {
+            if (m_remaining >= 0) {  // by its length: no search
+                const qint64 take = std::min(n, m_remaining);
+                if (take > 0 && onPartData)
+                    onPartData(m_parts, p, take);
+                at += take;
+                m_remaining -= take;
+                if (m_remaining > 0)
+                    return at;
+                m_remaining = -1;
+                m_state = State::DelimiterExpected;
+                break;
+            }
             const char *hit = find(p, n, m_delimiter);
             const qint64 take = hit ? hit - p : std::max<qint64>(0, n - (dl - 1));
             if (take > 0 && onPartData)
@@ -197,15 +221,21 @@ qint64 MultipartReader::parse(const char *data, qint64 length)
             if (!hit)
                 return at;
             at += dl;
-            const int index = m_parts++;
-            m_state = State::AfterDelimiter;
-            if (onPartEnd) {
-                if (Error e = onPartEnd(index); e.isError()) {
-                    m_state = State::Failed;
-                    m_error = e;
-                    return at;
-                }
+            if (partEnded().isError())
+                return at;
+            break;
+        }
+        case State::DelimiterExpected: {
+            const qint64 k = std::min(n, dl);
+            if (std::memcmp(p, m_delimiter.constData(), size_t(k)) != 0) {
+                fail(QStringLiteral("multipart: part %1 does not end where its Content-Length says").arg(m_parts + 1));
+                return at;
             }
+            if (k < dl)
+                return at;  // the rest of the delimiter is still on its way
+            at += dl;
+            if (partEnded().isError())
+                return at;
             break;
         }
         case State::Epilogue:
@@ -215,6 +245,20 @@ qint64 MultipartReader::parse(const char *data, qint64 length)
         }
     }
     return at;
+}
+
+Error MultipartReader::partEnded()
+{
+    const int index = m_parts++;
+    m_state = State::AfterDelimiter;
+    if (onPartEnd) {
+        if (Error e = onPartEnd(index); e.isError()) {
+            m_state = State::Failed;
+            m_error = e;
+            return e;
+        }
+    }
+    return Error();
 }
 
 Error MultipartReader::finish()

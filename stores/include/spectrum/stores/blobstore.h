@@ -64,6 +64,10 @@ struct CommitOptions
     /// When valid, the blob's DICOM identity as the caller already parsed it from these very bytes: the store
     /// indexes it instead of parsing the header again.
     DicomIdentity knownIdentity;
+    /// false: the blob can be fetched again (a cache fill from an archive), so the commit does not wait for the
+    /// disk. Stores that persist keep such a blob crash-safe all the same: it is never served half-written or
+    /// changed (see FileStore), but an operating-system crash may lose it.
+    bool durable = true;
 };
 
 /// A reserved, not yet committed blob. Fill it with writeAt() (directly, or through BlobStore::write()), then

@@ -7,13 +7,19 @@
 //   objects/<key>~<version>   committed blobs (a new version never overwrites an old one in place)
 //   staging/<key>~<version>.part   blobs being written; removed at open (an interrupted write is never served),
 //                            unless a resumable reservation's record staging/<key>.resume keeps it for later
-//   journal                  the index: one JSON record per line, appended and fsynced per change
+//   journal                  the index: one JSON record per line, appended and fsynced per change (see durable below)
 //   lock                     held while a process has the store open
 //
 // Commit order — write staging file, fsync it, rename into objects/, fsync the directory, append the journal
 // record and fsync it, then delete the previous version — means that after a crash at any point the store
 // reopens to either the old or the new version of a blob, complete, and never a half-written one. Files that
 // no record names are deleted at open; records whose file is missing or has the wrong size are dropped.
+//
+// A commit with CommitOptions::durable false (blobs that can be fetched again) skips the syncs: its record
+// carries the kernel's boot ID instead. A killed process loses nothing the kernel already holds, so within the
+// same boot such an entry is as good as a synced one; after an operating-system crash or power loss (another
+// boot ID) its bytes are checked against its SHA-256 before they are first served, and the entry is dropped if
+// they differ. The next open in the same boot syncs the file system and removes the tags.
 
 #include "spectrum/stores/blobstore.h"
 
@@ -52,6 +58,9 @@ public:
     /// Commits the file at `path` as `key`, copied inside the kernel (copy_file_range), never through our memory
     /// whole; `path` is removed once the blob is committed. For instances that arrived as files (DIMSE).
     ResultJob<BlobInfo> *importFile(const QString &key, const QString &path, const CommitOptions &options = CommitOptions());
+    /// Stores `bytes`, a whole blob already in memory, as `key`: written with one pwrite() and hashed from
+    /// memory, without a reservation's preallocation and mapping. For instances received whole (WADO-RS parts).
+    ResultJob<BlobInfo> *put(const QString &key, const ByteView &bytes, const CommitOptions &options = CommitOptions());
 
     /// Changes the budget; evicts at once if the store is now over it.
     void setBudget(qint64 budgetBytes);
@@ -61,7 +70,7 @@ public:
 private:
     explicit FileStore(std::shared_ptr<State> state);
     // The work of reserve() and commit(), on whatever thread runs it.
-    static Result<BlobWriterPtr> reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size);
+    static Result<BlobWriterPtr> reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size, bool mapped = true);
     static Result<BlobInfo> commitNow(const std::shared_ptr<State> &d, const std::shared_ptr<StoreNotifier> &notifier, const BlobWriterPtr &writer,
                                       const CommitOptions &options);
     std::shared_ptr<State> d;

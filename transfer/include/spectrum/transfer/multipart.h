@@ -4,6 +4,9 @@
 // the bytes of a delimiter that might still be arriving), and its end as soon as the next delimiter is seen —
 // so a WADO-RS instance can go to the cache and the decoder while the rest of the study is still on the wire.
 //
+// A part with a Content-Length header is taken by its length, without searching its bytes for the delimiter
+// (the search cost more than the rest of the parse); the delimiter must then follow exactly, or it is an error.
+//
 // Bounded: the memory held between feeds is at most the delimiter's length (in a part) or maxHeaderBytes
 // (in a part's headers); longer headers, a missing delimiter line end or a body that stops before the closing
 // delimiter are errors, never a silently short part.
@@ -51,7 +54,8 @@ public:
     int partsCompleted() const { return m_parts; }
 
 private:
-    enum class State { Preamble, AfterDelimiter, Headers, Data, Epilogue, Failed };
+    enum class State { Preamble, AfterDelimiter, Headers, Data, DelimiterExpected, Epilogue, Failed };
+    Error partEnded();
     /// Consumes what it can of [data, data + length); returns how much.
     qint64 parse(const char *data, qint64 length);
     Error fail(const QString &message);
@@ -61,6 +65,7 @@ private:
     QByteArray m_carry;      ///< unconsumed bytes from earlier feeds
     State m_state = State::Preamble;
     int m_parts = 0;         ///< parts completed
+    qint64 m_remaining = -1; ///< bytes of the current part still to come, when its headers gave a Content-Length
     Error m_error;
 };
 
