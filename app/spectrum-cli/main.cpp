@@ -2,6 +2,7 @@
 // render DICOM files. Wiring only: the work is done by the libraries.
 
 #include "archivecommands.h"
+#include "imagingcommands.h"
 
 #include "spectrum/core/settings.h"
 #include "spectrum/imaging/converter.h"
@@ -451,6 +452,8 @@ void usage()
                  "  import FILE...      copy DICOM files into the disk cache\n"
                  "  render IN OUT       render a DICOM frame to PNG/PGM with a window\n"
                  "  convert IN OUT      rewrite as uncompressed explicit VR little endian (our decoder)\n"
+                 "  filters             the filters (built-in and plugins) and their parameters\n"
+                 "  filter IN OUT --filter NAME[:p=v,...]...   filter a DICOM file into a derived instance\n"
                  "  get URL FILE|-      fetch blob://HOST:PORT/KEY or blobs:// (TLS) (--streams N, --range B-E)\n"
                  "  put URL FILE        store a file as blob://HOST:PORT/KEY\n"
                  "  stat URL            size, version and SHA-256 of a blob\n"
@@ -483,6 +486,8 @@ int main(int argc, char **argv)
     if (command == QLatin1String("import")) return cmdImport(args);
     if (command == QLatin1String("render")) return cmdRender(args);
     if (command == QLatin1String("convert")) return cmdConvert(args);
+    if (command == QLatin1String("filters")) return spectrum::cli::cmdFilters(args);
+    if (command == QLatin1String("filter")) return spectrum::cli::cmdFilter(args);
     if (command == QLatin1String("get")) return cmdGet(args);
     if (command == QLatin1String("put")) return cmdPut(args);
     if (command == QLatin1String("stat")) return cmdStat(args);

@@ -53,7 +53,22 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     // The pixels: native depth, uncompressed.
     for (const DcmTagKey &gone : {DCM_PixelPaddingValue, DCM_SmallestImagePixelValue, DCM_LargestImagePixelValue, DCM_LossyImageCompressionRatio})
         ds->findAndDeleteElement(gone);
-    if (Error e = dcmtk::writeNativePixels(ds, pixels); e.isError())
+    // The original's precision (Bits Stored) when every processed value still fits in it, as filters that clamp
+    // to the stored range guarantee; all bits of the format otherwise.
+    int bitsStored = dcmtk::getInt(ds, DCM_BitsStored);
+    if (pixels.isGray() && bitsStored > 0 && bitsStored < PixelBuffer::bytesPerPixel(pixels.format()) * 8) {
+        const int lo = pixels.isSignedFormat() ? -(1 << (bitsStored - 1)) : 0;
+        const int hi = pixels.isSignedFormat() ? (1 << (bitsStored - 1)) - 1 : (1 << bitsStored) - 1;
+        for (int f = 0; f < pixels.frames() && bitsStored > 0; ++f) {
+            int mn = 0, mx = 0;
+            pixels.minMax(f, &mn, &mx);
+            if (mn < lo || mx > hi)
+                bitsStored = 0;
+        }
+    } else {
+        bitsStored = 0;
+    }
+    if (Error e = dcmtk::writeNativePixels(ds, pixels, bitsStored); e.isError())
         return e;
     if (pixels.width() != oldColumns || pixels.height() != oldRows) {
         // Resampled: the spacing scales; position and orientation of the original grid no longer hold.

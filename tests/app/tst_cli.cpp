@@ -153,6 +153,62 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains("junk.dcm") && r.err.contains("invalid DICOM"), r.err.constData());
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("out.dcm"))));
     }
+
+    void filtersListsBuiltInsAndPlugins()
+    {
+        QTemporaryDir dir;
+        const ProcessResult r = cli({QStringLiteral("filters")}, dir.filePath(QStringLiteral("cache")));
+        QVERIFY2(r.ok(), r.err.constData());
+        QVERIFY(r.out.contains("unsharp ") && r.out.contains("amount=N") && r.out.contains("method=NAME"));
+        QVERIFY2(r.out.contains("spectrum-gamma.so]"), r.out.constData());  // found next to the executable, in filters/
+    }
+
+    void filterWritesADerivedInstance()
+    {
+        QTemporaryDir dir;
+        const QString cache = dir.filePath(QStringLiteral("cache"));
+        ProcessResult r = cli({QStringLiteral("demo"), QStringLiteral("--out"), dir.path(), QStringLiteral("--only"), QStringLiteral("demo-mr")}, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        const QString original = dir.filePath(QStringLiteral("demo-mr/IM0005.dcm")), derived = dir.filePath(QStringLiteral("derived.dcm"));
+        r = cli({QStringLiteral("filter"), original, derived, QStringLiteral("--filter"), QStringLiteral("invert"), QStringLiteral("--filter"),
+                 QStringLiteral("rotate:angle=90")}, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        const ProcessResult dump = run(QStringLiteral(DCMDUMP_EXECUTABLE), {derived});
+        QVERIFY(dump.ok());
+        QVERIFY(dump.out.contains("[DERIVED\\SECONDARY]"));
+        QVERIFY2(dump.out.contains("[invert; rotate:angle=90]"), dump.out.constData());
+        QVERIFY(dump.out.contains("(0028,0101) US 12"));
+        // The pixels, computed here independently: 12-bit inversion, then a quarter turn clockwise.
+        const QByteArray before = readFile(original), after = readFile(derived);
+        const int n = 256;
+        const auto *in = reinterpret_cast<const quint16 *>(before.constData() + before.size() - n * n * 2);
+        const auto *out = reinterpret_cast<const quint16 *>(after.constData() + after.size() - n * n * 2);
+        int mismatches = 0;
+        for (int y = 0; y < n; ++y)
+            for (int x = 0; x < n; ++x)
+                mismatches += out[y * n + x] != 4095 - in[(n - 1 - x) * n + y];
+        QCOMPARE(mismatches, 0);
+    }
+
+    void filterRefusesWhatItCannotDo()
+    {
+        QTemporaryDir dir;
+        const QString cache = dir.filePath(QStringLiteral("cache")), target = dir.filePath(QStringLiteral("out.dcm"));
+        ProcessResult r = cli({QStringLiteral("demo"), QStringLiteral("--out"), dir.path(), QStringLiteral("--only"), QStringLiteral("demo-mr")}, cache);
+        QVERIFY(r.ok());
+        const QString original = dir.filePath(QStringLiteral("demo-mr/IM0005.dcm"));
+        r = cli({QStringLiteral("filter"), original, target, QStringLiteral("--filter"), QStringLiteral("nope")}, cache);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("no filter 'nope'"), r.err.constData());
+        r = cli({QStringLiteral("filter"), original, target, QStringLiteral("--filter"), QStringLiteral("gaussian:sigma=-1")}, cache);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("sigma must be between"), r.err.constData());
+        const QString junk = dir.filePath(QStringLiteral("junk.dcm"));
+        QVERIFY(writeFile(junk, QByteArray(300, 'j')));
+        r = cli({QStringLiteral("filter"), junk, target, QStringLiteral("--filter"), QStringLiteral("blur")}, cache);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(!QFile::exists(target));
+    }
 };
 
 QTEST_GUILESS_MAIN(tst_Cli)

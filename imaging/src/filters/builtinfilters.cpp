@@ -602,7 +602,7 @@ QList<FilterFactoryPtr> builtinFilters()
                 {choice(QStringLiteral("angle"), QStringLiteral("degrees clockwise"), {QStringLiteral("90"), QStringLiteral("180"), QStringLiteral("270")})},
                 [](D d, V v) { return std::make_unique<RotateFilter>(d, v.value(QStringLiteral("angle")).toString().toInt()); }),
         factory(QStringLiteral("sharpen"), QStringLiteral("MedJava's sharpen: (v − p·mean) / (1 − p) over 3×3"),
-                {number(QStringLiteral("p"), QStringLiteral("strength, 0 (none) to 0.95"), 0.5, 0, 0.95)},
+                {number(QStringLiteral("p"), QStringLiteral("strength (0: none)"), 0.5, 0, 0.95)},
                 [](D d, V v) { return std::make_unique<SharpenFilter>(d, v.value(QStringLiteral("p")).toDouble()); }),
         factory(QStringLiteral("spread"), QStringLiteral("each pixel from a random neighbour (seeded: reproducible)"),
                 {number(QStringLiteral("radius"), QStringLiteral("how far a neighbour may be, in pixels"), 1, 1, 16, true),
@@ -613,7 +613,7 @@ QList<FilterFactoryPtr> builtinFilters()
                  number(QStringLiteral("radius"), QStringLiteral("Gaussian sigma in pixels"), 2.0, 0.1, 20)},
                 [](D d, V v) { return std::make_unique<UnsharpFilter>(d, v.value(QStringLiteral("radius")).toDouble(), v.value(QStringLiteral("amount")).toDouble()); }),
         factory(QStringLiteral("zoom"), QStringLiteral("resize by a factor"),
-                {number(QStringLiteral("factor"), QStringLiteral("scale, 0.05 to 16"), 2.0, 0.05, 16),
+                {number(QStringLiteral("factor"), QStringLiteral("scale"), 2.0, 0.05, 16),
                  choice(QStringLiteral("method"), QStringLiteral("interpolation"), {QStringLiteral("bilinear"), QStringLiteral("bicubic")})},
                 [](D d, V v) { return std::make_unique<ZoomFilter>(d, v.value(QStringLiteral("factor")).toDouble(), v.value(QStringLiteral("method")).toString() == QLatin1String("bicubic")); }),
     };
