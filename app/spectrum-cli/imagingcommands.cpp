@@ -6,11 +6,18 @@
 #include "spectrum/imaging/filterregistry.h"
 
 #include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QProcess>
+#include <QRandomGenerator>
 #include <QSaveFile>
+#include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QThreadPool>
 
+#include <cmath>
 #include <cstdio>
 
 namespace spectrum::cli {
@@ -119,6 +126,218 @@ int cmdFilter(const QStringList &args)
             .arg(filtered.value().width()).arg(filtered.value().height()).arg(filtered.value().frames())
             .arg(ms, 0, 'f', 1).arg(pool.maxThreadCount()).arg(derived.value().identity.sopInstanceUid));
     return 0;
+}
+
+namespace {
+
+/// A 12-bit CT-like test image: an ellipse of soft tissue with a bright rim and an insert, plus noise.
+QByteArray benchImage(int n)
+{
+    QByteArray bytes(qsizetype(n) * n * 2, Qt::Uninitialized);
+    auto *p = reinterpret_cast<quint16 *>(bytes.data());
+    QRandomGenerator g(n);
+    for (int y = 0; y < n; ++y) {
+        for (int x = 0; x < n; ++x) {
+            const double u = (x - n / 2.0) / (0.40 * n), v = (y - n / 2.0) / (0.46 * n);
+            const double r = u * u + v * v, insert = std::pow((x - 0.45 * n) / (0.08 * n), 2) + std::pow((y - 0.35 * n) / (0.1 * n), 2);
+            const int base = r > 1 ? 24 : r > 0.9 ? 2600 : insert < 1 ? 1300 : 1064;
+            p[qsizetype(y) * n + x] = quint16(std::clamp(base + int(g.bounded(61)) - 30, 0, 4095));
+        }
+    }
+    return bytes;
+}
+
+/// Best wall time of `reps` runs of `chain` over the image, output memory allocated once (as OpenCV's is).
+double timeChain(const FilterChain &chain, const PlaneFormat &in, const QByteArray &image, QThreadPool *pool, int reps)
+{
+    const PlaneFormat of = chain.outputFormat(in);
+    QByteArray output(of.rowBytes() * of.height, '\0');
+    const char *src = image.constData();
+    char *dst = output.data();
+    const qsizetype inRow = in.rowBytes(), outRow = of.rowBytes();
+    double best = 1e9;
+    for (int r = 0; r < reps; ++r) {
+        QElapsedTimer t;
+        t.start();
+        BandProcessor bp(chain, in, [src, inRow](int y) -> const void * { return src + y * inRow; }, pool,
+                         [dst, outRow](int y) -> void * { return dst + y * outRow; });
+        bp.inputArrived(in.height);
+        best = std::min(best, t.nsecsElapsed() / 1e9);
+    }
+    return best;
+}
+
+QString findTool(const QStringList &names)
+{
+    for (const QString &n : names) {
+        const QString beside = QCoreApplication::applicationDirPath() + QLatin1Char('/') + n;
+        if (QFileInfo(beside).isExecutable())
+            return beside;
+        const QString found = QStandardPaths::findExecutable(n);
+        if (!found.isEmpty())
+            return found;
+    }
+    return {};
+}
+
+/// Seconds of one run of `program args`, or −1 when it failed.
+double timeProcess(const QString &program, const QStringList &args)
+{
+    QProcess p;
+    QElapsedTimer t;
+    t.start();
+    p.start(program, args);
+    if (!p.waitForFinished(600000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+        return -1;
+    return t.nsecsElapsed() / 1e9;
+}
+
+QString rate(double pixels, double seconds) { return seconds > 0 ? QString::number(pixels / seconds / 1e6, 'f', 1) : QStringLiteral("–"); }
+QString ratio(double ours, double theirs) { return ours > 0 && theirs > 0 ? QString::number(theirs / ours, 'f', 2) + QStringLiteral("×") : QStringLiteral("–"); }
+
+int benchFilters(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Times every filter on 16-bit (12 bits stored) images and, in the same run, OpenCV's and "
+                                               "ImageMagick's closest operations on the same image; prints megapixels per second and ratios."));
+    p.addHelpOption();
+    p.addOption({QStringLiteral("sizes"), QStringLiteral("Square image sides (default 512,2048,4096)."), QStringLiteral("N,N…"), QStringLiteral("512,2048,4096")});
+    p.addOption({QStringLiteral("repeats"), QStringLiteral("Runs per measurement, best kept (default 5; ImageMagick 3)."), QStringLiteral("N"), QStringLiteral("5")});
+    p.addOption({QStringLiteral("no-imagemagick"), QStringLiteral("Skip ImageMagick (slow on large images).")});
+    p.addOption({QStringLiteral("only"), QStringLiteral("Only the filters whose name starts with this (repeatable)."), QStringLiteral("NAME")});
+    p.process(args);
+    const int reps = std::max(1, p.value(QStringLiteral("repeats")).toInt());
+    const FilterRegistry registry;
+    struct Row
+    {
+        QString spec, opencv;
+        QStringList magick;
+    };
+    const QList<Row> rows{
+        {QStringLiteral("blur"), QStringLiteral("blur"), {QStringLiteral("-blur"), QStringLiteral("1x1")}},
+        {QStringLiteral("despeckle"), QStringLiteral("despeckle"), {QStringLiteral("-despeckle")}},
+        {QStringLiteral("edge"), QStringLiteral("edge"), {QStringLiteral("-edge"), QStringLiteral("1")}},
+        {QStringLiteral("sharpen:p=0.5"), QStringLiteral("sharpen"), {QStringLiteral("-sharpen"), QStringLiteral("0x1")}},
+        {QStringLiteral("emboss"), QStringLiteral("emboss"), {QStringLiteral("-emboss"), QStringLiteral("1")}},
+        {QStringLiteral("gaussian:sigma=1"), QStringLiteral("gaussian"), {QStringLiteral("-gaussian-blur"), QStringLiteral("0x1")}},
+        {QStringLiteral("unsharp:amount=1,radius=2"), QStringLiteral("unsharp"), {QStringLiteral("-unsharp"), QStringLiteral("0x2+1+0")}},
+        {QStringLiteral("oilpaint"), QString(), {QStringLiteral("-paint"), QStringLiteral("1")}},
+        {QStringLiteral("pixelize:size=4"), QString(), {}},
+        {QStringLiteral("spread:radius=1"), QString(), {QStringLiteral("-spread"), QStringLiteral("1")}},
+        {QStringLiteral("invert"), QStringLiteral("invert"), {QStringLiteral("-negate")}},
+        {QStringLiteral("flip"), QStringLiteral("flip"), {QStringLiteral("-flop")}},
+        {QStringLiteral("rotate:angle=90"), QStringLiteral("rotate"), {QStringLiteral("-rotate"), QStringLiteral("90")}},
+        {QStringLiteral("zoom:factor=2,method=bilinear"), QStringLiteral("zoom-bilinear"), {QStringLiteral("-scale"), QStringLiteral("200%")}},
+        {QStringLiteral("zoom:factor=2,method=bicubic"), QStringLiteral("zoom-bicubic"), {QStringLiteral("-filter"), QStringLiteral("Catrom"), QStringLiteral("-resize"), QStringLiteral("200%")}},
+    };
+    const QString opencv = findTool({QStringLiteral("spectrum-opencv-peer")});
+    const QString magick = p.isSet(QStringLiteral("no-imagemagick")) ? QString() : findTool({QStringLiteral("convert-im6.q16"), QStringLiteral("magick")});
+    if (opencv.isEmpty())
+        out(QStringLiteral("(OpenCV peer not found: tests/bench/filters.sh installs libopencv-dev and builds spectrum-opencv-peer)"));
+    if (magick.isEmpty() && !p.isSet(QStringLiteral("no-imagemagick")))
+        out(QStringLiteral("(ImageMagick not found: tests/bench/filters.sh installs it)"));
+    QThreadPool single, all;
+    single.setMaxThreadCount(1);
+    all.setMaxThreadCount(QThread::idealThreadCount());
+    QTemporaryDir tmp;
+    double worstCv = 1e9, worstIm = 1e9;
+    QString worstCvName, worstImName;
+    for (const QString &side : p.value(QStringLiteral("sizes")).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const int n = side.toInt();
+        if (n < 16 || n > 16384)
+            return fail(QStringLiteral("bench: image sides from 16 to 16384, not %1").arg(side), 2);
+        const QByteArray image = benchImage(n);
+        const double pixels = double(n) * n;
+        PlaneFormat in;
+        in.type = SampleType::U16;
+        in.width = in.height = n;
+        in.minValue = 0;
+        in.maxValue = 4095;
+        // The same pixels for the peers: raw for OpenCV, a 16-bit PGM (big endian) for ImageMagick.
+        const QString raw = tmp.filePath(QStringLiteral("image.raw")), pgm = tmp.filePath(QStringLiteral("image.pgm"));
+        QFile rf(raw), pf(pgm);
+        if (!rf.open(QIODevice::WriteOnly) || rf.write(image) != image.size() || !pf.open(QIODevice::WriteOnly))
+            return fail(QStringLiteral("bench: cannot write into %1").arg(tmp.path()));
+        rf.close();
+        QByteArray big = image;
+        for (qsizetype i = 0; i + 1 < big.size(); i += 2)
+            std::swap(big[i], big[i + 1]);
+        pf.write(QByteArrayLiteral("P5\n") + QByteArray::number(n) + ' ' + QByteArray::number(n) + QByteArrayLiteral("\n4095\n") + big);
+        pf.close();
+        QMap<QString, double> cv;
+        if (!opencv.isEmpty()) {
+            QProcess peer;
+            peer.start(opencv, {raw, side, side, QString::number(reps), QStringLiteral("1")});
+            peer.waitForFinished(600000);
+            for (const QByteArray &line : peer.readAllStandardOutput().split('\n')) {
+                const QList<QByteArray> f = line.split(' ');
+                if (f.size() == 2)
+                    cv.insert(QString::fromLatin1(f[0]), f[1].toDouble());
+            }
+        }
+        double magickBase = -1;
+        const int magickReps = std::min(reps, n >= 4096 ? 1 : 3);
+        if (!magick.isEmpty()) {
+            for (int r = 0; r < magickReps; ++r) {
+                const double t = timeProcess(magick, {pgm, QStringLiteral("null:")});
+                magickBase = magickBase < 0 ? t : std::min(magickBase, t);
+            }
+        }
+        out(QString());
+        out(QStringLiteral("%1×%1, 16-bit (12 stored); megapixels per second, best of %2").arg(n).arg(reps));
+        out(QStringLiteral("%1 %2 %3 %4 %5 %6 %7").arg(QStringLiteral("filter"), -32).arg(QStringLiteral("ours 1 thr"), 11).arg(QStringLiteral("ours %1 thr").arg(all.maxThreadCount()), 11)
+                .arg(QStringLiteral("OpenCV 1"), 10).arg(QStringLiteral("vs OpenCV"), 10).arg(QStringLiteral("ImageMagick"), 12).arg(QStringLiteral("vs IM"), 10));
+        for (const Row &row : rows) {
+            const QStringList only = p.values(QStringLiteral("only"));
+            if (!only.isEmpty() && std::none_of(only.begin(), only.end(), [&](const QString &o) { return row.spec.startsWith(o); }))
+                continue;
+            Result<FilterChain> chain = registry.makeChain({row.spec});
+            if (!chain.isOk())
+                return fail(chain.error().toString());
+            const double one = timeChain(chain.value(), in, image, &single, reps);
+            const double many = timeChain(chain.value(), in, image, &all, reps);
+            const double theirs = cv.value(row.opencv, -1);
+            double im = -1;
+            if (!magick.isEmpty() && !row.magick.isEmpty() && magickBase > 0) {
+                for (int r = 0; r < magickReps; ++r) {
+                    const double t = timeProcess(magick, QStringList{pgm} + row.magick + QStringList{QStringLiteral("null:")});
+                    if (t > 0)
+                        im = im < 0 ? t - magickBase : std::min(im, t - magickBase);
+                }
+                im = std::max(im, 1e-4);  // what is left after reading the file: never below 0.1 ms
+            }
+            if (theirs > 0 && theirs / one < worstCv) {
+                worstCv = theirs / one;
+                worstCvName = QStringLiteral("%1 at %2 px").arg(row.spec).arg(n);
+            }
+            if (im > 0 && im / std::min(one, many) < worstIm) {
+                worstIm = im / std::min(one, many);
+                worstImName = QStringLiteral("%1 at %2 px").arg(row.spec).arg(n);
+            }
+            out(QStringLiteral("%1 %2 %3 %4 %5 %6 %7").arg(row.spec, -32).arg(rate(pixels, one), 11).arg(rate(pixels, many), 11)
+                    .arg(rate(pixels, theirs), 10).arg(ratio(one, theirs), 10).arg(rate(pixels, im), 12).arg(ratio(std::min(one, many), im), 10));
+        }
+    }
+    out(QString());
+    if (worstCvName.size())
+        out(QStringLiteral("slowest against OpenCV (both single-threaded): %1× (%2); goal ≥ 1.0×").arg(worstCv, 0, 'f', 2).arg(worstCvName));
+    if (worstImName.size())
+        out(QStringLiteral("slowest against ImageMagick (ours at its best): %1× (%2); goal ≥ 10×").arg(worstIm, 0, 'f', 1).arg(worstImName));
+    return 0;
+}
+
+} // namespace
+
+int cmdBench(const QStringList &args)
+{
+    const QString what = args.value(1);
+    QStringList rest = args;
+    if (rest.size() > 1)
+        rest.removeAt(1);
+    rest[0] = QStringLiteral("spectrum-cli bench ") + what;
+    if (what == QLatin1String("filters"))
+        return benchFilters(rest);
+    return fail(QStringLiteral("bench: filters (more to come: ilp)"), 2);
 }
 
 } // namespace spectrum::cli

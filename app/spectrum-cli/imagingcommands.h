@@ -7,5 +7,6 @@ namespace spectrum::cli {
 
 int cmdFilters(const QStringList &args);
 int cmdFilter(const QStringList &args);
+int cmdBench(const QStringList &args);
 
 } // namespace spectrum::cli

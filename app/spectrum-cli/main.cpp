@@ -454,6 +454,7 @@ void usage()
                  "  convert IN OUT      rewrite as uncompressed explicit VR little endian (our decoder)\n"
                  "  filters             the filters (built-in and plugins) and their parameters\n"
                  "  filter IN OUT --filter NAME[:p=v,...]...   filter a DICOM file into a derived instance\n"
+                 "  bench filters       time the filters against OpenCV and ImageMagick\n"
                  "  get URL FILE|-      fetch blob://HOST:PORT/KEY or blobs:// (TLS) (--streams N, --range B-E)\n"
                  "  put URL FILE        store a file as blob://HOST:PORT/KEY\n"
                  "  stat URL            size, version and SHA-256 of a blob\n"
@@ -488,6 +489,7 @@ int main(int argc, char **argv)
     if (command == QLatin1String("convert")) return cmdConvert(args);
     if (command == QLatin1String("filters")) return spectrum::cli::cmdFilters(args);
     if (command == QLatin1String("filter")) return spectrum::cli::cmdFilter(args);
+    if (command == QLatin1String("bench")) return spectrum::cli::cmdBench(args);
     if (command == QLatin1String("get")) return cmdGet(args);
     if (command == QLatin1String("put")) return cmdPut(args);
     if (command == QLatin1String("stat")) return cmdStat(args);

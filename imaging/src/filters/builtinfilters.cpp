@@ -7,6 +7,8 @@
 #include "kernels.h"
 
 #include <array>
+#include <climits>
+#include <type_traits>
 #include <cmath>
 
 namespace spectrum::filters {
@@ -27,25 +29,39 @@ private:
     int m_halo;
 };
 
-/// The 3×3 neighbourhood filters: op(above, here, below, c) gets pointers to the sample in three padded rows
-/// (its neighbours are at ±c) and returns the new value before clamping.
-template <typename T, typename Acc, typename Op>
+/// The 3×3 neighbourhood filters, in the offset domain (kernels.h): op(above, here, below) gets pointers to the
+/// sample in three padded rows, its neighbours at ±C, and returns the new offset-domain value before clamping.
+/// C, the channel count, is a template argument so that the neighbours' offsets are constants.
+template <typename T, typename Acc, int C, typename Op>
 void run3x3(const RowsIn &in, int begin, int end, const RowsOut &out, Op op)
 {
-    const int c = in.format.channels;
     const qsizetype n = in.format.samplesPerRow();
+    const int lo = in.format.minValue;
     std::vector<Acc> r0, r1, r2;
     paddedRow<T, Acc>(in, begin - 1, 1, r0);
     paddedRow<T, Acc>(in, begin, 1, r1);
     for (int y = begin; y < end; ++y) {
         paddedRow<T, Acc>(in, y + 1, 1, r2);
         T *dst = out.row<T>(y);
-        const Acc *a = r0.data() + c, *b = r1.data() + c, *d = r2.data() + c;
+        const Acc *a = r0.data() + C, *b = r1.data() + C, *d = r2.data() + C;
         for (qsizetype i = 0; i < n; ++i)
-            dst[i] = T(clampValue(op(a + i, b + i, d + i, c), out.format));
+            dst[i] = T(clampValue(op(a + i, b + i, d + i) + decltype(op(a, b, d))(lo), out.format));
         std::swap(r0, r1);  // the next row's "above" and "here": the same values, not recomputed
         std::swap(r1, r2);
     }
+}
+
+/// run3x3 for the input's sample type and channel count (1 or 3).
+template <typename Acc, typename Op>
+void each3x3(const RowsIn &in, int begin, int end, const RowsOut &out, Op op)
+{
+    withSampleType(in.format.type, [&](auto t) {
+        using T = decltype(t);
+        if (in.format.channels == 1)
+            run3x3<T, Acc, 1>(in, begin, end, out, [&](const Acc *a, const Acc *b, const Acc *d) { return op(a, b, d, std::integral_constant<int, 1>()); });
+        else
+            run3x3<T, Acc, 3>(in, begin, end, out, [&](const Acc *a, const Acc *b, const Acc *d) { return op(a, b, d, std::integral_constant<int, 3>()); });
+    });
 }
 
 // ---- point and geometric filters ---------------------------------------------------------------------------
@@ -56,18 +72,29 @@ public:
     using BuiltinFilter::BuiltinFilter;
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            const int sum = in.format.minValue + in.format.maxValue;
-            for (int y = begin; y < end; ++y) {
-                const T *src = in.row<T>(y);
-                T *dst = out.row<T>(y);
-                for (qsizetype i = 0; i < in.format.samplesPerRow(); ++i)
-                    dst[i] = T(std::clamp(sum - int(src[i]), in.format.minValue, in.format.maxValue));
-            }
+        withBestIsa([&] {
+            withSampleType(in.format.type, [&](auto t) {
+                using T = decltype(t);
+                const int sum = in.format.minValue + in.format.maxValue;
+                for (int y = begin; y < end; ++y) {
+                    const T *src = in.row<T>(y);
+                    T *dst = out.row<T>(y);
+                    for (qsizetype i = 0; i < in.format.samplesPerRow(); ++i)
+                        dst[i] = T(std::clamp(sum - int(src[i]), in.format.minValue, in.format.maxValue));
+                }
+            });
         });
     }
 };
+
+/// Reverses the pixels of a row, keeping each pixel's channels in order.
+template <typename T, int C>
+void reversePixels(const T *src, T *dst, int w)
+{
+    for (int x = 0; x < w; ++x)
+        for (int k = 0; k < C; ++k)
+            dst[x * C + k] = src[(w - 1 - x) * C + k];
+}
 
 class FlipFilter : public BuiltinFilter
 {
@@ -79,21 +106,22 @@ public:
     }
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        const int c = in.format.channels, w = in.format.width, h = in.format.height;
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            for (int y = begin; y < end; ++y) {
-                T *dst = out.row<T>(y);
-                if (m_vertical) {
-                    const T *src = in.row<T>(h - 1 - y);
-                    std::copy(src, src + in.format.samplesPerRow(), dst);
-                } else {
-                    const T *src = in.row<T>(y);
-                    for (int x = 0; x < w; ++x)
-                        for (int k = 0; k < c; ++k)
-                            dst[x * c + k] = src[(w - 1 - x) * c + k];
+        withBestIsa([&] {
+            const int w = in.format.width, h = in.format.height;
+            withSampleType(in.format.type, [&](auto t) {
+                using T = decltype(t);
+                for (int y = begin; y < end; ++y) {
+                    T *dst = out.row<T>(y);
+                    if (m_vertical) {
+                        const T *src = in.row<T>(h - 1 - y);
+                        std::copy(src, src + in.format.samplesPerRow(), dst);
+                    } else if (in.format.channels == 1) {
+                        reversePixels<T, 1>(in.row<T>(y), dst, w);
+                    } else {
+                        reversePixels<T, 3>(in.row<T>(y), dst, w);
+                    }
                 }
-            }
+            });
         });
     }
 
@@ -119,31 +147,45 @@ public:
     }
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        const int c = in.format.channels, w = in.format.width, h = in.format.height;
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            if (m_degrees == 180) {
-                for (int y = begin; y < end; ++y) {
-                    const T *src = in.row<T>(h - 1 - y);
-                    T *dst = out.row<T>(y);
-                    for (int x = 0; x < w; ++x)
-                        for (int k = 0; k < c; ++k)
-                            dst[x * c + k] = src[(w - 1 - x) * c + k];
+        withBestIsa([&] {
+            const int c = in.format.channels, w = in.format.width, h = in.format.height;
+            withSampleType(in.format.type, [&](auto t) {
+                using T = decltype(t);
+                if (m_degrees == 180) {
+                    for (int y = begin; y < end; ++y) {
+                        if (c == 1)
+                            reversePixels<T, 1>(in.row<T>(h - 1 - y), out.row<T>(y), w);
+                        else
+                            reversePixels<T, 3>(in.row<T>(h - 1 - y), out.row<T>(y), w);
+                    }
+                    return;
                 }
-                return;
-            }
-            std::vector<const T *> rows(static_cast<size_t>(h));
-            for (int y = 0; y < h; ++y)
-                rows[size_t(y)] = in.row<T>(y);
-            const int outWidth = h;
-            for (int y = begin; y < end; ++y) {  // clockwise 90: out(x, y) = in(y, h-1-x); 270: in(w-1-y, x)
-                T *dst = out.row<T>(y);
-                for (int x = 0; x < outWidth; ++x) {
-                    const T *src = m_degrees == 90 ? rows[size_t(h - 1 - x)] + qsizetype(y) * c : rows[size_t(x)] + qsizetype(w - 1 - y) * c;
-                    for (int k = 0; k < c; ++k)
-                        dst[x * c + k] = src[k];
+                // Clockwise 90: out(x, y) = in(y, h−1−x); 270: in(w−1−y, x). In tiles of 32 × 32, so that the
+                // rows read and written stay in the cache.
+                std::vector<const T *> rows(static_cast<size_t>(h));
+                for (int y = 0; y < h; ++y)
+                    rows[size_t(y)] = in.row<T>(y);
+                std::vector<T *> outRows(static_cast<size_t>(end - begin));
+                for (int y = begin; y < end; ++y)
+                    outRows[size_t(y - begin)] = out.row<T>(y);
+                constexpr int tile = 32;
+                const int outWidth = h;
+                for (int y0 = begin; y0 < end; y0 += tile) {
+                    const int y1 = std::min(end, y0 + tile);
+                    for (int x0 = 0; x0 < outWidth; x0 += tile) {
+                        const int x1 = std::min(outWidth, x0 + tile);
+                        for (int y = y0; y < y1; ++y) {
+                            T *dst = outRows[size_t(y - begin)];
+                            const qsizetype column = qsizetype(m_degrees == 90 ? y : w - 1 - y) * c;
+                            for (int x = x0; x < x1; ++x) {
+                                const T *src = rows[size_t(m_degrees == 90 ? h - 1 - x : x)] + column;
+                                for (int k = 0; k < c; ++k)
+                                    dst[x * c + k] = src[k];
+                            }
+                        }
+                    }
                 }
-            }
+            });
         });
     }
 
@@ -152,7 +194,9 @@ private:
 };
 
 /// Resampling by `factor` (output size rounded), pixel centres aligned as OpenCV's resize does:
-/// source = (destination + 0.5) / scale − 0.5. Bilinear, or bicubic with a = −0.75 (OpenCV's).
+/// source = (destination + 0.5) / scale − 0.5. Bilinear, or bicubic with a = −0.75 (OpenCV's). Each source row
+/// is resampled horizontally once per band and kept while output rows need it; then output rows are vertical
+/// combinations of those. (A row's result does not depend on the band: the same rows, the same arithmetic.)
 class ZoomFilter : public BuiltinFilter
 {
 public:
@@ -174,45 +218,62 @@ public:
     }
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        const int c = in.format.channels, w = in.format.width, h = in.format.height, ow = out.format.width;
-        const double sy = double(h) / out.format.height, sx = double(w) / ow;
-        const int taps = m_bicubic ? 4 : 2;
-        // Horizontal taps and weights, the same for every row.
-        std::vector<int> xIndex(size_t(ow) * taps);
-        std::vector<float> xWeight(size_t(ow) * taps);
-        for (int x = 0; x < ow; ++x) {
-            const double s = (x + 0.5) * sx - 0.5;
-            const int x0 = int(std::floor(s));
-            const double f = s - x0;
-            for (int t = 0; t < taps; ++t) {
-                xIndex[size_t(x * taps + t)] = std::clamp(x0 + t - (m_bicubic ? 1 : 0), 0, w - 1);
-                xWeight[size_t(x * taps + t)] = float(weight(f, t));
-            }
-        }
-        std::vector<float> column(size_t(w) * c);
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            for (int y = begin; y < end; ++y) {
-                const double s = (y + 0.5) * sy - 0.5;
-                const int y0 = int(std::floor(s));
-                const double f = s - y0;
-                std::fill(column.begin(), column.end(), 0.0f);
-                for (int tap = 0; tap < taps; ++tap) {
-                    const T *src = in.row<T>(y0 + tap - (m_bicubic ? 1 : 0));
-                    const float wy = float(weight(f, tap));
-                    for (qsizetype i = 0; i < qsizetype(w) * c; ++i)
-                        column[size_t(i)] += wy * float(src[i]);
-                }
-                T *dst = out.row<T>(y);
-                for (int x = 0; x < ow; ++x) {
+        withBestIsa([&] {
+            const int c = in.format.channels, w = in.format.width, h = in.format.height, ow = out.format.width;
+            const double sy = double(h) / out.format.height, sx = double(w) / ow;
+            const int taps = m_bicubic ? 4 : 2, back = m_bicubic ? 1 : 0;
+            const qsizetype on = qsizetype(ow) * c;
+            // Per output sample: its source samples (tap-major, so the loops below run over contiguous arrays).
+            std::vector<int> index(size_t(taps) * size_t(on));
+            std::vector<float> weights(size_t(taps) * size_t(on));
+            for (int x = 0; x < ow; ++x) {
+                const double s = (x + 0.5) * sx - 0.5;
+                const int x0 = int(std::floor(s));
+                for (int t = 0; t < taps; ++t) {
                     for (int k = 0; k < c; ++k) {
-                        float v = 0;
-                        for (int tap = 0; tap < taps; ++tap)
-                            v += xWeight[size_t(x * taps + tap)] * column[size_t(xIndex[size_t(x * taps + tap)] * c + k)];
-                        dst[x * c + k] = T(clampValue(v, out.format));
+                        index[size_t(t * on + x * c + k)] = std::clamp(x0 + t - back, 0, w - 1) * c + k;
+                        weights[size_t(t * on + x * c + k)] = float(weight(s - x0, t));
                     }
                 }
             }
+            // Horizontally resampled source rows, by source row (clamped), computed when first needed.
+            std::vector<std::vector<float>> cache(static_cast<size_t>(taps + 2));
+            std::vector<int> cachedRow(static_cast<size_t>(taps + 2), -1);
+            withSampleType(in.format.type, [&](auto t) {
+                using T = decltype(t);
+                auto resampled = [&](int sourceRow) -> const float * {
+                    sourceRow = std::clamp(sourceRow, 0, h - 1);
+                    const size_t slot = size_t(sourceRow % int(cache.size()));
+                    if (cachedRow[slot] != sourceRow) {
+                        std::vector<float> &row = cache[slot];
+                        row.assign(size_t(on), 0.0f);
+                        const T *src = in.row<T>(sourceRow);
+                        for (int tap = 0; tap < taps; ++tap) {
+                            const int *ix = index.data() + tap * on;
+                            const float *wt = weights.data() + tap * on;
+                            for (qsizetype i = 0; i < on; ++i)
+                                row[size_t(i)] += wt[i] * float(src[ix[i]]);
+                        }
+                        cachedRow[slot] = sourceRow;
+                    }
+                    return cache[slot].data();
+                };
+                std::vector<float> acc(static_cast<size_t>(on));
+                for (int y = begin; y < end; ++y) {
+                    const double s = (y + 0.5) * sy - 0.5;
+                    const int y0 = int(std::floor(s));
+                    std::fill(acc.begin(), acc.end(), 0.0f);
+                    for (int tap = 0; tap < taps; ++tap) {
+                        const float *r = resampled(y0 + tap - back);
+                        const float wy = float(weight(s - y0, tap));
+                        for (qsizetype i = 0; i < on; ++i)
+                            acc[size_t(i)] += wy * r[i];
+                    }
+                    T *dst = out.row<T>(y);
+                    for (qsizetype i = 0; i < on; ++i)
+                        dst[i] = T(clampValue(acc[size_t(i)], out.format));
+                }
+            });
         });
     }
 
@@ -241,31 +302,33 @@ public:
     }
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        const int c = in.format.channels, w = in.format.width, h = in.format.height, n = m_size;
-        std::vector<long long> sums(size_t(w) * c);
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            for (int y = begin; y < end; ++y) {
-                const int top = y / n * n, bottom = std::min(h, top + n);
-                std::fill(sums.begin(), sums.end(), 0);
-                for (int yy = top; yy < bottom; ++yy) {
-                    const T *src = in.row<T>(yy);
-                    for (qsizetype i = 0; i < qsizetype(w) * c; ++i)
-                        sums[size_t(i)] += src[i];
-                }
-                T *dst = out.row<T>(y);
-                for (int left = 0; left < w; left += n) {
-                    const int right = std::min(w, left + n);
-                    for (int k = 0; k < c; ++k) {
-                        long long total = 0;
-                        for (int x = left; x < right; ++x)
-                            total += sums[size_t(x * c + k)];
-                        const T v = T(clampValue(divRound(total, qint64(right - left) * (bottom - top)), out.format));
-                        for (int x = left; x < right; ++x)
-                            dst[x * c + k] = v;
+        withBestIsa([&] {
+            const int c = in.format.channels, w = in.format.width, h = in.format.height, n = m_size;
+            std::vector<long long> sums(size_t(w) * c);
+            withSampleType(in.format.type, [&](auto t) {
+                using T = decltype(t);
+                for (int y = begin; y < end; ++y) {
+                    const int top = y / n * n, bottom = std::min(h, top + n);
+                    std::fill(sums.begin(), sums.end(), 0);
+                    for (int yy = top; yy < bottom; ++yy) {
+                        const T *src = in.row<T>(yy);
+                        for (qsizetype i = 0; i < qsizetype(w) * c; ++i)
+                            sums[size_t(i)] += src[i];
+                    }
+                    T *dst = out.row<T>(y);
+                    for (int left = 0; left < w; left += n) {
+                        const int right = std::min(w, left + n);
+                        for (int k = 0; k < c; ++k) {
+                            long long total = 0;
+                            for (int x = left; x < right; ++x)
+                                total += sums[size_t(x * c + k)];
+                            const T v = T(clampValue(divRound(total, qint64(right - left) * (bottom - top)), out.format));
+                            for (int x = left; x < right; ++x)
+                                dst[x * c + k] = v;
+                        }
                     }
                 }
-            }
+            });
         });
     }
 
@@ -281,23 +344,25 @@ public:
     SpreadFilter(QString d, int radius, quint64 seed) : BuiltinFilter(std::move(d), radius), m_radius(radius), m_seed(seed) {}
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        const int c = in.format.channels, w = in.format.width, r = m_radius, side = 2 * r + 1;
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            std::vector<const T *> rows(static_cast<size_t>(side));
-            for (int y = begin; y < end; ++y) {
-                for (int k = 0; k < side; ++k)
-                    rows[size_t(k)] = in.row<T>(y - r + k);
-                T *dst = out.row<T>(y);
-                for (int x = 0; x < w; ++x) {
-                    const std::uint64_t hsh = mix64(m_seed ^ (std::uint64_t(std::uint32_t(y)) << 32 | std::uint32_t(x)));
-                    const int dx = int(hsh % std::uint64_t(side)) - r;
-                    const int dy = int((hsh >> 32) % std::uint64_t(side));
-                    const T *src = rows[size_t(dy)] + qsizetype(std::clamp(x + dx, 0, w - 1)) * c;
-                    for (int k = 0; k < c; ++k)
-                        dst[x * c + k] = src[k];
+        withBestIsa([&] {
+            const int c = in.format.channels, w = in.format.width, r = m_radius, side = 2 * r + 1;
+            withSampleType(in.format.type, [&](auto t) {
+                using T = decltype(t);
+                std::vector<const T *> rows(static_cast<size_t>(side));
+                for (int y = begin; y < end; ++y) {
+                    for (int k = 0; k < side; ++k)
+                        rows[size_t(k)] = in.row<T>(y - r + k);
+                    T *dst = out.row<T>(y);
+                    for (int x = 0; x < w; ++x) {
+                        const std::uint64_t hsh = mix64(m_seed ^ (std::uint64_t(std::uint32_t(y)) << 32 | std::uint32_t(x)));
+                        const int dx = int(hsh % std::uint64_t(side)) - r;
+                        const int dy = int((hsh >> 32) % std::uint64_t(side));
+                        const T *src = rows[size_t(dy)] + qsizetype(std::clamp(x + dx, 0, w - 1)) * c;
+                        for (int k = 0; k < c; ++k)
+                            dst[x * c + k] = src[k];
+                    }
                 }
-            }
+            });
         });
     }
 
@@ -308,17 +373,35 @@ private:
 
 // ---- neighbourhood filters ---------------------------------------------------------------------------------
 
+/// 3×3 mean, separable: column sums of three rows, then sums of three columns; (sum + 4) / 9 in the offset
+/// domain, where everything is unsigned.
 class BoxBlurFilter : public BuiltinFilter
 {
 public:
     BoxBlurFilter(QString d) : BuiltinFilter(std::move(d), 1) {}
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            run3x3<T, int>(in, begin, end, out, [](const int *a, const int *b, const int *d, int c) {
-                const long long sum = a[-c] + a[0] + a[c] + b[-c] + b[0] + b[c] + d[-c] + d[0] + d[c];
-                return divRound(sum, 9);
+        withBestIsa([&] {
+            const int c = in.format.channels, lo = in.format.minValue;
+            const qsizetype n = in.format.samplesPerRow();
+            withSampleType(in.format.type, [&](auto t) {
+                using T = decltype(t);
+                std::vector<quint16> r0, r1, r2;
+                std::vector<quint32> columns;
+                paddedRow<T, quint16>(in, begin - 1, 1, r0);
+                paddedRow<T, quint16>(in, begin, 1, r1);
+                for (int y = begin; y < end; ++y) {
+                    paddedRow<T, quint16>(in, y + 1, 1, r2);
+                    columns.resize(r0.size());
+                    for (size_t i = 0; i < r0.size(); ++i)
+                        columns[i] = quint32(r0[i]) + r1[i] + r2[i];
+                    T *dst = out.row<T>(y);
+                    const quint32 *s = columns.data();
+                    for (qsizetype i = 0; i < n; ++i)
+                        dst[i] = T(int((s[i] + s[i + c] + s[i + 2 * c] + 4u) / 9u) + lo);
+                    std::swap(r0, r1);
+                    std::swap(r1, r2);
+                }
             });
         });
     }
@@ -331,12 +414,12 @@ public:
     SharpenFilter(QString d, double strength) : BuiltinFilter(std::move(d), 1), m_p(float(strength)) {}
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        const float p = m_p, scale = 1.0f / (1.0f - m_p);
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            run3x3<T, int>(in, begin, end, out, [p, scale](const int *a, const int *b, const int *d, int c) {
+        const float p = m_p / 9.0f, scale = 1.0f / (1.0f - m_p);
+        withBestIsa([&] {
+            each3x3<quint16>(in, begin, end, out, [p, scale](const quint16 *a, const quint16 *b, const quint16 *d, auto ch) {
+                constexpr int c = decltype(ch)::value;
                 const int sum = a[-c] + a[0] + a[c] + b[-c] + b[0] + b[c] + d[-c] + d[0] + d[c];
-                return (float(b[0]) - p * (float(sum) / 9.0f)) * scale;
+                return (float(b[0]) - p * float(sum)) * scale;
             });
         });
     }
@@ -345,25 +428,26 @@ private:
     float m_p;
 };
 
-/// The median of the 3×3 neighbourhood (MedJava's despeckle), by a 19-exchange sorting network.
+/// The median of the 3×3 neighbourhood (MedJava's despeckle), by a 19-exchange sorting network on 16-bit
+/// offset-domain values.
 class DespeckleFilter : public BuiltinFilter
 {
 public:
     DespeckleFilter(QString d) : BuiltinFilter(std::move(d), 1) {}
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            run3x3<T, int>(in, begin, end, out, [](const int *a, const int *b, const int *d, int c) {
-                int p[9] = {a[-c], a[0], a[c], b[-c], b[0], b[c], d[-c], d[0], d[c]};
-                auto s = [&p](int i, int j) {
-                    const int lo = std::min(p[i], p[j]), hi = std::max(p[i], p[j]);
-                    p[i] = lo;
-                    p[j] = hi;
+        withBestIsa([&] {
+            each3x3<quint16>(in, begin, end, out, [](const quint16 *a, const quint16 *b, const quint16 *d, auto ch) {
+                constexpr int c = decltype(ch)::value;
+                quint16 p0 = a[-c], p1 = a[0], p2 = a[c], p3 = b[-c], p4 = b[0], p5 = b[c], p6 = d[-c], p7 = d[0], p8 = d[c];
+                auto s = [](quint16 &x, quint16 &y) {
+                    const quint16 lo = std::min(x, y), hi = std::max(x, y);
+                    x = lo;
+                    y = hi;
                 };
-                s(1, 2); s(4, 5); s(7, 8); s(0, 1); s(3, 4); s(6, 7); s(1, 2); s(4, 5); s(7, 8);
-                s(0, 3); s(5, 8); s(4, 7); s(3, 6); s(1, 4); s(2, 5); s(4, 7); s(4, 2); s(6, 4); s(4, 2);
-                return (long long)(p[4]);
+                s(p1, p2); s(p4, p5); s(p7, p8); s(p0, p1); s(p3, p4); s(p6, p7); s(p1, p2); s(p4, p5); s(p7, p8);
+                s(p0, p3); s(p5, p8); s(p4, p7); s(p3, p6); s(p1, p4); s(p2, p5); s(p4, p7); s(p4, p2); s(p6, p4); s(p4, p2);
+                return int(p4);
             });
         });
     }
@@ -376,12 +460,15 @@ public:
     EdgeFilter(QString d) : BuiltinFilter(std::move(d), 1) {}
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            run3x3<T, int>(in, begin, end, out, [](const int *a, const int *b, const int *d, int c) {
+        // The magnitude is the same in the offset domain (differences only); the minimum added back by run3x3 is
+        // taken away again, so a flat image gives 0 (clamped up to the minimum for signed data).
+        const float lo = float(in.format.minValue);
+        withBestIsa([&] {
+            each3x3<quint16>(in, begin, end, out, [lo](const quint16 *a, const quint16 *b, const quint16 *d, auto ch) {
+                constexpr int c = decltype(ch)::value;
                 const float gx = float((a[c] + 2 * b[c] + d[c]) - (a[-c] + 2 * b[-c] + d[-c]));
                 const float gy = float((d[-c] + 2 * d[0] + d[c]) - (a[-c] + 2 * a[0] + a[c]));
-                return std::sqrt(gx * gx + gy * gy);
+                return std::sqrt(gx * gx + gy * gy) - lo;
             });
         });
     }
@@ -394,11 +481,12 @@ public:
     EmbossFilter(QString d) : BuiltinFilter(std::move(d), 1) {}
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        const long long mid = divRound(qint64(in.format.minValue) + in.format.maxValue, 2);
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            run3x3<T, int>(in, begin, end, out, [mid](const int *a, const int *b, const int *d, int c) {
-                return mid + (-a[-c] - a[0] - b[-c] + b[c] + d[0] + d[c]);
+        // Mid-gray, in the offset domain.
+        const int mid = int(divRound(qint64(in.format.maxValue) - in.format.minValue, 2));
+        withBestIsa([&] {
+            each3x3<quint16>(in, begin, end, out, [mid](const quint16 *a, const quint16 *b, const quint16 *d, auto ch) {
+                constexpr int c = decltype(ch)::value;
+                return mid - a[-c] - a[0] - b[-c] + b[c] + d[0] + d[c];
             });
         });
     }
@@ -416,34 +504,39 @@ public:
         int shift = 0;
         while ((range - 1) >> shift >= 256)
             ++shift;
-        const int lo = in.format.minValue;
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            run3x3<T, int>(in, begin, end, out, [shift, lo](const int *a, const int *b, const int *d, int c) {
+        withBestIsa([&] {
+            each3x3<quint16>(in, begin, end, out, [shift](const quint16 *a, const quint16 *b, const quint16 *d, auto ch) {
+                constexpr int c = decltype(ch)::value;
                 const int v[9] = {a[-c], a[0], a[c], b[-c], b[0], b[c], d[-c], d[0], d[c]};
                 int bins[9];
                 for (int i = 0; i < 9; ++i)
-                    bins[i] = (v[i] - lo) >> shift;
-                int bestBin = 0, bestCount = 0;
+                    bins[i] = v[i] >> shift;
+                // Score = count · 512 − bin: the highest score is the most frequent bin, the lowest on a tie.
+                int best = -1, bestBin = 0;
                 for (int i = 0; i < 9; ++i) {
                     int count = 0;
                     for (int j = 0; j < 9; ++j)
                         count += bins[j] == bins[i];
-                    if (count > bestCount || (count == bestCount && bins[i] < bestBin)) {
-                        bestCount = count;
+                    const int score = count * 512 - bins[i];
+                    if (score > best) {
+                        best = score;
                         bestBin = bins[i];
                     }
                 }
-                long long sum = 0;
-                for (int i = 0; i < 9; ++i)
+                int sum = 0, count = 0;
+                for (int i = 0; i < 9; ++i) {
                     sum += bins[i] == bestBin ? v[i] : 0;
-                return divRound(sum, bestCount);
+                    count += bins[i] == bestBin;
+                }
+                return (sum * 2 + count) / (count * 2);  // rounded mean; all values ≥ 0 here
             });
         });
     }
 };
 
-/// Separable Gaussian of `sigma` (radius ⌈3σ⌉) into a float row; the base of blur and unsharp mask.
+/// Separable Gaussian of `sigma` (radius ⌈3σ⌉), horizontal pass first: each input row is filtered across once
+/// per band and kept while output rows need it, then each output row is the vertical sum of 2r + 1 of those.
+/// The kernel is symmetric, so pairs of samples share a multiplication. The base of blur and unsharp mask.
 class GaussianBase : public BuiltinFilter
 {
 public:
@@ -453,42 +546,58 @@ public:
         double total = 0;
         for (int k = -r; k <= r; ++k)
             total += std::exp(-(k * k) / (2 * sigma * sigma));
-        for (int k = -r; k <= r; ++k)
+        for (int k = 0; k <= r; ++k)
             m_weights.push_back(float(std::exp(-(k * k) / (2 * sigma * sigma)) / total));
     }
 
 protected:
-    /// Row y blurred, into `blurred` (samplesPerRow floats); `vertical` and `padded` are scratch.
-    template <typename T>
-    void blurRow(const RowsIn &in, int y, std::vector<float> &vertical, std::vector<float> &blurred) const
+    /// Calls deliver(y, blurred) for each output row y of [begin, end): its samples blurred, in the offset domain.
+    template <typename T, typename Deliver>
+    void blurRows(const RowsIn &in, int begin, int end, Deliver deliver) const
     {
-        const int r = halo(), c = in.format.channels, w = in.format.width;
-        const qsizetype n = qsizetype(w) * c;
-        vertical.assign(size_t(w + 2 * r) * c, 0.0f);
-        float *v = vertical.data() + qsizetype(r) * c;
-        for (int k = -r; k <= r; ++k) {
-            const T *src = in.row<T>(y + k);
-            const float wk = m_weights[size_t(k + r)];
-            for (qsizetype i = 0; i < n; ++i)
-                v[i] += wk * float(src[i]);
-        }
-        for (int p = 0; p < r; ++p) {  // replicate the edge columns
-            for (int k = 0; k < c; ++k) {
-                vertical[size_t(p * c + k)] = v[k];
-                vertical[size_t((w + r + p) * c + k)] = v[(w - 1) * c + k];
+        const int r = halo(), c = in.format.channels;
+        const qsizetype n = in.format.samplesPerRow();
+        const int ring = 2 * r + 1;
+        std::vector<std::vector<float>> rows(static_cast<size_t>(ring));
+        std::vector<int> rowOf(static_cast<size_t>(ring), INT_MIN);
+        std::vector<float> padded, blurred(static_cast<size_t>(n));
+        const float *w = m_weights.data();
+        auto across = [&](int y) -> const float * {  // input row y (clamped), filtered horizontally
+            y = std::clamp(y, 0, in.format.height - 1);
+            const size_t slot = size_t(y % ring);
+            if (rowOf[slot] != y) {
+                paddedRow<T, float>(in, y, r, padded);
+                std::vector<float> &dst = rows[slot];
+                dst.resize(size_t(n));
+                const float *p = padded.data() + qsizetype(r) * c;
+                for (qsizetype i = 0; i < n; ++i)
+                    dst[size_t(i)] = w[0] * p[i];
+                for (int k = 1; k <= r; ++k) {
+                    const float wk = w[k];
+                    const float *left = p - k * c, *right = p + k * c;
+                    for (qsizetype i = 0; i < n; ++i)
+                        dst[size_t(i)] += wk * (left[i] + right[i]);
+                }
+                rowOf[slot] = y;
             }
-        }
-        blurred.assign(size_t(n), 0.0f);
-        for (int k = -r; k <= r; ++k) {
-            const float wk = m_weights[size_t(k + r)];
-            const float *s = v + qsizetype(k) * c;
+            return rows[slot].data();
+        };
+        for (int y = begin; y < end; ++y) {
+            const float *centre = across(y);
             for (qsizetype i = 0; i < n; ++i)
-                blurred[size_t(i)] += wk * s[i];
+                blurred[size_t(i)] = w[0] * centre[i];
+            for (int k = 1; k <= r; ++k) {
+                const float *above = across(y - k), *below = across(y + k);
+                const float wk = w[k];
+                for (qsizetype i = 0; i < n; ++i)
+                    blurred[size_t(i)] += wk * (above[i] + below[i]);
+            }
+            deliver(y, blurred.data());
         }
     }
 
 private:
-    std::vector<float> m_weights;
+    std::vector<float> m_weights;  ///< centre, then distance 1, 2, … r
 };
 
 class GaussianFilter : public GaussianBase
@@ -497,15 +606,16 @@ public:
     using GaussianBase::GaussianBase;
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            std::vector<float> vertical, blurred;
-            for (int y = begin; y < end; ++y) {
-                blurRow<T>(in, y, vertical, blurred);
-                T *dst = out.row<T>(y);
-                for (qsizetype i = 0; i < in.format.samplesPerRow(); ++i)
-                    dst[i] = T(clampValue(blurred[size_t(i)], out.format));
-            }
+        withBestIsa([&] {
+            withSampleType(in.format.type, [&](auto t) {
+                using T = decltype(t);
+                const float lo = float(in.format.minValue);
+                blurRows<T>(in, begin, end, [&](int y, const float *blurred) {
+                    T *dst = out.row<T>(y);
+                    for (qsizetype i = 0; i < in.format.samplesPerRow(); ++i)
+                        dst[i] = T(clampValue(blurred[i] + lo, out.format));
+                });
+            });
         });
     }
 };
@@ -517,18 +627,19 @@ public:
     UnsharpFilter(QString d, double sigma, double amount) : GaussianBase(std::move(d), sigma), m_amount(float(amount)) {}
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        withSampleType(in.format.type, [&](auto t) {
-            using T = decltype(t);
-            std::vector<float> vertical, blurred;
-            for (int y = begin; y < end; ++y) {
-                blurRow<T>(in, y, vertical, blurred);
-                const T *src = in.row<T>(y);
-                T *dst = out.row<T>(y);
-                for (qsizetype i = 0; i < in.format.samplesPerRow(); ++i) {
-                    const float v = float(src[i]);
-                    dst[i] = T(clampValue(v + m_amount * (v - blurred[size_t(i)]), out.format));
-                }
-            }
+        withBestIsa([&] {
+            withSampleType(in.format.type, [&](auto t) {
+                using T = decltype(t);
+                const float lo = float(in.format.minValue), amount = m_amount;
+                blurRows<T>(in, begin, end, [&](int y, const float *blurred) {
+                    const T *src = in.row<T>(y);
+                    T *dst = out.row<T>(y);
+                    for (qsizetype i = 0; i < in.format.samplesPerRow(); ++i) {
+                        const float v = float(int(src[i])) - lo;
+                        dst[i] = T(clampValue(v + amount * (v - blurred[i]) + lo, out.format));
+                    }
+                });
+            });
         });
     }
 
@@ -571,6 +682,25 @@ FilterFactoryPtr factory(const QString &name, const QString &description, QList<
 }
 
 } // namespace
+
+namespace {
+int &wideSetting()
+{
+    static int wide = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("x86-64-v3") && qEnvironmentVariable("SPECTRUM_FILTER_ISA") != QLatin1String("baseline") ? 1 : 0;
+    }();
+    return wide;
+}
+} // namespace
+
+bool useWideVectors() { return wideSetting() != 0; }
+
+void setWideVectors(bool wide)
+{
+    __builtin_cpu_init();
+    wideSetting() = wide && __builtin_cpu_supports("x86-64-v3") ? 1 : 0;
+}
 
 QList<FilterFactoryPtr> builtinFilters()
 {

@@ -9,17 +9,39 @@
 
 namespace spectrum::filters {
 
-/// Row y of the input as `Acc` values with `pad` pixels replicated on either side: pixel x of the row is at
-/// (x + pad) * channels.
+/// Whether the filters run their x86-64-v3 (AVX2) versions: when the processor has it, unless
+/// SPECTRUM_FILTER_ISA=baseline. Both versions give identical results (tested); only speed differs.
+bool useWideVectors();
+/// For tests: run the baseline (false) or the wide version (true, where the processor has it).
+void setWideVectors(bool wide);
+
+template <typename F>
+[[gnu::flatten, gnu::target("arch=x86-64-v3")]] void runWide(const F &f) { f(); }
+template <typename F>
+[[gnu::flatten]] void runBaseline(const F &f) { f(); }
+
+/// Runs `f` — a filter's loops over a band — compiled for the best instruction set this processor has. Everything
+/// `f` calls is inlined into it (flatten), so the wide version holds no code the processor might lack elsewhere.
+template <typename F>
+void withBestIsa(const F &f)
+{
+    if (useWideVectors())
+        runWide(f);
+    else
+        runBaseline(f);
+}
+
+/// Row y of the input in the offset domain — each sample minus the format's minimum, so 0 … 65535 whatever the
+/// signedness — as `Acc` values, with `pad` pixels replicated on either side: pixel x is at (x + pad) * channels.
 template <typename T, typename Acc>
 void paddedRow(const RowsIn &in, int y, int pad, std::vector<Acc> &out)
 {
-    const int c = in.format.channels, w = in.format.width;
+    const int c = in.format.channels, w = in.format.width, lo = in.format.minValue;
     out.resize(size_t(w + 2 * pad) * size_t(c));
     const T *src = in.row<T>(y);
     Acc *dst = out.data() + size_t(pad) * size_t(c);
     for (qsizetype i = 0; i < qsizetype(w) * c; ++i)
-        dst[i] = Acc(src[i]);
+        dst[i] = Acc(int(src[i]) - lo);
     for (int p = 0; p < pad; ++p) {
         for (int k = 0; k < c; ++k) {
             out[size_t(p * c + k)] = dst[k];
@@ -29,6 +51,7 @@ void paddedRow(const RowsIn &in, int y, int pad, std::vector<Acc> &out)
 }
 
 inline int clampValue(long long v, const PlaneFormat &f) { return int(std::clamp<long long>(v, f.minValue, f.maxValue)); }
+inline int clampValue(int v, const PlaneFormat &f) { return std::clamp(v, f.minValue, f.maxValue); }
 inline int clampValue(float v, const PlaneFormat &f)
 {
     // Round to nearest (ties to even, the default mode), then clamp; NaN cannot occur from finite kernels.
