@@ -4,12 +4,15 @@
 #include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/imaging/filterregistry.h"
 
+#include "filters/kernels.h"  // private: to run the baseline and the wide versions side by side
+
 #include <QDir>
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThreadPool>
 
+#include <array>
 #include <cmath>
 
 using namespace spectrum;
@@ -90,6 +93,9 @@ class tst_Filters : public QObject
 private Q_SLOTS:
     void bandsAndThreadsGiveTheWholeImageResult_data();
     void bandsAndThreadsGiveTheWholeImageResult();
+    void wideAndBaselineVersionsAgree_data() { bandsAndThreadsGiveTheWholeImageResult_data(); }
+    void wideAndBaselineVersionsAgree();
+    void despeckleIsTheMedianOfNine();
     void outputRowsFollowTheInputRows();
     void invertUsesTheStoredRange();
     void blurAndGaussianKeepFlatAreasAndSpreadAnImpulse();
@@ -164,6 +170,40 @@ void tst_Filters::bandsAndThreadsGiveTheWholeImageResult()
     big.height = 300;
     const Plane large = randomPlane(big, 3);
     QVERIFY(run(chain, large, &pool).bytes == run(chain, large, nullptr).bytes);
+}
+
+void tst_Filters::wideAndBaselineVersionsAgree()
+{
+    QFETCH(QString, spec);
+    QFETCH(PlaneFormat, fmt);
+    filters::setWideVectors(true);
+    if (!filters::useWideVectors())
+        QSKIP("this processor has no x86-64-v3 instructions: only the baseline version runs here");
+    const FilterChain chain = chainOf(spec.split(QLatin1Char('|')));
+    PlaneFormat big = fmt;
+    big.width = 301;  // not a multiple of any vector width: the loops' tails count too
+    big.height = 47;
+    const Plane in = randomPlane(big, 11);
+    const Plane wide = run(chain, in, nullptr);
+    filters::setWideVectors(false);
+    const Plane baseline = run(chain, in, nullptr);
+    filters::setWideVectors(true);
+    QVERIFY(wide.bytes == baseline.bytes);
+}
+
+void tst_Filters::despeckleIsTheMedianOfNine()
+{
+    const Plane in = randomPlane(format(SampleType::S16, 1, 23, 19, -32768, 32767), 4);
+    const Plane out = run(chainOf({QStringLiteral("despeckle")}), in, nullptr);
+    for (int y = 0; y < 19; ++y) {
+        for (int x = 0; x < 23; ++x) {
+            std::array<int, 9> v{};
+            for (int k = 0; k < 9; ++k)
+                v[size_t(k)] = in.at<qint16>(std::clamp(x + k % 3 - 1, 0, 22), std::clamp(y + k / 3 - 1, 0, 18));
+            std::sort(v.begin(), v.end());
+            QCOMPARE(int(out.at<qint16>(x, y)), v[4]);
+        }
+    }
 }
 
 void tst_Filters::outputRowsFollowTheInputRows()
@@ -357,6 +397,17 @@ void tst_Filters::flipsAndRotationsMoveEveryPixel()
             == run(chainOf({QStringLiteral("rotate:angle=180")}), p, nullptr).bytes);
     const Plane h = run(chainOf({QStringLiteral("flip")}), p, nullptr);
     QCOMPARE(h.at<quint8>(0, 1, 2), p.at<quint8>(3, 1, 2));
+
+    // 16-bit gray goes through 8 × 8 register transposes: every pixel, edges that are not multiples of 8 included.
+    const Plane g = randomPlane(format(SampleType::U16, 1, 37, 21, 0, 65535), 6);
+    const Plane g90 = run(chainOf({QStringLiteral("rotate:angle=90")}), g, nullptr);
+    const Plane g270 = run(chainOf({QStringLiteral("rotate:angle=270")}), g, nullptr);
+    for (int y = 0; y < 37; ++y) {
+        for (int x = 0; x < 21; ++x) {
+            QCOMPARE(g90.at<quint16>(x, y), g.at<quint16>(y, 20 - x));
+            QCOMPARE(g270.at<quint16>(x, y), g.at<quint16>(36 - y, x));
+        }
+    }
 }
 
 void tst_Filters::zoomInterpolates()

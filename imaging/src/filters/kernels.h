@@ -55,8 +55,9 @@ inline int clampValue(int v, const PlaneFormat &f) { return std::clamp(v, f.minV
 inline int clampValue(float v, const PlaneFormat &f)
 {
     // Round to nearest (ties to even, the default mode), then clamp; NaN cannot occur from finite kernels.
+    // nearbyint, not lrint: it stays in float registers, so GCC vectorises it (both round to nearest, ties to even).
     const float lo = float(f.minValue), hi = float(f.maxValue);
-    return int(std::lrint(std::clamp(v, lo, hi)));
+    return int(std::nearbyint(std::clamp(v, lo, hi)));
 }
 
 /// a / b rounded to nearest, halves away from zero; b > 0.
