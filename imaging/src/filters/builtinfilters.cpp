@@ -78,11 +78,13 @@ public:
             withSampleType(in.format.type, [&](auto t) {
                 using T = decltype(t);
                 const int sum = in.format.minValue + in.format.maxValue;
+                const T lo = T(in.format.minValue), hi = T(in.format.maxValue);
                 for (int y = begin; y < end; ++y) {
                     const T *src = in.row<T>(y);
                     T *dst = out.row<T>(y);
+                    // Clamped into the range first, so the difference stays in it: narrow arithmetic throughout.
                     for (qsizetype i = 0; i < in.format.samplesPerRow(); ++i)
-                        dst[i] = T(std::clamp(sum - int(src[i]), in.format.minValue, in.format.maxValue));
+                        dst[i] = T(sum - std::clamp(src[i], lo, hi));
                 }
             });
         });
@@ -249,6 +251,43 @@ private:
     int m_degrees;
 };
 
+/// Outputs of a phased zoom row (see ZoomFilter) for periods of 1 to 4 outputs, period by period so that
+/// the stores are contiguous and vectorise; false for longer periods.
+template <int Taps, int Period>
+void phasedPeriods(float *__restrict o, const float *__restrict source, const int *start, const float *weights, int ow, int step)
+{
+    const int full = ow / Period;
+    for (int k = 0; k < full; ++k) {
+        for (int ph = 0; ph < Period; ++ph) {
+            const float *s = source + start[ph] + k * step;
+            float v = 0;
+            for (int t = 0; t < Taps; ++t)
+                v += weights[ph * Taps + t] * s[t];
+            o[k * Period + ph] = v;
+        }
+    }
+    for (int x = full * Period; x < ow; ++x) {
+        const int ph = x - full * Period;
+        const float *s = source + start[ph] + full * step;
+        float v = 0;
+        for (int t = 0; t < Taps; ++t)
+            v += weights[ph * Taps + t] * s[t];
+        o[x] = v;
+    }
+}
+
+template <int Taps>
+bool phasedRow(int period, float *o, const float *source, const int *start, const float *weights, int ow, int step)
+{
+    switch (period) {
+    case 1: phasedPeriods<Taps, 1>(o, source, start, weights, ow, step); return true;
+    case 2: phasedPeriods<Taps, 2>(o, source, start, weights, ow, step); return true;
+    case 3: phasedPeriods<Taps, 3>(o, source, start, weights, ow, step); return true;
+    case 4: phasedPeriods<Taps, 4>(o, source, start, weights, ow, step); return true;
+    default: return false;
+    }
+}
+
 /// Resampling by `factor` (output size rounded), pixel centres aligned as OpenCV's resize does:
 /// source = (destination + 0.5) / scale − 0.5. Bilinear, or bicubic with a = −0.75 (OpenCV's). Each source row
 /// is resampled horizontally once per band and kept while output rows need it; then output rows are vertical
@@ -329,7 +368,11 @@ public:
                                 pf[kPad + w + i] = pf[kPad + w - 1];
                             }
                             float *__restrict o = row.data();
-                            for (int phase = 0; phase < period; ++phase) {
+                            const float *pw0 = phaseWeights.data();
+                            const int *ps = phaseStart.data();
+                            const bool done = taps == 2 ? phasedRow<2>(period, o, pf + kPad, ps, pw0, ow, step)
+                                                        : phasedRow<4>(period, o, pf + kPad, ps, pw0, ow, step);
+                            for (int phase = 0; phase < period && !done; ++phase) {
                                 const int count = (ow - phase + period - 1) / period;
                                 const float *__restrict b0 = pf + kPad + phaseStart[size_t(phase)];
                                 const float *pw = phaseWeights.data() + phase * taps;
@@ -360,20 +403,26 @@ public:
                     }
                     return cache[slot].data();
                 };
-                std::vector<float> acc(static_cast<size_t>(on));
                 for (int y = begin; y < end; ++y) {
                     const double s = (y + 0.5) * sy - 0.5;
                     const int y0 = int(std::floor(s));
-                    std::fill(acc.begin(), acc.end(), 0.0f);
+                    const float *r[4] = {};
+                    float wy[4] = {};
                     for (int tap = 0; tap < taps; ++tap) {
-                        const float *r = resampled(y0 + tap - back);
-                        const float wy = float(weight(s - y0, tap));
-                        for (qsizetype i = 0; i < on; ++i)
-                            acc[size_t(i)] += wy * r[i];
+                        r[tap] = resampled(y0 + tap - back);
+                        wy[tap] = float(weight(s - y0, tap));
                     }
+                    // The vertical combination, rounded and stored in one pass.
                     T *dst = out.row<T>(y);
-                    for (qsizetype i = 0; i < on; ++i)
-                        dst[i] = T(clampValue(acc[size_t(i)], out.format));
+                    if (taps == 2) {
+                        const float *__restrict r0 = r[0], *__restrict r1 = r[1];
+                        for (qsizetype i = 0; i < on; ++i)
+                            dst[i] = T(clampValue(wy[0] * r0[i] + wy[1] * r1[i], out.format));
+                    } else {
+                        const float *__restrict r0 = r[0], *__restrict r1 = r[1], *__restrict r2 = r[2], *__restrict r3 = r[3];
+                        for (qsizetype i = 0; i < on; ++i)
+                            dst[i] = T(clampValue(wy[0] * r0[i] + wy[1] * r1[i] + wy[2] * r2[i] + wy[3] * r3[i], out.format));
+                    }
                 }
             });
         });
@@ -544,33 +593,38 @@ public:
             const qsizetype n = in.format.samplesPerRow();
             withSampleType(in.format.type, [&](auto t) {
                 using T = decltype(t);
-                std::vector<quint16> r0, r1, r2, low, mid, high;
-                paddedRow<T, quint16>(in, begin - 1, 1, r0);
-                paddedRow<T, quint16>(in, begin, 1, r1);
+                constexpr qsizetype chunk = 1024;  // keeps the sorted columns in the first-level cache
+                std::vector<quint16> low(size_t(chunk + 2 * c)), mid(size_t(chunk + 2 * c)), high(size_t(chunk + 2 * c));
                 for (int y = begin; y < end; ++y) {
-                    paddedRow<T, quint16>(in, y + 1, 1, r2);
-                    const size_t m = r0.size();
-                    low.resize(m);
-                    mid.resize(m);
-                    high.resize(m);
-                    for (size_t i = 0; i < m; ++i) {
-                        const quint16 a = r0[i], b = r1[i], d = r2[i];
-                        const quint16 ab = std::min(a, b), AB = std::max(a, b);
-                        low[i] = std::min(ab, d);
-                        high[i] = std::max(AB, d);
-                        mid[i] = std::max(ab, std::min(AB, d));
-                    }
+                    const T *ra = in.row<T>(y - 1), *rb = in.row<T>(y), *rd = in.row<T>(y + 1);
                     T *dst = out.row<T>(y);
-                    for (qsizetype i = 0; i < n; ++i) {
-                        const quint16 maxLow = std::max(std::max(low[size_t(i)], low[size_t(i + c)]), low[size_t(i + 2 * c)]);
-                        const quint16 minHigh = std::min(std::min(high[size_t(i)], high[size_t(i + c)]), high[size_t(i + 2 * c)]);
-                        const quint16 m0 = mid[size_t(i)], m1 = mid[size_t(i + c)], m2 = mid[size_t(i + 2 * c)];
-                        const quint16 midMid = std::max(std::min(m0, m1), std::min(std::max(m0, m1), m2));
-                        const quint16 result = std::max(std::min(maxLow, midMid), std::min(std::max(maxLow, midMid), minHigh));
-                        dst[i] = T(int(result) + lo);
+                    auto sortColumn = [&](qsizetype at, qsizetype s) {  // column of sample s, into slot `at`
+                        const quint16 a = quint16(int(ra[s]) - lo), b = quint16(int(rb[s]) - lo), d = quint16(int(rd[s]) - lo);
+                        const quint16 ab = std::min(a, b), AB = std::max(a, b);
+                        low[size_t(at)] = std::min(ab, d);
+                        high[size_t(at)] = std::max(AB, d);
+                        mid[size_t(at)] = std::max(ab, std::min(AB, d));
+                    };
+                    for (qsizetype i0 = 0; i0 < n; i0 += chunk) {
+                        const qsizetype len = std::min(chunk, n - i0);
+                        // Samples i0 − c … i0 + len + c; outside the row, the edge pixel's (replicated).
+                        const qsizetype first = i0 - c, last = i0 + len + c;
+                        const qsizetype inFirst = std::max<qsizetype>(first, 0), inLast = std::min<qsizetype>(last, n);
+                        for (qsizetype s0 = inFirst; s0 < inLast; ++s0)
+                            sortColumn(s0 - first, s0);
+                        for (qsizetype s0 = first; s0 < inFirst; ++s0)
+                            sortColumn(s0 - first, s0 + c);
+                        for (qsizetype s0 = inLast; s0 < last; ++s0)
+                            sortColumn(s0 - first, s0 - c);
+                        for (qsizetype j = 0; j < len; ++j) {
+                            const quint16 maxLow = std::max(std::max(low[size_t(j)], low[size_t(j + c)]), low[size_t(j + 2 * c)]);
+                            const quint16 minHigh = std::min(std::min(high[size_t(j)], high[size_t(j + c)]), high[size_t(j + 2 * c)]);
+                            const quint16 m0 = mid[size_t(j)], m1 = mid[size_t(j + c)], m2 = mid[size_t(j + 2 * c)];
+                            const quint16 midMid = std::max(std::min(m0, m1), std::min(std::max(m0, m1), m2));
+                            const quint16 result = std::max(std::min(maxLow, midMid), std::min(std::max(maxLow, midMid), minHigh));
+                            dst[i0 + j] = T(int(result) + lo);
+                        }
                     }
-                    std::swap(r0, r1);
-                    std::swap(r1, r2);
                 }
             });
         });
@@ -635,24 +689,28 @@ public:
                 int bins[9];
                 for (int i = 0; i < 9; ++i)
                     bins[i] = v[i] >> shift;
-                // Score = count · 512 − bin: the highest score is the most frequent bin, the lowest on a tie.
-                int best = -1, bestBin = 0;
-                for (int i = 0; i < 9; ++i) {
-                    int count = 0;
-                    for (int j = 0; j < 9; ++j)
-                        count += bins[j] == bins[i];
-                    const int score = count * 512 - bins[i];
-                    if (score > best) {
-                        best = score;
-                        bestBin = bins[i];
-                    }
-                }
-                int sum = 0, count = 0;
-                for (int i = 0; i < 9; ++i) {
+                // Without branches, so that it vectorises across pixels: score = count · 512 + (511 − bin); the
+                // highest score is the most frequent bin, the lowest bin on a tie.
+                // The 36 pairs once each (written out: a loop nest this size would not be unrolled, and then the
+                // loop over pixels would not vectorise).
+                int counts[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+#define SPECTRUM_PAIR(i, j) { const int e = bins[i] == bins[j] ? 1 : 0; counts[i] += e; counts[j] += e; }
+                SPECTRUM_PAIR(0, 1) SPECTRUM_PAIR(0, 2) SPECTRUM_PAIR(0, 3) SPECTRUM_PAIR(0, 4) SPECTRUM_PAIR(0, 5) SPECTRUM_PAIR(0, 6)
+                SPECTRUM_PAIR(0, 7) SPECTRUM_PAIR(0, 8) SPECTRUM_PAIR(1, 2) SPECTRUM_PAIR(1, 3) SPECTRUM_PAIR(1, 4) SPECTRUM_PAIR(1, 5)
+                SPECTRUM_PAIR(1, 6) SPECTRUM_PAIR(1, 7) SPECTRUM_PAIR(1, 8) SPECTRUM_PAIR(2, 3) SPECTRUM_PAIR(2, 4) SPECTRUM_PAIR(2, 5)
+                SPECTRUM_PAIR(2, 6) SPECTRUM_PAIR(2, 7) SPECTRUM_PAIR(2, 8) SPECTRUM_PAIR(3, 4) SPECTRUM_PAIR(3, 5) SPECTRUM_PAIR(3, 6)
+                SPECTRUM_PAIR(3, 7) SPECTRUM_PAIR(3, 8) SPECTRUM_PAIR(4, 5) SPECTRUM_PAIR(4, 6) SPECTRUM_PAIR(4, 7) SPECTRUM_PAIR(4, 8)
+                SPECTRUM_PAIR(5, 6) SPECTRUM_PAIR(5, 7) SPECTRUM_PAIR(5, 8) SPECTRUM_PAIR(6, 7) SPECTRUM_PAIR(6, 8) SPECTRUM_PAIR(7, 8)
+#undef SPECTRUM_PAIR
+                int best = 0;
+                for (int i = 0; i < 9; ++i)
+                    best = std::max(best, counts[i] * 512 + (511 - bins[i]));
+                const int bestBin = 511 - (best & 511), count = best >> 9;
+                int sum = 0;
+                for (int i = 0; i < 9; ++i)
                     sum += bins[i] == bestBin ? v[i] : 0;
-                    count += bins[i] == bestBin;
-                }
-                return (sum * 2 + count) / (count * 2);  // rounded mean; all values ≥ 0 here
+                // The rounded mean, (2·sum + count) / (2·count) ≥ 0: in float, exact here (far from the next integer).
+                return int(float(2 * sum + count) / float(2 * count));
             });
         });
     }
