@@ -2,6 +2,7 @@
 
 #include "dcmtksupport.h"
 #include "jpeg2000.h"
+#include "pixelplan.h"
 
 #include "spectrum/core/logging.h"
 
@@ -104,27 +105,6 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
     return info;
 }
 
-// Extracts the stored value from a raw word: shift the high bit down, mask to Bits Stored, sign-extend.
-template <typename Raw, typename Out>
-void unpackGray(const Raw *src, Out *dst, qsizetype count, const ImageInfo &info)
-{
-    const int shift = info.highBit + 1 - info.bitsStored;
-    const unsigned mask = info.bitsStored >= 32 ? ~0u : ((1u << info.bitsStored) - 1u);
-    const unsigned signBit = 1u << (info.bitsStored - 1);
-    const bool needsWork = shift != 0 || info.bitsStored != int(sizeof(Raw) * 8);
-    for (qsizetype i = 0; i < count; ++i) {
-        unsigned v = unsigned(src[i]);
-        if (needsWork)
-            v = (v >> shift) & mask;
-        if (info.isSigned && (v & signBit))
-            dst[i] = Out(int(v) - int(mask) - 1);
-        else
-            dst[i] = Out(v);
-    }
-}
-
-quint8 clamp8(double v) { return quint8(std::lround(std::clamp(v, 0.0, 255.0))); }
-
 } // namespace
 
 QString transferSyntaxName(const QString &uid)
@@ -221,68 +201,21 @@ Result<QList<QByteArray>> encapsulatedFrames(DcmElement *element, E_TransferSynt
     return Error(ErrorCode::InvalidDicom, QStringLiteral("%1 fragments for %2 frames and no offset table to split them").arg(fragments.size()).arg(frameCount));
 }
 
-/// PALETTE COLOR (PS3.3 C.7.6.3.1.5): the decoded indices through the red, green and blue lookup tables into
-/// RGB. Entries of 16 bits keep their high byte. Segmented palettes are not supported (a clear error).
-Error applyPalette(DcmItem *ds, DecodedImage &image)
+/// One JPEG 2000 frame into `out`, a frame of the plan's format: palette indices through the tables.
+Error decodeJpeg2000Frame(const pixels::Plan &plan, const ImageInfo &stored, const QByteArray &codestream, uchar *out)
 {
-    if (ds->tagExists(DCM_SegmentedRedPaletteColorLookupTableData))
-        return Error(ErrorCode::Unsupported, QStringLiteral("segmented palette colour lookup tables"));
-    struct Lut
-    {
-        int entries = 0, first = 0, bits = 0;
-        const Uint16 *data = nullptr;
-        unsigned long count = 0;
-    };
-    const DcmTagKey descriptors[3] = {DCM_RedPaletteColorLookupTableDescriptor, DCM_GreenPaletteColorLookupTableDescriptor, DCM_BluePaletteColorLookupTableDescriptor};
-    const DcmTagKey tables[3] = {DCM_RedPaletteColorLookupTableData, DCM_GreenPaletteColorLookupTableData, DCM_BluePaletteColorLookupTableData};
-    Lut luts[3];
-    for (int c = 0; c < 3; ++c) {
-        Uint16 n = 0, first = 0, bits = 0;
-        if (ds->findAndGetUint16(descriptors[c], n, 0).bad() || ds->findAndGetUint16(descriptors[c], first, 1).bad() || ds->findAndGetUint16(descriptors[c], bits, 2).bad())
-            return Error(ErrorCode::InvalidDicom, QStringLiteral("PALETTE COLOR without a complete lookup table descriptor"));
-        luts[c].entries = n == 0 ? 65536 : n;
-        luts[c].first = first;
-        luts[c].bits = bits;
-        if (bits != 8 && bits != 16)
-            return Error(ErrorCode::InvalidDicom, QStringLiteral("palette entries of %1 bits").arg(bits));
-        if (ds->findAndGetUint16Array(tables[c], luts[c].data, &luts[c].count).bad() || !luts[c].data)
-            return Error(ErrorCode::InvalidDicom, QStringLiteral("PALETTE COLOR without lookup table data"));
-        const unsigned long entries = static_cast<unsigned long>(luts[c].entries);
-        const unsigned long needed = bits == 16 ? entries : (entries + 1) / 2;
-        if (luts[c].count < needed)
-            return Error(ErrorCode::InvalidDicom, QStringLiteral("a palette lookup table holds %1 words, its descriptor needs %2").arg(luts[c].count).arg(needed));
-    }
-    const PixelBuffer &indices = image.pixels;
-    PixelBuffer rgb(PixelFormat::Rgb24, indices.width(), indices.height(), indices.frames());
-    const qint64 count = qint64(indices.width()) * indices.height();
-    for (int f = 0; f < indices.frames(); ++f) {
-        uchar *out = rgb.frameData(f);
-        for (qint64 i = 0; i < count; ++i) {
-            const int index = indices.format() == PixelFormat::Gray8 ? indices.frameData(f)[i]
-                                                                     : reinterpret_cast<const quint16 *>(indices.frameData(f))[i];
-            for (int c = 0; c < 3; ++c) {
-                const Lut &l = luts[c];
-                const int e = std::clamp(index - l.first, 0, l.entries - 1);  // below the first: the first entry; above: the last
-                out[3 * i + c] = l.bits == 16 ? uchar(l.data[e] >> 8)
-                                              : uchar(reinterpret_cast<const Uint8 *>(l.data)[e]);  // 8-bit entries packed in words
-            }
-        }
-    }
-    image.pixels = rgb;
-    image.info.photometric = Photometric::Rgb;
-    image.info.photometricName = QStringLiteral("RGB");
-    image.info.samplesPerPixel = 3;
+    if (!plan.palette)
+        return jpeg2000::decodeFrame(codestream, stored.columns, stored.rows, plan.format, stored.bitsStored, out);
+    const PixelFormat indexFormat = stored.bitsAllocated == 8 ? PixelFormat::Gray8 : PixelFormat::Gray16;
+    PixelBuffer indices(indexFormat, stored.columns, stored.rows, 1);
+    if (Error e = jpeg2000::decodeFrame(codestream, stored.columns, stored.rows, indexFormat, stored.bitsStored, indices.frameData(0)); e.isError())
+        return e;
+    pixels::applyPalette(plan, indices.frameData(0), indexFormat, qsizetype(stored.columns) * stored.rows, out);
     return Error();
 }
 
-Result<DecodedImage> decodeDicom(const ByteView &bytes)
+Result<DecodedImage> decodeDataset(DcmDataset *ds)
 {
-    registerCodecs();
-    DcmFileFormat ff;
-    if (Error e = parse(bytes, ff, ParseExtent::Everything); e.isError())
-        return e;
-    DcmDataset *ds = ff.getDataset();
-
     const E_TransferSyntax original = ds->getOriginalXfer();
     const DcmXfer originalXfer(original);
     const QString xferUid = QString::fromLatin1(originalXfer.getXferID());
@@ -304,130 +237,68 @@ Result<DecodedImage> decodeDicom(const ByteView &bytes)
     image.info = infoResult.takeValue();
     ImageInfo &info = image.info;
     info.transferSyntaxUid = xferUid;
-
-    const bool gray = info.samplesPerPixel == 1 && info.isMonochrome();
-    // JPEG 2000 colour is RGB, YBR_RCT or YBR_ICT: OpenJPEG undoes the component transform, so it comes out RGB.
-    const bool color = info.samplesPerPixel == 3
-        && (info.photometric == Photometric::Rgb || info.photometric == Photometric::YbrFull
-            || (jpeg2000 && info.photometricName.startsWith(QLatin1String("YBR_"))));
-    const bool palette = info.samplesPerPixel == 1 && info.photometric == Photometric::PaletteColor;
-    if (!gray && !color && !palette) {
-        return Error(ErrorCode::Unsupported, QStringLiteral("photometric interpretation %1 with %2 samples per pixel")
-                                                 .arg(info.photometricName).arg(info.samplesPerPixel));
-    }
-    if (color && info.bitsAllocated != 8)
-        return Error(ErrorCode::Unsupported, QStringLiteral("%1-bit colour").arg(info.bitsAllocated));
-
-    PixelFormat format;
-    if (palette)  // the indices first, unsigned; mapped to RGB at the end
-        format = info.bitsAllocated == 8 ? PixelFormat::Gray8 : PixelFormat::Gray16;
-    else if (color)
-        format = PixelFormat::Rgb24;
-    else if (info.bitsAllocated == 8)
-        format = info.isSigned ? PixelFormat::Gray8Signed : PixelFormat::Gray8;
-    else
-        format = info.isSigned ? PixelFormat::Gray16Signed : PixelFormat::Gray16;
-
-    const qint64 outBytes = PixelBuffer::checkedByteCount(format, info.columns, info.rows, info.frames);
-    if (outBytes < 0) {
-        return Error(ErrorCode::InvalidDicom, QStringLiteral("image too large: %1 × %2 × %3 frames")
-                                                  .arg(info.columns).arg(info.rows).arg(info.frames));
-    }
-    const qint64 pixelsPerFrame = qint64(info.columns) * info.rows;
-    const qint64 samples = pixelsPerFrame * info.frames * info.samplesPerPixel;
+    const ImageInfo stored = info;  // as the data is stored; the plan turns colour into RGB
+    Result<pixels::Plan> planned = pixels::makePlan(ds, info, jpeg2000);
+    if (!planned.isOk())
+        return planned.error();
+    const pixels::Plan &plan = planned.value();
 
     DcmElement *pixelElement = nullptr;
     if (ds->findAndGetElement(DCM_PixelData, pixelElement).bad() || !pixelElement)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("no Pixel Data"));
-
-    image.pixels = PixelBuffer(format, info.columns, info.rows, info.frames);
-    uchar *out = image.pixels.frameData(0);
+    image.pixels = PixelBuffer(plan.format, info.columns, info.rows, info.frames);
 
     if (jpeg2000) {
         Result<QList<QByteArray>> frames = encapsulatedFrames(pixelElement, original, info.frames);
         if (!frames.isOk())
             return frames.error();
         for (int f = 0; f < info.frames; ++f) {
-            if (Error e = jpeg2000::decodeFrame(frames.value().at(f), info.columns, info.rows, format, info.bitsStored, image.pixels.frameData(f)); e.isError())
+            if (Error e = decodeJpeg2000Frame(plan, stored, frames.value().at(f), image.pixels.frameData(f)); e.isError())
                 return e.withContext(QStringLiteral("frame %1").arg(f + 1));
-        }
-        if (color) {
-            info.photometric = Photometric::Rgb;
-            info.photometricName = QStringLiteral("RGB");
-        }
-        if (palette) {
-            if (Error e = applyPalette(ds, image); e.isError())
-                return e;
         }
         return image;
     }
 
     // The element's value is in host byte order after parsing; 8-bit data may be held as OB or OW.
     const qint64 available = qint64(pixelElement->getLength());
-    const qint64 needed = samples * (info.bitsAllocated / 8);
+    const qint64 needed = qint64(plan.storedFrameBytes) * info.frames;
     if (available < needed) {
         return Error(ErrorCode::InvalidDicom, QStringLiteral("Pixel Data holds %1 bytes, the image needs %2")
                                                   .arg(available).arg(needed));
     }
+    const uchar *raw = nullptr;
+    Uint8 *raw8 = nullptr;
+    Uint16 *raw16 = nullptr;
     if (info.bitsAllocated == 16) {
-        Uint16 *raw = nullptr;
-        if (pixelElement->getUint16Array(raw).bad() || !raw)
+        if (pixelElement->getUint16Array(raw16).bad() || !raw16)
             return Error(ErrorCode::InvalidDicom, QStringLiteral("cannot read 16-bit Pixel Data"));
-        if (info.isSigned)
-            unpackGray(raw, reinterpret_cast<qint16 *>(out), samples, info);
-        else
-            unpackGray(raw, reinterpret_cast<quint16 *>(out), samples, info);
+        raw = reinterpret_cast<const uchar *>(raw16);
+    } else if (pixelElement->getUint8Array(raw8).good() && raw8) {
+        raw = raw8;
+    } else if (pixelElement->getUint16Array(raw16).good() && raw16) {
+        // OW on a little-endian host: the words' bytes are the original byte stream.
+        static_assert(Q_BYTE_ORDER == Q_LITTLE_ENDIAN, "8-bit OW pixel data assumes a little-endian host");
+        raw = reinterpret_cast<const uchar *>(raw16);
     } else {
-        const Uint8 *raw = nullptr;
-        Uint8 *raw8 = nullptr;
-        Uint16 *raw16 = nullptr;
-        if (pixelElement->getUint8Array(raw8).good() && raw8) {
-            raw = raw8;
-        } else if (pixelElement->getUint16Array(raw16).good() && raw16) {
-            // OW on a little-endian host: the words' bytes are the original byte stream.
-            static_assert(Q_BYTE_ORDER == Q_LITTLE_ENDIAN, "8-bit OW pixel data assumes a little-endian host");
-            raw = reinterpret_cast<const Uint8 *>(raw16);
-        } else {
-            return Error(ErrorCode::InvalidDicom, QStringLiteral("cannot read 8-bit Pixel Data"));
-        }
-        if (color) {
-            const int planar = getInt(ds, DCM_PlanarConfiguration, 0);
-            for (int f = 0; f < info.frames; ++f) {
-                const Uint8 *src = raw + f * pixelsPerFrame * 3;
-                uchar *dst = out + f * pixelsPerFrame * 3;
-                if (planar == 1) {
-                    for (qint64 i = 0; i < pixelsPerFrame; ++i) {
-                        dst[3 * i] = src[i];
-                        dst[3 * i + 1] = src[pixelsPerFrame + i];
-                        dst[3 * i + 2] = src[2 * pixelsPerFrame + i];
-                    }
-                } else {
-                    std::memcpy(dst, src, size_t(pixelsPerFrame * 3));
-                }
-                if (info.photometric == Photometric::YbrFull) {
-                    for (qint64 i = 0; i < pixelsPerFrame; ++i) {  // PS3.3 C.7.6.3.1.2, full range
-                        const double y = dst[3 * i], cb = dst[3 * i + 1] - 128.0, cr = dst[3 * i + 2] - 128.0;
-                        dst[3 * i] = clamp8(y + 1.402 * cr);
-                        dst[3 * i + 1] = clamp8(y - 0.344136 * cb - 0.714136 * cr);
-                        dst[3 * i + 2] = clamp8(y + 1.772 * cb);
-                    }
-                }
-            }
-            if (info.photometric == Photometric::YbrFull) {
-                info.photometric = Photometric::Rgb;
-                info.photometricName = QStringLiteral("RGB");
-            }
-        } else if (info.isSigned) {
-            unpackGray(raw, reinterpret_cast<qint8 *>(out), samples, info);
-        } else {
-            unpackGray(raw, reinterpret_cast<quint8 *>(out), samples, info);
-        }
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("cannot read 8-bit Pixel Data"));
     }
-    if (palette) {
-        if (Error e = applyPalette(ds, image); e.isError())
-            return e;
+    for (int f = 0; f < info.frames; ++f) {
+        const uchar *frame = raw + qsizetype(f) * plan.storedFrameBytes;
+        if (plan.planar == 1)
+            pixels::convertPlanarFrame(plan, stored, frame, image.pixels.frameData(f));
+        else
+            pixels::convertRows(plan, stored, frame, 0, info.rows, image.pixels.frameData(f));
     }
     return image;
+}
+
+Result<DecodedImage> decodeDicom(const ByteView &bytes)
+{
+    registerCodecs();
+    DcmFileFormat ff;
+    if (Error e = parse(bytes, ff, ParseExtent::Everything); e.isError())
+        return e;
+    return decodeDataset(ff.getDataset());
 }
 
 } // namespace spectrum
