@@ -2,12 +2,14 @@
 
 #include "dcmtksupport.h"
 #include "jpeg2000.h"
+#include "decoding.h"
 #include "pixelplan.h"
 
 #include "spectrum/core/logging.h"
 
 #include <QFile>
 
+#include <dcmtk/dcmdata/dccodec.h>
 #include <dcmtk/dcmdata/dcpixseq.h>
 #include <dcmtk/dcmdata/dcpxitem.h>
 #include <dcmtk/dcmdata/dcxfer.h>
@@ -40,6 +42,8 @@ double getDouble(DcmItem *ds, const DcmTagKey &tag, unsigned long pos, double fa
         *found = ok;
     return ok ? double(v) : fallback;
 }
+
+} // namespace
 
 Result<ImageInfo> readImageInfo(DcmDataset *ds)
 {
@@ -105,7 +109,6 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
     return info;
 }
 
-} // namespace
 
 QString transferSyntaxName(const QString &uid)
 {
@@ -223,6 +226,12 @@ Result<DecodedImage> decodeDataset(DcmDataset *ds)
     const bool jpeg2000 = original == EXS_JPEG2000LosslessOnly || original == EXS_JPEG2000;
     if (originalXfer.isEncapsulated() && !jpeg2000) {
         const OFCondition cond = ds->chooseRepresentation(EXS_LittleEndianExplicit, nullptr);
+        if ((cond.bad() || !ds->canWriteXfer(EXS_LittleEndianExplicit)) && DcmCodecList::canChangeCoding(original, EXS_LittleEndianExplicit)) {
+            // A codec is there: the data itself is broken.
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("cannot decode the %1 pixel data%2")
+                                                      .arg(QString::fromLatin1(originalXfer.getXferName()),
+                                                           cond.bad() ? QStringLiteral(": ") + QString::fromLatin1(cond.text()) : QString()));
+        }
         if (cond.bad() || !ds->canWriteXfer(EXS_LittleEndianExplicit)) {
             return Error(ErrorCode::Unsupported, QStringLiteral("unsupported transfer syntax %1 (%2)%3")
                                                      .arg(xferUid, QString::fromLatin1(originalXfer.getXferName()),
