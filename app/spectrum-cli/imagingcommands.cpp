@@ -1,9 +1,13 @@
 #include "imagingcommands.h"
 
+#include "blobtarget.h"
+
 #include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/imaging/derivedinstance.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/progressiveimage.h"
+#include "spectrum/transfer/buffersink.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -48,6 +52,50 @@ FilterRegistry registryFor(const QCommandLineParser &p)
     return r;
 }
 
+/// An instance pulled from a blob server and decoded and filtered by a ProgressiveImage: while it arrives
+/// (`overlap`), or once it is all in (fetch, then filter).
+struct PulledImage
+{
+    DecodedImage image;
+    ByteView original;         ///< the instance's bytes
+    double transferSeconds = 0;
+    double totalSeconds = 0;   ///< to the filtered image
+    double firstRowsSeconds = -1;
+};
+
+Result<PulledImage> pullFiltered(BlobTarget &t, const FilterChain &chain, QThreadPool *pool, bool overlap)
+{
+    std::unique_ptr<BufferSink> sink;
+    auto factory = [&sink](const RemoteBlobInfo &, qint64 begin, qint64 end) -> Result<ByteSink *> {
+        sink = std::make_unique<BufferSink>(end - begin);
+        if (!sink->isValid())
+            return Error(ErrorCode::DiskFull, QStringLiteral("cannot hold %1 bytes in memory").arg(end - begin));
+        return sink.get();
+    };
+    ProgressiveImage progressive(chain, pool);
+    QElapsedTimer clock;
+    clock.start();
+    auto *job = t.client->pull(t.key, factory);
+    if (overlap) {
+        QObject::connect(job, &Job::dataAvailable, job, [&progressive, &sink](qint64, qint64 end) { progressive.bytesAvailable(sink->data(), end); });
+    }
+    Result<PullResult> pulled = runSync(job);
+    if (!pulled.isOk())
+        return pulled.error();
+    PulledImage result;
+    result.transferSeconds = clock.nsecsElapsed() / 1e9;
+    if (!overlap)
+        progressive.bytesAvailable(sink->data(), sink->size());
+    Result<DecodedImage> image = progressive.finish();
+    if (!image.isOk())
+        return image.error();
+    result.totalSeconds = clock.nsecsElapsed() / 1e9;
+    result.firstRowsSeconds = overlap ? progressive.firstRowsSeconds() : -1;
+    result.image = image.takeValue();
+    result.original = sink->view();
+    return result;
+}
+
 const QCommandLineOption pluginsOption{QStringLiteral("plugins"), QStringLiteral("Another folder of filter plugins (repeatable)."), QStringLiteral("DIR")};
 
 } // namespace
@@ -80,11 +128,12 @@ int cmdFilter(const QStringList &args)
     p.setApplicationDescription(QStringLiteral("Applies filters to a DICOM file and writes the result as a derived instance "
                                                "(same patient and study, new series, DERIVED\\SECONDARY, the filters in its Derivation Description)."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("in"), QStringLiteral("A DICOM file."));
+    p.addPositionalArgument(QStringLiteral("in"), QStringLiteral("A DICOM file, or blob://HOST:PORT/KEY (filtered while it streams in)."));
     p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("The derived instance to write."));
     p.addOption({QStringLiteral("filter"), QStringLiteral("NAME[:param=value,...] (repeatable, applied in order; see `spectrum-cli filters`)."), QStringLiteral("SPEC")});
     p.addOption({QStringLiteral("threads"), QStringLiteral("Threads to filter on (default: all cores)."), QStringLiteral("N")});
     p.addOption(pluginsOption);
+    addTransferOptions(p);
     p.process(args);
     if (p.positionalArguments().size() != 2)
         return fail(QStringLiteral("filter: IN OUT --filter NAME[:param=value,...]"), 2);
@@ -96,20 +145,38 @@ int cmdFilter(const QStringList &args)
         return fail(QStringLiteral("filter: %1").arg(chain.error().message()), 2);
 
     const QString inPath = p.positionalArguments().at(0), outPath = p.positionalArguments().at(1);
-    QFile in(inPath);
-    if (!in.open(QIODevice::ReadOnly))
-        return fail(QStringLiteral("cannot read %1: %2").arg(inPath, in.errorString()));
-    const ByteView original(in.readAll());
-    Result<DecodedImage> image = decodeDicom(original);
-    if (!image.isOk())
-        return fail(QStringLiteral("%1: %2").arg(inPath, image.error().toString()));
-
     QThreadPool pool;
     pool.setMaxThreadCount(p.isSet(QStringLiteral("threads")) ? std::max(1, p.value(QStringLiteral("threads")).toInt()) : QThread::idealThreadCount());
+    ByteView original;
+    Result<PixelBuffer> filtered = Error(ErrorCode::Internal, QString());
     QElapsedTimer clock;
     clock.start();
-    Result<PixelBuffer> filtered = applyFilters(chain.value(), image.value().pixels, image.value().info, &pool);
-    const double ms = clock.nsecsElapsed() / 1e6;
+    QString timing;
+    if (inPath.startsWith(QLatin1String("blob://")) || inPath.startsWith(QLatin1String("blobs://"))) {
+        // Decoded and filtered while it streams in.
+        Result<BlobTarget> t = target(p, inPath);
+        if (!t.isOk())
+            return fail(t.error().toString(), 2);
+        Result<PulledImage> pulled = pullFiltered(t.value(), chain.value(), &pool, true);
+        if (!pulled.isOk())
+            return fail(QStringLiteral("%1: %2").arg(inPath, pulled.error().toString()));
+        original = pulled.value().original;
+        filtered = pulled.value().image.pixels;
+        timing = QStringLiteral("transfer %1 ms, filtered image %2 ms after the start (first rows at %3 ms)")
+                     .arg(pulled.value().transferSeconds * 1e3, 0, 'f', 1).arg(pulled.value().totalSeconds * 1e3, 0, 'f', 1)
+                     .arg(pulled.value().firstRowsSeconds * 1e3, 0, 'f', 1);
+    } else {
+        QFile in(inPath);
+        if (!in.open(QIODevice::ReadOnly))
+            return fail(QStringLiteral("cannot read %1: %2").arg(inPath, in.errorString()));
+        original = ByteView(in.readAll());
+        Result<DecodedImage> image = decodeDicom(original);
+        if (!image.isOk())
+            return fail(QStringLiteral("%1: %2").arg(inPath, image.error().toString()));
+        clock.restart();
+        filtered = applyFilters(chain.value(), image.value().pixels, image.value().info, &pool);
+        timing = QStringLiteral("%1 ms").arg(clock.nsecsElapsed() / 1e6, 0, 'f', 1);
+    }
     if (!filtered.isOk())
         return fail(QStringLiteral("%1: %2").arg(inPath, filtered.error().toString()));
 
@@ -121,10 +188,10 @@ int cmdFilter(const QStringList &args)
     QSaveFile file(outPath);
     if (!file.open(QIODevice::WriteOnly) || file.write(derived.value().bytes) != derived.value().bytes.size() || !file.commit())
         return fail(QStringLiteral("cannot write %1: %2").arg(outPath, file.errorString()));
-    out(QStringLiteral("%1 → %2: %3 (%4×%5, %6 frame(s), %7 ms on %8 thread(s)); SOP Instance UID %9")
+    out(QStringLiteral("%1 → %2: %3 (%4×%5, %6 frame(s), %7 on %8 thread(s)); SOP Instance UID %9")
             .arg(inPath, outPath, derivation.description)
             .arg(filtered.value().width()).arg(filtered.value().height()).arg(filtered.value().frames())
-            .arg(ms, 0, 'f', 1).arg(pool.maxThreadCount()).arg(derived.value().identity.sopInstanceUid));
+            .arg(timing).arg(pool.maxThreadCount()).arg(derived.value().identity.sopInstanceUid));
     return 0;
 }
 
@@ -322,6 +389,63 @@ int benchFilters(const QStringList &args)
     return 0;
 }
 
+int benchIlp(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Fetches an image from a blob server through a filter chain, filtering while it arrives and, in "
+                                               "the same run, fetching first and filtering after; prints the times and the overlap's ratio to "
+                                               "max(transfer, filtering). tests/bench/ilp.sh sets up a throttled link."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY of a DICOM instance."));
+    p.addOption({QStringLiteral("filter"), QStringLiteral("The chain (default: gaussian:sigma=2, unsharp, despeckle)."), QStringLiteral("SPEC")});
+    p.addOption({QStringLiteral("repeats"), QStringLiteral("Runs of each, best kept (default 3)."), QStringLiteral("N"), QStringLiteral("3")});
+    p.addOption({QStringLiteral("threads"), QStringLiteral("Threads to filter on (default 1, so that filtering takes its time)."), QStringLiteral("N"), QStringLiteral("1")});
+    addTransferOptions(p);
+    p.process(args);
+    if (p.positionalArguments().size() != 1)
+        return fail(QStringLiteral("bench ilp: URL"), 2);
+    Result<BlobTarget> t = target(p, p.positionalArguments().at(0));
+    if (!t.isOk())
+        return fail(t.error().toString(), 2);
+    const QStringList specs = p.isSet(QStringLiteral("filter")) ? p.values(QStringLiteral("filter"))
+        : QStringList{QStringLiteral("gaussian:sigma=2"), QStringLiteral("unsharp"), QStringLiteral("despeckle")};
+    Result<FilterChain> chain = FilterRegistry().makeChain(specs);
+    if (!chain.isOk())
+        return fail(chain.error().message(), 2);
+    QThreadPool pool;
+    pool.setMaxThreadCount(std::max(1, p.value(QStringLiteral("threads")).toInt()));
+    const int reps = std::max(1, p.value(QStringLiteral("repeats")).toInt());
+    double transfer = 1e9, filtering = 1e9, sequential = 1e9, overlapped = 1e9, firstRows = 1e9;
+    QByteArray reference;
+    for (int r = 0; r < reps; ++r) {
+        Result<PulledImage> after = pullFiltered(t.value(), chain.value(), &pool, false);
+        if (!after.isOk())
+            return fail(after.error().toString());
+        transfer = std::min(transfer, after.value().transferSeconds);
+        filtering = std::min(filtering, after.value().totalSeconds - after.value().transferSeconds);
+        sequential = std::min(sequential, after.value().totalSeconds);
+        Result<PulledImage> during = pullFiltered(t.value(), chain.value(), &pool, true);
+        if (!during.isOk())
+            return fail(during.error().toString());
+        overlapped = std::min(overlapped, during.value().totalSeconds);
+        firstRows = std::min(firstRows, during.value().firstRowsSeconds);
+        const PixelBuffer &a = after.value().image.pixels, &b = during.value().image.pixels;
+        if (a.frameBytes() != b.frameBytes() || std::memcmp(a.frameData(0), b.frameData(0), size_t(a.frameBytes() * a.frames())) != 0)
+            return fail(QStringLiteral("bench ilp: filtering while the image arrived gave other pixels than filtering after"));
+        if (r == 0)
+            out(QStringLiteral("%1: %2×%3, %4 bytes; chain %5; %6 thread(s)").arg(p.positionalArguments().at(0)).arg(a.width()).arg(a.height())
+                    .arg(after.value().original.size()).arg(chain.value().description()).arg(pool.maxThreadCount()));
+    }
+    out(QStringLiteral("best of %1                                  seconds").arg(reps));
+    out(QStringLiteral("transfer alone                               %1").arg(transfer, 8, 'f', 3));
+    out(QStringLiteral("decoding and filtering alone                 %1").arg(filtering, 8, 'f', 3));
+    out(QStringLiteral("fetch, then filter                           %1").arg(sequential, 8, 'f', 3));
+    out(QStringLiteral("filtering while it arrives                   %1   (first filtered rows after %2)").arg(overlapped, 8, 'f', 3).arg(firstRows, 0, 'f', 3));
+    out(QStringLiteral("overlapped / max(transfer, filtering) = %1  (goal ≤ 1.15); overlapped / sequential = %2")
+            .arg(overlapped / std::max(transfer, filtering), 0, 'f', 2).arg(overlapped / sequential, 0, 'f', 2));
+    return 0;
+}
+
 } // namespace
 
 int cmdBench(const QStringList &args)
@@ -333,7 +457,9 @@ int cmdBench(const QStringList &args)
     rest[0] = QStringLiteral("spectrum-cli bench ") + what;
     if (what == QLatin1String("filters"))
         return benchFilters(rest);
-    return fail(QStringLiteral("bench: filters (more to come: ilp)"), 2);
+    if (what == QLatin1String("ilp"))
+        return benchIlp(rest);
+    return fail(QStringLiteral("bench: filters | ilp"), 2);
 }
 
 } // namespace spectrum::cli

@@ -2,6 +2,7 @@
 // render DICOM files. Wiring only: the work is done by the libraries.
 
 #include "archivecommands.h"
+#include "blobtarget.h"
 #include "imagingcommands.h"
 
 #include "spectrum/core/settings.h"
@@ -28,6 +29,9 @@
 #include <unistd.h>
 
 using namespace spectrum;
+using spectrum::cli::BlobTarget;
+using spectrum::cli::addTransferOptions;
+using spectrum::cli::target;
 
 namespace {
 
@@ -228,50 +232,6 @@ int cmdRender(const QStringList &args)
 }
 
 // ---- blob:// commands ----
-
-void addTransferOptions(QCommandLineParser &p)
-{
-    p.addOption({QStringLiteral("token-file"), QStringLiteral("File holding the server's token (default: $SPECTRUM_TOKEN)."), QStringLiteral("FILE")});
-    p.addOption({QStringLiteral("streams"), QStringLiteral("Data connections, or auto: add while the rate grows (default)."), QStringLiteral("N|auto"), QStringLiteral("auto")});
-    p.addOption({QStringLiteral("chunk"), QStringLiteral("Chunk size in KiB (default 4096)."), QStringLiteral("KIB"), QStringLiteral("4096")});
-    p.addOption({QStringLiteral("ca-file"), QStringLiteral("PEM certificates to trust for blobs:// (besides the system's)."), QStringLiteral("FILE")});
-    p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds without progress before a connection counts as failed (default 30)."), QStringLiteral("S"), QStringLiteral("30")});
-}
-
-struct BlobTarget
-{
-    std::unique_ptr<BlobClient> client;
-    QString key;
-};
-
-Result<BlobTarget> target(const QCommandLineParser &p, const QString &url)
-{
-    auto parsed = BlobEndpoint::fromUrl(QUrl(url));
-    if (!parsed.isOk())
-        return parsed.error();
-    BlobEndpoint ep = parsed.value().first;
-    if (p.isSet(QStringLiteral("token-file"))) {
-        QFile f(p.value(QStringLiteral("token-file")));
-        if (!f.open(QIODevice::ReadOnly))
-            return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(f.fileName(), f.errorString()));
-        ep.token = QString::fromUtf8(f.readAll()).trimmed();
-    } else {
-        ep.token = qEnvironmentVariable("SPECTRUM_TOKEN");
-    }
-    ep.caFile = p.value(QStringLiteral("ca-file"));
-    BlobTarget t;
-    t.client = std::make_unique<BlobClient>(ep);
-    TransferOptions o;
-    const QString streams = p.value(QStringLiteral("streams"));
-    o.streams = streams == QLatin1String("auto") ? 0 : streams.toInt();
-    o.chunkSize = p.value(QStringLiteral("chunk")).toLongLong() * 1024;
-    o.timeoutMs = p.value(QStringLiteral("timeout")).toInt() * 1000;
-    if ((o.streams < 1 && streams != QLatin1String("auto")) || o.chunkSize < 4096 || o.timeoutMs < 1000)
-        return Error(ErrorCode::InvalidArgument, QStringLiteral("--streams N (≥ 1) or auto, --chunk ≥ 4 KiB and --timeout ≥ 1 s"));
-    t.client->setDefaults(o);
-    t.key = parsed.value().second;
-    return t;
-}
 
 /// The common start of the blob:// commands: description, transfer options, positional arguments (the URL
 /// first; `names` as shown in errors), then the endpoint. Returns 0, or the exit code to return.

@@ -4,6 +4,7 @@
 #include "spectrum/core/dicomidentity.h"
 
 #include <QList>
+#include <QMetaType>
 #include <QString>
 
 #include <array>
@@ -68,3 +69,5 @@ struct ImageInfo
 };
 
 } // namespace spectrum
+
+Q_DECLARE_METATYPE(spectrum::ImageInfo)

@@ -1,0 +1,157 @@
+#include "spectrum/imaging/progressiveimage.h"
+
+#include "spectrum/imaging/streamingdecoder.h"
+
+#include <QElapsedTimer>
+#include <QThread>
+
+#include <atomic>
+#include <cstring>
+
+namespace spectrum {
+
+struct ProgressiveImage::Private
+{
+    FilterChain chain;
+    QThreadPool *pool = nullptr;
+    QThread thread;
+    QObject *worker = nullptr;  ///< lives in `thread`: queued work runs there
+
+    std::atomic<const char *> data{nullptr};
+    std::atomic<qint64> end{0};
+    std::atomic<bool> scheduled{false};
+    QElapsedTimer clock;
+    std::atomic<qint64> firstRowsNs{-1};
+
+    // The thread's own state.
+    StreamingDecoder decoder;
+    qint64 fed = 0;
+    Error error;
+    bool headerSignalled = false;
+    PlaneFormat in, out;
+    PixelBuffer filtered;
+    std::unique_ptr<BandProcessor> band;
+    int frame = 0;
+    int rowsSignalled = 0;
+
+    /// Feeds what arrived to the decoder, then the decoded rows to the filters. On the image's thread.
+    void process(ProgressiveImage *q)
+    {
+        scheduled = false;
+        const qint64 upTo = end.load();
+        const char *bytes = data.load();
+        if (!error.isError() && upTo > fed && bytes) {
+            error = decoder.feed(bytes + fed, upTo - fed);
+            fed = upTo;
+        }
+        advance(q);
+    }
+
+    void advance(ProgressiveImage *q)
+    {
+        if (error.isError() || !decoder.hasHeader())
+            return;
+        if (!headerSignalled) {
+            headerSignalled = true;
+            Q_EMIT q->headerReady(decoder.info());
+        }
+        const PixelBuffer &decoded = decoder.pixels();
+        if (decoded.isNull())
+            return;  // compressed: the first frame is not decoded yet
+        if (filtered.isNull()) {
+            in = planeFormatOf(decoded, decoder.info());
+            out = chain.outputFormat(in);
+            if (out.width < 1 || out.height < 1 || PixelBuffer::checkedByteCount(decoded.format(), out.width, out.height, decoded.frames(), qint64(4) << 30) < 0) {
+                error = Error(ErrorCode::InvalidArgument, QStringLiteral("the filtered image would be %1 × %2 × %3 frames: too large").arg(out.width).arg(out.height).arg(decoded.frames()));
+                return;
+            }
+            filtered = PixelBuffer(decoded.format(), out.width, out.height, decoded.frames());
+        }
+        while (frame < decoded.frames()) {
+            const int rowsIn = decoder.framesComplete() > frame ? in.height : decoder.framesComplete() == frame ? decoder.rowsComplete() : 0;
+            int rowsOut = 0;
+            if (chain.isEmpty()) {
+                const qsizetype rowBytes = in.rowBytes();
+                std::memcpy(filtered.frameData(frame) + rowsSignalled * rowBytes, decoded.frameData(frame) + rowsSignalled * rowBytes,
+                            size_t((rowsIn - rowsSignalled) * rowBytes));
+                rowsOut = rowsIn;
+            } else {
+                if (!band) {
+                    const uchar *src = decoded.frameData(frame);
+                    uchar *dst = filtered.frameData(frame);
+                    const qsizetype inRow = in.rowBytes(), outRow = out.rowBytes();
+                    band = std::make_unique<BandProcessor>(chain, in, [src, inRow](int y) -> const void * { return src + y * inRow; }, pool,
+                                                           [dst, outRow](int y) -> void * { return dst + y * outRow; });
+                }
+                rowsOut = band->inputArrived(rowsIn);
+            }
+            if (rowsOut > rowsSignalled) {
+                if (firstRowsNs.load() < 0)
+                    firstRowsNs = clock.nsecsElapsed();
+                rowsSignalled = rowsOut;
+                Q_EMIT q->rowsReady(frame, rowsOut);
+            }
+            if (rowsOut < out.height)
+                break;
+            ++frame;
+            band.reset();
+            rowsSignalled = 0;
+        }
+    }
+};
+
+ProgressiveImage::ProgressiveImage(FilterChain chain, QThreadPool *pool, QObject *parent) : QObject(parent), d(std::make_unique<Private>())
+{
+    qRegisterMetaType<spectrum::ImageInfo>();
+    d->chain = std::move(chain);
+    d->pool = pool;
+    d->worker = new QObject;
+    d->worker->moveToThread(&d->thread);
+    d->thread.setObjectName(QStringLiteral("spectrum-progressive"));
+    d->thread.start();
+}
+
+ProgressiveImage::~ProgressiveImage()
+{
+    d->thread.quit();
+    d->thread.wait();
+    delete d->worker;
+}
+
+void ProgressiveImage::bytesAvailable(const char *data, qint64 end)
+{
+    if (!d->clock.isValid())
+        d->clock.start();
+    d->data = data;
+    d->end = end;
+    if (!d->scheduled.exchange(true))
+        QMetaObject::invokeMethod(d->worker, [this] { d->process(this); }, Qt::QueuedConnection);
+}
+
+Result<DecodedImage> ProgressiveImage::finish()
+{
+    Result<DecodedImage> result = Error(ErrorCode::Internal, QStringLiteral("not finished"));
+    QMetaObject::invokeMethod(d->worker, [this, &result] {
+        d->process(this);
+        if (!d->error.isError())
+            d->error = d->decoder.finish();
+        d->advance(this);  // what finishing decoded (deflated data, the last frame)
+        if (d->error.isError()) {
+            result = d->error;
+            return;
+        }
+        if (d->filtered.isNull() || d->frame < d->filtered.frames()) {
+            result = Error(ErrorCode::Internal, QStringLiteral("the image was decoded but not all of it filtered"));
+            return;
+        }
+        DecodedImage image;
+        image.info = d->decoder.info();
+        image.pixels = d->filtered;
+        result = image;
+    }, Qt::BlockingQueuedConnection);
+    return result;
+}
+
+double ProgressiveImage::firstRowsSeconds() const { return d->firstRowsNs.load() < 0 ? -1 : d->firstRowsNs.load() / 1e9; }
+
+} // namespace spectrum
