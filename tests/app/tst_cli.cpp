@@ -190,6 +190,35 @@ private Q_SLOTS:
         QCOMPARE(mismatches, 0);
     }
 
+    void filterWhileABlobStreamsIn()
+    {
+        QTemporaryDir dir;
+        const QString cache = dir.filePath(QStringLiteral("cache"));
+        ProcessResult r = cli({QStringLiteral("demo"), QStringLiteral("--out"), dir.path(), QStringLiteral("--only"), QStringLiteral("demo-mr")}, cache);
+        QVERIFY(r.ok());
+        const QString original = dir.filePath(QStringLiteral("demo-mr/IM0005.dcm"));
+        BlobdProcess blobd(dir.filePath(QStringLiteral("blobs")));
+        QVERIFY(blobd.start());
+        QVERIFY(writeFile(dir.filePath(QStringLiteral("token")), blobd.token().toUtf8()));
+        const QString url = QStringLiteral("blob://127.0.0.1:%1/mr5").arg(blobd.port());
+        const QStringList token{QStringLiteral("--token-file"), dir.filePath(QStringLiteral("token"))};
+        r = cli(QStringList{QStringLiteral("put"), url, original} + token, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        const QString fromFile = dir.filePath(QStringLiteral("file.dcm")), fromBlob = dir.filePath(QStringLiteral("blob.dcm"));
+        const QStringList chain{QStringLiteral("--filter"), QStringLiteral("unsharp:amount=2"), QStringLiteral("--filter"), QStringLiteral("edge")};
+        r = cli(QStringList{QStringLiteral("filter"), original, fromFile} + chain, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        r = cli(QStringList{QStringLiteral("filter"), url, fromBlob} + chain + token, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        QVERIFY2(r.out.contains("first rows at"), r.out.constData());
+        // Filtered while streaming or from the file: the same pixels (Pixel Data ends both files).
+        const QByteArray a = readFile(fromFile), b = readFile(fromBlob);
+        const qsizetype pixelBytes = 256 * 256 * 2;
+        QVERIFY(a.size() > pixelBytes && b.size() > pixelBytes);
+        QVERIFY(a.right(pixelBytes) == b.right(pixelBytes));
+        QVERIFY(a.right(pixelBytes) != readFile(original).right(pixelBytes));
+    }
+
     void filterRefusesWhatItCannotDo()
     {
         QTemporaryDir dir;

@@ -4,6 +4,8 @@
 
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/progressiveimage.h"
 #include "spectrum/imaging/streamingdecoder.h"
 #include "testsupport.h"
 
@@ -12,6 +14,8 @@
 
 #include <QDir>
 #include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QThreadPool>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -119,6 +123,8 @@ private Q_SLOTS:
     void sameAsTheWholeFileDecoder();
     void rowsArriveBeforeTheLastByte();
     void framesArriveBeforeTheLastByte();
+    void progressiveImageFiltersWhileTheBytesArrive();
+    void progressiveImageReportsBadData();
     void badInputIsAClearErrorAndNeverComplete_data();
     void badInputIsAClearErrorAndNeverComplete();
 
@@ -295,6 +301,48 @@ void tst_StreamingDecoder::framesArriveBeforeTheLastByte()
     QVERIFY(!decoder.feed(bytes.constData() + bytes.size() * 3 / 4, bytes.size() - bytes.size() * 3 / 4).isError());
     QVERIFY(!decoder.finish().isError());
     QCOMPARE(framesDone, (QList<int>{0, 1, 2}));
+}
+
+void tst_StreamingDecoder::progressiveImageFiltersWhileTheBytesArrive()
+{
+    const QByteArray bytes = readFile(m_cr);
+    Result<FilterChain> chain = FilterRegistry().makeChain({QStringLiteral("gaussian:sigma=2"), QStringLiteral("invert")});
+    QVERIFY(chain.isOk());
+    Result<DecodedImage> whole = decodeDicom(ByteView(bytes));
+    QVERIFY(whole.isOk());
+    Result<PixelBuffer> expected = applyFilters(chain.value(), whole.value().pixels, whole.value().info, nullptr);
+    QVERIFY(expected.isOk());
+
+    QThreadPool pool;
+    pool.setMaxThreadCount(2);
+    ProgressiveImage image(chain.value(), &pool);
+    QSignalSpy headers(&image, &ProgressiveImage::headerReady);
+    QSignalSpy rows(&image, &ProgressiveImage::rowsReady);
+    const qint64 half = bytes.size() / 2;
+    for (qint64 end = 4096; end < half; end += 100000)
+        image.bytesAvailable(bytes.constData(), end);
+    image.bytesAvailable(bytes.constData(), half);
+    // Half the bytes: about half the rows, filtered, reported before any more arrive.
+    QTRY_VERIFY(!rows.isEmpty() && rows.last().at(1).toInt() > 1000);
+    QCOMPARE(headers.size(), 1);
+    QCOMPARE(headers.first().at(0).value<ImageInfo>().rows, 2500);
+    QVERIFY(rows.last().at(1).toInt() < 1300);
+    image.bytesAvailable(bytes.constData(), bytes.size());
+    Result<DecodedImage> done = image.finish();
+    QVERIFY2(done.isOk(), qPrintable(done.error().toString()));
+    QVERIFY(samePixels(done.value().pixels, expected.value()));  // the same as filtering the whole image after
+    QCOMPARE(done.value().info.rows, 2500);
+    QVERIFY(image.firstRowsSeconds() >= 0);
+}
+
+void tst_StreamingDecoder::progressiveImageReportsBadData()
+{
+    const QByteArray bytes = readFile(m_ct);
+    ProgressiveImage cut(FilterChain{}, nullptr);
+    cut.bytesAvailable(bytes.constData(), bytes.size() - 4096);
+    Result<DecodedImage> r = cut.finish();
+    QVERIFY(!r.isOk());
+    QVERIFY2(r.error().message().contains(QStringLiteral("incomplete")), qPrintable(r.error().toString()));
 }
 
 void tst_StreamingDecoder::badInputIsAClearErrorAndNeverComplete_data()
