@@ -98,6 +98,48 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
             info.windows.append(p);
     }
 
+    // VOI LUT Sequence (PS3.3 C.11.2.1.3): descriptor entries (0: 65536), first mapped value (US or SS), bits.
+    DcmSequenceOfItems *voi = nullptr;
+    if (ds->findAndGetSequence(DCM_VOILUTSequence, voi).good() && voi) {
+        for (unsigned long i = 0; i < voi->card(); ++i) {
+            DcmItem *item = voi->getItem(i);
+            // The descriptor is US, or SS when the first mapped value is signed (PS3.3 C.11.2.1.3).
+            auto descriptor = [item](unsigned long pos, bool *ok) -> int {
+                Uint16 u = 0;
+                Sint16 v = 0;
+                *ok = true;
+                if (item->findAndGetUint16(DCM_LUTDescriptor, u, pos).good())
+                    return u;
+                if (item->findAndGetSint16(DCM_LUTDescriptor, v, pos).good())
+                    return v;
+                *ok = false;
+                return 0;
+            };
+            bool okEntries = false, okFirst = false, okBits = false;
+            if (!item)
+                continue;
+            const int entries = Uint16(descriptor(0, &okEntries)), bits = Uint16(descriptor(2, &okBits));
+            const int first = descriptor(1, &okFirst);
+            const Uint16 *data = nullptr;
+            unsigned long count = 0;
+            if (!okEntries || !okFirst || !okBits || item->findAndGetUint16Array(DCM_LUTData, data, &count).bad() || !data)
+                continue;  // an unusable table is skipped, as viewers do
+            VoiLut lut;
+            // A first mapped value read as unsigned is still signed when the pixels are.
+            lut.firstMapped = info.isSigned ? int(Sint16(first)) : int(Uint16(first));
+            lut.bits = std::clamp(int(bits), 8, 16);
+            const unsigned long n = entries == 0 ? 65536ul : entries;
+            if (count < n)
+                continue;
+            for (unsigned long k = 0; k < n; ++k)
+                lut.data << quint16(data[k]);
+            OFString explanation;
+            if (item->findAndGetOFString(DCM_LUTExplanation, explanation).good())
+                lut.explanation = QString::fromLatin1(explanation.c_str()).trimmed();
+            info.voiLuts << lut;
+        }
+    }
+
     if (info.rows <= 0 || info.columns <= 0)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("no image: Rows %1, Columns %2").arg(info.rows).arg(info.columns));
     if (info.bitsAllocated != 8 && info.bitsAllocated != 16)

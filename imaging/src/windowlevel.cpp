@@ -63,7 +63,31 @@ void renderGray(const T *src, QImage &out, int width, int height, const std::vec
 }
 } // namespace
 
+namespace {
+/// Renders a gray frame through `displayOf(modality value)` → 0…255, one lookup table entry per stored value.
+template <typename DisplayOf>
+QImage renderGrayFrame(const DecodedImage &image, int frame, DisplayOf displayOf);
+} // namespace
+
+QImage renderFrame(const DecodedImage &image, int frame, const VoiLut &voi)
+{
+    if (voi.data.isEmpty())
+        return QImage();
+    const double top = double((1 << voi.bits) - 1);
+    return renderGrayFrame(image, frame, [&voi, top](double modality) {
+        const int index = std::clamp(int(std::floor(modality)) - voi.firstMapped, 0, int(voi.data.size()) - 1);
+        return std::min(255.0, voi.data[index] * 255.0 / top);
+    });
+}
+
 QImage renderFrame(const DecodedImage &image, int frame, const VoiWindow &window)
+{
+    return renderGrayFrame(image, frame, [&window](double modality) { return windowed(modality, window); });
+}
+
+namespace {
+template <typename DisplayOf>
+QImage renderGrayFrame(const DecodedImage &image, int frame, DisplayOf displayOf)
 {
     const PixelBuffer &px = image.pixels;
     if (px.isNull() || frame < 0 || frame >= px.frames())
@@ -89,7 +113,7 @@ QImage renderFrame(const DecodedImage &image, int frame, const VoiWindow &window
     const bool invert = image.info.photometric == Photometric::Monochrome1;
     std::vector<quint8> lut(size_t(lutMax - lutMin + 1));
     for (int v = lutMin; v <= lutMax; ++v) {
-        lut[size_t(v - lutMin)] = toDisplay(windowed(image.info.toModalityValue(v), window), invert);
+        lut[size_t(v - lutMin)] = toDisplay(displayOf(image.info.toModalityValue(v)), invert);
     }
 
     QImage out(w, h, QImage::Format_Grayscale8);
@@ -104,5 +128,7 @@ QImage renderFrame(const DecodedImage &image, int frame, const VoiWindow &window
     }
     return out;
 }
+
+} // namespace
 
 } // namespace spectrum

@@ -3,6 +3,7 @@
 
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/windowlevel.h"
 #include "testsupport.h"
 
 #include <QDir>
@@ -16,6 +17,7 @@
 #include <random>
 
 #include <dcmtk/config/osconfig.h>
+#include <dcmtk/dcmdata/dcistrmb.h>
 #include <dcmtk/dcmdata/dctk.h>
 #include <dcmtk/dcmdata/dcpixseq.h>
 #include <dcmtk/dcmdata/dcpxitem.h>
@@ -46,6 +48,8 @@ private Q_SLOTS:
     void identityOnlyReadsTheHeader();
     void pixelEncodingsDecodeToTheirValues_data();
     void pixelEncodingsDecodeToTheirValues();
+    void voiLutSequenceIsReadAndRendered_data();
+    void voiLutSequenceIsReadAndRendered();
     void badInputGivesClearErrors_data();
     void badInputGivesClearErrors();
 
@@ -567,6 +571,66 @@ void tst_Decoder::pixelEncodingsDecodeToTheirValues()
             }
         }
     }
+}
+
+void tst_Decoder::voiLutSequenceIsReadAndRendered_data()
+{
+    QTest::addColumn<bool>("isSigned");
+    QTest::newRow("unsigned, first mapped 0") << false;
+    QTest::newRow("signed, first mapped −1024 (SS)") << true;
+}
+
+void tst_Decoder::voiLutSequenceIsReadAndRendered()
+{
+    QFETCH(bool, isSigned);
+    const int first = isSigned ? -1024 : 0;
+    QList<int> values{first, first + 1, first + 2000, first + 4095, first + 5000};  // the last is beyond the table
+    const QByteArray plain = makeImage(16, 16, 15, isSigned, 1, 0, values, EXS_LittleEndianExplicit, 5, 1);
+    QVERIFY(!plain.isEmpty());
+    DcmFileFormat ff;
+    DcmInputBufferStream in;
+    in.setBuffer(plain.constData(), offile_off_t(plain.size()));
+    in.setEos();
+    ff.transferInit();
+    QVERIFY(ff.read(in).good());
+    ff.transferEnd();
+    // A 4096-entry, 12-bit table that reverses the values it maps.
+    DcmItem *item = nullptr;
+    QVERIFY(ff.getDataset()->findOrCreateSequenceItem(DCM_VOILUTSequence, item, -2).good() && item);
+    DcmElement *descriptor = isSigned ? static_cast<DcmElement *>(new DcmSignedShort(DcmTag(DCM_LUTDescriptor, EVR_SS)))
+                                      : static_cast<DcmElement *>(new DcmUnsignedShort(DcmTag(DCM_LUTDescriptor, EVR_US)));
+    if (isSigned) {
+        const Sint16 d[3] = {4096, Sint16(first), 12};
+        QVERIFY(descriptor->putSint16Array(d, 3).good());
+    } else {
+        const Uint16 d[3] = {4096, Uint16(first), 12};
+        QVERIFY(descriptor->putUint16Array(d, 3).good());
+    }
+    QVERIFY(item->insert(descriptor, true).good());
+    std::vector<Uint16> table(4096);
+    for (int i = 0; i < 4096; ++i)
+        table[size_t(i)] = Uint16(4095 - i);
+    QVERIFY(item->putAndInsertUint16Array(DCM_LUTData, table.data(), 4096).good());
+    QVERIFY(item->putAndInsertString(DCM_LUTExplanation, "REVERSE").good());
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("voi.dcm"));
+    QVERIFY(ff.saveFile(QFile::encodeName(path).constData(), EXS_LittleEndianExplicit).good());
+
+    Result<DecodedImage> decoded = decodeDicomFile(path);
+    QVERIFY2(decoded.isOk(), qPrintable(decoded.error().toString()));
+    QCOMPARE(decoded.value().info.voiLuts.size(), 1);
+    const VoiLut &lut = decoded.value().info.voiLuts.first();
+    QCOMPARE(lut.firstMapped, first);
+    QCOMPARE(lut.bits, 12);
+    QCOMPARE(lut.data.size(), 4096);
+    QCOMPARE(lut.explanation, QStringLiteral("REVERSE"));
+    const QImage shown = renderFrame(decoded.value(), 0, lut);
+    QCOMPARE(shown.format(), QImage::Format_Grayscale8);
+    QCOMPARE(int(shown.constScanLine(0)[0]), 255);                         // the first entry: 4095 of 4095
+    QCOMPARE(int(shown.constScanLine(0)[1]), int(4094 * 255.0 / 4095));
+    QCOMPARE(int(shown.constScanLine(0)[2]), int(2095 * 255.0 / 4095));
+    QCOMPARE(int(shown.constScanLine(0)[3]), 0);                           // the last entry
+    QCOMPARE(int(shown.constScanLine(0)[4]), 0);                           // beyond the table: the last entry
 }
 
 void tst_Decoder::badInputGivesClearErrors_data()

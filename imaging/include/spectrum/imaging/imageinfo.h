@@ -27,6 +27,16 @@ struct WindowPreset
     QString name;       ///< Window Center & Width Explanation, or ours ("min/max")
 };
 
+/// A VOI LUT from the VOI LUT Sequence (PS3.3 C.11.2): modality values from `firstMapped` on map to
+/// `data` (`bits` significant bits); below the first entry the first applies, above the last the last.
+struct VoiLut
+{
+    int firstMapped = 0;
+    int bits = 16;
+    QList<quint16> data;
+    QString explanation;
+};
+
 struct ImageInfo
 {
     DicomIdentity identity;
@@ -57,6 +67,7 @@ struct ImageInfo
     QString rescaleType;
 
     QList<WindowPreset> windows;  ///< presets from the file, in file order
+    QList<VoiLut> voiLuts;        ///< the VOI LUT Sequence's tables, in file order
 
     bool isMonochrome() const { return photometric == Photometric::Monochrome1 || photometric == Photometric::Monochrome2; }
     double toModalityValue(double stored) const { return stored * rescaleSlope + rescaleIntercept; }

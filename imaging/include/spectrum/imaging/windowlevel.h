@@ -30,5 +30,7 @@ quint8 applyWindow(double modalityValue, const VoiWindow &window);
 /// Renders one frame: Format_Grayscale8 for monochrome images, Format_RGB888 for colour (window not applied).
 /// Thread-safe; a 512 × 512 16-bit frame takes a 64 K-entry lookup table and one pass.
 QImage renderFrame(const DecodedImage &image, int frame, const VoiWindow &window);
+/// The same through one of the file's VOI LUTs (info.voiLuts) instead of a window.
+QImage renderFrame(const DecodedImage &image, int frame, const VoiLut &lut);
 
 } // namespace spectrum
