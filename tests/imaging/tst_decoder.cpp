@@ -4,6 +4,7 @@
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/imaging/windowlevel.h"
+#include "jpeg2000files.h"
 #include "testsupport.h"
 
 #include <QDir>
@@ -180,46 +181,7 @@ void tst_Decoder::lossyExtendedJpegStaysClose()
 
 QString tst_Decoder::makeJpeg2000(const QString &original, int rate, int fragmentKiB)
 {
-    Result<DecodedImage> decoded = decodeDicomFile(original);
-    if (!decoded.isOk())
-        return {};
-    const PixelBuffer &px = decoded.value().pixels;
-    const int maxval = (1 << decoded.value().info.bitsStored) - 1;
-    const QString stem = m_dir.filePath(QStringLiteral("j2k-%1-%2-%3").arg(QFileInfo(original).baseName()).arg(rate).arg(fragmentKiB));
-    // A 16-bit PGM (big-endian samples) with the stored precision as its maximum value.
-    QByteArray pgm = QStringLiteral("P5\n%1 %2\n%3\n").arg(px.width()).arg(px.height()).arg(maxval).toLatin1();
-    const auto *v = reinterpret_cast<const quint16 *>(px.frameData(0));
-    for (qint64 i = 0; i < qint64(px.width()) * px.height(); ++i) {
-        pgm.append(char(v[i] >> 8));
-        pgm.append(char(v[i] & 0xff));
-    }
-    writeFile(stem + QStringLiteral(".pgm"), pgm);
-    QStringList args{QStringLiteral("-i"), stem + QStringLiteral(".pgm"), QStringLiteral("-o"), stem + QStringLiteral(".j2k")};
-    if (rate > 0)
-        args << QStringLiteral("-r") << QString::number(rate) << QStringLiteral("-I");  // irreversible 9/7 wavelet
-    const ProcessResult r = run(QStringLiteral(OPJ_COMPRESS_EXECUTABLE), args);
-    if (!r.ok()) {
-        qWarning("opj_compress: %s %s", r.out.constData(), r.err.constData());
-        return {};
-    }
-    const QByteArray codestream = readFile(stem + QStringLiteral(".j2k"));
-    DcmFileFormat ff;
-    if (ff.loadFile(QFile::encodeName(original).constData()).bad())
-        return {};
-    DcmDataset *ds = ff.getDataset();
-    auto *sequence = new DcmPixelSequence(DCM_PixelSequenceTag);
-    sequence->insert(new DcmPixelItem(DcmTag(DCM_Item, EVR_OB)));  // an empty Basic Offset Table
-    OFList<Uint32> offsets;
-    if (sequence->storeCompressedFrame(offsets, reinterpret_cast<Uint8 *>(const_cast<char *>(codestream.constData())), Uint32(codestream.size()), Uint32(fragmentKiB)).bad())
-        return {};
-    auto *pixelData = new DcmPixelData(DCM_PixelData);
-    const E_TransferSyntax xfer = rate > 0 ? EXS_JPEG2000 : EXS_JPEG2000LosslessOnly;
-    pixelData->putOriginalRepresentation(xfer, nullptr, sequence);
-    ds->insert(pixelData, true);
-    const QString out = stem + QStringLiteral(".dcm");
-    if (ff.saveFile(QFile::encodeName(out).constData(), xfer).bad())
-        return {};
-    return out;
+    return spectrum::test::makeJpeg2000(original, m_dir.path(), rate, fragmentKiB);
 }
 
 void tst_Decoder::jpeg2000LosslessDecodesLikeTheOriginal_data()
@@ -285,31 +247,11 @@ void tst_Decoder::multiFrameJpeg2000SplitsItsFragments()
     for (const QString &f : QDir(m_dir.path()).entryList({QStringLiteral("demo-ct_IM000*.dcm")}, QDir::Files, QDir::Name).mid(0, 3))
         slices << m_dir.filePath(f);
     QCOMPARE(slices.size(), 3);
-    QList<QByteArray> codestreams;
     QList<DecodedImage> originals;
-    for (const QString &slice : slices) {
-        const QString single = makeJpeg2000(slice, 0, 0);
-        QVERIFY(!single.isEmpty());
-        codestreams << readFile(QString(single).replace(QStringLiteral(".dcm"), QStringLiteral(".j2k")));
+    for (const QString &slice : slices)
         originals << decodeDicomFile(slice).value();
-    }
-    DcmFileFormat ff;
-    QVERIFY(ff.loadFile(QFile::encodeName(slices.first()).constData()).good());
-    DcmDataset *ds = ff.getDataset();
-    auto *sequence = new DcmPixelSequence(DCM_PixelSequenceTag);
-    auto *table = new DcmPixelItem(DcmTag(DCM_Item, EVR_OB));
-    sequence->insert(table);
-    DcmOffsetList offsets;
-    for (const QByteArray &c : codestreams)
-        QVERIFY(sequence->storeCompressedFrame(offsets, reinterpret_cast<Uint8 *>(const_cast<char *>(c.constData())), Uint32(c.size()), Uint32(fragmentKiB)).good());
-    if (offsetTable)
-        QVERIFY(table->createOffsetTable(offsets).good());
-    auto *pixelData = new DcmPixelData(DCM_PixelData);
-    pixelData->putOriginalRepresentation(EXS_JPEG2000LosslessOnly, nullptr, sequence);
-    ds->insert(pixelData, true);
-    ds->putAndInsertString(DCM_NumberOfFrames, "3");
-    const QString path = m_dir.filePath(QStringLiteral("multiframe-%1.dcm").arg(offsetTable ? 1 : 0));
-    QVERIFY(ff.saveFile(QFile::encodeName(path).constData(), EXS_JPEG2000LosslessOnly).good());
+    const QString path = makeMultiFrameJpeg2000(slices, m_dir.path(), offsetTable, fragmentKiB);
+    QVERIFY(!path.isEmpty());
 
     Result<DecodedImage> got = decodeDicomFile(path);
     QVERIFY2(got.isOk(), qPrintable(got.error().toString()));

@@ -7,6 +7,7 @@
 #include "spectrum/imaging/filterregistry.h"
 #include "spectrum/imaging/progressiveimage.h"
 #include "spectrum/imaging/streamingdecoder.h"
+#include "jpeg2000files.h"
 #include "testsupport.h"
 
 #include <dcmtk/config/osconfig.h>
@@ -132,6 +133,7 @@ private:
     QString compressed(const QString &name, const QString &tool, const QStringList &options, const QString &input);
     QTemporaryDir m_dir;
     QString m_ct, m_cr, m_multi;
+    QStringList m_slices;
 };
 
 void tst_StreamingDecoder::initTestCase()
@@ -153,6 +155,7 @@ void tst_StreamingDecoder::initTestCase()
     slices.sort();
     QCOMPARE(slices.size(), 3);
     m_ct = slices.first();
+    m_slices = slices;
     // The three slices as the frames of one native instance.
     DcmFileFormat ff;
     QVERIFY(ff.loadFile(QFile::encodeName(m_ct).constData()).good());
@@ -211,6 +214,9 @@ void tst_StreamingDecoder::sameAsTheWholeFileDecoder_data()
     row("RGB planar", QString(), "", "RGB1", true);
     row("YBR_FULL_422", QString(), "", "YBR_FULL_422", true);
     row("RGB as JPEG baseline", jpeg, "+eb", "RGB0", true);
+    row("JPEG 2000 lossless, 16 KiB fragments", QString(), "", "j2k", false);
+    row("3 frames JPEG 2000, offset table, 16 KiB fragments", QString(), "", "j2k-frames-table", false);
+    row("3 frames JPEG 2000, no offset table", QString(), "", "j2k-frames", false);
 }
 
 void tst_StreamingDecoder::sameAsTheWholeFileDecoder()
@@ -220,6 +226,12 @@ void tst_StreamingDecoder::sameAsTheWholeFileDecoder()
     QFETCH(QString, input);
     QFETCH(bool, byteByByte);
     QString source = input == QLatin1String("ct") ? m_ct : input == QLatin1String("cr") ? m_cr : input == QLatin1String("multi") ? m_multi : QString();
+    if (input == QLatin1String("j2k"))
+        source = makeJpeg2000(m_ct, m_dir.path(), 0, 16);
+    if (input.startsWith(QLatin1String("j2k-frames")))
+        source = makeMultiFrameJpeg2000(m_slices, m_dir.path(), input.endsWith(QLatin1String("table")), input.endsWith(QLatin1String("table")) ? 16 : 0);
+    if (source.isEmpty() && input.startsWith(QLatin1String("j2k")))
+        QFAIL("no JPEG 2000 test file");
     if (source.isEmpty()) {
         source = m_dir.filePath(input + QStringLiteral(".dcm"));
         const QByteArray colour = input.startsWith(QLatin1String("RGB")) ? makeColour("RGB", input.endsWith(QLatin1Char('1')) ? 1 : 0, 33, 21)
