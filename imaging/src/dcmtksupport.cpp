@@ -7,6 +7,7 @@
 #include <dcmtk/dcmjpls/djdecode.h>
 #include <dcmtk/oflog/oflog.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -24,6 +25,13 @@ void registerCodecs()
         DJDecoderRegistration::registerCodecs(EDC_photometricInterpretation);
         DJLSDecoderRegistration::registerCodecs();
         DcmRLEDecoderRegistration::registerCodecs();
+        // Unregistered at exit, when no decoding runs any more: DCMTK's list would otherwise be freed without
+        // its entries (LeakSanitizer reports them).
+        std::atexit([] {
+            DcmRLEDecoderRegistration::cleanup();
+            DJLSDecoderRegistration::cleanup();
+            DJDecoderRegistration::cleanup();
+        });
     });
 }
 

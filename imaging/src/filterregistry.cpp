@@ -18,8 +18,8 @@ namespace {
 /// Loaded plugins stay loaded for the life of the process: filters made by them may outlive any registry.
 QList<QPluginLoader *> &loadedPlugins()
 {
-    static QList<QPluginLoader *> loaders;
-    return loaders;
+    static auto *loaders = new QList<QPluginLoader *>;  // never destroyed: the plugins' code stays in use until exit
+    return *loaders;
 }
 QMutex loaderMutex;
 

@@ -495,7 +495,9 @@ void tst_Filters::pluginFiltersLoadAtRunTime()
     QVERIFY2(problems.isEmpty(), qPrintable(problems.value(0).toString()));
     const FilterFactoryPtr gamma = r.find(QStringLiteral("gamma"));
     QVERIFY(gamma);
-    const auto it = std::find_if(r.filters().begin(), r.filters().end(), [](const FilterInfo &i) { return i.name == QLatin1String("gamma"); });
+    const QList<FilterInfo> all = r.filters();
+    const auto it = std::find_if(all.begin(), all.end(), [](const FilterInfo &i) { return i.name == QLatin1String("gamma"); });
+    QVERIFY(it != all.end());
     QVERIFY(it->origin.endsWith(QStringLiteral("spectrum-gamma.so")));
 
     Plane p{format(SampleType::U16, 1, 3, 1, 0, 4095), QByteArray()};

@@ -260,7 +260,8 @@ void tst_Multipart::contentLengthThatLiesIsAnError()
     QFETCH(int, actual);
     const QByteArray payload = randomBytes(actual, 7);
     const QByteArray b = "--bnd\r\nContent-Length: " + QByteArray::number(declared) + "\r\n\r\n" + payload + "\r\n--bnd\r\n\r\nnext\r\n--bnd--";
-    for (const QList<qint64> &cuts : {QList<qint64>{}, QList<qint64>{20, 500, 950, 1020}}) {
+    for (QList<qint64> cuts : {QList<qint64>{}, QList<qint64>{20, 500, 950, 1020}}) {
+        cuts.removeIf([&b](qint64 cut) { return cut >= b.size(); });  // pieces inside the body only
         const Collected c = parse("bnd", b, cuts);
         QVERIFY(c.error.isError());
         QCOMPARE(c.error.code(), ErrorCode::Protocol);
