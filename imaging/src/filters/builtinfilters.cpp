@@ -202,9 +202,13 @@ public:
                 int blockedRows = begin;  // rows done 8 × 8 at a time, by register transposes (16-bit gray only)
                 if constexpr (sizeof(T) == 2) {
                     if (c == 1) {
-                        for (; blockedRows + 8 <= end; blockedRows += 8) {
-                            const int y = blockedRows;
-                            for (int x = 0; x + 8 <= outWidth; x += 8) {
+                        // In tiles of 64 × 64 (of 8 × 8 blocks): the source rows a tile reads stay in the cache and
+                        // the TLB while its 64 output rows are written.
+                        blockedRows = begin + (end - begin) / 8 * 8;
+                        for (int ty = begin; ty < blockedRows; ty += 64)
+                        for (int tx = 0; tx + 8 <= outWidth; tx += 64)
+                        for (int y = ty; y < std::min(ty + 64, blockedRows); y += 8) {
+                            for (int x = tx; x < std::min(tx + 64, outWidth / 8 * 8); x += 8) {
                                 const quint16 *src[8];
                                 for (int j = 0; j < 8; ++j) {
                                     src[j] = m_degrees == 90 ? reinterpret_cast<const quint16 *>(rows[size_t(h - 1 - x - j)]) + y
