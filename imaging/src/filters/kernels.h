@@ -25,10 +25,14 @@ template <typename F>
 template <typename F>
 void withBestIsa(const F &f)
 {
+#ifdef SPECTRUM_FILTERS_ONE_ISA
+    f();
+#else
     if (useWideVectors())
         runWide(f);
     else
         runBaseline(f);
+#endif
 }
 
 /// Row y of the input in the offset domain — each sample minus the format's minimum, so 0 … 65535 whatever the
