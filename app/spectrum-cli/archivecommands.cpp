@@ -2,6 +2,7 @@
 // export and listen across them.
 
 #include "archivecommands.h"
+#include "output.h"
 
 #include "spectrum/core/settings.h"
 #include "spectrum/stores/filestore.h"
@@ -28,18 +29,6 @@
 namespace spectrum::cli {
 
 namespace {
-
-void out(const QString &line)
-{
-    std::printf("%s\n", qPrintable(line));
-    std::fflush(stdout);
-}
-
-int fail(const QString &message, int code = 1)
-{
-    std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(message));
-    return code;
-}
 
 void addConfigOption(QCommandLineParser &p)
 {

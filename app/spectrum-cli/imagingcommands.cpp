@@ -1,6 +1,7 @@
 #include "imagingcommands.h"
 
 #include "blobtarget.h"
+#include "output.h"
 
 #include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/imaging/demostudies.h"
@@ -29,18 +30,6 @@
 namespace spectrum::cli {
 
 namespace {
-
-int fail(const QString &message, int code = 1)
-{
-    std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(message));
-    return code;
-}
-
-void out(const QString &line)
-{
-    std::printf("%s\n", qPrintable(line));
-    std::fflush(stdout);
-}
 
 /// The registry with the default plugin folders and those given with --plugins; problems go to stderr.
 FilterRegistry registryFor(const QCommandLineParser &p)

@@ -4,6 +4,7 @@
 #include "archivecommands.h"
 #include "blobtarget.h"
 #include "imagingcommands.h"
+#include "output.h"
 
 #include "spectrum/core/settings.h"
 #include "spectrum/imaging/converter.h"
@@ -32,16 +33,10 @@ using namespace spectrum;
 using spectrum::cli::BlobTarget;
 using spectrum::cli::addTransferOptions;
 using spectrum::cli::target;
+using spectrum::cli::fail;
+using spectrum::cli::out;
 
 namespace {
-
-int fail(const QString &message, int code = 1)
-{
-    std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(message));
-    return code;
-}
-
-void out(const QString &line) { std::printf("%s\n", qPrintable(line)); std::fflush(stdout); }
 
 Result<std::unique_ptr<FileStore>> openCache()
 {

@@ -203,9 +203,8 @@ QList<StudyHit> merge(const QList<QPair<QString, QList<DicomRecord>>> &answers)
     return hits;
 }
 
-/// Stores one instance (a whole DICOM file in memory) in the cache or as OUT/SOP.dcm; checks it belongs to
-/// `studyUid` (and to `patientId`, once known). Runs on any thread.
-Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUid, const QString &outDir, FileStore *cache)
+/// The identity of a fetched instance, refused unless it is a well-formed instance of `studyUid`.
+Result<DicomIdentity> identityInStudy(const ByteView &bytes, const QString &studyUid)
 {
     Result<DicomIdentity> id = readDicomIdentity(bytes);
     if (!id.isOk())
@@ -216,6 +215,16 @@ Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUi
         return Error(ErrorCode::Corrupt, QStringLiteral("instance %1 belongs to study %2, not %3").arg(id.value().sopInstanceUid, id.value().studyInstanceUid, studyUid));
     if (!isValidUid(id.value().sopInstanceUid))
         return Error(ErrorCode::InvalidDicom, QStringLiteral("'%1' is not a SOP Instance UID").arg(id.value().sopInstanceUid.left(80)));
+    return id;
+}
+
+/// Stores one instance (a whole DICOM file in memory) in the cache or as OUT/SOP.dcm; checks it belongs to
+/// `studyUid` (and to `patientId`, once known). Runs on any thread.
+Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUid, const QString &outDir, FileStore *cache)
+{
+    Result<DicomIdentity> id = identityInStudy(bytes, studyUid);
+    if (!id.isOk())
+        return id.error();
     if (!outDir.isEmpty()) {
         QSaveFile f(QDir(outDir).filePath(id.value().sopInstanceUid + QStringLiteral(".dcm")));
         if (!f.open(QIODevice::WriteOnly) || f.write(bytes.data(), bytes.size()) != bytes.size() || !f.commit())
@@ -242,15 +251,9 @@ Result<DicomIdentity> keepInstanceFile(const QString &path, const QString &study
     const uchar *map = size > 0 ? file->map(0, size) : nullptr;
     if (!map)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("%1 is empty or cannot be mapped").arg(path));
-    Result<DicomIdentity> id = readDicomIdentity(ByteView(reinterpret_cast<const char *>(map), size, file));
+    Result<DicomIdentity> id = identityInStudy(ByteView(reinterpret_cast<const char *>(map), size, file), studyUid);
     if (!id.isOk())
         return id.error();
-    if (!id.value().isValid())
-        return Error(ErrorCode::InvalidDicom, QStringLiteral("an instance without SOP or Study Instance UID"));
-    if (id.value().studyInstanceUid != studyUid)
-        return Error(ErrorCode::Corrupt, QStringLiteral("instance %1 belongs to study %2, not %3").arg(id.value().sopInstanceUid, id.value().studyInstanceUid, studyUid));
-    if (!isValidUid(id.value().sopInstanceUid))
-        return Error(ErrorCode::InvalidDicom, QStringLiteral("'%1' is not a SOP Instance UID").arg(id.value().sopInstanceUid.left(80)));
     if (!outDir.isEmpty()) {
         const QString target = QDir(outDir).filePath(id.value().sopInstanceUid + QStringLiteral(".dcm"));
         QFile::remove(target);
