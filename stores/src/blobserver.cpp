@@ -64,11 +64,14 @@ QString versionString(const BlobInfo &info)
     return QString::number(info.version) + QLatin1Char('-') + QString::fromLatin1(info.sha256.left(4).toHex());
 }
 
+/// A blob's description. A listing may lack the SHA-256 of a blob whose digest the store has not computed yet
+/// (BlobInfo::sha256); stat and open always carry it, and only they are compared when a transfer resumes.
 QCborMap describe(QCborMap m, const BlobInfo &info)
 {
     m.insert(QStringLiteral("size"), info.size);
     m.insert(QStringLiteral("version"), versionString(info));
-    m.insert(QStringLiteral("sha256"), info.sha256);
+    if (!info.sha256.isEmpty())
+        m.insert(QStringLiteral("sha256"), info.sha256);
     if (info.dicom.isValid())
         m.insert(QStringLiteral("dicom"), QCborMap::fromJsonObject(info.dicom.toJson()));
     return m;

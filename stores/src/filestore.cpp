@@ -6,6 +6,7 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/transfer/progressrecord.h"
 #include "spectrum/transfer/sha256.h"
+#include "spectrum/transfer/xxh3.h"
 
 #include <QDir>
 #include <QFile>
@@ -36,11 +37,12 @@ constexpr auto kJournal = "journal";
 struct Entry
 {
     BlobInfo info;
+    QByteArray check;  ///< XXH3-128 of the bytes; empty for entries journalled before checksums were kept
     qint64 lastAccessMs = 0;
     /// Committed without a sync (CommitOptions::durable false): the boot ID of the kernel that holds its
     /// bytes. Empty once known to be on the disk.
     QString unsyncedBoot;
-    /// Its bytes must be checked against the SHA-256 before they are served: written without a sync under a
+    /// Its bytes must be checked against the checksum before they are served: written without a sync under a
     /// kernel that has since gone (another boot).
     bool unconfirmed = false;
 };
@@ -81,7 +83,10 @@ QJsonObject putRecord(const Entry &e)
     o.insert(QStringLiteral("key"), e.info.key);
     o.insert(QStringLiteral("version"), QString::number(e.info.version));
     o.insert(QStringLiteral("size"), QString::number(e.info.size));
-    o.insert(QStringLiteral("sha256"), QString::fromLatin1(e.info.sha256.toHex()));
+    if (!e.info.sha256.isEmpty())
+        o.insert(QStringLiteral("sha256"), QString::fromLatin1(e.info.sha256.toHex()));
+    if (!e.check.isEmpty())
+        o.insert(QStringLiteral("xxh3"), QString::fromLatin1(e.check.toHex()));
     o.insert(QStringLiteral("committed"), e.info.committed.toMSecsSinceEpoch());
     o.insert(QStringLiteral("access"), e.lastAccessMs);
     if (e.info.dicom.isValid())
@@ -98,11 +103,14 @@ bool entryFromRecord(const QJsonObject &o, Entry *e)
     e->info.version = o.value(QStringLiteral("version")).toString().toULongLong(&okVersion);
     e->info.size = o.value(QStringLiteral("size")).toString().toLongLong(&okSize);
     e->info.sha256 = QByteArray::fromHex(o.value(QStringLiteral("sha256")).toString().toLatin1());
+    e->check = QByteArray::fromHex(o.value(QStringLiteral("xxh3")).toString().toLatin1());
     e->info.committed = QDateTime::fromMSecsSinceEpoch(qint64(o.value(QStringLiteral("committed")).toDouble()), Qt::UTC);
     e->lastAccessMs = qint64(o.value(QStringLiteral("access")).toDouble());
     e->info.dicom = DicomIdentity::fromJson(o.value(QStringLiteral("dicom")).toObject());
     e->unsyncedBoot = o.value(QStringLiteral("unsynced")).toString();
-    return okVersion && okSize && e->info.size >= 0 && BlobStore::validateKey(e->info.key).code() == ErrorCode::None;
+    const bool digests = (e->info.sha256.isEmpty() || e->info.sha256.size() == 32) && (e->check.isEmpty() || e->check.size() == 16)
+        && !(e->info.sha256.isEmpty() && e->check.isEmpty());
+    return okVersion && okSize && digests && e->info.size >= 0 && BlobStore::validateKey(e->info.key).code() == ErrorCode::None;
 }
 
 } // namespace
@@ -288,6 +296,23 @@ struct FileStore::State
 
     Error openLocked();
 
+    /// Forgets `key` at `version` and deletes its file: its bytes are not what was committed. Takes both locks.
+    void dropDamaged(const QString &key, quint64 version)
+    {
+        QMutexLocker journalLock(&journalMutex);
+        QMutexLocker lock(&mutex);
+        const Entry *e = entries.find(key);
+        if (closed || !e || e->info.version != version)
+            return;  // replaced or removed meanwhile
+        qCWarning(lcStores) << "cache entry" << key << "changed on the disk since it was committed; dropped";
+        total -= e->info.size;
+        entries.remove(key);
+        QFile::remove(objectPath(key, version));
+        lock.unlock();
+        if (Error err = appendLocked({QJsonObject{{QStringLiteral("op"), QStringLiteral("del")}, {QStringLiteral("key"), key}}}, false); err.isError())
+            qCWarning(lcStores) << "removal of" << key << "not journalled; the next open drops it (its file is gone):" << err.toString();
+    }
+
     /// The entry for `key`, marked as just used. Caller holds `mutex`.
     Result<Entry *> useLocked(const QString &key)
     {
@@ -305,7 +330,7 @@ struct FileStore::State
         return e;
     }
 
-    /// Checks an entry written without a sync under an earlier boot against its SHA-256: kept (and known to be
+    /// Checks an entry written without a sync under an earlier boot against its checksum: kept (and known to be
     /// on the disk) when it matches, dropped when the crash left other bytes. Caller holds `mutex`.
     Error confirmLocked(Entry *e)
     {
@@ -317,8 +342,13 @@ struct FileStore::State
             if (f.open(QIODevice::ReadOnly) && f.size() == e->info.size) {
                 const uchar *p = e->info.size > 0 ? f.map(0, e->info.size) : nullptr;
                 if (p || e->info.size == 0) {
-                    same = Sha256::hash(reinterpret_cast<const char *>(p), e->info.size) == e->info.sha256;
-                    Sha256::releaseThreadState();
+                    const char *bytes = reinterpret_cast<const char *>(p);
+                    if (!e->check.isEmpty()) {
+                        same = xxh3Digest(bytes, e->info.size) == e->check;
+                    } else {
+                        same = Sha256::hash(bytes, e->info.size) == e->info.sha256;
+                        Sha256::releaseThreadState();
+                    }
                 }
             }
         }
@@ -542,16 +572,80 @@ public:
 
 } // namespace
 
+namespace {
+/// Maps [begin, end) of a blob's file. Caller holds the index lock (so eviction cannot race the open).
+Result<ByteView> mapLocked(const QString &path, const QString &key, qint64 begin, qint64 end)
+{
+    if (begin == end)
+        return ByteView();
+    auto file = std::make_shared<QFile>(path);
+    if (!file->open(QIODevice::ReadOnly))
+        return Error(ErrorCode::Io, QStringLiteral("cannot open blob '%1': %2").arg(key, file->errorString()));
+    uchar *p = file->map(begin, end - begin);
+    if (!p)
+        return Error(ErrorCode::Io, QStringLiteral("cannot map blob '%1': %2").arg(key, file->errorString()));
+    return ByteView(reinterpret_cast<const char *>(p), end - begin, file);  // the QFile keeps the mapping
+}
+} // namespace
+
 ResultJob<BlobInfo> *FileStore::stat(const QString &key)
 {
+    // Answered at once from the index, unless the SHA-256 is still to be computed: that reads the blob, on the pool.
+    bool digestPending = false;
+    {
+        QMutexLocker lock(&d->mutex);
+        const Entry *e = d->entries.find(key);
+        digestPending = e && e->info.sha256.isEmpty();
+    }
     return makeJob<BlobInfo>([d = d, key](const CancelToken &) -> Result<BlobInfo> {
         QMutexLocker lock(&d->mutex);
         if (d->closed)
             return d->closedError();
-        if (const Entry *e = d->entries.find(key))
-            return e->info;
-        return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
-    }, RunOn::Caller);
+        const Entry *e = d->entries.find(key);
+        if (!e)
+            return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+        const BlobInfo info = e->info;
+        if (!info.sha256.isEmpty())
+            return info;
+        Result<ByteView> bytes = mapLocked(d->objectPath(key, info.version), key, 0, info.size);
+        lock.unlock();
+        if (!bytes.isOk())
+            return bytes.error();
+        return withDigest(d, info, bytes.value());
+    }, digestPending ? RunOn::Pool : RunOn::Caller);
+}
+
+Result<BlobInfo> FileStore::withDigest(const std::shared_ptr<State> &d, const BlobInfo &info, const ByteView &bytes)
+{
+    if (!info.sha256.isEmpty())
+        return info;
+    QByteArray check;
+    {
+        QMutexLocker lock(&d->mutex);
+        if (const Entry *e = d->entries.find(info.key); e && e->info.version == info.version)
+            check = e->check;
+    }
+    if (!check.isEmpty() && xxh3Digest(bytes.data(), bytes.size()) != check) {
+        d->dropDamaged(info.key, info.version);
+        return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' changed on the disk since it was cached; fetch it again").arg(info.key));
+    }
+    BlobInfo out = info;
+    out.sha256 = Sha256::hash(bytes.data(), bytes.size());
+    Sha256::releaseThreadState();
+    QMutexLocker journalLock(&d->journalMutex);
+    QJsonObject record;
+    {
+        QMutexLocker lock(&d->mutex);
+        Entry *e = d->entries.find(info.key);
+        if (d->closed || !e || e->info.version != info.version || !e->info.sha256.isEmpty())
+            return out;  // replaced, removed, or digested by someone else meanwhile
+        e->info.sha256 = out.sha256;
+        record = putRecord(*e);
+    }
+    // Not synced: if this record is lost the digest is simply computed again.
+    if (Error err = d->appendLocked({record}, false); err.isError())
+        qCWarning(lcStores) << "the SHA-256 of" << info.key << "was not journalled:" << err.toString();
+    return out;
 }
 
 ResultJob<QList<BlobInfo>> *FileStore::query(const BlobQuery &query)
@@ -574,22 +668,6 @@ ResultJob<QList<BlobInfo>> *FileStore::query(const BlobQuery &query)
         return out;
     });
 }
-
-namespace {
-/// Maps [begin, end) of a blob's file. Caller holds the index lock (so eviction cannot race the open).
-Result<ByteView> mapLocked(const QString &path, const QString &key, qint64 begin, qint64 end)
-{
-    if (begin == end)
-        return ByteView();
-    auto file = std::make_shared<QFile>(path);
-    if (!file->open(QIODevice::ReadOnly))
-        return Error(ErrorCode::Io, QStringLiteral("cannot open blob '%1': %2").arg(key, file->errorString()));
-    uchar *p = file->map(begin, end - begin);
-    if (!p)
-        return Error(ErrorCode::Io, QStringLiteral("cannot map blob '%1': %2").arg(key, file->errorString()));
-    return ByteView(reinterpret_cast<const char *>(p), end - begin, file);  // the QFile keeps the mapping
-}
-} // namespace
 
 ResultJob<ByteView> *FileStore::read(const QString &key, ByteRange range)
 {
@@ -616,9 +694,13 @@ ResultJob<BlobSnapshot> *FileStore::snapshot(const QString &key)
             return e.error();
         const BlobInfo info = e.value()->info;
         Result<ByteView> bytes = mapLocked(d->objectPath(key, info.version), key, 0, info.size);
+        lock.unlock();
         if (!bytes.isOk())
             return bytes.error();
-        return BlobSnapshot{info, bytes.value()};
+        Result<BlobInfo> digested = withDigest(d, info, bytes.value());
+        if (!digested.isOk())
+            return digested.error();
+        return BlobSnapshot{digested.value(), bytes.value()};
     });
 }
 
@@ -704,7 +786,7 @@ ResultJob<BlobInfo> *FileStore::commit(const BlobWriterPtr &writer, const Commit
 }
 
 Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std::shared_ptr<StoreNotifier> &notifier, const BlobWriterPtr &writer,
-                                     const CommitOptions &options)
+                                     const CommitOptions &options, QByteArray check)
 {
     auto *w = dynamic_cast<FileWriter *>(writer.get());
     if (!w || w->owner != d.get())
@@ -718,15 +800,21 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
     entry.info.key = w->key();
     entry.info.size = w->blobSize;
     entry.info.version = w->version;
-    const bool needContent = options.verifiedSha256.isEmpty() || !options.knownIdentity.isValid();
+    const bool hashSha256 = options.verifiedSha256.isEmpty() && (!options.deferSha256 || !options.expectedSha256.isEmpty());
+    const bool needContent = hashSha256 || check.isEmpty() || !options.knownIdentity.isValid();
     if (needContent && !w->map && w->blobSize > 0) {
         w->map = w->file.map(0, w->blobSize);
         if (!w->map)
             return Error(ErrorCode::Io, QStringLiteral("cannot map %1: %2").arg(w->file.fileName(), w->file.errorString()));
     }
     const ByteView content(reinterpret_cast<const char *>(w->map), w->blobSize, nullptr);
-    entry.info.sha256 = options.verifiedSha256.isEmpty() ? Sha256::hash(content.data(), content.size()) : options.verifiedSha256;
-    Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
+    entry.check = check.isEmpty() ? xxh3Digest(content.data(), content.size()) : check;
+    if (hashSha256) {
+        entry.info.sha256 = Sha256::hash(content.data(), content.size());
+        Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
+    } else {
+        entry.info.sha256 = options.verifiedSha256;  // empty when deferred
+    }
     if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
         return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
     if (options.knownIdentity.isValid())
@@ -848,7 +936,7 @@ ResultJob<BlobInfo> *FileStore::put(const QString &key, const ByteView &bytes, c
         if (Error e = w.value()->writeAt(0, bytes.data(), bytes.size()); e.isError())
             return e;
         CommitOptions fromMemory = options;
-        if (fromMemory.verifiedSha256.isEmpty()) {
+        if (fromMemory.verifiedSha256.isEmpty() && (!options.deferSha256 || !options.expectedSha256.isEmpty())) {
             fromMemory.verifiedSha256 = Sha256::hash(bytes.data(), bytes.size());
             Sha256::releaseThreadState();
         }
@@ -856,7 +944,7 @@ ResultJob<BlobInfo> *FileStore::put(const QString &key, const ByteView &bytes, c
             if (Result<DicomIdentity> id = readDicomIdentity(bytes); id.isOk())
                 fromMemory.knownIdentity = id.value();
         }
-        return commitNow(d, notifier, w.value(), fromMemory);
+        return commitNow(d, notifier, w.value(), fromMemory, xxh3Digest(bytes.data(), bytes.size()));
     });
 }
 

@@ -234,6 +234,7 @@ Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUi
     CommitOptions options;
     options.knownIdentity = id.value();  // parsed from these bytes just above
     options.durable = false;             // the archive still has it: no need to wait for the disk
+    options.deferSha256 = true;          // hashed if ever asked for (served to a peer); checksummed now
     if (Error e = runSync(cache->put(id.value().sopInstanceUid, bytes, options)).error(); e.isError())
         return e;
     return id;
@@ -264,6 +265,7 @@ Result<DicomIdentity> keepInstanceFile(const QString &path, const QString &study
     CommitOptions options;
     options.knownIdentity = id.value();
     options.durable = false;  // fetched from an archive that keeps it
+    options.deferSha256 = true;
     if (Error e = runSync(cache->importFile(id.value().sopInstanceUid, path, options)).error(); e.isError())
         return e;
     return id;

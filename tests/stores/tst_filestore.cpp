@@ -101,6 +101,7 @@ private Q_SLOTS:
     void concurrentReadersNeverSeeAMix();
     void putStoresWholeBlobsFromMemory();
     void unsyncedCommitsSurviveAKillAndAreCheckedAfterASystemCrash();
+    void deferredSha256IsComputedWhenAskedForAndChecked();
 };
 
 void tst_FileStore::roundTripRangesAndEmptyBlobs()
@@ -487,8 +488,9 @@ void tst_FileStore::unsyncedCommitsSurviveAKillAndAreCheckedAfterASystemCrash()
     QTemporaryDir dir, killed, crashed;
     const QByteArray a = pattern(200000, 1), b = pattern(200000, 2), c = pattern(1000, 3);
     auto store = openStore(dir.path());
-    CommitOptions refetchable;
+    CommitOptions refetchable;  // what a fetch from an archive commits with
     refetchable.durable = false;
+    refetchable.deferSha256 = true;
     QVERIFY(runSync(store->put(QStringLiteral("a"), ByteView(a), refetchable)).isOk());
     QVERIFY(runSync(store->put(QStringLiteral("b"), ByteView(b), refetchable)).isOk());
     QVERIFY(putBlob(*store, QStringLiteral("c"), c).isOk());  // durable
@@ -536,7 +538,7 @@ void tst_FileStore::unsyncedCommitsSurviveAKillAndAreCheckedAfterASystemCrash()
     {
         auto reopened = openStore(crashed.path());
         QVERIFY(reopened);
-        QCOMPARE(readBlob(*reopened, QStringLiteral("a")), a);  // checked against its SHA-256, kept
+        QCOMPARE(readBlob(*reopened, QStringLiteral("a")), a);  // checked against its checksum, kept
         const Result<ByteView> lost = runSync(reopened->read(QStringLiteral("b")));
         QCOMPARE(lost.error().code(), ErrorCode::NotFound);  // never served changed; fetched again instead
         QCOMPARE(runSync(reopened->stat(QStringLiteral("b"))).error().code(), ErrorCode::NotFound);
@@ -546,6 +548,60 @@ void tst_FileStore::unsyncedCommitsSurviveAKillAndAreCheckedAfterASystemCrash()
     auto last = openStore(crashed.path());
     QCOMPARE(last->usage().blobs, 2);
     QCOMPARE(readBlob(*last, QStringLiteral("a")), a);
+}
+
+void tst_FileStore::deferredSha256IsComputedWhenAskedForAndChecked()
+{
+    QTemporaryDir dir;
+    const QByteArray d = pattern(300000, 4), e = pattern(70000, 5);
+    auto sha = [](const QByteArray &bytes) { return QCryptographicHash::hash(bytes, QCryptographicHash::Sha256); };
+    auto store = openStore(dir.path());
+    CommitOptions deferred;
+    deferred.durable = false;
+    deferred.deferSha256 = true;
+    const Result<BlobInfo> put = runSync(store->put(QStringLiteral("d"), ByteView(d), deferred));
+    QVERIFY2(put.isOk(), qPrintable(put.error().toString()));
+    QVERIFY(put.value().sha256.isEmpty());  // not hashed at commit
+    QVERIFY(runSync(store->query(BlobQuery())).value().first().sha256.isEmpty());
+    QCOMPARE(runSync(store->stat(QStringLiteral("d"))).value().sha256, sha(d));  // hashed when asked for
+    QCOMPARE(runSync(store->query(BlobQuery())).value().first().sha256, sha(d));
+    Result<BlobSnapshot> snap = runSync(store->snapshot(QStringLiteral("d")));
+    QCOMPARE(snap.value().info.sha256, sha(d));
+    QCOMPARE(snap.value().bytes.toByteArray(), d);
+
+    // A digest that was asked for is kept across a restart (journalled).
+    store.reset();
+    store = openStore(dir.path());
+    QVERIFY(store);
+    QCOMPARE(runSync(store->query(BlobQuery())).value().first().sha256, sha(d));
+
+    // A deferred blob whose bytes changed on the disk is dropped when its digest is first asked for.
+    QVERIFY(runSync(store->put(QStringLiteral("e"), ByteView(e), deferred)).isOk());
+    QDir objects(dir.filePath(QStringLiteral("objects")));
+    const QStringList files = objects.entryList({QStringLiteral("e~*")}, QDir::Files);
+    QCOMPARE(files.size(), 1);
+    {
+        QFile f(objects.filePath(files.first()));
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        f.seek(12345);
+        char byte = 0;
+        QVERIFY(f.getChar(&byte));
+        f.seek(12345);
+        QVERIFY(f.putChar(char(byte ^ 0x10)));  // one bit
+    }
+    QCOMPARE(runSync(store->snapshot(QStringLiteral("e"))).error().code(), ErrorCode::Corrupt);
+    QCOMPARE(runSync(store->stat(QStringLiteral("e"))).error().code(), ErrorCode::NotFound);
+    QCOMPARE(store->usage().blobs, 1);
+    store.reset();
+    store = openStore(dir.path());
+    QCOMPARE(runSync(store->stat(QStringLiteral("e"))).error().code(), ErrorCode::NotFound);
+    QCOMPARE(readBlob(*store, QStringLiteral("d")), d);
+
+    // An expected digest is still checked at commit, deferred or not.
+    CommitOptions wrong = deferred;
+    wrong.expectedSha256 = sha(e);
+    QCOMPARE(runSync(store->put(QStringLiteral("f"), ByteView(d), wrong)).error().code(), ErrorCode::Corrupt);
+    QCOMPARE(runSync(store->stat(QStringLiteral("f"))).error().code(), ErrorCode::NotFound);
 }
 
 QTEST_GUILESS_MAIN(tst_FileStore)

@@ -104,6 +104,7 @@ private Q_SLOTS:
     void oversizedHeadersAreAnError();
     void garbageAfterDelimiterIsAnError();
     void errorFromConsumerStopsTheReader();
+    void bodyTakenStraightFromTheSource();
 };
 
 void tst_Multipart::boundaryFromContentType_data()
@@ -295,6 +296,60 @@ void tst_Multipart::errorFromConsumerStopsTheReader()
     QCOMPARE(e.code(), ErrorCode::DiskFull);
     QCOMPARE(begun, 1);
     QCOMPARE(r.finish().code(), ErrorCode::DiskFull);
+}
+
+void tst_Multipart::bodyTakenStraightFromTheSource()
+{
+    // What the WADO-RS client does: a part of known length is copied by the caller straight from the reply into
+    // its buffer (takeBody), everything else goes through feed(), in pieces of any size.
+    const QByteArray boundary = "b0undary";
+    QList<QByteArray> payloads;
+    for (int i = 0; i < 6; ++i)
+        payloads << randomBytes(i == 2 ? 0 : 20000 + i * 3001, 40 + i);
+    const QByteArray b = body(boundary, payloads);
+    QRandomGenerator g(7);
+    for (int round = 0; round < 40; ++round) {
+        Collected c;
+        MultipartReader r(boundary);
+        r.onPartBegin = [&](int, const MultipartHeaders &) { c.parts.append(Part()); };
+        r.onPartData = [&](int index, const char *data, qint64 n) { c.parts[index].bytes.append(data, n); };
+        r.onPartEnd = [&](int index) { c.ended.append(index); return Error(); };
+        qint64 at = 0, direct = 0;
+        while (at < b.size()) {
+            const qint64 available = std::min<qint64>(b.size() - at, 1 + g.bounded(round % 2 ? 100 : 9000));
+            if (const qint64 wanted = r.bodyBytesWanted(); wanted > 0) {
+                QVERIFY(r.isInPartBody());
+                const qint64 n = std::min(available, wanted);
+                c.parts.last().bytes.append(b.constData() + at, n);
+                QCOMPARE(r.takeBody(n), Error());
+                direct += n;
+                at += n;
+                continue;
+            }
+            const qint64 n = r.isInPartBody() ? available : std::min<qint64>(available, 64);
+            QCOMPARE(r.feed(b.constData() + at, n), Error());
+            at += n;
+        }
+        QCOMPARE(r.finish(), Error());
+        QVERIFY(r.isComplete());
+        QCOMPARE(c.parts.size(), payloads.size());
+        QCOMPARE(c.ended.size(), payloads.size());
+        qint64 total = 0;
+        for (int k = 0; k < payloads.size(); ++k) {
+            QVERIFY(c.parts[k].bytes == payloads[k]);
+            total += payloads[k].size();
+        }
+        QVERIFY2(direct > total * 8 / 10, qPrintable(QStringLiteral("%1 of %2 bytes taken straight").arg(direct).arg(total)));
+    }
+
+    // Taking more than the part has left is an error, and stays one.
+    MultipartReader r(boundary);
+    const QByteArray one = body(boundary, {randomBytes(100, 1)});
+    const qint64 headerEnd = one.indexOf("\r\n\r\n") + 4;
+    QCOMPARE(r.feed(one.constData(), headerEnd), Error());
+    QCOMPARE(r.bodyBytesWanted(), 100);
+    QCOMPARE(r.takeBody(101).code(), ErrorCode::Protocol);
+    QCOMPARE(r.feed(one.constData() + headerEnd, one.size() - headerEnd).code(), ErrorCode::Protocol);
 }
 
 QTEST_GUILESS_MAIN(tst_Multipart)

@@ -288,15 +288,40 @@ protected:
                 return m_callbacks.complete ? m_callbacks.complete(m_part, whole) : Error();
             };
         }
-        // Into one buffer reused for every read: readAll() would allocate (and fault in) a fresh one each time.
-        const qint64 available = reply->bytesAvailable();
-        if (m_chunk.size() < available)
-            m_chunk.resize(available);
-        const qint64 n = reply->read(m_chunk.data(), available);
-        if (n < 0)
-            return stop(Error(ErrorCode::Network, QStringLiteral("%1: %2").arg(m_what, reply->errorString())));
-        if (Error e = m_reader->feed(m_chunk.constData(), n); e.isError())
-            return stop(e);
+        for (qint64 available = reply->bytesAvailable(); available > 0; available = reply->bytesAvailable()) {
+            const qint64 wanted = m_reader->bodyBytesWanted();
+            const qint64 at = m_bytes.size();
+            if (wanted > 0 && m_bytes.capacity() >= at + wanted) {
+                // A part of known length: straight into its buffer, reserved when it began.
+                const qint64 want = std::min(available, wanted);
+                m_bytes.resize(at + want);
+                const qint64 n = reply->read(m_bytes.data() + at, want);
+                if (n < 0)
+                    return stop(Error(ErrorCode::Network, QStringLiteral("%1: %2").arg(m_what, reply->errorString())));
+                m_bytes.resize(at + n);
+                if (Error e = m_reader->takeBody(n); e.isError())
+                    return stop(e);
+                m_summary.bytes += n;
+                if (m_callbacks.bytes)
+                    m_callbacks.bytes(m_part, m_bytes.constData() + at, n);
+                continue;
+            }
+            // Delimiters and headers in small reads (the part after them is then read straight, above); parts
+            // without a length whole. Into one buffer reused for every read: readAll() would allocate (and
+            // fault in) a fresh one each time.
+            const qint64 take = m_reader->isInPartBody() ? available : std::min<qint64>(available, 1024);
+            if (m_chunk.size() < take)
+                m_chunk.resize(take);
+            const qint64 n = reply->read(m_chunk.data(), take);
+            if (n < 0)
+                return stop(Error(ErrorCode::Network, QStringLiteral("%1: %2").arg(m_what, reply->errorString())));
+            if (n == 0)
+                break;
+            if (Error e = m_reader->feed(m_chunk.constData(), n); e.isError())
+                return stop(e);
+            if (m_error.isError())
+                return;  // a callback stopped the job
+        }
         setProgress(m_summary.bytes, 0);
     }
 

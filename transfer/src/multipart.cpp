@@ -73,6 +73,25 @@ Error MultipartReader::fail(const QString &message)
     return m_error;
 }
 
+qint64 MultipartReader::bodyBytesWanted() const
+{
+    return m_state == State::Data && m_remaining > 0 && m_carry.isEmpty() ? m_remaining : 0;
+}
+
+Error MultipartReader::takeBody(qint64 length)
+{
+    if (m_state == State::Failed)
+        return m_error;
+    if (length < 0 || length > bodyBytesWanted())
+        return fail(QStringLiteral("multipart: %1 bytes of part %2 taken where %3 were wanted").arg(length).arg(m_parts + 1).arg(bodyBytesWanted()));
+    m_remaining -= length;
+    if (m_remaining == 0) {
+        m_remaining = -1;
+        m_state = State::DelimiterExpected;
+    }
+    return Error();
+}
+
 Error MultipartReader::feed(const char *data, qint64 length)
 {
     if (m_state == State::Failed)

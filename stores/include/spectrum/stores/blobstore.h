@@ -22,7 +22,9 @@ struct BlobInfo
 {
     QString key;
     qint64 size = 0;
-    QByteArray sha256;      ///< raw 32 bytes of the whole blob's SHA-256
+    /// Raw 32 bytes of the whole blob's SHA-256. stat() and snapshot() always carry it; query() and the commit
+    /// of a blob committed with CommitOptions::deferSha256 may not yet (empty: not computed so far).
+    QByteArray sha256;
     QDateTime committed;    ///< when this version was committed (UTC)
     quint64 version = 0;    ///< grows with every commit of any key in the store
     DicomIdentity dicom;    ///< invalid for blobs that are not DICOM Part 10 files
@@ -68,6 +70,11 @@ struct CommitOptions
     /// disk. Stores that persist keep such a blob crash-safe all the same: it is never served half-written or
     /// changed (see FileStore), but an operating-system crash may lose it.
     bool durable = true;
+    /// true: the SHA-256 is computed when first asked for (stat(), snapshot()) instead of at commit. For cache
+    /// fills from an archive, most of which are only ever read locally: hashing every instance of a study was a
+    /// third of its fetch's CPU. Stores that persist still check such a blob's bytes before they serve it
+    /// after a crash, with a cheaper checksum (FileStore: XXH3-128).
+    bool deferSha256 = false;
 };
 
 /// A reserved, not yet committed blob. Fill it with writeAt() (directly, or through BlobStore::write()), then

@@ -18,8 +18,13 @@
 // A commit with CommitOptions::durable false (blobs that can be fetched again) skips the syncs: its record
 // carries the kernel's boot ID instead. A killed process loses nothing the kernel already holds, so within the
 // same boot such an entry is as good as a synced one; after an operating-system crash or power loss (another
-// boot ID) its bytes are checked against its SHA-256 before they are first served, and the entry is dropped if
-// they differ. The next open in the same boot syncs the file system and removes the tags.
+// boot ID) its bytes are checked against their checksum before they are first served, and the entry is dropped
+// if they differ. The next open in the same boot syncs the file system and removes the tags.
+//
+// Every entry carries an XXH3-128 checksum of its bytes (journal field "xxh3", tens of GB/s) besides its SHA-256.
+// A blob committed with CommitOptions::deferSha256 gets its SHA-256 when stat() or snapshot() first asks for it:
+// the bytes are then checked against the checksum, hashed, and the digest is journalled; bytes that changed on
+// the disk meanwhile drop the entry with ErrorCode::Corrupt (fetch it again).
 
 #include "spectrum/stores/blobstore.h"
 
@@ -71,8 +76,11 @@ private:
     explicit FileStore(std::shared_ptr<State> state);
     // The work of reserve() and commit(), on whatever thread runs it.
     static Result<BlobWriterPtr> reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size, bool mapped = true);
+    /// `check`: the blob's XXH3-128 when the caller computed it from memory; empty: computed from the file.
     static Result<BlobInfo> commitNow(const std::shared_ptr<State> &d, const std::shared_ptr<StoreNotifier> &notifier, const BlobWriterPtr &writer,
-                                      const CommitOptions &options);
+                                      const CommitOptions &options, QByteArray check = QByteArray());
+    /// `info` with its SHA-256, computed from the file (and journalled) if it was deferred.
+    static Result<BlobInfo> withDigest(const std::shared_ptr<State> &d, const BlobInfo &info, const ByteView &bytes);
     std::shared_ptr<State> d;
 };
 

@@ -50,6 +50,15 @@ public:
     /// The body ended: an error unless the closing delimiter was seen.
     Error finish();
 
+    /// Inside a part whose Content-Length is known, with nothing of it held back: how many of its bytes are
+    /// still to come. A caller may copy up to that many straight from its source into its own buffer and
+    /// report them with takeBody() — one copy less than feed(), which hands them over through onPartData.
+    qint64 bodyBytesWanted() const;
+    /// The next `length` bytes of the current part (at most bodyBytesWanted()) were taken by the caller.
+    Error takeBody(qint64 length);
+    /// Inside a part's bytes (as opposed to a delimiter or headers, which are short).
+    bool isInPartBody() const { return m_state == State::Data; }
+
     bool isComplete() const { return m_state == State::Epilogue; }
     int partsCompleted() const { return m_parts; }
 
