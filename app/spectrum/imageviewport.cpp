@@ -2,6 +2,7 @@
 
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPainterPath>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -9,18 +10,28 @@
 
 namespace spectrum {
 
+namespace {
+constexpr double kHandleRadius = 7;  // screen pixels within which a measurement's end point is grabbed
+const QColor kOverlayText(235, 225, 140);
+const QColor kMeasureColour(120, 220, 255);
+const QColor kSelectedColour(255, 170, 60);
+} // namespace
+
 ImageViewport::ImageViewport(QWidget *parent) : QWidget(parent)
 {
     setAttribute(Qt::WA_OpaquePaintEvent);
     setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(256, 256);
-    setMouseTracking(false);
+    setMouseTracking(true);  // the pixel value under the cursor
 }
 
-void ImageViewport::setImage(const DecodedImage &image, bool keepWindow)
+void ImageViewport::setImage(const DecodedImage &image, bool keepWindow, const QString &key)
 {
     const bool firstImage = m_image.pixels.isNull();
     m_image = image;
+    if (key != m_key)
+        m_selected = -1;
+    m_key = key;
     m_message.clear();
     if (!keepWindow || firstImage)
         m_window = defaultWindow(m_image);
@@ -32,6 +43,7 @@ void ImageViewport::clear(const QString &message)
     m_image = DecodedImage();
     m_rendered = QImage();
     m_message = message;
+    m_selected = -1;
     update();
 }
 
@@ -46,18 +58,187 @@ void ImageViewport::setWindow(const VoiWindow &window)
     Q_EMIT windowChanged(m_window);
 }
 
+void ImageViewport::applyPreset(int index)
+{
+    const QList<WindowPreset> &presets = ctWindowPresets();
+    if (index >= 0 && index < presets.size() && hasImage())
+        setWindow(VoiWindow{presets[index].center, presets[index].width});
+}
+
+void ImageViewport::autoWindowLevel()
+{
+    if (hasImage())
+        setWindow(autoWindow(m_image));
+}
+
 void ImageViewport::setZoom(double zoom)
 {
-    m_zoom = std::clamp(zoom, 0.1, 32.0);
+    m_zoom = std::clamp(zoom, 0.05, 64.0);
     update();
+    Q_EMIT viewChanged();
+}
+
+double ImageViewport::aspect() const
+{
+    const ImageInfo &info = m_image.info;
+    return info.rowSpacing > 0 && info.columnSpacing > 0 ? info.rowSpacing / info.columnSpacing : 1.0;
+}
+
+double ImageViewport::fitScale() const
+{
+    if (m_rendered.isNull())
+        return 1.0;
+    // The image's extent on screen at scale 1: columns × (rows × aspect), swapped by a quarter turn.
+    double w = m_rendered.width(), h = m_rendered.height() * aspect();
+    if (m_quarterTurns % 2)
+        std::swap(w, h);
+    return std::min(width() / w, height() / h);
+}
+
+double ImageViewport::displayScale() const
+{
+    return fitScale() * m_zoom;
+}
+
+void ImageViewport::fitToWindow()
+{
+    m_zoom = 1.0;
+    m_pan = QPointF();
+    update();
+    Q_EMIT viewChanged();
+}
+
+void ImageViewport::actualSize()
+{
+    m_zoom = 1.0 / fitScale();
+    m_pan = QPointF();
+    update();
+    Q_EMIT viewChanged();
+}
+
+void ImageViewport::rotate(int quarterTurns)
+{
+    m_quarterTurns = ((m_quarterTurns + quarterTurns) % 4 + 4) % 4;
+    update();
+    Q_EMIT viewChanged();
+}
+
+void ImageViewport::flipHorizontally()
+{
+    m_flipH = !m_flipH;
+    update();
+    Q_EMIT viewChanged();
+}
+
+void ImageViewport::flipVertically()
+{
+    m_flipV = !m_flipV;
+    update();
+    Q_EMIT viewChanged();
+}
+
+void ImageViewport::setInverted(bool inverted)
+{
+    if (inverted == m_inverted)
+        return;
+    m_inverted = inverted;
+    rerender();
+    Q_EMIT viewChanged();
 }
 
 void ImageViewport::resetView()
 {
     m_zoom = 1.0;
     m_pan = QPointF();
-    if (hasImage())
+    m_quarterTurns = 0;
+    m_flipH = m_flipV = false;
+    const bool wasInverted = m_inverted;
+    m_inverted = false;
+    if (hasImage()) {
+        const VoiWindow before = m_window;
         setWindow(defaultWindow(m_image));
+        if (wasInverted && before == m_window)
+            rerender();
+    }
+    update();
+    Q_EMIT viewChanged();
+}
+
+QTransform ImageViewport::imageToWidget() const
+{
+    if (m_rendered.isNull())
+        return QTransform();
+    // Read from the last call up: centre the image on the origin, scale it (rows stretched by the aspect),
+    // turn it, flip it on screen, and move it to the viewport's centre plus the pan.
+    const double s = displayScale();
+    QTransform t;
+    t.translate(width() / 2.0 + m_pan.x(), height() / 2.0 + m_pan.y());
+    t.scale(m_flipH ? -1 : 1, m_flipV ? -1 : 1);
+    t.rotate(90.0 * m_quarterTurns);
+    t.scale(s, s * aspect());
+    t.translate(-m_rendered.width() / 2.0, -m_rendered.height() / 2.0);
+    return t;
+}
+
+std::optional<QPoint> ImageViewport::pixelUnder(QPointF widgetPosition) const
+{
+    if (!hasImage())
+        return std::nullopt;
+    bool invertible = false;
+    const QTransform back = imageToWidget().inverted(&invertible);
+    if (!invertible)
+        return std::nullopt;
+    return pixelAt(m_image.info, back.map(widgetPosition));
+}
+
+void ImageViewport::setTool(Tool tool)
+{
+    m_tool = tool;
+    m_drawing = false;
+    setCursor(tool == Tool::Pan ? Qt::ArrowCursor : Qt::CrossCursor);
+}
+
+QString ImageViewport::measurementText(const Measurement &m) const
+{
+    if (m.kind == Measurement::Kind::Distance) {
+        const double mm = distanceMm(m_image.info, m.a, m.b);
+        return mm >= 0 ? tr("%1 mm").arg(mm, 0, 'f', 1) : tr("%1 px").arg(distancePixels(m.a, m.b), 0, 'f', 1);
+    }
+    const RegionStatistics s = regionStatistics(m_image, 0, m.kind == Measurement::Kind::Ellipse ? RegionShape::Ellipse : RegionShape::Rectangle,
+                                                QRectF(m.a, m.b));
+    const QString unit = m_image.info.valueUnit();
+    const QString area = s.areaMm2 >= 0 ? tr("%1 mm²").arg(s.areaMm2, 0, 'f', 1) : tr("%1 px²").arg(s.areaPixels, 0, 'f', 0);
+    if (s.pixels == 0)
+        return tr("Area %1").arg(area);
+    return tr("Mean %1 SD %2 %3\nMin %4 Max %5\nArea %6")
+        .arg(s.mean, 0, 'f', 1).arg(s.standardDeviation, 0, 'f', 1).arg(unit)
+        .arg(s.minimum, 0, 'f', 0).arg(s.maximum, 0, 'f', 0).arg(area);
+}
+
+void ImageViewport::deleteSelectedMeasurement()
+{
+    QList<Measurement> &list = m_measurements[m_key];
+    if (list.isEmpty())
+        return;
+    const int index = m_selected >= 0 && m_selected < list.size() ? m_selected : int(list.size()) - 1;
+    list.removeAt(index);
+    m_selected = -1;
+    update();
+    Q_EMIT measurementsChanged();
+}
+
+void ImageViewport::clearMeasurements()
+{
+    if (m_measurements.remove(m_key) == 0)
+        return;
+    m_selected = -1;
+    update();
+    Q_EMIT measurementsChanged();
+}
+
+void ImageViewport::setCompleteness(double fraction)
+{
+    m_completeness = std::clamp(fraction, 0.0, 1.0);
     update();
 }
 
@@ -67,20 +248,25 @@ void ImageViewport::setOverlay(const ViewportOverlay &overlay)
     update();
 }
 
+QString ImageViewport::pixelReadout() const
+{
+    if (!m_hover)
+        return QString();
+    const std::optional<QPoint> px = pixelUnder(*m_hover);
+    if (!px)
+        return QString();
+    const double value = modalityValueAt(m_image, 0, *px);
+    const QString unit = m_image.info.valueUnit();
+    return tr("x %1 y %2  = %3%4").arg(px->x()).arg(px->y()).arg(value, 0, 'f', std::fabs(value - std::round(value)) < 1e-9 ? 0 : 2)
+        .arg(unit.isEmpty() ? QString() : QLatin1Char(' ') + unit);
+}
+
 void ImageViewport::rerender()
 {
     m_rendered = hasImage() ? renderFrame(m_image, 0, m_window) : QImage();
+    if (m_inverted && !m_rendered.isNull())
+        m_rendered.invertPixels();
     update();
-}
-
-double ImageViewport::fitScale() const
-{
-    if (m_rendered.isNull())
-        return 1.0;
-    // Physical aspect: columns are columnSpacing apart, rows rowSpacing apart.
-    const ImageInfo &info = m_image.info;
-    const double aspect = info.rowSpacing > 0 && info.columnSpacing > 0 ? info.rowSpacing / info.columnSpacing : 1.0;
-    return std::min(width() / double(m_rendered.width()), height() / (m_rendered.height() * aspect));
 }
 
 QString ImageViewport::windowText() const
@@ -93,35 +279,106 @@ void ImageViewport::paintEvent(QPaintEvent *)
     QPainter p(this);
     p.fillRect(rect(), Qt::black);
     if (!m_rendered.isNull()) {
-        const ImageInfo &info = m_image.info;
-        const double aspect = info.rowSpacing > 0 && info.columnSpacing > 0 ? info.rowSpacing / info.columnSpacing : 1.0;
-        const double scale = fitScale() * m_zoom;
-        const QSizeF size(m_rendered.width() * scale, m_rendered.height() * scale * aspect);
-        const QRectF target(QPointF((width() - size.width()) / 2 + m_pan.x(), (height() - size.height()) / 2 + m_pan.y()), size);
-        p.setRenderHint(QPainter::SmoothPixmapTransform, scale < 4);
-        p.drawImage(target, m_rendered);
+        p.save();
+        p.setTransform(imageToWidget());
+        p.setRenderHint(QPainter::SmoothPixmapTransform, displayScale() < 4);
+        p.drawImage(QPointF(0, 0), m_rendered);
+        p.restore();
+        paintMeasurements(p);
     }
     p.setRenderHint(QPainter::TextAntialiasing);
     QFont font = p.font();
     font.setPointSizeF(std::max(8.0, font.pointSizeF()));
     p.setFont(font);
     const QRect area = rect().adjusted(8, 6, -8, -6);
-    auto text = [&](int flags, const QString &s) {
+    auto text = [&](const QRect &r, int flags, const QString &s, const QColor &colour = kOverlayText) {
         p.setPen(QColor(0, 0, 0, 200));
-        p.drawText(area.translated(1, 1), flags, s);
-        p.setPen(QColor(235, 225, 140));
-        p.drawText(area, flags, s);
+        p.drawText(r.translated(1, 1), flags, s);
+        p.setPen(colour);
+        p.drawText(r, flags, s);
     };
     if (!m_message.isEmpty() && !hasImage()) {
-        text(Qt::AlignCenter, m_message);
+        text(area, Qt::AlignCenter, m_message);
         return;
     }
     if (!hasImage())
         return;
-    text(Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
-    text(Qt::AlignRight | Qt::AlignTop, m_overlay.topRight);
-    text(Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
-    text(Qt::AlignRight | Qt::AlignBottom, windowText() + tr("\nZoom %1%").arg(std::lround(fitScale() * m_zoom * 100)));
+    text(area, Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
+    text(area, Qt::AlignRight | Qt::AlignTop, m_overlay.topRight);
+    text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
+    QStringList view{windowText(), tr("Zoom %1%").arg(std::lround(displayScale() * 100))};
+    if (m_quarterTurns || m_flipH || m_flipV || m_inverted) {
+        QStringList how;
+        if (m_quarterTurns)
+            how << tr("%1°").arg(m_quarterTurns * 90);
+        if (m_flipH)
+            how << tr("flipped ↔");
+        if (m_flipV)
+            how << tr("flipped ↕");
+        if (m_inverted)
+            how << tr("inverted");
+        view << how.join(QStringLiteral(", "));
+    }
+    const QString readout = pixelReadout();
+    if (!readout.isEmpty())
+        view.prepend(readout);
+    text(area, Qt::AlignRight | Qt::AlignBottom, view.join(QLatin1Char('\n')));
+    // The badge: complete, or still arriving (rows keep filling in).
+    const bool complete = m_completeness >= 1.0;
+    const QString badge = complete ? tr("● Complete") : tr("◌ Arriving %1%").arg(int(m_completeness * 100));
+    text(area, Qt::AlignHCenter | Qt::AlignTop, badge, complete ? QColor(120, 210, 120) : QColor(255, 170, 60));
+}
+
+void ImageViewport::paintMeasurements(QPainter &p)
+{
+    const QList<Measurement> list = measurements();
+    if (list.isEmpty())
+        return;
+    const QTransform t = imageToWidget();
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing);
+    for (int i = 0; i < list.size(); ++i) {
+        const Measurement &m = list[i];
+        QPen pen(i == m_selected ? kSelectedColour : kMeasureColour);
+        pen.setCosmetic(true);
+        pen.setWidthF(1.5);
+        p.setPen(pen);
+        p.setBrush(Qt::NoBrush);
+        // Shapes in image coordinates, so a region turns and flips with the image.
+        p.save();
+        p.setTransform(t, true);
+        if (m.kind == Measurement::Kind::Distance)
+            p.drawLine(m.a, m.b);
+        else if (m.kind == Measurement::Kind::Rectangle)
+            p.drawRect(QRectF(m.a, m.b).normalized());
+        else
+            p.drawEllipse(QRectF(m.a, m.b).normalized());
+        p.restore();
+        const QPointF a = t.map(m.a), b = t.map(m.b);
+        for (const QPointF &end : {a, b})
+            p.drawEllipse(end, 3.0, 3.0);
+        const QPointF anchor(std::max(a.x(), b.x()) + 8, std::min(a.y(), b.y()));
+        const QString label = measurementText(m);
+        const QRectF box(anchor, QSizeF(260, 60));
+        p.setPen(QColor(0, 0, 0, 200));
+        p.drawText(box.translated(1, 1), Qt::AlignLeft | Qt::AlignTop, label);
+        p.setPen(i == m_selected ? kSelectedColour : kMeasureColour);
+        p.drawText(box, Qt::AlignLeft | Qt::AlignTop, label);
+    }
+    p.restore();
+}
+
+int ImageViewport::handleNear(QPointF widgetPosition) const
+{
+    const QList<Measurement> list = measurements();
+    const QTransform t = imageToWidget();
+    for (int i = int(list.size()) - 1; i >= 0; --i) {
+        if (distancePixels(t.map(list[i].b), widgetPosition) <= kHandleRadius)
+            return i * 2 + 1;
+        if (distancePixels(t.map(list[i].a), widgetPosition) <= kHandleRadius)
+            return i * 2;
+    }
+    return -1;
 }
 
 void ImageViewport::mousePressEvent(QMouseEvent *event)
@@ -130,6 +387,31 @@ void ImageViewport::mousePressEvent(QMouseEvent *event)
     m_dragStart = event->position().toPoint();
     m_dragStartWindow = m_window;
     m_dragStartPan = m_pan;
+    if (m_dragButton == Qt::LeftButton && hasImage()) {
+        if (const int handle = handleNear(event->position()); handle >= 0) {
+            m_draggedHandle = handle;
+            m_selected = handle / 2;
+            update();
+            return;
+        }
+        if (m_tool != Tool::Pan) {
+            bool invertible = false;
+            const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
+            if (!invertible)
+                return;
+            Measurement m;
+            m.kind = m_tool == Tool::Distance ? Measurement::Kind::Distance
+                   : m_tool == Tool::Rectangle ? Measurement::Kind::Rectangle : Measurement::Kind::Ellipse;
+            m.a = m.b = at;
+            QList<Measurement> &list = m_measurements[m_key];
+            list << m;
+            m_selected = int(list.size()) - 1;
+            m_draggedHandle = m_selected * 2 + 1;
+            m_drawing = true;
+            update();
+            return;
+        }
+    }
     if (m_dragButton == Qt::RightButton)
         setCursor(Qt::SizeAllCursor);
     else if (m_dragButton == Qt::LeftButton || m_dragButton == Qt::MiddleButton)
@@ -138,21 +420,55 @@ void ImageViewport::mousePressEvent(QMouseEvent *event)
 
 void ImageViewport::mouseMoveEvent(QMouseEvent *event)
 {
+    m_hover = event->position();
     const QPoint d = event->position().toPoint() - m_dragStart;
-    if (m_dragButton == Qt::RightButton && hasImage()) {
+    if (m_draggedHandle >= 0 && (event->buttons() & Qt::LeftButton)) {
+        bool invertible = false;
+        const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
+        QList<Measurement> &list = m_measurements[m_key];
+        const int index = m_draggedHandle / 2;
+        if (invertible && index < list.size()) {
+            (m_draggedHandle % 2 ? list[index].b : list[index].a) = at;
+            update();
+        }
+    } else if (m_dragButton == Qt::RightButton && hasImage()) {
         // Sensitivity follows the window: fine control on narrow windows, fast on wide ones.
         const double perPixel = std::max(0.5, m_dragStartWindow.width / 256.0);
         setWindow(VoiWindow{m_dragStartWindow.center + d.y() * perPixel, m_dragStartWindow.width + d.x() * perPixel});
     } else if (m_dragButton == Qt::LeftButton || m_dragButton == Qt::MiddleButton) {
         m_pan = m_dragStartPan + d;
         update();
+    } else {
+        update();  // the readout follows the cursor
     }
 }
 
 void ImageViewport::mouseReleaseEvent(QMouseEvent *)
 {
+    if (m_draggedHandle >= 0) {
+        QList<Measurement> &list = m_measurements[m_key];
+        const int index = m_draggedHandle / 2;
+        // A click without a drag draws nothing.
+        if (m_drawing && index < list.size() && distancePixels(imageToWidget().map(list[index].a), imageToWidget().map(list[index].b)) < 3) {
+            list.removeAt(index);
+            m_selected = -1;
+        }
+        m_draggedHandle = -1;
+        m_drawing = false;
+        update();
+        Q_EMIT measurementsChanged();
+    }
+    if (m_dragButton == Qt::LeftButton || m_dragButton == Qt::MiddleButton)
+        Q_EMIT viewChanged();
     m_dragButton = Qt::NoButton;
-    unsetCursor();
+    setCursor(m_tool == Tool::Pan ? Qt::ArrowCursor : Qt::CrossCursor);
+}
+
+void ImageViewport::leaveEvent(QEvent *event)
+{
+    m_hover.reset();
+    update();
+    QWidget::leaveEvent(event);
 }
 
 void ImageViewport::wheelEvent(QWheelEvent *event)

@@ -1,10 +1,22 @@
 #pragma once
-// ImageViewport: one image on screen, with the radiologist's mouse: right-drag window/level, Ctrl+wheel zoom,
-// left- or middle-drag pan, wheel to step through slices (reported, not handled here), and an overlay.
+// ImageViewport: one image on screen, with the radiologist's mouse and keys. Right-drag windows (width
+// across, level up and down), the wheel steps through slices (reported, not handled here), Ctrl+wheel zooms,
+// middle-drag pans; the left button does what the current tool does — pan, or draw a distance, a rectangle
+// or an ellipse ROI (a measurement's end points can be dragged again with any tool). The view can be fitted,
+// shown 1:1, rotated in quarter turns, flipped and inverted. The overlay shows what the study viewer sets,
+// the pixel value under the cursor in modality units (HU for CT), the window, the zoom, and whether the image
+// is complete or still arriving.
+//
+// Measurements belong to the image they were drawn on (setImage's key): scrolling away and back shows them again.
 
+#include "spectrum/imaging/measurements.h"
 #include "spectrum/imaging/windowlevel.h"
 
+#include <QHash>
+#include <QTransform>
 #include <QWidget>
+
+#include <optional>
 
 namespace spectrum {
 
@@ -15,31 +27,85 @@ struct ViewportOverlay
     QString bottomLeft;
 };
 
+struct Measurement
+{
+    enum class Kind { Distance, Rectangle, Ellipse };
+    Kind kind = Kind::Distance;
+    QPointF a;  ///< image coordinates (pixels; see measurements.h)
+    QPointF b;
+};
+
 class ImageViewport : public QWidget
 {
     Q_OBJECT
 public:
+    enum class Tool { Pan, Distance, Rectangle, Ellipse };
+
     explicit ImageViewport(QWidget *parent = nullptr);
 
-    /// Shows `image`. Keeps the current window if `keepWindow` (scrolling a stack), else uses its default.
-    void setImage(const DecodedImage &image, bool keepWindow);
+    /// Shows `image`, known as `key` (its measurements are kept under it). Keeps the current window if
+    /// `keepWindow` (scrolling a stack), else uses the image's default.
+    void setImage(const DecodedImage &image, bool keepWindow, const QString &key = QString());
     void clear(const QString &message = QString());
     bool hasImage() const { return !m_image.pixels.isNull(); }
+    const DecodedImage &image() const { return m_image; }
 
     VoiWindow window() const { return m_window; }
     void setWindow(const VoiWindow &window);
+    /// CT presets 1–5 (ctWindowPresets(): brain, lung, bone, abdomen, mediastinum), 0-based here.
+    void applyPreset(int index);
+    /// The window from the image's own values (autoWindow()).
+    void autoWindowLevel();
+
+    /// Zoom on top of fit-to-viewport (1: the image fills the viewport).
     double zoom() const { return m_zoom; }
     void setZoom(double zoom);
-    void resetView();  ///< fit to the viewport, centred, the image's default window
+    /// Screen pixels per image column.
+    double displayScale() const;
+    void fitToWindow();        ///< zoom 1, centred
+    void actualSize();         ///< one image pixel per screen pixel, centred
+    void rotate(int quarterTurns);  ///< clockwise for positive turns
+    int rotation() const { return m_quarterTurns * 90; }
+    void flipHorizontally();
+    void flipVertically();
+    bool isFlippedHorizontally() const { return m_flipH; }
+    bool isFlippedVertically() const { return m_flipV; }
+    void setInverted(bool inverted);
+    bool isInverted() const { return m_inverted; }
+    /// Fit, centred, unrotated, unflipped, not inverted, the image's default window.
+    void resetView();
+
+    /// Image coordinates → widget coordinates, as painted.
+    QTransform imageToWidget() const;
+    /// The pixel under a widget position, if any.
+    std::optional<QPoint> pixelUnder(QPointF widgetPosition) const;
+
+    Tool tool() const { return m_tool; }
+    void setTool(Tool tool);
+    /// Measurements on the image in view.
+    QList<Measurement> measurements() const { return m_measurements.value(m_key); }
+    /// A measurement's text: "42.1 mm", or mean, SD, min, max and area of a region.
+    QString measurementText(const Measurement &m) const;
+    int selectedMeasurement() const { return m_selected; }
+    void deleteSelectedMeasurement();
+    void clearMeasurements();
+
+    /// How much of the image is in: 1 complete; below 1 the overlay says it is still arriving.
+    void setCompleteness(double fraction);
+    double completeness() const { return m_completeness; }
 
     void setOverlay(const ViewportOverlay &overlay);
-    /// The image as rendered with the current window, before scaling to the screen.
+    /// The text the overlay shows for the pixel under the cursor ("x 120 y 88  = 43 HU"); empty off the image.
+    QString pixelReadout() const;
+    /// The image as rendered with the current window (and inversion), before the view transform.
     QImage renderedImage() const { return m_rendered; }
 
 Q_SIGNALS:
     /// The wheel asked for the next (+1) or previous (−1) slice.
     void sliceStepRequested(int step);
     void windowChanged(const spectrum::VoiWindow &window);
+    void measurementsChanged();
+    void viewChanged();
 
 protected:
     void paintEvent(QPaintEvent *event) override;
@@ -47,22 +113,41 @@ protected:
     void mouseMoveEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
     void wheelEvent(QWheelEvent *event) override;
+    void leaveEvent(QEvent *event) override;
 
 private:
     void rerender();
+    double aspect() const;   ///< row spacing over column spacing: the image's height is stretched by it
     double fitScale() const;
     QString windowText() const;
+    void paintMeasurements(QPainter &p);
+    /// The measurement end point near `widgetPosition`: index × 2 + (0 for a, 1 for b), or −1.
+    int handleNear(QPointF widgetPosition) const;
 
     DecodedImage m_image;
+    QString m_key;
     QImage m_rendered;
     VoiWindow m_window;
-    double m_zoom = 1.0;     ///< on top of fit-to-viewport
+    double m_zoom = 1.0;
     QPointF m_pan;           ///< in screen pixels
+    int m_quarterTurns = 0;  ///< 0…3, clockwise
+    bool m_flipH = false;
+    bool m_flipV = false;
+    bool m_inverted = false;
+    double m_completeness = 1.0;
+
+    Tool m_tool = Tool::Pan;
+    QHash<QString, QList<Measurement>> m_measurements;
+    int m_selected = -1;
+    int m_draggedHandle = -1;
+    bool m_drawing = false;
+
     QPoint m_dragStart;
     Qt::MouseButton m_dragButton = Qt::NoButton;
     VoiWindow m_dragStartWindow;
     QPointF m_dragStartPan;
     int m_wheelRemainder = 0;
+    std::optional<QPointF> m_hover;  ///< widget position of the cursor, while over the viewport
     ViewportOverlay m_overlay;
     QString m_message;
 };

@@ -4,6 +4,7 @@
 #include "studyviewer.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QHeaderView>
 #include <QLabel>
@@ -63,6 +64,11 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     m_tabs->tabBar()->setTabButton(0, QTabBar::RightSide, nullptr);  // the study list cannot be closed
     m_tabs->tabBar()->setTabButton(0, QTabBar::LeftSide, nullptr);
     connect(m_tabs, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
+        StudyViewer *v = currentViewer();
+        if (m_cineAction)
+            m_cineAction->setChecked(v && v->isCinePlaying());
+    });
     setCentralWidget(m_tabs);
     statusBar()->addPermanentWidget(m_cacheLabel);
 
@@ -81,19 +87,90 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     closeStudy->setShortcut(QKeySequence::Close);
     file->addSeparator();
     file->addAction(tr("&Quit"), qApp, &QApplication::quit)->setShortcut(QKeySequence::Quit);
+    // Everything frequent has a key, shown in the menus. Single keys act on the viewer; the search field keeps
+    // its typing (line edits take printable keys before shortcuts see them).
+    auto onViewport = [this](auto f) {
+        return [this, f] {
+            if (StudyViewer *v = currentViewer())
+                f(v->viewport());
+        };
+    };
+    auto add = [this](QMenu *menu, const QString &text, const QKeySequence &key, auto slot) {
+        QAction *a = menu->addAction(text, this, slot);
+        a->setShortcut(key);
+        return a;
+    };
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    QAction *reset = view->addAction(tr("&Reset view"), this, [this] {
+    add(view, tr("&Fit to window"), Qt::Key_F, onViewport([](ImageViewport *v) { v->fitToWindow(); }));
+    add(view, tr("&Actual size (1:1)"), QKeySequence(QStringLiteral("Shift+F")), onViewport([](ImageViewport *v) { v->actualSize(); }));
+    add(view, tr("Zoom &in"), QKeySequence::ZoomIn, onViewport([](ImageViewport *v) { v->setZoom(v->zoom() * 1.25); }));
+    add(view, tr("Zoom &out"), QKeySequence::ZoomOut, onViewport([](ImageViewport *v) { v->setZoom(v->zoom() / 1.25); }));
+    view->addSeparator();
+    add(view, tr("Rotate &clockwise"), Qt::Key_BracketRight, onViewport([](ImageViewport *v) { v->rotate(1); }));
+    add(view, tr("Rotate c&ounter-clockwise"), Qt::Key_BracketLeft, onViewport([](ImageViewport *v) { v->rotate(-1); }));
+    add(view, tr("Flip &horizontally"), Qt::Key_H, onViewport([](ImageViewport *v) { v->flipHorizontally(); }));
+    add(view, tr("Flip &vertically"), Qt::Key_V, onViewport([](ImageViewport *v) { v->flipVertically(); }));
+    add(view, tr("&Invert"), Qt::Key_I, onViewport([](ImageViewport *v) { v->setInverted(!v->isInverted()); }));
+    add(view, tr("&Reset view"), Qt::Key_R, [this] {
         if (StudyViewer *v = currentViewer())
             v->resetView();
     });
-    reset->setShortcut(Qt::Key_R);
+    view->addSeparator();
+    m_cineAction = add(view, tr("&Cine"), Qt::Key_C, [this] {
+        if (StudyViewer *v = currentViewer())
+            v->setCinePlaying(!v->isCinePlaying());
+    });
+    m_cineAction->setCheckable(true);
+    add(view, tr("Cine &faster"), Qt::Key_Plus, [this] {
+        if (StudyViewer *v = currentViewer())
+            v->setCineRate(v->cineRate() + 5);
+    });
+    add(view, tr("Cine &slower"), Qt::Key_Minus, [this] {
+        if (StudyViewer *v = currentViewer())
+            v->setCineRate(v->cineRate() - 5);
+    });
+
+    QMenu *window = menuBar()->addMenu(tr("&Window/Level"));
+    const QList<WindowPreset> &presets = ctWindowPresets();
+    for (int i = 0; i < presets.size(); ++i) {
+        add(window, tr("%1  (W %2 L %3)").arg(presets[i].name).arg(presets[i].width).arg(presets[i].center),
+            QKeySequence(Qt::Key_1 + i), onViewport([i](ImageViewport *v) { v->applyPreset(i); }));
+    }
+    add(window, tr("&Auto (from the image)"), Qt::Key_A, onViewport([](ImageViewport *v) { v->autoWindowLevel(); }));
+    add(window, tr("&Default (from the file)"), Qt::Key_0, onViewport([](ImageViewport *v) { v->setWindow(defaultWindow(v->image())); }));
+
+    QMenu *tools = menuBar()->addMenu(tr("&Tools"));
+    auto *toolGroup = new QActionGroup(this);
+    const QList<QPair<QString, QPair<ImageViewport::Tool, Qt::Key>>> toolList = {
+        {tr("&Pan"), {ImageViewport::Tool::Pan, Qt::Key_P}},
+        {tr("&Distance"), {ImageViewport::Tool::Distance, Qt::Key_D}},
+        {tr("&Rectangle ROI"), {ImageViewport::Tool::Rectangle, Qt::Key_B}},
+        {tr("&Ellipse ROI"), {ImageViewport::Tool::Ellipse, Qt::Key_E}},
+    };
+    for (const auto &t : toolList) {
+        const ImageViewport::Tool tool = t.second.first;
+        QAction *a = add(tools, t.first, t.second.second, [this, tool] {
+            m_tool = tool;
+            if (StudyViewer *v = currentViewer())
+                v->viewport()->setTool(tool);
+        });
+        a->setCheckable(true);
+        a->setChecked(tool == ImageViewport::Tool::Pan);
+        toolGroup->addAction(a);
+    }
+    tools->addSeparator();
+    add(tools, tr("Delete &measurement"), QKeySequence::Delete, onViewport([](ImageViewport *v) { v->deleteSelectedMeasurement(); }));
+    add(tools, tr("&Clear measurements"), QKeySequence(QStringLiteral("Shift+Del")), onViewport([](ImageViewport *v) { v->clearMeasurements(); }));
+
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Mouse and keys"), this, [this] {
         QMessageBox::information(this, tr("Mouse and keys"),
-                                 tr("Wheel, ↑ ↓, Page Up/Down, Home/End: step through slices\n"
-                                    "Right-drag: window (left/right) and level (up/down)\n"
-                                    "Ctrl+wheel: zoom    Left- or middle-drag: pan\n"
-                                    "R: reset view    Ctrl+F: find study    Ctrl+W: close study"));
+                                 tr("Wheel, ↑ ↓, Page Up/Down, Home/End: step through slices    C: cine, + and −: its speed\n"
+                                    "Right-drag: window (left/right) and level (up/down)    1–5: CT presets    A: auto    0: the file's\n"
+                                    "Ctrl+wheel: zoom    Middle-drag (or left with the pan tool): pan    F: fit    Shift+F: 1:1\n"
+                                    "[ ]: rotate    H, V: flip    I: invert    R: reset view\n"
+                                    "P: pan    D: distance    B: rectangle ROI    E: ellipse ROI    Del: delete measurement\n"
+                                    "Ctrl+F: find study    Ctrl+W: close study"));
     });
 
     connect(m_workstation, &Workstation::studiesChanged, this, &MainWindow::onStudiesChanged);
@@ -139,6 +216,13 @@ StudyViewer *MainWindow::openStudy(const QString &uidOrAlias)
     auto *viewer = new StudyViewer(m_workstation->localStore(), *study);
     connect(viewer, &StudyViewer::errorOccurred, this, [this](const Error &e) {
         statusBar()->showMessage(tr("Error: %1").arg(e.toString()));
+    });
+    viewer->viewport()->setTool(m_tool);
+    connect(viewer, &StudyViewer::cineChanged, this, [this, viewer](bool playing, int fps) {
+        if (viewer == currentViewer()) {
+            m_cineAction->setChecked(playing);
+            statusBar()->showMessage(playing ? tr("Cine at %1 images per second").arg(fps) : tr("Cine stopped"), 3000);
+        }
     });
     const QString title = QStringLiteral("%1 — %2 %3")
                               .arg(DicomIdentity::displayName(study->identity.patientName),

@@ -1,6 +1,7 @@
 #pragma once
 // The main window: the study list in the first tab, one tab per open study.
 
+#include "imageviewport.h"
 #include "workstation.h"
 
 #include <QMainWindow>
@@ -42,6 +43,8 @@ private:
     QLineEdit *m_search;
     QTabWidget *m_tabs;
     QLabel *m_cacheLabel;
+    QAction *m_cineAction = nullptr;
+    ImageViewport::Tool m_tool = ImageViewport::Tool::Pan;  ///< given to every study opened
 };
 
 } // namespace spectrum

@@ -36,6 +36,12 @@ StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, QWidget *p
     connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);
     connect(m_viewport, &ImageViewport::sliceStepRequested, this, &StudyViewer::stepSlice);
     connect(m_viewport, &ImageViewport::windowChanged, this, [this] { m_windowFromUser = true; });
+    m_cine.setInterval(1000 / m_cineRate);
+    connect(&m_cine, &QTimer::timeout, this, [this] {
+        // The next slice once the one in view is on screen; a slow load holds the cine back, never skips.
+        if (sliceCount() > 1 && m_viewport->hasImage() && !m_inFlight.contains(m_slice))
+            showSlice(m_slice + 1 < sliceCount() ? m_slice + 1 : 0);
+    });
     if (!m_study.series.isEmpty())
         m_seriesList->setCurrentRow(0);
     else
@@ -138,7 +144,7 @@ void StudyViewer::prefetchAround(int index)
 
 void StudyViewer::display(int index, const DecodedImage &image)
 {
-    m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage());
+    m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage(), m_study.series[m_series].instances[index].key);
     updateOverlay(image.info);
     Q_EMIT imageShown(index);
 }
@@ -160,6 +166,24 @@ void StudyViewer::updateOverlay(const ImageInfo &info)
     o.bottomLeft = tr("Im %1/%2%3\n%4 × %5")
                        .arg(m_slice + 1).arg(sliceCount()).arg(position).arg(info.columns).arg(info.rows);
     m_viewport->setOverlay(o);
+}
+
+void StudyViewer::setCinePlaying(bool playing)
+{
+    if (playing == m_cine.isActive())
+        return;
+    if (playing)
+        m_cine.start();
+    else
+        m_cine.stop();
+    Q_EMIT cineChanged(playing, m_cineRate);
+}
+
+void StudyViewer::setCineRate(int framesPerSecond)
+{
+    m_cineRate = std::clamp(framesPerSecond, 1, 60);
+    m_cine.setInterval(1000 / m_cineRate);
+    Q_EMIT cineChanged(m_cine.isActive(), m_cineRate);
 }
 
 void StudyViewer::resetView()

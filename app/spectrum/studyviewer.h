@@ -8,6 +8,7 @@
 
 #include <QCache>
 #include <QSet>
+#include <QTimer>
 #include <QWidget>
 
 class QListWidget;
@@ -34,9 +35,16 @@ public:
     /// Fit, centre, and the image's own window again.
     void resetView();
 
+    /// Cine: steps through the series at `framesPerSecond`, round and round, until stopped.
+    void setCinePlaying(bool playing);
+    bool isCinePlaying() const { return m_cine.isActive(); }
+    void setCineRate(int framesPerSecond);  ///< 1…60
+    int cineRate() const { return m_cineRate; }
+
 Q_SIGNALS:
     /// Slice `index` of the current series is on screen (decoded and rendered).
     void imageShown(int index);
+    void cineChanged(bool playing, int framesPerSecond);
     void errorOccurred(const spectrum::Error &error);
 
 protected:
@@ -59,6 +67,8 @@ private:
     QCache<int, DecodedImage> m_cache; // decoded slices of the current series; cost in KiB
     QSet<int> m_inFlight;
     QList<Job *> m_jobs;
+    QTimer m_cine;
+    int m_cineRate = 15;
 };
 
 } // namespace spectrum

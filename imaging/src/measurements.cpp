@@ -1,0 +1,125 @@
+#include "spectrum/imaging/measurements.h"
+
+#include <QCoreApplication>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace spectrum {
+
+std::optional<QPoint> pixelAt(const ImageInfo &info, QPointF position)
+{
+    const double x = std::floor(position.x()), y = std::floor(position.y());
+    if (!(x >= 0 && y >= 0 && x < info.columns && y < info.rows))
+        return std::nullopt;
+    return QPoint(int(x), int(y));
+}
+
+double modalityValueAt(const DecodedImage &image, int frame, QPoint pixel)
+{
+    return image.info.toModalityValue(image.pixels.valueAt(pixel.x(), pixel.y(), frame));
+}
+
+double distancePixels(QPointF a, QPointF b)
+{
+    return std::hypot(b.x() - a.x(), b.y() - a.y());
+}
+
+double distanceMm(const ImageInfo &info, QPointF a, QPointF b)
+{
+    if (!(info.rowSpacing > 0 && info.columnSpacing > 0))
+        return -1;
+    return std::hypot((b.x() - a.x()) * info.columnSpacing, (b.y() - a.y()) * info.rowSpacing);
+}
+
+RegionStatistics regionStatistics(const DecodedImage &image, int frame, RegionShape shape, const QRectF &bounds)
+{
+    RegionStatistics s;
+    const QRectF r = bounds.normalized();
+    s.areaPixels = shape == RegionShape::Ellipse ? M_PI * r.width() / 2 * r.height() / 2 : r.width() * r.height();
+    if (image.info.rowSpacing > 0 && image.info.columnSpacing > 0)
+        s.areaMm2 = s.areaPixels * image.info.rowSpacing * image.info.columnSpacing;
+    if (image.pixels.isNull() || frame < 0 || frame >= image.pixels.frames())
+        return s;
+    // Pixels whose centre (x + 0.5, y + 0.5) lies inside; the sums in double (Welford would not be needed for
+    // the ranges of modality values, but the mean is subtracted first all the same for accuracy).
+    const int x0 = std::max(0, int(std::ceil(r.left() - 0.5)));
+    const int x1 = std::min(image.pixels.width() - 1, int(std::floor(r.right() - 0.5)));
+    const int y0 = std::max(0, int(std::ceil(r.top() - 0.5)));
+    const int y1 = std::min(image.pixels.height() - 1, int(std::floor(r.bottom() - 0.5)));
+    const double cx = r.center().x(), cy = r.center().y();
+    const double rx = r.width() / 2, ry = r.height() / 2;
+    std::vector<double> values;
+    for (int y = y0; y <= y1; ++y) {
+        for (int x = x0; x <= x1; ++x) {
+            if (shape == RegionShape::Ellipse) {
+                if (rx <= 0 || ry <= 0)
+                    continue;
+                const double dx = (x + 0.5 - cx) / rx, dy = (y + 0.5 - cy) / ry;
+                if (dx * dx + dy * dy > 1.0)
+                    continue;
+            }
+            values.push_back(modalityValueAt(image, frame, QPoint(x, y)));
+        }
+    }
+    if (values.empty())
+        return s;
+    s.pixels = qint64(values.size());
+    double sum = 0;
+    s.minimum = s.maximum = values.front();
+    for (double v : values) {
+        sum += v;
+        s.minimum = std::min(s.minimum, v);
+        s.maximum = std::max(s.maximum, v);
+    }
+    s.mean = sum / double(values.size());
+    double squares = 0;
+    for (double v : values)
+        squares += (v - s.mean) * (v - s.mean);
+    s.standardDeviation = std::sqrt(squares / double(values.size()));
+    return s;
+}
+
+const QList<WindowPreset> &ctWindowPresets()
+{
+    static const QList<WindowPreset> presets = {
+        {40, 80, QCoreApplication::translate("spectrum", "Brain")},
+        {-600, 1500, QCoreApplication::translate("spectrum", "Lung")},
+        {400, 1800, QCoreApplication::translate("spectrum", "Bone")},
+        {50, 400, QCoreApplication::translate("spectrum", "Abdomen")},
+        {50, 350, QCoreApplication::translate("spectrum", "Mediastinum")},
+    };
+    return presets;
+}
+
+VoiWindow autoWindow(const DecodedImage &image, int frame)
+{
+    if (image.pixels.isNull() || !image.pixels.isGray() || frame < 0 || frame >= image.pixels.frames())
+        return minMaxWindow(image, std::max(0, frame));
+    int lo = 0, hi = 0;
+    image.pixels.minMax(frame, &lo, &hi);
+    // A histogram of stored values (at most 65 536 bins for 16-bit), then the two percentiles.
+    std::vector<qint64> histogram(size_t(hi - lo) + 1, 0);
+    const int w = image.pixels.width(), h = image.pixels.height();
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+            ++histogram[size_t(image.pixels.valueAt(x, y, frame) - lo)];
+    const qint64 total = qint64(w) * h;
+    auto percentile = [&](double fraction) {
+        const qint64 rank = std::clamp<qint64>(qint64(std::floor(fraction * double(total - 1))), 0, total - 1);
+        qint64 seen = 0;
+        for (size_t i = 0; i < histogram.size(); ++i) {
+            seen += histogram[i];
+            if (seen > rank)
+                return lo + int(i);
+        }
+        return hi;
+    };
+    const double a = image.info.toModalityValue(percentile(0.005));
+    const double b = image.info.toModalityValue(percentile(0.995));
+    const double mn = std::min(a, b), mx = std::max(a, b);
+    return VoiWindow{(mn + mx + 1) / 2, std::max(1.0, mx - mn + 1)};
+}
+
+} // namespace spectrum

@@ -1,0 +1,212 @@
+// The image viewport as a radiologist drives it, offscreen, on a synthetic CT whose every pixel is known
+// (pixel (x, y) is x + 10·y HU): what is on screen under a point, after fitting, 1:1, rotating, flipping and
+// inverting; the value read out under the cursor; presets; distances and ROIs drawn with the mouse.
+
+#include "imageviewport.h"
+
+#include <QApplication>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <cmath>
+
+using namespace spectrum;
+
+namespace {
+DecodedImage ramp(int width, int height)
+{
+    DecodedImage image;
+    image.info.rows = height;
+    image.info.columns = width;
+    image.info.bitsAllocated = 16;
+    image.info.bitsStored = 16;
+    image.info.highBit = 15;
+    image.info.photometric = Photometric::Monochrome2;
+    image.info.rescaleIntercept = -1024;
+    image.info.rowSpacing = 0.5;
+    image.info.columnSpacing = 0.5;
+    image.info.identity.modality = QStringLiteral("CT");
+    image.pixels = PixelBuffer(PixelFormat::Gray16, width, height, 1);
+    auto *p = reinterpret_cast<quint16 *>(image.pixels.frameData(0));
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x)
+            p[y * width + x] = quint16(1024 + x + 10 * y);
+    return image;
+}
+
+/// Where the centre of image pixel `pixel` is on screen.
+QPoint onScreen(const ImageViewport &vp, QPoint pixel)
+{
+    return vp.imageToWidget().map(QPointF(pixel.x() + 0.5, pixel.y() + 0.5)).toPoint();
+}
+
+int screenGrey(ImageViewport &vp, QPoint at)
+{
+    return qGray(vp.grab().toImage().pixel(at));
+}
+
+void mouse(QWidget *w, QEvent::Type type, QPoint pos, Qt::MouseButton button, Qt::MouseButtons buttons)
+{
+    QMouseEvent e(type, QPointF(pos), w->mapToGlobal(QPointF(pos)), button, buttons, Qt::NoModifier);
+    QApplication::sendEvent(w, &e);
+}
+
+void drag(QWidget *w, QPoint from, QPoint to)
+{
+    mouse(w, QEvent::MouseButtonPress, from, Qt::LeftButton, Qt::LeftButton);
+    mouse(w, QEvent::MouseMove, (from + to) / 2, Qt::NoButton, Qt::LeftButton);
+    mouse(w, QEvent::MouseMove, to, Qt::NoButton, Qt::LeftButton);
+    mouse(w, QEvent::MouseButtonRelease, to, Qt::LeftButton, Qt::NoButton);
+}
+} // namespace
+
+class tst_Viewport : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void init()
+    {
+        m_vp = std::make_unique<ImageViewport>();
+        m_vp->resize(400, 400);
+        m_vp->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_vp.get()));
+        m_vp->setImage(m_image, false, QStringLiteral("slice-1"));
+        m_vp->setWindow(VoiWindow{200, 400});  // 0 … 399 HU: every pixel of the ramp below row 40 is distinct
+    }
+    void cleanup() { m_vp.reset(); }
+
+    void fitsAndShowsEachPixelWhereItSays()
+    {
+        QCOMPARE(m_vp->displayScale(), 10.0);  // 40 × 40 pixels in 400 × 400
+        QCOMPARE(onScreen(*m_vp, QPoint(0, 0)), QPoint(5, 5));
+        for (const QPoint p : {QPoint(0, 0), QPoint(7, 3), QPoint(39, 20), QPoint(12, 30)}) {
+            QCOMPARE(m_vp->pixelUnder(onScreen(*m_vp, p)), std::optional<QPoint>(p));
+            QCOMPARE(screenGrey(*m_vp, onScreen(*m_vp, p)), int(applyWindow(p.x() + 10 * p.y(), m_vp->window())));
+        }
+        m_vp->actualSize();
+        QCOMPARE(m_vp->displayScale(), 1.0);
+        QCOMPARE(m_vp->pixelUnder(QPoint(200, 200)), std::optional<QPoint>(QPoint(20, 20)));
+        QVERIFY(!m_vp->pixelUnder(QPoint(10, 10)));  // off the image
+        m_vp->fitToWindow();
+        QCOMPARE(m_vp->displayScale(), 10.0);
+    }
+
+    void rotatesFlipsAndInvertsOnScreen()
+    {
+        m_vp->rotate(1);  // clockwise: the image's top-left corner goes to the top right
+        QCOMPARE(m_vp->rotation(), 90);
+        QCOMPARE(m_vp->pixelUnder(QPoint(395, 5)), std::optional<QPoint>(QPoint(0, 0)));
+        QCOMPARE(m_vp->pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(0, 39)));
+        QCOMPARE(screenGrey(*m_vp, QPoint(5, 5)), int(applyWindow(0 + 10 * 39, m_vp->window())));
+        m_vp->rotate(-1);
+        m_vp->flipHorizontally();  // mirror left and right
+        QCOMPARE(m_vp->pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(39, 0)));
+        m_vp->flipVertically();
+        QCOMPARE(m_vp->pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(39, 39)));
+        const int grey = screenGrey(*m_vp, QPoint(5, 5));
+        m_vp->setInverted(true);
+        QCOMPARE(screenGrey(*m_vp, QPoint(5, 5)), 255 - grey);
+        m_vp->resetView();
+        QCOMPARE(m_vp->rotation(), 0);
+        QVERIFY(!m_vp->isInverted() && !m_vp->isFlippedHorizontally() && !m_vp->isFlippedVertically());
+        QCOMPARE(m_vp->pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(0, 0)));
+    }
+
+    void readsOutTheValueUnderTheCursor()
+    {
+        const QPoint at = onScreen(*m_vp, QPoint(3, 4));
+        mouse(m_vp.get(), QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
+        QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 3 y 4  = 43 HU"));
+        m_vp->rotate(2);  // the same screen point now shows another pixel, and says so
+        QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 36 y 35  = 386 HU"));
+        QEvent leave(QEvent::Leave);
+        QApplication::sendEvent(m_vp.get(), &leave);
+        QVERIFY(m_vp->pixelReadout().isEmpty());
+    }
+
+    void presetsAndAutoWindow()
+    {
+        QSignalSpy changed(m_vp.get(), &ImageViewport::windowChanged);
+        m_vp->applyPreset(1);  // lung
+        QCOMPARE(m_vp->window(), (VoiWindow{ctWindowPresets()[1].center, ctWindowPresets()[1].width}));
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(m_vp->renderedImage(), renderFrame(m_image, 0, m_vp->window()));
+        m_vp->autoWindowLevel();
+        QCOMPARE(m_vp->window(), autoWindow(m_image));
+    }
+
+    void distanceDrawnWithTheMouse()
+    {
+        QSignalSpy changed(m_vp.get(), &ImageViewport::measurementsChanged);
+        m_vp->setTool(ImageViewport::Tool::Distance);
+        drag(m_vp.get(), onScreen(*m_vp, QPoint(2, 2)), onScreen(*m_vp, QPoint(5, 6)));
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(m_vp->measurements().size(), 1);
+        const Measurement m = m_vp->measurements().first();
+        QCOMPARE(m.kind, Measurement::Kind::Distance);
+        QCOMPARE(m.a, QPointF(2.5, 2.5));
+        QCOMPARE(m.b, QPointF(5.5, 6.5));
+        QCOMPARE(m_vp->measurementText(m), QStringLiteral("2.5 mm"));  // 5 pixels of 0.5 mm
+
+        // Its end point can be dragged again, with any tool.
+        m_vp->setTool(ImageViewport::Tool::Pan);
+        drag(m_vp.get(), onScreen(*m_vp, QPoint(5, 6)), onScreen(*m_vp, QPoint(8, 10)));
+        QCOMPARE(m_vp->measurements().size(), 1);
+        QCOMPARE(m_vp->measurements().first().b, QPointF(8.5, 10.5));
+        QCOMPARE(m_vp->measurementText(m_vp->measurements().first()), QStringLiteral("5.0 mm"));  // 6 across, 8 down
+
+        // A click without a drag draws nothing.
+        m_vp->setTool(ImageViewport::Tool::Distance);
+        drag(m_vp.get(), onScreen(*m_vp, QPoint(20, 20)), onScreen(*m_vp, QPoint(20, 20)));
+        QCOMPARE(m_vp->measurements().size(), 1);
+    }
+
+    void regionsOfInterestWithStatistics()
+    {
+        m_vp->setTool(ImageViewport::Tool::Rectangle);
+        // From the corner of pixel (2, 3) to the corner of pixel (5, 5): pixels x 2…4, y 3…4.
+        const QTransform t = m_vp->imageToWidget();
+        drag(m_vp.get(), t.map(QPointF(2, 3)).toPoint(), t.map(QPointF(5, 5)).toPoint());
+        QCOMPARE(m_vp->measurements().size(), 1);
+        const QString text = m_vp->measurementText(m_vp->measurements().first());
+        QVERIFY2(text.startsWith(QStringLiteral("Mean 38.0 SD 5.1 HU\nMin 32 Max 44\nArea 1.5 mm²")), qPrintable(text));
+
+        m_vp->setTool(ImageViewport::Tool::Ellipse);
+        drag(m_vp.get(), t.map(QPointF(10, 10)).toPoint(), t.map(QPointF(30, 30)).toPoint());
+        QCOMPARE(m_vp->measurements().size(), 2);
+        QCOMPARE(m_vp->measurements().last().kind, Measurement::Kind::Ellipse);
+        // Symmetric around the corner (20, 20), between pixels 19 and 20: the mean is 19.5 + 10 × 19.5 HU.
+        const QString ellipse = m_vp->measurementText(m_vp->measurements().last());
+        QVERIFY2(ellipse.startsWith(QStringLiteral("Mean 214.5 ")), qPrintable(ellipse));
+
+        // Measurements stay with their image; the selected one (the last drawn) is deleted first.
+        m_vp->setImage(m_image, true, QStringLiteral("slice-2"));
+        QVERIFY(m_vp->measurements().isEmpty());
+        m_vp->setImage(m_image, true, QStringLiteral("slice-1"));
+        QCOMPARE(m_vp->measurements().size(), 2);
+        m_vp->deleteSelectedMeasurement();
+        QCOMPARE(m_vp->measurements().size(), 1);
+        QCOMPARE(m_vp->measurements().first().kind, Measurement::Kind::Rectangle);
+        m_vp->clearMeasurements();
+        QVERIFY(m_vp->measurements().isEmpty());
+    }
+
+    void measurementsAreDrawnOnScreen()
+    {
+        m_vp->setWindow(VoiWindow{-5000, 10});  // a window far below every value: the image is all white
+        const QImage plain = m_vp->grab().toImage();
+        m_vp->setTool(ImageViewport::Tool::Distance);
+        drag(m_vp.get(), onScreen(*m_vp, QPoint(5, 20)), onScreen(*m_vp, QPoint(35, 20)));
+        const QImage drawn = m_vp->grab().toImage();
+        const QPoint middle = onScreen(*m_vp, QPoint(20, 20));
+        QVERIFY(plain.pixel(middle) != drawn.pixel(middle));  // the line crosses the middle
+        QCOMPARE(qGray(plain.pixel(middle)), 255);
+    }
+
+private:
+    DecodedImage m_image = ramp(40, 40);
+    std::unique_ptr<ImageViewport> m_vp;
+};
+
+QTEST_MAIN(tst_Viewport)
+#include "tst_viewport.moc"
