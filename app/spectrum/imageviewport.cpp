@@ -215,6 +215,15 @@ QString ImageViewport::measurementText(const Measurement &m) const
         .arg(s.minimum, 0, 'f', 0).arg(s.maximum, 0, 'f', 0).arg(area);
 }
 
+void ImageViewport::addMeasurement(const Measurement &m)
+{
+    QList<Measurement> &list = m_measurements[m_key];
+    list << m;
+    m_selected = int(list.size()) - 1;
+    update();
+    Q_EMIT measurementsChanged();
+}
+
 void ImageViewport::deleteSelectedMeasurement()
 {
     QList<Measurement> &list = m_measurements[m_key];

@@ -86,6 +86,8 @@ public:
     QList<Measurement> measurements() const { return m_measurements.value(m_key); }
     /// A measurement's text: "42.1 mm", or mean, SD, min, max and area of a region.
     QString measurementText(const Measurement &m) const;
+    /// Adds a measurement to the image in view (as if drawn) and selects it.
+    void addMeasurement(const Measurement &m);
     int selectedMeasurement() const { return m_selected; }
     void deleteSelectedMeasurement();
     void clearMeasurements();

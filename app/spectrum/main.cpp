@@ -12,6 +12,8 @@
 #include <QCommandLineParser>
 #include <QFile>
 #include <QScreen>
+#include <QMouseEvent>
+#include <QAction>
 #include <QTimer>
 
 #include <cstdio>
@@ -30,8 +32,9 @@ bool hasDisplay()
 class ScreenshotTaker : public QObject
 {
 public:
-    ScreenshotTaker(MainWindow *window, Workstation *ws, QString file, QString study, int slice)
-        : m_window(window), m_workstation(ws), m_file(std::move(file)), m_study(std::move(study)), m_slice(slice)
+    ScreenshotTaker(MainWindow *window, Workstation *ws, QString file, QString study, int slice, QString keys, bool measure)
+        : m_window(window), m_workstation(ws), m_file(std::move(file)), m_study(std::move(study)), m_slice(slice),
+          m_keys(std::move(keys)), m_measure(measure)
     {
         connect(ws, &Workstation::studiesChanged, this, &ScreenshotTaker::check);
         connect(ws, &Workstation::seedingFinished, this, &ScreenshotTaker::check);
@@ -61,10 +64,34 @@ private:
         connect(viewer, &StudyViewer::imageShown, this, [this, viewer](int index) {
             const int wanted = m_slice > 0 ? std::min(m_slice, viewer->sliceCount()) - 1 : index;
             if (index == wanted)
-                QTimer::singleShot(100, this, [this] { save(); });
+                QTimer::singleShot(100, this, [this, viewer] { prepare(viewer); save(); });
             else
                 viewer->showSlice(wanted);
         });
+    }
+
+    /// What the user would have done before looking: keys pressed, and with --measure a distance across the
+    /// image and an ellipse ROI in its middle.
+    void prepare(StudyViewer *viewer)
+    {
+        const QList<QAction *> actions = m_window->findChildren<QAction *>();
+        for (const QString &key : m_keys.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            const auto it = std::find_if(actions.begin(), actions.end(), [&](QAction *a) { return a->shortcut() == QKeySequence(key); });
+            if (it != actions.end())
+                (*it)->trigger();
+            else
+                std::fprintf(stderr, "spectrum: no action on key %s\n", qPrintable(key));
+        }
+        ImageViewport *vp = viewer->viewport();
+        if (m_measure && vp->hasImage()) {
+            const double w = vp->image().info.columns, h = vp->image().info.rows;
+            vp->addMeasurement({Measurement::Kind::Distance, QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)});
+            vp->addMeasurement({Measurement::Kind::Ellipse, QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)});
+        }
+        vp->setFocus();
+        QMouseEvent move(QEvent::MouseMove, QPointF(vp->width() * 0.55, vp->height() * 0.45), vp->mapToGlobal(QPointF(vp->width() * 0.55, vp->height() * 0.45)),
+                         Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(vp, &move);  // a pixel value read out, as under a real cursor
     }
 
     void save()
@@ -91,6 +118,8 @@ private:
     Workstation *m_workstation;
     QString m_file, m_study;
     int m_slice;
+    QString m_keys;
+    bool m_measure;
     bool m_opened = false;
     bool m_done = false;
 };
@@ -131,6 +160,8 @@ int main(int argc, char **argv)
     parser.addOption({QStringLiteral("screenshot"), QStringLiteral("Render the main window to FILE (PNG) and exit."), QStringLiteral("FILE")});
     parser.addOption({QStringLiteral("open"), QStringLiteral("Open this study: a Study Instance UID or demo-ct, demo-cr, demo-mr."), QStringLiteral("STUDY")});
     parser.addOption({QStringLiteral("slice"), QStringLiteral("With --open: show this slice (1-based)."), QStringLiteral("N")});
+    parser.addOption({QStringLiteral("keys"), QStringLiteral("With --screenshot and --open: press these keys first, e.g. \"2 ]\" (lung window, rotated)."), QStringLiteral("KEYS")});
+    parser.addOption({QStringLiteral("measure"), QStringLiteral("With --screenshot and --open: show a distance and an ellipse ROI on the image.")});
     parser.addOption({QStringLiteral("cache-dir"), QStringLiteral("The local cache folder (default: $SPECTRUM_CACHE_DIR or the user's data folder)."), QStringLiteral("DIR")});
     parser.addOption({QStringLiteral("no-demo"), QStringLiteral("Do not seed the demo studies into an empty cache.")});
     parser.addOption({QStringLiteral("no-listen"), QStringLiteral("Do not start the Storage SCP even when the store configuration names one.")});
@@ -166,7 +197,8 @@ int main(int argc, char **argv)
         window.show();
         screenshot = std::make_unique<ScreenshotTaker>(&window, &workstation, parser.value(QStringLiteral("screenshot")),
                                                        parser.value(QStringLiteral("open")),
-                                                       parser.value(QStringLiteral("slice")).toInt());
+                                                       parser.value(QStringLiteral("slice")).toInt(), parser.value(QStringLiteral("keys")),
+                                                       parser.isSet(QStringLiteral("measure")));
     } else {
         window.show();
         if (parser.isSet(QStringLiteral("open"))) {

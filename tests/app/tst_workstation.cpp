@@ -6,6 +6,7 @@
 #include "studyviewer.h"
 #include "workstation.h"
 
+#include "spectrum/imaging/measurements.h"
 #include "spectrum/stores/imageloader.h"
 #include "testsupport.h"
 
@@ -51,6 +52,7 @@ private Q_SLOTS:
     void initTestCase();
     void demoStudiesFillTheList();
     void openScrollAndWindowTheCt();
+    void keysFromTheMenusActOnTheOpenStudy();
     void reopeningUsesTheCacheWithoutReseeding();
     void aCacheInUseIsAClearStartError();
     void studiesPushedByAPacsAppearInTheList();
@@ -159,6 +161,52 @@ void tst_Workstation::openScrollAndWindowTheCt()
     viewer->showSlice(60);
     QTRY_COMPARE(shown.last().at(0).toInt(), 60);
     QVERIFY(vp->grab().toImage() != screenBefore);
+}
+
+void tst_Workstation::keysFromTheMenusActOnTheOpenStudy()
+{
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(viewer);
+    ImageViewport *vp = viewer->viewport();
+    QTRY_VERIFY(vp->hasImage());
+    m_window->activateWindow();
+    vp->setFocus();
+    QTRY_VERIFY(vp->hasFocus());
+    auto press = [&](const QKeySequence &key) { QTest::keySequence(m_window.get(), key); };
+
+    press(QKeySequence(Qt::Key_2));  // lung
+    QCOMPARE(vp->window(), (VoiWindow{ctWindowPresets()[1].center, ctWindowPresets()[1].width}));
+    press(QKeySequence(Qt::Key_3));  // bone
+    QCOMPARE(vp->window(), (VoiWindow{ctWindowPresets()[2].center, ctWindowPresets()[2].width}));
+    press(QKeySequence(Qt::Key_A));
+    QCOMPARE(vp->window(), autoWindow(vp->image()));
+    press(QKeySequence(Qt::Key_BracketRight));
+    QCOMPARE(vp->rotation(), 90);
+    press(QKeySequence(Qt::Key_H));
+    QVERIFY(vp->isFlippedHorizontally());
+    press(QKeySequence(Qt::Key_I));
+    QVERIFY(vp->isInverted());
+    press(QKeySequence(QStringLiteral("Shift+F")));
+    QCOMPARE(vp->displayScale(), 1.0);
+    press(QKeySequence(Qt::Key_D));
+    QCOMPARE(vp->tool(), ImageViewport::Tool::Distance);
+    press(QKeySequence(Qt::Key_R));
+    QCOMPARE(vp->rotation(), 0);
+    QVERIFY(!vp->isInverted() && !vp->isFlippedHorizontally());
+    press(QKeySequence(Qt::Key_P));
+    QCOMPARE(vp->tool(), ImageViewport::Tool::Pan);
+
+    // Cine runs through the stack on its own, and stops on the same key.
+    QSignalSpy shown(viewer, &StudyViewer::imageShown);
+    const int from = viewer->sliceIndex();
+    press(QKeySequence(Qt::Key_C));
+    QVERIFY(viewer->isCinePlaying());
+    QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 5, 10000);
+    press(QKeySequence(Qt::Key_C));
+    QVERIFY(!viewer->isCinePlaying());
+    QVERIFY(viewer->sliceIndex() != from);
+    for (int i = 1; i < shown.count(); ++i)  // one slice at a time, in order, wrapping at the end
+        QCOMPARE(shown.at(i).at(0).toInt(), (shown.at(i - 1).at(0).toInt() + 1) % viewer->sliceCount());
 }
 
 void tst_Workstation::reopeningUsesTheCacheWithoutReseeding()
