@@ -6,6 +6,7 @@
 #include "workstation.h"
 
 #include "spectrum/core/settings.h"
+#include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/storeconfig.h"
 
 #include <QApplication>
@@ -149,6 +150,7 @@ int main(int argc, char **argv)
     }
 
     QApplication app(argc, argv);
+    preloadDicomDictionary();  // while the cache opens: the first image then decodes at once
     QApplication::setApplicationName(QStringLiteral("Spectrum"));
     QApplication::setApplicationVersion(QStringLiteral(SPECTRUM_VERSION));
     applyReadingRoomTheme(app);

@@ -10,11 +10,13 @@
 #include <QFile>
 
 #include <dcmtk/dcmdata/dccodec.h>
+#include <dcmtk/dcmdata/dcdict.h>
 #include <dcmtk/dcmdata/dcpixseq.h>
 #include <dcmtk/dcmdata/dcpxitem.h>
 #include <dcmtk/dcmdata/dcxfer.h>
 
 #include <algorithm>
+#include <thread>
 #include <cmath>
 #include <cstring>
 
@@ -151,6 +153,27 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
     return info;
 }
 
+
+void preloadDicomDictionary()
+{
+    // Joined at exit, before DCMTK's global dictionary is destroyed (this static is created after it).
+    static struct Loader
+    {
+        std::thread thread;
+        ~Loader()
+        {
+            if (thread.joinable())
+                thread.join();
+        }
+    } loader;
+    if (loader.thread.joinable())
+        return;
+    loader.thread = std::thread([] {
+        // The first reader creates it under DCMTK's own lock; everyone else waits for that.
+        dcmDataDict.rdlock();
+        dcmDataDict.rdunlock();
+    });
+}
 
 QString transferSyntaxName(const QString &uid)
 {

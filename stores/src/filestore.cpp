@@ -137,6 +137,7 @@ struct FileStore::State
     quint64 syncedSeq = 0;    ///< guarded by syncMutex
 
     bool closed = false;
+    bool usedSinceCompaction = false;  ///< guarded by mutex: an entry was read since the journal was last rewritten
 
     ~State() { close(); }
 
@@ -150,7 +151,10 @@ struct FileStore::State
             return;
         closed = true;
         if (journalFd >= 0) {
-            compactJournalLocked();
+            // Reads reorder the LRU without a record: write the order down. Without reads the journal already
+            // holds it (every put and removal appended in order), and closing costs no rewrite and no sync.
+            if (usedSinceCompaction)
+                compactJournalLocked();
             ::close(journalFd);
             journalFd = -1;
         }
@@ -250,6 +254,7 @@ struct FileStore::State
             return ioError(QStringLiteral("cannot replace the cache index"), err);
         }
         fsyncPath(root);
+        usedSinceCompaction = false;
         if (journalFd >= 0)
             ::close(journalFd);
         if (closed) {
@@ -327,6 +332,7 @@ struct FileStore::State
         }
         e->lastAccessMs = QDateTime::currentMSecsSinceEpoch();
         entries.touch(key);
+        usedSinceCompaction = true;
         return e;
     }
 
