@@ -585,7 +585,8 @@ private:
 
 /// The median of the 3×3 neighbourhood (MedJava's despeckle). Each column of three is sorted once per row;
 /// the median of the nine is then the median of (the largest of the three lows, the median of the three middles,
-/// the smallest of the three highs) — exact, and a third of a full sorting network's work.
+/// the smallest of the three highs) — exact, and a third of a full sorting network's work. Two output rows are
+/// made per pass: their columns share two samples, sorted once, and each input row is read twice, not three times.
 class DespeckleFilter : public BuiltinFilter
 {
 public:
@@ -598,40 +599,75 @@ public:
             withSampleType(in.format.type, [&](auto t) {
                 using T = decltype(t);
                 constexpr qsizetype chunk = 1024;  // keeps the sorted columns in the first-level cache
-                std::vector<quint16> low(size_t(chunk + 2 * c)), mid(size_t(chunk + 2 * c)), high(size_t(chunk + 2 * c));
-                for (int y = begin; y < end; ++y) {
-                    const T *ra = in.row<T>(y - 1), *rb = in.row<T>(y), *rd = in.row<T>(y + 1);
-                    T *dst = out.row<T>(y);
-                    auto sortColumn = [&](qsizetype at, qsizetype s) {  // column of sample s, into slot `at`
-                        const quint16 a = quint16(int(ra[s]) - lo), b = quint16(int(rb[s]) - lo), d = quint16(int(rd[s]) - lo);
-                        const quint16 ab = std::min(a, b), AB = std::max(a, b);
-                        low[size_t(at)] = std::min(ab, d);
-                        high[size_t(at)] = std::max(AB, d);
-                        mid[size_t(at)] = std::max(ab, std::min(AB, d));
+                const size_t stride = size_t(chunk + 2 * c);
+                std::vector<quint16> sorted(6 * stride);  // low, mid, high of the upper row's columns, then the lower's
+                quint16 *low0 = sorted.data(), *mid0 = low0 + stride, *high0 = mid0 + stride;
+                quint16 *low1 = high0 + stride, *mid1 = low1 + stride, *high1 = mid1 + stride;
+                for (int y = begin; y < end; y += 2) {
+                    const bool two = y + 1 < end;
+                    const T *r0 = in.row<T>(y - 1), *r1 = in.row<T>(y), *r2 = in.row<T>(y + 1);
+                    const T *r3 = two ? in.row<T>(y + 2) : r2;  // a last single row reads no further than it needs
+                    T *dst0 = out.row<T>(y), *dst1 = two ? out.row<T>(y + 1) : nullptr;
+                    // Columns of samples s … s + count − 1 into slots at …: rows y−1…y+1 for the upper output, y…y+2
+                    // for the lower.
+                    auto sort = [&](qsizetype at, qsizetype s, qsizetype count) {
+                        sortColumns(r0 + s, r1 + s, r2 + s, r3 + s, count, lo, low0 + at, mid0 + at, high0 + at, low1 + at, mid1 + at, high1 + at);
                     };
                     for (qsizetype i0 = 0; i0 < n; i0 += chunk) {
                         const qsizetype len = std::min(chunk, n - i0);
                         // Samples i0 − c … i0 + len + c; outside the row, the edge pixel's (replicated).
                         const qsizetype first = i0 - c, last = i0 + len + c;
                         const qsizetype inFirst = std::max<qsizetype>(first, 0), inLast = std::min<qsizetype>(last, n);
-                        for (qsizetype s0 = inFirst; s0 < inLast; ++s0)
-                            sortColumn(s0 - first, s0);
+                        sort(inFirst - first, inFirst, inLast - inFirst);
                         for (qsizetype s0 = first; s0 < inFirst; ++s0)
-                            sortColumn(s0 - first, s0 + c);
+                            sort(s0 - first, s0 + c, 1);
                         for (qsizetype s0 = inLast; s0 < last; ++s0)
-                            sortColumn(s0 - first, s0 - c);
-                        for (qsizetype j = 0; j < len; ++j) {
-                            const quint16 maxLow = std::max(std::max(low[size_t(j)], low[size_t(j + c)]), low[size_t(j + 2 * c)]);
-                            const quint16 minHigh = std::min(std::min(high[size_t(j)], high[size_t(j + c)]), high[size_t(j + 2 * c)]);
-                            const quint16 m0 = mid[size_t(j)], m1 = mid[size_t(j + c)], m2 = mid[size_t(j + 2 * c)];
-                            const quint16 midMid = std::max(std::min(m0, m1), std::min(std::max(m0, m1), m2));
-                            const quint16 result = std::max(std::min(maxLow, midMid), std::min(std::max(maxLow, midMid), minHigh));
-                            dst[i0 + j] = T(int(result) + lo);
-                        }
+                            sort(s0 - first, s0 - c, 1);
+                        medians(low0, mid0, high0, c, len, lo, dst0 + i0);
+                        if (two)
+                            medians(low1, mid1, high1, c, len, lo, dst1 + i0);
                     }
                 }
             });
         });
+    }
+
+private:
+    // By value: GCC turns nested std::min/std::max of references into compare-and-blend, not pminuw/pmaxuw.
+    static quint16 mn(quint16 a, quint16 b) { return a < b ? a : b; }
+    static quint16 mx(quint16 a, quint16 b) { return a < b ? b : a; }
+
+    template <typename T>
+    static void sortColumns(const T *__restrict r0, const T *__restrict r1, const T *__restrict r2, const T *__restrict r3, qsizetype count,
+                            int lo, quint16 *__restrict low0, quint16 *__restrict mid0, quint16 *__restrict high0,
+                            quint16 *__restrict low1, quint16 *__restrict mid1, quint16 *__restrict high1)
+    {
+        for (qsizetype i = 0; i < count; ++i) {
+            const quint16 a = quint16(int(r0[i]) - lo), b = quint16(int(r1[i]) - lo);
+            const quint16 d = quint16(int(r2[i]) - lo), e = quint16(int(r3[i]) - lo);
+            const quint16 p = mn(b, d), P = mx(b, d);  // shared by both columns
+            low0[i] = mn(p, a);
+            high0[i] = mx(P, a);
+            mid0[i] = mx(p, mn(P, a));
+            low1[i] = mn(p, e);
+            high1[i] = mx(P, e);
+            mid1[i] = mx(p, mn(P, e));
+        }
+    }
+
+    /// Output samples 0 … len − 1 from the sorted columns at slots j, j + c, j + 2c.
+    template <typename T>
+    static void medians(const quint16 *__restrict low, const quint16 *__restrict mid, const quint16 *__restrict high, int c, qsizetype len,
+                        int lo, T *__restrict dst)
+    {
+        for (qsizetype j = 0; j < len; ++j) {
+            const quint16 maxLow = mx(mx(low[j], low[j + c]), low[j + 2 * c]);
+            const quint16 minHigh = mn(mn(high[j], high[j + c]), high[j + 2 * c]);
+            const quint16 m0 = mid[j], m1 = mid[j + c], m2 = mid[j + 2 * c];
+            const quint16 midMid = mx(mn(m0, m1), mn(mx(m0, m1), m2));
+            const quint16 result = mx(mn(maxLow, midMid), mn(mx(maxLow, midMid), minHigh));
+            dst[j] = T(int(result) + lo);
+        }
     }
 };
 
