@@ -27,7 +27,8 @@ ImageViewport::ImageViewport(QWidget *parent) : QWidget(parent)
 
 void ImageViewport::setImage(const DecodedImage &image, bool keepWindow, const QString &key)
 {
-    const bool firstImage = m_image.pixels.isNull();
+    const bool firstImage = !m_windowSet;
+    m_windowSet = true;
     m_image = image;
     if (key != m_key)
         m_selected = -1;

@@ -130,6 +130,7 @@ private:
     QString m_key;
     QImage m_rendered;
     VoiWindow m_window;
+    bool m_windowSet = false;  ///< a window was chosen for an image (kept while the viewport waits for the next)
     double m_zoom = 1.0;
     QPointF m_pan;           ///< in screen pixels
     int m_quarterTurns = 0;  ///< 0…3, clockwise

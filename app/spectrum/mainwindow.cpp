@@ -1,7 +1,10 @@
 #include "mainwindow.h"
 
+#include "studybrowser.h"
 #include "studylistmodel.h"
 #include "studyviewer.h"
+
+#include "spectrum/stores/studystreamer.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -21,44 +24,14 @@
 namespace spectrum {
 
 MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
-    : QMainWindow(parent), m_workstation(workstation), m_model(new StudyListModel(this)),
-      m_filter(new QSortFilterProxyModel(this)), m_table(new QTableView), m_search(new QLineEdit),
-      m_tabs(new QTabWidget), m_cacheLabel(new QLabel)
+    : QMainWindow(parent), m_workstation(workstation), m_browser(new StudyBrowser(workstation)), m_tabs(new QTabWidget),
+      m_cacheLabel(new QLabel)
 {
     setWindowTitle(tr("Spectrum"));
     resize(1400, 900);
 
-    m_filter->setSourceModel(m_model);
-    m_filter->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    m_filter->setFilterKeyColumn(-1);  // any column: name, ID, description, modality…
-    m_table->setModel(m_filter);
-    m_table->setObjectName(QStringLiteral("studyTable"));
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setSortingEnabled(true);
-    m_table->sortByColumn(StudyListModel::Date, Qt::DescendingOrder);
-    m_table->verticalHeader()->hide();
-    m_table->setAlternatingRowColors(true);
-    m_table->setShowGrid(false);
-    m_table->horizontalHeader()->setStretchLastSection(false);
-    m_table->horizontalHeader()->setSectionResizeMode(StudyListModel::Description, QHeaderView::Stretch);
-    m_table->setColumnWidth(StudyListModel::Patient, 260);
-    m_table->setColumnWidth(StudyListModel::PatientId, 160);
-    m_table->setColumnWidth(StudyListModel::Date, 120);
-    m_table->setColumnWidth(StudyListModel::Modality, 100);
-    connect(m_table, &QTableView::doubleClicked, this, &MainWindow::openSelected);
-    connect(m_table, &QTableView::activated, this, &MainWindow::openSelected);
-
-    m_search->setPlaceholderText(tr("Search patient, ID, description, modality…"));
-    m_search->setClearButtonEnabled(true);
-    connect(m_search, &QLineEdit::textChanged, m_filter, &QSortFilterProxyModel::setFilterFixedString);
-
-    auto *listPage = new QWidget;
-    auto *listLayout = new QVBoxLayout(listPage);
-    listLayout->addWidget(m_search);
-    listLayout->addWidget(m_table, 1);
-    m_tabs->addTab(listPage, tr("Studies"));
+    connect(m_browser, &StudyBrowser::openRequested, this, &MainWindow::openFound);
+    m_tabs->addTab(m_browser, tr("Studies"));
     m_tabs->setTabsClosable(true);
     m_tabs->setDocumentMode(true);
     m_tabs->tabBar()->setTabButton(0, QTabBar::RightSide, nullptr);  // the study list cannot be closed
@@ -73,14 +46,10 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     statusBar()->addPermanentWidget(m_cacheLabel);
 
     QMenu *file = menuBar()->addMenu(tr("&File"));
-    QAction *open = file->addAction(tr("&Open study"), this, &MainWindow::openSelected);
-    open->setShortcut(Qt::Key_Return);
-    open->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    m_table->addAction(open);
     QAction *find = file->addAction(tr("&Find study"), this, [this] {
         m_tabs->setCurrentIndex(0);
-        m_search->setFocus();
-        m_search->selectAll();
+        m_browser->patientNameField()->setFocus();
+        m_browser->patientNameField()->selectAll();
     });
     find->setShortcut(QKeySequence::Find);
     QAction *closeStudy = file->addAction(tr("&Close study"), this, [this] { closeTab(m_tabs->currentIndex()); });
@@ -183,21 +152,25 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
 
 void MainWindow::onStudiesChanged()
 {
-    m_model->setStudies(m_workstation->studies());
-    if (m_table->selectionModel()->selectedRows().isEmpty() && m_filter->rowCount() > 0)
-        m_table->selectRow(0);
     if (BlobStore *store = m_workstation->localStore()) {
         const StoreUsage u = store->usage();
         m_cacheLabel->setText(tr("Local cache: %1 images, %2 MB").arg(u.blobs).arg(u.bytes / 1e6, 0, 'f', 0));
     }
 }
 
-void MainWindow::openSelected()
+QTableView *MainWindow::studyTable() const
 {
-    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
-    if (rows.isEmpty())
-        return;
-    openStudy(rows.first().data(StudyListModel::StudyUidRole).toString());
+    return m_browser->table();
+}
+
+StudyViewer *MainWindow::viewerOf(const QString &studyUid, const QString &patientId) const
+{
+    for (int i = 1; i < m_tabs->count(); ++i) {
+        auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i));
+        if (viewer && viewer->study().identity.studyInstanceUid == studyUid && viewer->study().identity.patientId == patientId)
+            return viewer;
+    }
+    return nullptr;
 }
 
 StudyViewer *MainWindow::openStudy(const QString &uidOrAlias)
@@ -205,15 +178,58 @@ StudyViewer *MainWindow::openStudy(const QString &uidOrAlias)
     const StudySummary *study = m_workstation->findStudy(uidOrAlias);
     if (!study)
         return nullptr;
-    for (int i = 1; i < m_tabs->count(); ++i) {
-        auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i));
-        if (viewer && viewer->study().identity.studyInstanceUid == study->identity.studyInstanceUid
-            && viewer->study().identity.patientId == study->identity.patientId) {
-            m_tabs->setCurrentIndex(i);
-            return viewer;
+    if (StudyViewer *open = viewerOf(study->identity.studyInstanceUid, study->identity.patientId)) {
+        m_tabs->setCurrentWidget(open);
+        return open;
+    }
+    return addViewer(new StudyViewer(m_workstation->localStore(), *study), *study);
+}
+
+void MainWindow::openFound(const FoundStudy &found)
+{
+    if (StudyViewer *open = viewerOf(found.identity.studyInstanceUid, found.identity.patientId)) {
+        m_tabs->setCurrentWidget(open);
+        return;
+    }
+    if (found.isCached() || found.stores.isEmpty()) {
+        for (const StudySummary &s : m_workstation->studies()) {
+            if (s.identity.studyInstanceUid == found.identity.studyInstanceUid && s.identity.patientId == found.identity.patientId) {
+                addViewer(new StudyViewer(m_workstation->localStore(), s), s);
+                return;
+            }
         }
     }
-    auto *viewer = new StudyViewer(m_workstation->localStore(), *study);
+    if (!found.stores.isEmpty())
+        openRemoteStudy(found.stores.first(), found.identity.studyInstanceUid);
+}
+
+void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid)
+{
+    if (!m_workstation->registry())
+        return statusBar()->showMessage(tr("The local cache is not open yet."));
+    auto *streamer = new StudyStreamer(m_workstation->registry(), m_workstation->cache(), store, studyUid, this);
+    statusBar()->showMessage(tr("Asking %1 for the study…").arg(store));
+    connect(streamer, &StudyStreamer::failed, this, [this, streamer, store](const Error &e) {
+        statusBar()->showMessage(tr("Cannot open the study from %1: %2").arg(store, e.toString()));
+        streamer->deleteLater();
+    });
+    connect(streamer, &StudyStreamer::listed, this, [this, streamer, store] {
+        const StudySummary study = streamer->study();
+        if (StudyViewer *open = viewerOf(study.identity.studyInstanceUid, study.identity.patientId)) {
+            streamer->deleteLater();  // opened meanwhile
+            m_tabs->setCurrentWidget(open);
+            return;
+        }
+        connect(streamer, &StudyStreamer::progress, this, [this, store](int cached, int total) {
+            statusBar()->showMessage(tr("From %1: %2 of %3 images here").arg(store).arg(cached).arg(total), 4000);
+        });
+        addViewer(new StudyViewer(m_workstation->localStore(), study, streamer), study);
+    });
+    streamer->start();
+}
+
+StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &study)
+{
     connect(viewer, &StudyViewer::errorOccurred, this, [this](const Error &e) {
         statusBar()->showMessage(tr("Error: %1").arg(e.toString()));
     });
@@ -225,8 +241,8 @@ StudyViewer *MainWindow::openStudy(const QString &uidOrAlias)
         }
     });
     const QString title = QStringLiteral("%1 — %2 %3")
-                              .arg(DicomIdentity::displayName(study->identity.patientName),
-                                   study->modalities.join(QLatin1Char('/')), StudyListModel::formatDate(study->identity.studyDate));
+                              .arg(DicomIdentity::displayName(study.identity.patientName),
+                                   study.modalities.join(QLatin1Char('/')), StudyListModel::formatDate(study.identity.studyDate));
     m_tabs->setCurrentIndex(m_tabs->addTab(viewer, title));
     viewer->setFocus();
     Q_EMIT studyOpened(viewer);

@@ -7,15 +7,14 @@
 #include <QMainWindow>
 
 class QLabel;
-class QLineEdit;
-class QSortFilterProxyModel;
 class QTabWidget;
 class QTableView;
 
 namespace spectrum {
 
-class StudyListModel;
+class StudyBrowser;
 class StudyViewer;
+struct FoundStudy;
 
 class MainWindow : public QMainWindow
 {
@@ -23,24 +22,31 @@ class MainWindow : public QMainWindow
 public:
     explicit MainWindow(Workstation *workstation, QWidget *parent = nullptr);
 
-    /// Opens (or switches to) the study with this UID or demo alias. Returns the viewer, or nullptr.
+    /// Opens (or switches to) the study with this UID or demo alias from the cache. Returns the viewer, or nullptr.
     StudyViewer *openStudy(const QString &uidOrAlias);
+    /// Opens a study from a configured store while it arrives: asks the store what it holds, opens a viewer on
+    /// it, and fetches into the cache what is in view first (StudyStreamer). The viewer arrives through
+    /// studyOpened(); problems go to the status bar.
+    void openRemoteStudy(const QString &store, const QString &studyUid);
+    /// A study the browser found: from the cache when all of it is there, else from the first store holding it.
+    void openFound(const FoundStudy &study);
     StudyViewer *currentViewer() const;
-    QTableView *studyTable() const { return m_table; }
+    StudyBrowser *browser() const { return m_browser; }
+    QTableView *studyTable() const;
 
 Q_SIGNALS:
     void studyOpened(spectrum::StudyViewer *viewer);
 
 private:
     void onStudiesChanged();
-    void openSelected();
     void closeTab(int index);
+    /// Adds a viewer's tab and wires it up.
+    StudyViewer *addViewer(StudyViewer *viewer, const StudySummary &study);
+    /// The open viewer of this study and patient, if any.
+    StudyViewer *viewerOf(const QString &studyUid, const QString &patientId) const;
 
     Workstation *m_workstation;
-    StudyListModel *m_model;
-    QSortFilterProxyModel *m_filter;
-    QTableView *m_table;
-    QLineEdit *m_search;
+    StudyBrowser *m_browser;
     QTabWidget *m_tabs;
     QLabel *m_cacheLabel;
     QAction *m_cineAction = nullptr;

@@ -3,6 +3,7 @@
 #include "studylistmodel.h"
 
 #include "spectrum/stores/imageloader.h"
+#include "spectrum/stores/studystreamer.h"
 
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -15,9 +16,23 @@ constexpr int kPrefetchRadius = 12;
 constexpr int kMaxLoadsInFlight = 4;
 } // namespace
 
-StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, QWidget *parent)
-    : QWidget(parent), m_store(store), m_study(study), m_seriesList(new QListWidget), m_viewport(new ImageViewport)
+StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, StudyStreamer *streamer, QWidget *parent)
+    : QWidget(parent), m_store(store), m_streamer(streamer), m_study(study), m_seriesList(new QListWidget), m_viewport(new ImageViewport)
 {
+    if (m_streamer) {
+        m_streamer->setParent(this);  // it fetches for this viewer, and stops with it
+        connect(m_streamer, &StudyStreamer::instanceCached, this, &StudyViewer::onInstanceCached);
+        connect(m_streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
+            if (m_series >= 0 && m_slice >= 0 && m_study.series[m_series].instances[m_slice].key == key)
+                m_viewport->clear(tr("Image %1 could not be fetched: %2").arg(m_slice + 1).arg(e.toString()));
+            Q_EMIT errorOccurred(e);
+        });
+        connect(m_streamer, &StudyStreamer::progress, this, [this] {
+            if (m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(m_slice)
+                && !m_streamer->isCached(m_study.series[m_series].instances[m_slice].key))
+                showWaiting(m_slice);  // how much of the study is here, kept current
+        });
+    }
     m_cache.setMaxCost(768 * 1024);  // KiB of decoded pixels kept per open study
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -90,6 +105,8 @@ void StudyViewer::showSlice(int index)
     if (index == m_slice && m_viewport->hasImage())
         return;
     m_slice = index;
+    if (m_streamer)
+        m_streamer->setFocus(m_series, index);  // fetched next, then its neighbours
     if (DecodedImage *cached = m_cache.object(index))
         display(index, *cached);
     else
@@ -102,6 +119,11 @@ void StudyViewer::requestLoad(int index)
     if (m_inFlight.contains(index) || m_cache.contains(index))
         return;
     const InstanceRef &ref = m_study.series[m_series].instances[index];
+    if (m_streamer && !m_streamer->isCached(ref.key)) {
+        if (index == m_slice)
+            showWaiting(index);
+        return;  // loaded when it is cached (onInstanceCached)
+    }
     auto *job = loadImage(m_store, ref.key);
     m_inFlight.insert(index);
     m_jobs << job;
@@ -139,6 +161,30 @@ void StudyViewer::prefetchAround(int index)
             if (candidate >= 0 && candidate < sliceCount() && m_inFlight.size() < kMaxLoadsInFlight)
                 requestLoad(candidate);
         }
+    }
+}
+
+void StudyViewer::showWaiting(int index)
+{
+    const int cached = m_streamer ? m_streamer->cachedCount() : 0, total = m_streamer ? m_streamer->total() : 0;
+    m_viewport->clear(tr("Fetching image %1 of %2 from %3…\n%4 of %5 images of the study are here")
+                          .arg(index + 1).arg(sliceCount()).arg(m_streamer ? m_streamer->storeName() : QString())
+                          .arg(cached).arg(total));
+}
+
+void StudyViewer::onInstanceCached(const QString &key)
+{
+    if (m_series < 0)
+        return;
+    const QList<InstanceRef> &instances = m_study.series[m_series].instances;
+    for (int i = 0; i < instances.size(); ++i) {
+        if (instances[i].key != key)
+            continue;
+        if (i == m_slice)
+            requestLoad(i);  // the slice in view: shown as soon as it is decoded
+        else if (std::abs(i - m_slice) <= kPrefetchRadius)
+            requestLoad(i);
+        return;
     }
 }
 

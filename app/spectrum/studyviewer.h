@@ -15,11 +15,15 @@ class QListWidget;
 
 namespace spectrum {
 
+class StudyStreamer;
+
 class StudyViewer : public QWidget
 {
     Q_OBJECT
 public:
-    StudyViewer(BlobStore *store, const StudySummary &study, QWidget *parent = nullptr);
+    /// `streamer`: the study is still arriving from a remote store (the viewer tells it where the user looks,
+    /// and shows each slice once it is in the cache); null for a study already in `store`.
+    StudyViewer(BlobStore *store, const StudySummary &study, StudyStreamer *streamer = nullptr, QWidget *parent = nullptr);
     ~StudyViewer() override;
 
     const StudySummary &study() const { return m_study; }
@@ -27,6 +31,7 @@ public:
     int sliceIndex() const { return m_slice; }
     int sliceCount() const;
     ImageViewport *viewport() const { return m_viewport; }
+    StudyStreamer *streamer() const { return m_streamer; }
 
     void showSeries(int seriesIndex);
     /// Shows slice `index` (0-based, clamped) of the current series as soon as it is decoded.
@@ -55,8 +60,12 @@ private:
     void prefetchAround(int index);
     void display(int index, const DecodedImage &image);
     void updateOverlay(const ImageInfo &info);
+    /// The slice in view is not in the cache yet: say so, never show another slice's pixels under its number.
+    void showWaiting(int index);
+    void onInstanceCached(const QString &key);
 
     BlobStore *m_store;
+    StudyStreamer *m_streamer = nullptr;
     StudySummary m_study;
     QListWidget *m_seriesList;
     ImageViewport *m_viewport;

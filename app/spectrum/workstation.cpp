@@ -43,6 +43,7 @@ void Workstation::start()
             return;
         }
         m_store = job->result().value();
+        m_registry = std::make_unique<StoreRegistry>(m_options.stores, m_store);
         connect(m_store.get(), &BlobStore::blobCommitted, this, [this] { m_refreshTimer.start(); });
         connect(m_store.get(), &BlobStore::blobRemoved, this, [this] { m_refreshTimer.start(); });
         Q_EMIT started();

@@ -4,6 +4,7 @@
 
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/stores/filestore.h"
+#include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/studycatalog.h"
 #include "spectrum/transfer/dimse.h"
 
@@ -13,6 +14,8 @@
 #include <memory>
 
 namespace spectrum {
+
+class StoreRegistry;
 
 class Workstation : public QObject
 {
@@ -27,6 +30,8 @@ public:
         /// The Storage SCP that accepts studies a PACS pushes (C-STORE, or C-MOVE to us); port 0: none.
         QString storageAeTitle = QStringLiteral("SPECTRUM");
         quint16 storagePort = 0;
+        /// The archives the hospital connected (spectrum-cli stores add …); searched and opened from the GUI.
+        StoreConfigFile stores;
     };
 
     explicit Workstation(Options options, QObject *parent = nullptr);
@@ -38,6 +43,9 @@ public:
     bool isStarted() const { return m_store != nullptr; }
 
     BlobStore *localStore() const { return m_store.get(); }
+    FileStore *cache() const { return m_store.get(); }
+    /// Every configured store, the cache included; null until started().
+    StoreRegistry *registry() const { return m_registry.get(); }
     const QList<StudySummary> &studies() const { return m_studies; }
     /// A study by UID or by demo alias ("demo-ct"); nullptr if unknown.
     const StudySummary *findStudy(const QString &uidOrAlias) const;
@@ -76,6 +84,7 @@ private:
     bool m_refreshAgain = false;
     bool m_seedingEndsAfterRefresh = false;
     std::unique_ptr<StorageScp> m_scp;
+    std::unique_ptr<StoreRegistry> m_registry;
     int m_received = 0;
 };
 

@@ -11,6 +11,12 @@
 
 namespace spectrum {
 
+QList<DemoStudy> allDemoStudies()
+{
+    return {DemoStudy::HeadCt, DemoStudy::ChestCr, DemoStudy::HeadMr};
+}
+
+
 using namespace spectrum::dcmtk;
 
 namespace {

@@ -489,6 +489,153 @@ ResultJob<QList<StudyHit>> *StoreRegistry::findStudies(const DicomQuery &query, 
     });
 }
 
+namespace {
+/// A study skeleton from the series and instances a store listed.
+StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &seriesRecords, const QList<DicomIdentity> &instances)
+{
+    StudySummary study;
+    QHash<QString, int> seriesAt;
+    for (const DicomRecord &r : seriesRecords) {
+        SeriesSummary s;
+        s.seriesInstanceUid = r.identity.seriesInstanceUid;
+        s.modality = r.identity.modality;
+        s.description = r.identity.seriesDescription;
+        s.seriesNumber = r.identity.seriesNumber;
+        seriesAt.insert(s.seriesInstanceUid, int(study.series.size()));
+        study.series << s;
+        if (study.identity.studyInstanceUid.isEmpty())
+            study.identity = r.identity;
+    }
+    for (const DicomIdentity &id : instances) {
+        if (id.studyInstanceUid != studyUid && !id.studyInstanceUid.isEmpty())
+            continue;
+        if (!isValidUid(id.sopInstanceUid) || !isValidUid(id.seriesInstanceUid))
+            continue;
+        if (!seriesAt.contains(id.seriesInstanceUid)) {  // an instance whose series was not listed on its own
+            SeriesSummary s;
+            s.seriesInstanceUid = id.seriesInstanceUid;
+            s.modality = id.modality;
+            s.description = id.seriesDescription;
+            s.seriesNumber = id.seriesNumber;
+            seriesAt.insert(s.seriesInstanceUid, int(study.series.size()));
+            study.series << s;
+        }
+        SeriesSummary &s = study.series[seriesAt.value(id.seriesInstanceUid)];
+        s.instances << InstanceRef{id.sopInstanceUid, id.sopInstanceUid, id.instanceNumber, 0};
+        if (study.identity.patientId.isEmpty() && !id.patientId.isEmpty())
+            study.identity = id;
+        if (!study.modalities.contains(s.modality) && !s.modality.isEmpty())
+            study.modalities << s.modality;
+        ++study.instanceCount;
+    }
+    study.identity.studyInstanceUid = studyUid;
+    study.identity.seriesInstanceUid.clear();
+    study.identity.sopInstanceUid.clear();
+    study.series.erase(std::remove_if(study.series.begin(), study.series.end(), [](const SeriesSummary &s) { return s.instances.isEmpty(); }),
+                       study.series.end());
+    std::stable_sort(study.series.begin(), study.series.end(), [](const SeriesSummary &a, const SeriesSummary &b) { return a.seriesNumber < b.seriesNumber; });
+    for (SeriesSummary &s : study.series) {
+        std::sort(s.instances.begin(), s.instances.end(), [](const InstanceRef &a, const InstanceRef &b) {
+            return a.instanceNumber != b.instanceNumber ? a.instanceNumber < b.instanceNumber : a.sopInstanceUid < b.sopInstanceUid;
+        });
+        if (!study.modalities.contains(s.modality) && !s.modality.isEmpty())
+            study.modalities << s.modality;
+    }
+    return study;
+}
+} // namespace
+
+ResultJob<StudySummary> *StoreRegistry::listStudy(const QString &name, const QString &studyUid)
+{
+    Error e;
+    const StoreConfig *found = store(name, &e);
+    if (!e.isError() && !isValidUid(studyUid))
+        e = Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not a DICOM UID").arg(studyUid.left(80)));
+    if (e.isError())
+        return failedJob<StudySummary>(e);
+    const StoreConfig s = *found;
+    const StoreConfigFile config = m_config;
+    std::shared_ptr<FileStore> cache = m_cache;
+    return new CallbackJob<StudySummary>([s, config, cache, studyUid](CallbackJob<StudySummary> *job) {
+        auto done = [job, studyUid](const QList<DicomRecord> &series, const QList<DicomIdentity> &instances) {
+            StudySummary study = studyFrom(studyUid, series, instances);
+            if (study.instanceCount == 0)
+                return job->complete(Error(ErrorCode::NotFound, QStringLiteral("study %1 has no instance there").arg(studyUid)));
+            job->complete(study);
+        };
+        DicomQuery series;
+        series.level = QueryLevel::Series;
+        series.studyInstanceUid = studyUid;
+        DicomQuery instances = series;
+        instances.level = QueryLevel::Instance;
+        auto identities = [](const QList<DicomRecord> &records) {
+            QList<DicomIdentity> ids;
+            for (const DicomRecord &r : records)
+                ids << r.identity;
+            return ids;
+        };
+        switch (s.kind) {
+        case StoreKind::DicomWeb:
+        case StoreKind::Dimse: {
+            // Series first (descriptions, numbers), then every instance of the study.
+            std::function<ResultJob<QList<DicomRecord>> *(const DicomQuery &)> find;
+            if (s.kind == StoreKind::DicomWeb) {
+                Result<DicomWebEndpoint> ep = dicomWebEndpointFor(s, config);
+                if (!ep.isOk())
+                    return job->complete(ep.error());
+                auto *client = new DicomWebClient(ep.value(), job);
+                find = [client](const DicomQuery &q) { return client->search(q); };
+            } else {
+                Result<DimseEndpoint> ep = dimseEndpointFor(s, config);
+                if (!ep.isOk())
+                    return job->complete(ep.error());
+                auto *client = new DimseClient(ep.value(), job);
+                find = [client](const DicomQuery &q) { return client->find(q); };
+            }
+            whenDone(find(series), job, [job, find, instances, done, identities](const Result<QList<DicomRecord>> &sr) {
+                if (!sr.isOk())
+                    return job->complete(sr.error());
+                whenDone(find(instances), job, [job, sr, done, identities](const Result<QList<DicomRecord>> &ir) {
+                    if (!ir.isOk())
+                        return job->complete(ir.error());
+                    done(sr.value(), identities(ir.value()));
+                });
+            });
+            break;
+        }
+        case StoreKind::Blobd: {
+            Result<BlobEndpoint> ep = blobEndpointFor(s, config);
+            if (!ep.isOk())
+                return job->complete(ep.error());
+            auto *client = new BlobClient(ep.value(), job);
+            RemoteQuery rq;
+            rq.studyInstanceUid = studyUid;
+            whenDone(client->list(rq), job, [done](const Result<QList<RemoteBlobInfo>> &r) {
+                QList<DicomIdentity> ids;
+                if (r.isOk()) {
+                    for (const RemoteBlobInfo &b : r.value())
+                        ids << b.dicom;  // cached under its SOP Instance UID once fetched, whatever its key there
+                }
+                done({}, ids);
+            });
+            break;
+        }
+        case StoreKind::Local: {
+            if (!cache)
+                return job->complete(Error(ErrorCode::NotFound, QStringLiteral("no workstation cache is open")));
+            whenDone(loadStudies(cache.get(), studyUid), job, [job, studyUid](const Result<QList<StudySummary>> &r) {
+                if (!r.isOk())
+                    return job->complete(r.error());
+                if (r.value().isEmpty())
+                    return job->complete(Error(ErrorCode::NotFound, QStringLiteral("study %1 is not in the cache").arg(studyUid)));
+                job->complete(r.value().first());
+            });
+            break;
+        }
+        }
+    });
+}
+
 ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QString &studyUid, const QString &outDir)
 {
     return fetch(name, studyUid, QString(), QString(), outDir);

@@ -25,9 +25,12 @@ namespace spectrum {
 
 enum class DemoStudy { HeadCt, ChestCr, HeadMr };
 
+/// Every demo study, in the order they are listed.
+QList<DemoStudy> allDemoStudies();
+
 struct DemoOptions
 {
-    QList<DemoStudy> studies{DemoStudy::HeadCt, DemoStudy::ChestCr, DemoStudy::HeadMr};
+    QList<DemoStudy> studies = allDemoStudies();
     int ctSlices = 200;
     int mrSlices = 24;
 };

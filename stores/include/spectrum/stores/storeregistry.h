@@ -10,6 +10,7 @@
 #include "spectrum/core/dicomquery.h"
 #include "spectrum/core/resultjob.h"
 #include "spectrum/stores/storeconfig.h"
+#include "spectrum/stores/studycatalog.h"
 
 #include <QObject>
 
@@ -78,6 +79,10 @@ public:
     ResultJob<FetchSummary> *fetchStudy(const QString &name, const QString &studyUid, const QString &outDir = QString());
     /// One instance into the cache (WADO-RS of the instance, C-GET of it, or a blobd pull).
     ResultJob<FetchSummary> *fetchInstance(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid);
+    /// What a store holds of one study: its series and their instances in order (keys are SOP Instance UIDs, the
+    /// keys fetched instances get in the cache), without fetching any. QIDO-RS series and instances, C-FIND series
+    /// and images, a blobd listing, or the cache's own index.
+    ResultJob<StudySummary> *listStudy(const QString &name, const QString &studyUid);
     /// Sends DICOM files to a store (STOW-RS, C-STORE, blobd push, or the local cache).
     ResultJob<ExportSummary> *exportFiles(const QString &name, const QStringList &files);
 

@@ -1,0 +1,80 @@
+#pragma once
+// StudyStreamer: a study opened from a remote store and read while it arrives. It asks the store what the study
+// holds (StoreRegistry::listStudy), then fetches the instances into the workstation's cache one at a time per
+// slot — the slice in view first, then outward from it, nearest first, alternating below and above; the rest of
+// the study after that — and re-orders what is left whenever the view moves (setFocus). Instances already in the
+// cache are not fetched again. Runs on the caller's event loop; each fetch is a StoreRegistry job.
+
+#include "spectrum/core/error.h"
+#include "spectrum/stores/studycatalog.h"
+
+#include <QHash>
+#include <QObject>
+#include <QSet>
+
+namespace spectrum {
+
+class FileStore;
+class Job;
+class StoreRegistry;
+
+class StudyStreamer : public QObject
+{
+    Q_OBJECT
+public:
+    /// `cache` is the registry's cache, where fetched instances land.
+    StudyStreamer(StoreRegistry *registry, FileStore *cache, QString storeName, QString studyUid, QObject *parent = nullptr);
+    ~StudyStreamer() override;
+
+    /// Lists the study (listed() or failed()), then starts fetching around the focus (by default the middle of
+    /// the first series, where a stack opens).
+    void start();
+    bool isListed() const { return m_listed; }
+    const StudySummary &study() const { return m_study; }
+    QString storeName() const { return m_store; }
+
+    /// The slice in view: it is fetched next, then its neighbours.
+    void setFocus(int series, int index);
+    /// Fetches at once (default 3; at least 1).
+    void setParallel(int fetches);
+
+    bool isCached(const QString &key) const { return m_cached.contains(key); }
+    bool isFetching(const QString &key) const { return m_running.contains(key); }
+    int cachedCount() const { return int(m_cached.size()); }
+    int failedCount() const { return int(m_failed.size()); }
+    int total() const { return m_study.instanceCount; }
+    bool isComplete() const { return m_listed && cachedCount() + failedCount() >= total(); }
+    /// Stops fetching (what is cached stays).
+    void stop();
+
+Q_SIGNALS:
+    void listed();
+    /// Listing failed: nothing will be fetched.
+    void failed(const spectrum::Error &error);
+    void instanceCached(const QString &key);
+    void instanceFailed(const QString &key, const spectrum::Error &error);
+    void progress(int cached, int total);
+    /// Every instance is cached or failed.
+    void finished();
+
+private:
+    void pump();
+    /// The next instance to fetch: (series, index), or (−1, −1).
+    QPair<int, int> next() const;
+
+    StoreRegistry *m_registry;
+    FileStore *m_cache;
+    QString m_store;
+    QString m_studyUid;
+    StudySummary m_study;
+    bool m_listed = false;
+    bool m_stopped = false;
+    int m_parallel = 3;
+    int m_focusSeries = 0;
+    int m_focusIndex = -1;  ///< −1: the middle of the focus series
+    QSet<QString> m_cached;
+    QSet<QString> m_failed;
+    QHash<QString, Job *> m_running;
+};
+
+} // namespace spectrum

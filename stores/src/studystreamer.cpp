@@ -1,0 +1,133 @@
+#include "spectrum/stores/studystreamer.h"
+
+#include "spectrum/core/resultjob.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/storeregistry.h"
+
+
+namespace spectrum {
+
+StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString storeName, QString studyUid, QObject *parent)
+    : QObject(parent), m_registry(registry), m_cache(cache), m_store(std::move(storeName)), m_studyUid(std::move(studyUid))
+{
+}
+
+StudyStreamer::~StudyStreamer()
+{
+    stop();
+}
+
+void StudyStreamer::start()
+{
+    whenDone(m_registry->listStudy(m_store, m_studyUid), this, [this](const Result<StudySummary> &r) {
+        if (!r.isOk())
+            return Q_EMIT failed(r.error());
+        m_study = r.value();
+        auto ready = [this] {
+            m_listed = true;
+            Q_EMIT listed();
+            Q_EMIT progress(cachedCount(), total());
+            if (isComplete())
+                Q_EMIT finished();
+            pump();
+        };
+        if (!m_cache)
+            return ready();
+        // What the cache already holds is not fetched again.
+        BlobQuery q;
+        q.studyInstanceUid = m_studyUid;
+        whenDone(m_cache->query(q), this, [this, ready](const Result<QList<BlobInfo>> &held) {
+            if (held.isOk()) {
+                QSet<QString> listedKeys;
+                for (const SeriesSummary &s : m_study.series)
+                    for (const InstanceRef &i : s.instances)
+                        listedKeys.insert(i.key);
+                for (const BlobInfo &b : held.value()) {
+                    if (listedKeys.contains(b.key))
+                        m_cached.insert(b.key);
+                }
+            }
+            ready();
+        });
+    });
+}
+
+void StudyStreamer::setFocus(int series, int index)
+{
+    m_focusSeries = series;
+    m_focusIndex = index;
+    pump();
+}
+
+void StudyStreamer::setParallel(int fetches)
+{
+    m_parallel = std::max(1, fetches);
+    pump();
+}
+
+void StudyStreamer::stop()
+{
+    m_stopped = true;
+    const QList<Job *> running = m_running.values();
+    m_running.clear();
+    for (Job *job : running)
+        job->cancel();
+}
+
+QPair<int, int> StudyStreamer::next() const
+{
+    // The focus series outward from the focus (nearest first, below before above), then the other series in
+    // order, each from its middle outward.
+    auto pending = [this](int s, int i) {
+        const QString &key = m_study.series[s].instances[i].key;
+        return !m_cached.contains(key) && !m_failed.contains(key) && !m_running.contains(key);
+    };
+    const int count = int(m_study.series.size());
+    for (int k = 0; k < count; ++k) {
+        const int s = (std::clamp(m_focusSeries, 0, count - 1) + k) % count;
+        const int n = int(m_study.series[s].instances.size());
+        const int centre = k == 0 && m_focusIndex >= 0 ? std::min(m_focusIndex, n - 1) : n / 2;
+        for (int d = 0; d < n; ++d) {
+            for (int i : {centre + d, centre - d}) {
+                if (i >= 0 && i < n && pending(s, i))
+                    return {s, i};
+                if (d == 0)
+                    break;
+            }
+        }
+    }
+    return {-1, -1};
+}
+
+void StudyStreamer::pump()
+{
+    if (!m_listed || m_stopped)
+        return;
+    while (m_running.size() < m_parallel) {
+        const QPair<int, int> at = next();
+        if (at.first < 0)
+            break;
+        const SeriesSummary &series = m_study.series[at.first];
+        const QString key = series.instances[at.second].key;
+        auto *job = m_registry->fetchInstance(m_store, m_studyUid, series.seriesInstanceUid, series.instances[at.second].sopInstanceUid);
+        m_running.insert(key, job);
+        whenDone(job, this, [this, key](const Result<FetchSummary> &r) {
+            if (!m_running.remove(key))
+                return;  // stopped meanwhile
+            if (r.isOk() && r.value().sopInstanceUids.contains(key)) {
+                m_cached.insert(key);
+                Q_EMIT instanceCached(key);
+            } else {
+                const Error e = r.isOk() ? Error(ErrorCode::Corrupt, QStringLiteral("the store sent something else for %1").arg(key)) : r.error();
+                m_failed.insert(key);
+                Q_EMIT instanceFailed(key, e);
+            }
+            Q_EMIT progress(cachedCount(), total());
+            if (isComplete())
+                Q_EMIT finished();
+            pump();
+        });
+    }
+}
+
+} // namespace spectrum

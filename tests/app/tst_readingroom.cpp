@@ -1,0 +1,248 @@
+// Reading from an archive, as a radiologist does, offscreen against a real Orthanc (DICOMweb) started here:
+// the browser finds the studies there and merges what the cache holds; opening one that is not cached shows the
+// slice in view as soon as it is fetched — fetched first, then its neighbours, re-ordered when the view moves —
+// and what is shown is exactly that slice of that patient; a slice not yet here is never shown as another.
+
+#include "imageviewport.h"
+#include "mainwindow.h"
+#include "studybrowser.h"
+#include "studyviewer.h"
+#include "workstation.h"
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/studystreamer.h"
+#include "spectrum/stores/storeregistry.h"
+#include "testsupport.h"
+
+#include <QComboBox>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+class tst_ReadingRoom : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void browserFindsStudiesInTheArchive();
+    void openingAStudyFromTheArchiveShowsTheSliceInViewFirst();
+    void fetchOrderFollowsTheView();
+    void aSliceNotYetHereIsNeverShownAsAnother();
+
+private:
+    int rowOf(const QString &studyUid) const;
+
+    QTemporaryDir m_dir;
+    OrthancProcess m_orthanc;
+    QHash<QString, DemoInstance> m_bySop;  ///< what was uploaded, by SOP Instance UID
+    std::unique_ptr<Workstation> m_ws;
+    std::unique_ptr<MainWindow> m_window;
+    const QString m_ctUid = DemoArchive::studyUid(DemoStudy::HeadCt);
+};
+
+void tst_ReadingRoom::initTestCase()
+{
+    qRegisterMetaType<spectrum::StudyViewer *>();
+    QVERIFY2(m_orthanc.start(), "Orthanc did not start (make test installs it)");
+    DemoOptions demo;
+    demo.ctSlices = 24;
+    demo.mrSlices = 2;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
+                 if (m_orthanc.upload(i.bytes).isEmpty())
+                     return Error(ErrorCode::Io, QStringLiteral("upload failed"));
+                 m_bySop.insert(i.identity.sopInstanceUid, i);
+                 return Error();
+             }).isError());
+
+    StoreConfigFile config;  // in memory: the test's own, never the user's
+    StoreConfig pacs;
+    pacs.name = QStringLiteral("pacs");
+    pacs.kind = StoreKind::DicomWeb;
+    pacs.url = m_orthanc.dicomWebUrl();
+    QVERIFY(!config.add(pacs).isError());
+
+    Workstation::Options o;
+    o.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
+    o.seedDemoWhenEmpty = false;
+    o.stores = config;
+    m_ws = std::make_unique<Workstation>(o);
+    QSignalSpy started(m_ws.get(), &Workstation::started);
+    m_ws->start();
+    QVERIFY(started.wait(20000));
+    m_window = std::make_unique<MainWindow>(m_ws.get());
+    m_window->show();
+}
+
+void tst_ReadingRoom::cleanupTestCase()
+{
+    m_window.reset();
+    m_ws.reset();
+}
+
+int tst_ReadingRoom::rowOf(const QString &studyUid) const
+{
+    StudyBrowser *b = m_window->browser();
+    for (int r = 0; r < b->table()->model()->rowCount(); ++r) {
+        if (b->studyAtRow(r)->identity.studyInstanceUid == studyUid)
+            return r;
+    }
+    return -1;
+}
+
+void tst_ReadingRoom::browserFindsStudiesInTheArchive()
+{
+    StudyBrowser *b = m_window->browser();
+    QCOMPARE(b->table()->model()->rowCount(), 0);  // an empty cache
+    QSignalSpy finished(b, &StudyBrowser::searchFinished);
+    b->patientNameField()->setText(QStringLiteral("DEMO*"));
+    b->search();
+    QVERIFY(finished.wait(20000));
+    QCOMPARE(b->table()->model()->rowCount(), 3);
+    const int ct = rowOf(m_ctUid);
+    QVERIFY(ct >= 0);
+    const FoundStudy found = *b->studyAtRow(ct);  // a copy: every search rebuilds the rows
+    const FoundStudy *f = &found;
+    QCOMPARE(f->stores, QStringList{QStringLiteral("pacs")});
+    QCOMPARE(f->instances, 24);
+    QCOMPARE(f->cachedInstances, 0);
+    QCOMPARE(f->modalities, QStringList{QStringLiteral("CT")});
+    QCOMPARE(b->table()->model()->index(ct, FoundStudyModel::Cached).data().toString(), QStringLiteral("—"));
+
+    // Narrower: by modality, by patient ID, by a date range that holds the demo's day, by one that does not.
+    b->modalityField()->setCurrentIndex(b->modalityField()->findData(QStringLiteral("CT")));
+    b->search();
+    QVERIFY(finished.wait(20000));
+    QCOMPARE(b->table()->model()->rowCount(), 1);
+    b->modalityField()->setCurrentIndex(0);
+    b->patientNameField()->clear();
+    b->patientIdField()->setText(f->identity.patientId);
+    b->search();
+    QVERIFY(finished.wait(20000));
+    QVERIFY(b->table()->model()->rowCount() >= 1);
+    for (int r = 0; r < b->table()->model()->rowCount(); ++r)
+        QCOMPARE(b->studyAtRow(r)->identity.patientId, f->identity.patientId);
+    b->patientIdField()->clear();
+    b->datesField()->setCurrentIndex(1);  // today: the demo studies are from 2024
+    b->search();
+    QVERIFY(finished.wait(20000));
+    QCOMPARE(b->table()->model()->rowCount(), 0);
+    b->datesField()->setCurrentIndex(0);
+    b->search();
+    QVERIFY(finished.wait(20000));
+    QCOMPARE(b->table()->model()->rowCount(), 3);
+}
+
+void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
+{
+    StudyBrowser *b = m_window->browser();
+    const int ct = rowOf(m_ctUid);
+    QVERIFY(ct >= 0);
+    QSignalSpy opened(m_window.get(), &MainWindow::studyOpened);
+    m_window->openFound(*b->studyAtRow(ct));
+    QVERIFY(opened.wait(20000));
+    auto *viewer = opened.first().first().value<StudyViewer *>();
+    QVERIFY(viewer && viewer->streamer());
+    StudyStreamer *streamer = viewer->streamer();
+    QCOMPARE(viewer->sliceCount(), 24);
+    QSignalSpy cached(streamer, &StudyStreamer::instanceCached);
+    QSignalSpy shown(viewer, &StudyViewer::imageShown);
+    QVERIFY(shown.wait(20000));
+    QCOMPARE(shown.first().first().toInt(), 12);  // a stack opens in its middle, and that slice came first
+    // Three fetches at a time: the middle and its two neighbours are the first three in.
+    QTRY_VERIFY_WITH_TIMEOUT(cached.count() >= 3, 20000);
+    QSet<QString> firstThree, expected;
+    for (int i = 0; i < 3; ++i)
+        firstThree.insert(cached.at(i).first().toString());
+    for (int i : {11, 12, 13})
+        expected.insert(viewer->study().series[0].instances[i].key);
+    QCOMPARE(firstThree, expected);
+
+    // Exactly the slice it says: the pixels of that instance, rendered with the window in use.
+    auto check = [&](int index) {
+        const QString sop = viewer->study().series[0].instances[index].sopInstanceUid;
+        QVERIFY(m_bySop.contains(sop));
+        Result<DecodedImage> original = decodeDicom(ByteView(m_bySop.value(sop).bytes));
+        QVERIFY(original.isOk());
+        QCOMPARE(viewer->viewport()->image().info.identity.sopInstanceUid, sop);
+        QCOMPARE(viewer->viewport()->image().info.identity.patientId, viewer->study().identity.patientId);
+        QCOMPARE(viewer->viewport()->renderedImage(), renderFrame(original.value(), 0, viewer->viewport()->window()));
+    };
+    check(12);
+    viewer->showSlice(3);
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() && shown.last().first().toInt() == 3, 20000);
+    check(3);
+
+    // The rest of the study follows; the cache (and the browser) then hold all of it.
+    QTRY_VERIFY_WITH_TIMEOUT(streamer->isComplete(), 30000);
+    QCOMPARE(streamer->cachedCount(), 24);
+    QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(m_ctUid) && m_ws->findStudy(m_ctUid)->instanceCount == 24, 20000);
+    QTRY_COMPARE(b->table()->model()->index(rowOf(m_ctUid), FoundStudyModel::Cached).data().toString(), QStringLiteral("all"));
+}
+
+void tst_ReadingRoom::fetchOrderFollowsTheView()
+{
+    // One fetch at a time, so the order is exact: from slice 5 outward, then, once the view jumps, from 20.
+    StudyStreamer ct(m_ws->registry(), nullptr, QStringLiteral("pacs"), m_ctUid);  // nothing counts as cached: all 24 fetched
+    ct.setParallel(1);
+    QStringList order;
+    QSignalSpy listed(&ct, &StudyStreamer::listed);
+    connect(&ct, &StudyStreamer::listed, &ct, [&] { ct.setFocus(0, 5); });
+    connect(&ct, &StudyStreamer::instanceCached, &ct, [&](const QString &key) {
+        order << key;
+        if (order.size() == 2)
+            ct.setFocus(0, 20);
+    });
+    ct.start();
+    QVERIFY(listed.wait(20000));
+    QTRY_VERIFY_WITH_TIMEOUT(ct.isComplete(), 30000);
+    QCOMPARE(order.size(), 24);
+    QStringList keys;
+    for (const InstanceRef &i : ct.study().series[0].instances)
+        keys << i.key;
+    auto indexOf = [&](int n) { return int(keys.indexOf(order[n])); };
+    // Slice 5 first, then its nearest neighbour…
+    QCOMPARE(indexOf(0), 5);
+    QCOMPARE(indexOf(1), 6);
+    // …until the view jumped to 20 (as the second arrived): 20, 21, 19, 22, 18 …
+    QCOMPARE(indexOf(2), 20);
+    QCOMPARE(indexOf(3), 21);
+    QCOMPARE(indexOf(4), 19);
+    QCOMPARE(indexOf(5), 22);
+    QCOMPARE(indexOf(6), 18);
+}
+
+void tst_ReadingRoom::aSliceNotYetHereIsNeverShownAsAnother()
+{
+    // The MR (2 slices) from the archive, one fetch at a time, stopped as soon as the slice in view is in.
+    auto *streamer = new StudyStreamer(m_ws->registry(), m_ws->cache(), QStringLiteral("pacs"), DemoArchive::studyUid(DemoStudy::HeadMr));
+    streamer->setParallel(1);
+    std::unique_ptr<StudyViewer> viewer;
+    connect(streamer, &StudyStreamer::listed, this, [&] { viewer = std::make_unique<StudyViewer>(m_ws->localStore(), streamer->study(), streamer); });
+    connect(streamer, &StudyStreamer::instanceCached, streamer, [streamer] { streamer->stop(); });
+    QSignalSpy listed(streamer, &StudyStreamer::listed);
+    streamer->start();
+    QVERIFY(listed.wait(20000));
+    QVERIFY(viewer);
+    QSignalSpy shown(viewer.get(), &StudyViewer::imageShown);
+    QVERIFY(shown.wait(20000));
+    const int here = viewer->sliceIndex();
+    QCOMPARE(here, 1);  // the middle of two
+    QCOMPARE(streamer->cachedCount(), 1);
+    viewer->showSlice(0);
+    QCOMPARE(viewer->sliceIndex(), 0);
+    QVERIFY(!viewer->viewport()->hasImage());  // a message, not the other slice under this number
+    const QString key0 = viewer->study().series[0].instances[0].key;
+    QVERIFY(!streamer->isCached(key0) && !streamer->isFetching(key0));  // nor will it be: fetching stopped
+    viewer->showSlice(1);
+    QTRY_VERIFY(viewer->viewport()->hasImage());
+    QCOMPARE(viewer->viewport()->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[1].sopInstanceUid);
+}
+
+QTEST_MAIN(tst_ReadingRoom)
+#include "tst_readingroom.moc"
