@@ -2,6 +2,7 @@
 
 #include "studylistmodel.h"
 
+#include "spectrum/imaging/progressiveimage.h"
 #include "spectrum/stores/imageloader.h"
 #include "spectrum/stores/studystreamer.h"
 
@@ -10,6 +11,13 @@
 #include <QListWidget>
 
 namespace spectrum {
+
+struct StudyViewer::Arriving
+{
+    QString key;
+    std::shared_ptr<const QByteArray> bytes;    ///< destroyed after the decoder below, which reads it
+    std::unique_ptr<ProgressiveImage> decoder;
+};
 
 namespace {
 constexpr int kPrefetchRadius = 12;
@@ -22,6 +30,8 @@ StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, StudyStrea
     if (m_streamer) {
         m_streamer->setParent(this);  // it fetches for this viewer, and stops with it
         connect(m_streamer, &StudyStreamer::instanceCached, this, &StudyViewer::onInstanceCached);
+        connect(m_streamer, &StudyStreamer::instanceArriving, this,
+                [this](const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end, qint64) { onInstanceArriving(key, std::move(bytes), end); });
         connect(m_streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
             if (m_series >= 0 && m_slice >= 0 && m_study.series[m_series].instances[m_slice].key == key)
                 m_viewport->clear(tr("Image %1 could not be fetched: %2").arg(m_slice + 1).arg(e.toString()));
@@ -105,6 +115,8 @@ void StudyViewer::showSlice(int index)
     if (index == m_slice && m_viewport->hasImage())
         return;
     m_slice = index;
+    if (m_arriving && m_arriving->key != m_study.series[m_series].instances[index].key)
+        m_arriving.reset();  // its decode is no longer wanted on screen
     if (m_streamer)
         m_streamer->setFocus(m_series, index);  // fetched next, then its neighbours
     if (DecodedImage *cached = m_cache.object(index))
@@ -172,6 +184,36 @@ void StudyViewer::showWaiting(int index)
                           .arg(cached).arg(total));
 }
 
+void StudyViewer::onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end)
+{
+    if (m_series < 0 || m_slice < 0 || m_cache.contains(m_slice) || m_study.series[m_series].instances[m_slice].key != key)
+        return;  // only the slice in view is shown while it arrives
+    if (!m_arriving || m_arriving->key != key) {
+        m_arriving = std::make_unique<Arriving>();
+        m_arriving->key = key;
+        m_arriving->bytes = bytes;
+        m_arriving->decoder = std::make_unique<ProgressiveImage>(FilterChain());
+        m_arriving->decoder->enablePreviews(40);
+        connect(m_arriving->decoder.get(), &ProgressiveImage::previewReady, this,
+                [this, key](const DecodedImage &image, int rows) { onPreview(key, image, rows); });
+    }
+    if (m_arriving->bytes == bytes)
+        m_arriving->decoder->bytesAvailable(bytes->constData(), end);
+}
+
+void StudyViewer::onPreview(const QString &key, const DecodedImage &image, int rows)
+{
+    if (m_series < 0 || m_slice < 0 || m_cache.contains(m_slice) || m_study.series[m_series].instances[m_slice].key != key)
+        return;  // scrolled on, or the whole image is here already
+    if (image.info.identity.sopInstanceUid != m_study.series[m_series].instances[m_slice].sopInstanceUid)
+        return;  // never another instance under this slice's number
+    const double fraction = image.info.rows > 0 ? double(rows) / image.info.rows : 0;
+    m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage(), key);
+    m_viewport->setCompleteness(std::min(fraction, 0.99));  // complete once checked and cached
+    updateOverlay(image.info);
+    Q_EMIT previewShown(m_slice, fraction);
+}
+
 void StudyViewer::onInstanceCached(const QString &key)
 {
     if (m_series < 0)
@@ -190,6 +232,9 @@ void StudyViewer::onInstanceCached(const QString &key)
 
 void StudyViewer::display(int index, const DecodedImage &image)
 {
+    if (m_arriving && m_arriving->key == m_study.series[m_series].instances[index].key)
+        m_arriving.reset();  // whole now
+    m_viewport->setCompleteness(1.0);
     m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage(), m_study.series[m_series].instances[index].key);
     updateOverlay(image.info);
     Q_EMIT imageShown(index);

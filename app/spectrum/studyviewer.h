@@ -6,6 +6,8 @@
 
 #include "spectrum/stores/studycatalog.h"
 
+#include <memory>
+
 #include <QCache>
 #include <QSet>
 #include <QTimer>
@@ -50,6 +52,8 @@ Q_SIGNALS:
     /// Slice `index` of the current series is on screen (decoded and rendered).
     void imageShown(int index);
     void cineChanged(bool playing, int framesPerSecond);
+    /// Slice `index` is on screen while it still arrives: `fraction` of its rows are in (the rest black).
+    void previewShown(int index, double fraction);
     void errorOccurred(const spectrum::Error &error);
 
 protected:
@@ -63,6 +67,9 @@ private:
     /// The slice in view is not in the cache yet: say so, never show another slice's pixels under its number.
     void showWaiting(int index);
     void onInstanceCached(const QString &key);
+    /// Bytes of an instance arriving from the streamer: decoded as they come when it is the slice in view.
+    void onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end);
+    void onPreview(const QString &key, const DecodedImage &image, int rows);
 
     BlobStore *m_store;
     StudyStreamer *m_streamer = nullptr;
@@ -76,6 +83,9 @@ private:
     QCache<int, DecodedImage> m_cache; // decoded slices of the current series; cost in KiB
     QSet<int> m_inFlight;
     QList<Job *> m_jobs;
+    /// The slice in view while it streams in: its bytes (kept alive for the decoder) and its progressive decode.
+    struct Arriving;
+    std::unique_ptr<Arriving> m_arriving;
     QTimer m_cine;
     int m_cineRate = 15;
 };

@@ -33,6 +33,32 @@ struct ProgressiveImage::Private
     std::unique_ptr<BandProcessor> band;
     int frame = 0;
     int rowsSignalled = 0;
+    std::atomic<int> previewIntervalMs{-1};  ///< −1: no previews
+    QElapsedTimer sincePreview;
+
+    /// A copy of rows [0, rows) of frame 0, for display while the rest arrives.
+    void preview(ProgressiveImage *q, int rows)
+    {
+        const int interval = previewIntervalMs.load();
+        if (interval < 0 || frame != 0)
+            return;
+        if (rows < out.height && sincePreview.isValid() && sincePreview.elapsed() < interval)
+            return;
+        sincePreview.start();
+        DecodedImage image;
+        image.info = decoder.info();
+        // The filters may change the size (zoom, rotate): the spacing follows, the extent stays.
+        if (out.width != in.width || out.height != in.height) {
+            image.info.columnSpacing *= double(in.width) / out.width;
+            image.info.rowSpacing *= double(in.height) / out.height;
+            image.info.columns = out.width;
+            image.info.rows = out.height;
+        }
+        image.info.frames = 1;
+        image.pixels = PixelBuffer(filtered.format(), out.width, out.height, 1);
+        std::memcpy(image.pixels.frameData(0), filtered.frameData(0), size_t(qsizetype(rows) * out.rowBytes()));
+        Q_EMIT q->previewReady(image, rows);
+    }
 
     /// Feeds what arrived to the decoder, then the decoded rows to the filters. On the image's thread.
     void process(ProgressiveImage *q)
@@ -90,6 +116,7 @@ struct ProgressiveImage::Private
                     firstRowsNs = clock.nsecsElapsed();
                 rowsSignalled = rowsOut;
                 Q_EMIT q->rowsReady(frame, rowsOut);
+                preview(q, rowsOut);
             }
             if (rowsOut < out.height)
                 break;
@@ -103,6 +130,7 @@ struct ProgressiveImage::Private
 ProgressiveImage::ProgressiveImage(FilterChain chain, QThreadPool *pool, QObject *parent) : QObject(parent), d(std::make_unique<Private>())
 {
     qRegisterMetaType<spectrum::ImageInfo>();
+    qRegisterMetaType<spectrum::DecodedImage>();
     d->chain = std::move(chain);
     d->pool = pool;
     d->worker = new QObject;
@@ -150,6 +178,11 @@ Result<DecodedImage> ProgressiveImage::finish()
         result = image;
     }, Qt::BlockingQueuedConnection);
     return result;
+}
+
+void ProgressiveImage::enablePreviews(int intervalMs)
+{
+    d->previewIntervalMs = std::max(0, intervalMs);
 }
 
 double ProgressiveImage::firstRowsSeconds() const { return d->firstRowsNs.load() < 0 ? -1 : d->firstRowsNs.load() / 1e9; }

@@ -641,12 +641,14 @@ ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QS
     return fetch(name, studyUid, QString(), QString(), outDir);
 }
 
-ResultJob<FetchSummary> *StoreRegistry::fetchInstance(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid)
+ResultJob<FetchSummary> *StoreRegistry::fetchInstance(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid,
+                                                     InstanceBytes bytes)
 {
-    return fetch(name, studyUid, seriesUid, sopUid, QString());
+    return fetch(name, studyUid, seriesUid, sopUid, QString(), std::move(bytes));
 }
 
-ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid, const QString &outDir)
+ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid, const QString &outDir,
+                                             InstanceBytes bytes)
 {
     Error e;
     const StoreConfig *found = store(name, &e);
@@ -666,7 +668,7 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
     const StoreConfigFile config = m_config;
     std::shared_ptr<FileStore> cache = m_cache;
     QPointer<StoreRegistry> self(this);
-    return new CallbackJob<FetchSummary>([self, s, config, cache, studyUid, seriesUid, sopUid, outDir](CallbackJob<FetchSummary> *job) {
+    return new CallbackJob<FetchSummary>([self, s, config, cache, studyUid, seriesUid, sopUid, outDir, bytes](CallbackJob<FetchSummary> *job) {
         auto st = std::make_shared<FetchState>();
         st->clock.start();
         auto finishIfDone = [job, st, studyUid] {
@@ -749,6 +751,12 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
             if (!sopUid.isEmpty()) {  // one instance: straight to it
                 st->expected = 1;
                 RetrieveCallbacks cb;
+                if (bytes) {
+                    cb.bytes = [bytes](const WadoPart &part, const char *data, qint64 n) {
+                        if (part.index == 0)
+                            bytes(data, n, part.declaredLength);
+                    };
+                }
                 cb.complete = [keep](const WadoPart &, const ByteView &whole) {
                     keep(whole);
                     return Error();

@@ -4,6 +4,8 @@
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeregistry.h"
 
+#include <QPointer>
+
 
 namespace spectrum {
 
@@ -109,7 +111,19 @@ void StudyStreamer::pump()
             break;
         const SeriesSummary &series = m_study.series[at.first];
         const QString key = series.instances[at.second].key;
-        auto *job = m_registry->fetchInstance(m_store, m_studyUid, series.seriesInstanceUid, series.instances[at.second].sopInstanceUid);
+        // The instance's bytes as they come, into a buffer of its full size (never reallocated: the decoder
+        // showing it reads there while the rest arrives).
+        auto buffer = std::make_shared<QByteArray>();
+        QPointer<StudyStreamer> self(this);
+        auto bytes = [self, key, buffer](const char *data, qint64 n, qint64 expected) {
+            if (!self || expected <= 0 || expected > (qint64(1) << 30) || buffer->size() + n > expected)
+                return;  // unknown or implausible size: seen once cached
+            if (buffer->capacity() < expected)
+                buffer->reserve(expected);
+            buffer->append(data, n);
+            Q_EMIT self->instanceArriving(key, buffer, buffer->size(), expected);
+        };
+        auto *job = m_registry->fetchInstance(m_store, m_studyUid, series.seriesInstanceUid, series.instances[at.second].sopInstanceUid, bytes);
         m_running.insert(key, job);
         whenDone(job, this, [this, key](const Result<FetchSummary> &r) {
             if (!m_running.remove(key))

@@ -15,6 +15,8 @@
 #include "testsupport.h"
 
 #include <QComboBox>
+
+#include <cstring>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTableView>
@@ -34,6 +36,7 @@ private Q_SLOTS:
     void openingAStudyFromTheArchiveShowsTheSliceInViewFirst();
     void fetchOrderFollowsTheView();
     void aSliceNotYetHereIsNeverShownAsAnother();
+    void theSliceInViewFillsInWhileItArrives();
 
 private:
     int rowOf(const QString &studyUid) const;
@@ -242,6 +245,66 @@ void tst_ReadingRoom::aSliceNotYetHereIsNeverShownAsAnother()
     viewer->showSlice(1);
     QTRY_VERIFY(viewer->viewport()->hasImage());
     QCOMPARE(viewer->viewport()->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[1].sopInstanceUid);
+}
+
+void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
+{
+    // The archive behind a slow link (8 Mbit/s: a 512 KB slice takes half a second), into a fresh cache.
+    LinkEmulator link(m_orthanc.httpPort(), 10, 256, 8);
+    QVERIFY(link.waitUntilListening());
+    StoreConfigFile config;
+    StoreConfig slow;
+    slow.name = QStringLiteral("slow");
+    slow.kind = StoreKind::DicomWeb;
+    slow.url = QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(link.port());
+    QVERIFY(!config.add(slow).isError());
+    QTemporaryDir dir;
+    Workstation::Options o;
+    o.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    o.seedDemoWhenEmpty = false;
+    o.stores = config;
+    Workstation ws(o);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(20000));
+
+    auto *streamer = new StudyStreamer(ws.registry(), ws.cache(), QStringLiteral("slow"), m_ctUid);
+    streamer->setParallel(1);
+    std::unique_ptr<StudyViewer> viewer;
+    QList<QPair<int, double>> previews;
+    QList<bool> previewsRight;
+    connect(streamer, &StudyStreamer::listed, this, [&] {
+        viewer = std::make_unique<StudyViewer>(ws.localStore(), streamer->study(), streamer);
+        connect(viewer.get(), &StudyViewer::previewShown, this, [&](int index, double fraction) {
+            previews << qMakePair(index, fraction);
+            // The rows that are in are the instance's own rows; the overlay says it is still arriving.
+            const DecodedImage &shown = viewer->viewport()->image();
+            const QString sop = viewer->study().series[0].instances[index].sopInstanceUid;
+            Result<DecodedImage> original = decodeDicom(ByteView(m_bySop.value(sop).bytes));
+            const qsizetype rowBytes = qsizetype(shown.pixels.width()) * PixelBuffer::bytesPerPixel(shown.pixels.format());
+            const qsizetype rows = qsizetype(fraction * shown.pixels.height());
+            previewsRight << (original.isOk() && shown.info.identity.sopInstanceUid == sop && viewer->viewport()->completeness() < 1
+                              && std::memcmp(shown.pixels.frameData(0), original.value().pixels.frameData(0), size_t(rows * rowBytes)) == 0);
+        });
+    });
+    QSignalSpy listed(streamer, &StudyStreamer::listed);
+    streamer->start();
+    QVERIFY(listed.wait(20000));
+    QSignalSpy shown(viewer.get(), &StudyViewer::imageShown);
+    QVERIFY(shown.wait(30000));
+    QCOMPARE(shown.first().first().toInt(), 12);
+    QVERIFY2(previews.size() >= 2, qPrintable(QStringLiteral("%1 preview(s)").arg(previews.size())));
+    for (int i = 0; i < previews.size(); ++i) {
+        QCOMPARE(previews[i].first, 12);
+        QVERIFY(previewsRight[i]);
+        if (i > 0)
+            QVERIFY(previews[i].second >= previews[i - 1].second);  // rows only ever fill in
+    }
+    qInfo() << previews.size() << "previews, first at" << previews.first().second;
+    QVERIFY(previews.first().second < 1.0);  // shown before the last byte was in
+    QCOMPARE(viewer->viewport()->completeness(), 1.0);
+    streamer->stop();
+    viewer.reset();
 }
 
 QTEST_MAIN(tst_ReadingRoom)

@@ -265,4 +265,34 @@ void NginxProcess::stop()
     stopProcess(*m_process);
 }
 
+
+LinkEmulator::LinkEmulator(quint16 upstream, int rttMs, int windowKiB, int capacityMbit) : m_port(freePort()), m_process(new QProcess)
+{
+    m_process->setProcessChannelMode(QProcess::MergedChannels);
+    dieWithParent(*m_process);
+    m_process->start(QStringLiteral("/usr/bin/python3"),
+                     {QStringLiteral(LINKEMU_SCRIPT), QStringLiteral("--listen"), QString::number(m_port),
+                      QStringLiteral("--upstream"), QString::number(upstream), QStringLiteral("--rtt-ms"), QString::number(rttMs),
+                      QStringLiteral("--window-kib"), QString::number(windowKiB), QStringLiteral("--capacity-mbit"), QString::number(capacityMbit)});
+}
+
+LinkEmulator::~LinkEmulator()
+{
+    m_process->kill();
+    m_process->waitForFinished();
+    delete m_process;
+}
+
+bool LinkEmulator::waitUntilListening()
+{
+    if (!m_process->waitForStarted())
+        return false;
+    QByteArray said;
+    while (!said.contains("linkemu") && m_process->state() == QProcess::Running) {
+        m_process->waitForReadyRead(100);
+        said += m_process->readAll();
+    }
+    return said.contains("linkemu");
+}
+
 } // namespace spectrum::test

@@ -93,6 +93,22 @@ private:
     QPair<QString, QString> m_user;
 };
 
+/// The user-space link emulator (tests/bench/linkemu.py) in front of `upstream` on loopback: a wide-area link
+/// with this round-trip time, per-connection window and capacity. Stops with the object.
+class LinkEmulator
+{
+public:
+    LinkEmulator(quint16 upstream, int rttMs, int windowKiB, int capacityMbit);
+    ~LinkEmulator();
+    /// Waits until it listens (it says so on its first line).
+    bool waitUntilListening();
+    quint16 port() const { return m_port; }
+
+private:
+    quint16 m_port;
+    QProcess *m_process;
+};
+
 /// nginx (Debian's nginx-light) as a child process: `servers` is the inside of the http block (server blocks);
 /// temp paths, pid and logs live in a folder of its own. Stopped on destruction.
 class NginxProcess

@@ -88,41 +88,6 @@ private:
     int m_connections = 0;
 };
 
-/// The user-space link emulator (tests/bench/linkemu.py) in front of `upstream`; stops with the object.
-class LinkEmulator
-{
-public:
-    LinkEmulator(quint16 upstream, int rttMs, int windowKiB, int capacityMbit) : m_port(freePort())
-    {
-        m_process.setProcessChannelMode(QProcess::MergedChannels);
-        m_process.start(QStringLiteral("/usr/bin/python3"),
-                        {QStringLiteral(LINKEMU_SCRIPT), QStringLiteral("--listen"), QString::number(m_port),
-                         QStringLiteral("--upstream"), QString::number(upstream), QStringLiteral("--rtt-ms"), QString::number(rttMs),
-                         QStringLiteral("--window-kib"), QString::number(windowKiB), QStringLiteral("--capacity-mbit"), QString::number(capacityMbit)});
-    }
-    ~LinkEmulator()
-    {
-        m_process.kill();
-        m_process.waitForFinished();
-    }
-    /// Waits until it listens (it says so on its first line).
-    bool waitUntilListening()
-    {
-        if (!m_process.waitForStarted())
-            return false;
-        QByteArray said;
-        while (!said.contains("linkemu") && m_process.state() == QProcess::Running) {
-            m_process.waitForReadyRead(100);
-            said += m_process.readAll();
-        }
-        return said.contains("linkemu");
-    }
-    quint16 port() const { return m_port; }
-
-private:
-    quint16 m_port;
-    QProcess m_process;
-};
 
 struct Pulled
 {

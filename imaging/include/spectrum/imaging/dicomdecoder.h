@@ -35,3 +35,5 @@ void preloadDicomDictionary();
 QString transferSyntaxName(const QString &uid);
 
 } // namespace spectrum
+
+Q_DECLARE_METATYPE(spectrum::DecodedImage)

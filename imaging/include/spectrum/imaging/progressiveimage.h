@@ -35,12 +35,18 @@ public:
     Result<DecodedImage> finish();
     /// Seconds from the first bytesAvailable() to the first filtered rows (−1: none yet).
     double firstRowsSeconds() const;
+    /// Also emit previewReady() — a copy of the first frame as far as it is done — at most every `intervalMs`,
+    /// and when the frame is complete. For showing an image while it arrives. Call before the first bytes.
+    void enablePreviews(int intervalMs = 40);
 
 Q_SIGNALS:
     /// The header is in (queued to the receiver's thread).
     void headerReady(const spectrum::ImageInfo &info);
     /// Rows [0, rows) of `frame` are decoded and filtered.
     void rowsReady(int frame, int rows);
+    /// The first frame so far: rows [0, rows) of `image` are decoded and filtered, the rest is zero; `image.info`
+    /// describes the filtered pixels (their size).
+    void previewReady(const spectrum::DecodedImage &image, int rows);
 
 private:
     struct Private;

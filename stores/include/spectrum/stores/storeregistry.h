@@ -14,6 +14,7 @@
 
 #include <QObject>
 
+#include <functional>
 #include <memory>
 
 namespace spectrum {
@@ -77,8 +78,14 @@ public:
     /// progress(instances, total when known); instanceFetched() per instance. Only whole, checked instances are
     /// kept; the job fails when none could be, and lists the problems otherwise.
     ResultJob<FetchSummary> *fetchStudy(const QString &name, const QString &studyUid, const QString &outDir = QString());
-    /// One instance into the cache (WADO-RS of the instance, C-GET of it, or a blobd pull).
-    ResultJob<FetchSummary> *fetchInstance(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid);
+    /// The bytes of an instance as they arrive, in order: `data` holds the next `length` bytes (valid during the
+    /// call); `expected` is the instance's whole size when the store said (−1: unknown). On the registry's thread.
+    using InstanceBytes = std::function<void(const char *data, qint64 length, qint64 expected)>;
+    /// One instance into the cache (WADO-RS of the instance, C-GET of it, or a blobd pull). `bytes`, when set,
+    /// sees the instance while it streams in (DICOMweb; C-GET and blobd pulls do not call it: their instances
+    /// are seen once cached).
+    ResultJob<FetchSummary> *fetchInstance(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid,
+                                           InstanceBytes bytes = InstanceBytes());
     /// What a store holds of one study: its series and their instances in order (keys are SOP Instance UIDs, the
     /// keys fetched instances get in the cache), without fetching any. QIDO-RS series and instances, C-FIND series
     /// and images, a blobd listing, or the cache's own index.
@@ -92,7 +99,8 @@ Q_SIGNALS:
 
 private:
     const StoreConfig *store(const QString &name, Error *error) const;
-    ResultJob<FetchSummary> *fetch(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid, const QString &outDir);
+    ResultJob<FetchSummary> *fetch(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid, const QString &outDir,
+                                   InstanceBytes bytes = InstanceBytes());
 
     StoreConfigFile m_config;
     std::shared_ptr<FileStore> m_cache;

@@ -8,9 +8,12 @@
 #include "spectrum/core/error.h"
 #include "spectrum/stores/studycatalog.h"
 
+#include <QByteArray>
 #include <QHash>
 #include <QObject>
 #include <QSet>
+
+#include <memory>
 
 namespace spectrum {
 
@@ -51,6 +54,10 @@ Q_SIGNALS:
     void listed();
     /// Listing failed: nothing will be fetched.
     void failed(const spectrum::Error &error);
+    /// Bytes [0, end) of instance `key` are in `bytes`, of `total` (for display while it arrives: a progressive
+    /// decoder reads them there). The buffer never moves and bytes before `end` never change; holding the pointer
+    /// keeps it alive. Only for stores that stream an instance (DICOMweb) and tell its size.
+    void instanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end, qint64 total);
     void instanceCached(const QString &key);
     void instanceFailed(const QString &key, const spectrum::Error &error);
     void progress(int cached, int total);
