@@ -1,5 +1,6 @@
 // spectrum: the workstation. Wiring only — the Workstation, the windows and the libraries do the work.
 
+#include "filterpanel.h"
 #include "mainwindow.h"
 #include "studyviewer.h"
 #include "theme.h"
@@ -164,6 +165,7 @@ int main(int argc, char **argv)
     parser.addOption({QStringLiteral("slice"), QStringLiteral("With --open: show this slice (1-based)."), QStringLiteral("N")});
     parser.addOption({QStringLiteral("keys"), QStringLiteral("With --screenshot and --open: press these keys first, e.g. \"2 ]\" (lung window, rotated)."), QStringLiteral("KEYS")});
     parser.addOption({QStringLiteral("measure"), QStringLiteral("With --screenshot and --open: show a distance and an ellipse ROI on the image.")});
+    parser.addOption({QStringLiteral("filter"), QStringLiteral("Start with this filter on the images, e.g. gaussian:sigma=2 (repeat for a chain)."), QStringLiteral("SPEC")});
     parser.addOption({QStringLiteral("cache-dir"), QStringLiteral("The local cache folder (default: $SPECTRUM_CACHE_DIR or the user's data folder)."), QStringLiteral("DIR")});
     parser.addOption({QStringLiteral("no-demo"), QStringLiteral("Do not seed the demo studies into an empty cache.")});
     parser.addOption({QStringLiteral("no-listen"), QStringLiteral("Do not start the Storage SCP even when the store configuration names one.")});
@@ -196,6 +198,14 @@ int main(int argc, char **argv)
     workstation.start();
 
     MainWindow window(&workstation);
+    if (parser.isSet(QStringLiteral("filter"))) {
+        window.filterPanel()->setSpecs(parser.values(QStringLiteral("filter")));
+        if (!window.filterPanel()->problem().isEmpty()) {
+            std::fprintf(stderr, "spectrum: %s\n", qPrintable(window.filterPanel()->problem()));
+            return 2;
+        }
+        window.showFilterPanel();
+    }
     std::unique_ptr<ScreenshotTaker> screenshot;
     if (parser.isSet(QStringLiteral("screenshot"))) {
         window.resize(1400, 900);

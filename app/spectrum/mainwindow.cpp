@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "filterpanel.h"
 #include "studybrowser.h"
 #include "studylistmodel.h"
 #include "studyviewer.h"
@@ -8,6 +9,7 @@
 
 #include <QAction>
 #include <QActionGroup>
+#include <QDockWidget>
 #include <QApplication>
 #include <QHeaderView>
 #include <QLabel>
@@ -24,7 +26,7 @@
 namespace spectrum {
 
 MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
-    : QMainWindow(parent), m_workstation(workstation), m_browser(new StudyBrowser(workstation)), m_tabs(new QTabWidget),
+    : QMainWindow(parent), m_workstation(workstation), m_browser(new StudyBrowser(workstation)), m_filters(new FilterPanel), m_tabs(new QTabWidget),
       m_cacheLabel(new QLabel)
 {
     setWindowTitle(tr("Spectrum"));
@@ -44,6 +46,20 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     });
     setCentralWidget(m_tabs);
     statusBar()->addPermanentWidget(m_cacheLabel);
+
+    // The filters apply to every open study (and to rows as they arrive).
+    auto *filterDock = new QDockWidget(tr("Filters"), this);
+    filterDock->setObjectName(QStringLiteral("filterDock"));
+    filterDock->setWidget(m_filters);
+    addDockWidget(Qt::RightDockWidgetArea, filterDock);
+    filterDock->hide();
+    connect(m_filters, &FilterPanel::chainChanged, this, [this](const FilterChain &chain, const QString &description) {
+        for (int i = 1; i < m_tabs->count(); ++i) {
+            if (auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i)))
+                viewer->setFilters(chain, description);
+        }
+    });
+    m_filterDock = filterDock;
 
     QMenu *file = menuBar()->addMenu(tr("&File"));
     QAction *find = file->addAction(tr("&Find study"), this, [this] {
@@ -108,6 +124,13 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     add(window, tr("&Auto (from the image)"), Qt::Key_A, onViewport([](ImageViewport *v) { v->autoWindowLevel(); }));
     add(window, tr("&Default (from the file)"), Qt::Key_0, onViewport([](ImageViewport *v) { v->setWindow(defaultWindow(v->image())); }));
 
+    QMenu *filtersMenu = menuBar()->addMenu(tr("F&ilters"));
+    QAction *showFilters = m_filterDock->toggleViewAction();
+    showFilters->setText(tr("&Show the filter panel"));
+    showFilters->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+F")));
+    filtersMenu->addAction(showFilters);
+    add(filtersMenu, tr("&Apply filters on/off"), Qt::Key_T, [this] { m_filters->toggle(); });
+
     QMenu *tools = menuBar()->addMenu(tr("&Tools"));
     auto *toolGroup = new QActionGroup(this);
     const QList<QPair<QString, QPair<ImageViewport::Tool, Qt::Key>>> toolList = {
@@ -156,6 +179,11 @@ void MainWindow::onStudiesChanged()
         const StoreUsage u = store->usage();
         m_cacheLabel->setText(tr("Local cache: %1 images, %2 MB").arg(u.blobs).arg(u.bytes / 1e6, 0, 'f', 0));
     }
+}
+
+void MainWindow::showFilterPanel()
+{
+    m_filterDock->show();
 }
 
 QTableView *MainWindow::studyTable() const
@@ -234,6 +262,8 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
         statusBar()->showMessage(tr("Error: %1").arg(e.toString()));
     });
     viewer->viewport()->setTool(m_tool);
+    if (m_filters->isApplied() && !m_filters->chain().isEmpty())
+        viewer->setFilters(m_filters->chain(), m_filters->specs().join(QStringLiteral(" → ")));
     connect(viewer, &StudyViewer::cineChanged, this, [this, viewer](bool playing, int fps) {
         if (viewer == currentViewer()) {
             m_cineAction->setChecked(playing);

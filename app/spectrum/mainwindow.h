@@ -6,12 +6,14 @@
 
 #include <QMainWindow>
 
+class QDockWidget;
 class QLabel;
 class QTabWidget;
 class QTableView;
 
 namespace spectrum {
 
+class FilterPanel;
 class StudyBrowser;
 class StudyViewer;
 struct FoundStudy;
@@ -32,6 +34,8 @@ public:
     void openFound(const FoundStudy &study);
     StudyViewer *currentViewer() const;
     StudyBrowser *browser() const { return m_browser; }
+    FilterPanel *filterPanel() const { return m_filters; }
+    void showFilterPanel();
     QTableView *studyTable() const;
 
 Q_SIGNALS:
@@ -47,6 +51,8 @@ private:
 
     Workstation *m_workstation;
     StudyBrowser *m_browser;
+    FilterPanel *m_filters;
+    QDockWidget *m_filterDock = nullptr;
     QTabWidget *m_tabs;
     QLabel *m_cacheLabel;
     QAction *m_cineAction = nullptr;

@@ -6,7 +6,9 @@
 #include "spectrum/stores/imageloader.h"
 #include "spectrum/stores/studystreamer.h"
 
+#include <QFutureWatcher>
 #include <QHBoxLayout>
+#include <QtConcurrent>
 #include <QKeyEvent>
 #include <QListWidget>
 
@@ -44,6 +46,7 @@ StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, StudyStrea
         });
     }
     m_cache.setMaxCost(768 * 1024);  // KiB of decoded pixels kept per open study
+    m_filtered.setMaxCost(128 * 1024);
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
@@ -97,6 +100,7 @@ void StudyViewer::showSeries(int seriesIndex)
     m_jobs.clear();
     m_inFlight.clear();
     m_cache.clear();
+    m_filtered.clear();
     m_series = seriesIndex;
     m_slice = -1;
     m_windowFromUser = false;
@@ -192,7 +196,7 @@ void StudyViewer::onInstanceArriving(const QString &key, std::shared_ptr<const Q
         m_arriving = std::make_unique<Arriving>();
         m_arriving->key = key;
         m_arriving->bytes = bytes;
-        m_arriving->decoder = std::make_unique<ProgressiveImage>(FilterChain());
+        m_arriving->decoder = std::make_unique<ProgressiveImage>(m_chain);  // filtered while it arrives
         m_arriving->decoder->enablePreviews(40);
         connect(m_arriving->decoder.get(), &ProgressiveImage::previewReady, this,
                 [this, key](const DecodedImage &image, int rows) { onPreview(key, image, rows); });
@@ -230,7 +234,48 @@ void StudyViewer::onInstanceCached(const QString &key)
     }
 }
 
+void StudyViewer::setFilters(const FilterChain &chain, const QString &description)
+{
+    m_chain = chain;
+    m_chainDescription = description;
+    ++m_chainGeneration;
+    m_filtered.clear();
+    m_arriving.reset();  // its decode ran the old chain
+    if (m_series >= 0 && m_slice >= 0) {
+        if (DecodedImage *original = m_cache.object(m_slice))
+            display(m_slice, *original);
+    }
+}
+
 void StudyViewer::display(int index, const DecodedImage &image)
+{
+    if (m_chain.isEmpty())
+        return present(index, image);
+    if (DecodedImage *filtered = m_filtered.object(index))
+        return present(index, *filtered);
+    // Filtered on the pool; the slice shows once it is done (a few milliseconds for a CT slice).
+    auto *watcher = new QFutureWatcher<Result<PixelBuffer>>(this);
+    const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, index, image, generation, chainGeneration] {
+        watcher->deleteLater();
+        if (generation != m_generation || chainGeneration != m_chainGeneration)
+            return;  // another series, or other filters, meanwhile
+        const Result<PixelBuffer> pixels = watcher->result();
+        if (!pixels.isOk()) {
+            Q_EMIT errorOccurred(pixels.error());
+            return present(index, image);
+        }
+        DecodedImage filtered{image.info, pixels.value()};
+        filtered.info.columns = filtered.pixels.width();
+        filtered.info.rows = filtered.pixels.height();
+        m_filtered.insert(index, new DecodedImage(filtered), int(std::max<qint64>(1, filtered.pixels.frameBytes() / 1024)));
+        if (index == m_slice)
+            present(index, filtered);
+    });
+    watcher->setFuture(QtConcurrent::run([chain = m_chain, image] { return applyFilters(chain, image.pixels, image.info, nullptr); }));
+}
+
+void StudyViewer::present(int index, const DecodedImage &image)
 {
     if (m_arriving && m_arriving->key == m_study.series[m_series].instances[index].key)
         m_arriving.reset();  // whole now
@@ -256,6 +301,8 @@ void StudyViewer::updateOverlay(const ImageInfo &info)
         position = tr("\nPos %1 mm  Thk %2 mm").arg(info.slicePositionAlongNormal(), 0, 'f', 1).arg(info.sliceThickness, 0, 'f', 2);
     o.bottomLeft = tr("Im %1/%2%3\n%4 × %5")
                        .arg(m_slice + 1).arg(sliceCount()).arg(position).arg(info.columns).arg(info.rows);
+    if (!m_chain.isEmpty())
+        o.bottomLeft += tr("\nFiltered: %1").arg(m_chainDescription);
     m_viewport->setOverlay(o);
 }
 

@@ -4,6 +4,7 @@
 
 #include "imageviewport.h"
 
+#include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/stores/studycatalog.h"
 
 #include <memory>
@@ -42,6 +43,11 @@ public:
     /// Fit, centre, and the image's own window again.
     void resetView();
 
+    /// Filters the images in view (and those arriving) through `chain`; empty: the originals. `description`
+    /// names it in the overlay.
+    void setFilters(const FilterChain &chain, const QString &description);
+    bool isFiltering() const { return !m_chain.isEmpty(); }
+
     /// Cine: steps through the series at `framesPerSecond`, round and round, until stopped.
     void setCinePlaying(bool playing);
     bool isCinePlaying() const { return m_cine.isActive(); }
@@ -64,6 +70,8 @@ private:
     void prefetchAround(int index);
     void display(int index, const DecodedImage &image);
     void updateOverlay(const ImageInfo &info);
+    /// Shows `image` (slice `index`, whole) — through the filters when they are on, computed on the pool.
+    void present(int index, const DecodedImage &image);
     /// The slice in view is not in the cache yet: say so, never show another slice's pixels under its number.
     void showWaiting(int index);
     void onInstanceCached(const QString &key);
@@ -81,6 +89,10 @@ private:
     bool m_windowFromUser = false;
     quint64 m_generation = 0;         // bumps on series change: late results of the old series are dropped
     QCache<int, DecodedImage> m_cache; // decoded slices of the current series; cost in KiB
+    QCache<int, DecodedImage> m_filtered; // the same through the current filters
+    FilterChain m_chain;
+    QString m_chainDescription;
+    quint64 m_chainGeneration = 0;     // bumps when the filters change: late results of the old chain are dropped
     QSet<int> m_inFlight;
     QList<Job *> m_jobs;
     /// The slice in view while it streams in: its bytes (kept alive for the decoder) and its progressive decode.

@@ -2,6 +2,7 @@
 // opens, the wheel scrolls, a right-drag changes window/level — checked on the rendered pixels.
 
 #include "imageviewport.h"
+#include "filterpanel.h"
 #include "mainwindow.h"
 #include "studyviewer.h"
 #include "workstation.h"
@@ -15,6 +16,8 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <cstring>
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -53,6 +56,7 @@ private Q_SLOTS:
     void demoStudiesFillTheList();
     void openScrollAndWindowTheCt();
     void keysFromTheMenusActOnTheOpenStudy();
+    void filtersApplyLiveAndToggleOff();
     void reopeningUsesTheCacheWithoutReseeding();
     void aCacheInUseIsAClearStartError();
     void studiesPushedByAPacsAppearInTheList();
@@ -207,6 +211,44 @@ void tst_Workstation::keysFromTheMenusActOnTheOpenStudy()
     QVERIFY(viewer->sliceIndex() != from);
     for (int i = 1; i < shown.count(); ++i)  // one slice at a time, in order, wrapping at the end
         QCOMPARE(shown.at(i).at(0).toInt(), (shown.at(i - 1).at(0).toInt() + 1) % viewer->sliceCount());
+}
+
+void tst_Workstation::filtersApplyLiveAndToggleOff()
+{
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(viewer);
+    ImageViewport *vp = viewer->viewport();
+    QTRY_VERIFY(vp->hasImage());
+    viewer->showSlice(50);
+    QTRY_COMPARE(vp->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[50].sopInstanceUid);
+    Result<DecodedImage> original = runSync(loadImage(m_ws->localStore(), viewer->study().series[0].instances[50].key));
+    QVERIFY(original.isOk());
+
+    FilterPanel *panel = m_window->filterPanel();
+    panel->setSpecs({QStringLiteral("gaussian:sigma=2"), QStringLiteral("invert")});
+    QVERIFY(panel->problem().isEmpty());
+    Result<FilterChain> chain = panel->registry().makeChain(panel->specs());
+    QVERIFY(chain.isOk());
+    Result<PixelBuffer> expected = applyFilters(chain.value(), original.value().pixels, original.value().info, nullptr);
+    QVERIFY(expected.isOk());
+    // What is on screen is the original through the chain, in the window in use.
+    QTRY_VERIFY(viewer->isFiltering() && vp->image().pixels.frameBytes() == expected.value().frameBytes()
+                && std::memcmp(vp->image().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
+    QCOMPARE(vp->renderedImage(), renderFrame(DecodedImage{original.value().info, expected.value()}, 0, vp->window()));
+
+    // Off (T): the original again; on: the filtered image, at once (kept).
+    QTest::keySequence(m_window.get(), QKeySequence(Qt::Key_T));
+    QVERIFY(!panel->isApplied());
+    QTRY_VERIFY(!viewer->isFiltering());
+    QTRY_VERIFY(std::memcmp(vp->image().pixels.frameData(0), original.value().pixels.frameData(0), size_t(expected.value().frameBytes())) == 0);
+    QTest::keySequence(m_window.get(), QKeySequence(Qt::Key_T));
+    QTRY_VERIFY(std::memcmp(vp->image().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
+
+    // A mistyped parameter is a clear problem, and the original is shown.
+    panel->setSpecs({QStringLiteral("gaussian:sigma=-4")});
+    QVERIFY(panel->problem().contains(QStringLiteral("sigma")));
+    QTRY_VERIFY(!viewer->isFiltering());
+    panel->setSpecs({});
 }
 
 void tst_Workstation::reopeningUsesTheCacheWithoutReseeding()
