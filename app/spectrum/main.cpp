@@ -15,6 +15,7 @@
 #include <QFile>
 #include <QScreen>
 #include <QMouseEvent>
+#include <QSettings>
 #include <QAction>
 #include <QTimer>
 
@@ -198,6 +199,9 @@ int main(int argc, char **argv)
     workstation.start();
 
     MainWindow window(&workstation);
+    QSettings settings;  // ~/.config/Spectrum/Spectrum.conf: the window, the filters, the tool — as last left
+    if (!parser.isSet(QStringLiteral("screenshot")))
+        window.restoreSettings(settings);
     if (parser.isSet(QStringLiteral("filter"))) {
         window.filterPanel()->setSpecs(parser.values(QStringLiteral("filter")));
         if (!window.filterPanel()->problem().isEmpty()) {
@@ -226,5 +230,8 @@ int main(int argc, char **argv)
             });
         }
     }
-    return app.exec();
+    const int status = app.exec();
+    if (!parser.isSet(QStringLiteral("screenshot")))
+        window.saveSettings(settings);
+    return status;
 }

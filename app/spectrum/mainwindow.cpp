@@ -16,6 +16,7 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTabBar>
@@ -109,10 +110,14 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     add(view, tr("Cine &faster"), Qt::Key_Plus, [this] {
         if (StudyViewer *v = currentViewer())
             v->setCineRate(v->cineRate() + 5);
+        if (StudyViewer *v = currentViewer())
+            m_cineRate = v->cineRate();
     });
     add(view, tr("Cine &slower"), Qt::Key_Minus, [this] {
         if (StudyViewer *v = currentViewer())
             v->setCineRate(v->cineRate() - 5);
+        if (StudyViewer *v = currentViewer())
+            m_cineRate = v->cineRate();
     });
 
     QMenu *window = menuBar()->addMenu(tr("&Window/Level"));
@@ -148,7 +153,9 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         });
         a->setCheckable(true);
         a->setChecked(tool == ImageViewport::Tool::Pan);
+        a->setData(int(tool));
         toolGroup->addAction(a);
+        m_toolActions << a;
     }
     tools->addSeparator();
     add(tools, tr("Delete &measurement"), QKeySequence::Delete, onViewport([](ImageViewport *v) { v->deleteSelectedMeasurement(); }));
@@ -179,6 +186,30 @@ void MainWindow::onStudiesChanged()
         const StoreUsage u = store->usage();
         m_cacheLabel->setText(tr("Local cache: %1 images, %2 MB").arg(u.blobs).arg(u.bytes / 1e6, 0, 'f', 0));
     }
+}
+
+void MainWindow::saveSettings(QSettings &settings) const
+{
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("filters/chain"), m_filters->specs());
+    settings.setValue(QStringLiteral("filters/applied"), m_filters->isApplied());
+    settings.setValue(QStringLiteral("reading/tool"), int(m_tool));
+    settings.setValue(QStringLiteral("reading/cineRate"), m_cineRate);
+}
+
+void MainWindow::restoreSettings(const QSettings &settings)
+{
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_filters->setSpecs(settings.value(QStringLiteral("filters/chain")).toStringList());
+    m_filters->setApplied(settings.value(QStringLiteral("filters/applied"), true).toBool());
+    const int tool = settings.value(QStringLiteral("reading/tool"), 0).toInt();
+    for (QAction *a : m_toolActions) {
+        if (a->data().toInt() == tool)
+            a->trigger();
+    }
+    m_cineRate = std::clamp(settings.value(QStringLiteral("reading/cineRate"), 15).toInt(), 1, 60);
 }
 
 void MainWindow::showFilterPanel()
@@ -262,6 +293,7 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
         statusBar()->showMessage(tr("Error: %1").arg(e.toString()));
     });
     viewer->viewport()->setTool(m_tool);
+    viewer->setCineRate(m_cineRate);
     if (m_filters->isApplied() && !m_filters->chain().isEmpty())
         viewer->setFilters(m_filters->chain(), m_filters->specs().join(QStringLiteral(" → ")));
     connect(viewer, &StudyViewer::cineChanged, this, [this, viewer](bool playing, int fps) {

@@ -7,6 +7,7 @@
 #include <QMainWindow>
 
 class QDockWidget;
+class QSettings;
 class QLabel;
 class QTabWidget;
 class QTableView;
@@ -36,6 +37,10 @@ public:
     StudyBrowser *browser() const { return m_browser; }
     FilterPanel *filterPanel() const { return m_filters; }
     void showFilterPanel();
+
+    /// The window's geometry and docks, the filter chain and whether it is on, the tool, the cine rate.
+    void saveSettings(QSettings &settings) const;
+    void restoreSettings(const QSettings &settings);
     QTableView *studyTable() const;
 
 Q_SIGNALS:
@@ -57,6 +62,8 @@ private:
     QLabel *m_cacheLabel;
     QAction *m_cineAction = nullptr;
     ImageViewport::Tool m_tool = ImageViewport::Tool::Pan;  ///< given to every study opened
+    int m_cineRate = 15;                                    ///< given to every study opened
+    QList<QAction *> m_toolActions;
 };
 
 } // namespace spectrum

@@ -11,7 +11,9 @@
 #include "spectrum/stores/imageloader.h"
 #include "testsupport.h"
 
+#include <QAction>
 #include <QApplication>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -57,6 +59,7 @@ private Q_SLOTS:
     void openScrollAndWindowTheCt();
     void keysFromTheMenusActOnTheOpenStudy();
     void filtersApplyLiveAndToggleOff();
+    void settingsAreRememberedAcrossRestarts();
     void reopeningUsesTheCacheWithoutReseeding();
     void aCacheInUseIsAClearStartError();
     void studiesPushedByAPacsAppearInTheList();
@@ -249,6 +252,33 @@ void tst_Workstation::filtersApplyLiveAndToggleOff()
     QVERIFY(panel->problem().contains(QStringLiteral("sigma")));
     QTRY_VERIFY(!viewer->isFiltering());
     panel->setSpecs({});
+}
+
+void tst_Workstation::settingsAreRememberedAcrossRestarts()
+{
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath(QStringLiteral("spectrum.conf")), QSettings::IniFormat);
+    {
+        MainWindow first(m_ws.get());
+        first.filterPanel()->setSpecs({QStringLiteral("despeckle"), QStringLiteral("sharpen:p=0.3")});
+        first.filterPanel()->setApplied(false);
+        const QList<QAction *> actions = first.findChildren<QAction *>();
+        for (QAction *a : actions) {
+            if (a->shortcut() == QKeySequence(Qt::Key_E))  // the ellipse ROI tool
+                a->trigger();
+        }
+        first.resize(1111, 777);
+        first.saveSettings(settings);
+    }
+    settings.sync();
+    MainWindow second(m_ws.get());
+    second.restoreSettings(settings);
+    QCOMPARE(second.filterPanel()->specs(), (QStringList{QStringLiteral("despeckle"), QStringLiteral("sharpen:p=0.3")}));
+    QVERIFY(!second.filterPanel()->isApplied());
+    QCOMPARE(second.size(), QSize(1111, 777));
+    StudyViewer *viewer = second.openStudy(QStringLiteral("demo-cr"));
+    QVERIFY(viewer);
+    QCOMPARE(viewer->viewport()->tool(), ImageViewport::Tool::Ellipse);
 }
 
 void tst_Workstation::reopeningUsesTheCacheWithoutReseeding()
