@@ -5,11 +5,18 @@
 #include "studylistmodel.h"
 #include "studyviewer.h"
 
+#include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/studystreamer.h"
 
 #include <QAction>
 #include <QActionGroup>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDockWidget>
+#include <QFormLayout>
+#include <QPushButton>
+#include <QRadioButton>
 #include <QApplication>
 #include <QHeaderView>
 #include <QLabel>
@@ -69,6 +76,8 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         m_browser->patientNameField()->selectAll();
     });
     find->setShortcut(QKeySequence::Find);
+    QAction *send = file->addAction(tr("&Send to archive…"), this, &MainWindow::chooseAndSend);
+    send->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+S")));
     QAction *closeStudy = file->addAction(tr("&Close study"), this, [this] { closeTab(m_tabs->currentIndex()); });
     closeStudy->setShortcut(QKeySequence::Close);
     file->addSeparator();
@@ -186,6 +195,86 @@ void MainWindow::onStudiesChanged()
         const StoreUsage u = store->usage();
         m_cacheLabel->setText(tr("Local cache: %1 images, %2 MB").arg(u.blobs).arg(u.bytes / 1e6, 0, 'f', 0));
     }
+}
+
+void MainWindow::chooseAndSend()
+{
+    StudyViewer *viewer = currentViewer();
+    StoreRegistry *registry = m_workstation->registry();
+    QStringList stores;
+    if (registry) {
+        for (const StoreConfig &s : registry->config().stores()) {
+            if (s.kind != StoreKind::Local)
+                stores << s.name;
+        }
+    }
+    if (!viewer || stores.isEmpty()) {
+        QMessageBox::information(this, tr("Send to archive"), !viewer ? tr("Open a study first.")
+                                                                      : tr("No archive is configured (spectrum-cli stores add …)."));
+        return;
+    }
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Send to archive"));
+    auto *storeBox = new QComboBox;
+    storeBox->addItems(stores);
+    auto *image = new QRadioButton(tr("This image"));
+    auto *series = new QRadioButton(tr("The whole series (%n image(s))", nullptr, viewer->sliceCount()));
+    image->setChecked(true);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Send"));
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    auto *form = new QFormLayout(&dialog);
+    form->addRow(tr("To"), storeBox);
+    form->addRow(tr("What"), image);
+    form->addRow(QString(), series);
+    form->addRow(new QLabel(viewer->isFiltering() ? tr("As a new derived series, through the filters in use.")
+                                                  : tr("As a new derived series (no filter is on: an unprocessed copy).")));
+    form->addRow(buttons);
+    if (dialog.exec() == QDialog::Accepted)
+        sendToArchive(storeBox->currentText(), series->isChecked());
+}
+
+void MainWindow::sendToArchive(const QString &store, bool wholeSeries)
+{
+    StudyViewer *viewer = currentViewer();
+    StoreRegistry *registry = m_workstation->registry();
+    auto fail = [this](const Error &e) {
+        statusBar()->showMessage(tr("Not sent: %1").arg(e.toString()));
+        Q_EMIT sendFinished(0, 0, e);
+    };
+    if (!viewer || !registry || viewer->seriesIndex() < 0)
+        return fail(Error(ErrorCode::InvalidArgument, tr("no image to send")));
+    const QList<InstanceRef> &instances = viewer->study().series[viewer->seriesIndex()].instances;
+    QStringList keys;
+    if (wholeSeries) {
+        for (const InstanceRef &i : instances)
+            keys << i.key;
+    } else {
+        keys << instances[viewer->sliceIndex()].key;
+    }
+    if (StudyStreamer *streamer = viewer->streamer()) {
+        const qsizetype missing = std::count_if(keys.begin(), keys.end(), [streamer](const QString &k) { return !streamer->isCached(k); });
+        if (missing > 0)
+            return fail(Error(ErrorCode::Busy, tr("%n image(s) of it are still arriving; send when they are here", nullptr, int(missing))));
+    }
+    const FilterChain chain = m_filters->isApplied() ? m_filters->chain() : FilterChain();
+    auto *job = registry->exportDerivedSeries(store, keys, chain);
+    statusBar()->showMessage(tr("Sending %n image(s) to %1…", nullptr, int(keys.size())).arg(store));
+    connect(job, &Job::progress, this, [this, store](qint64 done, qint64 total) {
+        statusBar()->showMessage(tr("Sending to %1: %2 of %3 made").arg(store).arg(done).arg(total));
+    });
+    whenDone(job, this, [this, store](const Result<ExportSummary> &r) {
+        if (!r.isOk()) {
+            statusBar()->showMessage(tr("Not sent to %1: %2").arg(store, r.error().toString()));
+            return Q_EMIT sendFinished(0, 0, r.error());
+        }
+        const ExportSummary &s = r.value();
+        statusBar()->showMessage(s.failed.isEmpty() ? tr("%1 stored %n image(s) as a new series", nullptr, int(s.stored.size())).arg(store)
+                                                    : tr("%1 stored %2, refused %3: %4").arg(store).arg(s.stored.size()).arg(s.failed.size())
+                                                          .arg(s.failed.first().second));
+        Q_EMIT sendFinished(int(s.stored.size()), int(s.failed.size()), Error());
+    });
 }
 
 void MainWindow::saveSettings(QSettings &settings) const

@@ -39,15 +39,23 @@ public:
     void showFilterPanel();
 
     /// The window's geometry and docks, the filter chain and whether it is on, the tool, the cine rate.
+    /// "Send to archive": the image in view (or its whole series) through the filters in use, as a new derived
+    /// series, to `store`. Progress in the status bar; sendFinished() with the outcome.
+    void sendToArchive(const QString &store, bool wholeSeries);
+
     void saveSettings(QSettings &settings) const;
     void restoreSettings(const QSettings &settings);
     QTableView *studyTable() const;
 
 Q_SIGNALS:
     void studyOpened(spectrum::StudyViewer *viewer);
+    /// A send to an archive ended: `stored` instances stored, or why not (error set).
+    void sendFinished(int stored, int failed, const spectrum::Error &error);
 
 private:
     void onStudiesChanged();
+    /// Asks which store and what to send, then sends.
+    void chooseAndSend();
     void closeTab(int index);
     /// Adds a viewer's tab and wires it up.
     StudyViewer *addViewer(StudyViewer *viewer, const StudySummary &study);

@@ -2,6 +2,7 @@
 
 #include "spectrum/core/logging.h"
 #include "spectrum/core/uid.h"
+#include "spectrum/imaging/derivedinstance.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/transfer/blobclient.h"
@@ -875,6 +876,65 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
         case StoreKind::Local:
             return job->complete(Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is this workstation's own: nothing to fetch").arg(s.name)));
         }
+    });
+}
+
+ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name, const QStringList &keys, const FilterChain &chain)
+{
+    Error e;
+    store(name, &e);
+    if (!e.isError() && !m_cache)
+        e = Error(ErrorCode::NotFound, QStringLiteral("no workstation cache is open"));
+    if (!e.isError() && keys.isEmpty())
+        e = Error(ErrorCode::InvalidArgument, QStringLiteral("nothing to send"));
+    if (e.isError())
+        return failedJob<ExportSummary>(e);
+    std::shared_ptr<FileStore> cache = m_cache;
+    QPointer<StoreRegistry> self(this);
+    return new CallbackJob<ExportSummary>([self, name, keys, chain, cache](CallbackJob<ExportSummary> *job) {
+        // The derived instances are made on the pool, into a private folder, then sent like any files.
+        auto folder = std::make_shared<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/spectrum-send-XXXXXX"));
+        if (!folder->isValid())
+            return job->complete(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for the derived instances")));
+        QPointer<CallbackJob<ExportSummary>> guard(job);
+        auto *make = makeJob<QStringList>([keys, chain, cache, folder, guard](const CancelToken &cancel) -> Result<QStringList> {
+            Derivation derivation;
+            derivation.description = chain.isEmpty() ? QStringLiteral("unprocessed copy") : chain.description();
+            derivation.seriesInstanceUid = makeUid();  // one derived series for all of them
+            QStringList files;
+            for (int i = 0; i < keys.size(); ++i) {
+                if (cancel.isCancelled())
+                    return Error(ErrorCode::Cancelled, QStringLiteral("cancelled"));
+                Result<ByteView> bytes = runSync(cache->read(keys[i]));
+                if (!bytes.isOk())
+                    return bytes.error().withContext(keys[i]);
+                Result<DecodedImage> image = decodeDicom(bytes.value());
+                if (!image.isOk())
+                    return image.error().withContext(keys[i]);
+                Result<PixelBuffer> pixels = chain.isEmpty() ? Result<PixelBuffer>(image.value().pixels)
+                                                             : applyFilters(chain, image.value().pixels, image.value().info, nullptr);
+                if (!pixels.isOk())
+                    return pixels.error().withContext(keys[i]);
+                Result<DerivedInstance> derived = makeDerivedInstance(bytes.value(), pixels.value(), derivation);
+                if (!derived.isOk())
+                    return derived.error().withContext(keys[i]);
+                const QString path = QDir(folder->path()).filePath(derived.value().identity.sopInstanceUid + QStringLiteral(".dcm"));
+                QSaveFile f(path);
+                if (!f.open(QIODevice::WriteOnly) || f.write(derived.value().bytes) != derived.value().bytes.size() || !f.commit())
+                    return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
+                files << path;
+                if (guard)
+                    QMetaObject::invokeMethod(guard.data(), [guard, i, n = keys.size()] { if (guard) guard->progressTo(i + 1, n); }, Qt::QueuedConnection);
+            }
+            return files;
+        });
+        whenDone(make, job, [self, job, name, folder](const Result<QStringList> &files) {
+            if (!files.isOk())
+                return job->complete(files.error());
+            if (!self)
+                return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("the workstation is closing")));
+            whenDone(self->exportFiles(name, files.value()), job, [job, folder](const Result<ExportSummary> &sent) { job->complete(sent); });
+        });
     });
 }
 

@@ -3,6 +3,7 @@
 // slice in view as soon as it is fetched — fetched first, then its neighbours, re-ordered when the view moves —
 // and what is shown is exactly that slice of that patient; a slice not yet here is never shown as another.
 
+#include "filterpanel.h"
 #include "imageviewport.h"
 #include "mainwindow.h"
 #include "studybrowser.h"
@@ -15,6 +16,7 @@
 #include "testsupport.h"
 
 #include <QComboBox>
+#include <QDir>
 
 #include <cstring>
 #include <QLineEdit>
@@ -34,6 +36,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void browserFindsStudiesInTheArchive();
     void openingAStudyFromTheArchiveShowsTheSliceInViewFirst();
+    void sendingAProcessedImageBackToTheArchive();
     void fetchOrderFollowsTheView();
     void aSliceNotYetHereIsNeverShownAsAnother();
     void theSliceInViewFillsInWhileItArrives();
@@ -188,6 +191,47 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     QTRY_COMPARE(b->table()->model()->index(rowOf(m_ctUid), FoundStudyModel::Cached).data().toString(), QStringLiteral("all"));
 }
 
+void tst_ReadingRoom::sendingAProcessedImageBackToTheArchive()
+{
+    StudyViewer *viewer = m_window->currentViewer();
+    QVERIFY(viewer);
+    QCOMPARE(viewer->study().identity.studyInstanceUid, m_ctUid);
+    viewer->showSlice(7);
+    QTRY_COMPARE(viewer->viewport()->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[7].sopInstanceUid);
+    m_window->filterPanel()->setSpecs({QStringLiteral("invert")});
+    QSignalSpy sent(m_window.get(), &MainWindow::sendFinished);
+    m_window->sendToArchive(QStringLiteral("pacs"), false);
+    QVERIFY(sent.wait(30000));
+    QCOMPARE(sent.first().at(0).toInt(), 1);  // stored
+    QCOMPARE(sent.first().at(1).toInt(), 0);  // refused
+    m_window->filterPanel()->setSpecs({});
+
+    // The archive now has a second series in the study: the derived image, whose pixels are the filtered ones.
+    Result<StudySummary> listed = runSync(m_ws->registry()->listStudy(QStringLiteral("pacs"), m_ctUid));
+    QVERIFY(listed.isOk());
+    QCOMPARE(listed.value().series.size(), 2);
+    const SeriesSummary *derived = nullptr;
+    for (const SeriesSummary &s : listed.value().series) {
+        if (s.seriesInstanceUid != viewer->study().series[0].seriesInstanceUid)
+            derived = &s;
+    }
+    QVERIFY(derived);
+    QCOMPARE(derived->instances.size(), 1);
+    QTemporaryDir out;
+    Result<FetchSummary> fetched = runSync(m_ws->registry()->fetchStudy(QStringLiteral("pacs"), m_ctUid, out.path()));
+    QVERIFY(fetched.isOk());
+    Result<DecodedImage> back = decodeDicomFile(QDir(out.path()).filePath(derived->instances[0].sopInstanceUid + QStringLiteral(".dcm")));
+    QVERIFY(back.isOk());
+    const QString sourceSop = viewer->study().series[0].instances[7].sopInstanceUid;
+    Result<DecodedImage> original = decodeDicom(ByteView(m_bySop.value(sourceSop).bytes));
+    Result<FilterChain> invert = m_window->filterPanel()->registry().makeChain({QStringLiteral("invert")});
+    Result<PixelBuffer> expected = applyFilters(invert.value(), original.value().pixels, original.value().info, nullptr);
+    QCOMPARE(back.value().pixels.frameBytes(), expected.value().frameBytes());
+    QVERIFY(std::memcmp(back.value().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
+    QCOMPARE(back.value().info.identity.patientId, original.value().info.identity.patientId);
+    QCOMPARE(back.value().info.identity.studyInstanceUid, m_ctUid);
+}
+
 void tst_ReadingRoom::fetchOrderFollowsTheView()
 {
     // One fetch at a time, so the order is exact: from slice 5 outward, then, once the view jumps, from 20.
@@ -204,7 +248,7 @@ void tst_ReadingRoom::fetchOrderFollowsTheView()
     ct.start();
     QVERIFY(listed.wait(20000));
     QTRY_VERIFY_WITH_TIMEOUT(ct.isComplete(), 30000);
-    QCOMPARE(order.size(), 24);
+    QCOMPARE(order.size(), ct.total());  // 24, and the derived image sent back by the test before
     QStringList keys;
     for (const InstanceRef &i : ct.study().series[0].instances)
         keys << i.key;

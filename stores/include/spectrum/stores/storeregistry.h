@@ -9,6 +9,7 @@
 
 #include "spectrum/core/dicomquery.h"
 #include "spectrum/core/resultjob.h"
+#include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/studycatalog.h"
 
@@ -90,6 +91,11 @@ public:
     /// keys fetched instances get in the cache), without fetching any. QIDO-RS series and instances, C-FIND series
     /// and images, a blobd listing, or the cache's own index.
     ResultJob<StudySummary> *listStudy(const QString &name, const QString &studyUid);
+    /// "Send to archive": the cached instances `keys` (one series, in order) through `chain`, as one new derived
+    /// series (derivedinstance.h: same patient and study, new UIDs, DERIVED\\SECONDARY, the chain named in the
+    /// Derivation Description, Source Image Sequence) sent to store `name`. progress(done, total) while the
+    /// instances are made; the result says per instance what was stored and what failed.
+    ResultJob<ExportSummary> *exportDerivedSeries(const QString &name, const QStringList &keys, const FilterChain &chain);
     /// Sends DICOM files to a store (STOW-RS, C-STORE, blobd push, or the local cache).
     ResultJob<ExportSummary> *exportFiles(const QString &name, const QStringList &files);
 
