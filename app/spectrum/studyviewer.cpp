@@ -10,7 +10,9 @@
 #include <QHBoxLayout>
 #include <QtConcurrent>
 #include <QKeyEvent>
+#include <QIcon>
 #include <QListWidget>
+#include <QPixmap>
 
 namespace spectrum {
 
@@ -51,6 +53,7 @@ StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, StudyStrea
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     m_seriesList->setFixedWidth(220);
+    m_seriesList->setIconSize(QSize(96, 96));
     m_seriesList->setObjectName(QStringLiteral("seriesList"));
     for (const SeriesSummary &s : m_study.series) {
         m_seriesList->addItem(tr("%1 %2\n%3 image(s)")
@@ -70,6 +73,22 @@ StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, StudyStrea
         if (sliceCount() > 1 && m_viewport->hasImage() && !m_inFlight.contains(m_slice))
             showSlice(m_slice + 1 < sliceCount() ? m_slice + 1 : 0);
     });
+    // Thumbnails: each series' middle image, as soon as one of its images is here.
+    for (int i = 0; i < m_study.series.size(); ++i) {
+        const QList<InstanceRef> &in = m_study.series[i].instances;
+        if (in.isEmpty())
+            continue;
+        if (!m_streamer || m_streamer->isCached(in[in.size() / 2].key)) {
+            requestThumbnail(i, in[in.size() / 2].key);
+        } else {
+            for (const InstanceRef &r : in) {
+                if (m_streamer->isCached(r.key)) {
+                    requestThumbnail(i, r.key);
+                    break;
+                }
+            }
+        }
+    }
     if (!m_study.series.isEmpty())
         m_seriesList->setCurrentRow(0);
     else
@@ -218,8 +237,45 @@ void StudyViewer::onPreview(const QString &key, const DecodedImage &image, int r
     Q_EMIT previewShown(m_slice, fraction);
 }
 
+void StudyViewer::requestThumbnail(int series, const QString &key)
+{
+    if (m_thumbnailsAsked.contains(series))
+        return;
+    m_thumbnailsAsked.insert(series);
+    auto *watcher = new QFutureWatcher<QImage>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, series] {
+        watcher->deleteLater();
+        const QImage thumb = watcher->result();
+        if (thumb.isNull()) {
+            m_thumbnailsAsked.remove(series);  // another image of it may do
+            return;
+        }
+        m_thumbnails.insert(series, thumb);
+        if (QListWidgetItem *item = m_seriesList->item(series))
+            item->setIcon(QIcon(QPixmap::fromImage(thumb)));
+        Q_EMIT thumbnailReady(series);
+    });
+    // On the blocking pool, which the workstation drains before its store goes.
+    watcher->setFuture(QtConcurrent::run(blockingPool(), [store = m_store, key]() -> QImage {
+        Result<DecodedImage> image = runSync(loadImage(store, key));
+        if (!image.isOk())
+            return QImage();
+        return renderFrame(image.value(), 0, defaultWindow(image.value())).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+    }));
+}
+
 void StudyViewer::onInstanceCached(const QString &key)
 {
+    for (int s = 0; s < m_study.series.size(); ++s) {  // the first image of a series to arrive gives its thumbnail
+        if (m_thumbnailsAsked.contains(s))
+            continue;
+        for (const InstanceRef &r : m_study.series[s].instances) {
+            if (r.key == key) {
+                requestThumbnail(s, key);
+                break;
+            }
+        }
+    }
     if (m_series < 0)
         return;
     const QList<InstanceRef> &instances = m_study.series[m_series].instances;
@@ -272,7 +328,7 @@ void StudyViewer::display(int index, const DecodedImage &image)
         if (index == m_slice)
             present(index, filtered);
     });
-    watcher->setFuture(QtConcurrent::run([chain = m_chain, image] { return applyFilters(chain, image.pixels, image.info, nullptr); }));
+    watcher->setFuture(QtConcurrent::run(blockingPool(), [chain = m_chain, image] { return applyFilters(chain, image.pixels, image.info, nullptr); }));
 }
 
 void StudyViewer::present(int index, const DecodedImage &image)

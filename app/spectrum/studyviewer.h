@@ -10,6 +10,8 @@
 #include <memory>
 
 #include <QCache>
+#include <QHash>
+#include <QImage>
 #include <QSet>
 #include <QTimer>
 #include <QWidget>
@@ -34,6 +36,8 @@ public:
     int sliceIndex() const { return m_slice; }
     int sliceCount() const;
     ImageViewport *viewport() const { return m_viewport; }
+    /// The series' thumbnail (its middle image, once here); null until then.
+    QImage thumbnail(int series) const { return m_thumbnails.value(series); }
     StudyStreamer *streamer() const { return m_streamer; }
 
     void showSeries(int seriesIndex);
@@ -58,6 +62,7 @@ Q_SIGNALS:
     /// Slice `index` of the current series is on screen (decoded and rendered).
     void imageShown(int index);
     void cineChanged(bool playing, int framesPerSecond);
+    void thumbnailReady(int series);
     /// Slice `index` is on screen while it still arrives: `fraction` of its rows are in (the rest black).
     void previewShown(int index, double fraction);
     void errorOccurred(const spectrum::Error &error);
@@ -75,6 +80,8 @@ private:
     /// The slice in view is not in the cache yet: say so, never show another slice's pixels under its number.
     void showWaiting(int index);
     void onInstanceCached(const QString &key);
+    /// Makes series `series`' thumbnail from cached instance `key` (decoded and rendered on the pool).
+    void requestThumbnail(int series, const QString &key);
     /// Bytes of an instance arriving from the streamer: decoded as they come when it is the slice in view.
     void onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end);
     void onPreview(const QString &key, const DecodedImage &image, int rows);
@@ -98,6 +105,8 @@ private:
     /// The slice in view while it streams in: its bytes (kept alive for the decoder) and its progressive decode.
     struct Arriving;
     std::unique_ptr<Arriving> m_arriving;
+    QHash<int, QImage> m_thumbnails;
+    QSet<int> m_thumbnailsAsked;
     QTimer m_cine;
     int m_cineRate = 15;
 };

@@ -184,6 +184,9 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() && shown.last().first().toInt() == 3, 20000);
     check(3);
 
+    // The series' thumbnail came with its first image.
+    QTRY_VERIFY(!viewer->thumbnail(0).isNull());
+
     // The rest of the study follows; the cache (and the browser) then hold all of it.
     QTRY_VERIFY_WITH_TIMEOUT(streamer->isComplete(), 30000);
     QCOMPARE(streamer->cachedCount(), 24);

@@ -13,6 +13,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QListWidget>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTableView>
@@ -59,6 +60,7 @@ private Q_SLOTS:
     void openScrollAndWindowTheCt();
     void keysFromTheMenusActOnTheOpenStudy();
     void filtersApplyLiveAndToggleOff();
+    void seriesThumbnailsShowTheirMiddleImage();
     void settingsAreRememberedAcrossRestarts();
     void reopeningUsesTheCacheWithoutReseeding();
     void aCacheInUseIsAClearStartError();
@@ -252,6 +254,20 @@ void tst_Workstation::filtersApplyLiveAndToggleOff()
     QVERIFY(panel->problem().contains(QStringLiteral("sigma")));
     QTRY_VERIFY(!viewer->isFiltering());
     panel->setSpecs({});
+}
+
+void tst_Workstation::seriesThumbnailsShowTheirMiddleImage()
+{
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-mr"));
+    QVERIFY(viewer);
+    QTRY_VERIFY(!viewer->thumbnail(0).isNull());
+    const QList<InstanceRef> &in = viewer->study().series[0].instances;
+    Result<DecodedImage> middle = runSync(loadImage(m_ws->localStore(), in[in.size() / 2].key));
+    QVERIFY(middle.isOk());
+    const QImage expected = renderFrame(middle.value(), 0, defaultWindow(middle.value())).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+    QCOMPARE(viewer->thumbnail(0), expected);
+    auto *list = viewer->findChild<QListWidget *>(QStringLiteral("seriesList"));
+    QVERIFY(list && !list->item(0)->icon().isNull());
 }
 
 void tst_Workstation::settingsAreRememberedAcrossRestarts()
