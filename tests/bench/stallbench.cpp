@@ -1,0 +1,127 @@
+// spectrum-stallbench: how long the workstation's event loop can be kept from running while a radiologist opens
+// a study from a remote store and scrolls through it (issue: "the event loop never stalls", goal < 50 ms).
+//
+// The real GUI (offscreen): MainWindow opens STUDY from STORE (the configuration in $SPECTRUM_CONFIG) into an
+// empty cache, shows its middle slice as soon as it is fetched, then scrolls through the whole stack with the
+// wheel, one notch every 30 ms, down and back up, while the rest of the study streams in. A 2 ms timer measures
+// the loop: every gap between its ticks beyond 2 ms is time the loop could not run. Prints the longest gap,
+// the 99th percentile and how many exceeded 50 ms; exits 1 if the longest exceeds the goal.
+// Usage: spectrum-stallbench --store NAME --study UID [--cache DIR]   (tests/bench/stall.sh sets it all up)
+
+#include "imageviewport.h"
+#include "mainwindow.h"
+#include "studyviewer.h"
+#include "workstation.h"
+
+#include "spectrum/stores/storeconfig.h"
+#include "spectrum/stores/studystreamer.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+using namespace spectrum;
+
+int main(int argc, char **argv)
+{
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QCommandLineParser p;
+    p.addOption({QStringLiteral("store"), QStringLiteral("The configured store to open the study from."), QStringLiteral("NAME")});
+    p.addOption({QStringLiteral("study"), QStringLiteral("Study Instance UID."), QStringLiteral("UID")});
+    p.addOption({QStringLiteral("cache"), QStringLiteral("Cache folder (default: a fresh temporary one)."), QStringLiteral("DIR")});
+    p.addHelpOption();
+    p.process(app);
+    if (!p.isSet(QStringLiteral("store")) || !p.isSet(QStringLiteral("study"))) {
+        std::fprintf(stderr, "usage: spectrum-stallbench --store NAME --study UID\n");
+        return 2;
+    }
+    Result<StoreConfigFile> config = StoreConfigFile::load(StoreConfigFile::defaultPath());
+    if (!config.isOk()) {
+        std::fprintf(stderr, "stallbench: %s\n", qPrintable(config.error().toString()));
+        return 2;
+    }
+    QTemporaryDir tmp;
+    Workstation::Options o;
+    o.cacheDirectory = p.isSet(QStringLiteral("cache")) ? p.value(QStringLiteral("cache")) : tmp.filePath(QStringLiteral("cache"));
+    o.seedDemoWhenEmpty = false;
+    o.stores = config.value();
+    Workstation ws(o);
+    MainWindow window(&ws);
+    window.resize(1400, 900);
+    window.show();
+
+    // The loop's heartbeat.
+    constexpr int tickMs = 2;
+    std::vector<double> gaps;
+    QElapsedTimer beat;
+    QTimer heart;
+    heart.setTimerType(Qt::PreciseTimer);
+    heart.setInterval(tickMs);
+    QObject::connect(&heart, &QTimer::timeout, [&] {
+        if (beat.isValid())
+            gaps.push_back(std::max(0.0, beat.nsecsElapsed() / 1e6 - tickMs));
+        beat.start();
+    });
+
+    QElapsedTimer clock;
+    double firstImageMs = -1, completeMs = -1;
+    int notches = 0, direction = 1, scrolled = 0;
+    StudyViewer *viewer = nullptr;
+    QTimer wheel;
+    wheel.setInterval(30);
+    QObject::connect(&wheel, &QTimer::timeout, [&] {
+        ImageViewport *vp = viewer->viewport();
+        const QPointF at(vp->width() / 2.0, vp->height() / 2.0);
+        QWheelEvent e(at, vp->mapToGlobal(at), QPoint(), QPoint(0, -120 * direction), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(vp, &e);
+        ++scrolled;
+        if (viewer->sliceIndex() >= viewer->sliceCount() - 1)
+            direction = -1;
+        if (++notches > 2 * viewer->sliceCount() && viewer->streamer()->isComplete())
+            QCoreApplication::quit();
+    });
+    QObject::connect(&window, &MainWindow::studyOpened, [&](StudyViewer *v) {
+        viewer = v;
+        QObject::connect(v, &StudyViewer::imageShown, [&] {
+            if (firstImageMs < 0) {
+                firstImageMs = clock.nsecsElapsed() / 1e6;
+                wheel.start();
+            }
+        });
+        QObject::connect(v->streamer(), &StudyStreamer::finished, [&] { completeMs = clock.nsecsElapsed() / 1e6; });
+    });
+    QObject::connect(&ws, &Workstation::started, [&] {
+        clock.start();
+        heart.start();
+        window.openRemoteStudy(p.value(QStringLiteral("store")), p.value(QStringLiteral("study")));
+    });
+    QObject::connect(&ws, &Workstation::startFailed, [](const Error &e) {
+        std::fprintf(stderr, "stallbench: %s\n", qPrintable(e.toString()));
+        QCoreApplication::exit(2);
+    });
+    QTimer::singleShot(300000, [] {
+        std::fprintf(stderr, "stallbench: gave up after 5 minutes\n");
+        QCoreApplication::exit(2);
+    });
+    ws.start();
+    const int rc = app.exec();
+    heart.stop();
+    if (rc != 0 || gaps.empty())
+        return rc ? rc : 2;
+    std::sort(gaps.begin(), gaps.end());
+    const double worst = gaps.back(), p99 = gaps[size_t(0.99 * double(gaps.size() - 1))];
+    const long over = long(std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > 50; }));
+    std::printf("study of %d images from '%s': first image %.0f ms, all cached %.0f ms, %d wheel notches\n",
+                viewer ? viewer->sliceCount() : 0, qPrintable(p.value(QStringLiteral("store"))), firstImageMs, completeMs, scrolled);
+    std::printf("event loop: %zu heartbeats of %d ms; longest stall %.1f ms, 99th percentile %.1f ms, %ld over 50 ms (goal: longest < 50 ms)\n",
+                gaps.size(), tickMs, worst, p99, over);
+    return worst < 50 ? 0 : 1;
+}
