@@ -179,11 +179,11 @@ int main(int argc, char **argv)
     options.seedDemoWhenEmpty = !parser.isSet(QStringLiteral("no-demo"));
     // A workstation its IT has configured (a store configuration exists) listens for pushed studies.
     const QString configPath = StoreConfigFile::defaultPath();
-    if (QFile::exists(configPath)) {
-        Result<StoreConfigFile> config = StoreConfigFile::load(configPath);
+    {
+        Result<StoreConfigFile> config = StoreConfigFile::load(configPath);  // a missing file: no store yet
         if (config.isOk()) {
             options.stores = config.value();
-            if (!parser.isSet(QStringLiteral("no-listen")) && !parser.isSet(QStringLiteral("screenshot"))) {
+            if (QFile::exists(configPath) && !parser.isSet(QStringLiteral("no-listen")) && !parser.isSet(QStringLiteral("screenshot"))) {
                 options.storageAeTitle = config.value().workstation.aeTitle;
                 options.storagePort = quint16(config.value().workstation.storagePort);
             }

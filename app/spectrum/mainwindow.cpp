@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "filterpanel.h"
+#include "storesdialog.h"
 #include "studybrowser.h"
 #include "studylistmodel.h"
 #include "studyviewer.h"
@@ -76,6 +77,11 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         m_browser->patientNameField()->selectAll();
     });
     find->setShortcut(QKeySequence::Find);
+    QAction *stores = file->addAction(tr("S&tores…"), this, [this] {
+        StoresDialog dialog(m_workstation, this);
+        dialog.exec();
+    });
+    stores->setMenuRole(QAction::PreferencesRole);
     QAction *send = file->addAction(tr("&Send to archive…"), this, &MainWindow::chooseAndSend);
     send->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+S")));
     QAction *closeStudy = file->addAction(tr("&Close study"), this, [this] { closeTab(m_tabs->currentIndex()); });

@@ -86,6 +86,13 @@ void Workstation::startListening()
     Q_EMIT statusMessage(tr("Listening for studies as %1 on port %2").arg(o.aeTitle).arg(o.port));
 }
 
+void Workstation::setStoreConfig(const StoreConfigFile &config)
+{
+    m_options.stores = config;
+    if (m_registry)
+        m_registry->setConfig(config);
+}
+
 const StudySummary *Workstation::findStudy(const QString &uidOrAlias) const
 {
     QString uid = uidOrAlias;

@@ -46,6 +46,9 @@ public:
     FileStore *cache() const { return m_store.get(); }
     /// Every configured store, the cache included; null until started().
     StoreRegistry *registry() const { return m_registry.get(); }
+    const StoreConfigFile &storeConfig() const { return m_options.stores; }
+    /// A changed configuration (the stores dialog): searches and fetches from now on use it.
+    void setStoreConfig(const StoreConfigFile &config);
     const QList<StudySummary> &studies() const { return m_studies; }
     /// A study by UID or by demo alias ("demo-ct"); nullptr if unknown.
     const StudySummary *findStudy(const QString &uidOrAlias) const;

@@ -6,6 +6,7 @@
 #include "filterpanel.h"
 #include "imageviewport.h"
 #include "mainwindow.h"
+#include "storesdialog.h"
 #include "studybrowser.h"
 #include "studyviewer.h"
 #include "workstation.h"
@@ -40,6 +41,7 @@ private Q_SLOTS:
     void fetchOrderFollowsTheView();
     void aSliceNotYetHereIsNeverShownAsAnother();
     void theSliceInViewFillsInWhileItArrives();
+    void storesAreAddedTestedAndRemovedInTheDialog();
 
 private:
     int rowOf(const QString &studyUid) const;
@@ -352,6 +354,57 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
     QCOMPARE(viewer->viewport()->completeness(), 1.0);
     streamer->stop();
     viewer.reset();
+}
+
+void tst_ReadingRoom::storesAreAddedTestedAndRemovedInTheDialog()
+{
+    const StoreConfigFile before = m_ws->storeConfig();
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("stores.json"));
+    Result<StoreConfigFile> file = StoreConfigFile::load(path);  // none yet: an empty configuration there
+    QVERIFY(file.isOk());
+    m_ws->setStoreConfig(file.value());
+
+    StoresDialog dialog(m_ws.get());
+    QSignalSpy tested(&dialog, &StoresDialog::tested);
+    dialog.nameField()->setText(QStringLiteral("archive"));
+    dialog.kindField()->setCurrentIndex(dialog.kindField()->findData(int(StoreKind::DicomWeb)));
+    dialog.urlField()->setText(m_orthanc.dicomWebUrl());
+    dialog.authField()->setCurrentIndex(dialog.authField()->findData(QStringLiteral("basic")));
+    dialog.userField()->setText(QStringLiteral("reader"));
+    dialog.secretField()->setText(QStringLiteral("s3cret-Pa55"));
+    dialog.testStore();
+    QVERIFY(tested.wait(20000));
+    QVERIFY2(tested.last().at(0).toBool(), qPrintable(tested.last().at(1).toString()));
+    dialog.saveStore();
+    QVERIFY2(dialog.status().contains(QStringLiteral("saved")), qPrintable(dialog.status()));
+
+    // On disk: the store, not the password; readable by the owner only. The workstation uses it at once.
+    const QByteArray saved = readFile(path);
+    QVERIFY(saved.contains("archive"));
+    QVERIFY(!saved.contains("s3cret-Pa55"));
+    QCOMPARE(QFile(path).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther), QFileDevice::Permissions());
+    QVERIFY(m_ws->registry()->config().find(QStringLiteral("archive")));
+    Result<StoreConfigFile> reloaded = StoreConfigFile::load(path);
+    QVERIFY(reloaded.isOk());
+    QCOMPARE(reloaded.value().reveal(reloaded.value().find(QStringLiteral("archive"))->password).value(), QStringLiteral("s3cret-Pa55"));
+
+    // A store that does not answer: a clear failure, nothing saved.
+    dialog.newStore();
+    dialog.nameField()->setText(QStringLiteral("nowhere"));
+    dialog.urlField()->setText(QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(freePort()));
+    dialog.testStore();
+    QVERIFY(tested.wait(30000));
+    QVERIFY(!tested.last().at(0).toBool());
+    QVERIFY(dialog.status().startsWith(QStringLiteral("⚠ nowhere:")));
+    QVERIFY(!m_ws->registry()->config().find(QStringLiteral("nowhere")));
+
+    // Removed: gone from the file and from the workstation.
+    dialog.nameField()->setText(QStringLiteral("archive"));
+    dialog.removeStore();
+    QVERIFY(!readFile(path).contains("archive"));
+    QVERIFY(!m_ws->registry()->config().find(QStringLiteral("archive")));
+    m_ws->setStoreConfig(before);
 }
 
 QTEST_MAIN(tst_ReadingRoom)

@@ -69,6 +69,8 @@ public:
     ~StoreRegistry() override;
 
     const StoreConfigFile &config() const { return m_config; }
+    /// Replaces the configuration; jobs already started keep the one they began with.
+    void setConfig(const StoreConfigFile &config) { m_config = config; }
 
     /// "Test connection": C-ECHO, one QIDO request, a blobd listing, or opening the local store.
     ResultJob<Done> *test(const QString &name);
