@@ -2,6 +2,7 @@
 
 #include "filterpanel.h"
 #include "storesdialog.h"
+#include "transferspanel.h"
 #include "studybrowser.h"
 #include "studylistmodel.h"
 #include "studyviewer.h"
@@ -35,7 +36,8 @@
 namespace spectrum {
 
 MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
-    : QMainWindow(parent), m_workstation(workstation), m_browser(new StudyBrowser(workstation)), m_filters(new FilterPanel), m_tabs(new QTabWidget),
+    : QMainWindow(parent), m_workstation(workstation), m_browser(new StudyBrowser(workstation)), m_filters(new FilterPanel),
+      m_transfers(new TransfersPanel), m_transferLabel(new QLabel), m_tabs(new QTabWidget),
       m_cacheLabel(new QLabel)
 {
     setWindowTitle(tr("Spectrum"));
@@ -69,6 +71,15 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         }
     });
     m_filterDock = filterDock;
+
+    auto *transferDock = new QDockWidget(tr("Transfers"), this);
+    transferDock->setObjectName(QStringLiteral("transferDock"));
+    transferDock->setWidget(m_transfers);
+    addDockWidget(Qt::RightDockWidgetArea, transferDock);
+    transferDock->hide();
+    m_transferDock = transferDock;
+    statusBar()->addPermanentWidget(m_transferLabel);
+    connect(m_transfers, &TransfersPanel::totalsChanged, m_transferLabel, &QLabel::setText);
 
     QMenu *file = menuBar()->addMenu(tr("&File"));
     QAction *find = file->addAction(tr("&Find study"), this, [this] {
@@ -150,6 +161,11 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     showFilters->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+F")));
     filtersMenu->addAction(showFilters);
     add(filtersMenu, tr("&Apply filters on/off"), Qt::Key_T, [this] { m_filters->toggle(); });
+    QAction *showTransfers = m_transferDock->toggleViewAction();
+    showTransfers->setText(tr("&Transfers"));
+    showTransfers->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+T")));
+    view->addSeparator();
+    view->addAction(showTransfers);
 
     QMenu *tools = menuBar()->addMenu(tr("&Tools"));
     auto *toolGroup = new QActionGroup(this);
@@ -378,6 +394,8 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid)
             statusBar()->showMessage(tr("From %1: %2 of %3 images here").arg(store).arg(cached).arg(total), 4000);
         });
         addViewer(new StudyViewer(m_workstation->localStore(), study, streamer), study);
+        m_transfers->addStudy(streamer, tr("%1 — %2 from %3").arg(DicomIdentity::displayName(study.identity.patientName),
+                                                                   study.identity.studyDescription, store));
     });
     streamer->start();
 }

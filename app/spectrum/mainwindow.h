@@ -15,6 +15,7 @@ class QTableView;
 namespace spectrum {
 
 class FilterPanel;
+class TransfersPanel;
 class StudyBrowser;
 class StudyViewer;
 struct FoundStudy;
@@ -36,6 +37,7 @@ public:
     StudyViewer *currentViewer() const;
     StudyBrowser *browser() const { return m_browser; }
     FilterPanel *filterPanel() const { return m_filters; }
+    TransfersPanel *transfersPanel() const { return m_transfers; }
     void showFilterPanel();
 
     /// The window's geometry and docks, the filter chain and whether it is on, the tool, the cine rate.
@@ -65,7 +67,10 @@ private:
     Workstation *m_workstation;
     StudyBrowser *m_browser;
     FilterPanel *m_filters;
+    TransfersPanel *m_transfers;
+    QLabel *m_transferLabel;
     QDockWidget *m_filterDock = nullptr;
+    QDockWidget *m_transferDock = nullptr;
     QTabWidget *m_tabs;
     QLabel *m_cacheLabel;
     QAction *m_cineAction = nullptr;

@@ -76,6 +76,20 @@ void StudyStreamer::stop()
         job->cancel();
 }
 
+void StudyStreamer::resume()
+{
+    m_stopped = false;
+    pump();
+}
+
+void StudyStreamer::retryFailed()
+{
+    m_failed.clear();
+    m_stopped = false;
+    Q_EMIT progress(cachedCount(), total());
+    pump();
+}
+
 QPair<int, int> StudyStreamer::next() const
 {
     // The focus series outward from the focus (nearest first, below before above), then the other series in
@@ -130,6 +144,7 @@ void StudyStreamer::pump()
                 return;  // stopped meanwhile
             if (r.isOk() && r.value().sopInstanceUids.contains(key)) {
                 m_cached.insert(key);
+                m_bytes += r.value().bytes;
                 Q_EMIT instanceCached(key);
             } else {
                 const Error e = r.isOk() ? Error(ErrorCode::Corrupt, QStringLiteral("the store sent something else for %1").arg(key)) : r.error();

@@ -7,6 +7,7 @@
 #include "imageviewport.h"
 #include "mainwindow.h"
 #include "storesdialog.h"
+#include "transferspanel.h"
 #include "studybrowser.h"
 #include "studyviewer.h"
 #include "workstation.h"
@@ -21,6 +22,7 @@
 
 #include <cstring>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -194,6 +196,13 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     QCOMPARE(streamer->cachedCount(), 24);
     QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(m_ctUid) && m_ws->findStudy(m_ctUid)->instanceCount == 24, 20000);
     QTRY_COMPARE(b->table()->model()->index(rowOf(m_ctUid), FoundStudyModel::Cached).data().toString(), QStringLiteral("all"));
+
+    // The transfer panel followed it: one row, now complete; nothing is arriving any more.
+    TransfersPanel *transfers = m_window->transfersPanel();
+    QCOMPARE(transfers->count(), 1);
+    QTRY_VERIFY(transfers->details(0).startsWith(QStringLiteral("24 of 24 images")));
+    QVERIFY(transfers->details(0).endsWith(QStringLiteral("complete")));
+    QVERIFY(transfers->totals().isEmpty());
 }
 
 void tst_ReadingRoom::sendingAProcessedImageBackToTheArchive()
@@ -352,6 +361,21 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
     qInfo() << previews.size() << "previews, first at" << previews.first().second;
     QVERIFY(previews.first().second < 1.0);  // shown before the last byte was in
     QCOMPARE(viewer->viewport()->completeness(), 1.0);
+
+    // Paused and resumed from the transfer panel while the rest of the study is still on the slow link.
+    TransfersPanel panel;
+    panel.addStudy(streamer, QStringLiteral("CT from slow"));
+    auto *pause = panel.findChildren<QPushButton *>().first();
+    QCOMPARE(pause->text(), QStringLiteral("Pause"));
+    pause->click();
+    QVERIFY(streamer->isStopped());
+    QTRY_VERIFY(panel.details(0).endsWith(QStringLiteral("paused")));
+    const int cachedWhilePaused = streamer->cachedCount();
+    QCOMPARE(streamer->fetching(), 0);
+    pause->click();  // "Resume"
+    QVERIFY(!streamer->isStopped());
+    QTRY_VERIFY_WITH_TIMEOUT(streamer->cachedCount() > cachedWhilePaused, 20000);
+    QVERIFY(!panel.totals().isEmpty());
     streamer->stop();
     viewer.reset();
 }

@@ -47,8 +47,16 @@ public:
     int failedCount() const { return int(m_failed.size()); }
     int total() const { return m_study.instanceCount; }
     bool isComplete() const { return m_listed && cachedCount() + failedCount() >= total(); }
-    /// Stops fetching (what is cached stays).
+    /// Stops fetching (what is cached stays); resume() goes on where it stopped.
     void stop();
+    void resume();
+    bool isStopped() const { return m_stopped; }
+    /// Fetches again the instances that failed.
+    void retryFailed();
+    /// Bytes of the instances fetched so far (not those that were cached already).
+    qint64 bytesFetched() const { return m_bytes; }
+    /// How many fetches are under way.
+    int fetching() const { return int(m_running.size()); }
 
 Q_SIGNALS:
     void listed();
@@ -82,6 +90,7 @@ private:
     QSet<QString> m_cached;
     QSet<QString> m_failed;
     QHash<QString, Job *> m_running;
+    qint64 m_bytes = 0;
 };
 
 } // namespace spectrum

@@ -1,0 +1,155 @@
+#include "transferspanel.h"
+
+#include "spectrum/stores/studystreamer.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace spectrum {
+
+namespace {
+QString megabytes(qint64 bytes)
+{
+    return QObject::tr("%1 MB").arg(bytes / 1e6, 0, 'f', bytes < 10'000'000 ? 1 : 0);
+}
+
+QString duration(double seconds)
+{
+    if (seconds < 0)
+        return QString();
+    if (seconds < 90)
+        return QObject::tr("about %1 s left").arg(std::max(1, int(seconds + 0.5)));
+    return QObject::tr("about %1 min left").arg(int(seconds / 60 + 0.5));
+}
+} // namespace
+
+TransfersPanel::TransfersPanel(QWidget *parent) : QWidget(parent), m_layout(new QVBoxLayout(this)), m_empty(new QLabel(tr("Nothing is arriving.")))
+{
+    m_layout->addWidget(m_empty);
+    m_layout->addStretch();
+    m_tick.setInterval(1000);
+    connect(&m_tick, &QTimer::timeout, this, &TransfersPanel::update);
+    m_clock.start();
+}
+
+void TransfersPanel::addStudy(StudyStreamer *streamer, const QString &title)
+{
+    Row row;
+    row.streamer = streamer;
+    row.widget = new QWidget;
+    row.title = new QLabel(title);
+    row.bar = new QProgressBar;
+    row.details = new QLabel;
+    row.pause = new QPushButton(tr("Pause"));
+    row.retry = new QPushButton(tr("Retry failed"));
+    row.retry->setEnabled(false);
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(row.pause);
+    buttons->addWidget(row.retry);
+    buttons->addStretch();
+    auto *box = new QVBoxLayout(row.widget);
+    box->setContentsMargins(0, 4, 0, 8);
+    box->addWidget(row.title);
+    box->addWidget(row.bar);
+    box->addWidget(row.details);
+    box->addLayout(buttons);
+    m_layout->insertWidget(m_layout->count() - 1, row.widget);
+    m_empty->hide();
+    QPointer<StudyStreamer> s(streamer);
+    connect(row.pause, &QPushButton::clicked, this, [s] {
+        if (!s)
+            return;
+        if (s->isStopped())
+            s->resume();
+        else
+            s->stop();
+    });
+    connect(row.retry, &QPushButton::clicked, this, [s] {
+        if (s)
+            s->retryFailed();
+    });
+    connect(streamer, &StudyStreamer::progress, this, &TransfersPanel::update);
+    connect(streamer, &QObject::destroyed, this, &TransfersPanel::update);
+    m_rows << row;
+    m_tick.start();
+    update();
+}
+
+void TransfersPanel::refreshRow(Row &row)
+{
+    StudyStreamer *s = row.streamer;
+    row.bar->setRange(0, std::max(1, s->total()));
+    row.bar->setValue(s->cachedCount());
+    const bool done = s->isComplete();
+    row.pause->setText(s->isStopped() ? tr("Resume") : tr("Pause"));
+    row.pause->setEnabled(!done);
+    row.retry->setEnabled(s->failedCount() > 0);
+    QStringList parts{tr("%1 of %2 images").arg(s->cachedCount()).arg(s->total()), megabytes(s->bytesFetched())};
+    if (done) {
+        parts << (s->failedCount() > 0 ? tr("%n failed", nullptr, s->failedCount()) : tr("complete"));
+    } else if (s->isStopped()) {
+        parts << tr("paused");
+    } else {
+        parts << tr("%1 MB/s").arg(row.rate / 1e6, 0, 'f', 1) << tr("%n at once", nullptr, s->fetching());
+        if (row.secondsLeft >= 0)
+            parts << duration(row.secondsLeft);
+        if (s->failedCount() > 0)
+            parts << tr("%n failed", nullptr, s->failedCount());
+    }
+    row.details->setText(parts.join(QStringLiteral(" · ")));
+}
+
+void TransfersPanel::update()
+{
+    const double elapsed = std::max(0.001, m_clock.restart() / 1000.0);
+    for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
+        Row &row = m_rows[i];
+        if (!row.streamer) {  // its study was closed
+            delete row.widget;
+            m_rows.removeAt(i);
+            continue;
+        }
+        StudyStreamer *s = row.streamer;
+        const qint64 bytes = s->bytesFetched();
+        const double now = (bytes - row.lastBytes) / elapsed;
+        row.rate = row.rate <= 0 ? now : 0.7 * row.rate + 0.3 * now;  // smoothed over a few updates
+        row.lastBytes = bytes;
+        const int left = s->total() - s->cachedCount() - s->failedCount();
+        const double perImage = s->cachedCount() > 0 ? double(bytes) / std::max(1, s->cachedCount()) : 0;
+        row.secondsLeft = row.rate > 0 && perImage > 0 && left > 0 ? left * perImage / row.rate : -1;
+        refreshRow(row);
+    }
+    m_empty->setVisible(m_rows.isEmpty());
+    if (m_rows.isEmpty())
+        m_tick.stop();
+    Q_EMIT totalsChanged(totals());
+}
+
+QString TransfersPanel::totals() const
+{
+    int active = 0;
+    double rate = 0, left = 0;
+    for (const Row &row : m_rows) {
+        if (!row.streamer || row.streamer->isComplete() || row.streamer->isStopped())
+            continue;
+        ++active;
+        rate += row.rate;
+        left = std::max(left, row.secondsLeft);
+    }
+    if (active == 0)
+        return QString();
+    QStringList parts{tr("%n transfer(s)", nullptr, active), tr("%1 MB/s").arg(rate / 1e6, 0, 'f', 1)};
+    if (left > 0)
+        parts << duration(left);
+    return parts.join(QStringLiteral(" · "));
+}
+
+QString TransfersPanel::details(int row) const
+{
+    return row >= 0 && row < m_rows.size() ? m_rows[row].details->text() : QString();
+}
+
+} // namespace spectrum
