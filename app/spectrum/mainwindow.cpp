@@ -7,6 +7,7 @@
 #include "studylistmodel.h"
 #include "studyviewer.h"
 
+#include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/studystreamer.h"
 
@@ -19,6 +20,7 @@
 #include <QFormLayout>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QSpinBox>
 #include <QApplication>
 #include <QHeaderView>
 #include <QLabel>
@@ -44,6 +46,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     resize(1400, 900);
 
     connect(m_browser, &StudyBrowser::openRequested, this, &MainWindow::openFound);
+    connect(m_browser, &StudyBrowser::prefetchRequested, this, &MainWindow::prefetch);
     m_tabs->addTab(m_browser, tr("Studies"));
     m_tabs->setTabsClosable(true);
     m_tabs->setDocumentMode(true);
@@ -93,6 +96,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         dialog.exec();
     });
     stores->setMenuRole(QAction::PreferencesRole);
+    file->addAction(tr("&Cache…"), this, &MainWindow::showCacheSettings);
     QAction *send = file->addAction(tr("&Send to archive…"), this, &MainWindow::chooseAndSend);
     send->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+S")));
     QAction *closeStudy = file->addAction(tr("&Close study"), this, [this] { closeTab(m_tabs->currentIndex()); });
@@ -371,6 +375,78 @@ void MainWindow::openFound(const FoundStudy &found)
     }
     if (!found.stores.isEmpty())
         openRemoteStudy(found.stores.first(), found.identity.studyInstanceUid);
+}
+
+void MainWindow::prefetch(const QList<FoundStudy> &studies)
+{
+    StoreRegistry *registry = m_workstation->registry();
+    if (!registry)
+        return;
+    for (const FoundStudy &f : studies) {
+        if (f.stores.isEmpty())
+            continue;
+        auto *streamer = new StudyStreamer(registry, m_workstation->cache(), f.stores.first(), f.identity.studyInstanceUid, this);
+        const QString title = tr("%1 — %2 from %3 (prefetch)").arg(DicomIdentity::displayName(f.identity.patientName), f.description, f.stores.first());
+        connect(streamer, &StudyStreamer::listed, this, [this, streamer, title] { m_transfers->addStudy(streamer, title); });
+        connect(streamer, &StudyStreamer::failed, this, [this, streamer, title](const Error &e) {
+            statusBar()->showMessage(tr("Cannot prefetch %1: %2").arg(title, e.toString()));
+            streamer->deleteLater();
+        });
+        streamer->start();
+    }
+    m_transferDock->show();
+    statusBar()->showMessage(tr("Prefetching %n study(ies) for later", nullptr, int(studies.size())), 4000);
+}
+
+void MainWindow::showCacheSettings()
+{
+    FileStore *cache = m_workstation->cache();
+    if (!cache)
+        return;
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Cache"));
+    auto *usage = new QLabel;
+    auto refresh = [cache, usage] {
+        const StoreUsage u = cache->usage();
+        usage->setText(tr("%n image(s), %1 MB of a %2 MB budget, in %3", nullptr, int(u.blobs))
+                           .arg(u.bytes / 1e6, 0, 'f', 0).arg(u.budget / 1e6, 0, 'f', 0).arg(cache->root()));
+    };
+    refresh();
+    auto *budget = new QSpinBox;
+    budget->setRange(1, 10'000'000);
+    budget->setSuffix(tr(" MB"));
+    budget->setValue(int(std::max<qint64>(1, cache->usage().budget / 1'000'000)));
+    auto *apply = new QPushButton(tr("Set budget"));
+    connect(apply, &QPushButton::clicked, &dialog, [cache, budget, refresh] {
+        cache->setBudget(qint64(budget->value()) * 1'000'000);  // evicts the least recently read at once if over it
+        refresh();
+    });
+    auto *clear = new QPushButton(tr("Clear the cache…"));
+    connect(clear, &QPushButton::clicked, &dialog, [this, cache, refresh, &dialog] {
+        if (QMessageBox::question(&dialog, tr("Clear the cache"), tr("Remove every image from this workstation's cache? "
+                                                                      "Studies stay in their archives and are fetched again when opened."))
+            != QMessageBox::Yes)
+            return;
+        whenDone(cache->query(BlobQuery()), this, [cache, refresh](const Result<QList<BlobInfo>> &all) {
+            if (!all.isOk())
+                return;
+            for (const BlobInfo &b : all.value())
+                cache->remove(b.key)->start(ExecutionPolicy::Async);
+            refresh();
+        });
+    });
+    connect(m_workstation, &Workstation::studiesChanged, &dialog, refresh);  // removals land, the line follows
+    auto *form = new QFormLayout(&dialog);
+    form->addRow(tr("In use"), usage);
+    auto *budgetRow = new QHBoxLayout;
+    budgetRow->addWidget(budget);
+    budgetRow->addWidget(apply);
+    form->addRow(tr("Disk budget"), budgetRow);
+    form->addRow(QString(), clear);
+    auto *close = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(close, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    form->addRow(close);
+    dialog.exec();
 }
 
 void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid)

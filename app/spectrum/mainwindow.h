@@ -34,6 +34,11 @@ public:
     void openRemoteStudy(const QString &store, const QString &studyUid);
     /// A study the browser found: from the cache when all of it is there, else from the first store holding it.
     void openFound(const FoundStudy &study);
+    /// Fetches studies into the cache for later reading (the batch workflow), each from the first store holding
+    /// it, shown in the transfers panel.
+    void prefetch(const QList<FoundStudy> &studies);
+    /// Cache usage and budget; clearing it.
+    void showCacheSettings();
     StudyViewer *currentViewer() const;
     StudyBrowser *browser() const { return m_browser; }
     FilterPanel *filterPanel() const { return m_filters; }

@@ -255,6 +255,9 @@ StudyBrowser::StudyBrowser(Workstation *workstation, QWidget *parent)
         m_from->setEnabled(i == 5);
         m_to->setEnabled(i == 5);
     });
+    auto *prefetch = new QPushButton(tr("Prefetch"));
+    prefetch->setToolTip(tr("Fetch the selected studies into the cache now, to read them later"));
+    connect(prefetch, &QPushButton::clicked, this, &StudyBrowser::prefetchSelected);
     auto *go = new QPushButton(tr("Search"));
     go->setDefault(true);
     go->setToolTip(tr("Search this workstation and every configured store (Enter)"));
@@ -269,7 +272,7 @@ StudyBrowser::StudyBrowser(Workstation *workstation, QWidget *parent)
     m_table->setModel(m_sorted);
     m_table->setObjectName(QStringLiteral("studyTable"));
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);  // several, to prefetch
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(FoundStudyModel::Date, Qt::DescendingOrder);
@@ -294,6 +297,7 @@ StudyBrowser::StudyBrowser(Workstation *workstation, QWidget *parent)
     form->addWidget(m_from);
     form->addWidget(m_to);
     form->addWidget(go);
+    form->addWidget(prefetch);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(m_table, 1);
@@ -388,6 +392,20 @@ void StudyBrowser::search()
                 Q_EMIT searchFinished();
         });
     }
+}
+
+void StudyBrowser::prefetchSelected()
+{
+    QList<FoundStudy> studies;
+    for (const QModelIndex &row : m_table->selectionModel()->selectedRows()) {
+        if (const FoundStudy *f = studyAtRow(row.row()); f && !f->isCached() && !f->stores.isEmpty())
+            studies << *f;
+    }
+    if (studies.isEmpty()) {
+        m_status->setText(tr("Nothing to prefetch: the selected studies are in the cache already, or no archive holds them."));
+        return;
+    }
+    Q_EMIT prefetchRequested(studies);
 }
 
 void StudyBrowser::openCurrent()

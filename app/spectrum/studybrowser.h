@@ -93,10 +93,14 @@ public Q_SLOTS:
     void search();
     /// Shows the cache's studies matching the form (no remote search).
     void refreshLocal();
+    /// Asks for the selected studies that are not all cached to be fetched for later (prefetchRequested).
+    void prefetchSelected();
 
 Q_SIGNALS:
     /// The user chose a study (double click, Enter).
     void openRequested(const spectrum::FoundStudy &study);
+    /// The user wants these studies in the cache for later reading (Prefetch).
+    void prefetchRequested(const QList<spectrum::FoundStudy> &studies);
     /// Every store answered (or failed) for the last search.
     void searchFinished();
 

@@ -44,6 +44,7 @@ private Q_SLOTS:
     void aSliceNotYetHereIsNeverShownAsAnother();
     void theSliceInViewFillsInWhileItArrives();
     void storesAreAddedTestedAndRemovedInTheDialog();
+    void prefetchingStudiesForLater();
 
 private:
     int rowOf(const QString &studyUid) const;
@@ -429,6 +430,30 @@ void tst_ReadingRoom::storesAreAddedTestedAndRemovedInTheDialog()
     QVERIFY(!readFile(path).contains("archive"));
     QVERIFY(!m_ws->registry()->config().find(QStringLiteral("archive")));
     m_ws->setStoreConfig(before);
+}
+
+void tst_ReadingRoom::prefetchingStudiesForLater()
+{
+    // The CR was never opened: prefetched from the browser, it lands in the cache without a viewer.
+    const QString cr = DemoArchive::studyUid(DemoStudy::ChestCr);
+    QVERIFY(!m_ws->findStudy(cr));
+    StudyBrowser *b = m_window->browser();
+    QSignalSpy finished(b, &StudyBrowser::searchFinished);
+    b->patientNameField()->setText(QStringLiteral("DEMO*"));
+    b->search();
+    QVERIFY(finished.wait(20000));
+    const int row = rowOf(cr);
+    QVERIFY(row >= 0);
+    QCOMPARE(b->table()->model()->index(row, FoundStudyModel::Cached).data().toString(), QStringLiteral("—"));
+    const int rowsBefore = m_window->transfersPanel()->count();
+    QSignalSpy prefetch(b, &StudyBrowser::prefetchRequested);
+    b->table()->selectRow(row);
+    b->prefetchSelected();
+    QCOMPARE(prefetch.count(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(cr) && m_ws->findStudy(cr)->instanceCount == 1, 20000);
+    QCOMPARE(m_window->transfersPanel()->count(), rowsBefore + 1);
+    QTRY_COMPARE(b->table()->model()->index(rowOf(cr), FoundStudyModel::Cached).data().toString(), QStringLiteral("all"));
+    QCOMPARE(m_window->currentViewer() ? m_window->currentViewer()->study().identity.studyInstanceUid : QString(), m_ctUid);  // nothing opened
 }
 
 QTEST_MAIN(tst_ReadingRoom)
