@@ -165,14 +165,14 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     QSignalSpy shown(viewer, &StudyViewer::imageShown);
     QVERIFY(shown.wait(20000));
     QCOMPARE(shown.first().first().toInt(), 12);  // a stack opens in its middle, and that slice came first
-    // Three fetches at a time: the middle and its two neighbours are the first three in.
+    // Three fetches at a time, started nearest first (12, 13, 11, 14, 10, …): whatever order they finish in,
+    // the first three in are among the first five started.
     QTRY_VERIFY_WITH_TIMEOUT(cached.count() >= 3, 20000);
-    QSet<QString> firstThree, expected;
+    QSet<QString> nearest;
+    for (int i = 10; i <= 14; ++i)
+        nearest.insert(viewer->study().series[0].instances[i].key);
     for (int i = 0; i < 3; ++i)
-        firstThree.insert(cached.at(i).first().toString());
-    for (int i : {11, 12, 13})
-        expected.insert(viewer->study().series[0].instances[i].key);
-    QCOMPARE(firstThree, expected);
+        QVERIFY(nearest.contains(cached.at(i).first().toString()));
 
     // Exactly the slice it says: the pixels of that instance, rendered with the window in use.
     auto check = [&](int index) {
