@@ -642,6 +642,11 @@ ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QS
     return fetch(name, studyUid, QString(), QString(), outDir);
 }
 
+ResultJob<FetchSummary> *StoreRegistry::fetchSeries(const QString &name, const QString &studyUid, const QString &seriesUid)
+{
+    return fetch(name, studyUid, seriesUid, QString(), QString());
+}
+
 ResultJob<FetchSummary> *StoreRegistry::fetchInstance(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid,
                                                      InstanceBytes bytes)
 {

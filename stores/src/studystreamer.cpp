@@ -12,6 +12,68 @@ namespace spectrum {
 StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString storeName, QString studyUid, QObject *parent)
     : QObject(parent), m_registry(registry), m_cache(cache), m_store(std::move(storeName)), m_studyUid(std::move(studyUid))
 {
+    // Whatever request brought an instance of this study (a bulk series answer, another window's fetch).
+    connect(m_registry, &StoreRegistry::instanceFetched, this, [this](const QString &sop, qint64 bytes) {
+        if (m_listed && m_keys.contains(sop))
+            markCached(sop, bytes);
+    });
+}
+
+void StudyStreamer::markCached(const QString &key, qint64 bytes)
+{
+    if (m_cached.contains(key))
+        return;
+    m_cached.insert(key);
+    m_failed.remove(key);
+    m_bytes += bytes;
+    Q_EMIT instanceCached(key);
+    Q_EMIT progress(cachedCount(), total());
+    if (isComplete())
+        Q_EMIT finished();
+}
+
+void StudyStreamer::setBulkAfter(int radius)
+{
+    m_bulkRadius = std::max(0, radius);
+}
+
+void StudyStreamer::startBulk()
+{
+    if (m_bulkRadius == 0 || m_bulk || m_stopped || !m_listed)
+        return;
+    // Not before the view's neighbourhood is in or on its way.
+    const int count = int(m_study.series.size());
+    const int focus = std::clamp(m_focusSeries, 0, count - 1);
+    const QList<InstanceRef> &around = m_study.series[focus].instances;
+    const int centre = m_focusIndex >= 0 ? std::min(m_focusIndex, int(around.size()) - 1) : int(around.size()) / 2;
+    for (int i = std::max(0, centre - m_bulkRadius); i <= std::min(int(around.size()) - 1, centre + m_bulkRadius); ++i) {
+        const QString &key = around[i].key;
+        if (!m_cached.contains(key) && !m_running.contains(key) && !m_failed.contains(key))
+            return;
+    }
+    for (int k = 0; k < count; ++k) {
+        const int s = (focus + k) % count;
+        if (m_bulkStarted.contains(s))
+            continue;
+        const bool anyMissing = std::any_of(m_study.series[s].instances.begin(), m_study.series[s].instances.end(),
+                                            [this](const InstanceRef &r) { return !m_cached.contains(r.key); });
+        m_bulkStarted.insert(s);
+        if (!anyMissing)
+            continue;
+        auto *job = m_registry->fetchSeries(m_store, m_studyUid, m_study.series[s].seriesInstanceUid);
+        ++m_requests;
+        m_bulk = job;
+        m_bulkSeries = s;
+        whenDone(job, this, [this, job](const Result<FetchSummary> &) {
+            if (m_bulk != job)
+                return;  // stopped meanwhile
+            m_bulk = nullptr;
+            m_bulkSeries = -1;
+            // What the answer did not bring is fetched one by one, as before.
+            pump();
+        });
+        return;
+    }
 }
 
 StudyStreamer::~StudyStreamer()
@@ -25,6 +87,9 @@ void StudyStreamer::start()
         if (!r.isOk())
             return Q_EMIT failed(r.error());
         m_study = r.value();
+        for (const SeriesSummary &s : m_study.series)
+            for (const InstanceRef &i : s.instances)
+                m_keys.insert(i.key);
         auto ready = [this] {
             m_listed = true;
             Q_EMIT listed();
@@ -70,8 +135,14 @@ void StudyStreamer::setParallel(int fetches)
 void StudyStreamer::stop()
 {
     m_stopped = true;
-    const QList<Job *> running = m_running.values();
+    QList<Job *> running = m_running.values();
     m_running.clear();
+    if (m_bulk) {
+        running << m_bulk;
+        m_bulkStarted.remove(m_bulkSeries);  // asked again on resume
+        m_bulk = nullptr;
+        m_bulkSeries = -1;
+    }
     for (Job *job : running)
         job->cancel();
 }
@@ -94,11 +165,20 @@ QPair<int, int> StudyStreamer::next() const
 {
     // The focus series outward from the focus (nearest first, below before above), then the other series in
     // order, each from its middle outward.
-    auto pending = [this](int s, int i) {
-        const QString &key = m_study.series[s].instances[i].key;
-        return !m_cached.contains(key) && !m_failed.contains(key) && !m_running.contains(key);
-    };
     const int count = int(m_study.series.size());
+    const int focus = std::clamp(m_focusSeries, 0, count - 1);
+    const int focusN = int(m_study.series[focus].instances.size());
+    const int focusCentre = m_focusIndex >= 0 ? std::min(m_focusIndex, focusN - 1) : focusN / 2;
+    auto pending = [this, focus, focusCentre](int s, int i) {
+        const QString &key = m_study.series[s].instances[i].key;
+        if (m_cached.contains(key) || m_failed.contains(key) || m_running.contains(key))
+            return false;
+        // The series whose bulk answer is coming brings its instances itself — except the view's neighbourhood,
+        // which keeps its own requests so that it is never behind the rest.
+        if (m_bulkSeries == s)
+            return s == focus && std::abs(i - focusCentre) <= m_bulkRadius;
+        return true;
+    };
     for (int k = 0; k < count; ++k) {
         const int s = (std::clamp(m_focusSeries, 0, count - 1) + k) % count;
         const int n = int(m_study.series[s].instances.size());
@@ -139,24 +219,24 @@ void StudyStreamer::pump()
         };
         auto *job = m_registry->fetchInstance(m_store, m_studyUid, series.seriesInstanceUid, series.instances[at.second].sopInstanceUid, bytes);
         m_running.insert(key, job);
+        ++m_requests;
         whenDone(job, this, [this, key](const Result<FetchSummary> &r) {
             if (!m_running.remove(key))
                 return;  // stopped meanwhile
             if (r.isOk() && r.value().sopInstanceUids.contains(key)) {
-                m_cached.insert(key);
-                m_bytes += r.value().bytes;
-                Q_EMIT instanceCached(key);
-            } else {
+                markCached(key, r.value().bytes);  // usually announced already (instanceFetched)
+            } else if (!m_cached.contains(key)) {
                 const Error e = r.isOk() ? Error(ErrorCode::Corrupt, QStringLiteral("the store sent something else for %1").arg(key)) : r.error();
                 m_failed.insert(key);
                 Q_EMIT instanceFailed(key, e);
+                Q_EMIT progress(cachedCount(), total());
+                if (isComplete())
+                    Q_EMIT finished();
             }
-            Q_EMIT progress(cachedCount(), total());
-            if (isComplete())
-                Q_EMIT finished();
             pump();
         });
     }
+    startBulk();
 }
 
 } // namespace spectrum

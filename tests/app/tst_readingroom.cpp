@@ -13,6 +13,7 @@
 #include "workstation.h"
 
 #include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/filestore.h"
 #include "spectrum/stores/studystreamer.h"
 #include "spectrum/stores/storeregistry.h"
 #include "testsupport.h"
@@ -44,6 +45,7 @@ private Q_SLOTS:
     void aSliceNotYetHereIsNeverShownAsAnother();
     void theSliceInViewFillsInWhileItArrives();
     void storesAreAddedTestedAndRemovedInTheDialog();
+    void theRestOfASeriesComesInOneRequest();
     void prefetchingStudiesForLater();
 
 private:
@@ -252,6 +254,7 @@ void tst_ReadingRoom::fetchOrderFollowsTheView()
     // One fetch at a time, so the order is exact: from slice 5 outward, then, once the view jumps, from 20.
     StudyStreamer ct(m_ws->registry(), nullptr, QStringLiteral("pacs"), m_ctUid);  // nothing counts as cached: all 24 fetched
     ct.setParallel(1);
+    ct.setBulkAfter(0);  // instance by instance only: the order is the whole point here
     QStringList order;
     QSignalSpy listed(&ct, &StudyStreamer::listed);
     connect(&ct, &StudyStreamer::listed, &ct, [&] { ct.setFocus(0, 5); });
@@ -454,6 +457,26 @@ void tst_ReadingRoom::prefetchingStudiesForLater()
     QCOMPARE(m_window->transfersPanel()->count(), rowsBefore + 1);
     QTRY_COMPARE(b->table()->model()->index(rowOf(cr), FoundStudyModel::Cached).data().toString(), QStringLiteral("all"));
     QCOMPARE(m_window->currentViewer() ? m_window->currentViewer()->study().identity.studyInstanceUid : QString(), m_ctUid);  // nothing opened
+}
+
+void tst_ReadingRoom::theRestOfASeriesComesInOneRequest()
+{
+    // Into a fresh cache: the two slices either side of the view one by one, then the rest of the series as one
+    // WADO-RS series answer — far fewer requests than images, and every image arrives all the same.
+    QTemporaryDir dir;
+    Result<std::unique_ptr<FileStore>> opened = FileStore::open(dir.path(), 0);
+    QVERIFY(opened.isOk());
+    std::shared_ptr<FileStore> cache(opened.takeValue());
+    StoreRegistry registry(m_ws->storeConfig(), cache);
+    StudyStreamer ct(&registry, cache.get(), QStringLiteral("pacs"), m_ctUid);
+    ct.setBulkAfter(2);
+    QSignalSpy finished(&ct, &StudyStreamer::finished);
+    ct.start();
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(ct.cachedCount(), ct.total());
+    QCOMPARE(ct.failedCount(), 0);
+    QVERIFY2(ct.requestsMade() <= 10, qPrintable(QStringLiteral("%1 requests for %2 images").arg(ct.requestsMade()).arg(ct.total())));
+    QCOMPARE(cache->usage().blobs, qint64(ct.total()));
 }
 
 QTEST_MAIN(tst_ReadingRoom)

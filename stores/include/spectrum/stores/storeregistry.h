@@ -81,6 +81,9 @@ public:
     /// progress(instances, total when known); instanceFetched() per instance. Only whole, checked instances are
     /// kept; the job fails when none could be, and lists the problems otherwise.
     ResultJob<FetchSummary> *fetchStudy(const QString &name, const QString &studyUid, const QString &outDir = QString());
+    /// One series into the cache, as one streaming request where the store allows (WADO-RS of the series, C-GET of
+    /// it, blobd pulls); instanceFetched() per instance as it is kept.
+    ResultJob<FetchSummary> *fetchSeries(const QString &name, const QString &studyUid, const QString &seriesUid);
     /// The bytes of an instance as they arrive, in order: `data` holds the next `length` bytes (valid during the
     /// call); `expected` is the instance's whole size when the store said (−1: unknown). On the registry's thread.
     using InstanceBytes = std::function<void(const char *data, qint64 length, qint64 expected)>;

@@ -4,6 +4,11 @@
 // slot — the slice in view first, then outward from it, nearest first, alternating below and above; the rest of
 // the study after that — and re-orders what is left whenever the view moves (setFocus). Instances already in the
 // cache are not fetched again. Runs on the caller's event loop; each fetch is a StoreRegistry job.
+//
+// Instance by instance is what lets the view come first, but a store answers one request for a whole series far
+// faster (Orthanc: 300 instances in 0.3 s as one WADO-RS series answer, 5 s one by one): once the slices around
+// the view are in, the rest of each series comes as one streaming request (setBulkAfter), while the view's
+// neighbourhood keeps its own requests.
 
 #include "spectrum/core/error.h"
 #include "spectrum/stores/studycatalog.h"
@@ -40,6 +45,9 @@ public:
     void setFocus(int series, int index);
     /// Fetches at once (default 3; at least 1).
     void setParallel(int fetches);
+    /// Once the `radius` slices either side of the view are in (or on their way), the rest of each series comes
+    /// with one request per series. 0: instance by instance only. Default 8.
+    void setBulkAfter(int radius);
 
     bool isCached(const QString &key) const { return m_cached.contains(key); }
     bool isFetching(const QString &key) const { return m_running.contains(key); }
@@ -57,6 +65,8 @@ public:
     qint64 bytesFetched() const { return m_bytes; }
     /// How many fetches are under way.
     int fetching() const { return int(m_running.size()); }
+    /// Requests sent so far: one per instance fetched alone, one per series fetched whole.
+    int requestsMade() const { return m_requests; }
 
 Q_SIGNALS:
     void listed();
@@ -87,10 +97,21 @@ private:
     int m_parallel = 3;
     int m_focusSeries = 0;
     int m_focusIndex = -1;  ///< −1: the middle of the focus series
+    QSet<QString> m_keys;  ///< every instance listed
     QSet<QString> m_cached;
     QSet<QString> m_failed;
     QHash<QString, Job *> m_running;
     qint64 m_bytes = 0;
+    int m_bulkRadius = 8;
+    int m_requests = 0;
+    QSet<int> m_bulkStarted;  ///< series whose bulk request was sent
+    Job *m_bulk = nullptr;    ///< the bulk request under way (one at a time)
+    int m_bulkSeries = -1;
+
+    /// `key` is in the cache now (fetched by any request): counted once, announced.
+    void markCached(const QString &key, qint64 bytes);
+    /// Starts the next series' bulk request when the view's neighbourhood is served.
+    void startBulk();
 };
 
 } // namespace spectrum
