@@ -67,7 +67,10 @@ private:
         connect(viewer, &StudyViewer::imageShown, this, [this, viewer](int index) {
             const int wanted = m_slice > 0 ? std::min(m_slice, viewer->sliceCount()) - 1 : index;
             if (index == wanted)
-                QTimer::singleShot(100, this, [this, viewer] { prepare(viewer); save(); });
+                QTimer::singleShot(100, this, [this, viewer] {
+                    prepare(viewer);
+                    QTimer::singleShot(400, this, [this] { save(); });  // new panes lay out and load
+                });
             else
                 viewer->showSlice(wanted);
         });

@@ -13,6 +13,8 @@
 
 #include <QAction>
 #include <QActionGroup>
+
+#include <tuple>
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -132,6 +134,25 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
             v->resetView();
     });
     view->addSeparator();
+    QMenu *layouts = view->addMenu(tr("&Layout"));
+    auto *layoutGroup = new QActionGroup(this);
+    for (const auto &[text, key, rows, columns] : {std::tuple{tr("&1 × 1"), QStringLiteral("Ctrl+Alt+1"), 1, 1},
+                                                  std::tuple{tr("1 × &2"), QStringLiteral("Ctrl+Alt+2"), 1, 2},
+                                                  std::tuple{tr("2 × 2 (&4)"), QStringLiteral("Ctrl+Alt+4"), 2, 2}}) {
+        const int r = rows, c = columns;
+        QAction *a = add(layouts, text, QKeySequence(key), [this, r, c] {
+            if (StudyViewer *v = currentViewer())
+                v->setGrid(r, c);
+        });
+        a->setCheckable(true);
+        a->setChecked(r == 1 && c == 1);
+        layoutGroup->addAction(a);
+    }
+    QAction *sync = add(view, tr("&Synchronised scrolling"), Qt::Key_S, [this] {
+        if (StudyViewer *v = currentViewer())
+            v->setSynchronized(!v->isSynchronized());
+    });
+    sync->setCheckable(true);
     m_cineAction = add(view, tr("&Cine"), Qt::Key_C, [this] {
         if (StudyViewer *v = currentViewer())
             v->setCinePlaying(!v->isCinePlaying());

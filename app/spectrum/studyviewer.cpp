@@ -1,54 +1,46 @@
 #include "studyviewer.h"
 
-#include "studylistmodel.h"
-
-#include "spectrum/imaging/progressiveimage.h"
 #include "spectrum/stores/imageloader.h"
 #include "spectrum/stores/studystreamer.h"
 
 #include <QFutureWatcher>
+#include <QGridLayout>
 #include <QHBoxLayout>
-#include <QtConcurrent>
-#include <QKeyEvent>
 #include <QIcon>
+#include <QKeyEvent>
 #include <QListWidget>
+#include <QMimeData>
 #include <QPixmap>
+#include <QtConcurrent>
 
 namespace spectrum {
 
-struct StudyViewer::Arriving
-{
-    QString key;
-    std::shared_ptr<const QByteArray> bytes;    ///< destroyed after the decoder below, which reads it
-    std::unique_ptr<ProgressiveImage> decoder;
-};
-
 namespace {
-constexpr int kPrefetchRadius = 12;
-constexpr int kMaxLoadsInFlight = 4;
+/// The series list: dragging an item carries its series' index (dropped on a pane, that pane shows it).
+class SeriesList : public QListWidget
+{
+public:
+    SeriesList()
+    {
+        setDragEnabled(true);
+        setDragDropMode(QAbstractItemView::DragOnly);
+    }
+
+protected:
+    QMimeData *mimeData(const QList<QListWidgetItem *> &items) const override
+    {
+        auto *data = new QMimeData;
+        if (!items.isEmpty())
+            data->setData(seriesMimeType(), QByteArray::number(row(items.first())));
+        return data;
+    }
+    QStringList mimeTypes() const override { return {seriesMimeType()}; }
+};
 } // namespace
 
 StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, StudyStreamer *streamer, QWidget *parent)
-    : QWidget(parent), m_store(store), m_streamer(streamer), m_study(study), m_seriesList(new QListWidget), m_viewport(new ImageViewport)
+    : QWidget(parent), m_store(store), m_streamer(streamer), m_study(study), m_seriesList(new SeriesList), m_grid(new QGridLayout)
 {
-    if (m_streamer) {
-        m_streamer->setParent(this);  // it fetches for this viewer, and stops with it
-        connect(m_streamer, &StudyStreamer::instanceCached, this, &StudyViewer::onInstanceCached);
-        connect(m_streamer, &StudyStreamer::instanceArriving, this,
-                [this](const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end, qint64) { onInstanceArriving(key, std::move(bytes), end); });
-        connect(m_streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
-            if (m_series >= 0 && m_slice >= 0 && m_study.series[m_series].instances[m_slice].key == key)
-                m_viewport->clear(tr("Image %1 could not be fetched: %2").arg(m_slice + 1).arg(e.toString()));
-            Q_EMIT errorOccurred(e);
-        });
-        connect(m_streamer, &StudyStreamer::progress, this, [this] {
-            if (m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(m_slice)
-                && !m_streamer->isCached(m_study.series[m_series].instances[m_slice].key))
-                showWaiting(m_slice);  // how much of the study is here, kept current
-        });
-    }
-    m_cache.setMaxCost(768 * 1024);  // KiB of decoded pixels kept per open study
-    m_filtered.setMaxCost(128 * 1024);
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
@@ -60,18 +52,33 @@ StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, StudyStrea
                                   .arg(s.modality, s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : s.description)
                                   .arg(s.instances.size()));
     }
+    m_grid->setContentsMargins(0, 0, 0, 0);
+    m_grid->setSpacing(0);
     layout->addWidget(m_seriesList);
-    layout->addWidget(m_viewport, 1);
-    setFocusProxy(m_viewport);
+    layout->addLayout(m_grid, 1);
 
-    connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);
-    connect(m_viewport, &ImageViewport::sliceStepRequested, this, &StudyViewer::stepSlice);
-    connect(m_viewport, &ImageViewport::windowChanged, this, [this] { m_windowFromUser = true; });
+    if (m_streamer) {
+        m_streamer->setParent(this);  // it fetches for this viewer, and stops with it
+        connect(m_streamer, &StudyStreamer::instanceCached, this, &StudyViewer::onInstanceCached);
+        connect(m_streamer, &StudyStreamer::instanceArriving, this, [this](const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end, qint64) {
+            for (SeriesPane *p : m_panes)
+                p->onInstanceArriving(key, bytes, end);
+        });
+        connect(m_streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
+            for (SeriesPane *p : m_panes)
+                p->onInstanceFailed(key, e);
+            Q_EMIT errorOccurred(e);
+        });
+        connect(m_streamer, &StudyStreamer::progress, this, [this] {
+            for (SeriesPane *p : m_panes)
+                p->onStreamProgress();
+        });
+    }
     m_cine.setInterval(1000 / m_cineRate);
     connect(&m_cine, &QTimer::timeout, this, [this] {
         // The next slice once the one in view is on screen; a slow load holds the cine back, never skips.
-        if (sliceCount() > 1 && m_viewport->hasImage() && !m_inFlight.contains(m_slice))
-            showSlice(m_slice + 1 < sliceCount() ? m_slice + 1 : 0);
+        if (sliceCount() > 1 && viewport()->hasImage() && !m_active->isLoadingSliceInView())
+            showSlice(sliceIndex() + 1 < sliceCount() ? sliceIndex() + 1 : 0);
     });
     // Thumbnails: each series' middle image, as soon as one of its images is here.
     for (int i = 0; i < m_study.series.size(); ++i) {
@@ -89,152 +96,141 @@ StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, StudyStrea
             }
         }
     }
-    if (!m_study.series.isEmpty())
-        m_seriesList->setCurrentRow(0);
+    setActivePane(addPane(m_study.series.isEmpty() ? -1 : 0));
+    connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);
+    if (m_study.series.isEmpty())
+        viewport()->clear(tr("This study has no images."));
     else
-        m_viewport->clear(tr("This study has no images."));
+        m_seriesList->setCurrentRow(0);
 }
 
-StudyViewer::~StudyViewer()
+StudyViewer::~StudyViewer() = default;
+
+SeriesPane *StudyViewer::addPane(int seriesIndex)
 {
-    ++m_generation;  // results that still arrive belong to nobody
-    const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
-    for (Job *job : jobs)
-        job->cancel();
+    auto *pane = new SeriesPane(m_store, &m_study, m_streamer);
+    m_panes << pane;
+    const int columns = m_panes.size() > 1 ? 2 : 1;
+    const int i = int(m_panes.size()) - 1;
+    m_grid->addWidget(pane, i / columns, i % columns);
+    pane->setFilters(m_chain, m_chainDescription);
+    connect(pane, &SeriesPane::activated, this, [this, pane] { setActivePane(pane); });
+    connect(pane, &SeriesPane::seriesDropped, this, [this, pane](int series) {
+        setActivePane(pane);
+        showSeries(series);
+    });
+    connect(pane, &SeriesPane::errorOccurred, this, &StudyViewer::errorOccurred);
+    connect(pane, &SeriesPane::imageShown, this, [this, pane](int index) {
+        if (pane != m_active)
+            return;
+        Q_EMIT imageShown(index);
+        follow();
+    });
+    connect(pane, &SeriesPane::sliceChanged, this, [this, pane](int series, int index) {
+        if (pane == m_active && m_streamer)
+            m_streamer->setFocus(series, index);  // fetched next, then its neighbours
+    });
+    connect(pane, &SeriesPane::previewShown, this, [this, pane](int index, double fraction) {
+        if (pane == m_active)
+            Q_EMIT previewShown(index, fraction);
+    });
+    if (seriesIndex >= 0)
+        pane->showSeries(seriesIndex);
+    return pane;
 }
 
-int StudyViewer::sliceCount() const
+void StudyViewer::setGrid(int rows, int columns)
 {
-    return m_series >= 0 ? int(m_study.series[m_series].instances.size()) : 0;
+    const int wanted = std::clamp(rows, 1, 2) * std::clamp(columns, 1, 2);
+    while (m_panes.size() > wanted) {
+        SeriesPane *gone = m_panes.takeLast();
+        if (gone == m_active)
+            m_active = m_panes.first();
+        m_grid->removeWidget(gone);
+        delete gone;
+    }
+    while (m_panes.size() < wanted) {
+        // The first series not on screen yet; else the active pane's.
+        int series = m_active ? m_active->seriesIndex() : 0;
+        for (int s = 0; s < m_study.series.size(); ++s) {
+            if (std::none_of(m_panes.begin(), m_panes.end(), [s](SeriesPane *p) { return p->seriesIndex() == s; })) {
+                series = s;
+                break;
+            }
+        }
+        addPane(series);
+    }
+    // Re-lay: row-major in a rows × columns grid.
+    for (int i = 0; i < m_panes.size(); ++i) {
+        m_grid->removeWidget(m_panes[i]);
+        m_grid->addWidget(m_panes[i], i / std::clamp(columns, 1, 2), i % std::clamp(columns, 1, 2));
+    }
+    setActivePane(m_active);
+}
+
+void StudyViewer::setActivePane(SeriesPane *pane)
+{
+    if (!pane)
+        return;
+    const bool changed = pane != m_active;
+    m_active = pane;
+    for (SeriesPane *p : m_panes)
+        p->setActive(m_panes.size() > 1 && p == pane);
+    setFocusProxy(pane);
+    if (m_active->seriesIndex() >= 0 && m_seriesList->currentRow() != m_active->seriesIndex()) {
+        const QSignalBlocker block(m_seriesList);
+        m_seriesList->setCurrentRow(m_active->seriesIndex());
+    }
+    if (m_streamer && m_active->seriesIndex() >= 0)
+        m_streamer->setFocus(m_active->seriesIndex(), m_active->sliceIndex());
+    if (changed)
+        Q_EMIT activePaneChanged(pane);
+}
+
+void StudyViewer::setSynchronized(bool on)
+{
+    m_sync = on;
+    follow();
+}
+
+void StudyViewer::follow()
+{
+    if (!m_sync || m_panes.size() < 2 || m_active->sliceCount() < 2)
+        return;
+    const double at = double(m_active->sliceIndex()) / (m_active->sliceCount() - 1);
+    for (SeriesPane *p : m_panes) {
+        if (p != m_active && p->sliceCount() > 0)
+            p->showSlice(int(std::lround(at * (p->sliceCount() - 1))));
+    }
 }
 
 void StudyViewer::showSeries(int seriesIndex)
 {
-    if (seriesIndex < 0 || seriesIndex >= m_study.series.size() || seriesIndex == m_series)
+    if (seriesIndex < 0 || seriesIndex >= m_study.series.size())
         return;
-    ++m_generation;
-    const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
-    for (Job *job : jobs)
-        job->cancel();
-    m_jobs.clear();
-    m_inFlight.clear();
-    m_cache.clear();
-    m_filtered.clear();
-    m_series = seriesIndex;
-    m_slice = -1;
-    m_windowFromUser = false;
-    if (m_seriesList->currentRow() != seriesIndex)
+    m_active->showSeries(seriesIndex);
+    if (m_seriesList->currentRow() != seriesIndex) {
+        const QSignalBlocker block(m_seriesList);
         m_seriesList->setCurrentRow(seriesIndex);
-    m_viewport->clear(tr("Loading…"));
-    // Open a stack in its middle, where the anatomy is; a single image is its own middle.
-    showSlice(sliceCount() / 2);
+    }
 }
 
 void StudyViewer::showSlice(int index)
 {
-    if (sliceCount() == 0)
-        return;
-    index = std::clamp(index, 0, sliceCount() - 1);
-    if (index == m_slice && m_viewport->hasImage())
-        return;
-    m_slice = index;
-    if (m_arriving && m_arriving->key != m_study.series[m_series].instances[index].key)
-        m_arriving.reset();  // its decode is no longer wanted on screen
-    if (m_streamer)
-        m_streamer->setFocus(m_series, index);  // fetched next, then its neighbours
-    if (DecodedImage *cached = m_cache.object(index))
-        display(index, *cached);
-    else
-        requestLoad(index);
-    prefetchAround(index);
+    m_active->showSlice(index);  // the streamer hears of it through sliceChanged
 }
 
-void StudyViewer::requestLoad(int index)
+void StudyViewer::resetView()
 {
-    if (m_inFlight.contains(index) || m_cache.contains(index))
-        return;
-    const InstanceRef &ref = m_study.series[m_series].instances[index];
-    if (m_streamer && !m_streamer->isCached(ref.key)) {
-        if (index == m_slice)
-            showWaiting(index);
-        return;  // loaded when it is cached (onInstanceCached)
-    }
-    auto *job = loadImage(m_store, ref.key);
-    m_inFlight.insert(index);
-    m_jobs << job;
-    const quint64 generation = m_generation;
-    connect(job, &Job::finished, this, [this, job, index, generation] {
-        m_jobs.removeOne(job);
-        if (generation != m_generation)
-            return;  // an earlier series
-        m_inFlight.remove(index);
-        if (job->hasError()) {
-            if (job->error().code() != ErrorCode::Cancelled) {
-                if (index == m_slice)
-                    m_viewport->clear(job->error().toString());
-                Q_EMIT errorOccurred(job->error());
-            }
-            return;
-        }
-        auto *image = new DecodedImage(job->result().value());
-        const int costKiB = int(std::max<qint64>(1, image->pixels.frameBytes() * image->pixels.frames() / 1024));
-        const bool isCurrent = index == m_slice;
-        if (isCurrent)
-            display(index, *image);
-        m_cache.insert(index, image, costKiB);
-        if (isCurrent)
-            prefetchAround(index);
-    });
-    job->start(ExecutionPolicy::Async);
+    m_active->resetView();
 }
 
-void StudyViewer::prefetchAround(int index)
+void StudyViewer::setFilters(const FilterChain &chain, const QString &description)
 {
-    // Nearest first, alternating below and above, a few at a time so the slice in view never waits long.
-    for (int d = 1; d <= kPrefetchRadius && m_inFlight.size() < kMaxLoadsInFlight; ++d) {
-        for (int candidate : {index + d, index - d}) {
-            if (candidate >= 0 && candidate < sliceCount() && m_inFlight.size() < kMaxLoadsInFlight)
-                requestLoad(candidate);
-        }
-    }
-}
-
-void StudyViewer::showWaiting(int index)
-{
-    const int cached = m_streamer ? m_streamer->cachedCount() : 0, total = m_streamer ? m_streamer->total() : 0;
-    m_viewport->clear(tr("Fetching image %1 of %2 from %3…\n%4 of %5 images of the study are here")
-                          .arg(index + 1).arg(sliceCount()).arg(m_streamer ? m_streamer->storeName() : QString())
-                          .arg(cached).arg(total));
-}
-
-void StudyViewer::onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end)
-{
-    if (m_series < 0 || m_slice < 0 || m_cache.contains(m_slice) || m_study.series[m_series].instances[m_slice].key != key)
-        return;  // only the slice in view is shown while it arrives
-    if (!m_arriving || m_arriving->key != key) {
-        m_arriving = std::make_unique<Arriving>();
-        m_arriving->key = key;
-        m_arriving->bytes = bytes;
-        m_arriving->decoder = std::make_unique<ProgressiveImage>(m_chain);  // filtered while it arrives
-        m_arriving->decoder->enablePreviews(40);
-        connect(m_arriving->decoder.get(), &ProgressiveImage::previewReady, this,
-                [this, key](const DecodedImage &image, int rows) { onPreview(key, image, rows); });
-    }
-    if (m_arriving->bytes == bytes)
-        m_arriving->decoder->bytesAvailable(bytes->constData(), end);
-}
-
-void StudyViewer::onPreview(const QString &key, const DecodedImage &image, int rows)
-{
-    if (m_series < 0 || m_slice < 0 || m_cache.contains(m_slice) || m_study.series[m_series].instances[m_slice].key != key)
-        return;  // scrolled on, or the whole image is here already
-    if (image.info.identity.sopInstanceUid != m_study.series[m_series].instances[m_slice].sopInstanceUid)
-        return;  // never another instance under this slice's number
-    const double fraction = image.info.rows > 0 ? double(rows) / image.info.rows : 0;
-    m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage(), key);
-    m_viewport->setCompleteness(std::min(fraction, 0.99));  // complete once checked and cached
-    updateOverlay(image.info);
-    Q_EMIT previewShown(m_slice, fraction);
+    m_chain = chain;
+    m_chainDescription = description;
+    for (SeriesPane *p : m_panes)
+        p->setFilters(chain, description);
 }
 
 void StudyViewer::requestThumbnail(int series, const QString &key)
@@ -276,90 +272,8 @@ void StudyViewer::onInstanceCached(const QString &key)
             }
         }
     }
-    if (m_series < 0)
-        return;
-    const QList<InstanceRef> &instances = m_study.series[m_series].instances;
-    for (int i = 0; i < instances.size(); ++i) {
-        if (instances[i].key != key)
-            continue;
-        if (i == m_slice)
-            requestLoad(i);  // the slice in view: shown as soon as it is decoded
-        else if (std::abs(i - m_slice) <= kPrefetchRadius)
-            requestLoad(i);
-        return;
-    }
-}
-
-void StudyViewer::setFilters(const FilterChain &chain, const QString &description)
-{
-    m_chain = chain;
-    m_chainDescription = description;
-    ++m_chainGeneration;
-    m_filtered.clear();
-    m_arriving.reset();  // its decode ran the old chain
-    if (m_series >= 0 && m_slice >= 0) {
-        if (DecodedImage *original = m_cache.object(m_slice))
-            display(m_slice, *original);
-    }
-}
-
-void StudyViewer::display(int index, const DecodedImage &image)
-{
-    if (m_chain.isEmpty())
-        return present(index, image);
-    if (DecodedImage *filtered = m_filtered.object(index))
-        return present(index, *filtered);
-    // Filtered on the pool; the slice shows once it is done (a few milliseconds for a CT slice).
-    auto *watcher = new QFutureWatcher<Result<PixelBuffer>>(this);
-    const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, index, image, generation, chainGeneration] {
-        watcher->deleteLater();
-        if (generation != m_generation || chainGeneration != m_chainGeneration)
-            return;  // another series, or other filters, meanwhile
-        const Result<PixelBuffer> pixels = watcher->result();
-        if (!pixels.isOk()) {
-            Q_EMIT errorOccurred(pixels.error());
-            return present(index, image);
-        }
-        DecodedImage filtered{image.info, pixels.value()};
-        filtered.info.columns = filtered.pixels.width();
-        filtered.info.rows = filtered.pixels.height();
-        m_filtered.insert(index, new DecodedImage(filtered), int(std::max<qint64>(1, filtered.pixels.frameBytes() / 1024)));
-        if (index == m_slice)
-            present(index, filtered);
-    });
-    watcher->setFuture(QtConcurrent::run(blockingPool(), [chain = m_chain, image] { return applyFilters(chain, image.pixels, image.info, nullptr); }));
-}
-
-void StudyViewer::present(int index, const DecodedImage &image)
-{
-    if (m_arriving && m_arriving->key == m_study.series[m_series].instances[index].key)
-        m_arriving.reset();  // whole now
-    m_viewport->setCompleteness(1.0);
-    m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage(), m_study.series[m_series].instances[index].key);
-    updateOverlay(image.info);
-    Q_EMIT imageShown(index);
-}
-
-void StudyViewer::updateOverlay(const ImageInfo &info)
-{
-    const DicomIdentity &id = m_study.identity;
-    const SeriesSummary &series = m_study.series[m_series];
-    ViewportOverlay o;
-    o.topLeft = tr("%1\nID %2\n%3  %4")
-                    .arg(DicomIdentity::displayName(id.patientName), id.patientId,
-                         StudyListModel::formatDate(id.patientBirthDate), id.patientSex);
-    o.topRight = tr("%1\n%2\n%3 %4")
-                     .arg(id.studyDescription, StudyListModel::formatDate(id.studyDate), series.modality,
-                          series.description);
-    QString position;
-    if (info.hasPosition)
-        position = tr("\nPos %1 mm  Thk %2 mm").arg(info.slicePositionAlongNormal(), 0, 'f', 1).arg(info.sliceThickness, 0, 'f', 2);
-    o.bottomLeft = tr("Im %1/%2%3\n%4 × %5")
-                       .arg(m_slice + 1).arg(sliceCount()).arg(position).arg(info.columns).arg(info.rows);
-    if (!m_chain.isEmpty())
-        o.bottomLeft += tr("\nFiltered: %1").arg(m_chainDescription);
-    m_viewport->setOverlay(o);
+    for (SeriesPane *p : m_panes)
+        p->onInstanceCached(key);
 }
 
 void StudyViewer::setCinePlaying(bool playing)
@@ -378,12 +292,6 @@ void StudyViewer::setCineRate(int framesPerSecond)
     m_cineRate = std::clamp(framesPerSecond, 1, 60);
     m_cine.setInterval(1000 / m_cineRate);
     Q_EMIT cineChanged(m_cine.isActive(), m_cineRate);
-}
-
-void StudyViewer::resetView()
-{
-    m_windowFromUser = false;
-    m_viewport->resetView();
 }
 
 void StudyViewer::keyPressEvent(QKeyEvent *event)

@@ -1,21 +1,24 @@
 #pragma once
-// StudyViewer: one open study — its series on the left, a viewport on the right. Slices are loaded from the
-// store as jobs (read + decode on the pool); the slice in view first, then its neighbours, nearest first.
+// StudyViewer: one open study — its series (with thumbnails) on the left, one to four panes on the right (layouts
+// 1×1, 1×2, 2×2), each showing a series; drag a series onto a pane to show it there. The keys, the menus and this
+// class's slice calls act on the active pane (the one last clicked); with synchronised scrolling on, the other
+// panes follow it through their stacks. When the study streams in from an archive, the streamer is told where
+// the active pane looks, and every pane shows its slices as they arrive.
 
-#include "imageviewport.h"
+#include "seriespane.h"
 
 #include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/stores/studycatalog.h"
 
-#include <memory>
-
-#include <QCache>
 #include <QHash>
 #include <QImage>
 #include <QSet>
 #include <QTimer>
 #include <QWidget>
 
+#include <memory>
+
+class QGridLayout;
 class QListWidget;
 
 namespace spectrum {
@@ -32,79 +35,72 @@ public:
     ~StudyViewer() override;
 
     const StudySummary &study() const { return m_study; }
-    int seriesIndex() const { return m_series; }
-    int sliceIndex() const { return m_slice; }
-    int sliceCount() const;
-    ImageViewport *viewport() const { return m_viewport; }
+    /// The active pane and what it shows.
+    SeriesPane *activePane() const { return m_active; }
+    int seriesIndex() const { return m_active->seriesIndex(); }
+    int sliceIndex() const { return m_active->sliceIndex(); }
+    int sliceCount() const { return m_active->sliceCount(); }
+    ImageViewport *viewport() const { return m_active->viewport(); }
     /// The series' thumbnail (its middle image, once here); null until then.
     QImage thumbnail(int series) const { return m_thumbnails.value(series); }
     StudyStreamer *streamer() const { return m_streamer; }
 
+    /// Layout: `rows` × `columns` panes (1×1, 1×2, 2×2). New panes show the series not yet on screen, in order.
+    void setGrid(int rows, int columns);
+    int paneCount() const { return int(m_panes.size()); }
+    SeriesPane *pane(int i) const { return m_panes.value(i); }
+    void setActivePane(SeriesPane *pane);
+    /// The other panes follow the active one through their stacks (at the same relative position).
+    void setSynchronized(bool on);
+    bool isSynchronized() const { return m_sync; }
+
     void showSeries(int seriesIndex);
-    /// Shows slice `index` (0-based, clamped) of the current series as soon as it is decoded.
+    /// Shows slice `index` (0-based, clamped) of the active pane's series as soon as it is decoded.
     void showSlice(int index);
-    void stepSlice(int step) { showSlice(m_slice + step); }
-    /// Fit, centre, and the image's own window again.
+    void stepSlice(int step) { showSlice(sliceIndex() + step); }
+    /// Fit, centre, and the image's own window again (active pane).
     void resetView();
 
-    /// Filters the images in view (and those arriving) through `chain`; empty: the originals. `description`
-    /// names it in the overlay.
+    /// Filters the images in every pane (and those arriving) through `chain`; empty: the originals.
     void setFilters(const FilterChain &chain, const QString &description);
     bool isFiltering() const { return !m_chain.isEmpty(); }
 
-    /// Cine: steps through the series at `framesPerSecond`, round and round, until stopped.
+    /// Cine on the active pane: steps through its series at `framesPerSecond`, round and round, until stopped.
     void setCinePlaying(bool playing);
     bool isCinePlaying() const { return m_cine.isActive(); }
     void setCineRate(int framesPerSecond);  ///< 1…60
     int cineRate() const { return m_cineRate; }
 
 Q_SIGNALS:
-    /// Slice `index` of the current series is on screen (decoded and rendered).
+    /// Slice `index` of the active pane's series is on screen (decoded and rendered).
     void imageShown(int index);
     void cineChanged(bool playing, int framesPerSecond);
     void thumbnailReady(int series);
-    /// Slice `index` is on screen while it still arrives: `fraction` of its rows are in (the rest black).
+    /// Slice `index` is on screen in the active pane while it still arrives: `fraction` of its rows are in.
     void previewShown(int index, double fraction);
     void errorOccurred(const spectrum::Error &error);
+    void activePaneChanged(spectrum::SeriesPane *pane);
 
 protected:
     void keyPressEvent(QKeyEvent *event) override;
 
 private:
-    void requestLoad(int index);
-    void prefetchAround(int index);
-    void display(int index, const DecodedImage &image);
-    void updateOverlay(const ImageInfo &info);
-    /// Shows `image` (slice `index`, whole) — through the filters when they are on, computed on the pool.
-    void present(int index, const DecodedImage &image);
-    /// The slice in view is not in the cache yet: say so, never show another slice's pixels under its number.
-    void showWaiting(int index);
-    void onInstanceCached(const QString &key);
-    /// Makes series `series`' thumbnail from cached instance `key` (decoded and rendered on the pool).
+    SeriesPane *addPane(int seriesIndex);
     void requestThumbnail(int series, const QString &key);
-    /// Bytes of an instance arriving from the streamer: decoded as they come when it is the slice in view.
-    void onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end);
-    void onPreview(const QString &key, const DecodedImage &image, int rows);
+    void onInstanceCached(const QString &key);
+    /// The other panes to the active one's relative position, when synchronised.
+    void follow();
 
     BlobStore *m_store;
     StudyStreamer *m_streamer = nullptr;
     StudySummary m_study;
     QListWidget *m_seriesList;
-    ImageViewport *m_viewport;
-    int m_series = -1;
-    int m_slice = -1;
-    bool m_windowFromUser = false;
-    quint64 m_generation = 0;         // bumps on series change: late results of the old series are dropped
-    QCache<int, DecodedImage> m_cache; // decoded slices of the current series; cost in KiB
-    QCache<int, DecodedImage> m_filtered; // the same through the current filters
+    QGridLayout *m_grid;
+    QList<SeriesPane *> m_panes;
+    SeriesPane *m_active = nullptr;
+    bool m_sync = false;
     FilterChain m_chain;
     QString m_chainDescription;
-    quint64 m_chainGeneration = 0;     // bumps when the filters change: late results of the old chain are dropped
-    QSet<int> m_inFlight;
-    QList<Job *> m_jobs;
-    /// The slice in view while it streams in: its bytes (kept alive for the decoder) and its progressive decode.
-    struct Arriving;
-    std::unique_ptr<Arriving> m_arriving;
     QHash<int, QImage> m_thumbnails;
     QSet<int> m_thumbnailsAsked;
     QTimer m_cine;

@@ -14,6 +14,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QListWidget>
+#include <QMimeData>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTableView>
@@ -61,6 +62,7 @@ private Q_SLOTS:
     void keysFromTheMenusActOnTheOpenStudy();
     void filtersApplyLiveAndToggleOff();
     void seriesThumbnailsShowTheirMiddleImage();
+    void layoutsSynchronisedScrollingAndDroppingASeries();
     void settingsAreRememberedAcrossRestarts();
     void reopeningUsesTheCacheWithoutReseeding();
     void aCacheInUseIsAClearStartError();
@@ -268,6 +270,63 @@ void tst_Workstation::seriesThumbnailsShowTheirMiddleImage()
     QCOMPARE(viewer->thumbnail(0), expected);
     auto *list = viewer->findChild<QListWidget *>(QStringLiteral("seriesList"));
     QVERIFY(list && !list->item(0)->icon().isNull());
+}
+
+void tst_Workstation::layoutsSynchronisedScrollingAndDroppingASeries()
+{
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(viewer);
+    QTRY_VERIFY(viewer->viewport()->hasImage());
+    m_window->activateWindow();
+    viewer->setFocus();
+    auto press = [&](const char *key) { QTest::keySequence(m_window.get(), QKeySequence(QString::fromLatin1(key))); };
+
+    press("Ctrl+Alt+2");
+    QCOMPARE(viewer->paneCount(), 2);
+    QTRY_VERIFY(viewer->pane(1)->viewport()->hasImage());  // the only series, in both
+    QCOMPARE(viewer->pane(1)->seriesIndex(), 0);
+    QVERIFY(viewer->pane(0)->isVisible() && viewer->pane(1)->isVisible());
+
+    // Synchronised: the other pane follows the active one through the stack.
+    press("S");
+    QVERIFY(viewer->isSynchronized());
+    QCOMPARE(viewer->activePane(), viewer->pane(0));
+    viewer->showSlice(40);
+    QTRY_COMPARE(viewer->pane(1)->sliceIndex(), 40);
+    QTRY_COMPARE(viewer->pane(1)->viewport()->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[40].sopInstanceUid);
+    press("S");
+    QVERIFY(!viewer->isSynchronized());
+    viewer->showSlice(60);
+    QTRY_COMPARE(viewer->pane(0)->sliceIndex(), 60);
+    QCOMPARE(viewer->pane(1)->sliceIndex(), 40);  // stays
+
+    // A click makes a pane the active one: keys and menus act on it.
+    const QPoint centre(viewer->pane(1)->viewport()->width() / 2, viewer->pane(1)->viewport()->height() / 2);
+    sendMouse(viewer->pane(1)->viewport(), QEvent::MouseButtonPress, centre, Qt::LeftButton, Qt::LeftButton);
+    sendMouse(viewer->pane(1)->viewport(), QEvent::MouseButtonRelease, centre, Qt::LeftButton, Qt::NoButton);
+    QCOMPARE(viewer->activePane(), viewer->pane(1));
+    QCOMPARE(viewer->viewport(), viewer->pane(1)->viewport());
+    press("I");
+    QVERIFY(viewer->pane(1)->viewport()->isInverted());
+    QVERIFY(!viewer->pane(0)->viewport()->isInverted());
+
+    // A series dropped on a pane: that pane shows it and becomes active.
+    QMimeData data;
+    data.setData(seriesMimeType(), "0");
+    const QPointF at(10, 10);
+    QDragEnterEvent enter(at.toPoint(), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(viewer->pane(0), &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(viewer->pane(0), &drop);
+    QCOMPARE(viewer->activePane(), viewer->pane(0));
+
+    press("Ctrl+Alt+4");
+    QCOMPARE(viewer->paneCount(), 4);
+    QTRY_VERIFY(viewer->pane(3)->viewport()->hasImage());
+    press("Ctrl+Alt+1");
+    QCOMPARE(viewer->paneCount(), 1);
+    QVERIFY(viewer->viewport()->hasImage());
 }
 
 void tst_Workstation::settingsAreRememberedAcrossRestarts()

@@ -1,0 +1,321 @@
+#include "seriespane.h"
+
+#include "studylistmodel.h"
+
+#include "spectrum/imaging/progressiveimage.h"
+#include "spectrum/stores/imageloader.h"
+#include "spectrum/stores/studystreamer.h"
+
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFutureWatcher>
+#include <QMimeData>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+namespace spectrum {
+
+struct SeriesPane::Arriving
+{
+    QString key;
+    std::shared_ptr<const QByteArray> bytes;    ///< destroyed after the decoder below, which reads it
+    std::unique_ptr<ProgressiveImage> decoder;
+};
+
+namespace {
+constexpr int kPrefetchRadius = 12;
+constexpr int kMaxLoadsInFlight = 4;
+} // namespace
+
+SeriesPane::SeriesPane(BlobStore *store, const StudySummary *study, StudyStreamer *streamer, QWidget *parent)
+    : QFrame(parent), m_store(store), m_study(study), m_streamer(streamer), m_viewport(new ImageViewport)
+{
+    m_cache.setMaxCost(512 * 1024);  // KiB of decoded pixels kept per pane
+    m_filtered.setMaxCost(128 * 1024);
+    setFrameShape(QFrame::NoFrame);
+    setActive(false);
+    setAcceptDrops(true);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addWidget(m_viewport);
+    setFocusProxy(m_viewport);
+    m_viewport->installEventFilter(this);
+    connect(m_viewport, &ImageViewport::sliceStepRequested, this, &SeriesPane::stepSlice);
+    connect(m_viewport, &ImageViewport::windowChanged, this, [this] { m_windowFromUser = true; });
+}
+
+SeriesPane::~SeriesPane()
+{
+    ++m_generation;  // results that still arrive belong to nobody
+    const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
+    for (Job *job : jobs)
+        job->cancel();
+}
+
+void SeriesPane::setActive(bool active)
+{
+    setStyleSheet(active ? QStringLiteral("SeriesPane { border: 2px solid #3d7fd6; }") : QStringLiteral("SeriesPane { border: 2px solid #101010; }"));
+}
+
+bool SeriesPane::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_viewport && (event->type() == QEvent::MouseButtonPress || event->type() == QEvent::FocusIn))
+        Q_EMIT activated();
+    return QFrame::eventFilter(watched, event);
+}
+
+void SeriesPane::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (event->mimeData()->hasFormat(seriesMimeType()))
+        event->acceptProposedAction();
+}
+
+void SeriesPane::dropEvent(QDropEvent *event)
+{
+    bool ok = false;
+    const int series = QString::fromLatin1(event->mimeData()->data(seriesMimeType())).toInt(&ok);
+    if (!ok)
+        return;
+    event->acceptProposedAction();
+    Q_EMIT activated();
+    Q_EMIT seriesDropped(series);
+}
+
+int SeriesPane::sliceCount() const
+{
+    return m_series >= 0 ? int(m_study->series[m_series].instances.size()) : 0;
+}
+
+void SeriesPane::showSeries(int seriesIndex)
+{
+    if (seriesIndex < 0 || seriesIndex >= m_study->series.size() || seriesIndex == m_series)
+        return;
+    ++m_generation;
+    const QList<Job *> jobs = m_jobs;
+    for (Job *job : jobs)
+        job->cancel();
+    m_jobs.clear();
+    m_inFlight.clear();
+    m_cache.clear();
+    m_filtered.clear();
+    m_arriving.reset();
+    m_series = seriesIndex;
+    m_slice = -1;
+    m_windowFromUser = false;
+    m_viewport->clear(tr("Loading…"));
+    // Open a stack in its middle, where the anatomy is; a single image is its own middle.
+    showSlice(sliceCount() / 2);
+}
+
+void SeriesPane::showSlice(int index)
+{
+    if (sliceCount() == 0)
+        return;
+    index = std::clamp(index, 0, sliceCount() - 1);
+    if (index == m_slice && m_viewport->hasImage())
+        return;
+    m_slice = index;
+    if (m_arriving && m_arriving->key != m_study->series[m_series].instances[index].key)
+        m_arriving.reset();  // its decode is no longer wanted on screen
+    Q_EMIT sliceChanged(m_series, index);
+    if (DecodedImage *cached = m_cache.object(index))
+        display(index, *cached);
+    else
+        requestLoad(index);
+    prefetchAround(index);
+}
+
+void SeriesPane::requestLoad(int index)
+{
+    if (m_inFlight.contains(index) || m_cache.contains(index))
+        return;
+    const InstanceRef &ref = m_study->series[m_series].instances[index];
+    if (m_streamer && !m_streamer->isCached(ref.key)) {
+        if (index == m_slice)
+            showWaiting(index);
+        return;  // loaded when it is cached (onInstanceCached)
+    }
+    auto *job = loadImage(m_store, ref.key);
+    m_inFlight.insert(index);
+    m_jobs << job;
+    const quint64 generation = m_generation;
+    connect(job, &Job::finished, this, [this, job, index, generation] {
+        m_jobs.removeOne(job);
+        if (generation != m_generation)
+            return;  // an earlier series
+        m_inFlight.remove(index);
+        if (job->hasError()) {
+            if (job->error().code() != ErrorCode::Cancelled) {
+                if (index == m_slice)
+                    m_viewport->clear(job->error().toString());
+                Q_EMIT errorOccurred(job->error());
+            }
+            return;
+        }
+        auto *image = new DecodedImage(job->result().value());
+        const int costKiB = int(std::max<qint64>(1, image->pixels.frameBytes() * image->pixels.frames() / 1024));
+        const bool isCurrent = index == m_slice;
+        if (isCurrent)
+            display(index, *image);
+        m_cache.insert(index, image, costKiB);
+        if (isCurrent)
+            prefetchAround(index);
+    });
+    job->start(ExecutionPolicy::Async);
+}
+
+void SeriesPane::prefetchAround(int index)
+{
+    // Nearest first, alternating below and above, a few at a time so the slice in view never waits long.
+    for (int d = 1; d <= kPrefetchRadius && m_inFlight.size() < kMaxLoadsInFlight; ++d) {
+        for (int candidate : {index + d, index - d}) {
+            if (candidate >= 0 && candidate < sliceCount() && m_inFlight.size() < kMaxLoadsInFlight)
+                requestLoad(candidate);
+        }
+    }
+}
+
+void SeriesPane::showWaiting(int index)
+{
+    const int cached = m_streamer ? m_streamer->cachedCount() : 0, total = m_streamer ? m_streamer->total() : 0;
+    m_viewport->clear(tr("Fetching image %1 of %2 from %3…\n%4 of %5 images of the study are here")
+                          .arg(index + 1).arg(sliceCount()).arg(m_streamer ? m_streamer->storeName() : QString())
+                          .arg(cached).arg(total));
+}
+
+void SeriesPane::onStreamProgress()
+{
+    if (m_series >= 0 && m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(m_slice)
+        && !m_streamer->isCached(m_study->series[m_series].instances[m_slice].key))
+        showWaiting(m_slice);  // how much of the study is here, kept current
+}
+
+void SeriesPane::onInstanceFailed(const QString &key, const Error &error)
+{
+    if (m_series >= 0 && m_slice >= 0 && m_study->series[m_series].instances[m_slice].key == key)
+        m_viewport->clear(tr("Image %1 could not be fetched: %2").arg(m_slice + 1).arg(error.toString()));
+}
+
+void SeriesPane::onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end)
+{
+    if (m_series < 0 || m_slice < 0 || m_cache.contains(m_slice) || m_study->series[m_series].instances[m_slice].key != key)
+        return;  // only the slice in view is shown while it arrives
+    if (!m_arriving || m_arriving->key != key) {
+        m_arriving = std::make_unique<Arriving>();
+        m_arriving->key = key;
+        m_arriving->bytes = bytes;
+        m_arriving->decoder = std::make_unique<ProgressiveImage>(m_chain);  // filtered while it arrives
+        m_arriving->decoder->enablePreviews(40);
+        connect(m_arriving->decoder.get(), &ProgressiveImage::previewReady, this,
+                [this, key](const DecodedImage &image, int rows) { onPreview(key, image, rows); });
+    }
+    if (m_arriving->bytes == bytes)
+        m_arriving->decoder->bytesAvailable(bytes->constData(), end);
+}
+
+void SeriesPane::onPreview(const QString &key, const DecodedImage &image, int rows)
+{
+    if (m_series < 0 || m_slice < 0 || m_cache.contains(m_slice) || m_study->series[m_series].instances[m_slice].key != key)
+        return;  // scrolled on, or the whole image is here already
+    if (image.info.identity.sopInstanceUid != m_study->series[m_series].instances[m_slice].sopInstanceUid)
+        return;  // never another instance under this slice's number
+    const double fraction = image.info.rows > 0 ? double(rows) / image.info.rows : 0;
+    m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage(), key);
+    m_viewport->setCompleteness(std::min(fraction, 0.99));  // complete once checked and cached
+    updateOverlay(image.info);
+    Q_EMIT previewShown(m_slice, fraction);
+}
+
+void SeriesPane::onInstanceCached(const QString &key)
+{
+    if (m_series < 0)
+        return;
+    const QList<InstanceRef> &instances = m_study->series[m_series].instances;
+    for (int i = 0; i < instances.size(); ++i) {
+        if (instances[i].key != key)
+            continue;
+        if (i == m_slice || std::abs(i - m_slice) <= kPrefetchRadius)
+            requestLoad(i);  // the slice in view is shown as soon as it is decoded
+        return;
+    }
+}
+
+void SeriesPane::setFilters(const FilterChain &chain, const QString &description)
+{
+    m_chain = chain;
+    m_chainDescription = description;
+    ++m_chainGeneration;
+    m_filtered.clear();
+    m_arriving.reset();  // its decode ran the old chain
+    if (m_series >= 0 && m_slice >= 0) {
+        if (DecodedImage *original = m_cache.object(m_slice))
+            display(m_slice, *original);
+    }
+}
+
+void SeriesPane::display(int index, const DecodedImage &image)
+{
+    if (m_chain.isEmpty())
+        return present(index, image);
+    if (DecodedImage *filtered = m_filtered.object(index))
+        return present(index, *filtered);
+    // Filtered on the blocking pool (drained before the store goes); shown once done.
+    auto *watcher = new QFutureWatcher<Result<PixelBuffer>>(this);
+    const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, index, image, generation, chainGeneration] {
+        watcher->deleteLater();
+        if (generation != m_generation || chainGeneration != m_chainGeneration)
+            return;  // another series, or other filters, meanwhile
+        const Result<PixelBuffer> pixels = watcher->result();
+        if (!pixels.isOk()) {
+            Q_EMIT errorOccurred(pixels.error());
+            return present(index, image);
+        }
+        DecodedImage filtered{image.info, pixels.value()};
+        filtered.info.columns = filtered.pixels.width();
+        filtered.info.rows = filtered.pixels.height();
+        m_filtered.insert(index, new DecodedImage(filtered), int(std::max<qint64>(1, filtered.pixels.frameBytes() / 1024)));
+        if (index == m_slice)
+            present(index, filtered);
+    });
+    watcher->setFuture(QtConcurrent::run(blockingPool(), [chain = m_chain, image] { return applyFilters(chain, image.pixels, image.info, nullptr); }));
+}
+
+void SeriesPane::present(int index, const DecodedImage &image)
+{
+    if (m_arriving && m_arriving->key == m_study->series[m_series].instances[index].key)
+        m_arriving.reset();  // whole now
+    m_viewport->setCompleteness(1.0);
+    m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage(), m_study->series[m_series].instances[index].key);
+    updateOverlay(image.info);
+    Q_EMIT imageShown(index);
+}
+
+void SeriesPane::updateOverlay(const ImageInfo &info)
+{
+    const DicomIdentity &id = m_study->identity;
+    const SeriesSummary &series = m_study->series[m_series];
+    ViewportOverlay o;
+    o.topLeft = tr("%1\nID %2\n%3  %4")
+                    .arg(DicomIdentity::displayName(id.patientName), id.patientId,
+                         StudyListModel::formatDate(id.patientBirthDate), id.patientSex);
+    o.topRight = tr("%1\n%2\n%3 %4")
+                     .arg(id.studyDescription, StudyListModel::formatDate(id.studyDate), series.modality,
+                          series.description);
+    QString position;
+    if (info.hasPosition)
+        position = tr("\nPos %1 mm  Thk %2 mm").arg(info.slicePositionAlongNormal(), 0, 'f', 1).arg(info.sliceThickness, 0, 'f', 2);
+    o.bottomLeft = tr("Im %1/%2%3\n%4 × %5")
+                       .arg(m_slice + 1).arg(sliceCount()).arg(position).arg(info.columns).arg(info.rows);
+    if (!m_chain.isEmpty())
+        o.bottomLeft += tr("\nFiltered: %1").arg(m_chainDescription);
+    m_viewport->setOverlay(o);
+}
+
+void SeriesPane::resetView()
+{
+    m_windowFromUser = false;
+    m_viewport->resetView();
+}
+
+} // namespace spectrum

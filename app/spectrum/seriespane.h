@@ -1,0 +1,99 @@
+#pragma once
+// SeriesPane: one viewport of a study on screen and the series it shows — its slices loaded from the store as jobs
+// (read + decode on the pool), the slice in view first then its neighbours; filtered when filters are on; shown
+// while it arrives when the study streams in from an archive. A study viewer holds one to four of them (layouts).
+
+#include "imageviewport.h"
+
+#include "spectrum/imaging/bandprocessor.h"
+#include "spectrum/stores/studycatalog.h"
+
+#include <QCache>
+#include <QFrame>
+#include <QSet>
+
+#include <memory>
+
+namespace spectrum {
+
+class Job;
+class StudyStreamer;
+
+class SeriesPane : public QFrame
+{
+    Q_OBJECT
+public:
+    /// `study` must outlive the pane (its viewer owns both); `streamer` may be null.
+    SeriesPane(BlobStore *store, const StudySummary *study, StudyStreamer *streamer, QWidget *parent = nullptr);
+    ~SeriesPane() override;
+
+    ImageViewport *viewport() const { return m_viewport; }
+    int seriesIndex() const { return m_series; }
+    int sliceIndex() const { return m_slice; }
+    int sliceCount() const;
+
+    void showSeries(int seriesIndex);
+    /// Shows slice `index` (0-based, clamped) of the series as soon as it is decoded.
+    void showSlice(int index);
+    void stepSlice(int step) { showSlice(m_slice + step); }
+    void resetView();
+    void setFilters(const FilterChain &chain, const QString &description);
+    bool isFiltering() const { return !m_chain.isEmpty(); }
+    /// Whether a slice load is under way for the slice in view.
+    bool isLoadingSliceInView() const { return m_inFlight.contains(m_slice); }
+    /// Drawn with a highlight: the pane the keys and menus act on.
+    void setActive(bool active);
+    /// The study's images arriving or cached (from the viewer's streamer).
+    void onInstanceCached(const QString &key);
+    void onInstanceFailed(const QString &key, const Error &error);
+    void onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end);
+    void onStreamProgress();
+
+Q_SIGNALS:
+    void imageShown(int index);
+    /// The slice in view changed (scrolled here or from the viewer), before it is on screen.
+    void sliceChanged(int series, int index);
+    void previewShown(int index, double fraction);
+    void errorOccurred(const spectrum::Error &error);
+    /// Clicked or focused: it becomes the active pane.
+    void activated();
+    /// A series (its index) was dropped on the pane from the series list.
+    void seriesDropped(int seriesIndex);
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
+
+private:
+    void requestLoad(int index);
+    void prefetchAround(int index);
+    void display(int index, const DecodedImage &image);
+    void present(int index, const DecodedImage &image);
+    void updateOverlay(const ImageInfo &info);
+    void showWaiting(int index);
+    void onPreview(const QString &key, const DecodedImage &image, int rows);
+
+    BlobStore *m_store;
+    const StudySummary *m_study;
+    StudyStreamer *m_streamer;
+    ImageViewport *m_viewport;
+    int m_series = -1;
+    int m_slice = -1;
+    bool m_windowFromUser = false;
+    quint64 m_generation = 0;             // bumps on series change: late results of the old series are dropped
+    QCache<int, DecodedImage> m_cache;    // decoded slices of the series; cost in KiB
+    QCache<int, DecodedImage> m_filtered; // the same through the current filters
+    FilterChain m_chain;
+    QString m_chainDescription;
+    quint64 m_chainGeneration = 0;
+    QSet<int> m_inFlight;
+    QList<Job *> m_jobs;
+    struct Arriving;
+    std::unique_ptr<Arriving> m_arriving;  ///< the slice in view while it streams in
+};
+
+/// The MIME type a series is dragged with from the series list: its index, as text.
+inline QString seriesMimeType() { return QStringLiteral("application/x-spectrum-series"); }
+
+} // namespace spectrum
