@@ -118,6 +118,9 @@ public:
     HttpJob(DicomWebClient *client, QByteArray verb, QNetworkRequest request, QByteArray body, QString what)
         : m_what(std::move(what)), m_client(client), m_verb(std::move(verb)), m_request(std::move(request)), m_body(std::move(body))
     {
+        // Owned by its client: a job whose client goes (the fetch that made both was cancelled) goes with it,
+        // instead of waiting for an answer that will never come.
+        this->setParent(client);
     }
 
 protected:
@@ -194,7 +197,7 @@ private:
     QByteArray m_verb;
     QNetworkRequest m_request;
     QByteArray m_body;
-    QNetworkReply *m_reply = nullptr;
+    QPointer<QNetworkReply> m_reply;  ///< its manager may go first (both belong to the client)
     QByteArray m_answer;
     bool m_refreshed = false;
 };
