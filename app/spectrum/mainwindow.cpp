@@ -4,7 +4,6 @@
 #include "storesdialog.h"
 #include "transferspanel.h"
 #include "studybrowser.h"
-#include "studylistmodel.h"
 #include "studyviewer.h"
 
 #include "spectrum/stores/filestore.h"
@@ -514,7 +513,7 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
     });
     const QString title = QStringLiteral("%1 — %2 %3")
                               .arg(DicomIdentity::displayName(study.identity.patientName),
-                                   study.modalities.join(QLatin1Char('/')), StudyListModel::formatDate(study.identity.studyDate));
+                                   study.modalities.join(QLatin1Char('/')), DicomIdentity::displayDate(study.identity.studyDate));
     m_tabs->setCurrentIndex(m_tabs->addTab(viewer, title));
     viewer->setFocus();
     Q_EMIT studyOpened(viewer);

@@ -1,6 +1,5 @@
 #include "seriespane.h"
 
-#include "studylistmodel.h"
 
 #include "spectrum/imaging/progressiveimage.h"
 #include "spectrum/stores/imageloader.h"
@@ -298,9 +297,9 @@ void SeriesPane::updateOverlay(const ImageInfo &info)
     ViewportOverlay o;
     o.topLeft = tr("%1\nID %2\n%3  %4")
                     .arg(DicomIdentity::displayName(id.patientName), id.patientId,
-                         StudyListModel::formatDate(id.patientBirthDate), id.patientSex);
+                         DicomIdentity::displayDate(id.patientBirthDate), id.patientSex);
     o.topRight = tr("%1\n%2\n%3 %4")
-                     .arg(id.studyDescription, StudyListModel::formatDate(id.studyDate), series.modality,
+                     .arg(id.studyDescription, DicomIdentity::displayDate(id.studyDate), series.modality,
                           series.description);
     QString position;
     if (info.hasPosition)

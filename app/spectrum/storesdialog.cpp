@@ -219,15 +219,8 @@ void StoresDialog::saveStore()
     next.remove(s.value().name);
     if (Error e = next.add(s.value()); e.isError())
         return setStatus(e.message(), false);
-    if (!next.path().isEmpty()) {
-        if (Error e = next.save(); e.isError())
-            return setStatus(e.message(), false);
-    }
-    m_config = next;
-    m_workstation->setStoreConfig(m_config);
-    m_secret->clear();
-    refreshList();
-    setStatus(tr("%1 saved.").arg(s.value().name), true);
+    if (apply(next))
+        setStatus(tr("%1 saved.").arg(s.value().name), true);
 }
 
 void StoresDialog::removeStore()
@@ -236,15 +229,25 @@ void StoresDialog::removeStore()
     StoreConfigFile next = m_config;
     if (Error e = next.remove(name); e.isError())
         return setStatus(e.message(), false);
+    if (!apply(next))
+        return;
+    newStore();
+    setStatus(tr("%1 removed.").arg(name), true);
+}
+
+bool StoresDialog::apply(const StoreConfigFile &next)
+{
     if (!next.path().isEmpty()) {
-        if (Error e = next.save(); e.isError())
-            return setStatus(e.message(), false);
+        if (Error e = next.save(); e.isError()) {
+            setStatus(e.message(), false);
+            return false;
+        }
     }
     m_config = next;
     m_workstation->setStoreConfig(m_config);
+    m_secret->clear();
     refreshList();
-    newStore();
-    setStatus(tr("%1 removed.").arg(name), true);
+    return true;
 }
 
 void StoresDialog::testStore()

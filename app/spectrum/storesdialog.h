@@ -57,6 +57,8 @@ private:
     void refreshList();
     void updateFields();
     void setStatus(const QString &text, bool ok);
+    /// Saves `next` (when it has a file) and hands it to the workstation; false (and a status) if it cannot.
+    bool apply(const StoreConfigFile &next);
 
     Workstation *m_workstation;
     StoreConfigFile m_config;

@@ -1,6 +1,5 @@
 #include "studybrowser.h"
 
-#include "studylistmodel.h"
 #include "workstation.h"
 
 #include "spectrum/stores/storeregistry.h"
@@ -13,7 +12,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -22,46 +20,12 @@ namespace spectrum {
 
 namespace {
 
-/// DICOM wildcard matching (* and ?), case-insensitive, over the whole value.
-bool wildcardMatch(const QString &pattern, const QString &value)
-{
-    if (pattern.isEmpty())
-        return true;
-    const QRegularExpression re(QRegularExpression::wildcardToRegularExpression(pattern, QRegularExpression::UnanchoredWildcardConversion),
-                                QRegularExpression::CaseInsensitiveOption);
-    const QRegularExpressionMatch m = re.match(value);
-    return m.hasMatch() && m.capturedStart() == 0 && m.capturedLength() == value.size();
-}
-
 QString studyKey(const QString &uid, const QString &patientId)
 {
     return uid + QLatin1Char('|') + patientId;
 }
 
 } // namespace
-
-bool matchesQuery(const StudySummary &study, const DicomQuery &q)
-{
-    const DicomIdentity &id = study.identity;
-    // Names match with or without the '^' between their components: "DOE^JOHN" and "DOE JOHN*".
-    const QString name = id.patientName;
-    if (!q.patientName.isEmpty() && !wildcardMatch(q.patientName, name)
-        && !wildcardMatch(q.patientName, QString(name).replace(QLatin1Char('^'), QLatin1Char(' ')))
-        && !wildcardMatch(q.patientName + QLatin1Char('*'), name))
-        return false;
-    if (!q.patientId.isEmpty() && !wildcardMatch(q.patientId, id.patientId))
-        return false;
-    if (!q.accessionNumber.isEmpty() && !wildcardMatch(q.accessionNumber, id.accessionNumber))
-        return false;
-    if (!q.modality.isEmpty() && !study.modalities.contains(q.modality, Qt::CaseInsensitive))
-        return false;
-    const QDate date = QDate::fromString(id.studyDate, QStringLiteral("yyyyMMdd"));
-    if (q.dateFrom.isValid() && (!date.isValid() || date < q.dateFrom))
-        return false;
-    if (q.dateTo.isValid() && (!date.isValid() || date > q.dateTo))
-        return false;
-    return true;
-}
 
 // ---- FoundStudyModel ----
 
@@ -185,7 +149,7 @@ QVariant FoundStudyModel::data(const QModelIndex &index, int role) const
     case Patient:
         return DicomIdentity::displayName(f->identity.patientName) + (f->identityConflict ? tr("  ⚠ identity conflict") : QString());
     case PatientId: return f->identity.patientId;
-    case Date: return StudyListModel::formatDate(f->identity.studyDate);
+    case Date: return DicomIdentity::displayDate(f->identity.studyDate);
     case Modality: return f->modalities.join(QLatin1Char('/'));
     case Description: return f->description;
     case Images: return f->instances >= 0 ? QVariant(f->instances) : QVariant(QStringLiteral("?"));
@@ -337,7 +301,7 @@ void StudyBrowser::refreshLocal()
     const DicomQuery q = query();
     QList<StudySummary> matching;
     for (const StudySummary &s : m_workstation->studies()) {
-        if (matchesQuery(s, q))
+        if (q.matchesStudy(s.identity, s.modalities))
             matching << s;
     }
     m_model->setLocal(matching);

@@ -124,10 +124,6 @@ private:
     quint64 m_generation = 0;  ///< answers of an older search are dropped
 };
 
-/// Whether a study in the cache matches `query` (the same rules a PACS applies: wildcards in the name, exact
-/// ID and accession, the date range, a modality among the study's).
-bool matchesQuery(const StudySummary &study, const DicomQuery &query);
-
 } // namespace spectrum
 
 Q_DECLARE_METATYPE(spectrum::FoundStudy)

@@ -65,6 +65,11 @@ bool operator==(const DicomIdentity &a, const DicomIdentity &b)
     return true;
 }
 
+QString DicomIdentity::displayDate(const QString &d)
+{
+    return d.size() == 8 ? d.left(4) + QLatin1Char('-') + d.mid(4, 2) + QLatin1Char('-') + d.right(2) : d;
+}
+
 QString DicomIdentity::displayName(const QString &personName)
 {
     QStringList parts = personName.split(QLatin1Char('^'));

@@ -1,5 +1,7 @@
 #include "spectrum/core/dicomquery.h"
 
+#include <QRegularExpression>
+
 namespace spectrum {
 
 namespace {
@@ -43,6 +45,40 @@ QString DicomQuery::dicomDateRange() const
     const QString from = dateFrom.isValid() ? dateFrom.toString(QStringLiteral("yyyyMMdd")) : QString();
     const QString to = dateTo.isValid() ? dateTo.toString(QStringLiteral("yyyyMMdd")) : QString();
     return from == to ? from : from + QLatin1Char('-') + to;
+}
+
+namespace {
+/// DICOM wildcard matching (* and ?), case-insensitive as most archives do it for names.
+bool wildcardMatch(const QString &pattern, const QString &value)
+{
+    if (pattern.isEmpty())
+        return true;
+    QString re;
+    for (const QChar c : pattern) {
+        if (c == QLatin1Char('*'))
+            re += QStringLiteral(".*");
+        else if (c == QLatin1Char('?'))
+            re += QLatin1Char('.');
+        else
+            re += QRegularExpression::escape(QString(c));
+    }
+    return QRegularExpression(QRegularExpression::anchoredPattern(re), QRegularExpression::CaseInsensitiveOption).match(value).hasMatch();
+}
+} // namespace
+
+bool DicomQuery::matchesStudy(const DicomIdentity &id, const QStringList &modalitiesInStudy) const
+{
+    if (!wildcardMatch(patientName, id.patientName) || !wildcardMatch(patientId, id.patientId)
+        || !wildcardMatch(accessionNumber, id.accessionNumber) || !wildcardMatch(description, id.studyDescription))
+        return false;
+    if (!studyInstanceUid.isEmpty() && studyInstanceUid != id.studyInstanceUid)
+        return false;
+    const QDate date = QDate::fromString(id.studyDate, QStringLiteral("yyyyMMdd"));
+    if (dateFrom.isValid() && (!date.isValid() || date < dateFrom))
+        return false;
+    if (dateTo.isValid() && (!date.isValid() || date > dateTo))
+        return false;
+    return modality.isEmpty() || modalitiesInStudy.contains(modality, Qt::CaseInsensitive);
 }
 
 } // namespace spectrum

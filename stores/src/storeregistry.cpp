@@ -91,38 +91,6 @@ Result<BlobEndpoint> blobEndpointFor(const StoreConfig &s, const StoreConfigFile
 
 namespace {
 
-/// DICOM wildcard matching (* and ?), case-insensitive as most archives do it for names.
-bool wildcardMatch(const QString &pattern, const QString &value)
-{
-    if (pattern.isEmpty())
-        return true;
-    QString re;
-    for (const QChar c : pattern) {
-        if (c == QLatin1Char('*'))
-            re += QStringLiteral(".*");
-        else if (c == QLatin1Char('?'))
-            re += QLatin1Char('.');
-        else
-            re += QRegularExpression::escape(QString(c));
-    }
-    return QRegularExpression(QRegularExpression::anchoredPattern(re), QRegularExpression::CaseInsensitiveOption).match(value).hasMatch();
-}
-
-bool studyMatches(const DicomQuery &q, const DicomIdentity &id)
-{
-    if (!wildcardMatch(q.patientName, id.patientName) || !wildcardMatch(q.patientId, id.patientId)
-        || !wildcardMatch(q.accessionNumber, id.accessionNumber) || !wildcardMatch(q.description, id.studyDescription))
-        return false;
-    if (!q.studyInstanceUid.isEmpty() && q.studyInstanceUid != id.studyInstanceUid)
-        return false;
-    const QDate date = QDate::fromString(id.studyDate, QStringLiteral("yyyyMMdd"));
-    if (q.dateFrom.isValid() && (!date.isValid() || date < q.dateFrom))
-        return false;
-    if (q.dateTo.isValid() && (!date.isValid() || date > q.dateTo))
-        return false;
-    return true;
-}
-
 /// Instances (as identities) grouped into study records, filtered by the query.
 QList<DicomRecord> studiesFrom(const QList<DicomIdentity> &instances, const DicomQuery &q)
 {
@@ -155,11 +123,8 @@ QList<DicomRecord> studiesFrom(const QList<DicomIdentity> &instances, const Dico
     QList<DicomRecord> kept;
     for (DicomRecord &r : out) {
         r.relatedSeries = int(series.value(r.identity.studyInstanceUid).size());
-        if (!studyMatches(q, r.identity))
-            continue;
-        if (!q.modality.isEmpty() && !r.modalitiesInStudy.contains(q.modality, Qt::CaseInsensitive))
-            continue;
-        kept << r;
+        if (q.matchesStudy(r.identity, r.modalitiesInStudy))
+            kept << r;
     }
     return kept;
 }

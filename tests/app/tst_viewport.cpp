@@ -3,6 +3,7 @@
 // inverting; the value read out under the cursor; presets; distances and ROIs drawn with the mouse.
 
 #include "imageviewport.h"
+#include "rampimage.h"
 
 #include <QApplication>
 #include <QSignalSpy>
@@ -15,23 +16,7 @@ using namespace spectrum;
 namespace {
 DecodedImage ramp(int width, int height)
 {
-    DecodedImage image;
-    image.info.rows = height;
-    image.info.columns = width;
-    image.info.bitsAllocated = 16;
-    image.info.bitsStored = 16;
-    image.info.highBit = 15;
-    image.info.photometric = Photometric::Monochrome2;
-    image.info.rescaleIntercept = -1024;
-    image.info.rowSpacing = 0.5;
-    image.info.columnSpacing = 0.5;
-    image.info.identity.modality = QStringLiteral("CT");
-    image.pixels = PixelBuffer(PixelFormat::Gray16, width, height, 1);
-    auto *p = reinterpret_cast<quint16 *>(image.pixels.frameData(0));
-    for (int y = 0; y < height; ++y)
-        for (int x = 0; x < width; ++x)
-            p[y * width + x] = quint16(1024 + x + 10 * y);
-    return image;
+    return test::rampCt(width, height, 0.5, 0.5);  // pixel (x, y) is x + 10·y HU
 }
 
 /// Where the centre of image pixel `pixel` is on screen.

@@ -2,6 +2,7 @@
 // region statistics in HU, the CT presets, and the auto window that ignores a few extreme pixels.
 
 #include "spectrum/imaging/measurements.h"
+#include "rampimage.h"
 
 #include <QPainterPath>
 #include <QTest>
@@ -16,23 +17,7 @@ namespace {
 /// A CT-like image: stored value 1024 + x + 10·y, rescale intercept −1024, so pixel (x, y) is x + 10·y HU.
 DecodedImage ramp(int width, int height, double rowSpacing = 0.8, double columnSpacing = 0.5)
 {
-    DecodedImage image;
-    image.info.rows = height;
-    image.info.columns = width;
-    image.info.bitsAllocated = 16;
-    image.info.bitsStored = 16;
-    image.info.highBit = 15;
-    image.info.photometric = Photometric::Monochrome2;
-    image.info.rescaleIntercept = -1024;
-    image.info.rowSpacing = rowSpacing;
-    image.info.columnSpacing = columnSpacing;
-    image.info.identity.modality = QStringLiteral("CT");
-    image.pixels = PixelBuffer(PixelFormat::Gray16, width, height, 1);
-    auto *p = reinterpret_cast<quint16 *>(image.pixels.frameData(0));
-    for (int y = 0; y < height; ++y)
-        for (int x = 0; x < width; ++x)
-            p[y * width + x] = quint16(1024 + x + 10 * y);
-    return image;
+    return test::rampCt(width, height, rowSpacing, columnSpacing);  // pixel (x, y) is x + 10·y HU
 }
 } // namespace
 

@@ -37,6 +37,8 @@ struct DicomIdentity
     static DicomIdentity fromJson(const QJsonObject &json);
 
     /// "Doe, John" from "Doe^John^^^".
+    /// "20240102" → "2024-01-02" (ISO, unambiguous in every locale); anything else as it is.
+    static QString displayDate(const QString &dicomDate);
     static QString displayName(const QString &personName);
 
     friend bool operator==(const DicomIdentity &a, const DicomIdentity &b);

@@ -34,6 +34,10 @@ struct DicomQuery
     Error validate() const;
     /// The DICOM date range ("20240101-20240131", "20240101-", "-20240131"), or empty.
     QString dicomDateRange() const;
+    /// Whether a study matches at study level, by the rules an archive applies to C-FIND and QIDO: wildcards
+    /// (* ?) in names, IDs, accession and description, case-insensitive; the date range; a modality among
+    /// `modalitiesInStudy`. For searching what the workstation holds itself.
+    bool matchesStudy(const DicomIdentity &study, const QStringList &modalitiesInStudy) const;
 };
 
 struct DicomRecord
