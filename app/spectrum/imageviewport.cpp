@@ -33,6 +33,7 @@ void ImageViewport::setImage(const DecodedImage &image, bool keepWindow, const Q
     if (key != m_key)
         m_selected = -1;
     m_key = key;
+    ++m_measureVersion;
     m_message.clear();
     if (!keepWindow || firstImage)
         m_window = defaultWindow(m_image);
@@ -221,6 +222,7 @@ void ImageViewport::addMeasurement(const Measurement &m)
     QList<Measurement> &list = m_measurements[m_key];
     list << m;
     m_selected = int(list.size()) - 1;
+    ++m_measureVersion;
     update();
     Q_EMIT measurementsChanged();
 }
@@ -233,6 +235,7 @@ void ImageViewport::deleteSelectedMeasurement()
     const int index = m_selected >= 0 && m_selected < list.size() ? m_selected : int(list.size()) - 1;
     list.removeAt(index);
     m_selected = -1;
+    ++m_measureVersion;
     update();
     Q_EMIT measurementsChanged();
 }
@@ -242,6 +245,7 @@ void ImageViewport::clearMeasurements()
     if (m_measurements.remove(m_key) == 0)
         return;
     m_selected = -1;
+    ++m_measureVersion;
     update();
     Q_EMIT measurementsChanged();
 }
@@ -345,6 +349,12 @@ void ImageViewport::paintMeasurements(QPainter &p)
     if (list.isEmpty())
         return;
     const QTransform t = imageToWidget();
+    if (m_labelsVersion != m_measureVersion) {
+        m_labels.clear();
+        for (const Measurement &m : list)
+            m_labels << measurementText(m);
+        m_labelsVersion = m_measureVersion;
+    }
     p.save();
     p.setRenderHint(QPainter::Antialiasing);
     for (int i = 0; i < list.size(); ++i) {
@@ -368,7 +378,7 @@ void ImageViewport::paintMeasurements(QPainter &p)
         for (const QPointF &end : {a, b})
             p.drawEllipse(end, 3.0, 3.0);
         const QPointF anchor(std::max(a.x(), b.x()) + 8, std::min(a.y(), b.y()));
-        const QString label = measurementText(m);
+        const QString &label = m_labels[i];
         const QRectF box(anchor, QSizeF(260, 60));
         p.setPen(QColor(0, 0, 0, 200));
         p.drawText(box.translated(1, 1), Qt::AlignLeft | Qt::AlignTop, label);
@@ -418,6 +428,7 @@ void ImageViewport::mousePressEvent(QMouseEvent *event)
             m_selected = int(list.size()) - 1;
             m_draggedHandle = m_selected * 2 + 1;
             m_drawing = true;
+            ++m_measureVersion;
             update();
             return;
         }
@@ -439,6 +450,7 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
         const int index = m_draggedHandle / 2;
         if (invertible && index < list.size()) {
             (m_draggedHandle % 2 ? list[index].b : list[index].a) = at;
+            ++m_measureVersion;
             update();
         }
     } else if (m_dragButton == Qt::RightButton && hasImage()) {
@@ -462,6 +474,7 @@ void ImageViewport::mouseReleaseEvent(QMouseEvent *)
         if (m_drawing && index < list.size() && distancePixels(imageToWidget().map(list[index].a), imageToWidget().map(list[index].b)) < 3) {
             list.removeAt(index);
             m_selected = -1;
+            ++m_measureVersion;
         }
         m_draggedHandle = -1;
         m_drawing = false;

@@ -141,6 +141,11 @@ private:
 
     Tool m_tool = Tool::Pan;
     QHash<QString, QList<Measurement>> m_measurements;
+    /// Bumps whenever the measurements or the image change: the labels (ROI statistics) are computed once per
+    /// version, not on every repaint (hovering repaints on every mouse move).
+    quint64 m_measureVersion = 0;
+    mutable quint64 m_labelsVersion = ~quint64(0);
+    mutable QStringList m_labels;
     int m_selected = -1;
     int m_draggedHandle = -1;
     bool m_drawing = false;
