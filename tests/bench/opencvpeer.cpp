@@ -1,9 +1,9 @@
 // spectrum-opencv-peer: OpenCV's closest operations to Spectrum's filters, timed on the same 16-bit image, for
 // `spectrum-cli bench filters`. A benchmark peer only (built when libopencv-dev is there; the product does not
 // use OpenCV).
-//   spectrum-opencv-peer RAW WIDTH HEIGHT REPEATS THREADS
+//   spectrum-opencv-peer RAW WIDTH HEIGHT REPEATS THREADS [OPERATION]
 // RAW: WIDTH×HEIGHT unsigned 16-bit samples, native byte order. Prints "name seconds" per operation, the best of
-// REPEATS, with OpenCV limited to THREADS threads (1: single-threaded).
+// REPEATS, with OpenCV limited to THREADS threads (1: single-threaded); only OPERATION when it is named.
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -13,12 +13,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <string>
 #include <vector>
 
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        std::fprintf(stderr, "usage: spectrum-opencv-peer RAW WIDTH HEIGHT REPEATS THREADS\n");
+    if (argc != 6 && argc != 7) {
+        std::fprintf(stderr, "usage: spectrum-opencv-peer RAW WIDTH HEIGHT REPEATS THREADS [OPERATION]\n");
         return 2;
     }
     const int w = std::atoi(argv[2]), h = std::atoi(argv[3]), reps = std::atoi(argv[4]);
@@ -54,7 +55,10 @@ int main(int argc, char **argv)
         {"zoom-bilinear", [&] { cv::resize(img, out, cv::Size(), 2, 2, cv::INTER_LINEAR); }},
         {"zoom-bicubic", [&] { cv::resize(img, out, cv::Size(), 2, 2, cv::INTER_CUBIC); }},
     };
+    const std::string only = argc == 7 ? argv[6] : "";
     for (const auto &[name, op] : ops) {
+        if (!only.empty() && only != name)
+            continue;
         double best = 1e9;
         for (int r = 0; r < reps; ++r) {
             const auto t0 = std::chrono::steady_clock::now();

@@ -759,6 +759,42 @@ public:
 /// Separable Gaussian of `sigma` (radius ⌈3σ⌉), horizontal pass first: each input row is filtered across once
 /// per band and kept while output rows need it, then each output row is the vertical sum of 2r + 1 of those.
 /// The kernel is symmetric, so pairs of samples share a multiplication. The base of blur and unsharp mask.
+/// out[i] = w[0]·t[0][i] + Σ k = 1 … R of w[k]·(t[2k − 1][i] + t[2k][i]), summed in that order: a symmetric
+/// kernel of radius R in one pass over the rows it reads (t[0] the centre, t[2k − 1] and t[2k] at distance k).
+/// The outputs never overlap the taps.
+template <int R>
+void symmetricTapsFixed(const float *const *t, const float *w, float *out, qsizetype n)
+{
+#pragma GCC ivdep
+    for (qsizetype i = 0; i < n; ++i) {
+        float acc = w[0] * t[0][i];
+        for (int k = 1; k <= R; ++k)
+            acc += w[k] * (t[2 * k - 1][i] + t[2 * k][i]);
+        out[i] = acc;
+    }
+}
+
+inline void symmetricTaps(int r, const float *const *t, const float *w, float *out, qsizetype n)
+{
+    switch (r) {
+    case 1: return symmetricTapsFixed<1>(t, w, out, n);
+    case 2: return symmetricTapsFixed<2>(t, w, out, n);
+    case 3: return symmetricTapsFixed<3>(t, w, out, n);
+    case 4: return symmetricTapsFixed<4>(t, w, out, n);
+    case 5: return symmetricTapsFixed<5>(t, w, out, n);
+    case 6: return symmetricTapsFixed<6>(t, w, out, n);
+    default:
+        break;
+    }
+    for (qsizetype i = 0; i < n; ++i)
+        out[i] = w[0] * t[0][i];
+    for (int k = 1; k <= r; ++k) {
+        const float wk = w[k], *left = t[2 * k - 1], *right = t[2 * k];
+        for (qsizetype i = 0; i < n; ++i)
+            out[i] += wk * (left[i] + right[i]);
+    }
+}
+
 class GaussianBase : public BuiltinFilter
 {
 public:
@@ -783,6 +819,7 @@ protected:
         std::vector<std::vector<float>> rows(static_cast<size_t>(ring));
         std::vector<int> rowOf(static_cast<size_t>(ring), INT_MIN);
         std::vector<float> padded, blurred(static_cast<size_t>(n));
+        std::vector<const float *> taps(static_cast<size_t>(ring)), rowTaps(static_cast<size_t>(ring));
         const float *w = m_weights.data();
         auto across = [&](int y) -> const float * {  // input row y (clamped), filtered horizontally
             y = std::clamp(y, 0, in.format.height - 1);
@@ -792,28 +829,23 @@ protected:
                 std::vector<float> &dst = rows[slot];
                 dst.resize(size_t(n));
                 const float *p = padded.data() + qsizetype(r) * c;
-                for (qsizetype i = 0; i < n; ++i)
-                    dst[size_t(i)] = w[0] * p[i];
+                taps[0] = p;
                 for (int k = 1; k <= r; ++k) {
-                    const float wk = w[k];
-                    const float *left = p - k * c, *right = p + k * c;
-                    for (qsizetype i = 0; i < n; ++i)
-                        dst[size_t(i)] += wk * (left[i] + right[i]);
+                    taps[size_t(2 * k - 1)] = p - k * c;
+                    taps[size_t(2 * k)] = p + k * c;
                 }
+                symmetricTaps(r, taps.data(), w, dst.data(), n);
                 rowOf[slot] = y;
             }
             return rows[slot].data();
         };
         for (int y = begin; y < end; ++y) {
-            const float *centre = across(y);
-            for (qsizetype i = 0; i < n; ++i)
-                blurred[size_t(i)] = w[0] * centre[i];
+            rowTaps[0] = across(y);
             for (int k = 1; k <= r; ++k) {
-                const float *above = across(y - k), *below = across(y + k);
-                const float wk = w[k];
-                for (qsizetype i = 0; i < n; ++i)
-                    blurred[size_t(i)] += wk * (above[i] + below[i]);
+                rowTaps[size_t(2 * k - 1)] = across(y - k);
+                rowTaps[size_t(2 * k)] = across(y + k);
             }
+            symmetricTaps(r, rowTaps.data(), w, blurred.data(), n);
             deliver(y, blurred.data());
         }
     }
