@@ -98,6 +98,8 @@ void SeriesPane::showSeries(int seriesIndex)
     m_cache.clear();
     m_filtered.clear();
     m_arriving.reset();
+    m_centres.clear();
+    m_frameOfReference.clear();
     m_series = seriesIndex;
     m_slice = -1;
     m_windowFromUser = false;
@@ -152,6 +154,7 @@ void SeriesPane::requestLoad(int index)
             return;
         }
         auto *image = new DecodedImage(job->result().value());
+        learnGeometry(index, image->info);
         const int costKiB = int(std::max<qint64>(1, image->pixels.frameBytes() * image->pixels.frames() / 1024));
         const bool isCurrent = index == m_slice;
         if (isCurrent)
@@ -161,6 +164,53 @@ void SeriesPane::requestLoad(int index)
             prefetchAround(index);
     });
     job->start(ExecutionPolicy::Async);
+}
+
+namespace {
+double dot(const std::array<double, 3> &a, const std::array<double, 3> &b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+} // namespace
+
+void SeriesPane::learnGeometry(int index, const ImageInfo &info)
+{
+    if (!info.hasPosition || info.frameOfReferenceUid.isEmpty() || m_centres.contains(index))
+        return;
+    if (m_centres.isEmpty()) {
+        m_frameOfReference = info.frameOfReferenceUid;
+        m_normal = info.sliceNormal();
+    } else if (info.frameOfReferenceUid != m_frameOfReference || std::abs(dot(info.sliceNormal(), m_normal)) < 0.999) {
+        return;  // not one stack (a localiser among axials): its slices are not placed along one normal
+    }
+    m_centres.insert(index, info.centre());
+    Q_EMIT sliceGeometryLearned();
+}
+
+int SeriesPane::sliceNearest(const QString &frame, const std::array<double, 3> &point) const
+{
+    if (frame.isEmpty() || frame != m_frameOfReference || m_centres.isEmpty())
+        return -1;
+    if (sliceCount() == 1)
+        return 0;
+    if (m_centres.size() < 2)
+        return -1;
+    // Piecewise linear in the slices known so far: between the two known neighbours of the point along the
+    // normal, or beyond the outermost pair on the point's side.
+    const double d = dot(m_normal, point);
+    std::vector<std::pair<int, double>> known;  // slice index, position along the normal; by index
+    for (auto it = m_centres.constBegin(); it != m_centres.constEnd(); ++it)
+        known.emplace_back(it.key(), dot(m_normal, it.value()));
+    size_t pair = std::abs(d - known.front().second) <= std::abs(d - known.back().second) ? 0 : known.size() - 2;
+    for (size_t i = 0; i + 1 < known.size(); ++i) {
+        if ((d - known[i].second) * (d - known[i + 1].second) <= 0) {
+            pair = i;
+            break;
+        }
+    }
+    const auto [i0, a0] = known[pair];
+    const auto [i1, a1] = known[pair + 1];
+    if (std::abs(a1 - a0) < 1e-6)
+        return -1;
+    const double at = i0 + (d - a0) / (a1 - a0) * (i1 - i0);
+    return int(std::clamp<double>(std::lround(at), 0, sliceCount() - 1));
 }
 
 void SeriesPane::prefetchAround(int index)

@@ -10,8 +10,10 @@
 
 #include <QCache>
 #include <QFrame>
+#include <QMap>
 #include <QSet>
 
+#include <array>
 #include <memory>
 
 namespace spectrum {
@@ -41,6 +43,11 @@ public:
     bool isFiltering() const { return !m_chain.isEmpty(); }
     /// Whether a slice load is under way for the slice in view.
     bool isLoadingSliceInView() const { return m_inFlight.contains(m_slice); }
+    /// The slice of this series nearest to `point` (patient coordinates, millimetres) in the frame of reference
+    /// `frame`: interpolated between the slices decoded so far (exact for an evenly spaced stack, refined as more
+    /// arrive), clamped to the stack. −1 when the series lies in another frame of reference, has no geometry, or
+    /// fewer than two of its slices are known yet.
+    int sliceNearest(const QString &frame, const std::array<double, 3> &point) const;
     /// Drawn with a highlight: the pane the keys and menus act on.
     void setActive(bool active);
     /// The study's images arriving or cached (from the viewer's streamer).
@@ -59,6 +66,8 @@ Q_SIGNALS:
     void activated();
     /// A series (its index) was dropped on the pane from the series list.
     void seriesDropped(int seriesIndex);
+    /// Where one more slice of the series lies is known (sliceNearest can answer better).
+    void sliceGeometryLearned();
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -73,6 +82,7 @@ private:
     void updateOverlay(const ImageInfo &info);
     void showWaiting(int index);
     void onPreview(const QString &key, const DecodedImage &image, int rows);
+    void learnGeometry(int index, const ImageInfo &info);
 
     BlobStore *m_store;
     const StudySummary *m_study;
@@ -89,6 +99,9 @@ private:
     quint64 m_chainGeneration = 0;
     QSet<int> m_inFlight;
     QList<Job *> m_jobs;
+    QString m_frameOfReference;           // of the series, from its decoded slices
+    QMap<int, std::array<double, 3>> m_centres;  // slice index → its centre, for the slices decoded so far
+    std::array<double, 3> m_normal{};
     struct Arriving;
     std::unique_ptr<Arriving> m_arriving;  ///< the slice in view while it streams in
 };

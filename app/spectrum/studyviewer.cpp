@@ -126,6 +126,8 @@ SeriesPane *StudyViewer::addPane(int seriesIndex)
         Q_EMIT imageShown(index);
         follow();
     });
+    // A slice's place learned (this pane's or, once shown, the active one's): the estimate gets better.
+    connect(pane, &SeriesPane::sliceGeometryLearned, this, [this] { follow(); });
     connect(pane, &SeriesPane::sliceChanged, this, [this, pane](int series, int index) {
         if (pane == m_active && m_streamer)
             m_streamer->setFocus(series, index);  // fetched next, then its neighbours
@@ -195,12 +197,19 @@ void StudyViewer::setSynchronized(bool on)
 
 void StudyViewer::follow()
 {
-    if (!m_sync || m_panes.size() < 2 || m_active->sliceCount() < 2)
+    if (!m_sync || m_panes.size() < 2 || !m_active->viewport()->hasImage())
         return;
-    const double at = double(m_active->sliceIndex()) / (m_active->sliceCount() - 1);
+    // The slice through the same place of the patient, in every other pane whose series shares the frame of
+    // reference; series elsewhere (another frame, no geometry) stay where they are.
+    const ImageInfo &info = m_active->viewport()->image().info;
+    if (!info.hasPosition || info.frameOfReferenceUid.isEmpty())
+        return;
     for (SeriesPane *p : m_panes) {
-        if (p != m_active && p->sliceCount() > 0)
-            p->showSlice(int(std::lround(at * (p->sliceCount() - 1))));
+        if (p == m_active)
+            continue;
+        const int nearest = p->sliceNearest(info.frameOfReferenceUid, info.centre());
+        if (nearest >= 0 && nearest != p->sliceIndex())
+            p->showSlice(nearest);
     }
 }
 

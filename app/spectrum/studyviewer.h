@@ -50,7 +50,8 @@ public:
     int paneCount() const { return int(m_panes.size()); }
     SeriesPane *pane(int i) const { return m_panes.value(i); }
     void setActivePane(SeriesPane *pane);
-    /// The other panes follow the active one through their stacks (at the same relative position).
+    /// The other panes whose series share the active one's frame of reference follow it: each shows its slice
+    /// nearest to the same place in the patient (by Image Position / Orientation).
     void setSynchronized(bool on);
     bool isSynchronized() const { return m_sync; }
 
@@ -88,7 +89,7 @@ private:
     SeriesPane *addPane(int seriesIndex);
     void requestThumbnail(int series, const QString &key);
     void onInstanceCached(const QString &key);
-    /// The other panes to the active one's relative position, when synchronised.
+    /// The other panes to the active one's place in the patient, when synchronised.
     void follow();
 
     BlobStore *m_store;

@@ -78,6 +78,7 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
     }
     info.hasPosition = hasPos && hasOri;
     info.sliceThickness = getDouble(ds, DCM_SliceThickness, 0, 0);
+    info.frameOfReferenceUid = getString(ds, DCM_FrameOfReferenceUID);
     info.rescaleSlope = getDouble(ds, DCM_RescaleSlope, 0, 1);
     if (info.rescaleSlope == 0)
         info.rescaleSlope = 1;  // a zero slope is invalid DICOM and would flatten the image

@@ -13,11 +13,25 @@ QString ImageInfo::valueUnit() const
 
 double ImageInfo::slicePositionAlongNormal() const
 {
-    if (!hasPosition)
-        return 0;
-    const auto &o = imageOrientation;
-    const double n[3] = {o[1] * o[5] - o[2] * o[4], o[2] * o[3] - o[0] * o[5], o[0] * o[4] - o[1] * o[3]};
+    const std::array<double, 3> n = sliceNormal();
     return n[0] * imagePosition[0] + n[1] * imagePosition[1] + n[2] * imagePosition[2];
+}
+
+std::array<double, 3> ImageInfo::sliceNormal() const
+{
+    if (!hasPosition)
+        return {};
+    const auto &o = imageOrientation;
+    return {o[1] * o[5] - o[2] * o[4], o[2] * o[3] - o[0] * o[5], o[0] * o[4] - o[1] * o[3]};
+}
+
+std::array<double, 3> ImageInfo::centre() const
+{
+    std::array<double, 3> c = imagePosition;
+    const auto &o = imageOrientation;
+    for (int i = 0; i < 3; ++i)  // along a row the column index grows by the column spacing, down a column by the row's
+        c[size_t(i)] += o[size_t(i)] * columnSpacing * (columns - 1) / 2 + o[size_t(i) + 3] * rowSpacing * (rows - 1) / 2;
+    return c;
 }
 
 QString ImageInfo::photometricToString(Photometric p)

@@ -7,6 +7,7 @@
 #include "studyviewer.h"
 #include "workstation.h"
 
+#include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/measurements.h"
 #include "spectrum/stores/imageloader.h"
 #include "testsupport.h"
@@ -15,6 +16,7 @@
 #include <QApplication>
 #include <QListWidget>
 #include <QMimeData>
+#include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTableView>
@@ -63,6 +65,7 @@ private Q_SLOTS:
     void filtersApplyLiveAndToggleOff();
     void seriesThumbnailsShowTheirMiddleImage();
     void layoutsSynchronisedScrollingAndDroppingASeries();
+    void synchronisedScrollingFollowsTheFrameOfReference();
     void settingsAreRememberedAcrossRestarts();
     void reopeningUsesTheCacheWithoutReseeding();
     void aCacheInUseIsAClearStartError();
@@ -327,6 +330,106 @@ void tst_Workstation::layoutsSynchronisedScrollingAndDroppingASeries()
     press("Ctrl+Alt+1");
     QCOMPARE(viewer->paneCount(), 1);
     QVERIFY(viewer->viewport()->hasImage());
+}
+
+// Three series of one study: thin slices; thick slices of the same volume numbered the other way round (its
+// first image is the thin series' last); a series in another frame of reference. Synchronised, a pane follows
+// to the slice through the same place in the patient, and the series elsewhere stays put.
+void tst_Workstation::synchronisedScrollingFollowsTheFrameOfReference()
+{
+    QTemporaryDir dir;
+    DemoOptions demo;
+    demo.studies = {DemoStudy::HeadCt};
+    demo.ctSlices = 40;
+    QStringList thin;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
+                 QFile f(dir.filePath(QStringLiteral("thin%1.dcm").arg(thin.size(), 3, 10, QLatin1Char('0'))));
+                 if (!f.open(QIODevice::WriteOnly) || f.write(i.bytes) != i.bytes.size())
+                     return Error(ErrorCode::Io, f.fileName());
+                 thin << f.fileName();
+                 return Error();
+             }).isError());
+    const QString study = QStringLiteral("2.25.4711000000000000000000000000000001");
+    auto modify = [](const QString &path, const QStringList &changes) {
+        QStringList args{QStringLiteral("-nb")};
+        for (const QString &c : changes)
+            args << QStringLiteral("-m") << c;
+        QProcess p;
+        p.start(QStringLiteral("dcmodify"), args << path);
+        return p.waitForFinished(30000) && p.exitCode() == 0;
+    };
+    QStringList files;
+    for (int i = 0; i < thin.size(); ++i) {
+        const QString uid = QStringLiteral("(0008,0018)=2.25.47110000000000000000000000000010%1").arg(i, 2, 10, QLatin1Char('0'));
+        if (i % 4 == 0) {  // every fourth slice again, as a thick series numbered top down
+            const QString thick = dir.filePath(QStringLiteral("thick%1.dcm").arg(i, 3, 10, QLatin1Char('0')));
+            QVERIFY(QFile::copy(thin[i], thick));
+            QVERIFY(modify(thick, {QStringLiteral("(0020,000D)=") + study, QStringLiteral("(0020,000E)=2.25.4711000000000000000000000000000003"),
+                                   QStringLiteral("(0020,0011)=2"), QStringLiteral("(0008,103E)=Thick"), QStringLiteral("(0018,0050)=5"),
+                                   QStringLiteral("(0020,0013)=%1").arg(100 - i),
+                                   QStringLiteral("(0008,0018)=2.25.47110000000000000000000000000030%1").arg(i, 2, 10, QLatin1Char('0'))}));
+            files << thick;
+        }
+        if (i < 5) {  // a few slices in another frame of reference
+            const QString other = dir.filePath(QStringLiteral("other%1.dcm").arg(i));
+            QVERIFY(QFile::copy(thin[i], other));
+            QVERIFY(modify(other, {QStringLiteral("(0020,000D)=") + study, QStringLiteral("(0020,000E)=2.25.4711000000000000000000000000000004"),
+                                   QStringLiteral("(0020,0011)=3"), QStringLiteral("(0020,0052)=2.25.4711000000000000000000000000000005"),
+                                   QStringLiteral("(0008,0018)=2.25.47110000000000000000000000000040%1").arg(i, 2, 10, QLatin1Char('0'))}));
+            files << other;
+        }
+        QVERIFY(modify(thin[i], {QStringLiteral("(0020,000D)=") + study, QStringLiteral("(0020,000E)=2.25.4711000000000000000000000000000002"), uid}));
+        files << thin[i];
+    }
+    for (const QString &f : files) {
+        Result<BlobInfo> put = runSync(m_ws->cache()->importFile(QFileInfo(f).completeBaseName() + QStringLiteral("-sync"), f));
+        QVERIFY2(put.isOk(), qPrintable(put.error().toString()));
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(study) && m_ws->findStudy(study)->instanceCount == 55, 10000);
+    QCOMPARE(m_ws->findStudy(study)->series.size(), 3);
+
+    StudyViewer *viewer = m_window->openStudy(study);
+    QVERIFY(viewer);
+    auto press = [&](const char *key) { QTest::keySequence(m_window.get(), QKeySequence(QString::fromLatin1(key))); };
+    m_window->activateWindow();
+    viewer->setFocus();
+    press("Ctrl+Alt+4");
+    QCOMPARE(viewer->paneCount(), 4);
+    SeriesPane *thinPane = viewer->pane(0), *thickPane = viewer->pane(1), *otherPane = viewer->pane(2);
+    QCOMPARE(thinPane->seriesIndex(), 0);
+    QCOMPARE(thickPane->seriesIndex(), 1);
+    QCOMPARE(otherPane->seriesIndex(), 2);
+    QTRY_VERIFY(otherPane->viewport()->hasImage() && thickPane->viewport()->hasImage());
+    const int otherSlice = otherPane->sliceIndex();
+    viewer->setActivePane(thinPane);
+    if (!viewer->isSynchronized())
+        press("S");
+    QVERIFY(viewer->isSynchronized());
+
+    // Thick slice j is thin slice 36 − 4j.
+    const auto &thickRefs = viewer->study().series[1].instances;
+    viewer->showSlice(20);
+    QTRY_COMPARE(thickPane->sliceIndex(), 4);
+    QTRY_COMPARE(thickPane->viewport()->image().info.identity.sopInstanceUid, thickRefs[4].sopInstanceUid);
+    viewer->showSlice(25);  // nearest thick slice: thin 24
+    QTRY_COMPARE(thickPane->sliceIndex(), 3);
+    viewer->showSlice(39);  // beyond the thick stack's last slice: its end
+    QTRY_COMPARE(thickPane->sliceIndex(), 0);
+    QCOMPARE(otherPane->sliceIndex(), otherSlice);  // another frame of reference: not followed
+
+    // The other way: the thick pane leads.
+    viewer->setActivePane(thickPane);
+    viewer->showSlice(8);
+    QTRY_COMPARE(thinPane->sliceIndex(), 4);
+    QTRY_COMPARE(thinPane->viewport()->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[4].sopInstanceUid);
+    QCOMPARE(otherPane->sliceIndex(), otherSlice);
+    press("S");
+    QVERIFY(!viewer->isSynchronized());
+    press("Ctrl+Alt+1");
+
+    for (const QString &f : files)  // the cache as the other tests expect it
+        QVERIFY(runSync(m_ws->cache()->remove(QFileInfo(f).completeBaseName() + QStringLiteral("-sync"))).isOk());
+    QTRY_VERIFY_WITH_TIMEOUT(!m_ws->findStudy(study), 10000);
 }
 
 void tst_Workstation::settingsAreRememberedAcrossRestarts()

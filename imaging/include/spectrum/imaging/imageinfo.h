@@ -60,6 +60,7 @@ struct ImageInfo
     std::array<double, 3> imagePosition{};     ///< centre of the first transmitted pixel
     std::array<double, 6> imageOrientation{};  ///< row direction cosines, then column direction cosines
     double sliceThickness = 0;
+    QString frameOfReferenceUid;  ///< images sharing it share patient coordinates (synchronised scrolling)
 
     // Modality LUT as rescale: value = stored * slope + intercept (in rescaleType units, e.g. HU).
     double rescaleSlope = 1;
@@ -75,6 +76,10 @@ struct ImageInfo
     QString valueUnit() const;
     /// Position along the slice normal (row × column direction), for ordering slices; 0 without geometry.
     double slicePositionAlongNormal() const;
+    /// The slice normal (row direction × column direction); zero without geometry.
+    std::array<double, 3> sliceNormal() const;
+    /// The centre of the image in patient coordinates; the image position without pixel spacing.
+    std::array<double, 3> centre() const;
 
     static QString photometricToString(Photometric p);
 };
