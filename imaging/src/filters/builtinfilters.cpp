@@ -593,7 +593,7 @@ public:
     DespeckleFilter(QString d) : BuiltinFilter(std::move(d), 1) {}
     void run(const RowsIn &in, int begin, int end, const RowsOut &out) const override
     {
-        withBestIsa([&] {
+        withWidestIsa([&] {
             const int c = in.format.channels, lo = in.format.minValue;
             const qsizetype n = in.format.samplesPerRow();
             withSampleType(in.format.type, [&](auto t) {
@@ -949,6 +949,15 @@ int &wideSetting()
 } // namespace
 
 bool useWideVectors() { return wideSetting() != 0; }
+
+bool useWidestVectors()
+{
+    static const bool has = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("x86-64-v4") != 0;
+    }();
+    return has && useWideVectors();
+}
 
 void setWideVectors(bool wide)
 {

@@ -19,6 +19,10 @@ template <typename F>
 [[gnu::flatten, gnu::target("arch=x86-64-v3")]] void runWide(const F &f) { f(); }
 template <typename F>
 [[gnu::flatten]] void runBaseline(const F &f) { f(); }
+template <typename F>
+[[gnu::flatten, gnu::target("arch=x86-64-v4,prefer-vector-width=512")]] void runWidest(const F &f) { f(); }
+/// Whether the processor has x86-64-v4 (AVX-512 F/BW/DQ/VL) and the wide versions are on.
+bool useWidestVectors();
 
 /// Runs `f` — a filter's loops over a band — compiled for the best instruction set this processor has. Everything
 /// `f` calls is inlined into it (flatten), so the wide version holds no code the processor might lack elsewhere.
@@ -76,4 +80,21 @@ inline std::uint64_t mix64(std::uint64_t x)
     return x ^ (x >> 31);
 }
 
+} // namespace spectrum::filters
+
+namespace spectrum::filters {
+/// As withBestIsa, with 512-bit vectors where the processor has them: for the integer min/max loops that
+/// gain from twice the lanes (the median), not for float code, where some processors slow their clock.
+template <typename F>
+void withWidestIsa(const F &f)
+{
+#ifdef SPECTRUM_FILTERS_ONE_ISA
+    f();
+#else
+    if (useWidestVectors())
+        runWidest(f);
+    else
+        withBestIsa(f);
+#endif
+}
 } // namespace spectrum::filters
