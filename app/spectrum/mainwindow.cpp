@@ -331,6 +331,7 @@ void MainWindow::saveSettings(QSettings &settings) const
     settings.setValue(QStringLiteral("filters/applied"), m_filters->isApplied());
     settings.setValue(QStringLiteral("reading/tool"), int(m_tool));
     settings.setValue(QStringLiteral("reading/cineRate"), m_cineRate);
+    settings.setValue(QStringLiteral("cache/memoryBudgetMB"), m_workstation->images()->budget() / 1'000'000);
 }
 
 void MainWindow::restoreSettings(const QSettings &settings)
@@ -345,6 +346,8 @@ void MainWindow::restoreSettings(const QSettings &settings)
             a->trigger();
     }
     m_cineRate = std::clamp(settings.value(QStringLiteral("reading/cineRate"), 15).toInt(), 1, 60);
+    if (const qint64 mb = settings.value(QStringLiteral("cache/memoryBudgetMB"), 0).toLongLong(); mb > 0)
+        m_workstation->images()->setBudget(mb * 1'000'000);
 }
 
 void MainWindow::showFilterPanel()
@@ -376,7 +379,7 @@ StudyViewer *MainWindow::openStudy(const QString &uidOrAlias)
         m_tabs->setCurrentWidget(open);
         return open;
     }
-    return addViewer(new StudyViewer(m_workstation->localStore(), *study), *study);
+    return addViewer(new StudyViewer(m_workstation->localStore(), m_workstation->images(), *study), *study);
 }
 
 void MainWindow::openFound(const FoundStudy &found)
@@ -388,7 +391,7 @@ void MainWindow::openFound(const FoundStudy &found)
     if (found.isCached() || found.stores.isEmpty()) {
         for (const StudySummary &s : m_workstation->studies()) {
             if (s.identity.studyInstanceUid == found.identity.studyInstanceUid && s.identity.patientId == found.identity.patientId) {
-                addViewer(new StudyViewer(m_workstation->localStore(), s), s);
+                addViewer(new StudyViewer(m_workstation->localStore(), m_workstation->images(), s), s);
                 return;
             }
         }
@@ -421,32 +424,51 @@ void MainWindow::prefetch(const QList<FoundStudy> &studies)
 void MainWindow::showCacheSettings()
 {
     FileStore *cache = m_workstation->cache();
+    ImageMemoryCache *images = m_workstation->images();
     if (!cache)
         return;
     QDialog dialog(this);
+    dialog.setObjectName(QStringLiteral("cacheDialog"));
     dialog.setWindowTitle(tr("Cache"));
     auto *usage = new QLabel;
-    auto refresh = [cache, usage] {
+    usage->setObjectName(QStringLiteral("diskUsage"));
+    auto *memoryUsage = new QLabel;
+    memoryUsage->setObjectName(QStringLiteral("memoryUsage"));
+    auto refresh = [cache, images, usage, memoryUsage] {
         const StoreUsage u = cache->usage();
-        usage->setText(tr("%n image(s), %1 MB of a %2 MB budget, in %3", nullptr, int(u.blobs))
-                           .arg(u.bytes / 1e6, 0, 'f', 0).arg(u.budget / 1e6, 0, 'f', 0).arg(cache->root()));
+        usage->setText(u.budget > 0 ? tr("%n image(s), %1 MB of a %2 MB budget, in %3", nullptr, int(u.blobs))
+                                          .arg(u.bytes / 1e6, 0, 'f', 0).arg(u.budget / 1e6, 0, 'f', 0).arg(cache->root())
+                                    : tr("%n image(s), %1 MB (no budget), in %2", nullptr, int(u.blobs)).arg(u.bytes / 1e6, 0, 'f', 0).arg(cache->root()));
+        memoryUsage->setText(tr("%n decoded image(s), %1 MB of a %2 MB budget", nullptr, images->count())
+                                 .arg(images->usage() / 1e6, 0, 'f', 0).arg(images->budget() / 1e6, 0, 'f', 0));
     };
     refresh();
     auto *budget = new QSpinBox;
-    budget->setRange(1, 10'000'000);
+    budget->setObjectName(QStringLiteral("diskBudget"));
+    budget->setRange(0, 10'000'000);
     budget->setSuffix(tr(" MB"));
-    budget->setValue(int(std::max<qint64>(1, cache->usage().budget / 1'000'000)));
-    auto *apply = new QPushButton(tr("Set budget"));
-    connect(apply, &QPushButton::clicked, &dialog, [cache, budget, refresh] {
+    budget->setSpecialValueText(tr("no budget"));  // 0: the cache grows as long as the disk has room
+    budget->setValue(int(std::clamp<qint64>((cache->usage().budget + 999'999) / 1'000'000, 0, 10'000'000)));
+    auto *memoryBudget = new QSpinBox;
+    memoryBudget->setObjectName(QStringLiteral("memoryBudget"));
+    memoryBudget->setRange(16, 1'000'000);
+    memoryBudget->setSuffix(tr(" MB"));
+    memoryBudget->setValue(int(std::max<qint64>(16, images->budget() / 1'000'000)));
+    auto *apply = new QPushButton(tr("Set budgets"));
+    apply->setObjectName(QStringLiteral("applyBudgets"));
+    connect(apply, &QPushButton::clicked, &dialog, [cache, images, budget, memoryBudget, refresh] {
         cache->setBudget(qint64(budget->value()) * 1'000'000);  // evicts the least recently read at once if over it
+        images->setBudget(qint64(memoryBudget->value()) * 1'000'000);
         refresh();
     });
     auto *clear = new QPushButton(tr("Clear the cache…"));
-    connect(clear, &QPushButton::clicked, &dialog, [this, cache, refresh, &dialog] {
-        if (QMessageBox::question(&dialog, tr("Clear the cache"), tr("Remove every image from this workstation's cache? "
-                                                                      "Studies stay in their archives and are fetched again when opened."))
+    clear->setObjectName(QStringLiteral("clearCache"));
+    connect(clear, &QPushButton::clicked, &dialog, [this, cache, images, refresh, &dialog] {
+        if (QMessageBox::question(&dialog, tr("Clear the cache"), tr("Remove every image from this workstation's cache, on disk and in "
+                                                                      "memory? Studies stay in their archives and are fetched again when opened."))
             != QMessageBox::Yes)
             return;
+        images->clear();
         whenDone(cache->query(BlobQuery()), this, [cache, refresh](const Result<QList<BlobInfo>> &all) {
             if (!all.isOk())
                 return;
@@ -456,12 +478,17 @@ void MainWindow::showCacheSettings()
         });
     });
     connect(m_workstation, &Workstation::studiesChanged, &dialog, refresh);  // removals land, the line follows
+    connect(images, &ImageMemoryCache::usageChanged, &dialog, refresh);
     auto *form = new QFormLayout(&dialog);
-    form->addRow(tr("In use"), usage);
+    form->addRow(tr("On disk"), usage);
+    form->addRow(tr("In memory"), memoryUsage);
     auto *budgetRow = new QHBoxLayout;
+    budgetRow->addWidget(new QLabel(tr("Disk")));
     budgetRow->addWidget(budget);
+    budgetRow->addWidget(new QLabel(tr("Memory")));
+    budgetRow->addWidget(memoryBudget);
     budgetRow->addWidget(apply);
-    form->addRow(tr("Disk budget"), budgetRow);
+    form->addRow(tr("Budgets"), budgetRow);
     form->addRow(QString(), clear);
     auto *close = new QDialogButtonBox(QDialogButtonBox::Close);
     connect(close, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
@@ -489,7 +516,7 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid)
         connect(streamer, &StudyStreamer::progress, this, [this, store](int cached, int total) {
             statusBar()->showMessage(tr("From %1: %2 of %3 images here").arg(store).arg(cached).arg(total), 4000);
         });
-        addViewer(new StudyViewer(m_workstation->localStore(), study, streamer), study);
+        addViewer(new StudyViewer(m_workstation->localStore(), m_workstation->images(), study, streamer), study);
         m_transfers->addStudy(streamer, tr("%1 — %2 from %3").arg(DicomIdentity::displayName(study.identity.patientName),
                                                                    study.identity.studyDescription, store));
     });

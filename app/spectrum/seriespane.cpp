@@ -26,11 +26,9 @@ constexpr int kPrefetchRadius = 12;
 constexpr int kMaxLoadsInFlight = 4;
 } // namespace
 
-SeriesPane::SeriesPane(BlobStore *store, const StudySummary *study, StudyStreamer *streamer, QWidget *parent)
-    : QFrame(parent), m_store(store), m_study(study), m_streamer(streamer), m_viewport(new ImageViewport)
+SeriesPane::SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySummary *study, StudyStreamer *streamer, QWidget *parent)
+    : QFrame(parent), m_store(store), m_study(study), m_streamer(streamer), m_viewport(new ImageViewport), m_images(images)
 {
-    m_cache.setMaxCost(512 * 1024);  // KiB of decoded pixels kept per pane
-    m_filtered.setMaxCost(128 * 1024);
     setFrameShape(QFrame::NoFrame);
     setActive(false);
     setAcceptDrops(true);
@@ -95,8 +93,6 @@ void SeriesPane::showSeries(int seriesIndex)
         job->cancel();
     m_jobs.clear();
     m_inFlight.clear();
-    m_cache.clear();
-    m_filtered.clear();
     m_arriving.reset();
     m_centres.clear();
     m_frameOfReference.clear();
@@ -119,17 +115,22 @@ void SeriesPane::showSlice(int index)
     if (m_arriving && m_arriving->key != m_study->series[m_series].instances[index].key)
         m_arriving.reset();  // its decode is no longer wanted on screen
     Q_EMIT sliceChanged(m_series, index);
-    if (DecodedImage *cached = m_cache.object(index))
+    if (const std::shared_ptr<const DecodedImage> cached = m_images->object(keyOf(index))) {
+        learnGeometry(index, cached->info);
         display(index, *cached);
-    else
+    } else
         requestLoad(index);
     prefetchAround(index);
 }
 
 void SeriesPane::requestLoad(int index)
 {
-    if (m_inFlight.contains(index) || m_cache.contains(index))
+    if (m_inFlight.contains(index))
         return;
+    if (const std::shared_ptr<const DecodedImage> decoded = m_images->peek(keyOf(index))) {
+        learnGeometry(index, decoded->info);  // decoded for another pane
+        return;
+    }
     const InstanceRef &ref = m_study->series[m_series].instances[index];
     if (m_streamer && !m_streamer->isCached(ref.key)) {
         if (index == m_slice)
@@ -153,15 +154,13 @@ void SeriesPane::requestLoad(int index)
             }
             return;
         }
-        auto *image = new DecodedImage(job->result().value());
+        auto image = std::make_shared<const DecodedImage>(job->result().value());
         learnGeometry(index, image->info);
-        const int costKiB = int(std::max<qint64>(1, image->pixels.frameBytes() * image->pixels.frames() / 1024));
-        const bool isCurrent = index == m_slice;
-        if (isCurrent)
+        m_images->insert(keyOf(index), image);
+        if (index == m_slice) {
             display(index, *image);
-        m_cache.insert(index, image, costKiB);
-        if (isCurrent)
             prefetchAround(index);
+        }
     });
     job->start(ExecutionPolicy::Async);
 }
@@ -247,7 +246,7 @@ void SeriesPane::onInstanceFailed(const QString &key, const Error &error)
 
 void SeriesPane::onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end)
 {
-    if (m_series < 0 || m_slice < 0 || m_cache.contains(m_slice) || m_study->series[m_series].instances[m_slice].key != key)
+    if (m_series < 0 || m_slice < 0 || isDecoded(m_slice) || keyOf(m_slice) != key)
         return;  // only the slice in view is shown while it arrives
     if (!m_arriving || m_arriving->key != key) {
         m_arriving = std::make_unique<Arriving>();
@@ -264,7 +263,7 @@ void SeriesPane::onInstanceArriving(const QString &key, std::shared_ptr<const QB
 
 void SeriesPane::onPreview(const QString &key, const DecodedImage &image, int rows)
 {
-    if (m_series < 0 || m_slice < 0 || m_cache.contains(m_slice) || m_study->series[m_series].instances[m_slice].key != key)
+    if (m_series < 0 || m_slice < 0 || isDecoded(m_slice) || keyOf(m_slice) != key)
         return;  // scrolled on, or the whole image is here already
     if (image.info.identity.sopInstanceUid != m_study->series[m_series].instances[m_slice].sopInstanceUid)
         return;  // never another instance under this slice's number
@@ -294,10 +293,9 @@ void SeriesPane::setFilters(const FilterChain &chain, const QString &description
     m_chain = chain;
     m_chainDescription = description;
     ++m_chainGeneration;
-    m_filtered.clear();
     m_arriving.reset();  // its decode ran the old chain
     if (m_series >= 0 && m_slice >= 0) {
-        if (DecodedImage *original = m_cache.object(m_slice))
+        if (const std::shared_ptr<const DecodedImage> original = m_images->object(keyOf(m_slice)))
             display(m_slice, *original);
     }
 }
@@ -306,12 +304,13 @@ void SeriesPane::display(int index, const DecodedImage &image)
 {
     if (m_chain.isEmpty())
         return present(index, image);
-    if (DecodedImage *filtered = m_filtered.object(index))
+    const QString filteredKey = ImageMemoryCache::filteredKey(keyOf(index), m_chainDescription);
+    if (const std::shared_ptr<const DecodedImage> filtered = m_images->object(filteredKey))
         return present(index, *filtered);
     // Filtered on the blocking pool (drained before the store goes); shown once done.
     auto *watcher = new QFutureWatcher<Result<PixelBuffer>>(this);
     const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, index, image, generation, chainGeneration] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, index, image, generation, chainGeneration, filteredKey] {
         watcher->deleteLater();
         if (generation != m_generation || chainGeneration != m_chainGeneration)
             return;  // another series, or other filters, meanwhile
@@ -320,12 +319,12 @@ void SeriesPane::display(int index, const DecodedImage &image)
             Q_EMIT errorOccurred(pixels.error());
             return present(index, image);
         }
-        DecodedImage filtered{image.info, pixels.value()};
-        filtered.info.columns = filtered.pixels.width();
-        filtered.info.rows = filtered.pixels.height();
-        m_filtered.insert(index, new DecodedImage(filtered), int(std::max<qint64>(1, filtered.pixels.frameBytes() / 1024)));
+        auto filtered = std::make_shared<DecodedImage>(DecodedImage{image.info, pixels.value()});
+        filtered->info.columns = filtered->pixels.width();
+        filtered->info.rows = filtered->pixels.height();
+        m_images->insert(filteredKey, filtered);
         if (index == m_slice)
-            present(index, filtered);
+            present(index, *filtered);
     });
     watcher->setFuture(QtConcurrent::run(blockingPool(), [chain = m_chain, image] { return applyFilters(chain, image.pixels, image.info, nullptr); }));
 }

@@ -3,12 +3,12 @@
 // (read + decode on the pool), the slice in view first then its neighbours; filtered when filters are on; shown
 // while it arrives when the study streams in from an archive. A study viewer holds one to four of them (layouts).
 
+#include "imagememorycache.h"
 #include "imageviewport.h"
 
 #include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/stores/studycatalog.h"
 
-#include <QCache>
 #include <QFrame>
 #include <QMap>
 #include <QSet>
@@ -25,8 +25,9 @@ class SeriesPane : public QFrame
 {
     Q_OBJECT
 public:
-    /// `study` must outlive the pane (its viewer owns both); `streamer` may be null.
-    SeriesPane(BlobStore *store, const StudySummary *study, StudyStreamer *streamer, QWidget *parent = nullptr);
+    /// `study` must outlive the pane (its viewer owns both), and `images` (the workstation's) the pane;
+    /// `streamer` may be null.
+    SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySummary *study, StudyStreamer *streamer, QWidget *parent = nullptr);
     ~SeriesPane() override;
 
     ImageViewport *viewport() const { return m_viewport; }
@@ -83,6 +84,8 @@ private:
     void showWaiting(int index);
     void onPreview(const QString &key, const DecodedImage &image, int rows);
     void learnGeometry(int index, const ImageInfo &info);
+    QString keyOf(int index) const { return m_study->series[m_series].instances[index].key; }
+    bool isDecoded(int index) const { return m_images->contains(keyOf(index)); }
 
     BlobStore *m_store;
     const StudySummary *m_study;
@@ -92,8 +95,7 @@ private:
     int m_slice = -1;
     bool m_windowFromUser = false;
     quint64 m_generation = 0;             // bumps on series change: late results of the old series are dropped
-    QCache<int, DecodedImage> m_cache;    // decoded slices of the series; cost in KiB
-    QCache<int, DecodedImage> m_filtered; // the same through the current filters
+    ImageMemoryCache *m_images;           // decoded slices (by blob key) and their filtered versions
     FilterChain m_chain;
     QString m_chainDescription;
     quint64 m_chainGeneration = 0;

@@ -38,8 +38,8 @@ protected:
 };
 } // namespace
 
-StudyViewer::StudyViewer(BlobStore *store, const StudySummary &study, StudyStreamer *streamer, QWidget *parent)
-    : QWidget(parent), m_store(store), m_streamer(streamer), m_study(study), m_seriesList(new SeriesList), m_grid(new QGridLayout)
+StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const StudySummary &study, StudyStreamer *streamer, QWidget *parent)
+    : QWidget(parent), m_store(store), m_images(images), m_streamer(streamer), m_study(study), m_seriesList(new SeriesList), m_grid(new QGridLayout)
 {
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -108,7 +108,7 @@ StudyViewer::~StudyViewer() = default;
 
 SeriesPane *StudyViewer::addPane(int seriesIndex)
 {
-    auto *pane = new SeriesPane(m_store, &m_study, m_streamer);
+    auto *pane = new SeriesPane(m_store, m_images, &m_study, m_streamer);
     m_panes << pane;
     const int columns = m_panes.size() > 1 ? 2 : 1;
     const int i = int(m_panes.size()) - 1;

@@ -31,7 +31,8 @@ class StudyViewer : public QWidget
 public:
     /// `streamer`: the study is still arriving from a remote store (the viewer tells it where the user looks,
     /// and shows each slice once it is in the cache); null for a study already in `store`.
-    StudyViewer(BlobStore *store, const StudySummary &study, StudyStreamer *streamer = nullptr, QWidget *parent = nullptr);
+    /// `images`: the workstation's decoded images in memory, shared by every pane (it outlives the viewer).
+    StudyViewer(BlobStore *store, ImageMemoryCache *images, const StudySummary &study, StudyStreamer *streamer = nullptr, QWidget *parent = nullptr);
     ~StudyViewer() override;
 
     const StudySummary &study() const { return m_study; }
@@ -93,6 +94,7 @@ private:
     void follow();
 
     BlobStore *m_store;
+    ImageMemoryCache *m_images;
     StudyStreamer *m_streamer = nullptr;
     StudySummary m_study;
     QListWidget *m_seriesList;

@@ -10,7 +10,8 @@
 
 namespace spectrum {
 
-Workstation::Workstation(Options options, QObject *parent) : QObject(parent), m_options(std::move(options))
+Workstation::Workstation(Options options, QObject *parent)
+    : QObject(parent), m_options(std::move(options)), m_images(std::make_unique<ImageMemoryCache>(m_options.memoryBudgetBytes))
 {
     m_refreshTimer.setSingleShot(true);
     m_refreshTimer.setInterval(250);

@@ -2,6 +2,8 @@
 // Workstation: what the GUI shows, without widgets — the local disk cache, the demo archive on first start,
 // and the study list kept current as blobs arrive. Lives on the GUI thread; all work runs in jobs.
 
+#include "imagememorycache.h"
+
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeconfig.h"
@@ -25,6 +27,8 @@ public:
     {
         QString cacheDirectory;        ///< the FileStore root
         qint64 diskBudgetBytes = 0;
+        /// Decoded images kept in memory by every open study together (ImageMemoryCache).
+        qint64 memoryBudgetBytes = qint64(1024) * 1024 * 1024;
         bool seedDemoWhenEmpty = true; ///< a fresh workstation gets the demo studies
         DemoOptions demo;
         /// The Storage SCP that accepts studies a PACS pushes (C-STORE, or C-MOVE to us); port 0: none.
@@ -44,6 +48,8 @@ public:
 
     BlobStore *localStore() const { return m_store.get(); }
     FileStore *cache() const { return m_store.get(); }
+    /// Decoded images in memory, shared by every open study; there from construction.
+    ImageMemoryCache *images() const { return m_images.get(); }
     /// Every configured store, the cache included; null until started().
     StoreRegistry *registry() const { return m_registry.get(); }
     const StoreConfigFile &storeConfig() const { return m_options.stores; }
@@ -79,6 +85,7 @@ private:
 
     Options m_options;
     std::shared_ptr<FileStore> m_store;
+    std::unique_ptr<ImageMemoryCache> m_images;
     Job *m_openJob = nullptr;
     QList<StudySummary> m_studies;
     QTimer m_refreshTimer;  // coalesces bursts of commits into one refresh

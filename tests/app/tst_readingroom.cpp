@@ -288,7 +288,7 @@ void tst_ReadingRoom::aSliceNotYetHereIsNeverShownAsAnother()
     auto *streamer = new StudyStreamer(m_ws->registry(), m_ws->cache(), QStringLiteral("pacs"), DemoArchive::studyUid(DemoStudy::HeadMr));
     streamer->setParallel(1);
     std::unique_ptr<StudyViewer> viewer;
-    connect(streamer, &StudyStreamer::listed, this, [&] { viewer = std::make_unique<StudyViewer>(m_ws->localStore(), streamer->study(), streamer); });
+    connect(streamer, &StudyStreamer::listed, this, [&] { viewer = std::make_unique<StudyViewer>(m_ws->localStore(), m_ws->images(), streamer->study(), streamer); });
     connect(streamer, &StudyStreamer::instanceCached, streamer, [streamer] { streamer->stop(); });
     QSignalSpy listed(streamer, &StudyStreamer::listed);
     streamer->start();
@@ -336,7 +336,7 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
     QList<QPair<int, double>> previews;
     QList<bool> previewsRight;
     connect(streamer, &StudyStreamer::listed, this, [&] {
-        viewer = std::make_unique<StudyViewer>(ws.localStore(), streamer->study(), streamer);
+        viewer = std::make_unique<StudyViewer>(ws.localStore(), ws.images(), streamer->study(), streamer);
         connect(viewer.get(), &StudyViewer::previewShown, this, [&](int index, double fraction) {
             previews << qMakePair(index, fraction);
             // The rows that are in are the instance's own rows; the overlay says it is still arriving.

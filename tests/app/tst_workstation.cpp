@@ -15,6 +15,10 @@
 #include <QAction>
 #include <QApplication>
 #include <QListWidget>
+#include <QTimer>
+#include <QSpinBox>
+#include <QPushButton>
+#include <QLabel>
 #include <QMimeData>
 #include <QProcess>
 #include <QSettings>
@@ -66,6 +70,7 @@ private Q_SLOTS:
     void seriesThumbnailsShowTheirMiddleImage();
     void layoutsSynchronisedScrollingAndDroppingASeries();
     void synchronisedScrollingFollowsTheFrameOfReference();
+    void decodedImagesStayWithinTheMemoryBudget();
     void settingsAreRememberedAcrossRestarts();
     void reopeningUsesTheCacheWithoutReseeding();
     void aCacheInUseIsAClearStartError();
@@ -288,7 +293,7 @@ void tst_Workstation::layoutsSynchronisedScrollingAndDroppingASeries()
     QCOMPARE(viewer->paneCount(), 2);
     QTRY_VERIFY(viewer->pane(1)->viewport()->hasImage());  // the only series, in both
     QCOMPARE(viewer->pane(1)->seriesIndex(), 0);
-    QVERIFY(viewer->pane(0)->isVisible() && viewer->pane(1)->isVisible());
+    QTRY_VERIFY(viewer->pane(0)->isVisible() && viewer->pane(1)->isVisible());
 
     // Synchronised: the other pane follows the active one through the stack.
     press("S");
@@ -430,6 +435,55 @@ void tst_Workstation::synchronisedScrollingFollowsTheFrameOfReference()
     for (const QString &f : files)  // the cache as the other tests expect it
         QVERIFY(runSync(m_ws->cache()->remove(QFileInfo(f).completeBaseName() + QStringLiteral("-sync"))).isOk());
     QTRY_VERIFY_WITH_TIMEOUT(!m_ws->findStudy(study), 10000);
+}
+
+// Every pane of every open study shares one memory budget for decoded images, set in the cache dialog; clearing
+// the cache empties it, and images are decoded again as they are needed.
+void tst_Workstation::decodedImagesStayWithinTheMemoryBudget()
+{
+    ImageMemoryCache *images = m_ws->images();
+    const qint64 before = images->budget();
+    const qint64 slice = 512 * 512 * 2;
+    // Through the dialog, as an administrator would: 16 MB.
+    QTimer::singleShot(0, this, [&] {
+        QWidget *dialog = QApplication::activeModalWidget();
+        QVERIFY(dialog && dialog->objectName() == QStringLiteral("cacheDialog"));
+        QCOMPARE(dialog->findChild<QSpinBox *>(QStringLiteral("diskBudget"))->text(), QStringLiteral("no budget"));  // as it is
+        dialog->findChild<QSpinBox *>(QStringLiteral("memoryBudget"))->setValue(16);
+        dialog->findChild<QPushButton *>(QStringLiteral("applyBudgets"))->click();
+        QVERIFY(dialog->findChild<QLabel *>(QStringLiteral("memoryUsage"))->text().contains(QStringLiteral("of a 16 MB budget")));
+        dialog->close();
+    });
+    m_window->showCacheSettings();
+    QCOMPARE(images->budget(), qint64(16'000'000));
+    QCOMPARE(m_ws->cache()->usage().budget, qint64(0));  // the disk's budget left alone
+
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(viewer);
+    viewer->setGrid(1, 2);  // both panes on the CT: they share its decoded slices
+    QTRY_VERIFY(viewer->pane(1)->viewport()->hasImage());
+    for (int i = 0; i < 120; i += 3) {
+        viewer->showSlice(i);
+        QTRY_COMPARE(viewer->viewport()->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[i].sopInstanceUid);
+        QVERIFY2(images->usage() <= images->budget(), qPrintable(QString::number(images->usage())));
+    }
+    QVERIFY(images->count() <= int(16'000'000 / slice));
+    QVERIFY(images->count() >= 16'000'000 / slice - 2);  // filled, not emptied early
+    images->clear();
+    QCOMPARE(images->usage(), qint64(0));
+    viewer->showSlice(7);
+    QTRY_COMPARE(viewer->viewport()->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[7].sopInstanceUid);
+    QVERIFY(images->usage() >= slice);
+    viewer->setGrid(1, 1);
+
+    // Remembered with the other settings.
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath(QStringLiteral("spectrum.conf")), QSettings::IniFormat);
+    m_window->saveSettings(settings);
+    images->setBudget(before);
+    m_window->restoreSettings(settings);
+    QCOMPARE(images->budget(), qint64(16'000'000));
+    images->setBudget(before);
 }
 
 void tst_Workstation::settingsAreRememberedAcrossRestarts()

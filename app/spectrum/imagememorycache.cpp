@@ -1,0 +1,66 @@
+#include "imagememorycache.h"
+
+namespace spectrum {
+
+ImageMemoryCache::ImageMemoryCache(qint64 budgetBytes, QObject *parent) : QObject(parent), m_budget(std::max<qint64>(0, budgetBytes)) {}
+
+qint64 ImageMemoryCache::costOf(const DecodedImage &image)
+{
+    return std::max<qint64>(1, image.pixels.frameBytes() * image.pixels.frames());
+}
+
+std::shared_ptr<const DecodedImage> ImageMemoryCache::object(const QString &key)
+{
+    auto it = m_entries.find(key);
+    if (it == m_entries.end())
+        return nullptr;
+    m_lru.splice(m_lru.begin(), m_lru, it->lru);
+    return it->image;
+}
+
+void ImageMemoryCache::insert(const QString &key, std::shared_ptr<const DecodedImage> image)
+{
+    if (!image)
+        return;
+    const qint64 cost = costOf(*image);
+    auto it = m_entries.find(key);
+    if (it != m_entries.end()) {
+        m_usage -= it->cost;
+        m_lru.erase(it->lru);
+        m_entries.erase(it);
+    }
+    if (cost <= m_budget) {
+        evictToFit(m_budget - cost);
+        m_lru.push_front(key);
+        m_entries.insert(key, Entry{std::move(image), cost, m_lru.begin()});
+        m_usage += cost;
+    }
+    Q_EMIT usageChanged();
+}
+
+void ImageMemoryCache::evictToFit(qint64 budget)
+{
+    while (m_usage > budget && !m_lru.empty()) {
+        auto it = m_entries.find(m_lru.back());
+        m_usage -= it->cost;
+        m_entries.erase(it);
+        m_lru.pop_back();
+    }
+}
+
+void ImageMemoryCache::clear()
+{
+    m_entries.clear();
+    m_lru.clear();
+    m_usage = 0;
+    Q_EMIT usageChanged();
+}
+
+void ImageMemoryCache::setBudget(qint64 bytes)
+{
+    m_budget = std::max<qint64>(0, bytes);
+    evictToFit(m_budget);
+    Q_EMIT usageChanged();
+}
+
+} // namespace spectrum
