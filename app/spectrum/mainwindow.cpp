@@ -307,6 +307,11 @@ void MainWindow::sendToArchive(const QString &store, bool wholeSeries)
     const FilterChain chain = m_filters->isApplied() ? m_filters->chain() : FilterChain();
     auto *job = registry->exportDerivedSeries(store, keys, chain);
     statusBar()->showMessage(tr("Sending %n image(s) to %1…", nullptr, int(keys.size())).arg(store));
+    const SeriesSummary &shown = viewer->study().series[viewer->seriesIndex()];
+    m_transfers->addSend(job, tr("%1 — %2 image(s) of series %3 to %4%5", nullptr, int(keys.size()))
+                                  .arg(DicomIdentity::displayName(viewer->study().identity.patientName)).arg(keys.size())
+                                  .arg(shown.description.isEmpty() ? QString::number(shown.seriesNumber) : shown.description, store,
+                                       chain.isEmpty() ? QString() : tr(", filtered")));
     connect(job, &Job::progress, this, [this, store](qint64 done, qint64 total) {
         statusBar()->showMessage(tr("Sending to %1: %2 of %3 made").arg(store).arg(done).arg(total));
     });

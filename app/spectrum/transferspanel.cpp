@@ -1,5 +1,6 @@
 #include "transferspanel.h"
 
+#include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/studystreamer.h"
 
 #include <QHBoxLayout>
@@ -78,6 +79,104 @@ void TransfersPanel::addStudy(StudyStreamer *streamer, const QString &title)
     update();
 }
 
+void TransfersPanel::addSend(ResultJob<ExportSummary> *job, const QString &title)
+{
+    Row row;
+    row.isSend = true;
+    row.send = job;
+    row.widget = new QWidget;
+    row.title = new QLabel(title);
+    row.bar = new QProgressBar;
+    row.bar->setRange(0, 0);  // busy until the first image is made
+    row.details = new QLabel(tr("preparing…"));
+    row.pause = new QPushButton(tr("Cancel"));
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(row.pause);
+    buttons->addStretch();
+    auto *box = new QVBoxLayout(row.widget);
+    box->setContentsMargins(0, 4, 0, 8);
+    box->addWidget(row.title);
+    box->addWidget(row.bar);
+    box->addWidget(row.details);
+    box->addLayout(buttons);
+    m_layout->insertWidget(m_layout->count() - 1, row.widget);
+    m_empty->hide();
+    QWidget *widget = row.widget;
+    auto rowOf = [this, widget]() -> Row * {
+        for (Row &r : m_rows) {
+            if (r.widget == widget)
+                return &r;
+        }
+        return nullptr;
+    };
+    connect(row.pause, &QPushButton::clicked, this, [this, rowOf, widget] {
+        Row *r = rowOf();
+        if (!r)
+            return;
+        if (r->send) {
+            r->send->cancel();  // finished() follows at once, with Cancelled
+            return;
+        }
+        delete widget;  // dismissed
+        m_rows.removeAt(std::distance(m_rows.data(), r));
+        update();
+    });
+    connect(job, &Job::progress, this, [this, rowOf](qint64 done, qint64 total) {
+        if (Row *r = rowOf()) {
+            r->sent = done;
+            r->sendTotal = total;
+            refreshSendRow(*r);
+        }
+    });
+    connect(job, &Job::finished, this, [this, rowOf, job] {
+        Row *r = rowOf();
+        if (!r)
+            return;
+        const Result<ExportSummary> result = job->result();
+        r->sendOk = result.isOk();
+        if (!result.isOk()) {
+            r->outcome = result.error().code() == ErrorCode::Cancelled ? tr("cancelled") : tr("failed: %1").arg(result.error().toString());
+        } else if (result.value().failed.isEmpty()) {
+            r->outcome = tr("%n image(s) stored", nullptr, int(result.value().stored.size()));
+        } else {
+            r->outcome = tr("%1 stored, %2 refused: %3").arg(result.value().stored.size()).arg(result.value().failed.size())
+                             .arg(result.value().failed.first().second);
+        }
+        r->send = nullptr;
+        refreshSendRow(*r);
+        update();
+    });
+    m_rows << row;
+    refreshSendRow(m_rows.last());
+    update();
+}
+
+bool TransfersPanel::cancelSend(int row)
+{
+    if (row < 0 || row >= m_rows.size() || !m_rows[row].isSend || !m_rows[row].send)
+        return false;
+    m_rows[row].pause->click();
+    return true;
+}
+
+void TransfersPanel::refreshSendRow(Row &row)
+{
+    if (row.sendTotal > 0) {
+        row.bar->setRange(0, int(row.sendTotal));
+        row.bar->setValue(int(row.sent));
+    }
+    if (!row.send) {  // done: the answer, until dismissed
+        if (row.bar->maximum() == 0)
+            row.bar->setRange(0, 1);
+        if (row.sendOk)
+            row.bar->setValue(row.bar->maximum());
+        row.details->setText(row.outcome);
+        row.pause->setText(tr("Dismiss"));
+        return;
+    }
+    row.details->setText(row.sendTotal > 0 ? tr("%1 of %2 images made · sending").arg(row.sent).arg(row.sendTotal) : tr("preparing…"));
+}
+
 void TransfersPanel::refreshRow(Row &row)
 {
     StudyStreamer *s = row.streamer;
@@ -107,6 +206,8 @@ void TransfersPanel::update()
     const double elapsed = std::max(0.001, m_clock.restart() / 1000.0);
     for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
         Row &row = m_rows[i];
+        if (row.isSend)
+            continue;  // follows its job's signals
         if (!row.streamer) {  // its study was closed
             delete row.widget;
             m_rows.removeAt(i);
@@ -132,18 +233,26 @@ QString TransfersPanel::totals() const
 {
     int active = 0;
     double rate = 0, left = 0;
+    int sending = 0;
     for (const Row &row : m_rows) {
+        if (row.isSend) {
+            sending += row.send ? 1 : 0;
+            continue;
+        }
         if (!row.streamer || row.streamer->isComplete() || row.streamer->isStopped())
             continue;
         ++active;
         rate += row.rate;
         left = std::max(left, row.secondsLeft);
     }
-    if (active == 0)
-        return QString();
-    QStringList parts{tr("%n transfer(s)", nullptr, active), tr("%1 MB/s").arg(rate / 1e6, 0, 'f', 1)};
-    if (left > 0)
-        parts << duration(left);
+    QStringList parts;
+    if (active > 0) {
+        parts << tr("%n transfer(s)", nullptr, active) << tr("%1 MB/s").arg(rate / 1e6, 0, 'f', 1);
+        if (left > 0)
+            parts << duration(left);
+    }
+    if (sending > 0)
+        parts << tr("sending %n series", nullptr, sending);
     return parts.join(QStringLiteral(" · "));
 }
 

@@ -1,7 +1,8 @@
 #pragma once
-// TransfersPanel: what is arriving — one row per study being fetched from an archive, with its progress bar,
-// images and bytes, rate, fetches at once, time left and failures; pause/resume and retry. The totals go to the
-// status bar (totalsChanged). Rows follow their transfer and go when it does.
+// TransfersPanel: what is arriving and leaving — one row per study being fetched from an archive, with its
+// progress bar, images and bytes, rate, fetches at once, time left and failures, pause/resume and retry; and one
+// row per derived series being sent to an archive, with its progress, cancel, and the archive's answer until
+// dismissed. The totals go to the status bar (totalsChanged). Study rows go when their study is closed.
 
 #include <QElapsedTimer>
 #include <QList>
@@ -17,6 +18,10 @@ class QVBoxLayout;
 namespace spectrum {
 
 class StudyStreamer;
+class Job;
+struct ExportSummary;
+template <typename T>
+class ResultJob;
 
 class TransfersPanel : public QWidget
 {
@@ -26,6 +31,11 @@ public:
 
     /// Follows a study arriving from a store, under `title`.
     void addStudy(StudyStreamer *streamer, const QString &title);
+    /// Follows images being sent to an archive (StoreRegistry::exportDerivedSeries), under `title`: Cancel
+    /// stops it; once done, the row shows what the archive stored and refused until dismissed.
+    void addSend(ResultJob<ExportSummary> *job, const QString &title);
+    /// Cancels row `row`'s send (what its Cancel button does); false when it is not a send under way.
+    bool cancelSend(int row);
     /// Rows shown (transfers still there, finished or not).
     int count() const { return int(m_rows.size()); }
     /// "2 transfers · 14.2 MB/s · about 20 s left", or empty when nothing is arriving.
@@ -46,12 +56,20 @@ private:
         QLabel *details = nullptr;
         QPushButton *pause = nullptr;
         QPushButton *retry = nullptr;
+        // A send instead of a study: its job until it finishes, then what came of it.
+        bool isSend = false;
+        QPointer<Job> send;
+        QString sendTitle;
+        qint64 sent = 0, sendTotal = 0;
+        QString outcome;
+        bool sendOk = false;
         qint64 lastBytes = 0;
         double rate = 0;  ///< bytes per second, smoothed
         double secondsLeft = -1;
     };
     void update();
     void refreshRow(Row &row);
+    void refreshSendRow(Row &row);
 
     QVBoxLayout *m_layout;
     QLabel *m_empty;

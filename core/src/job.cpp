@@ -66,7 +66,7 @@ void Job::cancel()
         return;
     m_token.cancel();
     doCancel();
-    emitResult(Error(ErrorCode::Cancelled, QStringLiteral("cancelled by the caller")));
+    finishCancelled(Error(ErrorCode::Cancelled, QStringLiteral("cancelled by the caller")));
 }
 
 void Job::emitResult(const Error &error)

@@ -867,13 +867,14 @@ ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name
         if (!folder->isValid())
             return job->complete(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for the derived instances")));
         QPointer<CallbackJob<ExportSummary>> guard(job);
-        auto *make = makeJob<QStringList>([keys, chain, cache, folder, guard](const CancelToken &cancel) -> Result<QStringList> {
+        const CancelToken sending = job->cancelToken();  // a cancelled send stops making its instances too
+        auto *make = makeJob<QStringList>([keys, chain, cache, folder, guard, sending](const CancelToken &cancel) -> Result<QStringList> {
             Derivation derivation;
             derivation.description = chain.isEmpty() ? QStringLiteral("unprocessed copy") : chain.description();
             derivation.seriesInstanceUid = makeUid();  // one derived series for all of them
             QStringList files;
             for (int i = 0; i < keys.size(); ++i) {
-                if (cancel.isCancelled())
+                if (cancel.isCancelled() || sending.isCancelled())
                     return Error(ErrorCode::Cancelled, QStringLiteral("cancelled"));
                 Result<ByteView> bytes = runSync(cache->read(keys[i]));
                 if (!bytes.isOk())
@@ -899,6 +900,8 @@ ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name
             return files;
         });
         whenDone(make, job, [self, job, name, folder](const Result<QStringList> &files) {
+            if (job->isFinished())
+                return;  // cancelled meanwhile: nothing is sent
             if (!files.isOk())
                 return job->complete(files.error());
             if (!self)

@@ -221,7 +221,26 @@ void tst_ReadingRoom::sendingAProcessedImageBackToTheArchive()
     QVERIFY(sent.wait(30000));
     QCOMPARE(sent.first().at(0).toInt(), 1);  // stored
     QCOMPARE(sent.first().at(1).toInt(), 0);  // refused
+    TransfersPanel *transfers = m_window->transfersPanel();
+    QCOMPARE(transfers->details(transfers->count() - 1), QStringLiteral("1 image(s) stored"));  // and in the transfers panel
     m_window->filterPanel()->setSpecs({});
+
+    // A send cancelled from the panel while its images are being made: nothing reaches the archive.
+    {
+        TransfersPanel panel;
+        QStringList keys;
+        for (const InstanceRef &i : viewer->study().series[0].instances)
+            keys << i.key;
+        auto *job = m_ws->registry()->exportDerivedSeries(QStringLiteral("pacs"), keys, m_window->filterPanel()->registry().makeChain({QStringLiteral("invert")}).value());
+        panel.addSend(job, QStringLiteral("whole series"));
+        QVERIFY(panel.details(0).startsWith(QStringLiteral("preparing")));
+        connect(job, &Job::progress, &panel, [&panel] { panel.cancelSend(0); });
+        QSignalSpy done(job, &Job::finished);
+        job->start(ExecutionPolicy::Async);
+        QVERIFY(done.wait(30000));
+        QCOMPARE(panel.details(0), QStringLiteral("cancelled"));
+        QVERIFY(!panel.cancelSend(0));  // over; its button dismisses the row now
+    }
 
     // The archive now has a second series in the study: the derived image, whose pixels are the filtered ones.
     Result<StudySummary> listed = runSync(m_ws->registry()->listStudy(QStringLiteral("pacs"), m_ctUid));

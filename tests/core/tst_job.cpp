@@ -210,6 +210,7 @@ void tst_Job::cancelledPoolWorkIsNeverDelivered()
     QTest::qWait(20);
     QCOMPARE(spy.count(), 1);        // and its late result was dropped
     QVERIFY(!job->result().isOk());
+    QCOMPARE(job->result().error().code(), ErrorCode::Cancelled);  // the typed result says why, as error() does
     delete job;
 }
 

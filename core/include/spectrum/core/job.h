@@ -91,6 +91,8 @@ protected:
     /// Asks the work to stop; finished() is emitted by cancel() itself right after. Default: nothing.
     virtual void doCancel() {}
 
+    /// Ends a cancelled job with `error` (ErrorCode::Cancelled); typed jobs keep it as their result too.
+    virtual void finishCancelled(const Error &error) { emitResult(error); }
     /// Ends the job: emits finished() once; later calls are ignored.
     void emitResult(const Error &error = Error());
     void setProgress(qint64 processed, qint64 total);

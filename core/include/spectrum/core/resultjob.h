@@ -40,6 +40,7 @@ protected:
         m_result = std::move(result);
         emitResult(m_result.isOk() ? Error() : m_result.error());
     }
+    void finishCancelled(const Error &error) override { finishWith(Result<T>(error)); }
 
 private:
     Result<T> m_result;
