@@ -507,21 +507,38 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid)
         return statusBar()->showMessage(tr("The local cache is not open yet."));
     auto *streamer = new StudyStreamer(m_workstation->registry(), m_workstation->cache(), store, studyUid, this);
     statusBar()->showMessage(tr("Asking %1 for the study…").arg(store));
-    connect(streamer, &StudyStreamer::failed, this, [this, streamer, store](const Error &e) {
+    // The first look (the slice a stack opens at, found with two small queries) opens the viewer while the
+    // whole study is listed; the listing then completes it. Without a first look, the listing opens it.
+    auto viewer = std::make_shared<QPointer<StudyViewer>>();
+    connect(streamer, &StudyStreamer::failed, this, [this, streamer, store, viewer](const Error &e) {
         statusBar()->showMessage(tr("Cannot open the study from %1: %2").arg(store, e.toString()));
+        if (*viewer)
+            return (*viewer)->errorOccurred(e);  // it shows the first look's image; the streamer stays its own
         streamer->deleteLater();
     });
-    connect(streamer, &StudyStreamer::listed, this, [this, streamer, store] {
+    connect(streamer, &StudyStreamer::firstLookReady, this, [this, streamer, viewer] {
+        const StudySummary &glimpse = streamer->firstLook();
+        if (viewerOf(glimpse.identity.studyInstanceUid, glimpse.identity.patientId))
+            return;  // open already: the listing will say so
+        *viewer = new StudyViewer(m_workstation->localStore(), m_workstation->images(), glimpse, streamer);
+        addViewer(*viewer, glimpse);
+        statusBar()->showMessage(tr("Listing the rest of the study…"));
+    });
+    connect(streamer, &StudyStreamer::listed, this, [this, streamer, store, viewer] {
         const StudySummary study = streamer->study();
-        if (StudyViewer *open = viewerOf(study.identity.studyInstanceUid, study.identity.patientId)) {
+        if (*viewer) {
+            if (!(*viewer)->setStudy(study))
+                return;  // refused, and said why
+        } else if (StudyViewer *open = viewerOf(study.identity.studyInstanceUid, study.identity.patientId)) {
             streamer->deleteLater();  // opened meanwhile
             m_tabs->setCurrentWidget(open);
             return;
+        } else {
+            addViewer(new StudyViewer(m_workstation->localStore(), m_workstation->images(), study, streamer), study);
         }
         connect(streamer, &StudyStreamer::progress, this, [this, store](int cached, int total) {
             statusBar()->showMessage(tr("From %1: %2 of %3 images here").arg(store).arg(cached).arg(total), 4000);
         });
-        addViewer(new StudyViewer(m_workstation->localStore(), m_workstation->images(), study, streamer), study);
         m_transfers->addStudy(streamer, tr("%1 — %2 from %3").arg(DicomIdentity::displayName(study.identity.patientName),
                                                                    study.identity.studyDescription, store));
     });

@@ -104,6 +104,31 @@ void SeriesPane::showSeries(int seriesIndex)
     showSlice(sliceCount() / 2);
 }
 
+void SeriesPane::relocate(int series, int slice)
+{
+    ++m_generation;  // results on their way carry old indices
+    const QList<Job *> jobs = m_jobs;
+    for (Job *job : jobs)
+        job->cancel();
+    m_jobs.clear();
+    m_inFlight.clear();
+    m_centres.clear();
+    m_frameOfReference.clear();
+    if (series < 0 || series >= m_study->series.size()) {
+        m_series = -1;
+        m_slice = -1;
+        m_viewport->clear(tr("This study has no images."));
+        return;
+    }
+    if (slice < 0) {
+        m_series = -1;
+        return showSeries(series);
+    }
+    m_series = series;
+    m_slice = -1;  // shown again (from memory, without a flicker) and its neighbours prefetched
+    showSlice(slice);
+}
+
 void SeriesPane::showSlice(int index)
 {
     if (sliceCount() == 0)
@@ -133,8 +158,8 @@ void SeriesPane::requestLoad(int index)
     }
     const InstanceRef &ref = m_study->series[m_series].instances[index];
     if (m_streamer && !m_streamer->isCached(ref.key)) {
-        if (index == m_slice)
-            showWaiting(index);
+        if (index == m_slice && !(m_arriving && m_arriving->key == ref.key))
+            showWaiting(index);  // unless it is on screen already while it arrives
         return;  // loaded when it is cached (onInstanceCached)
     }
     auto *job = loadImage(m_store, ref.key);

@@ -36,6 +36,10 @@ public:
     int sliceCount() const;
 
     void showSeries(int seriesIndex);
+    /// The study's list changed under the pane (the whole listing after a first look): it now shows slice
+    /// `slice` of series `series` — the image it shows already, at its new place — or, with slice −1, the
+    /// series from its middle. Loads under way for the old numbering are dropped.
+    void relocate(int series, int slice);
     /// Shows slice `index` (0-based, clamped) of the series as soon as it is decoded.
     void showSlice(int index);
     void stepSlice(int step) { showSlice(m_slice + step); }

@@ -47,11 +47,7 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
     m_seriesList->setFixedWidth(220);
     m_seriesList->setIconSize(QSize(96, 96));
     m_seriesList->setObjectName(QStringLiteral("seriesList"));
-    for (const SeriesSummary &s : m_study.series) {
-        m_seriesList->addItem(tr("%1 %2\n%3 image(s)")
-                                  .arg(s.modality, s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : s.description)
-                                  .arg(s.instances.size()));
-    }
+    fillSeriesList();
     m_grid->setContentsMargins(0, 0, 0, 0);
     m_grid->setSpacing(0);
     layout->addWidget(m_seriesList);
@@ -80,22 +76,7 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
         if (sliceCount() > 1 && viewport()->hasImage() && !m_active->isLoadingSliceInView())
             showSlice(sliceIndex() + 1 < sliceCount() ? sliceIndex() + 1 : 0);
     });
-    // Thumbnails: each series' middle image, as soon as one of its images is here.
-    for (int i = 0; i < m_study.series.size(); ++i) {
-        const QList<InstanceRef> &in = m_study.series[i].instances;
-        if (in.isEmpty())
-            continue;
-        if (!m_streamer || m_streamer->isCached(in[in.size() / 2].key)) {
-            requestThumbnail(i, in[in.size() / 2].key);
-        } else {
-            for (const InstanceRef &r : in) {
-                if (m_streamer->isCached(r.key)) {
-                    requestThumbnail(i, r.key);
-                    break;
-                }
-            }
-        }
-    }
+    requestThumbnails();
     setActivePane(addPane(m_study.series.isEmpty() ? -1 : 0));
     connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);
     if (m_study.series.isEmpty())
@@ -168,6 +149,74 @@ void StudyViewer::setGrid(int rows, int columns)
         m_grid->addWidget(m_panes[i], i / std::clamp(columns, 1, 2), i % std::clamp(columns, 1, 2));
     }
     setActivePane(m_active);
+}
+
+void StudyViewer::fillSeriesList()
+{
+    const QSignalBlocker block(m_seriesList);
+    m_seriesList->clear();
+    for (const SeriesSummary &s : m_study.series) {
+        m_seriesList->addItem(tr("%1 %2\n%3 image(s)")
+                                  .arg(s.modality, s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : s.description)
+                                  .arg(s.instances.size()));
+    }
+}
+
+void StudyViewer::requestThumbnails()
+{
+    // Each series' middle image, as soon as one of its images is here.
+    for (int i = 0; i < m_study.series.size(); ++i) {
+        const QList<InstanceRef> &in = m_study.series[i].instances;
+        if (in.isEmpty())
+            continue;
+        if (!m_streamer || m_streamer->isCached(in[in.size() / 2].key)) {
+            requestThumbnail(i, in[in.size() / 2].key);
+        } else {
+            for (const InstanceRef &r : in) {
+                if (m_streamer->isCached(r.key)) {
+                    requestThumbnail(i, r.key);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+bool StudyViewer::setStudy(const StudySummary &study)
+{
+    if (study.identity.studyInstanceUid != m_study.identity.studyInstanceUid || study.identity.patientId != m_study.identity.patientId) {
+        Q_EMIT errorOccurred(Error(ErrorCode::Corrupt, tr("the archive lists study %1 under patient ID '%2', not '%3' as its first answer said: "
+                                                          "not shown").arg(study.identity.studyInstanceUid, study.identity.patientId,
+                                                                           m_study.identity.patientId)));
+        for (SeriesPane *p : m_panes)
+            p->viewport()->clear(tr("The archive's answers about this study disagree on the patient: not shown."));
+        return false;
+    }
+    // Where each pane is, by instance, to find it again in the new list.
+    QList<QString> shown;
+    for (SeriesPane *p : m_panes)
+        shown << (p->seriesIndex() >= 0 && p->sliceIndex() >= 0 ? m_study.series[p->seriesIndex()].instances[p->sliceIndex()].key : QString());
+    ++m_studyGeneration;  // thumbnails being made are for the old numbering
+    m_study = study;
+    m_thumbnails.clear();
+    m_thumbnailsAsked.clear();
+    fillSeriesList();
+    for (int i = 0; i < m_panes.size(); ++i) {
+        int series = m_study.series.isEmpty() ? -1 : 0, slice = -1;
+        for (int s = 0; s < m_study.series.size() && slice < 0; ++s) {
+            for (int k = 0; k < m_study.series[s].instances.size(); ++k) {
+                if (m_study.series[s].instances[k].key == shown[i]) {
+                    series = s;
+                    slice = k;
+                    break;
+                }
+            }
+        }
+        m_panes[i]->relocate(series, slice);
+    }
+    requestThumbnails();
+    setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
+    return true;
 }
 
 void StudyViewer::setActivePane(SeriesPane *pane)
@@ -248,8 +297,10 @@ void StudyViewer::requestThumbnail(int series, const QString &key)
         return;
     m_thumbnailsAsked.insert(series);
     auto *watcher = new QFutureWatcher<QImage>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, series] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, series, generation = m_studyGeneration] {
         watcher->deleteLater();
+        if (generation != m_studyGeneration)
+            return;  // made for the study's first look; asked again for the whole list
         const QImage thumb = watcher->result();
         if (thumb.isNull()) {
             m_thumbnailsAsked.remove(series);  // another image of it may do

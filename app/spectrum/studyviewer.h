@@ -36,6 +36,10 @@ public:
     ~StudyViewer() override;
 
     const StudySummary &study() const { return m_study; }
+    /// The whole study, replacing the first look the viewer opened with (StudyStreamer::firstLook): each pane
+    /// keeps the image it shows, at its place in the whole list. Refused (false, errorOccurred, nothing shown)
+    /// when it names another study or another patient.
+    bool setStudy(const StudySummary &study);
     /// The active pane and what it shows.
     SeriesPane *activePane() const { return m_active; }
     int seriesIndex() const { return m_active->seriesIndex(); }
@@ -89,6 +93,8 @@ protected:
 private:
     SeriesPane *addPane(int seriesIndex);
     void requestThumbnail(int series, const QString &key);
+    void requestThumbnails();
+    void fillSeriesList();
     void onInstanceCached(const QString &key);
     /// The other panes to the active one's place in the patient, when synchronised.
     void follow();
@@ -106,6 +112,7 @@ private:
     QString m_chainDescription;
     QHash<int, QImage> m_thumbnails;
     QSet<int> m_thumbnailsAsked;
+    quint64 m_studyGeneration = 0;
     QTimer m_cine;
     int m_cineRate = 15;
 };

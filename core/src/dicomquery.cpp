@@ -31,6 +31,8 @@ Error DicomQuery::validate() const
         return Error(ErrorCode::InvalidArgument, QStringLiteral("the date range ends (%1) before it starts (%2)").arg(dateTo.toString(Qt::ISODate), dateFrom.toString(Qt::ISODate)));
     if (limit < 0 || offset < 0)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("limit and offset must not be negative"));
+    if (instanceNumber < 0 || (instanceNumber != 0 && level != QueryLevel::Instance))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("an Instance Number is matched at instance level, and is not negative"));
     if (level == QueryLevel::Instance && studyInstanceUid.isEmpty())
         return Error(ErrorCode::InvalidArgument, QStringLiteral("an instance query needs its study's Study Instance UID"));
     if (!seriesInstanceUid.isEmpty() && studyInstanceUid.isEmpty())

@@ -511,6 +511,72 @@ StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &series
 }
 } // namespace
 
+ResultJob<StudySummary> *StoreRegistry::firstLook(const QString &name, const QString &studyUid)
+{
+    Error e;
+    const StoreConfig *found = store(name, &e);
+    if (!e.isError() && !isValidUid(studyUid))
+        e = Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not a DICOM UID").arg(studyUid.left(80)));
+    if (!e.isError() && found->kind != StoreKind::DicomWeb && found->kind != StoreKind::Dimse)
+        e = Error(ErrorCode::Unsupported, QStringLiteral("store '%1' is listed at once").arg(name));
+    if (e.isError())
+        return failedJob<StudySummary>(e);
+    const StoreConfig s = *found;
+    const StoreConfigFile config = m_config;
+    return new CallbackJob<StudySummary>([s, config, studyUid](CallbackJob<StudySummary> *job) {
+        std::function<ResultJob<QList<DicomRecord>> *(const DicomQuery &)> find;
+        if (s.kind == StoreKind::DicomWeb) {
+            Result<DicomWebEndpoint> ep = dicomWebEndpointFor(s, config);
+            if (!ep.isOk())
+                return job->complete(ep.error());
+            auto *client = new DicomWebClient(ep.value(), job);
+            find = [client](const DicomQuery &q) { return client->search(q); };
+        } else {
+            Result<DimseEndpoint> ep = dimseEndpointFor(s, config);
+            if (!ep.isOk())
+                return job->complete(ep.error());
+            auto *client = new DimseClient(ep.value(), job);
+            find = [client](const DicomQuery &q) { return client->find(q); };
+        }
+        DicomQuery series;
+        series.level = QueryLevel::Series;
+        series.studyInstanceUid = studyUid;
+        whenDone(find(series), job, [job, find, studyUid](const Result<QList<DicomRecord>> &sr) {
+            if (!sr.isOk())
+                return job->complete(sr.error());
+            // The series a study opens on: the lowest Series Number (studyFrom's order), the first listed on a tie.
+            const DicomRecord *first = nullptr;
+            for (const DicomRecord &r : sr.value()) {
+                if (r.relatedInstances != 0 && isValidUid(r.identity.seriesInstanceUid) && (!first || r.identity.seriesNumber < first->identity.seriesNumber))
+                    first = &r;
+            }
+            if (!first)
+                return job->complete(Error(ErrorCode::NotFound, QStringLiteral("study %1 has no series there").arg(studyUid)));
+            DicomQuery middle;
+            middle.level = QueryLevel::Instance;
+            middle.studyInstanceUid = studyUid;
+            middle.seriesInstanceUid = first->identity.seriesInstanceUid;
+            middle.instanceNumber = std::max(0, first->relatedInstances) / 2 + 1;
+            const DicomRecord seriesRecord = *first;
+            whenDone(find(middle), job, [job, seriesRecord, studyUid, middle](const Result<QList<DicomRecord>> &ir) {
+                if (!ir.isOk())
+                    return job->complete(ir.error());
+                QList<DicomIdentity> ids;
+                for (const DicomRecord &r : ir.value()) {
+                    if (r.identity.instanceNumber == middle.instanceNumber && r.identity.seriesInstanceUid == seriesRecord.identity.seriesInstanceUid)
+                        ids << r.identity;  // a server that ignores the filter answers with more: only that one
+                }
+                if (ids.size() != 1)
+                    return job->complete(Error(ErrorCode::NotFound, QStringLiteral("no single instance number %1 in the series").arg(middle.instanceNumber)));
+                StudySummary study = studyFrom(studyUid, {seriesRecord}, ids);
+                if (study.instanceCount != 1)
+                    return job->complete(Error(ErrorCode::NotFound, QStringLiteral("the first look found nothing to show")));
+                job->complete(study);
+            });
+        });
+    });
+}
+
 ResultJob<StudySummary> *StoreRegistry::listStudy(const QString &name, const QString &studyUid)
 {
     Error e;

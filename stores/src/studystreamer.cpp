@@ -83,6 +83,20 @@ StudyStreamer::~StudyStreamer()
 
 void StudyStreamer::start()
 {
+    if (m_cache) {
+        // The listing of a big study takes a while (Orthanc: 0.3 s for 300 instances); the slice a stack opens at
+        // is found with two small queries and fetched meanwhile.
+        whenDone(m_registry->firstLook(m_store, m_studyUid), this, [this](const Result<StudySummary> &r) {
+            if (!r.isOk() || m_listed || m_stopped)
+                return;  // nothing quicker to show: the listing will do
+            m_firstLook = r.value();
+            const SeriesSummary &series = m_firstLook.series.first();
+            const InstanceRef &first = series.instances.first();
+            Q_EMIT firstLookReady();
+            if (!m_running.contains(first.key) && !m_cached.contains(first.key))
+                fetchOne(series.seriesInstanceUid, first.sopInstanceUid, first.key);
+        });
+    }
     whenDone(m_registry->listStudy(m_store, m_studyUid), this, [this](const Result<StudySummary> &r) {
         if (!r.isOk())
             return Q_EMIT failed(r.error());
@@ -204,39 +218,45 @@ void StudyStreamer::pump()
         if (at.first < 0)
             break;
         const SeriesSummary &series = m_study.series[at.first];
-        const QString key = series.instances[at.second].key;
-        // The instance's bytes as they come, into a buffer of its full size (never reallocated: the decoder
-        // showing it reads there while the rest arrives).
-        auto buffer = std::make_shared<QByteArray>();
-        QPointer<StudyStreamer> self(this);
-        auto bytes = [self, key, buffer](const char *data, qint64 n, qint64 expected) {
-            if (!self || expected <= 0 || expected > (qint64(1) << 30) || buffer->size() + n > expected)
-                return;  // unknown or implausible size: seen once cached
-            if (buffer->capacity() < expected)
-                buffer->reserve(expected);
-            buffer->append(data, n);
-            Q_EMIT self->instanceArriving(key, buffer, buffer->size(), expected);
-        };
-        auto *job = m_registry->fetchInstance(m_store, m_studyUid, series.seriesInstanceUid, series.instances[at.second].sopInstanceUid, bytes);
-        m_running.insert(key, job);
-        ++m_requests;
-        whenDone(job, this, [this, key](const Result<FetchSummary> &r) {
-            if (!m_running.remove(key))
-                return;  // stopped meanwhile
-            if (r.isOk() && r.value().sopInstanceUids.contains(key)) {
-                markCached(key, r.value().bytes);  // usually announced already (instanceFetched)
-            } else if (!m_cached.contains(key)) {
-                const Error e = r.isOk() ? Error(ErrorCode::Corrupt, QStringLiteral("the store sent something else for %1").arg(key)) : r.error();
-                m_failed.insert(key);
-                Q_EMIT instanceFailed(key, e);
-                Q_EMIT progress(cachedCount(), total());
-                if (isComplete())
-                    Q_EMIT finished();
-            }
-            pump();
-        });
+        fetchOne(series.seriesInstanceUid, series.instances[at.second].sopInstanceUid, series.instances[at.second].key);
     }
     startBulk();
+}
+
+void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, const QString &key)
+{
+    // The instance's bytes as they come, into a buffer of its full size (never reallocated: the decoder showing
+    // it reads there while the rest arrives).
+    auto buffer = std::make_shared<QByteArray>();
+    QPointer<StudyStreamer> self(this);
+    auto bytes = [self, key, buffer](const char *data, qint64 n, qint64 expected) {
+        if (!self || expected <= 0 || expected > (qint64(1) << 30) || buffer->size() + n > expected)
+            return;  // unknown or implausible size: seen once cached
+        if (buffer->capacity() < expected)
+            buffer->reserve(expected);
+        buffer->append(data, n);
+        Q_EMIT self->instanceArriving(key, buffer, buffer->size(), expected);
+    };
+    auto *job = m_registry->fetchInstance(m_store, m_studyUid, seriesUid, sopUid, bytes);
+    m_running.insert(key, job);
+    ++m_requests;
+    whenDone(job, this, [this, key](const Result<FetchSummary> &r) {
+        if (!m_running.remove(key))
+            return;  // stopped meanwhile
+        if (r.isOk() && r.value().sopInstanceUids.contains(key)) {
+            markCached(key, r.value().bytes);  // usually announced already (instanceFetched)
+        } else if (!m_listed) {
+            return;  // the first look's instance: fetched again with the rest once listed
+        } else if (!m_cached.contains(key)) {
+            const Error e = r.isOk() ? Error(ErrorCode::Corrupt, QStringLiteral("the store sent something else for %1").arg(key)) : r.error();
+            m_failed.insert(key);
+            Q_EMIT instanceFailed(key, e);
+            Q_EMIT progress(cachedCount(), total());
+            if (isComplete())
+                Q_EMIT finished();
+        }
+        pump();
+    });
 }
 
 } // namespace spectrum

@@ -43,6 +43,7 @@ private Q_SLOTS:
     void conflictingPatientsAreNeverMerged();
     void fetchOverDicomWebIntoTheCache();
     void fetchOverDimseIntoAFolder();
+    void firstLookFindsTheSliceAStackOpensAt();
     void brokenAnswersLeaveNothingHalfCached();
     void exportThenFindIt();
     void derivedInstanceGoesBackToTheArchive();
@@ -308,6 +309,28 @@ void tst_StoreRegistry::fetchOverDicomWebIntoTheCache()
     // A study the store does not have: a clear error, nothing cached.
     Result<FetchSummary> missing = runSync(reg.fetchStudy(QStringLiteral("web"), QStringLiteral("1.2.3.999")));
     QCOMPARE(missing.error().code(), ErrorCode::NotFound);
+}
+
+// Two small queries find the instance a stack opens at (Instance Number n / 2 + 1 of the first series), over
+// QIDO-RS and C-FIND alike, and it is the one the whole listing puts in the middle.
+void tst_StoreRegistry::firstLookFindsTheSliceAStackOpensAt()
+{
+    StoreRegistry reg(config(QStringLiteral("first-look")), nullptr);
+    const QString ct = DemoArchive::studyUid(DemoStudy::HeadCt);
+    Result<StudySummary> listed = runSync(reg.listStudy(QStringLiteral("web"), ct));
+    QVERIFY(listed.isOk());
+    const InstanceRef middle = listed.value().series[0].instances[listed.value().series[0].instances.size() / 2];
+    for (const QString &store : {QStringLiteral("web"), QStringLiteral("pacs")}) {
+        Result<StudySummary> look = runSync(reg.firstLook(store, ct));
+        QVERIFY2(look.isOk(), qPrintable(store + QStringLiteral(": ") + look.error().toString()));
+        QCOMPARE(look.value().series.size(), 1);
+        QCOMPARE(look.value().series[0].seriesInstanceUid, listed.value().series[0].seriesInstanceUid);
+        QCOMPARE(look.value().series[0].instances.size(), 1);
+        QCOMPARE(look.value().series[0].instances[0].sopInstanceUid, middle.sopInstanceUid);
+        QCOMPARE(look.value().series[0].instances[0].instanceNumber, 6 / 2 + 1);
+        QVERIFY2(look.value().identity.patientId == listed.value().identity.patientId, qPrintable(store));
+    }
+    QCOMPARE(runSync(reg.firstLook(QStringLiteral("web"), QStringLiteral("1.2.3.999"))).error().code(), ErrorCode::NotFound);
 }
 
 void tst_StoreRegistry::fetchOverDimseIntoAFolder()

@@ -489,6 +489,8 @@ ResultJob<QList<DicomRecord>> *DicomWebClient::search(const DicomQuery &q)
         path = q.seriesInstanceUid.isEmpty() ? QStringLiteral("studies/%1/instances").arg(q.studyInstanceUid)
                                              : QStringLiteral("studies/%1/series/%2/instances").arg(q.studyInstanceUid, q.seriesInstanceUid);
         add("Modality", q.modality);
+        if (q.instanceNumber > 0)
+            add("InstanceNumber", QString::number(q.instanceNumber));
         params.append({QStringLiteral("includefield"), QStringLiteral("00200013,00080016")});
         break;
     }

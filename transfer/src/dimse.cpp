@@ -263,6 +263,15 @@ DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &se
         putString(ds, DCM_NumberOfStudyRelatedSeries, QString());
         putString(ds, DCM_NumberOfStudyRelatedInstances, QString());
     } else {
+        // Who the series or image belongs to, asked back at these levels too (archives answer with it): a first
+        // look or a listing must know the patient before anything is shown.
+        putString(ds, DCM_PatientName, QString());
+        putString(ds, DCM_PatientID, QString());
+        putString(ds, DCM_PatientBirthDate, QString());
+        putString(ds, DCM_PatientSex, QString());
+        putString(ds, DCM_StudyDate, QString());
+        putString(ds, DCM_StudyDescription, QString());
+        putString(ds, DCM_AccessionNumber, QString());
         putString(ds, DCM_SeriesInstanceUID, seriesUid);
         if (level == QueryLevel::Series) {
             putString(ds, DCM_Modality, q.modality);
@@ -272,7 +281,7 @@ DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &se
         } else {
             putString(ds, DCM_SOPInstanceUID, QString());
             putString(ds, DCM_SOPClassUID, QString());
-            putString(ds, DCM_InstanceNumber, QString());
+            putString(ds, DCM_InstanceNumber, q.instanceNumber > 0 ? QString::number(q.instanceNumber) : QString());
         }
     }
     return ds;

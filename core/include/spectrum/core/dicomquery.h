@@ -26,6 +26,7 @@ struct DicomQuery
     QDate dateTo;
     QString studyInstanceUid;  ///< series and instance level: within this study (instance level needs it)
     QString seriesInstanceUid; ///< instance level: within this series
+    int instanceNumber = 0;    ///< instance level: only this Instance Number; 0: any
     int limit = 0;             ///< 0: the server's default
     int offset = 0;
 

@@ -96,6 +96,12 @@ public:
     /// keys fetched instances get in the cache), without fetching any. QIDO-RS series and instances, C-FIND series
     /// and images, a blobd listing, or the cache's own index.
     ResultJob<StudySummary> *listStudy(const QString &name, const QString &studyUid);
+    /// A first look at a study on an archive, much quicker than listing all of it: its first series (by Series
+    /// Number) with only the instance a stack opens at — Instance Number n / 2 + 1 of its n — so that it can be
+    /// fetched and shown while listStudy runs. Two small queries (series, then that one instance). NotFound when
+    /// the series has no such number (then wait for the listing); Unsupported for stores that list at once
+    /// (blobd, local).
+    ResultJob<StudySummary> *firstLook(const QString &name, const QString &studyUid);
     /// "Send to archive": the cached instances `keys` (one series, in order) through `chain`, as one new derived
     /// series (derivedinstance.h: same patient and study, new UIDs, DERIVED\\SECONDARY, the chain named in the
     /// Derivation Description, Source Image Sequence) sent to store `name`. progress(done, total) while the

@@ -35,8 +35,13 @@ public:
     ~StudyStreamer() override;
 
     /// Lists the study (listed() or failed()), then starts fetching around the focus (by default the middle of
-    /// the first series, where a stack opens).
+    /// the first series, where a stack opens). Meanwhile, from an archive, a first look (StoreRegistry::firstLook)
+    /// finds the instance a stack opens at and fetches it at once (firstLookReady()), so that it can be shown
+    /// before the whole study is listed.
     void start();
+    /// Before listed(): the first series with only the instance the stack opens at, being fetched. Empty until
+    /// firstLookReady().
+    const StudySummary &firstLook() const { return m_firstLook; }
     bool isListed() const { return m_listed; }
     const StudySummary &study() const { return m_study; }
     QString storeName() const { return m_store; }
@@ -72,6 +77,9 @@ public:
     int requestsMade() const { return m_requests; }
 
 Q_SIGNALS:
+    /// The first look found the instance to show first; it is being fetched (instanceArriving, instanceCached).
+    /// At most once, and only before listed().
+    void firstLookReady();
     void listed();
     /// Listing failed: nothing will be fetched.
     void failed(const spectrum::Error &error);
@@ -87,6 +95,8 @@ Q_SIGNALS:
 
 private:
     void pump();
+    /// Fetches one instance into the cache, streaming its bytes to instanceArriving.
+    void fetchOne(const QString &seriesUid, const QString &sopUid, const QString &key);
     /// The next instance to fetch: (series, index), or (−1, −1).
     QPair<int, int> next() const;
 
@@ -95,6 +105,7 @@ private:
     QString m_store;
     QString m_studyUid;
     StudySummary m_study;
+    StudySummary m_firstLook;
     bool m_listed = false;
     bool m_stopped = false;
     int m_parallel = 3;
