@@ -47,9 +47,11 @@ void TransfersPanel::addStudy(StudyStreamer *streamer, const QString &title)
     row.pause = new QPushButton(tr("Pause"));
     row.retry = new QPushButton(tr("Retry failed"));
     row.retry->setEnabled(false);
+    row.cancel = new QPushButton(tr("Cancel"));
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(row.pause);
     buttons->addWidget(row.retry);
+    buttons->addWidget(row.cancel);
     buttons->addStretch();
     auto *box = new QVBoxLayout(row.widget);
     box->setContentsMargins(0, 4, 0, 8);
@@ -71,6 +73,16 @@ void TransfersPanel::addStudy(StudyStreamer *streamer, const QString &title)
     connect(row.retry, &QPushButton::clicked, this, [s] {
         if (s)
             s->retryFailed();
+    });
+    QWidget *widget = row.widget;
+    connect(row.cancel, &QPushButton::clicked, this, [this, s, widget] {
+        for (Row &r : m_rows) {
+            if (r.widget == widget && s) {
+                s->stop();
+                r.cancelled = true;
+                update();
+            }
+        }
     });
     connect(streamer, &StudyStreamer::progress, this, &TransfersPanel::update);
     connect(streamer, &QObject::destroyed, this, &TransfersPanel::update);
@@ -151,6 +163,14 @@ void TransfersPanel::addSend(ResultJob<ExportSummary> *job, const QString &title
     update();
 }
 
+bool TransfersPanel::cancelFetch(int row)
+{
+    if (row < 0 || row >= m_rows.size() || m_rows[row].isSend || !m_rows[row].streamer || !m_rows[row].cancel->isEnabled())
+        return false;
+    m_rows[row].cancel->click();
+    return true;
+}
+
 bool TransfersPanel::cancelSend(int row)
 {
     if (row < 0 || row >= m_rows.size() || !m_rows[row].isSend || !m_rows[row].send)
@@ -184,11 +204,14 @@ void TransfersPanel::refreshRow(Row &row)
     row.bar->setValue(s->cachedCount());
     const bool done = s->isComplete();
     row.pause->setText(s->isStopped() ? tr("Resume") : tr("Pause"));
-    row.pause->setEnabled(!done);
-    row.retry->setEnabled(s->failedCount() > 0);
+    row.pause->setEnabled(!done && !row.cancelled);
+    row.retry->setEnabled(s->failedCount() > 0 && !row.cancelled);
+    row.cancel->setEnabled(!done && !row.cancelled);
     QStringList parts{tr("%1 of %2 images").arg(s->cachedCount()).arg(s->total()), megabytes(s->bytesFetched())};
     if (done) {
         parts << (s->failedCount() > 0 ? tr("%n failed", nullptr, s->failedCount()) : tr("complete"));
+    } else if (row.cancelled) {
+        parts << tr("cancelled");
     } else if (s->isStopped()) {
         parts << tr("paused");
     } else {

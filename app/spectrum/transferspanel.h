@@ -36,6 +36,8 @@ public:
     void addSend(ResultJob<ExportSummary> *job, const QString &title);
     /// Cancels row `row`'s send (what its Cancel button does); false when it is not a send under way.
     bool cancelSend(int row);
+    /// Cancels row `row`'s study fetch (its Cancel button): what is cached stays; false when there is none.
+    bool cancelFetch(int row);
     /// Rows shown (transfers still there, finished or not).
     int count() const { return int(m_rows.size()); }
     /// "2 transfers · 14.2 MB/s · about 20 s left", or empty when nothing is arriving.
@@ -56,6 +58,8 @@ private:
         QLabel *details = nullptr;
         QPushButton *pause = nullptr;
         QPushButton *retry = nullptr;
+        QPushButton *cancel = nullptr;
+        bool cancelled = false;  ///< a study fetch the user cancelled: what is here stays, nothing more comes
         // A send instead of a study: its job until it finishes, then what came of it.
         bool isSend = false;
         QPointer<Job> send;

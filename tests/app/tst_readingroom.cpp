@@ -406,7 +406,14 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
     QVERIFY(!streamer->isStopped());
     QTRY_VERIFY_WITH_TIMEOUT(streamer->cachedCount() > cachedWhilePaused, 20000);
     QVERIFY(!panel.totals().isEmpty());
-    streamer->stop();
+    // Cancel: nothing more comes, what is here stays, and it cannot be resumed from the row.
+    QVERIFY(panel.cancelFetch(0));
+    QVERIFY(streamer->isStopped());
+    QCOMPARE(streamer->fetching(), 0);
+    QVERIFY(panel.details(0).endsWith(QStringLiteral("cancelled")));
+    QVERIFY(!pause->isEnabled());
+    QVERIFY(!panel.cancelFetch(0));
+    QVERIFY(panel.totals().isEmpty());
     viewer.reset();
 }
 
