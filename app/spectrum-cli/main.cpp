@@ -50,6 +50,8 @@ int cmdDemo(const QStringList &args)
     p.addHelpOption();
     p.addOption({QStringLiteral("out"), QStringLiteral("Folder to write into (created if needed)."), QStringLiteral("DIR")});
     p.addOption({QStringLiteral("ct-slices"), QStringLiteral("CT slices (default 200)."), QStringLiteral("N"), QStringLiteral("200")});
+    p.addOption({QStringLiteral("ct-slab"), QStringLiteral("Also a thick-slice CT series, every N thin slices averaged (0, the default: none)."),
+                 QStringLiteral("N"), QStringLiteral("0")});
     p.addOption({QStringLiteral("only"), QStringLiteral("Only this study: demo-ct, demo-cr or demo-mr (repeatable)."), QStringLiteral("ALIAS")});
     p.process(args);
     if (!p.isSet(QStringLiteral("out")))
@@ -58,6 +60,9 @@ int cmdDemo(const QStringList &args)
     options.ctSlices = p.value(QStringLiteral("ct-slices")).toInt();
     if (options.ctSlices < 1)
         return fail(QStringLiteral("demo: --ct-slices must be a positive number"), 2);
+    options.ctSlabSlices = p.value(QStringLiteral("ct-slab")).toInt();
+    if (options.ctSlabSlices < 0 || options.ctSlabSlices > options.ctSlices)
+        return fail(QStringLiteral("demo: --ct-slab must be between 0 and the number of CT slices"), 2);
     if (p.isSet(QStringLiteral("only"))) {
         options.studies.clear();
         for (const QString &alias : p.values(QStringLiteral("only"))) {

@@ -195,6 +195,12 @@ Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInsta
     const double sliceSpacing = fov / slices;
     std::vector<double> hu(size_t(size) * size);
     std::vector<Uint16> stored(hu.size());
+    const int slab = opt.ctSlabSlices > 1 ? opt.ctSlabSlices : 0;
+    std::vector<int> slabSum(slab ? hu.size() : 0);
+    CommonIdentity thick = c;
+    thick.seriesUid = uidFor("ct/series/2");
+    thick.seriesNumber = 2;
+    thick.seriesDescription = QStringLiteral("Axial %1 mm").arg(fmt(slab * sliceSpacing));
 
     for (int k = 0; k < slices; ++k) {
         if (cancel.isCancelled())
@@ -229,6 +235,41 @@ Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInsta
         if (!inst.isOk())
             return inst.error();
         if (Error e = sink(inst.takeValue()); e.isError())
+            return e;
+        if (!slab)
+            continue;
+        for (size_t i = 0; i < stored.size(); ++i)
+            slabSum[i] += stored[i];
+        if (k % slab != slab - 1)
+            continue;
+        // The thick slice: the mean of the slab's thin slices, centred on them.
+        const int j = k / slab;
+        for (size_t i = 0; i < stored.size(); ++i)
+            stored[i] = Uint16((slabSum[i] + slab / 2) / slab);
+        std::fill(slabSum.begin(), slabSum.end(), 0);
+        const double zCentre = (-1 + (k + 1 - slab / 2.0) * 2.0 / slices) * fov / 2;
+        DcmFileFormat tf;
+        DcmDataset *ts = tf.getDataset();
+        putCommon(ts, thick, QString::fromLatin1(UID_CTImageStorage), uidFor(QByteArray("ct/thick-instance/" + QByteArray::number(j)).constData()), j + 1);
+        put(ts, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY\\AXIAL"));
+        put(ts, DCM_PatientPosition, QStringLiteral("HFS"));
+        put(ts, DCM_KVP, QStringLiteral("120"));
+        put(ts, DCM_ImagePositionPatient, QStringLiteral("%1\\%2\\%3").arg(fmt(first), fmt(first), fmt(zCentre)));
+        put(ts, DCM_ImageOrientationPatient, QStringLiteral("1\\0\\0\\0\\1\\0"));
+        put(ts, DCM_SliceLocation, fmt(zCentre));
+        put(ts, DCM_SliceThickness, fmt(slab * sliceSpacing));
+        put(ts, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
+        put(ts, DCM_RescaleIntercept, QStringLiteral("-1024"));
+        put(ts, DCM_RescaleSlope, QStringLiteral("1"));
+        put(ts, DCM_RescaleType, QStringLiteral("HU"));
+        put(ts, DCM_WindowCenter, QStringLiteral("40\\500"));
+        put(ts, DCM_WindowWidth, QStringLiteral("80\\2000"));
+        put(ts, DCM_WindowCenterWidthExplanation, QStringLiteral("BRAIN\\BONE"));
+        putPixelModule(ts, size, size, 12, QStringLiteral("MONOCHROME2"), stored);
+        Result<DemoInstance> slabInstance = finish(tf, QStringLiteral("demo-ct/thick/IM%1.dcm").arg(j + 1, 4, 10, QLatin1Char('0')));
+        if (!slabInstance.isOk())
+            return slabInstance.error();
+        if (Error e = sink(slabInstance.takeValue()); e.isError())
             return e;
     }
     return Error();
@@ -403,7 +444,8 @@ int DemoArchive::instanceCount(const DemoOptions &options)
 {
     int n = 0;
     for (DemoStudy s : options.studies)
-        n += s == DemoStudy::HeadCt ? options.ctSlices : s == DemoStudy::HeadMr ? options.mrSlices : 1;
+        n += s == DemoStudy::HeadCt ? options.ctSlices + (options.ctSlabSlices > 1 ? options.ctSlices / options.ctSlabSlices : 0)
+             : s == DemoStudy::HeadMr ? options.mrSlices : 1;
     return n;
 }
 

@@ -19,6 +19,7 @@ private Q_SLOTS:
     void initTestCase();
     void hasTheStudiesTheIssueAsksFor();
     void ctGeometryIsConsistent();
+    void thickSlicesAverageTheThinOnesInTheSameFrame();
     void identitiesArePlainlyDemo();
     void generationIsDeterministic();
     void dcmdumpAcceptsEveryStudy();
@@ -91,6 +92,47 @@ void tst_DemoStudies::ctGeometryIsConsistent()
     }
     // The volume spans the head: 200 × 1.25 mm = 250 mm, the same as the field of view.
     QVERIFY(qAbs(slices.last().slicePositionAlongNormal() - first.slicePositionAlongNormal() - 248.75) < 1e-3);
+}
+
+// With ctSlabSlices, every N thin slices again as one thick slice: their mean, centred on them, in the same frame
+// of reference, in a series of its own.
+void tst_DemoStudies::thickSlicesAverageTheThinOnesInTheSameFrame()
+{
+    DemoOptions options;
+    options.studies = {DemoStudy::HeadCt};
+    options.ctSlices = 16;
+    options.ctSlabSlices = 4;
+    QList<DecodedImage> thin, thick;
+    const Error e = DemoArchive::generate(options, [&](DemoInstance &&inst) {
+        Result<DecodedImage> img = decodeDicom(ByteView(inst.bytes));
+        if (!img.isOk())
+            return img.error();
+        (inst.identity.seriesNumber == 2 ? thick : thin) << img.value();
+        return Error();
+    });
+    QVERIFY2(!e.isError(), qPrintable(e.toString()));
+    QCOMPARE(thin.size(), 16);
+    QCOMPARE(thick.size(), 4);
+    QCOMPARE(DemoArchive::instanceCount(options), 20);
+    QVERIFY(thick[0].info.identity.seriesInstanceUid != thin[0].info.identity.seriesInstanceUid);
+    for (int j = 0; j < 4; ++j) {
+        const ImageInfo &t = thick[j].info;
+        QCOMPARE(t.frameOfReferenceUid, thin[0].info.frameOfReferenceUid);
+        QVERIFY(!t.frameOfReferenceUid.isEmpty());
+        QCOMPARE(t.identity.instanceNumber, j + 1);
+        QCOMPARE(t.sliceThickness, 4 * thin[0].info.sliceThickness);
+        double z = 0;
+        for (int k = 4 * j; k < 4 * j + 4; ++k)
+            z += thin[k].info.slicePositionAlongNormal() / 4;
+        QVERIFY(std::abs(t.slicePositionAlongNormal() - z) < 1e-3);
+        const auto *p = reinterpret_cast<const quint16 *>(thick[j].pixels.frameData(0));
+        for (const qsizetype i : {qsizetype(0), qsizetype(256 * 512 + 256), qsizetype(300 * 512 + 200)}) {
+            int sum = 0;
+            for (int k = 4 * j; k < 4 * j + 4; ++k)
+                sum += reinterpret_cast<const quint16 *>(thin[k].pixels.frameData(0))[i];
+            QCOMPARE(int(p[i]), (sum + 2) / 4);
+        }
+    }
 }
 
 void tst_DemoStudies::identitiesArePlainlyDemo()

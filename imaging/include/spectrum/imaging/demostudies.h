@@ -3,7 +3,8 @@
 // has something real to read, and tests and benchmarks have realistic data.
 //
 //  - Head CT: 3-D modified Shepp–Logan phantom, 512 × 512 × 200 slices, 16-bit Hounsfield units
-//    (stored + intercept −1024), 1.25 mm slices with consistent Image Position / Orientation / Pixel Spacing.
+//    (stored + intercept −1024), 1.25 mm slices with consistent Image Position / Orientation / Pixel Spacing;
+//    optionally (ctSlabSlices) a thick-slice series of the same volume in the same frame of reference.
 //  - Chest CR: one 2048 × 2500 16-bit projection, MONOCHROME1 (minimum is white, as CR plates often are).
 //  - Head MR: T2-like 256 × 256 × 24 slices of the same phantom.
 //
@@ -32,6 +33,9 @@ struct DemoOptions
 {
     QList<DemoStudy> studies = allDemoStudies();
     int ctSlices = 200;
+    /// With N > 1, the head CT has a second series in the same frame of reference: every N thin slices averaged
+    /// into one thick slice ("Axial 5 mm" for N = 4), as scanners reconstruct both. 0: the thin series alone.
+    int ctSlabSlices = 0;
     int mrSlices = 24;
 };
 
