@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps configure clean sanitize
+.PHONY: run test build deps configure clean sanitize fuzz
 
 run: build
 	@scripts/run-workstation.sh $(BUILD_DIR)/bin/spectrum
@@ -24,5 +24,12 @@ deps:
 sanitize:
 	$(MAKE) test BUILD_DIR=build-asan CMAKE_FLAGS="-DSPECTRUM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"
 
+# libFuzzer: a Clang build of the fuzz targets (tests/fuzz), each run FUZZ_SECONDS on its kept inputs.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DSPECTRUM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_dicomdecoder fuzz_multipart fuzz_blobprotocol fuzz_storeconfig
+	tests/fuzz/run.sh build-fuzz/fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD_DIR) build-asan
+	rm -rf $(BUILD_DIR) build-asan build-fuzz

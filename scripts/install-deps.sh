@@ -18,6 +18,8 @@ packages=(
   orthanc orthanc-dicomweb curl openssl xvfb xauth
   # nginx: an HTTPS reverse proxy with Bearer tokens in front of Orthanc, for the DICOMweb TLS and token tests
   nginx-light
+  # libFuzzer (Clang and its runtime libraries) for `make fuzz`, which CI runs after the test suites
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -7,6 +7,8 @@
 #include <dcmtk/dcmjpls/djdecode.h>
 #include <dcmtk/oflog/oflog.h>
 
+#include <zlib.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -40,23 +42,174 @@ bool hasPart10Preamble(const char *data, qint64 size)
     return size >= 132 && std::memcmp(data + 128, "DICM", 4) == 0;
 }
 
+namespace {
+/// Raw deflate (RFC 1951, as the Deflated Explicit VR Little Endian syntax has it) inflated whole — never more
+/// than `limit` bytes, so that a deflate bomb is an error, not all the memory there is.
+Result<std::vector<char>> inflateRaw(const char *data, qint64 size, qint64 limit)
+{
+    z_stream z{};
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
+        return Error(ErrorCode::Internal, QStringLiteral("zlib cannot start"));
+    std::vector<char> out(size_t(std::min<qint64>(limit, std::max<qint64>(4096, size * 4))));
+    z.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(data));
+    qint64 left = size;
+    qint64 produced = 0;
+    int rc = Z_OK;
+    while (rc != Z_STREAM_END) {
+        if (produced == qint64(out.size())) {
+            if (produced >= limit) {
+                inflateEnd(&z);
+                return Error(ErrorCode::InvalidDicom, QStringLiteral("deflated data inflates beyond %1 bytes").arg(limit));
+            }
+            out.resize(size_t(std::min<qint64>(limit, produced * 2)));
+        }
+        const uInt in = uInt(std::min<qint64>(left, 1 << 30));
+        z.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(data + (size - left)));
+        z.avail_in = in;
+        z.next_out = reinterpret_cast<Bytef *>(out.data() + produced);
+        z.avail_out = uInt(std::min<qint64>(qint64(out.size()) - produced, 1 << 30));
+        const uInt outBefore = z.avail_out;
+        rc = inflate(&z, Z_NO_FLUSH);
+        left -= in - z.avail_in;
+        produced += outBefore - z.avail_out;
+        if (rc == Z_BUF_ERROR && left == 0)
+            break;  // the stream ends without its final block: take what there is (DCMTK does the same)
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+            inflateEnd(&z);
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("deflated data is damaged (zlib: %1)").arg(QString::fromLatin1(z.msg ? z.msg : "?")));
+        }
+    }
+    inflateEnd(&z);
+    out.resize(size_t(produced));
+    return out;
+}
+
+constexpr qint64 kMaxInflated = qint64(2) << 30;
+
+/// Where a value DCMTK deferred (longer than DCM_MaxReadLength) is read again: the same memory, from its offset.
+class MemoryStreamFactory : public DcmInputStreamFactory
+{
+public:
+    MemoryStreamFactory(const char *base, offile_off_t size, offile_off_t offset) : m_base(base), m_size(size), m_offset(offset) {}
+    DcmInputStream *create() const override
+    {
+        auto *stream = new DcmInputBufferStream();
+        stream->setBuffer(m_base + m_offset, m_size - m_offset);
+        stream->setEos();
+        return stream;
+    }
+    DcmInputStreamFactory *clone() const override { return new MemoryStreamFactory(*this); }
+    DcmInputStreamFactoryType ident() const override { return DFT_DcmInputFileStreamFactory; }  // never kept: see below
+
+private:
+    const char *m_base;
+    offile_off_t m_size, m_offset;
+};
+
+/// The whole input in memory, read with DCMTK's checks: DCMTK allocates an element's value as its length says
+/// before it reads it — 4 GB for a 600-byte file with a lying length (found by fuzzing) — unless the stream
+/// can give the value later, in which case it first skips over it and fails if the bytes are not there. This
+/// stream can; the values are then loaded at once (parse() below), so nothing points into the input after.
+class CheckedMemoryStream : public DcmInputBufferStream
+{
+public:
+    /// `end`: these are all the bytes (else more may follow, and a value cut short just waits for them).
+    CheckedMemoryStream(const char *base, offile_off_t size, bool end = true) : m_base(base), m_size(size)
+    {
+        setBuffer(base, size);
+        if (end)
+            setEos();
+    }
+    DcmInputStreamFactory *newFactory() const override
+    {
+        // Behind a compression filter, offsets in the input say nothing about the values (as DCMTK's file stream).
+        return m_filtered ? nullptr : new MemoryStreamFactory(m_base, m_size, tell());
+    }
+    OFCondition installCompressionFilter(E_StreamCompression filterType) override
+    {
+        m_filtered = true;
+        return DcmInputBufferStream::installCompressionFilter(filterType);
+    }
+
+private:
+    const char *m_base;
+    offile_off_t m_size;
+    bool m_filtered = false;
+};
+} // namespace
+
+Result<qint64> readHeaderSoFar(const char *data, qint64 size, bool complete, DcmFileFormat &fileFormat)
+{
+    CheckedMemoryStream stream(data, offile_off_t(size), complete);
+    fileFormat.transferInit();
+    const OFCondition cond = fileFormat.readUntilTag(stream, EXS_Unknown, EGL_noChange, DCM_MaxReadLength, DCM_PixelData);
+    fileFormat.transferEnd();
+    if (cond == EC_StreamNotifyClient || cond == EC_InvalidStream) {
+        if (!complete)
+            return qint64(-1);
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("the data ended inside the header (%1 bytes)").arg(size));
+    }
+    if (cond.bad())
+        return toError(cond, QStringLiteral("cannot parse DICOM data"));
+    const qint64 valueAt = qint64(stream.tell());
+    if (OFCondition loaded = fileFormat.loadAllDataIntoMemory(); loaded.bad())  // nothing points into `data` after this
+        return toError(loaded, QStringLiteral("cannot read DICOM data"));
+    return valueAt;
+}
+
 Error parse(const ByteView &bytes, DcmFileFormat &fileFormat, ParseExtent extent)
 {
     if (bytes.size() == 0)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("empty input"));
-    DcmInputBufferStream stream;
-    stream.setBuffer(bytes.data(), offile_off_t(bytes.size()));
-    stream.setEos();
+    // Deflated data: DCMTK would inflate as it reads, not knowing how much is left, and allocate whatever an
+    // element's length says (4 GB for a 600-byte file, found by fuzzing). Inflated here first, bounded, then
+    // read as the explicit VR little endian it is, where DCMTK checks every length against what is there.
+    if (hasPart10Preamble(bytes.data(), bytes.size())) {
+        DcmMetaInfo meta;
+        CheckedMemoryStream metaStream(bytes.data(), offile_off_t(bytes.size()));
+        meta.transferInit();
+        OFCondition metaRead = meta.read(metaStream, EXS_Unknown, EGL_noChange, DCM_MaxReadLength);
+        meta.transferEnd();
+        if (metaRead.good())
+            metaRead = meta.loadAllDataIntoMemory();
+        OFString xfer;
+        if (metaRead.good() && meta.findAndGetOFString(DCM_TransferSyntaxUID, xfer).good()
+            && xfer == UID_DeflatedExplicitVRLittleEndianTransferSyntax) {
+            const qint64 at = qint64(metaStream.tell());
+            Result<std::vector<char>> inflated = inflateRaw(bytes.data() + at, bytes.size() - at, kMaxInflated);
+            if (!inflated.isOk())
+                return inflated.error();
+            CheckedMemoryStream stream(inflated.value().data(), offile_off_t(inflated.value().size()));
+            *fileFormat.getMetaInfo() = meta;
+            DcmDataset *ds = fileFormat.getDataset();
+            ds->transferInit();
+            const OFCondition cond = extent == ParseExtent::HeaderOnly
+                ? ds->readUntilTag(stream, EXS_LittleEndianExplicit, EGL_noChange, DCM_MaxReadLength, DCM_PixelData)
+                : ds->read(stream, EXS_LittleEndianExplicit, EGL_noChange, DCM_MaxReadLength);
+            ds->transferEnd();
+            if (cond.bad()) {
+                if (cond == EC_StreamNotifyClient)
+                    return Error(ErrorCode::InvalidDicom, QStringLiteral("truncated deflated DICOM data (%1 bytes inflated)").arg(inflated.value().size()));
+                return toError(cond, QStringLiteral("cannot parse deflated DICOM data"));
+            }
+            if (OFCondition loaded = ds->loadAllDataIntoMemory(); loaded.bad())  // nothing may point into the inflated buffer after this
+                return toError(loaded, QStringLiteral("cannot read deflated DICOM data"));
+            return Error();
+        }
+    }
+    CheckedMemoryStream stream(bytes.data(), offile_off_t(bytes.size()));
     fileFormat.transferInit();
     const OFCondition cond = extent == ParseExtent::HeaderOnly
         ? fileFormat.readUntilTag(stream, EXS_Unknown, EGL_noChange, DCM_MaxReadLength, DCM_PixelData)
         : fileFormat.read(stream, EXS_Unknown, EGL_noChange, DCM_MaxReadLength);
     fileFormat.transferEnd();
     if (cond.bad()) {
-        if (cond == EC_StreamNotifyClient)
-            return Error(ErrorCode::InvalidDicom, QStringLiteral("truncated DICOM data (%1 bytes)").arg(bytes.size()));
+        if (cond == EC_StreamNotifyClient || cond == EC_InvalidStream)
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("truncated DICOM data (%1 bytes; an element is longer than what follows it)").arg(bytes.size()));
         return toError(cond, QStringLiteral("cannot parse DICOM data"));
     }
+    if (OFCondition loaded = fileFormat.loadAllDataIntoMemory(); loaded.bad())  // nothing points into `bytes` after this
+        return toError(loaded, QStringLiteral("cannot read DICOM data"));
     return Error();
 }
 

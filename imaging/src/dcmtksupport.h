@@ -26,6 +26,11 @@ bool hasPart10Preamble(const char *data, qint64 size);
 enum class ParseExtent { HeaderOnly, Everything };
 /// Parses a complete DICOM object held in memory. HeaderOnly stops before Pixel Data.
 Error parse(const ByteView &bytes, DcmFileFormat &fileFormat, ParseExtent extent);
+/// The header of DICOM data of which the first `size` bytes are here (`complete`: all of it), read up to the
+/// Pixel Data element's tag and length with parse()'s checks (no element is allocated longer than the bytes
+/// that follow it): the offset of Pixel Data's value, −1 when the bytes end before it and more may come, or an
+/// error. Read again from the start as more bytes come: a header is small.
+Result<qint64> readHeaderSoFar(const char *data, qint64 size, bool complete, DcmFileFormat &fileFormat);
 
 /// Serialises to a Part 10 byte stream in the given transfer syntax.
 Result<QByteArray> serialize(DcmFileFormat &fileFormat, E_TransferSyntax xfer);

@@ -373,7 +373,12 @@ Result<DecodedImage> decodeDicom(const ByteView &bytes)
     DcmFileFormat ff;
     if (Error e = parse(bytes, ff, ParseExtent::Everything); e.isError())
         return e;
-    return decodeDataset(ff.getDataset());
+    Result<DecodedImage> image = decodeDataset(ff.getDataset());
+    OFString stored;  // deflated data was inflated before DCMTK read it: the file's own syntax is in its meta header
+    if (image.isOk() && ff.getMetaInfo()->findAndGetOFString(DCM_TransferSyntaxUID, stored).good()
+        && stored == UID_DeflatedExplicitVRLittleEndianTransferSyntax)
+        image.value().info.transferSyntaxUid = QString::fromLatin1(stored.c_str());
+    return image;
 }
 
 } // namespace spectrum

@@ -40,12 +40,10 @@ struct StreamingDecoder::Private
     Error error;
     qint64 fed = 0;
 
-    // Header: everything so far (needed again for deflated data), and how much of it DCMTK has been given.
+    // Header: everything so far (read again until the header is whole; kept whole for deflated data).
     QByteArray all;
-    qint64 givenToDcmtk = 0;
+    qint64 nextHeaderAttempt = 0;  ///< the header is read again once this many bytes are here
     DcmFileFormat fileFormat;
-    DcmInputBufferStream stream;
-    bool transferStarted = false;
     bool metaChecked = false;
 
     ImageInfo info;        ///< as reported: what the pixels are
@@ -84,36 +82,21 @@ struct StreamingDecoder::Private
 
     Error parseHeader(bool endOfData)
     {
-        if (!transferStarted) {
-            fileFormat.transferInit();
-            transferStarted = true;
-        }
-        // DCMTK's buffer stream takes even-sized pieces; an odd last byte waits for the next call (or the end).
-        const qint64 available = all.size() - givenToDcmtk;
-        const qint64 give = endOfData ? available : available & ~qint64(1);
-        if (give > 0)
-            stream.setBuffer(all.constData() + givenToDcmtk, offile_off_t(give));
-        if (endOfData)
-            stream.setEos();
-        const OFCondition cond = fileFormat.readUntilTag(stream, EXS_Unknown, EGL_noChange, DCM_MaxReadLength, DCM_PixelData);
-        if (give > 0)
-            stream.releaseBuffer();
-        givenToDcmtk += give;
-        if (cond == EC_StreamNotifyClient) {
-            if (endOfData)
-                return fail(Error(ErrorCode::InvalidDicom, QStringLiteral("the data ended inside the header (%1 bytes)").arg(fed)));
-            if (!stream.good())
-                return fail(toError(stream.status(), QStringLiteral("cannot parse DICOM data")));
+        // Read from the start over everything so far each time (a header is a few kilobytes), as a whole input
+        // with parse()'s checks — never an element allocated at a length the bytes do not back. Tried again once
+        // half as much again has come, so a large header costs a few reads, not one per piece.
+        if (!endOfData && all.size() < nextHeaderAttempt)
+            return Error();
+        fileFormat = DcmFileFormat();
+        Result<qint64> valueAt = dcmtk::readHeaderSoFar(all.constData(), all.size(), endOfData, fileFormat);
+        if (!valueAt.isOk())
+            return fail(valueAt.error());
+        if (valueAt.value() < 0) {
+            nextHeaderAttempt = std::max(all.size() + 2048, all.size() * 3 / 2);
             return Error();
         }
-        if (cond.bad()) {
-            return fail(endOfData ? Error(ErrorCode::InvalidDicom, QStringLiteral("the data ended inside the header (%1 bytes): %2").arg(fed).arg(QString::fromLatin1(cond.text())))
-                                  : toError(cond, QStringLiteral("cannot parse DICOM data")));
-        }
-        fileFormat.transferEnd();
-        transferStarted = false;
         // DCMTK stops having read the Pixel Data element's tag and length: its value starts here.
-        return headerParsed(qint64(stream.tell()), endOfData);
+        return headerParsed(valueAt.value(), endOfData);
     }
 
     Error headerParsed(qint64 valueAt, bool endOfData)
@@ -390,11 +373,7 @@ struct StreamingDecoder::Private
 
 StreamingDecoder::StreamingDecoder() : d(std::make_unique<Private>()) { dcmtk::registerCodecs(); }
 
-StreamingDecoder::~StreamingDecoder()
-{
-    if (d->transferStarted)
-        d->fileFormat.transferEnd();
-}
+StreamingDecoder::~StreamingDecoder() = default;
 
 Error StreamingDecoder::feed(const char *data, qint64 length)
 {
@@ -407,7 +386,7 @@ Error StreamingDecoder::feed(const char *data, qint64 length)
         d->all.append(data, length);
         if (d->stage == Stage::Whole)
             return Error();
-        if (d->fed >= 132 && std::memcmp(d->all.constData() + 128, "DICM", 4) != 0 && d->givenToDcmtk == 0)
+        if (d->fed >= 132 && std::memcmp(d->all.constData() + 128, "DICM", 4) != 0)
             return d->fail(Error(ErrorCode::InvalidDicom, QStringLiteral("not a DICOM file (no DICM after the 128-byte preamble)")));
         if (d->fed < 132)
             return Error();

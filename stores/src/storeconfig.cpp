@@ -20,6 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <limits>
+
 namespace spectrum {
 
 namespace {
@@ -256,7 +259,9 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
             *out = fallback;
             return Error();
         }
-        if (!v.isDouble() || v.toDouble() != double(int(v.toDouble())))
+        // In range before it is converted: a double beyond int is undefined behaviour (found by fuzzing).
+        const double d = v.toDouble();
+        if (!v.isDouble() || !(d >= double(std::numeric_limits<int>::min()) && d <= double(std::numeric_limits<int>::max())) || d != std::trunc(d))
             return invalid(where, QStringLiteral("%1 must be a whole number").arg(QLatin1String(key)));
         *out = v.toInt();
         return Error();
@@ -318,8 +323,15 @@ Result<StoreConfigFile> StoreConfigFile::load(const QString &path)
         return f;
     if (!file.open(QIODevice::ReadOnly))
         return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(path, file.errorString()));
+    return parse(file.read(4 << 20), path);
+}
+
+Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QString &path)
+{
+    StoreConfigFile f;
+    f.m_path = path;
     QJsonParseError pe{};
-    const QJsonDocument doc = QJsonDocument::fromJson(file.read(4 << 20), &pe);
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
     if (!doc.isObject())
         return Error(ErrorCode::InvalidArgument, QStringLiteral("%1 is not a store configuration (JSON: %2 at offset %3)").arg(path, pe.errorString()).arg(pe.offset));
     const QJsonObject root = doc.object();

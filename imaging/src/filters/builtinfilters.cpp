@@ -143,12 +143,21 @@ inline void transpose8x8(const quint16 *const src[8], quint16 *const dst[8])
     V16 r[8];
     for (int j = 0; j < 8; ++j)
         std::memcpy(&r[j], src[j], 16);
+#ifdef __clang__
+    auto lo16 = [](V16 a, V16 b) { return __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11); };
+    auto hi16 = [](V16 a, V16 b) { return __builtin_shufflevector(a, b, 4, 12, 5, 13, 6, 14, 7, 15); };
+    auto lo32 = [](V16 a, V16 b) { return V16(__builtin_shufflevector(V32(a), V32(b), 0, 4, 1, 5)); };
+    auto hi32 = [](V16 a, V16 b) { return V16(__builtin_shufflevector(V32(a), V32(b), 2, 6, 3, 7)); };
+    auto lo64 = [](V16 a, V16 b) { return V16(__builtin_shufflevector(V64(a), V64(b), 0, 2)); };
+    auto hi64 = [](V16 a, V16 b) { return V16(__builtin_shufflevector(V64(a), V64(b), 1, 3)); };
+#else
     auto lo16 = [](V16 a, V16 b) { return __builtin_shuffle(a, b, V16{0, 8, 1, 9, 2, 10, 3, 11}); };
     auto hi16 = [](V16 a, V16 b) { return __builtin_shuffle(a, b, V16{4, 12, 5, 13, 6, 14, 7, 15}); };
     auto lo32 = [](V16 a, V16 b) { return V16(__builtin_shuffle(V32(a), V32(b), V32{0, 4, 1, 5})); };
     auto hi32 = [](V16 a, V16 b) { return V16(__builtin_shuffle(V32(a), V32(b), V32{2, 6, 3, 7})); };
     auto lo64 = [](V16 a, V16 b) { return V16(__builtin_shuffle(V64(a), V64(b), V64{0, 2})); };
     auto hi64 = [](V16 a, V16 b) { return V16(__builtin_shuffle(V64(a), V64(b), V64{1, 3})); };
+#endif
     const V16 t0 = lo16(r[0], r[1]), t1 = hi16(r[0], r[1]), t2 = lo16(r[2], r[3]), t3 = hi16(r[2], r[3]);
     const V16 t4 = lo16(r[4], r[5]), t5 = hi16(r[4], r[5]), t6 = lo16(r[6], r[7]), t7 = hi16(r[6], r[7]);
     const V16 u0 = lo32(t0, t2), u1 = hi32(t0, t2), u2 = lo32(t1, t3), u3 = hi32(t1, t3);
@@ -765,7 +774,7 @@ public:
 template <int R>
 void symmetricTapsFixed(const float *const *t, const float *w, float *out, qsizetype n)
 {
-#pragma GCC ivdep
+    SPECTRUM_IVDEP
     for (qsizetype i = 0; i < n; ++i) {
         float acc = w[0] * t[0][i];
         for (int k = 1; k <= R; ++k)
@@ -938,12 +947,31 @@ FilterFactoryPtr factory(const QString &name, const QString &description, QList<
 } // namespace
 
 namespace {
+// Clang (the fuzzing build) knows the features, not GCC's x86-64 level names.
+bool cpuHasV3()
+{
+    __builtin_cpu_init();
+#ifdef __clang__
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+#else
+    return __builtin_cpu_supports("x86-64-v3");
+#endif
+}
+
+bool cpuHasV4()
+{
+    __builtin_cpu_init();
+#ifdef __clang__
+    return cpuHasV3() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
+        && __builtin_cpu_supports("avx512vl");
+#else
+    return __builtin_cpu_supports("x86-64-v4");
+#endif
+}
+
 int &wideSetting()
 {
-    static int wide = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("x86-64-v3") && qEnvironmentVariable("SPECTRUM_FILTER_ISA") != QLatin1String("baseline") ? 1 : 0;
-    }();
+    static int wide = [] { return cpuHasV3() && qEnvironmentVariable("SPECTRUM_FILTER_ISA") != QLatin1String("baseline") ? 1 : 0; }();
     return wide;
 }
 } // namespace
@@ -952,17 +980,13 @@ bool useWideVectors() { return wideSetting() != 0; }
 
 bool useWidestVectors()
 {
-    static const bool has = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("x86-64-v4") != 0;
-    }();
+    static const bool has = cpuHasV4();
     return has && useWideVectors();
 }
 
 void setWideVectors(bool wide)
 {
-    __builtin_cpu_init();
-    wideSetting() = wide && __builtin_cpu_supports("x86-64-v3") ? 1 : 0;
+    wideSetting() = wide && cpuHasV3() ? 1 : 0;
 }
 
 QList<FilterFactoryPtr> builtinFilters()

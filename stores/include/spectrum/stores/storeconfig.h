@@ -81,6 +81,8 @@ public:
     static QString defaultPath();
     /// Reads `path`; a missing file is an empty configuration, a malformed one an error naming the problem.
     static Result<StoreConfigFile> load(const QString &path);
+    /// The same from the file's bytes (`path`: where they came from, for messages and saving).
+    static Result<StoreConfigFile> parse(const QByteArray &json, const QString &path);
 
     QString path() const { return m_path; }
     /// Writes atomically, owner-only (0600).
