@@ -172,6 +172,13 @@ void SeriesPane::requestLoad(int index)
             return;  // an earlier series
         m_inFlight.remove(index);
         if (job->hasError()) {
+            if (job->error().code() == ErrorCode::Corrupt && m_streamer) {
+                // Damaged in the cache (and dropped there): never shown; fetched again from the archive.
+                m_streamer->refetch(keyOf(index));
+                if (index == m_slice)
+                    m_viewport->clear(tr("Image %1 was damaged in the cache; fetching it again…").arg(index + 1));
+                return;
+            }
             if (job->error().code() != ErrorCode::Cancelled) {
                 if (index == m_slice)
                     m_viewport->clear(job->error().toString());

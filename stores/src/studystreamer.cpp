@@ -175,6 +175,16 @@ void StudyStreamer::retryFailed()
     pump();
 }
 
+void StudyStreamer::refetch(const QString &key)
+{
+    if (!m_keys.contains(key) || m_running.contains(key))
+        return;
+    if (m_cached.remove(key))
+        Q_EMIT progress(cachedCount(), total());
+    m_failed.remove(key);
+    pump();
+}
+
 QPair<int, int> StudyStreamer::next() const
 {
     // The focus series outward from the focus (nearest first, below before above), then the other series in

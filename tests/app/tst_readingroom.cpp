@@ -40,6 +40,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void browserFindsStudiesInTheArchive();
     void openingAStudyFromTheArchiveShowsTheSliceInViewFirst();
+    void aDamagedCachedImageIsFetchedAgain();
     void sendingAProcessedImageBackToTheArchive();
     void fetchOrderFollowsTheView();
     void aSliceNotYetHereIsNeverShownAsAnother();
@@ -213,6 +214,43 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     QTRY_VERIFY(transfers->details(0).startsWith(QStringLiteral("24 of 24 images")));
     QVERIFY(transfers->details(0).endsWith(QStringLiteral("complete")));
     QVERIFY(transfers->totals().isEmpty());
+}
+
+// One byte of a cached image changed on the disk: found before the image is shown (the read checks the
+// checksum), dropped from the cache, fetched again from the archive, and then shown right.
+void tst_ReadingRoom::aDamagedCachedImageIsFetchedAgain()
+{
+    StudyViewer *viewer = m_window->currentViewer();
+    QVERIFY(viewer && viewer->streamer());
+    StudyStreamer *streamer = viewer->streamer();
+    QTRY_VERIFY_WITH_TIMEOUT(streamer->isComplete(), 30000);
+    const InstanceRef target = viewer->study().series[0].instances[20];
+    const QDir objects(m_ws->cache()->root() + QStringLiteral("/objects"));
+    const QStringList files = objects.entryList({target.key + QStringLiteral("~*")}, QDir::Files);
+    QCOMPARE(files.size(), 1);
+    {
+        QFile f(objects.filePath(files.first()));
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QVERIFY(f.seek(f.size() / 2));
+        char byte = 0;
+        QVERIFY(f.getChar(&byte));
+        QVERIFY(f.seek(f.size() / 2));
+        QVERIFY(f.putChar(char(byte ^ 0x5a)));
+    }
+    m_ws->images()->clear();  // not in memory either: it has to come from the disk
+    const int requests = streamer->requestsMade();
+    QSignalSpy refetched(streamer, &StudyStreamer::instanceCached);
+    viewer->showSlice(20);
+    QVERIFY(refetched.wait(20000));
+    QCOMPARE(refetched.first().first().toString(), target.key);
+    QCOMPARE(streamer->requestsMade(), requests + 1);
+    QTRY_COMPARE(viewer->viewport()->image().info.identity.sopInstanceUid, target.sopInstanceUid);
+    Result<DecodedImage> original = decodeDicom(ByteView(m_bySop.value(target.sopInstanceUid).bytes));
+    QVERIFY(original.isOk());
+    QCOMPARE(viewer->viewport()->renderedImage(), renderFrame(original.value(), 0, viewer->viewport()->window()));
+    Result<ByteView> again = runSync(m_ws->cache()->read(target.key));
+    QVERIFY(again.isOk());
+    QVERIFY(again.value().toByteArray() == m_bySop.value(target.sopInstanceUid).bytes);
 }
 
 void tst_ReadingRoom::sendingAProcessedImageBackToTheArchive()

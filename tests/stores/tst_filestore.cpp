@@ -102,6 +102,7 @@ private Q_SLOTS:
     void putStoresWholeBlobsFromMemory();
     void unsyncedCommitsSurviveAKillAndAreCheckedAfterASystemCrash();
     void deferredSha256IsComputedWhenAskedForAndChecked();
+    void aChangedByteIsFoundOnReadAndTheEntryDropped();
 };
 
 void tst_FileStore::roundTripRangesAndEmptyBlobs()
@@ -548,6 +549,31 @@ void tst_FileStore::unsyncedCommitsSurviveAKillAndAreCheckedAfterASystemCrash()
     auto last = openStore(crashed.path());
     QCOMPARE(last->usage().blobs, 2);
     QCOMPARE(readBlob(*last, QStringLiteral("a")), a);
+}
+
+// A byte changed on the disk under a committed blob: a whole read finds it (the checksum) before anyone uses the
+// bytes, says so, and drops the entry so that it is fetched again; a blob next to it is not touched.
+void tst_FileStore::aChangedByteIsFoundOnReadAndTheEntryDropped()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    const QByteArray a = pattern(300000, 7), b = pattern(1000, 8);
+    QVERIFY(putBlob(*store, QStringLiteral("a"), a).isOk());
+    QVERIFY(putBlob(*store, QStringLiteral("b"), b).isOk());
+    const QDir objects(dir.filePath(QStringLiteral("objects")));
+    const QStringList files = objects.entryList({QStringLiteral("a~*")}, QDir::Files);
+    QCOMPARE(files.size(), 1);
+    QFile f(objects.filePath(files.first()));
+    QVERIFY(f.open(QIODevice::ReadWrite) && f.seek(123457));
+    QVERIFY(f.putChar(char(a.at(123457) ^ 1)));
+    f.close();
+    Result<ByteView> damaged = runSync(store->read(QStringLiteral("a")));
+    QCOMPARE(damaged.error().code(), ErrorCode::Corrupt);
+    QVERIFY(damaged.error().toString().contains(QStringLiteral("fetch it again")));
+    QCOMPARE(runSync(store->stat(QStringLiteral("a"))).error().code(), ErrorCode::NotFound);  // dropped
+    QCOMPARE(readBlob(*store, QStringLiteral("b")), b);
+    QVERIFY(putBlob(*store, QStringLiteral("a"), a).isOk());  // fetched again, whole
+    QCOMPARE(readBlob(*store, QStringLiteral("a")), a);
 }
 
 void tst_FileStore::deferredSha256IsComputedWhenAskedForAndChecked()

@@ -69,6 +69,8 @@ public:
     bool isStopped() const { return m_stopped; }
     /// Fetches again the instances that failed.
     void retryFailed();
+    /// The cache's copy of `key` turned out damaged (and was dropped): it is fetched again, next.
+    void refetch(const QString &key);
     /// Bytes of the instances fetched so far (not those that were cached already).
     qint64 bytesFetched() const { return m_bytes; }
     /// How many fetches are under way.
