@@ -90,19 +90,29 @@ bool BlobdProcess::start(const QStringList &extra)
 {
     const QString tokenFile = m_root + QStringLiteral(".token");
     writeFile(tokenFile, m_token.toUtf8());
+    // Its output goes to a file, never a pipe nobody reads: a server logging a line per dropped connection
+    // would block on a full pipe (and look hung) once 64 KiB of them waited.
+    const QString log = m_root + QStringLiteral(".log");
+    QFile::remove(log);
     m_process->setProcessChannelMode(QProcess::MergedChannels);
+    m_process->setStandardOutputFile(log, QIODevice::Append);
     dieWithParent(*m_process);
     m_process->start(QStringLiteral(SPECTRUM_BLOBD_EXECUTABLE),
                      QStringList{QStringLiteral("--root"), m_root, QStringLiteral("--port"), QString::number(m_port),
                                  QStringLiteral("--token-file"), tokenFile} + extra);
     if (!m_process->waitForStarted())
         return false;
-    QByteArray out;
-    for (int i = 0; i < 100 && !out.contains("listening") && m_process->state() == QProcess::Running; ++i) {
-        m_process->waitForReadyRead(100);
-        out += m_process->readAll();
+    for (int i = 0; i < 100 && m_process->state() == QProcess::Running; ++i) {
+        if (readFile(log).contains("listening"))
+            return true;
+        m_process->waitForFinished(100);  // returns at once if it exits; else a pause before looking again
     }
-    return out.contains("listening");
+    return readFile(log).contains("listening");
+}
+
+qint64 BlobdProcess::pid() const
+{
+    return m_process->processId();
 }
 
 void BlobdProcess::kill()

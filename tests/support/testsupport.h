@@ -49,6 +49,7 @@ public:
     void stop();  ///< SIGTERM, then SIGKILL after 5 s
     quint16 port() const { return m_port; }
     QString token() const { return m_token; }
+    qint64 pid() const;
 
 private:
     QString m_root;

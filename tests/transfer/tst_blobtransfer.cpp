@@ -20,6 +20,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <csignal>
+#include <sys/types.h>
+#include <QTimer>
+#include <QScopeGuard>
+
 using namespace spectrum;
 using namespace spectrum::test;
 
@@ -138,6 +143,7 @@ private Q_SLOTS:
     void killedClientResumesWhereItStopped();
     void interruptedCacheFillResumesAfterRestart();
     void connectionLimitAndIdleTimeoutHold();
+    void idleSlowAndStoppedClientsDoNotStarveANormalOne();
 
 private:
     std::unique_ptr<BlobClient> makeClient(quint16 port, TransferOptions opt = TransferOptions()) const
@@ -712,6 +718,92 @@ void tst_BlobTransfer::connectionLimitAndIdleTimeoutHold()
     QSignalSpy idleA(&a, &QTcpSocket::disconnected), idleB(&b, &QTcpSocket::disconnected);
     QTRY_VERIFY_WITH_TIMEOUT(idleA.count() == 1 && idleB.count() == 1, 10000);
     // Capacity is free again: a real client is served.
+    QCOMPARE(runSync(makeClient(blobd.port())->push(QStringLiteral("after"), ByteView(QByteArray("ok")))).error(), Error());
+}
+
+namespace {
+/// Resident memory of process `pid` in bytes (Linux), or −1.
+qint64 residentBytes(qint64 pid)
+{
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!status.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : status.readAll().split('\n')) {
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').first().toLongLong() * 1024;
+    }
+    return -1;
+}
+} // namespace
+
+// A thousand idle connections, a client trickling one byte every two seconds (slowloris), and a client that
+// stopped reading in the middle of a 256 MB download: a normal client is still served, the server's memory stays
+// bounded (it sends only what the kernel takes), the idle ones are closed after their idle timeout and the
+// trickling one when its time to say hello is up.
+void tst_BlobTransfer::idleSlowAndStoppedClientsDoNotStarveANormalOne()
+{
+    QTemporaryDir dir;
+    BlobdProcess blobd(dir.filePath(QStringLiteral("root")));
+    QVERIFY(blobd.start({QStringLiteral("--max-connections"), QStringLiteral("1100"), QStringLiteral("--idle-timeout"), QStringLiteral("6")}));
+    const QByteArray big = randomBytes(256 << 20, 31);
+    QCOMPARE(put(blobd.port(), QStringLiteral("big"), big), Error());
+    const qint64 before = residentBytes(blobd.pid());
+    QVERIFY(before > 0);
+
+    std::vector<std::unique_ptr<QTcpSocket>> idle;
+    for (int i = 0; i < 1000; ++i) {
+        idle.push_back(std::make_unique<QTcpSocket>());
+        idle.back()->connectToHost(QHostAddress::LocalHost, blobd.port());
+    }
+    auto connected = [&] { return std::count_if(idle.begin(), idle.end(), [](const auto &s) { return s->state() == QAbstractSocket::ConnectedState; }); };
+    QTRY_VERIFY_WITH_TIMEOUT(connected() == 1000, 30000);
+
+    QTcpSocket slow;
+    slow.connectToHost(QHostAddress::LocalHost, blobd.port());
+    QVERIFY(slow.waitForConnected(5000));
+    const QByteArray preface = blobproto::preface(blobproto::Channel::Control);
+    int trickled = 0;
+    QTimer trickle;
+    connect(&trickle, &QTimer::timeout, &slow, [&] {
+        if (slow.state() == QAbstractSocket::ConnectedState)
+            slow.write(preface.mid(trickled++ % preface.size(), 1));
+    });
+    trickle.start(2000);
+
+    // The reader that stops: a download, frozen (SIGSTOP) once data flows.
+    const QString out = dir.filePath(QStringLiteral("frozen.bin"));
+    QProcess frozen;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_TOKEN"), blobd.token());
+    frozen.setProcessEnvironment(env);
+    frozen.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("get"), QStringLiteral("blob://127.0.0.1:%1/big").arg(blobd.port()), out,
+                                                           QStringLiteral("--streams"), QStringLiteral("4"), QStringLiteral("--no-sha256")});
+    QVERIFY(frozen.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(out + QStringLiteral(".partial")) || frozen.state() != QProcess::Running, 30000);
+    QVERIFY2(frozen.state() == QProcess::Running, "the download ended before it could be frozen");
+    ::kill(pid_t(frozen.processId()), SIGSTOP);
+    auto thaw = qScopeGuard([&] {
+        ::kill(pid_t(frozen.processId()), SIGKILL);
+        frozen.waitForFinished(10000);
+    });
+
+    // Meanwhile, a normal client stores and reads back a blob.
+    const QByteArray small = randomBytes(8 << 20, 32);
+    QCOMPARE(put(blobd.port(), QStringLiteral("normal"), small), Error());
+    Pulled back = pull(*makeClient(blobd.port()), QStringLiteral("normal"));
+    QVERIFY2(back.result.isOk(), qPrintable(back.result.isOk() ? QString() : back.result.error().toString()));
+    QVERIFY(back.bytes == small);
+
+    // Bounded: the frozen reader's data waits in the kernel, not in the server (at most a frame per connection).
+    const qint64 after = residentBytes(blobd.pid());
+    qInfo() << "server memory:" << before / 1048576 << "MiB before," << after / 1048576 << "MiB with 1,000 idle, a slow and a frozen client";
+    QVERIFY2(after - before < (128 << 20), qPrintable(QStringLiteral("grew by %1 MiB").arg((after - before) >> 20)));
+
+    // The idle ones go after their idle timeout, the trickling one after the handshake's time (however it
+    // spreads its bytes); the server is still there for the next client.
+    QTRY_VERIFY_WITH_TIMEOUT(connected() == 0, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(slow.state() == QAbstractSocket::UnconnectedState, 30000);
+    QVERIFY(trickled >= 2);
     QCOMPARE(runSync(makeClient(blobd.port())->push(QStringLiteral("after"), ByteView(QByteArray("ok")))).error(), Error());
 }
 
