@@ -375,6 +375,24 @@ bool makeServerCert(const QString &dir, const QString &name, const QString &san)
                     QStringLiteral("-extfile"), ext, QStringLiteral("-out"), dir + QLatin1Char('/') + name + QStringLiteral(".pem")});
 }
 
+/// A certificate from the CA in `dir` for 127.0.0.1 that expired in 2020 (openssl ca can date it).
+bool makeExpiredCert(const QString &dir, const QString &name)
+{
+    const QString key = dir + QLatin1Char('/') + name + QStringLiteral(".key"), csr = dir + QLatin1Char('/') + name + QStringLiteral(".csr");
+    const QString ext = dir + QLatin1Char('/') + name + QStringLiteral(".ext"), cnf = dir + QLatin1Char('/') + name + QStringLiteral(".cnf");
+    writeFile(ext, "subjectAltName=IP:127.0.0.1\n");
+    writeFile(dir + QStringLiteral("/index.txt"), QByteArray());
+    writeFile(dir + QStringLiteral("/serial.ca"), "1000\n");
+    writeFile(cnf, QStringLiteral("[ca]\ndefault_ca = d\n[d]\ndatabase = %1/index.txt\nnew_certs_dir = %1\nserial = %1/serial.ca\n"
+                                  "default_md = sha256\npolicy = p\n[p]\ncommonName = supplied\n").arg(dir).toUtf8());
+    return openssl({QStringLiteral("req"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"), QStringLiteral("-keyout"), key,
+                    QStringLiteral("-out"), csr, QStringLiteral("-subj"), QStringLiteral("/CN=") + name})
+        && openssl({QStringLiteral("ca"), QStringLiteral("-batch"), QStringLiteral("-config"), cnf, QStringLiteral("-in"), csr, QStringLiteral("-cert"),
+                    dir + QStringLiteral("/ca.pem"), QStringLiteral("-keyfile"), dir + QStringLiteral("/ca.key"), QStringLiteral("-startdate"),
+                    QStringLiteral("20200101000000Z"), QStringLiteral("-enddate"), QStringLiteral("20200102000000Z"), QStringLiteral("-extfile"), ext,
+                    QStringLiteral("-notext"), QStringLiteral("-out"), dir + QLatin1Char('/') + name + QStringLiteral(".pem")});
+}
+
 } // namespace
 
 void tst_DicomWeb::httpsWithBearerTokenThroughNginx()
@@ -388,7 +406,8 @@ void tst_DicomWeb::httpsWithBearerTokenThroughNginx()
                      QStringLiteral("-days"), QStringLiteral("2"), QStringLiteral("-subj"), QStringLiteral("/CN=Spectrum Test Hospital CA")}));
     QVERIFY(makeServerCert(d, QStringLiteral("good"), QStringLiteral("IP:127.0.0.1")));
     QVERIFY(makeServerCert(d, QStringLiteral("otherhost"), QStringLiteral("DNS:pacs.elsewhere.example")));
-    const quint16 good = freePort(), wrongHost = freePort();
+    QVERIFY(makeExpiredCert(d, QStringLiteral("expired")));
+    const quint16 good = freePort(), wrongHost = freePort(), expired = freePort();
     const QByteArray basic = (kUser + QLatin1Char(':') + kPassword).toUtf8().toBase64();
     auto server = [&](quint16 port, const char *cert) {
         return QStringLiteral(
@@ -398,7 +417,8 @@ void tst_DicomWeb::httpsWithBearerTokenThroughNginx()
             .arg(port).arg(d, QLatin1String(cert), QString::fromLatin1(basic)).arg(m_orthanc.httpPort());
     };
     NginxProcess nginx;
-    QVERIFY2(nginx.start(server(good, "good") + server(wrongHost, "otherhost"), good), "nginx did not start (make test installs nginx-light)");
+    QVERIFY2(nginx.start(server(good, "good") + server(wrongHost, "otherhost") + server(expired, "expired"), good),
+             "nginx did not start (make test installs nginx-light)");
 
     auto endpoint = [&](quint16 port, const QString &token, const QString &ca) {
         DicomWebEndpoint ep;
@@ -442,6 +462,14 @@ void tst_DicomWeb::httpsWithBearerTokenThroughNginx()
         // A certificate for another host is refused even from the trusted CA.
         DicomWebClient client(endpoint(wrongHost, QStringLiteral("fresh-token"), ca));
         QCOMPARE(runSync(client.ping()).error().code(), ErrorCode::Network);
+    }
+    {
+        // So is an expired one, and the error says why; the token never appears in it.
+        DicomWebClient client(endpoint(expired, QStringLiteral("fresh-token"), ca));
+        const Error e = runSync(client.ping()).error();
+        QCOMPARE(e.code(), ErrorCode::Network);
+        QVERIFY2(e.toString().contains(QStringLiteral("expired"), Qt::CaseInsensitive), qPrintable(e.toString()));
+        QVERIFY(!e.toString().contains(QStringLiteral("fresh-token")));
     }
     {
         // And a whole study streams through TLS byte for byte.
