@@ -79,7 +79,8 @@ int cmdStoresAdd(const QStringList &args)
         {QStringLiteral("password-file"), QStringLiteral("dicomweb: file holding the password."), QStringLiteral("FILE")},
         {QStringLiteral("token-file"), QStringLiteral("dicomweb (Bearer) or blobd: file holding the token."), QStringLiteral("FILE")},
         {QStringLiteral("token-ref"), QStringLiteral("Keep a reference to the token file instead of sealing it (for tokens renewed outside Spectrum)."), QString()},
-        {QStringLiteral("ca-file"), QStringLiteral("HTTPS / blobs://: PEM certificates to trust."), QStringLiteral("FILE")},
+        {QStringLiteral("ca-file"), QStringLiteral("HTTPS / blobs:// / dimse --tls: PEM certificates to trust."), QStringLiteral("FILE")},
+        {QStringLiteral("tls"), QStringLiteral("dimse: associations over TLS (BCP 195); the PACS's certificate is verified (--ca-file).")},
         {QStringLiteral("host"), QStringLiteral("dimse: the PACS's host."), QStringLiteral("HOST")},
         {QStringLiteral("port"), QStringLiteral("dimse: the PACS's port."), QStringLiteral("PORT")},
         {QStringLiteral("aet"), QStringLiteral("dimse: the PACS's AE title."), QStringLiteral("AET")},
@@ -103,6 +104,7 @@ int cmdStoresAdd(const QStringList &args)
     s.kind = kind.value();
     s.url = p.value(QStringLiteral("url"));
     s.caFile = p.value(QStringLiteral("ca-file"));
+    s.tls = p.isSet(QStringLiteral("tls"));
     s.host = p.value(QStringLiteral("host"));
     s.port = p.value(QStringLiteral("port")).toInt();
     s.aeTitle = p.value(QStringLiteral("aet"));

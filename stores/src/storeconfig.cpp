@@ -219,6 +219,10 @@ QJsonObject StoreConfig::toJson() const
         put("aeTitle", aeTitle);
         put("ourAeTitle", ourAeTitle);
         o.insert(QStringLiteral("retrieve"), retrieve);
+        if (tls) {
+            o.insert(QStringLiteral("tls"), true);
+            put("caFile", caFile);
+        }
         break;
     }
     o.insert(QStringLiteral("maxParallel"), maxParallel);
@@ -231,7 +235,8 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
     static const QStringList known{QStringLiteral("name"), QStringLiteral("kind"), QStringLiteral("url"), QStringLiteral("caFile"),
                                    QStringLiteral("auth"), QStringLiteral("user"), QStringLiteral("password"), QStringLiteral("token"),
                                    QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("aeTitle"), QStringLiteral("ourAeTitle"),
-                                   QStringLiteral("retrieve"), QStringLiteral("maxParallel"), QStringLiteral("timeoutSeconds"), QStringLiteral("path")};
+                                   QStringLiteral("retrieve"), QStringLiteral("maxParallel"), QStringLiteral("timeoutSeconds"), QStringLiteral("path"),
+                                   QStringLiteral("tls")};
     for (auto it = o.begin(); it != o.end(); ++it) {
         if (!known.contains(it.key()))
             return invalid(where, QStringLiteral("unknown field '%1'").arg(it.key()));
@@ -273,6 +278,10 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
         if (e.isError())
             return e;
     }
+    const QJsonValue tls = o.value(QStringLiteral("tls"));
+    if (!tls.isUndefined() && !tls.isBool())
+        return invalid(where, QStringLiteral("tls must be true or false"));
+    c.tls = tls.toBool(false);
     Result<Secret> password = Secret::fromJson(o.value(QStringLiteral("password")), where + QStringLiteral(", password"));
     if (!password.isOk())
         return password.error();
@@ -296,7 +305,7 @@ QString StoreConfig::summary() const
     case StoreKind::Blobd:
         return QStringLiteral("blobd %1%2").arg(url, token.isSet() ? QStringLiteral(" (token)") : QString());
     case StoreKind::Dimse:
-        return QStringLiteral("dimse %1@%2:%3 (C-%4)").arg(aeTitle, host).arg(port).arg(retrieve.toUpper());
+        return QStringLiteral("dimse %1@%2:%3 (C-%4%5)").arg(aeTitle, host).arg(port).arg(retrieve.toUpper(), tls ? QStringLiteral(", TLS") : QString());
     }
     return {};
 }

@@ -70,6 +70,8 @@ Result<DimseEndpoint> dimseEndpointFor(const StoreConfig &s, const StoreConfigFi
     ep.calledAeTitle = s.aeTitle;
     ep.callingAeTitle = s.ourAeTitle.isEmpty() ? config.workstation.aeTitle : s.ourAeTitle;
     ep.timeoutSeconds = s.timeoutSeconds;
+    ep.tls = s.tls;
+    ep.caFile = s.caFile;
     return ep;
 }
 

@@ -14,6 +14,7 @@
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QScopeGuard>
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -37,6 +38,7 @@ private Q_SLOTS:
     void storageScpAcceptsPushesFromStorescu();
     void dcmqrscpStoreFindGetMove();
     void dcmqrscpRejectsAnUnknownAeTitle();
+    void tlsAssociationsVerifyThePacs();
 
 private:
     DimseEndpoint endpoint() const;
@@ -421,6 +423,98 @@ void tst_Dimse::dcmqrscpRejectsAnUnknownAeTitle()
     const Error e = runSync(stranger.echo()).error();
     QCOMPARE(e.code(), ErrorCode::Authentication);
     QVERIFY2(e.message().contains(QStringLiteral("AE title")), qPrintable(e.toString()));
+}
+
+namespace {
+bool runOpenssl(const QStringList &args)
+{
+    QProcess p;
+    p.start(QStringLiteral("openssl"), args);
+    return p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+}
+
+/// A key and a certificate for `san` from the CA in `dir`.
+bool makeCert(const QString &dir, const QString &name, const QString &san)
+{
+    const QString key = dir + QLatin1Char('/') + name + QStringLiteral(".key"), csr = dir + QLatin1Char('/') + name + QStringLiteral(".csr");
+    const QString ext = dir + QLatin1Char('/') + name + QStringLiteral(".ext");
+    QFile e(ext);
+    if (!e.open(QIODevice::WriteOnly) || e.write("subjectAltName=" + san.toUtf8() + "\n") < 0)
+        return false;
+    e.close();
+    return runOpenssl({QStringLiteral("req"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"), QStringLiteral("-keyout"), key,
+                       QStringLiteral("-out"), csr, QStringLiteral("-subj"), QStringLiteral("/CN=") + name})
+        && runOpenssl({QStringLiteral("x509"), QStringLiteral("-req"), QStringLiteral("-in"), csr, QStringLiteral("-CA"), dir + QStringLiteral("/ca.pem"),
+                       QStringLiteral("-CAkey"), dir + QStringLiteral("/ca.key"), QStringLiteral("-CAcreateserial"), QStringLiteral("-days"), QStringLiteral("2"),
+                       QStringLiteral("-extfile"), ext, QStringLiteral("-out"), dir + QLatin1Char('/') + name + QStringLiteral(".pem")});
+}
+} // namespace
+
+// DIMSE over TLS against DCMTK's own storescp +tls: with the hospital CA trusted, C-ECHO and C-STORE go through
+// encrypted; a PACS whose certificate the workstation cannot verify (another CA, another host) is refused, and so
+// is a plain association to a TLS port.
+void tst_Dimse::tlsAssociationsVerifyThePacs()
+{
+    QTemporaryDir dir;
+    const QString d = dir.path();
+    QVERIFY(runOpenssl({QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"),
+                        QStringLiteral("-keyout"), d + QStringLiteral("/ca.key"), QStringLiteral("-out"), d + QStringLiteral("/ca.pem"),
+                        QStringLiteral("-days"), QStringLiteral("2"), QStringLiteral("-subj"), QStringLiteral("/CN=Spectrum Test Hospital CA")}));
+    QVERIFY(makeCert(d, QStringLiteral("pacs"), QStringLiteral("IP:127.0.0.1")));
+    QVERIFY(makeCert(d, QStringLiteral("elsewhere"), QStringLiteral("DNS:pacs.elsewhere.example")));
+    const QString received = d + QStringLiteral("/received");
+    QVERIFY(QDir().mkpath(received));
+    auto startScp = [&](QProcess &scp, quint16 port, const QString &cert) {
+        scp.setProcessChannelMode(QProcess::MergedChannels);
+        scp.start(QStringLiteral("storescp"), {QStringLiteral("+tls"), d + QLatin1Char('/') + cert + QStringLiteral(".key"), d + QLatin1Char('/') + cert + QStringLiteral(".pem"),
+                                               QStringLiteral("-ic"), QStringLiteral("-aet"), QStringLiteral("TLSPACS"), QStringLiteral("-od"), received,
+                                               QString::number(port)});
+        return scp.waitForStarted();
+    };
+    const quint16 port = freePort(), otherPort = freePort();
+    QProcess scp, other;
+    QVERIFY(startScp(scp, port, QStringLiteral("pacs")));
+    QVERIFY(startScp(other, otherPort, QStringLiteral("elsewhere")));
+    auto stop = qScopeGuard([&] {
+        for (QProcess *p : {&scp, &other}) {
+            p->kill();
+            p->waitForFinished();
+        }
+    });
+    DimseEndpoint ep;
+    ep.host = QStringLiteral("127.0.0.1");
+    ep.port = port;
+    ep.calledAeTitle = QStringLiteral("TLSPACS");
+    ep.callingAeTitle = QStringLiteral("SPECTRUMTLS");
+    ep.tls = true;
+    ep.caFile = d + QStringLiteral("/ca.pem");
+    ep.timeoutSeconds = 10;
+    // storescp listens a moment after it starts: the first echo is retried until it answers.
+    QTRY_VERIFY_WITH_TIMEOUT(!runSync(DimseClient(ep).echo()).error().isError(), 20000);
+    const QString file = d + QStringLiteral("/ct.dcm");
+    {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly) && f.write(m_instances.first().bytes) == m_instances.first().bytes.size());
+    }
+    Result<StoreCount> stored = runSync(DimseClient(ep).store({file}));
+    QVERIFY2(stored.isOk(), qPrintable(stored.isOk() ? QString() : stored.error().toString()));
+    QCOMPARE(stored.value().stored.size(), 1);
+    QTRY_VERIFY(!QDir(received).entryList(QDir::Files).isEmpty());
+
+    DimseEndpoint untrusted = ep;  // the system's CAs do not know the hospital's
+    untrusted.caFile.clear();
+    QVERIFY(runSync(DimseClient(untrusted).echo()).error().isError());
+    DimseEndpoint wrongHost = ep;  // the hospital's CA, but a certificate for another host
+    wrongHost.port = otherPort;
+    QVERIFY(runSync(DimseClient(wrongHost).echo()).error().isError());
+    DimseEndpoint plain = ep;  // no TLS to a TLS port
+    plain.tls = false;
+    QVERIFY(runSync(DimseClient(plain).echo()).error().isError());
+    DimseEndpoint noCa = ep;
+    noCa.caFile = d + QStringLiteral("/missing.pem");
+    const Error e = runSync(DimseClient(noCa).echo()).error();
+    QCOMPARE(e.code(), ErrorCode::InvalidArgument);
+    QVERIFY(e.toString().contains(QStringLiteral("missing.pem")));
 }
 
 QTEST_GUILESS_MAIN(tst_Dimse)

@@ -19,7 +19,13 @@
 #include <dcmtk/dcmnet/dstorscp.h>
 #include <dcmtk/dcmnet/dstorscu.h>
 #include <dcmtk/dcmnet/scu.h>
+#include <dcmtk/dcmtls/tlslayer.h>
 #include <dcmtk/oflog/oflog.h>
+
+#include <QHostAddress>
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include <mutex>
 #include <set>
@@ -128,12 +134,56 @@ private:
     Work m_work;
 };
 
+/// TLS for an association as the requestor (DICOM's BCP 195 profile): the PACS's certificate must chain to the
+/// endpoint's CA file (else the system's CAs) and name the host we connect to — DCMTK checks the chain; the
+/// host is checked by OpenSSL during the handshake.
+Result<std::unique_ptr<DcmTLSTransportLayer>> tlsLayerFor(const DimseEndpoint &ep)
+{
+    auto layer = std::make_unique<DcmTLSTransportLayer>(NET_REQUESTOR, nullptr, OFTrue);
+    if (!*layer)
+        return Error(ErrorCode::Internal, QStringLiteral("cannot set up TLS (OpenSSL)"));
+    const OFCondition trusted = ep.caFile.isEmpty()
+        ? layer->addTrustedCertificateDir("/etc/ssl/certs", DCF_Filetype_PEM)
+        : layer->addTrustedCertificateFile(QFile::encodeName(ep.caFile).constData(), DCF_Filetype_PEM);
+    if (trusted.bad())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("cannot read the CA certificates %1: %2")
+                                                     .arg(ep.caFile.isEmpty() ? QStringLiteral("/etc/ssl/certs") : ep.caFile, QString::fromLatin1(trusted.text())));
+    if (OFCondition c = layer->setTLSProfile(TSP_Profile_BCP195_ND); c.bad())
+        return Error(ErrorCode::Internal, QStringLiteral("TLS profile: %1").arg(QString::fromLatin1(c.text())));
+    if (OFCondition c = layer->activateCipherSuites(); c.bad())
+        return Error(ErrorCode::Internal, QStringLiteral("TLS cipher suites: %1").arg(QString::fromLatin1(c.text())));
+    layer->setCertificateVerification(DCV_requireCertificate);
+    X509_VERIFY_PARAM *param = SSL_CTX_get0_param(layer->getNativeHandle());
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    const QByteArray host = ep.host.toUtf8();
+    const int named = QHostAddress(ep.host).isNull() ? X509_VERIFY_PARAM_set1_host(param, host.constData(), size_t(host.size()))
+                                                     : X509_VERIFY_PARAM_set1_ip_asc(param, host.constData());
+    if (named != 1)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("cannot check certificates against the host '%1'").arg(ep.host));
+    return layer;
+}
+
 /// One association to the PACS with the timeouts set.
 class Scu : public DcmSCU
 {
 public:
+    ~Scu() override
+    {
+        // The TLS layer is ours: the association and the network go before it does.
+        if (isConnected())
+            closeAssociation(DCMSCU_RELEASE_ASSOCIATION);
+        freeNetwork();
+    }
+
     explicit Scu(const DimseEndpoint &ep)
     {
+        if (ep.tls) {
+            Result<std::unique_ptr<DcmTLSTransportLayer>> layer = tlsLayerFor(ep);
+            if (layer.isOk())
+                m_tls = layer.takeValue();  // used once the network is set up (open())
+            else
+                m_setup = layer.error();
+        }
         quietDcmtk();
         disableNagleForDcmtk();
         setAETitle(of(ep.callingAeTitle));
@@ -150,8 +200,14 @@ public:
 
     Error open()
     {
+        if (m_setup.isError())
+            return m_setup;
         if (OFCondition c = initNetwork(); c.bad())
             return dimseError(c, QStringLiteral("DIMSE network setup"));
+        if (m_tls) {  // on the network and the association parameters initNetwork() made
+            if (OFCondition c = useSecureConnection(m_tls.get()); c.bad())
+                return dimseError(c, QStringLiteral("TLS setup"));
+        }
         if (OFCondition c = negotiateAssociation(); c.bad())
             return dimseError(c, QStringLiteral("association with %1").arg(m_context));
         return Error();
@@ -219,6 +275,8 @@ protected:
 private:
     QString m_context;
     bool m_cancelled = false;
+    std::unique_ptr<DcmTLSTransportLayer> m_tls;  ///< outlives the association (see the destructor)
+    Error m_setup;                                ///< a TLS set-up that failed: open() says why
 };
 
 void putString(DcmDataset &ds, const DcmTagKey &tag, const QString &value)
@@ -645,10 +703,12 @@ ResultJob<StoreCount> *DimseClient::store(const QStringList &files)
             return e;
         quietDcmtk();
         disableNagleForDcmtk();
+        std::unique_ptr<DcmTLSTransportLayer> tls;  // declared first: it outlives the SCU below
         class StoreScu : public DcmStorageSCU
         {
         public:
             using Entry = TransferEntry;
+            using DcmSCU::useSecureConnection;
             std::function<void(const Entry &)> sent;
 
         protected:
@@ -667,6 +727,12 @@ ResultJob<StoreCount> *DimseClient::store(const QStringList &files)
         scu.setDIMSETimeout(Uint32(ep.timeoutSeconds));
         scu.setDIMSEBlockingMode(DIMSE_NONBLOCKING);
         scu.setHaltOnUnsuccessfulStoreMode(OFFalse);
+        if (ep.tls) {
+            Result<std::unique_ptr<DcmTLSTransportLayer>> layer = tlsLayerFor(ep);
+            if (!layer.isOk())
+                return layer.error();
+            tls = layer.takeValue();  // used once the network is set up, below
+        }
         StoreCount result;
         for (const QString &f : files) {
             if (OFCondition c = scu.addDicomFile(OFFilename(QFile::encodeName(f).constData()), ERM_fileOnly, OFFalse); c.bad())
@@ -689,6 +755,10 @@ ResultJob<StoreCount> *DimseClient::store(const QStringList &files)
             return dimseError(c, QStringLiteral("C-STORE presentation contexts"));
         if (OFCondition c = scu.initNetwork(); c.bad())
             return dimseError(c, QStringLiteral("DIMSE network setup"));
+        if (tls) {
+            if (OFCondition c = scu.useSecureConnection(tls.get()); c.bad())
+                return dimseError(c, QStringLiteral("TLS setup"));
+        }
         if (token.isCancelled())
             return Error(ErrorCode::Cancelled, QStringLiteral("C-STORE cancelled"));
         const QString context = QStringLiteral("%1@%2:%3").arg(ep.calledAeTitle, ep.host).arg(ep.port);

@@ -42,7 +42,8 @@ struct StoreConfig
     StoreKind kind = StoreKind::Local;
     // dicomweb, blobd
     QString url;
-    QString caFile;          ///< HTTPS / blobs://: PEM certificates to trust besides the system's
+    QString caFile;          ///< HTTPS / blobs:// / DIMSE over TLS: PEM certificates to trust besides the system's
+    bool tls = false;        ///< DIMSE: associations over TLS (DICOM's BCP 195 profile)
     // dicomweb authentication: "none", "basic" (user + password) or "bearer" (token); blobd: token
     QString auth = QStringLiteral("none");
     QString user;

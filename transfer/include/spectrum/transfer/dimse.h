@@ -29,6 +29,10 @@ struct DimseEndpoint
     QString calledAeTitle;                            ///< the PACS's AE title
     QString callingAeTitle = QStringLiteral("SPECTRUM");  ///< ours
     int timeoutSeconds = 30;                          ///< connect, association and every DIMSE message
+    /// DICOM TLS (PS3.15 B.9, the BCP 195 profile): the PACS's certificate must chain to `caFile` (PEM; empty:
+    /// the system's CAs) and name `host`, or the association is refused.
+    bool tls = false;
+    QString caFile;
 
     /// InvalidArgument for an empty host, port 0, or an AE title that is empty, longer than 16 characters or
     /// holds a backslash or control characters.
