@@ -87,12 +87,7 @@ void SeriesPane::showSeries(int seriesIndex)
 {
     if (seriesIndex < 0 || seriesIndex >= m_study->series.size() || seriesIndex == m_series)
         return;
-    ++m_generation;
-    const QList<Job *> jobs = m_jobs;
-    for (Job *job : jobs)
-        job->cancel();
-    m_jobs.clear();
-    m_inFlight.clear();
+    dropLoads();
     m_arriving.reset();
     m_centres.clear();
     m_frameOfReference.clear();
@@ -104,14 +99,19 @@ void SeriesPane::showSeries(int seriesIndex)
     showSlice(sliceCount() / 2);
 }
 
-void SeriesPane::relocate(int series, int slice)
+void SeriesPane::dropLoads()
 {
-    ++m_generation;  // results on their way carry old indices
-    const QList<Job *> jobs = m_jobs;
+    ++m_generation;  // late results of what was asked before are dropped
+    const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
     for (Job *job : jobs)
         job->cancel();
     m_jobs.clear();
     m_inFlight.clear();
+}
+
+void SeriesPane::relocate(int series, int slice)
+{
+    dropLoads();  // results on their way carry old indices
     m_centres.clear();
     m_frameOfReference.clear();
     if (series < 0 || series >= m_study->series.size()) {

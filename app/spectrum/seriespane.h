@@ -88,6 +88,8 @@ private:
     void showWaiting(int index);
     void onPreview(const QString &key, const DecodedImage &image, int rows);
     void learnGeometry(int index, const ImageInfo &info);
+    /// Cancels the loads under way; their late results are dropped.
+    void dropLoads();
     QString keyOf(int index) const { return m_study->series[m_series].instances[index].key; }
     bool isDecoded(int index) const { return m_images->contains(keyOf(index)); }
 

@@ -36,31 +36,35 @@ TransfersPanel::TransfersPanel(QWidget *parent) : QWidget(parent), m_layout(new 
     m_clock.start();
 }
 
-void TransfersPanel::addStudy(StudyStreamer *streamer, const QString &title)
+void TransfersPanel::layOut(Row &row, const QString &title, const QList<QPushButton *> &buttons)
 {
-    Row row;
-    row.streamer = streamer;
     row.widget = new QWidget;
     row.title = new QLabel(title);
     row.bar = new QProgressBar;
     row.details = new QLabel;
-    row.pause = new QPushButton(tr("Pause"));
-    row.retry = new QPushButton(tr("Retry failed"));
-    row.retry->setEnabled(false);
-    row.cancel = new QPushButton(tr("Cancel"));
-    auto *buttons = new QHBoxLayout;
-    buttons->addWidget(row.pause);
-    buttons->addWidget(row.retry);
-    buttons->addWidget(row.cancel);
-    buttons->addStretch();
+    auto *buttonRow = new QHBoxLayout;
+    for (QPushButton *b : buttons)
+        buttonRow->addWidget(b);
+    buttonRow->addStretch();
     auto *box = new QVBoxLayout(row.widget);
     box->setContentsMargins(0, 4, 0, 8);
     box->addWidget(row.title);
     box->addWidget(row.bar);
     box->addWidget(row.details);
-    box->addLayout(buttons);
+    box->addLayout(buttonRow);
     m_layout->insertWidget(m_layout->count() - 1, row.widget);
     m_empty->hide();
+}
+
+void TransfersPanel::addStudy(StudyStreamer *streamer, const QString &title)
+{
+    Row row;
+    row.streamer = streamer;
+    row.pause = new QPushButton(tr("Pause"));
+    row.retry = new QPushButton(tr("Retry failed"));
+    row.retry->setEnabled(false);
+    row.cancel = new QPushButton(tr("Cancel"));
+    layOut(row, title, {row.pause, row.retry, row.cancel});
     QPointer<StudyStreamer> s(streamer);
     connect(row.pause, &QPushButton::clicked, this, [s] {
         if (!s)
@@ -96,23 +100,10 @@ void TransfersPanel::addSend(ResultJob<ExportSummary> *job, const QString &title
     Row row;
     row.isSend = true;
     row.send = job;
-    row.widget = new QWidget;
-    row.title = new QLabel(title);
-    row.bar = new QProgressBar;
-    row.bar->setRange(0, 0);  // busy until the first image is made
-    row.details = new QLabel(tr("preparing…"));
     row.pause = new QPushButton(tr("Cancel"));
-    auto *buttons = new QHBoxLayout;
-    buttons->addWidget(row.pause);
-    buttons->addStretch();
-    auto *box = new QVBoxLayout(row.widget);
-    box->setContentsMargins(0, 4, 0, 8);
-    box->addWidget(row.title);
-    box->addWidget(row.bar);
-    box->addWidget(row.details);
-    box->addLayout(buttons);
-    m_layout->insertWidget(m_layout->count() - 1, row.widget);
-    m_empty->hide();
+    layOut(row, title, {row.pause});
+    row.bar->setRange(0, 0);  // busy until the first image is made
+    row.details->setText(tr("preparing…"));
     QWidget *widget = row.widget;
     auto rowOf = [this, widget]() -> Row * {
         for (Row &r : m_rows) {

@@ -72,6 +72,8 @@ private:
         double secondsLeft = -1;
     };
     void update();
+    /// The row's widgets: title, progress bar, details line and `buttons`, added to the panel.
+    void layOut(Row &row, const QString &title, const QList<QPushButton *> &buttons);
     void refreshRow(Row &row);
     void refreshSendRow(Row &row);
 

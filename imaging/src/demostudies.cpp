@@ -202,6 +202,33 @@ Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInsta
     thick.seriesNumber = 2;
     thick.seriesDescription = QStringLiteral("Axial %1 mm").arg(fmt(slab * sliceSpacing));
 
+    const double first = -fov / 2 + spacing / 2;
+    // One axial CT slice of the series `id` at height z (mm), `thickness` thick, as a DICOM instance.
+    auto write = [&](const CommonIdentity &id, const QByteArray &uidName, int number, double z, double thickness, const QString &path) -> Error {
+        DcmFileFormat ff;
+        DcmDataset *ds = ff.getDataset();
+        putCommon(ds, id, QString::fromLatin1(UID_CTImageStorage), uidFor(uidName.constData()), number);
+        put(ds, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY\\AXIAL"));
+        put(ds, DCM_PatientPosition, QStringLiteral("HFS"));
+        put(ds, DCM_KVP, QStringLiteral("120"));
+        put(ds, DCM_ImagePositionPatient, QStringLiteral("%1\\%2\\%3").arg(fmt(first), fmt(first), fmt(z)));
+        put(ds, DCM_ImageOrientationPatient, QStringLiteral("1\\0\\0\\0\\1\\0"));
+        put(ds, DCM_SliceLocation, fmt(z));
+        put(ds, DCM_SliceThickness, fmt(thickness));
+        put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
+        put(ds, DCM_RescaleIntercept, QStringLiteral("-1024"));
+        put(ds, DCM_RescaleSlope, QStringLiteral("1"));
+        put(ds, DCM_RescaleType, QStringLiteral("HU"));
+        put(ds, DCM_WindowCenter, QStringLiteral("40\\500"));
+        put(ds, DCM_WindowWidth, QStringLiteral("80\\2000"));
+        put(ds, DCM_WindowCenterWidthExplanation, QStringLiteral("BRAIN\\BONE"));
+        putPixelModule(ds, size, size, 12, QStringLiteral("MONOCHROME2"), stored);
+        Result<DemoInstance> inst = finish(ff, path);
+        if (!inst.isOk())
+            return inst.error();
+        return sink(inst.takeValue());
+    };
+
     for (int k = 0; k < slices; ++k) {
         if (cancel.isCancelled())
             return Error(ErrorCode::Cancelled, QStringLiteral("demo generation cancelled"));
@@ -211,30 +238,9 @@ Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInsta
             const int v = int(std::lround(hu[i])) + (hu[i] > -900 ? noise(quint32(i % size), quint32(i / size), quint32(k), 6) : 0);
             stored[i] = Uint16(std::clamp(v + 1024, 0, 4095));
         }
-        DcmFileFormat ff;
-        DcmDataset *ds = ff.getDataset();
-        putCommon(ds, c, QString::fromLatin1(UID_CTImageStorage), uidFor(QByteArray("ct/instance/" + QByteArray::number(k)).constData()), k + 1);
-        put(ds, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY\\AXIAL"));
-        put(ds, DCM_PatientPosition, QStringLiteral("HFS"));
-        put(ds, DCM_KVP, QStringLiteral("120"));
-        const double zMm = zNorm * fov / 2;
-        const double first = -fov / 2 + spacing / 2;
-        put(ds, DCM_ImagePositionPatient, QStringLiteral("%1\\%2\\%3").arg(fmt(first), fmt(first), fmt(zMm)));
-        put(ds, DCM_ImageOrientationPatient, QStringLiteral("1\\0\\0\\0\\1\\0"));
-        put(ds, DCM_SliceLocation, fmt(zMm));
-        put(ds, DCM_SliceThickness, fmt(sliceSpacing));
-        put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
-        put(ds, DCM_RescaleIntercept, QStringLiteral("-1024"));
-        put(ds, DCM_RescaleSlope, QStringLiteral("1"));
-        put(ds, DCM_RescaleType, QStringLiteral("HU"));
-        put(ds, DCM_WindowCenter, QStringLiteral("40\\500"));
-        put(ds, DCM_WindowWidth, QStringLiteral("80\\2000"));
-        put(ds, DCM_WindowCenterWidthExplanation, QStringLiteral("BRAIN\\BONE"));
-        putPixelModule(ds, size, size, 12, QStringLiteral("MONOCHROME2"), stored);
-        Result<DemoInstance> inst = finish(ff, QStringLiteral("demo-ct/IM%1.dcm").arg(k + 1, 4, 10, QLatin1Char('0')));
-        if (!inst.isOk())
-            return inst.error();
-        if (Error e = sink(inst.takeValue()); e.isError())
+        if (Error e = write(c, "ct/instance/" + QByteArray::number(k), k + 1, zNorm * fov / 2, sliceSpacing,
+                           QStringLiteral("demo-ct/IM%1.dcm").arg(k + 1, 4, 10, QLatin1Char('0')));
+            e.isError())
             return e;
         if (!slab)
             continue;
@@ -248,28 +254,9 @@ Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInsta
             stored[i] = Uint16((slabSum[i] + slab / 2) / slab);
         std::fill(slabSum.begin(), slabSum.end(), 0);
         const double zCentre = (-1 + (k + 1 - slab / 2.0) * 2.0 / slices) * fov / 2;
-        DcmFileFormat tf;
-        DcmDataset *ts = tf.getDataset();
-        putCommon(ts, thick, QString::fromLatin1(UID_CTImageStorage), uidFor(QByteArray("ct/thick-instance/" + QByteArray::number(j)).constData()), j + 1);
-        put(ts, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY\\AXIAL"));
-        put(ts, DCM_PatientPosition, QStringLiteral("HFS"));
-        put(ts, DCM_KVP, QStringLiteral("120"));
-        put(ts, DCM_ImagePositionPatient, QStringLiteral("%1\\%2\\%3").arg(fmt(first), fmt(first), fmt(zCentre)));
-        put(ts, DCM_ImageOrientationPatient, QStringLiteral("1\\0\\0\\0\\1\\0"));
-        put(ts, DCM_SliceLocation, fmt(zCentre));
-        put(ts, DCM_SliceThickness, fmt(slab * sliceSpacing));
-        put(ts, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
-        put(ts, DCM_RescaleIntercept, QStringLiteral("-1024"));
-        put(ts, DCM_RescaleSlope, QStringLiteral("1"));
-        put(ts, DCM_RescaleType, QStringLiteral("HU"));
-        put(ts, DCM_WindowCenter, QStringLiteral("40\\500"));
-        put(ts, DCM_WindowWidth, QStringLiteral("80\\2000"));
-        put(ts, DCM_WindowCenterWidthExplanation, QStringLiteral("BRAIN\\BONE"));
-        putPixelModule(ts, size, size, 12, QStringLiteral("MONOCHROME2"), stored);
-        Result<DemoInstance> slabInstance = finish(tf, QStringLiteral("demo-ct/thick/IM%1.dcm").arg(j + 1, 4, 10, QLatin1Char('0')));
-        if (!slabInstance.isOk())
-            return slabInstance.error();
-        if (Error e = sink(slabInstance.takeValue()); e.isError())
+        if (Error e = write(thick, "ct/thick-instance/" + QByteArray::number(j), j + 1, zCentre, slab * sliceSpacing,
+                           QStringLiteral("demo-ct/thick/IM%1.dcm").arg(j + 1, 4, 10, QLatin1Char('0')));
+            e.isError())
             return e;
     }
     return Error();

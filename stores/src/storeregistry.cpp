@@ -459,6 +459,24 @@ ResultJob<QList<StudyHit>> *StoreRegistry::findStudies(const DicomQuery &query, 
 
 namespace {
 /// A study skeleton from the series and instances a store listed.
+/// QIDO-RS or C-FIND against an archive, by a client owned by `owner`.
+using Finder = std::function<ResultJob<QList<DicomRecord>> *(const DicomQuery &)>;
+Result<Finder> finderFor(const StoreConfig &s, const StoreConfigFile &config, QObject *owner)
+{
+    if (s.kind == StoreKind::DicomWeb) {
+        Result<DicomWebEndpoint> ep = dicomWebEndpointFor(s, config);
+        if (!ep.isOk())
+            return ep.error();
+        auto *client = new DicomWebClient(ep.value(), owner);
+        return Finder([client](const DicomQuery &q) { return client->search(q); });
+    }
+    Result<DimseEndpoint> ep = dimseEndpointFor(s, config);
+    if (!ep.isOk())
+        return ep.error();
+    auto *client = new DimseClient(ep.value(), owner);
+    return Finder([client](const DicomQuery &q) { return client->find(q); });
+}
+
 StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &seriesRecords, const QList<DicomIdentity> &instances)
 {
     StudySummary study;
@@ -526,20 +544,10 @@ ResultJob<StudySummary> *StoreRegistry::firstLook(const QString &name, const QSt
     const StoreConfig s = *found;
     const StoreConfigFile config = m_config;
     return new CallbackJob<StudySummary>([s, config, studyUid](CallbackJob<StudySummary> *job) {
-        std::function<ResultJob<QList<DicomRecord>> *(const DicomQuery &)> find;
-        if (s.kind == StoreKind::DicomWeb) {
-            Result<DicomWebEndpoint> ep = dicomWebEndpointFor(s, config);
-            if (!ep.isOk())
-                return job->complete(ep.error());
-            auto *client = new DicomWebClient(ep.value(), job);
-            find = [client](const DicomQuery &q) { return client->search(q); };
-        } else {
-            Result<DimseEndpoint> ep = dimseEndpointFor(s, config);
-            if (!ep.isOk())
-                return job->complete(ep.error());
-            auto *client = new DimseClient(ep.value(), job);
-            find = [client](const DicomQuery &q) { return client->find(q); };
-        }
+        Result<Finder> finder = finderFor(s, config, job);
+        if (!finder.isOk())
+            return job->complete(finder.error());
+        const Finder find = finder.value();
         DicomQuery series;
         series.level = QueryLevel::Series;
         series.studyInstanceUid = studyUid;
@@ -612,20 +620,10 @@ ResultJob<StudySummary> *StoreRegistry::listStudy(const QString &name, const QSt
         case StoreKind::DicomWeb:
         case StoreKind::Dimse: {
             // Series first (descriptions, numbers), then every instance of the study.
-            std::function<ResultJob<QList<DicomRecord>> *(const DicomQuery &)> find;
-            if (s.kind == StoreKind::DicomWeb) {
-                Result<DicomWebEndpoint> ep = dicomWebEndpointFor(s, config);
-                if (!ep.isOk())
-                    return job->complete(ep.error());
-                auto *client = new DicomWebClient(ep.value(), job);
-                find = [client](const DicomQuery &q) { return client->search(q); };
-            } else {
-                Result<DimseEndpoint> ep = dimseEndpointFor(s, config);
-                if (!ep.isOk())
-                    return job->complete(ep.error());
-                auto *client = new DimseClient(ep.value(), job);
-                find = [client](const DicomQuery &q) { return client->find(q); };
-            }
+            Result<Finder> finder = finderFor(s, config, job);
+            if (!finder.isOk())
+                return job->complete(finder.error());
+            const Finder find = finder.value();
             whenDone(find(series), job, [job, find, instances, done, identities](const Result<QList<DicomRecord>> &sr) {
                 if (!sr.isOk())
                     return job->complete(sr.error());

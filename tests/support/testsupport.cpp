@@ -110,6 +110,33 @@ bool BlobdProcess::start(const QStringList &extra)
     return readFile(log).contains("listening");
 }
 
+bool openssl(const QStringList &arguments)
+{
+    const ProcessResult r = run(QStringLiteral("openssl"), arguments, 60000);
+    if (!r.ok())
+        qWarning("openssl %s: %s", qPrintable(arguments.join(QLatin1Char(' '))), r.err.constData());
+    return r.ok();
+}
+
+bool makeTestCa(const QString &dir)
+{
+    return openssl({QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"),
+                    QStringLiteral("-keyout"), dir + QStringLiteral("/ca.key"), QStringLiteral("-out"), dir + QStringLiteral("/ca.pem"),
+                    QStringLiteral("-days"), QStringLiteral("2"), QStringLiteral("-subj"), QStringLiteral("/CN=Spectrum Test Hospital CA")});
+}
+
+bool makeTestCertificate(const QString &dir, const QString &name, const QString &subjectAltName)
+{
+    const QString key = dir + QLatin1Char('/') + name + QStringLiteral(".key"), csr = dir + QLatin1Char('/') + name + QStringLiteral(".csr");
+    const QString ext = dir + QLatin1Char('/') + name + QStringLiteral(".ext");
+    writeFile(ext, "subjectAltName=" + subjectAltName.toUtf8() + "\n");
+    return openssl({QStringLiteral("req"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"), QStringLiteral("-keyout"), key,
+                    QStringLiteral("-out"), csr, QStringLiteral("-subj"), QStringLiteral("/CN=") + name})
+        && openssl({QStringLiteral("x509"), QStringLiteral("-req"), QStringLiteral("-in"), csr, QStringLiteral("-CA"), dir + QStringLiteral("/ca.pem"),
+                    QStringLiteral("-CAkey"), dir + QStringLiteral("/ca.key"), QStringLiteral("-CAcreateserial"), QStringLiteral("-days"), QStringLiteral("2"),
+                    QStringLiteral("-extfile"), ext, QStringLiteral("-out"), dir + QLatin1Char('/') + name + QStringLiteral(".pem")});
+}
+
 qint64 BlobdProcess::pid() const
 {
     return m_process->processId();

@@ -58,6 +58,13 @@ private:
     QProcess *m_process;
 };
 
+/// Debian's openssl command line; true when it succeeded (its complaint is logged when not).
+bool openssl(const QStringList &arguments);
+/// A hospital CA of the tests' own in `dir` (ca.key, ca.pem), and certificates it signs (NAME.key, NAME.pem)
+/// for a subjectAltName such as "IP:127.0.0.1" or "DNS:pacs.example".
+bool makeTestCa(const QString &dir);
+bool makeTestCertificate(const QString &dir, const QString &name, const QString &subjectAltName);
+
 /// Orthanc (Debian's package) as a child process on free loopback ports, with its DICOMweb plugin at /dicom-web/,
 /// storage in a temporary folder and, optionally, HTTP Basic users. Stopped on destruction.
 class OrthancProcess

@@ -354,27 +354,6 @@ void tst_DicomWeb::deadServerIsANetworkError()
 
 namespace {
 
-bool openssl(const QStringList &arguments)
-{
-    const ProcessResult r = run(QStringLiteral("openssl"), arguments, 60000);
-    if (!r.ok())
-        qWarning("openssl %s: %s", qPrintable(arguments.join(QLatin1Char(' '))), r.err.constData());
-    return r.ok();
-}
-
-/// A certificate for `host` signed by the CA in dir/ca.{pem,key}.
-bool makeServerCert(const QString &dir, const QString &name, const QString &san)
-{
-    const QString key = dir + QLatin1Char('/') + name + QStringLiteral(".key"), csr = dir + QLatin1Char('/') + name + QStringLiteral(".csr");
-    const QString ext = dir + QLatin1Char('/') + name + QStringLiteral(".ext");
-    writeFile(ext, "subjectAltName=" + san.toUtf8() + "\n");
-    return openssl({QStringLiteral("req"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"), QStringLiteral("-keyout"), key,
-                    QStringLiteral("-out"), csr, QStringLiteral("-subj"), QStringLiteral("/CN=") + name})
-        && openssl({QStringLiteral("x509"), QStringLiteral("-req"), QStringLiteral("-in"), csr, QStringLiteral("-CA"), dir + QStringLiteral("/ca.pem"),
-                    QStringLiteral("-CAkey"), dir + QStringLiteral("/ca.key"), QStringLiteral("-CAcreateserial"), QStringLiteral("-days"), QStringLiteral("2"),
-                    QStringLiteral("-extfile"), ext, QStringLiteral("-out"), dir + QLatin1Char('/') + name + QStringLiteral(".pem")});
-}
-
 /// A certificate from the CA in `dir` for 127.0.0.1 that expired in 2020 (openssl ca can date it).
 bool makeExpiredCert(const QString &dir, const QString &name)
 {
@@ -401,11 +380,9 @@ void tst_DicomWeb::httpsWithBearerTokenThroughNginx()
     // "Authorization: Bearer fresh-token", passing the request on to Orthanc with its Basic credentials.
     QTemporaryDir dir;
     const QString d = dir.path();
-    QVERIFY(openssl({QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"),
-                     QStringLiteral("-keyout"), d + QStringLiteral("/ca.key"), QStringLiteral("-out"), d + QStringLiteral("/ca.pem"),
-                     QStringLiteral("-days"), QStringLiteral("2"), QStringLiteral("-subj"), QStringLiteral("/CN=Spectrum Test Hospital CA")}));
-    QVERIFY(makeServerCert(d, QStringLiteral("good"), QStringLiteral("IP:127.0.0.1")));
-    QVERIFY(makeServerCert(d, QStringLiteral("otherhost"), QStringLiteral("DNS:pacs.elsewhere.example")));
+    QVERIFY(makeTestCa(d));
+    QVERIFY(makeTestCertificate(d, QStringLiteral("good"), QStringLiteral("IP:127.0.0.1")));
+    QVERIFY(makeTestCertificate(d, QStringLiteral("otherhost"), QStringLiteral("DNS:pacs.elsewhere.example")));
     QVERIFY(makeExpiredCert(d, QStringLiteral("expired")));
     const quint16 good = freePort(), wrongHost = freePort(), expired = freePort();
     const QByteArray basic = (kUser + QLatin1Char(':') + kPassword).toUtf8().toBase64();

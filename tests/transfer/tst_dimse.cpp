@@ -425,31 +425,6 @@ void tst_Dimse::dcmqrscpRejectsAnUnknownAeTitle()
     QVERIFY2(e.message().contains(QStringLiteral("AE title")), qPrintable(e.toString()));
 }
 
-namespace {
-bool runOpenssl(const QStringList &args)
-{
-    QProcess p;
-    p.start(QStringLiteral("openssl"), args);
-    return p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
-}
-
-/// A key and a certificate for `san` from the CA in `dir`.
-bool makeCert(const QString &dir, const QString &name, const QString &san)
-{
-    const QString key = dir + QLatin1Char('/') + name + QStringLiteral(".key"), csr = dir + QLatin1Char('/') + name + QStringLiteral(".csr");
-    const QString ext = dir + QLatin1Char('/') + name + QStringLiteral(".ext");
-    QFile e(ext);
-    if (!e.open(QIODevice::WriteOnly) || e.write("subjectAltName=" + san.toUtf8() + "\n") < 0)
-        return false;
-    e.close();
-    return runOpenssl({QStringLiteral("req"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"), QStringLiteral("-keyout"), key,
-                       QStringLiteral("-out"), csr, QStringLiteral("-subj"), QStringLiteral("/CN=") + name})
-        && runOpenssl({QStringLiteral("x509"), QStringLiteral("-req"), QStringLiteral("-in"), csr, QStringLiteral("-CA"), dir + QStringLiteral("/ca.pem"),
-                       QStringLiteral("-CAkey"), dir + QStringLiteral("/ca.key"), QStringLiteral("-CAcreateserial"), QStringLiteral("-days"), QStringLiteral("2"),
-                       QStringLiteral("-extfile"), ext, QStringLiteral("-out"), dir + QLatin1Char('/') + name + QStringLiteral(".pem")});
-}
-} // namespace
-
 // DIMSE over TLS against DCMTK's own storescp +tls: with the hospital CA trusted, C-ECHO and C-STORE go through
 // encrypted; a PACS whose certificate the workstation cannot verify (another CA, another host) is refused, and so
 // is a plain association to a TLS port.
@@ -457,11 +432,9 @@ void tst_Dimse::tlsAssociationsVerifyThePacs()
 {
     QTemporaryDir dir;
     const QString d = dir.path();
-    QVERIFY(runOpenssl({QStringLiteral("req"), QStringLiteral("-x509"), QStringLiteral("-newkey"), QStringLiteral("rsa:2048"), QStringLiteral("-nodes"),
-                        QStringLiteral("-keyout"), d + QStringLiteral("/ca.key"), QStringLiteral("-out"), d + QStringLiteral("/ca.pem"),
-                        QStringLiteral("-days"), QStringLiteral("2"), QStringLiteral("-subj"), QStringLiteral("/CN=Spectrum Test Hospital CA")}));
-    QVERIFY(makeCert(d, QStringLiteral("pacs"), QStringLiteral("IP:127.0.0.1")));
-    QVERIFY(makeCert(d, QStringLiteral("elsewhere"), QStringLiteral("DNS:pacs.elsewhere.example")));
+    QVERIFY(makeTestCa(d));
+    QVERIFY(makeTestCertificate(d, QStringLiteral("pacs"), QStringLiteral("IP:127.0.0.1")));
+    QVERIFY(makeTestCertificate(d, QStringLiteral("elsewhere"), QStringLiteral("DNS:pacs.elsewhere.example")));
     const QString received = d + QStringLiteral("/received");
     QVERIFY(QDir().mkpath(received));
     auto startScp = [&](QProcess &scp, quint16 port, const QString &cert) {
