@@ -20,9 +20,9 @@ void registerCodecs()
 {
     static std::once_flag once;
     std::call_once(once, [] {
-        // Our callers get every problem as an Error value; DCMTK's own warnings on stderr (for example
+        // Our callers get every problem as an Error value; DCMTK's own warnings and errors on stderr (for example
         // "PixelData encountered, skipping rest of dataset" on every header-only read) are noise.
-        OFLog::getLogger("dcmtk.dcmdata").setLogLevel(OFLogger::ERROR_LOG_LEVEL);
+        OFLog::getLogger("dcmtk.dcmdata").setLogLevel(OFLogger::FATAL_LOG_LEVEL);
         // Colour JPEG is converted to RGB on decompression, which is what the renderer expects.
         DJDecoderRegistration::registerCodecs(EDC_photometricInterpretation);
         DJLSDecoderRegistration::registerCodecs();
@@ -140,6 +140,19 @@ private:
 
 Result<qint64> readHeaderSoFar(const char *data, qint64 size, bool complete, DcmFileFormat &fileFormat)
 {
+    // Deflated data is never read here: behind DCMTK's inflating filter no length can be checked against what
+    // follows (found by fuzzing: 3 GB for a deflated file without a meta group length). It is decoded whole.
+    if (hasPart10Preamble(data, size)) {
+        DcmMetaInfo meta;
+        CheckedMemoryStream metaStream(data, offile_off_t(size), complete);
+        meta.transferInit();
+        const OFCondition metaRead = meta.read(metaStream, EXS_Unknown, EGL_noChange, DCM_MaxReadLength);
+        meta.transferEnd();
+        OFString xfer;
+        if (metaRead.good() && meta.loadAllDataIntoMemory().good() && meta.findAndGetOFString(DCM_TransferSyntaxUID, xfer).good()
+            && xfer == UID_DeflatedExplicitVRLittleEndianTransferSyntax)
+            return qint64(kDeflatedWhole);
+    }
     CheckedMemoryStream stream(data, offile_off_t(size), complete);
     fileFormat.transferInit();
     const OFCondition cond = fileFormat.readUntilTag(stream, EXS_Unknown, EGL_noChange, DCM_MaxReadLength, DCM_PixelData);

@@ -31,6 +31,8 @@ Error parse(const ByteView &bytes, DcmFileFormat &fileFormat, ParseExtent extent
 /// that follow it): the offset of Pixel Data's value, −1 when the bytes end before it and more may come, or an
 /// error. Read again from the start as more bytes come: a header is small.
 Result<qint64> readHeaderSoFar(const char *data, qint64 size, bool complete, DcmFileFormat &fileFormat);
+/// readHeaderSoFar's answer for deflated data: decode it whole (parse() inflates it with a bound) once complete.
+constexpr qint64 kDeflatedWhole = -2;
 
 /// Serialises to a Part 10 byte stream in the given transfer syntax.
 Result<QByteArray> serialize(DcmFileFormat &fileFormat, E_TransferSyntax xfer);

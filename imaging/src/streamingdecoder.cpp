@@ -91,6 +91,10 @@ struct StreamingDecoder::Private
         Result<qint64> valueAt = dcmtk::readHeaderSoFar(all.constData(), all.size(), endOfData, fileFormat);
         if (!valueAt.isOk())
             return fail(valueAt.error());
+        if (valueAt.value() == dcmtk::kDeflatedWhole) {
+            stage = Stage::Whole;  // offsets inside a deflated stream mean nothing here: decoded when complete
+            return Error();
+        }
         if (valueAt.value() < 0) {
             nextHeaderAttempt = std::max(all.size() + 2048, all.size() * 3 / 2);
             return Error();
