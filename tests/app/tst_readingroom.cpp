@@ -24,6 +24,7 @@
 #include <cstring>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -166,10 +167,11 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     QSignalSpy cached(streamer, &StudyStreamer::instanceCached);
     QSignalSpy shown(viewer, &StudyViewer::imageShown);
     QString firstShown;  // the instance of the first image on screen, whichever numbering the viewer had then
-    connect(viewer, &StudyViewer::imageShown, this, [&] {
+    const QMetaObject::Connection noteFirst = connect(viewer, &StudyViewer::imageShown, this, [&] {
         if (firstShown.isEmpty())
             firstShown = viewer->viewport()->image().info.identity.sopInstanceUid;
     });
+    const auto forgetFirst = qScopeGuard([&] { disconnect(noteFirst); });  // it captures this function's locals
     if (!streamer->isListed()) {
         // Opened on the first look, while the study is listed: only the slice a stack opens at, coming first.
         QCOMPARE(viewer->study().series.size(), 1);

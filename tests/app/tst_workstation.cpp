@@ -22,6 +22,7 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QSettings>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -98,10 +99,11 @@ void tst_Workstation::initTestCase()
     // When seeding is announced finished, the study list already holds all of it (the screenshot tool and a
     // user opening a study at that moment must not get a CT with only the slices committed so far).
     int ctSlicesAtFinish = -1;
-    connect(m_ws.get(), &Workstation::seedingFinished, this, [&] {
+    const QMetaObject::Connection noteFinish = connect(m_ws.get(), &Workstation::seedingFinished, this, [&] {
         const StudySummary *ct = m_ws->findStudy(QStringLiteral("demo-ct"));
         ctSlicesAtFinish = ct ? ct->instanceCount : 0;
     });
+    const auto forgetFinish = qScopeGuard([&] { disconnect(noteFinish); });  // it captures this function's locals
     QVERIFY(seeded.wait(120000));
     QCOMPARE(ctSlicesAtFinish, 200);
     QVERIFY(!m_ws->isSeeding());
