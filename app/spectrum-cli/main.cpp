@@ -235,8 +235,9 @@ int cmdRender(const QStringList &args)
 
 /// The common start of the blob:// commands: description, transfer options, positional arguments (the URL
 /// first; `names` as shown in errors), then the endpoint. Returns 0, or the exit code to return.
+/// `optional`: how many of the last positionals may be left out.
 int parseBlobCommand(QCommandLineParser &p, const QStringList &args, const QString &command, const QString &description,
-                     const QList<QPair<QString, QString>> &positionals, BlobTarget *target_)
+                     const QList<QPair<QString, QString>> &positionals, BlobTarget *target_, int optional = 0)
 {
     p.setApplicationDescription(description);
     p.addHelpOption();
@@ -247,7 +248,7 @@ int parseBlobCommand(QCommandLineParser &p, const QStringList &args, const QStri
         names << name.toUpper();
     }
     p.process(args);
-    if (p.positionalArguments().size() != positionals.size())
+    if (p.positionalArguments().size() > positionals.size() || p.positionalArguments().size() < positionals.size() - optional)
         return fail(QStringLiteral("%1: %2 required").arg(command, names.join(QStringLiteral(" and "))), 2);
     auto t = target(p, p.positionalArguments().at(0));
     if (!t.isOk())
@@ -273,16 +274,79 @@ void showProgress(Job *job)
     QObject::connect(job, &Job::finished, job, [] { std::fprintf(stderr, "\n"); });
 }
 
+void printPullSummary(const PullResult &pr)
+{
+    const qint64 n = pr.end - pr.begin;
+    std::fprintf(stderr, "%lld bytes in %.3f s, %.1f MB/s, %d stream(s), %lld fetched, %lld resumed, %d frame(s) re-fetched, %d reconnect(s)%s\n",
+                 qlonglong(n), pr.seconds, (n - pr.resumedBytes) / std::max(1e-9, pr.seconds) / 1e6, pr.streams,
+                 qlonglong(pr.bytesReceived), qlonglong(pr.resumedBytes), pr.framesRefetched, pr.reconnects,
+                 pr.verified ? ", SHA-256 verified" : "");
+}
+
+/// get --cache: the blob into the workstation's disk cache under its key, straight from the wire into a
+/// resumable reservation, committed only against the server's SHA-256. Interrupted (even by kill -9), the same
+/// command continues where the cache's record of verified ranges says it stopped.
+int getIntoCache(BlobTarget &target, const TransferOptions &options)
+{
+    auto cache = openCache();
+    if (!cache.isOk())
+        return fail(cache.error().toString());
+    FileStore &store = *cache.value();
+    Result<RemoteBlobInfo> remote = runSync(target.client->stat(target.key));
+    if (!remote.isOk())
+        return fail(remote.error().toString());
+    const RemoteBlobInfo blob = remote.value();
+    const QString identity = blob.version + QLatin1Char(' ') + QString::fromLatin1(blob.sha256.toHex());
+    Result<BlobWriterPtr> reserved = runSync(store.reserveResumable(target.key, blob.size, identity));
+    if (!reserved.isOk())
+        return fail(reserved.error().toString());
+    BlobWriterPtr writer = reserved.value();
+    auto factory = [&](const RemoteBlobInfo &now, qint64, qint64) -> Result<ByteSink *> {
+        if (now.version != blob.version || now.sha256 != blob.sha256 || now.size != blob.size)
+            return Error(ErrorCode::NotFound, QStringLiteral("blob '%1' changed on the server while it was fetched (the version asked for is gone); run the command again").arg(target.key));
+        return writer.get();
+    };
+    auto *job = target.client->pull(target.key, factory, ByteRange::all(), options);
+    showProgress(job);
+    Result<PullResult> r = runSync(job);
+    if (!r.isOk()) {
+        std::fprintf(stderr, "spectrum-cli: the same command resumes where this one stopped\n");
+        return fail(r.error().toString());
+    }
+    CommitOptions commit;
+    commit.durable = false;  // the cache can fetch it again: crash-safe without waiting for the disk (see FileStore)
+    commit.expectedSha256 = blob.sha256;
+    if (r.value().verified)
+        commit.verifiedSha256 = blob.sha256;
+    Result<BlobInfo> committed = runSync(store.commit(writer, commit));
+    if (!committed.isOk())
+        return fail(committed.error().toString());
+    printPullSummary(r.value());
+    out(QStringLiteral("%1: %2 bytes in the cache at %3").arg(target.key).arg(blob.size).arg(store.root()));
+    return 0;
+}
+
 int cmdGet(const QStringList &args)
 {
     QCommandLineParser p;
     p.addOption({QStringLiteral("range"), QStringLiteral("Only bytes [BEGIN, END)."), QStringLiteral("BEGIN-END")});
     p.addOption({QStringLiteral("no-sha256"), QStringLiteral("Skip the whole-blob SHA-256 check (~0.7 CPU-s per GiB); every frame's XXH3 is still checked.")});
+    p.addOption({QStringLiteral("cache"), QStringLiteral("Into the workstation's disk cache under its key (no FILE), resumable.")});
     BlobTarget target;
-    if (int rc = parseBlobCommand(p, args, QStringLiteral("get"), QStringLiteral("Fetches a blob: spectrum-cli get blob://HOST:PORT/KEY FILE|-"),
+    if (int rc = parseBlobCommand(p, args, QStringLiteral("get"), QStringLiteral("Fetches a blob: spectrum-cli get blob://HOST:PORT/KEY FILE|-|--cache"),
                                   {{QStringLiteral("url"), QStringLiteral("blob://HOST:PORT/KEY")},
-                                   {QStringLiteral("out"), QStringLiteral("Output file, or - for standard output.")}}, &target))
+                                   {QStringLiteral("out"), QStringLiteral("Output file, or - for standard output.")}}, &target, 1))
         return rc;
+    const bool intoCache = p.isSet(QStringLiteral("cache"));
+    if (intoCache != (p.positionalArguments().size() == 1))
+        return fail(QStringLiteral("get: either FILE (or -) or --cache"), 2);
+    if (intoCache) {
+        if (p.isSet(QStringLiteral("range")))
+            return fail(QStringLiteral("get: --cache takes the whole blob, not --range"), 2);
+        TransferOptions options = target.client->defaults();
+        options.verifySha256 = !p.isSet(QStringLiteral("no-sha256"));
+        return getIntoCache(target, options);
+    }
     ByteRange range;
     if (p.isSet(QStringLiteral("range"))) {
         const QStringList be = p.value(QStringLiteral("range")).split(QLatin1Char('-'));
@@ -333,12 +397,7 @@ int cmdGet(const QStringList &args)
         std::fflush(stdout);
     else if (Error e = static_cast<FileSink *>(sink.get())->finish(); e.isError())
         return fail(e.toString());
-    const PullResult &pr = r.value();
-    const qint64 n = pr.end - pr.begin;
-    std::fprintf(stderr, "%lld bytes in %.3f s, %.1f MB/s, %d stream(s), %lld fetched, %lld resumed, %d frame(s) re-fetched, %d reconnect(s)%s\n",
-                 qlonglong(n), pr.seconds, (n - pr.resumedBytes) / std::max(1e-9, pr.seconds) / 1e6, pr.streams,
-                 qlonglong(pr.bytesReceived), qlonglong(pr.resumedBytes), pr.framesRefetched, pr.reconnects,
-                 pr.verified ? ", SHA-256 verified" : "");
+    printPullSummary(r.value());
     return 0;
 }
 
@@ -416,6 +475,7 @@ void usage()
                  "  filter IN OUT --filter NAME[:p=v,...]...   filter a DICOM file into a derived instance\n"
                  "  bench filters       time the filters against OpenCV and ImageMagick\n"
                  "  get URL FILE|-      fetch blob://HOST:PORT/KEY or blobs:// (TLS) (--streams N, --range B-E)\n"
+                 "  get URL --cache     the same into the disk cache (resumable, even after kill -9)\n"
                  "  put URL FILE        store a file as blob://HOST:PORT/KEY\n"
                  "  stat URL            size, version and SHA-256 of a blob\n"
                  "  ls URL-PREFIX       blobs whose key starts with the prefix\n"

@@ -2,6 +2,7 @@
 
 #include "lrumap.h"
 
+#include "spectrum/core/bootid.h"
 #include "spectrum/core/logging.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/transfer/progressrecord.h"
@@ -46,16 +47,6 @@ struct Entry
     /// kernel that has since gone (another boot).
     bool unconfirmed = false;
 };
-
-/// This boot of the kernel: what it wrote and did not sync is lost only if it goes down.
-const QString &bootId()
-{
-    static const QString id = [] {
-        QFile f(QStringLiteral("/proc/sys/kernel/random/boot_id"));
-        return f.open(QIODevice::ReadOnly) ? QString::fromLatin1(f.readAll().trimmed()) : QString();
-    }();
-    return id;
-}
 
 QString osError(int err) { return QString::fromLocal8Bit(std::strerror(err)); }
 
@@ -439,7 +430,7 @@ Error FileStore::State::openLocked()
     for (Entry &e : alive) {
         if (e.unsyncedBoot.isEmpty())
             continue;
-        if (e.unsyncedBoot == bootId())
+        if (e.unsyncedBoot == kernelBootId())
             syncNeeded = true;
         else
             e.unconfirmed = true;
@@ -450,7 +441,7 @@ Error FileStore::State::openLocked()
         if (fd >= 0)
             ::close(fd);
         for (Entry &e : alive) {
-            if (synced && e.unsyncedBoot == bootId())
+            if (synced && e.unsyncedBoot == kernelBootId())
                 e.unsyncedBoot.clear();
         }
     }
@@ -846,12 +837,12 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
         w->map = nullptr;
     }
     // Without a sync only where a crash of the kernel can be told afterwards (its boot ID; see filestore.h).
-    const bool synced = options.durable || bootId().isEmpty();
+    const bool synced = options.durable || kernelBootId().isEmpty();
     if (!w->file.flush() || (synced && ::fdatasync(w->file.handle()) != 0))
         return ioError(QStringLiteral("cannot sync blob '%1'").arg(w->key()), errno);
     w->file.close();
     if (!synced)
-        entry.unsyncedBoot = bootId();
+        entry.unsyncedBoot = kernelBootId();
 
     entry.info.committed = QDateTime::currentDateTimeUtc();
     entry.lastAccessMs = entry.info.committed.toMSecsSinceEpoch();

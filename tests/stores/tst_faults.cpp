@@ -1,5 +1,6 @@
 // Faults on purpose, against the real processes: the blob server killed (SIGKILL) at random points while it
-// writes a large blob into its FileStore, fifty times; a disk that fills up (a small tmpfs); a cache on a
+// writes a large blob into its FileStore, fifty times; the command-line tool killed so fifty times while it
+// fetches a large blob into the workstation's cache, where the partial entry must survive and resume; a disk that fills up (a small tmpfs); a cache on a
 // read-only disk. Whatever happens, the store opens again, serves every blob whole or not at all, and says
 // clearly what went wrong.
 
@@ -7,10 +8,12 @@
 #include "workstation.h"
 
 #include "spectrum/stores/filestore.h"
+#include "spectrum/transfer/blobclient.h"
 
 #include <QFile>
 #include <QProcess>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -77,6 +80,7 @@ class tst_Faults : public QObject
     Q_OBJECT
 private Q_SLOTS:
     void killNineWhileTheServerWritesALargeBlobFiftyTimes();
+    void killNineWhileTheCacheFetchesALargeBlobFiftyTimes();
     void aFullDiskIsAClearErrorAndLosesNothing();
     void aReadOnlyCacheIsAClearStartError();
 };
@@ -143,6 +147,118 @@ void tst_Faults::killNineWhileTheServerWritesALargeBlobFiftyTimes()
     }
     qInfo() << "after 50 kills: the version being written, whole:" << written << "times; the one before, whole:" << before
             << "times; none:" << absent << "times";
+}
+
+// The other writer of a FileStore: the workstation's cache filling from blobd (spectrum-cli get --cache, the
+// code path the workstation uses for a blob store), killed at random points. After each kill the cache opens,
+// serves nothing half-written, and keeps what was verified of the partial entry: the next attempt continues it
+// (the verified bytes on record never go down between attempts), and the last attempt completes it.
+void tst_Faults::killNineWhileTheCacheFetchesALargeBlobFiftyTimes()
+{
+    QTemporaryDir dir;
+    const QString cacheRoot = dir.filePath(QStringLiteral("cache"));
+    const QString token = QStringLiteral("fault-token-9012");
+    const QByteArray big = randomBlob(64 << 20, 11), keep = randomBlob(1 << 20, 12);
+    BlobdProcess blobd(dir.filePath(QStringLiteral("blobd")), 0, token);
+    QVERIFY(blobd.start());
+    BlobEndpoint ep;
+    ep.port = blobd.port();
+    ep.token = token;
+    BlobClient client(ep);
+    QVERIFY(runSync(client.push(QStringLiteral("big"), ByteView(big))).isOk());
+    QVERIFY(runSync(client.push(QStringLiteral("keep"), ByteView(keep))).isOk());
+    Result<RemoteBlobInfo> remote = runSync(client.stat(QStringLiteral("big")));
+    QVERIFY(remote.isOk());
+    const QString identity = remote.value().version + QLatin1Char(' ') + QString::fromLatin1(remote.value().sha256.toHex());
+
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_TOKEN"), token);
+    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), cacheRoot);
+    auto get = [&](const QString &key) {
+        auto p = std::make_unique<QProcess>();
+        p->setProcessEnvironment(env);
+        p->start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("get"), QStringLiteral("blob://127.0.0.1:%1/%2").arg(blobd.port()).arg(key), QStringLiteral("--cache")});
+        return p;
+    };
+    auto openCache = [&](int round) -> std::unique_ptr<FileStore> {
+        Result<std::unique_ptr<FileStore>> opened = FileStore::open(cacheRoot, 0);
+        if (!opened.isOk())
+            qWarning("round %d: %s", round, qPrintable(opened.error().toString()));
+        return opened.isOk() ? opened.takeValue() : nullptr;
+    };
+    // What the cache's record says was verified of the partial entry, as the next attempt will find it.
+    auto verifiedOnRecord = [&](FileStore &store) -> qint64 {
+        Result<BlobWriterPtr> w = runSync(store.reserveResumable(QStringLiteral("big"), big.size(), identity));
+        qint64 n = 0;
+        if (w.isOk()) {
+            for (const auto &[b, e] : w.value()->completedRanges())
+                n += e - b;
+        }
+        return n;  // dropping the reservation keeps it for the next attempt
+    };
+    // A blob cached before any of it, and how long a whole fetch takes here.
+    {
+        std::unique_ptr<QProcess> first = get(QStringLiteral("keep"));
+        QVERIFY2(first->waitForFinished(60000) && first->exitCode() == 0, first->readAllStandardError().constData());
+    }
+    qint64 wholeMs = 0;
+    {
+        QElapsedTimer clock;
+        clock.start();
+        std::unique_ptr<QProcess> whole = get(QStringLiteral("big"));
+        QVERIFY2(whole->waitForFinished(60000) && whole->exitCode() == 0, whole->readAllStandardError().constData());
+        wholeMs = clock.elapsed();
+        std::unique_ptr<FileStore> store = openCache(-1);
+        QVERIFY(store);
+        QVERIFY(runSync(store->remove(QStringLiteral("big"))).isOk());
+    }
+    int completed = 0, continued = 0, absent = 0;
+    qint64 onRecord = 0;
+    QRandomGenerator random(13);
+    for (int round = 0; round < 50; ++round) {
+        std::unique_ptr<QProcess> fetching = get(QStringLiteral("big"));
+        QVERIFY(fetching->waitForStarted());
+        // The fault: SIGKILL at a random moment of the fetch (or of its start-up, or its commit).
+        QTest::qWait(int(random.bounded(qint64(wholeMs * 9 / 10 + 20))));
+        fetching->kill();
+        fetching->waitForFinished(30000);
+        std::unique_ptr<FileStore> store = openCache(round);
+        QVERIFY2(store, qPrintable(QStringLiteral("round %1: the cache does not open after the kill").arg(round)));
+        Result<QByteArray> k = readWhole(*store, QStringLiteral("keep"));
+        QVERIFY2(k.isOk() && k.value() == keep, qPrintable(QStringLiteral("round %1: the untouched blob changed").arg(round)));
+        Result<QByteArray> b = readWhole(*store, QStringLiteral("big"));
+        if (b.isOk()) {
+            QVERIFY2(b.value() == big, qPrintable(QStringLiteral("round %1: a blob served that is not the server's").arg(round)));
+            ++completed;
+            if (onRecord > 0)
+                ++continued;  // finished what an earlier attempt left
+            QVERIFY(runSync(store->remove(QStringLiteral("big"))).isOk());  // and again from the start
+            onRecord = 0;
+            continue;
+        }
+        QCOMPARE(b.error().code(), ErrorCode::NotFound);
+        ++absent;
+        const qint64 now = verifiedOnRecord(*store);
+        QVERIFY2(now >= onRecord, qPrintable(QStringLiteral("round %1: the partial entry lost verified bytes (%2 → %3)").arg(round).arg(onRecord).arg(now)));
+        if (now > onRecord && onRecord > 0)
+            ++continued;
+        onRecord = now;
+    }
+    qInfo() << "after 50 kills: completed" << completed << "times, left partial" << absent << "times;" << continued
+            << "attempts continued a partial entry; verified bytes on record now:" << onRecord;
+    QVERIFY2(continued > 0, "no attempt ever continued a partial entry");
+    // The last attempt, not killed: it fetches only what is missing and the cache holds the blob whole.
+    std::unique_ptr<QProcess> last = get(QStringLiteral("big"));
+    QVERIFY(last->waitForFinished(60000));
+    const QString report = QString::fromLocal8Bit(last->readAllStandardError());
+    QVERIFY2(last->exitCode() == 0, qPrintable(report));
+    const QRegularExpressionMatch resumed = QRegularExpression(QStringLiteral("(\\d+) resumed")).match(report);
+    QVERIFY2(resumed.hasMatch(), qPrintable(report));
+    QCOMPARE(resumed.captured(1).toLongLong(), onRecord);
+    std::unique_ptr<FileStore> store = openCache(50);
+    QVERIFY(store);
+    Result<QByteArray> b = readWhole(*store, QStringLiteral("big"));
+    QVERIFY(b.isOk() && b.value() == big);
 }
 
 void tst_Faults::aFullDiskIsAClearErrorAndLosesNothing()
