@@ -427,6 +427,9 @@ int cmdListen(const QStringList &args)
         {QStringLiteral("aet"), QStringLiteral("Our AE title (default: the configuration's workstation aeTitle)."), QStringLiteral("AET")},
         {QStringLiteral("port"), QStringLiteral("Port (default: the configuration's workstation storagePort)."), QStringLiteral("PORT")},
         {QStringLiteral("out"), QStringLiteral("Keep received files in this folder instead of the cache."), QStringLiteral("DIR")},
+        {QStringLiteral("tls-cert"), QStringLiteral("DICOM TLS: our certificate (PEM; default: the configuration's workstation tls)."), QStringLiteral("FILE")},
+        {QStringLiteral("tls-key"), QStringLiteral("DICOM TLS: its private key (PEM)."), QStringLiteral("FILE")},
+        {QStringLiteral("tls-client-ca"), QStringLiteral("DICOM TLS: callers need a certificate from this CA (PEM)."), QStringLiteral("FILE")},
     });
     p.process(args);
     Result<StoreConfigFile> config = loadConfig(p);
@@ -435,6 +438,10 @@ int cmdListen(const QStringList &args)
     StorageScp::Options o;
     o.aeTitle = p.value(QStringLiteral("aet")).isEmpty() ? config.value().workstation.aeTitle : p.value(QStringLiteral("aet"));
     o.port = quint16(p.isSet(QStringLiteral("port")) ? p.value(QStringLiteral("port")).toInt() : config.value().workstation.storagePort);
+    const WorkstationConfig &ws = config.value().workstation;
+    o.certificateFile = p.isSet(QStringLiteral("tls-cert")) ? p.value(QStringLiteral("tls-cert")) : ws.tlsCertificate;
+    o.keyFile = p.isSet(QStringLiteral("tls-key")) ? p.value(QStringLiteral("tls-key")) : ws.tlsKey;
+    o.clientCaFile = p.isSet(QStringLiteral("tls-client-ca")) ? p.value(QStringLiteral("tls-client-ca")) : ws.tlsClientCa;
     const QString outDir = p.value(QStringLiteral("out"));
     std::shared_ptr<FileStore> cache;
     if (outDir.isEmpty()) {
@@ -456,7 +463,8 @@ int cmdListen(const QStringList &args)
     QObject::connect(&scp, &StorageScp::failed, [](const Error &e) { std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(e.toString())); });
     if (Error e = scp.start(); e.isError())
         return fail(e.toString());
-    std::fprintf(stderr, "Storage SCP %s listening on port %d, instances into %s\n", qPrintable(o.aeTitle), o.port,
+    std::fprintf(stderr, "Storage SCP %s listening on port %d%s, instances into %s\n", qPrintable(o.aeTitle), o.port,
+                 o.certificateFile.isEmpty() ? "" : o.clientCaFile.isEmpty() ? " (TLS)" : " (TLS, client certificates required)",
                  cache ? qPrintable(WorkstationPaths::cacheDirectory()) : qPrintable(outDir));
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, g_signalPipe) != 0)
         return fail(QStringLiteral("cannot set up signal handling"));

@@ -4,6 +4,7 @@
 
 #include "spectrum/stores/storeregistry.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -21,7 +22,8 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     : QDialog(parent), m_workstation(workstation), m_config(workstation->storeConfig()), m_list(new QListWidget), m_name(new QLineEdit),
       m_kind(new QComboBox), m_url(new QLineEdit), m_auth(new QComboBox), m_user(new QLineEdit), m_secret(new QLineEdit),
       m_host(new QLineEdit), m_port(new QSpinBox), m_aeTitle(new QLineEdit), m_ourAeTitle(new QLineEdit), m_retrieve(new QComboBox),
-      m_parallel(new QSpinBox), m_status(new QLabel)
+      m_tls(new QCheckBox(tr("DICOM TLS (the PACS must prove who it is; this workstation's certificate goes to a PACS that asks)"))),
+      m_caFile(new QLineEdit), m_parallel(new QSpinBox), m_status(new QLabel)
 {
     setWindowTitle(tr("Stores"));
     resize(820, 480);
@@ -37,6 +39,8 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     m_retrieve->addItem(tr("C-GET"), QStringLiteral("get"));
     m_retrieve->addItem(tr("C-MOVE to this workstation"), QStringLiteral("move"));
     m_url->setPlaceholderText(tr("https://pacs.example.org/dicom-web   or   blob://host:port"));
+    m_caFile->setPlaceholderText(tr("the system's CAs"));
+    m_caFile->setToolTip(tr("A PEM file with the hospital's CA: the archive's certificate must come from it (HTTPS, blobs://, DICOM TLS)"));
     m_status->setWordWrap(true);
     m_status->setObjectName(QStringLiteral("storesStatus"));
 
@@ -52,6 +56,8 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     form->addRow(tr("Its AE title"), m_aeTitle);
     form->addRow(tr("Our AE title"), m_ourAeTitle);
     form->addRow(tr("Retrieve by"), m_retrieve);
+    form->addRow(tr("Security"), m_tls);
+    form->addRow(tr("Trusted CA file"), m_caFile);
     form->addRow(tr("At once"), m_parallel);
 
     auto *add = new QPushButton(tr("New"));
@@ -86,6 +92,8 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
 
     connect(m_kind, &QComboBox::currentIndexChanged, this, &StoresDialog::updateFields);
     connect(m_auth, &QComboBox::currentIndexChanged, this, &StoresDialog::updateFields);
+    connect(m_tls, &QCheckBox::toggled, this, &StoresDialog::updateFields);
+    connect(m_url, &QLineEdit::textChanged, this, &StoresDialog::updateFields);
     connect(m_list, &QListWidget::currentTextChanged, this, [this](const QString &text) { showStore(text.section(QLatin1Char(' '), 0, 0)); });
     refreshList();
     newStore();
@@ -118,8 +126,11 @@ void StoresDialog::updateFields()
     const QString auth = web ? m_auth->currentData().toString() : QStringLiteral("bearer");
     m_user->setEnabled(web && auth == QLatin1String("basic"));
     m_secret->setEnabled((web && auth != QLatin1String("none")) || blobd);
-    for (QWidget *w : std::initializer_list<QWidget *>{m_host, m_port, m_aeTitle, m_ourAeTitle, m_retrieve})
+    for (QWidget *w : std::initializer_list<QWidget *>{m_host, m_port, m_aeTitle, m_ourAeTitle, m_retrieve, m_tls})
         w->setEnabled(dimse);
+    // The CA applies where the connection is TLS: HTTPS and blobs:// URLs, or DICOM TLS.
+    const QString url = m_url->text().trimmed();
+    m_caFile->setEnabled((dimse && m_tls->isChecked()) || (!dimse && (url.isEmpty() || url.startsWith(QLatin1String("https:")) || url.startsWith(QLatin1String("blobs:")))));
 }
 
 void StoresDialog::newStore()
@@ -135,6 +146,8 @@ void StoresDialog::newStore()
     m_port->setValue(104);
     m_aeTitle->clear();
     m_ourAeTitle->clear();
+    m_tls->setChecked(false);
+    m_caFile->clear();
     m_kind->setCurrentIndex(0);
     m_auth->setCurrentIndex(0);
     updateFields();
@@ -158,6 +171,8 @@ void StoresDialog::showStore(const QString &name)
     m_aeTitle->setText(s->aeTitle);
     m_ourAeTitle->setText(s->ourAeTitle);
     m_retrieve->setCurrentIndex(std::max(0, m_retrieve->findData(s->retrieve)));
+    m_tls->setChecked(s->tls);
+    m_caFile->setText(s->caFile);
     m_parallel->setValue(s->maxParallel);
     updateFields();
 }
@@ -166,7 +181,7 @@ Result<StoreConfig> StoresDialog::formStore() const
 {
     StoreConfig s;
     if (const StoreConfig *old = m_config.find(m_name->text().trimmed()))
-        s = *old;  // keeps what the form does not show (sealed secrets, timeouts, CA file)
+        s = *old;  // keeps what the form does not show (sealed secrets, timeouts)
     s.name = m_name->text().trimmed();
     s.kind = StoreKind(m_kind->currentData().toInt());
     s.url = m_url->text().trimmed();
@@ -177,6 +192,8 @@ Result<StoreConfig> StoresDialog::formStore() const
     s.aeTitle = m_aeTitle->text().trimmed();
     s.ourAeTitle = m_ourAeTitle->text().trimmed();
     s.retrieve = m_retrieve->currentData().toString();
+    s.tls = s.kind == StoreKind::Dimse && m_tls->isChecked();
+    s.caFile = m_caFile->isEnabled() ? m_caFile->text().trimmed() : QString();
     s.maxParallel = m_parallel->value();
     if (s.kind != StoreKind::Dimse) {
         s.host.clear();

@@ -8,6 +8,7 @@
 
 #include <QDialog>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -38,6 +39,8 @@ public:
     QLineEdit *hostField() const { return m_host; }
     QSpinBox *portField() const { return m_port; }
     QLineEdit *aeTitleField() const { return m_aeTitle; }
+    QCheckBox *tlsField() const { return m_tls; }
+    QLineEdit *caFileField() const { return m_caFile; }
 
 public Q_SLOTS:
     /// The form as a store: added, or replacing the one of that name. Saved at once.
@@ -74,6 +77,8 @@ private:
     QLineEdit *m_aeTitle;
     QLineEdit *m_ourAeTitle;
     QComboBox *m_retrieve;
+    QCheckBox *m_tls;
+    QLineEdit *m_caFile;
     QSpinBox *m_parallel;
     QLabel *m_status;
 };

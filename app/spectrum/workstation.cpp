@@ -69,6 +69,9 @@ void Workstation::startListening()
     o.aeTitle = m_options.storageAeTitle;
     o.port = m_options.storagePort;
     o.directory = m_options.cacheDirectory + QStringLiteral("-incoming");
+    o.certificateFile = m_options.stores.workstation.tlsCertificate;  // DICOM TLS when configured
+    o.keyFile = m_options.stores.workstation.tlsKey;
+    o.clientCaFile = m_options.stores.workstation.tlsClientCa;
     m_scp = std::make_unique<StorageScp>(o);
     // Runs on the association's thread: into the cache under the SOP Instance UID the content carries.
     std::shared_ptr<FileStore> store = m_store;
@@ -84,7 +87,7 @@ void Workstation::startListening()
         m_scp.reset();
         return;
     }
-    Q_EMIT statusMessage(tr("Listening for studies as %1 on port %2").arg(o.aeTitle).arg(o.port));
+    Q_EMIT statusMessage(tr("Listening for studies as %1 on port %2%3").arg(o.aeTitle).arg(o.port).arg(o.certificateFile.isEmpty() ? QString() : tr(" (TLS)")));
 }
 
 void Workstation::setStoreConfig(const StoreConfigFile &config)

@@ -353,6 +353,26 @@ Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QSt
         return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation aeTitle '%2' is not an AE title").arg(path, f.workstation.aeTitle));
     if (f.workstation.storagePort < 1 || f.workstation.storagePort > 65535)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation storagePort must be 1-65535").arg(path));
+    if (ws.contains(QStringLiteral("tls"))) {
+        const QJsonValue tlsValue = ws.value(QStringLiteral("tls"));
+        const QJsonObject tls = tlsValue.toObject();
+        for (const QString &field : tls.keys()) {
+            if (field != QLatin1String("certificate") && field != QLatin1String("key") && field != QLatin1String("clientCa"))
+                return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation tls: unknown field '%2' (certificate, key, clientCa)").arg(path, field));
+        }
+        if (!tlsValue.isObject() || !tls.value(QStringLiteral("certificate")).isString() || !tls.value(QStringLiteral("key")).isString()
+            || !(tls.value(QStringLiteral("clientCa")).isString() || tls.value(QStringLiteral("clientCa")).isUndefined()))
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation tls takes {\"certificate\": FILE, \"key\": FILE[, \"clientCa\": FILE]}").arg(path));
+        f.workstation.tlsCertificate = tls.value(QStringLiteral("certificate")).toString();
+        f.workstation.tlsKey = tls.value(QStringLiteral("key")).toString();
+        f.workstation.tlsClientCa = tls.value(QStringLiteral("clientCa")).toString();
+        for (const QString &file : {f.workstation.tlsCertificate, f.workstation.tlsKey, f.workstation.tlsClientCa}) {
+            if (!file.isEmpty() && !QFileInfo(file).isReadable())
+                return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation tls: %2 cannot be read").arg(path, file));
+        }
+        if (f.workstation.tlsCertificate.isEmpty() || f.workstation.tlsKey.isEmpty())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation tls needs both a certificate and a key").arg(path));
+    }
     const QJsonArray stores = root.value(QStringLiteral("stores")).toArray();
     for (int i = 0; i < stores.size(); ++i) {
         const QString where = QStringLiteral("%1: stores[%2]").arg(path).arg(i);
@@ -373,10 +393,14 @@ Error StoreConfigFile::save() const
     QJsonArray stores;
     for (const StoreConfig &s : m_stores)
         stores.append(s.toJson());
-    const QJsonObject root{{QStringLiteral("version"), 1},
-                           {QStringLiteral("workstation"), QJsonObject{{QStringLiteral("aeTitle"), workstation.aeTitle},
-                                                                       {QStringLiteral("storagePort"), workstation.storagePort}}},
-                           {QStringLiteral("stores"), stores}};
+    QJsonObject ws{{QStringLiteral("aeTitle"), workstation.aeTitle}, {QStringLiteral("storagePort"), workstation.storagePort}};
+    if (!workstation.tlsCertificate.isEmpty()) {
+        QJsonObject tls{{QStringLiteral("certificate"), workstation.tlsCertificate}, {QStringLiteral("key"), workstation.tlsKey}};
+        if (!workstation.tlsClientCa.isEmpty())
+            tls.insert(QStringLiteral("clientCa"), workstation.tlsClientCa);
+        ws.insert(QStringLiteral("tls"), tls);
+    }
+    const QJsonObject root{{QStringLiteral("version"), 1}, {QStringLiteral("workstation"), ws}, {QStringLiteral("stores"), stores}};
     return writePrivately(m_path, QJsonDocument(root).toJson(QJsonDocument::Indented));
 }
 

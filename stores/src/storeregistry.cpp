@@ -72,6 +72,10 @@ Result<DimseEndpoint> dimseEndpointFor(const StoreConfig &s, const StoreConfigFi
     ep.timeoutSeconds = s.timeoutSeconds;
     ep.tls = s.tls;
     ep.caFile = s.caFile;
+    if (s.tls) {  // the workstation's certificate, for a PACS that asks who we are
+        ep.certificateFile = config.workstation.tlsCertificate;
+        ep.keyFile = config.workstation.tlsKey;
+    }
     return ep;
 }
 

@@ -16,8 +16,10 @@
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/studystreamer.h"
 #include "spectrum/stores/storeregistry.h"
+#include "spectrum/transfer/dimse.h"
 #include "testsupport.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 
@@ -26,6 +28,7 @@
 #include <QPushButton>
 #include <QScopeGuard>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -507,6 +510,41 @@ void tst_ReadingRoom::storesAreAddedTestedAndRemovedInTheDialog()
     QVERIFY(!tested.last().at(0).toBool());
     QVERIFY(dialog.status().startsWith(QStringLiteral("⚠ nowhere:")));
     QVERIFY(!m_ws->registry()->config().find(QStringLiteral("nowhere")));
+
+    // A DIMSE archive over DICOM TLS (a Storage SCP with the hospital's certificate): tested with the hospital's
+    // CA it answers; without it (the system's CAs) the PACS cannot prove who it is. Saved with both.
+    QVERIFY(makeTestCa(dir.path()));
+    QVERIFY(makeTestCertificate(dir.path(), QStringLiteral("pacs"), QStringLiteral("IP:127.0.0.1")));
+    StorageScp::Options tlsPacs;
+    tlsPacs.aeTitle = QStringLiteral("TLSPACS");
+    tlsPacs.port = freePort();
+    tlsPacs.directory = dir.filePath(QStringLiteral("pacs-received"));
+    tlsPacs.certificateFile = dir.filePath(QStringLiteral("pacs.pem"));
+    tlsPacs.keyFile = dir.filePath(QStringLiteral("pacs.key"));
+    StorageScp pacs(tlsPacs);
+    QVERIFY(!pacs.start().isError());
+    dialog.newStore();
+    dialog.nameField()->setText(QStringLiteral("secure"));
+    dialog.kindField()->setCurrentIndex(dialog.kindField()->findData(int(StoreKind::Dimse)));
+    dialog.hostField()->setText(QStringLiteral("127.0.0.1"));
+    dialog.portField()->setValue(tlsPacs.port);
+    dialog.aeTitleField()->setText(tlsPacs.aeTitle);
+    QVERIFY(!dialog.caFileField()->isEnabled());  // no TLS yet: no CA to give
+    dialog.tlsField()->setChecked(true);
+    QVERIFY(dialog.caFileField()->isEnabled());
+    dialog.testStore();
+    QVERIFY(tested.wait(30000));
+    QVERIFY(!tested.last().at(0).toBool());
+    dialog.caFileField()->setText(dir.filePath(QStringLiteral("ca.pem")));
+    dialog.testStore();
+    QVERIFY(tested.wait(30000));
+    QVERIFY2(tested.last().at(0).toBool(), qPrintable(tested.last().at(1).toString()));
+    dialog.saveStore();
+    reloaded = StoreConfigFile::load(path);
+    QVERIFY(reloaded.isOk() && reloaded.value().find(QStringLiteral("secure")));
+    QVERIFY(reloaded.value().find(QStringLiteral("secure"))->tls);
+    QCOMPARE(reloaded.value().find(QStringLiteral("secure"))->caFile, dir.filePath(QStringLiteral("ca.pem")));
+    dialog.removeStore();
 
     // Removed: gone from the file and from the workstation.
     dialog.nameField()->setText(QStringLiteral("archive"));

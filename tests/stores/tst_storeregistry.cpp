@@ -149,6 +149,24 @@ void tst_StoreRegistry::configRoundTripAndPrivacy()
     QVERIFY(web);
     QCOMPARE(again.value().reveal(web->password).value(), kPassword);
     QCOMPARE(again.value().find(QStringLiteral("pacs"))->port, int(m_orthanc.dicomPort()));
+    // The workstation's DICOM TLS identity: kept, and given to DIMSE stores that use TLS (and only to those).
+    StoreConfigFile withTls = again.value();
+    const QString cert = m_dir.filePath(QStringLiteral("ws.pem")), key = m_dir.filePath(QStringLiteral("ws.key"));
+    QVERIFY(writeFile(cert, "certificate") && writeFile(key, "key"));
+    withTls.workstation.tlsCertificate = cert;
+    withTls.workstation.tlsKey = key;
+    QCOMPARE(withTls.save(), Error());
+    Result<StoreConfigFile> tlsAgain = StoreConfigFile::load(path);
+    QVERIFY2(tlsAgain.isOk(), qPrintable(tlsAgain.error().toString()));
+    QCOMPARE(tlsAgain.value().workstation.tlsCertificate, cert);
+    QCOMPARE(tlsAgain.value().workstation.tlsKey, key);
+    QVERIFY(tlsAgain.value().workstation.tlsClientCa.isEmpty());
+    StoreConfig pacs = *tlsAgain.value().find(QStringLiteral("pacs"));
+    QVERIFY(dimseEndpointFor(pacs, tlsAgain.value()).value().certificateFile.isEmpty());
+    pacs.tls = true;
+    QCOMPARE(dimseEndpointFor(pacs, tlsAgain.value()).value().certificateFile, cert);
+    QCOMPARE(dimseEndpointFor(pacs, tlsAgain.value()).value().keyFile, key);
+    QCOMPARE(c.save(), Error());
     // A missing file is an empty configuration.
     QVERIFY(StoreConfigFile::load(m_dir.filePath(QStringLiteral("none/stores.json"))).value().stores().isEmpty());
 }
@@ -168,6 +186,11 @@ void tst_StoreRegistry::configErrorsNameTheStoreAndField_data()
     QTest::newRow("unknown field") << QByteArray(R"({"stores":[{"name":"w","kind":"local","colour":"red"}]})") << QStringLiteral("colour");
     QTest::newRow("duplicate") << QByteArray(R"({"stores":[{"name":"w","kind":"local"},{"name":"w","kind":"local"}]})") << QStringLiteral("two stores");
     QTest::newRow("bad name") << QByteArray(R"({"stores":[{"name":"../x","kind":"local"}]})") << QStringLiteral("name");
+    QTest::newRow("tls without key") << QByteArray(R"({"workstation":{"tls":{"certificate":"/etc/passwd"}}})") << QStringLiteral("tls");
+    QTest::newRow("tls unreadable") << QByteArray(R"({"workstation":{"tls":{"certificate":"/nonexistent.pem","key":"/etc/passwd"}}})")
+                                    << QStringLiteral("/nonexistent.pem");
+    QTest::newRow("tls unknown field") << QByteArray(R"({"workstation":{"tls":{"certificate":"/etc/passwd","key":"/etc/passwd","pin":"1"}}})")
+                                       << QStringLiteral("pin");
 }
 
 void tst_StoreRegistry::configErrorsNameTheStoreAndField()

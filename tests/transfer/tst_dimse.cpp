@@ -39,6 +39,7 @@ private Q_SLOTS:
     void dcmqrscpStoreFindGetMove();
     void dcmqrscpRejectsAnUnknownAeTitle();
     void tlsAssociationsVerifyThePacs();
+    void ourStorageScpOverTls();
 
 private:
     DimseEndpoint endpoint() const;
@@ -488,6 +489,115 @@ void tst_Dimse::tlsAssociationsVerifyThePacs()
     const Error e = runSync(DimseClient(noCa).echo()).error();
     QCOMPARE(e.code(), ErrorCode::InvalidArgument);
     QVERIFY(e.toString().contains(QStringLiteral("missing.pem")));
+}
+
+// The workstation's Storage SCP with DICOM TLS: pushes arrive over TLS only; with a client CA configured, only
+// from callers holding a certificate from it. And the workstation's certificate goes to a PACS that asks for one.
+void tst_Dimse::ourStorageScpOverTls()
+{
+    QTemporaryDir dir;
+    const QString d = dir.path();
+    auto at = [&](const QString &name) { return d + QLatin1Char('/') + name; };
+    QVERIFY(makeTestCa(d));
+    QVERIFY(makeTestCertificate(d, QStringLiteral("workstation"), QStringLiteral("IP:127.0.0.1")));
+    QVERIFY(makeTestCertificate(d, QStringLiteral("modality"), QStringLiteral("DNS:ct1.hospital.example")));
+    const QString rogue = at(QStringLiteral("rogue"));  // a certificate from a CA the hospital does not use
+    QVERIFY(QDir().mkpath(rogue));
+    QVERIFY(makeTestCa(rogue));
+    QVERIFY(makeTestCertificate(rogue, QStringLiteral("modality"), QStringLiteral("DNS:ct1.hospital.example")));
+    const QString file = at(QStringLiteral("ct.dcm"));
+    QVERIFY(writeFile(file, m_instances.first().bytes));
+
+    StorageScp::Options options;
+    options.aeTitle = QStringLiteral("SPECTRUMTLS");
+    options.port = freePort();
+    options.directory = at(QStringLiteral("received"));
+    options.certificateFile = at(QStringLiteral("workstation.pem"));
+    options.keyFile = at(QStringLiteral("workstation.key"));
+    // storescu over TLS (anonymous, or with a certificate), checking our certificate against the hospital's CA.
+    auto push = [&](const QStringList &tls) {
+        return run(QStringLiteral(STORESCU_EXECUTABLE), tls + QStringList{QStringLiteral("+cf"), at(QStringLiteral("ca.pem")), QStringLiteral("-to"), QStringLiteral("10"),
+                                                                          QStringLiteral("-aec"), options.aeTitle, QStringLiteral("127.0.0.1"), QString::number(options.port), file}, 60000);
+    };
+    const QStringList anonymous{QStringLiteral("+tla")};
+    const QStringList asModality{QStringLiteral("+tls"), at(QStringLiteral("modality.key")), at(QStringLiteral("modality.pem"))};
+    const QStringList asRogue{QStringLiteral("+tls"), rogue + QStringLiteral("/modality.key"), rogue + QStringLiteral("/modality.pem")};
+    {
+        StorageScp scp(options);
+        const Error started = scp.start();
+        QVERIFY2(!started.isError(), qPrintable(started.toString()));
+        QSignalSpy received(&scp, &StorageScp::instanceReceived);
+        const ProcessResult sent = push(anonymous);
+        QVERIFY2(sent.ok(), sent.err.constData());
+        QTRY_COMPARE(received.count(), 1);
+        QCOMPARE(received.first().first().value<ReceivedInstance>().sopInstanceUid, m_instances.first().identity.sopInstanceUid);
+        // Without TLS: refused, nothing arrives.
+        const ProcessResult plain = run(QStringLiteral(STORESCU_EXECUTABLE), {QStringLiteral("-to"), QStringLiteral("10"), QStringLiteral("-aec"), options.aeTitle,
+                                                                              QStringLiteral("127.0.0.1"), QString::number(options.port), file}, 60000);
+        QVERIFY(!plain.ok());
+        // Our own client, over TLS to our own SCP.
+        DimseEndpoint ep;
+        ep.host = QStringLiteral("127.0.0.1");
+        ep.port = options.port;
+        ep.calledAeTitle = options.aeTitle;
+        ep.tls = true;
+        ep.caFile = at(QStringLiteral("ca.pem"));
+        ep.timeoutSeconds = 10;
+        const Error echoed = runSync(DimseClient(ep).echo()).error();
+        QVERIFY2(!echoed.isError(), qPrintable(echoed.toString()));
+        QCOMPARE(received.count(), 1);
+    }
+    {
+        // Client certificates required: only callers with one from the hospital's CA get through.
+        options.clientCaFile = at(QStringLiteral("ca.pem"));
+        StorageScp scp(options);
+        const Error started = scp.start();
+        QVERIFY2(!started.isError(), qPrintable(started.toString()));
+        QSignalSpy received(&scp, &StorageScp::instanceReceived);
+        QVERIFY(!push(anonymous).ok());
+        QVERIFY(!push(asRogue).ok());
+        const ProcessResult sent = push(asModality);
+        QVERIFY2(sent.ok(), sent.err.constData());
+        QTRY_COMPARE(received.count(), 1);
+    }
+    // Misconfigured: clear errors at start, naming what is wrong.
+    StorageScp::Options broken = options;
+    broken.keyFile = rogue + QStringLiteral("/modality.key");
+    const Error mismatch = StorageScp(broken).start();
+    QCOMPARE(mismatch.code(), ErrorCode::InvalidArgument);
+    QVERIFY2(mismatch.toString().contains(QStringLiteral("does not belong")), qPrintable(mismatch.toString()));
+    broken = options;
+    broken.certificateFile.clear();
+    broken.keyFile.clear();
+    QCOMPARE(StorageScp(broken).start().code(), ErrorCode::InvalidArgument);  // a client CA without TLS
+
+    // A PACS that requires client certificates (storescp's default with +tls): the workstation's is presented.
+    const quint16 port = freePort();
+    QProcess pacs;
+    pacs.setProcessChannelMode(QProcess::MergedChannels);
+    QVERIFY(makeTestCertificate(d, QStringLiteral("pacs"), QStringLiteral("IP:127.0.0.1")));
+    pacs.start(QStringLiteral("storescp"), {QStringLiteral("+tls"), at(QStringLiteral("pacs.key")), at(QStringLiteral("pacs.pem")), QStringLiteral("+cf"),
+                                            at(QStringLiteral("ca.pem")), QStringLiteral("-aet"), QStringLiteral("MTLSPACS"), QStringLiteral("-od"), d, QString::number(port)});
+    QVERIFY(pacs.waitForStarted());
+    auto stop = qScopeGuard([&] {
+        pacs.kill();
+        pacs.waitForFinished();
+    });
+    DimseEndpoint ep;
+    ep.host = QStringLiteral("127.0.0.1");
+    ep.port = port;
+    ep.calledAeTitle = QStringLiteral("MTLSPACS");
+    ep.tls = true;
+    ep.caFile = at(QStringLiteral("ca.pem"));
+    ep.timeoutSeconds = 10;
+    ep.certificateFile = at(QStringLiteral("workstation.pem"));
+    ep.keyFile = at(QStringLiteral("workstation.key"));
+    Error echoed;
+    QTRY_VERIFY2_WITH_TIMEOUT(!(echoed = runSync(DimseClient(ep).echo()).error()).isError(), qPrintable(echoed.toString() + QString::fromLocal8Bit(pacs.readAll())), 20000);
+    DimseEndpoint anonymousEp = ep;
+    anonymousEp.certificateFile.clear();
+    anonymousEp.keyFile.clear();
+    QVERIFY(runSync(DimseClient(anonymousEp).echo()).error().isError());
 }
 
 QTEST_GUILESS_MAIN(tst_Dimse)

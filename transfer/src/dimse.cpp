@@ -134,25 +134,50 @@ private:
     Work m_work;
 };
 
-/// TLS for an association as the requestor (DICOM's BCP 195 profile): the PACS's certificate must chain to the
-/// endpoint's CA file (else the system's CAs) and name the host we connect to — DCMTK checks the chain; the
-/// host is checked by OpenSSL during the handshake.
-Result<std::unique_ptr<DcmTLSTransportLayer>> tlsLayerFor(const DimseEndpoint &ep)
+/// A TLS layer with DICOM's BCP 195 profile: our certificate and key (when given), and the CAs a peer's
+/// certificate must chain to (`caFile`; empty: the system's when we call, none when we accept).
+Result<std::unique_ptr<DcmTLSTransportLayer>> makeTlsLayer(T_ASC_NetworkRole role, const QString &caFile, const QString &certificateFile,
+                                                           const QString &keyFile)
 {
-    auto layer = std::make_unique<DcmTLSTransportLayer>(NET_REQUESTOR, nullptr, OFTrue);
+    auto layer = std::make_unique<DcmTLSTransportLayer>(role, nullptr, OFTrue);
     if (!*layer)
         return Error(ErrorCode::Internal, QStringLiteral("cannot set up TLS (OpenSSL)"));
-    const OFCondition trusted = ep.caFile.isEmpty()
-        ? layer->addTrustedCertificateDir("/etc/ssl/certs", DCF_Filetype_PEM)
-        : layer->addTrustedCertificateFile(QFile::encodeName(ep.caFile).constData(), DCF_Filetype_PEM);
-    if (trusted.bad())
-        return Error(ErrorCode::InvalidArgument, QStringLiteral("cannot read the CA certificates %1: %2")
-                                                     .arg(ep.caFile.isEmpty() ? QStringLiteral("/etc/ssl/certs") : ep.caFile, QString::fromLatin1(trusted.text())));
+    if (certificateFile.isEmpty() != keyFile.isEmpty())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("TLS needs both a certificate and its private key"));
+    if (!certificateFile.isEmpty()) {
+        if (OFCondition c = layer->setPrivateKeyFile(QFile::encodeName(keyFile).constData(), DCF_Filetype_PEM); c.bad())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("cannot read the private key %1: %2").arg(keyFile, QString::fromLatin1(c.text())));
+        if (OFCondition c = layer->setCertificateFile(QFile::encodeName(certificateFile).constData(), DCF_Filetype_PEM); c.bad())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("cannot read the certificate %1: %2").arg(certificateFile, QString::fromLatin1(c.text())));
+        if (!layer->checkPrivateKeyMatchesCertificate())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("the private key %1 does not belong to the certificate %2").arg(keyFile, certificateFile));
+    }
+    if (!caFile.isEmpty() || role == NET_REQUESTOR) {
+        const OFCondition trusted = caFile.isEmpty() ? layer->addTrustedCertificateDir("/etc/ssl/certs", DCF_Filetype_PEM)
+                                                     : layer->addTrustedCertificateFile(QFile::encodeName(caFile).constData(), DCF_Filetype_PEM);
+        if (trusted.bad())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("cannot read the CA certificates %1: %2")
+                                                         .arg(caFile.isEmpty() ? QStringLiteral("/etc/ssl/certs") : caFile, QString::fromLatin1(trusted.text())));
+    }
+    if (role == NET_ACCEPTOR && !caFile.isEmpty())
+        layer->addTrustedClientCertificateFile(QFile::encodeName(caFile).constData());  // the CAs we name to callers
     if (OFCondition c = layer->setTLSProfile(TSP_Profile_BCP195_ND); c.bad())
         return Error(ErrorCode::Internal, QStringLiteral("TLS profile: %1").arg(QString::fromLatin1(c.text())));
     if (OFCondition c = layer->activateCipherSuites(); c.bad())
         return Error(ErrorCode::Internal, QStringLiteral("TLS cipher suites: %1").arg(QString::fromLatin1(c.text())));
-    layer->setCertificateVerification(DCV_requireCertificate);
+    layer->setCertificateVerification(role == NET_ACCEPTOR && caFile.isEmpty() ? DCV_ignoreCertificate : DCV_requireCertificate);
+    return layer;
+}
+
+/// TLS for an association as the requestor: the PACS's certificate must chain to the endpoint's CA file (else
+/// the system's CAs) and name the host we connect to — DCMTK checks the chain; the host is checked by OpenSSL
+/// during the handshake. Our own certificate goes with it when the endpoint has one.
+Result<std::unique_ptr<DcmTLSTransportLayer>> tlsLayerFor(const DimseEndpoint &ep)
+{
+    Result<std::unique_ptr<DcmTLSTransportLayer>> made = makeTlsLayer(NET_REQUESTOR, ep.caFile, ep.certificateFile, ep.keyFile);
+    if (!made.isOk())
+        return made;
+    std::unique_ptr<DcmTLSTransportLayer> layer = made.takeValue();
     X509_VERIFY_PARAM *param = SSL_CTX_get0_param(layer->getNativeHandle());
     X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
     const QByteArray host = ep.host.toUtf8();
@@ -796,6 +821,7 @@ protected:
 
 struct StorageScp::Private
 {
+    std::unique_ptr<DcmTLSTransportLayer> tls;  // declared first: it outlives the listener's network
     StorageListener listener;
     std::unique_ptr<QThread> thread;
     std::mutex handlerMutex;
@@ -881,6 +907,15 @@ Error StorageScp::start()
                 Q_EMIT self->instanceReceived(instance);
         }, Qt::QueuedConnection);
     };
+    if (!m_options.certificateFile.isEmpty() || !m_options.keyFile.isEmpty()) {
+        Result<std::unique_ptr<DcmTLSTransportLayer>> layer = makeTlsLayer(NET_ACCEPTOR, m_options.clientCaFile, m_options.certificateFile, m_options.keyFile);
+        if (!layer.isOk())
+            return layer.error().withContext(QStringLiteral("Storage SCP %1").arg(ae));
+        d->tls = layer.takeValue();
+        l.getConfig().setTransportLayer(d->tls.get());
+    } else if (!m_options.clientCaFile.isEmpty()) {
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("Storage SCP %1: client certificates need TLS (a certificate and key)").arg(ae));
+    }
     if (OFCondition c = l.openListenPort(); c.bad())
         return dimseError(c, QStringLiteral("Storage SCP %1 on port %2").arg(ae).arg(m_options.port));
     d->thread.reset(QThread::create([weak, self] {

@@ -73,6 +73,13 @@ struct WorkstationConfig
 {
     QString aeTitle = QStringLiteral("SPECTRUM");  ///< our AE title, for DIMSE and the Storage SCP
     int storagePort = 11112;                       ///< our Storage SCP
+    /// DICOM TLS ("tls": {"certificate", "key", "clientCa"}): the workstation's certificate and private key
+    /// (PEM files). With them the Storage SCP accepts associations over TLS only, and DIMSE stores with "tls"
+    /// present them to a PACS that asks for a client certificate. clientCa: the CA that callers of the Storage
+    /// SCP must have a certificate from (empty: none is asked for).
+    QString tlsCertificate;
+    QString tlsKey;
+    QString tlsClientCa;
 };
 
 class StoreConfigFile

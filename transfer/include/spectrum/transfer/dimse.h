@@ -33,6 +33,9 @@ struct DimseEndpoint
     /// the system's CAs) and name `host`, or the association is refused.
     bool tls = false;
     QString caFile;
+    /// Our certificate and private key (PEM), presented to a PACS that asks for one (mutual TLS); both or neither.
+    QString certificateFile;
+    QString keyFile;
 
     /// InvalidArgument for an empty host, port 0, or an AE title that is empty, longer than 16 characters or
     /// holds a backslash or control characters.
@@ -112,6 +115,11 @@ public:
         quint16 port = 11112;
         QString directory;        ///< where received files land
         int timeoutSeconds = 30;
+        /// DICOM TLS (BCP 195): with a certificate and key (PEM), associations are accepted over TLS only.
+        QString certificateFile;
+        QString keyFile;
+        /// With TLS: callers must present a certificate that chains to this CA (PEM); empty: none is asked for.
+        QString clientCaFile;
     };
     explicit StorageScp(Options options, QObject *parent = nullptr);
     ~StorageScp() override;  ///< stops and waits
