@@ -398,16 +398,23 @@ void tst_Filters::flipsAndRotationsMoveEveryPixel()
     const Plane h = run(chainOf({QStringLiteral("flip")}), p, nullptr);
     QCOMPARE(h.at<quint8>(0, 1, 2), p.at<quint8>(3, 1, 2));
 
-    // 16-bit gray goes through 8 × 8 register transposes: every pixel, edges that are not multiples of 8 included.
-    const Plane g = randomPlane(format(SampleType::U16, 1, 37, 21, 0, 65535), 6);
-    const Plane g90 = run(chainOf({QStringLiteral("rotate:angle=90")}), g, nullptr);
-    const Plane g270 = run(chainOf({QStringLiteral("rotate:angle=270")}), g, nullptr);
-    for (int y = 0; y < 37; ++y) {
-        for (int x = 0; x < 21; ++x) {
-            QCOMPARE(g90.at<quint16>(x, y), g.at<quint16>(y, 20 - x));
-            QCOMPARE(g270.at<quint16>(x, y), g.at<quint16>(36 - y, x));
+    // 16-bit gray goes through register transposes (16 × 8 and 8 × 8 blocks): every pixel, with both instruction
+    // sets, edges that are not multiples of 8 and tiles that end in an 8-row block included.
+    for (const bool wide : {false, true}) {
+        filters::setWideVectors(wide);
+        for (const auto &[w, hgt] : {std::pair{37, 21}, std::pair{90, 70}}) {
+            const Plane g = randomPlane(format(SampleType::U16, 1, w, hgt, 0, 65535), 6);
+            const Plane g90 = run(chainOf({QStringLiteral("rotate:angle=90")}), g, nullptr);
+            const Plane g270 = run(chainOf({QStringLiteral("rotate:angle=270")}), g, nullptr);
+            for (int y = 0; y < w; ++y) {
+                for (int x = 0; x < hgt; ++x) {
+                    QCOMPARE(g90.at<quint16>(x, y), g.at<quint16>(y, hgt - 1 - x));
+                    QCOMPARE(g270.at<quint16>(x, y), g.at<quint16>(w - 1 - y, x));
+                }
+            }
         }
     }
+    filters::setWideVectors(true);
 }
 
 void tst_Filters::zoomInterpolates()
