@@ -55,6 +55,7 @@ void quietDcmtk()
     std::call_once(once, [] {
         OFLog::configure(OFLogger::ERROR_LOG_LEVEL);
         DCM_dcmnetLogger.setLogLevel(OFLogger::FATAL_LOG_LEVEL);  // failures come back to us as conditions
+        DCM_dcmtlsLogger.setLogLevel(OFLogger::FATAL_LOG_LEVEL);  // the same for TLS (a key it cannot read…)
     });
 }
 
@@ -202,6 +203,7 @@ public:
 
     explicit Scu(const DimseEndpoint &ep)
     {
+        quietDcmtk();
         if (ep.tls) {
             Result<std::unique_ptr<DcmTLSTransportLayer>> layer = tlsLayerFor(ep);
             if (layer.isOk())
@@ -209,7 +211,6 @@ public:
             else
                 m_setup = layer.error();
         }
-        quietDcmtk();
         disableNagleForDcmtk();
         setAETitle(of(ep.callingAeTitle));
         setPeerAETitle(of(ep.calledAeTitle));
