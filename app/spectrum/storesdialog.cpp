@@ -22,7 +22,7 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     : QDialog(parent), m_workstation(workstation), m_config(workstation->storeConfig()), m_list(new QListWidget), m_name(new QLineEdit),
       m_kind(new QComboBox), m_url(new QLineEdit), m_auth(new QComboBox), m_user(new QLineEdit), m_secret(new QLineEdit),
       m_host(new QLineEdit), m_port(new QSpinBox), m_aeTitle(new QLineEdit), m_ourAeTitle(new QLineEdit), m_retrieve(new QComboBox),
-      m_tls(new QCheckBox(tr("DICOM TLS (the PACS must prove who it is; this workstation's certificate goes to a PACS that asks)"))),
+      m_tls(new QCheckBox(tr("DICOM TLS"))),
       m_caFile(new QLineEdit), m_parallel(new QSpinBox), m_status(new QLabel)
 {
     setWindowTitle(tr("Stores"));
@@ -39,6 +39,8 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     m_retrieve->addItem(tr("C-GET"), QStringLiteral("get"));
     m_retrieve->addItem(tr("C-MOVE to this workstation"), QStringLiteral("move"));
     m_url->setPlaceholderText(tr("https://pacs.example.org/dicom-web   or   blob://host:port"));
+    m_tls->setToolTip(tr("Associations over TLS (BCP 195): the PACS must show a certificate from the trusted CA naming its host; "
+                         "this workstation's certificate (workstation.tls) goes to a PACS that asks for one"));
     m_caFile->setPlaceholderText(tr("the system's CAs"));
     m_caFile->setToolTip(tr("A PEM file with the hospital's CA: the archive's certificate must come from it (HTTPS, blobs://, DICOM TLS)"));
     m_status->setWordWrap(true);
