@@ -10,6 +10,8 @@
 #include <climits>
 #include <cstring>
 #include <type_traits>
+
+#include <immintrin.h>
 #include <cmath>
 #include <numeric>
 
@@ -167,6 +169,41 @@ inline void transpose8x8(const quint16 *const src[8], quint16 *const dst[8])
         std::memcpy(dst[i], &c[i], 16);
 }
 
+/// The same with AVX-512: the block's 8 rows in two 512-bit registers, each output half by one two-register word
+/// permute (vpermt2w) — 4 shuffles where the unpack ladder takes 24. Only called where the processor has
+/// x86-64-v4 (useWidestVectors()), from code compiled for it.
+[[gnu::target("arch=x86-64-v4")]] inline void transpose8x8Avx512(const quint16 *const src[8], quint16 *const dst[8])
+{
+    // No lambdas here: they would not have this function's target.
+    __m512i a = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src[0])));
+    __m512i b = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src[4])));
+    a = _mm512_inserti32x4(a, _mm_loadu_si128(reinterpret_cast<const __m128i *>(src[1])), 1);
+    b = _mm512_inserti32x4(b, _mm_loadu_si128(reinterpret_cast<const __m128i *>(src[5])), 1);
+    a = _mm512_inserti32x4(a, _mm_loadu_si128(reinterpret_cast<const __m128i *>(src[2])), 2);
+    b = _mm512_inserti32x4(b, _mm_loadu_si128(reinterpret_cast<const __m128i *>(src[6])), 2);
+    a = _mm512_inserti32x4(a, _mm_loadu_si128(reinterpret_cast<const __m128i *>(src[3])), 3);
+    b = _mm512_inserti32x4(b, _mm_loadu_si128(reinterpret_cast<const __m128i *>(src[7])), 3);
+    // Word j·8 + i of (a, b) is row j's sample i.
+    // Output row i, sample j, is word j·8 + i: rows 0–3 from one permute, rows 4–7 from the other.
+    const __m512i lowRows = _mm512_set_epi16(59, 51, 43, 35, 27, 19, 11, 3, 58, 50, 42, 34, 26, 18, 10, 2, 57, 49, 41, 33, 25, 17, 9, 1, 56, 48, 40,
+                                             32, 24, 16, 8, 0);
+    const __m512i highRows = _mm512_add_epi16(lowRows, _mm512_set1_epi16(4));
+    const __m512i lo = _mm512_permutex2var_epi16(a, lowRows, b), hi = _mm512_permutex2var_epi16(a, highRows, b);
+    // Lane k of a 512-bit register (vector extensions: the extract intrinsic trips GCC 12's uninitialised check).
+    typedef long long Lanes __attribute__((vector_size(64)));
+#define SPECTRUM_STORE_LANE(p, v, k) \
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(p), __m128i(__builtin_shufflevector(Lanes(v), Lanes(v), 2 * (k), 2 * (k) + 1)))
+    SPECTRUM_STORE_LANE(dst[0], lo, 0);
+    SPECTRUM_STORE_LANE(dst[1], lo, 1);
+    SPECTRUM_STORE_LANE(dst[2], lo, 2);
+    SPECTRUM_STORE_LANE(dst[3], lo, 3);
+    SPECTRUM_STORE_LANE(dst[4], hi, 0);
+    SPECTRUM_STORE_LANE(dst[5], hi, 1);
+    SPECTRUM_STORE_LANE(dst[6], hi, 2);
+    SPECTRUM_STORE_LANE(dst[7], hi, 3);
+#undef SPECTRUM_STORE_LANE
+}
+
 class RotateFilter : public BuiltinFilter
 {
 public:
@@ -214,21 +251,32 @@ public:
                         // In tiles of 64 × 64 (of 8 × 8 blocks): the source rows a tile reads stay in the cache and
                         // the TLB while its 64 output rows are written.
                         blockedRows = begin + (end - begin) / 8 * 8;
-                        for (int ty = begin; ty < blockedRows; ty += 64)
-                        for (int tx = 0; tx + 8 <= outWidth; tx += 64)
-                        for (int y = ty; y < std::min(ty + 64, blockedRows); y += 8) {
-                            for (int x = tx; x < std::min(tx + 64, outWidth / 8 * 8); x += 8) {
-                                const quint16 *src[8];
-                                for (int j = 0; j < 8; ++j) {
-                                    src[j] = m_degrees == 90 ? reinterpret_cast<const quint16 *>(rows[size_t(h - 1 - x - j)]) + y
-                                                             : reinterpret_cast<const quint16 *>(rows[size_t(x + j)]) + (w - 8 - y);
-                                }
-                                quint16 *dst[8];
+                        auto blocks = [&](auto transpose) {
+                            // Row pointers copied into locals: read through the vectors, they would be loaded
+                            // again for every block (the stores could alias them, as far as the compiler knows).
+                            const T *const *in = rows.data();
+                            for (int ty = begin; ty < blockedRows; ty += 64)
+                            for (int tx = 0; tx + 8 <= outWidth; tx += 64)
+                            for (int y = ty; y < std::min(ty + 64, blockedRows); y += 8) {
+                                quint16 *outBase[8];
                                 for (int i = 0; i < 8; ++i)
-                                    dst[i] = reinterpret_cast<quint16 *>(outRows[size_t(y - begin + (m_degrees == 90 ? i : 7 - i))]) + x;
-                                transpose8x8(src, dst);
+                                    outBase[i] = reinterpret_cast<quint16 *>(outRows[size_t(y - begin + (m_degrees == 90 ? i : 7 - i))]);
+                                const int column = m_degrees == 90 ? y : w - 8 - y;
+                                for (int x = tx; x < std::min(tx + 64, outWidth / 8 * 8); x += 8) {
+                                    const quint16 *src[8];
+                                    for (int j = 0; j < 8; ++j)
+                                        src[j] = reinterpret_cast<const quint16 *>(in[m_degrees == 90 ? h - 1 - x - j : x + j] + column);
+                                    quint16 *dst[8];
+                                    for (int i = 0; i < 8; ++i)
+                                        dst[i] = outBase[i] + x;
+                                    transpose(src, dst);
+                                }
                             }
-                        }
+                        };
+                        if (useWidestVectors())
+                            runWidest([&] { blocks([](const quint16 *const s[8], quint16 *const d[8]) { transpose8x8Avx512(s, d); }); });
+                        else
+                            blocks([](const quint16 *const s[8], quint16 *const d[8]) { transpose8x8(s, d); });
                     }
                 }
                 // The rest (and whatever the blocks left at the right edge), by tiles of single samples.
