@@ -81,11 +81,18 @@ public:
                 using T = decltype(t);
                 const int sum = in.format.minValue + in.format.maxValue;
                 const T lo = T(in.format.minValue), hi = T(in.format.maxValue);
+                const qsizetype n = in.format.samplesPerRow();
                 for (int y = begin; y < end; ++y) {
                     const T *src = in.row<T>(y);
                     T *dst = out.row<T>(y);
+                    if (std::is_unsigned_v<T> && lo == 0) {
+                        // hi − clamp(x, 0, hi) is a saturating subtraction: one instruction per register.
+                        for (qsizetype i = 0; i < n; ++i)
+                            dst[i] = T(src[i] < hi ? hi - src[i] : 0);
+                        continue;
+                    }
                     // Clamped into the range first, so the difference stays in it: narrow arithmetic throughout.
-                    for (qsizetype i = 0; i < in.format.samplesPerRow(); ++i)
+                    for (qsizetype i = 0; i < n; ++i)
                         dst[i] = T(sum - std::clamp(src[i], lo, hi));
                 }
             });
