@@ -13,6 +13,7 @@
 #include "spectrum/imaging/windowlevel.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/studycatalog.h"
+#include "spectrum/stores/tieredstore.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/buffersink.h"
 #include "spectrum/transfer/filesink.h"
@@ -283,46 +284,24 @@ void printPullSummary(const PullResult &pr)
                  pr.verified ? ", SHA-256 verified" : "");
 }
 
-/// get --cache: the blob into the workstation's disk cache under its key, straight from the wire into a
-/// resumable reservation, committed only against the server's SHA-256. Interrupted (even by kill -9), the same
-/// command continues where the cache's record of verified ranges says it stopped.
-int getIntoCache(BlobTarget &target, const TransferOptions &options)
+/// get --cache: the blob into the workstation's disk cache under its key, the way the workstation fills it
+/// (fillDiskFromRemote). Interrupted (even by kill -9), the same command continues where it stopped.
+int getIntoCache(const BlobTarget &target, const TransferOptions &options)
 {
     auto cache = openCache();
     if (!cache.isOk())
         return fail(cache.error().toString());
-    FileStore &store = *cache.value();
-    Result<RemoteBlobInfo> remote = runSync(target.client->stat(target.key));
-    if (!remote.isOk())
-        return fail(remote.error().toString());
-    const RemoteBlobInfo blob = remote.value();
-    const QString identity = blob.version + QLatin1Char(' ') + QString::fromLatin1(blob.sha256.toHex());
-    Result<BlobWriterPtr> reserved = runSync(store.reserveResumable(target.key, blob.size, identity));
-    if (!reserved.isOk())
-        return fail(reserved.error().toString());
-    BlobWriterPtr writer = reserved.value();
-    auto factory = [&](const RemoteBlobInfo &now, qint64, qint64) -> Result<ByteSink *> {
-        if (now.version != blob.version || now.sha256 != blob.sha256 || now.size != blob.size)
-            return Error(ErrorCode::NotFound, QStringLiteral("blob '%1' changed on the server while it was fetched (the version asked for is gone); run the command again").arg(target.key));
-        return writer.get();
-    };
-    auto *job = target.client->pull(target.key, factory, ByteRange::all(), options);
-    showProgress(job);
-    Result<PullResult> r = runSync(job);
-    if (!r.isOk()) {
-        std::fprintf(stderr, "spectrum-cli: the same command resumes where this one stopped\n");
-        return fail(r.error().toString());
-    }
+    RemoteBlobStore remote(target.client->endpoint(), options);
     CommitOptions commit;
     commit.durable = false;  // the cache can fetch it again: crash-safe without waiting for the disk (see FileStore)
-    commit.expectedSha256 = blob.sha256;
-    if (r.value().verified)
-        commit.verifiedSha256 = blob.sha256;
-    Result<BlobInfo> committed = runSync(store.commit(writer, commit));
-    if (!committed.isOk())
-        return fail(committed.error().toString());
+    Result<PullResult> r = fillDiskFromRemote(*cache.value(), remote, target.key, commit, showProgress);
+    if (!r.isOk()) {
+        if (r.error().code() == ErrorCode::Network || r.error().code() == ErrorCode::Timeout)
+            std::fprintf(stderr, "spectrum-cli: the same command resumes where this one stopped\n");
+        return fail(r.error().toString());
+    }
     printPullSummary(r.value());
-    out(QStringLiteral("%1: %2 bytes in the cache at %3").arg(target.key).arg(blob.size).arg(store.root()));
+    out(QStringLiteral("%1: %2 bytes in the cache at %3").arg(target.key).arg(r.value().end - r.value().begin).arg(cache.value()->root()));
     return 0;
 }
 

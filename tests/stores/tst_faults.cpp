@@ -8,6 +8,7 @@
 #include "workstation.h"
 
 #include "spectrum/stores/filestore.h"
+#include "spectrum/stores/tieredstore.h"
 #include "spectrum/transfer/blobclient.h"
 
 #include <QFile>
@@ -169,7 +170,7 @@ void tst_Faults::killNineWhileTheCacheFetchesALargeBlobFiftyTimes()
     QVERIFY(runSync(client.push(QStringLiteral("keep"), ByteView(keep))).isOk());
     Result<RemoteBlobInfo> remote = runSync(client.stat(QStringLiteral("big")));
     QVERIFY(remote.isOk());
-    const QString identity = remote.value().version + QLatin1Char(' ') + QString::fromLatin1(remote.value().sha256.toHex());
+    const QString identity = resumeIdentity(remote.value());
 
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("SPECTRUM_TOKEN"), token);

@@ -908,6 +908,8 @@ Error StorageScp::start()
                 Q_EMIT self->instanceReceived(instance);
         }, Qt::QueuedConnection);
     };
+    l.getConfig().setTransportLayer(nullptr);  // a start after a stop: what this start's options say, nothing older
+    d->tls.reset();
     if (!m_options.certificateFile.isEmpty() || !m_options.keyFile.isEmpty()) {
         Result<std::unique_ptr<DcmTLSTransportLayer>> layer = makeTlsLayer(NET_ACCEPTOR, m_options.clientCaFile, m_options.certificateFile, m_options.keyFile);
         if (!layer.isOk())
