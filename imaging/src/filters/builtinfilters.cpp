@@ -10,10 +10,10 @@
 #include <climits>
 #include <cstring>
 #include <type_traits>
-
-#include <immintrin.h>
 #include <cmath>
 #include <numeric>
+
+#include <immintrin.h>
 
 namespace spectrum::filters {
 
