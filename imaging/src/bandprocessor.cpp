@@ -74,9 +74,24 @@ BandProcessor::BandProcessor(FilterChain chain, const PlaneFormat &input, std::f
     }
     for (size_t i = 0; i + 1 < m_stages.size(); ++i)
         m_stages[i]->rows.resize(size_t(m_stages[i]->out.height));
-    if (!outputRow && !m_stages.empty())
+    if (!outputRow && !m_stages.empty()) {
         m_output = QByteArray(f.rowBytes() * f.height, Qt::Uninitialized);
+        m_outputBase = m_output.data();
+        m_outputStride = f.rowBytes();
+    }
     m_outputRow = std::move(outputRow);
+}
+
+BandProcessor::BandProcessor(FilterChain chain, const PlaneFormat &input, const void *inputBase, qsizetype inputStride, QThreadPool *pool,
+                             void *outputBase, qsizetype outputStride)
+    : BandProcessor(std::move(chain), input,
+                    [base = static_cast<const char *>(inputBase), inputStride](int y) -> const void * { return base + y * inputStride; }, pool,
+                    [base = static_cast<char *>(outputBase), outputStride](int y) -> void * { return base + y * outputStride; })
+{
+    m_inputBase = static_cast<const char *>(inputBase);
+    m_inputStride = inputStride;
+    m_outputBase = static_cast<char *>(outputBase);
+    m_outputStride = outputStride;
 }
 
 BandProcessor::~BandProcessor() = default;
@@ -133,6 +148,8 @@ void BandProcessor::runStage(Stage &stage, int begin, int end)
     in.format = stage.in;
     if (index == 0) {
         in.rowAt = m_inputRow;
+        in.base = m_inputBase;
+        in.stride = m_inputStride;
     } else {
         Stage *prev = m_stages[index - 1].get();
         in.rowAt = [prev](int y) -> const void * { return prev->rows[size_t(y)].get(); };
@@ -143,10 +160,14 @@ void BandProcessor::runStage(Stage &stage, int begin, int end)
         out.rowAt = [&stage](int y) -> void * { return stage.rows[size_t(y)].get(); };
     } else if (m_outputRow) {
         out.rowAt = m_outputRow;
+        out.base = m_outputBase;
+        out.stride = m_outputStride;
     } else {
         char *base = m_output.data();
         const qsizetype rowBytes = stage.out.rowBytes();
         out.rowAt = [base, rowBytes](int y) -> void * { return base + y * rowBytes; };
+        out.base = base;
+        out.stride = rowBytes;
     }
 
     // Bands of rows on the pool; small jobs stay on this thread. Every row is computed the same way wherever
@@ -179,8 +200,7 @@ Result<PixelBuffer> applyFilters(const FilterChain &chain, const PixelBuffer &pi
         const uchar *src = pixels.frameData(f);
         uchar *dst = out.frameData(f);
         const qsizetype inRow = in.rowBytes(), outRow = outFormat.rowBytes();
-        BandProcessor bp(chain, in, [src, inRow](int y) -> const void * { return src + y * inRow; }, pool,
-                         [dst, outRow](int y) -> void * { return dst + y * outRow; });
+        BandProcessor bp(chain, in, src, inRow, pool, dst, outRow);
         if (chain.isEmpty())
             std::copy(src, src + inRow * in.height, dst);
         else if (bp.inputArrived(in.height) != outFormat.height)

@@ -1,7 +1,10 @@
 #include "spectrum/imaging/pixelbuffer.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <new>
 
 namespace spectrum {
 
@@ -10,8 +13,28 @@ PixelBuffer::PixelBuffer(PixelFormat format, int width, int height, int frames)
 {
     const qint64 bytes = checkedByteCount(format, width, height, frames);
     Q_ASSERT(bytes >= 0);
-    m_data = QByteArray(qsizetype(bytes), Qt::Uninitialized);
-    m_data.fill('\0');
+    m_data = allocate(bytes);
+    std::memset(m_data.get(), 0, size_t(bytes));
+    m_bytes = bytes;
+}
+
+std::shared_ptr<uchar> PixelBuffer::allocate(qint64 bytes)
+{
+    // aligned_alloc wants a size that is a multiple of the alignment.
+    const size_t rounded = (size_t(std::max<qint64>(bytes, 1)) + 63) / 64 * 64;
+    auto *p = static_cast<uchar *>(std::aligned_alloc(64, rounded));
+    if (!p)
+        throw std::bad_alloc();
+    return std::shared_ptr<uchar>(p, [](uchar *q) { std::free(q); });
+}
+
+void PixelBuffer::detach()
+{
+    if (!m_data || m_data.use_count() == 1)
+        return;
+    std::shared_ptr<uchar> own = allocate(m_bytes);
+    std::memcpy(own.get(), m_data.get(), size_t(m_bytes));
+    m_data = std::move(own);
 }
 
 int PixelBuffer::bytesPerPixel(PixelFormat format)

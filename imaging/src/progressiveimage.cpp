@@ -106,8 +106,7 @@ struct ProgressiveImage::Private
                     const uchar *src = decoded.frameData(frame);
                     uchar *dst = filtered.frameData(frame);
                     const qsizetype inRow = in.rowBytes(), outRow = out.rowBytes();
-                    band = std::make_unique<BandProcessor>(chain, in, [src, inRow](int y) -> const void * { return src + y * inRow; }, pool,
-                                                           [dst, outRow](int y) -> void * { return dst + y * outRow; });
+                    band = std::make_unique<BandProcessor>(chain, in, src, inRow, pool, dst, outRow);
                 }
                 rowsOut = band->inputArrived(rowsIn);
             }

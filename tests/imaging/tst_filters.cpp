@@ -14,6 +14,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 using namespace spectrum;
 
@@ -116,6 +118,7 @@ private Q_SLOTS:
     void pluginFiltersLoadAtRunTime();
     void brokenPluginsAreLeftOutWithAClearError();
     void wholeImagesThroughApplyFilters();
+    void outputsWrittenAroundTheCachesAreTheSame();
 };
 
 void tst_Filters::bandsAndThreadsGiveTheWholeImageResult_data()
@@ -557,6 +560,61 @@ void tst_Filters::wholeImagesThroughApplyFilters()
     const Result<PixelBuffer> huge = applyFilters(chainOf({QStringLiteral("zoom:factor=16")}), PixelBuffer(PixelFormat::Gray16, 8000, 8000, 1), info, nullptr);
     QVERIFY(!huge.isOk());
     QVERIFY(huge.error().message().contains(QStringLiteral("too large")));
+}
+
+void tst_Filters::outputsWrittenAroundTheCachesAreTheSame()
+{
+    // Large planes (a PixelBuffer's frame) are written with non-temporal stores by invert and flip: the same
+    // pixels as ordinary stores and as the baseline version, for both signednesses, a range that does not start
+    // at 0, rows that do not start on a vector boundary (odd width) and bands on several threads.
+    filters::setWideVectors(true);
+    if (!filters::useWideVectors())
+        QSKIP("this processor has no x86-64-v3 instructions: only the baseline version runs here");
+    QThreadPool pool;
+    pool.setMaxThreadCount(3);
+    const struct { PixelFormat px; int bitsStored; int lo, hi; } cases[] = {
+        {PixelFormat::Gray16, 12, 0, 4095}, {PixelFormat::Gray16Signed, 16, -32768, 32767}, {PixelFormat::Gray16Signed, 12, -2048, 2047}};
+    for (const auto &c : cases) {
+        PixelBuffer px(c.px, 1031, 67, 2);
+        const Plane r = randomPlane(format(c.px == PixelFormat::Gray16 ? SampleType::U16 : SampleType::S16, 1, 1031, 67 * 2, -32768 * (c.lo < 0), c.lo < 0 ? 32767 : 65535), 9);
+        std::memcpy(px.frameData(0), r.bytes.constData(), size_t(px.frameBytes()) * 2);  // values outside the stored range included
+        ImageInfo info;
+        info.bitsStored = c.bitsStored;
+        for (const QString &spec : {QStringLiteral("invert"), QStringLiteral("flip:axis=horizontal")}) {
+            const FilterChain chain = chainOf({spec});
+            const qint64 before = filters::setCacheBypassLimit(0);
+            const Result<PixelBuffer> around = applyFilters(chain, px, info, &pool);
+            const Result<PixelBuffer> aroundOneThread = applyFilters(chain, px, info, nullptr);
+            filters::setCacheBypassLimit(std::numeric_limits<qint64>::max());
+            const Result<PixelBuffer> through = applyFilters(chain, px, info, &pool);
+            filters::setWideVectors(false);
+            const Result<PixelBuffer> baseline = applyFilters(chain, px, info, nullptr);
+            filters::setWideVectors(true);
+            filters::setCacheBypassLimit(before);
+            QVERIFY(around.isOk() && aroundOneThread.isOk() && through.isOk() && baseline.isOk());
+            for (int f = 0; f < 2; ++f) {
+                const auto bytes = [f](const Result<PixelBuffer> &b) {
+                    return QByteArray(reinterpret_cast<const char *>(b.value().frameData(f)), b.value().frameBytes());
+                };
+                QVERIFY2(bytes(around) == bytes(through), qPrintable(spec));
+                QVERIFY2(bytes(aroundOneThread) == bytes(through), qPrintable(spec));
+                QVERIFY2(bytes(baseline) == bytes(through), qPrintable(spec));
+            }
+            // And the values themselves, at a row's start, middle and end.
+            const auto *in = reinterpret_cast<const qint16 *>(px.frameData(1));
+            const auto *out = reinterpret_cast<const qint16 *>(around.value().frameData(1));
+            for (const int i : {0, 1, 515, 1030, 1031 * 66 + 1030}) {
+                const int v = c.px == PixelFormat::Gray16 ? int(quint16(in[i])) : int(in[i]);
+                const int o = c.px == PixelFormat::Gray16 ? int(quint16(out[i])) : int(out[i]);
+                if (spec == QLatin1String("invert")) {
+                    QCOMPARE(o, c.lo + c.hi - std::clamp(v, c.lo, c.hi));
+                } else {
+                    const int x = i % 1031, mirrored = i - x + (1030 - x);
+                    QCOMPARE(o, c.px == PixelFormat::Gray16 ? int(quint16(in[mirrored])) : int(in[mirrored]));
+                }
+            }
+        }
+    }
 }
 
 QTEST_GUILESS_MAIN(tst_Filters)

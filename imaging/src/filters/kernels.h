@@ -14,6 +14,10 @@ namespace spectrum::filters {
 bool useWideVectors();
 /// For tests: run the baseline (false) or the wide version (true, where the processor has it).
 void setWideVectors(bool wide);
+/// Outputs held as one plane of at least this many bytes are written around the caches by the filters that can
+/// (non-temporal stores; by default from half this core's L2 cache on). For tests: 0 (always) or a huge value
+/// (never). Returns the previous limit.
+qint64 setCacheBypassLimit(qint64 bytes);
 
 template <typename F>
 [[gnu::flatten, gnu::target("arch=x86-64-v3")]] void runWide(const F &f) { f(); }

@@ -42,6 +42,10 @@ public:
     /// `pool` null: everything on the calling thread.
     BandProcessor(FilterChain chain, const PlaneFormat &input, std::function<const void *(int y)> inputRow,
                   QThreadPool *pool, std::function<void *(int y)> outputRow = {});
+    /// Input and output are planes in memory (a PixelBuffer's frame, say): row y at base + y × stride bytes. The
+    /// same results; filters that can run over many rows at once do.
+    BandProcessor(FilterChain chain, const PlaneFormat &input, const void *inputBase, qsizetype inputStride, QThreadPool *pool,
+                  void *outputBase, qsizetype outputStride);
     ~BandProcessor();
     BandProcessor(const BandProcessor &) = delete;
     BandProcessor &operator=(const BandProcessor &) = delete;
@@ -64,6 +68,10 @@ private:
     std::vector<std::unique_ptr<Stage>> m_stages;
     std::function<void *(int)> m_outputRow;
     QByteArray m_output;
+    const char *m_inputBase = nullptr;  ///< set when the input is a plane
+    qsizetype m_inputStride = 0;
+    char *m_outputBase = nullptr;  ///< set when the output is a plane (given, or m_output)
+    qsizetype m_outputStride = 0;
     int m_inputRows = 0;
 };
 

@@ -54,11 +54,22 @@ struct RowsIn
 {
     PlaneFormat format;
     std::function<const void *(int y)> rowAt;  ///< y inside [0, height)
+    /// Set when the rows lie in one block of memory, row y at base + y × stride bytes (a PixelBuffer's frame);
+    /// null when they are scattered. Lets a filter run one long loop where it does not care about rows.
+    const char *base = nullptr;
+    qsizetype stride = 0;
 
     template <typename T>
     const T *row(int y) const
     {
-        return static_cast<const T *>(rowAt(std::clamp(y, 0, format.height - 1)));
+        y = std::clamp(y, 0, format.height - 1);
+        return base ? reinterpret_cast<const T *>(base + y * stride) : static_cast<const T *>(rowAt(y));
+    }
+    /// Rows [begin, end) as one run of samples without gaps, or null when they are not so.
+    template <typename T>
+    const T *contiguous(int begin) const
+    {
+        return base && stride == format.rowBytes() ? reinterpret_cast<const T *>(base + begin * stride) : nullptr;
     }
 };
 
@@ -67,9 +78,16 @@ struct RowsOut
 {
     PlaneFormat format;
     std::function<void *(int y)> rowAt;
+    char *base = nullptr;  ///< as RowsIn::base
+    qsizetype stride = 0;
 
     template <typename T>
-    T *row(int y) const { return static_cast<T *>(rowAt(y)); }
+    T *row(int y) const { return base ? reinterpret_cast<T *>(base + y * stride) : static_cast<T *>(rowAt(y)); }
+    template <typename T>
+    T *contiguous(int begin) const
+    {
+        return base && stride == format.rowBytes() ? reinterpret_cast<T *>(base + begin * stride) : nullptr;
+    }
 };
 
 /// A configured filter. Stateless once made: run() is called concurrently for disjoint output rows.

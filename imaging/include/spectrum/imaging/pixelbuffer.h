@@ -1,8 +1,9 @@
 #pragma once
 // PixelBuffer: decoded pixels at their native depth — stored values, before any rescale or window.
 
-#include <QByteArray>
 #include <QtGlobal>
+
+#include <memory>
 
 namespace spectrum {
 
@@ -25,7 +26,7 @@ public:
     int width() const { return m_width; }
     int height() const { return m_height; }
     int frames() const { return m_frames; }
-    bool isNull() const { return m_data.isEmpty(); }
+    bool isNull() const { return m_bytes == 0; }
     bool isGray() const { return m_format != PixelFormat::Rgb24; }
     bool isSignedFormat() const { return m_format == PixelFormat::Gray8Signed || m_format == PixelFormat::Gray16Signed; }
 
@@ -35,8 +36,16 @@ public:
     static qint64 checkedByteCount(PixelFormat format, qint64 width, qint64 height, qint64 frames,
                                    qint64 limit = qint64(1) << 40);
 
-    const uchar *frameData(int frame) const { return reinterpret_cast<const uchar *>(m_data.constData()) + frame * frameBytes(); }
-    uchar *frameData(int frame) { return reinterpret_cast<uchar *>(m_data.data()) + frame * frameBytes(); }
+    /// Frames start on 64-byte boundaries when their size is a multiple of 64 (the first always does), so that
+    /// vector loads and stores of a row never straddle two cache lines needlessly.
+    const uchar *frameData(int frame) const { return m_data.get() + frame * frameBytes(); }
+    /// Copies the pixels first when another PixelBuffer shares them (copies are cheap and independent, as
+    /// QByteArray's are).
+    uchar *frameData(int frame)
+    {
+        detach();
+        return m_data.get() + frame * frameBytes();
+    }
 
     /// The stored value at (x, y) of a gray image; for RGB the luminance-free mean of the three samples.
     int valueAt(int x, int y, int frame = 0) const;
@@ -48,7 +57,10 @@ private:
     int m_width = 0;
     int m_height = 0;
     int m_frames = 0;
-    QByteArray m_data;
+    static std::shared_ptr<uchar> allocate(qint64 bytes);
+    void detach();
+    qint64 m_bytes = 0;
+    std::shared_ptr<uchar> m_data;  ///< 64-byte aligned, shared by copies until one of them writes
 };
 
 } // namespace spectrum
