@@ -5,6 +5,7 @@
 #include "output.h"
 
 #include "spectrum/core/settings.h"
+#include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/storeregistry.h"
@@ -359,6 +360,8 @@ int cmdFetch(const QStringList &args)
     Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), outDir.isEmpty());
     if (!reg.isOk())
         return fail(reg.error().toString());
+    if (const StoreConfig *s = config.value().find(p.value(QStringLiteral("store"))); s && s->kind == StoreKind::Dimse)
+        preloadDicomDictionary();  // DCMTK's network code needs it at once
     auto *job = reg.value()->fetchStudy(p.value(QStringLiteral("store")), p.positionalArguments().first(), outDir);
     const bool tty = ::isatty(STDERR_FILENO);
     QObject::connect(job, &Job::progress, job, [tty](qint64 done, qint64 total) {

@@ -479,8 +479,10 @@ int main(int argc, char **argv)
         return args.size() < 2 ? 2 : 0;
     }
     const QString command = args.at(1);
-    if (command != QLatin1String("stores") && command != QLatin1String("filters"))
-        preloadDicomDictionary();  // meanwhile the store is opened and asked; the first instance need not wait
+    // Meanwhile the store is opened and asked, so the first instance need not wait. Not for a fetch: over DICOMweb
+    // or from a blob store it indexes instances without DCMTK (identityscan.h); over DIMSE it preloads itself.
+    if (command != QLatin1String("stores") && command != QLatin1String("filters") && command != QLatin1String("fetch"))
+        preloadDicomDictionary();
     args.removeAt(1);  // leaves "spectrum-cli <options…>" for the sub-command's parser
     args[0] = QStringLiteral("spectrum-cli ") + command;
     if (command == QLatin1String("demo")) return cmdDemo(args);

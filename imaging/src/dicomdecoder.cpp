@@ -1,6 +1,7 @@
 #include "spectrum/imaging/dicomdecoder.h"
 
 #include "dcmtksupport.h"
+#include "identityscan.h"
 #include "jpeg2000.h"
 #include "decoding.h"
 #include "pixelplan.h"
@@ -185,6 +186,15 @@ QString transferSyntaxName(const QString &uid)
 }
 
 Result<DicomIdentity> readDicomIdentity(const ByteView &bytes)
+{
+    if (!hasPart10Preamble(bytes.data(), bytes.size()))
+        return DicomIdentity();
+    if (std::optional<DicomIdentity> quick = scanDicomIdentity(bytes.data(), bytes.size()))
+        return *quick;  // the usual case: no dictionary, no parse (identityscan.h)
+    return readDicomIdentityWithDcmtk(bytes);
+}
+
+Result<DicomIdentity> readDicomIdentityWithDcmtk(const ByteView &bytes)
 {
     if (!hasPart10Preamble(bytes.data(), bytes.size()))
         return DicomIdentity();

@@ -1,17 +1,27 @@
 // The DICOM decoder on any bytes: whole (decodeDicom), and fed in pieces as they would arrive from the network
 // (StreamingDecoder). Either decodes or says why not; never crashes, and both agree on what is acceptable.
+// The quick identity scanner (identityscan.h) answers only as DCMTK's parse does: anything else aborts.
 #include "fuzztarget.h"
+
+#include "identityscan.h"  // private to imaging
 
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/imaging/streamingdecoder.h"
 
 #include <QByteArray>
 
+#include <cstdlib>
+
 SPECTRUM_FUZZ_TARGET(dicomdecoder)
 {
     using namespace spectrum;
     const QByteArray bytes(reinterpret_cast<const char *>(data), qsizetype(size));
     const Result<DecodedImage> whole = decodeDicom(ByteView(bytes));
+    if (const std::optional<DicomIdentity> quick = scanDicomIdentity(bytes.constData(), bytes.size())) {
+        const Result<DicomIdentity> full = readDicomIdentityWithDcmtk(ByteView(bytes));
+        if (!full.isOk() || !(full.value() == *quick))
+            std::abort();  // the scanner gave an answer DCMTK does not
+    }
     StreamingDecoder streaming;
     fuzz::Splitter split(data, size);
     Error e;

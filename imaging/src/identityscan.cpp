@@ -1,0 +1,268 @@
+#include "identityscan.h"
+
+#include <QString>
+
+#include <cstring>
+
+namespace spectrum {
+
+namespace {
+
+constexpr quint32 kUndefined = 0xFFFFFFFFu;
+constexpr quint32 kItem = 0xFFFEE000u, kItemEnd = 0xFFFEE00Du, kSequenceEnd = 0xFFFEE0DDu;
+constexpr quint32 kPixelData = 0x7FE00010u;
+constexpr int kMaxDepth = 32;
+
+quint16 le16(const uchar *p) { return quint16(p[0] | (p[1] << 8)); }
+quint32 le32(const uchar *p) { return quint32(p[0]) | (quint32(p[1]) << 8) | (quint32(p[2]) << 16) | (quint32(p[3]) << 24); }
+
+bool vrIn(const char vr[2], const char *list)
+{
+    for (const char *v = list; *v; v += 3)
+        if (v[0] == vr[0] && v[1] == vr[1])
+            return true;
+    return false;
+}
+/// Explicit VRs whose length takes 4 bytes after 2 reserved ones (PS3.5 7.1.2).
+bool isLongVr(const char vr[2]) { return vrIn(vr, "OB OD OF OL OV OW SQ SV UC UN UR UT UV"); }
+bool isKnownVr(const char vr[2])
+{
+    return vrIn(vr, "AE AS AT CS DA DS DT FL FD IS LO LT OB OD OF OL OV OW PN SH SL SQ SS ST SV TM UC UI UL UN UR US UT UV");
+}
+/// VRs whose value DCMTK hands over as the text it is.
+bool isStringVr(const char vr[2]) { return vrIn(vr, "AE AS CS DA DS DT IS LO LT PN SH ST TM UC UI UR UT"); }
+
+struct Element
+{
+    quint32 tag = 0;
+    char vr[2] = {0, 0};  ///< zeros for items and delimiters
+    quint32 length = 0;
+    qint64 valueAt = 0;
+};
+
+class Scanner
+{
+public:
+    Scanner(const uchar *p, qint64 size) : m_p(p), m_size(size) {}
+
+    /// The element header at `at`, or false when it does not fit or is not plausible.
+    bool header(qint64 at, Element &e) const
+    {
+        if (at < 0 || m_size - at < 8)
+            return false;
+        e = Element();
+        e.tag = (quint32(le16(m_p + at)) << 16) | le16(m_p + at + 2);
+        if ((e.tag >> 16) == 0xFFFE) {
+            e.length = le32(m_p + at + 4);
+            e.valueAt = at + 8;
+            return true;
+        }
+        e.vr[0] = char(m_p[at + 4]);
+        e.vr[1] = char(m_p[at + 5]);
+        if (!isKnownVr(e.vr))
+            return false;
+        if (isLongVr(e.vr)) {
+            if (m_size - at < 12)
+                return false;
+            e.length = le32(m_p + at + 8);
+            e.valueAt = at + 12;
+        } else {
+            e.length = le16(m_p + at + 6);
+            e.valueAt = at + 8;
+        }
+        return true;
+    }
+
+    /// The end of a defined-length value, or −1 when it runs past the bytes.
+    qint64 endOf(const Element &e) const { return e.length <= quint64(m_size - e.valueAt) ? e.valueAt + qint64(e.length) : -1; }
+
+    /// Past the items of a sequence whose first item starts at `at`: up to `end` for a defined length (its
+    /// items must fill it exactly), or after its delimiter (end −1). −1 when it is not so.
+    qint64 skipSequence(qint64 at, qint64 end, int depth) const
+    {
+        if (depth > kMaxDepth)
+            return -1;
+        Element e;
+        while (end < 0 || at < end) {
+            if (!header(at, e) || (end >= 0 && e.valueAt > end))
+                return -1;
+            if (e.tag == kSequenceEnd)
+                return end < 0 && e.length == 0 ? e.valueAt : -1;
+            if (e.tag != kItem)
+                return -1;
+            const qint64 itemEnd = e.length == kUndefined ? -1 : endOf(e);
+            if (e.length != kUndefined && itemEnd < 0)
+                return -1;
+            at = skipItem(e.valueAt, itemEnd, depth + 1);
+            if (at < 0 || (end >= 0 && at > end))
+                return -1;
+        }
+        return at == end ? at : -1;
+    }
+
+    /// Past the elements of an item starting at `at`: up to `end` for a defined length (filled exactly, as
+    /// DCMTK checks), or after its delimiter (end −1). −1 when it is not so.
+    qint64 skipItem(qint64 at, qint64 end, int depth) const
+    {
+        if (depth > kMaxDepth)
+            return -1;
+        Element e;
+        while (end < 0 || at < end) {
+            if (!header(at, e) || (end >= 0 && e.valueAt > end))
+                return -1;
+            if (e.tag == kItemEnd)
+                return end < 0 && e.length == 0 ? e.valueAt : -1;
+            if ((e.tag >> 16) == 0xFFFE)
+                return -1;
+            at = skipValue(e, depth + 1);
+            if (at < 0 || (end >= 0 && at > end))
+                return -1;
+        }
+        return at == end ? at : -1;
+    }
+
+    /// Past an element's value; a sequence's items are parsed (DCMTK parses them and checks their lengths).
+    /// An undefined length other than a sequence's (UN holds implicit VR inside) is left to DCMTK.
+    qint64 skipValue(const Element &e, int depth) const
+    {
+        const bool sequence = e.vr[0] == 'S' && e.vr[1] == 'Q';
+        if (e.length == kUndefined)
+            return sequence ? skipSequence(e.valueAt, -1, depth) : -1;
+        const qint64 end = endOf(e);
+        if (end < 0 || !sequence || e.length == 0)
+            return end;
+        return skipSequence(e.valueAt, end, depth);
+    }
+
+    const uchar *bytes() const { return m_p; }
+    qint64 size() const { return m_size; }
+
+private:
+    const uchar *m_p;
+    qint64 m_size;
+};
+
+/// The value as DCMTK's getString gives it: up to the first NUL, Latin-1, trimmed. False for more than one
+/// value (DCMTK normalises each), and for a UID that is not only digits and dots before its padding (DCMTK
+/// drops spaces inside one) — left to DCMTK.
+bool textOf(const Scanner &s, const Element &e, QString *out, bool uid = false)
+{
+    const char *v = reinterpret_cast<const char *>(s.bytes() + e.valueAt);
+    qint64 n = qint64(e.length);
+    if (const void *nul = std::memchr(v, 0, size_t(n)))
+        n = static_cast<const char *>(nul) - v;
+    if (std::memchr(v, '\\', size_t(n)))
+        return false;
+    if (uid) {
+        qint64 end = n;
+        while (end > 0 && v[end - 1] == ' ')
+            --end;
+        for (qint64 i = 0; i < end; ++i)
+            if (!((v[i] >= '0' && v[i] <= '9') || v[i] == '.'))
+                return false;
+    }
+    *out = QString::fromLatin1(v, n).trimmed();
+    return true;
+}
+
+/// An Integer String as DCMTK's getInt gives it, when it is plainly one: an optional sign and up to 9 digits
+/// (0 when empty). False for anything else — left to DCMTK.
+bool integerOf(const Scanner &s, const Element &e, int *out)
+{
+    QString text;
+    if (!textOf(s, e, &text))
+        return false;
+    if (text.isEmpty()) {
+        *out = 0;
+        return true;
+    }
+    const int digitsFrom = text.front() == QLatin1Char('+') || text.front() == QLatin1Char('-') ? 1 : 0;
+    const qsizetype digits = text.size() - digitsFrom;
+    if (digits < 1 || digits > 9)
+        return false;
+    for (qsizetype i = digitsFrom; i < text.size(); ++i)
+        if (text[i] < QLatin1Char('0') || text[i] > QLatin1Char('9'))
+            return false;
+    *out = text.toInt();
+    return true;
+}
+
+} // namespace
+
+std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
+{
+    if (!data || size < 132 + 12 || std::memcmp(data + 128, "DICM", 4) != 0)
+        return std::nullopt;
+    const Scanner s(reinterpret_cast<const uchar *>(data), size);
+
+    // File meta information: explicit VR little endian, group 0002, its length given by its first element.
+    Element e;
+    qint64 at = 132;
+    if (!s.header(at, e) || e.tag != 0x00020000u || e.length != 4 || s.endOf(e) < 0)
+        return std::nullopt;
+    const qint64 metaEnd = s.endOf(e) + qint64(le32(s.bytes() + e.valueAt));
+    at = s.endOf(e);
+    QString transferSyntax;
+    while (at < metaEnd) {
+        if (!s.header(at, e) || (e.tag >> 16) != 0x0002 || e.length == kUndefined || s.endOf(e) < 0)
+            return std::nullopt;
+        if (e.tag == 0x00020010u && !textOf(s, e, &transferSyntax))
+            return std::nullopt;
+        at = s.endOf(e);
+    }
+    if (at != metaEnd || (s.header(at, e) && (e.tag >> 16) == 0x0002))
+        return std::nullopt;  // a group length that does not add up: DCMTK's rules decide
+
+    // Explicit VR little endian only. In implicit VR whether an element is a sequence (whose items DCMTK parses
+    // and checks) is in the data dictionary, which this reader does without; big endian, deflated and anything
+    // unusual are DCMTK's too.
+    if (transferSyntax != QLatin1String("1.2.840.10008.1.2.1") && !transferSyntax.startsWith(QLatin1String("1.2.840.10008.1.2.4."))
+        && transferSyntax != QLatin1String("1.2.840.10008.1.2.5"))
+        return std::nullopt;
+
+    DicomIdentity id;
+    quint32 previous = 0;
+    while (at < size) {
+        if (!s.header(at, e) || (e.tag >> 16) == 0xFFFE || e.tag <= previous)
+            return std::nullopt;  // out of order, a stray item, or cut short: DCMTK's rules decide
+        previous = e.tag;
+        if (e.tag == kPixelData)
+            break;  // where DCMTK's header-only read stops
+        QString *text = nullptr;
+        int *number = nullptr;
+        switch (e.tag) {
+        case 0x00080016u: text = &id.sopClassUid; break;
+        case 0x00080018u: text = &id.sopInstanceUid; break;
+        case 0x00080020u: text = &id.studyDate; break;
+        case 0x00080030u: text = &id.studyTime; break;
+        case 0x00080050u: text = &id.accessionNumber; break;
+        case 0x00080060u: text = &id.modality; break;
+        case 0x00081030u: text = &id.studyDescription; break;
+        case 0x0008103Eu: text = &id.seriesDescription; break;
+        case 0x00100010u: text = &id.patientName; break;
+        case 0x00100020u: text = &id.patientId; break;
+        case 0x00100030u: text = &id.patientBirthDate; break;
+        case 0x00100040u: text = &id.patientSex; break;
+        case 0x0020000Du: text = &id.studyInstanceUid; break;
+        case 0x0020000Eu: text = &id.seriesInstanceUid; break;
+        case 0x00200011u: number = &id.seriesNumber; break;
+        case 0x00200013u: number = &id.instanceNumber; break;
+        default: break;
+        }
+        if (text || number) {
+            if (e.length == kUndefined || s.endOf(e) < 0)
+                return std::nullopt;
+            if (!(number ? e.vr[0] == 'I' && e.vr[1] == 'S' : isStringVr(e.vr)))
+                return std::nullopt;  // a wanted element in a VR DCMTK would not hand over as text
+            const bool uid = e.tag == 0x00080016u || e.tag == 0x00080018u || e.tag == 0x0020000Du || e.tag == 0x0020000Eu;
+            if (text ? !textOf(s, e, text, uid) : !integerOf(s, e, number))
+                return std::nullopt;
+        }
+        at = s.skipValue(e, 0);
+        if (at < 0)
+            return std::nullopt;
+    }
+    return id;
+}
+
+} // namespace spectrum
