@@ -76,45 +76,28 @@ public:
     /// The end of a defined-length value, or −1 when it runs past the bytes.
     qint64 endOf(const Element &e) const { return e.length <= quint64(m_size - e.valueAt) ? e.valueAt + qint64(e.length) : -1; }
 
-    /// Past the items of a sequence whose first item starts at `at`: up to `end` for a defined length (its
-    /// items must fill it exactly), or after its delimiter (end −1). −1 when it is not so.
-    qint64 skipSequence(qint64 at, qint64 end, int depth) const
+    /// Past the contents of a sequence (`items`: its items) or of an item (its elements) starting at `at`: up to
+    /// `end` for a defined length (filled exactly, as DCMTK checks), or after its delimiter (end −1). −1 when it
+    /// is not so.
+    qint64 skipContents(qint64 at, qint64 end, bool items, int depth) const
     {
         if (depth > kMaxDepth)
             return -1;
+        const quint32 delimiter = items ? kSequenceEnd : kItemEnd;
         Element e;
         while (end < 0 || at < end) {
             if (!header(at, e) || (end >= 0 && e.valueAt > end))
                 return -1;
-            if (e.tag == kSequenceEnd)
+            if (e.tag == delimiter)
                 return end < 0 && e.length == 0 ? e.valueAt : -1;
-            if (e.tag != kItem)
+            if (items ? e.tag != kItem : (e.tag >> 16) == 0xFFFE)
                 return -1;
-            const qint64 itemEnd = e.length == kUndefined ? -1 : endOf(e);
-            if (e.length != kUndefined && itemEnd < 0)
-                return -1;
-            at = skipItem(e.valueAt, itemEnd, depth + 1);
-            if (at < 0 || (end >= 0 && at > end))
-                return -1;
-        }
-        return at == end ? at : -1;
-    }
-
-    /// Past the elements of an item starting at `at`: up to `end` for a defined length (filled exactly, as
-    /// DCMTK checks), or after its delimiter (end −1). −1 when it is not so.
-    qint64 skipItem(qint64 at, qint64 end, int depth) const
-    {
-        if (depth > kMaxDepth)
-            return -1;
-        Element e;
-        while (end < 0 || at < end) {
-            if (!header(at, e) || (end >= 0 && e.valueAt > end))
-                return -1;
-            if (e.tag == kItemEnd)
-                return end < 0 && e.length == 0 ? e.valueAt : -1;
-            if ((e.tag >> 16) == 0xFFFE)
-                return -1;
-            at = skipValue(e, depth + 1);
+            if (!items)
+                at = skipValue(e, depth + 1);
+            else if (e.length == kUndefined)
+                at = skipContents(e.valueAt, -1, false, depth + 1);
+            else
+                at = endOf(e) < 0 ? -1 : skipContents(e.valueAt, endOf(e), false, depth + 1);
             if (at < 0 || (end >= 0 && at > end))
                 return -1;
         }
@@ -127,11 +110,11 @@ public:
     {
         const bool sequence = e.vr[0] == 'S' && e.vr[1] == 'Q';
         if (e.length == kUndefined)
-            return sequence ? skipSequence(e.valueAt, -1, depth) : -1;
+            return sequence ? skipContents(e.valueAt, -1, true, depth) : -1;
         const qint64 end = endOf(e);
         if (end < 0 || !sequence || e.length == 0)
             return end;
-        return skipSequence(e.valueAt, end, depth);
+        return skipContents(e.valueAt, end, true, depth);
     }
 
     const uchar *bytes() const { return m_p; }

@@ -182,7 +182,7 @@ void tst_IdentityScan::damagedHeadersNeverGiveAnotherAnswer()
             }
             const qsizetype header = std::min<qsizetype>(base.indexOf(QByteArray("\xE0\x7F\x10\x00", 4)) + 16, base.size());
             QVERIFY(header > 200);
-            QRandomGenerator g(quint32(qHash(path) + implicitVr));
+            QRandomGenerator g(quint32((path == m_ct ? 1 : 3) + implicitVr));  // the same damage every run
             for (int round = 0; round < 1500; ++round) {
                 QByteArray bytes = base;
                 switch (round % 3) {
