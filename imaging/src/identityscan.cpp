@@ -18,10 +18,12 @@ quint32 le32(const uchar *p) { return quint32(p[0]) | (quint32(p[1]) << 8) | (qu
 
 bool vrIn(const char vr[2], const char *list)
 {
-    for (const char *v = list; *v; v += 3)
+    for (const char *v = list;; v += 3) {  // "AE AS … UV": two letters, then a space or the end
         if (v[0] == vr[0] && v[1] == vr[1])
             return true;
-    return false;
+        if (v[2] == '\0')
+            return false;
+    }
 }
 /// Explicit VRs whose length takes 4 bytes after 2 reserved ones (PS3.5 7.1.2).
 bool isLongVr(const char vr[2]) { return vrIn(vr, "OB OD OF OL OV OW SQ SV UC UN UR UT UV"); }
