@@ -22,6 +22,8 @@
 #include <QSaveFile>
 #include <QScopeGuard>
 #include <QTemporaryDir>
+#include <QThread>
+#include <QThreadPool>
 #include <QtConcurrent>
 
 #include <deque>
@@ -241,6 +243,22 @@ Result<DicomIdentity> keepInstanceFile(const QString &path, const QString &study
     if (Error e = runSync(cache->importFile(id.value().sopInstanceUid, path, options)).error(); e.isError())
         return e;
     return id;
+}
+
+/// Where fetched instances are checked and written into the cache: one thread per core. The work is CPU (the
+/// header, the checksum) and file creation in one folder; more threads only queue on that folder's lock, and
+/// measured on 2 cores with 300 instances arriving at 700 MB/s, 8 threads spent more time spinning on it
+/// (rwsem_spin_on_owner) than hashing.
+QThreadPool *keepingPool()
+{
+    static QThreadPool pool;
+    static const bool configured = [] {
+        pool.setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
+        pool.setObjectName(QStringLiteral("spectrum-keeping"));
+        return true;
+    }();
+    Q_UNUSED(configured)
+    return &pool;
 }
 
 /// Collects kept instances, remembers the study's patient, and finishes once the transfer and every pending
@@ -757,7 +775,7 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                 }
                 finishIfDone();
             });
-            watcher->setFuture(QtConcurrent::run(blockingPool(), std::move(work)));
+            watcher->setFuture(QtConcurrent::run(keepingPool(), std::move(work)));
         };
         auto keep = [keepWith, studyUid, outDir, cache](const ByteView &bytes) {
             keepWith([bytes, studyUid, outDir, cache] { return keepInstance(bytes, studyUid, outDir, cache.get()); }, bytes.size());

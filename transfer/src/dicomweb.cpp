@@ -4,10 +4,13 @@
 #include "spectrum/core/uid.h"
 #include "spectrum/transfer/multipart.h"
 
+#include "httpstream.h"
+
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
 #include <QNetworkAccessManager>
+#include <QNetworkProxy>
 #include <QNetworkReply>
 #include <QPointer>
 #include <QSslCertificate>
@@ -15,6 +18,7 @@
 #include <QUrlQuery>
 
 #include <deque>
+#include <thread>
 
 namespace spectrum {
 
@@ -146,6 +150,8 @@ protected:
     virtual bool answersDespite(int status, const QByteArray &answer) const { Q_UNUSED(status) Q_UNUSED(answer) return false; }
 
     int status(QNetworkReply *reply) const { return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(); }
+    const QNetworkRequest &request() const { return m_request; }
+    DicomWebClient *client() const { return m_client; }
 
     QString m_what;
 
@@ -242,17 +248,128 @@ protected:
     }
 };
 
+/// Whether a request can go straight to the socket (httpstream.h): plain HTTP with no proxy to go through.
+bool canStreamDirectly(const QUrl &url)
+{
+    if (url.scheme() != QLatin1String("http") || QNetworkProxy::applicationProxy().type() != QNetworkProxy::NoProxy)
+        return false;
+    for (const char *var : {"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"})
+        if (!qEnvironmentVariableIsEmpty(var))
+            return false;
+    return true;
+}
+
+/// A WADO-RS answer read straight from the socket on a thread of its own (httpstream.h): each part is read into
+/// its own buffer (reserved from its Content-Length) and posted whole to the job's thread; an error answer's
+/// text is kept for the message.
+class DirectMultipart : public HttpBodyConsumer
+{
+public:
+    /// A complete part, on the job's thread. Its error stops the retrieval.
+    std::function<void(WadoPart, QByteArray)> onPart;
+
+    int status = 0;
+    QByteArray errorText;  ///< the body of a non-2xx answer (the first 64 KiB)
+    bool sawMultipart = false;
+    qint64 bodyBytes = 0;
+
+    Error head(const HttpHead &h) override
+    {
+        status = h.status;
+        if (status < 200 || status >= 300 || status == 204)
+            return Error();
+        Result<QByteArray> boundary = MultipartReader::boundaryOf(h.value("content-type"));
+        if (!boundary.isOk())
+            return Error(ErrorCode::Protocol, boundary.error().message());
+        sawMultipart = true;
+        m_reader = std::make_unique<MultipartReader>(boundary.value());
+        m_reader->onPartBegin = [this](int index, const MultipartHeaders &headers) {
+            m_part = WadoPart();
+            m_part.index = index;
+            m_part.contentType = headers.value("content-type");
+            bool ok = false;
+            const qint64 declared = headers.value("content-length").toLongLong(&ok);
+            m_part.declaredLength = ok ? declared : -1;
+            m_bytes = QByteArray();
+            if (ok && declared > 0 && declared < (qint64(1) << 31))
+                m_bytes.reserve(declared);
+        };
+        m_reader->onPartData = [this](int, const char *data, qint64 n) { m_bytes.append(data, n); };
+        m_reader->onPartEnd = [this](int) -> Error {
+            if (m_part.declaredLength >= 0 && m_part.declaredLength != m_bytes.size())
+                return Error(ErrorCode::Protocol, QStringLiteral("part %1 has %2 bytes, its header said %3").arg(m_part.index + 1).arg(m_bytes.size()).arg(m_part.declaredLength));
+            onPart(m_part, std::exchange(m_bytes, QByteArray()));
+            return Error();
+        };
+        return Error();
+    }
+
+    char *directBuffer(qint64 wanted, qint64 *capacity) override
+    {
+        const qint64 partWants = m_reader ? m_reader->bodyBytesWanted() : 0;
+        const qint64 at = m_bytes.size();
+        if (partWants <= 0 || m_bytes.capacity() < at + partWants)
+            return nullptr;  // framing, headers, or a part of unknown length: through feed()
+        *capacity = std::min(wanted, partWants);
+        m_bytes.resize(at + *capacity);
+        m_directAt = at;
+        return m_bytes.data() + at;
+    }
+
+    Error tookDirect(qint64 n) override
+    {
+        m_bytes.resize(m_directAt + n);
+        bodyBytes += n;
+        return n > 0 ? m_reader->takeBody(n) : Error();
+    }
+
+    Error feed(const char *data, qint64 n) override
+    {
+        bodyBytes += n;
+        if (!m_reader) {
+            if (errorText.size() < 64 * 1024)
+                errorText.append(data, std::min<qint64>(n, 64 * 1024 - errorText.size()));
+            return Error();
+        }
+        return m_reader->feed(data, n);
+    }
+
+    Error end() override { return m_reader ? m_reader->finish() : Error(); }
+
+private:
+    std::unique_ptr<MultipartReader> m_reader;
+    WadoPart m_part;
+    QByteArray m_bytes;
+    qint64 m_directAt = 0;
+};
+
 /// A multipart answer parsed as it arrives.
 class MultipartJob : public HttpJob<RetrieveSummary>
 {
 public:
     MultipartJob(DicomWebClient *c, QNetworkRequest r, QString what, RetrieveCallbacks callbacks)
-        : HttpJob(c, "GET", std::move(r), {}, std::move(what)), m_callbacks(std::move(callbacks))
+        : HttpJob(c, "GET", std::move(r), {}, std::move(what)), m_callbacks(std::move(callbacks)), m_directRequest(request())
     {
         m_clock.start();
     }
 
+    ~MultipartJob() override { stopDirect(); }
+
 protected:
+    void doStart() override
+    {
+        // Plain HTTP, and nobody watching the bytes of a part as they come: straight from the socket.
+        if (!m_callbacks.bytes && canStreamDirectly(m_directRequest.url()))
+            return startDirect();
+        HttpJob::doStart();
+    }
+
+    void doCancel() override
+    {
+        stopDirect();
+        HttpJob::doCancel();
+    }
+
     void received(QNetworkReply *reply) override
     {
         if (m_error.isError())
@@ -346,10 +463,95 @@ private:
     {
         m_error = e;
         abortReply();
+        stopDirect();
         finishWith(e);
     }
 
+    void startDirect()
+    {
+        stopDirect();
+        QList<QPair<QByteArray, QByteArray>> fields;
+        for (const QByteArray &name : m_directRequest.rawHeaderList())
+            fields.append({name, m_directRequest.rawHeader(name)});
+        auto consumer = std::make_shared<DirectMultipart>();
+        auto cancel = std::make_shared<HttpCancel>();
+        m_cancel = cancel;
+        consumer->onPart = [this](WadoPart part, QByteArray bytes) {
+            // Posted: the job lives on its own thread. The worker is joined before the job goes, so `this` is
+            // alive when the call is made, and Qt drops calls still queued when it is deleted.
+            QMetaObject::invokeMethod(this, [this, part = std::move(part), bytes = std::move(bytes)]() mutable { directPart(part, std::move(bytes)); },
+                                      Qt::QueuedConnection);
+        };
+        const QUrl url = m_directRequest.url();
+        const int timeoutMs = client() ? client()->endpoint().timeoutMs : 60000;
+        m_worker = std::thread([this, url, fields, timeoutMs, consumer, cancel] {
+            const Error e = runHttpGet(url, fields, timeoutMs, *consumer, *cancel);
+            if (cancel->isCancelled())
+                return;
+            QMetaObject::invokeMethod(this, [this, e, consumer] { directDone(e, *consumer); }, Qt::QueuedConnection);
+        });
+    }
+
+    /// Ends the worker (at once: its waits also watch the cancel pipe) and waits for it.
+    void stopDirect()
+    {
+        if (m_cancel)
+            m_cancel->cancel();
+        if (m_worker.joinable())
+            m_worker.join();
+        m_cancel.reset();
+    }
+
+    void directPart(const WadoPart &part, QByteArray bytes)
+    {
+        if (m_error.isError() || isFinished())
+            return;
+        ++m_summary.parts;
+        m_summary.bytes += bytes.size();
+        if (m_callbacks.begin)
+            m_callbacks.begin(part);
+        if (m_callbacks.complete) {
+            if (Error e = m_callbacks.complete(part, ByteView(std::move(bytes))); e.isError())
+                return stop(e);
+        }
+        setProgress(m_summary.bytes, 0);
+    }
+
+    void directDone(const Error &e, const DirectMultipart &consumer)
+    {
+        if (m_worker.joinable())
+            m_worker.join();
+        m_cancel.reset();
+        if (m_error.isError() || isFinished())
+            return;
+        const HttpAuth &auth = client() ? client()->endpoint().auth : HttpAuth();
+        if (consumer.status == 401 && auth.kind == HttpAuth::Kind::Bearer && auth.refresh && !m_directRefreshed) {
+            m_directRefreshed = true;
+            Result<QString> token = auth.refresh();
+            if (!token.isOk())
+                return finishWith(Error(ErrorCode::Authentication, QStringLiteral("%1: the token was refused and could not be refreshed: %2").arg(m_what, token.error().message())));
+            m_directRequest.setRawHeader("Authorization", "Bearer " + token.value().toUtf8());
+            return startDirect();
+        }
+        if (e.isError() && consumer.status == 0)
+            return finishWith(e.code() == ErrorCode::Timeout || e.code() == ErrorCode::Network || e.code() == ErrorCode::Cancelled
+                                  ? Error(e.code(), QStringLiteral("%1: %2").arg(m_what, e.message())) : e);
+        if (consumer.status < 200 || consumer.status >= 300)
+            return finishWith(httpError(consumer.status, consumer.errorText, m_what));
+        if (e.isError())  // a broken multipart answer, a part cut short, the connection lost: nothing partial was passed on
+            return finishWith(e.code() == ErrorCode::Network || e.code() == ErrorCode::Timeout || e.code() == ErrorCode::Protocol
+                                  ? Error(e.code(), QStringLiteral("%1: %2").arg(m_what, e.message())) : e);
+        if (consumer.status == 204 || !consumer.sawMultipart || m_summary.parts == 0)
+            return finishWith(Error(ErrorCode::NotFound, QStringLiteral("%1: the server sent no instance").arg(m_what)));
+        m_summary.seconds = m_clock.nsecsElapsed() / 1e9;
+        finishWith(m_summary);
+    }
+
     RetrieveCallbacks m_callbacks;
+    QNetworkRequest m_directRequest;  ///< what the direct path sends (its Authorization may be refreshed)
+    std::thread m_worker;             ///< the direct path's reader
+    std::shared_ptr<HttpCancel> m_cancel;
+    bool m_directRefreshed = false;
     std::unique_ptr<MultipartReader> m_reader;
     QByteArray m_chunk;  ///< what the reply had, read into the same memory each time
     WadoPart m_part;
