@@ -281,7 +281,21 @@ void tst_HttpStream::dicomWebRetrievalRefreshesARefusedToken()
     QCOMPARE(server.requests.size(), 2);
     QVERIFY(server.requests.first().startsWith("GET /dicom-web/studies/1.2.3 HTTP/1.1"));
 
+    // A redirect is left to QNetworkAccessManager, which follows it.
+    server.answer = [&](const QByteArray &request) -> QByteArray {
+        if (request.startsWith("GET /dicom-web/"))
+            return "HTTP/1.1 301 Moved Permanently\r\nLocation: " + server.url(QStringLiteral("/moved/studies/1.2.3")).toEncoded() + "\r\nContent-Length: 0\r\n\r\n";
+        return "HTTP/1.1 200 OK\r\nContent-Type: multipart/related; type=\"application/dicom\"; boundary=B\r\n\r\n"
+               "--B\r\nContent-Type: application/dicom\r\n\r\n" + part + "\r\n--B--\r\n";
+    };
+    parts.clear();
+    const Result<RetrieveSummary> moved = runSync(client.retrieve(QStringLiteral("1.2.3"), {}, {}, cb));
+    QVERIFY2(moved.isOk(), qPrintable(moved.error().toString()));
+    QCOMPARE(parts, QList<QByteArray>{part});
+    QVERIFY(server.requests.last().startsWith("GET /moved/studies/1.2.3 HTTP/1.1"));
+
     // Without a refresh hook the refusal is an authentication error that does not show the token.
+    server.answer = [&](const QByteArray &) -> QByteArray { return "HTTP/1.1 401 Unauthorized\r\nContent-Length: 12\r\n\r\nwho are you?"; };
     DicomWebEndpoint plain = ep;
     plain.auth.refresh = nullptr;
     DicomWebClient refused(plain);

@@ -151,6 +151,7 @@ protected:
 
     int status(QNetworkReply *reply) const { return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(); }
     const QNetworkRequest &request() const { return m_request; }
+    void setRequestHeader(const QByteArray &name, const QByteArray &value) { m_request.setRawHeader(name, value); }
     DicomWebClient *client() const { return m_client; }
 
     QString m_what;
@@ -536,6 +537,12 @@ private:
         if (e.isError() && consumer.status == 0)
             return finishWith(e.code() == ErrorCode::Timeout || e.code() == ErrorCode::Network || e.code() == ErrorCode::Cancelled
                                   ? Error(e.code(), QStringLiteral("%1: %2").arg(m_what, e.message())) : e);
+        if (consumer.status >= 300 && consumer.status < 400) {
+            // Redirected (to https://, say): QNetworkAccessManager follows it, with a token refreshed here.
+            if (m_directRequest.hasRawHeader("Authorization"))
+                setRequestHeader("Authorization", m_directRequest.rawHeader("Authorization"));
+            return HttpJob::doStart();
+        }
         if (consumer.status < 200 || consumer.status >= 300)
             return finishWith(httpError(consumer.status, consumer.errorText, m_what));
         if (e.isError())  // a broken multipart answer, a part cut short, the connection lost: nothing partial was passed on

@@ -334,7 +334,8 @@ Error runHttpGet(const QUrl &url, const QList<QPair<QByteArray, QByteArray>> &fi
     QByteArray request = "GET " + url.toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority | QUrl::RemoveFragment) + " HTTP/1.1\r\n";
     if (request.startsWith("GET  "))
         request.insert(4, '/');
-    request += "Host: " + url.host(QUrl::FullyEncoded).toLatin1() + (url.port() > 0 ? ":" + QByteArray::number(port) : QByteArray()) + "\r\n";
+    const QByteArray host = url.host(QUrl::FullyEncoded).toLatin1();
+    request += "Host: " + (host.contains(':') ? "[" + host + "]" : host) + (url.port() > 0 ? ":" + QByteArray::number(port) : QByteArray()) + "\r\n";
     for (const auto &[name, value] : fields)
         request += name + ": " + value + "\r\n";
     request += "Connection: close\r\n\r\n";  // one exchange per connection: the end of the stream ends the answer
