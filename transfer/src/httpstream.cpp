@@ -123,13 +123,13 @@ public:
         return Error();
     }
 
-    /// Up to `capacity` bytes (at least one), or 0 at the end of the stream.
-    Result<qint64> receive(char *into, qint64 capacity)
+    /// Up to `capacity` bytes (at least one), or 0 at the end of the stream. `bulk`: into a large buffer that
+    /// wants many bytes (a part's body) — then woken only once a good share of it is in (the kernel's low-water
+    /// mark), not for every segment: 150 MiB are a few hundred wake-ups instead of thousands. A trickle is still
+    /// read within kLowWaterPatienceMs (wait() looks at what is there). Heads and framing: at once.
+    Result<qint64> receive(char *into, qint64 capacity, bool bulk = false)
     {
-        // Woken only once a good share of `capacity` is in (the kernel's low-water mark), not for every segment:
-        // a stream of 150 MiB is then a few hundred wake-ups instead of thousands. A trickle is still read
-        // within kLowWaterPatienceMs (wait() looks at what is there).
-        const int lowWater = int(std::clamp<qint64>(capacity / 2, 1, kLowWater));
+        const int lowWater = bulk ? int(std::clamp<qint64>(capacity / 2, 1, kLowWater)) : 1;
         if (lowWater != m_lowWater && ::setsockopt(m_fd, SOL_SOCKET, SO_RCVLOWAT, &lowWater, sizeof lowWater) == 0)
             m_lowWater = lowWater;
         for (;;) {
@@ -390,7 +390,7 @@ Error runHttpGet(const QUrl &url, const QList<QPair<QByteArray, QByteArray>> &fi
         const qint64 wanted = body.dataWanted();
         char *direct = wanted > 0 ? consumer.directBuffer(wanted, &capacity) : nullptr;
         if (direct && capacity > 0) {
-            const Result<qint64> n = socket.receive(direct, std::min(capacity, wanted));
+            const Result<qint64> n = socket.receive(direct, std::min(capacity, wanted), true);
             if (!n.isOk())
                 return n.error();
             if (Error e = n.value() > 0 ? body.tookDirect(n.value()) : consumer.tookDirect(0); e.isError())
