@@ -183,15 +183,15 @@ std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
     // File meta information: explicit VR little endian, group 0002, its length given by its first element.
     Element e;
     qint64 at = 132;
-    if (!s.header(at, e) || e.tag != 0x00020000u || e.length != 4 || s.endOf(e) < 0)
-        return std::nullopt;
+    if (!s.header(at, e) || e.tag != 0x00020000u || e.vr[0] != 'U' || e.vr[1] != 'L' || e.length != 4 || s.endOf(e) < 0)
+        return std::nullopt;  // (a group length in another VR is an error to DCMTK)
     const qint64 metaEnd = s.endOf(e) + qint64(le32(s.bytes() + e.valueAt));
     at = s.endOf(e);
     QString transferSyntax;
     while (at < metaEnd) {
         if (!s.header(at, e) || (e.tag >> 16) != 0x0002 || e.length == kUndefined || s.endOf(e) < 0)
             return std::nullopt;
-        if (e.tag == 0x00020010u && !textOf(s, e, &transferSyntax))
+        if (e.tag == 0x00020010u && (e.vr[0] != 'U' || e.vr[1] != 'I' || !textOf(s, e, &transferSyntax)))
             return std::nullopt;
         at = s.endOf(e);
     }
