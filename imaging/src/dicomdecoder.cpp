@@ -293,6 +293,61 @@ Error decodeJpeg2000Frame(const pixels::Plan &plan, const ImageInfo &stored, con
     return Error();
 }
 
+namespace {
+/// Whether DCMTK 3.6.7's JPEG decoder would never return on this fragment. Before decoding a frame it walks the
+/// fragment's markers to the frame header (DJCodecDecoder::scanJpegDataForBitDepth), and a TEM marker (FF01) on
+/// that walk does not move it on: it loops forever (found by fuzzing). The same walk, here: the frame headers
+/// (SOFn) end it, markers with a length are stepped over by it, the ones without by two bytes, a fill byte by
+/// one, anything else ends it.
+bool jpegMarkerWalkNeverEnds(const uchar *data, quint32 length)
+{
+    quint32 offset = 0;
+    while (offset + 4 < length) {
+        if (data[offset] != 0xFF)
+            return false;
+        const uchar m = data[offset + 1];
+        const quint32 segment = quint32((data[offset + 2] << 8) | data[offset + 3]) + 2;
+        if (m == 0x01)
+            return true;  // TEM: where DCMTK's walk stays
+        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC)
+            return false;  // a frame header: DCMTK has what it looks for
+        if (m == 0xC4 || m == 0xC8 || m == 0xCC || (m >= 0xDA && m <= 0xDF) || (m >= 0xE0 && m <= 0xFE))
+            offset += segment;
+        else if ((m >= 0xD0 && m <= 0xD9) || (m > 0x02 && m <= 0xBF))
+            offset += 2;
+        else if (m == 0xFF)
+            offset += 1;
+        else
+            return false;  // DCMTK stops at an invalid marker
+    }
+    return false;
+}
+
+/// The fragments of a JPEG (DCMTK's DJ codec) Pixel Data that would hang DCMTK's decoder: an error, or none.
+Error checkJpegFragments(DcmDataset *ds, E_TransferSyntax xfer)
+{
+    const QByteArray uid(DcmXfer(xfer).getXferID());
+    const bool dcmtkJpeg = uid.startsWith("1.2.840.10008.1.2.4.") && !uid.startsWith("1.2.840.10008.1.2.4.8")  // not JPEG-LS
+                           && !uid.startsWith("1.2.840.10008.1.2.4.9") && !uid.startsWith("1.2.840.10008.1.2.4.10")
+                           && !uid.startsWith("1.2.840.10008.1.2.4.2");  // nor JPEG 2000, MPEG, HTJ2K
+    DcmElement *element = nullptr;
+    if (!dcmtkJpeg || ds->findAndGetElement(DCM_PixelData, element).bad() || !element)
+        return Error();
+    auto *pixelData = dynamic_cast<DcmPixelData *>(element);
+    DcmPixelSequence *sequence = nullptr;
+    if (!pixelData || pixelData->getEncapsulatedRepresentation(xfer, nullptr, sequence).bad() || !sequence)
+        return Error();
+    for (unsigned long i = 1; i < sequence->card(); ++i) {
+        DcmPixelItem *item = nullptr;
+        Uint8 *data = nullptr;
+        if (sequence->getItem(item, i).good() && item && item->getLength() > 0 && item->getUint8Array(data).good() && data
+            && jpegMarkerWalkNeverEnds(data, item->getLength()))
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("broken JPEG stream in fragment %1: a TEM marker (FF01) before the frame header").arg(i));
+    }
+    return Error();
+}
+} // namespace
+
 Result<DecodedImage> decodeDataset(DcmDataset *ds)
 {
     const E_TransferSyntax original = ds->getOriginalXfer();
@@ -300,6 +355,8 @@ Result<DecodedImage> decodeDataset(DcmDataset *ds)
     const QString xferUid = QString::fromLatin1(originalXfer.getXferID());
     // JPEG 2000 is ours (OpenJPEG); the other compressed syntaxes go through DCMTK's codecs.
     const bool jpeg2000 = original == EXS_JPEG2000LosslessOnly || original == EXS_JPEG2000;
+    if (Error e = checkJpegFragments(ds, original); e.isError())
+        return e;
     if (originalXfer.isEncapsulated() && !jpeg2000) {
         const OFCondition cond = ds->chooseRepresentation(EXS_LittleEndianExplicit, nullptr);
         if ((cond.bad() || !ds->canWriteXfer(EXS_LittleEndianExplicit)) && DcmCodecList::canChangeCoding(original, EXS_LittleEndianExplicit)) {
