@@ -14,6 +14,7 @@
 #include <dcmtk/dcmdata/dcdict.h>
 #include <dcmtk/dcmdata/dcpixseq.h>
 #include <dcmtk/dcmdata/dcpxitem.h>
+#include <dcmtk/dcmdata/dcstack.h>
 #include <dcmtk/dcmdata/dcxfer.h>
 
 #include <algorithm>
@@ -330,19 +331,21 @@ Error checkJpegFragments(DcmDataset *ds, E_TransferSyntax xfer)
     const bool dcmtkJpeg = uid.startsWith("1.2.840.10008.1.2.4.") && !uid.startsWith("1.2.840.10008.1.2.4.8")  // not JPEG-LS
                            && !uid.startsWith("1.2.840.10008.1.2.4.9") && !uid.startsWith("1.2.840.10008.1.2.4.10")
                            && !uid.startsWith("1.2.840.10008.1.2.4.2");  // nor JPEG 2000, MPEG, HTJ2K
-    DcmElement *element = nullptr;
-    if (!dcmtkJpeg || ds->findAndGetElement(DCM_PixelData, element).bad() || !element)
+    DcmStack found;  // every Pixel Data, nested ones included: DCMTK decodes them all
+    if (!dcmtkJpeg || ds->findAndGetElements(DCM_PixelData, found).bad())
         return Error();
-    auto *pixelData = dynamic_cast<DcmPixelData *>(element);
-    DcmPixelSequence *sequence = nullptr;
-    if (!pixelData || pixelData->getEncapsulatedRepresentation(xfer, nullptr, sequence).bad() || !sequence)
-        return Error();
-    for (unsigned long i = 1; i < sequence->card(); ++i) {
-        DcmPixelItem *item = nullptr;
-        Uint8 *data = nullptr;
-        if (sequence->getItem(item, i).good() && item && item->getLength() > 0 && item->getUint8Array(data).good() && data
-            && jpegMarkerWalkNeverEnds(data, item->getLength()))
-            return Error(ErrorCode::InvalidDicom, QStringLiteral("broken JPEG stream in fragment %1: a TEM marker (FF01) before the frame header").arg(i));
+    while (!found.empty()) {
+        auto *pixelData = dynamic_cast<DcmPixelData *>(found.pop());
+        DcmPixelSequence *sequence = nullptr;
+        if (!pixelData || pixelData->getEncapsulatedRepresentation(xfer, nullptr, sequence).bad() || !sequence)
+            continue;
+        for (unsigned long i = 1; i < sequence->card(); ++i) {
+            DcmPixelItem *item = nullptr;
+            Uint8 *data = nullptr;
+            if (sequence->getItem(item, i).good() && item && item->getLength() > 0 && item->getUint8Array(data).good() && data
+                && jpegMarkerWalkNeverEnds(data, item->getLength()))
+                return Error(ErrorCode::InvalidDicom, QStringLiteral("broken JPEG stream in fragment %1: a TEM marker (FF01) before the frame header").arg(i));
+        }
     }
     return Error();
 }
