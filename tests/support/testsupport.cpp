@@ -2,6 +2,7 @@
 
 #include <QEventLoop>
 #include <QFile>
+#include <QRandomGenerator>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -15,6 +16,7 @@
 #include <QThread>
 
 #include <csignal>
+#include <cstring>
 #include <sys/prctl.h>
 
 namespace spectrum::test {
@@ -61,6 +63,19 @@ quint16 freePort()
     QTcpServer server;
     server.listen(QHostAddress::LocalHost, 0);
     return server.serverPort();
+}
+
+QByteArray randomBytes(qint64 n, quint32 seed)
+{
+    QByteArray b(n, Qt::Uninitialized);
+    QRandomGenerator rng(seed);
+    for (qint64 i = 0; i + 4 <= n; i += 4) {
+        const quint32 v = rng.generate();
+        std::memcpy(b.data() + i, &v, 4);
+    }
+    for (qint64 i = n & ~qint64(3); i < n; ++i)
+        b[i] = char(rng.generate());
+    return b;
 }
 
 QByteArray readFile(const QString &path)

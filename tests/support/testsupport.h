@@ -35,6 +35,8 @@ void stopProcess(QProcess &process, int graceMs = 10000);
 quint16 freePort();
 
 QByteArray readFile(const QString &path);
+/// `n` pseudo-random bytes, the same for the same seed.
+QByteArray randomBytes(qint64 n, quint32 seed);
 bool writeFile(const QString &path, const QByteArray &bytes);
 
 /// spectrum-blobd as a child process on a free port, serving `root`, with token `token`. Stopped on destruction.

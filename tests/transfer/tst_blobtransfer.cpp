@@ -32,19 +32,6 @@ namespace {
 
 const QString kToken = QStringLiteral("test-token-1234");
 
-QByteArray randomBytes(qint64 n, quint32 seed)
-{
-    QByteArray b(n, Qt::Uninitialized);
-    QRandomGenerator rng(seed);
-    for (qint64 i = 0; i + 4 <= n; i += 4) {
-        const quint32 v = rng.generate();
-        memcpy(b.data() + i, &v, 4);
-    }
-    for (qint64 i = n & ~qint64(3); i < n; ++i)
-        b[i] = char(rng.generate());
-    return b;
-}
-
 using Blobd = BlobdProcess;
 
 /// A TCP relay between client and server. Hooks act on the server → client bytes of each connection.

@@ -103,15 +103,6 @@ private:
     qint64 m_at = 0;
 };
 
-QByteArray randomBytes(int n, quint32 seed)
-{
-    QByteArray b(n, Qt::Uninitialized);
-    QRandomGenerator g(seed);
-    for (char &c : b)
-        c = char(g.bounded(256));
-    return b;
-}
-
 /// runHttpGet on a worker thread while this thread's event loop serves; the test waits on its result.
 Error get(const QUrl &url, Collector &c, int timeoutMs = 5000, HttpCancel *cancel = nullptr, const QList<QPair<QByteArray, QByteArray>> &fields = {})
 {

@@ -1,11 +1,14 @@
 // MultipartReader: DICOMweb's multipart/related bodies parsed as they arrive, split anywhere.
 
+#include "testsupport.h"
+
 #include "spectrum/transfer/multipart.h"
 
 #include <QRandomGenerator>
 #include <QTest>
 
 using namespace spectrum;
+using spectrum::test::randomBytes;
 
 namespace {
 
@@ -63,15 +66,6 @@ Collected parse(const QByteArray &boundary, const QByteArray &bytes, const QList
     c.error = r.finish();
     c.complete = r.isComplete();
     return c;
-}
-
-QByteArray randomBytes(int n, quint32 seed)
-{
-    QByteArray b(n, Qt::Uninitialized);
-    QRandomGenerator g(seed);
-    for (char &c : b)
-        c = char(g.bounded(256));
-    return b;
 }
 
 } // namespace

@@ -249,6 +249,22 @@ protected:
     }
 };
 
+/// A WADO-RS part from its headers; `buffer` emptied and, when the part says its length, reserved for it (so
+/// that its bytes can be read straight into it).
+WadoPart beginPart(int index, const MultipartHeaders &headers, QByteArray *buffer)
+{
+    WadoPart part;
+    part.index = index;
+    part.contentType = headers.value("content-type");
+    bool ok = false;
+    const qint64 declared = headers.value("content-length").toLongLong(&ok);
+    part.declaredLength = ok ? declared : -1;
+    *buffer = QByteArray();
+    if (ok && declared > 0 && declared < (qint64(1) << 31))
+        buffer->reserve(declared);
+    return part;
+}
+
 /// Whether a request can go straight to the socket (httpstream.h): plain HTTP with no proxy to go through.
 bool canStreamDirectly(const QUrl &url)
 {
@@ -284,17 +300,7 @@ public:
             return Error(ErrorCode::Protocol, boundary.error().message());
         sawMultipart = true;
         m_reader = std::make_unique<MultipartReader>(boundary.value());
-        m_reader->onPartBegin = [this](int index, const MultipartHeaders &headers) {
-            m_part = WadoPart();
-            m_part.index = index;
-            m_part.contentType = headers.value("content-type");
-            bool ok = false;
-            const qint64 declared = headers.value("content-length").toLongLong(&ok);
-            m_part.declaredLength = ok ? declared : -1;
-            m_bytes = QByteArray();
-            if (ok && declared > 0 && declared < (qint64(1) << 31))
-                m_bytes.reserve(declared);
-        };
+        m_reader->onPartBegin = [this](int index, const MultipartHeaders &headers) { m_part = beginPart(index, headers, &m_bytes); };
         m_reader->onPartData = [this](int, const char *data, qint64 n) { m_bytes.append(data, n); };
         m_reader->onPartEnd = [this](int) -> Error {
             if (m_part.declaredLength >= 0 && m_part.declaredLength != m_bytes.size())
@@ -381,15 +387,7 @@ protected:
                 return stop(Error(ErrorCode::Protocol, QStringLiteral("%1: %2").arg(m_what, boundary.error().message())));
             m_reader = std::make_unique<MultipartReader>(boundary.value());
             m_reader->onPartBegin = [this](int index, const MultipartHeaders &h) {
-                m_part = WadoPart();
-                m_part.index = index;
-                m_part.contentType = h.value("content-type");
-                bool ok = false;
-                const qint64 declared = h.value("content-length").toLongLong(&ok);
-                m_part.declaredLength = ok ? declared : -1;
-                m_bytes.clear();
-                if (ok && declared > 0 && declared < (qint64(1) << 31))
-                    m_bytes.reserve(declared);
+                m_part = beginPart(index, h, &m_bytes);
                 if (m_callbacks.begin)
                     m_callbacks.begin(m_part);
             };
