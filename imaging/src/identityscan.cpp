@@ -120,7 +120,6 @@ public:
     }
 
     const uchar *bytes() const { return m_p; }
-    qint64 size() const { return m_size; }
 
 private:
     const uchar *m_p;

@@ -288,7 +288,6 @@ public:
     int status = 0;
     QByteArray errorText;  ///< the body of a non-2xx answer (the first 64 KiB)
     bool sawMultipart = false;
-    qint64 bodyBytes = 0;
 
     Error head(const HttpHead &h) override
     {
@@ -326,13 +325,11 @@ public:
     Error tookDirect(qint64 n) override
     {
         m_bytes.resize(m_directAt + n);
-        bodyBytes += n;
         return n > 0 ? m_reader->takeBody(n) : Error();
     }
 
     Error feed(const char *data, qint64 n) override
     {
-        bodyBytes += n;
         if (!m_reader) {
             if (errorText.size() < 64 * 1024)
                 errorText.append(data, std::min<qint64>(n, 64 * 1024 - errorText.size()));

@@ -65,7 +65,7 @@ struct RowsIn
         y = std::clamp(y, 0, format.height - 1);
         return base ? reinterpret_cast<const T *>(base + y * stride) : static_cast<const T *>(rowAt(y));
     }
-    /// Rows [begin, end) as one run of samples without gaps, or null when they are not so.
+    /// Row `begin` and the rows after it as one run of samples without gaps, or null when the rows are scattered.
     template <typename T>
     const T *contiguous(int begin) const
     {
