@@ -1,5 +1,6 @@
 #include "spectrum/stores/filestore.h"
 
+#include "directorylock.h"
 #include "lrumap.h"
 
 #include "spectrum/core/bootid.h"
@@ -13,7 +14,6 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QLockFile>
 #include <QMutex>
 #include <QThread>
 
@@ -119,7 +119,7 @@ struct FileStore::State
     qint64 budget = 0;
     quint64 nextVersion = 1;
     int journalFd = -1;
-    std::unique_ptr<QLockFile> lock;
+    std::unique_ptr<DirectoryLock> lock;
     // Group commit: records appended without a sync get a sequence number; syncUpTo() makes everything up to a
     // number durable with one fsync of the objects folder and one of the journal, shared by every commit that
     // waits meanwhile (many instances of a study arrive at once: one sync each cost 0.25 s per 200 instances).
@@ -149,8 +149,7 @@ struct FileStore::State
             ::close(journalFd);
             journalFd = -1;
         }
-        if (lock)
-            lock->unlock();
+        lock.reset();
     }
 
     Error closedError() const
@@ -371,15 +370,10 @@ Error FileStore::State::openLocked()
     if (!rootInfo.isWritable())
         return Error(ErrorCode::Io, QStringLiteral("the cache directory %1 is not writable").arg(root));
 
-    lock = std::make_unique<QLockFile>(root + QStringLiteral("/lock"));
-    lock->setStaleLockTime(0);
-    if (!lock->tryLock(0)) {
-        qint64 pid = 0;
-        QString host, app;
-        lock->getLockInfo(&pid, &host, &app);
-        return Error(lock->error() == QLockFile::LockFailedError ? ErrorCode::Busy : ErrorCode::Io,
-                     QStringLiteral("the cache %1 is in use by %2 (pid %3)").arg(root, app).arg(pid));
-    }
+    Result<std::unique_ptr<DirectoryLock>> locked = DirectoryLock::acquire(root + QStringLiteral("/lock"));
+    if (!locked.isOk())
+        return Error(locked.error().code(), QStringLiteral("the cache %1: %2").arg(root, locked.error().message()));
+    lock = locked.takeValue();
 
     // Replay the journal. A torn last line (crash during an append) is expected and ignored.
     // Journal order is use order: compaction writes entries least recently used first, and every later put

@@ -9,6 +9,7 @@
 #include <QDirIterator>
 #include <QtConcurrent/QtConcurrentRun>
 #include <QSignalSpy>
+#include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -93,6 +94,8 @@ private Q_SLOTS:
     void badKeysAreRejected_data();
     void badKeysAreRejected();
     void secondOpenIsRefused();
+    void aLockLeftByAKilledProcessDoesNotHoldTheCache_data();
+    void aLockLeftByAKilledProcessDoesNotHoldTheCache();
     void dicomIdentityIsIndexedAndQueryable();
     void expectedDigestMismatchCommitsNothing();
     void oversizedBlobIsRefused();
@@ -328,8 +331,32 @@ void tst_FileStore::secondOpenIsRefused()
     auto second = FileStore::open(dir.path(), 0);
     QVERIFY(!second.isOk());
     QCOMPARE(second.error().code(), ErrorCode::Busy);
+    QVERIFY2(second.error().message().contains(QStringLiteral("(pid %1)").arg(QCoreApplication::applicationPid())),
+             qPrintable(second.error().message()));  // the holder is named
     store.reset();
     QVERIFY(FileStore::open(dir.path(), 0).isOk());  // released when the first closes
+}
+
+void tst_FileStore::aLockLeftByAKilledProcessDoesNotHoldTheCache_data()
+{
+    QTest::addColumn<QByteArray>("left");
+    // Killed between creating the lock file and writing its name into it (what QLockFile could never judge stale).
+    QTest::newRow("empty") << QByteArray();
+    QTest::newRow("a gone process's name") << QByteArray("2147483646\nspectrum\n") + QSysInfo::machineHostName().toUtf8() + '\n';
+    QTest::newRow("garbage") << QByteArray("\xff\x00not a pid\n", 14);
+}
+
+void tst_FileStore::aLockLeftByAKilledProcessDoesNotHoldTheCache()
+{
+    QFETCH(QByteArray, left);
+    QTemporaryDir dir;
+    {
+        QFile lock(dir.filePath(QStringLiteral("lock")));
+        QVERIFY(lock.open(QIODevice::WriteOnly) && lock.write(left) == left.size());
+    }
+    Result<std::unique_ptr<FileStore>> opened = FileStore::open(dir.path(), 0);
+    QVERIFY2(opened.isOk(), qPrintable(opened.error().toString()));
+    QCOMPARE(FileStore::open(dir.path(), 0).error().code(), ErrorCode::Busy);  // and it is ours now
 }
 
 void tst_FileStore::dicomIdentityIsIndexedAndQueryable()
