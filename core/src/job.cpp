@@ -1,6 +1,7 @@
 #include "spectrum/core/job.h"
 
 #include <QEventLoop>
+#include <QMutex>
 #include <QPointer>
 #include <QThread>
 #include <QThreadPool>
@@ -20,6 +21,49 @@ QThreadPool *blockingPool()
     }();
     Q_UNUSED(configured)
     return &pool;
+}
+
+void startOnPool(QThreadPool *pool, std::function<void()> task)
+{
+    pool->start(std::move(task));
+}
+
+struct DeliveryAddress::State
+{
+    QMutex mutex;
+    QObject *context = nullptr;  ///< guarded by mutex; null once destroyed() went out
+    QMetaObject::Connection watch;
+};
+
+std::shared_ptr<DeliveryAddress> DeliveryAddress::of(QObject *context)
+{
+    std::shared_ptr<DeliveryAddress> a(new DeliveryAddress);
+    a->d = std::make_unique<State>();
+    a->d->context = context;
+    // Direct: it runs in the destructor of the context, on its thread, before its queued events are discarded.
+    // A post() that got the mutex first has queued its call by then, and the call is discarded with the rest.
+    a->d->watch = QObject::connect(context, &QObject::destroyed, [weak = std::weak_ptr<DeliveryAddress>(a)] {
+        if (std::shared_ptr<DeliveryAddress> alive = weak.lock()) {
+            QMutexLocker lock(&alive->d->mutex);
+            alive->d->context = nullptr;
+        }
+    });
+    return a;
+}
+
+DeliveryAddress::~DeliveryAddress()
+{
+    QObject::disconnect(d->watch);  // thread-safe; a context with many short-lived addresses keeps no dead connections
+}
+
+bool DeliveryAddress::post(std::function<void()> call)
+{
+    QMutexLocker lock(&d->mutex);
+    if (!d->context)
+        return false;
+    // The call holds the address, so the context's destroyed() still finds it while the call waits in the queue.
+    QMetaObject::invokeMethod(d->context, [self = shared_from_this(), call = std::move(call)] { call(); }, Qt::QueuedConnection);
+    return true;
 }
 
 Job::Job(QObject *parent) : QObject(parent) {}

@@ -15,7 +15,6 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QHash>
 #include <QPointer>
 #include <QRegularExpression>
@@ -24,7 +23,6 @@
 #include <QTemporaryDir>
 #include <QThread>
 #include <QThreadPool>
-#include <QtConcurrent>
 
 #include <deque>
 
@@ -745,11 +743,9 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
             ++st->pendingWrites;
             if (st->firstCompleteSeconds < 0)
                 st->firstCompleteSeconds = st->clock.nsecsElapsed() / 1e9;  // whole, in memory: the viewer could show it
-            auto *watcher = new QFutureWatcher<Result<DicomIdentity>>(job);
-            QObject::connect(watcher, &QFutureWatcherBase::finished, job, [self, job, st, watcher, finishIfDone, size] {
-                watcher->deleteLater();
+            // Reported back to the job's thread; dropped if the job is gone by then.
+            runOnPool<Result<DicomIdentity>>(keepingPool(), job, std::move(work), [self, job, st, finishIfDone, size](Result<DicomIdentity> &&id) {
                 --st->pendingWrites;
-                const Result<DicomIdentity> id = watcher->result();
                 if (id.isOk() && !st->patientId.isNull() && id.value().patientId != st->patientId) {
                     ++st->summary.rejected;  // another patient inside this study: never mixed in
                     qCWarning(lcStores) << "fetch: instance" << id.value().sopInstanceUid << "has patient ID" << id.value().patientId
@@ -775,7 +771,6 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                 }
                 finishIfDone();
             });
-            watcher->setFuture(QtConcurrent::run(keepingPool(), std::move(work)));
         };
         auto keep = [keepWith, studyUid, outDir, cache](const ByteView &bytes) {
             keepWith([bytes, studyUid, outDir, cache] { return keepInstance(bytes, studyUid, outDir, cache.get()); }, bytes.size());

@@ -6,6 +6,7 @@
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
+#include <QThreadPool>
 #include <QTimer>
 
 using namespace spectrum;
@@ -52,6 +53,8 @@ private Q_SLOTS:
     void cancelWhileRunningSync();
     void cancelAfterFinishIsIgnored();
     void cancelledPoolWorkIsNeverDelivered();
+    void poolResultsReachOnlyALivingContext_data();
+    void poolResultsReachOnlyALivingContext();
     void autoDeleteAfterFinish();
     void syncJobStaysAliveUntilTheCallerReturnsToTheLoop();
     void chainPassesValuesAndErrors_data();
@@ -212,6 +215,48 @@ void tst_Job::cancelledPoolWorkIsNeverDelivered()
     QVERIFY(!job->result().isOk());
     QCOMPARE(job->result().error().code(), ErrorCode::Cancelled);  // the typed result says why, as error() does
     delete job;
+}
+
+void tst_Job::poolResultsReachOnlyALivingContext_data()
+{
+    QTest::addColumn<int>("deleteContext");  // 0: never; 1: while the work runs; 2: after its result was queued
+    QTest::newRow("alive") << 0;
+    QTest::newRow("destroyed while working") << 1;
+    QTest::newRow("destroyed with the result queued") << 2;
+}
+
+void tst_Job::poolResultsReachOnlyALivingContext()
+{
+    QFETCH(int, deleteContext);
+    QThreadPool pool;
+    auto *context = new QObject;
+    std::atomic<bool> running{false}, release{false};
+    int delivered = -1;
+    QThread *deliveredOn = nullptr;
+    runOnPool<int>(&pool, context, [&] {
+        running = true;
+        while (!release.load())
+            QThread::msleep(1);
+        return 42;
+    }, [&](int &&value) {
+        delivered = value;
+        deliveredOn = QThread::currentThread();
+    });
+    QTRY_VERIFY(running.load());
+    if (deleteContext == 1)
+        delete context;
+    release = true;
+    QVERIFY(pool.waitForDone(10000));  // the result is queued (or dropped) by now
+    if (deleteContext == 2)
+        delete context;
+    QCoreApplication::processEvents();
+    if (deleteContext == 0) {
+        QCOMPARE(delivered, 42);
+        QCOMPARE(deliveredOn, QThread::currentThread());  // on the context's thread, not the pool's
+        delete context;
+    } else {
+        QCOMPARE(delivered, -1);  // never delivered to a context that is gone
+    }
 }
 
 void tst_Job::autoDeleteAfterFinish()

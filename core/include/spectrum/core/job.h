@@ -20,11 +20,15 @@
 #include <QObject>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 class QThreadPool;
 
 namespace spectrum {
+
+/// QThreadPool::start(std::function), kept out of this header.
+void startOnPool(QThreadPool *pool, std::function<void()> task);
 
 enum class ExecutionPolicy {
     Async,  ///< return at once; finished() arrives through the event loop
@@ -46,6 +50,35 @@ private:
 /// The pool on which blocking work (disk, DCMTK, decoding) runs. Separate from QThreadPool::globalInstance()
 /// so that slow I/O cannot starve CPU-bound work and vice versa. Thread-safe.
 QThreadPool *blockingPool();
+
+/// Delivers calls to an object's thread for as long as the object lives, from any thread: what a pool task uses
+/// to report back. A call posted after the object was destroyed is dropped, as is one still queued when it is.
+class DeliveryAddress : public std::enable_shared_from_this<DeliveryAddress>
+{
+public:
+    static std::shared_ptr<DeliveryAddress> of(QObject *context);
+    ~DeliveryAddress();
+    /// Queues `call` for the context's thread; thread-safe. False when the context is gone (nothing queued).
+    bool post(std::function<void()> call);
+
+private:
+    DeliveryAddress() = default;
+    struct State;
+    std::unique_ptr<State> d;
+};
+
+/// Runs `work` on `pool`, then `then(its result)` on the thread of `context` through one queued call, unless
+/// `context` is destroyed first (the result is then dropped, never delivered). What QtConcurrent::run and a
+/// QFutureWatcher child do, without the watcher object, the future and their several queued events per call.
+template <typename R>
+void runOnPool(QThreadPool *pool, QObject *context, std::function<R()> work, std::function<void(R &&)> then)
+{
+    std::shared_ptr<DeliveryAddress> to = DeliveryAddress::of(context);
+    startOnPool(pool, [to, work = std::move(work), then = std::move(then)] {
+        auto result = std::make_shared<R>(work());
+        to->post([then, result] { then(std::move(*result)); });
+    });
+}
 
 class Job : public QObject
 {

@@ -13,9 +13,6 @@
 #include "spectrum/core/job.h"
 #include "spectrum/core/result.h"
 
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
-
 #include <functional>
 #include <memory>
 
@@ -75,12 +72,9 @@ protected:
             this->finishWith(m_fn(token));
             return;
         }
-        // The watcher is our child: if the job is cancelled and deleted, the result is dropped, never delivered.
-        auto *watcher = new QFutureWatcher<Result<T>>(this);
-        QObject::connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
-            this->finishWith(watcher->result());
-        });
-        watcher->setFuture(QtConcurrent::run(blockingPool(), [fn = m_fn, token] { return fn(token); }));
+        // If the job is cancelled and deleted meanwhile, the result is dropped, never delivered.
+        runOnPool<Result<T>>(blockingPool(), this, [fn = m_fn, token] { return fn(token); },
+                             [this](Result<T> &&result) { this->finishWith(std::move(result)); });
     }
 
 private:
