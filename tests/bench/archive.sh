@@ -23,6 +23,7 @@ trap cleanup EXIT
 freeport() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 now() { date +%s.%N; }
 best() { sort -g | head -1; }
+median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 http=$(freeport); dicom=$(freeport)
 plugin=$(dpkg -L orthanc-dicomweb | grep 'plugins/.*\.so$' | head -1)
@@ -47,7 +48,7 @@ export SPECTRUM_CONFIG=$work/stores.json SPECTRUM_CACHE_DIR=$work/cache
 "$bin/spectrum-cli" stores add web --kind dicomweb --url "http://127.0.0.1:$http/dicom-web" --max-parallel "${PARALLEL:-6}" >/dev/null
 "$bin/spectrum-cli" stores add pacs --kind dimse --host 127.0.0.1 --port "$dicom" --aet BENCHPACS --our-aet SPECTRUM >/dev/null
 
-declare -A T
+declare -A T ALL  # best time, and every time, per name
 once() {  # name, command…: one timed run into T[name] (the best so far kept)
   local name=$1; shift
   rm -rf "$work/cache" "$work/out" "$work/getscu" "$work/curl.out"; mkdir -p "$work/getscu"
@@ -55,6 +56,7 @@ once() {  # name, command…: one timed run into T[name] (the best so far kept)
   "$@" >"$work/last.log" 2>&1 || { echo "failed: $name" >&2; tail -5 "$work/last.log" >&2; exit 1; }
   local t; t=$(echo "$(now) - $t0" | bc -l)
   if [ -z "${T[$name]:-}" ] || [ "$(echo "$t < ${T[$name]}" | bc -l)" = 1 ]; then T[$name]=$t; fi
+  ALL[$name]="${ALL[$name]:-} $t"
 }
 run_best() {  # name, command…: best wall time of RUNS
   for _ in $(seq "$RUNS"); do once "$@"; done
@@ -83,16 +85,20 @@ run_best "getscu with TCP_NODELAY=1" env TCP_NODELAY=1 getscu -aet GETSCU -aec B
 run_best "spectrum fetch over DIMSE (C-GET) into the cache" "$bin/spectrum-cli" fetch --store pacs "$study"
 
 echo
-printf '%-58s %9s %10s\n' "study: $SLICES instances, $((bytes / 1048576)) MiB (best of $RUNS)" seconds "MB/s"
+printf '%-58s %9s %10s %9s\n' "study: $SLICES instances, $((bytes / 1048576)) MiB (best of $RUNS)" seconds "MB/s" median
 for k in "curl WADO-RS study (one multipart answer to a file)" "curl WADO-RS one instance" "spectrum fetch over DICOMweb into the cache" \
          "spectrum fetch over DICOMweb into a folder" "spectrum first complete instance (DICOMweb)" "getscu, DCMTK defaults (Nagle on)" \
          "getscu with TCP_NODELAY=1" "spectrum fetch over DIMSE (C-GET) into the cache"; do
   case $k in *"one instance"*|*"first complete"*) rate="" ;; *) rate=$(awk "BEGIN{printf \"%.0f\", $bytes/${T[$k]}/1e6}") ;; esac
-  printf '%-58s %9.3f %10s\n' "$k" "${T[$k]}" "$rate"
+  med=$(if [ -n "${ALL[$k]:-}" ]; then echo "${ALL[$k]}" | tr ' ' '\n' | grep . | median; fi)
+  printf '%-58s %9.3f %10s %9s\n' "$k" "${T[$k]}" "$rate" "${med:+$(printf '%.3f' "$med")}"
 done
 echo
 echo "ratios (speed, higher is better for Spectrum):"
 awk "BEGIN{printf \"  whole study, DICOMweb into the cache / curl study       = %.2f×  (goal ≥ 1.0×)\n\", ${T["curl WADO-RS study (one multipart answer to a file)"]}/${T["spectrum fetch over DICOMweb into the cache"]}}"
+web_median=$(echo "${ALL["spectrum fetch over DICOMweb into the cache"]}" | tr ' ' '\n' | grep . | median)
+curl_median=$(echo "${ALL["curl WADO-RS study (one multipart answer to a file)"]}" | tr ' ' '\n' | grep . | median)
+awk "BEGIN{printf \"  the same, median against median                          = %.2f×\n\", $curl_median/$web_median}"
 awk "BEGIN{printf \"  first instance / curl of one instance: Spectrum takes %.2f× curl's time  (goal ≤ 2×)\n\", ${T["spectrum first complete instance (DICOMweb)"]}/${T["curl WADO-RS one instance"]}}"
 awk "BEGIN{printf \"  DIMSE C-GET into the cache / getscu with TCP_NODELAY=1 = %.2f×  (goal ≥ 1.0×)\n\", ${T["getscu with TCP_NODELAY=1"]}/${T["spectrum fetch over DIMSE (C-GET) into the cache"]}}"
 awk "BEGIN{printf \"  DIMSE C-GET into the cache / getscu with DCMTK defaults = %.2f×\n\", ${T["getscu, DCMTK defaults (Nagle on)"]}/${T["spectrum fetch over DIMSE (C-GET) into the cache"]}}"

@@ -343,7 +343,7 @@ void tst_FileStore::aLockLeftByAKilledProcessDoesNotHoldTheCache_data()
     // Killed between creating the lock file and writing its name into it (what QLockFile could never judge stale).
     QTest::newRow("empty") << QByteArray();
     QTest::newRow("a gone process's name") << QByteArray("2147483646\nspectrum\n") + QSysInfo::machineHostName().toUtf8() + '\n';
-    QTest::newRow("garbage") << QByteArray("\xff\x00not a pid\n", 14);
+    QTest::newRow("garbage") << QByteArray::fromHex("ff00") + QByteArray("not a pid\n");
 }
 
 void tst_FileStore::aLockLeftByAKilledProcessDoesNotHoldTheCache()
