@@ -441,7 +441,14 @@ int cmdListen(const QStringList &args)
         return fail(config.error().toString());
     StorageScp::Options o;
     o.aeTitle = p.value(QStringLiteral("aet")).isEmpty() ? config.value().workstation.aeTitle : p.value(QStringLiteral("aet"));
-    o.port = quint16(p.isSet(QStringLiteral("port")) ? p.value(QStringLiteral("port")).toInt() : config.value().workstation.storagePort);
+    o.port = config.value().workstation.storagePort;
+    if (p.isSet(QStringLiteral("port"))) {
+        bool ok = false;
+        const int port = p.value(QStringLiteral("port")).toInt(&ok);
+        if (!ok || port < 1 || port > 65535)  // 0 would listen on a port nobody is told
+            return fail(QStringLiteral("--port: '%1' is not a TCP port (1-65535)").arg(p.value(QStringLiteral("port"))), 2);
+        o.port = quint16(port);
+    }
     const WorkstationConfig &ws = config.value().workstation;
     o.certificateFile = p.isSet(QStringLiteral("tls-cert")) ? p.value(QStringLiteral("tls-cert")) : ws.tlsCertificate;
     o.keyFile = p.isSet(QStringLiteral("tls-key")) ? p.value(QStringLiteral("tls-key")) : ws.tlsKey;

@@ -108,6 +108,12 @@ private Q_SLOTS:
         r = cli({QStringLiteral("demo")}, cache);
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("--out DIR is required"));
+        for (const QString &port : {QStringLiteral("0"), QStringLiteral("70000"), QStringLiteral("abc")}) {
+            // Port 0 would listen on a port the kernel picks and nobody is told.
+            r = cli({QStringLiteral("listen"), QStringLiteral("--port"), port}, cache);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains("is not a TCP port"), r.err.constData());
+        }
     }
     void convertWritesUncompressedPixelForPixel_data()
     {
