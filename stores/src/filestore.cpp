@@ -513,7 +513,8 @@ QString FileStore::root() const { return d->root; }
 
 namespace {
 
-/// A reserved blob: a preallocated staging file, written with pwrite() and mapped for reading what arrived.
+/// A reserved blob: a file in the staging folder (or already under its final name, Placement::Final), written
+/// with pwrite() and mapped for reading what arrived.
 class FileWriter : public BlobWriter
 {
 public:
@@ -558,6 +559,7 @@ public:
     std::unique_ptr<ProgressRecord> progress;  ///< resumable reservations only
     qint64 blobSize = 0;
     quint64 version = 0;
+    bool inPlace = false;  ///< written under its final name (Placement::Final): no rename at the commit
     bool committed = false;
 };
 
@@ -711,7 +713,7 @@ ResultJob<BlobWriterPtr> *FileStore::reserve(const QString &key, qint64 size)
     return makeJob<BlobWriterPtr>([d = d, key, size](const CancelToken &) { return reserveNow(d, key, size); });
 }
 
-Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size, bool mapped)
+Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size, bool mapped, Placement placement)
 {
     if (Error e = validateKey(key); e.isError())
         return e;
@@ -736,8 +738,10 @@ Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, con
     auto w = std::make_shared<FileWriter>(key, d.get());
     w->blobSize = size;
     w->version = version;
-    w->file.setFileName(d->stagingPath(key, version));
-    if (!w->file.open(QIODevice::ReadWrite | QIODevice::Truncate))
+    w->inPlace = placement == Placement::Final;
+    w->file.setFileName(w->inPlace ? d->objectPath(key, version) : d->stagingPath(key, version));
+    // A final name is new: versions only grow, and the open removed what no record names.
+    if (!w->file.open(QIODevice::ReadWrite | (w->inPlace ? QIODevice::NewOnly : QIODevice::Truncate)))
         return Error(ErrorCode::Io, QStringLiteral("cannot create %1: %2").arg(w->file.fileName(), w->file.errorString()));
     if (size > 0 && mapped) {
         // Allocate the blocks now: a full disk fails here with a clear error, not later as SIGBUS in a
@@ -847,9 +851,9 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
         QMutexLocker journalLock(&d->journalMutex);
         if (d->closed)
             return d->closedError();
-        if (::rename(QFile::encodeName(w->file.fileName()).constData(), QFile::encodeName(target).constData()) != 0)
+        if (!w->inPlace && ::rename(QFile::encodeName(w->file.fileName()).constData(), QFile::encodeName(target).constData()) != 0)
             return ioError(QStringLiteral("cannot move blob '%1' into the cache").arg(w->key()), errno);
-        w->committed = true;  // the staging file is gone; the writer must not delete anything now
+        w->committed = true;  // the file is the entry's now; the writer must not delete anything
         // Made durable below, together with the commits that run meanwhile (group commit).
         if (Error e = d->appendLocked({putRecord(entry)}, false, &seq); e.isError()) {
             QFile::remove(target);  // without its record the file would be an orphan: not committed
@@ -932,7 +936,7 @@ void FileStore::setBudget(qint64 budgetBytes)
 ResultJob<BlobInfo> *FileStore::put(const QString &key, const ByteView &bytes, const CommitOptions &options)
 {
     return makeJob<BlobInfo>([d = d, notifier = notifier(), key, bytes, options](const CancelToken &) -> Result<BlobInfo> {
-        Result<BlobWriterPtr> w = reserveNow(d, key, bytes.size(), false);
+        Result<BlobWriterPtr> w = reserveNow(d, key, bytes.size(), false, Placement::Final);
         if (!w.isOk())
             return w.error();
         if (Error e = w.value()->writeAt(0, bytes.data(), bytes.size()); e.isError())
@@ -961,7 +965,7 @@ ResultJob<BlobInfo> *FileStore::importFile(const QString &key, const QString &pa
             ::close(src);
             return Error(ErrorCode::InvalidArgument, QStringLiteral("%1 is not a regular file").arg(path));
         }
-        Result<BlobWriterPtr> w = reserveNow(d, key, qint64(st.st_size));
+        Result<BlobWriterPtr> w = reserveNow(d, key, qint64(st.st_size), true, Placement::Final);
         if (!w.isOk()) {
             ::close(src);
             return w.error();

@@ -265,12 +265,21 @@ void tst_FileStore::tornJournalLineAndOrphansAreCleanedUp()
     journal.write("{\"op\":\"put\",\"key\":\"b\",\"vers");
     journal.close();
     QVERIFY(writeFile(dir.filePath(QStringLiteral("objects/orphan~99")), pattern(10, 1)));
+    // A whole blob is written under its final name (put): a crash before its record leaves half of it there,
+    // under the very name the next version of it will get.
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("objects/b~2")), pattern(5, 9)));
     auto store = openStore(dir.path());
     QVERIFY(store);
     QCOMPARE(readBlob(*store, QStringLiteral("a")), pattern(1000, 1));
     QCOMPARE(store->usage().blobs, 1);
+    QCOMPARE(runSync(store->read(QStringLiteral("b"))).error().code(), ErrorCode::NotFound);  // never served
     QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("objects/orphan~99"))));
-    QVERIFY(putBlob(*store, QStringLiteral("b"), pattern(10, 2)).isOk());  // the index is writable again
+    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("objects/b~2"))));
+    // The index is writable again, and a put writes under that same name now.
+    Result<BlobInfo> b = runSync(store->put(QStringLiteral("b"), ByteView(pattern(10, 2))));
+    QVERIFY2(b.isOk(), qPrintable(b.error().toString()));
+    QCOMPARE(b.value().version, quint64(2));
+    QCOMPARE(readBlob(*store, QStringLiteral("b")), pattern(10, 2));
 }
 
 void tst_FileStore::missingOrTruncatedFilesAreDropped()

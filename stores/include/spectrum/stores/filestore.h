@@ -4,16 +4,18 @@
 // evicted to stay under a byte budget.
 //
 // On disk, under the root:
-//   objects/<key>~<version>   committed blobs (a new version never overwrites an old one in place)
-//   staging/<key>~<version>.part   blobs being written; removed at open (an interrupted write is never served),
-//                            unless a resumable reservation's record staging/<key>.resume keeps it for later
+//   objects/<key>~<version>   committed blobs (a new version never overwrites an old one in place), and whole
+//                            blobs being written by put()/importFile() under the name they will have
+//   staging/<key>~<version>.part   reserved blobs being written; removed at open (an interrupted write is never
+//                            served), unless a resumable reservation's record staging/<key>.resume keeps it
 //   journal                  the index: one JSON record per line, appended and fsynced per change (see durable below)
-//   lock                     held while a process has the store open
+//   lock                     flock()ed while a process has the store open (the kernel lets go when it ends)
 //
-// Commit order — write staging file, fsync it, rename into objects/, fsync the directory, append the journal
-// record and fsync it, then delete the previous version — means that after a crash at any point the store
-// reopens to either the old or the new version of a blob, complete, and never a half-written one. Files that
-// no record names are deleted at open; records whose file is missing or has the wrong size are dropped.
+// Commit order — write the file, fsync it, rename it into objects/ (a staging file), fsync the directory, append
+// the journal record and fsync it, then delete the previous version — means that after a crash at any point the
+// store reopens to either the old or the new version of a blob, complete, and never a half-written one: only the
+// record makes a file an entry. Files that no record names are deleted at open; records whose file is missing or
+// has the wrong size are dropped.
 //
 // A commit with CommitOptions::durable false (blobs that can be fetched again) skips the syncs: its record
 // carries the kernel's boot ID instead. A killed process loses nothing the kernel already holds, so within the
@@ -75,7 +77,14 @@ public:
 private:
     explicit FileStore(std::shared_ptr<State> state);
     // The work of reserve() and commit(), on whatever thread runs it.
-    static Result<BlobWriterPtr> reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size, bool mapped = true);
+    /// Where a reservation's file is written: in the staging folder, renamed into place at the commit (what a
+    /// transfer needs: it may resume after a crash, its record names the staging file); or at once under its final
+    /// name — for a whole blob written in one go (put, importFile): unknown to the index, so invisible, until
+    /// committed; a crash leaves an orphan that the next open removes. Saves a rename, and the lock of two folders,
+    /// per blob.
+    enum class Placement { Staging, Final };
+    static Result<BlobWriterPtr> reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size, bool mapped = true,
+                                            Placement placement = Placement::Staging);
     /// `check`: the blob's XXH3-128 when the caller computed it from memory; empty: computed from the file.
     static Result<BlobInfo> commitNow(const std::shared_ptr<State> &d, const std::shared_ptr<StoreNotifier> &notifier, const BlobWriterPtr &writer,
                                       const CommitOptions &options, QByteArray check = QByteArray());
