@@ -1,5 +1,7 @@
 #include "spectrum/stores/blobstore.h"
 
+#include <QMetaMethod>
+
 namespace spectrum {
 
 bool BlobQuery::matches(const BlobInfo &info) const
@@ -25,6 +27,29 @@ BlobStore::BlobStore(QObject *parent) : QObject(parent), m_notifier(std::make_sh
 }
 
 BlobStore::~BlobStore() = default;
+
+// Counted here: Qt may call these with its own mutex held, so they must not ask isSignalConnected(). Qt does not
+// call disconnectNotify() for a listener destroyed without disconnecting: its count stays, and announcements go
+// out as they always did.
+void BlobStore::connectNotify(const QMetaMethod &signal)
+{
+    if (signal == QMetaMethod::fromSignal(&BlobStore::blobCommitted))
+        ++m_commitListeners;
+    else if (signal == QMetaMethod::fromSignal(&BlobStore::blobRemoved))
+        ++m_removalListeners;
+    m_notifier->setHeard(m_commitListeners > 0, m_removalListeners > 0);
+}
+
+void BlobStore::disconnectNotify(const QMetaMethod &signal)
+{
+    if (signal == QMetaMethod::fromSignal(&BlobStore::blobCommitted))
+        --m_commitListeners;
+    else if (signal == QMetaMethod::fromSignal(&BlobStore::blobRemoved))
+        --m_removalListeners;
+    else if (!signal.isValid())  // everything disconnected at once
+        m_commitListeners = m_removalListeners = 0;
+    m_notifier->setHeard(m_commitListeners > 0, m_removalListeners > 0);
+}
 
 Error BlobStore::validateKey(const QString &key)
 {

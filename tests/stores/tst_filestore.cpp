@@ -96,6 +96,7 @@ private Q_SLOTS:
     void secondOpenIsRefused();
     void aLockLeftByAKilledProcessDoesNotHoldTheCache_data();
     void aLockLeftByAKilledProcessDoesNotHoldTheCache();
+    void announcementsGoOnlyToListeners();
     void dicomIdentityIsIndexedAndQueryable();
     void expectedDigestMismatchCommitsNothing();
     void oversizedBlobIsRefused();
@@ -366,6 +367,31 @@ void tst_FileStore::aLockLeftByAKilledProcessDoesNotHoldTheCache()
     Result<std::unique_ptr<FileStore>> opened = FileStore::open(dir.path(), 0);
     QVERIFY2(opened.isOk(), qPrintable(opened.error().toString()));
     QCOMPARE(FileStore::open(dir.path(), 0).error().code(), ErrorCode::Busy);  // and it is ours now
+}
+
+void tst_FileStore::announcementsGoOnlyToListeners()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    // Nobody listens: nothing is announced (not even queued for later; a headless fetch commits hundreds a second).
+    QVERIFY(runSync(store->put(QStringLiteral("unheard"), ByteView(pattern(10, 1)))).isOk());
+    QStringList committed;
+    const QMetaObject::Connection listening = connect(store.get(), &BlobStore::blobCommitted, this,
+                                                      [&committed](const BlobInfo &info) { committed << info.key; });
+    QSignalSpy removed(store.get(), &BlobStore::blobRemoved);
+    QVERIFY(runSync(store->put(QStringLiteral("heard"), ByteView(pattern(10, 2)))).isOk());
+    QVERIFY(runSync(store->remove(QStringLiteral("unheard"))).isOk());
+    QTRY_COMPARE(committed, QStringList{QStringLiteral("heard")});
+    QTRY_COMPARE(removed.count(), 1);
+    QCOMPARE(removed.at(0).at(0).toString(), QStringLiteral("unheard"));
+    // The last listener disconnects, another comes: it hears what comes after it. (A listener destroyed without
+    // disconnecting leaves announcements on — Qt does not tell the store — and they go out as before.)
+    QVERIFY(disconnect(listening));
+    QVERIFY(runSync(store->put(QStringLiteral("between"), ByteView(pattern(10, 3)))).isOk());
+    QSignalSpy again(store.get(), &BlobStore::blobCommitted);
+    QVERIFY(runSync(store->put(QStringLiteral("later"), ByteView(pattern(10, 4)))).isOk());
+    QTRY_COMPARE(again.count(), 1);
+    QCOMPARE(again.at(0).at(0).value<BlobInfo>().key, QStringLiteral("later"));
 }
 
 void tst_FileStore::dicomIdentityIsIndexedAndQueryable()

@@ -14,6 +14,7 @@
 #include <QList>
 #include <QObject>
 
+#include <atomic>
 #include <memory>
 
 namespace spectrum {
@@ -92,16 +93,36 @@ using BlobWriterPtr = std::shared_ptr<BlobWriter>;
 
 /// Carries a store's announcements from any thread: jobs hold it (shared), the store listens to it. Emitting
 /// from a pool thread reaches the store through a queued connection; a destroyed store simply stops listening.
+/// What nobody listens to is not announced at all: a headless fetch or a blob server commits hundreds of blobs a
+/// second, and each announcement would wake the store's thread for nothing.
 class StoreNotifier : public QObject
 {
     Q_OBJECT
 public:
-    void announceCommitted(const BlobInfo &info) { Q_EMIT committed(info); }
-    void announceRemoved(const QStringList &keys) { if (!keys.isEmpty()) Q_EMIT removed(keys); }
+    void announceCommitted(const BlobInfo &info)
+    {
+        if (m_commitsHeard.load(std::memory_order_acquire))
+            Q_EMIT committed(info);
+    }
+    void announceRemoved(const QStringList &keys)
+    {
+        if (!keys.isEmpty() && m_removalsHeard.load(std::memory_order_acquire))
+            Q_EMIT removed(keys);
+    }
+    /// The store says whether its signals have listeners (any thread).
+    void setHeard(bool commits, bool removals)
+    {
+        m_commitsHeard.store(commits, std::memory_order_release);
+        m_removalsHeard.store(removals, std::memory_order_release);
+    }
 
 Q_SIGNALS:
     void committed(const spectrum::BlobInfo &info);
     void removed(const QStringList &keys);
+
+private:
+    std::atomic<bool> m_commitsHeard{false};
+    std::atomic<bool> m_removalsHeard{false};
 };
 
 class BlobStore : public QObject
@@ -146,8 +167,14 @@ protected:
     /// For implementations: hand this to jobs; what they announce arrives as the signals above.
     std::shared_ptr<StoreNotifier> notifier() const { return m_notifier; }
 
+    /// Tell the notifier whether blobCommitted/blobRemoved have listeners. Overriders call these too.
+    void connectNotify(const QMetaMethod &signal) override;
+    void disconnectNotify(const QMetaMethod &signal) override;
+
 private:
     std::shared_ptr<StoreNotifier> m_notifier;  // its queued connections deliver on the store's thread
+    std::atomic<int> m_commitListeners{0};       // connections to blobCommitted, from connectNotify()
+    std::atomic<int> m_removalListeners{0};
 };
 
 } // namespace spectrum
