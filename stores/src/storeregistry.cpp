@@ -870,10 +870,11 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                                                                         : QDir(outDir).filePath(QStringLiteral(".incoming-XXXXXX")));
             if (!tmp->isValid())
                 return job->complete(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for incoming instances")));
-            QPointer<CallbackJob<FetchSummary>> guard(job);
+            // Posted from DCMTK's thread: delivered only while the job lives.
+            std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(job);
             // Each file is checked and moved or copied (in the kernel) into place; never read whole into memory.
-            auto *get = client->get(studyUid, seriesUid, sopUid, tmp->path(), [guard, keepFile](const ReceivedInstance &i) -> Error {
-                QMetaObject::invokeMethod(guard.data(), [guard, keepFile, path = i.path] { if (guard) keepFile(path); }, Qt::QueuedConnection);
+            auto *get = client->get(studyUid, seriesUid, sopUid, tmp->path(), [toJob, keepFile](const ReceivedInstance &i) -> Error {
+                toJob->post([keepFile, path = i.path] { keepFile(path); });
                 return Error();
             });
             QObject::connect(get, &Job::progress, job, [job, st](qint64 done, qint64 total) {
@@ -949,9 +950,9 @@ ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name
         auto folder = std::make_shared<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/spectrum-send-XXXXXX"));
         if (!folder->isValid())
             return job->complete(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for the derived instances")));
-        QPointer<CallbackJob<ExportSummary>> guard(job);
+        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(job);  // progress from the pool, while the job lives
         const CancelToken sending = job->cancelToken();  // a cancelled send stops making its instances too
-        auto *make = makeJob<QStringList>([keys, chain, cache, folder, guard, sending](const CancelToken &cancel) -> Result<QStringList> {
+        auto *make = makeJob<QStringList>([keys, chain, cache, folder, toJob, job, sending](const CancelToken &cancel) -> Result<QStringList> {
             Derivation derivation;
             derivation.description = chain.isEmpty() ? QStringLiteral("unprocessed copy") : chain.description();
             derivation.seriesInstanceUid = makeUid();  // one derived series for all of them
@@ -977,8 +978,7 @@ ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name
                 if (!f.open(QIODevice::WriteOnly) || f.write(derived.value().bytes) != derived.value().bytes.size() || !f.commit())
                     return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
                 files << path;
-                if (guard)
-                    QMetaObject::invokeMethod(guard.data(), [guard, i, n = keys.size()] { if (guard) guard->progressTo(i + 1, n); }, Qt::QueuedConnection);
+                toJob->post([job, i, n = keys.size()] { job->progressTo(i + 1, n); });
             }
             return files;
         });

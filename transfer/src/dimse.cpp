@@ -8,7 +8,6 @@
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QMetaObject>
-#include <QPointer>
 #include <QPromise>
 #include <QThread>
 #include <QtConcurrent>
@@ -886,9 +885,11 @@ Error StorageScp::start()
     for (int i = 0; i < numberOfDcmLongSCUStorageSOPClassUIDs; ++i)
         l.addPresentationContext(dcmLongSCUStorageSOPClassUIDs[i], all);
     std::weak_ptr<Private> weak = d;
-    QPointer<StorageScp> self(this);
+    // Posted from the listener's thread, delivered only while this lives: `self` is never dangling in them.
+    StorageScp *self = this;
+    std::shared_ptr<DeliveryAddress> toSelf = DeliveryAddress::of(this);
     const QString ae = m_options.aeTitle;
-    l.stored = [weak, self](const QString &file, const QString &sopClass, const QString &sopInstance) {
+    l.stored = [weak, self, toSelf](const QString &file, const QString &sopClass, const QString &sopInstance) {
         auto p = weak.lock();
         if (!p)
             return;
@@ -899,14 +900,12 @@ Error StorageScp::start()
             if (p->handler)
                 e = p->handler(instance);
         }
-        QMetaObject::invokeMethod(self.data(), [self, instance, e] {
-            if (!self)
-                return;
+        toSelf->post([self, instance, e] {
             if (e.isError())
                 Q_EMIT self->failed(e);
             else
                 Q_EMIT self->instanceReceived(instance);
-        }, Qt::QueuedConnection);
+        });
     };
     l.getConfig().setTransportLayer(nullptr);  // a start after a stop: what this start's options say, nothing older
     d->tls.reset();
@@ -921,14 +920,14 @@ Error StorageScp::start()
     }
     if (OFCondition c = l.openListenPort(); c.bad())
         return dimseError(c, QStringLiteral("Storage SCP %1 on port %2").arg(ae).arg(m_options.port));
-    d->thread.reset(QThread::create([weak, self] {
+    d->thread.reset(QThread::create([weak, self, toSelf] {
         auto p = weak.lock();
         if (!p)
             return;
         const OFCondition c = p->listener.acceptAssociations();
         if (c.bad() && !p->listener.stopping) {
             const Error e = dimseError(c, QStringLiteral("Storage SCP"));
-            QMetaObject::invokeMethod(self.data(), [self, e] { if (self) Q_EMIT self->failed(e); }, Qt::QueuedConnection);
+            toSelf->post([self, e] { Q_EMIT self->failed(e); });
         }
     }));
     d->thread->start();
