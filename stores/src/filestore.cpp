@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -126,6 +127,11 @@ struct FileStore::State
     quint64 appendedSeq = 0;  ///< guarded by journalMutex
     QMutex syncMutex;         ///< taken after journalMutex is released, never with it
     quint64 syncedSeq = 0;    ///< guarded by syncMutex
+    // Files are created one at a time. Creating a file write-locks its folder in the kernel, and a second thread
+    // creating beside it spins on that lock (rwsem_spin_on_owner) for as long as the first allocates its inode:
+    // measured while fetching 300 instances with two writing threads, a fifth of their CPU went into that spin.
+    // Waiting here sleeps instead, and leaves the core to the network and the other writer.
+    std::mutex createMutex;
 
     bool closed = false;
     bool usedSinceCompaction = false;  ///< guarded by mutex: an entry was read since the journal was last rewritten
@@ -741,7 +747,10 @@ Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, con
     w->inPlace = placement == Placement::Final;
     w->file.setFileName(w->inPlace ? d->objectPath(key, version) : d->stagingPath(key, version));
     // A final name is new: versions only grow, and the open removed what no record names.
-    if (!w->file.open(QIODevice::ReadWrite | (w->inPlace ? QIODevice::NewOnly : QIODevice::Truncate)))
+    std::unique_lock<std::mutex> creating(d->createMutex);
+    const bool opened = w->file.open(QIODevice::ReadWrite | (w->inPlace ? QIODevice::NewOnly : QIODevice::Truncate));
+    creating.unlock();
+    if (!opened)
         return Error(ErrorCode::Io, QStringLiteral("cannot create %1: %2").arg(w->file.fileName(), w->file.errorString()));
     if (size > 0 && mapped) {
         // Allocate the blocks now: a full disk fails here with a clear error, not later as SIGBUS in a
