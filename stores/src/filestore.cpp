@@ -14,13 +14,16 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QHash>
 #include <QMutex>
+#include <QSet>
 #include <QThread>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <shared_mutex>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -35,6 +38,15 @@ namespace {
 constexpr auto kObjects = "objects";
 constexpr auto kStaging = "staging";
 constexpr auto kJournal = "journal";
+constexpr auto kPacks = "packs";
+// Whole blobs up to this size that arrive in memory (put(): instances fetched from an archive) are appended to a
+// pack file instead of getting a file each; a pack takes appends until it holds this much.
+constexpr qint64 kPackedBlobMax = 4 << 20;
+constexpr qint64 kPackBytes = 64 << 20;
+// Blobs start on a block boundary in their pack, so that the space of one that goes is given back whole.
+constexpr qint64 kPackAlign = 4096;
+
+qint64 alignUp(qint64 n) { return (n + kPackAlign - 1) & ~(kPackAlign - 1); }
 
 struct Entry
 {
@@ -47,6 +59,19 @@ struct Entry
     /// Its bytes must be checked against the checksum before they are served: written without a sync under a
     /// kernel that has since gone (another boot).
     bool unconfirmed = false;
+    /// The pack file holding its bytes (packs/<pack>, from `offset` on); 0: a file of its own,
+    /// objects/<key>~<version>.
+    quint64 pack = 0;
+    qint64 offset = 0;
+};
+
+/// What is left to do on the disk once an entry has left the index: nothing, delete a file (its own, or a pack
+/// no entry uses any more), or give back the blocks its bytes took in a pack that others still use.
+struct Reclaim
+{
+    QString path;
+    qint64 punchOffset = -1;  ///< >= 0: punch [punchOffset, punchOffset + punchLength) out of `path`
+    qint64 punchLength = 0;
 };
 
 QString osError(int err) { return QString::fromLocal8Bit(std::strerror(err)); }
@@ -68,6 +93,17 @@ Error fsyncPath(const QString &path)
     return rc == 0 ? Error() : ioError(QStringLiteral("cannot sync %1").arg(path), err);
 }
 
+/// DiskFull, with the numbers, when the disk under `root` has less than `size` bytes free.
+Error checkFreeSpace(const QString &root, const QString &key, qint64 size)
+{
+    struct statvfs disk {};
+    if (::statvfs(QFile::encodeName(root).constData(), &disk) == 0 && qint64(disk.f_bavail) * qint64(disk.f_frsize) < size) {
+        return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' needs %2 bytes, the disk of %3 has %4 free")
+                                              .arg(key).arg(size).arg(root).arg(qint64(disk.f_bavail) * qint64(disk.f_frsize)));
+    }
+    return Error();
+}
+
 QJsonObject putRecord(const Entry &e)
 {
     QJsonObject o;
@@ -85,6 +121,10 @@ QJsonObject putRecord(const Entry &e)
         o.insert(QStringLiteral("dicom"), e.info.dicom.toJson());
     if (!e.unsyncedBoot.isEmpty())
         o.insert(QStringLiteral("unsynced"), e.unsyncedBoot);
+    if (e.pack) {
+        o.insert(QStringLiteral("pack"), QString::number(e.pack));
+        o.insert(QStringLiteral("offset"), QString::number(e.offset));
+    }
     return o;
 }
 
@@ -100,9 +140,15 @@ bool entryFromRecord(const QJsonObject &o, Entry *e)
     e->lastAccessMs = qint64(o.value(QStringLiteral("access")).toDouble());
     e->info.dicom = DicomIdentity::fromJson(o.value(QStringLiteral("dicom")).toObject());
     e->unsyncedBoot = o.value(QStringLiteral("unsynced")).toString();
+    bool okPack = true, okOffset = true;
+    if (o.contains(QStringLiteral("pack"))) {
+        e->pack = o.value(QStringLiteral("pack")).toString().toULongLong(&okPack);
+        e->offset = o.value(QStringLiteral("offset")).toString().toLongLong(&okOffset);
+        okPack = okPack && e->pack > 0 && okOffset && e->offset >= 0 && e->offset % kPackAlign == 0;
+    }
     const bool digests = (e->info.sha256.isEmpty() || e->info.sha256.size() == 32) && (e->check.isEmpty() || e->check.size() == 16)
         && !(e->info.sha256.isEmpty() && e->check.isEmpty());
-    return okVersion && okSize && digests && e->info.size >= 0 && BlobStore::validateKey(e->info.key).code() == ErrorCode::None;
+    return okVersion && okSize && okPack && digests && e->info.size >= 0 && BlobStore::validateKey(e->info.key).code() == ErrorCode::None;
 }
 
 } // namespace
@@ -133,6 +179,24 @@ struct FileStore::State
     // Waiting here sleeps instead, and leaves the core to the network and the other writer.
     std::mutex createMutex;
 
+    // Packs (see filestore.h). A pack open for appends is used by one put() at a time; between puts it waits in
+    // idlePacks. A pack stops taking appends when it is full or the store closes, and is deleted once no entry
+    // uses it. Entries that go give their blocks back at once (a hole punched into the pack): a reader copies a
+    // packed blob out under punchMutex held shared, a punch or deletion holds it exclusively, so nobody ever reads
+    // blocks given back — a mapping could not promise that, so packed blobs are read by copy.
+    struct Pack
+    {
+        quint64 id = 0;
+        int fd = -1;
+        qint64 end = 0;  ///< where the next blob goes
+    };
+    std::mutex packMutex;  ///< guards idlePacks and nextPackId
+    std::vector<std::unique_ptr<Pack>> idlePacks;
+    quint64 nextPackId = 1;
+    QHash<quint64, int> packLive;     ///< guarded by mutex: entries per pack
+    QSet<quint64> packsAppending;     ///< guarded by mutex: packs that may still take appends
+    std::shared_mutex punchMutex;
+
     bool closed = false;
     bool usedSinceCompaction = false;  ///< guarded by mutex: an entry was read since the journal was last rewritten
 
@@ -147,6 +211,13 @@ struct FileStore::State
         if (closed)
             return;
         closed = true;
+        {
+            std::lock_guard<std::mutex> idle(packMutex);
+            for (const std::unique_ptr<Pack> &p : idlePacks)
+                ::close(p->fd);
+            idlePacks.clear();
+            packsAppending.clear();  // one still in a put() is closed when it comes back (sealPack)
+        }
         if (journalFd >= 0) {
             // Reads reorder the LRU without a record: write the order down. Without reads the journal already
             // holds it (every put and removal appended in order), and closing costs no rewrite and no sync.
@@ -172,6 +243,112 @@ struct FileStore::State
         return root + QLatin1Char('/') + QLatin1String(kStaging) + QLatin1Char('/') + key + QLatin1Char('~') + QString::number(version) + QStringLiteral(".part");
     }
     QString journalPath() const { return root + QLatin1Char('/') + QLatin1String(kJournal); }
+    QString packPath(quint64 pack) const
+    {
+        return root + QLatin1Char('/') + QLatin1String(kPacks) + QLatin1Char('/') + QString::number(pack);
+    }
+
+    /// `e` has just left the index (caller holds `mutex`): what to do on the disk about it, after the lock.
+    Reclaim releaseLocked(const Entry &e)
+    {
+        if (!e.pack)
+            return Reclaim{objectPath(e.info.key, e.info.version)};
+        auto live = packLive.find(e.pack);
+        if (live != packLive.end() && --live.value() <= 0) {
+            packLive.erase(live);
+            if (!packsAppending.contains(e.pack))
+                return Reclaim{packPath(e.pack)};  // nothing else in it, and nothing more to come
+        }
+        return Reclaim{packPath(e.pack), e.offset, alignUp(e.offset + e.info.size) - e.offset};
+    }
+
+    /// Does what releaseLocked() said. Caller holds `mutex` or nothing (never waits on a reader while holding it
+    /// unless the reader does not need it: readers take punchMutex after `mutex`, and copy without it).
+    void reclaim(const Reclaim &r)
+    {
+        if (r.path.isEmpty())
+            return;
+        std::unique_lock<std::shared_mutex> exclusive(punchMutex, std::defer_lock);
+        if (r.path.startsWith(root + QLatin1Char('/') + QLatin1String(kPacks)))
+            exclusive.lock();
+        if (r.punchOffset < 0) {
+            QFile::remove(r.path);  // readers that mapped a file of its own keep their mapping
+            return;
+        }
+        if (r.punchLength <= 0)
+            return;
+        const int fd = ::open(QFile::encodeName(r.path).constData(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return;  // already gone with the whole pack
+        if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(r.punchOffset), off_t(r.punchLength)) != 0) {
+            // A file system without holes: the space comes back when the whole pack is deleted. No entry names
+            // these bytes any more, so nothing reads them meanwhile.
+            const int err = errno;
+            qCWarning(lcStores) << "cannot give back" << r.punchLength << "bytes of" << r.path << ":" << osError(err);
+        }
+        ::close(fd);
+    }
+
+    /// Takes a pack to append one blob to: an idle one, or a new one.
+    Result<std::unique_ptr<Pack>> takePack()
+    {
+        quint64 id = 0;
+        {
+            std::lock_guard<std::mutex> idle(packMutex);
+            if (!idlePacks.empty()) {
+                std::unique_ptr<Pack> p = std::move(idlePacks.back());
+                idlePacks.pop_back();
+                return p;
+            }
+            id = nextPackId++;
+        }
+        {
+            QMutexLocker lock(&mutex);
+            if (closed)
+                return closedError();
+            packsAppending.insert(id);
+        }
+        auto p = std::make_unique<Pack>();
+        p->id = id;
+        p->fd = ::open(QFile::encodeName(packPath(id)).constData(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (p->fd < 0) {
+            const int err = errno;
+            QMutexLocker lock(&mutex);
+            packsAppending.remove(id);
+            return ioError(QStringLiteral("cannot create %1").arg(packPath(id)), err);
+        }
+        return p;
+    }
+
+    /// Gives a pack back after an append: it waits for the next one, or, full, takes no more. Caller holds no lock.
+    void givePack(std::unique_ptr<Pack> p)
+    {
+        {
+            QMutexLocker lock(&mutex);
+            if (!closed && p->end < kPackBytes) {
+                std::lock_guard<std::mutex> idle(packMutex);  // after mutex, as in close()
+                idlePacks.push_back(std::move(p));
+                return;
+            }
+        }
+        sealPack(std::move(p));
+    }
+
+    /// The pack takes no more appends; deleted if no entry uses it. Caller holds no lock.
+    void sealPack(std::unique_ptr<Pack> p)
+    {
+        ::close(p->fd);
+        QMutexLocker lock(&mutex);
+        packsAppending.remove(p->id);
+        if (closed || packLive.value(p->id) > 0)
+            return;  // after a close the next open deletes what no record names
+        lock.unlock();
+        reclaim(Reclaim{packPath(p->id)});
+    }
+
+    /// Reads [begin, end) of `e` (caller holds `mutex`, which this releases): a mapping of a file of its own; a
+    /// copy of a packed blob, made before anyone can give its blocks back.
+    Result<ByteView> bytesOf(const Entry &e, qint64 begin, qint64 end, QMutexLocker<QMutex> &lock);
 
     /// Makes the renames and journal records up to `seq` durable (see appendedSeq). Caller holds no lock.
     Error syncUpTo(quint64 seq)
@@ -188,6 +365,8 @@ struct FileStore::State
                 fd = ::dup(journalFd);  // compaction may replace the journal meanwhile; this one stays ours
         }
         Error e = fsyncPath(root + QLatin1Char('/') + QLatin1String(kObjects));
+        if (!e.isError())
+            e = fsyncPath(root + QLatin1Char('/') + QLatin1String(kPacks));  // a pack made since
         if (!e.isError() && fd >= 0 && ::fdatasync(fd) != 0)
             e = ioError(QStringLiteral("cannot sync the cache index"), errno);
         if (fd >= 0)
@@ -266,6 +445,7 @@ struct FileStore::State
     QStringList evictJournalLocked(const QString &keep)
     {
         QList<Entry> victims;
+        QList<Reclaim> space;
         {
             QMutexLocker locker(&mutex);
             if (budget <= 0)
@@ -277,6 +457,7 @@ struct FileStore::State
                     continue;
                 victims << *entries.find(key);
                 total -= victims.last().info.size;
+                space << releaseLocked(victims.last());
                 entries.remove(key);
             }
         }
@@ -290,8 +471,8 @@ struct FileStore::State
             if (Error e = appendLocked(records); e.isError())
                 qCWarning(lcStores) << "eviction not journalled; the blobs come back at the next open:" << e.toString();
         }
-        for (const Entry &v : victims)
-            QFile::remove(objectPath(v.info.key, v.info.version));
+        for (const Reclaim &r : space)
+            reclaim(r);
         return keys;
     }
 
@@ -307,9 +488,10 @@ struct FileStore::State
             return;  // replaced or removed meanwhile
         qCWarning(lcStores) << "cache entry" << key << "changed on the disk since it was committed; dropped";
         total -= e->info.size;
+        const Reclaim space = releaseLocked(*e);
         entries.remove(key);
-        QFile::remove(objectPath(key, version));
         lock.unlock();
+        reclaim(space);
         if (Error err = appendLocked({QJsonObject{{QStringLiteral("op"), QStringLiteral("del")}, {QStringLiteral("key"), key}}}, false); err.isError())
             qCWarning(lcStores) << "removal of" << key << "not journalled; the next open drops it (its file is gone):" << err.toString();
     }
@@ -337,12 +519,12 @@ struct FileStore::State
     Error confirmLocked(Entry *e)
     {
         const QString key = e->info.key;
-        const QString path = objectPath(key, e->info.version);
+        const QString path = e->pack ? packPath(e->pack) : objectPath(key, e->info.version);
         bool same = false;
         {
             QFile f(path);
-            if (f.open(QIODevice::ReadOnly) && f.size() == e->info.size) {
-                const uchar *p = e->info.size > 0 ? f.map(0, e->info.size) : nullptr;
+            if (f.open(QIODevice::ReadOnly) && (e->pack ? f.size() >= e->offset + e->info.size : f.size() == e->info.size)) {
+                const uchar *p = e->info.size > 0 ? f.map(e->offset, e->info.size) : nullptr;
                 if (p || e->info.size == 0) {
                     const char *bytes = reinterpret_cast<const char *>(p);
                     if (!e->check.isEmpty()) {
@@ -361,8 +543,9 @@ struct FileStore::State
         }
         qCWarning(lcStores) << "cache entry" << key << "was not on the disk when the system went down; dropped";
         total -= e->info.size;
+        const Reclaim space = releaseLocked(*e);
         entries.remove(key);
-        QFile::remove(path);  // its record goes at the next open, which finds no file
+        reclaim(space);  // its record goes at the next open, which finds no file (or no blob in its pack)
         return Error(ErrorCode::NotFound, QStringLiteral("blob '%1' was lost from the disk cache in a system crash; fetch it again").arg(key));
     }
 };
@@ -370,7 +553,7 @@ struct FileStore::State
 Error FileStore::State::openLocked()
 {
     QDir dir(root);
-    if (!dir.mkpath(QLatin1String(kObjects)) || !dir.mkpath(QLatin1String(kStaging)))
+    if (!dir.mkpath(QLatin1String(kObjects)) || !dir.mkpath(QLatin1String(kStaging)) || !dir.mkpath(QLatin1String(kPacks)))
         return Error(ErrorCode::Io, QStringLiteral("cannot create the cache directory %1").arg(root));
     QFileInfo rootInfo(root);
     if (!rootInfo.isWritable())
@@ -410,19 +593,32 @@ Error FileStore::State::openLocked()
             qCWarning(lcStores) << "cache index" << journalPath() << ": skipped" << skipped << "unreadable record(s) of" << lineNo;
     }
 
-    // Keep only records whose file is there with the right size, in use order.
+    // Keep only records whose file is there with the right size (whose pack reaches to their end), in use order.
     QList<Entry> alive;
     QSet<QString> referenced;
+    QHash<quint64, qint64> packSizes;
+    QHash<quint64, QList<QPair<qint64, qint64>>> packRanges;  // pack → [offset, end) of its entries
     for (const QString &key : replayed.order()) {
         const Entry &e = *replayed.find(key);
-        const QString path = objectPath(e.info.key, e.info.version);
-        const QFileInfo fi(path);
-        if (fi.exists() && fi.size() == e.info.size) {
-            alive << e;
-            referenced.insert(fi.fileName());
+        bool there = false;
+        if (e.pack) {
+            if (!packSizes.contains(e.pack)) {
+                const QFileInfo fi(packPath(e.pack));
+                packSizes.insert(e.pack, fi.exists() ? fi.size() : -1);
+            }
+            there = packSizes.value(e.pack) >= e.offset + e.info.size;
+            if (there)
+                packRanges[e.pack] << qMakePair(e.offset, e.offset + e.info.size);
         } else {
-            qCWarning(lcStores) << "dropping cache entry" << e.info.key << "- its file is missing or has the wrong size";
+            const QFileInfo fi(objectPath(e.info.key, e.info.version));
+            there = fi.exists() && fi.size() == e.info.size;
+            if (there)
+                referenced.insert(fi.fileName());
         }
+        if (there)
+            alive << e;
+        else
+            qCWarning(lcStores) << "dropping cache entry" << e.info.key << "- its file is missing or has the wrong size";
     }
     // Entries committed without a sync: those of this boot reach the disk now, with one sync of the file
     // system (usually long since written back); those of an earlier boot are checked before they are served.
@@ -448,6 +644,8 @@ Error FileStore::State::openLocked()
     for (const Entry &e : alive) {
         entries.insert(e.info.key, e);
         total += e.info.size;
+        if (e.pack)
+            ++packLive[e.pack];
     }
 
     // Nothing unnamed survives: interrupted writes and orphans of crashed commits or evictions.
@@ -474,6 +672,33 @@ Error FileStore::State::openLocked()
     for (const QString &name : objects.entryList(QDir::Files | QDir::Hidden | QDir::System)) {
         if (!referenced.contains(name))
             objects.remove(name);
+    }
+    // Packs: those no entry uses go; in the others, the space between entries (blobs removed while a reader still
+    // held them, appends a crash cut short) is given back, and no pack takes appends any more.
+    QDir packs(root + QLatin1Char('/') + QLatin1String(kPacks));
+    for (const QString &name : packs.entryList(QDir::Files | QDir::Hidden | QDir::System)) {
+        bool numbered = false;
+        const quint64 id = name.toULongLong(&numbered);
+        if (numbered)
+            nextPackId = std::max(nextPackId, id + 1);
+        auto ranges = packRanges.find(id);
+        if (!numbered || ranges == packRanges.end()) {
+            packs.remove(name);
+            continue;
+        }
+        std::sort(ranges->begin(), ranges->end());
+        const int fd = ::open(QFile::encodeName(packs.filePath(name)).constData(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        qint64 at = 0;
+        for (const auto &range : *ranges) {
+            if (range.first > at)
+                ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(at), off_t(range.first - at));
+            at = std::max(at, alignUp(range.second));
+        }
+        if (packSizes.value(id) > at && ::ftruncate(fd, off_t(at)) != 0)
+            qCWarning(lcStores) << "cannot trim" << packs.filePath(name) << ":" << osError(errno);
+        ::close(fd);
     }
     return compactJournalLocked();
 }
@@ -587,6 +812,42 @@ Result<ByteView> mapLocked(const QString &path, const QString &key, qint64 begin
 }
 } // namespace
 
+Result<ByteView> FileStore::State::bytesOf(const Entry &e, qint64 begin, qint64 end, QMutexLocker<QMutex> &lock)
+{
+    if (!e.pack) {
+        Result<ByteView> mapped = mapLocked(objectPath(e.info.key, e.info.version), e.info.key, begin, end);
+        lock.unlock();
+        return mapped;
+    }
+    // Taken before the index lock is let go: whoever removes the entry after that point waits for the copy
+    // before giving its blocks back.
+    std::shared_lock<std::shared_mutex> reading(punchMutex);
+    const QString path = packPath(e.pack);
+    const QString key = e.info.key;
+    const qint64 from = e.offset + begin;
+    lock.unlock();
+    if (begin == end)
+        return ByteView();
+    const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ioError(QStringLiteral("cannot open blob '%1'").arg(key), errno);
+    QByteArray bytes(end - begin, Qt::Uninitialized);
+    qint64 done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::pread(fd, bytes.data() + done, size_t(bytes.size() - done), off_t(from + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const int err = n < 0 ? errno : EIO;
+            ::close(fd);
+            return ioError(QStringLiteral("cannot read blob '%1'").arg(key), err);
+        }
+        done += n;
+    }
+    ::close(fd);
+    return ByteView(std::move(bytes));
+}
+
 ResultJob<BlobInfo> *FileStore::stat(const QString &key)
 {
     // Answered at once from the index, unless the SHA-256 is still to be computed: that reads the blob, on the pool.
@@ -606,8 +867,7 @@ ResultJob<BlobInfo> *FileStore::stat(const QString &key)
         const BlobInfo info = e->info;
         if (!info.sha256.isEmpty())
             return info;
-        Result<ByteView> bytes = mapLocked(d->objectPath(key, info.version), key, 0, info.size);
-        lock.unlock();
+        Result<ByteView> bytes = d->bytesOf(*e, 0, info.size, lock);
         if (!bytes.isOk())
             return bytes.error();
         return withDigest(d, info, bytes.value());
@@ -683,8 +943,7 @@ ResultJob<ByteView> *FileStore::read(const QString &key, ByteRange range)
         const QByteArray check = e.value()->check;
         const quint64 version = e.value()->info.version;
         const qint64 size = e.value()->info.size;
-        Result<ByteView> bytes = mapLocked(d->objectPath(key, version), key, begin, end);
-        lock.unlock();
+        Result<ByteView> bytes = d->bytesOf(*e.value(), begin, end, lock);
         // A whole blob is checked against its checksum before anyone uses it (XXH3: 50 µs for a CT slice): a
         // byte changed on the disk is never shown as an image. The entry goes; the caller fetches it again.
         if (bytes.isOk() && begin == 0 && end == size && !check.isEmpty() && xxh3Digest(bytes.value().data(), bytes.value().size()) != check) {
@@ -703,8 +962,7 @@ ResultJob<BlobSnapshot> *FileStore::snapshot(const QString &key)
         if (!e.isOk())
             return e.error();
         const BlobInfo info = e.value()->info;
-        Result<ByteView> bytes = mapLocked(d->objectPath(key, info.version), key, 0, info.size);
-        lock.unlock();
+        Result<ByteView> bytes = d->bytesOf(*e.value(), 0, info.size, lock);
         if (!bytes.isOk())
             return bytes.error();
         Result<BlobInfo> digested = withDigest(d, info, bytes.value());
@@ -736,11 +994,8 @@ Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, con
         }
         version = d->nextVersion++;
     }
-    struct statvfs disk {};
-    if (::statvfs(QFile::encodeName(d->root).constData(), &disk) == 0 && qint64(disk.f_bavail) * qint64(disk.f_frsize) < size) {
-        return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' needs %2 bytes, the disk of %3 has %4 free")
-                                              .arg(key).arg(size).arg(d->root).arg(qint64(disk.f_bavail) * qint64(disk.f_frsize)));
-    }
+    if (Error e = checkFreeSpace(d->root, key, size); e.isError())
+        return e;
     auto w = std::make_shared<FileWriter>(key, d.get());
     w->blobSize = size;
     w->version = version;
@@ -868,18 +1123,17 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
             QFile::remove(target);  // without its record the file would be an orphan: not committed
             return e.withContext(QStringLiteral("blob '%1' not committed").arg(w->key()));
         }
-        QString oldPath;
+        Reclaim old;
         {
             QMutexLocker lock(&d->mutex);
-            if (const Entry *old = d->entries.find(w->key())) {
-                d->total -= old->info.size;
-                oldPath = d->objectPath(old->info.key, old->info.version);
+            if (const Entry *previous = d->entries.find(w->key())) {
+                d->total -= previous->info.size;
+                old = d->releaseLocked(*previous);
             }
             d->entries.insert(w->key(), entry);
             d->total += entry.info.size;
         }
-        if (!oldPath.isEmpty())
-            QFile::remove(oldPath);  // readers that mapped it keep their mapping
+        d->reclaim(old);  // readers that mapped it keep their mapping; packed ones were copied
         if (w->progress)
             w->progress->remove();
         evicted = d->evictJournalLocked(w->key());
@@ -899,23 +1153,24 @@ ResultJob<Done> *FileStore::remove(const QString &key)
             QMutexLocker journalLock(&d->journalMutex);
             if (d->closed)
                 return d->closedError();
-            QString path;
             {
                 QMutexLocker lock(&d->mutex);
-                const Entry *e = d->entries.find(key);
-                if (!e)
+                if (!d->entries.find(key))
                     return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
-                path = d->objectPath(key, e->info.version);
             }
             if (Error err = d->appendLocked({QJsonObject{{QStringLiteral("op"), QStringLiteral("del")},
                                                          {QStringLiteral("key"), key}}}); err.isError())
                 return err;
+            Reclaim space;
             {
                 QMutexLocker lock(&d->mutex);
-                d->total -= d->entries.find(key)->info.size;
-                d->entries.remove(key);
+                if (const Entry *e = d->entries.find(key)) {  // unless a failed check dropped it meanwhile
+                    d->total -= e->info.size;
+                    space = d->releaseLocked(*e);
+                    d->entries.remove(key);
+                }
             }
-            QFile::remove(path);
+            d->reclaim(space);
         }
         notifier->announceRemoved({key});
         return Done{};
@@ -945,6 +1200,8 @@ void FileStore::setBudget(qint64 budgetBytes)
 ResultJob<BlobInfo> *FileStore::put(const QString &key, const ByteView &bytes, const CommitOptions &options)
 {
     return makeJob<BlobInfo>([d = d, notifier = notifier(), key, bytes, options](const CancelToken &) -> Result<BlobInfo> {
+        if (bytes.size() <= kPackedBlobMax)
+            return putPacked(d, notifier, key, bytes, options);
         Result<BlobWriterPtr> w = reserveNow(d, key, bytes.size(), false, Placement::Final);
         if (!w.isOk())
             return w.error();
@@ -961,6 +1218,99 @@ ResultJob<BlobInfo> *FileStore::put(const QString &key, const ByteView &bytes, c
         }
         return commitNow(d, notifier, w.value(), fromMemory, xxh3Digest(bytes.data(), bytes.size()));
     });
+}
+
+Result<BlobInfo> FileStore::putPacked(const std::shared_ptr<State> &d, const std::shared_ptr<StoreNotifier> &notifier, const QString &key,
+                                      const ByteView &bytes, const CommitOptions &options)
+{
+    if (Error e = validateKey(key); e.isError())
+        return e;
+    Entry entry;
+    entry.info.key = key;
+    entry.info.size = bytes.size();
+    {
+        QMutexLocker lock(&d->mutex);
+        if (d->closed)
+            return d->closedError();
+        if (d->budget > 0 && bytes.size() > d->budget) {
+            return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' of %2 bytes exceeds the cache budget of %3 bytes")
+                                                  .arg(key).arg(bytes.size()).arg(d->budget));
+        }
+        entry.info.version = d->nextVersion++;
+    }
+    if (Error e = checkFreeSpace(d->root, key, bytes.size()); e.isError())
+        return e;
+    // Everything that needs only the bytes in memory first, so that the pack is held for the write alone.
+    entry.check = xxh3Digest(bytes.data(), bytes.size());
+    if (!options.verifiedSha256.isEmpty()) {
+        entry.info.sha256 = options.verifiedSha256;
+    } else if (!options.deferSha256 || !options.expectedSha256.isEmpty()) {
+        entry.info.sha256 = Sha256::hash(bytes.data(), bytes.size());
+        Sha256::releaseThreadState();
+    }
+    if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
+        return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(key));
+    if (options.knownIdentity.isValid())
+        entry.info.dicom = options.knownIdentity;
+    else if (Result<DicomIdentity> id = readDicomIdentity(bytes); id.isOk())
+        entry.info.dicom = id.value();
+    const bool synced = options.durable || kernelBootId().isEmpty();  // as in commitNow()
+    if (!synced)
+        entry.unsyncedBoot = kernelBootId();
+
+    Result<std::unique_ptr<State::Pack>> taken = d->takePack();
+    if (!taken.isOk())
+        return taken.error();
+    std::unique_ptr<State::Pack> pack = taken.takeValue();
+    entry.pack = pack->id;
+    entry.offset = pack->end;
+    // The range is the blob's from now on, written or not: a failed write leaves dead bytes that the next open
+    // gives back, never a blob.
+    pack->end = alignUp(entry.offset + bytes.size());
+    const QString packFile = d->packPath(pack->id);
+    Error written = writeFileAt(pack->fd, entry.offset, bytes.data(), bytes.size(), packFile);
+    if (!written.isError() && synced && ::fdatasync(pack->fd) != 0)
+        written = ioError(QStringLiteral("cannot sync blob '%1'").arg(key), errno);
+    if (written.isError()) {
+        d->sealPack(std::move(pack));  // a full disk: the next blob starts a fresh pack, or fails there
+        return written.withContext(QStringLiteral("blob '%1' not committed").arg(key));
+    }
+    entry.info.committed = QDateTime::currentDateTimeUtc();
+    entry.lastAccessMs = entry.info.committed.toMSecsSinceEpoch();
+
+    QStringList evicted;
+    quint64 seq = 0;
+    Error recorded;
+    {
+        QMutexLocker journalLock(&d->journalMutex);
+        if (d->closed) {
+            recorded = d->closedError();
+        } else if (Error e = d->appendLocked({putRecord(entry)}, false, &seq); e.isError()) {
+            recorded = e.withContext(QStringLiteral("blob '%1' not committed").arg(key));
+        } else {
+            Reclaim old;
+            {
+                QMutexLocker lock(&d->mutex);
+                if (const Entry *previous = d->entries.find(key)) {
+                    d->total -= previous->info.size;
+                    old = d->releaseLocked(*previous);
+                }
+                d->entries.insert(key, entry);
+                d->total += entry.info.size;
+                ++d->packLive[entry.pack];
+            }
+            d->reclaim(old);
+            evicted = d->evictJournalLocked(key);
+        }
+    }
+    d->givePack(std::move(pack));  // after the entry counts in it: a full pack with no entry would be deleted
+    if (recorded.isError())
+        return recorded;
+    if (Error e = synced ? d->syncUpTo(seq) : Error(); e.isError())
+        return e.withContext(QStringLiteral("blob '%1' may not survive a crash").arg(key));
+    notifier->announceCommitted(entry.info);
+    notifier->announceRemoved(evicted);
+    return entry.info;
 }
 
 ResultJob<BlobInfo> *FileStore::importFile(const QString &key, const QString &path, const CommitOptions &options)

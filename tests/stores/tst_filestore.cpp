@@ -13,6 +13,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+#include <atomic>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
 using namespace spectrum;
 using namespace spectrum::test;
 
@@ -67,6 +73,41 @@ void copyTree(const QString &from, const QString &to)
     }
 }
 
+/// Overwrites bytes of a committed blob where the store keeps them (a file of its own or a pack): found by
+/// content, so the test does not depend on the layout. false if the bytes are nowhere under `root`.
+bool damageOnDisk(const QString &root, const QByteArray &blob, qint64 at, const QByteArray &replacement)
+{
+    QDirIterator it(root, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        QFile f(it.next());
+        if (!f.open(QIODevice::ReadWrite))
+            continue;
+        const qint64 where = f.readAll().indexOf(blob);
+        if (where < 0)
+            continue;
+        return f.seek(where + at) && f.write(replacement) == replacement.size();
+    }
+    return false;
+}
+
+/// Bytes the file system holds for `path` (holes do not count).
+qint64 allocatedBytes(const QString &path)
+{
+    struct stat st {};
+    return ::stat(QFile::encodeName(path).constData(), &st) == 0 ? qint64(st.st_blocks) * 512 : -1;
+}
+
+/// Whether the file system under `dir` gives back the blocks of a range inside a file (punch a hole).
+bool punchesHoles(const QString &dir)
+{
+    QFile probe(dir + QStringLiteral("/probe"));
+    if (!probe.open(QIODevice::ReadWrite) || probe.write(QByteArray(1 << 16, 'x')) != (1 << 16) || !probe.flush())
+        return false;
+    const bool ok = ::fallocate(probe.handle(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 1 << 15) == 0;
+    probe.remove();
+    return ok;
+}
+
 QStringList filesUnder(const QString &dir)
 {
     QStringList out;
@@ -107,6 +148,10 @@ private Q_SLOTS:
     void unsyncedCommitsSurviveAKillAndAreCheckedAfterASystemCrash();
     void deferredSha256IsComputedWhenAskedForAndChecked();
     void aChangedByteIsFoundOnReadAndTheEntryDropped();
+    void smallWholeBlobsShareAPackAndGiveTheirSpaceBack();
+    void aFullPackIsDeletedWithItsLastBlob();
+    void packsReopenWithoutCrashLeftovers();
+    void packedBlobsReadWhileEvictedAreWholeOrAbsent();
 };
 
 void tst_FileStore::roundTripRangesAndEmptyBlobs()
@@ -589,15 +634,7 @@ void tst_FileStore::unsyncedCommitsSurviveAKillAndAreCheckedAfterASystemCrash()
     QVERIFY(j.open(QIODevice::WriteOnly | QIODevice::Truncate));
     j.write(text);
     j.close();
-    QDir objects(crashed.filePath(QStringLiteral("objects")));
-    for (const QString &name : objects.entryList(QDir::Files)) {
-        if (name.startsWith(QLatin1String("b~"))) {
-            QFile f(objects.filePath(name));
-            QVERIFY(f.open(QIODevice::ReadWrite));
-            f.seek(100000);
-            f.write(QByteArray(4096, '\0'));  // what a lost page reads as
-        }
-    }
+    QVERIFY(damageOnDisk(crashed.path(), b, 100000, QByteArray(4096, '\0')));  // what a lost page reads as
     {
         auto reopened = openStore(crashed.path());
         QVERIFY(reopened);
@@ -665,18 +702,7 @@ void tst_FileStore::deferredSha256IsComputedWhenAskedForAndChecked()
 
     // A deferred blob whose bytes changed on the disk is dropped when its digest is first asked for.
     QVERIFY(runSync(store->put(QStringLiteral("e"), ByteView(e), deferred)).isOk());
-    QDir objects(dir.filePath(QStringLiteral("objects")));
-    const QStringList files = objects.entryList({QStringLiteral("e~*")}, QDir::Files);
-    QCOMPARE(files.size(), 1);
-    {
-        QFile f(objects.filePath(files.first()));
-        QVERIFY(f.open(QIODevice::ReadWrite));
-        f.seek(12345);
-        char byte = 0;
-        QVERIFY(f.getChar(&byte));
-        f.seek(12345);
-        QVERIFY(f.putChar(char(byte ^ 0x10)));  // one bit
-    }
+    QVERIFY(damageOnDisk(dir.path(), e, 12345, QByteArray(1, char(e.at(12345) ^ 0x10))));  // one bit
     QCOMPARE(runSync(store->snapshot(QStringLiteral("e"))).error().code(), ErrorCode::Corrupt);
     QCOMPARE(runSync(store->stat(QStringLiteral("e"))).error().code(), ErrorCode::NotFound);
     QCOMPARE(store->usage().blobs, 1);
@@ -690,6 +716,174 @@ void tst_FileStore::deferredSha256IsComputedWhenAskedForAndChecked()
     wrong.expectedSha256 = sha(e);
     QCOMPARE(runSync(store->put(QStringLiteral("f"), ByteView(d), wrong)).error().code(), ErrorCode::Corrupt);
     QCOMPARE(runSync(store->stat(QStringLiteral("f"))).error().code(), ErrorCode::NotFound);
+}
+
+// Instances fetched whole (put) are appended to a shared pack file instead of getting a file each; the blocks of one
+// that goes are given back at once, and a pack no blob uses any more is deleted.
+void tst_FileStore::smallWholeBlobsShareAPackAndGiveTheirSpaceBack()
+{
+    QTemporaryDir dir;
+    if (!punchesHoles(dir.path()))
+        QSKIP("this file system cannot give back part of a file (no hole punching)");
+    auto store = openStore(dir.path());
+    QVERIFY(store);
+    constexpr int count = 40, size = 100000;
+    for (int i = 0; i < count; ++i)
+        QVERIFY(runSync(store->put(QStringLiteral("blob-%1").arg(i), ByteView(pattern(size, char(i))))).isOk());
+    QCOMPARE(filesUnder(dir.filePath(QStringLiteral("objects"))), QStringList());
+    const QStringList packs = filesUnder(dir.filePath(QStringLiteral("packs")));
+    QCOMPARE(packs.size(), 1);  // one writer at a time: one pack
+    const QString pack = dir.filePath(QStringLiteral("packs/") + packs.first());
+    for (int i = 0; i < count; ++i) {
+        QCOMPARE(readBlob(*store, QStringLiteral("blob-%1").arg(i)), pattern(size, char(i)));
+        QCOMPARE(readBlob(*store, QStringLiteral("blob-%1").arg(i), ByteRange::of(4000, 9000)), pattern(size, char(i)).mid(4000, 5000));
+    }
+    Result<BlobSnapshot> snap = runSync(store->snapshot(QStringLiteral("blob-7")));
+    QVERIFY(snap.isOk());
+    QCOMPARE(snap.value().bytes.toByteArray(), pattern(size, char(7)));
+    QCOMPARE(snap.value().info.sha256, QCryptographicHash::hash(pattern(size, char(7)), QCryptographicHash::Sha256));
+
+    // Half of them go: their blocks come back, the others read as before.
+    const qint64 before = allocatedBytes(pack);
+    QVERIFY(before >= qint64(count) * size);
+    for (int i = 0; i < count; i += 2)
+        QVERIFY(runSync(store->remove(QStringLiteral("blob-%1").arg(i))).isOk());
+    QVERIFY2(allocatedBytes(pack) <= before - qint64(count / 2) * size, qPrintable(QStringLiteral("%1 → %2").arg(before).arg(allocatedBytes(pack))));
+    // A new version of one: the old bytes' blocks go too.
+    const qint64 afterRemoval = allocatedBytes(pack);
+    QVERIFY(runSync(store->put(QStringLiteral("blob-1"), ByteView(pattern(size, 'n')))).isOk());
+    QVERIFY(allocatedBytes(pack) <= afterRemoval + 4096);
+    QCOMPARE(readBlob(*store, QStringLiteral("blob-1")), pattern(size, 'n'));
+    for (int i = 3; i < count; i += 2)
+        QCOMPARE(readBlob(*store, QStringLiteral("blob-%1").arg(i)), pattern(size, char(i)));
+    QCOMPARE(store->usage().blobs, count / 2);
+
+    // Across a restart; and once the last blob in it has gone, the pack goes too.
+    store.reset();
+    store = openStore(dir.path());
+    QVERIFY(store);
+    QCOMPARE(readBlob(*store, QStringLiteral("blob-1")), pattern(size, 'n'));
+    QCOMPARE(readBlob(*store, QStringLiteral("blob-39")), pattern(size, char(39)));
+    for (int i = 1; i < count; i += 2)
+        QVERIFY(runSync(store->remove(QStringLiteral("blob-%1").arg(i))).isOk());
+    QCOMPARE(store->usage().blobs, 0);
+    QVERIFY(!QFile::exists(pack));  // no more appends after a restart: nothing keeps it
+}
+
+void tst_FileStore::aFullPackIsDeletedWithItsLastBlob()
+{
+    QTemporaryDir dir;
+    auto store = openStore(dir.path());
+    QVERIFY(store);
+    // 1 MiB blobs until a second pack has been started: the first one is full.
+    int blobs = 0;
+    while (filesUnder(dir.filePath(QStringLiteral("packs"))).size() < 2 && blobs < 200) {
+        QVERIFY(runSync(store->put(QStringLiteral("b%1").arg(blobs), ByteView(pattern(1 << 20, char(blobs))))).isOk());
+        ++blobs;
+    }
+    const QStringList packs = filesUnder(dir.filePath(QStringLiteral("packs")));
+    QCOMPARE(packs.size(), 2);
+    const QString first = dir.filePath(QStringLiteral("packs/") + *std::min_element(packs.begin(), packs.end(), [](const QString &a, const QString &b) {
+        return a.toULongLong() < b.toULongLong();
+    }));
+    for (int i = 0; i < blobs - 1; ++i) {
+        QVERIFY(QFile::exists(first));
+        QVERIFY(runSync(store->remove(QStringLiteral("b%1").arg(i))).isOk());
+    }
+    QVERIFY(!QFile::exists(first));  // it takes no more appends, and nothing is left in it
+    QCOMPARE(filesUnder(dir.filePath(QStringLiteral("packs"))).size(), 1);
+    QCOMPARE(readBlob(*store, QStringLiteral("b%1").arg(blobs - 1)), pattern(1 << 20, char(blobs - 1)));
+}
+
+// What a crash can leave in the packs: an append cut short (bytes after the last record), a pack no record names,
+// a pack cut shorter than a record says. The store reopens with exactly the blobs it can serve whole.
+void tst_FileStore::packsReopenWithoutCrashLeftovers()
+{
+    QTemporaryDir dir, cut;
+    const QByteArray a = pattern(70000, 1), b = pattern(70000, 2), c = pattern(70000, 3);
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(store);
+        for (const auto &[key, bytes] : {std::pair{"a", a}, std::pair{"b", b}, std::pair{"c", c}})
+            QVERIFY(runSync(store->put(QString::fromLatin1(key), ByteView(bytes))).isOk());
+    }
+    const QStringList packs = filesUnder(dir.filePath(QStringLiteral("packs")));
+    QCOMPARE(packs.size(), 1);
+    const QString pack = dir.filePath(QStringLiteral("packs/") + packs.first());
+    copyTree(dir.path(), cut.path());
+    {
+        QFile f(pack);
+        QVERIFY(f.open(QIODevice::Append));
+        f.write(pattern(50000, 9));  // the bytes of a put whose record never made it
+    }
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("packs/999")), pattern(1000, 4)));
+    const qint64 grown = QFileInfo(pack).size();
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(store);
+        QCOMPARE(readBlob(*store, QStringLiteral("a")), a);
+        QCOMPARE(readBlob(*store, QStringLiteral("b")), b);
+        QCOMPARE(readBlob(*store, QStringLiteral("c")), c);
+        QVERIFY(QFileInfo(pack).size() < grown);  // the unrecorded tail is gone
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("packs/999"))));
+        // New blobs go into a new pack, never after bytes of the old one.
+        QVERIFY(runSync(store->put(QStringLiteral("d"), ByteView(pattern(1000, 5)))).isOk());
+        QCOMPARE(filesUnder(dir.filePath(QStringLiteral("packs"))).size(), 2);
+    }
+
+    // The pack lost its end: the blob that reached into it is dropped, the others are served.
+    const QString cutPack = cut.filePath(QStringLiteral("packs/") + packs.first());
+    QVERIFY(QFile::resize(cutPack, QFileInfo(cutPack).size() - 1000));
+    auto store = openStore(cut.path());
+    QVERIFY(store);
+    QCOMPARE(readBlob(*store, QStringLiteral("a")), a);
+    QCOMPARE(readBlob(*store, QStringLiteral("b")), b);
+    QCOMPARE(runSync(store->stat(QStringLiteral("c"))).error().code(), ErrorCode::NotFound);
+    QCOMPARE(store->usage().blobs, 2);
+}
+
+// Writers fill the cache past its budget from several threads while readers read what was just written: every read
+// is the whole blob asked for or NotFound (evicted), never the blocks given back after an eviction.
+void tst_FileStore::packedBlobsReadWhileEvictedAreWholeOrAbsent()
+{
+    QTemporaryDir dir;
+    constexpr int size = 64 * 1024, perWriter = 150;
+    auto store = openStore(dir.path(), 20 * size);
+    QVERIFY(store);
+    std::atomic<int> wrong{0}, found{0}, failed{0};
+    auto writer = [&](int w) {
+        for (int i = 0; i < perWriter; ++i) {
+            const QString key = QStringLiteral("w%1-%2").arg(w).arg(i);
+            if (!runSync(store->put(key, ByteView(pattern(size, char(w * 31 + i))))).isOk())
+                ++failed;
+            for (int back = 1; back <= 25 && back <= i; back += 4) {
+                const int j = i - back;
+                Result<ByteView> v = runSync(store->read(QStringLiteral("w%1-%2").arg(w).arg(j)));
+                if (v.isOk()) {
+                    ++found;
+                    if (v.value().toByteArray() != pattern(size, char(w * 31 + j)))
+                        ++wrong;
+                } else if (v.error().code() != ErrorCode::NotFound) {
+                    ++wrong;
+                }
+            }
+        }
+    };
+    QFuture<void> w1 = QtConcurrent::run(writer, 1), w2 = QtConcurrent::run(writer, 2), w3 = QtConcurrent::run(writer, 3);
+    writer(0);
+    w1.waitForFinished();
+    w2.waitForFinished();
+    w3.waitForFinished();
+    QCOMPARE(failed.load(), 0);
+    QCOMPARE(wrong.load(), 0);
+    QVERIFY(found.load() > 0);
+    QVERIFY(store->usage().bytes <= 20 * size);
+    // What the packs hold on the disk stays near the budget: evicted blobs gave their blocks back.
+    qint64 held = 0;
+    for (const QString &name : filesUnder(dir.filePath(QStringLiteral("packs"))))
+        held += allocatedBytes(dir.filePath(QStringLiteral("packs/") + name));
+    if (punchesHoles(dir.path()))
+        QVERIFY2(held <= 30 * size, qPrintable(QString::number(held)));
 }
 
 QTEST_GUILESS_MAIN(tst_FileStore)
