@@ -113,43 +113,6 @@ Error httpError(int status, const QByteArray &body, const QString &what)
     }
 }
 
-/// Whether a request can go straight to the socket (httpstream.h): plain HTTP with no proxy to go through.
-bool canStreamDirectly(const QUrl &url)
-{
-    if (url.scheme() != QLatin1String("http") || QNetworkProxy::applicationProxy().type() != QNetworkProxy::NoProxy)
-        return false;
-    for (const char *var : {"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"})
-        if (!qEnvironmentVariableIsEmpty(var))
-            return false;
-    return true;
-}
-
-/// A whole answer read straight from the socket (a QIDO-RS result, metadata): kept for the job's done().
-class DirectAnswer : public HttpBodyConsumer
-{
-public:
-    static constexpr qint64 kMaxBytes = qint64(1) << 30;  // a bound against a server that never stops
-
-    int status = 0;
-    QByteArray body;
-
-    Error head(const HttpHead &h) override
-    {
-        status = h.status;
-        return Error();
-    }
-    char *directBuffer(qint64, qint64 *) override { return nullptr; }
-    Error tookDirect(qint64) override { return Error(); }
-    Error feed(const char *data, qint64 n) override
-    {
-        if (body.size() + n > kMaxBytes)
-            return Error(ErrorCode::Protocol, QStringLiteral("the answer is larger than %1 bytes").arg(kMaxBytes));
-        body.append(data, n);
-        return Error();
-    }
-    Error end() override { return Error(); }
-};
-
 /// One HTTP exchange as a job: admission under the client's parallel limit, authentication (with one refresh
 /// on 401), timeouts, cancel. Subclasses look at the answer.
 template <typename T>
@@ -164,95 +127,10 @@ public:
         this->setParent(client);
     }
 
-    ~HttpJob() override { stopDirect(); }
-
 protected:
-    void doStart() override
-    {
-        // A GET over plain HTTP goes straight to the socket (httpstream.h): a first request through
-        // QNetworkAccessManager waits for its thread and connection set-up, milliseconds a study's fetch waits too.
-        if (m_verb == "GET" && canStreamDirectly(m_request.url()))
-            return startDirectAnswer();
-        send();
-    }
+    void doStart() override { send(); }
 
-    void doCancel() override
-    {
-        stopDirect();
-        abortReply();
-    }
-
-    /// Runs the request straight on a socket on a worker thread (httpstream.h), the answer into `consumer`;
-    /// `finished` gets the exchange's error on the job's thread. Any earlier direct exchange is stopped first.
-    void startDirect(std::shared_ptr<HttpBodyConsumer> consumer, std::function<void(const Error &)> finished)
-    {
-        stopDirect();
-        QList<QPair<QByteArray, QByteArray>> fields;
-        for (const QByteArray &name : m_request.rawHeaderList())
-            fields.append({name, m_request.rawHeader(name)});
-        auto cancel = std::make_shared<HttpCancel>();
-        m_directCancel = cancel;
-        const QUrl url = m_request.url();
-        const int timeoutMs = m_client ? m_client->endpoint().timeoutMs : 60000;
-        m_directWorker = std::thread([this, url, fields, timeoutMs, consumer, cancel, finished] {
-            const Error e = runHttpGet(url, fields, timeoutMs, *consumer, *cancel);
-            if (cancel->isCancelled())
-                return;
-            // Posted: the job lives on its own thread. The worker is joined before the job goes, so `this` is
-            // alive when the call is made, and Qt drops calls still queued when it is deleted.
-            QMetaObject::invokeMethod(this, [this, e, finished] {
-                if (m_directWorker.joinable())
-                    m_directWorker.join();
-                m_directCancel.reset();
-                finished(e);
-            }, Qt::QueuedConnection);
-        });
-    }
-
-    /// Ends a direct exchange (at once: its waits also watch the cancel pipe) and waits for its worker.
-    void stopDirect()
-    {
-        if (m_directCancel)
-            m_directCancel->cancel();
-        if (m_directWorker.joinable())
-            m_directWorker.join();
-        m_directCancel.reset();
-    }
-
-    /// What every direct exchange does with the status it got: true when that ended the matter — retried with a
-    /// refreshed token, handed to QNetworkAccessManager after a redirect (to https://, say), or finished with
-    /// the error. false: a 2xx answer (with `e` about its body), for the caller to look at.
-    bool directStatusTaken(int status, const Error &e, const QByteArray &errorText, const std::function<void()> &retry)
-    {
-        if (this->isFinished())
-            return true;
-        const HttpAuth &auth = m_client ? m_client->endpoint().auth : HttpAuth();
-        if (status == 401 && auth.kind == HttpAuth::Kind::Bearer && auth.refresh && !m_refreshed) {
-            m_refreshed = true;
-            Result<QString> token = auth.refresh();
-            if (!token.isOk()) {
-                this->finishWith(Error(ErrorCode::Authentication, QStringLiteral("%1: the token was refused and could not be refreshed: %2").arg(m_what, token.error().message())));
-                return true;
-            }
-            m_request.setRawHeader("Authorization", "Bearer " + token.value().toUtf8());
-            retry();
-            return true;
-        }
-        if (e.isError() && status == 0) {
-            this->finishWith(e.code() == ErrorCode::Timeout || e.code() == ErrorCode::Network || e.code() == ErrorCode::Cancelled
-                                 ? Error(e.code(), QStringLiteral("%1: %2").arg(m_what, e.message())) : e);
-            return true;
-        }
-        if (status >= 300 && status < 400) {
-            send();
-            return true;
-        }
-        if (status < 200 || status >= 300) {
-            this->finishWith(httpError(status, errorText, m_what));
-            return true;
-        }
-        return false;
-    }
+    void doCancel() override { abortReply(); }
 
     void abortReply()
     {
@@ -267,12 +145,9 @@ protected:
     /// Bytes of a successful (2xx) answer as they arrive; default: kept for done().
     virtual void received(QNetworkReply *reply) { m_answer += reply->readAll(); }
     /// The whole exchange is over with a 2xx status (or one answersDespite() took).
-    virtual void done(int status, const QByteArray &answer) = 0;
+    virtual void done(int status, const QByteArray &answer, QNetworkReply *reply) = 0;
     /// Whether an error status still carries an answer to look at (STOW-RS's per-instance report).
     virtual bool answersDespite(int status, const QByteArray &answer) const { Q_UNUSED(status) Q_UNUSED(answer) return false; }
-
-    /// Through QNetworkAccessManager, whatever the request.
-    void sendThroughManager() { send(); }
 
     int status(QNetworkReply *reply) const { return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(); }
     const QNetworkRequest &request() const { return m_request; }
@@ -322,20 +197,7 @@ private:
             return this->finishWith(httpError(s, m_answer, m_what));
         if (s >= 200 && s < 300 && reply->error() != QNetworkReply::NoError)  // 2xx but cut short
             return this->finishWith(Error(ErrorCode::Network, QStringLiteral("%1: the answer broke off: %2").arg(m_what, reply->errorString())));
-        done(s, m_answer);
-    }
-
-    void startDirectAnswer()
-    {
-        auto answer = std::make_shared<DirectAnswer>();
-        startDirect(answer, [this, answer](const Error &e) {
-            if (directStatusTaken(answer->status, e, answer->body, [this] { startDirectAnswer(); }))
-                return;
-            if (e.isError())  // 2xx, but the answer broke off
-                return this->finishWith(Error(e.code() == ErrorCode::Timeout ? ErrorCode::Timeout : ErrorCode::Network,
-                                              QStringLiteral("%1: the answer broke off: %2").arg(m_what, e.message())));
-            done(answer->status, answer->body);
-        });
+        done(s, m_answer, reply);
     }
 
     QPointer<DicomWebClient> m_client;
@@ -345,8 +207,6 @@ private:
     QPointer<QNetworkReply> m_reply;  ///< its manager may go first (both belong to the client)
     QByteArray m_answer;
     bool m_refreshed = false;
-    std::thread m_directWorker;  ///< a direct exchange's reader
-    std::shared_ptr<HttpCancel> m_directCancel;
 };
 
 class SearchJob : public HttpJob<QList<DicomRecord>>
@@ -356,7 +216,7 @@ public:
         : HttpJob(c, "GET", std::move(r), {}, QStringLiteral("QIDO-RS search")), m_level(level) {}
 
 protected:
-    void done(int status, const QByteArray &answer) override
+    void done(int status, const QByteArray &answer, QNetworkReply *) override
     {
         if (status == 204 || answer.trimmed().isEmpty())
             return finishWith(QList<DicomRecord>());
@@ -380,7 +240,7 @@ public:
     using HttpJob::HttpJob;
 
 protected:
-    void done(int, const QByteArray &answer) override
+    void done(int, const QByteArray &answer, QNetworkReply *) override
     {
         const QJsonDocument doc = QJsonDocument::fromJson(answer);
         if (!doc.isArray())
@@ -403,6 +263,17 @@ WadoPart beginPart(int index, const MultipartHeaders &headers, QByteArray *buffe
     if (ok && declared > 0 && declared < (qint64(1) << 31))
         buffer->reserve(declared);
     return part;
+}
+
+/// Whether a request can go straight to the socket (httpstream.h): plain HTTP with no proxy to go through.
+bool canStreamDirectly(const QUrl &url)
+{
+    if (url.scheme() != QLatin1String("http") || QNetworkProxy::applicationProxy().type() != QNetworkProxy::NoProxy)
+        return false;
+    for (const char *var : {"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"})
+        if (!qEnvironmentVariableIsEmpty(var))
+            return false;
+    return true;
 }
 
 /// A WADO-RS answer read straight from the socket on a thread of its own (httpstream.h): each part is read into
@@ -481,20 +352,26 @@ class MultipartJob : public HttpJob<RetrieveSummary>
 {
 public:
     MultipartJob(DicomWebClient *c, QNetworkRequest r, QString what, RetrieveCallbacks callbacks)
-        : HttpJob(c, "GET", std::move(r), {}, std::move(what)), m_callbacks(std::move(callbacks))
+        : HttpJob(c, "GET", std::move(r), {}, std::move(what)), m_callbacks(std::move(callbacks)), m_directRequest(request())
     {
         m_clock.start();
     }
 
-    ~MultipartJob() override { stopDirect(); }  // before the members its reader's callbacks use go
+    ~MultipartJob() override { stopDirect(); }
 
 protected:
     void doStart() override
     {
         // Plain HTTP, and nobody watching the bytes of a part as they come: straight from the socket.
-        if (!m_callbacks.bytes && canStreamDirectly(request().url()))
-            return startDirectMultipart();
-        sendThroughManager();
+        if (!m_callbacks.bytes && canStreamDirectly(m_directRequest.url()))
+            return startDirect();
+        HttpJob::doStart();
+    }
+
+    void doCancel() override
+    {
+        stopDirect();
+        HttpJob::doCancel();
     }
 
     void received(QNetworkReply *reply) override
@@ -564,7 +441,7 @@ protected:
         setProgress(m_summary.bytes, 0);
     }
 
-    void done(int status, const QByteArray &) override
+    void done(int status, const QByteArray &, QNetworkReply *) override
     {
         if (m_error.isError())
             return finishWith(m_error);
@@ -586,15 +463,39 @@ private:
         finishWith(e);
     }
 
-    void startDirectMultipart()
+    void startDirect()
     {
+        stopDirect();
+        QList<QPair<QByteArray, QByteArray>> fields;
+        for (const QByteArray &name : m_directRequest.rawHeaderList())
+            fields.append({name, m_directRequest.rawHeader(name)});
         auto consumer = std::make_shared<DirectMultipart>();
+        auto cancel = std::make_shared<HttpCancel>();
+        m_cancel = cancel;
         consumer->onPart = [this](WadoPart part, QByteArray bytes) {
-            // Posted, like the end of the exchange (startDirect()).
+            // Posted: the job lives on its own thread. The worker is joined before the job goes, so `this` is
+            // alive when the call is made, and Qt drops calls still queued when it is deleted.
             QMetaObject::invokeMethod(this, [this, part = std::move(part), bytes = std::move(bytes)]() mutable { directPart(part, std::move(bytes)); },
                                       Qt::QueuedConnection);
         };
-        startDirect(consumer, [this, consumer](const Error &e) { directDone(e, *consumer); });
+        const QUrl url = m_directRequest.url();
+        const int timeoutMs = client() ? client()->endpoint().timeoutMs : 60000;
+        m_worker = std::thread([this, url, fields, timeoutMs, consumer, cancel] {
+            const Error e = runHttpGet(url, fields, timeoutMs, *consumer, *cancel);
+            if (cancel->isCancelled())
+                return;
+            QMetaObject::invokeMethod(this, [this, e, consumer] { directDone(e, *consumer); }, Qt::QueuedConnection);
+        });
+    }
+
+    /// Ends the worker (at once: its waits also watch the cancel pipe) and waits for it.
+    void stopDirect()
+    {
+        if (m_cancel)
+            m_cancel->cancel();
+        if (m_worker.joinable())
+            m_worker.join();
+        m_cancel.reset();
     }
 
     void directPart(const WadoPart &part, QByteArray bytes)
@@ -614,10 +515,31 @@ private:
 
     void directDone(const Error &e, const DirectMultipart &consumer)
     {
-        if (m_error.isError())
+        if (m_worker.joinable())
+            m_worker.join();
+        m_cancel.reset();
+        if (m_error.isError() || isFinished())
             return;
-        if (directStatusTaken(consumer.status, e, consumer.errorText, [this] { startDirectMultipart(); }))
-            return;
+        const HttpAuth &auth = client() ? client()->endpoint().auth : HttpAuth();
+        if (consumer.status == 401 && auth.kind == HttpAuth::Kind::Bearer && auth.refresh && !m_directRefreshed) {
+            m_directRefreshed = true;
+            Result<QString> token = auth.refresh();
+            if (!token.isOk())
+                return finishWith(Error(ErrorCode::Authentication, QStringLiteral("%1: the token was refused and could not be refreshed: %2").arg(m_what, token.error().message())));
+            m_directRequest.setRawHeader("Authorization", "Bearer " + token.value().toUtf8());
+            return startDirect();
+        }
+        if (e.isError() && consumer.status == 0)
+            return finishWith(e.code() == ErrorCode::Timeout || e.code() == ErrorCode::Network || e.code() == ErrorCode::Cancelled
+                                  ? Error(e.code(), QStringLiteral("%1: %2").arg(m_what, e.message())) : e);
+        if (consumer.status >= 300 && consumer.status < 400) {
+            // Redirected (to https://, say): QNetworkAccessManager follows it, with a token refreshed here.
+            if (m_directRequest.hasRawHeader("Authorization"))
+                setRequestHeader("Authorization", m_directRequest.rawHeader("Authorization"));
+            return HttpJob::doStart();
+        }
+        if (consumer.status < 200 || consumer.status >= 300)
+            return finishWith(httpError(consumer.status, consumer.errorText, m_what));
         if (e.isError())  // a broken multipart answer, a part cut short, the connection lost: nothing partial was passed on
             return finishWith(e.code() == ErrorCode::Network || e.code() == ErrorCode::Timeout || e.code() == ErrorCode::Protocol
                                   ? Error(e.code(), QStringLiteral("%1: %2").arg(m_what, e.message())) : e);
@@ -628,6 +550,10 @@ private:
     }
 
     RetrieveCallbacks m_callbacks;
+    QNetworkRequest m_directRequest;  ///< what the direct path sends (its Authorization may be refreshed)
+    std::thread m_worker;             ///< the direct path's reader
+    std::shared_ptr<HttpCancel> m_cancel;
+    bool m_directRefreshed = false;
     std::unique_ptr<MultipartReader> m_reader;
     QByteArray m_chunk;  ///< what the reply had, read into the same memory each time
     WadoPart m_part;
@@ -654,7 +580,7 @@ protected:
         return o.contains(QStringLiteral("00081199")) || o.contains(QStringLiteral("00081198"));
     }
 
-    void done(int, const QByteArray &answer) override
+    void done(int, const QByteArray &answer, QNetworkReply *) override
     {
         const QJsonDocument doc = QJsonDocument::fromJson(answer);
         // Some servers wrap the response dataset in an array.
