@@ -131,6 +131,7 @@ private Q_SLOTS:
     void lruOrderSurvivesReopen();
     void interruptedWriteIsInvisibleAfterReopen();
     void tornJournalLineAndOrphansAreCleanedUp();
+    void aCurrentJournalIsAppendedToAsItIs();
     void missingOrTruncatedFilesAreDropped();
     void badKeysAreRejected_data();
     void badKeysAreRejected();
@@ -326,6 +327,59 @@ void tst_FileStore::tornJournalLineAndOrphansAreCleanedUp()
     QVERIFY2(b.isOk(), qPrintable(b.error().toString()));
     QCOMPARE(b.value().version, quint64(2));
     QCOMPARE(readBlob(*store, QStringLiteral("b")), pattern(10, 2));
+}
+
+// A journal that holds exactly the entries (one record each, whole lines) is not rewritten at open; one that needs
+// it — a record without its newline, a removal — is, and what is appended afterwards reads back.
+void tst_FileStore::aCurrentJournalIsAppendedToAsItIs()
+{
+    QTemporaryDir dir;
+    const QString journal = dir.filePath(QStringLiteral("journal"));
+    auto inode = [&] {
+        struct stat st {};
+        return ::stat(QFile::encodeName(journal).constData(), &st) == 0 ? qint64(st.st_ino) : -1;
+    };
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(store);
+        QVERIFY(runSync(store->put(QStringLiteral("a"), ByteView(pattern(1000, 1)))).isOk());
+        QVERIFY(runSync(store->put(QStringLiteral("b"), ByteView(pattern(1000, 2)))).isOk());
+    }
+    const qint64 before = inode();
+    QVERIFY(before > 0);
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(store);
+        QCOMPARE(inode(), before);  // not rewritten
+        QVERIFY(runSync(store->put(QStringLiteral("c"), ByteView(pattern(1000, 3)))).isOk());
+        QVERIFY(runSync(store->remove(QStringLiteral("a"))).isOk());
+    }
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(store);
+        QVERIFY(inode() != before);  // a removal in it: rewritten without it
+        QCOMPARE(store->usage().blobs, 2);
+    }
+    // The last record lost its newline (a crash between the two writes of an append, or an editor).
+    QFile f(journal);
+    QVERIFY(f.open(QIODevice::ReadWrite));
+    QByteArray text = f.readAll();
+    QVERIFY(text.endsWith('\n'));
+    text.chop(1);
+    QVERIFY(f.resize(0) && f.seek(0) && f.write(text) == text.size());
+    f.close();
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(store);
+        QCOMPARE(store->usage().blobs, 2);
+        QVERIFY(runSync(store->put(QStringLiteral("d"), ByteView(pattern(1000, 4)))).isOk());
+    }
+    auto store = openStore(dir.path());
+    QVERIFY(store);
+    QCOMPARE(store->usage().blobs, 3);
+    QCOMPARE(readBlob(*store, QStringLiteral("b")), pattern(1000, 2));
+    QCOMPARE(readBlob(*store, QStringLiteral("c")), pattern(1000, 3));
+    QCOMPARE(readBlob(*store, QStringLiteral("d")), pattern(1000, 4));
 }
 
 void tst_FileStore::missingOrTruncatedFilesAreDropped()
