@@ -19,6 +19,7 @@
 #include <QPointer>
 #include <QRegularExpression>
 #include <QSaveFile>
+#include <QSet>
 #include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QThread>
@@ -271,6 +272,7 @@ struct FetchState
     double firstCompleteSeconds = -1;
     bool transferDone = false;
     int expected = 0;
+    QSet<QString> kept;  ///< SOP Instance UIDs counted: one that arrives twice (a stream that gave way) counts once
 };
 
 } // namespace
@@ -750,7 +752,10 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                     ++st->summary.rejected;  // another patient inside this study: never mixed in
                     qCWarning(lcStores) << "fetch: instance" << id.value().sopInstanceUid << "has patient ID" << id.value().patientId
                                         << "but the study's is" << st->patientId << "- dropped";
+                } else if (id.isOk() && st->kept.contains(id.value().sopInstanceUid)) {
+                    // Brought again (the stream that gave way to series requests had it): stored, not counted.
                 } else if (id.isOk()) {
+                    st->kept.insert(id.value().sopInstanceUid);
                     if (st->patientId.isNull())
                         st->patientId = id.value().patientId;
                     ++st->summary.instances;
@@ -798,10 +803,9 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
             if (!ep.isOk())
                 return job->complete(ep.error());
             auto *client = new DicomWebClient(ep.value(), job);
-            // The study's series, then one streaming WADO-RS request per series, maxParallel at once. Orthanc's
-            // WADO-RS has no byte ranges, so parallelism is across objects; per series, not per instance: measured
-            // on a 200-instance CT, one request for the series took 0.1 s where 200 instance requests, 6 at a
-            // time, took 0.8 s (each costs Orthanc a lookup and a new answer).
+            // Orthanc's WADO-RS has no byte ranges, so parallelism is across objects; per series, not per instance:
+            // measured on a 200-instance CT, one request for the series took 0.1 s where 200 instance requests, 6 at
+            // a time, took 0.8 s (each costs Orthanc a lookup and a new answer).
             if (!sopUid.isEmpty()) {  // one instance: straight to it
                 st->expected = 1;
                 RetrieveCallbacks cb;
@@ -819,18 +823,29 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                          [transferEnded](const Result<RetrieveSummary> &r) { transferEnded(r.isOk() ? Error() : r.error()); });
                 break;
             }
-            DicomQuery q;
-            q.level = QueryLevel::Series;
-            q.studyInstanceUid = studyUid;
-            q.seriesInstanceUid = seriesUid;
-            whenDone(client->search(q), job, [client, job, st, keep, transferEnded, transferProblem, studyUid](const Result<QList<DicomRecord>> &r) {
-                if (!r.isOk())
-                    return transferEnded(r.error());
-                if (r.value().isEmpty())
-                    return transferEnded(Error(ErrorCode::NotFound, QStringLiteral("study %1 has no instance there").arg(studyUid)));
-                for (const DicomRecord &series : r.value())
-                    st->expected += std::max(0, series.relatedInstances);
-                auto queue = std::make_shared<std::deque<DicomRecord>>(r.value().begin(), r.value().end());
+            // The whole study (or series) is asked for at once, as one stream, and its series are asked for beside
+            // it (QIDO-RS): a single-series study — or any study, when maxParallel is 1 — then costs no round trip
+            // before its first byte. When the answer lists several series and more than one request may run, the
+            // stream gives way to one request per series, maxParallel at once (faster wherever one connection is
+            // limited by its window and the round trip, or the server serves each request on one core). What
+            // the stream had brought by then is kept; the series requests bring it again and it is counted once.
+            // A stream the server refuses (one that serves series but not whole studies) gives way the same way.
+            struct Plan
+            {
+                ResultJob<RetrieveSummary> *whole = nullptr;  ///< the stream, while it runs
+                bool perSeries = false;       ///< the stream gave way
+                bool seriesAnswered = false;
+                QList<DicomRecord> series;    ///< what the QIDO-RS answer listed
+                Error wholeFailed;            ///< the stream's error while the series were still being listed
+            };
+            auto plan = std::make_shared<Plan>();
+            RetrieveCallbacks cb;
+            cb.complete = [keep](const WadoPart &, const ByteView &whole) {
+                keep(whole);  // to the cache while the rest streams in
+                return Error();
+            };
+            auto fetchPerSeries = [client, job, keep, transferEnded, transferProblem](const QList<DicomRecord> &list) {
+                auto queue = std::make_shared<std::deque<DicomRecord>>(list.begin(), list.end());
                 auto running = std::make_shared<int>(0);
                 auto *next = ownedFunction<void()>(job);
                 *next = [client, job, queue, running, next, keep, transferEnded, transferProblem] {
@@ -838,12 +853,12 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                         const DicomRecord series = queue->front();
                         queue->pop_front();
                         ++*running;
-                        RetrieveCallbacks cb;
-                        cb.complete = [keep](const WadoPart &, const ByteView &whole) {
-                            keep(whole);  // to the cache while the rest of the series streams in
+                        RetrieveCallbacks perSeries;
+                        perSeries.complete = [keep](const WadoPart &, const ByteView &whole) {
+                            keep(whole);
                             return Error();
                         };
-                        whenDone(client->retrieve(series.identity.studyInstanceUid, series.identity.seriesInstanceUid, QString(), cb), job,
+                        whenDone(client->retrieve(series.identity.studyInstanceUid, series.identity.seriesInstanceUid, QString(), perSeries), job,
                                  [running, next, queue, transferEnded, transferProblem](const Result<RetrieveSummary> &done) {
                                      --*running;
                                      if (!done.isOk())
@@ -857,6 +872,50 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                     }
                 };
                 (*next)();
+            };
+            auto giveWay = [plan, fetchPerSeries] {
+                plan->perSeries = true;
+                if (plan->whole)
+                    plan->whole->cancel();
+                plan->whole = nullptr;
+                fetchPerSeries(plan->series);
+            };
+            plan->whole = client->retrieve(studyUid, seriesUid, QString(), cb);
+            whenDone(plan->whole, job, [plan, giveWay, transferEnded](const Result<RetrieveSummary> &r) {
+                if (plan->perSeries)
+                    return;  // cancelled: the series requests carry on
+                plan->whole = nullptr;
+                if (r.isOk())
+                    return transferEnded(Error());
+                if (!plan->seriesAnswered) {
+                    plan->wholeFailed = r.error();  // the series list decides
+                    return;
+                }
+                if (plan->series.isEmpty())
+                    return transferEnded(r.error());
+                qCWarning(lcStores) << "fetch: asked series by series after" << r.error().toString();
+                giveWay();
+            });
+            DicomQuery q;
+            q.level = QueryLevel::Series;
+            q.studyInstanceUid = studyUid;
+            q.seriesInstanceUid = seriesUid;
+            whenDone(client->search(q), job, [client, st, plan, giveWay, transferEnded](const Result<QList<DicomRecord>> &r) {
+                plan->seriesAnswered = true;
+                if (r.isOk())
+                    plan->series = r.value();
+                else  // the stream decides: it fails too if the server is unreachable or refuses us
+                    qCWarning(lcStores) << "fetch: the series could not be listed:" << r.error().toString();
+                for (const DicomRecord &series : plan->series)
+                    st->expected += std::max(0, series.relatedInstances);
+                if (plan->wholeFailed.isError()) {
+                    if (plan->series.isEmpty())
+                        return transferEnded(plan->wholeFailed);
+                    qCWarning(lcStores) << "fetch: asked series by series after" << plan->wholeFailed.toString();
+                    return giveWay();
+                }
+                if (plan->whole && plan->series.size() >= 2 && client->endpoint().maxParallel >= 2)
+                    giveWay();  // otherwise the stream brings it all
             });
             break;
         }

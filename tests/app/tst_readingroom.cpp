@@ -238,18 +238,10 @@ void tst_ReadingRoom::aDamagedCachedImageIsFetchedAgain()
     StudyStreamer *streamer = viewer->streamer();
     QTRY_VERIFY_WITH_TIMEOUT(streamer->isComplete(), 30000);
     const InstanceRef target = viewer->study().series[0].instances[20];
-    const QDir objects(m_ws->cache()->root() + QStringLiteral("/objects"));
-    const QStringList files = objects.entryList({target.key + QStringLiteral("~*")}, QDir::Files);
-    QCOMPARE(files.size(), 1);
-    {
-        QFile f(objects.filePath(files.first()));
-        QVERIFY(f.open(QIODevice::ReadWrite));
-        QVERIFY(f.seek(f.size() / 2));
-        char byte = 0;
-        QVERIFY(f.getChar(&byte));
-        QVERIFY(f.seek(f.size() / 2));
-        QVERIFY(f.putChar(char(byte ^ 0x5a)));
-    }
+    const Result<ByteView> cached = runSync(m_ws->cache()->read(target.key));
+    QVERIFY(cached.isOk());
+    const QByteArray bytes = cached.value().toByteArray();
+    QVERIFY(damageOnDisk(m_ws->cache()->root(), bytes, bytes.size() / 2, QByteArray(1, char(bytes.at(bytes.size() / 2) ^ 0x5a))));
     m_ws->images()->clear();  // not in memory either: it has to come from the disk
     const int requests = streamer->requestsMade();
     QSignalSpy refetched(streamer, &StudyStreamer::instanceCached);

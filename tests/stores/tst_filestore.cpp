@@ -73,23 +73,6 @@ void copyTree(const QString &from, const QString &to)
     }
 }
 
-/// Overwrites bytes of a committed blob where the store keeps them (a file of its own or a pack): found by
-/// content, so the test does not depend on the layout. false if the bytes are nowhere under `root`.
-bool damageOnDisk(const QString &root, const QByteArray &blob, qint64 at, const QByteArray &replacement)
-{
-    QDirIterator it(root, QDir::Files, QDirIterator::Subdirectories);
-    while (it.hasNext()) {
-        QFile f(it.next());
-        if (!f.open(QIODevice::ReadWrite))
-            continue;
-        const qint64 where = f.readAll().indexOf(blob);
-        if (where < 0)
-            continue;
-        return f.seek(where + at) && f.write(replacement) == replacement.size();
-    }
-    return false;
-}
-
 /// Bytes the file system holds for `path` (holes do not count).
 qint64 allocatedBytes(const QString &path)
 {

@@ -45,6 +45,7 @@ private Q_SLOTS:
     void fetchOverDimseIntoAFolder();
     void firstLookFindsTheSliceAStackOpensAt();
     void brokenAnswersLeaveNothingHalfCached();
+    void aStudyStreamsAtOnceAndGivesWayToSeriesRequests();
     void exportThenFindIt();
     void derivedInstanceGoesBackToTheArchive();
     void locatorReadsFromTheNearestPlace();
@@ -417,6 +418,108 @@ void tst_StoreRegistry::brokenAnswersLeaveNothingHalfCached()
     QCOMPARE(cached.size(), 1);
     QCOMPARE(cached.first().key, ct->identity.sopInstanceUid);
     QVERIFY(runSync(cache->snapshot(ct->identity.sopInstanceUid)).value().bytes.toByteArray() == ct->bytes);
+}
+
+// A study is asked for as one stream at once, with its series listed beside it: when the list has several series
+// and parallel requests are allowed, the stream gives way to one request per series (the stream here is slowed
+// down so that it is still running then); with one series, or maxParallel 1, the stream brings it all. Either way
+// every instance is kept and counted once. (nginx serves crafted answers and logs the requests.)
+void tst_StoreRegistry::aStudyStreamsAtOnceAndGivesWayToSeriesRequests()
+{
+    DemoOptions demo;
+    demo.studies = {DemoStudy::HeadCt, DemoStudy::HeadMr};
+    demo.ctSlices = 4;
+    demo.ctSlabSlices = 2;  // a second series: two thick slices
+    demo.mrSlices = 2;
+    QList<DemoInstance> instances;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) { instances << std::move(i); return Error(); }).isError());
+    QMap<QString, QMap<QString, QList<QByteArray>>> studies;  // study → series → instances
+    for (const DemoInstance &i : instances)
+        studies[i.identity.studyInstanceUid][i.identity.seriesInstanceUid] << i.bytes;
+    QString ct, mr;
+    for (auto it = studies.cbegin(); it != studies.cend(); ++it)
+        (it.value().size() == 2 ? ct : mr) = it.key();
+    QVERIFY(!ct.isEmpty() && !mr.isEmpty() && studies[mr].size() == 1);
+
+    NginxProcess nginx;
+    const QString d = nginx.directory();
+    auto part = [](const QByteArray &bytes) { return "--b\r\nContent-Type: application/dicom\r\n\r\n" + bytes + "\r\n"; };
+    const QString mp = QStringLiteral("'multipart/related; type=\"application/dicom\"; boundary=b'");
+    const quint16 slow = freePort(), fast = freePort();
+    QString locations[2];  // slow, fast
+    for (auto study = studies.cbegin(); study != studies.cend(); ++study) {
+        QByteArray whole, list = "[";
+        for (auto series = study.value().cbegin(); series != study.value().cend(); ++series) {
+            QByteArray body;
+            for (const QByteArray &bytes : series.value())
+                body += part(bytes);
+            whole += body;
+            const QString file = QStringLiteral("/%1").arg(series.key());
+            QVERIFY(writeFile(d + file, body + "--b--\r\n"));
+            if (list.size() > 1)
+                list += ',';
+            list += QStringLiteral(R"({"0020000D":{"vr":"UI","Value":["%1"]},"0020000E":{"vr":"UI","Value":["%2"]},"00201209":{"vr":"IS","Value":[%3]}})")
+                        .arg(study.key(), series.key()).arg(series.value().size()).toUtf8();
+            for (QString &l : locations)
+                l += QStringLiteral("  location = /dw/studies/%1/series/%2 { default_type %3; alias %4%5; }\n").arg(study.key(), series.key(), mp, d, file);
+        }
+        QVERIFY(writeFile(d + QStringLiteral("/") + study.key(), whole + "--b--\r\n"));
+        QVERIFY(writeFile(d + QStringLiteral("/") + study.key() + QStringLiteral(".json"), list + "]"));
+        for (int i = 0; i < 2; ++i) {
+            locations[i] += QStringLiteral("  location = /dw/studies/%1 { default_type %2; alias %3/%1; %4}\n"
+                                           "  location = /dw/studies/%1/series { default_type application/dicom+json; alias %3/%1.json; }\n")
+                                .arg(study.key(), mp, d, i == 0 ? QStringLiteral("limit_rate 32k; ") : QString());
+        }
+    }
+    QVERIFY(nginx.start(QStringLiteral("server { listen 127.0.0.1:%1; access_log %3/slow.log;\n%4}\n"
+                                       "server { listen 127.0.0.1:%2; access_log %3/fast.log;\n%5}\n")
+                            .arg(slow).arg(fast).arg(d, locations[0], locations[1]), slow));
+    auto fetch = [&](quint16 port, int maxParallel, const QString &study) -> Result<FetchSummary> {
+        StoreConfigFile c = StoreConfigFile::load(m_dir.filePath(QStringLiteral("giveway-%1-%2/stores.json").arg(port).arg(maxParallel))).value();
+        StoreConfig web;
+        web.name = QStringLiteral("web");
+        web.kind = StoreKind::DicomWeb;
+        web.url = QStringLiteral("http://127.0.0.1:%1/dw").arg(port);
+        web.maxParallel = maxParallel;
+        if (Error e = c.add(web); e.isError())
+            return e;
+        auto opened = FileStore::open(m_dir.filePath(QStringLiteral("giveway-cache-%1-%2-%3").arg(port).arg(maxParallel).arg(study)), 0);
+        if (!opened.isOk())
+            return opened.error();
+        std::shared_ptr<FileStore> cache(opened.takeValue());
+        StoreRegistry reg(c, cache);
+        Result<FetchSummary> r = runSync(reg.fetchStudy(QStringLiteral("web"), study));
+        if (r.isOk() && cache->usage().blobs != r.value().instances)
+            return Error(ErrorCode::Internal, QStringLiteral("%1 counted, %2 cached").arg(r.value().instances).arg(cache->usage().blobs));
+        return r;
+    };
+    auto requests = [&](const QString &log, const QString &path) {
+        return QString::fromUtf8(readFile(d + QLatin1Char('/') + log)).count(QStringLiteral("GET /dw/studies/") + path + QStringLiteral(" HTTP"));
+    };
+
+    // Two series, parallel requests allowed: the slowed stream gives way to both series.
+    Result<FetchSummary> r = fetch(slow, 6, ct);
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().instances, 6);
+    QCOMPARE(r.value().sopInstanceUids.size(), 6);
+    for (const QString &series : studies[ct].keys())
+        QTRY_COMPARE(requests(QStringLiteral("slow.log"), ct + QStringLiteral("/series/") + series), 1);
+    QTRY_COMPARE(requests(QStringLiteral("slow.log"), ct), 1);  // logged once nginx sees it was dropped
+
+    // One request at a time: the stream brings both series; nothing is asked for twice.
+    r = fetch(fast, 1, ct);
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().instances, 6);
+    QTRY_COMPARE(requests(QStringLiteral("fast.log"), ct), 1);
+    for (const QString &series : studies[ct].keys())
+        QCOMPARE(requests(QStringLiteral("fast.log"), ct + QStringLiteral("/series/") + series), 0);
+
+    // One series: the stream is all it takes.
+    r = fetch(fast, 6, mr);
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().instances, 2);
+    QTRY_COMPARE(requests(QStringLiteral("fast.log"), mr), 1);
+    QCOMPARE(requests(QStringLiteral("fast.log"), mr + QStringLiteral("/series/") + studies[mr].firstKey()), 0);
 }
 
 void tst_StoreRegistry::exportThenFindIt()

@@ -12,6 +12,7 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QDir>
+#include <QDirIterator>
 #include <QTemporaryDir>
 #include <QThread>
 
@@ -88,6 +89,25 @@ bool writeFile(const QString &path, const QByteArray &bytes)
 {
     QFile f(path);
     return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(bytes) == bytes.size();
+}
+
+bool damageOnDisk(const QString &root, const QByteArray &blob, qint64 at, const QByteArray &replacement)
+{
+    QDirIterator it(root, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        QFile f(it.next());
+        if (!f.open(QIODevice::ReadWrite))
+            continue;
+        const QByteArray bytes = f.readAll();
+        // memmem (glibc's two-way search) is linear; QByteArray::indexOf slows to a crawl on image bytes, whose
+        // long runs of equal values defeat its skip table.
+        const void *found = ::memmem(bytes.constData(), size_t(bytes.size()), blob.constData(), size_t(blob.size()));
+        if (!found)
+            continue;
+        const qint64 where = static_cast<const char *>(found) - bytes.constData();
+        return f.seek(where + at) && f.write(replacement) == replacement.size();
+    }
+    return false;
 }
 
 BlobdProcess::BlobdProcess(QString root, quint16 port, QString token)

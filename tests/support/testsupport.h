@@ -38,6 +38,10 @@ QByteArray readFile(const QString &path);
 /// `n` pseudo-random bytes, the same for the same seed.
 QByteArray randomBytes(qint64 n, quint32 seed);
 bool writeFile(const QString &path, const QByteArray &bytes);
+/// Overwrites bytes of a blob where a store keeps them under `root` (a file of its own or a pack, found by its
+/// content, so the test does not depend on the layout): `replacement` at `at` in the blob. false if the bytes are
+/// nowhere under `root`.
+bool damageOnDisk(const QString &root, const QByteArray &blob, qint64 at, const QByteArray &replacement);
 
 /// spectrum-blobd as a child process on a free port, serving `root`, with token `token`. Stopped on destruction.
 class BlobdProcess
