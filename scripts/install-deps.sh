@@ -12,6 +12,8 @@ packages=(
   libdcmtk-dev dcmtk
   # JPEG 2000; fast checksums (XXH3) for the blob protocol; SHA-256 and TLS through OpenSSL
   libopenjp2-7-dev libxxhash-dev libssl-dev
+  # PNG for spectrum-cli render (imaging itself needs no GUI library)
+  libpng-dev
   # opj_compress: JPEG 2000 test files made by an encoder that is not ours
   libopenjp2-tools
   # test peers: a real PACS and an HTTP client to talk to it; xvfb for running the GUI without a display

@@ -3,6 +3,7 @@
 
 #include "archivecommands.h"
 #include "blobtarget.h"
+#include "imagefile.h"
 #include "imagingcommands.h"
 #include "output.h"
 
@@ -35,6 +36,7 @@ using spectrum::cli::BlobTarget;
 using spectrum::cli::addTransferOptions;
 using spectrum::cli::target;
 using spectrum::cli::fail;
+using spectrum::cli::writeImageFile;
 using spectrum::cli::out;
 
 namespace {
@@ -198,10 +200,10 @@ int cmdConvert(const QStringList &args)
 int cmdRender(const QStringList &args)
 {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Renders one frame of a DICOM file to an 8-bit image (PNG, PGM…)."));
+    p.setApplicationDescription(QStringLiteral("Renders one frame of a DICOM file to an 8-bit image (PNG, PGM or PPM)."));
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("in"), QStringLiteral("DICOM file."));
-    p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("Image file; the format follows the suffix."));
+    p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("Image file: .png, .pgm (gray), .ppm (colour) or .pnm."));
     p.addOption({QStringLiteral("window"), QStringLiteral("Window as CENTER,WIDTH in modality units (default: the file's first preset, else min/max)."), QStringLiteral("C,W")});
     p.addOption({QStringLiteral("frame"), QStringLiteral("Frame number, from 0."), QStringLiteral("N"), QStringLiteral("0")});
     p.process(args);
@@ -222,9 +224,8 @@ int cmdRender(const QStringList &args)
         if (!okC || !okW)
             return fail(QStringLiteral("render: --window takes CENTER,WIDTH"), 2);
     }
-    const QImage img = renderFrame(image.value(), frame, window);
-    if (!img.save(p.positionalArguments().at(1)))
-        return fail(QStringLiteral("cannot write %1").arg(p.positionalArguments().at(1)));
+    if (Error e = writeImageFile(renderFrame(image.value(), frame, window), p.positionalArguments().at(1)); e.isError())
+        return fail(e.toString(), e.code() == ErrorCode::InvalidArgument ? 2 : 1);
     const ImageInfo &info = image.value().info;
     out(QStringLiteral("%1×%2, %3 frame(s), %4, window %5/%6 → %7")
             .arg(info.columns).arg(info.rows).arg(info.frames).arg(info.photometricName)
@@ -470,7 +471,7 @@ void usage()
 
 int main(int argc, char **argv)
 {
-    QCoreApplication app(argc, argv);  // no display needed: QImage encodes PNG without a GUI application
+    QCoreApplication app(argc, argv);  // no GUI library at all: images are written with libpng (imagefile.h)
     QCoreApplication::setApplicationName(QStringLiteral("Spectrum"));
     QCoreApplication::setApplicationVersion(QStringLiteral(SPECTRUM_VERSION));
     QStringList args = app.arguments();

@@ -1,4 +1,5 @@
 #include "imageviewport.h"
+#include "displayimage.h"
 
 #include <QMouseEvent>
 #include <QPainter>
@@ -277,7 +278,7 @@ QString ImageViewport::pixelReadout() const
 
 void ImageViewport::rerender()
 {
-    m_rendered = hasImage() ? renderFrame(m_image, 0, m_window) : QImage();
+    m_rendered = hasImage() ? toQImage(renderFrame(m_image, 0, m_window)) : QImage();
     if (m_inverted && !m_rendered.isNull())
         m_rendered.invertPixels();
     update();

@@ -1,4 +1,5 @@
 #include "studyviewer.h"
+#include "displayimage.h"
 
 #include "spectrum/stores/imageloader.h"
 #include "spectrum/stores/studystreamer.h"
@@ -316,7 +317,7 @@ void StudyViewer::requestThumbnail(int series, const QString &key)
         Result<DecodedImage> image = runSync(loadImage(store, key));
         if (!image.isOk())
             return QImage();
-        return renderFrame(image.value(), 0, defaultWindow(image.value())).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+        return toQImage(renderFrame(image.value(), 0, defaultWindow(image.value()))).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
     }));
 }
 

@@ -52,27 +52,23 @@ VoiWindow defaultWindow(const DecodedImage &image, int frame)
 
 namespace {
 template <typename T>
-void renderGray(const T *src, QImage &out, int width, int height, const std::vector<quint8> &lut, int lutOffset)
+void renderGray(const T *src, uchar *dst, qsizetype pixels, const std::vector<quint8> &lut, int lutOffset)
 {
-    for (int y = 0; y < height; ++y) {
-        uchar *dst = out.scanLine(y);
-        const T *row = src + qsizetype(y) * width;
-        for (int x = 0; x < width; ++x)
-            dst[x] = lut[size_t(int(row[x]) + lutOffset)];
-    }
+    for (qsizetype i = 0; i < pixels; ++i)
+        dst[i] = lut[size_t(int(src[i]) + lutOffset)];
 }
 } // namespace
 
 namespace {
 /// Renders a gray frame through `displayOf(modality value)` → 0…255, one lookup table entry per stored value.
 template <typename DisplayOf>
-QImage renderGrayFrame(const DecodedImage &image, int frame, DisplayOf displayOf);
+PixelBuffer renderGrayFrame(const DecodedImage &image, int frame, DisplayOf displayOf);
 } // namespace
 
-QImage renderFrame(const DecodedImage &image, int frame, const VoiLut &voi)
+PixelBuffer renderFrame(const DecodedImage &image, int frame, const VoiLut &voi)
 {
     if (voi.data.isEmpty())
-        return QImage();
+        return PixelBuffer();
     const double top = double((1 << voi.bits) - 1);
     return renderGrayFrame(image, frame, [&voi, top](double modality) {
         const int index = std::clamp(int(std::floor(modality)) - voi.firstMapped, 0, int(voi.data.size()) - 1);
@@ -80,24 +76,23 @@ QImage renderFrame(const DecodedImage &image, int frame, const VoiLut &voi)
     });
 }
 
-QImage renderFrame(const DecodedImage &image, int frame, const VoiWindow &window)
+PixelBuffer renderFrame(const DecodedImage &image, int frame, const VoiWindow &window)
 {
     return renderGrayFrame(image, frame, [&window](double modality) { return windowed(modality, window); });
 }
 
 namespace {
 template <typename DisplayOf>
-QImage renderGrayFrame(const DecodedImage &image, int frame, DisplayOf displayOf)
+PixelBuffer renderGrayFrame(const DecodedImage &image, int frame, DisplayOf displayOf)
 {
     const PixelBuffer &px = image.pixels;
     if (px.isNull() || frame < 0 || frame >= px.frames())
-        return QImage();
+        return PixelBuffer();
     const int w = px.width(), h = px.height();
 
     if (px.format() == PixelFormat::Rgb24) {
-        QImage out(w, h, QImage::Format_RGB888);
-        for (int y = 0; y < h; ++y)
-            std::copy_n(px.frameData(frame) + qsizetype(y) * w * 3, qsizetype(w) * 3, out.scanLine(y));
+        PixelBuffer out(PixelFormat::Rgb24, w, h, 1);
+        std::copy_n(px.frameData(frame), px.frameBytes(), out.frameData(0));
         return out;
     }
 
@@ -116,14 +111,16 @@ QImage renderGrayFrame(const DecodedImage &image, int frame, DisplayOf displayOf
         lut[size_t(v - lutMin)] = toDisplay(displayOf(image.info.toModalityValue(v)), invert);
     }
 
-    QImage out(w, h, QImage::Format_Grayscale8);
+    PixelBuffer out(PixelFormat::Gray8, w, h, 1);
     const uchar *src = px.frameData(frame);
+    uchar *dst = out.frameData(0);
+    const qsizetype pixels = qsizetype(w) * h;
     const int offset = -lutMin;
     switch (px.format()) {
-    case PixelFormat::Gray8: renderGray(reinterpret_cast<const quint8 *>(src), out, w, h, lut, offset); break;
-    case PixelFormat::Gray8Signed: renderGray(reinterpret_cast<const qint8 *>(src), out, w, h, lut, offset); break;
-    case PixelFormat::Gray16: renderGray(reinterpret_cast<const quint16 *>(src), out, w, h, lut, offset); break;
-    case PixelFormat::Gray16Signed: renderGray(reinterpret_cast<const qint16 *>(src), out, w, h, lut, offset); break;
+    case PixelFormat::Gray8: renderGray(reinterpret_cast<const quint8 *>(src), dst, pixels, lut, offset); break;
+    case PixelFormat::Gray8Signed: renderGray(reinterpret_cast<const qint8 *>(src), dst, pixels, lut, offset); break;
+    case PixelFormat::Gray16: renderGray(reinterpret_cast<const quint16 *>(src), dst, pixels, lut, offset); break;
+    case PixelFormat::Gray16Signed: renderGray(reinterpret_cast<const qint16 *>(src), dst, pixels, lut, offset); break;
     case PixelFormat::Rgb24: break;
     }
     return out;

@@ -5,6 +5,8 @@
 
 #include <QDir>
 #include <QImage>
+
+#include <cstring>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -62,7 +64,21 @@ private Q_SLOTS:
         QVERIFY2(r.ok(), r.err.constData());
         const QImage img(png);
         QCOMPARE(img.size(), QSize(512, 512));
+        QCOMPARE(img.format(), QImage::Format_Grayscale8);
         QCOMPARE(qGray(img.pixel(0, 0)), 0);  // air, below the brain window
+        // The same pixels as a binary PGM; a format it does not write is a usage error that names the ones it does.
+        const QString pgm = dir.filePath(QStringLiteral("slice.pgm"));
+        r = cli({QStringLiteral("render"), out + QStringLiteral("/demo-ct/IM0003.dcm"), pgm, QStringLiteral("--window"), QStringLiteral("40,80")}, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        QVERIFY(readFile(pgm).startsWith("P5\n512 512\n255\n"));
+        const QImage fromPgm = QImage(pgm).convertToFormat(QImage::Format_Grayscale8);
+        QCOMPARE(fromPgm.size(), img.size());
+        for (int y = 0; y < img.height(); ++y)  // the pixels (the PNG also says its colour space)
+            QVERIFY(std::memcmp(fromPgm.constScanLine(y), img.constScanLine(y), size_t(img.width())) == 0);
+        r = cli({QStringLiteral("render"), out + QStringLiteral("/demo-ct/IM0003.dcm"), dir.filePath(QStringLiteral("slice.gif"))}, cache);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(".png, .pgm, .ppm or .pnm"), r.err.constData());
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("slice.gif"))));
     }
 
     void workstationScreenshotShowsTheDemoCt()

@@ -4,6 +4,7 @@
 // and what is shown is exactly that slice of that patient; a slice not yet here is never shown as another.
 
 #include "filterpanel.h"
+#include "displayimage.h"
 #include "imageviewport.h"
 #include "mainwindow.h"
 #include "storesdialog.h"
@@ -205,7 +206,7 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
         QVERIFY(original.isOk());
         QCOMPARE(viewer->viewport()->image().info.identity.sopInstanceUid, sop);
         QCOMPARE(viewer->viewport()->image().info.identity.patientId, viewer->study().identity.patientId);
-        QCOMPARE(viewer->viewport()->renderedImage(), renderFrame(original.value(), 0, viewer->viewport()->window()));
+        QCOMPARE(viewer->viewport()->renderedImage(), toQImage(renderFrame(original.value(), 0, viewer->viewport()->window())));
     };
     check(12);
     viewer->showSlice(3);
@@ -252,7 +253,7 @@ void tst_ReadingRoom::aDamagedCachedImageIsFetchedAgain()
     QTRY_COMPARE(viewer->viewport()->image().info.identity.sopInstanceUid, target.sopInstanceUid);
     Result<DecodedImage> original = decodeDicom(ByteView(m_bySop.value(target.sopInstanceUid).bytes));
     QVERIFY(original.isOk());
-    QCOMPARE(viewer->viewport()->renderedImage(), renderFrame(original.value(), 0, viewer->viewport()->window()));
+    QCOMPARE(viewer->viewport()->renderedImage(), toQImage(renderFrame(original.value(), 0, viewer->viewport()->window())));
     Result<ByteView> again = runSync(m_ws->cache()->read(target.key));
     QVERIFY(again.isOk());
     QVERIFY(again.value().toByteArray() == m_bySop.value(target.sopInstanceUid).bytes);

@@ -2,6 +2,7 @@
 // (pixel (x, y) is x + 10·y HU): what is on screen under a point, after fitting, 1:1, rotating, flipping and
 // inverting; the value read out under the cursor; presets; distances and ROIs drawn with the mouse.
 
+#include "displayimage.h"
 #include "imageviewport.h"
 #include "rampimage.h"
 
@@ -115,7 +116,7 @@ private Q_SLOTS:
         m_vp->applyPreset(1);  // lung
         QCOMPARE(m_vp->window(), (VoiWindow{ctWindowPresets()[1].center, ctWindowPresets()[1].width}));
         QCOMPARE(changed.count(), 1);
-        QCOMPARE(m_vp->renderedImage(), renderFrame(m_image, 0, m_vp->window()));
+        QCOMPARE(m_vp->renderedImage(), toQImage(renderFrame(m_image, 0, m_vp->window())));
         m_vp->autoWindowLevel();
         QCOMPARE(m_vp->window(), autoWindow(m_image));
     }

@@ -1,6 +1,7 @@
 // The workstation as a radiologist uses it, offscreen: the demo archive appears in the study list, the CT
 // opens, the wheel scrolls, a right-drag changes window/level — checked on the rendered pixels.
 
+#include "displayimage.h"
 #include "imageviewport.h"
 #include "filterpanel.h"
 #include "mainwindow.h"
@@ -138,7 +139,7 @@ void tst_Workstation::openScrollAndWindowTheCt()
     const InstanceRef &ref = viewer->study().series[0].instances[first];
     Result<DecodedImage> expected = runSync(loadImage(m_ws->localStore(), ref.key));
     QVERIFY(expected.isOk());
-    QCOMPARE(before, renderFrame(expected.value(), 0, VoiWindow{40, 80}));
+    QCOMPARE(before, toQImage(renderFrame(expected.value(), 0, VoiWindow{40, 80})));
 
     // The wheel (one notch towards the user) shows the next slice.
     sendWheel(vp, -120);
@@ -147,7 +148,7 @@ void tst_Workstation::openScrollAndWindowTheCt()
     const QImage next = vp->renderedImage();
     QVERIFY(next != before);
     Result<DecodedImage> expectedNext = runSync(loadImage(m_ws->localStore(), viewer->study().series[0].instances[first + 1].key));
-    QCOMPARE(next, renderFrame(expectedNext.value(), 0, VoiWindow{40, 80}));
+    QCOMPARE(next, toQImage(renderFrame(expectedNext.value(), 0, VoiWindow{40, 80})));
 
     // Right-drag down raises the level: the same slice gets darker; the window stays while scrolling.
     const QPoint start(vp->width() / 2, vp->height() / 2);
@@ -169,7 +170,7 @@ void tst_Workstation::openScrollAndWindowTheCt()
     sendWheel(vp, 120);
     QTRY_COMPARE(shown.last().at(0).toInt(), first);
     QCOMPARE(vp->window(), userWindow);
-    QCOMPARE(vp->renderedImage(), renderFrame(expected.value(), 0, userWindow));
+    QCOMPARE(vp->renderedImage(), toQImage(renderFrame(expected.value(), 0, userWindow)));
 
     // Ctrl+wheel zooms instead of scrolling.
     const double zoom = vp->zoom();
@@ -251,7 +252,7 @@ void tst_Workstation::filtersApplyLiveAndToggleOff()
     // What is on screen is the original through the chain, in the window in use.
     QTRY_VERIFY(viewer->isFiltering() && vp->image().pixels.frameBytes() == expected.value().frameBytes()
                 && std::memcmp(vp->image().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
-    QCOMPARE(vp->renderedImage(), renderFrame(DecodedImage{original.value().info, expected.value()}, 0, vp->window()));
+    QCOMPARE(vp->renderedImage(), toQImage(renderFrame(DecodedImage{original.value().info, expected.value()}, 0, vp->window())));
 
     // Off (T): the original again; on: the filtered image, at once (kept).
     QTest::keySequence(m_window.get(), QKeySequence(Qt::Key_T));
@@ -276,7 +277,7 @@ void tst_Workstation::seriesThumbnailsShowTheirMiddleImage()
     const QList<InstanceRef> &in = viewer->study().series[0].instances;
     Result<DecodedImage> middle = runSync(loadImage(m_ws->localStore(), in[in.size() / 2].key));
     QVERIFY(middle.isOk());
-    const QImage expected = renderFrame(middle.value(), 0, defaultWindow(middle.value())).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+    const QImage expected = toQImage(renderFrame(middle.value(), 0, defaultWindow(middle.value()))).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
     QCOMPARE(viewer->thumbnail(0), expected);
     auto *list = viewer->findChild<QListWidget *>(QStringLiteral("seriesList"));
     QVERIFY(list && !list->item(0)->icon().isNull());

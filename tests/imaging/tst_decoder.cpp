@@ -566,13 +566,14 @@ void tst_Decoder::voiLutSequenceIsReadAndRendered()
     QCOMPARE(lut.bits, 12);
     QCOMPARE(lut.data.size(), 4096);
     QCOMPARE(lut.explanation, QStringLiteral("REVERSE"));
-    const QImage shown = renderFrame(decoded.value(), 0, lut);
-    QCOMPARE(shown.format(), QImage::Format_Grayscale8);
-    QCOMPARE(int(shown.constScanLine(0)[0]), 255);                         // the first entry: 4095 of 4095
-    QCOMPARE(int(shown.constScanLine(0)[1]), int(4094 * 255.0 / 4095));
-    QCOMPARE(int(shown.constScanLine(0)[2]), int(2095 * 255.0 / 4095));
-    QCOMPARE(int(shown.constScanLine(0)[3]), 0);                           // the last entry
-    QCOMPARE(int(shown.constScanLine(0)[4]), 0);                           // beyond the table: the last entry
+    const PixelBuffer shown = renderFrame(decoded.value(), 0, lut);
+    QCOMPARE(shown.format(), PixelFormat::Gray8);
+    const uchar *row = shown.frameData(0);
+    QCOMPARE(int(row[0]), 255);                         // the first entry: 4095 of 4095
+    QCOMPARE(int(row[1]), int(4094 * 255.0 / 4095));
+    QCOMPARE(int(row[2]), int(2095 * 255.0 / 4095));
+    QCOMPARE(int(row[3]), 0);                           // the last entry
+    QCOMPARE(int(row[4]), 0);                           // beyond the table: the last entry
 }
 
 void tst_Decoder::badInputGivesClearErrors_data()

@@ -3,8 +3,7 @@
 // C.11.2.1.2.1 defines the linear function (and DCMTK's dcm2pnm renders it). MONOCHROME1 displays inverted.
 
 #include "spectrum/imaging/dicomdecoder.h"
-
-#include <QImage>
+#include "spectrum/imaging/pixelbuffer.h"
 
 namespace spectrum {
 
@@ -27,10 +26,12 @@ VoiWindow minMaxWindow(const DecodedImage &image, int frame = 0);
 /// The display value (0…255) of one modality value under `window`, before any MONOCHROME1 inversion.
 quint8 applyWindow(double modalityValue, const VoiWindow &window);
 
-/// Renders one frame: Format_Grayscale8 for monochrome images, Format_RGB888 for colour (window not applied).
-/// Thread-safe; a 512 × 512 16-bit frame takes a 64 K-entry lookup table and one pass.
-QImage renderFrame(const DecodedImage &image, int frame, const VoiWindow &window);
+/// Renders one frame for display: one frame of PixelFormat::Gray8 for monochrome images, Rgb24 for colour (window
+/// not applied), rows packed; null when there is no such frame. Thread-safe; a 512 × 512 16-bit frame takes a
+/// 64 K-entry lookup table and one pass. Plain pixels, no QImage: imaging needs no GUI library, so neither do the
+/// servers and tools built on it (the workstation wraps them without a copy, app/spectrum/displayimage.h).
+PixelBuffer renderFrame(const DecodedImage &image, int frame, const VoiWindow &window);
 /// The same through one of the file's VOI LUTs (info.voiLuts) instead of a window.
-QImage renderFrame(const DecodedImage &image, int frame, const VoiLut &lut);
+PixelBuffer renderFrame(const DecodedImage &image, int frame, const VoiLut &lut);
 
 } // namespace spectrum
