@@ -740,13 +740,8 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                 return job->complete(Error(ErrorCode::NotFound, QStringLiteral("study %1 has no instance there").arg(studyUid)));
             job->complete(st->summary);
         };
-        // Checks and stores one instance on the pool; reports back here.
-        auto keepWith = [self, job, st, finishIfDone](std::function<Result<DicomIdentity>()> work, qint64 size) {
-            ++st->pendingWrites;
-            if (st->firstCompleteSeconds < 0)
-                st->firstCompleteSeconds = st->clock.nsecsElapsed() / 1e9;  // whole, in memory: the viewer could show it
-            // Reported back to the job's thread; dropped if the job is gone by then.
-            runOnPool<Result<DicomIdentity>>(keepingPool(), job, std::move(work), [self, job, st, finishIfDone, size](Result<DicomIdentity> &&id) {
+        // What becomes of an instance once checked and stored, on the job's thread.
+        auto kept = [self, job, st, finishIfDone](Result<DicomIdentity> &&id, qint64 size) {
                 --st->pendingWrites;
                 if (id.isOk() && !st->patientId.isNull() && id.value().patientId != st->patientId) {
                     ++st->summary.rejected;  // another patient inside this study: never mixed in
@@ -775,10 +770,31 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                     qCWarning(lcStores) << "fetch:" << id.error().toString();
                 }
                 finishIfDone();
-            });
+        };
+        // Checks and stores one instance on the pool; reports back here (dropped if the job is gone by then).
+        auto keepWith = [job, st, kept](std::function<Result<DicomIdentity>()> work, qint64 size) {
+            ++st->pendingWrites;
+            if (st->firstCompleteSeconds < 0)
+                st->firstCompleteSeconds = st->clock.nsecsElapsed() / 1e9;  // whole, in memory: the viewer could show it
+            runOnPool<Result<DicomIdentity>>(keepingPool(), job, std::move(work), [kept, size](Result<DicomIdentity> &&id) { kept(std::move(id), size); });
         };
         auto keep = [keepWith, studyUid, outDir, cache](const ByteView &bytes) {
             keepWith([bytes, studyUid, outDir, cache] { return keepInstance(bytes, studyUid, outDir, cache.get()); }, bytes.size());
+        };
+        // The same on the thread that read the instance (RetrieveCallbacks::completeOnReader), reported back with one
+        // posted call. The reader posts the end of its transfer after its last instance, so every instance is
+        // counted before the end is seen.
+        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(job);
+        auto keepHere = [toJob, kept, st, clock = st->clock, studyUid, outDir, cache](const ByteView &bytes) {
+            const double completedAt = clock.nsecsElapsed() / 1e9;
+            auto id = std::make_shared<Result<DicomIdentity>>(keepInstance(bytes, studyUid, outDir, cache.get()));
+            toJob->post([kept, st, completedAt, id, size = bytes.size()] {
+                ++st->pendingWrites;  // for kept() to count down
+                if (st->firstCompleteSeconds < 0)
+                    st->firstCompleteSeconds = completedAt;
+                kept(std::move(*id), size);
+            });
+            return Error();
         };
         auto keepFile = [keepWith, studyUid, outDir, cache](const QString &path) {
             keepWith([path, studyUid, outDir, cache] { return keepInstanceFile(path, studyUid, outDir, cache.get()); }, QFileInfo(path).size());
@@ -844,21 +860,17 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                 keep(whole);  // to the cache while the rest streams in
                 return Error();
             };
-            auto fetchPerSeries = [client, job, keep, transferEnded, transferProblem](const QList<DicomRecord> &list) {
+            cb.completeOnReader = [keepHere](const WadoPart &, const ByteView &whole) { return keepHere(whole); };
+            auto fetchPerSeries = [client, job, cb, transferEnded, transferProblem](const QList<DicomRecord> &list) {
                 auto queue = std::make_shared<std::deque<DicomRecord>>(list.begin(), list.end());
                 auto running = std::make_shared<int>(0);
                 auto *next = ownedFunction<void()>(job);
-                *next = [client, job, queue, running, next, keep, transferEnded, transferProblem] {
+                *next = [client, job, queue, running, next, cb, transferEnded, transferProblem] {
                     while (*running < client->endpoint().maxParallel && !queue->empty() && !job->isFinished()) {
                         const DicomRecord series = queue->front();
                         queue->pop_front();
                         ++*running;
-                        RetrieveCallbacks perSeries;
-                        perSeries.complete = [keep](const WadoPart &, const ByteView &whole) {
-                            keep(whole);
-                            return Error();
-                        };
-                        whenDone(client->retrieve(series.identity.studyInstanceUid, series.identity.seriesInstanceUid, QString(), perSeries), job,
+                        whenDone(client->retrieve(series.identity.studyInstanceUid, series.identity.seriesInstanceUid, QString(), cb), job,
                                  [running, next, queue, transferEnded, transferProblem](const Result<RetrieveSummary> &done) {
                                      --*running;
                                      if (!done.isOk())

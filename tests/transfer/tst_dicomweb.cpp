@@ -12,6 +12,8 @@
 #include <QSet>
 #include <QTcpSocket>
 #include <QTest>
+#include <mutex>
+#include <QThread>
 #include <QDir>
 
 using namespace spectrum;
@@ -29,6 +31,7 @@ private Q_SLOTS:
     void invalidQueryIsRefusedBeforeSending();
     void retrieveStreamsEachInstanceAsItCompletes();
     void retrieveOfOneInstanceAndUnknownStudy();
+    void partsCanBeTakenOnTheReadingThread();
     void metadataAndFrames();
     void stowReportsPerInstance();
     void wrongPasswordIsAnAuthenticationError();
@@ -258,6 +261,51 @@ void tst_DicomWeb::retrieveStreamsEachInstanceAsItCompletes()
     QCOMPARE(bytesWhenComplete.size(), 5);
     QVERIFY(bytesWhenComplete.first() < r.value().bytes);
     QCOMPARE(bytesWhenComplete.last(), r.value().bytes);
+}
+
+// completeOnReader: each part is handed over on the thread that read it (not the job's), whole and in order; the
+// summary counts them; `complete` is not called; an error from the callback ends the retrieval with it.
+void tst_DicomWeb::partsCanBeTakenOnTheReadingThread()
+{
+    DicomWebClient client(endpoint());
+    const QString ct = DemoArchive::studyUid(DemoStudy::HeadCt);
+    std::mutex lock;
+    QSet<QString> received;
+    QSet<QThread *> threads;
+    int wrong = 0, onJobThread = 0;
+    RetrieveCallbacks cb;
+    cb.complete = [&](const WadoPart &, const ByteView &) {
+        ++onJobThread;
+        return Error();
+    };
+    cb.completeOnReader = [&](const WadoPart &, const ByteView &whole) -> Error {
+        Result<DicomIdentity> id = readDicomIdentity(whole);
+        std::lock_guard<std::mutex> guard(lock);
+        threads.insert(QThread::currentThread());
+        const DemoInstance *original = id.isOk() ? instance(id.value().sopInstanceUid) : nullptr;
+        if (!original || original->bytes != whole.toByteArray())
+            ++wrong;
+        else
+            received.insert(id.value().sopInstanceUid);
+        return Error();
+    };
+    Result<RetrieveSummary> r = runSync(client.retrieve(ct, {}, {}, cb));
+    QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
+    QCOMPARE(r.value().parts, 5);
+    QCOMPARE(received.size(), 5);
+    QCOMPARE(wrong, 0);
+    QCOMPARE(onJobThread, 0);
+    QCOMPARE(threads.size(), 1);
+    QVERIFY(!threads.contains(QThread::currentThread()));
+
+    // The taker refuses the second part: the retrieval ends with its error.
+    int taken = 0;
+    cb.completeOnReader = [&](const WadoPart &, const ByteView &) -> Error {
+        return ++taken == 2 ? Error(ErrorCode::DiskFull, QStringLiteral("no room")) : Error();
+    };
+    r = runSync(client.retrieve(ct, {}, {}, cb));
+    QCOMPARE(r.error().code(), ErrorCode::DiskFull);
+    QCOMPARE(taken, 2);
 }
 
 void tst_DicomWeb::retrieveOfOneInstanceAndUnknownStudy()

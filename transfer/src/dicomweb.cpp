@@ -284,6 +284,10 @@ class DirectMultipart : public HttpBodyConsumer
 public:
     /// A complete part, on the job's thread. Its error stops the retrieval.
     std::function<void(WadoPart, QByteArray)> onPart;
+    /// Or handled here, on the reading thread (RetrieveCallbacks::completeOnReader); counted below.
+    std::function<Error(const WadoPart &, const ByteView &)> onPartHere;
+    int partsHere = 0;  ///< read once the reader is joined
+    qint64 bytesHere = 0;
 
     int status = 0;
     QByteArray errorText;  ///< the body of a non-2xx answer (the first 64 KiB)
@@ -304,6 +308,11 @@ public:
         m_reader->onPartEnd = [this](int) -> Error {
             if (m_part.declaredLength >= 0 && m_part.declaredLength != m_bytes.size())
                 return Error(ErrorCode::Protocol, QStringLiteral("part %1 has %2 bytes, its header said %3").arg(m_part.index + 1).arg(m_bytes.size()).arg(m_part.declaredLength));
+            if (onPartHere) {
+                ++partsHere;
+                bytesHere += m_bytes.size();
+                return onPartHere(m_part, ByteView(std::exchange(m_bytes, QByteArray())));
+            }
             onPart(m_part, std::exchange(m_bytes, QByteArray()));
             return Error();
         };
@@ -472,6 +481,7 @@ private:
         auto consumer = std::make_shared<DirectMultipart>();
         auto cancel = std::make_shared<HttpCancel>();
         m_cancel = cancel;
+        consumer->onPartHere = m_callbacks.completeOnReader;
         consumer->onPart = [this](WadoPart part, QByteArray bytes) {
             // Posted: the job lives on its own thread. The worker is joined before the job goes, so `this` is
             // alive when the call is made, and Qt drops calls still queued when it is deleted.
@@ -520,6 +530,8 @@ private:
         m_cancel.reset();
         if (m_error.isError() || isFinished())
             return;
+        m_summary.parts += consumer.partsHere;
+        m_summary.bytes += consumer.bytesHere;
         const HttpAuth &auth = client() ? client()->endpoint().auth : HttpAuth();
         if (consumer.status == 401 && auth.kind == HttpAuth::Kind::Bearer && auth.refresh && !m_directRefreshed) {
             m_directRefreshed = true;

@@ -63,6 +63,13 @@ struct RetrieveCallbacks
     std::function<void(const WadoPart &, const char *data, qint64 length)> bytes;
     /// The part is complete. An error stops the retrieval and becomes its result.
     std::function<Error(const WadoPart &, const ByteView &whole)> complete;
+    /// Optional, instead of `begin` and `complete` for a part read on a thread of the retrieval's own (plain HTTP
+    /// is read straight from the socket on one): called there, at once, while the part's bytes are still in that
+    /// core's cache; the reading waits meanwhile (the kernel's receive buffer takes what the server sends). Must be
+    /// thread-safe. An error stops the retrieval and becomes its result. Parts read through
+    /// QNetworkAccessManager (HTTPS, a proxy, a redirect) go to `begin` and `complete` on the job's thread, so
+    /// `complete` must be set too.
+    std::function<Error(const WadoPart &, const ByteView &whole)> completeOnReader;
 };
 
 struct RetrieveSummary
