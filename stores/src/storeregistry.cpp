@@ -783,7 +783,8 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
         };
         // The same on the thread that read the instance (RetrieveCallbacks::completeOnReader), reported back with one
         // posted call. The reader posts the end of its transfer after its last instance, so every instance is
-        // counted before the end is seen.
+        // counted before the end is seen. Only into the cache, where an instance is an append to a pack: creating
+        // a file per instance (--out) on the reading thread held the reading up (0.41 s against 0.22 s).
         std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(job);
         auto keepHere = [toJob, kept, st, clock = st->clock, studyUid, outDir, cache](const ByteView &bytes) {
             const double completedAt = clock.nsecsElapsed() / 1e9;
@@ -860,7 +861,9 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                 keep(whole);  // to the cache while the rest streams in
                 return Error();
             };
-            cb.completeOnReader = [keepHere](const WadoPart &, const ByteView &whole) { return keepHere(whole); };
+            if (outDir.isEmpty()) {  // into a pack of the cache; files in a folder are created on the pool
+                cb.completeOnReader = [keepHere](const WadoPart &, const ByteView &whole) { return keepHere(whole); };
+            }
             auto fetchPerSeries = [client, job, cb, transferEnded, transferProblem](const QList<DicomRecord> &list) {
                 auto queue = std::make_shared<std::deque<DicomRecord>>(list.begin(), list.end());
                 auto running = std::make_shared<int>(0);
