@@ -441,8 +441,9 @@ struct FileStore::State
     }
 
     /// Evicts least recently used blobs (never `keep`) until the budget holds: out of the index, then into
-    /// the journal, then off the disk. Caller holds journalMutex, not mutex.
-    QStringList evictJournalLocked(const QString &keep)
+    /// the journal, then off the disk — or, with `later`, what is left to do on the disk goes there, for the
+    /// caller to have done elsewhere. Caller holds journalMutex, not mutex.
+    QStringList evictJournalLocked(const QString &keep, QList<Reclaim> *later = nullptr)
     {
         QList<Entry> victims;
         QList<Reclaim> space;
@@ -471,8 +472,11 @@ struct FileStore::State
             if (Error e = appendLocked(records); e.isError())
                 qCWarning(lcStores) << "eviction not journalled; the blobs come back at the next open:" << e.toString();
         }
-        for (const Reclaim &r : space)
-            reclaim(r);
+        if (later)
+            *later += space;
+        else
+            for (const Reclaim &r : space)
+                reclaim(r);
         return keys;
     }
 
@@ -1290,6 +1294,7 @@ Result<BlobInfo> FileStore::putPacked(const std::shared_ptr<State> &d, const std
     entry.lastAccessMs = entry.info.committed.toMSecsSinceEpoch();
 
     QStringList evicted;
+    QList<Reclaim> space;  // what the old version and the evicted blobs leave to do on the disk
     quint64 seq = 0;
     Error recorded;
     {
@@ -1299,22 +1304,28 @@ Result<BlobInfo> FileStore::putPacked(const std::shared_ptr<State> &d, const std
         } else if (Error e = d->appendLocked({putRecord(entry)}, false, &seq); e.isError()) {
             recorded = e.withContext(QStringLiteral("blob '%1' not committed").arg(key));
         } else {
-            Reclaim old;
             {
                 QMutexLocker lock(&d->mutex);
                 if (const Entry *previous = d->entries.find(key)) {
                     d->total -= previous->info.size;
-                    old = d->releaseLocked(*previous);
+                    space << d->releaseLocked(*previous);
                 }
                 d->entries.insert(key, entry);
                 d->total += entry.info.size;
                 ++d->packLive[entry.pack];
             }
-            d->reclaim(old);
-            evicted = d->evictJournalLocked(key);
+            evicted = d->evictJournalLocked(key, &space);
         }
     }
     d->givePack(std::move(pack));  // after the entry counts in it: a full pack with no entry would be deleted
+    if (!space.isEmpty()) {
+        // Punching holes and deleting files is done on the pool: a put usually runs on the thread that reads a
+        // fetch off the network (~0.1 ms per hole here), and a full cache evicts at every put.
+        startOnPool(blockingPool(), [d, space] {
+            for (const Reclaim &r : space)
+                d->reclaim(r);
+        });
+    }
     if (recorded.isError())
         return recorded;
     if (Error e = synced ? d->syncUpTo(seq) : Error(); e.isError())
