@@ -1130,14 +1130,23 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
         QMutexLocker journalLock(&d->journalMutex);
         if (d->closed)
             return d->closedError();
-        if (!w->inPlace && ::rename(QFile::encodeName(w->file.fileName()).constData(), QFile::encodeName(target).constData()) != 0)
-            return ioError(QStringLiteral("cannot move blob '%1' into the cache").arg(w->key()), errno);
-        w->committed = true;  // the file is the entry's now; the writer must not delete anything
+        // A resumable reservation's staging file stays, with its record, until the entry is journalled: it is
+        // linked into objects/ rather than moved. A kill in between then leaves what had been received to be
+        // continued, where a rename left an orphan in objects/ (deleted at the next open) and a record naming a
+        // file that was gone — the progress lost (tst_faults caught it once in several thousand kills).
+        const bool resumable = w->progress != nullptr;
+        if (!w->inPlace) {
+            const QByteArray from = QFile::encodeName(w->file.fileName()), to = QFile::encodeName(target);
+            if ((resumable ? ::link(from.constData(), to.constData()) : ::rename(from.constData(), to.constData())) != 0)
+                return ioError(QStringLiteral("cannot move blob '%1' into the cache").arg(w->key()), errno);
+        }
+        w->committed = !resumable;  // a moved or final file is the entry's now; the writer must not delete it
         // Made durable below, together with the commits that run meanwhile (group commit).
         if (Error e = d->appendLocked({putRecord(entry)}, false, &seq); e.isError()) {
             QFile::remove(target);  // without its record the file would be an orphan: not committed
             return e.withContext(QStringLiteral("blob '%1' not committed").arg(w->key()));
         }
+        w->committed = true;
         Reclaim old;
         {
             QMutexLocker lock(&d->mutex);
@@ -1149,8 +1158,10 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
             d->total += entry.info.size;
         }
         d->reclaim(old);  // readers that mapped it keep their mapping; packed ones were copied
-        if (w->progress)
-            w->progress->remove();
+        if (resumable) {
+            w->progress->remove();                 // first the record, then the file it names
+            QFile::remove(w->file.fileName());     // the entry has its own link
+        }
         evicted = d->evictJournalLocked(w->key());
     }
     // Only a durable commit is acknowledged. The bytes were synced above; this covers the rename and the record.
