@@ -70,9 +70,32 @@ struct Entry
 struct Reclaim
 {
     QString path;
+    bool pack = false;        ///< `path` is a pack: readers copy out of it under punchMutex
     qint64 punchOffset = -1;  ///< >= 0: punch [punchOffset, punchOffset + punchLength) out of `path`
     qint64 punchLength = 0;
 };
+
+/// Describes `content` in `entry` as `options` say: its XXH3 (`check` when the caller has it), its SHA-256
+/// (computed, given, or deferred), its DICOM identity. Corrupt when it is not the SHA-256 the caller expected.
+Error describeContent(Entry *entry, const ByteView &content, const CommitOptions &options, const QByteArray &check)
+{
+    entry->check = check.isEmpty() ? xxh3Digest(content.data(), content.size()) : check;
+    if (options.verifiedSha256.isEmpty() && (!options.deferSha256 || !options.expectedSha256.isEmpty())) {
+        entry->info.sha256 = Sha256::hash(content.data(), content.size());
+        Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
+    } else {
+        entry->info.sha256 = options.verifiedSha256;  // empty when deferred
+    }
+    if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry->info.sha256)
+        return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(entry->info.key));
+    if (options.knownIdentity.isValid())
+        entry->info.dicom = options.knownIdentity;
+    else if (Result<DicomIdentity> id = readDicomIdentity(content); id.isOk())
+        entry->info.dicom = id.value();
+    else
+        qCWarning(lcStores) << "blob" << entry->info.key << "looks like DICOM but its header is unreadable:" << id.error().toString();
+    return Error();
+}
 
 QString osError(int err) { return QString::fromLocal8Bit(std::strerror(err)); }
 
@@ -257,9 +280,9 @@ struct FileStore::State
         if (live != packLive.end() && --live.value() <= 0) {
             packLive.erase(live);
             if (!packsAppending.contains(e.pack))
-                return Reclaim{packPath(e.pack)};  // nothing else in it, and nothing more to come
+                return Reclaim{packPath(e.pack), true};  // nothing else in it, and nothing more to come
         }
-        return Reclaim{packPath(e.pack), e.offset, alignUp(e.offset + e.info.size) - e.offset};
+        return Reclaim{packPath(e.pack), true, e.offset, alignUp(e.offset + e.info.size) - e.offset};
     }
 
     /// Does what releaseLocked() said. Caller holds `mutex` or nothing (never waits on a reader while holding it
@@ -269,7 +292,7 @@ struct FileStore::State
         if (r.path.isEmpty())
             return;
         std::unique_lock<std::shared_mutex> exclusive(punchMutex, std::defer_lock);
-        if (r.path.startsWith(root + QLatin1Char('/') + QLatin1String(kPacks)))
+        if (r.pack)
             exclusive.lock();
         if (r.punchOffset < 0) {
             QFile::remove(r.path);  // readers that mapped a file of its own keep their mapping
@@ -343,7 +366,50 @@ struct FileStore::State
         if (closed || packLive.value(p->id) > 0)
             return;  // after a close the next open deletes what no record names
         lock.unlock();
-        reclaim(Reclaim{packPath(p->id)});
+        reclaim(Reclaim{packPath(p->id), true});
+    }
+
+    /// A new blob of `size` for `key` may come in (the store is open, the budget and the disk can hold it): its
+    /// version.
+    Result<quint64> admit(const QString &key, qint64 size)
+    {
+        if (Error e = BlobStore::validateKey(key); e.isError())
+            return e;
+        if (size < 0)
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("negative size %1").arg(size));
+        quint64 version = 0;
+        {
+            QMutexLocker lock(&mutex);
+            if (closed)
+                return closedError();
+            if (budget > 0 && size > budget) {
+                return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' of %2 bytes exceeds the cache budget of %3 bytes")
+                                                      .arg(key).arg(size).arg(budget));
+            }
+            version = nextVersion++;
+        }
+        if (Error e = checkFreeSpace(root, key, size); e.isError())
+            return e;
+        return version;
+    }
+
+    /// Puts a journalled `entry` into the index in place of an older version, then evicts down to the budget.
+    /// What the old version and the evicted blobs leave to do on the disk goes to `space`; the evicted keys are
+    /// returned. Caller holds journalMutex, not mutex.
+    QStringList enterJournalLocked(const Entry &entry, QList<Reclaim> *space)
+    {
+        {
+            QMutexLocker lock(&mutex);
+            if (const Entry *previous = entries.find(entry.info.key)) {
+                total -= previous->info.size;
+                *space << releaseLocked(*previous);
+            }
+            entries.insert(entry.info.key, entry);
+            total += entry.info.size;
+            if (entry.pack)
+                ++packLive[entry.pack];
+        }
+        return evictJournalLocked(entry.info.key, space);
     }
 
     /// Reads [begin, end) of `e` (caller holds `mutex`, which this releases): a mapping of a file of its own; a
@@ -994,23 +1060,10 @@ ResultJob<BlobWriterPtr> *FileStore::reserve(const QString &key, qint64 size)
 
 Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, const QString &key, qint64 size, bool mapped, Placement placement)
 {
-    if (Error e = validateKey(key); e.isError())
-        return e;
-    if (size < 0)
-        return Error(ErrorCode::InvalidArgument, QStringLiteral("negative size %1").arg(size));
-    quint64 version = 0;
-    {
-        QMutexLocker lock(&d->mutex);
-        if (d->closed)
-            return d->closedError();
-        if (d->budget > 0 && size > d->budget) {
-            return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' of %2 bytes exceeds the cache budget of %3 bytes")
-                                                  .arg(key).arg(size).arg(d->budget));
-        }
-        version = d->nextVersion++;
-    }
-    if (Error e = checkFreeSpace(d->root, key, size); e.isError())
-        return e;
+    Result<quint64> admitted = d->admit(key, size);
+    if (!admitted.isOk())
+        return admitted.error();
+    const quint64 version = admitted.value();
     auto w = std::make_shared<FileWriter>(key, d.get());
     w->blobSize = size;
     w->version = version;
@@ -1093,21 +1146,8 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
             return Error(ErrorCode::Io, QStringLiteral("cannot map %1: %2").arg(w->file.fileName(), w->file.errorString()));
     }
     const ByteView content(reinterpret_cast<const char *>(w->map), w->blobSize, nullptr);
-    entry.check = check.isEmpty() ? xxh3Digest(content.data(), content.size()) : check;
-    if (hashSha256) {
-        entry.info.sha256 = Sha256::hash(content.data(), content.size());
-        Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
-    } else {
-        entry.info.sha256 = options.verifiedSha256;  // empty when deferred
-    }
-    if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
-        return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
-    if (options.knownIdentity.isValid())
-        entry.info.dicom = options.knownIdentity;
-    else if (Result<DicomIdentity> id = readDicomIdentity(content); id.isOk())
-        entry.info.dicom = id.value();
-    else
-        qCWarning(lcStores) << "blob" << w->key() << "looks like DICOM but its header is unreadable:" << id.error().toString();
+    if (Error e = describeContent(&entry, content, options, check); e.isError())
+        return e;
 
     if (w->map) {
         w->file.unmap(w->map);
@@ -1147,22 +1187,14 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
             return e.withContext(QStringLiteral("blob '%1' not committed").arg(w->key()));
         }
         w->committed = true;
-        Reclaim old;
-        {
-            QMutexLocker lock(&d->mutex);
-            if (const Entry *previous = d->entries.find(w->key())) {
-                d->total -= previous->info.size;
-                old = d->releaseLocked(*previous);
-            }
-            d->entries.insert(w->key(), entry);
-            d->total += entry.info.size;
-        }
-        d->reclaim(old);  // readers that mapped it keep their mapping; packed ones were copied
         if (resumable) {
             w->progress->remove();                 // first the record, then the file it names
             QFile::remove(w->file.fileName());     // the entry has its own link
         }
-        evicted = d->evictJournalLocked(w->key());
+        QList<Reclaim> space;
+        evicted = d->enterJournalLocked(entry, &space);
+        for (const Reclaim &r : space)
+            d->reclaim(r);  // readers that mapped an old file keep their mapping; packed blobs were copied
     }
     // Only a durable commit is acknowledged. The bytes were synced above; this covers the rename and the record.
     if (Error e = synced ? d->syncUpTo(seq) : Error(); e.isError())
@@ -1249,37 +1281,16 @@ ResultJob<BlobInfo> *FileStore::put(const QString &key, const ByteView &bytes, c
 Result<BlobInfo> FileStore::putPacked(const std::shared_ptr<State> &d, const std::shared_ptr<StoreNotifier> &notifier, const QString &key,
                                       const ByteView &bytes, const CommitOptions &options)
 {
-    if (Error e = validateKey(key); e.isError())
-        return e;
+    Result<quint64> admitted = d->admit(key, bytes.size());
+    if (!admitted.isOk())
+        return admitted.error();
     Entry entry;
     entry.info.key = key;
     entry.info.size = bytes.size();
-    {
-        QMutexLocker lock(&d->mutex);
-        if (d->closed)
-            return d->closedError();
-        if (d->budget > 0 && bytes.size() > d->budget) {
-            return Error(ErrorCode::DiskFull, QStringLiteral("blob '%1' of %2 bytes exceeds the cache budget of %3 bytes")
-                                                  .arg(key).arg(bytes.size()).arg(d->budget));
-        }
-        entry.info.version = d->nextVersion++;
-    }
-    if (Error e = checkFreeSpace(d->root, key, bytes.size()); e.isError())
-        return e;
+    entry.info.version = admitted.value();
     // Everything that needs only the bytes in memory first, so that the pack is held for the write alone.
-    entry.check = xxh3Digest(bytes.data(), bytes.size());
-    if (!options.verifiedSha256.isEmpty()) {
-        entry.info.sha256 = options.verifiedSha256;
-    } else if (!options.deferSha256 || !options.expectedSha256.isEmpty()) {
-        entry.info.sha256 = Sha256::hash(bytes.data(), bytes.size());
-        Sha256::releaseThreadState();
-    }
-    if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
-        return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(key));
-    if (options.knownIdentity.isValid())
-        entry.info.dicom = options.knownIdentity;
-    else if (Result<DicomIdentity> id = readDicomIdentity(bytes); id.isOk())
-        entry.info.dicom = id.value();
+    if (Error e = describeContent(&entry, bytes, options, QByteArray()); e.isError())
+        return e;
     const bool synced = options.durable || kernelBootId().isEmpty();  // as in commitNow()
     if (!synced)
         entry.unsyncedBoot = kernelBootId();
@@ -1315,17 +1326,7 @@ Result<BlobInfo> FileStore::putPacked(const std::shared_ptr<State> &d, const std
         } else if (Error e = d->appendLocked({putRecord(entry)}, false, &seq); e.isError()) {
             recorded = e.withContext(QStringLiteral("blob '%1' not committed").arg(key));
         } else {
-            {
-                QMutexLocker lock(&d->mutex);
-                if (const Entry *previous = d->entries.find(key)) {
-                    d->total -= previous->info.size;
-                    space << d->releaseLocked(*previous);
-                }
-                d->entries.insert(key, entry);
-                d->total += entry.info.size;
-                ++d->packLive[entry.pack];
-            }
-            evicted = d->evictJournalLocked(key, &space);
+            evicted = d->enterJournalLocked(entry, &space);
         }
     }
     d->givePack(std::move(pack));  // after the entry counts in it: a full pack with no entry would be deleted

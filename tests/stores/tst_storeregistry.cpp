@@ -504,7 +504,9 @@ void tst_StoreRegistry::aStudyStreamsAtOnceAndGivesWayToSeriesRequests()
     QCOMPARE(r.value().sopInstanceUids.size(), 6);
     for (const QString &series : studies[ct].keys())
         QTRY_COMPARE(requests(QStringLiteral("slow.log"), ct + QStringLiteral("/series/") + series), 1);
-    QTRY_COMPARE(requests(QStringLiteral("slow.log"), ct), 1);  // logged once nginx sees it was dropped
+    // The stream was dropped: nginx logs it once it notices — or never, if the drop came before its request left
+    // (a busy machine: the series list can be back first). Never asked for twice either way.
+    QVERIFY(requests(QStringLiteral("slow.log"), ct) <= 1);
 
     // One request at a time: the stream brings both series; nothing is asked for twice.
     r = fetch(fast, 1, ct);
