@@ -28,9 +28,18 @@ ImageViewport::ImageViewport(QWidget *parent) : QWidget(parent)
 
 void ImageViewport::setImage(const DecodedImage &image, bool keepWindow, const QString &key)
 {
+    setImage(image, image, QString(), keepWindow, key);
+}
+
+void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &shown, const QString &filterNote, bool keepWindow,
+                             const QString &key, int valueRows)
+{
     const bool firstImage = !m_windowSet;
     m_windowSet = true;
     m_image = image;
+    m_shown = shown.pixels.isNull() ? image : shown;
+    m_filterNote = filterNote;
+    m_valueRows = valueRows < 0 ? image.info.rows : std::min(valueRows, image.info.rows);
     if (key != m_key)
         m_selected = -1;
     m_key = key;
@@ -41,10 +50,23 @@ void ImageViewport::setImage(const DecodedImage &image, bool keepWindow, const Q
     rerender();
 }
 
+void ImageViewport::setSmoothMagnification(bool smooth)
+{
+    if (smooth == m_smoothMagnify)
+        return;
+    m_smoothMagnify = smooth;
+    update();
+    Q_EMIT viewChanged();
+}
+
 void ImageViewport::clear(const QString &message)
 {
     m_image = DecodedImage();
+    m_shown = DecodedImage();
+    m_filterNote.clear();
+    m_valueRows = 0;
     m_rendered = QImage();
+    m_shrunk = QImage();
     m_message = message;
     m_selected = -1;
     update();
@@ -89,10 +111,10 @@ double ImageViewport::aspect() const
 
 double ImageViewport::fitScale() const
 {
-    if (m_rendered.isNull())
+    if (m_rendered.isNull() || m_image.info.columns < 1 || m_image.info.rows < 1)
         return 1.0;
     // The image's extent on screen at scale 1: columns × (rows × aspect), swapped by a quarter turn.
-    double w = m_rendered.width(), h = m_rendered.height() * aspect();
+    double w = m_image.info.columns, h = m_image.info.rows * aspect();
     if (m_quarterTurns % 2)
         std::swap(w, h);
     return std::min(width() / w, height() / h);
@@ -179,7 +201,7 @@ QTransform ImageViewport::imageToWidget() const
     t.scale(m_flipH ? -1 : 1, m_flipV ? -1 : 1);
     t.rotate(90.0 * m_quarterTurns);
     t.scale(s, s * aspect());
-    t.translate(-m_rendered.width() / 2.0, -m_rendered.height() / 2.0);
+    t.translate(-m_image.info.columns / 2.0, -m_image.info.rows / 2.0);
     return t;
 }
 
@@ -211,6 +233,8 @@ QString ImageViewport::measurementText(const Measurement &m) const
                                                 QRectF(m.a, m.b));
     const QString unit = m_image.info.valueUnit();
     const QString area = s.areaMm2 >= 0 ? tr("%1 mm²").arg(s.areaMm2, 0, 'f', 1) : tr("%1 px²").arg(s.areaPixels, 0, 'f', 0);
+    if (m_valueRows < m_image.info.rows && QRectF(m.a, m.b).normalized().bottom() > m_valueRows)
+        return tr("Area %1\n(statistics once the image is here)").arg(area);  // rows not in yet read as zeros
     if (s.pixels == 0)
         return tr("Area %1").arg(area);
     return tr("Mean %1 SD %2 %3\nMin %4 Max %5\nArea %6")
@@ -270,6 +294,8 @@ QString ImageViewport::pixelReadout() const
     const std::optional<QPoint> px = pixelUnder(*m_hover);
     if (!px)
         return QString();
+    if (!valueKnown(px->y()))
+        return tr("x %1 y %2  (not here yet)").arg(px->x()).arg(px->y());
     const double value = modalityValueAt(m_image, 0, *px);
     const QString unit = m_image.info.valueUnit();
     return tr("x %1 y %2  = %3%4").arg(px->x()).arg(px->y()).arg(value, 0, 'f', std::fabs(value - std::round(value)) < 1e-9 ? 0 : 2)
@@ -278,9 +304,12 @@ QString ImageViewport::pixelReadout() const
 
 void ImageViewport::rerender()
 {
-    m_rendered = hasImage() ? toQImage(renderFrame(m_image, 0, m_window)) : QImage();
+    // Shown with the image's rescale: the filters work on stored values, so the window in modality units
+    // applies to what they make as it does to the original.
+    m_rendered = hasImage() ? toQImage(renderFrame(DecodedImage{m_image.info, m_shown.pixels}, 0, m_window)) : QImage();
     if (m_inverted && !m_rendered.isNull())
         m_rendered.invertPixels();
+    m_shrunk = QImage();
     update();
 }
 
@@ -289,15 +318,48 @@ QString ImageViewport::windowText() const
     return tr("W %1  L %2").arg(m_window.width, 0, 'f', 0).arg(m_window.center, 0, 'f', 0);
 }
 
+QImage ImageViewport::imageAsPainted() const
+{
+    if (m_rendered.isNull())
+        return m_rendered;
+    // The image's size on screen, before the quarter turns (which keep it). Picking pixels to shrink would drop
+    // whole rows and columns — a wire, a fracture line —; each screen pixel gets the mean of the area it covers.
+    const double s = displayScale();
+    const QSize onScreen(std::max(1, int(std::lround(m_image.info.columns * s))), std::max(1, int(std::lround(m_image.info.rows * s * aspect()))));
+    if (onScreen.width() >= m_rendered.width() && onScreen.height() >= m_rendered.height())
+        return m_rendered;
+    if (m_shrunk.size() != onScreen)
+        m_shrunk = m_rendered.scaled(onScreen, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    return m_shrunk;
+}
+
 void ImageViewport::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
     p.fillRect(rect(), Qt::black);
     if (!m_rendered.isNull()) {
+        const QImage painted = imageAsPainted();
+        const QTransform t = imageToWidget();
         p.save();
-        p.setTransform(imageToWidget());
-        p.setRenderHint(QPainter::SmoothPixmapTransform, displayScale() < 4);
-        p.drawImage(QPointF(0, 0), m_rendered);
+        if (painted.size() != m_rendered.size()) {
+            // Shrunk: averaged to its size on screen already, so copied 1:1 on whole screen pixels — any
+            // resampling on the way (a half-pixel offset) would spread a thin line thinner again.
+            const QRectF extent = t.mapRect(QRectF(0, 0, m_image.info.columns, m_image.info.rows));
+            const bool turned = m_quarterTurns % 2;
+            const double w = painted.width(), h = painted.height();
+            QTransform u;
+            u.translate(std::round(extent.left()) + (turned ? h : w) / 2.0, std::round(extent.top()) + (turned ? w : h) / 2.0);
+            u.scale(m_flipH ? -1 : 1, m_flipV ? -1 : 1);
+            u.rotate(90.0 * m_quarterTurns);
+            u.translate(-w / 2.0, -h / 2.0);
+            p.setTransform(u);
+            p.drawImage(QPointF(0, 0), painted);
+        } else {
+            // Magnified (or 1:1): smooth or pixel-exact, as the reader chose.
+            p.setTransform(t);
+            p.setRenderHint(QPainter::SmoothPixmapTransform, m_smoothMagnify);
+            p.drawImage(QRectF(0, 0, m_image.info.columns, m_image.info.rows), painted);
+        }
         p.restore();
         paintMeasurements(p);
     }
@@ -322,6 +384,8 @@ void ImageViewport::paintEvent(QPaintEvent *)
     text(area, Qt::AlignRight | Qt::AlignTop, m_overlay.topRight);
     text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
     QStringList view{windowText(), tr("Zoom %1%").arg(std::lround(displayScale() * 100))};
+    if (displayScale() > 1.0 && !m_smoothMagnify)
+        view.last() += tr(" (pixel-exact)");
     if (m_quarterTurns || m_flipH || m_flipV || m_inverted) {
         QStringList how;
         if (m_quarterTurns)
@@ -342,6 +406,12 @@ void ImageViewport::paintEvent(QPaintEvent *)
     const bool complete = m_completeness >= 1.0;
     const QString badge = complete ? tr("● Complete") : tr("◌ Arriving %1%").arg(int(m_completeness * 100));
     text(area, Qt::AlignHCenter | Qt::AlignTop, badge, complete ? QColor(120, 210, 120) : QColor(255, 170, 60));
+    // Filtered: said plainly, under the badge, with where the numbers come from.
+    if (!m_filterNote.isEmpty()) {
+        const QRect below = area.adjusted(0, p.fontMetrics().height() + 2, 0, 0);
+        text(below, Qt::AlignHCenter | Qt::AlignTop,
+             tr("FILTERED VIEW: %1\nvalues and measurements from the original image").arg(m_filterNote), QColor(255, 150, 90));
+    }
 }
 
 void ImageViewport::paintMeasurements(QPainter &p)

@@ -46,9 +46,26 @@ public:
     /// Shows `image`, known as `key` (its measurements are kept under it). Keeps the current window if
     /// `keepWindow` (scrolling a stack), else uses the image's default.
     void setImage(const DecodedImage &image, bool keepWindow, const QString &key = QString());
+    /// Shows `shown` — `image` through filters — over the extent of `image`, which alone gives the values under
+    /// the cursor, the region statistics and the geometry: a filter changes what the eye sees, never a number
+    /// read off the image. `filterNote` names the filters on the overlay. `valueRows`: how many of `image`'s rows
+    /// are in (while it arrives; −1: all) — no value is read from a row that is not.
+    void setImage(const DecodedImage &image, const DecodedImage &shown, const QString &filterNote, bool keepWindow,
+                  const QString &key, int valueRows = -1);
     void clear(const QString &message = QString());
     bool hasImage() const { return !m_image.pixels.isNull(); }
+    /// The image as decoded: its modality values and geometry are what the viewport reports.
     const DecodedImage &image() const { return m_image; }
+    /// What is painted: the image through the filters in use, or the image itself.
+    const DecodedImage &shownImage() const { return m_shown; }
+    bool isFiltered() const { return !m_filterNote.isEmpty(); }
+    /// Magnified images: smooth (bilinear) or pixel-exact (each image pixel a sharp square). Shrunk images are
+    /// always averaged over the area each screen pixel covers, so a line one pixel wide never vanishes.
+    void setSmoothMagnification(bool smooth);
+    bool smoothMagnification() const { return m_smoothMagnify; }
+    /// What paintEvent draws the image from at the current zoom: the rendered image itself, or (shrunk) its
+    /// area average at the size it takes on screen.
+    QImage imageAsPainted() const;
 
     VoiWindow window() const { return m_window; }
     void setWindow(const VoiWindow &window);
@@ -119,6 +136,8 @@ protected:
 
 private:
     void rerender();
+    /// Whether pixel row `y` of the image holds its value yet.
+    bool valueKnown(int y) const { return y < m_valueRows; }
     double aspect() const;   ///< row spacing over column spacing: the image's height is stretched by it
     double fitScale() const;
     QString windowText() const;
@@ -126,9 +145,14 @@ private:
     /// The measurement end point near `widgetPosition`: index × 2 + (0 for a, 1 for b), or −1.
     int handleNear(QPointF widgetPosition) const;
 
-    DecodedImage m_image;
+    DecodedImage m_image;    ///< values and geometry
+    DecodedImage m_shown;    ///< painted (filtered, or the image itself)
+    QString m_filterNote;
+    int m_valueRows = 0;
     QString m_key;
     QImage m_rendered;
+    mutable QImage m_shrunk;  ///< m_rendered averaged down to its size on screen (when shrunk)
+    bool m_smoothMagnify = true;
     VoiWindow m_window;
     bool m_windowSet = false;  ///< a window was chosen for an image (kept while the viewport waits for the next)
     double m_zoom = 1.0;

@@ -206,8 +206,13 @@ int main(int argc, char **argv)
     QSettings settings;  // ~/.config/Spectrum/Spectrum.conf: the window, the filters, the tool — as last left
     if (!parser.isSet(QStringLiteral("screenshot")))
         window.restoreSettings(settings);
+    if (!parser.isSet(QStringLiteral("screenshot")))
+        QObject::connect(window.filterPanel(), &FilterPanel::presetsChanged, &window, [&window, &settings] {
+            window.savePresets(settings);
+            settings.sync();
+        });
     if (parser.isSet(QStringLiteral("filter"))) {
-        window.filterPanel()->setSpecs(parser.values(QStringLiteral("filter")));
+        window.setStartFilters(parser.values(QStringLiteral("filter")));
         if (!window.filterPanel()->problem().isEmpty()) {
             std::fprintf(stderr, "spectrum: %s\n", qPrintable(window.filterPanel()->problem()));
             return 2;

@@ -58,21 +58,23 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         StudyViewer *v = currentViewer();
         if (m_cineAction)
             m_cineAction->setChecked(v && v->isCinePlaying());
+        showFiltersOf(v);
     });
     setCentralWidget(m_tabs);
     statusBar()->addPermanentWidget(m_cacheLabel);
 
-    // The filters apply to every open study (and to rows as they arrive).
+    // The filter panel shows and edits the chain of the study in view (applied to its rows as they arrive too).
     auto *filterDock = new QDockWidget(tr("Filters"), this);
     filterDock->setObjectName(QStringLiteral("filterDock"));
     filterDock->setWidget(m_filters);
     addDockWidget(Qt::RightDockWidgetArea, filterDock);
     filterDock->hide();
     connect(m_filters, &FilterPanel::chainChanged, this, [this](const FilterChain &chain, const QString &description) {
-        for (int i = 1; i < m_tabs->count(); ++i) {
-            if (auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i)))
-                viewer->setFilters(chain, description);
-        }
+        StudyViewer *viewer = currentViewer();
+        if (!viewer)
+            return;
+        viewer->setFilterState({m_filters->specs(), m_filters->isApplied(), m_filters->presetName()});
+        viewer->setFilters(chain, description);
     });
     m_filterDock = filterDock;
 
@@ -128,6 +130,15 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     add(view, tr("Flip &horizontally"), Qt::Key_H, onViewport([](ImageViewport *v) { v->flipHorizontally(); }));
     add(view, tr("Flip &vertically"), Qt::Key_V, onViewport([](ImageViewport *v) { v->flipVertically(); }));
     add(view, tr("&Invert"), Qt::Key_I, onViewport([](ImageViewport *v) { v->setInverted(!v->isInverted()); }));
+    // Shrunk images are always averaged (a thin line never vanishes); magnified ones smooth or pixel-exact.
+    m_smoothAction = view->addAction(tr("S&mooth magnification"), this, [this](bool on) {
+        for (int i = 1; i < m_tabs->count(); ++i) {
+            if (auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i)))
+                viewer->setSmoothMagnification(on);
+        }
+    });
+    m_smoothAction->setCheckable(true);
+    m_smoothAction->setChecked(true);
     add(view, tr("&Reset view"), Qt::Key_R, [this] {
         if (StudyViewer *v = currentViewer())
             v->resetView();
@@ -328,29 +339,54 @@ void MainWindow::sendToArchive(const QString &store, bool wholeSeries)
     });
 }
 
+void MainWindow::savePresets(QSettings &settings) const
+{
+    const QList<FilterPreset> presets = m_filters->presets();
+    settings.beginWriteArray(QStringLiteral("filterPresets"), int(presets.size()));
+    for (int i = 0; i < presets.size(); ++i) {
+        settings.setArrayIndex(i);
+        settings.setValue(QStringLiteral("name"), presets[i].name);
+        settings.setValue(QStringLiteral("chain"), presets[i].specs);
+        settings.setValue(QStringLiteral("modality"), presets[i].modality);
+    }
+    settings.endArray();
+}
+
 void MainWindow::saveSettings(QSettings &settings) const
 {
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
-    settings.setValue(QStringLiteral("filters/chain"), m_filters->specs());
-    settings.setValue(QStringLiteral("filters/applied"), m_filters->isApplied());
+    // A working chain is the study's, never kept for the next start; presets are kept (as they are saved).
+    settings.remove(QStringLiteral("filters"));
+    savePresets(settings);
     settings.setValue(QStringLiteral("reading/tool"), int(m_tool));
     settings.setValue(QStringLiteral("reading/cineRate"), m_cineRate);
+    settings.setValue(QStringLiteral("reading/smoothMagnification"), m_smoothAction->isChecked());
     settings.setValue(QStringLiteral("cache/memoryBudgetMB"), m_workstation->images()->budget() / 1'000'000);
 }
 
-void MainWindow::restoreSettings(const QSettings &settings)
+void MainWindow::restoreSettings(QSettings &settings)
 {
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    m_filters->setSpecs(settings.value(QStringLiteral("filters/chain")).toStringList());
-    m_filters->setApplied(settings.value(QStringLiteral("filters/applied"), true).toBool());
+    QList<FilterPreset> presets;
+    QSettings &readable = settings;
+    const int count = readable.beginReadArray(QStringLiteral("filterPresets"));
+    for (int i = 0; i < count; ++i) {
+        readable.setArrayIndex(i);
+        presets << FilterPreset{readable.value(QStringLiteral("name")).toString(), readable.value(QStringLiteral("chain")).toStringList(),
+                                readable.value(QStringLiteral("modality")).toString()};
+    }
+    readable.endArray();
+    m_filters->setPresets(presets);
     const int tool = settings.value(QStringLiteral("reading/tool"), 0).toInt();
     for (QAction *a : m_toolActions) {
         if (a->data().toInt() == tool)
             a->trigger();
     }
     m_cineRate = std::clamp(settings.value(QStringLiteral("reading/cineRate"), 15).toInt(), 1, 60);
+    if (settings.value(QStringLiteral("reading/smoothMagnification"), true).toBool() != m_smoothAction->isChecked())
+        m_smoothAction->trigger();
     if (const qint64 mb = settings.value(QStringLiteral("cache/memoryBudgetMB"), 0).toLongLong(); mb > 0)
         m_workstation->images()->setBudget(mb * 1'000'000);
 }
@@ -552,8 +588,13 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
     });
     viewer->viewport()->setTool(m_tool);
     viewer->setCineRate(m_cineRate);
-    if (m_filters->isApplied() && !m_filters->chain().isEmpty())
-        viewer->setFilters(m_filters->chain(), m_filters->specs().join(QStringLiteral(" → ")));
+    viewer->setSmoothMagnification(m_smoothAction->isChecked());
+    // A new study opens unfiltered, unless the reader saved a preset for its modality (named on the image) or
+    // asked for a chain on the command line.
+    if (!m_startChain.isEmpty())
+        viewer->setFilterState({m_startChain, true, QString()});
+    else if (const std::optional<FilterPreset> preset = m_filters->presetFor(study.modalities))
+        viewer->setFilterState({preset->specs, true, preset->name});
     connect(viewer, &StudyViewer::cineChanged, this, [this, viewer](bool playing, int fps) {
         if (viewer == currentViewer()) {
             m_cineAction->setChecked(playing);
@@ -567,6 +608,22 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
     viewer->setFocus();
     Q_EMIT studyOpened(viewer);
     return viewer;
+}
+
+void MainWindow::showFiltersOf(StudyViewer *viewer)
+{
+    m_filters->setCurrentModalities(viewer ? viewer->study().modalities : QStringList());
+    m_filters->setEnabled(viewer != nullptr);
+    const StudyViewer::FilterState state = viewer ? viewer->filterState() : StudyViewer::FilterState();
+    m_filters->setState(state.specs, state.applied, state.preset);  // applies to the viewer through chainChanged
+}
+
+void MainWindow::setStartFilters(const QStringList &specs)
+{
+    m_startChain = specs;
+    m_filters->setSpecs(specs);  // checked here: problem() says what is wrong
+    if (!m_filters->problem().isEmpty())
+        m_startChain.clear();
 }
 
 StudyViewer *MainWindow::currentViewer() const

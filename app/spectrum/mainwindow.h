@@ -51,7 +51,12 @@ public:
     void sendToArchive(const QString &store, bool wholeSeries);
 
     void saveSettings(QSettings &settings) const;
-    void restoreSettings(const QSettings &settings);
+    /// The filter presets alone (written as soon as one is saved, not only at exit).
+    void savePresets(QSettings &settings) const;
+    /// A chain for the studies opened from now on (`--filter` on the command line); the panel's problem() says
+    /// when a spec is wrong, and then none is used.
+    void setStartFilters(const QStringList &specs);
+    void restoreSettings(QSettings &settings);
     QTableView *studyTable() const;
 
 Q_SIGNALS:
@@ -66,6 +71,8 @@ private:
     void closeTab(int index);
     /// Adds a viewer's tab and wires it up.
     StudyViewer *addViewer(StudyViewer *viewer, const StudySummary &study);
+    /// The filter panel to `viewer`'s own chain (none: disabled and empty).
+    void showFiltersOf(StudyViewer *viewer);
     /// The open viewer of this study and patient, if any.
     StudyViewer *viewerOf(const QString &studyUid, const QString &patientId) const;
 
@@ -79,9 +86,11 @@ private:
     QTabWidget *m_tabs;
     QLabel *m_cacheLabel;
     QAction *m_cineAction = nullptr;
+    QAction *m_smoothAction = nullptr;
     ImageViewport::Tool m_tool = ImageViewport::Tool::Pan;  ///< given to every study opened
     int m_cineRate = 15;                                    ///< given to every study opened
     QList<QAction *> m_toolActions;
+    QStringList m_startChain;
 };
 
 } // namespace spectrum

@@ -287,22 +287,26 @@ void SeriesPane::onInstanceArriving(const QString &key, std::shared_ptr<const QB
         m_arriving->decoder = std::make_unique<ProgressiveImage>(m_chain);  // filtered while it arrives
         m_arriving->decoder->enablePreviews(40);
         connect(m_arriving->decoder.get(), &ProgressiveImage::previewReady, this,
-                [this, key](const DecodedImage &image, int rows) { onPreview(key, image, rows); });
+                [this, key](const DecodedImage &image, int rows, const DecodedImage &original, int originalRows) {
+                    onPreview(key, image, rows, original, originalRows);
+                });
     }
     if (m_arriving->bytes == bytes)
         m_arriving->decoder->bytesAvailable(bytes->constData(), end);
 }
 
-void SeriesPane::onPreview(const QString &key, const DecodedImage &image, int rows)
+void SeriesPane::onPreview(const QString &key, const DecodedImage &image, int rows, const DecodedImage &original, int originalRows)
 {
     if (m_series < 0 || m_slice < 0 || isDecoded(m_slice) || keyOf(m_slice) != key)
         return;  // scrolled on, or the whole image is here already
     if (image.info.identity.sopInstanceUid != m_study->series[m_series].instances[m_slice].sopInstanceUid)
         return;  // never another instance under this slice's number
     const double fraction = image.info.rows > 0 ? double(rows) / image.info.rows : 0;
-    m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage(), key);
+    // The values (and the geometry) are the decoded rows', never the filtered ones'.
+    m_viewport->setImage(original, image, m_chain.isEmpty() ? QString() : m_chainDescription,
+                         m_windowFromUser || m_viewport->hasImage(), key, originalRows);
     m_viewport->setCompleteness(std::min(fraction, 0.99));  // complete once checked and cached
-    updateOverlay(image.info);
+    updateOverlay(original.info);
     Q_EMIT previewShown(m_slice, fraction);
 }
 
@@ -338,7 +342,7 @@ void SeriesPane::display(int index, const DecodedImage &image)
         return present(index, image);
     const QString filteredKey = ImageMemoryCache::filteredKey(keyOf(index), m_chainDescription);
     if (const std::shared_ptr<const DecodedImage> filtered = m_images->object(filteredKey))
-        return present(index, *filtered);
+        return present(index, image, *filtered);
     // Filtered on the blocking pool (drained before the store goes); shown once done.
     auto *watcher = new QFutureWatcher<Result<PixelBuffer>>(this);
     const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
@@ -356,17 +360,18 @@ void SeriesPane::display(int index, const DecodedImage &image)
         filtered->info.rows = filtered->pixels.height();
         m_images->insert(filteredKey, filtered);
         if (index == m_slice)
-            present(index, *filtered);
+            present(index, image, *filtered);
     });
     watcher->setFuture(QtConcurrent::run(blockingPool(), [chain = m_chain, image] { return applyFilters(chain, image.pixels, image.info, nullptr); }));
 }
 
-void SeriesPane::present(int index, const DecodedImage &image)
+void SeriesPane::present(int index, const DecodedImage &image, const DecodedImage &filtered)
 {
     if (m_arriving && m_arriving->key == m_study->series[m_series].instances[index].key)
         m_arriving.reset();  // whole now
     m_viewport->setCompleteness(1.0);
-    m_viewport->setImage(image, m_windowFromUser || m_viewport->hasImage(), m_study->series[m_series].instances[index].key);
+    m_viewport->setImage(image, filtered, filtered.pixels.isNull() ? QString() : m_chainDescription,
+                         m_windowFromUser || m_viewport->hasImage(), m_study->series[m_series].instances[index].key);
     updateOverlay(image.info);
     Q_EMIT imageShown(index);
 }
@@ -387,8 +392,6 @@ void SeriesPane::updateOverlay(const ImageInfo &info)
         position = tr("\nPos %1 mm  Thk %2 mm").arg(info.slicePositionAlongNormal(), 0, 'f', 1).arg(info.sliceThickness, 0, 'f', 2);
     o.bottomLeft = tr("Im %1/%2%3\n%4 × %5")
                        .arg(m_slice + 1).arg(sliceCount()).arg(position).arg(info.columns).arg(info.rows);
-    if (!m_chain.isEmpty())
-        o.bottomLeft += tr("\nFiltered: %1").arg(m_chainDescription);
     m_viewport->setOverlay(o);
 }
 

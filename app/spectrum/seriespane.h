@@ -83,10 +83,11 @@ private:
     void requestLoad(int index);
     void prefetchAround(int index);
     void display(int index, const DecodedImage &image);
-    void present(int index, const DecodedImage &image);
+    /// Shows `image` (its values, its geometry) as `filtered` when the filters made one.
+    void present(int index, const DecodedImage &image, const DecodedImage &filtered = DecodedImage());
     void updateOverlay(const ImageInfo &info);
     void showWaiting(int index);
-    void onPreview(const QString &key, const DecodedImage &image, int rows);
+    void onPreview(const QString &key, const DecodedImage &image, int rows, const DecodedImage &original, int originalRows);
     void learnGeometry(int index, const ImageInfo &info);
     /// Cancels the loads under way; their late results are dropped.
     void dropLoads();

@@ -96,6 +96,7 @@ SeriesPane *StudyViewer::addPane(int seriesIndex)
     const int i = int(m_panes.size()) - 1;
     m_grid->addWidget(pane, i / columns, i % columns);
     pane->setFilters(m_chain, m_chainDescription);
+    pane->viewport()->setSmoothMagnification(m_smoothMagnify);
     connect(pane, &SeriesPane::activated, this, [this, pane] { setActivePane(pane); });
     connect(pane, &SeriesPane::seriesDropped, this, [this, pane](int series) {
         setActivePane(pane);
@@ -286,10 +287,19 @@ void StudyViewer::resetView()
 
 void StudyViewer::setFilters(const FilterChain &chain, const QString &description)
 {
+    if (description == m_chainDescription && chain.isEmpty() == m_chain.isEmpty())
+        return;  // the same chain (its description names it): nothing to redo
     m_chain = chain;
     m_chainDescription = description;
     for (SeriesPane *p : m_panes)
         p->setFilters(chain, description);
+}
+
+void StudyViewer::setSmoothMagnification(bool smooth)
+{
+    m_smoothMagnify = smooth;
+    for (SeriesPane *p : m_panes)
+        p->viewport()->setSmoothMagnification(smooth);
 }
 
 void StudyViewer::requestThumbnail(int series, const QString &key)

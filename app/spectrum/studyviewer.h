@@ -70,6 +70,20 @@ public:
     /// Filters the images in every pane (and those arriving) through `chain`; empty: the originals.
     void setFilters(const FilterChain &chain, const QString &description);
     bool isFiltering() const { return !m_chain.isEmpty(); }
+    QString filterDescription() const { return m_chainDescription; }
+    /// The filter panel's state for this study (its chain, whether on, the preset it came from): each study
+    /// keeps its own, so a chain set on one patient's images never follows the reader to another's.
+    struct FilterState
+    {
+        QStringList specs;
+        bool applied = true;
+        QString preset;
+    };
+    FilterState filterState() const { return m_filterState; }
+    void setFilterState(const FilterState &state) { m_filterState = state; }
+
+    /// Magnified images smooth or pixel-exact, in every pane.
+    void setSmoothMagnification(bool smooth);
 
     /// Cine on the active pane: steps through its series at `framesPerSecond`, round and round, until stopped.
     void setCinePlaying(bool playing);
@@ -108,8 +122,10 @@ private:
     QList<SeriesPane *> m_panes;
     SeriesPane *m_active = nullptr;
     bool m_sync = false;
+    bool m_smoothMagnify = true;
     FilterChain m_chain;
     QString m_chainDescription;
+    FilterState m_filterState;
     QHash<int, QImage> m_thumbnails;
     QSet<int> m_thumbnailsAsked;
     quint64 m_studyGeneration = 0;

@@ -36,8 +36,9 @@ struct ProgressiveImage::Private
     std::atomic<int> previewIntervalMs{-1};  ///< −1: no previews
     QElapsedTimer sincePreview;
 
-    /// A copy of rows [0, rows) of frame 0, for display while the rest arrives.
-    void preview(ProgressiveImage *q, int rows)
+    /// A copy of rows [0, rows) of frame 0 as filtered, and of rows [0, rowsIn) as decoded, for display (and
+    /// for the values under the cursor) while the rest arrives.
+    void preview(ProgressiveImage *q, int rows, int rowsIn)
     {
         const int interval = previewIntervalMs.load();
         if (interval < 0 || frame != 0)
@@ -57,7 +58,15 @@ struct ProgressiveImage::Private
         image.info.frames = 1;
         image.pixels = PixelBuffer(filtered.format(), out.width, out.height, 1);
         std::memcpy(image.pixels.frameData(0), filtered.frameData(0), size_t(qsizetype(rows) * out.rowBytes()));
-        Q_EMIT q->previewReady(image, rows);
+        if (chain.isEmpty())
+            return Q_EMIT q->previewReady(image, rows, image, rows);
+        DecodedImage original;
+        original.info = decoder.info();
+        original.info.frames = 1;
+        const PixelBuffer &decoded = decoder.pixels();
+        original.pixels = PixelBuffer(decoded.format(), in.width, in.height, 1);
+        std::memcpy(original.pixels.frameData(0), decoded.frameData(0), size_t(qsizetype(rowsIn) * in.rowBytes()));
+        Q_EMIT q->previewReady(image, rows, original, rowsIn);
     }
 
     /// Feeds what arrived to the decoder, then the decoded rows to the filters. On the image's thread.
@@ -115,7 +124,7 @@ struct ProgressiveImage::Private
                     firstRowsNs = clock.nsecsElapsed();
                 rowsSignalled = rowsOut;
                 Q_EMIT q->rowsReady(frame, rowsOut);
-                preview(q, rowsOut);
+                preview(q, rowsOut, rowsIn);
             }
             if (rowsOut < out.height)
                 break;

@@ -79,6 +79,7 @@ private Q_SLOTS:
 
     void rotatesFlipsAndInvertsOnScreen()
     {
+        m_vp->setSmoothMagnification(false);  // each screen point shows exactly one image pixel
         m_vp->rotate(1);  // clockwise: the image's top-left corner goes to the top right
         QCOMPARE(m_vp->rotation(), 90);
         QCOMPARE(m_vp->pixelUnder(QPoint(395, 5)), std::optional<QPoint>(QPoint(0, 0)));
@@ -187,6 +188,100 @@ private Q_SLOTS:
         const QPoint middle = onScreen(*m_vp, QPoint(20, 20));
         QVERIFY(plain.pixel(middle) != drawn.pixel(middle));  // the line crosses the middle
         QCOMPARE(qGray(plain.pixel(middle)), 255);
+    }
+
+    /// Shrunk to 40 %, a line one pixel wide stays on screen wherever it falls between the screen's pixels: each
+    /// screen pixel is the mean of the area it covers (picking pixels dropped whole rows and columns).
+    void aThinLineSurvivesShrinking()
+    {
+        DecodedImage big = test::rampCt(5000, 6000, 0.1, 0.1);
+        auto *p = reinterpret_cast<quint16 *>(big.pixels.frameData(0));
+        std::fill(p, p + 5000 * 6000, quint16(1024));  // 0 HU everywhere
+        const QList<int> lines{2000, 2251, 2502, 2753, 3004};  // on screen, five phases against its 2.5-pixel grid
+        for (int x : lines)
+            for (int y = 0; y < 6000; ++y)
+                p[y * 5000 + x] = quint16(1024 + 1000);  // a wire: 1000 HU
+        m_vp->resize(500, 600);
+        m_vp->setImage(big, false, QStringLiteral("big"));
+        m_vp->setWindow(VoiWindow{500, 1000});  // 0 HU black, 1000 HU white
+        m_vp->setZoom(4);                        // fit is 10 %
+        QCOMPARE(m_vp->displayScale(), 0.4);
+        const QImage shot = m_vp->grab().toImage();
+        for (int x : lines) {
+            const QPoint centre = m_vp->imageToWidget().map(QPointF(x + 0.5, 3000)).toPoint();
+            int brightest = 0;
+            for (int dx = -2; dx <= 2; ++dx)
+                brightest = std::max(brightest, qGray(shot.pixel(centre + QPoint(dx, 0))));
+            // 1000 HU over 0.4 of a screen pixel, or 0.2 of each of two: at least a fifth of white.
+            QVERIFY2(brightest >= 45, qPrintable(QStringLiteral("the line at x %1 is %2 on screen").arg(x).arg(brightest)));
+        }
+        QCOMPARE(m_vp->imageAsPainted().size(), QSize(2000, 2400));  // averaged down to its size on screen
+        // And the background stays black between the lines.
+        QCOMPARE(qGray(shot.pixel(m_vp->imageToWidget().map(QPointF(2125, 3000)).toPoint())), 0);
+    }
+
+    /// Magnified, the reader chooses: smooth (bilinear) or pixel-exact squares.
+    void magnificationIsSmoothOrPixelExact()
+    {
+        DecodedImage checker = test::rampCt(4, 4, 1, 1);
+        auto *p = reinterpret_cast<quint16 *>(checker.pixels.frameData(0));
+        for (int y = 0; y < 4; ++y)
+            for (int x = 0; x < 4; ++x)
+                p[y * 4 + x] = quint16(1024 + ((x + y) % 2) * 1000);
+        m_vp->setImage(checker, false, QStringLiteral("checker"));
+        m_vp->setWindow(VoiWindow{500, 1000});
+        QCOMPARE(m_vp->displayScale(), 100.0);
+        QVERIFY(m_vp->smoothMagnification());
+        // A third of the way into pixel (1, 1) from its left edge: bilinear mixes in pixel (0, 1).
+        const QPoint at = m_vp->imageToWidget().map(QPointF(1.3, 1.5)).toPoint();
+        const int smooth = screenGrey(*m_vp, at);
+        QVERIFY2(smooth > 20 && smooth < 235, qPrintable(QString::number(smooth)));
+        m_vp->setSmoothMagnification(false);
+        QCOMPARE(screenGrey(*m_vp, at), 0);  // pixel (1, 1) is 0 HU, sharp
+        QCOMPARE(screenGrey(*m_vp, m_vp->imageToWidget().map(QPointF(0.9, 1.5)).toPoint()), 255);  // pixel (0, 1)
+    }
+
+    /// Whatever filters paint, the numbers a reader takes — the value under the cursor, a region's statistics, a
+    /// distance — are the original image's; a filter that changes the size changes none of them.
+    void valuesComeFromTheOriginalWhateverIsShown()
+    {
+        m_vp->setTool(ImageViewport::Tool::Rectangle);
+        const QTransform t = m_vp->imageToWidget();
+        drag(m_vp.get(), t.map(QPointF(2, 3)).toPoint(), t.map(QPointF(5, 5)).toPoint());
+        m_vp->setTool(ImageViewport::Tool::Distance);
+        drag(m_vp.get(), onScreen(*m_vp, QPoint(2, 2)), onScreen(*m_vp, QPoint(5, 6)));
+        const QPoint at = onScreen(*m_vp, QPoint(3, 4));
+        mouse(m_vp.get(), QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
+        const QString readout = m_vp->pixelReadout();
+        QCOMPARE(readout, QStringLiteral("x 3 y 4  = 43 HU"));
+        QStringList texts;
+        for (const Measurement &m : m_vp->measurements())
+            texts << m_vp->measurementText(m);
+
+        // Shown: every value moved by 500 (a stand-in for sharpen's overshoot), then twice the size (zoom 2).
+        for (int factor : {1, 2}) {
+            DecodedImage shown = test::rampCt(40 * factor, 40 * factor, 0.5 / factor, 0.5 / factor);
+            auto *s = reinterpret_cast<quint16 *>(shown.pixels.frameData(0));
+            for (int i = 0; i < 40 * factor * 40 * factor; ++i)
+                s[i] = quint16(s[i] + 500);
+            m_vp->setImage(m_image, shown, QStringLiteral("test filter"), true, QStringLiteral("slice-1"));
+            QVERIFY(m_vp->isFiltered());
+            QCOMPARE(m_vp->renderedImage().size(), QSize(40 * factor, 40 * factor));  // what is painted is the filtered
+            QCOMPARE(m_vp->displayScale(), 10.0);                                       // over the original's extent
+            QCOMPARE(m_vp->pixelUnder(at), std::optional<QPoint>(QPoint(3, 4)));
+            QCOMPARE(m_vp->pixelReadout(), readout);
+            QStringList now;
+            for (const Measurement &m : m_vp->measurements())
+                now << m_vp->measurementText(m);
+            QCOMPARE(now, texts);
+        }
+
+        // While an image arrives, no value is read from a row that is not in yet.
+        m_vp->setImage(m_image, m_image, QString(), true, QStringLiteral("slice-1"), 4);
+        QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 3 y 4  (not here yet)"));
+        QVERIFY(m_vp->measurementText(m_vp->measurements().first()).contains(QStringLiteral("statistics once the image is here")));
+        m_vp->setImage(m_image, m_image, QString(), true, QStringLiteral("slice-1"), 5);
+        QCOMPARE(m_vp->pixelReadout(), readout);
     }
 
 private:

@@ -69,6 +69,8 @@ private Q_SLOTS:
     void openScrollAndWindowTheCt();
     void keysFromTheMenusActOnTheOpenStudy();
     void filtersApplyLiveAndToggleOff();
+    void valuesAndMeasurementsIgnoreTheFilters();
+    void filtersStayWithTheirStudyUnlessAPresetSaysSo();
     void seriesThumbnailsShowTheirMiddleImage();
     void layoutsSynchronisedScrollingAndDroppingASeries();
     void synchronisedScrollingFollowsTheFrameOfReference();
@@ -250,23 +252,116 @@ void tst_Workstation::filtersApplyLiveAndToggleOff()
     Result<PixelBuffer> expected = applyFilters(chain.value(), original.value().pixels, original.value().info, nullptr);
     QVERIFY(expected.isOk());
     // What is on screen is the original through the chain, in the window in use.
-    QTRY_VERIFY(viewer->isFiltering() && vp->image().pixels.frameBytes() == expected.value().frameBytes()
-                && std::memcmp(vp->image().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
+    QTRY_VERIFY(viewer->isFiltering() && vp->shownImage().pixels.frameBytes() == expected.value().frameBytes()
+                && std::memcmp(vp->shownImage().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
     QCOMPARE(vp->renderedImage(), toQImage(renderFrame(DecodedImage{original.value().info, expected.value()}, 0, vp->window())));
 
     // Off (T): the original again; on: the filtered image, at once (kept).
     QTest::keySequence(m_window.get(), QKeySequence(Qt::Key_T));
     QVERIFY(!panel->isApplied());
     QTRY_VERIFY(!viewer->isFiltering());
-    QTRY_VERIFY(std::memcmp(vp->image().pixels.frameData(0), original.value().pixels.frameData(0), size_t(expected.value().frameBytes())) == 0);
+    QTRY_VERIFY(std::memcmp(vp->shownImage().pixels.frameData(0), original.value().pixels.frameData(0), size_t(expected.value().frameBytes())) == 0);
     QTest::keySequence(m_window.get(), QKeySequence(Qt::Key_T));
-    QTRY_VERIFY(std::memcmp(vp->image().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
+    QTRY_VERIFY(std::memcmp(vp->shownImage().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
 
     // A mistyped parameter is a clear problem, and the original is shown.
     panel->setSpecs({QStringLiteral("gaussian:sigma=-4")});
     QVERIFY(panel->problem().contains(QStringLiteral("sigma")));
     QTRY_VERIFY(!viewer->isFiltering());
     panel->setSpecs({});
+}
+
+void tst_Workstation::valuesAndMeasurementsIgnoreTheFilters()
+{
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(viewer);
+    ImageViewport *vp = viewer->viewport();
+    FilterPanel *panel = m_window->filterPanel();
+    panel->setSpecs({});
+    viewer->showSlice(60);
+    QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.sopInstanceUid == viewer->study().series[0].instances[60].sopInstanceUid);
+    QVERIFY(!vp->isFiltered());
+    vp->clearMeasurements();
+    const double w = vp->image().info.columns, h = vp->image().info.rows;
+    vp->addMeasurement({Measurement::Kind::Ellipse, QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)});
+    vp->addMeasurement({Measurement::Kind::Distance, QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)});
+    const QPoint cursor = vp->imageToWidget().map(QPointF(w * 0.5 + 0.5, h * 0.45 + 0.5)).toPoint();
+    sendMouse(vp, QEvent::MouseMove, cursor, Qt::NoButton, Qt::NoButton);
+    const QString readout = vp->pixelReadout();
+    QVERIFY2(readout.endsWith(QStringLiteral(" HU")), qPrintable(readout));
+    QStringList texts;
+    for (const Measurement &m : vp->measurements())
+        texts << vp->measurementText(m);
+    QVERIFY2(texts.first().startsWith(QStringLiteral("Mean ")), qPrintable(texts.first()));
+
+    // Sharpen changes what is painted (it overshoots at edges and lifts the noise) and nothing that is read; so
+    // does a zoom, which doubles the pixels painted over the same extent.
+    for (const QString &spec : {QStringLiteral("sharpen"), QStringLiteral("zoom:factor=2")}) {
+        panel->setSpecs({spec});
+        QTRY_VERIFY(vp->isFiltered() && vp->shownImage().pixels.frameBytes() > 0
+                    && (vp->shownImage().pixels.frameBytes() != vp->image().pixels.frameBytes()
+                        || std::memcmp(vp->shownImage().pixels.frameData(0), vp->image().pixels.frameData(0), size_t(vp->image().pixels.frameBytes())) != 0));
+        QCOMPARE(vp->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[60].sopInstanceUid);
+        sendMouse(vp, QEvent::MouseMove, cursor, Qt::NoButton, Qt::NoButton);
+        QCOMPARE(vp->pixelReadout(), readout);
+        QStringList now;
+        for (const Measurement &m : vp->measurements())
+            now << vp->measurementText(m);
+        QCOMPARE(now, texts);
+    }
+    // The overlay says the view is filtered and where the numbers come from (a banner under the badge).
+    const QImage filteredShot = vp->grab().toImage();
+    panel->setSpecs({});
+    QTRY_VERIFY(!vp->isFiltered());
+    vp->setWindow(vp->window());
+    const QImage plainShot = vp->grab().toImage();
+    const QRect banner(vp->width() / 4, 20, vp->width() / 2, 50);
+    QVERIFY(filteredShot.copy(banner) != plainShot.copy(banner));
+    vp->clearMeasurements();
+}
+
+void tst_Workstation::filtersStayWithTheirStudyUnlessAPresetSaysSo()
+{
+    FilterPanel *panel = m_window->filterPanel();
+    StudyViewer *ct = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(ct);
+    panel->setSpecs({QStringLiteral("sharpen")});
+    QTRY_VERIFY(ct->isFiltering());
+
+    // Another patient's study opens as acquired: the chain stays with the CT.
+    StudyViewer *mr = m_window->openStudy(QStringLiteral("demo-mr"));
+    QVERIFY(mr && mr != ct);
+    QTRY_VERIFY(mr->viewport()->hasImage());
+    QVERIFY(!mr->isFiltering());
+    QVERIFY(!mr->viewport()->isFiltered());
+    QVERIFY(panel->specs().isEmpty());
+    QVERIFY(ct->isFiltering());
+    QCOMPARE(m_window->openStudy(QStringLiteral("demo-ct")), ct);  // back to the CT: its chain in the panel
+    QCOMPARE(panel->specs(), QStringList{QStringLiteral("sharpen")});
+    QVERIFY(ct->isFiltering());
+
+    // A preset saved for MR on purpose opens every MR study through it, named on the image.
+    QVERIFY(panel->savePreset({QStringLiteral("MR smooth"), {QStringLiteral("gaussian:sigma=1")}, QStringLiteral("MR")}));
+    QVERIFY(!panel->savePreset({QStringLiteral("MR smooth"), {QStringLiteral("sharpen")}, QString()}));  // never silently replaced
+    QVERIFY(!panel->savePreset({QStringLiteral("Broken"), {QStringLiteral("gaussian:sigma=-1")}, QString()}));
+    QCOMPARE(m_window->openStudy(QStringLiteral("demo-mr")), mr);
+    QTest::keySequence(m_window.get(), QKeySequence::Close);
+    QTRY_VERIFY(m_window->currentViewer() != mr);
+    mr = m_window->openStudy(QStringLiteral("demo-mr"));
+    QVERIFY(mr);
+    QVERIFY(mr->isFiltering());
+    QVERIFY2(mr->filterDescription().contains(QStringLiteral("MR smooth")), qPrintable(mr->filterDescription()));
+    QTRY_VERIFY(mr->viewport()->isFiltered());
+    QCOMPARE(panel->presetName(), QStringLiteral("MR smooth"));
+    // The CR (another modality) is not touched by it.
+    StudyViewer *cr = m_window->openStudy(QStringLiteral("demo-cr"));
+    QVERIFY(cr && !cr->isFiltering());
+
+    panel->removePreset(QStringLiteral("MR smooth"));
+    QVERIFY(panel->presets().isEmpty());
+    m_window->openStudy(QStringLiteral("demo-ct"));
+    panel->setSpecs({});
+    QTRY_VERIFY(!ct->isFiltering());
 }
 
 void tst_Workstation::seriesThumbnailsShowTheirMiddleImage()
@@ -493,10 +588,12 @@ void tst_Workstation::settingsAreRememberedAcrossRestarts()
 {
     QTemporaryDir dir;
     QSettings settings(dir.filePath(QStringLiteral("spectrum.conf")), QSettings::IniFormat);
+    const FilterPreset bone{QStringLiteral("Bone detail"), {QStringLiteral("despeckle"), QStringLiteral("sharpen:p=0.3")}, QStringLiteral("CR")};
     {
         MainWindow first(m_ws.get());
-        first.filterPanel()->setSpecs({QStringLiteral("despeckle"), QStringLiteral("sharpen:p=0.3")});
-        first.filterPanel()->setApplied(false);
+        QVERIFY(first.openStudy(QStringLiteral("demo-ct")));
+        first.filterPanel()->setSpecs({QStringLiteral("gaussian:sigma=2")});  // a working chain: this study's alone
+        QVERIFY(first.filterPanel()->savePreset(bone));
         const QList<QAction *> actions = first.findChildren<QAction *>();
         for (QAction *a : actions) {
             if (a->shortcut() == QKeySequence(Qt::Key_E))  // the ellipse ROI tool
@@ -508,11 +605,16 @@ void tst_Workstation::settingsAreRememberedAcrossRestarts()
     settings.sync();
     MainWindow second(m_ws.get());
     second.restoreSettings(settings);
-    QCOMPARE(second.filterPanel()->specs(), (QStringList{QStringLiteral("despeckle"), QStringLiteral("sharpen:p=0.3")}));
-    QVERIFY(!second.filterPanel()->isApplied());
+    QCOMPARE(second.filterPanel()->presets(), QList<FilterPreset>{bone});
     QCOMPARE(second.size(), QSize(1111, 777));
+    // The working chain was not kept: after a restart the CT opens as acquired; the CR through its preset.
+    StudyViewer *ct = second.openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(ct && !ct->isFiltering());
+    QVERIFY(second.filterPanel()->specs().isEmpty());
     StudyViewer *viewer = second.openStudy(QStringLiteral("demo-cr"));
     QVERIFY(viewer);
+    QVERIFY(viewer->isFiltering());
+    QCOMPARE(second.filterPanel()->specs(), bone.specs);
     QCOMPARE(viewer->viewport()->tool(), ImageViewport::Tool::Ellipse);
 }
 

@@ -45,8 +45,10 @@ Q_SIGNALS:
     /// Rows [0, rows) of `frame` are decoded and filtered.
     void rowsReady(int frame, int rows);
     /// The first frame so far: rows [0, rows) of `image` are decoded and filtered, the rest is zero; `image.info`
-    /// describes the filtered pixels (their size).
-    void previewReady(const spectrum::DecodedImage &image, int rows);
+    /// describes the filtered pixels (their size). `original` is the same frame before the filters — rows
+    /// [0, originalRows) decoded, the rest zero — for the values a reader measures (the same pixels as `image`
+    /// when the chain is empty).
+    void previewReady(const spectrum::DecodedImage &image, int rows, const spectrum::DecodedImage &original, int originalRows);
 
 private:
     struct Private;
