@@ -16,6 +16,8 @@ packages=(
   libpng-dev
   # opj_compress: JPEG 2000 test files made by an encoder that is not ours
   libopenjp2-tools
+  # pydicom (Debian's, for /usr/bin/python3): test files written by a toolkit that is not ours
+  python3-pydicom python3-numpy
   # test peers: a real PACS and an HTTP client to talk to it; xvfb for running the GUI without a display
   orthanc orthanc-dicomweb curl openssl xvfb xauth
   # nginx: an HTTPS reverse proxy with Bearer tokens in front of Orthanc, for the DICOMweb TLS and token tests

@@ -114,6 +114,7 @@ public:
     double completeness() const { return m_completeness; }
 
     void setOverlay(const ViewportOverlay &overlay);
+    const ViewportOverlay &overlay() const { return m_overlay; }
     /// The text the overlay shows for the pixel under the cursor ("x 120 y 88  = 43 HU"); empty off the image.
     QString pixelReadout() const;
     /// The image as rendered with the current window (and inversion), before the view transform.

@@ -70,9 +70,12 @@ QString DicomIdentity::displayDate(const QString &d)
     return d.size() == 8 ? d.left(4) + QLatin1Char('-') + d.mid(4, 2) + QLatin1Char('-') + d.right(2) : d;
 }
 
-QString DicomIdentity::displayName(const QString &personName)
+namespace {
+/// One component group: "Family, Given Middle Prefix Suffix" (alphabetic) or, with `comma` false, the components
+/// separated by spaces (ideographic and phonetic groups read so).
+QString componentGroup(const QString &group, bool comma)
 {
-    QStringList parts = personName.split(QLatin1Char('^'));
+    QStringList parts = group.split(QLatin1Char('^'));
     while (!parts.isEmpty() && parts.last().trimmed().isEmpty())
         parts.removeLast();
     if (parts.size() <= 1)
@@ -83,7 +86,23 @@ QString DicomIdentity::displayName(const QString &personName)
         if (!p.trimmed().isEmpty())
             rest << p.trimmed();
     }
-    return rest.isEmpty() ? family : family + QStringLiteral(", ") + rest.join(QLatin1Char(' '));
+    if (rest.isEmpty())
+        return family;
+    return family.isEmpty() ? rest.join(QLatin1Char(' ')) : family + (comma ? QStringLiteral(", ") : QStringLiteral(" ")) + rest.join(QLatin1Char(' '));
+}
+} // namespace
+
+QString DicomIdentity::displayName(const QString &personName)
+{
+    // Up to three component groups (PS3.5 6.2.1.1): alphabetic, ideographic, phonetic. Shown as
+    // "Yamada, Tarou (山田 太郎)"; the phonetic group only when it is all there is.
+    const QStringList groups = personName.split(QLatin1Char('='));
+    const QString alphabetic = componentGroup(groups.value(0), true);
+    const QString ideographic = componentGroup(groups.value(1), false);
+    const QString phonetic = componentGroup(groups.value(2), false);
+    if (!alphabetic.isEmpty())
+        return ideographic.isEmpty() ? alphabetic : QStringLiteral("%1 (%2)").arg(alphabetic, ideographic);
+    return !ideographic.isEmpty() ? ideographic : phonetic;
 }
 
 } // namespace spectrum

@@ -1,5 +1,7 @@
 #include "spectrum/core/dicomquery.h"
 
+#include <algorithm>
+
 #include <QRegularExpression>
 
 namespace spectrum {
@@ -68,9 +70,20 @@ bool wildcardMatch(const QString &pattern, const QString &value)
 }
 } // namespace
 
+namespace {
+/// A name matches as a whole or in any of its component groups: "山田*" finds "Yamada^Tarou=山田^太郎=…".
+bool nameMatches(const QString &pattern, const QString &name)
+{
+    if (wildcardMatch(pattern, name))
+        return true;
+    const QStringList groups = name.split(QLatin1Char('='));
+    return groups.size() > 1 && std::any_of(groups.begin(), groups.end(), [&](const QString &g) { return !g.isEmpty() && wildcardMatch(pattern, g); });
+}
+} // namespace
+
 bool DicomQuery::matchesStudy(const DicomIdentity &id, const QStringList &modalitiesInStudy) const
 {
-    if (!wildcardMatch(patientName, id.patientName) || !wildcardMatch(patientId, id.patientId)
+    if (!nameMatches(patientName, id.patientName) || !wildcardMatch(patientId, id.patientId)
         || !wildcardMatch(accessionNumber, id.accessionNumber) || !wildcardMatch(description, id.studyDescription))
         return false;
     if (!studyInstanceUid.isEmpty() && studyInstanceUid != id.studyInstanceUid)

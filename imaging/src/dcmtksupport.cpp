@@ -246,14 +246,22 @@ Result<QByteArray> serialize(DcmFileFormat &fileFormat, E_TransferSyntax xfer)
     return out;
 }
 
-QString getString(DcmItem *item, const DcmTagKey &tag)
+QString getString(DcmItem *item, const DcmTagKey &tag, const DicomTextDecoder *text)
 {
     OFString value;
     if (item->findAndGetOFStringArray(tag, value).bad())
         return QString();
-    // Our demo data and most archives use ISO_IR 100 or ISO_IR 192; Latin-1 decoding is the safe default
-    // for the former and lossless for ASCII. Full Specific Character Set support belongs with the decoder.
+    if (text)
+        return text->decode(QByteArray(value.c_str(), qsizetype(value.length())), DcmTag(tag).getEVR() == EVR_PN);
     return QString::fromLatin1(value.c_str()).trimmed();
+}
+
+DicomTextDecoder textDecoder(DcmItem *dataset)
+{
+    OFString charset;
+    if (dataset->findAndGetOFStringArray(DCM_SpecificCharacterSet, charset).bad())
+        return DicomTextDecoder();
+    return DicomTextDecoder(QByteArray(charset.c_str(), qsizetype(charset.length())));
 }
 
 int getInt(DcmItem *item, const DcmTagKey &tag, int fallback)
@@ -270,18 +278,19 @@ int getInt(DcmItem *item, const DcmTagKey &tag, int fallback)
 DicomIdentity readIdentity(DcmItem *ds)
 {
     DicomIdentity id;
-    id.patientName = getString(ds, DCM_PatientName);
-    id.patientId = getString(ds, DCM_PatientID);
+    const DicomTextDecoder text = textDecoder(ds);
+    id.patientName = getString(ds, DCM_PatientName, &text);
+    id.patientId = getString(ds, DCM_PatientID, &text);
     id.patientBirthDate = getString(ds, DCM_PatientBirthDate);
     id.patientSex = getString(ds, DCM_PatientSex);
     id.studyInstanceUid = getString(ds, DCM_StudyInstanceUID);
     id.studyDate = getString(ds, DCM_StudyDate);
     id.studyTime = getString(ds, DCM_StudyTime);
-    id.studyDescription = getString(ds, DCM_StudyDescription);
-    id.accessionNumber = getString(ds, DCM_AccessionNumber);
+    id.studyDescription = getString(ds, DCM_StudyDescription, &text);
+    id.accessionNumber = getString(ds, DCM_AccessionNumber, &text);
     id.seriesInstanceUid = getString(ds, DCM_SeriesInstanceUID);
     id.modality = getString(ds, DCM_Modality);
-    id.seriesDescription = getString(ds, DCM_SeriesDescription);
+    id.seriesDescription = getString(ds, DCM_SeriesDescription, &text);
     id.seriesNumber = getInt(ds, DCM_SeriesNumber);
     id.sopInstanceUid = getString(ds, DCM_SOPInstanceUID);
     id.sopClassUid = getString(ds, DCM_SOPClassUID);

@@ -3,6 +3,7 @@
 
 #include "spectrum/core/bytes.h"
 #include "spectrum/core/dicomidentity.h"
+#include "spectrum/core/dicomtext.h"
 #include "spectrum/core/result.h"
 
 #include <dcmtk/config/osconfig.h>
@@ -37,8 +38,13 @@ constexpr qint64 kDeflatedWhole = -2;
 /// Serialises to a Part 10 byte stream in the given transfer syntax.
 Result<QByteArray> serialize(DcmFileFormat &fileFormat, E_TransferSyntax xfer);
 
-QString getString(DcmItem *item, const DcmTagKey &tag);
+/// A value as text. Without `text`, Latin-1 (UIDs, codes, numbers: ASCII by the standard); with it, in the
+/// dataset's Specific Character Set (textDecoder()).
+QString getString(DcmItem *item, const DcmTagKey &tag, const DicomTextDecoder *text = nullptr);
 int getInt(DcmItem *item, const DcmTagKey &tag, int fallback = 0);
+/// The decoder for the text of `dataset`, from its Specific Character Set.
+DicomTextDecoder textDecoder(DcmItem *dataset);
+/// Names and descriptions in the dataset's character set, as Unicode.
 DicomIdentity readIdentity(DcmItem *dataset);
 
 } // namespace spectrum::dcmtk

@@ -87,6 +87,7 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
     info.rescaleIntercept = getDouble(ds, DCM_RescaleIntercept, 0, 0);
     info.rescaleType = getString(ds, DCM_RescaleType);
 
+    const DicomTextDecoder text = textDecoder(ds);
     const unsigned long windowCount = [&] {
         DcmElement *e = nullptr;
         return ds->findAndGetElement(DCM_WindowCenter, e).good() && e ? e->getVM() : 0ul;
@@ -98,7 +99,7 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
         p.width = getDouble(ds, DCM_WindowWidth, i, 0, &w);
         OFString explanation;
         if (ds->findAndGetOFString(DCM_WindowCenterWidthExplanation, explanation, i).good())
-            p.name = QString::fromLatin1(explanation.c_str()).trimmed();
+            p.name = text.decode(QByteArray(explanation.c_str(), qsizetype(explanation.length())));
         if (c && w && p.width >= 1)
             info.windows.append(p);
     }
@@ -140,7 +141,7 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
                 lut.data << quint16(data[k]);
             OFString explanation;
             if (item->findAndGetOFString(DCM_LUTExplanation, explanation).good())
-                lut.explanation = QString::fromLatin1(explanation.c_str()).trimmed();
+                lut.explanation = text.decode(QByteArray(explanation.c_str(), qsizetype(explanation.length())));
             info.voiLuts << lut;
         }
     }

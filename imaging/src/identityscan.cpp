@@ -126,10 +126,10 @@ private:
     qint64 m_size;
 };
 
-/// The value as DCMTK's getString gives it: up to the first NUL, Latin-1, trimmed. False for more than one
-/// value (DCMTK normalises each), and for a UID that is not only digits and dots before its padding (DCMTK
-/// drops spaces inside one) — left to DCMTK.
-bool textOf(const Scanner &s, const Element &e, QString *out, bool uid = false)
+/// The value as DCMTK's getString gives it: up to the first NUL, Latin-1 (or UTF-8 for ISO_IR 192), trimmed.
+/// False for more than one value (DCMTK normalises each), and for a UID that is not only digits and dots before
+/// its padding (DCMTK drops spaces inside one) — left to DCMTK.
+bool textOf(const Scanner &s, const Element &e, QString *out, bool uid = false, bool utf8 = false)
 {
     const char *v = reinterpret_cast<const char *>(s.bytes() + e.valueAt);
     qint64 n = qint64(e.length);
@@ -145,7 +145,7 @@ bool textOf(const Scanner &s, const Element &e, QString *out, bool uid = false)
             if (!((v[i] >= '0' && v[i] <= '9') || v[i] == '.'))
                 return false;
     }
-    *out = QString::fromLatin1(v, n).trimmed();
+    *out = (utf8 ? QString::fromUtf8(v, n) : QString::fromLatin1(v, n)).trimmed();
     return true;
 }
 
@@ -205,6 +205,7 @@ std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
         return std::nullopt;
 
     DicomIdentity id;
+    bool utf8 = false;  // Specific Character Set ISO_IR 192
     quint32 previous = 0;
     while (at < size) {
         if (!s.header(at, e) || (e.tag >> 16) == 0xFFFE || e.tag <= previous)
@@ -212,6 +213,17 @@ std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
         previous = e.tag;
         if (e.tag == kPixelData)
             break;  // where DCMTK's header-only read stops
+        if (e.tag == 0x00080005u) {
+            // Specific Character Set: ASCII, Latin-1 and UTF-8 are read here; any other (ISO 2022 escapes,
+            // Cyrillic, Greek, Japanese, Chinese…) is converted by DCMTK.
+            QString charset;
+            if (e.length == kUndefined || s.endOf(e) < 0 || !isStringVr(e.vr) || !textOf(s, e, &charset))
+                return std::nullopt;
+            if (charset == QLatin1String("ISO_IR 192"))
+                utf8 = true;
+            else if (!charset.isEmpty() && charset != QLatin1String("ISO_IR 100") && charset != QLatin1String("ISO_IR 6"))
+                return std::nullopt;
+        }
         QString *text = nullptr;
         int *number = nullptr;
         switch (e.tag) {
@@ -239,7 +251,7 @@ std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
             if (!(number ? e.vr[0] == 'I' && e.vr[1] == 'S' : isStringVr(e.vr)))
                 return std::nullopt;  // a wanted element in a VR DCMTK would not hand over as text
             const bool uid = e.tag == 0x00080016u || e.tag == 0x00080018u || e.tag == 0x0020000Du || e.tag == 0x0020000Eu;
-            if (text ? !textOf(s, e, text, uid) : !integerOf(s, e, number))
+            if (text ? !textOf(s, e, text, uid, utf8) : !integerOf(s, e, number))
                 return std::nullopt;
         }
         at = s.skipValue(e, 0);

@@ -5,6 +5,7 @@
 #include "imageviewport.h"
 #include "filterpanel.h"
 #include "mainwindow.h"
+#include "studybrowser.h"
 #include "studyviewer.h"
 #include "workstation.h"
 
@@ -20,11 +21,13 @@
 #include <QSpinBox>
 #include <QPushButton>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMimeData>
 #include <QProcess>
 #include <QSettings>
 #include <QScopeGuard>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -79,6 +82,7 @@ private Q_SLOTS:
     void reopeningUsesTheCacheWithoutReseeding();
     void aCacheInUseIsAClearStartError();
     void studiesPushedByAPacsAppearInTheList();
+    void namesInOtherAlphabetsEverywhereTheyAreShown();
 
 private:
     QTemporaryDir m_dir;
@@ -681,6 +685,61 @@ void tst_Workstation::studiesPushedByAPacsAppearInTheList()
     QTRY_COMPARE(ws.studies().size(), 1);  // the list updated itself
     QCOMPARE(ws.studies().first().identity.studyInstanceUid, DemoArchive::studyUid(DemoStudy::HeadMr));
     QVERIFY(ws.findStudy(QStringLiteral("demo-mr")));
+}
+
+/// Studies whose names pydicom wrote in Cyrillic (ISO_IR 144) and Japanese (ISO 2022 IR 87), pushed by a "PACS":
+/// the study list, a search by the name as typed, the tab and the overlay show them in their own alphabet.
+void tst_Workstation::namesInOtherAlphabetsEverywhereTheyAreShown()
+{
+    QTemporaryDir dir;
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(CHARSET_FILES_SCRIPT), dir.filePath(QStringLiteral("files"))});
+    QVERIFY2(made.ok(), made.err.constData());
+    Workstation::Options options;
+    options.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    options.seedDemoWhenEmpty = false;
+    options.storageAeTitle = QStringLiteral("READROOM");
+    options.storagePort = freePort();
+    Workstation ws(options);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(10000));
+    QTRY_VERIFY(ws.isListening());
+    const ProcessResult pushed = run(QStringLiteral(STORESCU_EXECUTABLE), {QStringLiteral("-aec"), QStringLiteral("READROOM"), QStringLiteral("127.0.0.1"),
+                                                                           QString::number(options.storagePort), dir.filePath(QStringLiteral("files/cyrillic.dcm")),
+                                                                           dir.filePath(QStringLiteral("files/japanese.dcm"))});
+    QVERIFY2(pushed.ok(), pushed.err.constData());
+    QTRY_COMPARE(ws.studies().size(), 2);
+
+    MainWindow window(&ws);
+    window.show();
+    QAbstractItemModel *rows = window.studyTable()->model();
+    QTRY_COMPARE(rows->rowCount(), 2);
+    QStringList names;
+    for (int r = 0; r < 2; ++r)
+        names << rows->index(r, 0).data().toString();
+    QVERIFY2(names.contains(QStringLiteral("Люкценберг, Иван")), qPrintable(names.join(QStringLiteral(" | "))));
+    QVERIFY2(names.contains(QStringLiteral("Yamada, Tarou (山田 太郎)")), qPrintable(names.join(QStringLiteral(" | "))));
+
+    // Searched as typed, in either alphabet.
+    window.browser()->patientNameField()->setText(QStringLiteral("люк*"));
+    window.browser()->refreshLocal();
+    QTRY_COMPARE(rows->rowCount(), 1);
+    QCOMPARE(rows->index(0, 0).data().toString(), QStringLiteral("Люкценберг, Иван"));
+    window.browser()->patientNameField()->setText(QStringLiteral("山田*"));
+    window.browser()->refreshLocal();
+    QTRY_COMPARE(rows->rowCount(), 1);
+    QCOMPARE(rows->index(0, 0).data().toString(), QStringLiteral("Yamada, Tarou (山田 太郎)"));
+
+    const StudySummary cyrillic = *std::find_if(ws.studies().begin(), ws.studies().end(), [](const StudySummary &s) {
+        return s.identity.patientId == QLatin1String("CS-CYRILLIC");
+    });
+    StudyViewer *viewer = window.openStudy(cyrillic.identity.studyInstanceUid);
+    QVERIFY(viewer);
+    QTRY_VERIFY(viewer->viewport()->hasImage());
+    const QTabWidget *tabs = window.findChild<QTabWidget *>();
+    QVERIFY(tabs->tabText(tabs->currentIndex()).startsWith(QStringLiteral("Люкценберг, Иван")));
+    QVERIFY(viewer->viewport()->overlay().topLeft.startsWith(QStringLiteral("Люкценберг, Иван")));
+    QVERIFY(viewer->viewport()->overlay().topRight.startsWith(QStringLiteral("КТ головы")));
 }
 
 QTEST_MAIN(tst_Workstation)

@@ -55,6 +55,7 @@ private slots:
     void leavesOddValuesToDcmtk_data();
     void leavesOddValuesToDcmtk();
     void damagedHeadersNeverGiveAnotherAnswer();
+    void namesInOtherAlphabetsWrittenByPydicom();
 
 private:
     QTemporaryDir m_dir;
@@ -207,6 +208,39 @@ void tst_IdentityScan::damagedHeadersNeverGiveAnotherAnswer()
     }
     qInfo("the scanner answered %d of %d damaged headers (the rest went to DCMTK)", answered, total);
     QVERIFY(answered > 0);
+}
+
+/// Files whose names pydicom encoded (Cyrillic, Greek, Japanese with ISO 2022 escapes, Chinese in GB18030,
+/// UTF-8, Latin-1): the identity read — quickly or by DCMTK — is the Unicode text pydicom was given.
+void tst_IdentityScan::namesInOtherAlphabetsWrittenByPydicom()
+{
+    const QString folder = m_dir.filePath(QStringLiteral("charsets"));
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(CHARSET_FILES_SCRIPT), folder});
+    QVERIFY2(made.ok(), made.err.constData());
+    const QStringList lines = QString::fromUtf8(made.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 6);
+    int quick = 0;
+    for (const QString &line : lines) {
+        const QStringList f = line.split(QLatin1Char('\t'));
+        QCOMPARE(f.size(), 3);
+        const QByteArray bytes = readFile(folder + QLatin1Char('/') + f[0] + QStringLiteral(".dcm"));
+        const Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes));
+        QVERIFY2(id.isOk(), qPrintable(f[0]));
+        QCOMPARE(id.value().patientName, f[1]);
+        QCOMPARE(id.value().studyDescription, f[2]);
+        const Result<DicomIdentity> dcmtk = readDicomIdentityWithDcmtk(ByteView(bytes));
+        QVERIFY(dcmtk.isOk());
+        QCOMPARE(dcmtk.value().patientName, f[1]);
+        QCOMPARE(dcmtk.value().seriesDescription, f[2]);
+        bool answered = false;
+        QString why;
+        QVERIFY2(agrees(bytes, &answered, &why), qPrintable(f[0] + QStringLiteral(": ") + why));
+        quick += answered;
+        const Result<DecodedImage> image = decodeDicom(ByteView(bytes));
+        QVERIFY(image.isOk());
+        QCOMPARE(image.value().info.identity.patientName, f[1]);
+    }
+    QCOMPARE(quick, 2);  // UTF-8 and Latin-1 read quickly; the other sets are DCMTK's to parse, ours to convert
 }
 
 QTEST_GUILESS_MAIN(tst_IdentityScan)

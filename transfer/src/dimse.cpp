@@ -1,5 +1,6 @@
 #include "spectrum/transfer/dimse.h"
 
+#include "spectrum/core/dicomtext.h"
 #include "spectrum/core/logging.h"
 #include "spectrum/core/uid.h"
 
@@ -304,14 +305,21 @@ private:
     Error m_setup;                                ///< a TLS set-up that failed: open() says why
 };
 
-void putString(DcmDataset &ds, const DcmTagKey &tag, const QString &value)
+void putString(DcmDataset &ds, const DcmTagKey &tag, const QString &value, bool utf8 = false)
 {
-    ds.putAndInsertString(tag, value.toLatin1().constData());
+    ds.putAndInsertString(tag, (utf8 ? value.toUtf8() : value.toLatin1()).constData());
 }
 
 DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &seriesUid)
 {
     DcmDataset ds;
+    // A name searched in its own alphabet is sent in a character set that holds it, and says which.
+    // ASCII and Latin-1 as such, anything else as UTF-8 (ISO_IR 192).
+    const QByteArray charset = DicomTextDecoder::characterSetFor(q.patientName + q.patientId + q.accessionNumber + q.description);
+    const bool utf8 = charset == "ISO_IR 192";
+    auto putString = [utf8](DcmDataset &to, const DcmTagKey &tag, const QString &value) { spectrum::putString(to, tag, value, utf8); };
+    if (!charset.isEmpty())
+        ds.putAndInsertString(DCM_SpecificCharacterSet, charset.constData());
     switch (level) {
     case QueryLevel::Patient:
         putString(ds, DCM_QueryRetrieveLevel, QStringLiteral("PATIENT"));
@@ -370,31 +378,36 @@ DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &se
     return ds;
 }
 
-QString text(DcmItem *ds, const DcmTagKey &tag)
+QString text(DcmItem *ds, const DcmTagKey &tag, const DicomTextDecoder *decoder = nullptr)
 {
     OFString v;
     if (ds->findAndGetOFStringArray(tag, v).bad())
         return {};
+    if (decoder)
+        return decoder->decode(QByteArray(v.c_str(), qsizetype(v.length())), DcmTag(tag).getEVR() == EVR_PN);
     return QString::fromLatin1(v.c_str()).trimmed();
 }
 
 DicomRecord recordFrom(DcmItem *ds, QueryLevel level)
 {
     DicomRecord r;
+    // Names and descriptions in the answer's own character set.
+    const DicomTextDecoder decoder(text(ds, DCM_SpecificCharacterSet).toLatin1());
+    const DicomTextDecoder *d = &decoder;
     r.level = level;
     DicomIdentity &id = r.identity;
-    id.patientName = text(ds, DCM_PatientName);
-    id.patientId = text(ds, DCM_PatientID);
+    id.patientName = text(ds, DCM_PatientName, d);
+    id.patientId = text(ds, DCM_PatientID, d);
     id.patientBirthDate = text(ds, DCM_PatientBirthDate);
     id.patientSex = text(ds, DCM_PatientSex);
     id.studyInstanceUid = text(ds, DCM_StudyInstanceUID);
     id.studyDate = text(ds, DCM_StudyDate);
     id.studyTime = text(ds, DCM_StudyTime);
-    id.studyDescription = text(ds, DCM_StudyDescription);
-    id.accessionNumber = text(ds, DCM_AccessionNumber);
+    id.studyDescription = text(ds, DCM_StudyDescription, d);
+    id.accessionNumber = text(ds, DCM_AccessionNumber, d);
     id.seriesInstanceUid = text(ds, DCM_SeriesInstanceUID);
     id.modality = text(ds, DCM_Modality);
-    id.seriesDescription = text(ds, DCM_SeriesDescription);
+    id.seriesDescription = text(ds, DCM_SeriesDescription, d);
     id.seriesNumber = text(ds, DCM_SeriesNumber).toInt();
     id.sopInstanceUid = text(ds, DCM_SOPInstanceUID);
     id.sopClassUid = text(ds, DCM_SOPClassUID);

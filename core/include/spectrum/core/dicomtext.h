@@ -1,0 +1,50 @@
+#pragma once
+// Text values of DICOM data as Unicode, honouring Specific Character Set (0008,0005): a Cyrillic name in
+// ISO_IR 144, a Japanese one in ISO 2022 IR 87 with its escape sequences, Chinese in GB18030 — as a reader should
+// see them, in the study list, the tab, the overlay and searches. Escape sequences of the code extensions are
+// followed here and each set's bytes decoded by the C library's iconv (DCMTK 3.6.7 over iconv refuses ISO 2022
+// IR 87, the Japanese kanji set).
+//
+// No Specific Character Set means ASCII by the standard; files that carry Latin-1 bytes without saying so are
+// common, so they read as Latin-1. A value that cannot be converted (an unknown character set, an illegal byte
+// sequence) is never shown as mojibake: its ASCII characters stay, everything else becomes U+FFFD, and problem()
+// says why.
+
+#include <QByteArray>
+#include <QString>
+
+#include <memory>
+
+namespace spectrum {
+
+class DicomTextDecoder
+{
+public:
+    /// `specificCharacterSet`: the element's value as written, e.g. "ISO_IR 144" or "\ISO 2022 IR 87" (empty: none).
+    explicit DicomTextDecoder(const QByteArray &specificCharacterSet = QByteArray());
+    ~DicomTextDecoder();
+    DicomTextDecoder(DicomTextDecoder &&) noexcept;
+    DicomTextDecoder &operator=(DicomTextDecoder &&) noexcept;
+
+    /// One value (or several, separated by backslashes) as Unicode, trimmed of DICOM padding. `personName`:
+    /// a PN value, whose component groups (=) and components (^) may each switch character set (ISO 2022).
+    QString decode(const QByteArray &raw, bool personName = false) const;
+    /// Why a value could not be converted (the first problem met), or empty.
+    QString problem() const;
+    /// The character set as written.
+    QByteArray characterSet() const { return m_characterSet; }
+
+    /// The bytes to write `text` as, with the Specific Character Set to declare: ASCII text needs none (empty),
+    /// Latin-1 text "ISO_IR 100", anything else "ISO_IR 192" (UTF-8).
+    static QByteArray characterSetFor(const QString &text);
+
+private:
+    enum class Kind { Latin1, Utf8, Converted, Unsupported };
+    Kind m_kind = Kind::Latin1;
+    QByteArray m_characterSet;
+    struct Converter;
+    std::unique_ptr<Converter> m_converter;
+    mutable QString m_problem;
+};
+
+} // namespace spectrum
