@@ -4,6 +4,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QTextOption>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -45,6 +46,7 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
     m_key = key;
     ++m_measureVersion;
     m_message.clear();
+    m_overlayWithoutImage = false;
     if (!keepWindow || firstImage)
         m_window = defaultWindow(m_image);
     rerender();
@@ -59,8 +61,11 @@ void ImageViewport::setSmoothMagnification(bool smooth)
     Q_EMIT viewChanged();
 }
 
-void ImageViewport::clear(const QString &message)
+void ImageViewport::clear(const QString &message, bool keepOverlay)
 {
+    m_overlayWithoutImage = keepOverlay;
+    if (!keepOverlay)
+        m_overlay = ViewportOverlay();
     m_image = DecodedImage();
     m_shown = DecodedImage();
     m_filterNote.clear();
@@ -374,12 +379,22 @@ void ImageViewport::paintEvent(QPaintEvent *)
         p.setPen(colour);
         p.drawText(r, flags, s);
     };
-    if (!m_message.isEmpty() && !hasImage()) {
-        text(area, Qt::AlignCenter, m_message);
+    if (!hasImage()) {
+        // Wrapped at word boundaries, or anywhere in a word too long for a line (a UID in an error).
+        QTextOption wrap(Qt::AlignCenter);
+        wrap.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+        const QRectF box = QRectF(area).adjusted(area.width() * 0.05, 0, -area.width() * 0.05, 0);
+        p.setPen(QColor(0, 0, 0, 200));
+        p.drawText(box.translated(1, 1), m_message, wrap);
+        p.setPen(kOverlayText);
+        p.drawText(box, m_message, wrap);
+        if (m_overlayWithoutImage) {
+            text(area, Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
+            text(area, Qt::AlignRight | Qt::AlignTop, m_overlay.topRight);
+            text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
+        }
         return;
     }
-    if (!hasImage())
-        return;
     text(area, Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
     text(area, Qt::AlignRight | Qt::AlignTop, m_overlay.topRight);
     text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);

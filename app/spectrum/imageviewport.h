@@ -52,8 +52,12 @@ public:
     /// are in (while it arrives; −1: all) — no value is read from a row that is not.
     void setImage(const DecodedImage &image, const DecodedImage &shown, const QString &filterNote, bool keepWindow,
                   const QString &key, int valueRows = -1);
-    void clear(const QString &message = QString());
+    /// No image: `message` instead. With `keepOverlay`, the overlay's text stays (whose study and which slice this
+    /// is, while the slice is fetched or has failed); otherwise it goes too.
+    void clear(const QString &message = QString(), bool keepOverlay = false);
     bool hasImage() const { return !m_image.pixels.isNull(); }
+    /// What the viewport says instead of an image (clear()).
+    QString message() const { return hasImage() ? QString() : m_message; }
     /// The image as decoded: its modality values and geometry are what the viewport reports.
     const DecodedImage &image() const { return m_image; }
     /// What is painted: the image through the filters in use, or the image itself.
@@ -182,6 +186,7 @@ private:
     int m_wheelRemainder = 0;
     std::optional<QPointF> m_hover;  ///< widget position of the cursor, while over the viewport
     ViewportOverlay m_overlay;
+    bool m_overlayWithoutImage = false;
     QString m_message;
 };
 

@@ -9,6 +9,7 @@
 #include <QDropEvent>
 #include <QFutureWatcher>
 #include <QMimeData>
+#include <QPushButton>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
@@ -27,7 +28,8 @@ constexpr int kMaxLoadsInFlight = 4;
 } // namespace
 
 SeriesPane::SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySummary *study, StudyStreamer *streamer, QWidget *parent)
-    : QFrame(parent), m_store(store), m_study(study), m_streamer(streamer), m_viewport(new ImageViewport), m_images(images)
+    : QFrame(parent), m_store(store), m_study(study), m_streamer(streamer), m_viewport(new ImageViewport), m_images(images),
+      m_retryButton(new QPushButton(tr("Retry now"))), m_failureTick(new QTimer(this))
 {
     setFrameShape(QFrame::NoFrame);
     setActive(false);
@@ -35,6 +37,22 @@ SeriesPane::SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySu
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addWidget(m_viewport);
+    m_retryButton->setObjectName(QStringLiteral("retryButton"));
+    m_retryButton->hide();
+    layout->addWidget(m_retryButton, 0, Qt::AlignHCenter);
+    connect(m_retryButton, &QPushButton::clicked, this, [this] {
+        if (m_streamer)
+            m_streamer->retryFailed();
+        if (m_series >= 0 && m_slice >= 0)
+            showMissing(m_slice);
+    });
+    m_failureTick->setInterval(1000);
+    connect(m_failureTick, &QTimer::timeout, this, [this] {
+        if (m_series >= 0 && m_slice >= 0 && !m_viewport->hasImage())
+            showMissing(m_slice);
+        else
+            m_failureTick->stop();
+    });
     setFocusProxy(m_viewport);
     m_viewport->installEventFilter(this);
     connect(m_viewport, &ImageViewport::sliceStepRequested, this, &SeriesPane::stepSlice);
@@ -117,6 +135,7 @@ void SeriesPane::relocate(int series, int slice)
     if (series < 0 || series >= m_study->series.size()) {
         m_series = -1;
         m_slice = -1;
+        m_retryButton->hide();
         m_viewport->clear(tr("This study has no images."));
         return;
     }
@@ -159,7 +178,7 @@ void SeriesPane::requestLoad(int index)
     const InstanceRef &ref = m_study->series[m_series].instances[index];
     if (m_streamer && !m_streamer->isCached(ref.key)) {
         if (index == m_slice && !(m_arriving && m_arriving->key == ref.key))
-            showWaiting(index);  // unless it is on screen already while it arrives
+            showMissing(index);  // unless it is on screen already while it arrives
         return;  // loaded when it is cached (onInstanceCached)
     }
     auto *job = loadImage(m_store, ref.key);
@@ -258,22 +277,51 @@ void SeriesPane::prefetchAround(int index)
 void SeriesPane::showWaiting(int index)
 {
     const int cached = m_streamer ? m_streamer->cachedCount() : 0, total = m_streamer ? m_streamer->total() : 0;
+    m_retryButton->hide();
     m_viewport->clear(tr("Fetching image %1 of %2 from %3…\n%4 of %5 images of the study are here")
                           .arg(index + 1).arg(sliceCount()).arg(m_streamer ? m_streamer->storeName() : QString())
-                          .arg(cached).arg(total));
+                          .arg(cached).arg(total), true);
+    updateOverlay(nullptr);
+}
+
+void SeriesPane::showFailure(int index)
+{
+    const QString key = keyOf(index);
+    const Error why = m_streamer->failure(key);
+    const int inMs = m_streamer->retryInMs();
+    const QString next = StudyStreamer::isTransient(why) && inMs >= 0
+                             ? tr("Trying again in %1 s by itself.").arg(std::max(1, (inMs + 999) / 1000))
+                         : StudyStreamer::isTransient(why) ? tr("Trying again…")
+                                                           : tr("Not tried again by itself: Retry when the cause is fixed.");
+    m_viewport->clear(tr("⚠ Image %1 of %2 could not be fetched from %3:\n%4\n%5")
+                          .arg(index + 1).arg(sliceCount()).arg(m_streamer->storeName(), why.toString(), next), true);
+    updateOverlay(nullptr);
+    m_retryButton->show();
+    if (!m_failureTick->isActive())
+        m_failureTick->start();
+}
+
+void SeriesPane::showMissing(int index)
+{
+    if (m_streamer && m_streamer->isFailed(keyOf(index)))
+        showFailure(index);
+    else
+        showWaiting(index);
 }
 
 void SeriesPane::onStreamProgress()
 {
     if (m_series >= 0 && m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(m_slice)
         && !m_streamer->isCached(m_study->series[m_series].instances[m_slice].key))
-        showWaiting(m_slice);  // how much of the study is here, kept current
+        showMissing(m_slice);  // how much of the study is here, or why the slice is not, kept current
 }
 
-void SeriesPane::onInstanceFailed(const QString &key, const Error &error)
+void SeriesPane::onInstanceFailed(const QString &key, const Error &)
 {
-    if (m_series >= 0 && m_slice >= 0 && m_study->series[m_series].instances[m_slice].key == key)
-        m_viewport->clear(tr("Image %1 could not be fetched: %2").arg(m_slice + 1).arg(error.toString()));
+    if (m_series >= 0 && m_slice >= 0 && keyOf(m_slice) == key) {
+        m_arriving.reset();  // what arrived of it is not shown as if it were the image
+        showFailure(m_slice);
+    }
 }
 
 void SeriesPane::onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end)
@@ -306,6 +354,7 @@ void SeriesPane::onPreview(const QString &key, const DecodedImage &image, int ro
     m_viewport->setImage(original, image, m_chain.isEmpty() ? QString() : m_chainDescription,
                          m_windowFromUser || m_viewport->hasImage(), key, originalRows);
     m_viewport->setCompleteness(std::min(fraction, 0.99));  // complete once checked and cached
+    m_retryButton->hide();
     updateOverlay(original.info);
     Q_EMIT previewShown(m_slice, fraction);
 }
@@ -367,6 +416,8 @@ void SeriesPane::display(int index, const DecodedImage &image)
 
 void SeriesPane::present(int index, const DecodedImage &image, const DecodedImage &filtered)
 {
+    m_retryButton->hide();
+    m_failureTick->stop();
     if (m_arriving && m_arriving->key == m_study->series[m_series].instances[index].key)
         m_arriving.reset();  // whole now
     m_viewport->setCompleteness(1.0);
@@ -376,7 +427,7 @@ void SeriesPane::present(int index, const DecodedImage &image, const DecodedImag
     Q_EMIT imageShown(index);
 }
 
-void SeriesPane::updateOverlay(const ImageInfo &info)
+void SeriesPane::updateOverlay(const ImageInfo *info)
 {
     const DicomIdentity &id = m_study->identity;
     const SeriesSummary &series = m_study->series[m_series];
@@ -387,11 +438,11 @@ void SeriesPane::updateOverlay(const ImageInfo &info)
     o.topRight = tr("%1\n%2\n%3 %4")
                      .arg(id.studyDescription, DicomIdentity::displayDate(id.studyDate), series.modality,
                           series.description);
-    QString position;
-    if (info.hasPosition)
-        position = tr("\nPos %1 mm  Thk %2 mm").arg(info.slicePositionAlongNormal(), 0, 'f', 1).arg(info.sliceThickness, 0, 'f', 2);
-    o.bottomLeft = tr("Im %1/%2%3\n%4 × %5")
-                       .arg(m_slice + 1).arg(sliceCount()).arg(position).arg(info.columns).arg(info.rows);
+    o.bottomLeft = tr("Im %1/%2").arg(m_slice + 1).arg(sliceCount());
+    if (info && info->hasPosition)
+        o.bottomLeft += tr("\nPos %1 mm  Thk %2 mm").arg(info->slicePositionAlongNormal(), 0, 'f', 1).arg(info->sliceThickness, 0, 'f', 2);
+    if (info)
+        o.bottomLeft += tr("\n%1 × %2").arg(info->columns).arg(info->rows);
     m_viewport->setOverlay(o);
 }
 

@@ -12,9 +12,12 @@
 #include <QFrame>
 #include <QMap>
 #include <QSet>
+#include <QTimer>
 
 #include <array>
 #include <memory>
+
+class QPushButton;
 
 namespace spectrum {
 
@@ -85,8 +88,14 @@ private:
     void display(int index, const DecodedImage &image);
     /// Shows `image` (its values, its geometry) as `filtered` when the filters made one.
     void present(int index, const DecodedImage &image, const DecodedImage &filtered = DecodedImage());
-    void updateOverlay(const ImageInfo &info);
+    /// The overlay for slice m_slice: who and what always; where and how big when the image (`info`) is here.
+    void updateOverlay(const ImageInfo *info);
+    void updateOverlay(const ImageInfo &info) { updateOverlay(&info); }
     void showWaiting(int index);
+    /// The slice in view could not be fetched: why, when it is tried again, and a button to try now.
+    void showFailure(int index);
+    /// What the slice in view waits for, when it is not on screen: its fetch, or its failure.
+    void showMissing(int index);
     void onPreview(const QString &key, const DecodedImage &image, int rows, const DecodedImage &original, int originalRows);
     void learnGeometry(int index, const ImageInfo &info);
     /// Cancels the loads under way; their late results are dropped.
@@ -113,6 +122,8 @@ private:
     std::array<double, 3> m_normal{};
     struct Arriving;
     std::unique_ptr<Arriving> m_arriving;  ///< the slice in view while it streams in
+    QPushButton *m_retryButton;            ///< shown under the image while the slice in view has failed
+    QTimer *m_failureTick;                 ///< keeps "trying again in N s" current
 };
 
 /// The MIME type a series is dragged with from the series list: its index, as text.

@@ -1,5 +1,7 @@
 #include "transferspanel.h"
 
+#include <cmath>
+
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/studystreamer.h"
 
@@ -17,15 +19,20 @@ QString megabytes(qint64 bytes)
     return QObject::tr("%1 MB").arg(bytes / 1e6, 0, 'f', bytes < 10'000'000 ? 1 : 0);
 }
 
-QString duration(double seconds)
+} // namespace
+
+QString TransfersPanel::timeLeftText(double seconds)
 {
-    if (seconds < 0)
+    if (std::isnan(seconds) || seconds < 0)
         return QString();
     if (seconds < 90)
-        return QObject::tr("about %1 s left").arg(std::max(1, int(seconds + 0.5)));
-    return QObject::tr("about %1 min left").arg(int(seconds / 60 + 0.5));
+        return tr("about %1 s left").arg(std::max(1, int(seconds + 0.5)));
+    if (seconds < 90 * 60)
+        return tr("about %1 min left").arg(int(seconds / 60 + 0.5));
+    if (seconds < 48 * 3600)
+        return tr("about %1 h left").arg(int(seconds / 3600 + 0.5));
+    return tr("more than two days left at this rate");  // (and an infinite or absurd estimate never overflows)
 }
-} // namespace
 
 TransfersPanel::TransfersPanel(QWidget *parent) : QWidget(parent), m_layout(new QVBoxLayout(this)), m_empty(new QLabel(tr("Nothing is arriving.")))
 {
@@ -208,7 +215,7 @@ void TransfersPanel::refreshRow(Row &row)
     } else {
         parts << tr("%1 MB/s").arg(row.rate / 1e6, 0, 'f', 1) << tr("%n at once", nullptr, s->fetching());
         if (row.secondsLeft >= 0)
-            parts << duration(row.secondsLeft);
+            parts << timeLeftText(row.secondsLeft);
         if (s->failedCount() > 0)
             parts << tr("%n failed", nullptr, s->failedCount());
     }
@@ -234,7 +241,8 @@ void TransfersPanel::update()
         row.lastBytes = bytes;
         const int left = s->total() - s->cachedCount() - s->failedCount();
         const double perImage = s->cachedCount() > 0 ? double(bytes) / std::max(1, s->cachedCount()) : 0;
-        row.secondsLeft = row.rate > 0 && perImage > 0 && left > 0 ? left * perImage / row.rate : -1;
+        // Below a byte a second nothing is moving (the smoothed rate decays towards zero, never to it): no estimate.
+        row.secondsLeft = row.rate >= 1 && perImage > 0 && left > 0 ? left * perImage / row.rate : -1;
         refreshRow(row);
     }
     m_empty->setVisible(m_rows.isEmpty());
@@ -263,7 +271,7 @@ QString TransfersPanel::totals() const
     if (active > 0) {
         parts << tr("%n transfer(s)", nullptr, active) << tr("%1 MB/s").arg(rate / 1e6, 0, 'f', 1);
         if (left > 0)
-            parts << duration(left);
+            parts << timeLeftText(left);
     }
     if (sending > 0)
         parts << tr("sending %n series", nullptr, sending);

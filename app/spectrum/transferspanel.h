@@ -29,6 +29,9 @@ class TransfersPanel : public QWidget
 public:
     explicit TransfersPanel(QWidget *parent = nullptr);
 
+    /// "about 40 s left", "about 3 min left", "about 2 h left"; empty for no estimate (negative or NaN).
+    static QString timeLeftText(double seconds);
+
     /// Follows a study arriving from a store, under `title`.
     void addStudy(StudyStreamer *streamer, const QString &title);
     /// Follows images being sent to an archive (StoreRegistry::exportDerivedSeries), under `title`: Cancel

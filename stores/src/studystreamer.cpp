@@ -17,6 +17,55 @@ StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString 
         if (m_listed && m_keys.contains(sop))
             markCached(sop, bytes);
     });
+    m_retry.setSingleShot(true);
+    connect(&m_retry, &QTimer::timeout, this, &StudyStreamer::retryTransient);
+}
+
+bool StudyStreamer::isTransient(const Error &error)
+{
+    switch (error.code()) {
+    case ErrorCode::Timeout:
+    case ErrorCode::Network:
+    case ErrorCode::Protocol:
+    case ErrorCode::Corrupt:  // a transfer cut short or damaged on the way
+    case ErrorCode::Io:
+    case ErrorCode::Busy:
+        return true;
+    default:
+        return false;  // not found, refused credentials, unsupported, a full disk: trying again changes nothing
+    }
+}
+
+int StudyStreamer::retryInMs() const
+{
+    return m_retry.isActive() ? m_retry.remainingTime() : -1;
+}
+
+void StudyStreamer::scheduleRetry()
+{
+    if (m_retry.isActive() || m_stopped)
+        return;
+    m_backoffMs = m_backoffMs == 0 ? 1000 : std::min(m_backoffMs * 2, 60'000);
+    m_retry.start(m_backoffMs);
+    Q_EMIT retryScheduled(m_backoffMs);
+}
+
+void StudyStreamer::retryTransient()
+{
+    if (m_stopped)
+        return;
+    bool any = false;
+    for (auto it = m_failed.begin(); it != m_failed.end();) {
+        if (isTransient(it.value())) {
+            it = m_failed.erase(it);
+            any = true;
+        } else {
+            ++it;
+        }
+    }
+    if (any)
+        Q_EMIT progress(cachedCount(), total());
+    pump();
 }
 
 void StudyStreamer::markCached(const QString &key, qint64 bytes)
@@ -26,6 +75,13 @@ void StudyStreamer::markCached(const QString &key, qint64 bytes)
     m_cached.insert(key);
     m_failed.remove(key);
     m_bytes += bytes;
+    if (m_backoffMs > 0) {
+        // The archive answers again: what failed while it did not is tried within a second, not after the
+        // longest wait; the backoff starts over.
+        m_backoffMs = 0;
+        if (m_retry.isActive() && m_retry.remainingTime() > 1000)
+            m_retry.start(1000);
+    }
     Q_EMIT instanceCached(key);
     Q_EMIT progress(cachedCount(), total());
     if (isComplete())
@@ -149,6 +205,7 @@ void StudyStreamer::setParallel(int fetches)
 void StudyStreamer::stop()
 {
     m_stopped = true;
+    m_retry.stop();
     QList<Job *> running = m_running.values();
     m_running.clear();
     if (m_bulk) {
@@ -164,12 +221,14 @@ void StudyStreamer::stop()
 void StudyStreamer::resume()
 {
     m_stopped = false;
-    pump();
+    retryTransient();  // pumps
 }
 
 void StudyStreamer::retryFailed()
 {
     m_failed.clear();
+    m_retry.stop();
+    m_backoffMs = 0;
     m_stopped = false;
     Q_EMIT progress(cachedCount(), total());
     pump();
@@ -259,7 +318,9 @@ void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, co
             return;  // the first look's instance: fetched again with the rest once listed
         } else if (!m_cached.contains(key)) {
             const Error e = r.isOk() ? Error(ErrorCode::Corrupt, QStringLiteral("the store sent something else for %1").arg(key)) : r.error();
-            m_failed.insert(key);
+            m_failed.insert(key, e);
+            if (isTransient(e))
+                scheduleRetry();
             Q_EMIT instanceFailed(key, e);
             Q_EMIT progress(cachedCount(), total());
             if (isComplete())

@@ -24,7 +24,9 @@
 #include <QComboBox>
 #include <QDir>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScopeGuard>
@@ -53,6 +55,7 @@ private Q_SLOTS:
     void storesAreAddedTestedAndRemovedInTheDialog();
     void theRestOfASeriesComesInOneRequest();
     void prefetchingStudiesForLater();
+    void aFailedImageSaysSoAndComesBackWithTheArchive();
 
 private:
     int rowOf(const QString &studyUid) const;
@@ -589,6 +592,77 @@ void tst_ReadingRoom::theRestOfASeriesComesInOneRequest()
     QCOMPARE(ct.failedCount(), 0);
     QVERIFY2(ct.requestsMade() <= 10, qPrintable(QStringLiteral("%1 requests for %2 images").arg(ct.requestsMade()).arg(ct.total())));
     QCOMPARE(cache->usage().blobs, qint64(ct.total()));
+}
+
+void tst_ReadingRoom::aFailedImageSaysSoAndComesBackWithTheArchive()
+{
+    // nginx in front of Orthanc plays the archive: stopped, it is gone (connections refused); started again on the
+    // same port, it is back.
+    NginxProcess nginx;
+    const quint16 port = freePort();
+    const QString servers = QStringLiteral("server { listen 127.0.0.1:%1; location / { proxy_buffering off; proxy_pass http://127.0.0.1:%2; } }\n")
+                                .arg(port).arg(m_orthanc.httpPort());
+    QVERIFY(nginx.start(servers, port));
+    QTemporaryDir dir;
+    StoreConfigFile config;
+    StoreConfig flaky;
+    flaky.name = QStringLiteral("flaky");
+    flaky.kind = StoreKind::DicomWeb;
+    flaky.url = QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(port);
+    QVERIFY(!config.add(flaky).isError());
+    Workstation::Options o;
+    o.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    o.seedDemoWhenEmpty = false;
+    o.stores = config;
+    Workstation ws(o);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(20000));
+
+    auto *streamer = new StudyStreamer(ws.registry(), ws.cache(), QStringLiteral("flaky"), m_ctUid);
+    streamer->setParallel(1);
+    std::unique_ptr<StudyViewer> viewer;
+    connect(streamer, &StudyStreamer::listed, this, [&] {
+        nginx.stop();  // the archive dies right after listing the study
+        viewer = std::make_unique<StudyViewer>(ws.localStore(), ws.images(), streamer->study(), streamer);
+        viewer->resize(800, 600);
+        viewer->show();
+    });
+    QSignalSpy listed(streamer, &StudyStreamer::listed);
+    streamer->start();
+    QVERIFY(listed.wait(20000));
+    viewer->showSlice(0);
+    const InstanceRef first = viewer->study().series[0].instances[0];
+    QVERIFY(!streamer->isCached(first.key));
+    auto *retry = viewer->pane(0)->findChild<QPushButton *>(QStringLiteral("retryButton"));
+    QVERIFY(retry);
+
+    // The pane says the image failed, why, and when it is tried again; whose study it is stays on screen.
+    QTRY_VERIFY_WITH_TIMEOUT(!retry->isHidden(), 20000);
+    ImageViewport *vp = viewer->viewport();
+    QVERIFY(!vp->hasImage());
+    QVERIFY2(vp->message().contains(QStringLiteral("could not be fetched")) && vp->message().contains(QStringLiteral("Trying again")),
+             qPrintable(vp->message()));
+    QVERIFY(streamer->isFailed(first.key));
+    QVERIFY(StudyStreamer::isTransient(streamer->failure(first.key)));
+    QVERIFY(vp->overlay().topLeft.startsWith(DicomIdentity::displayName(viewer->study().identity.patientName)));
+    QCOMPARE(vp->overlay().bottomLeft, QStringLiteral("Im 1/%1").arg(viewer->study().series[0].instances.size()));
+
+    // Back: the image arrives by itself, nobody pressed Retry; so does the rest of the study.
+    QVERIFY(nginx.start(servers, port));
+    QTRY_VERIFY_WITH_TIMEOUT(vp->hasImage() && vp->image().info.identity.sopInstanceUid == first.sopInstanceUid, 30000);
+    QVERIFY(retry->isHidden());
+    QTRY_COMPARE_WITH_TIMEOUT(streamer->cachedCount(), streamer->total(), 60000);
+    QCOMPARE(streamer->failedCount(), 0);
+
+    // The transfers panel's estimate never overflows, whatever the rate did.
+    QCOMPARE(TransfersPanel::timeLeftText(-1), QString());
+    QCOMPARE(TransfersPanel::timeLeftText(std::nan("")), QString());
+    QCOMPARE(TransfersPanel::timeLeftText(40), QStringLiteral("about 40 s left"));
+    QCOMPARE(TransfersPanel::timeLeftText(600), QStringLiteral("about 10 min left"));
+    QCOMPARE(TransfersPanel::timeLeftText(3 * 3600), QStringLiteral("about 3 h left"));
+    QCOMPARE(TransfersPanel::timeLeftText(1e300), QStringLiteral("more than two days left at this rate"));
+    QCOMPARE(TransfersPanel::timeLeftText(std::numeric_limits<double>::infinity()), QStringLiteral("more than two days left at this rate"));
 }
 
 QTEST_MAIN(tst_ReadingRoom)

@@ -17,6 +17,7 @@
 #include <QHash>
 #include <QObject>
 #include <QSet>
+#include <QTimer>
 
 #include <memory>
 
@@ -61,13 +62,22 @@ public:
     bool isFetching(const QString &key) const { return m_running.contains(key); }
     int cachedCount() const { return int(m_cached.size()); }
     int failedCount() const { return int(m_failed.size()); }
+    /// Whether `key` failed, and why. A failure that may pass — the archive down or unreachable, a timeout, a
+    /// transfer cut short (isTransient) — is tried again by itself: after 1 s, then 2, 4, … up to a minute between
+    /// rounds, and within a second once another instance arrives (the archive answers again). Any other failure
+    /// waits for retryFailed().
+    bool isFailed(const QString &key) const { return m_failed.contains(key); }
+    Error failure(const QString &key) const { return m_failed.value(key); }
+    /// Milliseconds until the failed instances are tried again by themselves; −1 when none will be.
+    int retryInMs() const;
+    static bool isTransient(const Error &error);
     int total() const { return m_study.instanceCount; }
     bool isComplete() const { return m_listed && cachedCount() + failedCount() >= total(); }
     /// Stops fetching (what is cached stays); resume() goes on where it stopped.
     void stop();
     void resume();
     bool isStopped() const { return m_stopped; }
-    /// Fetches again the instances that failed.
+    /// Fetches again, now, every instance that failed.
     void retryFailed();
     /// The cache's copy of `key` turned out damaged (and was dropped): it is fetched again, next.
     void refetch(const QString &key);
@@ -94,6 +104,8 @@ Q_SIGNALS:
     void progress(int cached, int total);
     /// Every instance is cached or failed.
     void finished();
+    /// Failed instances will be tried again by themselves in `ms` milliseconds.
+    void retryScheduled(int ms);
 
 private:
     void pump();
@@ -115,7 +127,9 @@ private:
     int m_focusIndex = -1;  ///< −1: the middle of the focus series
     QSet<QString> m_keys;  ///< every instance listed
     QSet<QString> m_cached;
-    QSet<QString> m_failed;
+    QHash<QString, Error> m_failed;  ///< key → why
+    QTimer m_retry;                  ///< the next round of retries of transient failures
+    int m_backoffMs = 0;             ///< the last round's wait; 0 while nothing fails
     QHash<QString, Job *> m_running;
     qint64 m_bytes = 0;
     int m_bulkRadius = 0;
@@ -128,6 +142,10 @@ private:
     void markCached(const QString &key, qint64 bytes);
     /// Starts the next series' bulk request when the view's neighbourhood is served.
     void startBulk();
+    /// The next round of retries, after a wait twice the last (1 s to 1 min).
+    void scheduleRetry();
+    /// Transient failures back in the queue.
+    void retryTransient();
 };
 
 } // namespace spectrum
