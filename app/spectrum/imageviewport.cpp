@@ -37,7 +37,10 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
 {
     const bool firstImage = !m_windowSet;
     m_windowSet = true;
-    m_image = image;
+    m_frame = std::clamp(m_frame, 0, std::max(0, image.info.frames - 1));
+    if (key != m_key)
+        m_frame = 0;
+    m_image = DecodedImage{image.info.frame(m_frame), image.pixels};
     m_shown = shown.pixels.isNull() ? image : shown;
     m_filterNote = filterNote;
     m_valueRows = valueRows < 0 ? image.info.rows : std::min(valueRows, image.info.rows);
@@ -48,8 +51,23 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
     m_message.clear();
     m_overlayWithoutImage = false;
     if (!keepWindow || firstImage)
-        m_window = defaultWindow(m_image);
+        m_window = defaultWindow(m_image, m_frame);
     rerender();
+}
+
+void ImageViewport::setFrame(int frame)
+{
+    if (!hasImage())
+        return;
+    frame = std::clamp(frame, 0, frameCount() - 1);
+    if (frame == m_frame)
+        return;
+    m_frame = frame;
+    m_image.info = m_image.info.frame(frame);  // its position, spacing, rescale and windows
+    m_selected = -1;
+    ++m_measureVersion;
+    rerender();
+    Q_EMIT frameChanged(frame);
 }
 
 void ImageViewport::setSmoothMagnification(bool smooth)
@@ -68,6 +86,7 @@ void ImageViewport::clear(const QString &message, bool keepOverlay)
         m_overlay = ViewportOverlay();
     m_image = DecodedImage();
     m_shown = DecodedImage();
+    m_frame = 0;
     m_filterNote.clear();
     m_valueRows = 0;
     m_rendered = QImage();
@@ -98,7 +117,7 @@ void ImageViewport::applyPreset(int index)
 void ImageViewport::autoWindowLevel()
 {
     if (hasImage())
-        setWindow(autoWindow(m_image));
+        setWindow(autoWindow(m_image, m_frame));
 }
 
 void ImageViewport::setZoom(double zoom)
@@ -186,7 +205,7 @@ void ImageViewport::resetView()
     m_inverted = false;
     if (hasImage()) {
         const VoiWindow before = m_window;
-        setWindow(defaultWindow(m_image));
+        setWindow(defaultWindow(m_image, m_frame));
         if (wasInverted && before == m_window)
             rerender();
     }
@@ -234,7 +253,7 @@ QString ImageViewport::measurementText(const Measurement &m) const
         const double mm = distanceMm(m_image.info, m.a, m.b);
         return mm >= 0 ? tr("%1 mm").arg(mm, 0, 'f', 1) : tr("%1 px").arg(distancePixels(m.a, m.b), 0, 'f', 1);
     }
-    const RegionStatistics s = regionStatistics(m_image, 0, m.kind == Measurement::Kind::Ellipse ? RegionShape::Ellipse : RegionShape::Rectangle,
+    const RegionStatistics s = regionStatistics(m_image, m_frame, m.kind == Measurement::Kind::Ellipse ? RegionShape::Ellipse : RegionShape::Rectangle,
                                                 QRectF(m.a, m.b));
     const QString unit = m_image.info.valueUnit();
     const QString area = s.areaMm2 >= 0 ? tr("%1 mm²").arg(s.areaMm2, 0, 'f', 1) : tr("%1 px²").arg(s.areaPixels, 0, 'f', 0);
@@ -249,7 +268,7 @@ QString ImageViewport::measurementText(const Measurement &m) const
 
 void ImageViewport::addMeasurement(const Measurement &m)
 {
-    QList<Measurement> &list = m_measurements[m_key];
+    QList<Measurement> &list = m_measurements[measureKey()];
     list << m;
     m_selected = int(list.size()) - 1;
     ++m_measureVersion;
@@ -259,7 +278,7 @@ void ImageViewport::addMeasurement(const Measurement &m)
 
 void ImageViewport::deleteSelectedMeasurement()
 {
-    QList<Measurement> &list = m_measurements[m_key];
+    QList<Measurement> &list = m_measurements[measureKey()];
     if (list.isEmpty())
         return;
     const int index = m_selected >= 0 && m_selected < list.size() ? m_selected : int(list.size()) - 1;
@@ -272,7 +291,7 @@ void ImageViewport::deleteSelectedMeasurement()
 
 void ImageViewport::clearMeasurements()
 {
-    if (m_measurements.remove(m_key) == 0)
+    if (m_measurements.remove(measureKey()) == 0)
         return;
     m_selected = -1;
     ++m_measureVersion;
@@ -283,6 +302,14 @@ void ImageViewport::clearMeasurements()
 void ImageViewport::setCompleteness(double fraction)
 {
     m_completeness = std::clamp(fraction, 0.0, 1.0);
+    update();
+}
+
+void ImageViewport::setModeText(const QString &text)
+{
+    if (text == m_modeText)
+        return;
+    m_modeText = text;
     update();
 }
 
@@ -301,7 +328,7 @@ QString ImageViewport::pixelReadout() const
         return QString();
     if (!valueKnown(px->y()))
         return tr("x %1 y %2  (not here yet)").arg(px->x()).arg(px->y());
-    const double value = modalityValueAt(m_image, 0, *px);
+    const double value = modalityValueAt(m_image, m_frame, *px);
     const QString unit = m_image.info.valueUnit();
     return tr("x %1 y %2  = %3%4").arg(px->x()).arg(px->y()).arg(value, 0, 'f', std::fabs(value - std::round(value)) < 1e-9 ? 0 : 2)
         .arg(unit.isEmpty() ? QString() : QLatin1Char(' ') + unit);
@@ -311,7 +338,8 @@ void ImageViewport::rerender()
 {
     // Shown with the image's rescale: the filters work on stored values, so the window in modality units
     // applies to what they make as it does to the original.
-    m_rendered = hasImage() ? toQImage(renderFrame(DecodedImage{m_image.info, m_shown.pixels}, 0, m_window)) : QImage();
+    m_rendered = hasImage() ? toQImage(renderFrame(DecodedImage{m_image.info, m_shown.pixels}, std::min(m_frame, m_shown.pixels.frames() - 1), m_window))
+                            : QImage();
     if (m_inverted && !m_rendered.isNull())
         m_rendered.invertPixels();
     m_shrunk = QImage();
@@ -413,6 +441,8 @@ void ImageViewport::paintEvent(QPaintEvent *)
             how << tr("inverted");
         view << how.join(QStringLiteral(", "));
     }
+    if (!m_modeText.isEmpty())
+        view.prepend(m_modeText);
     const QString readout = pixelReadout();
     if (!readout.isEmpty())
         view.prepend(readout);
@@ -509,7 +539,7 @@ void ImageViewport::mousePressEvent(QMouseEvent *event)
             m.kind = m_tool == Tool::Distance ? Measurement::Kind::Distance
                    : m_tool == Tool::Rectangle ? Measurement::Kind::Rectangle : Measurement::Kind::Ellipse;
             m.a = m.b = at;
-            QList<Measurement> &list = m_measurements[m_key];
+            QList<Measurement> &list = m_measurements[measureKey()];
             list << m;
             m_selected = int(list.size()) - 1;
             m_draggedHandle = m_selected * 2 + 1;
@@ -532,7 +562,7 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
     if (m_draggedHandle >= 0 && (event->buttons() & Qt::LeftButton)) {
         bool invertible = false;
         const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
-        QList<Measurement> &list = m_measurements[m_key];
+        QList<Measurement> &list = m_measurements[measureKey()];
         const int index = m_draggedHandle / 2;
         if (invertible && index < list.size()) {
             (m_draggedHandle % 2 ? list[index].b : list[index].a) = at;
@@ -554,7 +584,7 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
 void ImageViewport::mouseReleaseEvent(QMouseEvent *)
 {
     if (m_draggedHandle >= 0) {
-        QList<Measurement> &list = m_measurements[m_key];
+        QList<Measurement> &list = m_measurements[measureKey()];
         const int index = m_draggedHandle / 2;
         // A click without a drag draws nothing.
         if (m_drawing && index < list.size() && distancePixels(imageToWidget().map(list[index].a), imageToWidget().map(list[index].b)) < 3) {

@@ -60,6 +60,11 @@ public:
     QString message() const { return hasImage() ? QString() : m_message; }
     /// The image as decoded: its modality values and geometry are what the viewport reports.
     const DecodedImage &image() const { return m_image; }
+    /// Multi-frame images: the frame on screen (0-based). image().info describes it (its position, spacing,
+    /// rescale, windows); values and regions are read from it; measurements belong to it.
+    void setFrame(int frame);
+    int frame() const { return m_frame; }
+    int frameCount() const { return hasImage() ? std::max(1, m_image.info.frames) : 0; }
     /// What is painted: the image through the filters in use, or the image itself.
     const DecodedImage &shownImage() const { return m_shown; }
     bool isFiltered() const { return !m_filterNote.isEmpty(); }
@@ -104,7 +109,7 @@ public:
     Tool tool() const { return m_tool; }
     void setTool(Tool tool);
     /// Measurements on the image in view.
-    QList<Measurement> measurements() const { return m_measurements.value(m_key); }
+    QList<Measurement> measurements() const { return m_measurements.value(measureKey()); }
     /// A measurement's text: "42.1 mm", or mean, SD, min, max and area of a region.
     QString measurementText(const Measurement &m) const;
     /// Adds a measurement to the image in view (as if drawn) and selects it.
@@ -118,6 +123,9 @@ public:
     double completeness() const { return m_completeness; }
 
     void setOverlay(const ViewportOverlay &overlay);
+    /// The modes in force, shown above the window and zoom (synchronised scrolling, cine and its rate).
+    void setModeText(const QString &text);
+    QString modeText() const { return m_modeText; }
     const ViewportOverlay &overlay() const { return m_overlay; }
     /// The text the overlay shows for the pixel under the cursor ("x 120 y 88  = 43 HU"); empty off the image.
     QString pixelReadout() const;
@@ -130,6 +138,7 @@ Q_SIGNALS:
     void windowChanged(const spectrum::VoiWindow &window);
     void measurementsChanged();
     void viewChanged();
+    void frameChanged(int frame);
 
 protected:
     void paintEvent(QPaintEvent *event) override;
@@ -141,6 +150,8 @@ protected:
 
 private:
     void rerender();
+    /// Measurements are kept per image and, in a multi-frame image, per frame.
+    QString measureKey() const { return m_image.info.frames > 1 ? m_key + QLatin1Char('#') + QString::number(m_frame) : m_key; }
     /// Whether pixel row `y` of the image holds its value yet.
     bool valueKnown(int y) const { return y < m_valueRows; }
     double aspect() const;   ///< row spacing over column spacing: the image's height is stretched by it
@@ -154,6 +165,7 @@ private:
     DecodedImage m_shown;    ///< painted (filtered, or the image itself)
     QString m_filterNote;
     int m_valueRows = 0;
+    int m_frame = 0;
     QString m_key;
     QImage m_rendered;
     mutable QImage m_shrunk;  ///< m_rendered averaged down to its size on screen (when shrunk)
@@ -187,6 +199,7 @@ private:
     std::optional<QPointF> m_hover;  ///< widget position of the cursor, while over the viewport
     ViewportOverlay m_overlay;
     bool m_overlayWithoutImage = false;
+    QString m_modeText;
     QString m_message;
 };
 

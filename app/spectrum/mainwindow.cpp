@@ -587,7 +587,7 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
         statusBar()->showMessage(tr("Error: %1").arg(e.toString()));
     });
     viewer->viewport()->setTool(m_tool);
-    viewer->setCineRate(m_cineRate);
+    viewer->setCineRate(m_cineRate, false);  // the reader's usual rate; a multi-frame image's own comes first
     viewer->setSmoothMagnification(m_smoothAction->isChecked());
     // A new study opens unfiltered, unless the reader saved a preset for its modality (named on the image) or
     // asked for a chain on the command line.

@@ -150,6 +150,12 @@ void SeriesPane::relocate(int series, int slice)
 
 void SeriesPane::showSlice(int index)
 {
+    m_enterAtLastFrame = false;
+    moveTo(index);
+}
+
+void SeriesPane::moveTo(int index)
+{
     if (sliceCount() == 0)
         return;
     index = std::clamp(index, 0, sliceCount() - 1);
@@ -165,6 +171,35 @@ void SeriesPane::showSlice(int index)
     } else
         requestLoad(index);
     prefetchAround(index);
+}
+
+void SeriesPane::stepSlice(int step)
+{
+    const int frames = m_viewport->hasImage() && m_series >= 0 && m_slice >= 0 && m_viewport->image().info.identity.sopInstanceUid == m_study->series[m_series].instances[m_slice].sopInstanceUid
+                           ? m_viewport->frameCount() : 1;
+    if (frames > 1) {
+        const int to = m_viewport->frame() + step;
+        if ((to >= 0 && to < frames) || sliceCount() == 1)
+            return showFrame(to);
+        if ((to < 0 && m_slice == 0) || (to >= frames && m_slice == sliceCount() - 1))
+            return showFrame(to);  // the stack's ends: the first or last frame
+        m_enterAtLastFrame = to < 0;
+        return moveTo(m_slice + (to < 0 ? -1 : 1));
+    }
+    m_enterAtLastFrame = step < 0;
+    moveTo(m_slice + step);
+}
+
+void SeriesPane::showFrame(int frame)
+{
+    if (!m_viewport->hasImage())
+        return;
+    const int before = m_viewport->frame();
+    m_viewport->setFrame(frame);
+    if (m_viewport->frame() == before)
+        return;
+    updateOverlay(m_viewport->image().info);
+    Q_EMIT frameShown(m_viewport->frame());
 }
 
 void SeriesPane::requestLoad(int index)
@@ -421,9 +456,14 @@ void SeriesPane::present(int index, const DecodedImage &image, const DecodedImag
     if (m_arriving && m_arriving->key == m_study->series[m_series].instances[index].key)
         m_arriving.reset();  // whole now
     m_viewport->setCompleteness(1.0);
+    const QString key = m_study->series[m_series].instances[index].key;
+    const bool newImage = m_viewport->image().info.identity.sopInstanceUid != image.info.identity.sopInstanceUid;
     m_viewport->setImage(image, filtered, filtered.pixels.isNull() ? QString() : m_chainDescription,
-                         m_windowFromUser || m_viewport->hasImage(), m_study->series[m_series].instances[index].key);
-    updateOverlay(image.info);
+                         m_windowFromUser || m_viewport->hasImage(), key);
+    if (newImage && m_enterAtLastFrame)
+        m_viewport->setFrame(m_viewport->frameCount() - 1);  // stepped back into it: its last frame is next
+    m_enterAtLastFrame = false;
+    updateOverlay(m_viewport->image().info);
     Q_EMIT imageShown(index);
 }
 
@@ -439,6 +479,11 @@ void SeriesPane::updateOverlay(const ImageInfo *info)
                      .arg(id.studyDescription, DicomIdentity::displayDate(id.studyDate), series.modality,
                           series.description);
     o.bottomLeft = tr("Im %1/%2").arg(m_slice + 1).arg(sliceCount());
+    if (info && info->frames > 1) {
+        o.bottomLeft += tr("  Fr %1/%2").arg(info->frameIndex + 1).arg(info->frames);
+        if (const double ms = info->frameDurationMs(info->frameIndex); ms > 0)
+            o.bottomLeft += tr("  (%1 ms)").arg(ms, 0, 'f', ms < 10 ? 1 : 0);
+    }
     if (info && info->hasPosition)
         o.bottomLeft += tr("\nPos %1 mm  Thk %2 mm").arg(info->slicePositionAlongNormal(), 0, 'f', 1).arg(info->sliceThickness, 0, 'f', 2);
     if (info)

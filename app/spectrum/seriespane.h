@@ -45,7 +45,14 @@ public:
     void relocate(int series, int slice);
     /// Shows slice `index` (0-based, clamped) of the series as soon as it is decoded.
     void showSlice(int index);
-    void stepSlice(int step) { showSlice(m_slice + step); }
+    /// Steps `step` images: through the frames of a multi-frame image, on into the next (or previous) instance
+    /// past its ends; through the instances otherwise.
+    void stepSlice(int step);
+    /// Frame `frame` (0-based, clamped) of the image in view.
+    void showFrame(int frame);
+    int frameIndex() const { return m_viewport->frame(); }
+    /// Frames of the image in view (1 for a single-frame image, 0 without one).
+    int frameCount() const { return m_viewport->frameCount(); }
     void resetView();
     void setFilters(const FilterChain &chain, const QString &description);
     bool isFiltering() const { return !m_chain.isEmpty(); }
@@ -66,6 +73,8 @@ public:
 
 Q_SIGNALS:
     void imageShown(int index);
+    /// Another frame of the multi-frame image in view is on screen.
+    void frameShown(int frame);
     /// The slice in view changed (scrolled here or from the viewer), before it is on screen.
     void sliceChanged(int series, int index);
     void previewShown(int index, double fraction);
@@ -83,6 +92,8 @@ protected:
     void dropEvent(QDropEvent *event) override;
 
 private:
+    /// Slice `index` in view; a multi-frame image opens at its first frame, or its last when m_enterAtLastFrame.
+    void moveTo(int index);
     void requestLoad(int index);
     void prefetchAround(int index);
     void display(int index, const DecodedImage &image);
@@ -110,6 +121,7 @@ private:
     int m_series = -1;
     int m_slice = -1;
     bool m_windowFromUser = false;
+    bool m_enterAtLastFrame = false;      // stepped back into a multi-frame instance: it opens at its last frame
     quint64 m_generation = 0;             // bumps on series change: late results of the old series are dropped
     ImageMemoryCache *m_images;           // decoded slices (by blob key) and their filtered versions
     FilterChain m_chain;

@@ -72,11 +72,7 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
         });
     }
     m_cine.setInterval(1000 / m_cineRate);
-    connect(&m_cine, &QTimer::timeout, this, [this] {
-        // The next slice once the one in view is on screen; a slow load holds the cine back, never skips.
-        if (sliceCount() > 1 && viewport()->hasImage() && !m_active->isLoadingSliceInView())
-            showSlice(sliceIndex() + 1 < sliceCount() ? sliceIndex() + 1 : 0);
-    });
+    connect(&m_cine, &QTimer::timeout, this, &StudyViewer::cineStep);
     requestThumbnails();
     setActivePane(addPane(m_study.series.isEmpty() ? -1 : 0));
     connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);
@@ -108,6 +104,10 @@ SeriesPane *StudyViewer::addPane(int seriesIndex)
             return;
         Q_EMIT imageShown(index);
         follow();
+    });
+    connect(pane, &SeriesPane::frameShown, this, [this, pane] {
+        if (pane == m_active)
+            follow();  // a frame of an enhanced stack lies elsewhere in the patient
     });
     // A slice's place learned (this pane's or, once shown, the active one's): the estimate gets better.
     connect(pane, &SeriesPane::sliceGeometryLearned, this, [this] { follow(); });
@@ -236,6 +236,7 @@ void StudyViewer::setActivePane(SeriesPane *pane)
     }
     if (m_streamer && m_active->seriesIndex() >= 0)
         m_streamer->setFocus(m_active->seriesIndex(), m_active->sliceIndex());
+    updateModeText();
     if (changed)
         Q_EMIT activePaneChanged(pane);
 }
@@ -243,6 +244,7 @@ void StudyViewer::setActivePane(SeriesPane *pane)
 void StudyViewer::setSynchronized(bool on)
 {
     m_sync = on;
+    updateModeText();
     follow();
 }
 
@@ -347,22 +349,83 @@ void StudyViewer::onInstanceCached(const QString &key)
         p->onInstanceCached(key);
 }
 
+double StudyViewer::cineFramesPerSecond(bool *acquired) const
+{
+    if (acquired)
+        *acquired = false;
+    const ImageViewport *vp = m_active ? m_active->viewport() : nullptr;
+    if (!m_cineRateChosen && vp && vp->frameCount() > 1) {
+        if (const double ms = vp->image().info.frameDurationMs(vp->frame()); ms > 0) {
+            if (acquired)
+                *acquired = true;
+            return 1000.0 / ms;
+        }
+    }
+    return m_cineRate;
+}
+
+void StudyViewer::cineStep()
+{
+    // The next image once the one in view is on screen; a slow load holds the cine back, never skips.
+    ImageViewport *vp = m_active->viewport();
+    if (!vp->hasImage() || m_active->isLoadingSliceInView())
+        return;
+    if (vp->frameCount() > 1)
+        m_active->showFrame(vp->frame() + 1 < vp->frameCount() ? vp->frame() + 1 : 0);
+    else if (sliceCount() > 1)
+        showSlice(sliceIndex() + 1 < sliceCount() ? sliceIndex() + 1 : 0);
+    m_cine.setInterval(std::max(1, int(std::lround(1000.0 / std::clamp(cineFramesPerSecond(), 0.5, 120.0)))));
+    updateModeText();
+}
+
 void StudyViewer::setCinePlaying(bool playing)
 {
     if (playing == m_cine.isActive())
         return;
-    if (playing)
+    if (playing) {
+        m_cine.setInterval(std::max(1, int(std::lround(1000.0 / std::clamp(cineFramesPerSecond(), 0.5, 120.0)))));
         m_cine.start();
-    else
+    } else {
         m_cine.stop();
-    Q_EMIT cineChanged(playing, m_cineRate);
+    }
+    updateModeText();
+    Q_EMIT cineChanged(playing, int(std::lround(cineFramesPerSecond())));
 }
 
-void StudyViewer::setCineRate(int framesPerSecond)
+void StudyViewer::setCineRate(int framesPerSecond, bool chosen)
 {
     m_cineRate = std::clamp(framesPerSecond, 1, 60);
-    m_cine.setInterval(1000 / m_cineRate);
-    Q_EMIT cineChanged(m_cine.isActive(), m_cineRate);
+    m_cineRateChosen = m_cineRateChosen || chosen;
+    m_cine.setInterval(std::max(1, int(std::lround(1000.0 / cineFramesPerSecond()))));
+    updateModeText();
+    Q_EMIT cineChanged(m_cine.isActive(), int(std::lround(cineFramesPerSecond())));
+}
+
+void StudyViewer::updateModeText()
+{
+    for (SeriesPane *p : m_panes) {
+        QStringList modes;
+        if (m_sync && m_panes.size() > 1)
+            modes << tr("Sync ⇅");
+        if (p == m_active && m_cine.isActive()) {
+            bool acquired = false;
+            const double fps = cineFramesPerSecond(&acquired);
+            modes << (acquired ? tr("Cine %1 fps (acquired)").arg(fps, 0, 'f', fps < 10 ? 1 : 0) : tr("Cine %1 fps").arg(fps, 0, 'f', 0));
+        }
+        p->viewport()->setModeText(modes.join(QStringLiteral("  ")));
+    }
+}
+
+void StudyViewer::stepSlice(int step)
+{
+    m_active->stepSlice(step);
+}
+
+void StudyViewer::showStackEnd(bool last)
+{
+    m_active->showSlice(last ? sliceCount() - 1 : 0);
+    if (m_active->frameCount() > 1)
+        m_active->showFrame(last ? m_active->frameCount() - 1 : 0);
 }
 
 void StudyViewer::keyPressEvent(QKeyEvent *event)
@@ -374,8 +437,8 @@ void StudyViewer::keyPressEvent(QKeyEvent *event)
     case Qt::Key_Right: stepSlice(1); break;
     case Qt::Key_PageUp: stepSlice(-10); break;
     case Qt::Key_PageDown: stepSlice(10); break;
-    case Qt::Key_Home: showSlice(0); break;
-    case Qt::Key_End: showSlice(sliceCount() - 1); break;
+    case Qt::Key_Home: showStackEnd(false); break;
+    case Qt::Key_End: showStackEnd(true); break;
     default: QWidget::keyPressEvent(event); return;
     }
     event->accept();

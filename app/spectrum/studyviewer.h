@@ -63,7 +63,10 @@ public:
     void showSeries(int seriesIndex);
     /// Shows slice `index` (0-based, clamped) of the active pane's series as soon as it is decoded.
     void showSlice(int index);
-    void stepSlice(int step) { showSlice(sliceIndex() + step); }
+    /// Steps the active pane through its images: the frames of a multi-frame image, then on to the next instance.
+    void stepSlice(int step);
+    /// The first (instance and frame) of the active pane's stack, or its last.
+    void showStackEnd(bool last);
     /// Fit, centre, and the image's own window again (active pane).
     void resetView();
 
@@ -85,11 +88,17 @@ public:
     /// Magnified images smooth or pixel-exact, in every pane.
     void setSmoothMagnification(bool smooth);
 
-    /// Cine on the active pane: steps through its series at `framesPerSecond`, round and round, until stopped.
+    /// Cine on the active pane: through the frames of a multi-frame image at the rate it was acquired (Frame
+    /// Time, Frame Time Vector, Cine Rate) unless the reader chose a rate; through the series' instances
+    /// otherwise; round and round, until stopped.
     void setCinePlaying(bool playing);
     bool isCinePlaying() const { return m_cine.isActive(); }
-    void setCineRate(int framesPerSecond);  ///< 1…60
+    /// 1…60 images per second; `chosen`: the reader's own choice (+/−), which overrides the acquired rate.
+    void setCineRate(int framesPerSecond, bool chosen = true);
     int cineRate() const { return m_cineRate; }
+    /// The rate cine runs at now (the acquired one for a multi-frame image that gives it) and whether it is the
+    /// acquired one.
+    double cineFramesPerSecond(bool *acquired = nullptr) const;
 
 Q_SIGNALS:
     /// Slice `index` of the active pane's series is on screen (decoded and rendered).
@@ -131,6 +140,11 @@ private:
     quint64 m_studyGeneration = 0;
     QTimer m_cine;
     int m_cineRate = 15;
+    bool m_cineRateChosen = false;
+    /// One cine step; the timer's next interval from the frame now shown.
+    void cineStep();
+    /// The viewports' mode line: synchronised scrolling, cine and its rate.
+    void updateModeText();
 };
 
 } // namespace spectrum

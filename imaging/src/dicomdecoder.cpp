@@ -1,6 +1,7 @@
 #include "spectrum/imaging/dicomdecoder.h"
 
 #include "dcmtksupport.h"
+#include "frameattributes.h"
 #include "identityscan.h"
 #include "jpeg2000.h"
 #include "decoding.h"
@@ -88,21 +89,8 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
     info.rescaleType = getString(ds, DCM_RescaleType);
 
     const DicomTextDecoder text = textDecoder(ds);
-    const unsigned long windowCount = [&] {
-        DcmElement *e = nullptr;
-        return ds->findAndGetElement(DCM_WindowCenter, e).good() && e ? e->getVM() : 0ul;
-    }();
-    for (unsigned long i = 0; i < windowCount; ++i) {
-        bool c = false, w = false;
-        WindowPreset p;
-        p.center = getDouble(ds, DCM_WindowCenter, i, 0, &c);
-        p.width = getDouble(ds, DCM_WindowWidth, i, 0, &w);
-        OFString explanation;
-        if (ds->findAndGetOFString(DCM_WindowCenterWidthExplanation, explanation, i).good())
-            p.name = text.decode(QByteArray(explanation.c_str(), qsizetype(explanation.length())));
-        if (c && w && p.width >= 1)
-            info.windows.append(p);
-    }
+    info.windows = readWindows(ds, text);
+    readFrameAttributes(ds, text, info);  // enhanced objects: geometry, rescale and windows from the functional groups
 
     // VOI LUT Sequence (PS3.3 C.11.2.1.3): descriptor entries (0: 65536), first mapped value (US or SS), bits.
     DcmSequenceOfItems *voi = nullptr;

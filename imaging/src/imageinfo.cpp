@@ -1,5 +1,7 @@
 #include "spectrum/imaging/imageinfo.h"
 
+#include <algorithm>
+
 namespace spectrum {
 
 QString ImageInfo::valueUnit() const
@@ -32,6 +34,37 @@ std::array<double, 3> ImageInfo::centre() const
     for (int i = 0; i < 3; ++i)  // along a row the column index grows by the column spacing, down a column by the row's
         c[size_t(i)] += o[size_t(i)] * columnSpacing * (columns - 1) / 2 + o[size_t(i) + 3] * rowSpacing * (rows - 1) / 2;
     return c;
+}
+
+ImageInfo ImageInfo::frame(int index) const
+{
+    ImageInfo out = *this;
+    out.frameIndex = std::clamp(index, 0, std::max(0, frames - 1));
+    if (perFrame.size() != frames || perFrame.isEmpty())
+        return out;
+    const FrameAttributes &f = perFrame[out.frameIndex];
+    out.hasPosition = f.hasPosition;
+    out.imagePosition = f.imagePosition;
+    out.imageOrientation = f.imageOrientation;
+    out.rowSpacing = f.rowSpacing;
+    out.columnSpacing = f.columnSpacing;
+    out.sliceThickness = f.sliceThickness;
+    out.rescaleSlope = f.rescaleSlope;
+    out.rescaleIntercept = f.rescaleIntercept;
+    out.rescaleType = f.rescaleType;
+    out.windows = f.windows;
+    return out;
+}
+
+double ImageInfo::frameDurationMs(int index) const
+{
+    // Frame Time Vector: element i is the time from frame i − 1 to frame i; frame i is shown until frame i + 1.
+    if (frameTimeVectorMs.size() == frames && frames > 1) {
+        const int next = std::clamp(index + 1, 1, frames - 1);
+        if (frameTimeVectorMs[next] > 0)
+            return frameTimeVectorMs[next];
+    }
+    return frameTimeMs > 0 ? frameTimeMs : 0;
 }
 
 QString ImageInfo::photometricToString(Photometric p)

@@ -61,6 +61,34 @@ void sendMouse(QWidget *w, QEvent::Type type, QPoint pos, Qt::MouseButton button
     QMouseEvent e(type, QPointF(pos), w->mapToGlobal(QPointF(pos)), button, buttons, Qt::NoModifier);
     QApplication::sendEvent(w, &e);
 }
+
+/// A workstation without the demo, in `dir`, that received `files` from a "PACS" (DCMTK's storescu) into its
+/// cache; null (with the reason logged) when something failed.
+std::unique_ptr<Workstation> workstationWith(const QTemporaryDir &dir, const QStringList &files)
+{
+    Workstation::Options options;
+    options.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    options.seedDemoWhenEmpty = false;
+    options.storageAeTitle = QStringLiteral("READROOM");
+    options.storagePort = freePort();
+    auto ws = std::make_unique<Workstation>(options);
+    QSignalSpy started(ws.get(), &Workstation::started);
+    ws->start();
+    if (!started.wait(10000))
+        return nullptr;
+    for (int i = 0; i < 100 && !ws->isListening(); ++i)
+        QTest::qWait(50);
+    QSignalSpy received(ws.get(), &Workstation::instanceReceived);
+    const ProcessResult pushed = run(QStringLiteral(STORESCU_EXECUTABLE), QStringList{QStringLiteral("-aec"), QStringLiteral("READROOM"), QStringLiteral("127.0.0.1"),
+                                                                                      QString::number(options.storagePort)} + files);
+    if (!pushed.ok()) {
+        qWarning("storescu: %s", pushed.err.constData());
+        return nullptr;
+    }
+    for (int i = 0; i < 200 && received.count() < files.size(); ++i)
+        received.wait(50);
+    return received.count() == files.size() ? std::move(ws) : nullptr;
+}
 } // namespace
 
 class tst_Workstation : public QObject
@@ -83,6 +111,7 @@ private Q_SLOTS:
     void aCacheInUseIsAClearStartError();
     void studiesPushedByAPacsAppearInTheList();
     void namesInOtherAlphabetsEverywhereTheyAreShown();
+    void multiFrameImagesStepAndPlayFrameByFrame();
 
 private:
     QTemporaryDir m_dir;
@@ -694,20 +723,9 @@ void tst_Workstation::namesInOtherAlphabetsEverywhereTheyAreShown()
     QTemporaryDir dir;
     const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(CHARSET_FILES_SCRIPT), dir.filePath(QStringLiteral("files"))});
     QVERIFY2(made.ok(), made.err.constData());
-    Workstation::Options options;
-    options.cacheDirectory = dir.filePath(QStringLiteral("cache"));
-    options.seedDemoWhenEmpty = false;
-    options.storageAeTitle = QStringLiteral("READROOM");
-    options.storagePort = freePort();
-    Workstation ws(options);
-    QSignalSpy started(&ws, &Workstation::started);
-    ws.start();
-    QVERIFY(started.wait(10000));
-    QTRY_VERIFY(ws.isListening());
-    const ProcessResult pushed = run(QStringLiteral(STORESCU_EXECUTABLE), {QStringLiteral("-aec"), QStringLiteral("READROOM"), QStringLiteral("127.0.0.1"),
-                                                                           QString::number(options.storagePort), dir.filePath(QStringLiteral("files/cyrillic.dcm")),
-                                                                           dir.filePath(QStringLiteral("files/japanese.dcm"))});
-    QVERIFY2(pushed.ok(), pushed.err.constData());
+    std::unique_ptr<Workstation> pushed = workstationWith(dir, {dir.filePath(QStringLiteral("files/cyrillic.dcm")), dir.filePath(QStringLiteral("files/japanese.dcm"))});
+    QVERIFY(pushed);
+    Workstation &ws = *pushed;
     QTRY_COMPARE(ws.studies().size(), 2);
 
     MainWindow window(&ws);
@@ -740,6 +758,85 @@ void tst_Workstation::namesInOtherAlphabetsEverywhereTheyAreShown()
     QVERIFY(tabs->tabText(tabs->currentIndex()).startsWith(QStringLiteral("Люкценберг, Иван")));
     QVERIFY(viewer->viewport()->overlay().topLeft.startsWith(QStringLiteral("Люкценберг, Иван")));
     QVERIFY(viewer->viewport()->overlay().topRight.startsWith(QStringLiteral("КТ головы")));
+}
+
+/// A 10-frame MR, an Enhanced CT and an ultrasound loop that pydicom wrote: the wheel steps through frames, the
+/// overlay says which, values and positions are each frame's, and cine plays at the rate they were acquired.
+void tst_Workstation::multiFrameImagesStepAndPlayFrameByFrame()
+{
+    QTemporaryDir dir;
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(MULTIFRAME_FILES_SCRIPT), dir.filePath(QStringLiteral("files"))});
+    QVERIFY2(made.ok(), made.err.constData());
+    std::unique_ptr<Workstation> ws = workstationWith(dir, {dir.filePath(QStringLiteral("files/mr10.dcm")), dir.filePath(QStringLiteral("files/enhanced-ct.dcm")),
+                                                          dir.filePath(QStringLiteral("files/us-loop.dcm"))});
+    QVERIFY(ws);
+    QTRY_COMPARE(ws->studies().size(), 1);
+    MainWindow window(ws.get());
+    window.resize(1200, 800);
+    window.show();
+    StudyViewer *viewer = window.openStudy(ws->studies().first().identity.studyInstanceUid);
+    QVERIFY(viewer);
+    QCOMPARE(viewer->study().series.size(), 3);
+    ImageViewport *vp = viewer->viewport();
+
+    // The MR: one instance, ten frames; the wheel goes frame by frame, and values are the frame's.
+    viewer->showSeries(0);
+    QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.modality == QLatin1String("MR"));
+    QCOMPARE(vp->frameCount(), 10);
+    QCOMPARE(vp->frame(), 0);
+    QVERIFY2(vp->overlay().bottomLeft.startsWith(QStringLiteral("Im 1/1  Fr 1/10  (40 ms)")), qPrintable(vp->overlay().bottomLeft));
+    const QPoint middle(vp->width() / 2, vp->height() / 2);
+    sendMouse(vp, QEvent::MouseMove, middle, Qt::NoButton, Qt::NoButton);
+    QVERIFY2(vp->pixelReadout().endsWith(QStringLiteral("= 100")), qPrintable(vp->pixelReadout()));
+    vp->setWindow(VoiWindow{150, 100});  // frame 1 (100) black, frame 2 (200) white
+    QCOMPARE(qGray(vp->renderedImage().pixel(5, 5)), 0);
+    sendWheel(vp, -120);  // towards the next image
+    QCOMPARE(vp->frame(), 1);
+    QVERIFY(vp->pixelReadout().endsWith(QStringLiteral("= 200")));
+    QVERIFY(vp->overlay().bottomLeft.startsWith(QStringLiteral("Im 1/1  Fr 2/10")));
+    QCOMPARE(qGray(vp->renderedImage().pixel(5, 5)), 255);
+    QTest::keyClick(viewer, Qt::Key_End);
+    QCOMPARE(vp->frame(), 9);
+    QTest::keyClick(viewer, Qt::Key_Down);  // past the last frame of the stack's last image: stays
+    QCOMPARE(vp->frame(), 9);
+    QTest::keyClick(viewer, Qt::Key_Home);
+    QCOMPARE(vp->frame(), 0);
+    // Measurements belong to their frame.
+    vp->addMeasurement({Measurement::Kind::Distance, QPointF(2, 2), QPointF(12, 2)});
+    QCOMPARE(vp->measurements().size(), 1);
+    viewer->stepSlice(1);
+    QVERIFY(vp->measurements().isEmpty());
+    viewer->stepSlice(-1);
+    QCOMPARE(vp->measurements().size(), 1);
+    // Cine at the acquired rate (Frame Time 40 ms: 25 frames a second), said on the image; it moves the frames.
+    bool acquired = false;
+    QCOMPARE(viewer->cineFramesPerSecond(&acquired), 25.0);
+    QVERIFY(acquired);
+    viewer->setCinePlaying(true);
+    QVERIFY2(vp->modeText().contains(QStringLiteral("Cine 25 fps (acquired)")), qPrintable(vp->modeText()));
+    QTRY_VERIFY(vp->frame() >= 3);
+    viewer->setCinePlaying(false);
+    QVERIFY(vp->modeText().isEmpty());
+
+    // The Enhanced CT: HU, spacing and each frame's position from its functional groups.
+    viewer->showSeries(1);
+    QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.modality == QLatin1String("CT"));
+    QCOMPARE(vp->frameCount(), 5);
+    viewer->stepSlice(2);
+    QCOMPARE(vp->frame(), 2);
+    sendMouse(vp, QEvent::MouseMove, middle, Qt::NoButton, Qt::NoButton);
+    QVERIFY2(vp->pixelReadout().endsWith(QStringLiteral("= 20 HU")), qPrintable(vp->pixelReadout()));
+    QVERIFY2(vp->overlay().bottomLeft.contains(QStringLiteral("Pos 20.0 mm  Thk 10.00 mm")), qPrintable(vp->overlay().bottomLeft));
+    QCOMPARE(vp->window(), (VoiWindow{40, 400}));  // the frame VOI from the shared groups
+    const Measurement ruler{Measurement::Kind::Distance, QPointF(0, 0), QPointF(20, 0)};
+    QCOMPARE(vp->measurementText(ruler), QStringLiteral("10.0 mm"));  // 20 pixels of 0.5 mm
+
+    // The ultrasound loop: a Frame Time Vector of 20 ms.
+    viewer->showSeries(2);
+    QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.modality == QLatin1String("US"));
+    QCOMPARE(vp->frameCount(), 8);
+    QCOMPARE(viewer->cineFramesPerSecond(&acquired), 50.0);
+    QVERIFY(acquired);
 }
 
 QTEST_MAIN(tst_Workstation)

@@ -53,6 +53,7 @@ private Q_SLOTS:
     void voiLutSequenceIsReadAndRendered();
     void badInputGivesClearErrors_data();
     void badInputGivesClearErrors();
+    void multiFrameTimingAndFunctionalGroups();
 
 private:
     /// `original` recompressed by OpenJPEG's own encoder (opj_compress), wrapped as encapsulated DICOM in
@@ -604,6 +605,53 @@ void tst_Decoder::badInputGivesClearErrors()
     QCOMPARE(int(r.error().code()), expectedCode);
     QVERIFY(!r.error().message().isEmpty());
     qInfo() << what << "→" << r.error().toString();
+}
+
+/// Multi-frame files pydicom wrote: the cine timing (Frame Time, Frame Time Vector), and an Enhanced CT whose
+/// rescale, spacing, orientation and window live only in its functional groups and whose frames lie apart.
+void tst_Decoder::multiFrameTimingAndFunctionalGroups()
+{
+    QTemporaryDir dir;
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(MULTIFRAME_FILES_SCRIPT), dir.path()});
+    QVERIFY2(made.ok(), made.err.constData());
+
+    const Result<DecodedImage> mr = decodeDicom(ByteView(readFile(dir.filePath(QStringLiteral("mr10.dcm")))));
+    QVERIFY(mr.isOk());
+    QCOMPARE(mr.value().info.frames, 10);
+    QCOMPARE(mr.value().pixels.frames(), 10);
+    QCOMPARE(mr.value().info.frameTimeMs, 40.0);
+    QCOMPARE(mr.value().info.frameDurationMs(3), 40.0);
+    QVERIFY(mr.value().info.perFrame.isEmpty());  // one geometry for all frames
+    for (int f = 0; f < 10; ++f)
+        QCOMPARE(mr.value().pixels.valueAt(5, 5, f), 100 * (f + 1));
+
+    const Result<DecodedImage> us = decodeDicom(ByteView(readFile(dir.filePath(QStringLiteral("us-loop.dcm")))));
+    QVERIFY(us.isOk());
+    QCOMPARE(us.value().info.frames, 8);
+    QCOMPARE(us.value().info.frameTimeVectorMs.size(), 8);
+    QCOMPARE(us.value().info.frameDurationMs(0), 20.0);
+    QCOMPARE(us.value().info.frameDurationMs(7), 20.0);
+
+    const Result<DecodedImage> ct = decodeDicom(ByteView(readFile(dir.filePath(QStringLiteral("enhanced-ct.dcm")))));
+    QVERIFY(ct.isOk());
+    const ImageInfo &info = ct.value().info;
+    QCOMPARE(info.frames, 5);
+    QCOMPARE(info.rescaleIntercept, -1024.0);  // from the shared groups: HU, not stored values
+    QCOMPARE(info.rowSpacing, 0.5);
+    QCOMPARE(info.sliceThickness, 10.0);
+    QVERIFY(info.hasPosition);
+    QCOMPARE(info.windows.size(), 1);
+    QCOMPARE(info.windows.first().center, 40.0);
+    QCOMPARE(info.perFrame.size(), 5);
+    for (int f = 0; f < 5; ++f) {
+        const ImageInfo frame = info.frame(f);
+        QCOMPARE(frame.frameIndex, f);
+        QVERIFY(frame.hasPosition);
+        QCOMPARE(frame.imagePosition[2], 10.0 * f);
+        QCOMPARE(frame.slicePositionAlongNormal(), 10.0 * f);
+        QCOMPARE(frame.columnSpacing, 0.5);
+        QCOMPARE(frame.toModalityValue(ct.value().pixels.valueAt(3, 3, f)), 10.0 * f);
+    }
 }
 
 QTEST_GUILESS_MAIN(tst_Decoder)

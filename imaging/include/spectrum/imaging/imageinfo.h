@@ -37,6 +37,22 @@ struct VoiLut
     QString explanation;
 };
 
+/// What may differ from frame to frame of a multi-frame image: an enhanced object's functional groups (PS3.3
+/// C.7.6.16) — where the frame lies, its pixel spacing and thickness, its rescale and its windows.
+struct FrameAttributes
+{
+    bool hasPosition = false;
+    std::array<double, 3> imagePosition{};
+    std::array<double, 6> imageOrientation{};
+    double rowSpacing = 0;
+    double columnSpacing = 0;
+    double sliceThickness = 0;
+    double rescaleSlope = 1;
+    double rescaleIntercept = 0;
+    QString rescaleType;
+    QList<WindowPreset> windows;
+};
+
 struct ImageInfo
 {
     DicomIdentity identity;
@@ -69,6 +85,18 @@ struct ImageInfo
 
     QList<WindowPreset> windows;  ///< presets from the file, in file order
     QList<VoiLut> voiLuts;        ///< the VOI LUT Sequence's tables, in file order
+
+    // Multi-frame. The fields above describe the frame this info is for (frame(): the first, as decoded).
+    QList<FrameAttributes> perFrame;  ///< one per frame when they differ (functional groups); empty otherwise
+    int frameIndex = 0;               ///< which frame the geometry, rescale and windows above are
+    double frameTimeMs = 0;           ///< nominal time per frame (Frame Time, Cine Rate, Recommended Display Frame Rate); 0 unknown
+    QList<double> frameTimeVectorMs;  ///< Frame Time Vector: the time from each frame to the one before (the first 0)
+
+    /// This info as for frame `index` (clamped): its position, orientation, spacing, thickness, rescale and
+    /// windows from the functional groups; the same info for a single frame or frames that do not differ.
+    ImageInfo frame(int index) const;
+    /// How long frame `index` stays on screen in cine at the acquired rate, in ms; 0 when the file does not say.
+    double frameDurationMs(int index) const;
 
     bool isMonochrome() const { return photometric == Photometric::Monochrome1 || photometric == Photometric::Monochrome2; }
     double toModalityValue(double stored) const { return stored * rescaleSlope + rescaleIntercept; }
