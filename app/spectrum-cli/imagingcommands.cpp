@@ -501,6 +501,8 @@ int memoryChild(const QString &path, const QStringList &specs)
         if (!decoder.hasHeader() || decoder.pixels().isNull())
             continue;
         if (!band) {
+            if (!isFilterable(decoder.pixels().format()))
+                return fail(unfilterable().toString());
             const PlaneFormat in = planeFormatOf(decoder.pixels(), decoder.info());
             const PlaneFormat of = chain.value().outputFormat(in);
             output = PixelBuffer(decoder.pixels().format(), of.width, of.height, 1);

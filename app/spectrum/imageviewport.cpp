@@ -99,7 +99,8 @@ void ImageViewport::clear(const QString &message, bool keepOverlay)
 void ImageViewport::setWindow(const VoiWindow &window)
 {
     VoiWindow w = window;
-    w.width = std::max(1.0, w.width);
+    // Integer samples: a width of at least 1 (PS3.3 C.11.2.1.2); real values may need a narrower one.
+    w.width = std::max(m_image.pixels.format() == PixelFormat::Float64 ? 1e-9 : 1.0, w.width);
     if (w == m_window)
         return;
     m_window = w;
@@ -261,6 +262,12 @@ QString ImageViewport::measurementText(const Measurement &m) const
         return tr("Area %1\n(statistics once the image is here)").arg(area);  // rows not in yet read as zeros
     if (s.pixels == 0)
         return tr("Area %1").arg(area);
+    if (m_image.pixels.format() == PixelFormat::Float64 || std::fabs(m_image.info.rescaleSlope - std::round(m_image.info.rescaleSlope)) > 1e-9) {
+        // Real values: significant digits, not a fixed decimal that would round a dose of 0.04 Gy to 0.
+        return tr("Mean %1 SD %2 %3\nMin %4 Max %5\nArea %6")
+            .arg(QString::number(s.mean, 'g', 5), QString::number(s.standardDeviation, 'g', 5), unit,
+                 QString::number(s.minimum, 'g', 5), QString::number(s.maximum, 'g', 5), area);
+    }
     return tr("Mean %1 SD %2 %3\nMin %4 Max %5\nArea %6")
         .arg(s.mean, 0, 'f', 1).arg(s.standardDeviation, 0, 'f', 1).arg(unit)
         .arg(s.minimum, 0, 'f', 0).arg(s.maximum, 0, 'f', 0).arg(area);
@@ -330,7 +337,11 @@ QString ImageViewport::pixelReadout() const
         return tr("x %1 y %2  (not here yet)").arg(px->x()).arg(px->y());
     const double value = modalityValueAt(m_image, m_frame, *px);
     const QString unit = m_image.info.valueUnit();
-    return tr("x %1 y %2  = %3%4").arg(px->x()).arg(px->y()).arg(value, 0, 'f', std::fabs(value - std::round(value)) < 1e-9 ? 0 : 2)
+    if (!std::isfinite(value))
+        return tr("x %1 y %2  = no value (%3)").arg(px->x()).arg(px->y()).arg(std::isnan(value) ? QStringLiteral("NaN") : QStringLiteral("infinite"));
+    // Whole values as such; others (dose, parametric maps, rescaled PET) to six significant digits.
+    const QString shown = std::fabs(value - std::round(value)) < 1e-9 && std::fabs(value) < 1e15 ? QString::number(value, 'f', 0) : QString::number(value, 'g', 6);
+    return tr("x %1 y %2  = %3%4").arg(px->x()).arg(px->y()).arg(shown)
         .arg(unit.isEmpty() ? QString() : QLatin1Char(' ') + unit);
 }
 
@@ -348,6 +359,8 @@ void ImageViewport::rerender()
 
 QString ImageViewport::windowText() const
 {
+    if (m_image.pixels.format() == PixelFormat::Float64 || m_window.width < 10)
+        return tr("W %1  L %2").arg(QString::number(m_window.width, 'g', 4), QString::number(m_window.center, 'g', 4));
     return tr("W %1  L %2").arg(m_window.width, 0, 'f', 0).arg(m_window.center, 0, 'f', 0);
 }
 
@@ -571,7 +584,8 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
         }
     } else if (m_dragButton == Qt::RightButton && hasImage()) {
         // Sensitivity follows the window: fine control on narrow windows, fast on wide ones.
-        const double perPixel = std::max(0.5, m_dragStartWindow.width / 256.0);
+        const double perPixel = m_image.pixels.format() == PixelFormat::Float64 ? m_dragStartWindow.width / 256.0
+                                                                                : std::max(0.5, m_dragStartWindow.width / 256.0);
         setWindow(VoiWindow{m_dragStartWindow.center + d.y() * perPixel, m_dragStartWindow.width + d.x() * perPixel});
     } else if (m_dragButton == Qt::LeftButton || m_dragButton == Qt::MiddleButton) {
         m_pan = m_dragStartPan + d;

@@ -488,6 +488,9 @@ void SeriesPane::updateOverlay(const ImageInfo *info)
         o.bottomLeft += tr("\nPos %1 mm  Thk %2 mm").arg(info->slicePositionAlongNormal(), 0, 'f', 1).arg(info->sliceThickness, 0, 'f', 2);
     if (info)
         o.bottomLeft += tr("\n%1 × %2").arg(info->columns).arg(info->rows);
+    if (info)
+        for (const QString &note : info->notes)
+            o.bottomLeft += tr("\nⓘ %1").arg(note);  // what the decoder did that the reader should know
     m_viewport->setOverlay(o);
 }
 

@@ -34,6 +34,7 @@ PlaneFormat planeFormatOf(const PixelBuffer &pixels, const ImageInfo &info)
     case PixelFormat::Gray16: f.type = SampleType::U16; break;
     case PixelFormat::Gray16Signed: f.type = SampleType::S16; break;
     case PixelFormat::Rgb24: f.type = SampleType::U8; f.channels = 3; break;
+    case PixelFormat::Float64: f.type = SampleType::U16; f.channels = 0; break;  // not filterable (see isFilterable): no samples
     }
     const int container = f.bytesPerSample() * 8;
     const int bits = pixels.isGray() && info.bitsStored >= 1 ? std::min(info.bitsStored, container) : container;
@@ -186,8 +187,21 @@ void BandProcessor::runStage(Stage &stage, int begin, int end)
     QtConcurrent::blockingMap(m_pool, spans, [filter, &in, &out](const RowSpan &span) { filter->run(in, span.first, span.last, out); });
 }
 
+bool isFilterable(PixelFormat format)
+{
+    return format != PixelFormat::Float64;
+}
+
+Error unfilterable()
+{
+    return Error(ErrorCode::Unsupported, QStringLiteral("the filters work on 8- and 16-bit images and 8-bit colour; this image holds real values "
+                                                        "(32-bit or floating-point samples) and is shown unfiltered"));
+}
+
 Result<PixelBuffer> applyFilters(const FilterChain &chain, const PixelBuffer &pixels, const ImageInfo &info, QThreadPool *pool)
 {
+    if (!isFilterable(pixels.format()))
+        return chain.isEmpty() ? Result<PixelBuffer>(pixels) : Result<PixelBuffer>(unfilterable());
     const PlaneFormat in = planeFormatOf(pixels, info);
     const PlaneFormat outFormat = chain.outputFormat(in);
     if (PixelBuffer::checkedByteCount(pixels.format(), outFormat.width, outFormat.height, pixels.frames(), qint64(4) << 30) < 0

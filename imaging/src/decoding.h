@@ -17,6 +17,7 @@ Result<DecodedImage> decodeDataset(DcmDataset *dataset);
 /// The compressed frames of encapsulated Pixel Data, split by the Basic Offset Table or one fragment per frame.
 Result<QList<QByteArray>> encapsulatedFrames(DcmElement *element, E_TransferSyntax xfer, int frameCount);
 /// One JPEG 2000 frame into `out`, a frame in the plan's format; `stored` describes the data as stored.
-Error decodeJpeg2000Frame(const pixels::Plan &plan, const ImageInfo &stored, const QByteArray &codestream, uchar *out);
+/// `shown` (the image's info) learns the stream's precision when it differs from Bits Stored, with a note.
+Error decodeJpeg2000Frame(const pixels::Plan &plan, const ImageInfo &stored, const QByteArray &codestream, uchar *out, ImageInfo *shown = nullptr);
 
 } // namespace spectrum

@@ -87,6 +87,24 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
         info.rescaleSlope = 1;  // a zero slope is invalid DICOM and would flatten the image
     info.rescaleIntercept = getDouble(ds, DCM_RescaleIntercept, 0, 0);
     info.rescaleType = getString(ds, DCM_RescaleType);
+    // Float and Double Float Pixel Data hold real values: no bits to mask, no sign to read from Pixel Representation.
+    if (ds->tagExists(DCM_FloatPixelData) || ds->tagExists(DCM_DoubleFloatPixelData)) {
+        info.floatSamples = true;
+        info.bitsAllocated = ds->tagExists(DCM_FloatPixelData) ? 32 : 64;
+        info.bitsStored = info.bitsAllocated;
+        info.highBit = info.bitsAllocated - 1;
+        info.isSigned = true;
+    }
+    // RT Dose: Dose Grid Scaling turns stored values into dose (in Dose Units), where no rescale is given.
+    if (!ds->tagExists(DCM_RescaleSlope)) {
+        if (const double scaling = getDouble(ds, DCM_DoseGridScaling, 0, 0); scaling > 0) {
+            info.rescaleSlope = scaling;
+            info.rescaleIntercept = 0;
+            info.rescaleType = getString(ds, DCM_DoseUnits);
+            if (info.rescaleType.isEmpty())
+                info.rescaleType = QStringLiteral("GY");
+        }
+    }
 
     const DicomTextDecoder text = textDecoder(ds);
     info.windows = readWindows(ds, text);
@@ -136,8 +154,8 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
 
     if (info.rows <= 0 || info.columns <= 0)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("no image: Rows %1, Columns %2").arg(info.rows).arg(info.columns));
-    if (info.bitsAllocated != 8 && info.bitsAllocated != 16)
-        return Error(ErrorCode::Unsupported, QStringLiteral("Bits Allocated %1 (only 8 and 16 are supported)").arg(info.bitsAllocated));
+    if (!info.floatSamples && info.bitsAllocated != 1 && info.bitsAllocated != 8 && info.bitsAllocated != 16 && info.bitsAllocated != 32)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("Bits Allocated %1 (DICOM allows 1, 8, 16 and 32 for integer samples)").arg(info.bitsAllocated));
     if (info.bitsStored < 1 || info.bitsStored > info.bitsAllocated || info.highBit < info.bitsStored - 1
         || info.highBit >= info.bitsAllocated)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("inconsistent Bits Stored %1 / High Bit %2 for Bits Allocated %3")
@@ -271,10 +289,19 @@ Result<QList<QByteArray>> encapsulatedFrames(DcmElement *element, E_TransferSynt
 }
 
 /// One JPEG 2000 frame into `out`, a frame of the plan's format: palette indices through the tables.
-Error decodeJpeg2000Frame(const pixels::Plan &plan, const ImageInfo &stored, const QByteArray &codestream, uchar *out)
+Error decodeJpeg2000Frame(const pixels::Plan &plan, const ImageInfo &stored, const QByteArray &codestream, uchar *out, ImageInfo *shown)
 {
-    if (!plan.palette)
-        return jpeg2000::decodeFrame(codestream, stored.columns, stored.rows, plan.format, stored.bitsStored, out);
+    if (!plan.palette) {
+        int precision = 0;
+        if (Error e = jpeg2000::decodeFrame(codestream, stored.columns, stored.rows, plan.format, stored.bitsStored, out, &precision); e.isError())
+            return e;
+        if (shown && precision > 0 && precision != stored.bitsStored && plan.format != PixelFormat::Rgb24 && shown->bitsStored != precision) {
+            shown->bitsStored = precision;
+            shown->highBit = precision - 1;
+            shown->notes << QStringLiteral("JPEG 2000 stream of %1-bit samples, the header says %2: the stream's values are shown").arg(precision).arg(stored.bitsStored);
+        }
+        return Error();
+    }
     const PixelFormat indexFormat = stored.bitsAllocated == 8 ? PixelFormat::Gray8 : PixelFormat::Gray16;
     PixelBuffer indices(indexFormat, stored.columns, stored.rows, 1);
     if (Error e = jpeg2000::decodeFrame(codestream, stored.columns, stored.rows, indexFormat, stored.bitsStored, indices.frameData(0)); e.isError())
@@ -340,6 +367,63 @@ Error checkJpegFragments(DcmDataset *ds, E_TransferSyntax xfer)
 }
 } // namespace
 
+namespace {
+/// 32-bit integer samples, Float and Double Float Pixel Data (into Float64), and 1-bit samples (into Gray8, 0 or
+/// 1): whole frames from the element as DCMTK holds it (host byte order). False when the element is too short.
+bool decodeWideOrPacked(const pixels::Plan &plan, const ImageInfo &stored, DcmElement *element, DecodedImage &image)
+{
+    const qint64 perFrame = qint64(stored.columns) * stored.rows;
+    const qint64 samples = perFrame * stored.frames;
+    if (plan.bitPacked) {
+        // Bits run on from row to row and frame to frame; the first pixel is the least significant bit.
+        Uint8 *bits = nullptr;
+        Uint16 *words = nullptr;
+        const uchar *raw = nullptr;
+        if (element->getUint8Array(bits).good() && bits)
+            raw = bits;
+        else if (element->getUint16Array(words).good() && words)
+            raw = reinterpret_cast<const uchar *>(words);
+        if (!raw || qint64(element->getLength()) < (samples + 7) / 8)
+            return false;
+        for (int f = 0; f < stored.frames; ++f) {
+            uchar *out = image.pixels.frameData(f);
+            for (qint64 i = 0; i < perFrame; ++i) {
+                const qint64 bit = qint64(f) * perFrame + i;
+                out[i] = (raw[bit >> 3] >> (bit & 7)) & 1;
+            }
+        }
+        return true;
+    }
+    if (qint64(element->getLength()) < samples * plan.bytesPerSample)
+        return false;
+    for (int f = 0; f < stored.frames; ++f) {
+        auto *out = reinterpret_cast<double *>(image.pixels.frameData(f));
+        const qint64 from = qint64(f) * perFrame;
+        if (plan.floatSamples && plan.bytesPerSample == 4) {
+            Float32 *v = nullptr;
+            if (element->getFloat32Array(v).bad() || !v)
+                return false;
+            std::copy(v + from, v + from + perFrame, out);
+        } else if (plan.floatSamples) {
+            Float64 *v = nullptr;
+            if (element->getFloat64Array(v).bad() || !v)
+                return false;
+            std::copy(v + from, v + from + perFrame, out);
+        } else {
+            Uint32 *v = nullptr;
+            if (element->getUint32Array(v).bad() || !v) {  // OW as DCMTK reads it: the same bytes, in 16-bit words
+                Uint16 *w = nullptr;
+                if (element->getUint16Array(w).bad() || !w)
+                    return false;
+                v = reinterpret_cast<Uint32 *>(w);
+            }
+            pixels::convertRows(plan, stored, reinterpret_cast<const uchar *>(v + from), 0, stored.rows, reinterpret_cast<uchar *>(out));
+        }
+    }
+    return true;
+}
+} // namespace
+
 Result<DecodedImage> decodeDataset(DcmDataset *ds)
 {
     const E_TransferSyntax original = ds->getOriginalXfer();
@@ -378,16 +462,19 @@ Result<DecodedImage> decodeDataset(DcmDataset *ds)
     const pixels::Plan &plan = planned.value();
 
     DcmElement *pixelElement = nullptr;
-    if (ds->findAndGetElement(DCM_PixelData, pixelElement).bad() || !pixelElement)
+    const DcmTagKey pixelTag = !stored.floatSamples ? DCM_PixelData : stored.bitsAllocated == 32 ? DCM_FloatPixelData : DCM_DoubleFloatPixelData;
+    if (ds->findAndGetElement(pixelTag, pixelElement).bad() || !pixelElement)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("no Pixel Data"));
     image.pixels = PixelBuffer(plan.format, info.columns, info.rows, info.frames);
+    if (plan.floatSamples || plan.bytesPerSample == 4 || plan.bitPacked)
+        return decodeWideOrPacked(plan, stored, pixelElement, image) ? image : Result<DecodedImage>(Error(ErrorCode::InvalidDicom, QStringLiteral("Pixel Data holds fewer bytes than the image needs")));
 
     if (jpeg2000) {
         Result<QList<QByteArray>> frames = encapsulatedFrames(pixelElement, original, info.frames);
         if (!frames.isOk())
             return frames.error();
         for (int f = 0; f < info.frames; ++f) {
-            if (Error e = decodeJpeg2000Frame(plan, stored, frames.value().at(f), image.pixels.frameData(f)); e.isError())
+            if (Error e = decodeJpeg2000Frame(plan, stored, frames.value().at(f), image.pixels.frameData(f), &info); e.isError())
                 return e.withContext(QStringLiteral("frame %1").arg(f + 1));
         }
         return image;

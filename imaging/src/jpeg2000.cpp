@@ -62,7 +62,7 @@ void copyGray(const opj_image_comp_t &c, T *out, qint64 count)
 
 } // namespace
 
-Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out)
+Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out, int *streamPrecision)
 {
     static const uchar jp2Signature[12] = {0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A};
     const bool jp2 = codestream.size() >= 12 && std::memcmp(codestream.constData(), jp2Signature, 12) == 0;
@@ -101,9 +101,14 @@ Error decodeFrame(const QByteArray &codestream, int width, int height, PixelForm
         if (int(comp.w) != width || int(comp.h) != height || comp.dx != 1 || comp.dy != 1 || !comp.data)
             return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: a %1 × %2 component, the header says %3 × %4")
                                                       .arg(comp.w).arg(comp.h).arg(width).arg(height));
-        if (int(comp.prec) > PixelBuffer::bytesPerPixel(format) * 8 / int(components) || (bitsStored > 0 && int(comp.prec) > std::max(bitsStored, 8)))
+        // The stream's precision rules when it differs from the header's (OpenJPEG decodes what is there); only
+        // samples deeper than the buffer holds are refused (colour: scaled to 8 bits below).
+        const int limit = rgb ? 16 : PixelBuffer::bytesPerPixel(format) * 8;
+        if (int(comp.prec) > limit || comp.prec < 1)
             return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: %1-bit samples, the header says %2").arg(comp.prec).arg(bitsStored));
     }
+    if (streamPrecision)
+        *streamPrecision = int(image->comps[0].prec);
     const qint64 count = qint64(width) * height;
     switch (format) {
     case PixelFormat::Gray8:
@@ -119,11 +124,15 @@ Error decodeFrame(const QByteArray &codestream, int width, int height, PixelForm
         copyGray(image->comps[0], reinterpret_cast<qint16 *>(out), count);
         break;
     case PixelFormat::Rgb24:
-        for (qint64 i = 0; i < count; ++i) {
-            for (int c = 0; c < 3; ++c)
-                out[3 * i + c] = uchar(std::clamp(image->comps[c].data[i], 0, 255));
+        for (int c = 0; c < 3; ++c) {
+            const int shift = std::max(0, int(image->comps[c].prec) - 8);
+            const int top = (1 << std::min(int(image->comps[c].prec), 8)) - 1;
+            for (qint64 i = 0; i < count; ++i)
+                out[3 * i + c] = uchar(std::clamp(image->comps[c].data[i] >> shift, 0, top));
         }
         break;
+    case PixelFormat::Float64:
+        return Error(ErrorCode::Unsupported, QStringLiteral("JPEG 2000 with 32-bit samples"));
     }
     return Error();
 }

@@ -12,6 +12,9 @@ namespace spectrum::jpeg2000 {
 /// Decodes one frame (a J2K codestream or a JP2 file) into `out`: `width` × `height` samples of `format`
 /// (gray: one component; Rgb24: three, interleaved). Geometry, component count and precision must match what the
 /// DICOM header says; otherwise a clear error.
-Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out);
+/// A stream whose precision differs from Bits Stored (14 in the header, 16 in the stream) is decoded at the
+/// stream's precision, given in `streamPrecision`; colour deeper than 8 bits is scaled to 8 for display.
+Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out,
+                  int *streamPrecision = nullptr);
 
 } // namespace spectrum::jpeg2000

@@ -18,7 +18,7 @@ std::optional<QPoint> pixelAt(const ImageInfo &info, QPointF position)
 
 double modalityValueAt(const DecodedImage &image, int frame, QPoint pixel)
 {
-    return image.info.toModalityValue(image.pixels.valueAt(pixel.x(), pixel.y(), frame));
+    return image.info.toModalityValue(image.pixels.sampleAt(pixel.x(), pixel.y(), frame));
 }
 
 double distancePixels(QPointF a, QPointF b)
@@ -97,6 +97,23 @@ VoiWindow autoWindow(const DecodedImage &image, int frame)
 {
     if (image.pixels.isNull() || !image.pixels.isGray() || frame < 0 || frame >= image.pixels.frames())
         return minMaxWindow(image, std::max(0, frame));
+    if (image.pixels.format() == PixelFormat::Float64) {
+        // Real values: the percentiles by selection (a histogram over every possible value would not fit).
+        std::vector<double> v;
+        const double *p = reinterpret_cast<const double *>(image.pixels.frameData(frame));
+        for (qsizetype i = 0, n = qsizetype(image.pixels.width()) * image.pixels.height(); i < n; ++i)
+            if (std::isfinite(p[i]))
+                v.push_back(image.info.toModalityValue(p[i]));
+        if (v.empty())
+            return minMaxWindow(image, frame);
+        auto at = [&v](double fraction) {
+            const size_t k = size_t(std::floor(fraction * double(v.size() - 1)));
+            std::nth_element(v.begin(), v.begin() + qsizetype(k), v.end());
+            return v[k];
+        };
+        const double a = at(0.005), b = at(0.995);
+        return VoiWindow{(a + b) / 2, std::max(b - a, 1e-9)};
+    }
     int lo = 0, hi = 0;
     image.pixels.minMax(frame, &lo, &hi);
     // A histogram of stored values (at most 65 536 bins for 16-bit), then the two percentiles.

@@ -1,6 +1,9 @@
 #include "spectrum/imaging/pixelbuffer.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -45,6 +48,7 @@ int PixelBuffer::bytesPerPixel(PixelFormat format)
     case PixelFormat::Gray16:
     case PixelFormat::Gray16Signed: return 2;
     case PixelFormat::Rgb24: return 3;
+    case PixelFormat::Float64: return 8;
     }
     return 1;
 }
@@ -73,8 +77,23 @@ int PixelBuffer::valueAt(int x, int y, int frame) const
     case PixelFormat::Gray16: return reinterpret_cast<const quint16 *>(f)[i];
     case PixelFormat::Gray16Signed: return reinterpret_cast<const qint16 *>(f)[i];
     case PixelFormat::Rgb24: return (f[3 * i] + f[3 * i + 1] + f[3 * i + 2]) / 3;
+    case PixelFormat::Float64: {
+        const double v = reinterpret_cast<const double *>(f)[i];
+        return std::isfinite(v) ? int(std::lround(std::clamp(v, double(std::numeric_limits<int>::min()), double(std::numeric_limits<int>::max())))) : 0;
+    }
     }
     return 0;
+}
+
+double PixelBuffer::sampleAt(int x, int y, int frame) const
+{
+    if (m_format == PixelFormat::Float64)
+        return reinterpret_cast<const double *>(frameData(frame))[qsizetype(y) * m_width + x];
+    if (m_format == PixelFormat::Rgb24) {
+        const uchar *p = frameData(frame) + 3 * (qsizetype(y) * m_width + x);
+        return (p[0] + p[1] + p[2]) / 3.0;
+    }
+    return valueAt(x, y, frame);
 }
 
 namespace {
@@ -103,7 +122,39 @@ void PixelBuffer::minMax(int frame, int *outMin, int *outMax) const
     case PixelFormat::Gray16: minMaxOf<quint16>(f, count, outMin, outMax); break;
     case PixelFormat::Gray16Signed: minMaxOf<qint16>(f, count, outMin, outMax); break;
     case PixelFormat::Rgb24: minMaxOf<quint8>(f, count * 3, outMin, outMax); break;
+    case PixelFormat::Float64: {
+        double lo = 0, hi = 0;
+        minMax(frame, &lo, &hi);
+        const double intMin = std::numeric_limits<int>::min(), intMax = std::numeric_limits<int>::max();
+        *outMin = int(std::clamp(std::floor(lo), intMin, intMax));
+        *outMax = int(std::clamp(std::ceil(hi), intMin, intMax));
+        break;
     }
+    }
+}
+
+void PixelBuffer::minMax(int frame, double *outMin, double *outMax) const
+{
+    if (m_format != PixelFormat::Float64) {
+        int lo = 0, hi = 0;
+        minMax(frame, &lo, &hi);
+        *outMin = lo;
+        *outMax = hi;
+        return;
+    }
+    const double *p = reinterpret_cast<const double *>(frameData(frame));
+    const qsizetype count = qsizetype(m_width) * m_height;
+    double lo = std::numeric_limits<double>::max(), hi = std::numeric_limits<double>::lowest();
+    for (qsizetype i = 0; i < count; ++i) {
+        if (!std::isfinite(p[i]))
+            continue;  // NaN and infinities (allowed in Float Pixel Data) do not set the window
+        lo = std::min(lo, p[i]);
+        hi = std::max(hi, p[i]);
+    }
+    if (lo > hi)
+        lo = hi = 0;
+    *outMin = lo;
+    *outMax = hi;
 }
 
 } // namespace spectrum

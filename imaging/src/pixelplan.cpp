@@ -82,15 +82,32 @@ Result<Plan> makePlan(DcmItem *ds, ImageInfo &info, bool jpeg2000)
         return Error(ErrorCode::Unsupported, QStringLiteral("photometric interpretation %1 with %2 samples per pixel")
                                                  .arg(info.photometricName).arg(info.samplesPerPixel));
     }
-    if (plan.color && info.bitsAllocated != 8)
-        return Error(ErrorCode::Unsupported, QStringLiteral("%1-bit colour").arg(info.bitsAllocated));
+    if ((plan.color || plan.palette) && info.bitsAllocated != 8 && info.bitsAllocated != 16)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("%1-bit colour (DICOM allows 8 and 16)").arg(info.bitsAllocated));
+    if (plan.ybr && info.bitsAllocated != 8)
+        return Error(ErrorCode::Unsupported, QStringLiteral("%1 with %2-bit samples").arg(info.photometricName).arg(info.bitsAllocated));
+    if (info.floatSamples && !plan.gray)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("floating-point samples in %1").arg(info.photometricName));
+    if (info.bitsAllocated == 1 && (!plan.gray || info.bitsStored != 1))
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("1-bit samples must be MONOCHROME2 with Bits Stored 1"));
+    plan.floatSamples = info.floatSamples;
+    plan.bitPacked = info.bitsAllocated == 1;
     if (plan.ybr422 && info.columns % 2 != 0)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("YBR_FULL_422 with an odd number of columns (%1)").arg(info.columns));
     plan.planar = plan.color && !plan.ybr422 ? dcmtk::getInt(ds, DCM_PlanarConfiguration, 0) : 0;
-    plan.bytesPerSample = info.bitsAllocated / 8;
+    plan.bytesPerSample = std::max(1, info.bitsAllocated / 8);
+    if (plan.color && info.bitsAllocated == 16) {
+        // Colour is shown at 8 bits a sample: the top 8 of Bits Stored, and the reader is told.
+        plan.colourShift = std::max(0, info.bitsStored - 8);
+        info.notes << QStringLiteral("%1-bit colour shown at 8 bits per sample").arg(info.bitsStored);
+    }
 
     if (plan.palette || plan.color)
         plan.format = PixelFormat::Rgb24;
+    else if (info.floatSamples || info.bitsAllocated == 32)
+        plan.format = PixelFormat::Float64;
+    else if (info.bitsAllocated == 1)
+        plan.format = PixelFormat::Gray8;
     else if (info.bitsAllocated == 8)
         plan.format = info.isSigned ? PixelFormat::Gray8Signed : PixelFormat::Gray8;
     else
@@ -100,7 +117,7 @@ Result<Plan> makePlan(DcmItem *ds, ImageInfo &info, bool jpeg2000)
                                                   .arg(info.columns).arg(info.rows).arg(info.frames));
     }
     const qsizetype samplesPerRow = plan.ybr422 ? qsizetype(info.columns) * 2 : qsizetype(info.columns) * info.samplesPerPixel;
-    plan.storedRowBytes = samplesPerRow * plan.bytesPerSample;
+    plan.storedRowBytes = plan.bitPacked ? 0 : samplesPerRow * plan.bytesPerSample;  // 1-bit rows are not whole bytes
     plan.storedFrameBytes = plan.storedRowBytes * info.rows;
 
     if (plan.palette) {
@@ -144,6 +161,15 @@ void convertRows(const Plan &plan, const ImageInfo &info, const uchar *stored, i
         applyPalette(plan, stored, plan.bytesPerSample == 2 ? PixelFormat::Gray16 : PixelFormat::Gray8, pixels, out);
         return;
     }
+    if (plan.color && plan.bytesPerSample == 2) {
+        uchar *out = frameOut + qsizetype(first) * info.columns * 3;
+        const auto *in = reinterpret_cast<const quint16 *>(stored);
+        const unsigned mask = (1u << info.bitsStored) - 1u;
+        const int shift = info.highBit + 1 - info.bitsStored;
+        for (qsizetype i = 0; i < pixels * 3; ++i)
+            out[i] = uchar(std::min(255u, ((unsigned(in[i]) >> shift) & mask) >> plan.colourShift));
+        return;
+    }
     if (plan.color) {
         uchar *out = frameOut + qsizetype(first) * info.columns * 3;
         if (plan.ybr422) {
@@ -164,6 +190,18 @@ void convertRows(const Plan &plan, const ImageInfo &info, const uchar *stored, i
         return;
     }
     const qsizetype samples = pixels;
+    if (plan.bytesPerSample == 4) {  // 32-bit integers, exactly, as doubles
+        const auto *raw = reinterpret_cast<const quint32 *>(stored);
+        double *out = reinterpret_cast<double *>(frameOut) + qsizetype(first) * info.columns;
+        const int shift = info.highBit + 1 - info.bitsStored;
+        const quint64 mask = info.bitsStored >= 32 ? 0xFFFFFFFFull : ((quint64(1) << info.bitsStored) - 1);
+        const quint64 sign = quint64(1) << (info.bitsStored - 1);
+        for (qsizetype i = 0; i < samples; ++i) {
+            const quint64 v = (quint64(raw[i]) >> shift) & mask;
+            out[i] = info.isSigned && (v & sign) ? double(qint64(v) - qint64(mask) - 1) : double(v);
+        }
+        return;
+    }
     if (plan.bytesPerSample == 2) {
         const auto *raw = reinterpret_cast<const quint16 *>(stored);
         if (info.isSigned)
@@ -180,6 +218,15 @@ void convertRows(const Plan &plan, const ImageInfo &info, const uchar *stored, i
 void convertPlanarFrame(const Plan &plan, const ImageInfo &info, const uchar *stored, uchar *frameOut)
 {
     const qsizetype pixels = qsizetype(info.columns) * info.rows;
+    if (plan.bytesPerSample == 2) {  // 16-bit colour, plane by plane
+        const auto *in = reinterpret_cast<const quint16 *>(stored);
+        const unsigned mask = (1u << info.bitsStored) - 1u;
+        const int shift = info.highBit + 1 - info.bitsStored;
+        for (qsizetype i = 0; i < pixels; ++i)
+            for (int c = 0; c < 3; ++c)
+                frameOut[3 * i + c] = uchar(std::min(255u, ((unsigned(in[c * pixels + i]) >> shift) & mask) >> plan.colourShift));
+        return;
+    }
     for (qsizetype i = 0; i < pixels; ++i) {
         frameOut[3 * i] = stored[i];
         frameOut[3 * i + 1] = stored[pixels + i];

@@ -30,6 +30,9 @@ struct Plan
     bool palette = false;  ///< indices mapped to RGB through `tables`
     int planar = 0;        ///< colour stored plane by plane: rows are only whole with the frame
     int bytesPerSample = 2;
+    bool floatSamples = false;  ///< Float / Double Float Pixel Data (into Float64)
+    bool bitPacked = false;     ///< 1-bit samples, packed across rows and frames (into Gray8, 0 or 1)
+    int colourShift = 0;        ///< 16-bit colour: the shift that brings Bits Stored to the screen's 8 bits
     qsizetype storedRowBytes = 0;    ///< one row as stored (interleaved data)
     qsizetype storedFrameBytes = 0;  ///< one frame as stored
     std::array<PaletteTable, 3> tables;

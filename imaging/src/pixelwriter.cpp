@@ -6,6 +6,8 @@ Error writeNativePixels(DcmDataset *ds, const PixelBuffer &pixels, int bitsStore
 {
     if (pixels.isNull())
         return Error(ErrorCode::InvalidArgument, QStringLiteral("no pixels to store"));
+    if (pixels.format() == PixelFormat::Float64)  // would need Float Pixel Data or 32-bit samples: not written yet
+        return Error(ErrorCode::Unsupported, QStringLiteral("images of real values (32-bit or floating-point samples) cannot be sent as derived images yet"));
     ds->findAndDeleteElement(DCM_PixelData);
     const bool rgb = pixels.format() == PixelFormat::Rgb24;
     const int bits = PixelBuffer::bytesPerPixel(pixels.format()) * 8 / (rgb ? 3 : 1);

@@ -93,6 +93,20 @@ struct ProgressiveImage::Private
         const PixelBuffer &decoded = decoder.pixels();
         if (decoded.isNull())
             return;  // compressed: the first frame is not decoded yet
+        if (!isFilterable(decoded.format())) {  // real values: decoded whole, shown as they are
+            if (!chain.isEmpty()) {
+                error = unfilterable();
+                return;
+            }
+            if (filtered.isNull()) {
+                filtered = decoded;
+                in = out = PlaneFormat{};
+                out.width = in.width = decoded.width();
+                out.height = in.height = decoded.height();
+            }
+            frame = decoded.frames();
+            return;
+        }
         if (filtered.isNull()) {
             in = planeFormatOf(decoded, decoder.info());
             out = chain.outputFormat(in);

@@ -108,8 +108,10 @@ struct StreamingDecoder::Private
         DcmDataset *ds = fileFormat.getDataset();
         xfer = ds->getOriginalXfer();
         const DcmXfer x(xfer);
-        if (xfer == EXS_DeflatedLittleEndianExplicit) {
-            stage = Stage::Whole;  // offsets inside the deflated stream mean nothing here: decoded when complete
+        if (xfer == EXS_DeflatedLittleEndianExplicit || ds->tagExists(DCM_FloatPixelData) || ds->tagExists(DCM_DoubleFloatPixelData)) {
+            // Offsets inside a deflated stream mean nothing here; real-valued pixels (read as part of the header,
+            // which stops at Pixel Data only) are rare: both decoded when complete.
+            stage = Stage::Whole;
             return Error();
         }
         if (xfer == EXS_Unknown)
@@ -130,8 +132,10 @@ struct StreamingDecoder::Private
             return fail(read.error());
         stored = read.value();
         stored.transferSyntaxUid = QString::fromLatin1(x.getXferID());
-        if (bigEndian && stored.bitsAllocated == 8) {
-            stage = Stage::Whole;  // 8-bit samples in big-endian words: rare, left to the whole-file decoder
+        if ((bigEndian && stored.bitsAllocated == 8) || stored.bitsAllocated == 1 || stored.bitsAllocated == 32) {
+            // 8-bit samples in big-endian words, bits packed across rows, 32-bit samples: rare, left to the
+            // whole-file decoder once complete.
+            stage = Stage::Whole;
             return Error();
         }
         info = stored;
@@ -337,7 +341,7 @@ struct StreamingDecoder::Private
         frameFragments.clear();
         uchar *out = pixels.frameData(frames);
         if (jpeg2000) {
-            if (Error e = decodeJpeg2000Frame(plan, stored, codestream, out); e.isError())
+            if (Error e = decodeJpeg2000Frame(plan, stored, codestream, out, &info); e.isError())
                 return fail(e.withContext(QStringLiteral("frame %1").arg(frames + 1)));
         } else {
             // The header and this one frame, encapsulated as it came, through DCMTK's codec.

@@ -35,11 +35,13 @@ quint8 applyWindow(double x, const VoiWindow &window)
 
 VoiWindow minMaxWindow(const DecodedImage &image, int frame)
 {
-    int lo = 0, hi = 0;
+    double lo = 0, hi = 0;
     image.pixels.minMax(frame, &lo, &hi);
     const double a = image.info.toModalityValue(lo);
     const double b = image.info.toModalityValue(hi);
     const double mn = std::min(a, b), mx = std::max(a, b);
+    if (image.pixels.format() == PixelFormat::Float64)  // real values: no "+1" of integer sample steps
+        return VoiWindow{(mn + mx) / 2, std::max(mx - mn, 1e-9)};
     return VoiWindow{(mn + mx + 1) / 2, std::max(1.0, mx - mn + 1)};
 }
 
@@ -78,6 +80,14 @@ PixelBuffer renderFrame(const DecodedImage &image, int frame, const VoiLut &voi)
 
 PixelBuffer renderFrame(const DecodedImage &image, int frame, const VoiWindow &window)
 {
+    if (image.pixels.format() == PixelFormat::Float64) {
+        // Real values (dose, parametric maps): the exact linear function (PS3.3 C.11.2.1.3.2, LINEAR_EXACT),
+        // any width above zero — the integer formula's "width − 1" would make a 0…1 map black and white.
+        const double width = std::max(window.width, 1e-12);
+        return renderGrayFrame(image, frame, [&window, width](double x) {
+            return std::isfinite(x) ? std::clamp(((x - window.center) / width + 0.5) * 255.0, 0.0, 255.0) : 0.0;
+        });
+    }
     return renderGrayFrame(image, frame, [&window](double modality) { return windowed(modality, window); });
 }
 
@@ -96,6 +106,16 @@ PixelBuffer renderGrayFrame(const DecodedImage &image, int frame, DisplayOf disp
         return out;
     }
 
+    const bool invert = image.info.photometric == Photometric::Monochrome1;
+    if (px.format() == PixelFormat::Float64) {  // no table over every possible value: each pixel computed
+        PixelBuffer out(PixelFormat::Gray8, w, h, 1);
+        const double *src = reinterpret_cast<const double *>(px.frameData(frame));
+        uchar *dst = out.frameData(0);
+        for (qsizetype i = 0, n = qsizetype(w) * h; i < n; ++i)
+            dst[i] = toDisplay(displayOf(image.info.toModalityValue(src[i])), invert);
+        return out;
+    }
+
     // One LUT entry per possible stored value: window + rescale + inversion cost one lookup per pixel.
     int lutMin = 0, lutMax = 255;
     switch (px.format()) {
@@ -103,9 +123,9 @@ PixelBuffer renderGrayFrame(const DecodedImage &image, int frame, DisplayOf disp
     case PixelFormat::Gray8Signed: lutMin = -128; lutMax = 127; break;
     case PixelFormat::Gray16: lutMin = 0; lutMax = 65535; break;
     case PixelFormat::Gray16Signed: lutMin = -32768; lutMax = 32767; break;
-    case PixelFormat::Rgb24: break;
+    case PixelFormat::Rgb24:
+    case PixelFormat::Float64: break;
     }
-    const bool invert = image.info.photometric == Photometric::Monochrome1;
     std::vector<quint8> lut(size_t(lutMax - lutMin + 1));
     for (int v = lutMin; v <= lutMax; ++v) {
         lut[size_t(v - lutMin)] = toDisplay(displayOf(image.info.toModalityValue(v)), invert);
@@ -121,7 +141,8 @@ PixelBuffer renderGrayFrame(const DecodedImage &image, int frame, DisplayOf disp
     case PixelFormat::Gray8Signed: renderGray(reinterpret_cast<const qint8 *>(src), dst, pixels, lut, offset); break;
     case PixelFormat::Gray16: renderGray(reinterpret_cast<const quint16 *>(src), dst, pixels, lut, offset); break;
     case PixelFormat::Gray16Signed: renderGray(reinterpret_cast<const qint16 *>(src), dst, pixels, lut, offset); break;
-    case PixelFormat::Rgb24: break;
+    case PixelFormat::Rgb24:
+    case PixelFormat::Float64: break;
     }
     return out;
 }

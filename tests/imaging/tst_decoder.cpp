@@ -6,6 +6,10 @@
 #include "spectrum/imaging/windowlevel.h"
 #include "jpeg2000files.h"
 #include "testsupport.h"
+#include "spectrum/imaging/streamingdecoder.h"
+#include "spectrum/imaging/bandprocessor.h"
+#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/windowlevel.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -54,6 +58,9 @@ private Q_SLOTS:
     void badInputGivesClearErrors_data();
     void badInputGivesClearErrors();
     void multiFrameTimingAndFunctionalGroups();
+    void everySampleDepthAsPydicomReadsIt_data();
+    void everySampleDepthAsPydicomReadsIt();
+    void aJpeg2000StreamDeeperThanItsHeaderIsReadAtItsOwnPrecision();
 
 private:
     /// `original` recompressed by OpenJPEG's own encoder (opj_compress), wrapped as encapsulated DICOM in
@@ -652,6 +659,140 @@ void tst_Decoder::multiFrameTimingAndFunctionalGroups()
         QCOMPARE(frame.columnSpacing, 0.5);
         QCOMPARE(frame.toModalityValue(ct.value().pixels.valueAt(3, 3, f)), 10.0 * f);
     }
+}
+
+namespace {
+/// The depth test files (tests/support/depth_files.py), made once per run.
+QString depthFolder()
+{
+    static QTemporaryDir dir;
+    static const bool made = [] {
+        const ProcessResult r = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(DEPTH_FILES_SCRIPT), dir.path()});
+        if (!r.ok())
+            qWarning("depth_files.py: %s", r.err.constData());
+        return r.ok();
+    }();
+    return made ? dir.path() : QString();
+}
+
+QVector<double> expectedValues(const QString &name)
+{
+    const QByteArray raw = readFile(depthFolder() + QLatin1Char('/') + name + QStringLiteral(".f64"));
+    QVector<double> v(raw.size() / 8);
+    std::memcpy(v.data(), raw.constData(), size_t(v.size()) * 8);
+    return v;
+}
+
+bool sameValue(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+} // namespace
+
+void tst_Decoder::everySampleDepthAsPydicomReadsIt_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<int>("format");
+    QTest::addColumn<int>("shift");  // colour: expected >> shift is what is shown
+    QTest::newRow("RT Dose, 32-bit unsigned") << QStringLiteral("rtdose") << int(PixelFormat::Float64) << 0;
+    QTest::newRow("32-bit signed") << QStringLiteral("signed32") << int(PixelFormat::Float64) << 0;
+    QTest::newRow("Float Pixel Data") << QStringLiteral("float") << int(PixelFormat::Float64) << 0;
+    QTest::newRow("Double Float Pixel Data") << QStringLiteral("double") << int(PixelFormat::Float64) << 0;
+    QTest::newRow("1-bit segmentation") << QStringLiteral("seg") << int(PixelFormat::Gray8) << 0;
+    QTest::newRow("16-bit RGB") << QStringLiteral("rgb16") << int(PixelFormat::Rgb24) << 4;
+    QTest::newRow("16-bit RGB, planar") << QStringLiteral("rgb16-planar") << int(PixelFormat::Rgb24) << 4;
+}
+
+/// Every sample depth DICOM allows for images, decoded — whole and while streaming — to what pydicom reads from
+/// the same file: 32-bit integers and floating point exactly, 1-bit masks as 0 and 1, 16-bit colour at 8 bits.
+void tst_Decoder::everySampleDepthAsPydicomReadsIt()
+{
+    QFETCH(QString, name);
+    QFETCH(int, format);
+    QFETCH(int, shift);
+    QVERIFY(!depthFolder().isEmpty());
+    const QByteArray bytes = readFile(depthFolder() + QLatin1Char('/') + name + QStringLiteral(".dcm"));
+    const Result<DecodedImage> decoded = decodeDicom(ByteView(bytes));
+    QVERIFY2(decoded.isOk(), qPrintable(decoded.isOk() ? QString() : decoded.error().toString()));
+    const PixelBuffer &px = decoded.value().pixels;
+    QCOMPARE(int(px.format()), format);
+    const QVector<double> expected = expectedValues(name);
+    const int channels = px.format() == PixelFormat::Rgb24 ? 3 : 1;
+    QCOMPARE(qsizetype(expected.size()), qsizetype(px.width()) * px.height() * px.frames() * channels);
+    qsizetype i = 0;
+    for (int f = 0; f < px.frames(); ++f) {
+        for (int y = 0; y < px.height(); ++y) {
+            for (int x = 0; x < px.width(); ++x, i += channels) {
+                if (channels == 3) {
+                    const uchar *p = px.frameData(f) + 3 * (qsizetype(y) * px.width() + x);
+                    for (int c = 0; c < 3; ++c)
+                        QCOMPARE(int(p[c]), int(expected[i + c]) >> shift);
+                } else if (!sameValue(px.sampleAt(x, y, f), expected[i])) {
+                    QFAIL(qPrintable(QStringLiteral("frame %1 (%2, %3): %4, pydicom reads %5").arg(f).arg(x).arg(y).arg(px.sampleAt(x, y, f)).arg(expected[i])));
+                }
+            }
+        }
+    }
+    // The same pixels when they arrive in pieces.
+    StreamingDecoder streaming;
+    for (qsizetype at = 0; at < bytes.size(); at += 1000)
+        QVERIFY(!streaming.feed(bytes.constData() + at, std::min<qsizetype>(1000, bytes.size() - at)).isError());
+    QVERIFY(!streaming.finish().isError());
+    QCOMPARE(streaming.pixels().frameBytes() * streaming.pixels().frames(), px.frameBytes() * px.frames());
+    QVERIFY(std::memcmp(streaming.pixels().frameData(0), px.frameData(0), size_t(px.frameBytes() * px.frames())) == 0);
+
+    // The same pixels through DCMTK's lossless codecs where they take the depth: RLE (up to 32-bit samples, and
+    // colour) and JPEG-LS (up to 16-bit, and colour).
+    QStringList tools;
+    if (name == QLatin1String("rtdose") || name == QLatin1String("signed32") || channels == 3)
+        tools << QStringLiteral(DCMCRLE_EXECUTABLE);
+    if (channels == 3)
+        tools << QStringLiteral(DCMCJPLS_EXECUTABLE);
+    for (const QString &tool : tools) {
+        const QString out = depthFolder() + QLatin1Char('/') + name + QFileInfo(tool).fileName() + QStringLiteral(".dcm");
+        const ProcessResult encoded = run(tool, {depthFolder() + QLatin1Char('/') + name + QStringLiteral(".dcm"), out});
+        QVERIFY2(encoded.ok(), encoded.err.constData());
+        const Result<DecodedImage> again = decodeDicom(ByteView(readFile(out)));
+        QVERIFY2(again.isOk(), qPrintable(tool + QStringLiteral(": ") + (again.isOk() ? QString() : again.error().toString())));
+        QCOMPARE(again.value().pixels.frameBytes() * again.value().pixels.frames(), px.frameBytes() * px.frames());
+        QVERIFY2(std::memcmp(again.value().pixels.frameData(0), px.frameData(0), size_t(px.frameBytes() * px.frames())) == 0, qPrintable(tool));
+    }
+
+    const ImageInfo &info = decoded.value().info;
+    if (name == QLatin1String("rtdose")) {
+        QCOMPARE(info.rescaleSlope, 0.0001);  // Dose Grid Scaling: values in Gy
+        QCOMPARE(info.valueUnit(), QStringLiteral("GY"));
+        QCOMPARE(info.toModalityValue(px.sampleAt(0, 0, 0)), 7.0);
+    }
+    if (channels == 3)
+        QVERIFY(info.notes.join(QLatin1Char(' ')).contains(QStringLiteral("12-bit colour shown at 8 bits")));
+    // Real values are shown and measured, never filtered as if they were 16-bit.
+    if (px.format() == PixelFormat::Float64) {
+        Result<FilterChain> chain = FilterRegistry().makeChain({QStringLiteral("sharpen")});
+        QVERIFY(chain.isOk());
+        const Result<PixelBuffer> filtered = applyFilters(chain.value(), px, info, nullptr);
+        QVERIFY(!filtered.isOk());
+        QCOMPARE(filtered.error().code(), ErrorCode::Unsupported);
+        QVERIFY(!renderFrame(decoded.value(), 0, defaultWindow(decoded.value())).isNull());
+    }
+}
+
+/// 14 bits in the header, 16 in the JPEG 2000 stream: the stream's values, all of them, and the reader is told.
+void tst_Decoder::aJpeg2000StreamDeeperThanItsHeaderIsReadAtItsOwnPrecision()
+{
+    QVERIFY(!depthFolder().isEmpty());
+    const QString j2k = makeJpeg2000(depthFolder() + QStringLiteral("/gray16-wide.dcm"), 0, 0);
+    QVERIFY(!j2k.isEmpty());
+    const ProcessResult modified = run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-m"), QStringLiteral("(0028,0101)=14"),
+                                                                              QStringLiteral("-m"), QStringLiteral("(0028,0102)=13"), j2k});
+    QVERIFY2(modified.ok(), modified.err.constData());
+    const Result<DecodedImage> decoded = decodeDicom(ByteView(readFile(j2k)));
+    QVERIFY2(decoded.isOk(), qPrintable(decoded.isOk() ? QString() : decoded.error().toString()));
+    const QVector<double> expected = expectedValues(QStringLiteral("gray16-wide"));
+    const PixelBuffer &px = decoded.value().pixels;
+    for (int y = 0; y < px.height(); ++y)
+        for (int x = 0; x < px.width(); ++x)
+            QCOMPARE(px.sampleAt(x, y), expected[y * px.width() + x]);
+    QCOMPARE(decoded.value().info.bitsStored, 16);
+    QVERIFY2(decoded.value().info.notes.join(QLatin1Char(' ')).contains(QStringLiteral("16-bit samples, the header says 14")),
+             qPrintable(decoded.value().info.notes.join(QLatin1Char(' '))));
 }
 
 QTEST_GUILESS_MAIN(tst_Decoder)

@@ -33,6 +33,10 @@ struct FilterChain
 
 /// The rows of one frame of `pixels`, with the value range from `info` (Bits Stored, Pixel Representation).
 PlaneFormat planeFormatOf(const PixelBuffer &pixels, const ImageInfo &info);
+/// Whether filters can run on pixels of this format (not Float64: real values).
+bool isFilterable(PixelFormat format);
+/// The error for a chain asked of pixels that are not filterable.
+Error unfilterable();
 
 class BandProcessor
 {

@@ -6,6 +6,7 @@
 #include <QList>
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 
 #include <array>
 
@@ -66,6 +67,7 @@ struct ImageInfo
     int bitsStored = 0;
     int highBit = 0;
     bool isSigned = false;
+    bool floatSamples = false;  ///< Float (32) or Double Float (64) Pixel Data: real values, no bits to mask
     Photometric photometric = Photometric::Monochrome2;
     QString photometricName;   ///< as written in the file
 
@@ -82,6 +84,10 @@ struct ImageInfo
     double rescaleSlope = 1;
     double rescaleIntercept = 0;
     QString rescaleType;
+
+    /// What the decoder did that a reader should know (a stream's precision used over the header's, colour
+    /// deeper than the screen's), for the overlay.
+    QStringList notes;
 
     QList<WindowPreset> windows;  ///< presets from the file, in file order
     QList<VoiLut> voiLuts;        ///< the VOI LUT Sequence's tables, in file order

@@ -13,6 +13,7 @@ enum class PixelFormat {
     Gray16,         ///< quint16
     Gray16Signed,   ///< qint16
     Rgb24,          ///< 3 × quint8, interleaved R G B
+    Float64,        ///< double: 32-bit integer samples (RT Dose), Float and Double Float Pixel Data, exactly
 };
 
 class PixelBuffer
@@ -47,10 +48,15 @@ public:
         return m_data.get() + frame * frameBytes();
     }
 
-    /// The stored value at (x, y) of a gray image; for RGB the luminance-free mean of the three samples.
+    /// The stored value at (x, y) of a gray image; for RGB the luminance-free mean of the three samples. Float64
+    /// samples are rounded: sampleAt() gives them exactly.
     int valueAt(int x, int y, int frame = 0) const;
-    /// Smallest and largest stored value of one frame (gray formats).
+    /// The stored value at (x, y), exactly, whatever the format (RGB: the mean of the three samples).
+    double sampleAt(int x, int y, int frame = 0) const;
+    /// Smallest and largest stored value of one frame (gray formats; Float64 rounded outward and clamped to int).
     void minMax(int frame, int *outMin, int *outMax) const;
+    /// The same, exactly, for every format.
+    void minMax(int frame, double *outMin, double *outMax) const;
 
 private:
     PixelFormat m_format = PixelFormat::Gray16;
