@@ -13,6 +13,8 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/imaging/windowlevel.h"
 #include "spectrum/stores/filestore.h"
+#include "spectrum/stores/importservice.h"
+#include "spectrum/stores/dicomimport.h"
 #include "spectrum/stores/studycatalog.h"
 #include "spectrum/stores/tieredstore.h"
 #include "spectrum/transfer/blobclient.h"
@@ -23,6 +25,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
@@ -133,45 +136,51 @@ int cmdStudies(const QStringList &args)
 int cmdImport(const QStringList &args)
 {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Copies DICOM files into the workstation's disk cache."));
+    p.setApplicationDescription(QStringLiteral("Copies DICOM files into the workstation's disk cache: files, folders (walked whole) and "
+                                               "DICOMDIR files (their folder). While the workstation runs, it takes the import over."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("files"), QStringLiteral("DICOM Part 10 files or folders."), QStringLiteral("FILE..."));
+    p.addPositionalArgument(QStringLiteral("files"), QStringLiteral("DICOM Part 10 files, folders or a DICOMDIR."), QStringLiteral("FILE..."));
     p.process(args);
     if (p.positionalArguments().isEmpty())
         return fail(QStringLiteral("import: name at least one file"), 2);
-    auto cache = openCache();
-    if (!cache.isOk())
-        return fail(cache.error().toString());
-    const QStringList files = spectrum::cli::expandFiles(p.positionalArguments());
-    int imported = 0, failed = 0;
-    for (const QString &path : files) {
-        QFile f(path);
-        if (!f.open(QIODevice::ReadOnly)) {
-            std::fprintf(stderr, "%s: %s\n", qPrintable(path), qPrintable(f.errorString()));
-            ++failed;
-            continue;
-        }
-        const QByteArray bytes = f.readAll();
-        Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes));
-        if (!id.isOk() || !id.value().isValid()) {
-            std::fprintf(stderr, "%s: not a DICOM instance%s\n", qPrintable(path),
-                         id.isOk() ? "" : qPrintable(QStringLiteral(" (") + id.error().toString() + QStringLiteral(")")));
-            ++failed;
-            continue;
-        }
-        Result<BlobWriterPtr> w = runSync(cache.value()->reserve(id.value().sopInstanceUid, bytes.size()));
-        Error e = w.isOk() ? w.value()->writeAt(0, bytes.constData(), bytes.size()) : w.error();
-        if (!e.isError())
-            e = runSync(cache.value()->commit(w.value())).error();
-        if (e.isError()) {
-            std::fprintf(stderr, "%s: %s\n", qPrintable(path), qPrintable(e.toString()));
-            ++failed;
-            continue;
-        }
-        ++imported;
+    for (const QString &path : p.positionalArguments()) {
+        if (!QFileInfo::exists(path))
+            return fail(QStringLiteral("import: %1: no such file or folder").arg(path), 2);
     }
-    out(QStringLiteral("%1 imported, %2 failed").arg(imported).arg(failed));
-    return failed == 0 ? 0 : 1;
+    auto report = [](const ImportSummary &s) {
+        for (const QString &f : s.notDicom)
+            std::fprintf(stderr, "%s: not a DICOM instance, left out\n", qPrintable(f));
+        for (const auto &[file, why] : s.failed)
+            std::fprintf(stderr, "%s: %s\n", qPrintable(file), qPrintable(why));
+        out(QStringLiteral("%1 imported (%2 studies), %3 not DICOM, %4 failed").arg(s.imported).arg(s.studies.size()).arg(s.notDicom.size()).arg(s.failed.size()));
+        return s.failed.isEmpty() && s.imported > 0 ? 0 : 1;  // nothing imported at all is a failure too
+    };
+    auto progress = [](int done, int total) {
+        if (done == total || done % 100 == 0)
+            std::fprintf(stderr, "%d of %d files\n", done, total);
+    };
+    auto cache = openCache();
+    if (!cache.isOk()) {
+        if (cache.error().code() != ErrorCode::Busy)
+            return fail(cache.error().toString());
+        // The workstation holds the cache: it imports, we watch.
+        Result<ImportSummary> handed = ImportService::handOver(WorkstationPaths::cacheDirectory(), p.positionalArguments(), progress);
+        if (!handed.isOk())
+            return fail(cache.error().toString() + QStringLiteral("; ") + handed.error().toString());
+        std::fprintf(stderr, "imported by the running workstation\n");
+        return report(handed.value());
+    }
+    DicomImport import(cache.value().get(), p.positionalArguments());
+    ImportSummary summary;
+    QEventLoop loop;
+    QObject::connect(&import, &DicomImport::progress, &loop, progress);
+    QObject::connect(&import, &DicomImport::finished, &loop, [&](const ImportSummary &s) {
+        summary = s;
+        loop.quit();
+    });
+    import.start();
+    loop.exec();
+    return report(summary);
 }
 
 int cmdConvert(const QStringList &args)
@@ -448,7 +457,7 @@ void usage()
                  "usage: spectrum-cli COMMAND [options]   (COMMAND --help for its options)\n"
                  "  demo --out DIR      write the demo studies as DICOM files\n"
                  "  studies             list the studies in the workstation's disk cache\n"
-                 "  import FILE...      copy DICOM files into the disk cache\n"
+                 "  import FILE...      DICOM files, folders or a DICOMDIR into the disk cache (handed to a running workstation)\n"
                  "  render IN OUT       render a DICOM frame to PNG/PGM with a window\n"
                  "  convert IN OUT      rewrite as uncompressed explicit VR little endian (our decoder)\n"
                  "  filters             the filters (built-in and plugins) and their parameters\n"

@@ -29,6 +29,10 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
+#include <QFileDialog>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTabBar>
@@ -44,6 +48,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
       m_cacheLabel(new QLabel)
 {
     setWindowTitle(tr("Spectrum"));
+    setAcceptDrops(true);  // DICOM files and folders dropped on the window are imported
     resize(1400, 900);
 
     connect(m_browser, &StudyBrowser::openRequested, this, &MainWindow::openFound);
@@ -94,6 +99,19 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         m_browser->patientNameField()->selectAll();
     });
     find->setShortcut(QKeySequence::Find);
+    QAction *importFilesAction = file->addAction(tr("&Import files…"), this, [this] {
+        const QStringList files = QFileDialog::getOpenFileNames(this, tr("Import DICOM files"), QDir::homePath(),
+                                                                tr("DICOM files (*.dcm *.DCM *.dicom DICOMDIR *);;All files (*)"));
+        if (!files.isEmpty())
+            importFiles(files);
+    });
+    importFilesAction->setShortcut(QKeySequence::Open);
+    file->addAction(tr("Import &folder, CD or USB stick…"), this, [this] {
+        const QString folder = QFileDialog::getExistingDirectory(this, tr("Import a folder, or a CD or USB stick with a DICOMDIR"), QDir::homePath());
+        if (!folder.isEmpty())
+            importFiles({folder});
+    });
+    file->addSeparator();
     QAction *stores = file->addAction(tr("S&tores…"), this, [this] {
         StoresDialog dialog(m_workstation, this);
         dialog.exec();
@@ -246,8 +264,53 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     onStudiesChanged();
 }
 
+void MainWindow::importFiles(const QStringList &paths)
+{
+    DicomImport *import = m_workstation->importFiles(paths);
+    if (!import) {
+        statusBar()->showMessage(tr("The cache is not open yet: nothing imported"));
+        return;
+    }
+    statusBar()->showMessage(tr("Importing…"));
+    connect(import, &DicomImport::finished, this, [this](const ImportSummary &summary) {
+        // One study brought in on purpose: it opens, once the study list holds all of it.
+        if (summary.studies.size() == 1 && summary.imported > 0)
+            m_openAfterImport = *summary.studies.begin();
+        openImportedWhenListed();
+        Q_EMIT importFinished(summary);
+    });
+}
+
+void MainWindow::openImportedWhenListed()
+{
+    if (m_openAfterImport.isEmpty())
+        return;
+    const StudySummary *study = m_workstation->findStudy(m_openAfterImport);
+    if (!study)
+        return;  // the list refreshes after the commits: tried again then (onStudiesChanged)
+    const QString uid = std::exchange(m_openAfterImport, QString());
+    openStudy(uid);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && std::all_of(urls.begin(), urls.end(), [](const QUrl &u) { return u.isLocalFile(); }))
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    QStringList paths;
+    for (const QUrl &u : event->mimeData()->urls())
+        paths << u.toLocalFile();
+    event->acceptProposedAction();
+    importFiles(paths);
+}
+
 void MainWindow::onStudiesChanged()
 {
+    openImportedWhenListed();
     if (BlobStore *store = m_workstation->localStore()) {
         const StoreUsage u = store->usage();
         m_cacheLabel->setText(tr("Local cache: %1 images, %2 MB").arg(u.blobs).arg(u.bytes / 1e6, 0, 'f', 0));

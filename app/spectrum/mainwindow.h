@@ -50,6 +50,10 @@ public:
     /// series, to `store`. Progress in the status bar; sendFinished() with the outcome.
     void sendToArchive(const QString &store, bool wholeSeries);
 
+    /// Imports DICOM files, folders or a DICOMDIR's folder into the cache (File ▸ Import, drops on the window);
+    /// progress and outcome in the status bar; a single study imported opens.
+    void importFiles(const QStringList &paths);
+
     void saveSettings(QSettings &settings) const;
     /// The filter presets alone (written as soon as one is saved, not only at exit).
     void savePresets(QSettings &settings) const;
@@ -63,9 +67,17 @@ Q_SIGNALS:
     void studyOpened(spectrum::StudyViewer *viewer);
     /// A send to an archive ended: `stored` instances stored, or why not (error set).
     void sendFinished(int stored, int failed, const spectrum::Error &error);
+    /// An import started here ended.
+    void importFinished(const spectrum::ImportSummary &summary);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
 
 private:
     void onStudiesChanged();
+    /// Opens the study an import brought, once the study list has it.
+    void openImportedWhenListed();
     /// Asks which store and what to send, then sends.
     void chooseAndSend();
     void closeTab(int index);
@@ -91,6 +103,7 @@ private:
     int m_cineRate = 15;                                    ///< given to every study opened
     QList<QAction *> m_toolActions;
     QStringList m_startChain;
+    QString m_openAfterImport;  ///< the study an import brought, opened once listed
 };
 
 } // namespace spectrum

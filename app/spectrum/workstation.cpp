@@ -1,5 +1,7 @@
 #include "workstation.h"
 
+#include <QFileInfo>
+
 #include "spectrum/core/logging.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/demoseeder.h"
@@ -29,6 +31,8 @@ Workstation::~Workstation()
         m_seedJob->cancel();
     if (m_refreshJob)
         m_refreshJob->cancel();
+    m_importService.reset();  // and the imports clients asked for (children of their sockets)
+    qDeleteAll(findChildren<DicomImport *>(Qt::FindDirectChildrenOnly));  // imports from the GUI: no next file
     blockingPool()->waitForDone();
 }
 
@@ -52,8 +56,46 @@ void Workstation::start()
             seedDemo();
         refreshStudies();
         startListening();
+        // `spectrum-cli import` while this workstation holds the cache hands its files over here.
+        m_importService = std::make_unique<ImportService>(m_store.get());
+        if (Error e = m_importService->listen(m_options.cacheDirectory); e.isError())
+            Q_EMIT statusMessage(tr("Imports from the command line are not taken: %1").arg(e.toString()));
+        connect(m_importService.get(), &ImportService::imported, this, [this](const ImportSummary &summary) {
+            Q_EMIT statusMessage(importSummaryText(summary));
+            Q_EMIT importFinished(summary);
+        });
     });
     job->start(ExecutionPolicy::Async);
+}
+
+DicomImport *Workstation::importFiles(const QStringList &paths)
+{
+    if (!m_store)
+        return nullptr;
+    auto *import = new DicomImport(m_store.get(), paths, this);
+    connect(import, &DicomImport::progress, this, [this](int done, int total) {
+        if (total > 0 && (done % 25 == 0 || done == total))
+            Q_EMIT statusMessage(tr("Importing: %1 of %2 files").arg(done).arg(total));
+    });
+    connect(import, &DicomImport::finished, this, [this, import](const ImportSummary &summary) {
+        Q_EMIT statusMessage(importSummaryText(summary));
+        Q_EMIT importFinished(summary);
+        import->deleteLater();
+    });
+    import->start();
+    return import;
+}
+
+QString Workstation::importSummaryText(const ImportSummary &s)
+{
+    QString text = tr("Imported %n image(s)", nullptr, s.imported) + tr(" of %n study(ies)", nullptr, int(s.studies.size()));
+    if (!s.notDicom.isEmpty())
+        text += tr("; %n file(s) were not DICOM and were left out", nullptr, int(s.notDicom.size()));
+    if (!s.failed.isEmpty())
+        text += tr("; %n failed (%1: %2)", nullptr, int(s.failed.size())).arg(QFileInfo(s.failed.first().first).fileName(), s.failed.first().second);
+    if (s.cancelled)
+        text += tr("; cancelled");
+    return text;
 }
 
 bool Workstation::isListening() const

@@ -5,7 +5,9 @@
 #include "imagememorycache.h"
 
 #include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/dicomimport.h"
 #include "spectrum/stores/filestore.h"
+#include "spectrum/stores/importservice.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/studycatalog.h"
 #include "spectrum/transfer/dimse.h"
@@ -62,6 +64,11 @@ public:
     bool isSeeding() const { return m_seedJob != nullptr || m_seedingEndsAfterRefresh; }
     /// The Storage SCP listens (started with the cache when Options::storagePort is set).
     bool isListening() const;
+    /// Copies DICOM files, folders or a DICOMDIR's folder into the cache (DicomImport); progress and the outcome
+    /// in the status messages and importFinished(). Null before started().
+    DicomImport *importFiles(const QStringList &paths);
+    /// "Imported 120 images of 1 study; 3 files were not DICOM and were left out".
+    static QString importSummaryText(const ImportSummary &summary);
 
 Q_SIGNALS:
     /// The cache is open; studies follow.
@@ -77,6 +84,8 @@ Q_SIGNALS:
     void seedingFinished();
     /// A PACS pushed an instance and it is in the cache (the study list follows through studiesChanged()).
     void instanceReceived(const QString &sopInstanceUid);
+    /// An import ended (from the GUI, or handed over by `spectrum-cli import`).
+    void importFinished(const spectrum::ImportSummary &summary);
 
 private:
     void refreshStudies();
@@ -95,6 +104,7 @@ private:
     bool m_seedingEndsAfterRefresh = false;
     std::unique_ptr<StorageScp> m_scp;
     std::unique_ptr<StoreRegistry> m_registry;
+    std::unique_ptr<ImportService> m_importService;
     int m_received = 0;
 };
 

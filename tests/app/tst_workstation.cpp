@@ -24,6 +24,7 @@
 #include <QLineEdit>
 #include <QMimeData>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QSettings>
 #include <QScopeGuard>
 #include <QSignalSpy>
@@ -78,6 +79,8 @@ std::unique_ptr<Workstation> workstationWith(const QTemporaryDir &dir, const QSt
         return nullptr;
     for (int i = 0; i < 100 && !ws->isListening(); ++i)
         QTest::qWait(50);
+    if (files.isEmpty())
+        return ws;
     QSignalSpy received(ws.get(), &Workstation::instanceReceived);
     const ProcessResult pushed = run(QStringLiteral(STORESCU_EXECUTABLE), QStringList{QStringLiteral("-aec"), QStringLiteral("READROOM"), QStringLiteral("127.0.0.1"),
                                                                                       QString::number(options.storagePort)} + files);
@@ -112,6 +115,8 @@ private Q_SLOTS:
     void studiesPushedByAPacsAppearInTheList();
     void namesInOtherAlphabetsEverywhereTheyAreShown();
     void multiFrameImagesStepAndPlayFrameByFrame();
+    void importingACdWithItsDicomdir();
+    void theCliImportsWhileTheWorkstationRuns();
 
 private:
     QTemporaryDir m_dir;
@@ -837,6 +842,91 @@ void tst_Workstation::multiFrameImagesStepAndPlayFrameByFrame()
     QCOMPARE(vp->frameCount(), 8);
     QCOMPARE(viewer->cineFramesPerSecond(&acquired), 50.0);
     QVERIFY(acquired);
+}
+
+namespace {
+/// A CD as a hospital hands it over: DICOM/IM0001… (no suffixes), a DICOMDIR made by DCMTK's dcmmkdir, a readme.
+QString makeCd(const QTemporaryDir &dir, int images)
+{
+    const ProcessResult demo = run(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("demo"), QStringLiteral("--out"), dir.filePath(QStringLiteral("demo")),
+                                                                          QStringLiteral("--only"), QStringLiteral("demo-mr")});
+    if (!demo.ok())
+        return QString();
+    const QString cd = dir.filePath(QStringLiteral("cd"));
+    QDir().mkpath(cd + QStringLiteral("/DICOM"));
+    const QDir mr(dir.filePath(QStringLiteral("demo/demo-mr")));
+    const QStringList files = mr.entryList(QDir::Files, QDir::Name).mid(0, images);
+    for (int i = 0; i < files.size(); ++i)
+        QFile::copy(mr.filePath(files[i]), cd + QStringLiteral("/DICOM/IM%1").arg(i + 1, 4, 10, QLatin1Char('0')));
+    writeFile(cd + QStringLiteral("/README.TXT"), "Viewer on this disc: run SETUP.EXE\n");
+    const ProcessResult dicomdir = run(QStringLiteral(DCMMKDIR_EXECUTABLE), {QStringLiteral("--recurse"), QStringLiteral("+id"), cd,
+                                                                             QStringLiteral("--output-file"), cd + QStringLiteral("/DICOMDIR"), QStringLiteral("DICOM")});
+    return dicomdir.ok() ? cd : QString();
+}
+} // namespace
+
+/// File ▸ Import of a CD's DICOMDIR: every image it holds comes into the cache, the DICOMDIR and the readme are
+/// named as not DICOM, and the one study brought in opens.
+void tst_Workstation::importingACdWithItsDicomdir()
+{
+    QTemporaryDir dir;
+    const QString cd = makeCd(dir, 3);
+    QVERIFY(!cd.isEmpty());
+    std::unique_ptr<Workstation> ws = workstationWith(dir, {});
+    QVERIFY(ws);
+    MainWindow window(ws.get());
+    window.show();
+    QSignalSpy imported(&window, &MainWindow::importFinished);
+    window.importFiles({cd + QStringLiteral("/DICOMDIR")});
+    QVERIFY(imported.wait(20000));
+    const ImportSummary summary = imported.first().first().value<ImportSummary>();
+    QCOMPARE(summary.imported, 3);
+    QCOMPARE(summary.studies.size(), 1);
+    QCOMPARE(summary.notDicom.size(), 2);  // the DICOMDIR and the readme
+    QVERIFY(summary.failed.isEmpty());
+    QTRY_VERIFY(window.currentViewer());  // the study opened by itself
+    QCOMPARE(window.currentViewer()->study().identity.studyInstanceUid, *summary.studies.begin());
+    QCOMPARE(window.currentViewer()->study().instanceCount, 3);
+    QTRY_VERIFY(window.currentViewer()->viewport()->hasImage());
+
+    // Importing the same files again changes nothing and fails nothing; a file that cannot be read (here: gone
+    // between choosing and importing) is named with the reason.
+    const QString gone = dir.filePath(QStringLiteral("gone.dcm"));
+    imported.clear();
+    window.importFiles({cd, gone});
+    QVERIFY(imported.wait(20000));
+    const ImportSummary again = imported.first().first().value<ImportSummary>();
+    QCOMPARE(again.imported, 3);
+    QCOMPARE(again.failed.size(), 1);
+    QCOMPARE(again.failed.first().first, QFileInfo(gone).absoluteFilePath());
+    QVERIFY(!again.failed.first().second.isEmpty());
+    QVERIFY(Workstation::importSummaryText(again).contains(QStringLiteral("1 failed (gone.dcm")));
+    QCOMPARE(ws->studies().size(), 1);
+}
+
+/// `spectrum-cli import` while the workstation holds the cache: handed over, imported by the workstation, which
+/// lists the study at once; the CLI prints the outcome and succeeds.
+void tst_Workstation::theCliImportsWhileTheWorkstationRuns()
+{
+    QTemporaryDir dir;
+    const QString cd = makeCd(dir, 2);
+    QVERIFY(!cd.isEmpty());
+    std::unique_ptr<Workstation> ws = workstationWith(dir, {});
+    QVERIFY(ws);
+    QVERIFY(ws->studies().isEmpty());
+    QProcess cli;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), dir.filePath(QStringLiteral("cache")));
+    cli.setProcessEnvironment(env);
+    QSignalSpy done(&cli, &QProcess::finished);
+    cli.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("import"), cd});
+    QVERIFY(done.wait(30000));  // the workstation serves it meanwhile, on this event loop
+    const QByteArray output = cli.readAllStandardOutput(), errors = cli.readAllStandardError();
+    QVERIFY2(cli.exitCode() == 0, errors.constData());
+    QVERIFY2(errors.contains("imported by the running workstation"), errors.constData());
+    QVERIFY2(output.contains("2 imported (1 studies), 2 not DICOM, 0 failed"), output.constData());
+    QTRY_COMPARE(ws->studies().size(), 1);
+    QCOMPARE(ws->studies().first().instanceCount, 2);
 }
 
 QTEST_MAIN(tst_Workstation)

@@ -1,0 +1,63 @@
+#pragma once
+// DicomImport: DICOM files from outside — chosen files, folders walked whole, a CD or USB stick's DICOMDIR (its
+// folder) — into the workstation's cache, each instance under its SOP Instance UID. Every file is checked as it
+// goes (a Part 10 instance with its UIDs); what is not DICOM (the DICOMDIR itself, viewers' programs on a CD,
+// readme files) is counted and named, never fatal. One file at a time: its bytes read and checked on the pool,
+// then stored (FileStore::put), so the caller's thread never waits on the disk. The same import serves the
+// workstation's File ▸ Import and drag and drop, and `spectrum-cli import` handed to a running workstation.
+
+#include "spectrum/core/error.h"
+
+#include <QObject>
+#include <QPair>
+#include <QSet>
+#include <QStringList>
+
+namespace spectrum {
+
+class FileStore;
+
+struct ImportSummary
+{
+    int imported = 0;
+    QStringList notDicom;                      ///< files that are not DICOM instances (skipped)
+    QList<QPair<QString, QString>> failed;     ///< file, why (unreadable, full disk…)
+    QSet<QString> studies;                     ///< Study Instance UIDs of what was imported
+    bool cancelled = false;
+};
+
+class DicomImport : public QObject
+{
+    Q_OBJECT
+public:
+    /// `paths`: files, folders and DICOMDIR files. `cache` must outlive the import.
+    DicomImport(FileStore *cache, QStringList paths, QObject *parent = nullptr);
+    ~DicomImport() override;
+
+    void start();
+    /// Stops after the file under way; what is imported stays.
+    void cancel();
+    const ImportSummary &summary() const { return m_summary; }
+
+    /// The files under `paths`: files as they are, folders walked recursively (hidden files skipped), a DICOMDIR
+    /// stands for its folder; sorted, each once.
+    static QStringList expand(const QStringList &paths);
+
+Q_SIGNALS:
+    void progress(int done, int total);
+    void finished(const spectrum::ImportSummary &summary);
+
+private:
+    void next();
+
+    FileStore *m_cache;
+    QStringList m_paths;
+    QStringList m_files;
+    int m_at = 0;
+    bool m_cancelled = false;
+    ImportSummary m_summary;
+};
+
+} // namespace spectrum
+
+Q_DECLARE_METATYPE(spectrum::ImportSummary)
