@@ -38,8 +38,10 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
     const bool firstImage = !m_windowSet;
     m_windowSet = true;
     m_frame = std::clamp(m_frame, 0, std::max(0, image.info.frames - 1));
-    if (key != m_key)
+    if (key != m_key) {
         m_frame = 0;
+        m_masks.clear();  // another image: its own masks come from whoever knows them (never the last one's)
+    }
     m_image = DecodedImage{image.info.frame(m_frame), image.pixels};
     m_shown = shown.pixels.isNull() ? image : shown;
     m_filterNote = filterNote;
@@ -64,6 +66,7 @@ void ImageViewport::setFrame(int frame)
         return;
     m_frame = frame;
     m_image.info = m_image.info.frame(frame);  // its position, spacing, rescale and windows
+    m_masks.clear();
     m_selected = -1;
     ++m_measureVersion;
     rerender();
@@ -87,6 +90,7 @@ void ImageViewport::clear(const QString &message, bool keepOverlay)
     m_image = DecodedImage();
     m_shown = DecodedImage();
     m_frame = 0;
+    m_masks.clear();
     m_filterNote.clear();
     m_valueRows = 0;
     m_rendered = QImage();
@@ -312,6 +316,18 @@ void ImageViewport::setCompleteness(double fraction)
     update();
 }
 
+void ImageViewport::setMasks(const QList<ViewportMask> &masks)
+{
+    m_masks = masks;
+    update();
+}
+
+void ImageViewport::setMasksVisible(bool visible)
+{
+    m_masksVisible = visible;
+    update();
+}
+
 void ImageViewport::setModeText(const QString &text)
 {
     if (text == m_modeText)
@@ -407,6 +423,13 @@ void ImageViewport::paintEvent(QPaintEvent *)
             p.drawImage(QRectF(0, 0, m_image.info.columns, m_image.info.rows), painted);
         }
         p.restore();
+        if (m_masksVisible && !m_masks.isEmpty()) {  // segmentations, pixel for pixel over the image
+            p.save();
+            p.setTransform(t);
+            for (const ViewportMask &m : m_masks)
+                p.drawImage(QRectF(0, 0, m_image.info.columns, m_image.info.rows), m.image);
+            p.restore();
+        }
         paintMeasurements(p);
     }
     p.setRenderHint(QPainter::TextAntialiasing);
@@ -456,6 +479,13 @@ void ImageViewport::paintEvent(QPaintEvent *)
     }
     if (!m_modeText.isEmpty())
         view.prepend(m_modeText);
+    if (!m_masks.isEmpty()) {
+        QStringList labels;
+        for (const ViewportMask &m : m_masks)
+            if (!labels.contains(m.label))
+                labels << m.label;
+        view.prepend(m_masksVisible ? tr("Segments: %1").arg(labels.join(QStringLiteral(", "))) : tr("Segments hidden (G)"));
+    }
     const QString readout = pixelReadout();
     if (!readout.isEmpty())
         view.prepend(readout);

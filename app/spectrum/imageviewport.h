@@ -12,7 +12,9 @@
 #include "spectrum/imaging/measurements.h"
 #include "spectrum/imaging/windowlevel.h"
 
+#include <QColor>
 #include <QHash>
+#include <QImage>
 #include <QTransform>
 #include <QWidget>
 
@@ -25,6 +27,14 @@ struct ViewportOverlay
     QString topLeft;
     QString topRight;
     QString bottomLeft;
+};
+
+/// A segmentation's mask over the image: `image` (ARGB, the image's size) drawn translucent, named in the overlay.
+struct ViewportMask
+{
+    QImage image;
+    QString label;
+    QColor colour;
 };
 
 struct Measurement
@@ -123,6 +133,11 @@ public:
     double completeness() const { return m_completeness; }
 
     void setOverlay(const ViewportOverlay &overlay);
+    /// Segmentations over the image (SegmentationOverlay), drawn while masksVisible().
+    void setMasks(const QList<ViewportMask> &masks);
+    const QList<ViewportMask> &masks() const { return m_masks; }
+    void setMasksVisible(bool visible);
+    bool masksVisible() const { return m_masksVisible; }
     /// The modes in force, shown above the window and zoom (synchronised scrolling, cine and its rate).
     void setModeText(const QString &text);
     QString modeText() const { return m_modeText; }
@@ -200,6 +215,8 @@ private:
     ViewportOverlay m_overlay;
     bool m_overlayWithoutImage = false;
     QString m_modeText;
+    QList<ViewportMask> m_masks;
+    bool m_masksVisible = true;
     QString m_message;
 };
 

@@ -148,6 +148,11 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     add(view, tr("Flip &horizontally"), Qt::Key_H, onViewport([](ImageViewport *v) { v->flipHorizontally(); }));
     add(view, tr("Flip &vertically"), Qt::Key_V, onViewport([](ImageViewport *v) { v->flipVertically(); }));
     add(view, tr("&Invert"), Qt::Key_I, onViewport([](ImageViewport *v) { v->setInverted(!v->isInverted()); }));
+    QAction *segmentations = add(view, tr("Se&gmentations"), Qt::Key_G, [this] {
+        if (StudyViewer *v = currentViewer())
+            v->setSegmentationsVisible(!v->segmentationsVisible());
+    });
+    segmentations->setToolTip(tr("Show or hide segmentations over the images they were drawn on"));
     // Shrunk images are always averaged (a thin line never vanishes); magnified ones smooth or pixel-exact.
     m_smoothAction = view->addAction(tr("S&mooth magnification"), this, [this](bool on) {
         for (int i = 1; i < m_tabs->count(); ++i) {

@@ -40,7 +40,8 @@ protected:
 } // namespace
 
 StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const StudySummary &study, StudyStreamer *streamer, QWidget *parent)
-    : QWidget(parent), m_store(store), m_images(images), m_streamer(streamer), m_study(study), m_seriesList(new SeriesList), m_grid(new QGridLayout)
+    : QWidget(parent), m_store(store), m_images(images), m_streamer(streamer), m_study(study), m_seriesList(new SeriesList), m_grid(new QGridLayout),
+      m_segmentations(new SegmentationOverlay(store, this))
 {
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -74,6 +75,11 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
     m_cine.setInterval(1000 / m_cineRate);
     connect(&m_cine, &QTimer::timeout, this, &StudyViewer::cineStep);
     requestThumbnails();
+    connect(m_segmentations, &SegmentationOverlay::changed, this, [this] {
+        for (SeriesPane *p : m_panes)
+            updateMasks(p);
+    });
+    m_segmentations->setStudy(m_study);
     setActivePane(addPane(m_study.series.isEmpty() ? -1 : 0));
     connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);
     if (m_study.series.isEmpty())
@@ -106,9 +112,11 @@ SeriesPane *StudyViewer::addPane(int seriesIndex)
         follow();
     });
     connect(pane, &SeriesPane::frameShown, this, [this, pane] {
+        updateMasks(pane);
         if (pane == m_active)
             follow();  // a frame of an enhanced stack lies elsewhere in the patient
     });
+    connect(pane, &SeriesPane::imageShown, this, [this, pane] { updateMasks(pane); });
     // A slice's place learned (this pane's or, once shown, the active one's): the estimate gets better.
     connect(pane, &SeriesPane::sliceGeometryLearned, this, [this] { follow(); });
     connect(pane, &SeriesPane::sliceChanged, this, [this, pane](int series, int index) {
@@ -217,6 +225,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
         m_panes[i]->relocate(series, slice);
     }
     requestThumbnails();
+    m_segmentations->setStudy(m_study);
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
     return true;
 }
@@ -297,6 +306,20 @@ void StudyViewer::setFilters(const FilterChain &chain, const QString &descriptio
         p->setFilters(chain, description);
 }
 
+void StudyViewer::updateMasks(SeriesPane *pane)
+{
+    ImageViewport *vp = pane->viewport();
+    vp->setMasksVisible(m_segmentationsVisible);
+    vp->setMasks(vp->hasImage() ? m_segmentations->masksFor(vp->image().info) : QList<ViewportMask>());
+}
+
+void StudyViewer::setSegmentationsVisible(bool visible)
+{
+    m_segmentationsVisible = visible;
+    for (SeriesPane *p : m_panes)
+        p->viewport()->setMasksVisible(visible);
+}
+
 void StudyViewer::setSmoothMagnification(bool smooth)
 {
     m_smoothMagnify = smooth;
@@ -345,6 +368,7 @@ void StudyViewer::onInstanceCached(const QString &key)
             }
         }
     }
+    m_segmentations->instanceCached(key);
     for (SeriesPane *p : m_panes)
         p->onInstanceCached(key);
 }

@@ -5,6 +5,7 @@
 // panes follow it through their stacks. When the study streams in from an archive, the streamer is told where
 // the active pane looks, and every pane shows its slices as they arrive.
 
+#include "segmentationoverlay.h"
 #include "seriespane.h"
 
 #include "spectrum/imaging/bandprocessor.h"
@@ -85,6 +86,10 @@ public:
     FilterState filterState() const { return m_filterState; }
     void setFilterState(const FilterState &state) { m_filterState = state; }
 
+    /// Segmentations over the images they lie on (on by default), in every pane.
+    void setSegmentationsVisible(bool visible);
+    bool segmentationsVisible() const { return m_segmentationsVisible; }
+    const SegmentationOverlay *segmentations() const { return m_segmentations; }
     /// Magnified images smooth or pixel-exact, in every pane.
     void setSmoothMagnification(bool smooth);
 
@@ -132,6 +137,10 @@ private:
     SeriesPane *m_active = nullptr;
     bool m_sync = false;
     bool m_smoothMagnify = true;
+    SegmentationOverlay *m_segmentations;
+    bool m_segmentationsVisible = true;
+    /// The masks on what `pane` shows now.
+    void updateMasks(SeriesPane *pane);
     FilterChain m_chain;
     QString m_chainDescription;
     FilterState m_filterState;

@@ -2,6 +2,7 @@
 
 #include "dcmtksupport.h"
 #include "frameattributes.h"
+#include "segmentationinfo.h"
 #include "identityscan.h"
 #include "jpeg2000.h"
 #include "decoding.h"
@@ -109,6 +110,7 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
     const DicomTextDecoder text = textDecoder(ds);
     info.windows = readWindows(ds, text);
     readFrameAttributes(ds, text, info);  // enhanced objects: geometry, rescale and windows from the functional groups
+    readSegmentation(ds, text, info);     // a Segmentation: its segments, and the image each frame lies on
 
     // VOI LUT Sequence (PS3.3 C.11.2.1.3): descriptor entries (0: 65536), first mapped value (US or SS), bits.
     DcmSequenceOfItems *voi = nullptr;

@@ -82,8 +82,9 @@ std::unique_ptr<Workstation> workstationWith(const QTemporaryDir &dir, const QSt
     if (files.isEmpty())
         return ws;
     QSignalSpy received(ws.get(), &Workstation::instanceReceived);
-    const ProcessResult pushed = run(QStringLiteral(STORESCU_EXECUTABLE), QStringList{QStringLiteral("-aec"), QStringLiteral("READROOM"), QStringLiteral("127.0.0.1"),
-                                                                                      QString::number(options.storagePort)} + files);
+    // -R: storescu proposes the files' own SOP classes (its default list lacks Segmentation, for one).
+    const ProcessResult pushed = run(QStringLiteral(STORESCU_EXECUTABLE), QStringList{QStringLiteral("-R"), QStringLiteral("-aec"), QStringLiteral("READROOM"),
+                                                                                      QStringLiteral("127.0.0.1"), QString::number(options.storagePort)} + files);
     if (!pushed.ok()) {
         qWarning("storescu: %s", pushed.err.constData());
         return nullptr;
@@ -116,6 +117,7 @@ private Q_SLOTS:
     void namesInOtherAlphabetsEverywhereTheyAreShown();
     void multiFrameImagesStepAndPlayFrameByFrame();
     void importingACdWithItsDicomdir();
+    void aSegmentationIsShownOverItsSource();
     void theCliImportsWhileTheWorkstationRuns();
 
 private:
@@ -842,6 +844,53 @@ void tst_Workstation::multiFrameImagesStepAndPlayFrameByFrame()
     QCOMPARE(vp->frameCount(), 8);
     QCOMPARE(viewer->cineFramesPerSecond(&acquired), 50.0);
     QVERIFY(acquired);
+}
+
+/// A Segmentation pydicom wrote on two of three CT slices: its mask lies over exactly those slices, in its
+/// segment's colour, named in the overlay; G hides it; the SEG series itself shows as an image.
+void tst_Workstation::aSegmentationIsShownOverItsSource()
+{
+    QTemporaryDir dir;
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(SEGMENTATION_FILES_SCRIPT), dir.filePath(QStringLiteral("files"))});
+    QVERIFY2(made.ok(), made.err.constData());
+    QStringList files;
+    for (const QString &f : {QStringLiteral("ct1.dcm"), QStringLiteral("ct2.dcm"), QStringLiteral("ct3.dcm"), QStringLiteral("seg.dcm")})
+        files << dir.filePath(QStringLiteral("files/") + f);
+    std::unique_ptr<Workstation> ws = workstationWith(dir, files);
+    QVERIFY(ws);
+    QTRY_COMPARE(ws->studies().size(), 1);
+    QTRY_COMPARE(ws->studies().first().instanceCount, 4);
+    MainWindow window(ws.get());
+    window.resize(1000, 700);
+    window.show();
+    StudyViewer *viewer = window.openStudy(ws->studies().first().identity.studyInstanceUid);
+    QVERIFY(viewer);
+    int ct = -1;
+    for (int s = 0; s < viewer->study().series.size(); ++s)
+        if (viewer->study().series[s].modality == QLatin1String("CT"))
+            ct = s;
+    QVERIFY(ct >= 0);
+    viewer->showSeries(ct);
+    ImageViewport *vp = viewer->viewport();
+    QTRY_COMPARE(viewer->segmentations()->loadedCount(), 1);
+    viewer->showSlice(0);
+    QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.sopInstanceUid == viewer->study().series[ct].instances[0].sopInstanceUid);
+    QVERIFY(vp->masks().isEmpty());  // nothing drawn on the first slice
+    viewer->showSlice(1);
+    QTRY_VERIFY(vp->image().info.identity.sopInstanceUid == viewer->study().series[ct].instances[1].sopInstanceUid && vp->masks().size() == 1);
+    QCOMPARE(vp->masks().first().label, QStringLiteral("Lesion"));
+    QVERIFY(vp->masks().first().colour.red() > 200 && vp->masks().first().colour.green() < 100);
+    const QImage shot = vp->grab().toImage();
+    const QColor inside = shot.pixelColor(vp->imageToWidget().map(QPointF(6, 6)).toPoint());
+    const QColor outside = shot.pixelColor(vp->imageToWidget().map(QPointF(12, 12)).toPoint());
+    QVERIFY2(inside.red() > inside.green() + 40, qPrintable(inside.name()));     // red over the gray
+    QVERIFY2(std::abs(outside.red() - outside.green()) < 5, qPrintable(outside.name()));  // gray
+    QTest::keySequence(&window, QKeySequence(Qt::Key_G));
+    QVERIFY(!vp->masksVisible());
+    const QColor hidden = vp->grab().toImage().pixelColor(vp->imageToWidget().map(QPointF(6, 6)).toPoint());
+    QVERIFY(std::abs(hidden.red() - hidden.green()) < 5);
+    QTest::keySequence(&window, QKeySequence(Qt::Key_G));
+    QVERIFY(vp->masksVisible());
 }
 
 namespace {

@@ -897,6 +897,8 @@ Error StorageScp::start()
     // sees (120 of its 186), all in any syntax we decode.
     for (int i = 0; i < numberOfDcmLongSCUStorageSOPClassUIDs; ++i)
         l.addPresentationContext(dcmLongSCUStorageSOPClassUIDs[i], all);
+    // Images the decoder reads that the curated list leaves out (8 places are left under the 128).
+    l.addPresentationContext(UID_ParametricMapStorage, all);  // Float / Double Float Pixel Data
     std::weak_ptr<Private> weak = d;
     // Posted from the listener's thread, delivered only while this lives: `self` is never dangling in them.
     StorageScp *self = this;

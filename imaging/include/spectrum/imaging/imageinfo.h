@@ -54,6 +54,23 @@ struct FrameAttributes
     QList<WindowPreset> windows;
 };
 
+/// One segment of a Segmentation (PS3.3 C.8.20.2): what it marks, and the colour it is shown in.
+struct Segment
+{
+    int number = 0;
+    QString label;
+    std::array<quint8, 3> colour{255, 64, 64};  ///< sRGB, from Recommended Display CIELab Value when given
+};
+
+/// Which image a frame of a Segmentation lies on: the source instance (and frame) it was derived from, where the
+/// file says so; its place in the patient otherwise (matched by position).
+struct SegmentFrame
+{
+    int segment = 0;             ///< Referenced Segment Number
+    QString sourceSopInstanceUid;
+    int sourceFrame = 0;         ///< 1-based; 0: the whole (single-frame) source
+};
+
 struct ImageInfo
 {
     DicomIdentity identity;
@@ -97,6 +114,11 @@ struct ImageInfo
     int frameIndex = 0;               ///< which frame the geometry, rescale and windows above are
     double frameTimeMs = 0;           ///< nominal time per frame (Frame Time, Cine Rate, Recommended Display Frame Rate); 0 unknown
     QList<double> frameTimeVectorMs;  ///< Frame Time Vector: the time from each frame to the one before (the first 0)
+
+    // A Segmentation's segments and what each frame marks (empty for other objects).
+    QList<Segment> segments;
+    QList<SegmentFrame> segmentFrames;  ///< one per frame
+    bool isSegmentation() const { return !segmentFrames.isEmpty(); }
 
     /// This info as for frame `index` (clamped): its position, orientation, spacing, thickness, rescale and
     /// windows from the functional groups; the same info for a single frame or frames that do not differ.
