@@ -481,6 +481,7 @@ void usage()
 int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);  // no GUI library at all: images are written with libpng (imagefile.h)
+    QCoreApplication::setOrganizationName(QStringLiteral("Spectrum"));
     QCoreApplication::setApplicationName(QStringLiteral("Spectrum"));
     QCoreApplication::setApplicationVersion(QStringLiteral(SPECTRUM_VERSION));
     QStringList args = app.arguments();

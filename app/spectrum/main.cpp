@@ -156,6 +156,7 @@ int main(int argc, char **argv)
 
     QApplication app(argc, argv);
     preloadDicomDictionary();  // while the cache opens: the first image then decodes at once
+    QApplication::setOrganizationName(QStringLiteral("Spectrum"));  // settings in ~/.config/Spectrum/Spectrum.conf
     QApplication::setApplicationName(QStringLiteral("Spectrum"));
     QApplication::setApplicationVersion(QStringLiteral(SPECTRUM_VERSION));
     applyReadingRoomTheme(app);

@@ -5,13 +5,24 @@
 
 namespace spectrum {
 
+// Named here, not by the application and organisation names (which decide QSettings' file): every program of
+// Spectrum finds the same folders whatever names it sets.
+QString WorkstationPaths::configDirectory()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::GenericConfigLocation) + QStringLiteral("/Spectrum");
+}
+
+QString WorkstationPaths::dataDirectory()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/Spectrum");
+}
+
 QString WorkstationPaths::cacheDirectory()
 {
     const QString fromEnv = qEnvironmentVariable("SPECTRUM_CACHE_DIR");
     if (!fromEnv.isEmpty())
         return fromEnv;
-    // Both the GUI and the CLI set the application name "Spectrum", so they share one cache.
-    return QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/cache");
+    return dataDirectory() + QStringLiteral("/cache");
 }
 
 qint64 WorkstationPaths::diskBudgetBytes()

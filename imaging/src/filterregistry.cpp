@@ -1,5 +1,7 @@
 #include "spectrum/imaging/filterregistry.h"
 
+#include "spectrum/core/settings.h"
+
 #include "filters/builtinfilters.h"
 
 #include <QCoreApplication>
@@ -50,9 +52,7 @@ QStringList FilterRegistry::defaultPluginFolders()
         folders << p;
     if (QCoreApplication::instance())
         folders << QCoreApplication::applicationDirPath() + QStringLiteral("/filters");
-    const QString data = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-    if (!data.isEmpty())
-        folders << data + QStringLiteral("/filters");
+    folders << WorkstationPaths::dataDirectory() + QStringLiteral("/filters");
     return folders;
 }
 

@@ -1,5 +1,7 @@
 #include "spectrum/stores/storeconfig.h"
 
+#include "spectrum/core/settings.h"
+
 #include "spectrum/transfer/dimse.h"
 
 #include <QDir>
@@ -317,10 +319,7 @@ QString StoreConfigFile::defaultPath()
     const QString env = qEnvironmentVariable("SPECTRUM_CONFIG");
     if (!env.isEmpty())
         return env;
-    QString dir = QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation);
-    if (dir.isEmpty())
-        dir = QDir::homePath() + QStringLiteral("/.config/spectrum");
-    return dir + QStringLiteral("/stores.json");
+    return WorkstationPaths::configDirectory() + QStringLiteral("/stores.json");
 }
 
 Result<StoreConfigFile> StoreConfigFile::load(const QString &path)

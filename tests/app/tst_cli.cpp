@@ -7,6 +7,7 @@
 #include <QImage>
 
 #include <cstring>
+#include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -104,6 +105,30 @@ private Q_SLOTS:
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 1);
         QVERIFY(p.readAllStandardError().contains("no study '2.25.999'"));
+    }
+
+    /// The folders STORES.md and the README name: the configuration in ~/.config/Spectrum, the cache in
+    /// ~/.local/share/Spectrum/cache (through $XDG_CONFIG_HOME and $XDG_DATA_HOME).
+    void pathsAreWhereTheDocumentsSay()
+    {
+        QTemporaryDir home;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const QString &v : {QStringLiteral("SPECTRUM_CACHE_DIR"), QStringLiteral("SPECTRUM_CONFIG")})
+            env.remove(v);
+        env.insert(QStringLiteral("HOME"), home.path());
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.filePath(QStringLiteral("config")));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), home.filePath(QStringLiteral("data")));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("pacs"), QStringLiteral("--kind"),
+                                                         QStringLiteral("dicomweb"), QStringLiteral("--url"), QStringLiteral("http://127.0.0.1:1/dicom-web")});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(QFileInfo::exists(home.filePath(QStringLiteral("config/Spectrum/stores.json"))));
+        p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("studies")});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(QFileInfo(home.filePath(QStringLiteral("data/Spectrum/cache"))).isDir());
     }
 
     void errorsAreClearAndNonZero()

@@ -8,8 +8,12 @@ namespace spectrum {
 
 struct WorkstationPaths
 {
-    /// The FileStore root: $SPECTRUM_CACHE_DIR, else <AppLocalDataLocation>/cache
-    /// (~/.local/share/Spectrum/cache on Linux).
+    /// Spectrum's configuration folder: ~/.config/Spectrum on Linux ($XDG_CONFIG_HOME/Spectrum): stores.json and
+    /// Spectrum.conf (QSettings, with the organisation and application both "Spectrum").
+    static QString configDirectory();
+    /// Spectrum's data folder: ~/.local/share/Spectrum ($XDG_DATA_HOME/Spectrum): the cache, filter plugins.
+    static QString dataDirectory();
+    /// The FileStore root: $SPECTRUM_CACHE_DIR, else <dataDirectory>/cache (~/.local/share/Spectrum/cache).
     static QString cacheDirectory();
     /// Disk cache budget in bytes: $SPECTRUM_CACHE_BUDGET_MB, else 20 GiB.
     static qint64 diskBudgetBytes();
