@@ -14,9 +14,6 @@ namespace spectrum {
 
 namespace {
 constexpr double kHandleRadius = 7;  // screen pixels within which a measurement's end point is grabbed
-const QColor kOverlayText(235, 225, 140);
-const QColor kMeasureColour(120, 220, 255);
-const QColor kSelectedColour(255, 170, 60);
 } // namespace
 
 ImageViewport::ImageViewport(QWidget *parent) : QWidget(parent)
@@ -351,6 +348,10 @@ QString ImageViewport::pixelReadout() const
         return QString();
     if (!valueKnown(px->y()))
         return tr("x %1 y %2  (not here yet)").arg(px->x()).arg(px->y());
+    if (m_image.pixels.format() == PixelFormat::Rgb24) {  // colour: the three samples as stored
+        const uchar *rgb = m_image.pixels.frameData(m_frame) + 3 * (qsizetype(px->y()) * m_image.pixels.width() + px->x());
+        return tr("x %1 y %2  = R %3 G %4 B %5").arg(px->x()).arg(px->y()).arg(rgb[0]).arg(rgb[1]).arg(rgb[2]);
+    }
     const double value = modalityValueAt(m_image, m_frame, *px);
     const QString unit = m_image.info.valueUnit();
     if (!std::isfinite(value))
@@ -432,119 +433,7 @@ void ImageViewport::paintEvent(QPaintEvent *)
         }
         paintMeasurements(p);
     }
-    p.setRenderHint(QPainter::TextAntialiasing);
-    QFont font = p.font();
-    font.setPointSizeF(std::max(8.0, font.pointSizeF()));
-    p.setFont(font);
-    const QRect area = rect().adjusted(8, 6, -8, -6);
-    auto text = [&](const QRect &r, int flags, const QString &s, const QColor &colour = kOverlayText) {
-        p.setPen(QColor(0, 0, 0, 200));
-        p.drawText(r.translated(1, 1), flags, s);
-        p.setPen(colour);
-        p.drawText(r, flags, s);
-    };
-    if (!hasImage()) {
-        // Wrapped at word boundaries, or anywhere in a word too long for a line (a UID in an error).
-        QTextOption wrap(Qt::AlignCenter);
-        wrap.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
-        const QRectF box = QRectF(area).adjusted(area.width() * 0.05, 0, -area.width() * 0.05, 0);
-        p.setPen(QColor(0, 0, 0, 200));
-        p.drawText(box.translated(1, 1), m_message, wrap);
-        p.setPen(kOverlayText);
-        p.drawText(box, m_message, wrap);
-        if (m_overlayWithoutImage) {
-            text(area, Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
-            text(area, Qt::AlignRight | Qt::AlignTop, m_overlay.topRight);
-            text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
-        }
-        return;
-    }
-    text(area, Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
-    text(area, Qt::AlignRight | Qt::AlignTop, m_overlay.topRight);
-    text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
-    QStringList view{windowText(), tr("Zoom %1%").arg(std::lround(displayScale() * 100))};
-    if (displayScale() > 1.0 && !m_smoothMagnify)
-        view.last() += tr(" (pixel-exact)");
-    if (m_quarterTurns || m_flipH || m_flipV || m_inverted) {
-        QStringList how;
-        if (m_quarterTurns)
-            how << tr("%1°").arg(m_quarterTurns * 90);
-        if (m_flipH)
-            how << tr("flipped ↔");
-        if (m_flipV)
-            how << tr("flipped ↕");
-        if (m_inverted)
-            how << tr("inverted");
-        view << how.join(QStringLiteral(", "));
-    }
-    if (!m_modeText.isEmpty())
-        view.prepend(m_modeText);
-    if (!m_masks.isEmpty()) {
-        QStringList labels;
-        for (const ViewportMask &m : m_masks)
-            if (!labels.contains(m.label))
-                labels << m.label;
-        view.prepend(m_masksVisible ? tr("Segments: %1").arg(labels.join(QStringLiteral(", "))) : tr("Segments hidden (G)"));
-    }
-    const QString readout = pixelReadout();
-    if (!readout.isEmpty())
-        view.prepend(readout);
-    text(area, Qt::AlignRight | Qt::AlignBottom, view.join(QLatin1Char('\n')));
-    // The badge: complete, or still arriving (rows keep filling in).
-    const bool complete = m_completeness >= 1.0;
-    const QString badge = complete ? tr("● Complete") : tr("◌ Arriving %1%").arg(int(m_completeness * 100));
-    text(area, Qt::AlignHCenter | Qt::AlignTop, badge, complete ? QColor(120, 210, 120) : QColor(255, 170, 60));
-    // Filtered: said plainly, under the badge, with where the numbers come from.
-    if (!m_filterNote.isEmpty()) {
-        const QRect below = area.adjusted(0, p.fontMetrics().height() + 2, 0, 0);
-        text(below, Qt::AlignHCenter | Qt::AlignTop,
-             tr("FILTERED VIEW: %1\nvalues and measurements from the original image").arg(m_filterNote), QColor(255, 150, 90));
-    }
-}
-
-void ImageViewport::paintMeasurements(QPainter &p)
-{
-    const QList<Measurement> list = measurements();
-    if (list.isEmpty())
-        return;
-    const QTransform t = imageToWidget();
-    if (m_labelsVersion != m_measureVersion) {
-        m_labels.clear();
-        for (const Measurement &m : list)
-            m_labels << measurementText(m);
-        m_labelsVersion = m_measureVersion;
-    }
-    p.save();
-    p.setRenderHint(QPainter::Antialiasing);
-    for (int i = 0; i < list.size(); ++i) {
-        const Measurement &m = list[i];
-        QPen pen(i == m_selected ? kSelectedColour : kMeasureColour);
-        pen.setCosmetic(true);
-        pen.setWidthF(1.5);
-        p.setPen(pen);
-        p.setBrush(Qt::NoBrush);
-        // Shapes in image coordinates, so a region turns and flips with the image.
-        p.save();
-        p.setTransform(t, true);
-        if (m.kind == Measurement::Kind::Distance)
-            p.drawLine(m.a, m.b);
-        else if (m.kind == Measurement::Kind::Rectangle)
-            p.drawRect(QRectF(m.a, m.b).normalized());
-        else
-            p.drawEllipse(QRectF(m.a, m.b).normalized());
-        p.restore();
-        const QPointF a = t.map(m.a), b = t.map(m.b);
-        for (const QPointF &end : {a, b})
-            p.drawEllipse(end, 3.0, 3.0);
-        const QPointF anchor(std::max(a.x(), b.x()) + 8, std::min(a.y(), b.y()));
-        const QString &label = m_labels[i];
-        const QRectF box(anchor, QSizeF(260, 60));
-        p.setPen(QColor(0, 0, 0, 200));
-        p.drawText(box.translated(1, 1), Qt::AlignLeft | Qt::AlignTop, label);
-        p.setPen(i == m_selected ? kSelectedColour : kMeasureColour);
-        p.drawText(box, Qt::AlignLeft | Qt::AlignTop, label);
-    }
-    p.restore();
+    paintOverlay(p);
 }
 
 int ImageViewport::handleNear(QPointF widgetPosition) const

@@ -18,9 +18,14 @@
 #include <QTransform>
 #include <QWidget>
 
+#include <array>
 #include <optional>
+#include <utility>
 
 namespace spectrum {
+
+/// The patient direction a vector points to, as letters ("L", "PH"…), strongest first (LPS coordinates).
+QString patientDirectionLabel(const std::array<double, 3> &direction);
 
 struct ViewportOverlay
 {
@@ -142,6 +147,18 @@ public:
     void setModeText(const QString &text);
     QString modeText() const { return m_modeText; }
     const ViewportOverlay &overlay() const { return m_overlay; }
+    /// The patient directions at the image's edges as shown — after rotation and flips — ("L", "A", "HF"…); empty
+    /// without Image Orientation.
+    struct ScreenDirections
+    {
+        QString left, right, up, down;
+    };
+    ScreenDirections screenDirections() const;
+    /// The scale bar: its length in mm and on screen in pixels (a round length up to 120 pixels); none without
+    /// Pixel Spacing.
+    std::optional<std::pair<double, double>> scaleBar() const;
+    /// Where measurement labels were last drawn (widget coordinates): inside the pane.
+    QList<QRect> measurementLabelBoxes() const { return m_labelBoxes; }
     /// The text the overlay shows for the pixel under the cursor ("x 120 y 88  = 43 HU"); empty off the image.
     QString pixelReadout() const;
     /// The image as rendered with the current window (and inversion), before the view transform.
@@ -172,7 +189,10 @@ private:
     double aspect() const;   ///< row spacing over column spacing: the image's height is stretched by it
     double fitScale() const;
     QString windowText() const;
+    // Drawn over the image (viewportoverlay.cpp).
+    void paintOverlay(QPainter &p);
     void paintMeasurements(QPainter &p);
+    void paintOrientationAndScale(QPainter &p, const QRect &area);
     /// The measurement end point near `widgetPosition`: index × 2 + (0 for a, 1 for b), or −1.
     int handleNear(QPointF widgetPosition) const;
 
@@ -202,6 +222,7 @@ private:
     quint64 m_measureVersion = 0;
     mutable quint64 m_labelsVersion = ~quint64(0);
     mutable QStringList m_labels;
+    QList<QRect> m_labelBoxes;
     int m_selected = -1;
     int m_draggedHandle = -1;
     bool m_drawing = false;

@@ -284,6 +284,65 @@ private Q_SLOTS:
         QCOMPARE(m_vp->pixelReadout(), readout);
     }
 
+    /// The patient's directions at the image's edges follow rotation and flips; the scale bar's length is true.
+    void orientationLettersAndScaleBar()
+    {
+        QCOMPARE(m_vp->screenDirections().right, QString());  // no Image Orientation: no letters, rather than guesses
+        DecodedImage axial = m_image;
+        axial.info.hasPosition = true;
+        axial.info.imageOrientation = {1, 0, 0, 0, 1, 0};
+        m_vp->setImage(axial, true, QStringLiteral("slice-1"));
+        ImageViewport::ScreenDirections d = m_vp->screenDirections();
+        QCOMPARE(d.right, QStringLiteral("L"));
+        QCOMPARE(d.left, QStringLiteral("R"));
+        QCOMPARE(d.up, QStringLiteral("A"));
+        QCOMPARE(d.down, QStringLiteral("P"));
+        m_vp->rotate(1);  // clockwise: the anterior edge goes to the right
+        QCOMPARE(m_vp->screenDirections().right, QStringLiteral("A"));
+        QCOMPARE(m_vp->screenDirections().up, QStringLiteral("R"));
+        m_vp->rotate(-1);
+        m_vp->flipHorizontally();
+        QCOMPARE(m_vp->screenDirections().right, QStringLiteral("R"));
+        m_vp->flipHorizontally();
+        axial.info.imageOrientation = {1, 0, 0, 0, 0.6, -0.8};  // an oblique: posterior and feet
+        m_vp->setImage(axial, true, QStringLiteral("slice-1"));
+        QCOMPARE(m_vp->screenDirections().down, QStringLiteral("FP"));
+        QCOMPARE(patientDirectionLabel({0, 0, 1}), QStringLiteral("H"));
+
+        // 40 pixels of 0.5 mm shown at 10 screen pixels each: 20 pixels a mm, so 5 mm is 100 pixels.
+        const auto bar = m_vp->scaleBar();
+        QVERIFY(bar);
+        QCOMPARE(bar->first, 5.0);
+        QCOMPARE(bar->second, 100.0);
+        m_vp->setZoom(0.5);
+        QCOMPARE(m_vp->scaleBar()->first, 10.0);
+    }
+
+    /// Colour images read out their three samples; a measurement's label stays inside the pane.
+    void colourReadoutAndLabelsInsideThePane()
+    {
+        DecodedImage colour;
+        colour.info.rows = colour.info.columns = 4;
+        colour.info.samplesPerPixel = 3;
+        colour.info.photometric = Photometric::Rgb;
+        colour.pixels = PixelBuffer(PixelFormat::Rgb24, 4, 4, 1);
+        uchar *p = colour.pixels.frameData(0);
+        for (int i = 0; i < 16; ++i) {
+            p[3 * i] = uchar(10 * i);
+            p[3 * i + 1] = 200;
+            p[3 * i + 2] = 7;
+        }
+        m_vp->setImage(colour, false, QStringLiteral("colour"));
+        mouse(m_vp.get(), QEvent::MouseMove, m_vp->imageToWidget().map(QPointF(1.5, 2.5)).toPoint(), Qt::NoButton, Qt::NoButton);
+        QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 1 y 2  = R 90 G 200 B 7"));
+
+        m_vp->setImage(m_image, false, QStringLiteral("slice-1"));
+        m_vp->addMeasurement({Measurement::Kind::Rectangle, QPointF(30, 1), QPointF(39.5, 8)});  // at the pane's right edge
+        m_vp->grab();
+        QCOMPARE(m_vp->measurementLabelBoxes().size(), 1);
+        QVERIFY2(m_vp->rect().contains(m_vp->measurementLabelBoxes().first()), qPrintable(QStringLiteral("%1 %2").arg(m_vp->measurementLabelBoxes().first().x()).arg(m_vp->measurementLabelBoxes().first().right())));
+    }
+
 private:
     DecodedImage m_image = ramp(40, 40);
     std::unique_ptr<ImageViewport> m_vp;

@@ -1,0 +1,251 @@
+#include "imageviewport.h"
+
+// The viewport's annotations, drawn over the image: the overlay's corner texts, the badge and the filter banner,
+// the orientation letters at the image's edges and the scale bar, and the measurements with their labels. All
+// text is outlined, legible on bright images as on dark ones.
+
+#include <QPainter>
+#include <QTextOption>
+
+#include <algorithm>
+#include <cmath>
+
+namespace spectrum {
+
+namespace {
+const QColor kOverlayText(235, 225, 140);
+const QColor kMeasureColour(120, 220, 255);
+const QColor kSelectedColour(255, 170, 60);
+
+/// Text with a dark outline on all four sides.
+void drawOutlined(QPainter &p, const QRect &r, int flags, const QString &s, const QColor &colour)
+{
+    p.setPen(QColor(0, 0, 0, 220));
+    for (const QPoint d : {QPoint(-1, -1), QPoint(1, -1), QPoint(-1, 1), QPoint(1, 1)})
+        p.drawText(r.translated(d), flags, s);
+    p.setPen(colour);
+    p.drawText(r, flags, s);
+}
+} // namespace
+
+QString patientDirectionLabel(const std::array<double, 3> &v)
+{
+    // L, P, H along +x, +y, +z of the patient coordinate system (LPS); the strongest component first, and any
+    // other that counts (obliques read "LA", "HFP"…).
+    const char positive[3] = {'L', 'P', 'H'}, negative[3] = {'R', 'A', 'F'};
+    std::array<int, 3> order{0, 1, 2};
+    std::sort(order.begin(), order.end(), [&v](int a, int b) { return std::abs(v[size_t(a)]) > std::abs(v[size_t(b)]); });
+    QString label;
+    const double strongest = std::abs(v[size_t(order[0])]);
+    for (int axis : order) {
+        const double c = v[size_t(axis)];
+        if (strongest > 0 && std::abs(c) >= 0.25 * strongest && std::abs(c) > 1e-3)
+            label += QLatin1Char(c > 0 ? positive[axis] : negative[axis]);
+    }
+    return label;
+}
+
+ImageViewport::ScreenDirections ImageViewport::screenDirections() const
+{
+    ScreenDirections d;
+    const ImageInfo &info = m_image.info;
+    if (!hasImage() || !info.hasPosition)
+        return d;
+    bool invertible = false;
+    const QTransform back = imageToWidget().inverted(&invertible);
+    if (!invertible)
+        return d;
+    // A step right (and down) on screen in image columns and rows, then in the patient: rows run along the row
+    // direction cosines, columns along the column ones.
+    auto patient = [&](QPointF screenStep) {
+        const QPointF step = back.map(screenStep) - back.map(QPointF(0, 0));
+        std::array<double, 3> v{};
+        for (int i = 0; i < 3; ++i)
+            v[size_t(i)] = step.x() * info.imageOrientation[size_t(i)] * std::max(info.columnSpacing, 1e-6)
+                         + step.y() * info.imageOrientation[size_t(i) + 3] * std::max(info.rowSpacing, 1e-6);
+        return v;
+    };
+    const std::array<double, 3> right = patient(QPointF(1, 0)), down = patient(QPointF(0, 1));
+    d.right = patientDirectionLabel(right);
+    d.down = patientDirectionLabel(down);
+    d.left = patientDirectionLabel({-right[0], -right[1], -right[2]});
+    d.up = patientDirectionLabel({-down[0], -down[1], -down[2]});
+    return d;
+}
+
+std::optional<std::pair<double, double>> ImageViewport::scaleBar() const
+{
+    const ImageInfo &info = m_image.info;
+    if (!hasImage() || !(info.rowSpacing > 0 && info.columnSpacing > 0))
+        return std::nullopt;
+    bool invertible = false;
+    const QTransform back = imageToWidget().inverted(&invertible);
+    if (!invertible)
+        return std::nullopt;
+    const QPointF step = back.map(QPointF(1, 0)) - back.map(QPointF(0, 0));
+    const double mmPerPixel = std::hypot(step.x() * info.columnSpacing, step.y() * info.rowSpacing);
+    if (!(mmPerPixel > 0))
+        return std::nullopt;
+    // The longest round length (1, 2, 5 × 10^n mm) that fits in 120 screen pixels.
+    double best = 0;
+    for (double decade = 0.01; decade <= 1000; decade *= 10)
+        for (double m : {1.0, 2.0, 5.0})
+            if (m * decade / mmPerPixel <= 120)
+                best = m * decade;
+    if (best <= 0)
+        return std::nullopt;
+    return std::make_pair(best, best / mmPerPixel);
+}
+
+void ImageViewport::paintOrientationAndScale(QPainter &p, const QRect &area)
+{
+    if (!hasImage())
+        return;
+    const ScreenDirections d = screenDirections();
+    const QColor colour(235, 235, 235);
+    const int line = p.fontMetrics().height();
+    // The top edge's letter goes under the badge (and the filter banner, when there is one).
+    const int topLines = m_filterNote.isEmpty() ? 1 : 3;
+    if (!d.up.isEmpty()) {
+        drawOutlined(p, area.adjusted(0, topLines * line + 4, 0, 0), Qt::AlignHCenter | Qt::AlignTop, d.up, colour);
+        drawOutlined(p, area.adjusted(0, 0, 0, -line - 14), Qt::AlignHCenter | Qt::AlignBottom, d.down, colour);
+        drawOutlined(p, area, Qt::AlignLeft | Qt::AlignVCenter, d.left, colour);
+        drawOutlined(p, area, Qt::AlignRight | Qt::AlignVCenter, d.right, colour);
+    }
+    if (const auto bar = scaleBar()) {
+        const double mm = bar->first;
+        const int length = int(std::lround(bar->second));
+        const QPoint from(area.center().x() - length / 2, area.bottom() - 4);
+        p.save();
+        for (const auto &[pen, width] : {std::pair{QColor(0, 0, 0, 220), 4}, std::pair{colour, 2}}) {
+            p.setPen(QPen(pen, width));
+            p.drawLine(from, from + QPoint(length, 0));
+            p.drawLine(from, from - QPoint(0, 5));
+            p.drawLine(from + QPoint(length, 0), from + QPoint(length, -5));
+        }
+        p.restore();
+        const QString label = mm >= 10 ? tr("%1 cm").arg(mm / 10) : tr("%1 mm").arg(mm);
+        drawOutlined(p, QRect(from.x(), from.y() - 6 - line, length, line), Qt::AlignHCenter | Qt::AlignBottom, label, colour);
+    }
+}
+
+void ImageViewport::paintOverlay(QPainter &p)
+{
+    p.setRenderHint(QPainter::TextAntialiasing);
+    QFont font = p.font();
+    font.setPointSizeF(std::max(8.0, font.pointSizeF()));
+    p.setFont(font);
+    const QRect area = rect().adjusted(8, 6, -8, -6);
+    auto text = [&](const QRect &r, int flags, const QString &s, const QColor &colour = kOverlayText) { drawOutlined(p, r, flags, s, colour); };
+    if (!hasImage()) {
+        // Wrapped at word boundaries, or anywhere in a word too long for a line (a UID in an error).
+        QTextOption wrap(Qt::AlignCenter);
+        wrap.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+        const QRectF box = QRectF(area).adjusted(area.width() * 0.05, 0, -area.width() * 0.05, 0);
+        p.setPen(QColor(0, 0, 0, 220));
+        for (const QPointF d : {QPointF(-1, -1), QPointF(1, -1), QPointF(-1, 1), QPointF(1, 1)})
+            p.drawText(box.translated(d), m_message, wrap);
+        p.setPen(kOverlayText);
+        p.drawText(box, m_message, wrap);
+        if (m_overlayWithoutImage) {
+            text(area, Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
+            text(area, Qt::AlignRight | Qt::AlignTop, m_overlay.topRight);
+            text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
+        }
+        return;
+    }
+    text(area, Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
+    text(area, Qt::AlignRight | Qt::AlignTop, m_overlay.topRight);
+    text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
+    QStringList view{windowText(), tr("Zoom %1%").arg(std::lround(displayScale() * 100))};
+    if (displayScale() > 1.0 && !m_smoothMagnify)
+        view.last() += tr(" (pixel-exact)");
+    if (m_quarterTurns || m_flipH || m_flipV || m_inverted) {
+        QStringList how;
+        if (m_quarterTurns)
+            how << tr("%1°").arg(m_quarterTurns * 90);
+        if (m_flipH)
+            how << tr("flipped ↔");
+        if (m_flipV)
+            how << tr("flipped ↕");
+        if (m_inverted)
+            how << tr("inverted");
+        view << how.join(QStringLiteral(", "));
+    }
+    if (!m_modeText.isEmpty())
+        view.prepend(m_modeText);
+    if (!m_masks.isEmpty()) {
+        QStringList labels;
+        for (const ViewportMask &m : m_masks)
+            if (!labels.contains(m.label))
+                labels << m.label;
+        view.prepend(m_masksVisible ? tr("Segments: %1").arg(labels.join(QStringLiteral(", "))) : tr("Segments hidden (G)"));
+    }
+    const QString readout = pixelReadout();
+    if (!readout.isEmpty())
+        view.prepend(readout);
+    text(area, Qt::AlignRight | Qt::AlignBottom, view.join(QLatin1Char('\n')));
+    // The badge: complete, or still arriving (rows keep filling in).
+    const bool complete = m_completeness >= 1.0;
+    const QString badge = complete ? tr("● Complete") : tr("◌ Arriving %1%").arg(int(m_completeness * 100));
+    text(area, Qt::AlignHCenter | Qt::AlignTop, badge, complete ? QColor(120, 210, 120) : QColor(255, 170, 60));
+    // Filtered: said plainly, under the badge, with where the numbers come from.
+    if (!m_filterNote.isEmpty()) {
+        const QRect below = area.adjusted(0, p.fontMetrics().height() + 2, 0, 0);
+        text(below, Qt::AlignHCenter | Qt::AlignTop,
+             tr("FILTERED VIEW: %1\nvalues and measurements from the original image").arg(m_filterNote), QColor(255, 150, 90));
+    }
+    paintOrientationAndScale(p, area);
+}
+
+void ImageViewport::paintMeasurements(QPainter &p)
+{
+    const QList<Measurement> list = measurements();
+    if (list.isEmpty())
+        return;
+    const QTransform t = imageToWidget();
+    if (m_labelsVersion != m_measureVersion) {
+        m_labels.clear();
+        for (const Measurement &m : list)
+            m_labels << measurementText(m);
+        m_labelsVersion = m_measureVersion;
+    }
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing);
+    m_labelBoxes.clear();
+    for (int i = 0; i < list.size(); ++i) {
+        const Measurement &m = list[i];
+        QPen pen(i == m_selected ? kSelectedColour : kMeasureColour);
+        pen.setCosmetic(true);
+        pen.setWidthF(1.5);
+        p.setPen(pen);
+        p.setBrush(Qt::NoBrush);
+        // Shapes in image coordinates, so a region turns and flips with the image.
+        p.save();
+        p.setTransform(t, true);
+        if (m.kind == Measurement::Kind::Distance)
+            p.drawLine(m.a, m.b);
+        else if (m.kind == Measurement::Kind::Rectangle)
+            p.drawRect(QRectF(m.a, m.b).normalized());
+        else
+            p.drawEllipse(QRectF(m.a, m.b).normalized());
+        p.restore();
+        const QPointF a = t.map(m.a), b = t.map(m.b);
+        for (const QPointF &end : {a, b})
+            p.drawEllipse(end, 3.0, 3.0);
+        // Next to the shape, on its right — or its left when that runs off the pane — and always inside the pane.
+        const QString &label = m_labels[i];
+        const QSizeF size = p.fontMetrics().boundingRect(QRect(0, 0, 400, 200), Qt::AlignLeft | Qt::AlignTop, label).size();
+        QPointF anchor(std::max(a.x(), b.x()) + 8, std::min(a.y(), b.y()));
+        if (anchor.x() + size.width() > width() - 4)
+            anchor.setX(std::min(a.x(), b.x()) - 8 - size.width());
+        anchor.setX(std::clamp(anchor.x(), 4.0, std::max(4.0, width() - 4 - size.width())));
+        anchor.setY(std::clamp(anchor.y(), 4.0, std::max(4.0, height() - 4 - size.height())));
+        const QRect box = QRectF(anchor, size).toAlignedRect();
+        drawOutlined(p, box, Qt::AlignLeft | Qt::AlignTop, label, i == m_selected ? kSelectedColour : kMeasureColour);
+        m_labelBoxes << box;
+    }
+    p.restore();
+}
+
+} // namespace spectrum
