@@ -33,6 +33,7 @@
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QMimeData>
+#include <QTextBrowser>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTabBar>
@@ -252,13 +253,17 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Mouse and keys"), this, [this] {
-        QMessageBox::information(this, tr("Mouse and keys"),
-                                 tr("Wheel, ↑ ↓, Page Up/Down, Home/End: step through slices    C: cine, + and −: its speed\n"
-                                    "Right-drag: window (left/right) and level (up/down)    1–5: CT presets    A: auto    0: the file's\n"
-                                    "Ctrl+wheel: zoom    Middle-drag (or left with the pan tool): pan    F: fit    Shift+F: 1:1\n"
-                                    "[ ]: rotate    H, V: flip    I: invert    R: reset view\n"
-                                    "P: pan    D: distance    B: rectangle ROI    E: ellipse ROI    Del: delete measurement\n"
-                                    "Ctrl+F: find study    Ctrl+W: close study"));
+        QDialog dialog(this);
+        dialog.setWindowTitle(tr("Mouse and keys"));
+        auto *text = new QTextBrowser;
+        text->setHtml(keyBindingsHtml());
+        auto *layout = new QVBoxLayout(&dialog);
+        layout->addWidget(text);
+        auto *close = new QDialogButtonBox(QDialogButtonBox::Close);
+        connect(close, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+        layout->addWidget(close);
+        dialog.resize(640, 720);
+        dialog.exec();
     });
 
     connect(m_workstation, &Workstation::studiesChanged, this, &MainWindow::onStudiesChanged);
@@ -267,6 +272,40 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         statusBar()->showMessage(tr("Error: %1").arg(e.toString()));
     });
     onStudiesChanged();
+}
+
+QString MainWindow::keyBindingsHtml() const
+{
+    // Made from the menus themselves, so it lists every binding there is — and only those.
+    QString html = tr("<h3>Mouse</h3><table>"
+                      "<tr><td>Wheel</td><td>next / previous slice or frame</td></tr>"
+                      "<tr><td>Ctrl+wheel</td><td>zoom</td></tr>"
+                      "<tr><td>Right-drag</td><td>window (left/right) and level (up/down)</td></tr>"
+                      "<tr><td>Middle-drag, or left-drag with the pan tool</td><td>pan</td></tr>"
+                      "<tr><td>Left-drag with a measuring tool</td><td>draw it; drag an end point to move it</td></tr>"
+                      "<tr><td>Click a pane</td><td>the pane keys act on</td></tr>"
+                      "<tr><td>Drag a series onto a pane</td><td>show it there</td></tr>"
+                      "<tr><td>Drop files or folders on the window</td><td>import them</td></tr></table>"
+                      "<h3>Keys</h3><table>"
+                      "<tr><td>↑ ↓ ← →, Page Up/Down, Home/End</td><td>step through slices and frames</td></tr>");
+    for (QAction *menuAction : menuBar()->actions()) {
+        QMenu *menu = menuAction->menu();
+        if (!menu)
+            continue;
+        QList<QAction *> actions = menu->actions();
+        for (int i = 0; i < actions.size(); ++i) {
+            if (QMenu *sub = actions[i]->menu())
+                actions << sub->actions();
+        }
+        for (QAction *a : actions) {
+            if (a->shortcut().isEmpty())
+                continue;
+            html += QStringLiteral("<tr><td><b>%1</b></td><td>%2 (%3)</td></tr>")
+                        .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(), a->text().remove(QLatin1Char('&')).toHtmlEscaped(),
+                             menu->title().remove(QLatin1Char('&')).toHtmlEscaped());
+        }
+    }
+    return html + QStringLiteral("</table>");
 }
 
 void MainWindow::importFiles(const QStringList &paths)

@@ -54,6 +54,9 @@ public:
     /// progress and outcome in the status bar; a single study imported opens.
     void importFiles(const QStringList &paths);
 
+    /// Help ▸ Mouse and keys: the mouse's bindings and every key of every menu, as HTML.
+    QString keyBindingsHtml() const;
+
     void saveSettings(QSettings &settings) const;
     /// The filter presets alone (written as soon as one is saved, not only at exit).
     void savePresets(QSettings &settings) const;

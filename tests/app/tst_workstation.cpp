@@ -103,6 +103,7 @@ private Q_SLOTS:
     void demoStudiesFillTheList();
     void openScrollAndWindowTheCt();
     void keysFromTheMenusActOnTheOpenStudy();
+    void singleKeysNeverFireWhileTyping();
     void filtersApplyLiveAndToggleOff();
     void valuesAndMeasurementsIgnoreTheFilters();
     void filtersStayWithTheirStudyUnlessAPresetSaysSo();
@@ -271,6 +272,34 @@ void tst_Workstation::keysFromTheMenusActOnTheOpenStudy()
     QVERIFY(viewer->sliceIndex() != from);
     for (int i = 1; i < shown.count(); ++i)  // one slice at a time, in order, wrapping at the end
         QCOMPARE(shown.at(i).at(0).toInt(), (shown.at(i - 1).at(0).toInt() + 1) % viewer->sliceCount());
+}
+
+/// Typing "D" into the patient name field types a D: no tool changes, nothing flips; Help lists every binding.
+void tst_Workstation::singleKeysNeverFireWhileTyping()
+{
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(viewer);
+    const ImageViewport::Tool before = viewer->viewport()->tool();
+    const bool flipped = viewer->viewport()->isFlippedHorizontally();
+    QLineEdit *name = m_window->browser()->patientNameField();
+    m_window->browser()->window()->activateWindow();
+    QTabWidget *tabs = m_window->findChild<QTabWidget *>();
+    tabs->setCurrentIndex(0);
+    name->setFocus();
+    name->clear();
+    QTest::keyClicks(name, QStringLiteral("DHEB"));
+    QCOMPARE(name->text(), QStringLiteral("DHEB"));
+    QCOMPARE(viewer->viewport()->tool(), before);
+    QCOMPARE(viewer->viewport()->isFlippedHorizontally(), flipped);
+    name->clear();
+    // Every action with a key is in Help ▸ Mouse and keys.
+    const QString help = m_window->keyBindingsHtml();
+    for (QAction *a : m_window->findChildren<QAction *>()) {
+        if (!a->shortcut().isEmpty() && !a->text().isEmpty())
+            QVERIFY2(help.contains(a->text().remove(QLatin1Char('&')).toHtmlEscaped()), qPrintable(a->text()));
+    }
+    QVERIFY(help.contains(QStringLiteral("Segmentations")));
+    QVERIFY(help.contains(QStringLiteral("Import files")));
 }
 
 void tst_Workstation::filtersApplyLiveAndToggleOff()
