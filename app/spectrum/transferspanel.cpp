@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 namespace spectrum {
@@ -34,10 +35,29 @@ QString TransfersPanel::timeLeftText(double seconds)
     return tr("more than two days left at this rate");  // (and an infinite or absurd estimate never overflows)
 }
 
-TransfersPanel::TransfersPanel(QWidget *parent) : QWidget(parent), m_layout(new QVBoxLayout(this)), m_empty(new QLabel(tr("Nothing is arriving.")))
+TransfersPanel::TransfersPanel(QWidget *parent) : QWidget(parent), m_layout(new QVBoxLayout), m_empty(new QLabel(tr("Nothing is arriving.")))
 {
+    // The rows scroll inside the panel: however many transfers there are, the panel never grows the window.
+    auto *rows = new QWidget;
+    rows->setLayout(m_layout);
     m_layout->addWidget(m_empty);
     m_layout->addStretch();
+    m_scroll = new QScrollArea;
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_scroll->setWidget(rows);
+    m_clear = new QPushButton(tr("Clear finished"));
+    m_clear->setObjectName(QStringLiteral("clearFinished"));
+    m_clear->setToolTip(tr("Removes the studies that have all arrived (or were cancelled) and the sends that ended"));
+    connect(m_clear, &QPushButton::clicked, this, &TransfersPanel::clearFinished);
+    auto *outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(m_scroll, 1);
+    auto *buttons = new QHBoxLayout;
+    buttons->addStretch();
+    buttons->addWidget(m_clear);
+    outer->addLayout(buttons);
     m_tick.setInterval(1000);
     connect(&m_tick, &QTimer::timeout, this, &TransfersPanel::update);
     m_clock.start();
@@ -159,6 +179,22 @@ void TransfersPanel::addSend(ResultJob<ExportSummary> *job, const QString &title
     m_rows << row;
     refreshSendRow(m_rows.last());
     update();
+}
+
+int TransfersPanel::clearFinished()
+{
+    int removed = 0;
+    for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
+        const Row &r = m_rows[i];
+        const bool finished = r.isSend ? !r.send : (!r.streamer || r.cancelled || r.streamer->isComplete());
+        if (!finished)
+            continue;
+        delete r.widget;
+        m_rows.removeAt(i);
+        ++removed;
+    }
+    update();
+    return removed;
 }
 
 bool TransfersPanel::cancelFetch(int row)

@@ -13,6 +13,7 @@
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QScrollArea;
 class QVBoxLayout;
 
 namespace spectrum {
@@ -43,6 +44,8 @@ public:
     bool cancelFetch(int row);
     /// Rows shown (transfers still there, finished or not).
     int count() const { return int(m_rows.size()); }
+    /// Removes the rows that ended (studies all here or cancelled, sends finished); how many went.
+    int clearFinished();
     /// "2 transfers · 14.2 MB/s · about 20 s left", or empty when nothing is arriving.
     QString totals() const;
     /// A row's detail line ("120 of 300 images · 60 MB · 12.3 MB/s · 3 at once · about 15 s left").
@@ -80,8 +83,10 @@ private:
     void refreshRow(Row &row);
     void refreshSendRow(Row &row);
 
-    QVBoxLayout *m_layout;
+    QVBoxLayout *m_layout;  ///< the rows, inside m_scroll
     QLabel *m_empty;
+    QScrollArea *m_scroll = nullptr;
+    QPushButton *m_clear = nullptr;
     QList<Row> m_rows;
     QTimer m_tick;
     QElapsedTimer m_clock;

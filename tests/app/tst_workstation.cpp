@@ -7,11 +7,13 @@
 #include "mainwindow.h"
 #include "studybrowser.h"
 #include "studyviewer.h"
+#include "transferspanel.h"
 #include "workstation.h"
 
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/measurements.h"
 #include "spectrum/stores/imageloader.h"
+#include "spectrum/stores/storeregistry.h"
 #include "testsupport.h"
 
 #include <QAction>
@@ -104,6 +106,7 @@ private Q_SLOTS:
     void openScrollAndWindowTheCt();
     void keysFromTheMenusActOnTheOpenStudy();
     void singleKeysNeverFireWhileTyping();
+    void theTransfersPanelScrollsAndClearsWhatEnded();
     void filtersApplyLiveAndToggleOff();
     void valuesAndMeasurementsIgnoreTheFilters();
     void filtersStayWithTheirStudyUnlessAPresetSaysSo();
@@ -300,6 +303,26 @@ void tst_Workstation::singleKeysNeverFireWhileTyping()
     }
     QVERIFY(help.contains(QStringLiteral("Segmentations")));
     QVERIFY(help.contains(QStringLiteral("Import files")));
+}
+
+/// Forty ended sends never grow the panel past a screen: it scrolls inside itself; Clear finished empties it.
+void tst_Workstation::theTransfersPanelScrollsAndClearsWhatEnded()
+{
+    TransfersPanel panel;
+    panel.resize(300, 400);
+    panel.show();
+    const int emptyHeight = panel.minimumSizeHint().height();
+    for (int i = 0; i < 40; ++i) {
+        auto *job = failedJob<ExportSummary>(Error(ErrorCode::Network, QStringLiteral("the archive is away")));
+        panel.addSend(job, QStringLiteral("Send %1").arg(i));
+        job->start(ExecutionPolicy::Sync);
+    }
+    QCOMPARE(panel.count(), 40);
+    QVERIFY2(panel.minimumSizeHint().height() < emptyHeight + 200, qPrintable(QString::number(panel.minimumSizeHint().height())));
+    auto *clear = panel.findChild<QPushButton *>(QStringLiteral("clearFinished"));
+    QVERIFY(clear);
+    clear->click();
+    QCOMPARE(panel.count(), 0);
 }
 
 void tst_Workstation::filtersApplyLiveAndToggleOff()
