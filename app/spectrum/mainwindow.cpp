@@ -34,6 +34,7 @@
 #include <QDropEvent>
 #include <QMimeData>
 #include <QTextBrowser>
+#include <QDateTime>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTabBar>
@@ -355,6 +356,24 @@ void MainWindow::dropEvent(QDropEvent *event)
 void MainWindow::onStudiesChanged()
 {
     openImportedWhenListed();
+    // Series that reached the cache since a study was opened (a derived series just sent, a PACS's push) join it.
+    for (int i = 1; i < m_tabs->count(); ++i) {
+        auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i));
+        const StudySummary *local = viewer ? m_workstation->findStudy(viewer->study().identity.studyInstanceUid) : nullptr;
+        if (!local || local->identity.patientId != viewer->study().identity.patientId || local->identityConflict)
+            continue;
+        StudySummary merged = viewer->study();
+        for (const SeriesSummary &s : local->series) {
+            if (std::none_of(merged.series.begin(), merged.series.end(), [&s](const SeriesSummary &m) { return m.seriesInstanceUid == s.seriesInstanceUid; })) {
+                merged.series << s;
+                merged.instanceCount += int(s.instances.size());
+                if (!merged.modalities.contains(s.modality))
+                    merged.modalities << s.modality;
+            }
+        }
+        if (merged.series.size() != viewer->study().series.size())
+            viewer->setStudy(merged);
+    }
     if (BlobStore *store = m_workstation->localStore()) {
         const StoreUsage u = store->usage();
         m_cacheLabel->setText(tr("Local cache: %1 images, %2 MB").arg(u.blobs).arg(u.bytes / 1e6, 0, 'f', 0));
@@ -381,6 +400,9 @@ void MainWindow::chooseAndSend()
     dialog.setWindowTitle(tr("Send to archive"));
     auto *storeBox = new QComboBox;
     storeBox->addItems(stores);
+    // The archive the study came from, when it came from one.
+    if (viewer->streamer() && stores.contains(viewer->streamer()->storeName()))
+        storeBox->setCurrentText(viewer->streamer()->storeName());
     auto *image = new QRadioButton(tr("This image"));
     auto *series = new QRadioButton(tr("The whole series (%n image(s))", nullptr, viewer->sliceCount()));
     image->setChecked(true);
@@ -423,7 +445,17 @@ void MainWindow::sendToArchive(const QString &store, bool wholeSeries)
             return fail(Error(ErrorCode::Busy, tr("%n image(s) of it are still arriving; send when they are here", nullptr, int(missing))));
     }
     const FilterChain chain = m_filters->isApplied() ? m_filters->chain() : FilterChain();
-    auto *job = registry->exportDerivedSeries(store, keys, chain);
+    // A series number no series of the study has, and a description that tells this send from the others.
+    Derivation naming;
+    int highest = 0;
+    for (const SeriesSummary &s : viewer->study().series)
+        highest = std::max(highest, s.seriesNumber);
+    naming.seriesNumber = highest + 1;
+    const SeriesSummary &source = viewer->study().series[viewer->seriesIndex()];
+    naming.seriesDescription = tr("%1 (%2, %3)").arg(source.description.isEmpty() ? tr("Series %1").arg(source.seriesNumber) : source.description,
+                                                      chain.isEmpty() ? tr("copy") : m_filters->description(),
+                                                      QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"))).left(64);
+    auto *job = registry->exportDerivedSeries(store, keys, chain, naming);
     statusBar()->showMessage(tr("Sending %n image(s) to %1…", nullptr, int(keys.size())).arg(store));
     const SeriesSummary &shown = viewer->study().series[viewer->seriesIndex()];
     m_transfers->addSend(job, tr("%1 — %2 image(s) of series %3 to %4%5", nullptr, int(keys.size()))

@@ -211,7 +211,7 @@ void SeriesPane::requestLoad(int index)
         return;
     }
     const InstanceRef &ref = m_study->series[m_series].instances[index];
-    if (m_streamer && !m_streamer->isCached(ref.key)) {
+    if (m_streamer && m_streamer->isListed(ref.key) && !m_streamer->isCached(ref.key)) {
         if (index == m_slice && !(m_arriving && m_arriving->key == ref.key))
             showMissing(index);  // unless it is on screen already while it arrives
         return;  // loaded when it is cached (onInstanceCached)
@@ -347,7 +347,7 @@ void SeriesPane::showMissing(int index)
 void SeriesPane::onStreamProgress()
 {
     if (m_series >= 0 && m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(m_slice)
-        && !m_streamer->isCached(m_study->series[m_series].instances[m_slice].key))
+        && m_streamer->isListed(keyOf(m_slice)) && !m_streamer->isCached(keyOf(m_slice)))
         showMissing(m_slice);  // how much of the study is here, or why the slice is not, kept current
 }
 

@@ -179,7 +179,8 @@ void StudyViewer::requestThumbnails()
         const QList<InstanceRef> &in = m_study.series[i].instances;
         if (in.isEmpty())
             continue;
-        if (!m_streamer || m_streamer->isCached(in[in.size() / 2].key)) {
+        const QString middle = in[in.size() / 2].key;
+        if (!m_streamer || !m_streamer->isListed(middle) || m_streamer->isCached(middle)) {  // unlisted: the cache's own
             requestThumbnail(i, in[in.size() / 2].key);
         } else {
             for (const InstanceRef &r : in) {

@@ -95,7 +95,10 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     const QString description = derivation.seriesDescription.isEmpty() ? (dcmtk::getString(ds, DCM_SeriesDescription) + QStringLiteral(" (processed)")).trimmed()
                                                                        : derivation.seriesDescription;
     put(ds, DCM_SeriesDescription, description.left(64));
-    put(ds, DCM_ImageType, QStringLiteral("DERIVED\\SECONDARY"));
+    // DERIVED\SECONDARY, and the original's further values (AXIAL, LOCALIZER, …) that say what the image shows.
+    QStringList imageType = dcmtk::getString(ds, DCM_ImageType).split(QLatin1Char('\\'));
+    imageType = QStringList{QStringLiteral("DERIVED"), QStringLiteral("SECONDARY")} + (imageType.size() > 2 ? imageType.mid(2) : QStringList());
+    put(ds, DCM_ImageType, imageType.join(QLatin1Char('\\')));
     put(ds, DCM_DerivationDescription, derivation.description);
     if (sopClass == QLatin1String(UID_SecondaryCaptureImageStorage) && dcmtk::getString(ds, DCM_ConversionType).isEmpty())
         put(ds, DCM_ConversionType, QStringLiteral("WSD"));  // workstation

@@ -1007,7 +1007,8 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
     });
 }
 
-ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name, const QStringList &keys, const FilterChain &chain)
+ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name, const QStringList &keys, const FilterChain &chain,
+                                                             const Derivation &naming)
 {
     Error e;
     store(name, &e);
@@ -1019,15 +1020,15 @@ ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name
         return failedJob<ExportSummary>(e);
     std::shared_ptr<FileStore> cache = m_cache;
     QPointer<StoreRegistry> self(this);
-    return new CallbackJob<ExportSummary>([self, name, keys, chain, cache](CallbackJob<ExportSummary> *job) {
+    return new CallbackJob<ExportSummary>([self, name, keys, chain, cache, naming](CallbackJob<ExportSummary> *job) {
         // The derived instances are made on the pool, into a private folder, then sent like any files.
         auto folder = std::make_shared<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/spectrum-send-XXXXXX"));
         if (!folder->isValid())
             return job->complete(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for the derived instances")));
         std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(job);  // progress from the pool, while the job lives
         const CancelToken sending = job->cancelToken();  // a cancelled send stops making its instances too
-        auto *make = makeJob<QStringList>([keys, chain, cache, folder, toJob, job, sending](const CancelToken &cancel) -> Result<QStringList> {
-            Derivation derivation;
+        auto *make = makeJob<QStringList>([keys, chain, cache, folder, toJob, job, sending, naming](const CancelToken &cancel) -> Result<QStringList> {
+            Derivation derivation = naming;
             derivation.description = chain.isEmpty() ? QStringLiteral("unprocessed copy") : chain.description();
             derivation.seriesInstanceUid = makeUid();  // one derived series for all of them
             QStringList files;
@@ -1056,14 +1057,30 @@ ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name
             }
             return files;
         });
-        whenDone(make, job, [self, job, name, folder](const Result<QStringList> &files) {
+        whenDone(make, job, [self, job, name, folder, cache](const Result<QStringList> &files) {
             if (job->isFinished())
                 return;  // cancelled meanwhile: nothing is sent
             if (!files.isOk())
                 return job->complete(files.error());
             if (!self)
                 return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("the workstation is closing")));
-            whenDone(self->exportFiles(name, files.value()), job, [job, folder](const Result<ExportSummary> &sent) { job->complete(sent); });
+            whenDone(self->exportFiles(name, files.value()), job, [job, folder, cache](const Result<ExportSummary> &sent) {
+                if (!sent.isOk() || sent.value().stored.isEmpty())
+                    return job->complete(sent);
+                // What the archive stored is kept here too: the derived series shows in the open study at once.
+                const QStringList stored = sent.value().stored;
+                auto *keep = makeJob<Done>([stored, folder, cache](const CancelToken &) -> Result<Done> {
+                    for (const QString &sop : stored) {
+                        QFile f(QDir(folder->path()).filePath(sop + QStringLiteral(".dcm")));
+                        if (!f.open(QIODevice::ReadOnly))
+                            continue;  // stored under another name: the archive has it, the cache will when fetched
+                        if (Error e = runSync(cache->put(sop, ByteView(f.readAll()))).error(); e.isError())
+                            return e.withContext(sop);
+                    }
+                    return Done();
+                });
+                whenDone(keep, job, [job, sent](const Result<Done> &) { job->complete(sent); });  // a full cache does not undo the send
+            });
         });
     });
 }

@@ -270,11 +270,24 @@ void tst_ReadingRoom::sendingAProcessedImageBackToTheArchive()
     viewer->showSlice(7);
     QTRY_COMPARE(viewer->viewport()->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[7].sopInstanceUid);
     m_window->filterPanel()->setSpecs({QStringLiteral("invert")});
+    const int seriesBefore = int(viewer->study().series.size());
     QSignalSpy sent(m_window.get(), &MainWindow::sendFinished);
     m_window->sendToArchive(QStringLiteral("pacs"), false);
     QVERIFY(sent.wait(30000));
     QCOMPARE(sent.first().at(0).toInt(), 1);  // stored
     QCOMPARE(sent.first().at(1).toInt(), 0);  // refused
+    // The derived series joins the open study at once, with a number of its own and a description that says
+    // what was done; it shows from the cache.
+    QTRY_COMPARE(int(viewer->study().series.size()), seriesBefore + 1);
+    const SeriesSummary sentSeries = viewer->study().series.last();
+    int highest = 0;
+    for (int i = 0; i < seriesBefore; ++i)
+        highest = std::max(highest, viewer->study().series[i].seriesNumber);
+    QCOMPARE(sentSeries.seriesNumber, highest + 1);
+    QVERIFY2(sentSeries.description.contains(QStringLiteral("invert")), qPrintable(sentSeries.description));
+    viewer->showSeries(seriesBefore);
+    QTRY_VERIFY(viewer->viewport()->hasImage() && viewer->viewport()->image().info.identity.seriesInstanceUid == sentSeries.seriesInstanceUid);
+    viewer->showSeries(0);
     TransfersPanel *transfers = m_window->transfersPanel();
     QCOMPARE(transfers->details(transfers->count() - 1), QStringLiteral("1 image(s) stored"));  // and in the transfers panel
     m_window->filterPanel()->setSpecs({});
@@ -320,6 +333,10 @@ void tst_ReadingRoom::sendingAProcessedImageBackToTheArchive()
     QVERIFY(std::memcmp(back.value().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
     QCOMPARE(back.value().info.identity.patientId, original.value().info.identity.patientId);
     QCOMPARE(back.value().info.identity.studyInstanceUid, m_ctUid);
+    // Image Type keeps what the original said of itself after DERIVED\SECONDARY (AXIAL), as dcmdump reads it.
+    const ProcessResult dump = run(QStringLiteral(DCMDUMP_EXECUTABLE), {QStringLiteral("+P"), QStringLiteral("0008,0008"),
+                                                                      QDir(out.path()).filePath(derived->instances[0].sopInstanceUid + QStringLiteral(".dcm"))});
+    QVERIFY2(dump.out.contains("[DERIVED\\SECONDARY\\AXIAL]"), dump.out.constData());
 }
 
 void tst_ReadingRoom::fetchOrderFollowsTheView()

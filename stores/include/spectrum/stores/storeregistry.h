@@ -10,6 +10,7 @@
 #include "spectrum/core/dicomquery.h"
 #include "spectrum/core/resultjob.h"
 #include "spectrum/imaging/bandprocessor.h"
+#include "spectrum/imaging/derivedinstance.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/studycatalog.h"
 
@@ -105,8 +106,11 @@ public:
     /// "Send to archive": the cached instances `keys` (one series, in order) through `chain`, as one new derived
     /// series (derivedinstance.h: same patient and study, new UIDs, DERIVED\\SECONDARY, the chain named in the
     /// Derivation Description, Source Image Sequence) sent to store `name`. progress(done, total) while the
-    /// instances are made; the result says per instance what was stored and what failed.
-    ResultJob<ExportSummary> *exportDerivedSeries(const QString &name, const QStringList &keys, const FilterChain &chain);
+    /// instances are made; the result says per instance what was stored and what failed. `naming` gives the new
+    /// series its number and description (derivedinstance.h's defaults when left empty). What the archive stored
+    /// is kept in the cache too, so the derived series is in the study here at once.
+    ResultJob<ExportSummary> *exportDerivedSeries(const QString &name, const QStringList &keys, const FilterChain &chain,
+                                                  const Derivation &naming = Derivation());
     /// Sends DICOM files to a store (STOW-RS, C-STORE, blobd push, or the local cache).
     ResultJob<ExportSummary> *exportFiles(const QString &name, const QStringList &files);
 

@@ -59,6 +59,9 @@ public:
     void setBulkAfter(int radius);
 
     bool isCached(const QString &key) const { return m_cached.contains(key); }
+    /// Whether `key` is one of the study's instances as the store listed them (others — a series made here and
+    /// sent — are the cache's alone).
+    bool isListed(const QString &key) const { return m_keys.contains(key); }
     bool isFetching(const QString &key) const { return m_running.contains(key); }
     int cachedCount() const { return int(m_cached.size()); }
     int failedCount() const { return int(m_failed.size()); }
