@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "filterpanel.h"
+#include "tagviewer.h"
 #include "storesdialog.h"
 #include "transferspanel.h"
 #include "studybrowser.h"
@@ -45,7 +46,7 @@
 namespace spectrum {
 
 MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
-    : QMainWindow(parent), m_workstation(workstation), m_browser(new StudyBrowser(workstation)), m_filters(new FilterPanel),
+    : QMainWindow(parent), m_workstation(workstation), m_browser(new StudyBrowser(workstation)), m_filters(new FilterPanel), m_tags(new TagViewer),
       m_transfers(new TransfersPanel), m_transferLabel(new QLabel), m_tabs(new QTabWidget),
       m_cacheLabel(new QLabel)
 {
@@ -66,6 +67,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         if (m_cineAction)
             m_cineAction->setChecked(v && v->isCinePlaying());
         showFiltersOf(v);
+        showTagsOfImageInView();
     });
     setCentralWidget(m_tabs);
     statusBar()->addPermanentWidget(m_cacheLabel);
@@ -84,6 +86,18 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         viewer->setFilters(chain, description);
     });
     m_filterDock = filterDock;
+
+    // The elements of the image in view, following it while shown.
+    auto *tagDock = new QDockWidget(tr("DICOM tags"), this);
+    tagDock->setObjectName(QStringLiteral("tagDock"));
+    tagDock->setWidget(m_tags);
+    addDockWidget(Qt::RightDockWidgetArea, tagDock);
+    tagDock->hide();
+    m_tagDock = tagDock;
+    connect(tagDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible)
+            showTagsOfImageInView();
+    });
 
     auto *transferDock = new QDockWidget(tr("Transfers"), this);
     transferDock->setObjectName(QStringLiteral("transferDock"));
@@ -221,6 +235,10 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     showFilters->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+F")));
     filtersMenu->addAction(showFilters);
     add(filtersMenu, tr("&Apply filters on/off"), Qt::Key_T, [this] { m_filters->toggle(); });
+    QAction *showTags = m_tagDock->toggleViewAction();
+    showTags->setText(tr("DICOM &tags"));
+    showTags->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+D")));
+    view->addAction(showTags);
     QAction *showTransfers = m_transferDock->toggleViewAction();
     showTransfers->setText(tr("&Transfers"));
     showTransfers->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+T")));
@@ -307,6 +325,17 @@ QString MainWindow::keyBindingsHtml() const
         }
     }
     return html + QStringLiteral("</table>");
+}
+
+void MainWindow::showTagsOfImageInView()
+{
+    if (!m_tagDock || !m_tagDock->isVisible())
+        return;
+    StudyViewer *viewer = currentViewer();
+    QString key;
+    if (viewer && viewer->seriesIndex() >= 0 && viewer->sliceIndex() >= 0)
+        key = viewer->study().series[viewer->seriesIndex()].instances.value(viewer->sliceIndex()).key;
+    m_tags->showInstance(m_workstation->localStore(), key);
 }
 
 void MainWindow::importFiles(const QStringList &paths)
@@ -734,6 +763,10 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
         viewer->setFilterState({m_startChain, true, QString()});
     else if (const std::optional<FilterPreset> preset = m_filters->presetFor(study.modalities))
         viewer->setFilterState({preset->specs, true, preset->name});
+    connect(viewer, &StudyViewer::imageShown, this, [this, viewer] {
+        if (viewer == currentViewer())
+            showTagsOfImageInView();
+    });
     connect(viewer, &StudyViewer::cineChanged, this, [this, viewer](bool playing, int fps) {
         if (viewer == currentViewer()) {
             m_cineAction->setChecked(playing);

@@ -15,6 +15,7 @@ class QTableView;
 namespace spectrum {
 
 class FilterPanel;
+class TagViewer;
 class TransfersPanel;
 class StudyBrowser;
 class StudyViewer;
@@ -42,6 +43,9 @@ public:
     StudyViewer *currentViewer() const;
     StudyBrowser *browser() const { return m_browser; }
     FilterPanel *filterPanel() const { return m_filters; }
+    TagViewer *tagViewer() const { return m_tags; }
+    /// View ▸ DICOM tags: the dock that lists the elements of the image in view.
+    QDockWidget *tagDock() const { return m_tagDock; }
     TransfersPanel *transfersPanel() const { return m_transfers; }
     void showFilterPanel();
 
@@ -86,6 +90,8 @@ private:
     void closeTab(int index);
     /// Adds a viewer's tab and wires it up.
     StudyViewer *addViewer(StudyViewer *viewer, const StudySummary &study);
+    /// The tag viewer to the image in view, while it is shown.
+    void showTagsOfImageInView();
     /// The filter panel to `viewer`'s own chain (none: disabled and empty).
     void showFiltersOf(StudyViewer *viewer);
     /// The open viewer of this study and patient, if any.
@@ -94,6 +100,8 @@ private:
     Workstation *m_workstation;
     StudyBrowser *m_browser;
     FilterPanel *m_filters;
+    TagViewer *m_tags;
+    QDockWidget *m_tagDock = nullptr;
     TransfersPanel *m_transfers;
     QLabel *m_transferLabel;
     QDockWidget *m_filterDock = nullptr;

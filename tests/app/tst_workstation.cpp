@@ -7,6 +7,7 @@
 #include "mainwindow.h"
 #include "studybrowser.h"
 #include "studyviewer.h"
+#include "tagviewer.h"
 #include "transferspanel.h"
 #include "workstation.h"
 
@@ -33,7 +34,9 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QDockWidget>
 #include <QTest>
+#include <QTreeWidget>
 
 #include <cstring>
 
@@ -107,6 +110,7 @@ private Q_SLOTS:
     void keysFromTheMenusActOnTheOpenStudy();
     void singleKeysNeverFireWhileTyping();
     void theTransfersPanelScrollsAndClearsWhatEnded();
+    void theTagViewerFollowsTheImageAndSearches();
     void filtersApplyLiveAndToggleOff();
     void valuesAndMeasurementsIgnoreTheFilters();
     void filtersStayWithTheirStudyUnlessAPresetSaysSo();
@@ -323,6 +327,44 @@ void tst_Workstation::theTransfersPanelScrollsAndClearsWhatEnded()
     QVERIFY(clear);
     clear->click();
     QCOMPARE(panel.count(), 0);
+}
+
+/// View > DICOM tags lists the elements of the image in view, follows it, and finds by tag, keyword or value.
+void tst_Workstation::theTagViewerFollowsTheImageAndSearches()
+{
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(viewer);
+    viewer->showSlice(10);
+    QTRY_VERIFY(viewer->viewport()->hasImage() && viewer->sliceIndex() == 10);
+    TagViewer *tags = m_window->tagViewer();
+    QSignalSpy shown(tags, &TagViewer::shown);
+    m_window->tagDock()->show();
+    QVERIFY(shown.wait(10000));
+    QCOMPARE(tags->instanceKey(), viewer->study().series[0].instances[10].key);
+    const QList<QTreeWidgetItem *> names = tags->tree()->findItems(QStringLiteral("PatientName"), Qt::MatchExactly | Qt::MatchRecursive, 1);
+    QCOMPARE(names.size(), 1);
+    QCOMPARE(names.first()->text(0), QStringLiteral("(0010,0010)"));
+    QCOMPARE(names.first()->text(2), QStringLiteral("PN"));
+    QCOMPARE(names.first()->text(3), QStringLiteral("DEMO^HEAD PHANTOM"));
+    const QList<QTreeWidgetItem *> pixels = tags->tree()->findItems(QStringLiteral("PixelData"), Qt::MatchExactly | Qt::MatchRecursive, 1);
+    QCOMPARE(pixels.size(), 1);
+    QVERIFY(pixels.first()->text(3).contains(QStringLiteral("bytes of binary data")));
+    // Searched by tag (with or without the comma), by keyword, by value.
+    for (const QString &needle : {QStringLiteral("0010,0020"), QStringLiteral("00100020"), QStringLiteral("patientid"), QStringLiteral("DEMO-HEAD-001")}) {
+        tags->filterField()->setText(needle);
+        int visible = 0;
+        for (int i = 0; i < tags->tree()->topLevelItemCount(); ++i)
+            visible += !tags->tree()->topLevelItem(i)->isHidden();
+        QVERIFY2(visible >= 1 && visible <= 2, qPrintable(needle + QStringLiteral(": %1").arg(visible)));
+        QVERIFY(!tags->tree()->findItems(QStringLiteral("PatientID"), Qt::MatchExactly | Qt::MatchRecursive, 1).first()->isHidden());
+    }
+    tags->filterField()->clear();
+    // It follows the image in view.
+    shown.clear();
+    viewer->showSlice(11);
+    QVERIFY(shown.wait(10000));
+    QCOMPARE(tags->instanceKey(), viewer->study().series[0].instances[11].key);
+    m_window->tagDock()->hide();
 }
 
 void tst_Workstation::filtersApplyLiveAndToggleOff()

@@ -6,6 +6,7 @@
 #include "spectrum/imaging/windowlevel.h"
 #include "jpeg2000files.h"
 #include "testsupport.h"
+#include "spectrum/imaging/dicomtags.h"
 #include "spectrum/imaging/streamingdecoder.h"
 #include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/imaging/filterregistry.h"
@@ -58,6 +59,7 @@ private Q_SLOTS:
     void badInputGivesClearErrors_data();
     void badInputGivesClearErrors();
     void multiFrameTimingAndFunctionalGroups();
+    void tagsListEveryElementWithSequencesNested();
     void everySampleDepthAsPydicomReadsIt_data();
     void everySampleDepthAsPydicomReadsIt();
     void aJpeg2000StreamDeeperThanItsHeaderIsReadAtItsOwnPrecision();
@@ -659,6 +661,36 @@ void tst_Decoder::multiFrameTimingAndFunctionalGroups()
         QCOMPARE(frame.columnSpacing, 0.5);
         QCOMPARE(frame.toModalityValue(ct.value().pixels.valueAt(3, 3, f)), 10.0 * f);
     }
+}
+
+/// The tag viewer's rows: meta information and dataset in file order, keywords from the dictionary, sequences
+/// with their items nested, names in their character set.
+void tst_Decoder::tagsListEveryElementWithSequencesNested()
+{
+    QTemporaryDir dir;
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(SEGMENTATION_FILES_SCRIPT), dir.path()});
+    QVERIFY2(made.ok(), made.err.constData());
+    const Result<QList<DicomTagRow>> rows = readDicomTags(ByteView(readFile(dir.filePath(QStringLiteral("seg.dcm")))));
+    QVERIFY(rows.isOk());
+    QCOMPARE(rows.value().first().tagText(), QStringLiteral("(0002,0000)"));  // the meta information first
+    const auto find = [&](const QString &keyword) {
+        return std::find_if(rows.value().begin(), rows.value().end(), [&](const DicomTagRow &r) { return r.keyword == keyword; });
+    };
+    QVERIFY(find(QStringLiteral("PatientName")) != rows.value().end());
+    QCOMPARE(find(QStringLiteral("PatientName"))->value, QStringLiteral("SEG^TEST"));
+    const auto segments = find(QStringLiteral("SegmentSequence"));
+    QVERIFY(segments != rows.value().end());
+    QCOMPARE(segments->vr, QStringLiteral("SQ"));
+    QCOMPARE(segments->children.size(), 1);  // one item
+    const QList<DicomTagRow> &item = segments->children.first().children;
+    QVERIFY(std::any_of(item.begin(), item.end(), [](const DicomTagRow &r) { return r.keyword == QLatin1String("SegmentLabel") && r.value == QLatin1String("Lesion"); }));
+    const Result<QList<DicomTagRow>> cyrillic = [&] {
+        const ProcessResult names = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(CHARSET_FILES_SCRIPT), dir.filePath(QStringLiteral("cs"))});
+        return names.ok() ? readDicomTags(ByteView(readFile(dir.filePath(QStringLiteral("cs/cyrillic.dcm"))))) : Result<QList<DicomTagRow>>(Error(ErrorCode::Internal, QString()));
+    }();
+    QVERIFY(cyrillic.isOk());
+    QVERIFY(std::any_of(cyrillic.value().begin(), cyrillic.value().end(), [](const DicomTagRow &r) { return r.value == QStringLiteral("Люкценберг^Иван"); }));
+    QVERIFY(!readDicomTags(ByteView(QByteArray("not DICOM at all"))).isOk());
 }
 
 namespace {
