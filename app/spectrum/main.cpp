@@ -192,6 +192,10 @@ int main(int argc, char **argv)
                 options.storageAeTitle = config.value().workstation.aeTitle;
                 options.storagePort = quint16(config.value().workstation.storagePort);
             }
+            // Follows the file: a store added from the command line appears; the Storage SCP starts once a
+            // configuration exists and follows its AE title and port.
+            options.storesFile = configPath;
+            options.listenWhenConfigured = !parser.isSet(QStringLiteral("no-listen")) && !parser.isSet(QStringLiteral("screenshot"));
         } else {
             std::fprintf(stderr, "spectrum: %s\n", qPrintable(config.error().toString()));
         }

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -21,7 +22,8 @@ namespace spectrum {
 StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     : QDialog(parent), m_workstation(workstation), m_config(workstation->storeConfig()), m_list(new QListWidget), m_name(new QLineEdit),
       m_kind(new QComboBox), m_url(new QLineEdit), m_auth(new QComboBox), m_user(new QLineEdit), m_secret(new QLineEdit),
-      m_host(new QLineEdit), m_port(new QSpinBox), m_aeTitle(new QLineEdit), m_ourAeTitle(new QLineEdit), m_retrieve(new QComboBox),
+      m_host(new QLineEdit), m_port(new QSpinBox), m_aeTitle(new QLineEdit), m_ourAeTitle(new QLineEdit), m_timeout(new QSpinBox),
+      m_wsAeTitle(new QLineEdit), m_wsPort(new QSpinBox), m_retrieve(new QComboBox),
       m_tls(new QCheckBox(tr("DICOM TLS"))),
       m_caFile(new QLineEdit), m_parallel(new QSpinBox), m_status(new QLabel)
 {
@@ -46,7 +48,13 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     m_status->setWordWrap(true);
     m_status->setObjectName(QStringLiteral("storesStatus"));
 
+    m_timeout->setRange(1, 3600);
+    m_timeout->setSuffix(tr(" s"));
+    m_timeout->setValue(30);
+    m_timeout->setToolTip(tr("How long an answer may take before the archive counts as not answering"));
+    m_wsPort->setRange(1, 65535);
     auto *form = new QFormLayout;
+    m_form = form;
     form->addRow(tr("Name"), m_name);
     form->addRow(tr("Kind"), m_kind);
     form->addRow(tr("URL"), m_url);
@@ -61,14 +69,25 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     form->addRow(tr("Security"), m_tls);
     form->addRow(tr("Trusted CA file"), m_caFile);
     form->addRow(tr("At once"), m_parallel);
+    form->addRow(tr("Timeout"), m_timeout);
 
     auto *add = new QPushButton(tr("New"));
     auto *save = new QPushButton(tr("Save"));
     auto *remove = new QPushButton(tr("Remove"));
     auto *test = new QPushButton(tr("Test connection"));
-    connect(add, &QPushButton::clicked, this, &StoresDialog::newStore);
+    connect(add, &QPushButton::clicked, this, [this] {
+        if (mayDropEdits())
+            newStore();
+    });
     connect(save, &QPushButton::clicked, this, &StoresDialog::saveStore);
-    connect(remove, &QPushButton::clicked, this, &StoresDialog::removeStore);
+    connect(remove, &QPushButton::clicked, this, [this] {
+        if (m_editing.isEmpty())
+            return setStatus(tr("Choose a store in the list to remove it."), false);
+        if (QMessageBox::question(this, tr("Remove store"), tr("Remove the store “%1”? Studies it holds stay where they are; this "
+                                                              "workstation no longer searches or opens them there.").arg(m_editing))
+            == QMessageBox::Yes)
+            removeStore();
+    });
     connect(test, &QPushButton::clicked, this, &StoresDialog::testStore);
     auto *buttons = new QHBoxLayout;
     for (QPushButton *b : {add, save, remove, test})
@@ -77,11 +96,22 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     auto *close = new QDialogButtonBox(QDialogButtonBox::Close);
     connect(close, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
+    // This workstation's own identity on the network: what PACSs push to, and C-MOVE sends to.
+    m_wsAeTitle->setText(m_config.workstation.aeTitle);
+    m_wsPort->setValue(m_config.workstation.storagePort);
+    auto *ownForm = new QFormLayout;
+    ownForm->addRow(tr("This workstation's AE title"), m_wsAeTitle);
+    ownForm->addRow(tr("Its Storage SCP port"), m_wsPort);
+    auto *saveOwn = new QPushButton(tr("Save"));
+    saveOwn->setObjectName(QStringLiteral("saveWorkstation"));
+    connect(saveOwn, &QPushButton::clicked, this, &StoresDialog::saveWorkstation);
+    ownForm->addRow(QString(), saveOwn);
     auto *right = new QVBoxLayout;
     right->addLayout(form);
     right->addLayout(buttons);
     right->addWidget(m_status);
     right->addStretch();
+    right->addLayout(ownForm);
     auto *body = new QHBoxLayout;
     m_list->setFixedWidth(300);
     body->addWidget(m_list);
@@ -96,9 +126,76 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     connect(m_auth, &QComboBox::currentIndexChanged, this, &StoresDialog::updateFields);
     connect(m_tls, &QCheckBox::toggled, this, &StoresDialog::updateFields);
     connect(m_url, &QLineEdit::textChanged, this, &StoresDialog::updateFields);
-    connect(m_list, &QListWidget::currentTextChanged, this, [this](const QString &text) { showStore(text.section(QLatin1Char(' '), 0, 0)); });
+    connect(m_list, &QListWidget::currentTextChanged, this, [this](const QString &text) {
+        const QString name = text.section(QLatin1Char(' '), 0, 0);
+        if (name == m_editing)
+            return;
+        if (!mayDropEdits()) {  // back to the store being edited
+            const QSignalBlocker block(m_list);
+            for (int i = 0; i < m_list->count(); ++i)
+                if (m_list->item(i)->text().section(QLatin1Char(' '), 0, 0) == m_editing)
+                    m_list->setCurrentRow(i);
+            return;
+        }
+        showStore(name);
+    });
+    // Any change to the form is an edit, until saved or dropped.
+    for (QLineEdit *e : {m_name, m_url, m_user, m_secret, m_host, m_aeTitle, m_ourAeTitle, m_caFile})
+        connect(e, &QLineEdit::textEdited, this, [this] { m_dirty = !m_filling; });
+    for (QComboBox *c : {m_kind, m_auth, m_retrieve})
+        connect(c, &QComboBox::currentIndexChanged, this, [this] { m_dirty = m_dirty || !m_filling; });
+    for (QSpinBox *b : {m_port, m_parallel, m_timeout})
+        connect(b, &QSpinBox::valueChanged, this, [this] { m_dirty = m_dirty || !m_filling; });
+    connect(m_tls, &QCheckBox::toggled, this, [this] { m_dirty = m_dirty || !m_filling; });
+    // A store added from the command line meanwhile shows up.
+    connect(m_workstation, &Workstation::storeConfigChanged, this, [this] {
+        m_config = m_workstation->storeConfig();
+        refreshList();
+    });
     refreshList();
     newStore();
+}
+
+bool StoresDialog::isFieldShown(QWidget *field) const
+{
+    int row = -1;
+    QFormLayout::ItemRole role;
+    m_form->getWidgetPosition(field, &row, &role);
+    return row >= 0 && field->isVisibleTo(const_cast<StoresDialog *>(this));
+}
+
+bool StoresDialog::mayDropEdits()
+{
+    if (!m_dirty)
+        return true;
+    const QString what = m_editing.isEmpty() ? tr("the new store") : tr("“%1”").arg(m_editing);
+    const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to %1?").arg(what),
+                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Cancel)
+        return false;
+    if (answer == QMessageBox::Save) {
+        saveStore();
+        return !m_dirty;  // a refused save keeps the dialog where it is
+    }
+    m_dirty = false;
+    return true;
+}
+
+void StoresDialog::reject()
+{
+    if (mayDropEdits())
+        QDialog::reject();
+}
+
+void StoresDialog::saveWorkstation()
+{
+    StoreConfigFile next = m_config;
+    next.workstation.aeTitle = m_wsAeTitle->text().trimmed();
+    next.workstation.storagePort = m_wsPort->value();
+    if (next.workstation.aeTitle.isEmpty() || next.workstation.aeTitle.size() > 16)
+        return setStatus(tr("An AE title has 1 to 16 characters."), false);
+    if (apply(next))
+        setStatus(tr("This workstation is %1 on port %2.").arg(next.workstation.aeTitle).arg(next.workstation.storagePort), true);
 }
 
 QString StoresDialog::status() const
@@ -123,20 +220,28 @@ void StoresDialog::updateFields()
 {
     const auto kind = StoreKind(m_kind->currentData().toInt());
     const bool web = kind == StoreKind::DicomWeb, dimse = kind == StoreKind::Dimse, blobd = kind == StoreKind::Blobd;
-    m_url->setEnabled(web || blobd);
-    m_auth->setEnabled(web);
+    // Only the fields of the chosen kind are on show.
     const QString auth = web ? m_auth->currentData().toString() : QStringLiteral("bearer");
-    m_user->setEnabled(web && auth == QLatin1String("basic"));
-    m_secret->setEnabled((web && auth != QLatin1String("none")) || blobd);
+    auto show = [this](QWidget *field, bool on) {
+        field->setEnabled(on);
+        m_form->setRowVisible(field, on);
+    };
+    show(m_url, web || blobd);
+    show(m_auth, web);
+    show(m_user, web && auth == QLatin1String("basic"));
+    show(m_secret, (web && auth != QLatin1String("none")) || blobd);
     for (QWidget *w : std::initializer_list<QWidget *>{m_host, m_port, m_aeTitle, m_ourAeTitle, m_retrieve, m_tls})
-        w->setEnabled(dimse);
+        show(w, dimse);
+    show(m_parallel, web || dimse);
     // The CA applies where the connection is TLS: HTTPS and blobs:// URLs, or DICOM TLS.
     const QString url = m_url->text().trimmed();
-    m_caFile->setEnabled((dimse && m_tls->isChecked()) || (!dimse && (url.isEmpty() || url.startsWith(QLatin1String("https:")) || url.startsWith(QLatin1String("blobs:")))));
+    show(m_caFile, (dimse && m_tls->isChecked()) || (!dimse && (url.isEmpty() || url.startsWith(QLatin1String("https:")) || url.startsWith(QLatin1String("blobs:")))));
 }
 
 void StoresDialog::newStore()
 {
+    m_filling = true;
+    m_editing.clear();
     m_list->clearSelection();
     m_name->clear();
     m_name->setEnabled(true);
@@ -152,7 +257,10 @@ void StoresDialog::newStore()
     m_caFile->clear();
     m_kind->setCurrentIndex(0);
     m_auth->setCurrentIndex(0);
+    m_timeout->setValue(30);
     updateFields();
+    m_filling = false;
+    m_dirty = false;
 }
 
 void StoresDialog::showStore(const QString &name)
@@ -160,6 +268,8 @@ void StoresDialog::showStore(const QString &name)
     const StoreConfig *s = m_config.find(name);
     if (!s)
         return;
+    m_filling = true;
+    m_editing = s->name;
     m_name->setText(s->name);
     m_kind->setCurrentIndex(m_kind->findData(int(s->kind)));
     m_url->setText(s->url);
@@ -176,14 +286,17 @@ void StoresDialog::showStore(const QString &name)
     m_tls->setChecked(s->tls);
     m_caFile->setText(s->caFile);
     m_parallel->setValue(s->maxParallel);
+    m_timeout->setValue(std::max(1, s->timeoutSeconds));
     updateFields();
+    m_filling = false;
+    m_dirty = false;
 }
 
 Result<StoreConfig> StoresDialog::formStore() const
 {
     StoreConfig s;
-    if (const StoreConfig *old = m_config.find(m_name->text().trimmed()))
-        s = *old;  // keeps what the form does not show (sealed secrets, timeouts)
+    if (const StoreConfig *old = m_config.find(m_editing.isEmpty() ? m_name->text().trimmed() : m_editing))
+        s = *old;  // keeps what the form does not show (sealed secrets)
     s.name = m_name->text().trimmed();
     s.kind = StoreKind(m_kind->currentData().toInt());
     s.url = m_url->text().trimmed();
@@ -197,6 +310,7 @@ Result<StoreConfig> StoresDialog::formStore() const
     s.tls = s.kind == StoreKind::Dimse && m_tls->isChecked();
     s.caFile = m_caFile->isEnabled() ? m_caFile->text().trimmed() : QString();
     s.maxParallel = m_parallel->value();
+    s.timeoutSeconds = m_timeout->value();
     if (s.kind != StoreKind::Dimse) {
         s.host.clear();
         s.port = 0;
@@ -234,17 +348,25 @@ void StoresDialog::saveStore()
     Result<StoreConfig> s = formStore();
     if (!s.isOk())
         return setStatus(s.error().message(), false);
+    // A new store never replaces one of the same name; an edited one never takes another's.
+    const QString name = s.value().name;
+    if (name != m_editing && m_config.find(name))
+        return setStatus(tr("A store named %1 exists already: choose it in the list to change it, or give this one another name.").arg(name), false);
     StoreConfigFile next = m_config;
-    next.remove(s.value().name);
+    if (!m_editing.isEmpty())
+        next.remove(m_editing);  // renamed, or saved over itself
     if (Error e = next.add(s.value()); e.isError())
         return setStatus(e.message(), false);
-    if (apply(next))
-        setStatus(tr("%1 saved.").arg(s.value().name), true);
+    if (apply(next)) {
+        m_editing = name;
+        m_dirty = false;
+        setStatus(tr("%1 saved.").arg(name), true);
+    }
 }
 
 void StoresDialog::removeStore()
 {
-    const QString name = m_name->text().trimmed();
+    const QString name = m_editing.isEmpty() ? m_name->text().trimmed() : m_editing;
     StoreConfigFile next = m_config;
     if (Error e = next.remove(name); e.isError())
         return setStatus(e.message(), false);
@@ -288,7 +410,9 @@ void StoresDialog::testStore()
     const QString name = s.value().name;
     whenDone(registry->test(name), this, [this, registry, name](const Result<Done> &r) {
         registry->deleteLater();
-        const QString message = r.isOk() ? tr("%1: connection OK").arg(name) : tr("%1: %2").arg(name, r.error().toString());
+        QString message = r.isOk() ? tr("%1: connection OK").arg(name) : tr("%1: %2").arg(name, r.error().toString());
+        if (!r.isOk() && r.error().message().contains(QStringLiteral("404")))
+            message += tr(" — is the URL the DICOMweb root? For Orthanc it is http://HOST:8042/dicom-web, without /studies.");
         setStatus(message, r.isOk());
         Q_EMIT tested(r.isOk(), message);
     });

@@ -9,6 +9,7 @@
 #include <QDialog>
 
 class QCheckBox;
+class QFormLayout;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -41,11 +42,24 @@ public:
     QLineEdit *aeTitleField() const { return m_aeTitle; }
     QCheckBox *tlsField() const { return m_tls; }
     QLineEdit *caFileField() const { return m_caFile; }
+    QSpinBox *timeoutField() const { return m_timeout; }
+    QLineEdit *workstationAeTitleField() const { return m_wsAeTitle; }
+    QSpinBox *workstationPortField() const { return m_wsPort; }
+    /// Whether the form holds edits not saved yet.
+    bool hasUnsavedChanges() const { return m_dirty; }
+    /// The store the form shows (empty: a new one).
+    QString editing() const { return m_editing; }
+    /// Whether a field's row is on show (only the fields of the chosen kind are).
+    bool isFieldShown(QWidget *field) const;
 
 public Q_SLOTS:
-    /// The form as a store: added, or replacing the one of that name. Saved at once.
+    /// The form as a store: a new one (refused when the name is taken), or the one being edited (renamed if its
+    /// name changed, refused onto another's name). Saved at once.
     void saveStore();
+    /// Removes the store being edited (the Remove button asks first).
     void removeStore();
+    /// This workstation's own AE title and Storage SCP port (the Storage SCP follows).
+    void saveWorkstation();
     /// Tests the store in the form (as typed, before saving): C-ECHO, a QIDO request, a blobd listing.
     void testStore();
     /// An empty form for a new store.
@@ -54,7 +68,12 @@ public Q_SLOTS:
 Q_SIGNALS:
     void tested(bool ok, const QString &message);
 
+protected:
+    void reject() override;
+
 private:
+    /// Unsaved edits: asks whether to drop them; true to go on.
+    bool mayDropEdits();
     void showStore(const QString &name);
     Result<StoreConfig> formStore() const;
     void refreshList();
@@ -76,6 +95,13 @@ private:
     QSpinBox *m_port;
     QLineEdit *m_aeTitle;
     QLineEdit *m_ourAeTitle;
+    QSpinBox *m_timeout;
+    QLineEdit *m_wsAeTitle;
+    QSpinBox *m_wsPort;
+    QFormLayout *m_form = nullptr;
+    QString m_editing;
+    bool m_dirty = false;
+    bool m_filling = false;  ///< the form is being filled from a store: not an edit
     QComboBox *m_retrieve;
     QCheckBox *m_tls;
     QLineEdit *m_caFile;

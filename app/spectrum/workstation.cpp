@@ -1,6 +1,8 @@
 #include "workstation.h"
 
 #include <QFileInfo>
+#include <QDir>
+#include <QFileSystemWatcher>
 
 #include "spectrum/core/logging.h"
 #include "spectrum/imaging/dicomdecoder.h"
@@ -56,6 +58,19 @@ void Workstation::start()
             seedDemo();
         refreshStudies();
         startListening();
+        followListening();
+        if (!m_options.storesFile.isEmpty()) {
+            if (QFile known(m_options.storesFile); known.open(QIODevice::ReadOnly))
+                m_storesFileBytes = known.readAll();  // what the options hold already
+            m_storesWatcher = new QFileSystemWatcher(this);
+            const QString folder = QFileInfo(m_options.storesFile).absolutePath();
+            QDir().mkpath(folder);
+            m_storesWatcher->addPath(folder);  // the file may not exist yet, and is replaced, not rewritten
+            if (QFile::exists(m_options.storesFile))
+                m_storesWatcher->addPath(m_options.storesFile);
+            connect(m_storesWatcher, &QFileSystemWatcher::fileChanged, this, &Workstation::reloadStoresFile);
+            connect(m_storesWatcher, &QFileSystemWatcher::directoryChanged, this, &Workstation::reloadStoresFile);
+        }
         // `spectrum-cli import` while this workstation holds the cache hands its files over here.
         m_importService = std::make_unique<ImportService>(m_store.get());
         if (Error e = m_importService->listen(m_options.cacheDirectory); e.isError())
@@ -137,6 +152,47 @@ void Workstation::setStoreConfig(const StoreConfigFile &config)
     m_options.stores = config;
     if (m_registry)
         m_registry->setConfig(config);
+    followListening();
+    Q_EMIT storeConfigChanged();
+}
+
+void Workstation::followListening()
+{
+    if (!m_options.listenWhenConfigured || !m_store)
+        return;
+    const WorkstationConfig &w = m_options.stores.workstation;
+    const bool configured = !m_options.storesFile.isEmpty() && QFile::exists(m_options.storesFile);
+    const bool same = m_scp && m_options.storageAeTitle == w.aeTitle && m_options.storagePort == quint16(w.storagePort);
+    if (!configured || same)
+        return;
+    if (m_scp) {
+        m_scp->stop();
+        m_scp.reset();
+    }
+    m_options.storageAeTitle = w.aeTitle;
+    m_options.storagePort = quint16(w.storagePort);
+    startListening();
+}
+
+void Workstation::reloadStoresFile()
+{
+    // Editors and `stores add` replace the file (a rename): watch it again each time.
+    if (!m_options.storesFile.isEmpty() && QFile::exists(m_options.storesFile) && !m_storesWatcher->files().contains(m_options.storesFile))
+        m_storesWatcher->addPath(m_options.storesFile);
+    QFile file(m_options.storesFile);
+    if (!file.open(QIODevice::ReadOnly))
+        return;
+    const QByteArray bytes = file.readAll();
+    if (bytes == m_storesFileBytes)
+        return;  // written by this workstation (the dialog), or touched without a change
+    m_storesFileBytes = bytes;
+    Result<StoreConfigFile> loaded = StoreConfigFile::load(m_options.storesFile);
+    if (!loaded.isOk()) {
+        Q_EMIT errorOccurred(loaded.error().withContext(tr("the store configuration changed but cannot be read; the last one stays in use")));
+        return;
+    }
+    setStoreConfig(loaded.value());
+    Q_EMIT statusMessage(tr("The store configuration changed: %n store(s)", nullptr, int(m_options.stores.stores().size())));
 }
 
 const StudySummary *Workstation::findStudy(const QString &uidOrAlias) const

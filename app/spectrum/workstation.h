@@ -13,6 +13,7 @@
 #include "spectrum/transfer/dimse.h"
 
 #include <QObject>
+#include <QFileSystemWatcher>
 #include <QTimer>
 
 #include <memory>
@@ -38,6 +39,12 @@ public:
         quint16 storagePort = 0;
         /// The archives the hospital connected (spectrum-cli stores add …); searched and opened from the GUI.
         StoreConfigFile stores;
+        /// Follow this store configuration file: a store added by `spectrum-cli stores add` while the workstation
+        /// runs is there without a restart. Empty: the configuration changes only through setStoreConfig().
+        QString storesFile;
+        /// Listen for pushed studies (the Storage SCP, on the configuration's AE title and port) as soon as a store
+        /// configuration exists, and follow changes to them.
+        bool listenWhenConfigured = false;
     };
 
     explicit Workstation(Options options, QObject *parent = nullptr);
@@ -55,7 +62,8 @@ public:
     /// Every configured store, the cache included; null until started().
     StoreRegistry *registry() const { return m_registry.get(); }
     const StoreConfigFile &storeConfig() const { return m_options.stores; }
-    /// A changed configuration (the stores dialog): searches and fetches from now on use it.
+    /// A changed configuration (the stores dialog, or the followed file): searches and fetches from now on use it,
+    /// and the Storage SCP follows the workstation's AE title and port in it.
     void setStoreConfig(const StoreConfigFile &config);
     const QList<StudySummary> &studies() const { return m_studies; }
     /// A study by UID or by demo alias ("demo-ct"); nullptr if unknown.
@@ -84,6 +92,8 @@ Q_SIGNALS:
     void seedingFinished();
     /// A PACS pushed an instance and it is in the cache (the study list follows through studiesChanged()).
     void instanceReceived(const QString &sopInstanceUid);
+    /// The store configuration changed (in the dialog, or in its file under the workstation's feet).
+    void storeConfigChanged();
     /// An import ended (from the GUI, or handed over by `spectrum-cli import`).
     void importFinished(const spectrum::ImportSummary &summary);
 
@@ -91,6 +101,9 @@ private:
     void refreshStudies();
     void seedDemo();
     void startListening();
+    /// Listens, stops or restarts the Storage SCP as the options and configuration now say.
+    void followListening();
+    void reloadStoresFile();
 
     Options m_options;
     std::shared_ptr<FileStore> m_store;
@@ -105,6 +118,8 @@ private:
     std::unique_ptr<StorageScp> m_scp;
     std::unique_ptr<StoreRegistry> m_registry;
     std::unique_ptr<ImportService> m_importService;
+    QFileSystemWatcher *m_storesWatcher = nullptr;
+    QByteArray m_storesFileBytes;  ///< the followed file as last read
     int m_received = 0;
 };
 
