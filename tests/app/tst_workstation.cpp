@@ -107,6 +107,9 @@ class tst_Workstation : public QObject
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase();
+    /// Before each test: the main window active (the menus' keys fire only there), after tests that showed
+    /// windows of their own.
+    void init();
     void demoStudiesFillTheList();
     void openScrollAndWindowTheCt();
     void keysFromTheMenusActOnTheOpenStudy();
@@ -161,6 +164,14 @@ void tst_Workstation::initTestCase()
     QVERIFY(seeded.wait(120000));
     QCOMPARE(ctSlicesAtFinish, 200);
     QVERIFY(!m_ws->isSeeding());
+}
+
+void tst_Workstation::init()
+{
+    if (!m_window)
+        return;
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
 }
 
 void tst_Workstation::demoStudiesFillTheList()
@@ -317,7 +328,6 @@ void tst_Workstation::theTransfersPanelScrollsAndClearsWhatEnded()
 {
     TransfersPanel panel;
     panel.resize(300, 400);
-    panel.show();
     const int emptyHeight = panel.minimumSizeHint().height();
     for (int i = 0; i < 40; ++i) {
         auto *job = failedJob<ExportSummary>(Error(ErrorCode::Network, QStringLiteral("the archive is away")));

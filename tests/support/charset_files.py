@@ -8,8 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pydicom
-from pydicom.dataset import Dataset, FileMetaDataset
-from pydicom.uid import ExplicitVRLittleEndian, generate_uid
+from pydicom.dataset import Dataset
+from pydicom.uid import generate_uid
+
+import dicomfiles
 
 CASES = [
     # file, Specific Character Set, patient name, study description
@@ -48,14 +50,7 @@ def write(folder: Path, name, charset, patient, description):
     ds.RescaleIntercept = -1024
     ds.RescaleSlope = 1
     ds.PixelData = (np.arange(64, dtype=np.uint16) * 10 + 1000).tobytes()
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID = ds.SOPClassUID
-    meta.MediaStorageSOPInstanceUID = ds.SOPInstanceUID
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    ds.file_meta = meta
-    ds.is_little_endian = True
-    ds.is_implicit_VR = False
-    ds.save_as(str(folder / (name + ".dcm")), write_like_original=False)
+    dicomfiles.save(ds, folder / (name + ".dcm"))
 
 
 def main():

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pydicom
-from pydicom.dataset import Dataset, FileMetaDataset
-from pydicom.uid import ExplicitVRLittleEndian, generate_uid
+from pydicom.dataset import Dataset
+from pydicom.uid import generate_uid
+
+import dicomfiles
 
 STUDY = generate_uid()
 
@@ -43,15 +45,8 @@ def base(modality, sop_class, rows, cols, frames=1):
 
 
 def save(ds, folder, name):
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID = ds.SOPClassUID
-    meta.MediaStorageSOPInstanceUID = ds.SOPInstanceUID
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    ds.file_meta = meta
-    ds.is_little_endian = True
-    ds.is_implicit_VR = False
     path = folder / (name + ".dcm")
-    ds.save_as(str(path), write_like_original=False)
+    dicomfiles.save(ds, path)
     # What an independent decoder reads back from the file.
     back = pydicom.dcmread(str(path))
     if "FloatPixelData" in back or "DoubleFloatPixelData" in back:

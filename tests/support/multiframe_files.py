@@ -12,9 +12,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from pydicom.dataset import Dataset, FileMetaDataset
+from pydicom.dataset import Dataset
 from pydicom.sequence import Sequence
-from pydicom.uid import ExplicitVRLittleEndian, generate_uid
+from pydicom.uid import generate_uid
+
+import dicomfiles
 
 STUDY = generate_uid()
 
@@ -41,14 +43,7 @@ def base(modality, sop_class, rows, cols, frames):
 
 
 def save(ds, path):
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID = ds.SOPClassUID
-    meta.MediaStorageSOPInstanceUID = ds.SOPInstanceUID
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    ds.file_meta = meta
-    ds.is_little_endian = True
-    ds.is_implicit_VR = False
-    ds.save_as(str(path), write_like_original=False)
+    dicomfiles.save(ds, path)
 
 
 def mono(ds, pixels):
