@@ -39,6 +39,29 @@
 using namespace spectrum;
 using namespace spectrum::test;
 
+namespace {
+/// A workstation on a fresh cache in `dir` whose one archive is the DICOMweb store `name` at `url`; null when it
+/// did not start.
+std::unique_ptr<Workstation> workstationWithArchive(const QTemporaryDir &dir, const QString &name, const QString &url)
+{
+    StoreConfigFile config;
+    StoreConfig archive;
+    archive.name = name;
+    archive.kind = StoreKind::DicomWeb;
+    archive.url = url;
+    if (config.add(archive).isError())
+        return nullptr;
+    Workstation::Options o;
+    o.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    o.seedDemoWhenEmpty = false;
+    o.stores = config;
+    auto ws = std::make_unique<Workstation>(o);
+    QSignalSpy started(ws.get(), &Workstation::started);
+    ws->start();
+    return started.wait(20000) ? std::move(ws) : nullptr;
+}
+} // namespace
+
 class tst_ReadingRoom : public QObject
 {
     Q_OBJECT
@@ -404,21 +427,10 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
     // The archive behind a slow link (8 Mbit/s: a 512 KB slice takes half a second), into a fresh cache.
     LinkEmulator link(m_orthanc.httpPort(), 10, 256, 8);
     QVERIFY(link.waitUntilListening());
-    StoreConfigFile config;
-    StoreConfig slow;
-    slow.name = QStringLiteral("slow");
-    slow.kind = StoreKind::DicomWeb;
-    slow.url = QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(link.port());
-    QVERIFY(!config.add(slow).isError());
     QTemporaryDir dir;
-    Workstation::Options o;
-    o.cacheDirectory = dir.filePath(QStringLiteral("cache"));
-    o.seedDemoWhenEmpty = false;
-    o.stores = config;
-    Workstation ws(o);
-    QSignalSpy started(&ws, &Workstation::started);
-    ws.start();
-    QVERIFY(started.wait(20000));
+    std::unique_ptr<Workstation> started = workstationWithArchive(dir, QStringLiteral("slow"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(link.port()));
+    QVERIFY(started);
+    Workstation &ws = *started;
 
     auto *streamer = new StudyStreamer(ws.registry(), ws.cache(), QStringLiteral("slow"), m_ctUid);
     streamer->setParallel(1);
@@ -621,20 +633,9 @@ void tst_ReadingRoom::aFailedImageSaysSoAndComesBackWithTheArchive()
                                 .arg(port).arg(m_orthanc.httpPort());
     QVERIFY(nginx.start(servers, port));
     QTemporaryDir dir;
-    StoreConfigFile config;
-    StoreConfig flaky;
-    flaky.name = QStringLiteral("flaky");
-    flaky.kind = StoreKind::DicomWeb;
-    flaky.url = QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(port);
-    QVERIFY(!config.add(flaky).isError());
-    Workstation::Options o;
-    o.cacheDirectory = dir.filePath(QStringLiteral("cache"));
-    o.seedDemoWhenEmpty = false;
-    o.stores = config;
-    Workstation ws(o);
-    QSignalSpy started(&ws, &Workstation::started);
-    ws.start();
-    QVERIFY(started.wait(20000));
+    std::unique_ptr<Workstation> started = workstationWithArchive(dir, QStringLiteral("flaky"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(port));
+    QVERIFY(started);
+    Workstation &ws = *started;
 
     auto *streamer = new StudyStreamer(ws.registry(), ws.cache(), QStringLiteral("flaky"), m_ctUid);
     streamer->setParallel(1);
