@@ -1,11 +1,12 @@
 // The DICOM decoder on any bytes: whole (decodeDicom), and fed in pieces as they would arrive from the network
-// (StreamingDecoder). Either decodes or says why not; never crashes, and both agree on what is acceptable.
+// (StreamingDecoder); the tag viewer's element list too (readDicomTags). Either decodes or says why not; never crashes, and both agree on what is acceptable.
 // The quick identity scanner (identityscan.h) answers only as DCMTK's parse does: anything else aborts.
 #include "fuzztarget.h"
 
 #include "identityscan.h"  // private to imaging
 
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/dicomtags.h"
 #include "spectrum/imaging/streamingdecoder.h"
 
 #include <QByteArray>
@@ -17,6 +18,7 @@ SPECTRUM_FUZZ_TARGET(dicomdecoder)
     using namespace spectrum;
     const QByteArray bytes(reinterpret_cast<const char *>(data), qsizetype(size));
     const Result<DecodedImage> whole = decodeDicom(ByteView(bytes));
+    (void)readDicomTags(ByteView(bytes));  // the tag viewer's walk over every element
     if (const std::optional<DicomIdentity> quick = scanDicomIdentity(bytes.constData(), bytes.size())) {
         const Result<DicomIdentity> full = readDicomIdentityWithDcmtk(ByteView(bytes));
         if (!full.isOk() || !(full.value() == *quick))
