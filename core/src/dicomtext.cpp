@@ -284,6 +284,19 @@ DicomTextDecoder &DicomTextDecoder::operator=(DicomTextDecoder &&) noexcept = de
 
 QString DicomTextDecoder::decode(const QByteArray &raw, bool personName) const
 {
+    QString text = decodeUnchecked(raw, personName);
+    // An escape the character set does not define (in a set without code extensions, or one left over) is never
+    // shown as if it were text.
+    if (text.contains(QChar(0x1B))) {
+        text.replace(QChar(0x1B), QChar(QChar::ReplacementCharacter));
+        if (m_problem.isEmpty())
+            m_problem = QStringLiteral("a value in '%1' holds an escape sequence it does not define").arg(QString::fromLatin1(m_characterSet));
+    }
+    return text;
+}
+
+QString DicomTextDecoder::decodeUnchecked(const QByteArray &raw, bool personName) const
+{
     QByteArray bytes = raw;
     if (const qsizetype nul = bytes.indexOf('\0'); nul >= 0)
         bytes.truncate(nul);

@@ -39,6 +39,8 @@ public:
     static QByteArray characterSetFor(const QString &text);
 
 private:
+    QString decodeUnchecked(const QByteArray &raw, bool personName) const;
+
     enum class Kind { Latin1, Utf8, Converted, Unsupported };
     Kind m_kind = Kind::Latin1;
     QByteArray m_characterSet;
