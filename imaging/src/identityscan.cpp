@@ -135,8 +135,8 @@ bool textOf(const Scanner &s, const Element &e, QString *out, bool uid = false, 
     qint64 n = qint64(e.length);
     if (const void *nul = std::memchr(v, 0, size_t(n)))
         n = static_cast<const char *>(nul) - v;
-    if (std::memchr(v, '\\', size_t(n)))
-        return false;
+    if (std::memchr(v, '\\', size_t(n)) || std::memchr(v, 0x1B, size_t(n)))
+        return false;  // several values, or an escape the text decoder replaces: DCMTK's (and the decoder's) to read
     if (uid) {
         qint64 end = n;
         while (end > 0 && v[end - 1] == ' ')
