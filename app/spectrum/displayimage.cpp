@@ -1,5 +1,11 @@
 #include "displayimage.h"
 
+#include <vector>
+
+#include <cmath>
+
+#include <algorithm>
+
 #include <utility>
 
 namespace spectrum {
@@ -17,6 +23,67 @@ QImage toQImage(const PixelBuffer &rendered)
     return QImage(pixels, rendered.width(), rendered.height(), bytesPerLine,
                   gray ? QImage::Format_Grayscale8 : QImage::Format_RGB888,
                   [](void *p) { delete static_cast<PixelBuffer *>(p); }, owner);
+}
+
+namespace {
+/// For each output index along one axis: the input span it covers, as (first input index, weights).
+struct Span
+{
+    int first = 0;
+    std::vector<float> weights;
+};
+
+std::vector<Span> spans(int in, int out)
+{
+    std::vector<Span> result(static_cast<size_t>(out));
+    const double step = double(in) / out;
+    for (int o = 0; o < out; ++o) {
+        const double a = o * step, b = (o + 1) * step;
+        Span &sp = result[size_t(o)];
+        sp.first = int(std::floor(a));
+        const int last = std::min(in - 1, int(std::ceil(b)) - 1);
+        for (int i = sp.first; i <= last; ++i)
+            sp.weights.push_back(float((std::min(b, i + 1.0) - std::max(a, double(i))) / step));
+    }
+    return result;
+}
+} // namespace
+
+QImage shrinkByAreaAverage(const QImage &image, QSize size)
+{
+    const QImage src = image.format() == QImage::Format_Grayscale8 || image.format() == QImage::Format_RGB888 ? image
+                                                                                                              : image.convertToFormat(QImage::Format_RGB888);
+    const int channels = src.format() == QImage::Format_Grayscale8 ? 1 : 3;
+    const int w = src.width(), h = src.height();
+    const int ow = std::max(1, std::min(size.width(), w)), oh = std::max(1, std::min(size.height(), h));
+    const std::vector<Span> across = spans(w, ow), down = spans(h, oh);
+    // Rows first (each input row averaged across), then columns.
+    std::vector<float> rows(size_t(ow) * h * channels);
+    for (int y = 0; y < h; ++y) {
+        const uchar *line = src.constScanLine(y);
+        float *out = rows.data() + size_t(y) * ow * channels;
+        for (int x = 0; x < ow; ++x) {
+            const Span &sp = across[size_t(x)];
+            for (int c = 0; c < channels; ++c) {
+                float sum = 0;
+                for (size_t k = 0; k < sp.weights.size(); ++k)
+                    sum += sp.weights[k] * line[(sp.first + int(k)) * channels + c];
+                out[x * channels + c] = sum;
+            }
+        }
+    }
+    QImage result(ow, oh, src.format());
+    for (int y = 0; y < oh; ++y) {
+        const Span &sp = down[size_t(y)];
+        uchar *line = result.scanLine(y);
+        for (int x = 0; x < ow * channels; ++x) {
+            float sum = 0;
+            for (size_t k = 0; k < sp.weights.size(); ++k)
+                sum += sp.weights[k] * rows[size_t(sp.first + int(k)) * ow * channels + x];
+            line[x] = uchar(std::clamp(int(sum + 0.5f), 0, 255));
+        }
+    }
+    return result;
 }
 
 } // namespace spectrum

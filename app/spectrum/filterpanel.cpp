@@ -268,6 +268,16 @@ void FilterPanel::rebuild()
         else
             m_problem = made.error().message();
     }
+    // Filters that move pixels would put every value, region, mask and orientation letter on the wrong side of
+    // the patient: on screen, the view's own flip and rotate keep them in place.
+    for (const QString &spec : chainSpecs) {
+        const QString name = spec.section(QLatin1Char(':'), 0, 0).trimmed();
+        if (m_problem.isEmpty() && (name == QLatin1String("flip") || name == QLatin1String("rotate"))) {
+            m_problem = tr("%1 moves the image's pixels; on screen use View ▸ Flip / Rotate (H, V, [ ]), which keep values, "
+                           "measurements and orientation in place").arg(name);
+            m_chain = FilterChain();
+        }
+    }
     const bool on = isApplied() && m_problem.isEmpty() && !m_chain.isEmpty();
     m_status->setText(!m_problem.isEmpty() ? tr("⚠ %1").arg(m_problem)
                       : chainSpecs.isEmpty() ? tr("No filter: the original image.")

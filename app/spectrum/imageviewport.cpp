@@ -392,7 +392,7 @@ QImage ImageViewport::imageAsPainted() const
     if (onScreen.width() >= m_rendered.width() && onScreen.height() >= m_rendered.height())
         return m_rendered;
     if (m_shrunk.size() != onScreen)
-        m_shrunk = m_rendered.scaled(onScreen, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+        m_shrunk = shrinkByAreaAverage(m_rendered, onScreen);
     return m_shrunk;
 }
 

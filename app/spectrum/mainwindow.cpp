@@ -363,6 +363,13 @@ void MainWindow::openImportedWhenListed()
     if (!study)
         return;  // the list refreshes after the commits: tried again then (onStudiesChanged)
     const QString uid = std::exchange(m_openAfterImport, QString());
+    // The same study UID under two patients (an outside CD reusing a UID): nothing opens by itself.
+    const int sameUid = int(std::count_if(m_workstation->studies().begin(), m_workstation->studies().end(),
+                                          [&uid](const StudySummary &s) { return s.identity.studyInstanceUid == uid; }));
+    if (sameUid > 1 || study->identityConflict) {
+        statusBar()->showMessage(tr("Imported, but study %1 is in the cache under more than one patient: choose it in the study list (⚠)").arg(uid));
+        return;
+    }
     openStudy(uid);
 }
 

@@ -66,7 +66,10 @@ QList<ViewportMask> SegmentationOverlay::masksFor(const ImageInfo &shown) const
         for (int f = 0; f < info.segmentFrames.size() && f < seg.pixels.frames(); ++f) {
             const SegmentFrame &sf = info.segmentFrames[f];
             bool on = false;
-            if (!sf.sourceSopInstanceUid.isEmpty()) {
+            // A frame of the source named without its frame number lies on a single-frame source only; on a
+            // multi-frame one it is placed by position like a frame that names no source.
+            const bool named = !sf.sourceSopInstanceUid.isEmpty() && (sf.sourceFrame > 0 || shown.frames <= 1);
+            if (named) {
                 on = sf.sourceSopInstanceUid == shown.identity.sopInstanceUid && (sf.sourceFrame == 0 || sf.sourceFrame == shown.frameIndex + 1);
             } else {
                 // No source named: the same place in the same frame of reference, the same plane.
@@ -90,11 +93,13 @@ QList<ViewportMask> SegmentationOverlay::masksFor(const ImageInfo &shown) const
             QImage mask(info.columns, info.rows, QImage::Format_ARGB32_Premultiplied);
             mask.fill(Qt::transparent);
             const uchar *bits = seg.pixels.frameData(f);
+            // BINARY: 1 is in; FRACTIONAL: at least half of the maximum fraction.
+            const int threshold = info.segmentationMaxFraction > 0 ? (info.segmentationMaxFraction + 1) / 2 : 1;
             const QRgb fill = qPremultiply(qRgba(colour.red(), colour.green(), colour.blue(), 110));
             for (int y = 0; y < info.rows; ++y) {
                 auto *line = reinterpret_cast<QRgb *>(mask.scanLine(y));
                 for (int x = 0; x < info.columns; ++x)
-                    if (bits[qsizetype(y) * info.columns + x])
+                    if (bits[qsizetype(y) * info.columns + x] >= threshold)
                         line[x] = fill;
             }
             masks << ViewportMask{mask, segment && !segment->label.isEmpty() ? segment->label : QObject::tr("segment %1").arg(sf.segment), colour};

@@ -211,7 +211,8 @@ void SeriesPane::requestLoad(int index)
         return;
     }
     const InstanceRef &ref = m_study->series[m_series].instances[index];
-    if (m_streamer && m_streamer->isListed(ref.key) && !m_streamer->isCached(ref.key)) {
+    // The streamer's instance (before its listing, every one is: only the first look is known) until it is cached.
+    if (m_streamer && (!m_streamer->isListed() || m_streamer->isListed(ref.key)) && !m_streamer->isCached(ref.key)) {
         if (index == m_slice && !(m_arriving && m_arriving->key == ref.key))
             showMissing(index);  // unless it is on screen already while it arrives
         return;  // loaded when it is cached (onInstanceCached)
@@ -324,9 +325,10 @@ void SeriesPane::showFailure(int index)
     const QString key = keyOf(index);
     const Error why = m_streamer->failure(key);
     const int inMs = m_streamer->retryInMs();
-    const QString next = StudyStreamer::isTransient(why) && inMs >= 0
+    const bool again = StudyStreamer::isTransient(why) && m_streamer->failedForGood() < m_streamer->failedCount();
+    const QString next = again && inMs >= 0
                              ? tr("Trying again in %1 s by itself.").arg(std::max(1, (inMs + 999) / 1000))
-                         : StudyStreamer::isTransient(why) ? tr("Trying again…")
+                         : again ? tr("Trying again…")
                                                            : tr("Not tried again by itself: Retry when the cause is fixed.");
     m_viewport->clear(tr("⚠ Image %1 of %2 could not be fetched from %3:\n%4\n%5")
                           .arg(index + 1).arg(sliceCount()).arg(m_streamer->storeName(), why.toString(), next), true);
@@ -347,7 +349,7 @@ void SeriesPane::showMissing(int index)
 void SeriesPane::onStreamProgress()
 {
     if (m_series >= 0 && m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(m_slice)
-        && m_streamer->isListed(keyOf(m_slice)) && !m_streamer->isCached(keyOf(m_slice)))
+        && (!m_streamer->isListed() || m_streamer->isListed(keyOf(m_slice))) && !m_streamer->isCached(keyOf(m_slice)))
         showMissing(m_slice);  // how much of the study is here, or why the slice is not, kept current
 }
 
@@ -427,6 +429,8 @@ void SeriesPane::display(int index, const DecodedImage &image)
     const QString filteredKey = ImageMemoryCache::filteredKey(keyOf(index), m_chainDescription);
     if (const std::shared_ptr<const DecodedImage> filtered = m_images->object(filteredKey))
         return present(index, image, *filtered);
+    if (!isFilterable(image.pixels.format()))
+        return present(index, image);  // real values (dose, maps) are shown as they are; the panel's chain does not apply
     // Filtered on the blocking pool (drained before the store goes); shown once done.
     auto *watcher = new QFutureWatcher<Result<PixelBuffer>>(this);
     const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
@@ -437,7 +441,9 @@ void SeriesPane::display(int index, const DecodedImage &image)
         const Result<PixelBuffer> pixels = watcher->result();
         if (!pixels.isOk()) {
             Q_EMIT errorOccurred(pixels.error());
-            return present(index, image);
+            if (index == m_slice)  // never another slice under this one's number
+                present(index, image);
+            return;
         }
         auto filtered = std::make_shared<DecodedImage>(DecodedImage{image.info, pixels.value()});
         filtered->info.columns = filtered->pixels.width();

@@ -3,6 +3,7 @@
 #include "workstation.h"
 
 #include "spectrum/stores/storeregistry.h"
+#include "spectrum/transfer/dimse.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -192,8 +193,8 @@ void StoresDialog::saveWorkstation()
     StoreConfigFile next = m_config;
     next.workstation.aeTitle = m_wsAeTitle->text().trimmed();
     next.workstation.storagePort = m_wsPort->value();
-    if (next.workstation.aeTitle.isEmpty() || next.workstation.aeTitle.size() > 16)
-        return setStatus(tr("An AE title has 1 to 16 characters."), false);
+    if (!isValidAeTitle(next.workstation.aeTitle))
+        return setStatus(tr("“%1” is not an AE title: 1 to 16 printable ASCII characters, no backslash.").arg(next.workstation.aeTitle), false);
     if (apply(next))
         setStatus(tr("This workstation is %1 on port %2.").arg(next.workstation.aeTitle).arg(next.workstation.storagePort), true);
 }

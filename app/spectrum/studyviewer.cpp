@@ -180,7 +180,7 @@ void StudyViewer::requestThumbnails()
         if (in.isEmpty())
             continue;
         const QString middle = in[in.size() / 2].key;
-        if (!m_streamer || !m_streamer->isListed(middle) || m_streamer->isCached(middle)) {  // unlisted: the cache's own
+        if (!m_streamer || (m_streamer->isListed() && !m_streamer->isListed(middle)) || m_streamer->isCached(middle)) {  // unlisted: the cache's own
             requestThumbnail(i, in[in.size() / 2].key);
         } else {
             for (const InstanceRef &r : in) {

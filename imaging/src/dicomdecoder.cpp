@@ -468,6 +468,8 @@ Result<DecodedImage> decodeDataset(DcmDataset *ds)
     if (ds->findAndGetElement(pixelTag, pixelElement).bad() || !pixelElement)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("no Pixel Data"));
     image.pixels = PixelBuffer(plan.format, info.columns, info.rows, info.frames);
+    if ((plan.floatSamples || plan.bytesPerSample == 4) && DcmXfer(original).isBigEndian())
+        return Error(ErrorCode::Unsupported, QStringLiteral("32- and 64-bit samples in the retired big endian transfer syntax"));
     if (plan.floatSamples || plan.bytesPerSample == 4 || plan.bitPacked)
         return decodeWideOrPacked(plan, stored, pixelElement, image) ? image : Result<DecodedImage>(Error(ErrorCode::InvalidDicom, QStringLiteral("Pixel Data holds fewer bytes than the image needs")));
 

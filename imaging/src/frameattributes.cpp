@@ -144,8 +144,35 @@ void readFrameAttributes(DcmItem *ds, const DicomTextDecoder &text, ImageInfo &i
     DcmSequenceOfItems *perFrame = nullptr;
     if (ds->findAndGetSequence(DCM_PerFrameFunctionalGroupsSequence, perFrame).bad())
         perFrame = nullptr;
-    if (!shared && !perFrame)
+    if (!shared && !perFrame) {
+        // RT Dose grids: Grid Frame Offset Vector places each frame along the normal from Image Position
+        // (PS3.3 C.8.8.3.2); offsets relative to the first frame when its first value is 0, else absolute.
+        DcmElement *offsets = nullptr;
+        if (info.frames > 1 && info.hasPosition && ds->findAndGetElement(DCM_GridFrameOffsetVector, offsets).good() && offsets
+            && int(offsets->getVM()) == info.frames) {
+            const std::array<double, 3> normal = info.sliceNormal();
+            const double first = number(ds, DCM_GridFrameOffsetVector, 0, 0);
+            const double along = info.slicePositionAlongNormal();
+            for (int f = 0; f < info.frames; ++f) {
+                FrameAttributes a = attributesOf(info);
+                const double offset = number(ds, DCM_GridFrameOffsetVector, unsigned(f), 0);
+                const double shift = first == 0 ? offset : offset - along;
+                for (int i = 0; i < 3; ++i)
+                    a.imagePosition[size_t(i)] = info.imagePosition[size_t(i)] + shift * normal[size_t(i)];
+                info.perFrame << a;
+            }
+        } else if (info.frames > 1 && info.hasPosition && DcmTag(DCM_FrameIncrementPointer).getEVR() != EVR_UNKNOWN
+                   && ds->tagExists(DCM_FrameIncrementPointer) && !ds->tagExists(DCM_FrameTime) && !ds->tagExists(DCM_FrameTimeVector)) {
+            // Frames that vary by something other than time, with one position for all: where each lies is not
+            // known — no frame after the first claims the first one's place.
+            for (int f = 0; f < info.frames; ++f) {
+                FrameAttributes a = attributesOf(info);
+                a.hasPosition = f == 0;
+                info.perFrame << a;
+            }
+        }
         return;
+    }
     FrameAttributes base = attributesOf(info);
     bool positioned = info.hasPosition, oriented = info.hasPosition;
     apply(shared, text, base, &positioned, &oriented);

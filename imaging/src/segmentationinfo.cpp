@@ -27,6 +27,8 @@ void readSegmentation(DcmItem *ds, const DicomTextDecoder &text, ImageInfo &info
         return;
     // Colours for segments that recommend none: distinct, bright over gray.
     static const std::array<quint8, 3> palette[] = {{255, 64, 64}, {64, 200, 255}, {255, 200, 40}, {120, 255, 90}, {220, 90, 255}, {255, 140, 40}};
+    if (getString(ds, DCM_SegmentationType) == QLatin1String("FRACTIONAL"))
+        info.segmentationMaxFraction = std::max(1, getInt(ds, DCM_MaximumFractionalValue, 255));
     DcmSequenceOfItems *segments = nullptr;
     if (ds->findAndGetSequence(DCM_SegmentSequence, segments).good() && segments) {
         for (unsigned long i = 0; i < segments->card(); ++i) {

@@ -3,11 +3,15 @@
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFileInfo>
+#include <QFile>
+#include <QStandardPaths>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocalServer>
 #include <QLocalSocket>
+
+#include <unistd.h>
 
 namespace spectrum {
 
@@ -59,7 +63,15 @@ QString ImportService::serverName(const QString &cacheRoot)
     const QString canonical = QFileInfo(cacheRoot).canonicalFilePath();
     const QByteArray hash = QCryptographicHash::hash((canonical.isEmpty() ? QDir::cleanPath(QFileInfo(cacheRoot).absoluteFilePath()) : canonical).toUtf8(),
                                                      QCryptographicHash::Sha256).toHex().left(16);
-    return QStringLiteral("spectrum-import-") + QString::fromLatin1(hash);
+    // A full path in a folder only this user may enter (the runtime folder, else one of our own under the temp
+    // folder, made 0700): another user cannot take the name first and answer in the workstation's place.
+    QString folder = QStandardPaths::writableLocation(QStandardPaths::RuntimeLocation);
+    if (folder.isEmpty()) {
+        folder = QDir::tempPath() + QStringLiteral("/spectrum-") + QString::number(::getuid());
+        QDir().mkpath(folder);
+        QFile::setPermissions(folder, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    }
+    return folder + QStringLiteral("/spectrum-import-") + QString::fromLatin1(hash);
 }
 
 Error ImportService::listen(const QString &cacheRoot)

@@ -36,6 +36,14 @@ bool StudyStreamer::isTransient(const Error &error)
     }
 }
 
+int StudyStreamer::failedForGood() const
+{
+    int n = 0;
+    for (auto it = m_failed.cbegin(); it != m_failed.cend(); ++it)
+        n += !isTransient(it.value()) || m_attempts.value(it.key()) >= kMaxAttempts;
+    return n;
+}
+
 int StudyStreamer::retryInMs() const
 {
     return m_retry.isActive() ? m_retry.remainingTime() : -1;
@@ -56,7 +64,7 @@ void StudyStreamer::retryTransient()
         return;
     bool any = false;
     for (auto it = m_failed.begin(); it != m_failed.end();) {
-        if (isTransient(it.value())) {
+        if (isTransient(it.value()) && m_attempts.value(it.key()) < kMaxAttempts) {
             it = m_failed.erase(it);
             any = true;
         } else {
@@ -227,6 +235,7 @@ void StudyStreamer::resume()
 void StudyStreamer::retryFailed()
 {
     m_failed.clear();
+    m_attempts.clear();  // the reader asked: every instance gets its attempts again
     m_retry.stop();
     m_backoffMs = 0;
     m_stopped = false;
@@ -319,7 +328,8 @@ void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, co
         } else if (!m_cached.contains(key)) {
             const Error e = r.isOk() ? Error(ErrorCode::Corrupt, QStringLiteral("the store sent something else for %1").arg(key)) : r.error();
             m_failed.insert(key, e);
-            if (isTransient(e))
+            const int attempts = ++m_attempts[key];
+            if (isTransient(e) && attempts < kMaxAttempts)
                 scheduleRetry();
             Q_EMIT instanceFailed(key, e);
             Q_EMIT progress(cachedCount(), total());

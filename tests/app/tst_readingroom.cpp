@@ -663,6 +663,7 @@ void tst_ReadingRoom::aFailedImageSaysSoAndComesBackWithTheArchive()
              qPrintable(vp->message()));
     QVERIFY(streamer->isFailed(first.key));
     QVERIFY(StudyStreamer::isTransient(streamer->failure(first.key)));
+    QVERIFY(!streamer->isComplete());  // failures waiting to be retried are not an end
     QVERIFY(vp->overlay().topLeft.startsWith(DicomIdentity::displayName(viewer->study().identity.patientName)));
     QCOMPARE(vp->overlay().bottomLeft, QStringLiteral("Im 1/%1").arg(viewer->study().series[0].instances.size()));
 

@@ -220,6 +220,28 @@ private Q_SLOTS:
         QCOMPARE(qGray(shot.pixel(m_vp->imageToWidget().map(QPointF(2125, 3000)).toPoint())), 0);
     }
 
+    /// Shrinking by less than half too (where Qt's smooth scaling interpolates instead of averaging): each output
+    /// pixel is the mean of the area it covers, so a line's brightness is kept in sum, whatever its phase.
+    void areaAveragingKeepsEveryLinesShare()
+    {
+        QImage lines(1000, 8, QImage::Format_Grayscale8);
+        lines.fill(0);
+        const QList<int> xs{500, 517, 533, 551, 570};
+        for (int x : xs)
+            for (int y = 0; y < 8; ++y)
+                lines.setPixel(x, y, qRgb(255, 255, 255));
+        const QImage shrunk = shrinkByAreaAverage(lines, QSize(600, 4));
+        QCOMPARE(shrunk.size(), QSize(600, 4));
+        for (int x : xs) {
+            int sum = 0;
+            const int centre = int(x * 0.6);
+            for (int dx = -2; dx <= 2; ++dx)
+                sum += qGray(shrunk.pixel(centre + dx, 2));
+            QVERIFY2(std::abs(sum - 153) <= 2, qPrintable(QStringLiteral("line at %1: %2 on screen in all, 153 expected").arg(x).arg(sum)));
+        }
+        QCOMPARE(qGray(shrunk.pixel(100, 2)), 0);
+    }
+
     /// Magnified, the reader chooses: smooth (bilinear) or pixel-exact squares.
     void magnificationIsSmoothOrPixelExact()
     {

@@ -587,6 +587,13 @@ void tst_Workstation::filtersStayWithTheirStudyUnlessAPresetSaysSo()
     StudyViewer *cr = m_window->openStudy(QStringLiteral("demo-cr"));
     QVERIFY(cr && !cr->isFiltering());
 
+    // Filters that move pixels are refused on screen: values and letters would land on the wrong side.
+    m_window->openStudy(QStringLiteral("demo-ct"));
+    panel->setSpecs({QStringLiteral("flip:axis=horizontal")});
+    QVERIFY2(panel->problem().contains(QStringLiteral("moves the image's pixels")), qPrintable(panel->problem()));
+    QTRY_VERIFY(!ct->isFiltering());
+    panel->setSpecs({});
+
     panel->removePreset(QStringLiteral("MR smooth"));
     QVERIFY(panel->presets().isEmpty());
     m_window->openStudy(QStringLiteral("demo-ct"));

@@ -792,6 +792,10 @@ void tst_Decoder::everySampleDepthAsPydicomReadsIt()
         QCOMPARE(info.rescaleSlope, 0.0001);  // Dose Grid Scaling: values in Gy
         QCOMPARE(info.valueUnit(), QStringLiteral("GY"));
         QCOMPARE(info.toModalityValue(px.sampleAt(0, 0, 0)), 7.0);
+        // Each dose plane where Grid Frame Offset Vector puts it (0, 2.5, 5 mm along the normal from z = 30).
+        QCOMPARE(info.frame(0).imagePosition[2], 30.0);
+        QCOMPARE(info.frame(2).imagePosition[2], 35.0);
+        QVERIFY(info.frame(2).hasPosition);
     }
     if (channels == 3)
         QVERIFY(info.notes.join(QLatin1Char(' ')).contains(QStringLiteral("12-bit colour shown at 8 bits")));

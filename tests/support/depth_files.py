@@ -69,6 +69,9 @@ def rtdose(folder):
     ds.DoseUnits = "GY"
     ds.DoseType = "PHYSICAL"
     ds.GridFrameOffsetVector = [0, 2.5, 5]
+    ds.ImagePositionPatient = [-10, -20, 30]
+    ds.ImageOrientationPatient = [1, 0, 0, 0, 1, 0]
+    ds.PixelSpacing = [2, 2]
     ds.FrameIncrementPointer = 0x3004000C
     v = (np.arange(3 * 5 * 7, dtype=np.uint32) * 9973 + 70000).reshape(3, 5, 7)
     ds.PixelData = v.astype("<u4").tobytes()

@@ -118,6 +118,7 @@ struct ImageInfo
     // A Segmentation's segments and what each frame marks (empty for other objects).
     QList<Segment> segments;
     QList<SegmentFrame> segmentFrames;  ///< one per frame
+    int segmentationMaxFraction = 0;    ///< FRACTIONAL: Maximum Fractional Value (a pixel is in at half of it); 0: BINARY
     bool isSegmentation() const { return !segmentFrames.isEmpty(); }
 
     /// This info as for frame `index` (clamped): its position, orientation, spacing, thickness, rescale and

@@ -66,7 +66,7 @@ public:
     int cachedCount() const { return int(m_cached.size()); }
     int failedCount() const { return int(m_failed.size()); }
     /// Whether `key` failed, and why. A failure that may pass — the archive down or unreachable, a timeout, a
-    /// transfer cut short (isTransient) — is tried again by itself: after 1 s, then 2, 4, … up to a minute between
+    /// transfer cut short (isTransient) — is tried again by itself, up to kMaxAttempts times: after 1 s, then 2, 4, … up to a minute between
     /// rounds, and within a second once another instance arrives (the archive answers again). Any other failure
     /// waits for retryFailed().
     bool isFailed(const QString &key) const { return m_failed.contains(key); }
@@ -75,7 +75,12 @@ public:
     int retryInMs() const;
     static bool isTransient(const Error &error);
     int total() const { return m_study.instanceCount; }
-    bool isComplete() const { return m_listed && cachedCount() + failedCount() >= total(); }
+    /// Every instance is here or has failed for good (failures waiting to be retried by themselves are not done).
+    bool isComplete() const { return m_listed && cachedCount() + failedForGood() >= total(); }
+    /// Failures that will not be retried by themselves (not transient, or tried kMaxAttempts times).
+    int failedForGood() const;
+    /// How many times an instance is fetched before a transient failure counts as for good.
+    static constexpr int kMaxAttempts = 8;
     /// Stops fetching (what is cached stays); resume() goes on where it stopped.
     void stop();
     void resume();
@@ -131,6 +136,7 @@ private:
     QSet<QString> m_keys;  ///< every instance listed
     QSet<QString> m_cached;
     QHash<QString, Error> m_failed;  ///< key → why
+    QHash<QString, int> m_attempts;  ///< key → fetches that failed
     QTimer m_retry;                  ///< the next round of retries of transient failures
     int m_backoffMs = 0;             ///< the last round's wait; 0 while nothing fails
     QHash<QString, Job *> m_running;
