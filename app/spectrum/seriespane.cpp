@@ -148,10 +148,16 @@ void SeriesPane::relocate(int series, int slice)
     showSlice(slice);
 }
 
-void SeriesPane::showSlice(int index)
+void SeriesPane::showSlice(int index, bool atLastFrame)
 {
-    m_enterAtLastFrame = false;
+    m_enterAtLastFrame = atLastFrame;
+    const int before = m_slice;
     moveTo(index);
+    // Already on screen (the same slice): its last frame now; otherwise once it is (present()).
+    if (atLastFrame && m_slice == before && m_viewport->hasImage()) {
+        m_enterAtLastFrame = false;
+        showFrame(m_viewport->frameCount() - 1);
+    }
 }
 
 void SeriesPane::moveTo(int index)
@@ -463,11 +469,11 @@ void SeriesPane::present(int index, const DecodedImage &image, const DecodedImag
         m_arriving.reset();  // whole now
     m_viewport->setCompleteness(1.0);
     const QString key = m_study->series[m_series].instances[index].key;
-    const bool newImage = m_viewport->image().info.identity.sopInstanceUid != image.info.identity.sopInstanceUid;
     m_viewport->setImage(image, filtered, filtered.pixels.isNull() ? QString() : m_chainDescription,
                          m_windowFromUser || m_viewport->hasImage(), key);
-    if (newImage && m_enterAtLastFrame)
-        m_viewport->setFrame(m_viewport->frameCount() - 1);  // stepped back into it: its last frame is next
+    // Stepped back into it (or End): its last frame — also when its preview was on screen already.
+    if (m_enterAtLastFrame)
+        m_viewport->setFrame(m_viewport->frameCount() - 1);
     m_enterAtLastFrame = false;
     updateOverlay(m_viewport->image().info);
     Q_EMIT imageShown(index);

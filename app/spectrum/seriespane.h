@@ -43,8 +43,9 @@ public:
     /// `slice` of series `series` — the image it shows already, at its new place — or, with slice −1, the
     /// series from its middle. Loads under way for the old numbering are dropped.
     void relocate(int series, int slice);
-    /// Shows slice `index` (0-based, clamped) of the series as soon as it is decoded.
-    void showSlice(int index);
+    /// Shows slice `index` (0-based, clamped) of the series as soon as it is decoded — at its last frame when
+    /// `atLastFrame` (End), else its first.
+    void showSlice(int index, bool atLastFrame = false);
     /// Steps `step` images: through the frames of a multi-frame image, on into the next (or previous) instance
     /// past its ends; through the instances otherwise.
     void stepSlice(int step);

@@ -448,9 +448,12 @@ void StudyViewer::stepSlice(int step)
 
 void StudyViewer::showStackEnd(bool last)
 {
-    m_active->showSlice(last ? sliceCount() - 1 : 0);
-    if (m_active->frameCount() > 1)
-        m_active->showFrame(last ? m_active->frameCount() - 1 : 0);
+    // A new image opens at its first frame by itself (or its last, asked); the one on screen is moved there.
+    const int target = last ? sliceCount() - 1 : 0;
+    const bool same = m_active->sliceIndex() == target;
+    m_active->showSlice(target, last);
+    if (!last && same)
+        m_active->showFrame(0);
 }
 
 void StudyViewer::keyPressEvent(QKeyEvent *event)
