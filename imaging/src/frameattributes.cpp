@@ -76,22 +76,6 @@ void apply(DcmItem *groups, const DicomTextDecoder &text, FrameAttributes &f, bo
     }
 }
 
-FrameAttributes attributesOf(const ImageInfo &info)
-{
-    FrameAttributes f;
-    f.hasPosition = info.hasPosition;
-    f.imagePosition = info.imagePosition;
-    f.imageOrientation = info.imageOrientation;
-    f.rowSpacing = info.rowSpacing;
-    f.columnSpacing = info.columnSpacing;
-    f.sliceThickness = info.sliceThickness;
-    f.rescaleSlope = info.rescaleSlope;
-    f.rescaleIntercept = info.rescaleIntercept;
-    f.rescaleType = info.rescaleType;
-    f.windows = info.windows;
-    return f;
-}
-
 bool sameAttributes(const FrameAttributes &a, const FrameAttributes &b)
 {
     auto sameWindows = [](const QList<WindowPreset> &x, const QList<WindowPreset> &y) {
@@ -154,7 +138,7 @@ void readFrameAttributes(DcmItem *ds, const DicomTextDecoder &text, ImageInfo &i
             const double first = number(ds, DCM_GridFrameOffsetVector, 0, 0);
             const double along = info.slicePositionAlongNormal();
             for (int f = 0; f < info.frames; ++f) {
-                FrameAttributes a = attributesOf(info);
+                FrameAttributes a = info.frameAttributes();
                 const double offset = number(ds, DCM_GridFrameOffsetVector, unsigned(f), 0);
                 const double shift = first == 0 ? offset : offset - along;
                 for (int i = 0; i < 3; ++i)
@@ -166,14 +150,14 @@ void readFrameAttributes(DcmItem *ds, const DicomTextDecoder &text, ImageInfo &i
             // Frames that vary by something other than time, with one position for all: where each lies is not
             // known — no frame after the first claims the first one's place.
             for (int f = 0; f < info.frames; ++f) {
-                FrameAttributes a = attributesOf(info);
+                FrameAttributes a = info.frameAttributes();
                 a.hasPosition = f == 0;
                 info.perFrame << a;
             }
         }
         return;
     }
-    FrameAttributes base = attributesOf(info);
+    FrameAttributes base = info.frameAttributes();
     bool positioned = info.hasPosition, oriented = info.hasPosition;
     apply(shared, text, base, &positioned, &oriented);
     base.hasPosition = positioned && oriented;
@@ -188,17 +172,7 @@ void readFrameAttributes(DcmItem *ds, const DicomTextDecoder &text, ImageInfo &i
         }
     }
     // The image's own fields: the first frame's (or the shared groups') attributes.
-    const FrameAttributes &first = frames.isEmpty() ? base : frames.first();
-    info.hasPosition = first.hasPosition;
-    info.imagePosition = first.imagePosition;
-    info.imageOrientation = first.imageOrientation;
-    info.rowSpacing = first.rowSpacing;
-    info.columnSpacing = first.columnSpacing;
-    info.sliceThickness = first.sliceThickness;
-    info.rescaleSlope = first.rescaleSlope;
-    info.rescaleIntercept = first.rescaleIntercept;
-    info.rescaleType = first.rescaleType;
-    info.windows = first.windows;
+    info.setFrameAttributes(frames.isEmpty() ? base : frames.first());
     if (frames.size() > 1 && std::any_of(frames.begin() + 1, frames.end(), [&](const FrameAttributes &f) { return !sameAttributes(f, frames.first()); }))
         info.perFrame = frames;
 }

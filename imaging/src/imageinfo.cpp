@@ -42,18 +42,38 @@ ImageInfo ImageInfo::frame(int index) const
     out.frameIndex = std::clamp(index, 0, std::max(0, frames - 1));
     if (perFrame.size() != frames || perFrame.isEmpty())
         return out;
-    const FrameAttributes &f = perFrame[out.frameIndex];
-    out.hasPosition = f.hasPosition;
-    out.imagePosition = f.imagePosition;
-    out.imageOrientation = f.imageOrientation;
-    out.rowSpacing = f.rowSpacing;
-    out.columnSpacing = f.columnSpacing;
-    out.sliceThickness = f.sliceThickness;
-    out.rescaleSlope = f.rescaleSlope;
-    out.rescaleIntercept = f.rescaleIntercept;
-    out.rescaleType = f.rescaleType;
-    out.windows = f.windows;
+    out.setFrameAttributes(perFrame[out.frameIndex]);
     return out;
+}
+
+FrameAttributes ImageInfo::frameAttributes() const
+{
+    FrameAttributes f;
+    f.hasPosition = hasPosition;
+    f.imagePosition = imagePosition;
+    f.imageOrientation = imageOrientation;
+    f.rowSpacing = rowSpacing;
+    f.columnSpacing = columnSpacing;
+    f.sliceThickness = sliceThickness;
+    f.rescaleSlope = rescaleSlope;
+    f.rescaleIntercept = rescaleIntercept;
+    f.rescaleType = rescaleType;
+    f.windows = windows;
+    return f;
+}
+
+void ImageInfo::setFrameAttributes(const FrameAttributes &f)
+{
+    hasPosition = f.hasPosition;
+    imagePosition = f.imagePosition;
+    imageOrientation = f.imageOrientation;
+    rowSpacing = f.rowSpacing;
+    columnSpacing = f.columnSpacing;
+    sliceThickness = f.sliceThickness;
+    rescaleSlope = f.rescaleSlope;
+    rescaleIntercept = f.rescaleIntercept;
+    rescaleType = f.rescaleType;
+    windows = f.windows;
 }
 
 double ImageInfo::frameDurationMs(int index) const

@@ -124,6 +124,9 @@ struct ImageInfo
     /// This info as for frame `index` (clamped): its position, orientation, spacing, thickness, rescale and
     /// windows from the functional groups; the same info for a single frame or frames that do not differ.
     ImageInfo frame(int index) const;
+    /// The fields a frame may have of its own, as this info holds them; and those fields set from `a`.
+    FrameAttributes frameAttributes() const;
+    void setFrameAttributes(const FrameAttributes &a);
     /// How long frame `index` stays on screen in cine at the acquired rate, in ms; 0 when the file does not say.
     double frameDurationMs(int index) const;
 
