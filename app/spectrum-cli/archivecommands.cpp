@@ -363,7 +363,7 @@ int cmdFetch(const QStringList &args)
         return fail(reg.error().toString());
     if (const StoreConfig *s = config.value().find(p.value(QStringLiteral("store"))); s && s->kind == StoreKind::Dimse)
         preloadDicomDictionary();  // DCMTK's network code needs it at once
-    auto *job = reg.value()->fetchStudy(p.value(QStringLiteral("store")), p.positionalArguments().first(), outDir);
+    auto *job = reg.value()->fetchStudy(p.value(QStringLiteral("store")), p.positionalArguments().first(), FetchOptions::into(outDir));
     const bool tty = ::isatty(STDERR_FILENO);
     QObject::connect(job, &Job::progress, job, [tty](qint64 done, qint64 total) {
         if (tty)

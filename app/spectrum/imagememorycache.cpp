@@ -35,7 +35,17 @@ void ImageMemoryCache::insert(const QString &key, std::shared_ptr<const DecodedI
         m_entries.insert(key, Entry{std::move(image), cost, m_lru.begin()});
         m_usage += cost;
     }
+    m_pending.remove(key);
     Q_EMIT usageChanged();
+    Q_EMIT inserted(key);
+}
+
+void ImageMemoryCache::setPending(const QString &key, bool pending)
+{
+    if (pending)
+        m_pending.insert(key);
+    else if (m_pending.remove(key))
+        Q_EMIT pendingDropped(key);
 }
 
 void ImageMemoryCache::evictToFit(qint64 budget)

@@ -6,6 +6,7 @@
 #include "spectrum/imaging/dicomdecoder.h"
 
 #include <QHash>
+#include <QSet>
 #include <QObject>
 #include <QString>
 
@@ -28,6 +29,11 @@ public:
     /// Keeps `image` under `key`, then drops the least recently used until the cache fits its budget. An image
     /// larger than the whole budget is not kept.
     void insert(const QString &key, std::shared_ptr<const DecodedImage> image);
+    /// An image being decoded for `key` (while it arrives, from bytes just fetched, for a thumbnail): whoever
+    /// else wants it waits for inserted(key) instead of decoding it again. insert() ends it; so does
+    /// setPending(key, false) when the decode gave up (then pendingDropped(key)).
+    void setPending(const QString &key, bool pending);
+    bool isPending(const QString &key) const { return m_pending.contains(key); }
     void clear();
 
     void setBudget(qint64 bytes);
@@ -45,6 +51,10 @@ public:
 
 Q_SIGNALS:
     void usageChanged();
+    /// An image was kept under `key` (a blob key, or a filtered key).
+    void inserted(const QString &key);
+    /// The decode that was pending for `key` gave up: whoever waited decodes it (or says why not).
+    void pendingDropped(const QString &key);
 
 private:
     void evictToFit(qint64 budget);
@@ -57,6 +67,7 @@ private:
     };
     QHash<QString, Entry> m_entries;
     std::list<QString> m_lru;  ///< most recently used first
+    QSet<QString> m_pending;
     qint64 m_budget;
     qint64 m_usage = 0;
 };

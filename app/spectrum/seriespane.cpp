@@ -5,21 +5,26 @@
 #include "spectrum/stores/imageloader.h"
 #include "spectrum/stores/studystreamer.h"
 
+#include "spectrum/imaging/decodecounts.h"
+
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QFutureWatcher>
 #include <QMimeData>
 #include <QPushButton>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 
 namespace spectrum {
 
+/// The slice in view while it arrives: decoded (and filtered) as its bytes come; the image it ends with is the
+/// one shown and kept once the instance is checked and cached — it is never decoded again.
 struct SeriesPane::Arriving
 {
     QString key;
-    std::shared_ptr<const QByteArray> bytes;    ///< destroyed after the decoder below, which reads it
-    std::unique_ptr<ProgressiveImage> decoder;
+    std::unique_ptr<ProgressiveImage> decoder;  ///< holds the arriving buffer while it reads it
+    bool finishing = false;                     ///< every byte is in: the decoder is finishing
+    bool cached = false;                        ///< the instance was checked and kept: it may be shown as whole
+    bool ready = false;                         ///< the decoder finished: original and filtered below
+    std::shared_ptr<const DecodedImage> original, filtered;
 };
 
 namespace {
@@ -57,10 +62,13 @@ SeriesPane::SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySu
     m_viewport->installEventFilter(this);
     connect(m_viewport, &ImageViewport::sliceStepRequested, this, &SeriesPane::stepSlice);
     connect(m_viewport, &ImageViewport::windowChanged, this, [this] { m_windowFromUser = true; });
+    connect(m_images, &ImageMemoryCache::inserted, this, &SeriesPane::onImageReady);
+    connect(m_images, &ImageMemoryCache::pendingDropped, this, &SeriesPane::onImageReady);
 }
 
 SeriesPane::~SeriesPane()
 {
+    dropArriving();
     ++m_generation;  // results that still arrive belong to nobody
     const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
     for (Job *job : jobs)
@@ -106,7 +114,7 @@ void SeriesPane::showSeries(int seriesIndex)
     if (seriesIndex < 0 || seriesIndex >= m_study->series.size() || seriesIndex == m_series)
         return;
     dropLoads();
-    m_arriving.reset();
+    dropArriving();
     m_centres.clear();
     m_frameOfReference.clear();
     m_series = seriesIndex;
@@ -169,7 +177,7 @@ void SeriesPane::moveTo(int index)
         return;
     m_slice = index;
     if (m_arriving && m_arriving->key != m_study->series[m_series].instances[index].key)
-        m_arriving.reset();  // its decode is no longer wanted on screen
+        dropArriving();  // its decode is no longer wanted on screen
     Q_EMIT sliceChanged(m_series, index);
     if (const std::shared_ptr<const DecodedImage> cached = m_images->object(keyOf(index))) {
         learnGeometry(index, cached->info);
@@ -216,6 +224,8 @@ void SeriesPane::requestLoad(int index)
         learnGeometry(index, decoded->info);  // decoded for another pane
         return;
     }
+    if (m_images->isPending(keyOf(index)))
+        return;  // being decoded (arriving, just fetched, another pane's): shown once inserted (onImageReady)
     const InstanceRef &ref = m_study->series[m_series].instances[index];
     // The streamer's instance (before its listing, every one is: only the first look is known) until it is cached.
     if (m_streamer && (!m_streamer->isListed() || m_streamer->isListed(ref.key)) && !m_streamer->isCached(ref.key)) {
@@ -249,9 +259,10 @@ void SeriesPane::requestLoad(int index)
         }
         auto image = std::make_shared<const DecodedImage>(job->result().value());
         learnGeometry(index, image->info);
-        m_images->insert(keyOf(index), image);
+        m_images->insert(keyOf(index), image);  // shown by onImageReady when it is in view and kept
         if (index == m_slice) {
-            display(index, *image);
+            if (!m_images->contains(keyOf(index)))
+                display(index, *image);  // too big to keep: shown all the same
             prefetchAround(index);
         }
     });
@@ -362,28 +373,115 @@ void SeriesPane::onStreamProgress()
 void SeriesPane::onInstanceFailed(const QString &key, const Error &)
 {
     if (m_series >= 0 && m_slice >= 0 && keyOf(m_slice) == key) {
-        m_arriving.reset();  // what arrived of it is not shown as if it were the image
+        dropArriving();  // what arrived of it is not shown as if it were the image
         showFailure(m_slice);
     }
 }
 
-void SeriesPane::onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end)
+void SeriesPane::onInstanceArriving(const QString &key, const Arrival &arrival)
 {
     if (m_series < 0 || m_slice < 0 || isDecoded(m_slice) || keyOf(m_slice) != key)
         return;  // only the slice in view is shown while it arrives
     if (!m_arriving || m_arriving->key != key) {
+        if (m_images->isPending(key))
+            return;  // another pane decodes it while it arrives
+        dropArriving();
         m_arriving = std::make_unique<Arriving>();
         m_arriving->key = key;
-        m_arriving->bytes = bytes;
         m_arriving->decoder = std::make_unique<ProgressiveImage>(m_chain);  // filtered while it arrives
         m_arriving->decoder->enablePreviews(40);
-        connect(m_arriving->decoder.get(), &ProgressiveImage::previewReady, this,
+        m_images->setPending(key, true);
+        ProgressiveImage *decoder = m_arriving->decoder.get();
+        connect(decoder, &ProgressiveImage::previewReady, this,
                 [this, key](const DecodedImage &image, int rows, const DecodedImage &original, int originalRows) {
                     onPreview(key, image, rows, original, originalRows);
                 });
+        connect(decoder, &ProgressiveImage::finished, this, [this, key](const DecodedImage &original, const DecodedImage &filtered) {
+            if (!m_arriving || m_arriving->key != key)
+                return;
+            m_arriving->original = std::make_shared<const DecodedImage>(original);
+            m_arriving->filtered = std::make_shared<const DecodedImage>(filtered);
+            m_arriving->ready = true;
+            commitArriving();
+        });
+        connect(decoder, &ProgressiveImage::failed, this, [this, key](const Error &) {
+            if (!m_arriving || m_arriving->key != key)
+                return;
+            // Not decodable while it arrives (real values under filters, say): read from the cache once there.
+            const bool cached = m_arriving->cached;
+            dropArriving();
+            if (cached)
+                onInstanceCached(key);
+        });
     }
-    if (m_arriving->bytes == bytes)
-        m_arriving->decoder->bytesAvailable(bytes->constData(), end);
+    if (m_arriving->finishing)
+        return;
+    m_arriving->decoder->bytesAvailable(arrival);
+    if (arrival.isComplete()) {
+        m_arriving->finishing = true;
+        m_arriving->decoder->finishAsync();
+    }
+}
+
+bool SeriesPane::wants(const QString &key) const
+{
+    if (m_series < 0 || m_slice < 0)
+        return false;
+    const QList<InstanceRef> &instances = m_study->series[m_series].instances;
+    for (int d = 0; d <= kPrefetchRadius; ++d) {
+        for (int i : {m_slice + d, m_slice - d}) {
+            if (i >= 0 && i < instances.size() && instances[i].key == key)
+                return true;
+        }
+    }
+    return false;
+}
+
+void SeriesPane::dropArriving()
+{
+    if (!m_arriving)
+        return;
+    const QString key = m_arriving->key;
+    const bool kept = m_images->contains(key);
+    m_arriving.reset();
+    if (!kept)
+        m_images->setPending(key, false);  // whoever waited for it decodes it
+}
+
+void SeriesPane::commitArriving()
+{
+    if (!m_arriving || !m_arriving->ready || !m_arriving->cached)
+        return;  // shown as whole only once it is checked and kept, and decoded
+    const QString key = m_arriving->key;
+    const std::shared_ptr<const DecodedImage> original = m_arriving->original, filtered = m_arriving->filtered;
+    const bool filteredMade = !m_chain.isEmpty() && isFilterable(original->pixels.format());
+    m_arriving.reset();
+    // The filtered version first: the pane that sees the original inserted finds it, and filters nothing.
+    if (filteredMade)
+        m_images->insert(ImageMemoryCache::filteredKey(key, m_chainDescription), filtered);
+    m_images->insert(key, original);  // onImageReady shows it
+    if (!m_images->contains(key) && m_series >= 0 && m_slice >= 0 && keyOf(m_slice) == key)
+        filteredMade ? present(m_slice, *original, *filtered) : present(m_slice, *original);  // too big to keep: shown anyway
+}
+
+void SeriesPane::onImageReady(const QString &key)
+{
+    if (m_series < 0 || m_slice < 0 || key.contains(QLatin1Char('\n')))
+        return;
+    const QList<InstanceRef> &instances = m_study->series[m_series].instances;
+    for (int i = 0; i < instances.size(); ++i) {
+        if (instances[i].key != key)
+            continue;
+        if (const std::shared_ptr<const DecodedImage> image = m_images->peek(key)) {
+            learnGeometry(i, image->info);
+            if (i == m_slice && !(m_viewport->hasImage() && m_viewport->completeness() >= 1.0
+                                  && m_viewport->image().info.identity.sopInstanceUid == instances[i].sopInstanceUid))
+                display(i, *m_images->object(key));
+        } else if (i == m_slice || std::abs(i - m_slice) <= kPrefetchRadius) {
+            requestLoad(i);  // its decode gave up (or it was too big to keep): from the cache
+        }
+        return;
+    }
 }
 
 void SeriesPane::onPreview(const QString &key, const DecodedImage &image, int rows, const DecodedImage &original, int originalRows)
@@ -406,6 +504,12 @@ void SeriesPane::onInstanceCached(const QString &key)
 {
     if (m_series < 0)
         return;
+    if (m_arriving && m_arriving->key == key) {
+        m_arriving->cached = true;
+        if (m_arriving->finishing)
+            return commitArriving();  // now, or once the decoder is done
+        dropArriving();  // its last bytes never reached the decoder: read from the cache below
+    }
     const QList<InstanceRef> &instances = m_study->series[m_series].instances;
     for (int i = 0; i < instances.size(); ++i) {
         if (instances[i].key != key)
@@ -421,7 +525,7 @@ void SeriesPane::setFilters(const FilterChain &chain, const QString &description
     m_chain = chain;
     m_chainDescription = description;
     ++m_chainGeneration;
-    m_arriving.reset();  // its decode ran the old chain
+    dropArriving();  // its decode ran the old chain
     if (m_series >= 0 && m_slice >= 0) {
         if (const std::shared_ptr<const DecodedImage> original = m_images->object(keyOf(m_slice)))
             display(m_slice, *original);
@@ -438,13 +542,13 @@ void SeriesPane::display(int index, const DecodedImage &image)
     if (!isFilterable(image.pixels.format()))
         return present(index, image);  // real values (dose, maps) are shown as they are; the panel's chain does not apply
     // Filtered on the blocking pool (drained before the store goes); shown once done.
-    auto *watcher = new QFutureWatcher<Result<PixelBuffer>>(this);
     const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, index, image, generation, chainGeneration, filteredKey] {
-        watcher->deleteLater();
+    runOnPool<Result<PixelBuffer>>(blockingPool(), this, [chain = m_chain, image] {
+        noteFiltered(image.info.identity.sopInstanceUid);
+        return applyFilters(chain, image.pixels, image.info, nullptr);
+    }, [this, index, image, generation, chainGeneration, filteredKey](Result<PixelBuffer> &&pixels) {
         if (generation != m_generation || chainGeneration != m_chainGeneration)
             return;  // another series, or other filters, meanwhile
-        const Result<PixelBuffer> pixels = watcher->result();
         if (!pixels.isOk()) {
             Q_EMIT errorOccurred(pixels.error());
             if (index == m_slice)  // never another slice under this one's number
@@ -458,7 +562,6 @@ void SeriesPane::display(int index, const DecodedImage &image)
         if (index == m_slice)
             present(index, image, *filtered);
     });
-    watcher->setFuture(QtConcurrent::run(blockingPool(), [chain = m_chain, image] { return applyFilters(chain, image.pixels, image.info, nullptr); }));
 }
 
 void SeriesPane::present(int index, const DecodedImage &image, const DecodedImage &filtered)
@@ -466,7 +569,7 @@ void SeriesPane::present(int index, const DecodedImage &image, const DecodedImag
     m_retryButton->hide();
     m_failureTick->stop();
     if (m_arriving && m_arriving->key == m_study->series[m_series].instances[index].key)
-        m_arriving.reset();  // whole now
+        dropArriving();  // whole now
     m_viewport->setCompleteness(1.0);
     const QString key = m_study->series[m_series].instances[index].key;
     m_viewport->setImage(image, filtered, filtered.pixels.isNull() ? QString() : m_chainDescription,

@@ -69,7 +69,9 @@ public:
     /// The study's images arriving or cached (from the viewer's streamer).
     void onInstanceCached(const QString &key);
     void onInstanceFailed(const QString &key, const Error &error);
-    void onInstanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end);
+    void onInstanceArriving(const QString &key, const Arrival &arrival);
+    /// Whether `key` is the slice in view or within the neighbourhood the pane keeps decoded around it.
+    bool wants(const QString &key) const;
     void onStreamProgress();
 
 Q_SIGNALS:
@@ -110,6 +112,12 @@ private:
     void showMissing(int index);
     void onPreview(const QString &key, const DecodedImage &image, int rows, const DecodedImage &original, int originalRows);
     void learnGeometry(int index, const ImageInfo &info);
+    /// An image was decoded into (or its decode dropped from) the memory cache: shown when it is in view.
+    void onImageReady(const QString &key);
+    /// The slice that arrived is checked, cached and decoded: its image kept and shown, never decoded again.
+    void commitArriving();
+    /// Forgets the slice arriving (scrolled on, other filters, failed); whoever waited for its decode does it.
+    void dropArriving();
     /// Cancels the loads under way; their late results are dropped.
     void dropLoads();
     QString keyOf(int index) const { return m_study->series[m_series].instances[index].key; }

@@ -1,6 +1,7 @@
 #include "studyviewer.h"
 #include "displayimage.h"
 
+#include "spectrum/imaging/decodecounts.h"
 #include "spectrum/stores/imageloader.h"
 #include "spectrum/stores/studystreamer.h"
 
@@ -58,10 +59,11 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
     if (m_streamer) {
         m_streamer->setParent(this);  // it fetches for this viewer, and stops with it
         connect(m_streamer, &StudyStreamer::instanceCached, this, &StudyViewer::onInstanceCached);
-        connect(m_streamer, &StudyStreamer::instanceArriving, this, [this](const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end, qint64) {
+        connect(m_streamer, &StudyStreamer::instanceArriving, this, [this](const QString &key, const Arrival &arrival) {
             for (SeriesPane *p : m_panes)
-                p->onInstanceArriving(key, bytes, end);
+                p->onInstanceArriving(key, arrival);
         });
+        connect(m_streamer, &StudyStreamer::instanceBytes, this, &StudyViewer::onInstanceBytes);
         connect(m_streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
             for (SeriesPane *p : m_panes)
                 p->onInstanceFailed(key, e);
@@ -72,6 +74,8 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
                 p->onStreamProgress();
         });
     }
+    connect(m_images, &ImageMemoryCache::inserted, this, &StudyViewer::makeThumbnail);
+    connect(m_images, &ImageMemoryCache::pendingDropped, this, &StudyViewer::makeThumbnail);
     m_cine.setInterval(1000 / m_cineRate);
     connect(&m_cine, &QTimer::timeout, this, &StudyViewer::cineStep);
     requestThumbnails();
@@ -211,6 +215,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
     m_study = study;
     m_thumbnails.clear();
     m_thumbnailsAsked.clear();
+    m_thumbnailWaiting.clear();
     fillSeriesList();
     for (int i = 0; i < m_panes.size(); ++i) {
         int series = m_study.series.isEmpty() ? -1 : 0, slice = -1;
@@ -303,6 +308,7 @@ void StudyViewer::setFilters(const FilterChain &chain, const QString &descriptio
         return;  // the same chain (its description names it): nothing to redo
     m_chain = chain;
     m_chainDescription = description;
+    ++m_chainGeneration;
     for (SeriesPane *p : m_panes)
         p->setFilters(chain, description);
 }
@@ -333,28 +339,83 @@ void StudyViewer::requestThumbnail(int series, const QString &key)
     if (m_thumbnailsAsked.contains(series))
         return;
     m_thumbnailsAsked.insert(series);
-    auto *watcher = new QFutureWatcher<QImage>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, series, generation = m_studyGeneration] {
-        watcher->deleteLater();
+    m_thumbnailWaiting.insert(key, series);
+    if (m_images->contains(key))
+        return makeThumbnail(key);
+    if (m_images->isPending(key))
+        return;  // made once it is decoded (onImageInserted)
+    // Decoded here for the thumbnail, and kept: the pane that shows it later finds it decoded.
+    m_images->setPending(key, true);
+    runOnPool<Result<DecodedImage>>(blockingPool(), this, [store = m_store, key] { return runSync(loadImage(store, key)); },
+                                    [this, key](Result<DecodedImage> &&image) {
+                                        if (!image.isOk())
+                                            return m_images->setPending(key, false);  // pendingDropped: another image of the series may do
+                                        m_images->insert(key, std::make_shared<const DecodedImage>(image.takeValue()));
+                                    });
+}
+
+void StudyViewer::makeThumbnail(const QString &key)
+{
+    const auto waiting = m_thumbnailWaiting.find(key);
+    if (waiting == m_thumbnailWaiting.end())
+        return;
+    const int series = waiting.value();
+    m_thumbnailWaiting.erase(waiting);
+    const std::shared_ptr<const DecodedImage> image = m_images->peek(key);
+    if (!image)
+        return void(m_thumbnailsAsked.remove(series));  // another image of it may do
+    runOnPool<QImage>(blockingPool(), this, [image] {
+        return toQImage(renderFrame(*image, 0, defaultWindow(*image))).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+    }, [this, series, generation = m_studyGeneration](QImage &&thumb) {
         if (generation != m_studyGeneration)
             return;  // made for the study's first look; asked again for the whole list
-        const QImage thumb = watcher->result();
-        if (thumb.isNull()) {
-            m_thumbnailsAsked.remove(series);  // another image of it may do
-            return;
-        }
         m_thumbnails.insert(series, thumb);
         if (QListWidgetItem *item = m_seriesList->item(series))
             item->setIcon(QIcon(QPixmap::fromImage(thumb)));
         Q_EMIT thumbnailReady(series);
     });
-    // On the blocking pool, which the workstation drains before its store goes.
-    watcher->setFuture(QtConcurrent::run(blockingPool(), [store = m_store, key]() -> QImage {
-        Result<DecodedImage> image = runSync(loadImage(store, key));
-        if (!image.isOk())
-            return QImage();
-        return toQImage(renderFrame(image.value(), 0, defaultWindow(image.value()))).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
-    }));
+}
+
+void StudyViewer::onInstanceBytes(const QString &key, const ByteView &bytes)
+{
+    if (m_images->contains(key) || m_images->isPending(key))
+        return;  // decoded already, or being decoded (the pane showing it while it arrived)
+    const bool wanted = m_thumbnailWaiting.contains(key)
+                        || std::any_of(m_panes.begin(), m_panes.end(), [&key](SeriesPane *p) { return p->wants(key); });
+    if (!wanted)
+        return;  // far from every view: read from the cache if it is ever scrolled to
+    // Decoded (and filtered) once, from the bytes that were just written into the cache, on the blocking pool;
+    // kept in memory, where the panes find it.
+    m_images->setPending(key, true);
+    const FilterChain chain = m_chain;
+    const QString filteredKey = ImageMemoryCache::filteredKey(key, m_chainDescription);
+    struct Decoded
+    {
+        Result<DecodedImage> original = Error(ErrorCode::Internal, QString());
+        std::shared_ptr<const DecodedImage> filtered;
+    };
+    runOnPool<Decoded>(blockingPool(), this, [bytes, chain] {
+        Decoded d;
+        d.original = decodeDicom(bytes);
+        if (d.original.isOk() && !chain.isEmpty() && isFilterable(d.original.value().pixels.format())) {
+            const DecodedImage &image = d.original.value();
+            noteFiltered(image.info.identity.sopInstanceUid);
+            Result<PixelBuffer> pixels = applyFilters(chain, image.pixels, image.info, nullptr);
+            if (pixels.isOk()) {
+                auto filtered = std::make_shared<DecodedImage>(DecodedImage{image.info, pixels.value()});
+                filtered->info.columns = filtered->pixels.width();
+                filtered->info.rows = filtered->pixels.height();
+                d.filtered = std::move(filtered);
+            }
+        }
+        return d;
+    }, [this, key, filteredKey, generation = m_chainGeneration](Decoded &&d) {
+        if (!d.original.isOk())
+            return m_images->setPending(key, false);  // the panes read it from the cache, and say why it fails
+        if (d.filtered && generation == m_chainGeneration)
+            m_images->insert(filteredKey, d.filtered);  // first: the pane shown the original finds it
+        m_images->insert(key, std::make_shared<const DecodedImage>(d.original.takeValue()));
+    });
 }
 
 void StudyViewer::onInstanceCached(const QString &key)

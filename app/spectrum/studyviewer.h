@@ -124,6 +124,10 @@ private:
     void requestThumbnails();
     void fillSeriesList();
     void onInstanceCached(const QString &key);
+    /// An instance of the study is in the cache and its bytes still in memory: decoded once, there, when a pane
+    /// (or a thumbnail) wants it.
+    void onInstanceBytes(const QString &key, const ByteView &bytes);
+    void makeThumbnail(const QString &key);
     /// The other panes to the active one's place in the patient, when synchronised.
     void follow();
 
@@ -146,6 +150,8 @@ private:
     FilterState m_filterState;
     QHash<int, QImage> m_thumbnails;
     QSet<int> m_thumbnailsAsked;
+    QHash<QString, int> m_thumbnailWaiting;  ///< key of the image a series' thumbnail is made from → series
+    quint64 m_chainGeneration = 0;
     quint64 m_studyGeneration = 0;
     QTimer m_cine;
     int m_cineRate = 15;

@@ -8,25 +8,6 @@
 
 namespace spectrum {
 
-QThreadPool *blockingPool()
-{
-    // Sized for I/O-bound work (several reads, fsyncs and associations can wait at once) on small machines as on
-    // big ones: 8 threads instead of 4 took a 200-instance fetch into the cache from 0.33 s to 0.29 s on 2 cores.
-    // A static object, not a leaked pointer: at exit its threads are joined, and what they hold is released.
-    static QThreadPool pool;
-    static const bool configured = [] {
-        pool.setMaxThreadCount(qMax(8, QThread::idealThreadCount() * 4));
-        pool.setObjectName(QStringLiteral("spectrum-blocking"));
-        return true;
-    }();
-    Q_UNUSED(configured)
-    return &pool;
-}
-
-void startOnPool(QThreadPool *pool, std::function<void()> task)
-{
-    pool->start(std::move(task));
-}
 
 struct DeliveryAddress::State
 {

@@ -1,4 +1,5 @@
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/decodecounts.h"
 
 #include "dcmtksupport.h"
 #include "frameattributes.h"
@@ -528,6 +529,8 @@ Result<DecodedImage> decodeDicom(const ByteView &bytes)
     if (image.isOk() && ff.getMetaInfo()->findAndGetOFString(DCM_TransferSyntaxUID, stored).good()
         && stored == UID_DeflatedExplicitVRLittleEndianTransferSyntax)
         image.value().info.transferSyntaxUid = QString::fromLatin1(stored.c_str());
+    if (image.isOk())
+        noteDecoded(image.value().info.identity.sopInstanceUid);
     return image;
 }
 

@@ -1,12 +1,17 @@
 #include "spectrum/imaging/progressiveimage.h"
 
+#include "spectrum/core/threadpools.h"
+#include "spectrum/imaging/decodecounts.h"
 #include "spectrum/imaging/streamingdecoder.h"
 
 #include <QElapsedTimer>
-#include <QThread>
+#include <QMutex>
+#include <QSemaphore>
+#include <QWaitCondition>
 
 #include <atomic>
 #include <cstring>
+#include <deque>
 
 namespace spectrum {
 
@@ -14,9 +19,41 @@ struct ProgressiveImage::Private
 {
     FilterChain chain;
     QThreadPool *pool = nullptr;
-    QThread thread;
-    QObject *worker = nullptr;  ///< lives in `thread`: queued work runs there
 
+    // The work runs on computePool() one task after another (a strand): never two at once, in order.
+    QMutex strandMutex;
+    QWaitCondition strandIdle;
+    std::deque<std::function<void()>> tasks;  ///< guarded by strandMutex
+    bool draining = false;                    ///< a task of the pool runs the queue
+    void post(std::function<void()> task)
+    {
+        QMutexLocker lock(&strandMutex);
+        tasks.push_back(std::move(task));
+        if (std::exchange(draining, true))
+            return;
+        startOnPool(computePool(), [this] {
+            for (;;) {
+                QMutexLocker lock(&strandMutex);
+                if (tasks.empty()) {
+                    draining = false;
+                    strandIdle.wakeAll();
+                    return;
+                }
+                std::function<void()> next = std::move(tasks.front());
+                tasks.pop_front();
+                lock.unlock();
+                next();
+            }
+        });
+    }
+    void waitIdle()
+    {
+        QMutexLocker lock(&strandMutex);
+        while (draining)
+            strandIdle.wait(&strandMutex);
+    }
+
+    std::shared_ptr<const QByteArray> keep;  ///< the arriving buffer, when given as an Arrival
     std::atomic<const char *> data{nullptr};
     std::atomic<qint64> end{0};
     std::atomic<bool> scheduled{false};
@@ -153,19 +190,14 @@ ProgressiveImage::ProgressiveImage(FilterChain chain, QThreadPool *pool, QObject
 {
     qRegisterMetaType<spectrum::ImageInfo>();
     qRegisterMetaType<spectrum::DecodedImage>();
+    qRegisterMetaType<spectrum::Error>();
     d->chain = std::move(chain);
     d->pool = pool;
-    d->worker = new QObject;
-    d->worker->moveToThread(&d->thread);
-    d->thread.setObjectName(QStringLiteral("spectrum-progressive"));
-    d->thread.start();
 }
 
 ProgressiveImage::~ProgressiveImage()
 {
-    d->thread.quit();
-    d->thread.wait();
-    delete d->worker;
+    d->waitIdle();  // its tasks use this object; what they emitted and is still queued is dropped with it
 }
 
 void ProgressiveImage::bytesAvailable(const char *data, qint64 end)
@@ -175,31 +207,78 @@ void ProgressiveImage::bytesAvailable(const char *data, qint64 end)
     d->data = data;
     d->end = end;
     if (!d->scheduled.exchange(true))
-        QMetaObject::invokeMethod(d->worker, [this] { d->process(this); }, Qt::QueuedConnection);
+        d->post([this] { d->process(this); });
+}
+
+void ProgressiveImage::bytesAvailable(const Arrival &arrival)
+{
+    if (!arrival.isValid())
+        return;
+    if (!d->keep)
+        d->keep = arrival.buffer;  // the same buffer for every arrival of one instance
+    else if (d->keep != arrival.buffer)
+        return;  // another buffer: not this image's bytes
+    bytesAvailable(arrival.data(), arrival.end);
+}
+
+/// The image as decoded and as filtered, or why there is none; on the strand, after the last bytes.
+static Result<std::pair<DecodedImage, DecodedImage>> finishOnStrand(ProgressiveImage *q, ProgressiveImage::Private *d)
+{
+    d->process(q);
+    if (!d->error.isError())
+        d->error = d->decoder.finish();
+    d->advance(q);  // what finishing decoded (deflated data, the last frame)
+    if (d->error.isError())
+        return d->error;
+    if (d->filtered.isNull() || d->frame < d->filtered.frames())
+        return Error(ErrorCode::Internal, QStringLiteral("the image was decoded but not all of it filtered"));
+    DecodedImage original;
+    original.info = d->decoder.info();
+    original.pixels = d->decoder.pixels();
+    DecodedImage filtered = original;
+    if (!d->chain.isEmpty()) {
+        filtered.pixels = d->filtered;
+        // The filters may change the size (zoom): the spacing follows, the extent stays.
+        if (d->out.width != d->in.width || d->out.height != d->in.height) {
+            filtered.info.columnSpacing *= double(d->in.width) / d->out.width;
+            filtered.info.rowSpacing *= double(d->in.height) / d->out.height;
+            filtered.info.columns = d->out.width;
+            filtered.info.rows = d->out.height;
+        }
+        noteFiltered(original.info.identity.sopInstanceUid);
+    }
+    noteDecoded(original.info.identity.sopInstanceUid);
+    return std::make_pair(original, filtered);
 }
 
 Result<DecodedImage> ProgressiveImage::finish()
 {
     Result<DecodedImage> result = Error(ErrorCode::Internal, QStringLiteral("not finished"));
-    QMetaObject::invokeMethod(d->worker, [this, &result] {
-        d->process(this);
-        if (!d->error.isError())
-            d->error = d->decoder.finish();
-        d->advance(this);  // what finishing decoded (deflated data, the last frame)
-        if (d->error.isError()) {
-            result = d->error;
-            return;
+    QSemaphore done;
+    d->post([this, &result, &done] {
+        Result<std::pair<DecodedImage, DecodedImage>> r = finishOnStrand(this, d.get());
+        if (r.isOk()) {
+            DecodedImage image = r.value().first;
+            image.pixels = d->filtered.isNull() ? image.pixels : d->filtered;  // as before: info as decoded, pixels after the chain
+            result = image;
+        } else {
+            result = r.error();
         }
-        if (d->filtered.isNull() || d->frame < d->filtered.frames()) {
-            result = Error(ErrorCode::Internal, QStringLiteral("the image was decoded but not all of it filtered"));
-            return;
-        }
-        DecodedImage image;
-        image.info = d->decoder.info();
-        image.pixels = d->filtered;
-        result = image;
-    }, Qt::BlockingQueuedConnection);
+        done.release();
+    });
+    done.acquire();
     return result;
+}
+
+void ProgressiveImage::finishAsync()
+{
+    d->post([this] {
+        Result<std::pair<DecodedImage, DecodedImage>> r = finishOnStrand(this, d.get());
+        if (r.isOk())
+            Q_EMIT finished(r.value().first, r.value().second);
+        else
+            Q_EMIT failed(r.error());
+    });
 }
 
 void ProgressiveImage::enablePreviews(int intervalMs)

@@ -22,8 +22,6 @@
 #include <QSet>
 #include <QScopeGuard>
 #include <QTemporaryDir>
-#include <QThread>
-#include <QThreadPool>
 
 #include <deque>
 
@@ -191,18 +189,28 @@ Result<DicomIdentity> identityInStudy(const ByteView &bytes, const QString &stud
     return id;
 }
 
+/// An instance a fetch brought: who it is, and its bytes when they were in memory (for the viewer).
+struct Kept
+{
+    DicomIdentity id;
+    ByteView bytes;        ///< empty when it arrived as a file, or went to a folder
+    bool already = false;  ///< held before it came (HeldKeys): dropped unread
+};
+
 /// Stores one instance (a whole DICOM file in memory) in the cache or as OUT/SOP.dcm; checks it belongs to
 /// `studyUid` (and to `patientId`, once known). Runs on any thread.
-Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUid, const QString &outDir, FileStore *cache)
+Result<Kept> keepInstance(const ByteView &bytes, const QString &studyUid, const QString &outDir, FileStore *cache, const HeldKeys *held)
 {
     Result<DicomIdentity> id = identityInStudy(bytes, studyUid);
     if (!id.isOk())
         return id.error();
+    if (held && held->contains(id.value().sopInstanceUid))
+        return Kept{id.value(), ByteView(), true};
     if (!outDir.isEmpty()) {
         QSaveFile f(QDir(outDir).filePath(id.value().sopInstanceUid + QStringLiteral(".dcm")));
         if (!f.open(QIODevice::WriteOnly) || f.write(bytes.data(), bytes.size()) != bytes.size() || !f.commit())
             return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString()));
-        return id;
+        return Kept{id.value(), ByteView(), false};
     }
     CommitOptions options;
     options.knownIdentity = id.value();  // parsed from these bytes just above
@@ -210,12 +218,12 @@ Result<DicomIdentity> keepInstance(const ByteView &bytes, const QString &studyUi
     options.deferSha256 = true;          // hashed if ever asked for (served to a peer); checksummed now
     if (Error e = runSync(cache->put(id.value().sopInstanceUid, bytes, options)).error(); e.isError())
         return e;
-    return id;
+    return Kept{id.value(), bytes, false};
 }
 
 /// The same for an instance that arrived as a file: looked at through a read-only mapping, then renamed into the
 /// folder or copied into the cache inside the kernel. The file is gone afterwards either way.
-Result<DicomIdentity> keepInstanceFile(const QString &path, const QString &studyUid, const QString &outDir, FileStore *cache)
+Result<Kept> keepInstanceFile(const QString &path, const QString &studyUid, const QString &outDir, FileStore *cache, const HeldKeys *held)
 {
     auto file = std::make_shared<QFile>(path);
     auto cleanup = qScopeGuard([&] { file->close(); QFile::remove(path); });
@@ -228,12 +236,14 @@ Result<DicomIdentity> keepInstanceFile(const QString &path, const QString &study
     Result<DicomIdentity> id = identityInStudy(ByteView(reinterpret_cast<const char *>(map), size, file), studyUid);
     if (!id.isOk())
         return id.error();
+    if (held && held->contains(id.value().sopInstanceUid))
+        return Kept{id.value(), ByteView(), true};
     if (!outDir.isEmpty()) {
         const QString target = QDir(outDir).filePath(id.value().sopInstanceUid + QStringLiteral(".dcm"));
         QFile::remove(target);
         if (::rename(QFile::encodeName(path).constData(), QFile::encodeName(target).constData()) != 0)
             return Error(ErrorCode::Io, QStringLiteral("cannot move %1 to %2").arg(path, target));
-        return id;
+        return Kept{id.value(), ByteView(), false};
     }
     CommitOptions options;
     options.knownIdentity = id.value();
@@ -241,23 +251,7 @@ Result<DicomIdentity> keepInstanceFile(const QString &path, const QString &study
     options.deferSha256 = true;
     if (Error e = runSync(cache->importFile(id.value().sopInstanceUid, path, options)).error(); e.isError())
         return e;
-    return id;
-}
-
-/// Where fetched instances are checked and written into the cache: one thread per core. The work is CPU (the
-/// header, the checksum) and file creation in one folder; more threads only queue on that folder's lock, and
-/// measured on 2 cores with 300 instances arriving at 700 MB/s, 8 threads spent more time spinning on it
-/// (rwsem_spin_on_owner) than hashing.
-QThreadPool *keepingPool()
-{
-    static QThreadPool pool;
-    static const bool configured = [] {
-        pool.setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
-        pool.setObjectName(QStringLiteral("spectrum-keeping"));
-        return true;
-    }();
-    Q_UNUSED(configured)
-    return &pool;
+    return Kept{id.value(), ByteView(), false};
 }
 
 /// Collects kept instances, remembers the study's patient, and finishes once the transfer and every pending
@@ -295,6 +289,26 @@ Error keepReceivedInstance(FileStore &cache, const QString &path, const QString 
     if (e.isError())
         QFile::remove(path);
     return e;
+}
+
+// ---- held keys ----
+
+bool HeldKeys::contains(const QString &key) const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_keys.contains(key);
+}
+
+void HeldKeys::insert(const QString &key)
+{
+    QMutexLocker lock(&m_mutex);
+    m_keys.insert(key);
+}
+
+void HeldKeys::remove(const QString &key)
+{
+    QMutexLocker lock(&m_mutex);
+    m_keys.remove(key);
 }
 
 // ---- registry ----
@@ -690,25 +704,27 @@ ResultJob<StudySummary> *StoreRegistry::listStudy(const QString &name, const QSt
     });
 }
 
-ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QString &studyUid, const QString &outDir)
+ResultJob<FetchSummary> *StoreRegistry::fetchStudy(const QString &name, const QString &studyUid, const FetchOptions &options)
 {
-    return fetch(name, studyUid, QString(), QString(), outDir);
+    return fetch(name, studyUid, QString(), QString(), options);
 }
 
 ResultJob<FetchSummary> *StoreRegistry::fetchSeries(const QString &name, const QString &studyUid, const QString &seriesUid)
 {
-    return fetch(name, studyUid, seriesUid, QString(), QString());
+    return fetch(name, studyUid, seriesUid, QString(), FetchOptions());
 }
 
 ResultJob<FetchSummary> *StoreRegistry::fetchInstance(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid,
-                                                     InstanceBytes bytes)
+                                                     const FetchOptions &options)
 {
-    return fetch(name, studyUid, seriesUid, sopUid, QString(), std::move(bytes));
+    return fetch(name, studyUid, seriesUid, sopUid, options);
 }
 
-ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid, const QString &outDir,
-                                             InstanceBytes bytes)
+ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid, const FetchOptions &options)
 {
+    const QString outDir = options.outDir;
+    const std::shared_ptr<const HeldKeys> held = options.held;
+    const std::function<void(const Arrival &)> arriving = options.arriving;
     Error e;
     const StoreConfig *found = store(name, &e);
     for (const QString &uid : {studyUid, seriesUid, sopUid}) {
@@ -727,7 +743,7 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
     const StoreConfigFile config = m_config;
     std::shared_ptr<FileStore> cache = m_cache;
     QPointer<StoreRegistry> self(this);
-    return new CallbackJob<FetchSummary>([self, s, config, cache, studyUid, seriesUid, sopUid, outDir, bytes](CallbackJob<FetchSummary> *job) {
+    return new CallbackJob<FetchSummary>([self, s, config, cache, studyUid, seriesUid, sopUid, outDir, held, arriving](CallbackJob<FetchSummary> *job) {
         auto st = std::make_shared<FetchState>();
         st->clock.start();
         auto finishIfDone = [job, st, studyUid] {
@@ -741,9 +757,18 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
             job->complete(st->summary);
         };
         // What becomes of an instance once checked and stored, on the job's thread.
-        auto kept = [self, job, st, finishIfDone](Result<DicomIdentity> &&id, qint64 size) {
+        auto kept = [self, job, st, finishIfDone](Result<Kept> &&k, qint64 size) {
                 --st->pendingWrites;
-                if (id.isOk() && !st->patientId.isNull() && id.value().patientId != st->patientId) {
+                const Result<DicomIdentity> id = k.isOk() ? Result<DicomIdentity>(k.value().id) : Result<DicomIdentity>(k.error());
+                if (k.isOk() && k.value().already) {
+                    // Here before it came (another request brought it): dropped unread, counted once.
+                    if (!st->kept.contains(id.value().sopInstanceUid)) {
+                        st->kept.insert(id.value().sopInstanceUid);
+                        ++st->summary.instances;
+                        st->summary.sopInstanceUids << id.value().sopInstanceUid;
+                        job->progressTo(st->summary.instances, st->expected);
+                    }
+                } else if (id.isOk() && !st->patientId.isNull() && id.value().patientId != st->patientId) {
                     ++st->summary.rejected;  // another patient inside this study: never mixed in
                     qCWarning(lcStores) << "fetch: instance" << id.value().sopInstanceUid << "has patient ID" << id.value().patientId
                                         << "but the study's is" << st->patientId << "- dropped";
@@ -759,6 +784,8 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                     if (st->summary.firstInstanceSeconds < 0)
                         st->summary.firstInstanceSeconds = st->firstCompleteSeconds;
                     job->progressTo(st->summary.instances, st->expected);
+                    if (self && !k.value().bytes.isEmpty())
+                        Q_EMIT self->instanceBytes(id.value().sopInstanceUid, k.value().bytes);
                     if (self)
                         Q_EMIT self->instanceFetched(id.value().sopInstanceUid, size);
                 } else {
@@ -772,33 +799,33 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
                 finishIfDone();
         };
         // Checks and stores one instance on the pool; reports back here (dropped if the job is gone by then).
-        auto keepWith = [job, st, kept](std::function<Result<DicomIdentity>()> work, qint64 size) {
+        auto keepWith = [job, st, kept](std::function<Result<Kept>()> work, qint64 size) {
             ++st->pendingWrites;
             if (st->firstCompleteSeconds < 0)
                 st->firstCompleteSeconds = st->clock.nsecsElapsed() / 1e9;  // whole, in memory: the viewer could show it
-            runOnPool<Result<DicomIdentity>>(keepingPool(), job, std::move(work), [kept, size](Result<DicomIdentity> &&id) { kept(std::move(id), size); });
+            runOnPool<Result<Kept>>(keepingPool(), job, std::move(work), [kept, size](Result<Kept> &&k) { kept(std::move(k), size); });
         };
-        auto keep = [keepWith, studyUid, outDir, cache](const ByteView &bytes) {
-            keepWith([bytes, studyUid, outDir, cache] { return keepInstance(bytes, studyUid, outDir, cache.get()); }, bytes.size());
+        auto keep = [keepWith, studyUid, outDir, cache, held](const ByteView &bytes) {
+            keepWith([bytes, studyUid, outDir, cache, held] { return keepInstance(bytes, studyUid, outDir, cache.get(), held.get()); }, bytes.size());
         };
         // The same on the thread that read the instance (RetrieveCallbacks::completeOnReader), reported back with one
         // posted call. The reader posts the end of its transfer after its last instance, so every instance is
         // counted before the end is seen. Only into the cache, where an instance is an append to a pack: creating
         // a file per instance (--out) on the reading thread held the reading up (0.41 s against 0.22 s).
         std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(job);
-        auto keepHere = [toJob, kept, st, clock = st->clock, studyUid, outDir, cache](const ByteView &bytes) {
+        auto keepHere = [toJob, kept, st, clock = st->clock, studyUid, outDir, cache, held](const ByteView &bytes) {
             const double completedAt = clock.nsecsElapsed() / 1e9;
-            auto id = std::make_shared<Result<DicomIdentity>>(keepInstance(bytes, studyUid, outDir, cache.get()));
-            toJob->post([kept, st, completedAt, id, size = bytes.size()] {
+            auto k = std::make_shared<Result<Kept>>(keepInstance(bytes, studyUid, outDir, cache.get(), held.get()));
+            toJob->post([kept, st, completedAt, k, size = bytes.size()] {
                 ++st->pendingWrites;  // for kept() to count down
                 if (st->firstCompleteSeconds < 0)
                     st->firstCompleteSeconds = completedAt;
-                kept(std::move(*id), size);
+                kept(std::move(*k), size);
             });
             return Error();
         };
-        auto keepFile = [keepWith, studyUid, outDir, cache](const QString &path) {
-            keepWith([path, studyUid, outDir, cache] { return keepInstanceFile(path, studyUid, outDir, cache.get()); }, QFileInfo(path).size());
+        auto keepFile = [keepWith, studyUid, outDir, cache, held](const QString &path) {
+            keepWith([path, studyUid, outDir, cache, held] { return keepInstanceFile(path, studyUid, outDir, cache.get(), held.get()); }, QFileInfo(path).size());
         };
         auto transferEnded = [st, finishIfDone](const Error &e) {
             if (e.isError() && !st->error.isError())
@@ -826,12 +853,14 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
             if (!sopUid.isEmpty()) {  // one instance: straight to it
                 st->expected = 1;
                 RetrieveCallbacks cb;
-                if (bytes) {
-                    cb.bytes = [bytes](const WadoPart &part, const char *data, qint64 n) {
+                if (arriving) {
+                    cb.arriving = [arriving](const WadoPart &part, const Arrival &a) {
                         if (part.index == 0)
-                            bytes(data, n, part.declaredLength);
+                            arriving(a);
                     };
                 }
+                if (outDir.isEmpty())  // straight into the cache on the reading thread, as for a study
+                    cb.completeOnReader = [keepHere](const WadoPart &, const ByteView &whole) { return keepHere(whole); };
                 cb.complete = [keep](const WadoPart &, const ByteView &whole) {
                     keep(whole);
                     return Error();

@@ -1,10 +1,12 @@
 #include "spectrum/stores/studystreamer.h"
 
+#include "spectrum/core/logging.h"
 #include "spectrum/core/resultjob.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeregistry.h"
 
 #include <QPointer>
+#include <QScopeGuard>
 
 
 namespace spectrum {
@@ -13,10 +15,19 @@ StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString 
     : QObject(parent), m_registry(registry), m_cache(cache), m_store(std::move(storeName)), m_studyUid(std::move(studyUid))
 {
     // Whatever request brought an instance of this study (a bulk series answer, another window's fetch).
+    connect(m_registry, &StoreRegistry::instanceBytes, this, [this](const QString &sop, const ByteView &bytes) {
+        if ((!m_listed || m_keys.contains(sop)) && !m_cached.contains(sop))
+            Q_EMIT instanceBytes(sop, bytes);  // before the listing: whoever shows the first look may want it
+    });
     connect(m_registry, &StoreRegistry::instanceFetched, this, [this](const QString &sop, qint64 bytes) {
         if (m_listed && m_keys.contains(sop))
             markCached(sop, bytes);
+        else if (!m_listed && (m_bulk || m_running.contains(sop)))
+            m_early.insert(sop, bytes);  // counted once the listing says it is the study's
     });
+    m_settle.setSingleShot(true);
+    m_settle.setInterval(150);
+    connect(&m_settle, &QTimer::timeout, this, &StudyStreamer::pump);
     m_retry.setSingleShot(true);
     connect(&m_retry, &QTimer::timeout, this, &StudyStreamer::retryTransient);
 }
@@ -62,6 +73,8 @@ void StudyStreamer::retryTransient()
 {
     if (m_stopped)
         return;
+    if (!m_bulk)
+        m_bulkEnded = false;  // the archive answers again (or may): what is missing comes in bulk again
     bool any = false;
     for (auto it = m_failed.begin(); it != m_failed.end();) {
         if (isTransient(it.value()) && m_attempts.value(it.key()) < kMaxAttempts) {
@@ -81,6 +94,7 @@ void StudyStreamer::markCached(const QString &key, qint64 bytes)
     if (m_cached.contains(key))
         return;
     m_cached.insert(key);
+    m_held->insert(key);
     m_failed.remove(key);
     m_bytes += bytes;
     if (m_backoffMs > 0) {
@@ -96,48 +110,63 @@ void StudyStreamer::markCached(const QString &key, qint64 bytes)
         Q_EMIT finished();
 }
 
-void StudyStreamer::setBulkAfter(int radius)
+void StudyStreamer::setBulk(bool on)
 {
-    m_bulkRadius = std::max(0, radius);
+    m_bulkWanted = on;
+    if (!on && m_bulk) {
+        Job *bulk = std::exchange(m_bulk, nullptr);
+        bulk->cancel();
+    }
+    pump();
+}
+
+void StudyStreamer::setViewRadius(int radius)
+{
+    m_viewRadius = std::max(0, radius);
+    pump();
+}
+
+bool StudyStreamer::inViewLane(int series, int index) const
+{
+    const int count = int(m_study.series.size());
+    if (count == 0 || series != std::clamp(m_focusSeries, 0, count - 1) || m_settle.isActive())
+        return false;
+    const int n = int(m_study.series[series].instances.size());
+    const int centre = m_focusIndex >= 0 ? std::min(m_focusIndex, n - 1) : n / 2;
+    return std::abs(index - centre) <= m_viewRadius;
 }
 
 void StudyStreamer::startBulk()
 {
-    if (m_bulkRadius == 0 || m_bulk || m_stopped || !m_listed)
+    if (!m_bulkWanted || m_bulk || m_bulkEnded || m_stopped)
         return;
-    // Not before the view's neighbourhood is in or on its way.
-    const int count = int(m_study.series.size());
-    const int focus = std::clamp(m_focusSeries, 0, count - 1);
-    const QList<InstanceRef> &around = m_study.series[focus].instances;
-    const int centre = m_focusIndex >= 0 ? std::min(m_focusIndex, int(around.size()) - 1) : int(around.size()) / 2;
-    for (int i = std::max(0, centre - m_bulkRadius); i <= std::min(int(around.size()) - 1, centre + m_bulkRadius); ++i) {
-        const QString &key = around[i].key;
-        if (!m_cached.contains(key) && !m_running.contains(key) && !m_failed.contains(key))
+    if (!m_listed) {
+        // Before the listing only when the cache holds none of the study, and after the first look's request
+        // (the slice to show first goes out before the study's bulk).
+        if (!m_cacheKnown || !m_heldBefore.isEmpty() || !m_firstLookDone)
+            return;
+    } else {
+        // Worth a request of its own only when more is missing than the view lane brings.
+        const int missing = total() - cachedCount() - int(m_running.size());
+        if (missing <= 2 * m_viewRadius + 1)
             return;
     }
-    for (int k = 0; k < count; ++k) {
-        const int s = (focus + k) % count;
-        if (m_bulkStarted.contains(s))
-            continue;
-        const bool anyMissing = std::any_of(m_study.series[s].instances.begin(), m_study.series[s].instances.end(),
-                                            [this](const InstanceRef &r) { return !m_cached.contains(r.key); });
-        m_bulkStarted.insert(s);
-        if (!anyMissing)
-            continue;
-        auto *job = m_registry->fetchSeries(m_store, m_studyUid, m_study.series[s].seriesInstanceUid);
-        ++m_requests;
-        m_bulk = job;
-        m_bulkSeries = s;
-        whenDone(job, this, [this, job](const Result<FetchSummary> &) {
-            if (m_bulk != job)
-                return;  // stopped meanwhile
-            m_bulk = nullptr;
-            m_bulkSeries = -1;
-            // What the answer did not bring is fetched one by one, as before.
-            pump();
-        });
-        return;
-    }
+    FetchOptions options;
+    options.held = m_held;
+    auto *job = m_registry->fetchStudy(m_store, m_studyUid, options);
+    ++m_requests;
+    m_bulk = job;
+    whenDone(job, this, [this, job](const Result<FetchSummary> &r) {
+        if (m_bulk != job)
+            return;  // stopped meanwhile
+        m_bulk = nullptr;
+        m_bulkEnded = true;
+        if (!r.isOk() && r.error().code() != ErrorCode::Cancelled)
+            qCInfo(lcStores) << "study" << m_studyUid << "from" << m_store << ": the bulk fetch ended with" << r.error().toString()
+                             << "- the rest instance by instance";
+        // What it did not bring is fetched one by one, nearest the view first, with retries.
+        pump();
+    });
 }
 
 StudyStreamer::~StudyStreamer()
@@ -151,6 +180,10 @@ void StudyStreamer::start()
         // The listing of a big study takes a while (Orthanc: 0.3 s for 300 instances); the slice a stack opens at
         // is found with two small queries and fetched meanwhile.
         whenDone(m_registry->firstLook(m_store, m_studyUid), this, [this](const Result<StudySummary> &r) {
+            const auto thenTheRest = qScopeGuard([this] {
+                m_firstLookDone = true;  // its request went first: the bulk lane may start
+                startBulk();
+            });
             if (!r.isOk() || m_listed || m_stopped)
                 return;  // nothing quicker to show: the listing will do
             m_firstLook = r.value();
@@ -160,45 +193,70 @@ void StudyStreamer::start()
             if (!m_running.contains(first.key) && !m_cached.contains(first.key))
                 fetchOne(series.seriesInstanceUid, first.sopInstanceUid, first.key);
         });
+        // What the cache already holds is not fetched again. When it holds none of the study (the usual case
+        // for a study opened from an archive), the bulk lane starts at once, beside the listing, as
+        // `spectrum-cli fetch` does: the listing costs it no time.
+        BlobQuery q;
+        q.studyInstanceUid = m_studyUid;
+        whenDone(m_cache->query(q), this, [this](const Result<QList<BlobInfo>> &held) {
+            m_cacheKnown = true;
+            if (held.isOk()) {
+                for (const BlobInfo &b : held.value()) {
+                    m_heldBefore.insert(b.key);
+                    m_held->insert(b.key);
+                }
+            }
+            if (m_heldBefore.isEmpty())
+                startBulk();
+            if (m_listingWaits)
+                ready();
+        });
     }
     whenDone(m_registry->listStudy(m_store, m_studyUid), this, [this](const Result<StudySummary> &r) {
-        if (!r.isOk())
+        if (!r.isOk()) {
+            stop();  // the bulk lane too: nothing is fetched for a study that cannot be listed
             return Q_EMIT failed(r.error());
+        }
         m_study = r.value();
         for (const SeriesSummary &s : m_study.series)
             for (const InstanceRef &i : s.instances)
                 m_keys.insert(i.key);
-        auto ready = [this] {
-            m_listed = true;
-            Q_EMIT listed();
-            Q_EMIT progress(cachedCount(), total());
-            if (isComplete())
-                Q_EMIT finished();
-            pump();
-        };
-        if (!m_cache)
-            return ready();
-        // What the cache already holds is not fetched again.
-        BlobQuery q;
-        q.studyInstanceUid = m_studyUid;
-        whenDone(m_cache->query(q), this, [this, ready](const Result<QList<BlobInfo>> &held) {
-            if (held.isOk()) {
-                QSet<QString> listedKeys;
-                for (const SeriesSummary &s : m_study.series)
-                    for (const InstanceRef &i : s.instances)
-                        listedKeys.insert(i.key);
-                for (const BlobInfo &b : held.value()) {
-                    if (listedKeys.contains(b.key))
-                        m_cached.insert(b.key);
-                }
-            }
-            ready();
-        });
+        if (m_cache && !m_cacheKnown) {
+            m_listingWaits = true;  // for the cache's answer
+            return;
+        }
+        ready();
     });
+}
+
+void StudyStreamer::ready()
+{
+    m_listingWaits = false;
+    for (const QString &key : std::as_const(m_heldBefore)) {
+        if (m_keys.contains(key))
+            m_cached.insert(key);
+    }
+    // What the bulk lane brought while the study was being listed.
+    for (auto it = m_early.cbegin(); it != m_early.cend(); ++it) {
+        if (m_keys.contains(it.key()) && !m_cached.contains(it.key())) {
+            m_cached.insert(it.key());
+            m_bytes += it.value();
+        }
+    }
+    m_early.clear();
+    m_listed = true;
+    Q_EMIT listed();
+    Q_EMIT progress(cachedCount(), total());
+    if (isComplete())
+        Q_EMIT finished();
+    pump();
 }
 
 void StudyStreamer::setFocus(int series, int index)
 {
+    if (m_focusSet && m_bulk && (series != m_focusSeries || index != m_focusIndex))
+        m_settle.start();  // the view moves: its own requests wait until it stays (slices scrolled past are not asked twice)
+    m_focusSet = true;
     m_focusSeries = series;
     m_focusIndex = index;
     pump();
@@ -216,12 +274,9 @@ void StudyStreamer::stop()
     m_retry.stop();
     QList<Job *> running = m_running.values();
     m_running.clear();
-    if (m_bulk) {
-        running << m_bulk;
-        m_bulkStarted.remove(m_bulkSeries);  // asked again on resume
-        m_bulk = nullptr;
-        m_bulkSeries = -1;
-    }
+    if (m_bulk)
+        running << std::exchange(m_bulk, nullptr);
+    m_bulkEnded = false;  // asked again on resume, for what is still missing
     for (Job *job : running)
         job->cancel();
 }
@@ -236,6 +291,8 @@ void StudyStreamer::retryFailed()
 {
     m_failed.clear();
     m_attempts.clear();  // the reader asked: every instance gets its attempts again
+    if (!m_bulk)
+        m_bulkEnded = false;  // and the rest comes in bulk again
     m_retry.stop();
     m_backoffMs = 0;
     m_stopped = false;
@@ -249,6 +306,7 @@ void StudyStreamer::refetch(const QString &key)
         return;
     if (m_cached.remove(key))
         Q_EMIT progress(cachedCount(), total());
+    m_held->remove(key);
     m_failed.remove(key);
     pump();
 }
@@ -258,17 +316,14 @@ QPair<int, int> StudyStreamer::next() const
     // The focus series outward from the focus (nearest first, below before above), then the other series in
     // order, each from its middle outward.
     const int count = int(m_study.series.size());
-    const int focus = std::clamp(m_focusSeries, 0, count - 1);
-    const int focusN = int(m_study.series[focus].instances.size());
-    const int focusCentre = m_focusIndex >= 0 ? std::min(m_focusIndex, focusN - 1) : focusN / 2;
-    auto pending = [this, focus, focusCentre](int s, int i) {
+    auto pending = [this](int s, int i) {
         const QString &key = m_study.series[s].instances[i].key;
         if (m_cached.contains(key) || m_failed.contains(key) || m_running.contains(key))
             return false;
-        // The series whose bulk answer is coming brings its instances itself — except the view's neighbourhood,
-        // which keeps its own requests so that it is never behind the rest.
-        if (m_bulkSeries == s)
-            return s == focus && std::abs(i - focusCentre) <= m_bulkRadius;
+        // While the bulk lane brings the study (or is about to), only the view's neighbourhood has requests of
+        // its own, so that it is never behind the rest.
+        if (m_bulk || (m_bulkWanted && !m_bulkEnded))
+            return inViewLane(s, i);
         return true;
     };
     for (int k = 0; k < count; ++k) {
@@ -298,24 +353,26 @@ void StudyStreamer::pump()
         const SeriesSummary &series = m_study.series[at.first];
         fetchOne(series.seriesInstanceUid, series.instances[at.second].sopInstanceUid, series.instances[at.second].key);
     }
-    startBulk();
+    startBulk();  // after the view's own requests: they go out first
+    if (m_bulkWanted && !m_bulk && !m_bulkEnded) {
+        // Not worth a bulk fetch (little is missing): instance by instance.
+        m_bulkEnded = true;
+        pump();
+    }
 }
 
 void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, const QString &key)
 {
-    // The instance's bytes as they come, into a buffer of its full size (never reallocated: the decoder showing
-    // it reads there while the rest arrives).
-    auto buffer = std::make_shared<QByteArray>();
+    // The instance's bytes as they come (in the buffer the reader fills: the decoder showing it reads there
+    // while the rest arrives).
     QPointer<StudyStreamer> self(this);
-    auto bytes = [self, key, buffer](const char *data, qint64 n, qint64 expected) {
-        if (!self || expected <= 0 || expected > (qint64(1) << 30) || buffer->size() + n > expected)
-            return;  // unknown or implausible size: seen once cached
-        if (buffer->capacity() < expected)
-            buffer->reserve(expected);
-        buffer->append(data, n);
-        Q_EMIT self->instanceArriving(key, buffer, buffer->size(), expected);
+    FetchOptions options;
+    options.held = m_held;
+    options.arriving = [self, key](const Arrival &arrival) {
+        if (self && !self->m_cached.contains(key))
+            Q_EMIT self->instanceArriving(key, arrival);
     };
-    auto *job = m_registry->fetchInstance(m_store, m_studyUid, seriesUid, sopUid, bytes);
+    auto *job = m_registry->fetchInstance(m_store, m_studyUid, seriesUid, sopUid, options);
     m_running.insert(key, job);
     ++m_requests;
     whenDone(job, this, [this, key](const Result<FetchSummary> &r) {

@@ -361,7 +361,7 @@ void tst_StoreRegistry::fetchOverDimseIntoAFolder()
 {
     StoreRegistry reg(config(QStringLiteral("fetch-dimse")), nullptr);
     const QString out = m_dir.filePath(QStringLiteral("fetched"));
-    Result<FetchSummary> r = runSync(reg.fetchStudy(QStringLiteral("pacs"), DemoArchive::studyUid(DemoStudy::HeadMr), out));
+    Result<FetchSummary> r = runSync(reg.fetchStudy(QStringLiteral("pacs"), DemoArchive::studyUid(DemoStudy::HeadMr), FetchOptions::into(out)));
     QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
     QCOMPARE(r.value().instances, 3);
     for (const QString &uid : r.value().sopInstanceUids) {

@@ -17,8 +17,12 @@
 #include <QSslConfiguration>
 #include <QUrlQuery>
 
+#include <QMutex>
+#include <QScopeGuard>
+
+#include <cstring>
 #include <deque>
-#include <thread>
+#include <future>
 
 namespace spectrum {
 
@@ -249,21 +253,81 @@ protected:
     }
 };
 
-/// A WADO-RS part from its headers; `buffer` emptied and, when the part says its length, reserved for it (so
-/// that its bytes can be read straight into it).
-WadoPart beginPart(int index, const MultipartHeaders &headers, QByteArray *buffer)
+/// One WADO-RS part's bytes while they arrive. A part that declares its length gets one buffer of that size at
+/// once: the reader reads into it in place, and what is in can be looked at while the rest comes (Arrival: the
+/// buffer never moves). A part of unknown length grows a buffer and is only seen whole.
+class PartBuffer
 {
-    WadoPart part;
-    part.index = index;
-    part.contentType = headers.value("content-type");
-    bool ok = false;
-    const qint64 declared = headers.value("content-length").toLongLong(&ok);
-    part.declaredLength = ok ? declared : -1;
-    *buffer = QByteArray();
-    if (ok && declared > 0 && declared < (qint64(1) << 31))
-        buffer->reserve(declared);
-    return part;
-}
+public:
+    /// A new part from its headers.
+    WadoPart begin(int index, const MultipartHeaders &headers)
+    {
+        WadoPart part;
+        part.index = index;
+        part.contentType = headers.value("content-type");
+        bool ok = false;
+        const qint64 declared = headers.value("content-length").toLongLong(&ok);
+        part.declaredLength = ok ? declared : -1;
+        m_fixed.reset();
+        m_base = nullptr;
+        m_growing = QByteArray();
+        m_filled = 0;
+        if (ok && declared > 0 && declared < (qint64(1) << 31)) {
+            auto buffer = std::make_shared<QByteArray>(qsizetype(declared), Qt::Uninitialized);
+            m_base = buffer->data();  // taken once: the array is never copied while it fills, so never detached
+            m_fixed = std::move(buffer);
+            m_total = declared;
+        } else {
+            m_total = -1;
+        }
+        return part;
+    }
+    /// Room for up to `wanted` of the part's next bytes, read into in place; null for a part of unknown length.
+    char *room(qint64 wanted, qint64 *capacity)
+    {
+        if (!m_base || m_filled >= m_total)
+            return nullptr;
+        *capacity = std::min(wanted, m_total - m_filled);
+        return m_base + m_filled;
+    }
+    /// `n` bytes were read into room().
+    void took(qint64 n) { m_filled += n; }
+    /// The next bytes, copied in. False when they overrun the declared length.
+    bool append(const char *data, qint64 n)
+    {
+        if (!m_base) {
+            m_growing.append(data, n);
+            m_filled += n;
+            return true;
+        }
+        if (n > m_total - m_filled)
+            return false;
+        std::memcpy(m_base + m_filled, data, size_t(n));
+        m_filled += n;
+        return true;
+    }
+    qint64 size() const { return m_filled; }
+    /// What is in so far; invalid for a part of unknown length.
+    Arrival arrival() const { return m_fixed ? Arrival{m_fixed, m_filled, m_total} : Arrival{}; }
+    /// The whole part; the buffer is handed over (the next part gets its own).
+    QByteArray take()
+    {
+        QByteArray whole = m_fixed ? *m_fixed : std::exchange(m_growing, QByteArray());
+        if (m_fixed && m_filled < m_total)
+            whole.truncate(m_filled);
+        m_fixed.reset();
+        m_base = nullptr;
+        m_filled = 0;
+        return whole;
+    }
+
+private:
+    std::shared_ptr<QByteArray> m_fixed;
+    char *m_base = nullptr;
+    qint64 m_total = -1;
+    qint64 m_filled = 0;
+    QByteArray m_growing;
+};
 
 /// Whether a request can go straight to the socket (httpstream.h): plain HTTP with no proxy to go through.
 bool canStreamDirectly(const QUrl &url)
@@ -286,6 +350,8 @@ public:
     std::function<void(WadoPart, QByteArray)> onPart;
     /// Or handled here, on the reading thread (RetrieveCallbacks::completeOnReader); counted below.
     std::function<Error(const WadoPart &, const ByteView &)> onPartHere;
+    /// What has arrived of a part that declared its length, on the reading thread, after each read into it.
+    std::function<void(const WadoPart &, const Arrival &)> onArrival;
     int partsHere = 0;  ///< read once the reader is joined
     qint64 bytesHere = 0;
 
@@ -303,17 +369,22 @@ public:
             return Error(ErrorCode::Protocol, boundary.error().message());
         sawMultipart = true;
         m_reader = std::make_unique<MultipartReader>(boundary.value());
-        m_reader->onPartBegin = [this](int index, const MultipartHeaders &headers) { m_part = beginPart(index, headers, &m_bytes); };
-        m_reader->onPartData = [this](int, const char *data, qint64 n) { m_bytes.append(data, n); };
+        m_reader->onPartBegin = [this](int index, const MultipartHeaders &headers) { m_part = m_bytes.begin(index, headers); };
+        m_reader->onPartData = [this](int, const char *data, qint64 n) {
+            if (!m_bytes.append(data, n))
+                m_overrun = true;
+            else if (onArrival && m_bytes.arrival().isValid())
+                onArrival(m_part, m_bytes.arrival());
+        };
         m_reader->onPartEnd = [this](int) -> Error {
-            if (m_part.declaredLength >= 0 && m_part.declaredLength != m_bytes.size())
+            if (m_overrun || (m_part.declaredLength >= 0 && m_part.declaredLength != m_bytes.size()))
                 return Error(ErrorCode::Protocol, QStringLiteral("part %1 has %2 bytes, its header said %3").arg(m_part.index + 1).arg(m_bytes.size()).arg(m_part.declaredLength));
             if (onPartHere) {
                 ++partsHere;
                 bytesHere += m_bytes.size();
-                return onPartHere(m_part, ByteView(std::exchange(m_bytes, QByteArray())));
+                return onPartHere(m_part, ByteView(m_bytes.take()));
             }
-            onPart(m_part, std::exchange(m_bytes, QByteArray()));
+            onPart(m_part, m_bytes.take());
             return Error();
         };
         return Error();
@@ -322,19 +393,19 @@ public:
     char *directBuffer(qint64 wanted, qint64 *capacity) override
     {
         const qint64 partWants = m_reader ? m_reader->bodyBytesWanted() : 0;
-        const qint64 at = m_bytes.size();
-        if (partWants <= 0 || m_bytes.capacity() < at + partWants)
-            return nullptr;  // framing, headers, or a part of unknown length: through feed()
-        *capacity = std::min(wanted, partWants);
-        m_bytes.resize(at + *capacity);
-        m_directAt = at;
-        return m_bytes.data() + at;
+        if (partWants <= 0)
+            return nullptr;  // framing, headers: through feed()
+        return m_bytes.room(std::min(wanted, partWants), capacity);  // null for a part of unknown length
     }
 
     Error tookDirect(qint64 n) override
     {
-        m_bytes.resize(m_directAt + n);
-        return n > 0 ? m_reader->takeBody(n) : Error();
+        if (n <= 0)
+            return Error();
+        m_bytes.took(n);
+        if (onArrival)
+            onArrival(m_part, m_bytes.arrival());
+        return m_reader->takeBody(n);
     }
 
     Error feed(const char *data, qint64 n) override
@@ -352,8 +423,8 @@ public:
 private:
     std::unique_ptr<MultipartReader> m_reader;
     WadoPart m_part;
-    QByteArray m_bytes;
-    qint64 m_directAt = 0;
+    PartBuffer m_bytes;
+    bool m_overrun = false;
 };
 
 /// A multipart answer parsed as it arrives.
@@ -371,8 +442,8 @@ public:
 protected:
     void doStart() override
     {
-        // Plain HTTP, and nobody watching the bytes of a part as they come: straight from the socket.
-        if (!m_callbacks.bytes && canStreamDirectly(m_directRequest.url()))
+        // Plain HTTP: straight from the socket, whoever watches the parts arrive.
+        if (canStreamDirectly(m_directRequest.url()))
             return startDirect();
         HttpJob::doStart();
     }
@@ -393,42 +464,41 @@ protected:
                 return stop(Error(ErrorCode::Protocol, QStringLiteral("%1: %2").arg(m_what, boundary.error().message())));
             m_reader = std::make_unique<MultipartReader>(boundary.value());
             m_reader->onPartBegin = [this](int index, const MultipartHeaders &h) {
-                m_part = beginPart(index, h, &m_bytes);
+                m_part = m_bytes.begin(index, h);
                 if (m_callbacks.begin)
                     m_callbacks.begin(m_part);
             };
             m_reader->onPartData = [this](int, const char *data, qint64 n) {
-                m_bytes.append(data, n);
+                if (!m_bytes.append(data, n))
+                    m_overrun = true;
                 m_summary.bytes += n;
-                if (m_callbacks.bytes)
-                    m_callbacks.bytes(m_part, data, n);
+                if (m_callbacks.arriving && !m_overrun && m_bytes.arrival().isValid())
+                    m_callbacks.arriving(m_part, m_bytes.arrival());
             };
             m_reader->onPartEnd = [this](int) -> Error {
-                if (m_part.declaredLength >= 0 && m_part.declaredLength != m_bytes.size()) {
+                if (m_overrun || (m_part.declaredLength >= 0 && m_part.declaredLength != m_bytes.size())) {
                     return Error(ErrorCode::Protocol, QStringLiteral("%1: part %2 has %3 bytes, its header said %4")
                                                           .arg(m_what).arg(m_part.index + 1).arg(m_bytes.size()).arg(m_part.declaredLength));
                 }
                 ++m_summary.parts;
-                ByteView whole(std::exchange(m_bytes, QByteArray()));
+                ByteView whole(m_bytes.take());
                 return m_callbacks.complete ? m_callbacks.complete(m_part, whole) : Error();
             };
         }
         for (qint64 available = reply->bytesAvailable(); available > 0; available = reply->bytesAvailable()) {
             const qint64 wanted = m_reader->bodyBytesWanted();
-            const qint64 at = m_bytes.size();
-            if (wanted > 0 && m_bytes.capacity() >= at + wanted) {
-                // A part of known length: straight into its buffer, reserved when it began.
-                const qint64 want = std::min(available, wanted);
-                m_bytes.resize(at + want);
-                const qint64 n = reply->read(m_bytes.data() + at, want);
+            qint64 room = 0;
+            if (char *into = wanted > 0 ? m_bytes.room(std::min(available, wanted), &room) : nullptr) {
+                // A part of known length: straight into its buffer, made when it began.
+                const qint64 n = reply->read(into, room);
                 if (n < 0)
                     return stop(Error(ErrorCode::Network, QStringLiteral("%1: %2").arg(m_what, reply->errorString())));
-                m_bytes.resize(at + n);
+                m_bytes.took(n);
                 if (Error e = m_reader->takeBody(n); e.isError())
                     return stop(e);
                 m_summary.bytes += n;
-                if (m_callbacks.bytes)
-                    m_callbacks.bytes(m_part, m_bytes.constData() + at, n);
+                if (m_callbacks.arriving)
+                    m_callbacks.arriving(m_part, m_bytes.arrival());
                 continue;
             }
             // Delimiters and headers in small reads (the part after them is then read straight, above); parts
@@ -482,6 +552,35 @@ private:
         auto cancel = std::make_shared<HttpCancel>();
         m_cancel = cancel;
         consumer->onPartHere = m_callbacks.completeOnReader;
+        if (m_callbacks.arriving) {
+            // From the reading thread to this one: the latest of each part, coalesced (at most one call queued).
+            struct Latest
+            {
+                QMutex mutex;
+                WadoPart part;
+                Arrival arrival;
+                bool queued = false;
+            };
+            auto latest = std::make_shared<Latest>();
+            std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
+            consumer->onArrival = [latest, toJob, this](const WadoPart &part, const Arrival &arrival) {
+                // The newest news replaces what is queued (an earlier part's ends with its completion anyway).
+                QMutexLocker lock(&latest->mutex);
+                latest->part = part;
+                latest->arrival = arrival;
+                if (std::exchange(latest->queued, true))
+                    return;
+                toJob->post([latest, this] {
+                    QMutexLocker lock(&latest->mutex);
+                    latest->queued = false;
+                    const WadoPart p = latest->part;
+                    const Arrival a = latest->arrival;
+                    lock.unlock();
+                    if (!m_error.isError() && !isFinished())
+                        m_callbacks.arriving(p, a);
+                });
+            };
+        }
         consumer->onPart = [this](WadoPart part, QByteArray bytes) {
             // Posted: the job lives on its own thread. The worker is joined before the job goes, so `this` is
             // alive when the call is made, and Qt drops calls still queued when it is deleted.
@@ -490,7 +589,10 @@ private:
         };
         const QUrl url = m_directRequest.url();
         const int timeoutMs = client() ? client()->endpoint().timeoutMs : 60000;
-        m_worker = std::thread([this, url, fields, timeoutMs, consumer, cancel] {
+        auto ended = std::make_shared<std::promise<void>>();
+        m_worker = ended->get_future();
+        startOnPool(networkPool(), [this, url, fields, timeoutMs, consumer, cancel, ended] {
+            const auto signalEnd = qScopeGuard([ended] { ended->set_value(); });
             const Error e = runHttpGet(url, fields, timeoutMs, *consumer, *cancel);
             if (cancel->isCancelled())
                 return;
@@ -503,8 +605,9 @@ private:
     {
         if (m_cancel)
             m_cancel->cancel();
-        if (m_worker.joinable())
-            m_worker.join();
+        if (m_worker.valid())
+            m_worker.wait();
+        m_worker = std::future<void>();
         m_cancel.reset();
     }
 
@@ -525,8 +628,9 @@ private:
 
     void directDone(const Error &e, const DirectMultipart &consumer)
     {
-        if (m_worker.joinable())
-            m_worker.join();
+        if (m_worker.valid())
+            m_worker.wait();  // its last act was to post this call
+        m_worker = std::future<void>();
         m_cancel.reset();
         if (m_error.isError() || isFinished())
             return;
@@ -563,13 +667,14 @@ private:
 
     RetrieveCallbacks m_callbacks;
     QNetworkRequest m_directRequest;  ///< what the direct path sends (its Authorization may be refreshed)
-    std::thread m_worker;             ///< the direct path's reader
+    std::future<void> m_worker;       ///< the direct path's reader (a task on networkPool()) has ended
     std::shared_ptr<HttpCancel> m_cancel;
     bool m_directRefreshed = false;
     std::unique_ptr<MultipartReader> m_reader;
     QByteArray m_chunk;  ///< what the reply had, read into the same memory each time
     WadoPart m_part;
-    QByteArray m_bytes;
+    PartBuffer m_bytes;
+    bool m_overrun = false;
     RetrieveSummary m_summary;
     Error m_error;
     QElapsedTimer m_clock;

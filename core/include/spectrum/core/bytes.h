@@ -52,6 +52,21 @@ private:
     std::shared_ptr<const void> m_owner;
 };
 
+/// An object's bytes while they arrive — the one shape "bytes arrived" has from the socket to the screen (a
+/// WADO-RS part, a blob pull, an instance in the view): bytes [0, end) of `total` are in `buffer`. The buffer has
+/// its whole size from the start, never moves, and its bytes before `end` never change; holding the pointer keeps
+/// them alive. Made by the receiving thread, read on any; later arrivals of the same object only grow `end`.
+struct Arrival
+{
+    std::shared_ptr<const QByteArray> buffer;
+    qint64 end = 0;
+    qint64 total = 0;
+
+    const char *data() const { return buffer ? buffer->constData() : nullptr; }
+    bool isValid() const { return buffer && total > 0 && end >= 0 && end <= total && buffer->size() >= total; }
+    bool isComplete() const { return isValid() && end == total; }
+};
+
 /// Where received bytes go: a reserved blob in a store, a memory buffer. Its size is fixed when it is created.
 /// Writers may fill it out of order; writeAt() is thread-safe for disjoint ranges.
 class ByteSink
@@ -87,3 +102,4 @@ Error writeFileAt(int fd, qint64 offset, const char *data, qint64 length, const 
 } // namespace spectrum
 
 Q_DECLARE_METATYPE(spectrum::ByteView)
+Q_DECLARE_METATYPE(spectrum::Arrival)

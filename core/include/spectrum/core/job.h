@@ -16,6 +16,7 @@
 // use QMetaObject::invokeMethod(job, &Job::cancel, Qt::QueuedConnection).
 
 #include "spectrum/core/error.h"
+#include "spectrum/core/threadpools.h"
 
 #include <QObject>
 
@@ -27,8 +28,6 @@ class QThreadPool;
 
 namespace spectrum {
 
-/// QThreadPool::start(std::function), kept out of this header.
-void startOnPool(QThreadPool *pool, std::function<void()> task);
 
 enum class ExecutionPolicy {
     Async,  ///< return at once; finished() arrives through the event loop
@@ -46,10 +45,6 @@ public:
 private:
     std::shared_ptr<std::atomic<bool>> m_flag;
 };
-
-/// The pool on which blocking work (disk, DCMTK, decoding) runs. Separate from QThreadPool::globalInstance()
-/// so that slow I/O cannot starve CPU-bound work and vice versa. Thread-safe.
-QThreadPool *blockingPool();
 
 /// Delivers calls to an object's thread for as long as the object lives, from any thread: what a pool task uses
 /// to report back. A call posted after the object was destroyed is dropped, as is one still queued when it is.

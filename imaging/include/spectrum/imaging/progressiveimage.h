@@ -1,10 +1,12 @@
 #pragma once
 // ProgressiveImage: an instance decoded and filtered while its bytes arrive — integrated layer processing
 // (`../shared/seeds/000_…`, section 2.2.1). Whoever receives the bytes (a blob pull, a WADO-RS part) reports how
-// much of the buffer is in; a thread of this object's own decodes the new rows (StreamingDecoder) and runs them
-// through the filter chain (BandProcessor) at once, so the receiving thread never waits on either. Filtering
-// overlaps the transfer: when the last byte is in, only the last band is left to do.
+// much of the buffer is in; the image's work — decoding the new rows (StreamingDecoder) and running them through
+// the filter chain (BandProcessor) — runs on computePool() as one task after another (never two at once), so the
+// receiving thread never waits on either. Filtering overlaps the transfer: when the last byte is in, only the
+// last band is left to do. The image it ends with is the one to show and keep: nothing decodes it again.
 
+#include "spectrum/core/bytes.h"
 #include "spectrum/core/result.h"
 #include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/imaging/dicomdecoder.h"
@@ -26,13 +28,20 @@ public:
     /// `chain` may be empty (decoding only). `pool`: the filters' threads (null: the decoding thread alone).
     explicit ProgressiveImage(FilterChain chain, QThreadPool *pool = nullptr, QObject *parent = nullptr);
     ~ProgressiveImage() override;
+    struct Private;
 
     /// Bytes [0, end) of the instance are at `data` (which stays valid and unchanged until finish() returns).
-    /// Thread-safe and cheap: the work happens on the image's own thread.
+    /// Thread-safe and cheap: the work happens on the pool.
     void bytesAvailable(const char *data, qint64 end);
+    /// The same from an arrival (core/bytes.h), whose buffer the image holds while it needs it. Arrivals of
+    /// another buffer than the first are ignored.
+    void bytesAvailable(const Arrival &arrival);
     /// No more bytes: waits for the last of the work and returns the image — info as decoded, pixels after the
     /// chain — or why there is none (cut short, malformed, unsupported).
     Result<DecodedImage> finish();
+    /// The same without waiting: finished() or failed() once the work is done (queued to the receiver's thread).
+    /// Call once, after the last bytes.
+    void finishAsync();
     /// Seconds from the first bytesAvailable() to the first filtered rows (−1: none yet).
     double firstRowsSeconds() const;
     /// Also emit previewReady() — a copy of the first frame as far as it is done — at most every `intervalMs`,
@@ -40,6 +49,10 @@ public:
     void enablePreviews(int intervalMs = 40);
 
 Q_SIGNALS:
+    /// finishAsync()'s image: `original` as decoded (its values), `filtered` after the chain (the same as
+    /// `original` when the chain is empty; its info describes the filtered pixels' size).
+    void finished(const spectrum::DecodedImage &original, const spectrum::DecodedImage &filtered);
+    void failed(const spectrum::Error &error);
     /// The header is in (queued to the receiver's thread).
     void headerReady(const spectrum::ImageInfo &info);
     /// Rows [0, rows) of `frame` are decoded and filtered.
@@ -51,7 +64,6 @@ Q_SIGNALS:
     void previewReady(const spectrum::DecodedImage &image, int rows, const spectrum::DecodedImage &original, int originalRows);
 
 private:
-    struct Private;
     std::unique_ptr<Private> d;
 };
 

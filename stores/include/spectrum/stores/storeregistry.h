@@ -14,7 +14,9 @@
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/studycatalog.h"
 
+#include <QMutex>
 #include <QObject>
+#include <QSet>
 
 #include <functional>
 #include <memory>
@@ -42,6 +44,38 @@ struct FetchSummary
     int rejected = 0;                  ///< instances of another study or patient, dropped
     QStringList sopInstanceUids;
     QStringList problems;              ///< what went wrong with the rest (a part that is not DICOM, a cut answer…)
+};
+
+/// Keys already held, shared with fetches under way (thread-safe): an instance a fetch brings again — a study's
+/// stream bringing a slice the view's own request brought first — is dropped unread: not written, not announced.
+class HeldKeys
+{
+public:
+    bool contains(const QString &key) const;
+    void insert(const QString &key);
+    void remove(const QString &key);
+
+private:
+    mutable QMutex m_mutex;
+    QSet<QString> m_keys;
+};
+
+/// How a fetch treats what it brings.
+struct FetchOptions
+{
+    /// Into this folder as SOP_INSTANCE_UID.dcm files instead of the cache.
+    QString outDir;
+    /// Instances already here: dropped when they arrive again (counted, not kept twice). May grow meanwhile.
+    std::shared_ptr<const HeldKeys> held;
+    /// What has arrived of an instance while it streams (fetchInstance over DICOMweb), on the registry's thread.
+    std::function<void(const Arrival &)> arriving;
+
+    static FetchOptions into(const QString &folder)
+    {
+        FetchOptions o;
+        o.outDir = folder;
+        return o;
+    }
 };
 
 struct ExportSummary
@@ -81,18 +115,15 @@ public:
     /// Fetches a study into the cache, or into `outDir` as SOP_INSTANCE_UID.dcm files when it is not empty.
     /// progress(instances, total when known); instanceFetched() per instance. Only whole, checked instances are
     /// kept; the job fails when none could be, and lists the problems otherwise.
-    ResultJob<FetchSummary> *fetchStudy(const QString &name, const QString &studyUid, const QString &outDir = QString());
+    ResultJob<FetchSummary> *fetchStudy(const QString &name, const QString &studyUid, const FetchOptions &options = FetchOptions());
     /// One series into the cache, as one streaming request where the store allows (WADO-RS of the series, C-GET of
     /// it, blobd pulls); instanceFetched() per instance as it is kept.
     ResultJob<FetchSummary> *fetchSeries(const QString &name, const QString &studyUid, const QString &seriesUid);
-    /// The bytes of an instance as they arrive, in order: `data` holds the next `length` bytes (valid during the
-    /// call); `expected` is the instance's whole size when the store said (−1: unknown). On the registry's thread.
-    using InstanceBytes = std::function<void(const char *data, qint64 length, qint64 expected)>;
-    /// One instance into the cache (WADO-RS of the instance, C-GET of it, or a blobd pull). `bytes`, when set,
-    /// sees the instance while it streams in (DICOMweb; C-GET and blobd pulls do not call it: their instances
-    /// are seen once cached).
+    /// One instance into the cache (WADO-RS of the instance, C-GET of it, or a blobd pull). `options.arriving`,
+    /// when set, sees the instance while it streams in (DICOMweb; C-GET and blobd pulls do not call it: their
+    /// instances are seen once cached).
     ResultJob<FetchSummary> *fetchInstance(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid,
-                                           InstanceBytes bytes = InstanceBytes());
+                                           const FetchOptions &options = FetchOptions());
     /// What a store holds of one study: its series and their instances in order (keys are SOP Instance UIDs, the
     /// keys fetched instances get in the cache), without fetching any. QIDO-RS series and instances, C-FIND series
     /// and images, a blobd listing, or the cache's own index.
@@ -117,11 +148,14 @@ public:
 Q_SIGNALS:
     void storeAnswered(const QString &store, int studies, const spectrum::Error &error);
     void instanceFetched(const QString &sopInstanceUid, qint64 bytes);
+    /// Just before instanceFetched(), when the instance was whole in memory on its way into the cache: its bytes
+    /// (the same memory that was written; holding the view keeps it), for whoever shows it — nothing needs to read
+    /// it back. Not for instances that arrived as files (C-GET).
+    void instanceBytes(const QString &sopInstanceUid, const spectrum::ByteView &bytes);
 
 private:
     const StoreConfig *store(const QString &name, Error *error) const;
-    ResultJob<FetchSummary> *fetch(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid, const QString &outDir,
-                                   InstanceBytes bytes = InstanceBytes());
+    ResultJob<FetchSummary> *fetch(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid, const FetchOptions &options);
 
     StoreConfigFile m_config;
     std::shared_ptr<FileStore> m_cache;

@@ -1,16 +1,21 @@
 #pragma once
-// StudyStreamer: a study opened from a remote store and read while it arrives. It asks the store what the study
-// holds (StoreRegistry::listStudy), then fetches the instances into the workstation's cache one at a time per
-// slot — the slice in view first, then outward from it, nearest first, alternating below and above; the rest of
-// the study after that — and re-orders what is left whenever the view moves (setFocus). Instances already in the
-// cache are not fetched again. Runs on the caller's event loop; each fetch is a StoreRegistry job.
-//
-// Instance by instance is what lets the view come first, but a store answers one request for a whole series far
-// faster (Orthanc: 300 instances in 0.3 s as one WADO-RS series answer, 5 s one by one): with setBulkAfter, once
-// the slices around the view are in, the rest of each series comes as one streaming request, while the view's
-// neighbourhood keeps its own requests (off by default: see there).
+// StudyStreamer: a study opened from a remote store and read while it arrives — the viewer's fetch engine. It
+// asks the store what the study holds (StoreRegistry::listStudy) and brings it into the workstation's cache in
+// two lanes at once:
+//   - the bulk lane: the whole study as `spectrum-cli fetch` brings it (StoreRegistry::fetchStudy — one WADO-RS
+//     stream, or one per series, read straight from the socket and written into the cache on the reading
+//     thread; C-GET; blobd pulls), far faster than instance by instance (Orthanc: 300 instances in 0.3 s as one
+//     answer, 3.5–5 s one by one);
+//   - the view lane: the slice in view and its nearest neighbours (setViewRadius), each with a request of its own
+//     that shows the slice while it arrives (instanceArriving), re-aimed whenever the view moves (setFocus).
+// An instance is kept once: what one lane brings after the other did is dropped unread (HeldKeys). Once the
+// bulk lane has ended, whatever it did not bring (an archive that died, a refused series) is fetched instance by
+// instance, nearest the view first, and failures are retried by themselves. Instances already in the cache are
+// not fetched again. Runs on the caller's event loop; each fetch is a StoreRegistry job.
 
+#include "spectrum/core/bytes.h"
 #include "spectrum/core/error.h"
+#include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/studycatalog.h"
 
 #include <QByteArray>
@@ -25,7 +30,6 @@ namespace spectrum {
 
 class FileStore;
 class Job;
-class StoreRegistry;
 
 class StudyStreamer : public QObject
 {
@@ -49,14 +53,14 @@ public:
 
     /// The slice in view: it is fetched next, then its neighbours.
     void setFocus(int series, int index);
-    /// Fetches at once (default 3; at least 1).
+    /// Instance requests at once (the view lane, and the fetches of what the bulk lane left; default 3; ≥ 1).
     void setParallel(int fetches);
-    /// Once the `radius` slices either side of the view are in (or on their way), the rest of each series comes
-    /// with one request per series. 0 (the default): instance by instance only. Measured (tests/bench/stall.sh,
-    /// radius 8): a 300-slice CT cached in 1.7 s instead of 4.7 s on loopback, but slower behind a 100 Mbit/s
-    /// 20 ms link (one TCP stream instead of three) and with event-loop stalls of 34 / 123 ms while the series
-    /// answer streams in (15–20 ms without) — off until that is found.
-    void setBulkAfter(int radius);
+    /// The bulk lane (on by default). Off: instance by instance only, nearest the view first — the order then
+    /// follows the view exactly.
+    void setBulk(bool on);
+    /// While the bulk lane runs, the view lane fetches the slice in view and `radius` slices either side of it
+    /// (default 2) with requests of their own.
+    void setViewRadius(int radius);
 
     bool isCached(const QString &key) const { return m_cached.contains(key); }
     /// Whether `key` is one of the study's instances as the store listed them (others — a series made here and
@@ -93,8 +97,10 @@ public:
     qint64 bytesFetched() const { return m_bytes; }
     /// How many fetches are under way.
     int fetching() const { return int(m_running.size()); }
-    /// Requests sent so far: one per instance fetched alone, one per series fetched whole.
+    /// Requests sent so far: one per instance fetched alone, one per bulk fetch of the study.
     int requestsMade() const { return m_requests; }
+    /// Whether the bulk lane is bringing the study now.
+    bool isBulkRunning() const { return m_bulk != nullptr; }
 
 Q_SIGNALS:
     /// The first look found the instance to show first; it is being fetched (instanceArriving, instanceCached).
@@ -106,7 +112,10 @@ Q_SIGNALS:
     /// Bytes [0, end) of instance `key` are in `bytes`, of `total` (for display while it arrives: a progressive
     /// decoder reads them there). The buffer never moves and bytes before `end` never change; holding the pointer
     /// keeps it alive. Only for stores that stream an instance (DICOMweb) and tell its size.
-    void instanceArriving(const QString &key, std::shared_ptr<const QByteArray> bytes, qint64 end, qint64 total);
+    void instanceArriving(const QString &key, const spectrum::Arrival &arrival);
+    /// Instance `key` is whole and in the cache, and these are its bytes, in memory still (not for instances that
+    /// came as files): for showing it without reading it back. Just before instanceCached().
+    void instanceBytes(const QString &key, const spectrum::ByteView &bytes);
     void instanceCached(const QString &key);
     void instanceFailed(const QString &key, const spectrum::Error &error);
     void progress(int cached, int total);
@@ -141,16 +150,28 @@ private:
     int m_backoffMs = 0;             ///< the last round's wait; 0 while nothing fails
     QHash<QString, Job *> m_running;
     qint64 m_bytes = 0;
-    int m_bulkRadius = 0;
+    bool m_bulkWanted = true;
+    bool m_bulkEnded = false;  ///< the bulk lane ran (and ended); instance by instance for the rest
+    int m_viewRadius = 2;
     int m_requests = 0;
-    QSet<int> m_bulkStarted;  ///< series whose bulk request was sent
-    Job *m_bulk = nullptr;    ///< the bulk request under way (one at a time)
-    int m_bulkSeries = -1;
+    Job *m_bulk = nullptr;     ///< the bulk fetch under way
+    std::shared_ptr<HeldKeys> m_held = std::make_shared<HeldKeys>();  ///< what is here: the lanes drop it
 
     /// `key` is in the cache now (fetched by any request): counted once, announced.
     void markCached(const QString &key, qint64 bytes);
-    /// Starts the next series' bulk request when the view's neighbourhood is served.
+    /// Starts the bulk lane when it is wanted and enough is missing.
     void startBulk();
+    /// Whether (series, index) is for the view lane while the bulk lane runs.
+    bool inViewLane(int series, int index) const;
+    /// Listed, and the cache's share known: what is here counted, fetching starts.
+    void ready();
+    bool m_cacheKnown = false;          ///< the cache said what it holds of the study
+    bool m_firstLookDone = false;       ///< the first look answered (and its instance was asked for)
+    bool m_listingWaits = false;        ///< listed, waiting for the cache's answer
+    QSet<QString> m_heldBefore;         ///< what the cache held of the study when it was opened
+    QHash<QString, qint64> m_early;     ///< fetched before the listing (the bulk lane, the first look): key → bytes
+    bool m_focusSet = false;
+    QTimer m_settle;                    ///< the view moved lately: its own requests wait until it stays
     /// The next round of retries, after a wait twice the last (1 s to 1 min).
     void scheduleRetry();
     /// Transient failures back in the queue.

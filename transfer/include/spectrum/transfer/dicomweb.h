@@ -59,8 +59,9 @@ struct WadoPart
 struct RetrieveCallbacks
 {
     std::function<void(const WadoPart &)> begin;
-    /// The part's bytes as they arrive (valid during the call only).
-    std::function<void(const WadoPart &, const char *data, qint64 length)> bytes;
+    /// What has arrived of a part that declares its length (Content-Length), while the rest comes: on the job's
+    /// thread, the latest news of each part (reads in between are coalesced), whichever way the answer is read.
+    std::function<void(const WadoPart &, const Arrival &)> arriving;
     /// The part is complete. An error stops the retrieval and becomes its result.
     std::function<Error(const WadoPart &, const ByteView &whole)> complete;
     /// Optional, instead of `begin` and `complete` for a part read on a thread of the retrieval's own (plain HTTP
