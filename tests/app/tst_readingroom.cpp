@@ -13,6 +13,7 @@
 #include "studyviewer.h"
 #include "workstation.h"
 
+#include "spectrum/imaging/decodecounts.h"
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/studystreamer.h"
@@ -77,6 +78,7 @@ private Q_SLOTS:
     void theSliceInViewFillsInWhileItArrives();
     void storesAreAddedTestedAndRemovedInTheDialog();
     void theStudyComesInBulkBesideTheView();
+    void eachArrivingImageIsDecodedAndFilteredOnce();
     void prefetchingStudiesForLater();
     void aFailedImageSaysSoAndComesBackWithTheArchive();
 
@@ -623,6 +625,52 @@ void tst_ReadingRoom::theStudyComesInBulkBesideTheView()
     QCOMPARE(ct.failedCount(), 0);
     QVERIFY2(ct.requestsMade() <= 10, qPrintable(QStringLiteral("%1 requests for %2 images").arg(ct.requestsMade()).arg(ct.total())));
     QCOMPARE(cache->usage().blobs, qint64(ct.total()));
+}
+
+// The promise of one path from the wire to the screen: an image that arrives is decoded once — by the decoder that
+// shows it while it arrives, from the fetched bytes while they are still in memory, or from the cache when it is
+// first scrolled to — and filtered once; never read back and decoded again to show what just arrived. The
+// workstation opens the CT from the archive behind a 40 Mbit/s link, filters on, and is scrolled through every
+// slice; every instance was then decoded exactly once and filtered exactly once.
+void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
+{
+    LinkEmulator link(m_orthanc.httpPort(), 4, 512, 40);
+    QVERIFY(link.waitUntilListening());
+    QTemporaryDir dir;
+    std::unique_ptr<Workstation> started = workstationWithArchive(dir, QStringLiteral("archive"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(link.port()));
+    QVERIFY(started);
+    Workstation &ws = *started;
+    MainWindow window(&ws);
+    window.resize(1000, 700);
+    window.show();
+    Result<FilterChain> chain = window.filterPanel()->registry().makeChain({QStringLiteral("invert")});
+    QVERIFY(chain.isOk());
+
+    resetDecodeCounts();
+    QSignalSpy opened(&window, &MainWindow::studyOpened);
+    window.openRemoteStudy(QStringLiteral("archive"), m_ctUid);
+    QVERIFY(opened.wait(20000));
+    auto *viewer = opened.first().first().value<StudyViewer *>();
+    QVERIFY(viewer && viewer->streamer());
+    viewer->setFilters(chain.value(), QStringLiteral("invert"));  // while the study still arrives
+    QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isListed(), 20000);
+    // Through every slice, each shown whole (filtered), while the rest arrives.
+    for (int i = 0; i < viewer->sliceCount(); ++i) {
+        viewer->showSlice(i);
+        const QString sop = viewer->study().series[0].instances[i].sopInstanceUid;
+        QTRY_VERIFY_WITH_TIMEOUT(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == sop
+                                     && viewer->viewport()->isFiltered(),
+                                 20000);
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isComplete(), 30000);
+    QCOMPARE(viewer->streamer()->cachedCount(), viewer->sliceCount());
+    const DecodeCounts counts = decodeCounts();
+    for (const InstanceRef &ref : viewer->study().series[0].instances) {
+        QVERIFY2(counts.decoded.value(ref.sopInstanceUid) == 1,
+                 qPrintable(QStringLiteral("instance %1 decoded %2 times").arg(ref.instanceNumber).arg(counts.decoded.value(ref.sopInstanceUid))));
+        QVERIFY2(counts.filtered.value(ref.sopInstanceUid) == 1,
+                 qPrintable(QStringLiteral("instance %1 filtered %2 times").arg(ref.instanceNumber).arg(counts.filtered.value(ref.sopInstanceUid))));
+    }
 }
 
 void tst_ReadingRoom::aFailedImageSaysSoAndComesBackWithTheArchive()
