@@ -16,7 +16,7 @@
 #include "spectrum/stores/importservice.h"
 #include "spectrum/stores/dicomimport.h"
 #include "spectrum/stores/studycatalog.h"
-#include "spectrum/stores/tieredstore.h"
+#include "spectrum/stores/diskfill.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/buffersink.h"
 #include "spectrum/transfer/filesink.h"

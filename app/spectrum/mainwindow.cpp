@@ -411,8 +411,10 @@ void MainWindow::openFound(const FoundStudy &found)
             }
         }
     }
-    if (!found.stores.isEmpty())
-        openRemoteStudy(found.stores.first(), found.identity.studyInstanceUid);
+    // From the nearest place that holds it: the cluster before the central archives.
+    const QStringList nearest = m_workstation->registry() ? m_workstation->registry()->nearestFirst(found.stores) : QStringList();
+    if (!nearest.isEmpty())
+        openRemoteStudy(nearest.first(), found.identity.studyInstanceUid);
 }
 
 void MainWindow::prefetch(const QList<FoundStudy> &studies)
@@ -421,10 +423,11 @@ void MainWindow::prefetch(const QList<FoundStudy> &studies)
     if (!registry)
         return;
     for (const FoundStudy &f : studies) {
-        if (f.stores.isEmpty())
+        const QStringList nearest = registry->nearestFirst(f.stores);
+        if (nearest.isEmpty())
             continue;
-        auto *streamer = new StudyStreamer(registry, m_workstation->cache(), f.stores.first(), f.identity.studyInstanceUid, this);
-        const QString title = tr("%1 — %2 from %3 (prefetch)").arg(DicomIdentity::displayName(f.identity.patientName), f.description, f.stores.first());
+        auto *streamer = new StudyStreamer(registry, m_workstation->cache(), nearest.first(), f.identity.studyInstanceUid, this);
+        const QString title = tr("%1 — %2 from %3 (prefetch)").arg(DicomIdentity::displayName(f.identity.patientName), f.description, nearest.first());
         connect(streamer, &StudyStreamer::listed, this, [this, streamer, title] { m_transfers->addStudy(streamer, title); });
         connect(streamer, &StudyStreamer::failed, this, [this, streamer, title](const Error &e) {
             statusBar()->showMessage(tr("Cannot prefetch %1: %2").arg(title, e.toString()));

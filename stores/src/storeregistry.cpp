@@ -321,6 +321,20 @@ StoreRegistry::StoreRegistry(StoreConfigFile config, std::shared_ptr<FileStore> 
 
 StoreRegistry::~StoreRegistry() = default;
 
+QStringList StoreRegistry::nearestFirst(const QStringList &stores) const
+{
+    QStringList cluster, central;
+    for (const StoreConfig &s : m_config.stores()) {
+        if (!stores.contains(s.name))
+            continue;
+        if (s.kind == StoreKind::Blobd)
+            cluster << s.name;
+        else if (s.kind == StoreKind::DicomWeb || s.kind == StoreKind::Dimse)
+            central << s.name;
+    }
+    return cluster + central;
+}
+
 const StoreConfig *StoreRegistry::store(const QString &name, Error *error) const
 {
     const StoreConfig *s = m_config.find(name);

@@ -20,6 +20,7 @@
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTimer>
 #include <QWheelEvent>
 
@@ -29,10 +30,38 @@
 
 using namespace spectrum;
 
+namespace {
+/// With SPECTRUM_TRACE_STALLS=ms: every event the GUI thread took longer than that to handle, on stderr
+/// (receiver's class and name, event type) — where a stall comes from.
+class TracingApplication : public QApplication
+{
+public:
+    using QApplication::QApplication;
+    bool notify(QObject *receiver, QEvent *event) override
+    {
+        if (m_thresholdMs <= 0 || QThread::currentThread() != thread())
+            return QApplication::notify(receiver, event);
+        const int depth = ++m_depth;
+        QElapsedTimer t;
+        t.start();
+        const int type = event->type();
+        const bool r = QApplication::notify(receiver, event);
+        const double ms = t.nsecsElapsed() / 1e6;
+        --m_depth;
+        if (ms >= m_thresholdMs && depth == 1)
+            std::fprintf(stderr, "stall: %.1f ms in %s '%s', event %d\n", ms, receiver->metaObject()->className(),
+                         qPrintable(receiver->objectName()), type);
+        return r;
+    }
+    double m_thresholdMs = qEnvironmentVariableIntValue("SPECTRUM_TRACE_STALLS");
+    int m_depth = 0;
+};
+} // namespace
+
 int main(int argc, char **argv)
 {
     qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    TracingApplication app(argc, argv);
     QCommandLineParser p;
     p.addOption({QStringLiteral("store"), QStringLiteral("The configured store to open the study from."), QStringLiteral("NAME")});
     p.addOption({QStringLiteral("study"), QStringLiteral("Study Instance UID."), QStringLiteral("UID")});

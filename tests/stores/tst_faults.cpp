@@ -8,7 +8,7 @@
 #include "workstation.h"
 
 #include "spectrum/stores/filestore.h"
-#include "spectrum/stores/tieredstore.h"
+#include "spectrum/stores/diskfill.h"
 #include "spectrum/transfer/blobclient.h"
 
 #include <QFile>

@@ -6,7 +6,6 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/transfer/dicomweb.h"
 #include "spectrum/stores/filestore.h"
-#include "spectrum/stores/locator.h"
 #include "spectrum/stores/memorystore.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/stores/storeconfig.h"
@@ -48,7 +47,7 @@ private Q_SLOTS:
     void aStudyStreamsAtOnceAndGivesWayToSeriesRequests();
     void exportThenFindIt();
     void derivedInstanceGoesBackToTheArchive();
-    void locatorReadsFromTheNearestPlace();
+    void theNearestStoreComesFirst();
     void cliStoresAndFind();
     void cliFetchAndListen();
 
@@ -635,62 +634,42 @@ void tst_StoreRegistry::derivedInstanceGoesBackToTheArchive()
     QCOMPARE(viaDimse.value().stored, QStringList{id.sopInstanceUid});
 }
 
-void tst_StoreRegistry::locatorReadsFromTheNearestPlace()
+// Location independence: a study held in several places is opened from the nearest — the cluster (blobd
+// stores) before the central archives, these in the configuration's order — and lands in the disk cache.
+void tst_StoreRegistry::theNearestStoreComesFirst()
 {
     BlobdProcess blobd(m_dir.filePath(QStringLiteral("cluster-root")));
     QVERIFY(blobd.start());
-    StoreConfigFile c = config(QStringLiteral("locator"));
+    StoreConfigFile c = config(QStringLiteral("nearest"));
     StoreConfig cluster;
     cluster.name = QStringLiteral("cluster");
     cluster.kind = StoreKind::Blobd;
     cluster.url = QStringLiteral("blob://127.0.0.1:%1").arg(blobd.port());
     cluster.token = c.seal(blobd.token()).value();
     QCOMPARE(c.add(cluster), Error());
-    auto opened = FileStore::open(m_dir.filePath(QStringLiteral("locator-cache")), 0);
+    auto opened = FileStore::open(m_dir.filePath(QStringLiteral("nearest-cache")), 0);
     QVERIFY(opened.isOk());
     std::shared_ptr<FileStore> disk(opened.takeValue());
-    MemoryStore memory(64 << 20);
     StoreRegistry reg(c, disk);
-    Locator locator(&memory, disk, &reg);
-    QCOMPARE(locator.remoteOrder(), (QStringList{QStringLiteral("cluster"), QStringLiteral("web"), QStringLiteral("pacs")}));
+    QCOMPARE(reg.nearestFirst({QStringLiteral("pacs"), QStringLiteral("cluster"), QStringLiteral("web")}),
+             (QStringList{QStringLiteral("cluster"), QStringLiteral("web"), QStringLiteral("pacs")}));
+    QCOMPARE(reg.nearestFirst({QStringLiteral("pacs"), QStringLiteral("nowhere")}), QStringList{QStringLiteral("pacs")});
 
-    const DemoInstance *ct = nullptr, *mr = nullptr;
+    // The cluster serves a study as the archives do: into the disk cache, checked.
+    const DemoInstance *mr = nullptr;
     for (const DemoInstance &i : m_instances) {
-        if (i.identity.modality == QLatin1String("CT") && i.identity.instanceNumber == 2)
-            ct = &i;
         if (i.identity.modality == QLatin1String("MR") && i.identity.instanceNumber == 2)
             mr = &i;
     }
-    QVERIFY(ct && mr);
-    // Not near: the cluster does not have it, the first archive does; it lands on disk and in memory.
-    Result<Located> first = runSync(locator.locate(ct->identity));
-    QVERIFY2(first.isOk(), qPrintable(first.error().toString()));
-    QCOMPARE(first.value().tier, QStringLiteral("central"));
-    QCOMPARE(first.value().store, QStringLiteral("web"));
-    QCOMPARE(first.value().misses.size(), 1);
-    QVERIFY(first.value().misses.first().startsWith(QStringLiteral("cluster")));
-    QVERIFY(first.value().instance.bytes.toByteArray() == ct->bytes);
-    QVERIFY(runSync(disk->stat(ct->identity.sopInstanceUid)).isOk());
-    // Now near.
-    Result<Located> again = runSync(locator.locate(ct->identity));
-    QVERIFY(again.isOk());
-    QCOMPARE(again.value().tier, QStringLiteral("memory"));
-    Locator withoutMemory(nullptr, disk, &reg);
-    QCOMPARE(runSync(withoutMemory.locate(ct->identity)).value().tier, QStringLiteral("disk"));
-    // The cluster is asked before the archives.
+    QVERIFY(mr);
     BlobClient pusher(blobEndpointFor(cluster, c).value());
     QVERIFY(runSync(pusher.push(mr->identity.sopInstanceUid, ByteView(mr->bytes))).isOk());
-    Result<Located> fromCluster = runSync(locator.locate(mr->identity));
-    QVERIFY2(fromCluster.isOk(), qPrintable(fromCluster.error().toString()));
-    QCOMPARE(fromCluster.value().tier, QStringLiteral("cluster"));
-    QVERIFY(fromCluster.value().instance.bytes.toByteArray() == mr->bytes);
-    // Nowhere: a clear error naming every place asked.
-    DicomIdentity nowhere = ct->identity;
-    nowhere.sopInstanceUid = QStringLiteral("1.2.3.4.5.6.7.8");
-    Result<Located> missing = runSync(locator.locate(nowhere));
-    QCOMPARE(missing.error().code(), ErrorCode::NotFound);
-    QVERIFY(missing.error().message().contains(QStringLiteral("cluster")) && missing.error().message().contains(QStringLiteral("web"))
-            && missing.error().message().contains(QStringLiteral("pacs")));
+    Result<FetchSummary> fetched = runSync(reg.fetchStudy(QStringLiteral("cluster"), mr->identity.studyInstanceUid));
+    QVERIFY2(fetched.isOk(), qPrintable(fetched.error().toString()));
+    QCOMPARE(fetched.value().sopInstanceUids, QStringList{mr->identity.sopInstanceUid});
+    Result<ByteView> cached = runSync(disk->read(mr->identity.sopInstanceUid));
+    QVERIFY(cached.isOk());
+    QVERIFY(cached.value().toByteArray() == mr->bytes);
 }
 
 void tst_StoreRegistry::cliStoresAndFind()

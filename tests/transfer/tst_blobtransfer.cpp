@@ -2,7 +2,7 @@
 // middle that damages, stalls or cuts the traffic on purpose.
 
 #include "spectrum/stores/filestore.h"
-#include "spectrum/stores/tieredstore.h"
+#include "spectrum/stores/diskfill.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/buffersink.h"
@@ -657,10 +657,8 @@ void tst_BlobTransfer::interruptedCacheFillResumesAfterRestart()
         ep.port = dying.port();
         ep.token = kToken;
         RemoteBlobStore remote(ep, opt);
-        MemoryStore memory(0);
         auto disk = FileStore::open(cacheRoot, 0).takeValue();
-        TieredStore tiered(&memory, disk.get(), &remote);
-        Result<ByteView> r = runSync(tiered.read(QStringLiteral("cache-fill")));
+        Result<PullResult> r = fillDiskFromRemote(*disk, remote, QStringLiteral("cache-fill"));
         QVERIFY(!r.isOk());
         QCOMPARE(runSync(disk->stat(QStringLiteral("cache-fill"))).error().code(), ErrorCode::NotFound);  // nothing half-made is visible
     }
@@ -675,10 +673,10 @@ void tst_BlobTransfer::interruptedCacheFillResumesAfterRestart()
     ep.port = counting.port();
     ep.token = kToken;
     RemoteBlobStore remote(ep);
-    MemoryStore memory(0);
     auto disk = FileStore::open(cacheRoot, 0).takeValue();
-    TieredStore tiered(&memory, disk.get(), &remote);
-    Result<ByteView> r = runSync(tiered.read(QStringLiteral("cache-fill")));
+    Result<PullResult> pulled = fillDiskFromRemote(*disk, remote, QStringLiteral("cache-fill"));
+    QVERIFY2(pulled.isOk(), qPrintable(pulled.error().toString()));
+    Result<ByteView> r = runSync(disk->read(QStringLiteral("cache-fill")));
     QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
     QVERIFY(r.value().toByteArray() == bytes);
     qInfo() << "second attempt moved" << secondTime << "bytes of" << bytes.size();

@@ -224,14 +224,20 @@ protected:
     {
         if (status == 204 || answer.trimmed().isEmpty())
             return finishWith(QList<DicomRecord>());
-        QJsonParseError e{};
-        const QJsonDocument doc = QJsonDocument::fromJson(answer, &e);
-        if (!doc.isArray())
-            return finishWith(Error(ErrorCode::Protocol, QStringLiteral("QIDO-RS: the answer is not a DICOM JSON array (%1)").arg(e.errorString())));
-        QList<DicomRecord> out;
-        for (const QJsonValue &v : doc.array())
-            out << dicomjson::record(v.toObject(), m_level);
-        finishWith(out);
+        // Parsed on the pool: the listing of a 300-instance study held the caller's event loop for 20–30 ms.
+        runOnPool<Result<QList<DicomRecord>>>(blockingPool(), this, [answer, level = m_level]() -> Result<QList<DicomRecord>> {
+            QJsonParseError e{};
+            const QJsonDocument doc = QJsonDocument::fromJson(answer, &e);
+            if (!doc.isArray())
+                return Error(ErrorCode::Protocol, QStringLiteral("QIDO-RS: the answer is not a DICOM JSON array (%1)").arg(e.errorString()));
+            QList<DicomRecord> out;
+            for (const QJsonValue &v : doc.array())
+                out << dicomjson::record(v.toObject(), level);
+            return out;
+        }, [this](Result<QList<DicomRecord>> &&r) {
+            if (!isFinished())
+                finishWith(r);
+        });
     }
 
 private:

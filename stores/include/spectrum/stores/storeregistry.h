@@ -107,6 +107,11 @@ public:
     /// Replaces the configuration; jobs already started keep the one they began with.
     void setConfig(const StoreConfigFile &config) { m_config = config; }
 
+    /// `stores` (names) nearest first: the cluster (blobd stores) before the central archives (DICOMweb, DIMSE),
+    /// each kind in the configuration's order; names not configured are left out. Where a study held in several
+    /// places is opened from.
+    QStringList nearestFirst(const QStringList &stores) const;
+
     /// "Test connection": C-ECHO, one QIDO request, a blobd listing, or opening the local store.
     ResultJob<Done> *test(const QString &name);
     /// Searches `names` (all configured stores when empty) at once; storeAnswered() as each answers. Fails only
