@@ -663,7 +663,7 @@ void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
                                  20000);
     }
     QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isComplete(), 30000);
-    QCOMPARE(viewer->streamer()->cachedCount(), viewer->sliceCount());
+    QCOMPARE(viewer->streamer()->cachedCount(), viewer->streamer()->total());  // with the derived series sent back before
     const DecodeCounts counts = decodeCounts();
     for (const InstanceRef &ref : viewer->study().series[0].instances) {
         QVERIFY2(counts.decoded.value(ref.sopInstanceUid) == 1,

@@ -11,12 +11,12 @@
 #include "spectrum/core/resultjob.h"
 #include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/imaging/derivedinstance.h"
+#include "spectrum/stores/archive.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/studycatalog.h"
 
-#include <QMutex>
+#include <QHash>
 #include <QObject>
-#include <QSet>
 
 #include <functional>
 #include <memory>
@@ -33,55 +33,6 @@ struct StudyHit
     DicomRecord study;
     QStringList stores;     ///< names of the stores that hold it
     QStringList conflicts;  ///< human-readable: which stores disagree, and how
-};
-
-struct FetchSummary
-{
-    int instances = 0;
-    qint64 bytes = 0;
-    double seconds = 0;
-    double firstInstanceSeconds = -1;  ///< time until the first instance was whole in memory (cached a moment later)
-    int rejected = 0;                  ///< instances of another study or patient, dropped
-    QStringList sopInstanceUids;
-    QStringList problems;              ///< what went wrong with the rest (a part that is not DICOM, a cut answer…)
-};
-
-/// Keys already held, shared with fetches under way (thread-safe): an instance a fetch brings again — a study's
-/// stream bringing a slice the view's own request brought first — is dropped unread: not written, not announced.
-class HeldKeys
-{
-public:
-    bool contains(const QString &key) const;
-    void insert(const QString &key);
-    void remove(const QString &key);
-
-private:
-    mutable QMutex m_mutex;
-    QSet<QString> m_keys;
-};
-
-/// How a fetch treats what it brings.
-struct FetchOptions
-{
-    /// Into this folder as SOP_INSTANCE_UID.dcm files instead of the cache.
-    QString outDir;
-    /// Instances already here: dropped when they arrive again (counted, not kept twice). May grow meanwhile.
-    std::shared_ptr<const HeldKeys> held;
-    /// What has arrived of an instance while it streams (fetchInstance over DICOMweb), on the registry's thread.
-    std::function<void(const Arrival &)> arriving;
-
-    static FetchOptions into(const QString &folder)
-    {
-        FetchOptions o;
-        o.outDir = folder;
-        return o;
-    }
-};
-
-struct ExportSummary
-{
-    QStringList stored;                     ///< SOP Instance UIDs (or keys)
-    QList<QPair<QString, QString>> failed;  ///< file or UID, and why
 };
 
 /// An instance a PACS pushed to our Storage SCP, into the cache: it must carry the SOP Instance UID it was sent
@@ -105,7 +56,7 @@ public:
 
     const StoreConfigFile &config() const { return m_config; }
     /// Replaces the configuration; jobs already started keep the one they began with.
-    void setConfig(const StoreConfigFile &config) { m_config = config; }
+    void setConfig(const StoreConfigFile &config);
 
     /// `stores` (names) nearest first: the cluster (blobd stores) before the central archives (DICOMweb, DIMSE),
     /// each kind in the configuration's order; names not configured are left out. Where a study held in several
@@ -159,11 +110,15 @@ Q_SIGNALS:
     void instanceBytes(const QString &sopInstanceUid, const spectrum::ByteView &bytes);
 
 private:
-    const StoreConfig *store(const QString &name, Error *error) const;
+    /// The archive of store `name`, or null with why.
+    Archive *archive(const QString &name, Error *error) const;
+    /// One archive per configured store (the old ones retire).
+    void rebuild();
     ResultJob<FetchSummary> *fetch(const QString &name, const QString &studyUid, const QString &seriesUid, const QString &sopUid, const FetchOptions &options);
 
     StoreConfigFile m_config;
     std::shared_ptr<FileStore> m_cache;
+    QHash<QString, Archive *> m_archives;  ///< by store name; children of the registry
 };
 
 } // namespace spectrum

@@ -1,0 +1,27 @@
+#pragma once
+// LocalArchive: the workstation's own cache (or another cache folder, `path`) as a store — searched through its
+// index, listed from it, sent to by writing into it. Nothing is fetched from it: it is where fetches land.
+// Private to stores.
+
+#include "spectrum/stores/archive.h"
+
+namespace spectrum {
+
+class LocalArchive : public Archive
+{
+    Q_OBJECT
+public:
+    using Archive::Archive;
+
+    ResultJob<Done> *test() override;
+    ResultJob<QList<DicomRecord>> *search(const DicomQuery &query) override;
+    ResultJob<StudySummary> *list(const QString &studyUid) override;
+    ResultJob<FetchSummary> *fetch(const FetchRequest &what, const FetchOptions &options, Kept kept) override;
+    ResultJob<ExportSummary> *send(const QStringList &files) override;
+
+private:
+    /// The store: the workstation's cache, or the folder the configuration names (opened for the call).
+    static Result<std::shared_ptr<FileStore>> open(const std::shared_ptr<FileStore> &cache, const QString &path);
+};
+
+} // namespace spectrum

@@ -1,0 +1,131 @@
+#include "queryarchive.h"
+
+#include "studylisting.h"
+
+#include "spectrum/core/compoundjob.h"
+#include "spectrum/core/uid.h"
+
+namespace spectrum {
+
+namespace {
+
+/// The series, then the instances of a study.
+class ListStudy : public CompoundJob<StudySummary>
+{
+public:
+    using Find = std::function<ResultJob<QList<DicomRecord>> *(const DicomQuery &)>;
+    ListStudy(Find find, QString studyUid) : m_find(std::move(find)), m_studyUid(std::move(studyUid)) {}
+
+protected:
+    void doStart() override
+    {
+        DicomQuery series;
+        series.level = QueryLevel::Series;
+        series.studyInstanceUid = m_studyUid;
+        addSubjob(m_find(series), [this](const Result<QList<DicomRecord>> &r) { seriesListed(r); });
+    }
+
+private:
+    void seriesListed(const Result<QList<DicomRecord>> &r)
+    {
+        if (!r.isOk())
+            return finishWith(r.error());
+        m_series = r.value();
+        DicomQuery instances;
+        instances.level = QueryLevel::Instance;
+        instances.studyInstanceUid = m_studyUid;
+        addSubjob(m_find(instances), [this](const Result<QList<DicomRecord>> &ir) { instancesListed(ir); });
+    }
+
+    void instancesListed(const Result<QList<DicomRecord>> &r)
+    {
+        if (!r.isOk())
+            return finishWith(r.error());
+        QList<DicomIdentity> ids;
+        for (const DicomRecord &i : r.value())
+            ids << i.identity;
+        StudySummary study = studyFrom(m_studyUid, m_series, ids);
+        if (study.instanceCount == 0)
+            return finishWith(Error(ErrorCode::NotFound, QStringLiteral("study %1 has no instance there").arg(m_studyUid)));
+        finishWith(study);
+    }
+
+    Find m_find;
+    QString m_studyUid;
+    QList<DicomRecord> m_series;
+};
+
+/// The series of a study, then the one instance its first series opens at.
+class FirstLook : public CompoundJob<StudySummary>
+{
+public:
+    FirstLook(ListStudy::Find find, QString studyUid) : m_find(std::move(find)), m_studyUid(std::move(studyUid)) {}
+
+protected:
+    void doStart() override
+    {
+        DicomQuery series;
+        series.level = QueryLevel::Series;
+        series.studyInstanceUid = m_studyUid;
+        addSubjob(m_find(series), [this](const Result<QList<DicomRecord>> &r) { seriesListed(r); });
+    }
+
+private:
+    void seriesListed(const Result<QList<DicomRecord>> &r)
+    {
+        if (!r.isOk())
+            return finishWith(r.error());
+        // The series a study opens on: the lowest Series Number (studyFrom's order), the first listed on a tie.
+        const DicomRecord *first = nullptr;
+        for (const DicomRecord &s : r.value()) {
+            if (s.relatedInstances != 0 && isValidUid(s.identity.seriesInstanceUid) && (!first || s.identity.seriesNumber < first->identity.seriesNumber))
+                first = &s;
+        }
+        if (!first)
+            return finishWith(Error(ErrorCode::NotFound, QStringLiteral("study %1 has no series there").arg(m_studyUid)));
+        m_series = *first;
+        DicomQuery middle;
+        middle.level = QueryLevel::Instance;
+        middle.studyInstanceUid = m_studyUid;
+        middle.seriesInstanceUid = first->identity.seriesInstanceUid;
+        middle.instanceNumber = std::max(0, first->relatedInstances) / 2 + 1;
+        m_instanceNumber = middle.instanceNumber;
+        addSubjob(m_find(middle), [this](const Result<QList<DicomRecord>> &ir) { middleFound(ir); });
+    }
+
+    void middleFound(const Result<QList<DicomRecord>> &r)
+    {
+        if (!r.isOk())
+            return finishWith(r.error());
+        QList<DicomIdentity> ids;
+        for (const DicomRecord &i : r.value()) {
+            if (i.identity.instanceNumber == m_instanceNumber && i.identity.seriesInstanceUid == m_series.identity.seriesInstanceUid)
+                ids << i.identity;  // a server that ignores the filter answers with more: only that one
+        }
+        if (ids.size() != 1)
+            return finishWith(Error(ErrorCode::NotFound, QStringLiteral("no single instance number %1 in the series").arg(m_instanceNumber)));
+        StudySummary study = studyFrom(m_studyUid, {m_series}, ids);
+        if (study.instanceCount != 1)
+            return finishWith(Error(ErrorCode::NotFound, QStringLiteral("the first look found nothing to show")));
+        finishWith(study);
+    }
+
+    ListStudy::Find m_find;
+    QString m_studyUid;
+    DicomRecord m_series;
+    int m_instanceNumber = 0;
+};
+
+} // namespace
+
+ResultJob<StudySummary> *QueryArchive::list(const QString &studyUid)
+{
+    return track(new ListStudy([this](const DicomQuery &q) { return find(q); }, studyUid));
+}
+
+ResultJob<StudySummary> *QueryArchive::firstLook(const QString &studyUid)
+{
+    return track(new FirstLook([this](const DicomQuery &q) { return find(q); }, studyUid));
+}
+
+} // namespace spectrum

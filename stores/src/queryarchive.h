@@ -1,0 +1,27 @@
+#pragma once
+// QueryArchive: an archive searched by DICOM queries — QIDO-RS (DICOMweb) or C-FIND (DIMSE) — which lists a study
+// and takes a first look at it the same way whichever protocol carries the queries. Private to stores.
+
+#include "spectrum/stores/archive.h"
+
+namespace spectrum {
+
+class QueryArchive : public Archive
+{
+    Q_OBJECT
+public:
+    using Archive::Archive;
+
+    ResultJob<QList<DicomRecord>> *search(const DicomQuery &query) override { return track(find(query)); }
+    /// Series first (descriptions, numbers), then every instance of the study.
+    ResultJob<StudySummary> *list(const QString &studyUid) override;
+    /// Two small queries: the study's series, then the one instance its first series (by Series Number) opens
+    /// at — Instance Number n / 2 + 1 of its n. NotFound when the series has no such number.
+    ResultJob<StudySummary> *firstLook(const QString &studyUid) override;
+
+protected:
+    /// One query, answered by the protocol.
+    virtual ResultJob<QList<DicomRecord>> *find(const DicomQuery &query) = 0;
+};
+
+} // namespace spectrum
