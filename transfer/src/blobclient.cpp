@@ -809,7 +809,7 @@ protected:
         Sha256 *sha = &m_sha;
         const char *from = m_dest + m_hashedUpTo;
         const qint64 n = upTo - m_hashedUpTo;
-        m_hashFuture = QtConcurrent::run(QThreadPool::globalInstance(), [sha, from, n] {
+        m_hashFuture = QtConcurrent::run(computePool(), [sha, from, n] {
             sha->add(from, n);
             Sha256::releaseThreadState();
         });
@@ -892,7 +892,7 @@ protected:
                 commit();
         });
         const ByteView data = m_data;
-        m_shaFuture = QtConcurrent::run(QThreadPool::globalInstance(), [data] {
+        m_shaFuture = QtConcurrent::run(computePool(), [data] {
             const QByteArray digest = Sha256::hash(data.data(), data.size());
             Sha256::releaseThreadState();
             return digest;
