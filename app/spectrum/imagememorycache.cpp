@@ -29,15 +29,19 @@ void ImageMemoryCache::insert(const QString &key, std::shared_ptr<const DecodedI
         m_lru.erase(it->lru);
         m_entries.erase(it);
     }
-    if (cost <= m_budget) {
+    const bool kept = cost <= m_budget;
+    if (kept) {
         evictToFit(m_budget - cost);
         m_lru.push_front(key);
         m_entries.insert(key, Entry{std::move(image), cost, m_lru.begin()});
         m_usage += cost;
     }
-    m_pending.remove(key);
+    const bool wasPending = m_pending.remove(key);
     Q_EMIT usageChanged();
-    Q_EMIT inserted(key);
+    if (kept)
+        Q_EMIT inserted(key);
+    else if (wasPending)
+        Q_EMIT pendingDropped(key);  // too big to keep: whoever waited decodes it for itself
 }
 
 void ImageMemoryCache::setPending(const QString &key, bool pending)

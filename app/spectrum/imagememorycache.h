@@ -51,7 +51,7 @@ public:
 
 Q_SIGNALS:
     void usageChanged();
-    /// An image was kept under `key` (a blob key, or a filtered key).
+    /// An image was kept under `key` (a blob key, or a filtered key). Not for one too big to keep.
     void inserted(const QString &key);
     /// The decode that was pending for `key` gave up: whoever waited decodes it (or says why not).
     void pendingDropped(const QString &key);

@@ -20,6 +20,8 @@ namespace spectrum {
 struct SeriesPane::Arriving
 {
     QString key;
+    quint64 serial = 0;                         ///< which arrival: late signals of a dropped decoder are not this one's
+    std::shared_ptr<const QByteArray> buffer;   ///< the request whose bytes it decodes
     std::unique_ptr<ProgressiveImage> decoder;  ///< holds the arriving buffer while it reads it
     bool finishing = false;                     ///< every byte is in: the decoder is finishing
     bool cached = false;                        ///< the instance was checked and kept: it may be shown as whole
@@ -68,6 +70,7 @@ SeriesPane::SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySu
 
 SeriesPane::~SeriesPane()
 {
+    disconnect(m_images, nullptr, this, nullptr);  // its signals must not reach a pane half gone
     dropArriving();
     ++m_generation;  // results that still arrive belong to nobody
     const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
@@ -382,30 +385,38 @@ void SeriesPane::onInstanceArriving(const QString &key, const Arrival &arrival)
 {
     if (m_series < 0 || m_slice < 0 || isDecoded(m_slice) || keyOf(m_slice) != key)
         return;  // only the slice in view is shown while it arrives
+    if (m_arriving && m_arriving->key == key && m_arriving->buffer != arrival.buffer)
+        dropArriving();  // another request for it (fetched again): its own bytes, its own decoder
     if (!m_arriving || m_arriving->key != key) {
         if (m_images->isPending(key))
             return;  // another pane decodes it while it arrives
         dropArriving();
         m_arriving = std::make_unique<Arriving>();
         m_arriving->key = key;
+        m_arriving->serial = ++m_arrivalSerial;
+        m_arriving->buffer = arrival.buffer;
         m_arriving->decoder = std::make_unique<ProgressiveImage>(m_chain);  // filtered while it arrives
         m_arriving->decoder->enablePreviews(40);
         m_images->setPending(key, true);
         ProgressiveImage *decoder = m_arriving->decoder.get();
+        const quint64 serial = m_arriving->serial;
+        // Queued signals of a decoder already dropped still arrive: only this arrival's count.
+        auto current = [this, serial] { return m_arriving && m_arriving->serial == serial; };
         connect(decoder, &ProgressiveImage::previewReady, this,
-                [this, key](const DecodedImage &image, int rows, const DecodedImage &original, int originalRows) {
-                    onPreview(key, image, rows, original, originalRows);
+                [this, key, current](const DecodedImage &image, int rows, const DecodedImage &original, int originalRows) {
+                    if (current())
+                        onPreview(key, image, rows, original, originalRows);
                 });
-        connect(decoder, &ProgressiveImage::finished, this, [this, key](const DecodedImage &original, const DecodedImage &filtered) {
-            if (!m_arriving || m_arriving->key != key)
+        connect(decoder, &ProgressiveImage::finished, this, [this, current](const DecodedImage &original, const DecodedImage &filtered) {
+            if (!current())
                 return;
             m_arriving->original = std::make_shared<const DecodedImage>(original);
             m_arriving->filtered = std::make_shared<const DecodedImage>(filtered);
             m_arriving->ready = true;
             commitArriving();
         });
-        connect(decoder, &ProgressiveImage::failed, this, [this, key](const Error &) {
-            if (!m_arriving || m_arriving->key != key)
+        connect(decoder, &ProgressiveImage::failed, this, [this, key, current](const Error &) {
+            if (!current())
                 return;
             // Not decodable while it arrives (real values under filters, say): read from the cache once there.
             const bool cached = m_arriving->cached;
@@ -455,13 +466,25 @@ void SeriesPane::commitArriving()
     const QString key = m_arriving->key;
     const std::shared_ptr<const DecodedImage> original = m_arriving->original, filtered = m_arriving->filtered;
     const bool filteredMade = !m_chain.isEmpty() && isFilterable(original->pixels.format());
+    int index = -1;
+    if (m_series >= 0) {
+        const QList<InstanceRef> &instances = m_study->series[m_series].instances;
+        for (int i = 0; i < instances.size() && index < 0; ++i)
+            index = instances[i].key == key ? i : -1;
+    }
+    if (index >= 0 && original->info.identity.sopInstanceUid != m_study->series[m_series].instances[index].sopInstanceUid) {
+        // What arrived on this request is not the instance it was asked for: never shown under its number; the
+        // cache holds the checked one.
+        dropArriving();
+        return requestLoad(index);
+    }
     m_arriving.reset();
+    if (index == m_slice && ImageMemoryCache::costOf(*original) > m_images->budget())
+        filteredMade ? present(index, *original, *filtered) : present(index, *original);  // too big to keep: shown all the same
     // The filtered version first: the pane that sees the original inserted finds it, and filters nothing.
     if (filteredMade)
         m_images->insert(ImageMemoryCache::filteredKey(key, m_chainDescription), filtered);
     m_images->insert(key, original);  // onImageReady shows it
-    if (!m_images->contains(key) && m_series >= 0 && m_slice >= 0 && keyOf(m_slice) == key)
-        filteredMade ? present(m_slice, *original, *filtered) : present(m_slice, *original);  // too big to keep: shown anyway
 }
 
 void SeriesPane::onImageReady(const QString &key)
@@ -472,12 +495,13 @@ void SeriesPane::onImageReady(const QString &key)
     for (int i = 0; i < instances.size(); ++i) {
         if (instances[i].key != key)
             continue;
+        const bool showing = i == m_slice && m_viewport->hasImage() && m_viewport->completeness() >= 1.0
+                             && m_viewport->image().info.identity.sopInstanceUid == instances[i].sopInstanceUid;
         if (const std::shared_ptr<const DecodedImage> image = m_images->peek(key)) {
             learnGeometry(i, image->info);
-            if (i == m_slice && !(m_viewport->hasImage() && m_viewport->completeness() >= 1.0
-                                  && m_viewport->image().info.identity.sopInstanceUid == instances[i].sopInstanceUid))
+            if (i == m_slice && !showing)
                 display(i, *m_images->object(key));
-        } else if (i == m_slice || std::abs(i - m_slice) <= kPrefetchRadius) {
+        } else if (!showing && (i == m_slice || std::abs(i - m_slice) <= kPrefetchRadius)) {
             requestLoad(i);  // its decode gave up (or it was too big to keep): from the cache
         }
         return;

@@ -143,6 +143,7 @@ private:
     std::array<double, 3> m_normal{};
     struct Arriving;
     std::unique_ptr<Arriving> m_arriving;  ///< the slice in view while it streams in
+    quint64 m_arrivalSerial = 0;
     QPushButton *m_retryButton;            ///< shown under the image while the slice in view has failed
     QTimer *m_failureTick;                 ///< keeps "trying again in N s" current
 };

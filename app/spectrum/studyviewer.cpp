@@ -92,7 +92,18 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
         m_seriesList->setCurrentRow(0);
 }
 
-StudyViewer::~StudyViewer() = default;
+StudyViewer::~StudyViewer()
+{
+    // The memory cache outlives this viewer: nothing of it may call back into a viewer (or panes) half gone.
+    disconnect(m_images, nullptr, this, nullptr);
+    for (SeriesPane *p : std::as_const(m_panes))
+        disconnect(m_images, nullptr, p, nullptr);
+    qDeleteAll(m_panes);  // while the study they point at is still here
+    m_panes.clear();
+    // Decodes this viewer started and will never hear back from: whoever else waits for them decodes them.
+    for (const QString &key : std::as_const(m_pendingHere))
+        m_images->setPending(key, false);
+}
 
 SeriesPane *StudyViewer::addPane(int seriesIndex)
 {
@@ -346,8 +357,10 @@ void StudyViewer::requestThumbnail(int series, const QString &key)
         return;  // made once it is decoded (onImageInserted)
     // Decoded here for the thumbnail, and kept: the pane that shows it later finds it decoded.
     m_images->setPending(key, true);
+    m_pendingHere.insert(key);
     runOnPool<Result<DecodedImage>>(blockingPool(), this, [store = m_store, key] { return runSync(loadImage(store, key)); },
                                     [this, key](Result<DecodedImage> &&image) {
+                                        m_pendingHere.remove(key);
                                         if (!image.isOk())
                                             return m_images->setPending(key, false);  // pendingDropped: another image of the series may do
                                         m_images->insert(key, std::make_shared<const DecodedImage>(image.takeValue()));
@@ -387,6 +400,7 @@ void StudyViewer::onInstanceBytes(const QString &key, const ByteView &bytes)
     // Decoded (and filtered) once, from the bytes that were just written into the cache, on the blocking pool;
     // kept in memory, where the panes find it.
     m_images->setPending(key, true);
+    m_pendingHere.insert(key);
     const FilterChain chain = m_chain;
     const QString filteredKey = ImageMemoryCache::filteredKey(key, m_chainDescription);
     struct Decoded
@@ -410,6 +424,7 @@ void StudyViewer::onInstanceBytes(const QString &key, const ByteView &bytes)
         }
         return d;
     }, [this, key, filteredKey, generation = m_chainGeneration](Decoded &&d) {
+        m_pendingHere.remove(key);
         if (!d.original.isOk())
             return m_images->setPending(key, false);  // the panes read it from the cache, and say why it fails
         if (d.filtered && generation == m_chainGeneration)

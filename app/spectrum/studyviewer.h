@@ -151,6 +151,7 @@ private:
     QHash<int, QImage> m_thumbnails;
     QSet<int> m_thumbnailsAsked;
     QHash<QString, int> m_thumbnailWaiting;  ///< key of the image a series' thumbnail is made from → series
+    QSet<QString> m_pendingHere;             ///< decodes this viewer started (pending in the memory cache)
     quint64 m_chainGeneration = 0;
     quint64 m_studyGeneration = 0;
     QTimer m_cine;

@@ -37,9 +37,10 @@ QThreadPool *blockingPool()
 QThreadPool *networkPool()
 {
     // A reader per stream, blocked in poll() most of the time: as many as streams may run at once (a few
-    // stores, each with its maxParallel requests, plus the view's own).
+    // stores, each with its maxParallel requests, the view's own, prefetched studies). A stream queued behind
+    // them waits; one stopped before it ran is dropped without waiting.
     static QThreadPool pool;
-    static QThreadPool *p = configured(pool, 64, "spectrum-network");
+    static QThreadPool *p = configured(pool, 128, "spectrum-network");
     return p;
 }
 

@@ -104,10 +104,12 @@ private:
             return sink->get();
         });
         addSubjob(pull, [this, sink](const Result<PullResult> &pr) {
-            if (pr.isOk())
+            if (pr.isOk()) {
                 keep((*sink)->view());
-            else
+            } else {
                 qCWarning(lcStores) << "fetch:" << pr.error().toString();
+                transferProblem(pr.error());  // the job's error, when nothing could be kept
+            }
             pullNext();
         });
     }

@@ -32,16 +32,27 @@ Result<DicomIdentity> identityInStudy(const ByteView &bytes, const QString &stud
     return id;
 }
 
+/// The same, and of `patientId` when it is known.
+Result<DicomIdentity> identityInPatientsStudy(const ByteView &bytes, const QString &studyUid, const QString &patientId)
+{
+    Result<DicomIdentity> id = identityInStudy(bytes, studyUid);
+    if (id.isOk() && !patientId.isEmpty() && id.value().patientId != patientId)
+        return Error(ErrorCode::Corrupt, QStringLiteral("instance %1 has patient ID '%2', but the study's is '%3': not kept")
+                                             .arg(id.value().sopInstanceUid, id.value().patientId, patientId));
+    return id;
+}
+
 } // namespace
 
 /// Stores one instance (a whole DICOM file in memory) in the cache or as OUT/SOP.dcm; checks it belongs to
 /// `studyUid` (and to `patientId`, once known). Runs on any thread.
-Result<KeptInstance> keepInstance(const ByteView &bytes, const QString &studyUid, const QString &outDir, FileStore *cache, const HeldKeys *held)
+Result<KeptInstance> keepInstance(const ByteView &bytes, const FetchRequest &what, const FetchOptions &options, FileStore *cache)
 {
-    Result<DicomIdentity> id = identityInStudy(bytes, studyUid);
+    const QString &outDir = options.outDir;
+    Result<DicomIdentity> id = identityInPatientsStudy(bytes, what.studyUid, options.patientId);
     if (!id.isOk())
         return id.error();
-    if (held && held->contains(id.value().sopInstanceUid))
+    if (options.held && options.held->contains(id.value().sopInstanceUid))
         return KeptInstance{id.value(), ByteView(), true};
     if (!outDir.isEmpty()) {
         QSaveFile f(QDir(outDir).filePath(id.value().sopInstanceUid + QStringLiteral(".dcm")));
@@ -49,11 +60,11 @@ Result<KeptInstance> keepInstance(const ByteView &bytes, const QString &studyUid
             return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString()));
         return KeptInstance{id.value(), ByteView(), false};
     }
-    CommitOptions options;
-    options.knownIdentity = id.value();  // parsed from these bytes just above
-    options.durable = false;             // the archive still has it: no need to wait for the disk
-    options.deferSha256 = true;          // hashed if ever asked for (served to a peer); checksummed now
-    if (Error e = runSync(cache->put(id.value().sopInstanceUid, bytes, options)).error(); e.isError())
+    CommitOptions commit;
+    commit.knownIdentity = id.value();  // parsed from these bytes just above
+    commit.durable = false;             // the archive still has it: no need to wait for the disk
+    commit.deferSha256 = true;          // hashed if ever asked for (served to a peer); checksummed now
+    if (Error e = runSync(cache->put(id.value().sopInstanceUid, bytes, commit)).error(); e.isError())
         return e;
     return KeptInstance{id.value(), bytes, false};
 }
@@ -61,8 +72,9 @@ Result<KeptInstance> keepInstance(const ByteView &bytes, const QString &studyUid
 namespace {
 /// The same for an instance that arrived as a file: looked at through a read-only mapping, then renamed into the
 /// folder or copied into the cache inside the kernel. The file is gone afterwards either way.
-Result<KeptInstance> keepInstanceFile(const QString &path, const QString &studyUid, const QString &outDir, FileStore *cache, const HeldKeys *held)
+Result<KeptInstance> keepInstanceFile(const QString &path, const FetchRequest &what, const FetchOptions &options, FileStore *cache)
 {
+    const QString &outDir = options.outDir;
     auto file = std::make_shared<QFile>(path);
     auto cleanup = qScopeGuard([&] { file->close(); QFile::remove(path); });
     if (!file->open(QIODevice::ReadOnly))
@@ -71,10 +83,10 @@ Result<KeptInstance> keepInstanceFile(const QString &path, const QString &studyU
     const uchar *map = size > 0 ? file->map(0, size) : nullptr;
     if (!map)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("%1 is empty or cannot be mapped").arg(path));
-    Result<DicomIdentity> id = identityInStudy(ByteView(reinterpret_cast<const char *>(map), size, file), studyUid);
+    Result<DicomIdentity> id = identityInPatientsStudy(ByteView(reinterpret_cast<const char *>(map), size, file), what.studyUid, options.patientId);
     if (!id.isOk())
         return id.error();
-    if (held && held->contains(id.value().sopInstanceUid))
+    if (options.held && options.held->contains(id.value().sopInstanceUid))
         return KeptInstance{id.value(), ByteView(), true};
     if (!outDir.isEmpty()) {
         const QString target = QDir(outDir).filePath(id.value().sopInstanceUid + QStringLiteral(".dcm"));
@@ -83,11 +95,11 @@ Result<KeptInstance> keepInstanceFile(const QString &path, const QString &studyU
             return Error(ErrorCode::Io, QStringLiteral("cannot move %1 to %2").arg(path, target));
         return KeptInstance{id.value(), ByteView(), false};
     }
-    CommitOptions options;
-    options.knownIdentity = id.value();
-    options.durable = false;  // fetched from an archive that keeps it
-    options.deferSha256 = true;
-    if (Error e = runSync(cache->importFile(id.value().sopInstanceUid, path, options)).error(); e.isError())
+    CommitOptions commit;
+    commit.knownIdentity = id.value();
+    commit.durable = false;  // fetched from an archive that keeps it
+    commit.deferSha256 = true;
+    if (Error e = runSync(cache->importFile(id.value().sopInstanceUid, path, commit)).error(); e.isError())
         return e;
     return KeptInstance{id.value(), ByteView(), false};
 }
@@ -106,8 +118,8 @@ void FetchJob::keep(const ByteView &bytes)
     if (m_firstCompleteSeconds < 0)
         m_firstCompleteSeconds = m_clock.nsecsElapsed() / 1e9;  // whole, in memory: the viewer could show it
     runOnPool<Result<KeptInstance>>(keepingPool(), this,
-                                    [bytes, study = m_what.studyUid, out = m_options.outDir, cache = m_cache, held = m_options.held] {
-                                        return keepInstance(bytes, study, out, cache.get(), held.get());
+                                    [bytes, what = m_what, options = m_options, cache = m_cache] {
+                                        return keepInstance(bytes, what, options, cache.get());
                                     },
                                     [this, size = bytes.size()](Result<KeptInstance> &&k) { kept(std::move(k), size); });
 }
@@ -116,9 +128,9 @@ std::function<Error(const ByteView &)> FetchJob::keeperOnReader()
 {
     std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
     QElapsedTimer clock = m_clock;
-    return [toJob, clock, study = m_what.studyUid, out = m_options.outDir, cache = m_cache, held = m_options.held, this](const ByteView &bytes) {
+    return [toJob, clock, what = m_what, options = m_options, cache = m_cache, this](const ByteView &bytes) {
         const double completedAt = clock.nsecsElapsed() / 1e9;
-        auto k = std::make_shared<Result<KeptInstance>>(keepInstance(bytes, study, out, cache.get(), held.get()));
+        auto k = std::make_shared<Result<KeptInstance>>(keepInstance(bytes, what, options, cache.get()));
         // Posted: delivered only while the job lives (then `this` is alive).
         toJob->post([this, completedAt, k, size = bytes.size()] {
             ++m_pendingWrites;  // for kept() to count down
@@ -136,8 +148,8 @@ void FetchJob::keepFile(const QString &path)
     if (m_firstCompleteSeconds < 0)
         m_firstCompleteSeconds = m_clock.nsecsElapsed() / 1e9;
     runOnPool<Result<KeptInstance>>(keepingPool(), this,
-                                    [path, study = m_what.studyUid, out = m_options.outDir, cache = m_cache, held = m_options.held] {
-                                        return keepInstanceFile(path, study, out, cache.get(), held.get());
+                                    [path, what = m_what, options = m_options, cache = m_cache] {
+                                        return keepInstanceFile(path, what, options, cache.get());
                                     },
                                     [this, size = QFileInfo(path).size()](Result<KeptInstance> &&k) { kept(std::move(k), size); });
 }
@@ -158,6 +170,10 @@ void FetchJob::kept(Result<KeptInstance> &&k, qint64 size)
         ++m_summary.rejected;  // another patient inside this study: never mixed in
         qCWarning(lcStores) << "fetch: instance" << k.value().id.sopInstanceUid << "has patient ID" << k.value().id.patientId
                             << "but the study's is" << m_patientId << "- dropped";
+        if (m_options.outDir.isEmpty() && m_cache)  // it was written before its patient could be compared: it goes
+            m_cache->remove(k.value().id.sopInstanceUid)->start(ExecutionPolicy::Async);
+        else if (!m_options.outDir.isEmpty())
+            QFile::remove(QDir(m_options.outDir).filePath(k.value().id.sopInstanceUid + QStringLiteral(".dcm")));
     } else if (k.isOk() && m_counted.contains(k.value().id.sopInstanceUid)) {
         // Brought again (the stream that gave way to series requests had it): stored, not counted.
     } else if (k.isOk()) {

@@ -65,6 +65,6 @@ private:
 };
 
 /// Checks and keeps one instance (a whole DICOM file in memory) in the cache or as OUT/SOP.dcm. Any thread.
-Result<KeptInstance> keepInstance(const ByteView &bytes, const QString &studyUid, const QString &outDir, FileStore *cache, const HeldKeys *held);
+Result<KeptInstance> keepInstance(const ByteView &bytes, const FetchRequest &what, const FetchOptions &options, FileStore *cache);
 
 } // namespace spectrum

@@ -236,18 +236,17 @@ void StudyStreamer::ready()
         if (m_keys.contains(key))
             m_cached.insert(key);
     }
-    // What the bulk lane brought while the study was being listed.
-    for (auto it = m_early.cbegin(); it != m_early.cend(); ++it) {
-        if (m_keys.contains(it.key()) && !m_cached.contains(it.key())) {
-            m_cached.insert(it.key());
-            m_bytes += it.value();
-        }
-    }
-    m_early.clear();
+    const QHash<QString, qint64> early = std::exchange(m_early, {});
     m_listed = true;
     Q_EMIT listed();
     Q_EMIT progress(cachedCount(), total());
-    if (isComplete())
+    // What the bulk lane brought while the study was being listed: announced now that it is the study's.
+    const int before = cachedCount();
+    for (auto it = early.cbegin(); it != early.cend(); ++it) {
+        if (m_keys.contains(it.key()))
+            markCached(it.key(), it.value());  // says finished() when it completes the study
+    }
+    if (cachedCount() == before && isComplete())
         Q_EMIT finished();
     pump();
 }
@@ -368,6 +367,8 @@ void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, co
     QPointer<StudyStreamer> self(this);
     FetchOptions options;
     options.held = m_held;
+    // Of the study's patient (as listed, or as the first look found it): another's is refused before it is kept.
+    options.patientId = m_listed ? m_study.identity.patientId : m_firstLook.identity.patientId;
     options.arriving = [self, key](const Arrival &arrival) {
         if (self && !self->m_cached.contains(key))
             Q_EMIT self->instanceArriving(key, arrival);

@@ -80,6 +80,7 @@ private Q_SLOTS:
     void theStudyComesInBulkBesideTheView();
     void eachArrivingImageIsDecodedAndFilteredOnce();
     void anArchiveDyingMidStudyLeavesNothingHalfShown();
+    void closingAStudyWhileItArrivesAndOpeningItAgain();
     void prefetchingStudiesForLater();
     void aFailedImageSaysSoAndComesBackWithTheArchive();
 
@@ -744,6 +745,44 @@ void tst_ReadingRoom::anArchiveDyingMidStudyLeavesNothingHalfShown()
     const QString sop = viewer->study().series[0].instances[failedIndex].sopInstanceUid;
     QTRY_VERIFY(vp->hasImage() && vp->completeness() >= 1.0 && vp->image().info.identity.sopInstanceUid == sop);
     QTRY_VERIFY(transfers->details(0).endsWith(QStringLiteral("complete")));
+}
+
+// A study closed while its slice in view is still arriving: nothing of it calls back into the closed viewer, and
+// opened again, its slices show — nothing is left waiting on a decode the closed viewer never finished.
+void tst_ReadingRoom::closingAStudyWhileItArrivesAndOpeningItAgain()
+{
+    LinkEmulator link(m_orthanc.httpPort(), 10, 256, 8);  // 8 Mbit/s: a slice takes half a second
+    QVERIFY(link.waitUntilListening());
+    QTemporaryDir dir;
+    std::unique_ptr<Workstation> started = workstationWithArchive(dir, QStringLiteral("slow"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(link.port()));
+    QVERIFY(started);
+    Workstation &ws = *started;
+    MainWindow window(&ws);
+    window.resize(1000, 700);
+    window.show();
+    QAction *close = nullptr;
+    for (QAction *a : window.findChildren<QAction *>())
+        close = a->text() == QStringLiteral("&Close study") ? a : close;
+    QVERIFY(close);
+
+    QSignalSpy opened(&window, &MainWindow::studyOpened);
+    window.openRemoteStudy(QStringLiteral("slow"), m_ctUid);
+    QVERIFY(opened.wait(20000));
+    QPointer<StudyViewer> viewer = opened.first().first().value<StudyViewer *>();
+    QSignalSpy preview(viewer.data(), &StudyViewer::previewShown);
+    QVERIFY(preview.wait(20000));  // the slice in view is arriving
+    QVERIFY(viewer->viewport()->completeness() < 1.0);
+    close->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(viewer.isNull(), 10000);
+
+    opened.clear();
+    window.openRemoteStudy(QStringLiteral("slow"), m_ctUid);
+    QVERIFY(opened.wait(20000));
+    auto *again = opened.first().first().value<StudyViewer *>();
+    QTRY_VERIFY_WITH_TIMEOUT(again->streamer()->isListed(), 20000);
+    const QString sop = again->study().series[0].instances[again->sliceIndex()].sopInstanceUid;
+    ImageViewport *vp = again->viewport();
+    QTRY_VERIFY_WITH_TIMEOUT(vp->hasImage() && vp->completeness() >= 1.0 && vp->image().info.identity.sopInstanceUid == sop, 30000);
 }
 
 void tst_ReadingRoom::aFailedImageSaysSoAndComesBackWithTheArchive()

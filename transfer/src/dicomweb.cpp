@@ -20,6 +20,7 @@
 #include <QMutex>
 #include <QScopeGuard>
 
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <future>
@@ -597,8 +598,13 @@ private:
         const int timeoutMs = client() ? client()->endpoint().timeoutMs : 60000;
         auto ended = std::make_shared<std::promise<void>>();
         m_worker = ended->get_future();
-        startOnPool(networkPool(), [this, url, fields, timeoutMs, consumer, cancel, ended] {
+        auto state = std::make_shared<std::atomic<int>>(0);  // 0 queued, 1 running, 2 abandoned before it ran
+        m_workerState = state;
+        startOnPool(networkPool(), [this, url, fields, timeoutMs, consumer, cancel, ended, state] {
             const auto signalEnd = qScopeGuard([ended] { ended->set_value(); });
+            int queued = 0;
+            if (!state->compare_exchange_strong(queued, 1))
+                return;  // stopped before it started: the job may be gone; nothing of it is touched
             const Error e = runHttpGet(url, fields, timeoutMs, *consumer, *cancel);
             if (cancel->isCancelled())
                 return;
@@ -611,9 +617,12 @@ private:
     {
         if (m_cancel)
             m_cancel->cancel();
-        if (m_worker.valid())
-            m_worker.wait();
+        int queued = 0;
+        const bool neverRan = m_workerState && m_workerState->compare_exchange_strong(queued, 2);
+        if (m_worker.valid() && !neverRan)
+            m_worker.wait();  // at once: its waits also watch the cancel pipe
         m_worker = std::future<void>();
+        m_workerState.reset();
         m_cancel.reset();
     }
 
@@ -674,6 +683,7 @@ private:
     RetrieveCallbacks m_callbacks;
     QNetworkRequest m_directRequest;  ///< what the direct path sends (its Authorization may be refreshed)
     std::future<void> m_worker;       ///< the direct path's reader (a task on networkPool()) has ended
+    std::shared_ptr<std::atomic<int>> m_workerState;  ///< whether it started (a stop before that does not wait for it)
     std::shared_ptr<HttpCancel> m_cancel;
     bool m_directRefreshed = false;
     std::unique_ptr<MultipartReader> m_reader;

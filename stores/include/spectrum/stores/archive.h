@@ -58,6 +58,9 @@ struct FetchOptions
     QString outDir;
     /// Instances already here: dropped when they arrive again (counted, not kept twice). May grow meanwhile.
     std::shared_ptr<const HeldKeys> held;
+    /// The study's patient, when known (from its listing; empty: not known): an instance of another is refused
+    /// before it is kept.
+    QString patientId;
     /// What has arrived of an instance while it streams (fetchInstance over DICOMweb), on the registry's thread.
     std::function<void(const Arrival &)> arriving;
 
