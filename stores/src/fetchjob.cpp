@@ -164,6 +164,7 @@ void FetchJob::kept(Result<KeptInstance> &&k, qint64 size)
             m_counted.insert(sop);
             ++m_summary.instances;
             m_summary.sopInstanceUids << sop;
+            m_summary.identities << k.value().id;
             setProgress(m_summary.instances, m_expected);
         }
     } else if (k.isOk() && !m_patientId.isNull() && k.value().id.patientId != m_patientId) {
@@ -184,6 +185,7 @@ void FetchJob::kept(Result<KeptInstance> &&k, qint64 size)
         ++m_summary.instances;
         m_summary.bytes += size;
         m_summary.sopInstanceUids << id.sopInstanceUid;
+        m_summary.identities << id;
         if (m_summary.firstInstanceSeconds < 0)
             m_summary.firstInstanceSeconds = m_firstCompleteSeconds;
         setProgress(m_summary.instances, m_expected);

@@ -34,6 +34,7 @@ struct FetchSummary
     double firstInstanceSeconds = -1;  ///< time until the first instance was whole in memory (cached a moment later)
     int rejected = 0;                  ///< instances of another study or patient, dropped
     QStringList sopInstanceUids;
+    QList<DicomIdentity> identities;   ///< of the instances counted (kept, or here already), as their headers say
     QStringList problems;              ///< what went wrong with the rest (a part that is not DICOM, a cut answer…)
 };
 

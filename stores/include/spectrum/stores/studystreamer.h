@@ -19,8 +19,10 @@
 #include "spectrum/stores/studycatalog.h"
 
 #include <QByteArray>
+#include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
+#include <QPointer>
 #include <QSet>
 #include <QTimer>
 
@@ -163,8 +165,20 @@ private:
     void startBulk();
     /// Whether (series, index) is for the view lane while the bulk lane runs.
     bool inViewLane(int series, int index) const;
+    /// The study's contents are known (listed, or brought whole by the bulk lane first).
+    void listedAs(const StudySummary &study);
     /// Listed, and the cache's share known: what is here counted, fetching starts.
     void ready();
+    QPointer<Job> m_listing;            ///< the listing, while it runs
+    bool m_listingStarted = false;
+    /// Lists the study (listStudy), once.
+    void startListing();
+    /// Lists the study now, unless the bulk lane will have brought all of it sooner.
+    void maybeList();
+    static constexpr int kListAfterMs = 150;
+    QTimer m_listSoon;                  ///< when a study streamed from the start is listed
+    QElapsedTimer m_bulkClock;
+    qint64 m_bulkDone = 0, m_bulkExpected = 0;  ///< the bulk fetch's progress (instances)
     bool m_cacheKnown = false;          ///< the cache said what it holds of the study
     bool m_firstLookDone = false;       ///< the first look answered (and its instance was asked for)
     bool m_listingWaits = false;        ///< listed, waiting for the cache's answer
@@ -172,6 +186,7 @@ private:
     QHash<QString, qint64> m_early;     ///< fetched before the listing (the bulk lane, the first look): key → bytes
     bool m_focusSet = false;
     QTimer m_settle;                    ///< the view moved lately: its own requests wait until it stays
+    QElapsedTimer m_clock;              ///< since start(), for the debug log
     /// The next round of retries, after a wait twice the last (1 s to 1 min).
     void scheduleRetry();
     /// Transient failures back in the queue.
