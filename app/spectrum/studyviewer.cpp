@@ -5,7 +5,6 @@
 #include "spectrum/stores/imageloader.h"
 #include "spectrum/stores/studystreamer.h"
 
-#include <QFutureWatcher>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QIcon>
@@ -13,7 +12,6 @@
 #include <QListWidget>
 #include <QMimeData>
 #include <QPixmap>
-#include <QtConcurrent>
 
 namespace spectrum {
 

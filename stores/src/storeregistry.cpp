@@ -102,6 +102,101 @@ private:
     QStringList m_failures;
 };
 
+/// "Send to archive": the cached instances through a filter chain as one new derived series, made on the pool
+/// into a private folder, sent to the archive, and what it stored kept in the cache too.
+class SendDerivedSeries : public CompoundJob<ExportSummary>
+{
+public:
+    SendDerivedSeries(Archive *archive, std::shared_ptr<FileStore> cache, QStringList keys, FilterChain chain, Derivation naming)
+        : m_archive(archive), m_cache(std::move(cache)), m_keys(std::move(keys)), m_chain(std::move(chain)), m_naming(std::move(naming)) {}
+
+protected:
+    void doStart() override
+    {
+        m_folder = std::make_shared<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/spectrum-send-XXXXXX"));
+        if (!m_folder->isValid())
+            return finishWith(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for the derived instances")));
+        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);  // progress from the pool, while the job lives
+        const CancelToken sending = cancelToken();  // a cancelled send stops making its instances too
+        addSubjob(makeJob<QStringList>([this, toJob, sending, keys = m_keys, chain = m_chain, cache = m_cache, folder = m_folder,
+                                        naming = m_naming](const CancelToken &cancel) -> Result<QStringList> {
+                      return make(keys, chain, naming, cache.get(), folder->path(), [&] { return cancel.isCancelled() || sending.isCancelled(); },
+                                  [this, toJob](int done, int total) { toJob->post([this, done, total] { setProgress(done, total); }); });
+                  }),
+                  [this](const Result<QStringList> &files) { made(files); });
+    }
+
+private:
+    /// The derived instances, written into `folder`; on the pool.
+    static Result<QStringList> make(const QStringList &keys, const FilterChain &chain, Derivation derivation, FileStore *cache,
+                                    const QString &folder, const std::function<bool()> &cancelled, const std::function<void(int, int)> &progress)
+    {
+        derivation.description = chain.isEmpty() ? QStringLiteral("unprocessed copy") : chain.description();
+        derivation.seriesInstanceUid = makeUid();  // one derived series for all of them
+        QStringList files;
+        for (int i = 0; i < keys.size(); ++i) {
+            if (cancelled())
+                return Error(ErrorCode::Cancelled, QStringLiteral("cancelled"));
+            Result<ByteView> bytes = runSync(cache->read(keys[i]));
+            if (!bytes.isOk())
+                return bytes.error().withContext(keys[i]);
+            Result<DecodedImage> image = decodeDicom(bytes.value());
+            if (!image.isOk())
+                return image.error().withContext(keys[i]);
+            Result<PixelBuffer> pixels = chain.isEmpty() ? Result<PixelBuffer>(image.value().pixels)
+                                                         : applyFilters(chain, image.value().pixels, image.value().info, nullptr);
+            if (!pixels.isOk())
+                return pixels.error().withContext(keys[i]);
+            Result<DerivedInstance> derived = makeDerivedInstance(bytes.value(), pixels.value(), derivation);
+            if (!derived.isOk())
+                return derived.error().withContext(keys[i]);
+            const QString path = QDir(folder).filePath(derived.value().identity.sopInstanceUid + QStringLiteral(".dcm"));
+            QSaveFile f(path);
+            if (!f.open(QIODevice::WriteOnly) || f.write(derived.value().bytes) != derived.value().bytes.size() || !f.commit())
+                return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
+            files << path;
+            progress(i + 1, int(keys.size()));
+        }
+        return files;
+    }
+
+    void made(const Result<QStringList> &files)
+    {
+        if (!files.isOk())
+            return finishWith(files.error());
+        if (!m_archive)
+            return finishWith(Error(ErrorCode::Cancelled, QStringLiteral("the store's configuration changed while the series was made")));
+        addSubjob(m_archive->send(files.value()), [this](const Result<ExportSummary> &r) { sent(r); });
+    }
+
+    void sent(const Result<ExportSummary> &r)
+    {
+        if (!r.isOk() || r.value().stored.isEmpty())
+            return finishWith(r);
+        m_sent = r.value();
+        // What the archive stored is kept here too: the derived series shows in the open study at once.
+        addSubjob(makeJob<Done>([stored = m_sent.stored, folder = m_folder, cache = m_cache](const CancelToken &) -> Result<Done> {
+                      for (const QString &sop : stored) {
+                          QFile f(QDir(folder->path()).filePath(sop + QStringLiteral(".dcm")));
+                          if (!f.open(QIODevice::ReadOnly))
+                              continue;  // stored under another name: the archive has it, the cache will when fetched
+                          if (Error e = runSync(cache->put(sop, ByteView(f.readAll()))).error(); e.isError())
+                              return e.withContext(sop);
+                      }
+                      return Done();
+                  }),
+                  [this](const Result<Done> &) { finishWith(m_sent); });  // a full cache does not undo the send
+    }
+
+    QPointer<Archive> m_archive;
+    std::shared_ptr<FileStore> m_cache;
+    QStringList m_keys;
+    FilterChain m_chain;
+    Derivation m_naming;
+    std::shared_ptr<QTemporaryDir> m_folder;
+    ExportSummary m_sent;
+};
+
 } // namespace
 
 Error keepReceivedInstance(FileStore &cache, const QString &path, const QString &announcedSopInstanceUid)
@@ -270,78 +365,14 @@ ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name
                                                              const Derivation &naming)
 {
     Error e;
-    archive(name, &e);
+    Archive *a = archive(name, &e);
     if (!e.isError() && !m_cache)
         e = Error(ErrorCode::NotFound, QStringLiteral("no workstation cache is open"));
     if (!e.isError() && keys.isEmpty())
         e = Error(ErrorCode::InvalidArgument, QStringLiteral("nothing to send"));
     if (e.isError())
         return failedJob<ExportSummary>(e);
-    std::shared_ptr<FileStore> cache = m_cache;
-    QPointer<StoreRegistry> self(this);
-    return new CallbackJob<ExportSummary>([self, name, keys, chain, cache, naming](CallbackJob<ExportSummary> *job) {
-        // The derived instances are made on the pool, into a private folder, then sent like any files.
-        auto folder = std::make_shared<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/spectrum-send-XXXXXX"));
-        if (!folder->isValid())
-            return job->complete(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for the derived instances")));
-        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(job);  // progress from the pool, while the job lives
-        const CancelToken sending = job->cancelToken();  // a cancelled send stops making its instances too
-        auto *make = makeJob<QStringList>([keys, chain, cache, folder, toJob, job, sending, naming](const CancelToken &cancel) -> Result<QStringList> {
-            Derivation derivation = naming;
-            derivation.description = chain.isEmpty() ? QStringLiteral("unprocessed copy") : chain.description();
-            derivation.seriesInstanceUid = makeUid();  // one derived series for all of them
-            QStringList files;
-            for (int i = 0; i < keys.size(); ++i) {
-                if (cancel.isCancelled() || sending.isCancelled())
-                    return Error(ErrorCode::Cancelled, QStringLiteral("cancelled"));
-                Result<ByteView> bytes = runSync(cache->read(keys[i]));
-                if (!bytes.isOk())
-                    return bytes.error().withContext(keys[i]);
-                Result<DecodedImage> image = decodeDicom(bytes.value());
-                if (!image.isOk())
-                    return image.error().withContext(keys[i]);
-                Result<PixelBuffer> pixels = chain.isEmpty() ? Result<PixelBuffer>(image.value().pixels)
-                                                             : applyFilters(chain, image.value().pixels, image.value().info, nullptr);
-                if (!pixels.isOk())
-                    return pixels.error().withContext(keys[i]);
-                Result<DerivedInstance> derived = makeDerivedInstance(bytes.value(), pixels.value(), derivation);
-                if (!derived.isOk())
-                    return derived.error().withContext(keys[i]);
-                const QString path = QDir(folder->path()).filePath(derived.value().identity.sopInstanceUid + QStringLiteral(".dcm"));
-                QSaveFile f(path);
-                if (!f.open(QIODevice::WriteOnly) || f.write(derived.value().bytes) != derived.value().bytes.size() || !f.commit())
-                    return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
-                files << path;
-                toJob->post([job, i, n = keys.size()] { job->progressTo(i + 1, n); });
-            }
-            return files;
-        });
-        whenDone(make, job, [self, job, name, folder, cache](const Result<QStringList> &files) {
-            if (job->isFinished())
-                return;  // cancelled meanwhile: nothing is sent
-            if (!files.isOk())
-                return job->complete(files.error());
-            if (!self)
-                return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("the workstation is closing")));
-            whenDone(self->exportFiles(name, files.value()), job, [job, folder, cache](const Result<ExportSummary> &sent) {
-                if (!sent.isOk() || sent.value().stored.isEmpty())
-                    return job->complete(sent);
-                // What the archive stored is kept here too: the derived series shows in the open study at once.
-                const QStringList stored = sent.value().stored;
-                auto *keep = makeJob<Done>([stored, folder, cache](const CancelToken &) -> Result<Done> {
-                    for (const QString &sop : stored) {
-                        QFile f(QDir(folder->path()).filePath(sop + QStringLiteral(".dcm")));
-                        if (!f.open(QIODevice::ReadOnly))
-                            continue;  // stored under another name: the archive has it, the cache will when fetched
-                        if (Error e = runSync(cache->put(sop, ByteView(f.readAll()))).error(); e.isError())
-                            return e.withContext(sop);
-                    }
-                    return Done();
-                });
-                whenDone(keep, job, [job, sent](const Result<Done> &) { job->complete(sent); });  // a full cache does not undo the send
-            });
-        });
-    });
+    return new SendDerivedSeries(a, m_cache, keys, chain, naming);
 }
 
 ResultJob<ExportSummary> *StoreRegistry::exportFiles(const QString &name, const QStringList &files)

@@ -7,7 +7,6 @@
 
 #include <QCborArray>
 #include <QElapsedTimer>
-#include <QFutureWatcher>
 #include <QHash>
 #include <QPointer>
 #include <QSslSocket>
@@ -467,6 +466,7 @@ protected:
             if (now.size != m_result.blob.size)
                 return fail(Error(ErrorCode::Corrupt, QStringLiteral("'%1' changed size on the server during the transfer").arg(m_key)));
             m_hashFuture.waitForFinished();
+            ++m_hashGeneration;
             m_result.blob = now;
             m_done.clear();
             m_sha.reset();
@@ -798,22 +798,23 @@ protected:
         if (upTo <= m_hashedUpTo)
             return;
         m_hashing = true;
-        auto *watcher = new QFutureWatcher<void>(this);
-        QObject::connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, upTo] {
-            watcher->deleteLater();
-            m_hashing = false;
-            m_hashedUpTo = upTo;
-            hashAhead();
-            maybeFinish();
-        });
         Sha256 *sha = &m_sha;
         const char *from = m_dest + m_hashedUpTo;
         const qint64 n = upTo - m_hashedUpTo;
-        m_hashFuture = QtConcurrent::run(computePool(), [sha, from, n] {
+        // Reported back through one posted call, delivered only while the job lives (it waits for the step).
+        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
+        m_hashFuture = QtConcurrent::run(computePool(), [this, sha, from, n, upTo, toJob, generation = m_hashGeneration] {
             sha->add(from, n);
             Sha256::releaseThreadState();
+            toJob->post([this, upTo, generation] {
+                if (generation != m_hashGeneration)
+                    return;  // a step of the hash before the blob changed on the server and it started over
+                m_hashing = false;
+                m_hashedUpTo = upTo;
+                hashAhead();
+                maybeFinish();
+            });
         });
-        watcher->setFuture(m_hashFuture);
     }
 
     void maybeFinish()
@@ -861,6 +862,7 @@ private:
     std::deque<Range> m_pending;
     RangeSet m_done;
     Sha256 m_sha;
+    quint64 m_hashGeneration = 0;  ///< bumps when the hash starts over: late steps of the old one are ignored
     qint64 m_hashedUpTo = 0;
     bool m_hashing = false;
     QFuture<void> m_hashFuture;
@@ -884,20 +886,18 @@ protected:
         m_clock.start();
         // The digest is computed on the pool while the bytes are on the wire; commit sends it, and the server
         // checks the blob against it before committing.
-        auto *watcher = new QFutureWatcher<QByteArray>(this);
-        QObject::connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
-            m_sha = watcher->result();
-            watcher->deleteLater();
-            if (m_commitWaitsForDigest)
-                commit();
-        });
         const ByteView data = m_data;
-        m_shaFuture = QtConcurrent::run(computePool(), [data] {
+        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
+        m_shaFuture = QtConcurrent::run(computePool(), [this, data, toJob] {
             const QByteArray digest = Sha256::hash(data.data(), data.size());
             Sha256::releaseThreadState();
+            toJob->post([this, digest] {
+                m_sha = digest;
+                if (m_commitWaitsForDigest)
+                    commit();
+            });
             return digest;
         });
-        watcher->setFuture(m_shaFuture);
         openControl([this](const QCborMap &) { reserve(); });
     }
 

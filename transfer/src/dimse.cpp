@@ -7,7 +7,6 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QMetaObject>
 #include <QPromise>
 #include <QThread>
@@ -113,22 +112,15 @@ protected:
             this->finishWith(m_work(token, [this](int done, int total) { this->setProgress(done, total); }));
             return;
         }
-        auto *watcher = new QFutureWatcher<Result<T>>(this);
-        QObject::connect(watcher, &QFutureWatcherBase::progressValueChanged, this, [this, watcher](int value) {
-            this->setProgress(value, watcher->progressMaximum());
-        });
-        QObject::connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
-            if (watcher->future().resultCount() > 0)
-                this->finishWith(watcher->result());
-            else
-                this->finishWith(Error(ErrorCode::Internal, QStringLiteral("a DIMSE job ended without a result")));
-        });
-        watcher->setFuture(QtConcurrent::run(blockingPool(), [work = m_work, token](QPromise<Result<T>> &promise) {
-            promise.addResult(work(token, [&promise](int done, int total) {
-                promise.setProgressRange(0, std::max(total, done));
-                promise.setProgressValue(done);
+        // On the pool; its progress and its result come back to this job's thread through posted calls,
+        // delivered only while the job lives (so `this` is alive when they run).
+        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
+        startOnPool(blockingPool(), [this, work = m_work, token, toJob] {
+            auto result = std::make_shared<Result<T>>(work(token, [this, toJob](int done, int total) {
+                toJob->post([this, done, total] { this->setProgress(done, std::max(total, done)); });
             }));
-        }));
+            toJob->post([this, result] { this->finishWith(std::move(*result)); });
+        });
     }
 
 private:
