@@ -1,11 +1,12 @@
 // spectrum-stallbench: how long the workstation's event loop can be kept from running while a radiologist opens
-// a study from a remote store and scrolls through it (issue: "the event loop never stalls", goal < 50 ms).
+// a study from a remote store and scrolls through it (issue 18: goal ≤ 16 ms, one frame at 60 Hz).
 //
 // The real GUI (offscreen): MainWindow opens STUDY from STORE (the configuration in $SPECTRUM_CONFIG) into an
 // empty cache, shows its middle slice as soon as it is fetched, then scrolls through the whole stack with the
 // wheel, one notch every 30 ms, down and back up, while the rest of the study streams in. A 2 ms timer measures
 // the loop: every gap between its ticks beyond 2 ms is time the loop could not run. Prints the longest gap,
-// the 99th percentile and how many exceeded 50 ms; exits 1 if the longest exceeds the goal.
+// the 99th percentile and how many exceeded 50 ms; exits 1 if the longest exceeds the goal (16 ms: one frame at
+// 60 Hz).
 // Usage: spectrum-stallbench --store NAME --study UID [--cache DIR]   (tests/bench/stall.sh sets it all up)
 
 #include "imageviewport.h"
@@ -150,7 +151,7 @@ int main(int argc, char **argv)
     const long over = long(std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > 50; }));
     std::printf("study of %d images from '%s': first image %.0f ms, all cached %.0f ms, %d wheel notches\n",
                 viewer ? viewer->sliceCount() : 0, qPrintable(p.value(QStringLiteral("store"))), firstImageMs, completeMs, scrolled);
-    std::printf("event loop: %zu heartbeats of %d ms; longest stall %.1f ms, 99th percentile %.1f ms, %ld over 50 ms (goal: longest < 50 ms)\n",
+    std::printf("event loop: %zu heartbeats of %d ms; longest stall %.1f ms, 99th percentile %.1f ms, %ld over 50 ms (goal: longest <= 16 ms)\n",
                 gaps.size(), tickMs, worst, p99, over);
-    return worst < 50 ? 0 : 1;
+    return worst <= 16 ? 0 : 1;
 }
