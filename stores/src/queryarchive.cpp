@@ -9,12 +9,13 @@ namespace spectrum {
 
 namespace {
 
-/// The series, then the instances of a study.
-class ListStudy : public CompoundJob<StudySummary>
+using Find = std::function<ResultJob<QList<DicomRecord>> *(const DicomQuery &)>;
+
+/// A conversation with the archive about one study that begins with its series.
+class SeriesFirst : public CompoundJob<StudySummary>
 {
 public:
-    using Find = std::function<ResultJob<QList<DicomRecord>> *(const DicomQuery &)>;
-    ListStudy(Find find, QString studyUid) : m_find(std::move(find)), m_studyUid(std::move(studyUid)) {}
+    SeriesFirst(Find find, QString studyUid) : m_find(std::move(find)), m_studyUid(std::move(studyUid)) {}
 
 protected:
     void doStart() override
@@ -24,9 +25,20 @@ protected:
         series.studyInstanceUid = m_studyUid;
         addSubjob(m_find(series), [this](const Result<QList<DicomRecord>> &r) { seriesListed(r); });
     }
+    virtual void seriesListed(const Result<QList<DicomRecord>> &r) = 0;
+
+    Find m_find;
+    QString m_studyUid;
+};
+
+/// The series, then the instances of a study.
+class ListStudy : public SeriesFirst
+{
+public:
+    using SeriesFirst::SeriesFirst;
 
 private:
-    void seriesListed(const Result<QList<DicomRecord>> &r)
+    void seriesListed(const Result<QList<DicomRecord>> &r) override
     {
         if (!r.isOk())
             return finishWith(r.error());
@@ -50,28 +62,17 @@ private:
         finishWith(study);
     }
 
-    Find m_find;
-    QString m_studyUid;
     QList<DicomRecord> m_series;
 };
 
 /// The series of a study, then the one instance its first series opens at.
-class FirstLook : public CompoundJob<StudySummary>
+class FirstLook : public SeriesFirst
 {
 public:
-    FirstLook(ListStudy::Find find, QString studyUid) : m_find(std::move(find)), m_studyUid(std::move(studyUid)) {}
-
-protected:
-    void doStart() override
-    {
-        DicomQuery series;
-        series.level = QueryLevel::Series;
-        series.studyInstanceUid = m_studyUid;
-        addSubjob(m_find(series), [this](const Result<QList<DicomRecord>> &r) { seriesListed(r); });
-    }
+    using SeriesFirst::SeriesFirst;
 
 private:
-    void seriesListed(const Result<QList<DicomRecord>> &r)
+    void seriesListed(const Result<QList<DicomRecord>> &r) override
     {
         if (!r.isOk())
             return finishWith(r.error());
@@ -110,8 +111,6 @@ private:
         finishWith(study);
     }
 
-    ListStudy::Find m_find;
-    QString m_studyUid;
     DicomRecord m_series;
     int m_instanceNumber = 0;
 };
