@@ -53,7 +53,11 @@ protected:
         });
         QObject::connect(get, &Job::progress, this, [this](qint64, qint64 total) { setExpected(int(total)); });
         // The keeps were posted to this thread before the job's end was: they are pending by the time it is seen.
-        addSubjob(get, [this](const Result<RetrieveCount> &r) { transferEnded(r.isOk() ? Error() : r.error()); });
+        addSubjob(get, [this](const Result<RetrieveCount> &r) {
+            if (r.isOk() && r.value().failed > 0)  // the PACS said it could not send some: never a silent gap
+                transferProblem(Error(ErrorCode::Protocol, QStringLiteral("the PACS could not send %1 instance(s)").arg(r.value().failed)));
+            transferEnded(r.isOk() ? Error() : r.error());
+        });
     }
 
 private:

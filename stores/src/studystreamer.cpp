@@ -175,7 +175,10 @@ void StudyStreamer::startBulk()
         m_bulk = nullptr;
         m_bulkEnded = true;
         qCDebug(lcStores) << "streamer: bulk fetch ended at" << m_clock.elapsed() << "ms";
-        if (!m_listed && !m_listingWaits && r.isOk() && r.value().problems.isEmpty() && r.value().rejected == 0) {
+        // Only a stream that brought, without a problem, as many instances as the archive said the study has.
+        const bool whole = r.isOk() && r.value().problems.isEmpty() && r.value().rejected == 0 && m_bulkExpected > 0
+                           && r.value().instances >= m_bulkExpected;
+        if (!m_listed && !m_listingWaits && whole) {
             // The whole study came before its listing (a quick archive: Orthanc lists 300 instances in 0.25 s,
             // and streams them in as long): what the archive sent is the study. The listing is not waited for.
             const StudySummary study = studyFrom(m_studyUid, {}, r.value().identities);
