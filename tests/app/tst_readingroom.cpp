@@ -61,6 +61,12 @@ std::unique_ptr<Workstation> workstationWithArchive(const QTemporaryDir &dir, co
     ws->start();
     return started.wait(20000) ? std::move(ws) : nullptr;
 }
+/// An nginx server block on `port` that passes everything on to `upstream`, unbuffered.
+QString proxyTo(quint16 port, quint16 upstream)
+{
+    return QStringLiteral("server { listen 127.0.0.1:%1; location / { proxy_buffering off; proxy_pass http://127.0.0.1:%2; } }\n")
+        .arg(port).arg(upstream);
+}
 } // namespace
 
 class tst_ReadingRoom : public QObject
@@ -686,8 +692,7 @@ void tst_ReadingRoom::anArchiveDyingMidStudyLeavesNothingHalfShown()
     QVERIFY(link.waitUntilListening());
     NginxProcess nginx;
     const quint16 port = freePort();
-    const QString servers = QStringLiteral("server { listen 127.0.0.1:%1; location / { proxy_buffering off; proxy_pass http://127.0.0.1:%2; } }\n")
-                                .arg(port).arg(link.port());
+    const QString servers = proxyTo(port, link.port());
     QVERIFY(nginx.start(servers, port));
     QTemporaryDir dir;
     std::unique_ptr<Workstation> started = workstationWithArchive(dir, QStringLiteral("dying"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(port));
@@ -791,8 +796,7 @@ void tst_ReadingRoom::aFailedImageSaysSoAndComesBackWithTheArchive()
     // same port, it is back.
     NginxProcess nginx;
     const quint16 port = freePort();
-    const QString servers = QStringLiteral("server { listen 127.0.0.1:%1; location / { proxy_buffering off; proxy_pass http://127.0.0.1:%2; } }\n")
-                                .arg(port).arg(m_orthanc.httpPort());
+    const QString servers = proxyTo(port, m_orthanc.httpPort());
     QVERIFY(nginx.start(servers, port));
     QTemporaryDir dir;
     std::unique_ptr<Workstation> started = workstationWithArchive(dir, QStringLiteral("flaky"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(port));
