@@ -103,8 +103,9 @@ int cmdFilters(const QStringList &args)
     p.process(args);
     const FilterRegistry registry = registryFor(p);
     for (const FilterInfo &f : registry.filters()) {
-        out(QStringLiteral("%1  %2%3").arg(f.name, -10).arg(f.description,
-                                                             f.origin == QLatin1String("built-in") ? QString() : QStringLiteral("  [") + f.origin + QLatin1Char(']')));
+        const QString also = f.aliases.isEmpty() ? QString() : QStringLiteral(" (also: %1)").arg(f.aliases.join(QStringLiteral(", ")));
+        out(QStringLiteral("%1  %2%3%4").arg(f.name, -10).arg(f.description, also,
+                                                               f.origin == QLatin1String("built-in") ? QString() : QStringLiteral("  [") + f.origin + QLatin1Char(']')));
         for (const FilterParameter &param : f.parameters) {
             const QString range = param.choices.isEmpty()
                 ? QStringLiteral("%1 to %2%3").arg(QString::number(param.minimum, 'g', 12), QString::number(param.maximum, 'g', 12)).arg(param.integer ? QStringLiteral(", whole") : QString())

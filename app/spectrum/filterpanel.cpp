@@ -34,7 +34,8 @@ FilterPanel::FilterPanel(QWidget *parent)
 {
     for (const FilterInfo &f : m_registry.filters()) {
         m_choose->addItem(f.name, defaultSpec(f));
-        m_choose->setItemData(m_choose->count() - 1, f.description + (f.origin == QLatin1String("built-in") ? QString() : tr(" (plugin %1)").arg(f.origin)),
+        m_choose->setItemData(m_choose->count() - 1, f.description + (f.aliases.isEmpty() ? QString() : tr(" (also: %1)").arg(f.aliases.join(QStringLiteral(", "))))
+                                                         + (f.origin == QLatin1String("built-in") ? QString() : tr(" (plugin %1)").arg(f.origin)),
                               Qt::ToolTipRole);
     }
     auto *add = new QPushButton(tr("Add"));

@@ -95,13 +95,18 @@ QList<Error> FilterRegistry::loadPlugins(const QString &folder)
                 continue;
             FilterInfo info = f->info();
             info.origin = path;
-            if (info.name.isEmpty() || info.name.contains(QLatin1Char(':')) || info.name.contains(QLatin1Char(' '))) {
-                problems << Error(ErrorCode::InvalidArgument, QStringLiteral("%1: a filter named '%2' cannot be asked for by name").arg(path, info.name));
+            const QStringList wanted = QStringList{info.name} + info.aliases;
+            const auto unusable = std::find_if(wanted.begin(), wanted.end(), [](const QString &n) {
+                return n.isEmpty() || n.contains(QLatin1Char(':')) || n.contains(QLatin1Char(' ')) || n != n.toLower();
+            });
+            if (unusable != wanted.end()) {
+                problems << Error(ErrorCode::InvalidArgument, QStringLiteral("%1: a filter named '%2' cannot be asked for by name").arg(path, *unusable));
                 continue;
             }
-            if (const FilterFactoryPtr taken = find(info.name)) {
-                problems << Error(ErrorCode::InvalidArgument, QStringLiteral("%1: filter '%2' is already there (%3); this one is left out")
-                                                                  .arg(path, info.name, std::find_if(m_entries.begin(), m_entries.end(), [&](const Entry &e) { return e.info.name == info.name; })->info.origin));
+            const auto taken = std::find_if(wanted.begin(), wanted.end(), [this](const QString &n) { return entryFor(n) != nullptr; });
+            if (taken != wanted.end()) {
+                problems << Error(ErrorCode::InvalidArgument, QStringLiteral("%1: filter '%2' is already there (%3, %4); this one is left out")
+                                                                  .arg(path, *taken, entryFor(*taken)->info.name, entryFor(*taken)->info.origin));
                 continue;
             }
             m_entries.append(Entry{info, f});
@@ -119,27 +124,34 @@ QList<FilterInfo> FilterRegistry::filters() const
     return out;
 }
 
-FilterFactoryPtr FilterRegistry::find(const QString &name) const
+const FilterRegistry::Entry *FilterRegistry::entryFor(const QString &name) const
 {
     for (const Entry &e : m_entries) {
-        if (e.info.name == name)
-            return e.factory;
+        if (e.info.name == name || e.info.aliases.contains(name))
+            return &e;
     }
     return nullptr;
 }
 
+FilterFactoryPtr FilterRegistry::find(const QString &name) const
+{
+    const Entry *e = entryFor(name);
+    return e ? e->factory : nullptr;
+}
+
 Result<std::shared_ptr<const Filter>> FilterRegistry::make(const QString &spec) const
 {
-    const QString name = spec.section(QLatin1Char(':'), 0, 0).trimmed().toLower();
+    const QString asked = spec.section(QLatin1Char(':'), 0, 0).trimmed().toLower();
     const QString args = spec.section(QLatin1Char(':'), 1);
-    const auto entry = std::find_if(m_entries.begin(), m_entries.end(), [&](const Entry &e) { return e.info.name == name; });
-    if (entry == m_entries.end()) {
+    const Entry *entry = entryFor(asked);
+    if (!entry) {
         QStringList names;
         for (const FilterInfo &i : filters())
             names << i.name;
-        return Error(ErrorCode::InvalidArgument, QStringLiteral("no filter '%1' (there are: %2)").arg(name, names.join(QStringLiteral(", "))));
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("no filter '%1' (there are: %2)").arg(asked, names.join(QStringLiteral(", "))));
     }
     const FilterInfo &info = entry->info;
+    const QString &name = info.name;  // what errors and the Derivation Description say: median is recorded as despeckle
     QVariantMap values;
     for (const FilterParameter &p : info.parameters)
         values.insert(p.name, p.defaultValue);

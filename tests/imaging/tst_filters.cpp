@@ -115,6 +115,7 @@ private Q_SLOTS:
     void registryParsesAndRefuses_data();
     void registryParsesAndRefuses();
     void chainDescribesItself();
+    void usersMayTypeTheNamesTheyKnow();
     void pluginFiltersLoadAtRunTime();
     void brokenPluginsAreLeftOutWithAClearError();
     void wholeImagesThroughApplyFilters();
@@ -495,6 +496,28 @@ void tst_Filters::chainDescribesItself()
         QCOMPARE(i.origin, QStringLiteral("built-in"));
     }
     QCOMPARE(names.join(QLatin1Char(' ')), QStringLiteral("blur despeckle edge emboss flip gaussian invert oilpaint pixelize rotate sharpen spread unsharp zoom"));
+}
+
+void tst_Filters::usersMayTypeTheNamesTheyKnow()
+{
+    // "median" is despeckle: the same pixels, and recorded under its one name in what is derived from it.
+    const Plane in = randomPlane(format(SampleType::U16, 1, 31, 17, 0, 4095), 9);
+    const FilterChain median = chainOf({QStringLiteral("Median")});
+    QCOMPARE(median.description(), QStringLiteral("despeckle"));
+    QCOMPARE(run(median, in, nullptr).bytes, run(chainOf({QStringLiteral("despeckle")}), in, nullptr).bytes);
+    QCOMPARE(chainOf({QStringLiteral("usm:amount=2"), QStringLiteral("sobel"), QStringLiteral("resize:factor=0.5")}).description(),
+             QStringLiteral("unsharp:amount=2,radius=2; edge; zoom:factor=0.5,method=bilinear"));
+    const FilterRegistry r;
+    QCOMPARE(r.find(QStringLiteral("median")), r.find(QStringLiteral("despeckle")));
+    // Every alias is one name only: none is another filter's name or alias.
+    QStringList all;
+    for (const FilterInfo &i : r.filters())
+        all << i.name << i.aliases;
+    QCOMPARE(QSet<QString>(all.begin(), all.end()).size(), all.size());
+    // A wrong name is still refused, naming what there is.
+    const auto wrong = r.make(QStringLiteral("medain"));
+    QVERIFY(!wrong.isOk());
+    QVERIFY(wrong.error().message().contains(QStringLiteral("no filter 'medain'")));
 }
 
 void tst_Filters::pluginFiltersLoadAtRunTime()

@@ -48,7 +48,7 @@ public:
     {
         return FilterInfo{QStringLiteral("gamma"), QStringLiteral("gamma correction within the stored value range (plugin)"),
                           {FilterParameter{QStringLiteral("gamma"), QStringLiteral("above 1 brightens the darks, below 1 darkens"), 2.2, 0.1, 10, false, {}}},
-                          {}};
+                          {}, {QStringLiteral("gammacorrection")}};
     }
     std::unique_ptr<Filter> create(const QVariantMap &values) const override
     {

@@ -1077,9 +1077,17 @@ FilterParameter choice(const QString &name, const QString &description, const QS
 }
 
 template <typename F>
-FilterFactoryPtr factory(const QString &name, const QString &description, QList<FilterParameter> params, F make)
+FilterFactoryPtr factory(const QString &name, const QString &description, QList<FilterParameter> params, F make, QStringList aliases = {})
 {
-    return std::make_shared<BuiltinFactory>(FilterInfo{name, description, std::move(params), {}}, make);
+    return std::make_shared<BuiltinFactory>(FilterInfo{name, description, std::move(params), {}, std::move(aliases)}, make);
+}
+
+QStringList names(std::initializer_list<const char *> list)
+{
+    QStringList out;
+    for (const char *n : list)
+        out << QString::fromLatin1(n);
+    return out;
 }
 
 } // namespace
@@ -1135,11 +1143,11 @@ QList<FilterFactoryPtr> builtinFilters()
     using D = const QString &;
     return {
         factory(QStringLiteral("blur"), QStringLiteral("3×3 box blur"), {},
-                [](D d, V) { return std::make_unique<BoxBlurFilter>(d); }),
+                [](D d, V) { return std::make_unique<BoxBlurFilter>(d); }, names({"box", "mean"})),
         factory(QStringLiteral("despeckle"), QStringLiteral("3×3 median: removes isolated specks"), {},
-                [](D d, V) { return std::make_unique<DespeckleFilter>(d); }),
+                [](D d, V) { return std::make_unique<DespeckleFilter>(d); }, names({"median"})),
         factory(QStringLiteral("edge"), QStringLiteral("edge detect: Sobel gradient magnitude"), {},
-                [](D d, V) { return std::make_unique<EdgeFilter>(d); }),
+                [](D d, V) { return std::make_unique<EdgeFilter>(d); }, names({"sobel"})),
         factory(QStringLiteral("emboss"), QStringLiteral("3×3 emboss around mid-gray"), {},
                 [](D d, V) { return std::make_unique<EmbossFilter>(d); }),
         factory(QStringLiteral("flip"), QStringLiteral("mirror the image"),
@@ -1147,14 +1155,14 @@ QList<FilterFactoryPtr> builtinFilters()
                 [](D d, V v) { return std::make_unique<FlipFilter>(d, v.value(QStringLiteral("axis")).toString() == QLatin1String("vertical")); }),
         factory(QStringLiteral("gaussian"), QStringLiteral("Gaussian blur"),
                 {number(QStringLiteral("sigma"), QStringLiteral("standard deviation in pixels"), 1.0, 0.1, 20)},
-                [](D d, V v) { return std::make_unique<GaussianFilter>(d, v.value(QStringLiteral("sigma")).toDouble()); }),
+                [](D d, V v) { return std::make_unique<GaussianFilter>(d, v.value(QStringLiteral("sigma")).toDouble()); }, names({"gauss"})),
         factory(QStringLiteral("invert"), QStringLiteral("invert within the stored value range"), {},
-                [](D d, V) { return std::make_unique<InvertFilter>(d, 0); }),
+                [](D d, V) { return std::make_unique<InvertFilter>(d, 0); }, names({"negate", "negative"})),
         factory(QStringLiteral("oilpaint"), QStringLiteral("3×3 histogram mode (MedJava's oil paint; 16-bit binned into 256 ranges)"), {},
-                [](D d, V) { return std::make_unique<OilPaintFilter>(d); }),
+                [](D d, V) { return std::make_unique<OilPaintFilter>(d); }, names({"oil"})),
         factory(QStringLiteral("pixelize"), QStringLiteral("mean of N×N blocks"),
                 {number(QStringLiteral("size"), QStringLiteral("block side in pixels"), 4, 2, 256, true)},
-                [](D d, V v) { return std::make_unique<PixelizeFilter>(d, v.value(QStringLiteral("size")).toInt()); }),
+                [](D d, V v) { return std::make_unique<PixelizeFilter>(d, v.value(QStringLiteral("size")).toInt()); }, names({"pixelate", "mosaic"})),
         factory(QStringLiteral("rotate"), QStringLiteral("rotate clockwise"),
                 {choice(QStringLiteral("angle"), QStringLiteral("degrees clockwise"), {QStringLiteral("90"), QStringLiteral("180"), QStringLiteral("270")})},
                 [](D d, V v) { return std::make_unique<RotateFilter>(d, v.value(QStringLiteral("angle")).toString().toInt()); }),
@@ -1168,11 +1176,11 @@ QList<FilterFactoryPtr> builtinFilters()
         factory(QStringLiteral("unsharp"), QStringLiteral("unsharp mask: v + amount·(v − Gaussian(v))"),
                 {number(QStringLiteral("amount"), QStringLiteral("how much of the detail to add"), 1.0, 0, 10),
                  number(QStringLiteral("radius"), QStringLiteral("Gaussian sigma in pixels"), 2.0, 0.1, 20)},
-                [](D d, V v) { return std::make_unique<UnsharpFilter>(d, v.value(QStringLiteral("radius")).toDouble(), v.value(QStringLiteral("amount")).toDouble()); }),
+                [](D d, V v) { return std::make_unique<UnsharpFilter>(d, v.value(QStringLiteral("radius")).toDouble(), v.value(QStringLiteral("amount")).toDouble()); }, names({"unsharpmask", "usm"})),
         factory(QStringLiteral("zoom"), QStringLiteral("resize by a factor"),
                 {number(QStringLiteral("factor"), QStringLiteral("scale"), 2.0, 0.05, 16),
                  choice(QStringLiteral("method"), QStringLiteral("interpolation"), {QStringLiteral("bilinear"), QStringLiteral("bicubic")})},
-                [](D d, V v) { return std::make_unique<ZoomFilter>(d, v.value(QStringLiteral("factor")).toDouble(), v.value(QStringLiteral("method")).toString() == QLatin1String("bicubic")); }),
+                [](D d, V v) { return std::make_unique<ZoomFilter>(d, v.value(QStringLiteral("factor")).toDouble(), v.value(QStringLiteral("method")).toString() == QLatin1String("bicubic")); }, names({"resize", "scale"})),
     };
 }
 

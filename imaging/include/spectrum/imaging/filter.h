@@ -132,6 +132,7 @@ struct FilterInfo
     QString description;
     QList<FilterParameter> parameters;
     QString origin;        ///< "built-in", or the plugin file it came from (set by the registry)
+    QStringList aliases;   ///< other names users know it by (median for despeckle); `--filter` takes them too
 };
 
 /// Makes configured filters of one kind. `values` holds every parameter, validated and with defaults filled in:
@@ -178,5 +179,5 @@ void withSampleType(SampleType type, F &&f)
 
 } // namespace spectrum
 
-#define SPECTRUM_FILTER_PLUGIN_IID "org.spectrum.FilterPlugin/1"
+#define SPECTRUM_FILTER_PLUGIN_IID "org.spectrum.FilterPlugin/2"  // 2: FilterInfo::aliases
 Q_DECLARE_INTERFACE(spectrum::FilterPlugin, SPECTRUM_FILTER_PLUGIN_IID)

@@ -35,6 +35,7 @@ public:
 
     /// Every filter, sorted by name.
     QList<FilterInfo> filters() const;
+    /// By its name or one of its aliases (median → despeckle).
     FilterFactoryPtr find(const QString &name) const;
 
     /// A configured filter from "name" or "name:key=value,key=value" (numbers, or one of a choice's names).
@@ -51,6 +52,7 @@ private:
         FilterInfo info;
         FilterFactoryPtr factory;
     };
+    const Entry *entryFor(const QString &nameOrAlias) const;
     QList<Entry> m_entries;
 };
 
