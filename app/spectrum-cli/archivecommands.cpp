@@ -1,7 +1,7 @@
 // spectrum-cli's archive commands: the configured stores (stores add|list|test|remove), and find, fetch,
 // export and listen across them.
 
-#include "archivecommands.h"
+#include "commands.h"
 #include "output.h"
 
 #include "spectrum/core/settings.h"
@@ -48,7 +48,7 @@ Result<std::unique_ptr<StoreRegistry>> registry(const StoreConfigFile &config, b
 {
     std::shared_ptr<FileStore> cache;
     if (withCache) {
-        Result<std::unique_ptr<FileStore>> opened = FileStore::open(WorkstationPaths::cacheDirectory(), WorkstationPaths::diskBudgetBytes());
+        Result<std::unique_ptr<FileStore>> opened = openCache();
         if (!opened.isOk())
             return opened.error();
         cache = std::shared_ptr<FileStore>(opened.takeValue());
@@ -235,7 +235,7 @@ QString displayDate(const QString &dicomDate)
     return d.isValid() ? d.toString(Qt::ISODate) : dicomDate;
 }
 
-} // namespace
+
 
 QStringList expandFiles(const QStringList &arguments)
 {
@@ -412,14 +412,12 @@ int cmdExport(const QStringList &args)
     return r.value().failed.isEmpty() ? 0 : 1;
 }
 
-namespace {
 int g_signalPipe[2] = {-1, -1};
 void onSignal(int)
 {
     const char c = 1;
     [[maybe_unused]] const ssize_t n = ::write(g_signalPipe[1], &c, 1);
 }
-} // namespace
 
 int cmdListen(const QStringList &args)
 {
@@ -456,7 +454,7 @@ int cmdListen(const QStringList &args)
     const QString outDir = p.value(QStringLiteral("out"));
     std::shared_ptr<FileStore> cache;
     if (outDir.isEmpty()) {
-        Result<std::unique_ptr<FileStore>> opened = FileStore::open(WorkstationPaths::cacheDirectory(), WorkstationPaths::diskBudgetBytes());
+        Result<std::unique_ptr<FileStore>> opened = openCache();
         if (!opened.isOk())
             return fail(opened.error().toString());
         cache = std::shared_ptr<FileStore>(opened.takeValue());
@@ -487,6 +485,20 @@ int cmdListen(const QStringList &args)
     scp.stop();
     std::fprintf(stderr, "stopped after %d instance(s)\n", received);
     return 0;
+}
+
+} // namespace
+
+QList<Command> archiveCommands()
+{
+    return {
+        {"stores", "add|list|test|remove", "the configured archives (dicomweb, dimse, blobd, local)", cmdStores, false},
+        {"find", "[--store NAME] [--patient-name P] [--patient-id I] [--date FROM-TO] [--modality M] [--json]",
+         "studies in the configured archives", cmdFind},
+        {"fetch", "--store NAME STUDY_UID [--out DIR]", "a study into the disk cache (or a folder)", cmdFetch, false},
+        {"export", "--store NAME FILE...", "send DICOM files to a store", cmdExport},
+        {"listen", "[--aet A] [--port P]", "the Storage SCP, headless: studies pushed to this workstation go into its cache", cmdListen},
+    };
 }
 
 } // namespace spectrum::cli

@@ -1,6 +1,8 @@
 #pragma once
 // spectrum-cli's two ways of speaking: a result line on standard output, an error on standard error.
 
+#include <QCoreApplication>
+#include <QFileInfo>
 #include <QString>
 
 #include <cstdio>
@@ -17,7 +19,7 @@ inline void out(const QString &line)
 /// Says what went wrong and returns the exit code to give back (1: failed, 2: wrong usage).
 inline int fail(const QString &message, int code = 1)
 {
-    std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(message));
+    std::fprintf(stderr, "%s: %s\n", qPrintable(QFileInfo(QCoreApplication::applicationFilePath()).fileName()), qPrintable(message));
     return code;
 }
 

@@ -134,10 +134,13 @@ private:
 
 int main(int argc, char **argv)
 {
+    // A screenshot, --help and --version need no screen.
     const bool wantsScreenshot = [&] {
         for (int i = 1; i < argc; ++i) {
-            if (qstrcmp(argv[i], "--screenshot") == 0)
-                return true;
+            for (const char *headless : {"--screenshot", "--help", "-h", "--help-all", "--version", "-v"}) {
+                if (qstrcmp(argv[i], headless) == 0)
+                    return true;
+            }
         }
         return false;
     }();
@@ -151,7 +154,7 @@ int main(int argc, char **argv)
                          "  xvfb-run -a %s\n", argv[0], argv[0]);
             return 2;
         }
-        qputenv("QT_QPA_PLATFORM", "offscreen");  // a screenshot needs no screen
+        qputenv("QT_QPA_PLATFORM", "offscreen");
     }
 
     QApplication app(argc, argv);
@@ -162,7 +165,11 @@ int main(int argc, char **argv)
     applyReadingRoomTheme(app);
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Spectrum diagnostic workstation"));
+    parser.setApplicationDescription(QStringLiteral(
+        "Spectrum, a diagnostic workstation: finds studies in the hospital's archives (DICOMweb, DIMSE, blob servers, "
+        "folders), streams them in while showing them, keeps a local disk cache, filters images while they arrive, and "
+        "sends derived images back. Stores are configured in ~/.config/Spectrum/stores.json (spectrum-cli stores, or "
+        "Archive > Stores in the window)."));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOption({QStringLiteral("screenshot"), QStringLiteral("Render the main window to FILE (PNG) and exit."), QStringLiteral("FILE")});

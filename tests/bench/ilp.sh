@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Integrated layer processing benchmark (not part of `make test`): the demo CR (2048 × 2500, 16 bits, 10 MB)
 # fetched from spectrum-blobd through a throttled link (tests/bench/linkemu.py), through a 3-filter chain —
-# filtered while it arrives vs fetched first and filtered after, in the same run (spectrum-cli bench ilp).
+# filtered while it arrives vs fetched first and filtered after, in the same run (spectrum-ilpbench).
 # Goal: overlapped ≤ 1.15 × max(transfer, filtering).
 # Usage: tests/bench/ilp.sh   (LINK_MBIT=400 RTT_MS=10 WINDOW_KIB=4096 REPEATS=3; extra arguments go to bench ilp)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "$here/../.." && pwd)/build/bin
-[ -x "$bin/spectrum-cli" ] || { echo "build first: make build" >&2; exit 1; }
+[ -x "$bin/spectrum-cli" ] && [ -x "$bin/spectrum-ilpbench" ] || { echo "build first: make build" >&2; exit 1; }
 LINK_MBIT=${LINK_MBIT:-400} RTT_MS=${RTT_MS:-10} WINDOW_KIB=${WINDOW_KIB:-4096} REPEATS=${REPEATS:-3}
 work=$(mktemp -d)
 pids=()
@@ -23,4 +23,4 @@ cr=$(ls "$work"/demo/demo-cr/*.dcm | head -1)
 /usr/bin/python3 "$here/linkemu.py" --listen "$eport" --upstream "$bport" --rtt-ms "$RTT_MS" --window-kib "$WINDOW_KIB" --capacity-mbit "$LINK_MBIT" >/dev/null & pids+=($!)
 sleep 0.5
 echo "tests/bench/ilp.sh ($(date +%F); link ${LINK_MBIT} Mbit/s, RTT ${RTT_MS} ms, window ${WINDOW_KIB} KiB; $(nproc) cores)"
-"$bin/spectrum-cli" bench ilp "blob://127.0.0.1:$eport/cr" --repeats "$REPEATS" --streams 1 "$@"
+"$bin/spectrum-ilpbench" "blob://127.0.0.1:$eport/cr" --repeats "$REPEATS" --streams 1 "$@"

@@ -1,0 +1,178 @@
+// spectrum-cli's local commands: the demo studies, the disk cache's studies, importing files into it.
+
+#include "commands.h"
+#include "output.h"
+
+#include "spectrum/core/settings.h"
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/dicomimport.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/importservice.h"
+#include "spectrum/stores/studycatalog.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFile>
+#include <QFileInfo>
+
+#include <cstdio>
+
+#include <unistd.h>
+
+namespace spectrum::cli {
+
+Result<std::unique_ptr<FileStore>> openCache()
+{
+    return FileStore::open(WorkstationPaths::cacheDirectory(), WorkstationPaths::diskBudgetBytes());
+}
+
+namespace {
+
+int cmdDemo(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Writes the demo studies (head CT, chest CR, head MR) as DICOM files."));
+    p.addHelpOption();
+    p.addOption({QStringLiteral("out"), QStringLiteral("Folder to write into (created if needed)."), QStringLiteral("DIR")});
+    p.addOption({QStringLiteral("ct-slices"), QStringLiteral("CT slices (default 200)."), QStringLiteral("N"), QStringLiteral("200")});
+    p.addOption({QStringLiteral("ct-slab"), QStringLiteral("Also a thick-slice CT series, every N thin slices averaged (0, the default: none)."),
+                 QStringLiteral("N"), QStringLiteral("0")});
+    p.addOption({QStringLiteral("only"), QStringLiteral("Only this study: demo-ct, demo-cr or demo-mr (repeatable)."), QStringLiteral("ALIAS")});
+    p.process(args);
+    if (!p.isSet(QStringLiteral("out")))
+        return fail(QStringLiteral("demo: --out DIR is required"), 2);
+    DemoOptions options;
+    options.ctSlices = p.value(QStringLiteral("ct-slices")).toInt();
+    if (options.ctSlices < 1)
+        return fail(QStringLiteral("demo: --ct-slices must be a positive number"), 2);
+    options.ctSlabSlices = p.value(QStringLiteral("ct-slab")).toInt();
+    if (options.ctSlabSlices < 0 || options.ctSlabSlices > options.ctSlices)
+        return fail(QStringLiteral("demo: --ct-slab must be between 0 and the number of CT slices"), 2);
+    if (p.isSet(QStringLiteral("only"))) {
+        options.studies.clear();
+        for (const QString &alias : p.values(QStringLiteral("only"))) {
+            const auto study = DemoArchive::fromAlias(alias);
+            if (!study)
+                return fail(QStringLiteral("demo: unknown study '%1' (demo-ct, demo-cr, demo-mr)").arg(alias), 2);
+            options.studies << *study;
+        }
+    }
+    const QDir dir(p.value(QStringLiteral("out")));
+    QElapsedTimer timer;
+    timer.start();
+    qint64 bytes = 0;
+    int count = 0;
+    const int total = DemoArchive::instanceCount(options);
+    const Error e = DemoArchive::generate(options, [&](DemoInstance &&inst) -> Error {
+        const QString path = dir.filePath(inst.relativePath);
+        if (!QDir().mkpath(QFileInfo(path).absolutePath()))
+            return Error(ErrorCode::Io, QStringLiteral("cannot create %1").arg(QFileInfo(path).absolutePath()));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(inst.bytes) != inst.bytes.size())
+            return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
+        bytes += inst.bytes.size();
+        ++count;
+        if (isatty(fileno(stderr)))
+            std::fprintf(stderr, "\r%d/%d instances", count, total);
+        return Error();
+    });
+    if (isatty(fileno(stderr)))
+        std::fprintf(stderr, "\n");
+    if (e.isError())
+        return fail(e.toString());
+    for (DemoStudy s : options.studies)
+        out(QStringLiteral("%1  %2").arg(DemoArchive::alias(s), DemoArchive::studyUid(s)));
+    out(QStringLiteral("%1 instances, %2 MB in %3 s → %4")
+            .arg(count).arg(bytes / 1e6, 0, 'f', 1).arg(timer.elapsed() / 1000.0, 0, 'f', 2).arg(dir.absolutePath()));
+    return 0;
+}
+
+int cmdStudies(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Lists the studies in the workstation's disk cache."));
+    p.addHelpOption();
+    p.process(args);
+    auto cache = openCache();
+    if (!cache.isOk())
+        return fail(cache.error().toString());
+    Result<QList<StudySummary>> studies = runSync(loadStudies(cache.value().get()));
+    if (!studies.isOk())
+        return fail(studies.error().toString());
+    for (const StudySummary &s : studies.value()) {
+        out(QStringLiteral("%1\t%2\t%3\t%4\t%5\t%6 images\t%7%8")
+                .arg(DicomIdentity::displayName(s.identity.patientName), s.identity.patientId, s.identity.studyDate,
+                     s.modalities.join(QLatin1Char('/')), s.identity.studyDescription)
+                .arg(s.instanceCount)
+                .arg(s.identity.studyInstanceUid, s.identityConflict ? QStringLiteral("\tIDENTITY CONFLICT") : QString()));
+    }
+    const StoreUsage u = cache.value()->usage();
+    std::fprintf(stderr, "%lld blobs, %.1f MB of %.1f MB in %s\n", qlonglong(u.blobs), u.bytes / 1e6, u.budget / 1e6,
+                 qPrintable(cache.value()->root()));
+    return 0;
+}
+
+int cmdImport(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Copies DICOM files into the workstation's disk cache: files, folders (walked whole) and "
+                                               "DICOMDIR files (their folder). While the workstation runs, it takes the import over."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("files"), QStringLiteral("DICOM Part 10 files, folders or a DICOMDIR."), QStringLiteral("FILE..."));
+    p.process(args);
+    if (p.positionalArguments().isEmpty())
+        return fail(QStringLiteral("import: name at least one file"), 2);
+    for (const QString &path : p.positionalArguments()) {
+        if (!QFileInfo::exists(path))
+            return fail(QStringLiteral("import: %1: no such file or folder").arg(path), 2);
+    }
+    auto report = [](const ImportSummary &s) {
+        for (const QString &f : s.notDicom)
+            std::fprintf(stderr, "%s: not a DICOM instance, left out\n", qPrintable(f));
+        for (const auto &[file, why] : s.failed)
+            std::fprintf(stderr, "%s: %s\n", qPrintable(file), qPrintable(why));
+        out(QStringLiteral("%1 imported (%2 studies), %3 not DICOM, %4 failed").arg(s.imported).arg(s.studies.size()).arg(s.notDicom.size()).arg(s.failed.size()));
+        return s.failed.isEmpty() && s.imported > 0 ? 0 : 1;  // nothing imported at all is a failure too
+    };
+    auto progress = [](int done, int total) {
+        if (done == total || done % 100 == 0)
+            std::fprintf(stderr, "%d of %d files\n", done, total);
+    };
+    auto cache = openCache();
+    if (!cache.isOk()) {
+        if (cache.error().code() != ErrorCode::Busy)
+            return fail(cache.error().toString());
+        // The workstation holds the cache: it imports, we watch.
+        Result<ImportSummary> handed = ImportService::handOver(WorkstationPaths::cacheDirectory(), p.positionalArguments(), progress);
+        if (!handed.isOk())
+            return fail(cache.error().toString() + QStringLiteral("; ") + handed.error().toString());
+        std::fprintf(stderr, "imported by the running workstation\n");
+        return report(handed.value());
+    }
+    DicomImport import(cache.value().get(), p.positionalArguments());
+    ImportSummary summary;
+    QEventLoop loop;
+    QObject::connect(&import, &DicomImport::progress, &loop, progress);
+    QObject::connect(&import, &DicomImport::finished, &loop, [&](const ImportSummary &s) {
+        summary = s;
+        loop.quit();
+    });
+    import.start();
+    loop.exec();
+    return report(summary);
+}
+
+} // namespace
+
+QList<Command> cacheCommands()
+{
+    return {
+        {"demo", "--out DIR", "write the demo studies (head CT, chest CR, head MR) as DICOM files", cmdDemo},
+        {"studies", "", "list the studies in the workstation's disk cache", cmdStudies},
+        {"import", "FILE...", "DICOM files, folders or a DICOMDIR into the disk cache (handed to a running workstation)", cmdImport},
+    };
+}
+
+} // namespace spectrum::cli
