@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps configure clean sanitize fuzz
+.PHONY: run test build deps configure clean sanitize fuzz install package package-check
 
 run: build
 	@scripts/run-workstation.sh $(BUILD_DIR)/bin/spectrum
@@ -30,6 +30,20 @@ fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DSPECTRUM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_dicomdecoder fuzz_dicomtext fuzz_multipart fuzz_blobprotocol fuzz_storeconfig
 	tests/fuzz/run.sh build-fuzz/fuzz $(FUZZ_SECONDS)
+
+# Installs into PREFIX (default /usr/local): the executables, filter plugins, desktop entry, icon, AppStream data,
+# manual pages and spectrum-blobd's systemd unit (docs/INSTALL.md).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# A Debian package (CPack) in $(BUILD_DIR): spectrum_VERSION_amd64.deb.
+package: build
+	cd $(BUILD_DIR) && cpack -G DEB
+
+# Installs that package into a fresh Debian 12 root (debootstrap, chroot) and runs it from there.
+package-check: package
+	tests/package/check-deb.sh $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan build-fuzz

@@ -22,6 +22,9 @@ packages=(
   orthanc orthanc-dicomweb curl openssl xvfb xauth
   # nginx: an HTTPS reverse proxy with Bearer tokens in front of Orthanc, for the DICOMweb TLS and token tests
   nginx-light
+  # installing: manual pages from --help (help2man), and the tools that check what is installed (the desktop
+  # entry, AppStream data, manual pages, systemd unit); debootstrap for make package-check's clean Debian root
+  help2man desktop-file-utils appstream groff-base systemd debootstrap
   # libFuzzer (Clang and its runtime libraries) for `make fuzz`, which CI runs after the test suites
   clang libclang-rt-14-dev
 )

@@ -32,7 +32,7 @@ void usage(std::FILE *to)
                  "Commands:\n");
     for (const Command &c : allCommands()) {
         const QString head = QStringLiteral("%1 %2").arg(QLatin1String(c.name), QLatin1String(c.synopsis)).trimmed();
-        if (head.size() <= 22)
+        if (head.size() <= 20)  // two spaces at least before the summary (help2man reads them as the break)
             std::fprintf(to, "  %-22s %s\n", qPrintable(head), c.summary);
         else
             std::fprintf(to, "  %s\n  %-22s %s\n", qPrintable(head), "", c.summary);

@@ -169,7 +169,7 @@ int main(int argc, char **argv)
         "Spectrum, a diagnostic workstation: finds studies in the hospital's archives (DICOMweb, DIMSE, blob servers, "
         "folders), streams them in while showing them, keeps a local disk cache, filters images while they arrive, and "
         "sends derived images back. Stores are configured in ~/.config/Spectrum/stores.json (spectrum-cli stores, or "
-        "Archive > Stores in the window)."));
+        "File > Stores in the window)."));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOption({QStringLiteral("screenshot"), QStringLiteral("Render the main window to FILE (PNG) and exit."), QStringLiteral("FILE")});

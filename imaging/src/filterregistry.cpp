@@ -50,8 +50,10 @@ QStringList FilterRegistry::defaultPluginFolders()
     QStringList folders;
     for (const QString &p : qEnvironmentVariable("SPECTRUM_FILTER_PATH").split(QLatin1Char(':'), Qt::SkipEmptyParts))
         folders << p;
-    if (QCoreApplication::instance())
-        folders << QCoreApplication::applicationDirPath() + QStringLiteral("/filters");
+    if (QCoreApplication::instance()) {
+        folders << QCoreApplication::applicationDirPath() + QStringLiteral("/filters");  // in the build tree
+        folders << QDir::cleanPath(QCoreApplication::applicationDirPath() + QStringLiteral("/../" SPECTRUM_INSTALL_PLUGINDIR));  // installed
+    }
     folders << WorkstationPaths::dataDirectory() + QStringLiteral("/filters");
     return folders;
 }

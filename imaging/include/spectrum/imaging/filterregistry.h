@@ -3,8 +3,8 @@
 // time (QPluginLoader; MedJava's Service Configurator: new filters without rebuilding the application).
 //
 // Plugins are shared libraries whose root object implements FilterPlugin (filter.h). They are looked for in
-// $SPECTRUM_FILTER_PATH (folders separated by ':'), then <folder of the executable>/filters, then
-// <application data>/filters. A file that is not a usable plugin, or that brings a name already taken, is left
+// $SPECTRUM_FILTER_PATH (folders separated by ':'), then <folder of the executable>/filters (the build tree), then
+// <folder of the executable>/../lib/spectrum/filters (installed), then <application data>/filters. A file that is not a usable plugin, or that brings a name already taken, is left
 // out with a clear error; the others still load.
 
 #include "spectrum/core/error.h"

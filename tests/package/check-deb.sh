@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Installs the Debian package (make package) into a fresh Debian 12 root with apt, as a hospital's IT would, and
+# runs Spectrum from the installed paths: --version and --help of each executable, the manual pages, the filter
+# plugin, the service's user and unit, spectrum-blobd serving spectrum-cli, a headless screenshot of the demo CT,
+# and a clean removal. Not part of `make test` (it needs root, Debian's mirror and a few minutes): `make
+# package-check` runs it, and .ci/run after the tests.
+# Usage: tests/package/check-deb.sh [BUILD_DIR]     (the base root is kept in $SPECTRUM_DEBROOT.base for next time)
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+deb=$(ls -t "$build"/spectrum_*_amd64.deb 2>/dev/null | head -1)
+[ -n "$deb" ] || { echo "check-deb: no package in $build (make package)" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "check-deb: needs root (debootstrap, chroot)" >&2; exit 1; }
+root=${SPECTRUM_DEBROOT:-/var/tmp/spectrum-debroot}
+base=$root.base
+
+if [ ! -x "$base/usr/bin/apt-get" ]; then
+  command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+  echo "check-deb: a minimal Debian 12 in $base (debootstrap, once)"
+  rm -rf "$base.tmp"
+  debootstrap --variant=minbase bookworm "$base.tmp" http://deb.debian.org/debian >/dev/null
+  mv "$base.tmp" "$base"
+fi
+
+# Every run starts from the untouched base: nothing of an earlier run or of this machine is in it.
+rm -rf "$root"
+cp -a "$base" "$root"
+cleanup() {
+  umount "$root/proc" 2>/dev/null || true
+  [ -n "${blobd:-}" ] && kill "$blobd" 2>/dev/null || true
+}
+trap cleanup EXIT
+mount -t proc proc "$root/proc"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+cp "$deb" "$root/tmp/spectrum.deb"
+in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+step() { echo "check-deb: $*"; }
+
+step "apt installs $(basename "$deb") and what it depends on"
+in_root apt-get update -qq
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /tmp/spectrum.deb >/dev/null
+
+step "each executable answers --version and --help from /usr/bin"
+for exe in spectrum spectrum-cli spectrum-blobd; do
+  version=$(in_root "$exe" --version)
+  echo "  $version"
+  [[ "$version" == *0.* ]] || { echo "check-deb: $exe --version said '$version'" >&2; exit 1; }
+  in_root "$exe" --help | grep -q -i usage || { echo "check-deb: $exe --help printed no usage" >&2; exit 1; }
+done
+
+step "manual pages, desktop entry, icon, AppStream data, service and its user are where they belong"
+for f in /usr/share/man/man1/spectrum.1 /usr/share/man/man1/spectrum-cli.1 /usr/share/man/man1/spectrum-blobd.1 \
+         /usr/share/applications/org.spectrum.Spectrum.desktop /usr/share/icons/hicolor/scalable/apps/org.spectrum.Spectrum.svg \
+         /usr/share/metainfo/org.spectrum.Spectrum.metainfo.xml /usr/lib/systemd/system/spectrum-blobd.service \
+         /usr/lib/sysusers.d/spectrum-blobd.conf /usr/share/doc/spectrum/copyright /usr/lib/spectrum/filters/spectrum-gamma.so; do
+  [ -s "$root$f" ] || { echo "check-deb: $f is missing" >&2; exit 1; }
+done
+in_root getent passwd spectrum-blobd >/dev/null || { echo "check-deb: the postinst made no user spectrum-blobd" >&2; exit 1; }
+
+step "the filter plugin loads from /usr/lib/spectrum/filters; median is despeckle"
+in_root spectrum-cli filters | grep -q "^gamma .*/usr/lib/spectrum/filters/spectrum-gamma.so" \
+  || { echo "check-deb: the installed plugin was not found" >&2; in_root spectrum-cli filters >&2; exit 1; }
+in_root spectrum-cli demo --out /tmp/demo --only demo-cr >/dev/null
+cr=$(cd "$root" && find tmp/demo -name '*.dcm' | head -1)
+in_root spectrum-cli filter "/$cr" /tmp/median.dcm --filter median | grep -q "despeckle" \
+  || { echo "check-deb: filter --filter median failed" >&2; exit 1; }
+
+step "spectrum-blobd serves spectrum-cli (as the unit would start it, with a token file)"
+echo "check-deb-token" > "$root/tmp/token"
+chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/root spectrum-blobd --root /tmp/blobs --token-file /tmp/token --port 0 \
+  > "$root/tmp/blobd.out" 2>&1 &
+blobd=$!
+for _ in $(seq 50); do grep -q listening "$root/tmp/blobd.out" && break; sleep 0.1; done
+port=$(sed -n 's/.*listening on [^:]*:\([0-9]*\).*/\1/p' "$root/tmp/blobd.out")
+[ -n "$port" ] || { echo "check-deb: spectrum-blobd did not start:" >&2; cat "$root/tmp/blobd.out" >&2; exit 1; }
+in_root spectrum-cli put "blob://127.0.0.1:$port/cr" "/$cr" --token-file /tmp/token 2>/dev/null
+in_root spectrum-cli stat "blob://127.0.0.1:$port/cr" --token-file /tmp/token | grep -q "$(stat -c %s "$root/$cr") bytes" \
+  || { echo "check-deb: the blob did not come back" >&2; exit 1; }
+kill "$blobd"; wait "$blobd" 2>/dev/null || true; blobd=
+
+step "the workstation renders the demo CT headless from the installed paths"
+in_root env HOME=/tmp/home QT_QPA_PLATFORM=offscreen spectrum --screenshot /tmp/shot.png --open demo-ct --slice 60 >/dev/null 2>&1
+[ "$(head -c 8 "$root/tmp/shot.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] \
+  || { echo "check-deb: no screenshot" >&2; exit 1; }
+cp "$root/tmp/shot.png" "$build/package-check.png"
+echo "  $(stat -c %s "$build/package-check.png") bytes: $build/package-check.png"
+
+step "removal leaves nothing of the package behind"
+in_root env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq spectrum >/dev/null
+for f in /usr/bin/spectrum /usr/lib/spectrum /usr/share/applications/org.spectrum.Spectrum.desktop; do
+  [ ! -e "$root$f" ] || { echo "check-deb: $f is still there after removal" >&2; exit 1; }
+done
+step "passed"

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# CTest tst_install: `cmake --install` into an empty prefix, then what a desktop and a Debian system will read of
+# it, checked by their own tools: the desktop entry (desktop-file-validate), the AppStream data (appstreamcli),
+# the manual pages (groff, warnings as errors), the service unit (systemd-analyze verify); and the installed
+# executables run from the prefix, finding their filter plugin there.
+# Usage: install-check.sh BUILD_DIR
+set -euo pipefail
+build=$1
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+fail() { echo "install-check: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+for f in bin/spectrum bin/spectrum-cli bin/spectrum-blobd lib/spectrum/filters/spectrum-gamma.so \
+         share/applications/org.spectrum.Spectrum.desktop share/icons/hicolor/scalable/apps/org.spectrum.Spectrum.svg \
+         share/metainfo/org.spectrum.Spectrum.metainfo.xml share/man/man1/spectrum.1 share/man/man1/spectrum-cli.1 \
+         share/man/man1/spectrum-blobd.1 lib/systemd/system/spectrum-blobd.service lib/sysusers.d/spectrum-blobd.conf \
+         share/doc/spectrum/copyright share/doc/spectrum/examples/spectrum-blobd.default; do
+  [ -s "$prefix/$f" ] || fail "$f was not installed"
+done
+
+desktop-file-validate "$prefix/share/applications/org.spectrum.Spectrum.desktop" || fail "the desktop entry is not valid"
+appstreamcli validate --no-net "$prefix/share/metainfo/org.spectrum.Spectrum.metainfo.xml" >/dev/null \
+  || fail "the AppStream data is not valid: $(appstreamcli validate --no-net "$prefix/share/metainfo/org.spectrum.Spectrum.metainfo.xml")"
+grep -q '^Exec=spectrum$' "$prefix/share/applications/org.spectrum.Spectrum.desktop" || fail "the desktop entry does not start spectrum"
+
+for page in "$prefix"/share/man/man1/*.1; do
+  warnings=$(groff -man -ww -z "$page" 2>&1) || fail "$page: groff failed"
+  [ -z "$warnings" ] || fail "$page: $warnings"
+  name=$(basename "$page" .1)
+  grep -q "^\.SH DESCRIPTION" "$page" || fail "$page has no description"
+  grep -q -e '\\-\\-version' "$page" || fail "$page does not come from $name --help"
+done
+grep -q "^filter " <(groff -man -Tutf8 "$prefix/share/man/man1/spectrum-cli.1" 2>/dev/null | sed 's/^ *//') \
+  || fail "spectrum-cli's page does not list its commands"
+
+# The unit as installed, its ExecStart pointed at this prefix (systemd-analyze checks that the program exists).
+unit=$(mktemp -d)/spectrum-blobd.service
+sed "s#/usr/bin/spectrum-blobd#$prefix/bin/spectrum-blobd#" "$prefix/lib/systemd/system/spectrum-blobd.service" > "$unit"
+out=$(systemd-analyze verify --man=no "$unit" 2>&1) || fail "systemd-analyze verify: $out"
+[ -z "$out" ] || fail "systemd-analyze verify: $out"
+rm -rf "$(dirname "$unit")"
+
+for exe in spectrum spectrum-cli spectrum-blobd; do
+  v=$(env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM XDG_RUNTIME_DIR="$prefix" "$prefix/bin/$exe" --version)
+  [[ "$v" =~ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "$exe --version said '$v'"
+done
+"$prefix/bin/spectrum-cli" filters | grep -q "^gamma .*$prefix/lib/spectrum/filters/spectrum-gamma.so" \
+  || fail "the installed spectrum-cli did not find its plugin in $prefix/lib/spectrum/filters"
+echo "install-check: $prefix: everything in place and valid"
