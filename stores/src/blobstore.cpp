@@ -1,5 +1,7 @@
 #include "spectrum/stores/blobstore.h"
 
+#include <algorithm>
+
 #include <QMetaMethod>
 
 namespace spectrum {
@@ -13,6 +15,13 @@ bool BlobQuery::matches(const BlobInfo &info) const
         && (studyInstanceUid.isEmpty() || d.studyInstanceUid == studyInstanceUid)
         && (seriesInstanceUid.isEmpty() || d.seriesInstanceUid == seriesInstanceUid)
         && (sopInstanceUid.isEmpty() || d.sopInstanceUid == sopInstanceUid);
+}
+
+void BlobQuery::arrange(QList<BlobInfo> *matches) const
+{
+    std::sort(matches->begin(), matches->end(), [](const BlobInfo &a, const BlobInfo &b) { return a.key < b.key; });
+    if (limit >= 0 && matches->size() > limit)
+        matches->resize(limit);
 }
 
 BlobStore::BlobStore(QObject *parent) : QObject(parent), m_notifier(std::make_shared<StoreNotifier>())

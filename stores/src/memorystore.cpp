@@ -1,6 +1,7 @@
 #include "spectrum/stores/memorystore.h"
 
 #include "lrumap.h"
+#include "queryindex.h"
 
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/transfer/sha256.h"
@@ -72,15 +73,9 @@ ResultJob<QList<BlobInfo>> *MemoryStore::query(const BlobQuery &query)
         QList<BlobInfo> out;
         {
             QMutexLocker lock(&d->mutex);
-            for (const QString &key : d->entries.order()) {
-                const Entry *e = d->entries.find(key);
-                if (query.matches(e->info))
-                    out << e->info;
-            }
+            out = matchingBlobs(d->entries, query);
         }
-        std::sort(out.begin(), out.end(), [](const BlobInfo &a, const BlobInfo &b) { return a.key < b.key; });
-        if (query.limit >= 0 && out.size() > query.limit)
-            out.resize(query.limit);
+        query.arrange(&out);
         return out;
     }, RunOn::Caller);
 }

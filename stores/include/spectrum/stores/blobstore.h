@@ -42,6 +42,8 @@ struct BlobQuery
     int limit = -1;  ///< at most this many results; -1: all
 
     bool matches(const BlobInfo &info) const;
+    /// The matches as a query answers them: in key order, at most `limit`.
+    void arrange(QList<BlobInfo> *matches) const;
 };
 
 struct StoreUsage

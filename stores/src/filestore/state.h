@@ -1,0 +1,218 @@
+#pragma once
+// FileStore's insides, shared by the files that each do one of its jobs (see filestore.h for what it promises):
+//   filestore.cpp   opening and closing, errors of the operating system
+//   journal.cpp     the journal: records, appends, group commit, compaction, and recovery at open
+//   index.cpp       the index in memory: admission, use (LRU order), eviction, removal, checks after a crash
+//   packs.cpp       small blobs appended to pack files, and space given back by punching holes
+//   staging.cpp     reservations in the staging folder, resumable ones, commits, put and import
+//   reads.cpp       stat, query, read and snapshot: mapped files, copies out of packs, digests computed late
+// The disk format and its crash-safety are described in docs/CACHE.md.
+
+#include "directorylock.h"
+#include "lrumap.h"
+
+#include "spectrum/stores/filestore.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QMutex>
+#include <QSet>
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+namespace spectrum {
+
+namespace cachedisk {
+
+inline constexpr auto kObjects = "objects";
+inline constexpr auto kStaging = "staging";
+inline constexpr auto kJournal = "journal";
+inline constexpr auto kPacks = "packs";
+// Whole blobs up to this size that arrive in memory (put(): instances fetched from an archive) are appended to a
+// pack file instead of getting a file each; a pack takes appends until it holds this much.
+inline constexpr qint64 kPackedBlobMax = 4 << 20;
+inline constexpr qint64 kPackBytes = 64 << 20;
+// Blobs start on a block boundary in their pack, so that the space of one that goes is given back whole.
+inline constexpr qint64 kPackAlign = 4096;
+
+
+inline qint64 alignUp(qint64 n) { return (n + kPackAlign - 1) & ~(kPackAlign - 1); }
+
+struct Entry
+{
+    BlobInfo info;
+    QByteArray check;  ///< XXH3-128 of the bytes; empty for entries journalled before checksums were kept
+    qint64 lastAccessMs = 0;
+    /// Committed without a sync (CommitOptions::durable false): the boot ID of the kernel that holds its
+    /// bytes. Empty once known to be on the disk.
+    QString unsyncedBoot;
+    /// Its bytes must be checked against the checksum before they are served: written without a sync under a
+    /// kernel that has since gone (another boot).
+    bool unconfirmed = false;
+    /// The pack file holding its bytes (packs/<pack>, from `offset` on); 0: a file of its own,
+    /// objects/<key>~<version>.
+    quint64 pack = 0;
+    qint64 offset = 0;
+};
+
+/// What is left to do on the disk once an entry has left the index: nothing, delete a file (its own, or a pack
+/// no entry uses any more), or give back the blocks its bytes took in a pack that others still use.
+struct Reclaim
+{
+    QString path;
+    bool pack = false;        ///< `path` is a pack: readers copy out of it under punchMutex
+    qint64 punchOffset = -1;  ///< >= 0: punch [punchOffset, punchOffset + punchLength) out of `path`
+    qint64 punchLength = 0;
+};
+
+QString osError(int err);
+/// DiskFull for ENOSPC and EDQUOT, Io otherwise: "what: the system's words".
+Error ioError(const QString &what, int err);
+Error fsyncPath(const QString &path);
+/// DiskFull, with the numbers, when the disk under `root` has less than `size` bytes free.
+Error checkFreeSpace(const QString &root, const QString &key, qint64 size);
+/// Describes `content` in `entry` as `options` say: its XXH3 (`check` when the caller has it), its SHA-256
+/// (computed, given, or deferred), its DICOM identity. Corrupt when it is not the SHA-256 the caller expected.
+Error describeContent(Entry *entry, const ByteView &content, const CommitOptions &options, const QByteArray &check);
+/// A journal record of `e`, and back.
+QJsonObject putRecord(const Entry &e);
+bool entryFromRecord(const QJsonObject &o, Entry *e);
+
+} // namespace cachedisk
+
+using cachedisk::Entry;
+using cachedisk::Reclaim;
+
+struct FileStore::State
+{
+    QString root;
+    // Two locks, always taken in this order. journalMutex serialises changes to the disk — renames, journal
+    // appends, deletions — and may be held across fsync. mutex guards the in-memory index below and is only ever
+    // held briefly, so readers (and the GUI thread asking for usage()) never wait on the disk.
+    QMutex journalMutex;
+    mutable QMutex mutex;
+    LruMap<Entry> entries;
+    qint64 total = 0;
+    qint64 budget = 0;
+    quint64 nextVersion = 1;
+    int journalFd = -1;
+    std::unique_ptr<DirectoryLock> lock;
+    // Group commit: records appended without a sync get a sequence number; syncUpTo() makes everything up to a
+    // number durable with one fsync of the objects folder and one of the journal, shared by every commit that
+    // waits meanwhile (many instances of a study arrive at once: one sync each cost 0.25 s per 200 instances).
+    quint64 appendedSeq = 0;  ///< guarded by journalMutex
+    QMutex syncMutex;         ///< taken after journalMutex is released, never with it
+    quint64 syncedSeq = 0;    ///< guarded by syncMutex
+    // Files are created one at a time. Creating a file write-locks its folder in the kernel, and a second thread
+    // creating beside it spins on that lock (rwsem_spin_on_owner) for as long as the first allocates its inode:
+    // measured while fetching 300 instances with two writing threads, a fifth of their CPU went into that spin.
+    // Waiting here sleeps instead, and leaves the core to the network and the other writer.
+    std::mutex createMutex;
+
+    // Packs (see filestore.h). A pack open for appends is used by one put() at a time; between puts it waits in
+    // idlePacks. A pack stops taking appends when it is full or the store closes, and is deleted once no entry
+    // uses it. Entries that go give their blocks back at once (a hole punched into the pack): a reader copies a
+    // packed blob out under punchMutex held shared, a punch or deletion holds it exclusively, so nobody ever reads
+    // blocks given back — a mapping could not promise that, so packed blobs are read by copy.
+    struct Pack
+    {
+        quint64 id = 0;
+        int fd = -1;
+        qint64 end = 0;  ///< where the next blob goes
+    };
+    std::mutex packMutex;  ///< guards idlePacks and nextPackId
+    std::vector<std::unique_ptr<Pack>> idlePacks;
+    quint64 nextPackId = 1;
+    QHash<quint64, int> packLive;     ///< guarded by mutex: entries per pack
+    QSet<quint64> packsAppending;     ///< guarded by mutex: packs that may still take appends
+    std::shared_mutex punchMutex;
+
+    bool closed = false;
+    bool usedSinceCompaction = false;  ///< guarded by mutex: an entry was read since the journal was last rewritten
+
+    ~State() { close(); }
+
+    /// Persists access times (so LRU order survives a clean restart) and releases the directory. Jobs that
+    /// still hold the state afterwards fail with a clear error instead of touching a closed cache.
+    void close();
+
+    Error closedError() const
+    {
+        return Error(ErrorCode::Cancelled, QStringLiteral("the disk cache %1 was closed").arg(root));
+    }
+
+    QString objectPath(const QString &key, quint64 version) const
+    {
+        return root + QLatin1Char('/') + QLatin1String(cachedisk::kObjects) + QLatin1Char('/') + key + QLatin1Char('~') + QString::number(version);
+    }
+    QString stagingPath(const QString &key, quint64 version) const
+    {
+        return root + QLatin1Char('/') + QLatin1String(cachedisk::kStaging) + QLatin1Char('/') + key + QLatin1Char('~') + QString::number(version) + QStringLiteral(".part");
+    }
+    QString journalPath() const { return root + QLatin1Char('/') + QLatin1String(cachedisk::kJournal); }
+    QString packPath(quint64 pack) const
+    {
+        return root + QLatin1Char('/') + QLatin1String(cachedisk::kPacks) + QLatin1Char('/') + QString::number(pack);
+    }
+
+    /// `e` has just left the index (caller holds `mutex`): what to do on the disk about it, after the lock.
+    Reclaim releaseLocked(const Entry &e);
+
+    /// Does what releaseLocked() said. Caller holds `mutex` or nothing (never waits on a reader while holding it
+    /// unless the reader does not need it: readers take punchMutex after `mutex`, and copy without it).
+    void reclaim(const Reclaim &r);
+
+    /// Takes a pack to append one blob to: an idle one, or a new one.
+    Result<std::unique_ptr<Pack>> takePack();
+
+    /// Gives a pack back after an append: it waits for the next one, or, full, takes no more. Caller holds no lock.
+    void givePack(std::unique_ptr<Pack> p);
+
+    /// The pack takes no more appends; deleted if no entry uses it. Caller holds no lock.
+    void sealPack(std::unique_ptr<Pack> p);
+
+    /// A new blob of `size` for `key` may come in (the store is open, the budget and the disk can hold it): its
+    /// version.
+    Result<quint64> admit(const QString &key, qint64 size);
+
+    /// Puts a journalled `entry` into the index in place of an older version, then evicts down to the budget.
+    /// What the old version and the evicted blobs leave to do on the disk goes to `space`; the evicted keys are
+    /// returned. Caller holds journalMutex, not mutex.
+    QStringList enterJournalLocked(const Entry &entry, QList<Reclaim> *space);
+
+    /// Reads [begin, end) of `e` (caller holds `mutex`, which this releases): a mapping of a file of its own; a
+    /// copy of a packed blob, made before anyone can give its blocks back.
+    Result<ByteView> bytesOf(const Entry &e, qint64 begin, qint64 end, QMutexLocker<QMutex> &lock);
+
+    /// Makes the renames and journal records up to `seq` durable (see appendedSeq). Caller holds no lock.
+    Error syncUpTo(quint64 seq);
+
+    /// Appends records; with `sync` false they become durable only through syncUpTo(the returned sequence).
+    Error appendLocked(const QList<QJsonObject> &records, bool sync = true, quint64 *seq = nullptr);
+
+    /// Rewrites the journal as one put record per entry, oldest access first. Atomic: temp file + rename.
+    Error compactJournalLocked();
+
+    /// Evicts least recently used blobs (never `keep`) until the budget holds: out of the index, then into
+    /// the journal, then off the disk — or, with `later`, what is left to do on the disk goes there, for the
+    /// caller to have done elsewhere. Caller holds journalMutex, not mutex.
+    QStringList evictJournalLocked(const QString &keep, QList<Reclaim> *later = nullptr);
+
+    /// Replays the journal into the index and removes from the disk whatever it does not name (journal.cpp).
+    Error openLocked();
+
+    /// Forgets `key` at `version` and deletes its file: its bytes are not what was committed. Takes both locks.
+    void dropDamaged(const QString &key, quint64 version);
+
+    /// The entry for `key`, marked as just used. Caller holds `mutex`.
+    Result<Entry *> useLocked(const QString &key);
+
+    /// Checks an entry written without a sync under an earlier boot against its checksum: kept (and known to be
+    /// on the disk) when it matches, dropped when the crash left other bytes. Caller holds `mutex`.
+    Error confirmLocked(Entry *e);
+};
+
+} // namespace spectrum
