@@ -410,15 +410,13 @@ private:
 
     void readData()
     {
-        if (!m_inFrame) {
-            if (m_socket->bytesAvailable() < kHeaderSize)
+        if (!m_frames.inFrame()) {
+            std::optional<Result<Header>> h = m_frames.nextHeader(m_socket);
+            if (!h)
                 return;
-            char raw[kHeaderSize];
-            m_socket->read(raw, kHeaderSize);
-            Result<Header> h = decodeHeader(raw);
-            if (!h.isOk())
-                return drop(h.error());
-            const Header &f = h.value();
+            if (!h->isOk())
+                return drop(h->error());
+            const Header &f = h->value();
             auto tr = m_session ? m_session->transfers.value(f.transfer) : nullptr;
             if (!tr)
                 return drop(Error(ErrorCode::Protocol, QStringLiteral("no transfer %1 in this session").arg(f.transfer)));
@@ -432,37 +430,33 @@ private:
             }
             if (f.kind != Kind::Data || tr->isRead || tr->committing || !inside || f.length == 0 || qint64(f.length) > kMaxDataFrame)
                 return drop(Error(ErrorCode::Protocol, QStringLiteral("bad data frame [%1, +%2)").arg(f.offset).arg(f.length)));
-            m_frame = f;
             m_frameTransfer = tr;
-            m_inFrame = true;
-            m_frameReceived = 0;
         }
         // Push: into the reserved blob's memory, or for a file (the FileStore) into this connection's frame
         // buffer (one frame: memory per connection stays bounded), checked there, then written.
+        const Header &frameHeader = m_frames.header();
         BlobWriter *writer = m_frameTransfer->writer.get();
         const bool inPlace = writer->receivesInPlace();
         if (!inPlace && m_frameBuffer.size() < size_t(kMaxDataFrame))
             m_frameBuffer.resize(size_t(kMaxDataFrame));
-        char *frame = inPlace ? writer->data() + m_frame.offset : m_frameBuffer.data();
-        const qint64 got = m_socket->read(frame + m_frameReceived, qint64(m_frame.length) - m_frameReceived);
-        if (got <= 0)
+        char *frame = inPlace ? writer->data() + frameHeader.offset : m_frameBuffer.data();
+        Result<qint64> got = m_frames.receive(m_socket, frame, false);
+        if (!got.isOk())
+            return drop(got.error());
+        if (got.value() <= 0 || m_frames.inFrame())
             return;
-        m_frameReceived += got;
-        if (m_frameReceived < qint64(m_frame.length))
-            return;
-        m_inFrame = false;
-        quint32 status = checksum(frame, qint64(m_frame.length)) == m_frame.checksum ? kAckOk : kAckDamaged;
+        quint32 status = checksum(frame, qint64(frameHeader.length)) == frameHeader.checksum ? kAckOk : kAckDamaged;
         if (status == kAckOk && !inPlace) {
-            if (Error e = writer->writeAt(qint64(m_frame.offset), frame, qint64(m_frame.length)); e.isError()) {
+            if (Error e = writer->writeAt(qint64(frameHeader.offset), frame, qint64(frameHeader.length)); e.isError()) {
                 qCWarning(lcStores) << "push of" << writer->key() << "failed:" << e.toString();
                 status = e.code() == ErrorCode::DiskFull ? kAckDiskFull : kAckIoError;
             }
         }
         Header ack;
         ack.kind = Kind::Ack;
-        ack.transfer = m_frame.transfer;
-        ack.offset = m_frame.offset;
-        ack.length = m_frame.length;
+        ack.transfer = frameHeader.transfer;
+        ack.offset = frameHeader.offset;
+        ack.length = frameHeader.length;
         ack.status = status;
         m_socket->write(encodeHeader(ack));
         m_frameTransfer.reset();
@@ -523,10 +517,8 @@ private:
     qint64 m_lastId = 0;
     std::shared_ptr<Session> m_session;
     std::deque<SendItem> m_sendQueue;
-    bool m_inFrame = false;
-    Header m_frame;
-    std::shared_ptr<Transfer> m_frameTransfer;
-    qint64 m_frameReceived = 0;
+    FrameReader m_frames;                        ///< data channel: the frames coming in
+    std::shared_ptr<Transfer> m_frameTransfer;  ///< the push the current DATA frame belongs to
     std::vector<char> m_frameBuffer;  ///< push into a file: the frame being received
     QTimer m_idle;
     QTimer m_handshake;

@@ -108,6 +108,43 @@ std::optional<Result<QCborMap>> ControlReader::next(QIODevice *device)
     return Result<QCborMap>(value.toMap());
 }
 
+std::optional<Result<Header>> FrameReader::nextHeader(QAbstractSocket *socket)
+{
+    if (m_inFrame || socket->bytesAvailable() < kHeaderSize)
+        return std::nullopt;
+    char raw[kHeaderSize];
+    if (socket->read(raw, kHeaderSize) != kHeaderSize)
+        return Result<Header>(Error(ErrorCode::Network, QStringLiteral("the connection broke in a frame header")));
+    Result<Header> h = decodeHeader(raw);
+    if (h.isOk()) {
+        m_header = h.value();
+        m_received = 0;
+        m_inFrame = m_header.kind == Kind::Data && m_header.length > 0;
+    }
+    return h;
+}
+
+Result<qint64> FrameReader::receive(QAbstractSocket *socket, char *payload, bool direct)
+{
+    if (!m_inFrame)
+        return qint64(0);
+    char *to = payload + m_received;
+    const qint64 want = qint64(m_header.length) - m_received;
+    qint64 got = 0;
+    if (socket->bytesAvailable() > 0 || !direct) {
+        got = std::max<qint64>(0, socket->read(to, want));
+    } else {
+        Result<qint64> r = receiveDirect(socket, to, want);
+        if (!r.isOk())
+            return r.error();
+        got = r.value();
+    }
+    m_received += got;
+    if (m_received == qint64(m_header.length))
+        m_inFrame = false;
+    return got;
+}
+
 Result<qint64> receiveDirect(QAbstractSocket *socket, char *to, qint64 length)
 {
     const qintptr fd = socket->socketDescriptor();

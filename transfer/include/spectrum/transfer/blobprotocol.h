@@ -64,6 +64,31 @@ private:
     QByteArray m_buffer;
 };
 
+/// Reads a data connection's frames, one at a time, for both ends of it: a header, then — for a DATA frame — its
+/// payload into memory the owner names once it has looked at the header (the destination, its own buffer,
+/// scratch), from what the socket object buffered and, when allowed, straight from the kernel.
+class FrameReader
+{
+public:
+    /// Between frames: the next header once its 32 bytes are buffered (nothing: not yet), or why it is not one.
+    /// A DATA header with a payload starts the frame: inFrame() until receive() has it all.
+    std::optional<Result<Header>> nextHeader(QAbstractSocket *socket);
+    /// Reads more of the current payload into `payload` (the payload's first byte; received() are there already).
+    /// `direct`: from the kernel once the socket object's buffer is empty (receiveDirect; not for TLS). Returns
+    /// the bytes read (0: none waiting), or the connection's error; inFrame() is false once the last one is in.
+    Result<qint64> receive(QAbstractSocket *socket, char *payload, bool direct);
+    bool inFrame() const { return m_inFrame; }
+    const Header &header() const { return m_header; }
+    qint64 received() const { return m_received; }
+    /// Drops the frame under way (the connection is being abandoned or its requests requeued).
+    void reset() { m_inFrame = false; }
+
+private:
+    Header m_header;
+    qint64 m_received = 0;
+    bool m_inFrame = false;
+};
+
 /// Receives up to `length` bytes straight from a connected socket's descriptor into `to`, bypassing the
 /// socket object's own buffer (one copy less). Call only when socket->bytesAvailable() is 0. Returns the bytes
 /// read (0: none waiting now), or an error when the peer closed or the connection broke.

@@ -1,0 +1,484 @@
+// The blob client's pull: a blob (or a range of it) over several data streams, each with requests in flight;
+// resumed where an earlier attempt stopped, re-fetched frame by frame when a checksum fails, reconnected when the
+// server goes away, its last requests asked for twice when a stream stalls (endgame), and the whole blob's
+// SHA-256 computed as the verified prefix grows.
+
+#include "blobclient/transferjob.h"
+
+#include "spectrum/core/threadpools.h"
+#include "spectrum/transfer/sha256.h"
+
+#include <QFuture>
+#include <QPointer>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <set>
+
+namespace spectrum::blobwire {
+
+namespace {
+
+class PullJob : public TransferJob<PullResult>
+{
+public:
+    PullJob(BlobEndpoint ep, QString key, BlobClient::SinkFactory factory, ByteRange range, TransferOptions opt)
+        : TransferJob(std::move(ep), std::move(key), opt), m_factory(std::move(factory)), m_range(range) {}
+
+protected:
+    void doStart() override
+    {
+        m_clock.start();
+        openControl([this](const QCborMap &) {
+            m_control->send(QCborMap{{QStringLiteral("t"), QStringLiteral("open")}, {QStringLiteral("key"), m_key}},
+                            [this](const Error &e, const QCborMap &answer) {
+                if (e.isError())
+                    return fail(e.withContext(m_key));
+                opened(answer);
+            });
+        });
+    }
+
+    /// The server went away: reconnect, open the blob again, and fetch only what is still missing — unless
+    /// the blob changed meanwhile, in which case everything starts over (never splice two versions).
+    void controlLost(const Error &e) override
+    {
+        if (m_transfer == 0 || m_reconnectsLeft <= 0)
+            return TransferJob::controlLost(e);
+        --m_reconnectsLeft;
+        ++m_reconnects;
+        qCInfo(lcTransfer) << "lost the session for" << m_key << "(" << e.toString() << "); reconnecting";
+        for (auto &s : m_streams)
+            requeueOnly(s.get());
+        m_streams.clear();
+        m_control->m_lost = nullptr;
+        m_control->deleteLater();
+        m_control = nullptr;
+        QTimer::singleShot(backoffMs(), this, [this] {
+            if (isFinished())
+                return;
+            openControl([this](const QCborMap &) {
+                m_control->send(QCborMap{{QStringLiteral("t"), QStringLiteral("open")}, {QStringLiteral("key"), m_key}},
+                                [this](const Error &e, const QCborMap &answer) {
+                    if (e.code() == ErrorCode::Network || e.code() == ErrorCode::Timeout)
+                        return controlLost(e);
+                    if (e.isError())
+                        return fail(e.withContext(m_key));
+                    reopened(answer);
+                });
+            }, [this](const Error &e) { controlLost(e); });
+        });
+    }
+
+    void reopened(const QCborMap &answer)
+    {
+        const RemoteBlobInfo now = infoFrom(m_key, answer);
+        m_transfer = quint32(answer.value(QStringLiteral("transfer")).toInteger());
+        if (now.version != m_result.blob.version || now.size != m_result.blob.size || now.sha256 != m_result.blob.sha256) {
+            qCInfo(lcTransfer) << m_key << "changed on the server; starting over";
+            if (now.size != m_result.blob.size)
+                return fail(Error(ErrorCode::Corrupt, QStringLiteral("'%1' changed size on the server during the transfer").arg(m_key)));
+            m_hashFuture.waitForFinished();
+            ++m_hashGeneration;
+            m_result.blob = now;
+            m_done.clear();
+            m_sha.reset();
+            m_hashedUpTo = 0;
+            m_hashing = false;
+            m_pending.clear();
+            for (qint64 at = m_result.begin; at < m_result.end; at += m_opt.chunkSize)
+                m_pending.push_back({at, std::min(m_result.end, at + m_opt.chunkSize)});
+            ++m_result.restarts;
+        }
+        const int wanted = m_adaptive ? std::max(2, m_result.streams) : m_opt.streams;
+        const int streams = int(std::min<qint64>(wanted, std::max<qint64>(1, qint64(m_pending.size()))));
+        for (int i = 0; i < streams; ++i)
+            addStream();
+    }
+
+    void opened(const QCborMap &answer)
+    {
+        m_result.blob = infoFrom(m_key, answer);
+        m_transfer = quint32(answer.value(QStringLiteral("transfer")).toInteger());
+        if (Error e = m_range.resolve(m_result.blob.size, &m_result.begin, &m_result.end); e.isError())
+            return fail(e.withContext(m_key));
+        Result<ByteSink *> sink = m_factory(m_result.blob, m_result.begin, m_result.end);
+        if (!sink.isOk())
+            return fail(sink.error());
+        m_sink = sink.value();
+        const qint64 length = m_result.end - m_result.begin;
+        if (!m_sink || m_sink->size() != length)
+            return fail(Error(ErrorCode::InvalidArgument, QStringLiteral("the destination does not hold %1 bytes").arg(length)));
+        m_dest = m_sink->data();
+        m_inPlace = m_sink->receivesInPlace();
+        if (!m_dest && length > 0)
+            return fail(Error(ErrorCode::InvalidArgument, QStringLiteral("the destination of %1 bytes has no memory to read back").arg(length)));
+        m_checkSha = m_result.begin == 0 && m_result.end == m_result.blob.size && m_opt.verifySha256;
+        // What an earlier attempt left in the destination is not fetched again.
+        for (const auto &[b, e] : m_sink->completedRanges())
+            m_done.add(m_result.begin + std::clamp<qint64>(b, 0, length), m_result.begin + std::clamp<qint64>(e, 0, length));
+        m_result.resumedBytes = m_done.covered();
+        // Small blobs get smaller chunks, so that every stream has work: at least two rounds of requests each.
+        const qint64 perRound = qint64(m_opt.streams) * m_opt.pipelineDepth * 2;
+        const qint64 missing = length - m_result.resumedBytes;
+        m_opt.chunkSize = std::clamp<qint64>((missing + perRound - 1) / perRound, 64 * 1024, m_opt.chunkSize);
+        for (qint64 at = m_result.begin; at < m_result.end; at += m_opt.chunkSize) {
+            for (const Range &gap : m_done.gaps(at, std::min(m_result.end, at + m_opt.chunkSize)))
+                m_pending.push_back(gap);
+        }
+        if (m_result.resumedBytes > 0) {
+            qCInfo(lcTransfer) << "resuming" << m_key << "with" << m_result.resumedBytes << "of" << length << "bytes already here";
+            const qint64 prefix = m_done.prefixEnd(m_result.begin);
+            if (prefix > m_result.begin)
+                emitDataAvailable(0, prefix - m_result.begin);
+            hashAhead();
+            if (m_pending.empty())
+                return maybeFinish();
+        }
+        setProgress(0, length);
+        if (length == 0)
+            return maybeFinish();
+        const int streams = int(std::min<qint64>(m_adaptive ? 2 : m_opt.streams, qint64(m_pending.size())));
+        for (int i = 0; i < streams; ++i)
+            addStream();
+        m_result.streams = streams;
+        if (m_adaptive)
+            startAdapting();
+    }
+
+    /// Adaptive stream count: every 250 ms, compare the rate with the one before the last stream was added;
+    /// add another while the rate grew by a tenth or more, stop for good once it did not.
+    void startAdapting()
+    {
+        auto *timer = new QTimer(this);
+        timer->setInterval(250);
+        QObject::connect(timer, &QTimer::timeout, this, [this, timer] {
+            const qint64 received = m_result.bytesReceived;
+            const double rate = (received - m_adaptLastBytes) / 0.25;
+            m_adaptLastBytes = received;
+            if (m_adaptSkip > 0) {  // let a new stream get going before judging it
+                --m_adaptSkip;
+                return;
+            }
+            const bool grew = rate > 0 && rate >= m_adaptRateBefore * 1.1;
+            const int active = int(m_streams.size());
+            if (!grew || active >= m_opt.streams || m_pending.empty() || !m_control) {
+                if (!grew)
+                    timer->stop();
+                return;
+            }
+            m_adaptRateBefore = rate;
+            addStream();
+            m_result.streams = std::max(m_result.streams, int(m_streams.size()));
+            m_adaptSkip = 1;
+        });
+        m_adaptSkip = 1;
+        timer->start();
+    }
+
+    void streamReady(DataStream *s) override { fill(s); }
+
+    void sendRead(DataStream *s, const Range &r)
+    {
+        if (s->outstanding.empty())
+            s->nextExpected = r.begin;
+        s->outstanding.push_back(r);
+        Header h;
+        h.kind = Kind::Read;
+        h.transfer = m_transfer;
+        h.offset = quint64(r.begin);
+        h.length = quint64(r.end - r.begin);
+        s->socket->write(encodeHeader(h));
+    }
+
+    void fill(DataStream *s)
+    {
+        while (s->attached && int(s->outstanding.size()) < m_opt.pipelineDepth && !m_pending.empty()) {
+            const Range r = m_pending.front();
+            m_pending.pop_front();
+            sendRead(s, r);
+        }
+        if (s->attached && s->outstanding.empty() && m_pending.empty())
+            scheduleEndgame();
+        if (s->outstanding.empty())
+            s->idle->stop();
+        else if (!s->idle->isActive())
+            s->idle->start(m_opt.timeoutMs);
+    }
+
+    /// Nothing is left to hand out. If a stream that still waits for requests has been silent for a while,
+    /// an idle stream asks for the largest of its requests a second time; whichever copy arrives first counts,
+    /// the other is read and dropped. A slow or stalled connection then no longer holds back the end of the
+    /// transfer, and healthy transfers never fetch anything twice.
+    void scheduleEndgame()
+    {
+        if (!m_endgameTimer) {
+            m_endgameTimer = new QTimer(this);
+            m_endgameTimer->setSingleShot(true);
+            QObject::connect(m_endgameTimer, &QTimer::timeout, this, [this] {
+                bool waiting = false;
+                for (const auto &s : m_streams) {
+                    if (s->attached && s->outstanding.empty())
+                        endgame(s.get());
+                    waiting = waiting || !s->outstanding.empty();
+                }
+                if (waiting && !isFinished())
+                    m_endgameTimer->start(kEndgameSilenceMs);
+            });
+        }
+        if (!m_endgameTimer->isActive())
+            m_endgameTimer->start(kEndgameSilenceMs);
+    }
+
+    static constexpr int kEndgameSilenceMs = 250;
+
+    void endgame(DataStream *idle)
+    {
+        const Range *best = nullptr;
+        for (const auto &other : m_streams) {
+            if (other.get() == idle || other->quiet.elapsed() < kEndgameSilenceMs)
+                continue;
+            for (const Range &r : other->outstanding) {
+                const bool duplicated = m_duplicated.count(r.begin) > 0;
+                if (!duplicated && (!best || r.end - r.begin > best->end - best->begin))
+                    best = &r;
+            }
+        }
+        if (!best)
+            return;
+        m_duplicated.insert(best->begin);
+        ++m_result.endgameRequests;
+        m_result.bytesDuplicated += best->end - best->begin;
+        sendRead(idle, *best);
+    }
+
+    void streamReadable(DataStream *s) override
+    {
+        QSslSocket *sock = s->socket.get();
+        while (!isFinished()) {
+            if (!s->frames.inFrame()) {
+                std::optional<Result<Header>> h = s->frames.nextHeader(sock);
+                if (!h)
+                    return;
+                if (!h->isOk())
+                    return streamFailed(s, h->error());
+                const Header &f = h->value();
+                if (f.kind == Kind::Error)
+                    return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("the server refused a read (status %1)").arg(f.status)));
+                const bool expected = f.kind == Kind::Data && f.transfer == m_transfer && !s->outstanding.empty()
+                    && qint64(f.offset) == s->nextExpected && f.length > 0 && qint64(f.length) <= kMaxDataFrame
+                    && qint64(f.offset + f.length) <= s->outstanding.front().end;
+                if (!expected)
+                    return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("unexpected data frame [%1, +%2)").arg(f.offset).arg(f.length)));
+                // A duplicate of bytes already received and checked goes to scratch memory, never over them
+                // (the hash may be reading them right now).
+                s->discarding = m_done.covers(qint64(f.offset), qint64(f.offset + f.length));
+                if (s->discarding && m_scratch.size() < kMaxDataFrame)
+                    m_scratch.resize(kMaxDataFrame);
+                if (!s->discarding && !m_inPlace && s->frameBuffer.size() < size_t(kMaxDataFrame))
+                    s->frameBuffer.resize(size_t(kMaxDataFrame));
+            }
+            // Into the destination's memory (or, for a file, the stream's frame buffer): first what the socket
+            // object buffered, then straight from the kernel (TLS: only the socket can decrypt).
+            const Header &f = s->frames.header();
+            char *payload = s->discarding ? m_scratch.data()
+                : m_inPlace               ? m_dest + (qint64(f.offset) - m_result.begin)
+                                          : s->frameBuffer.data();
+            Result<qint64> got = s->frames.receive(sock, payload, !m_endpoint.tls);
+            if (!got.isOk())
+                return streamFailed(s, got.error());
+            if (got.value() <= 0)
+                return;
+            m_result.bytesReceived += got.value();
+            if (s->frames.inFrame())
+                return;
+            if (!frameDone(s))
+                return;  // the stream is gone (its signals' receivers may run anything, even an event loop)
+        }
+    }
+
+    bool alive(const DataStream *s) const
+    {
+        for (const auto &x : m_streams) {
+            if (x.get() == s)
+                return !isFinished();
+        }
+        return false;
+    }
+
+    /// Returns whether `s` still exists afterwards.
+    bool frameDone(DataStream *s)
+    {
+        const Header &frame = s->frames.header();
+        const qint64 b = qint64(frame.offset), e = b + qint64(frame.length);
+        if (s->discarding) {  // the other copy won
+            s->discarding = false;
+            advance(s, e);
+            fill(s);
+            maybeFinish();
+            return alive(s);
+        }
+        const char *bytes = m_inPlace ? m_dest + (b - m_result.begin) : s->frameBuffer.data();
+        const bool crcOk = checksum(bytes, e - b) == frame.checksum;
+        if (crcOk && !m_inPlace) {
+            if (Error err = m_sink->writeAt(b - m_result.begin, bytes, e - b); err.isError()) {
+                fail(err.withContext(m_key));  // a full disk: nothing more can land
+                return false;
+            }
+        }
+        if (!crcOk) {
+            ++m_result.framesRefetched;
+            m_pending.push_front({b, e});  // only this frame again, before anything else
+            qCInfo(lcTransfer) << "checksum mismatch in" << m_key << "at" << b << "- fetching that frame again";
+        }
+        advance(s, e);
+        fill(s);
+        if (crcOk) {
+            m_sink->rangeVerified(b - m_result.begin, e - m_result.begin);
+            // Tell the world last: its slots may re-enter us.
+            const qint64 before = m_done.prefixEnd(m_result.begin);
+            m_done.add(b, e);
+            const qint64 after = m_done.prefixEnd(m_result.begin);
+            hashAhead();
+            QPointer<QObject> self(this);
+            setProgress(m_done.covered(), m_result.end - m_result.begin);
+            if (self && after > before)
+                emitDataAvailable(0, after - m_result.begin);
+            if (!self)
+                return false;
+        }
+        maybeFinish();
+        return alive(s);
+    }
+
+    /// The head request of `s` has been received up to `e`.
+    void advance(DataStream *s, qint64 e)
+    {
+        s->nextExpected = e;
+        if (e == s->outstanding.front().end) {
+            s->outstanding.pop_front();
+            if (!s->outstanding.empty())
+                s->nextExpected = s->outstanding.front().begin;
+        }
+    }
+
+    void requeue(DataStream *s) override
+    {
+        requeueOnly(s);
+        for (auto &other : m_streams) {
+            if (other.get() != s)
+                fill(other.get());
+        }
+    }
+
+    /// Puts what `s` had asked for and not yet received back at the front of the queue.
+    void requeueOnly(DataStream *s)
+    {
+        bool first = true;
+        for (auto it = s->outstanding.rbegin(); it != s->outstanding.rend(); ++it) {
+            const bool head = std::next(it) == s->outstanding.rend();
+            const Range r{head ? s->nextExpected : it->begin, it->end};
+            if (r.begin < r.end && !m_done.covers(r.begin, r.end)) {
+                m_pending.push_front(r);
+                if (first && head && s->nextExpected > it->begin)
+                    ++m_result.framesRefetched;
+            }
+            first = false;
+        }
+        s->outstanding.clear();
+        s->frames.reset();
+    }
+
+    // The whole blob's SHA-256 is computed on the pool as the verified prefix grows, one step at a time.
+    void hashAhead()
+    {
+        if (!m_checkSha || m_hashing)
+            return;
+        // Steps of at most 16 MiB keep each pool task short (and a cancel's wait for it).
+        const qint64 upTo = std::min(m_done.prefixEnd(0), m_hashedUpTo + (qint64(16) << 20));
+        if (upTo <= m_hashedUpTo)
+            return;
+        m_hashing = true;
+        Sha256 *sha = &m_sha;
+        const char *from = m_dest + m_hashedUpTo;
+        const qint64 n = upTo - m_hashedUpTo;
+        // Reported back through one posted call, delivered only while the job lives (it waits for the step).
+        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
+        m_hashFuture = QtConcurrent::run(computePool(), [this, sha, from, n, upTo, toJob, generation = m_hashGeneration] {
+            sha->add(from, n);
+            Sha256::releaseThreadState();
+            toJob->post([this, upTo, generation] {
+                if (generation != m_hashGeneration)
+                    return;  // a step of the hash before the blob changed on the server and it started over
+                m_hashing = false;
+                m_hashedUpTo = upTo;
+                hashAhead();
+                maybeFinish();
+            });
+        });
+    }
+
+    void maybeFinish()
+    {
+        // Every byte received and checked is enough: duplicates still on the wire are abandoned.
+        if (isFinished() || m_done.covered() != m_result.end - m_result.begin)
+            return;
+        if (m_checkSha && (m_hashing || m_hashedUpTo != m_result.end))
+            return;
+        if (m_checkSha) {
+            if (m_sha.result() != m_result.blob.sha256) {
+                return fail(Error(ErrorCode::Corrupt, QStringLiteral("'%1' arrived whole but its SHA-256 does not match the server's")
+                                                          .arg(m_key)));
+            }
+            m_result.verified = true;
+        }
+        if (!m_adaptive)
+            m_result.streams = m_opt.streams;
+        m_result.streams = std::min(m_result.streams, m_streamsOpened);
+        m_result.reconnects = m_reconnects;
+        m_result.seconds = m_clock.nsecsElapsed() / 1e9;
+        shutdown();
+        finishWith(m_result);
+    }
+
+    void shutdown() override
+    {
+        TransferJob::shutdown();
+        // A hash step may still read the destination: the caller may free it once we finish. Steps are short.
+        m_hashFuture.waitForFinished();
+    }
+    void doCancel() override { shutdown(); }
+
+    ~PullJob() override { m_hashFuture.waitForFinished(); }
+
+private:
+    BlobClient::SinkFactory m_factory;
+    ByteRange m_range;
+    PullResult m_result;
+    quint32 m_transfer = 0;
+    ByteSink *m_sink = nullptr;
+    char *m_dest = nullptr;
+    bool m_inPlace = true;  ///< received straight into m_dest; else through each stream's frame buffer
+    bool m_checkSha = false;
+    std::deque<Range> m_pending;
+    RangeSet m_done;
+    Sha256 m_sha;
+    quint64 m_hashGeneration = 0;  ///< bumps when the hash starts over: late steps of the old one are ignored
+    qint64 m_hashedUpTo = 0;
+    bool m_hashing = false;
+    QFuture<void> m_hashFuture;
+    std::set<qint64> m_duplicated;  ///< request starts asked for twice in the endgame
+    QTimer *m_endgameTimer = nullptr;
+    QByteArray m_scratch;           ///< where duplicate frames land
+    qint64 m_adaptLastBytes = 0;
+    double m_adaptRateBefore = 0;
+    int m_adaptSkip = 0;
+};
+
+} // namespace
+
+ResultJob<PullResult> *makePullJob(BlobEndpoint ep, QString key, BlobClient::SinkFactory factory, ByteRange range, TransferOptions opt)
+{
+    return new PullJob(std::move(ep), std::move(key), std::move(factory), range, opt);
+}
+
+} // namespace spectrum::blobwire
