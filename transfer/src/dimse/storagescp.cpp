@@ -1,0 +1,186 @@
+// The Storage SCP: a listener (plain or TLS) that takes the instances a PACS pushes, C-MOVE's answers among them,
+// and hands each to the workstation's handler, which decides whether it is kept.
+
+#include "dimse/association.h"
+
+#include "spectrum/core/dicomtext.h"
+#include "spectrum/core/logging.h"
+#include "spectrum/core/uid.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QMetaObject>
+#include <QPromise>
+#include <QThread>
+#include <QtConcurrent>
+
+#include <dcmtk/dcmdata/dcdeftag.h>
+#include <dcmtk/dcmdata/dcuid.h>
+#include <dcmtk/dcmnet/diutil.h>
+#include <dcmtk/dcmnet/dstorscp.h>
+#include <dcmtk/dcmnet/dstorscu.h>
+#include <dcmtk/dcmnet/scu.h>
+#include <dcmtk/dcmtls/tlslayer.h>
+#include <dcmtk/oflog/oflog.h>
+
+#include <QHostAddress>
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <mutex>
+#include <set>
+
+namespace spectrum {
+
+using namespace dimsewire;
+
+
+namespace {
+
+class StorageListener : public DcmStorageSCP
+{
+public:
+    std::atomic<bool> stopping{false};
+    std::function<void(const QString &, const QString &, const QString &)> stored;
+
+protected:
+    OFBool stopAfterConnectionTimeout() override { return stopping.load(); }
+    OFBool stopAfterCurrentAssociation() override { return stopping.load(); }
+    void notifyInstanceStored(const OFString &filename, const OFString &sopClassUID, const OFString &sopInstanceUID, DcmDataset *) const override
+    {
+        if (stored)
+            stored(qs(filename), qs(sopClassUID), qs(sopInstanceUID));
+    }
+};
+
+} // namespace
+
+struct StorageScp::Private
+{
+    std::unique_ptr<DcmTLSTransportLayer> tls;  // declared first: it outlives the listener's network
+    StorageListener listener;
+    std::unique_ptr<QThread> thread;
+    std::mutex handlerMutex;
+    std::function<Error(const ReceivedInstance &)> handler;
+};
+
+StorageScp::StorageScp(Options options, QObject *parent) : QObject(parent), m_options(std::move(options)), d(std::make_shared<Private>())
+{
+    qRegisterMetaType<spectrum::ReceivedInstance>();
+    qRegisterMetaType<spectrum::Error>();
+    quietDcmtk();
+    disableNagleForDcmtk();
+}
+
+StorageScp::~StorageScp()
+{
+    stop();
+}
+
+void StorageScp::setHandler(std::function<Error(const ReceivedInstance &)> handler)
+{
+    std::lock_guard<std::mutex> lock(d->handlerMutex);
+    d->handler = std::move(handler);
+}
+
+bool StorageScp::isRunning() const
+{
+    return d->thread && d->thread->isRunning();
+}
+
+Error StorageScp::start()
+{
+    if (isRunning())
+        return Error();
+    if (!isValidAeTitle(m_options.aeTitle))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not an AE title").arg(m_options.aeTitle));
+    if (m_options.directory.isEmpty() || !QDir().mkpath(m_options.directory))
+        return Error(ErrorCode::Io, QStringLiteral("cannot create the folder for received instances '%1'").arg(m_options.directory));
+    StorageListener &l = d->listener;
+    l.stopping = false;
+    l.setAETitle(of(m_options.aeTitle));
+    l.setPort(m_options.port);
+    l.setConnectionBlockingMode(DUL_NOBLOCK);
+    l.setConnectionTimeout(1);  // how often the listener looks whether it should stop
+    l.setACSETimeout(Uint32(m_options.timeoutSeconds));
+    l.setDIMSETimeout(Uint32(m_options.timeoutSeconds));
+    l.setDIMSEBlockingMode(DIMSE_NONBLOCKING);
+    l.setHostLookupEnabled(OFFalse);
+    l.setOutputDirectory(of(m_options.directory));
+    l.setFilenameGenerationMode(DcmStorageSCP::FGM_UniqueFromNewUID);  // never a name chosen by the sender
+    l.setFilenameExtension(".dcm");
+    l.setDatasetStorageMode(DcmStorageSCP::DGM_StoreBitPreserving);
+    // Verification (C-ECHO) is DcmStorageSCP's own already: adding it again would make the profile invalid.
+    OFList<OFString> all;
+    for (const OFList<OFString> &group : storageSyntaxGroups()) {
+        for (const OFString &ts : group)
+            all.push_back(ts);
+    }
+    // DCMTK takes at most 128 abstract syntaxes per profile: its curated list of the storage classes a network
+    // sees (120 of its 186), all in any syntax we decode.
+    for (int i = 0; i < numberOfDcmLongSCUStorageSOPClassUIDs; ++i)
+        l.addPresentationContext(dcmLongSCUStorageSOPClassUIDs[i], all);
+    // Images the decoder reads that the curated list leaves out (8 places are left under the 128).
+    l.addPresentationContext(UID_ParametricMapStorage, all);  // Float / Double Float Pixel Data
+    std::weak_ptr<Private> weak = d;
+    // Posted from the listener's thread, delivered only while this lives: `self` is never dangling in them.
+    StorageScp *self = this;
+    std::shared_ptr<DeliveryAddress> toSelf = DeliveryAddress::of(this);
+    const QString ae = m_options.aeTitle;
+    l.stored = [weak, self, toSelf](const QString &file, const QString &sopClass, const QString &sopInstance) {
+        auto p = weak.lock();
+        if (!p)
+            return;
+        ReceivedInstance instance{file, sopClass, sopInstance, QString()};
+        Error e;
+        {
+            std::lock_guard<std::mutex> lock(p->handlerMutex);
+            if (p->handler)
+                e = p->handler(instance);
+        }
+        toSelf->post([self, instance, e] {
+            if (e.isError())
+                Q_EMIT self->failed(e);
+            else
+                Q_EMIT self->instanceReceived(instance);
+        });
+    };
+    l.getConfig().setTransportLayer(nullptr);  // a start after a stop: what this start's options say, nothing older
+    d->tls.reset();
+    if (!m_options.certificateFile.isEmpty() || !m_options.keyFile.isEmpty()) {
+        Result<std::unique_ptr<DcmTLSTransportLayer>> layer = makeTlsLayer(NET_ACCEPTOR, m_options.clientCaFile, m_options.certificateFile, m_options.keyFile);
+        if (!layer.isOk())
+            return layer.error().withContext(QStringLiteral("Storage SCP %1").arg(ae));
+        d->tls = layer.takeValue();
+        l.getConfig().setTransportLayer(d->tls.get());
+    } else if (!m_options.clientCaFile.isEmpty()) {
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("Storage SCP %1: client certificates need TLS (a certificate and key)").arg(ae));
+    }
+    if (OFCondition c = l.openListenPort(); c.bad())
+        return dimseError(c, QStringLiteral("Storage SCP %1 on port %2").arg(ae).arg(m_options.port));
+    d->thread.reset(QThread::create([weak, self, toSelf] {
+        auto p = weak.lock();
+        if (!p)
+            return;
+        const OFCondition c = p->listener.acceptAssociations();
+        if (c.bad() && !p->listener.stopping) {
+            const Error e = dimseError(c, QStringLiteral("Storage SCP"));
+            toSelf->post([self, e] { Q_EMIT self->failed(e); });
+        }
+    }));
+    d->thread->start();
+    return Error();
+}
+
+void StorageScp::stop()
+{
+    if (!d->thread)
+        return;
+    d->listener.stopping = true;
+    d->thread->wait();
+    d->thread.reset();
+}
+
+} // namespace spectrum
