@@ -19,6 +19,7 @@
 #include "spectrum/stores/studystreamer.h"
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/transfer/dimse.h"
+#include "archives.h"
 #include "testsupport.h"
 
 #include <QCheckBox>
@@ -46,11 +47,7 @@ namespace {
 std::unique_ptr<Workstation> workstationWithArchive(const QTemporaryDir &dir, const QString &name, const QString &url)
 {
     StoreConfigFile config;
-    StoreConfig archive;
-    archive.name = name;
-    archive.kind = StoreKind::DicomWeb;
-    archive.url = url;
-    if (config.add(archive).isError())
+    if (config.add(dicomWebStore(name, url)).isError())
         return nullptr;
     Workstation::Options o;
     o.cacheDirectory = dir.filePath(QStringLiteral("cache"));
@@ -116,11 +113,7 @@ void tst_ReadingRoom::initTestCase()
              }).isError());
 
     StoreConfigFile config;  // in memory: the test's own, never the user's
-    StoreConfig pacs;
-    pacs.name = QStringLiteral("pacs");
-    pacs.kind = StoreKind::DicomWeb;
-    pacs.url = m_orthanc.dicomWebUrl();
-    QVERIFY(!config.add(pacs).isError());
+    QVERIFY(!config.add(dicomWebStore(QStringLiteral("pacs"), m_orthanc.dicomWebUrl())).isError());
 
     Workstation::Options o;
     o.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));

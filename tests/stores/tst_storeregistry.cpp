@@ -11,6 +11,7 @@
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/transfer/dimse.h"
+#include "archives.h"
 #include "testsupport.h"
 
 #include <QFileInfo>
@@ -74,19 +75,11 @@ StoreConfigFile tst_StoreRegistry::config(const QString &name)
         qFatal("%s", qPrintable(f.error().toString()));
     StoreConfigFile c = f.value();
     c.workstation.aeTitle = m_ourAe;
-    StoreConfig web;
-    web.name = QStringLiteral("web");
-    web.kind = StoreKind::DicomWeb;
-    web.url = m_orthanc.dicomWebUrl();
+    StoreConfig web = dicomWebStore(QStringLiteral("web"), m_orthanc.dicomWebUrl());
     web.auth = QStringLiteral("basic");
     web.user = kUser;
     web.password = c.seal(kPassword).value();
-    StoreConfig pacs;
-    pacs.name = QStringLiteral("pacs");
-    pacs.kind = StoreKind::Dimse;
-    pacs.host = QStringLiteral("127.0.0.1");
-    pacs.port = m_orthanc.dicomPort();
-    pacs.aeTitle = m_orthanc.aeTitle();
+    const StoreConfig pacs = dimseStore(QStringLiteral("pacs"), m_orthanc.dicomPort(), m_orthanc.aeTitle());
     for (const StoreConfig &s : {web, pacs}) {
         if (Error e = c.add(s); e.isError())
             qFatal("%s", qPrintable(e.toString()));
@@ -226,21 +219,12 @@ void tst_StoreRegistry::sealedSecretsNeedTheirKey()
 void tst_StoreRegistry::testEachKind()
 {
     StoreConfigFile c = config(QStringLiteral("test"));
-    StoreConfig wrong;
-    wrong.name = QStringLiteral("wrong-password");
-    wrong.kind = StoreKind::DicomWeb;
-    wrong.url = m_orthanc.dicomWebUrl();
+    StoreConfig wrong = dicomWebStore(QStringLiteral("wrong-password"), m_orthanc.dicomWebUrl());
     wrong.auth = QStringLiteral("basic");
     wrong.user = kUser;
     wrong.password = c.seal(QStringLiteral("nope")).value();
     QCOMPARE(c.add(wrong), Error());
-    StoreConfig down;
-    down.name = QStringLiteral("down");
-    down.kind = StoreKind::Dimse;
-    down.host = QStringLiteral("127.0.0.1");
-    down.port = freePort();
-    down.aeTitle = QStringLiteral("NOBODY");
-    QCOMPARE(c.add(down), Error());
+    QCOMPARE(c.add(dimseStore(QStringLiteral("down"), freePort(), QStringLiteral("NOBODY"))), Error());
     StoreRegistry reg(c, nullptr);
     QCOMPARE(runSync(reg.test(QStringLiteral("web"))).error(), Error());
     QCOMPARE(runSync(reg.test(QStringLiteral("pacs"))).error(), Error());
@@ -399,11 +383,7 @@ void tst_StoreRegistry::brokenAnswersLeaveNothingHalfCached()
                                        "  location = /dw/studies/%3/series/1.2.3.2 { default_type %4; alias %2/series2; }\n"
                                        "}\n").arg(port).arg(d, study, mp), port));
     StoreConfigFile c = StoreConfigFile::load(m_dir.filePath(QStringLiteral("broken/stores.json"))).value();
-    StoreConfig bad;
-    bad.name = QStringLiteral("flaky");
-    bad.kind = StoreKind::DicomWeb;
-    bad.url = QStringLiteral("http://127.0.0.1:%1/dw").arg(port);
-    QCOMPARE(c.add(bad), Error());
+    QCOMPARE(c.add(dicomWebStore(QStringLiteral("flaky"), QStringLiteral("http://127.0.0.1:%1/dw").arg(port))), Error());
     auto opened = FileStore::open(m_dir.filePath(QStringLiteral("broken-cache")), 0);
     QVERIFY(opened.isOk());
     std::shared_ptr<FileStore> cache(opened.takeValue());
@@ -475,10 +455,7 @@ void tst_StoreRegistry::aStudyStreamsAtOnceAndGivesWayToSeriesRequests()
                             .arg(slow).arg(fast).arg(d, locations[0], locations[1]), slow));
     auto fetch = [&](quint16 port, int maxParallel, const QString &study) -> Result<FetchSummary> {
         StoreConfigFile c = StoreConfigFile::load(m_dir.filePath(QStringLiteral("giveway-%1-%2/stores.json").arg(port).arg(maxParallel))).value();
-        StoreConfig web;
-        web.name = QStringLiteral("web");
-        web.kind = StoreKind::DicomWeb;
-        web.url = QStringLiteral("http://127.0.0.1:%1/dw").arg(port);
+        StoreConfig web = dicomWebStore(QStringLiteral("web"), QStringLiteral("http://127.0.0.1:%1/dw").arg(port));
         web.maxParallel = maxParallel;
         if (Error e = c.add(web); e.isError())
             return e;

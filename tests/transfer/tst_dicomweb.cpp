@@ -4,6 +4,7 @@
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/transfer/dicomweb.h"
+#include "archives.h"
 #include "testsupport.h"
 
 #include <QHash>
@@ -62,13 +63,7 @@ QSet<QString> studyUids(const QList<DicomRecord> &records)
 
 DicomWebEndpoint tst_DicomWeb::endpoint() const
 {
-    DicomWebEndpoint ep;
-    ep.base = QUrl(m_orthanc.dicomWebUrl());
-    ep.auth.kind = HttpAuth::Kind::Basic;
-    ep.auth.user = kUser;
-    ep.auth.password = kPassword;
-    ep.timeoutMs = 30000;
-    return ep;
+    return dicomWebEndpoint(m_orthanc, kUser, kPassword);
 }
 
 const DemoInstance *tst_DicomWeb::instance(const QString &sopUid) const

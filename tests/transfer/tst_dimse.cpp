@@ -4,6 +4,7 @@
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/transfer/dimse.h"
+#include "archives.h"
 #include "testsupport.h"
 
 #include <QDir>
@@ -58,13 +59,7 @@ private:
 
 DimseEndpoint tst_Dimse::endpoint() const
 {
-    DimseEndpoint ep;
-    ep.host = QStringLiteral("127.0.0.1");
-    ep.port = m_orthanc.dicomPort();
-    ep.calledAeTitle = m_orthanc.aeTitle();
-    ep.callingAeTitle = m_scpAe;
-    ep.timeoutSeconds = 20;
-    return ep;
+    return dimseEndpoint(m_orthanc, m_scpAe);
 }
 
 const DemoInstance *tst_Dimse::instance(const QString &sopUid) const
