@@ -1,0 +1,238 @@
+// Filters on the workstation as a radiologist uses them, offscreen on the demo studies: applied live and toggled,
+// never changing a value or a measurement, kept with their study unless a preset says otherwise.
+
+#include "displayimage.h"
+#include "imageviewport.h"
+#include "filterpanel.h"
+#include "mainwindow.h"
+#include "studybrowser.h"
+#include "storesdialog.h"
+#include "studyviewer.h"
+#include "tagviewer.h"
+#include "transferspanel.h"
+#include "workstation.h"
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/measurements.h"
+#include "spectrum/stores/imageloader.h"
+#include "spectrum/stores/storeregistry.h"
+#include "guisupport.h"
+#include "testsupport.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QListWidget>
+#include <QTimer>
+#include <QSpinBox>
+#include <QPushButton>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QSettings>
+#include <QScopeGuard>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QDockWidget>
+#include <QComboBox>
+#include <QTest>
+#include <QTreeWidget>
+
+#include <cstring>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+class tst_FilterPanel : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void filtersApplyLiveAndToggleOff();
+    void valuesAndMeasurementsIgnoreTheFilters();
+    void filtersStayWithTheirStudyUnlessAPresetSaysSo();
+
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<Workstation> m_ws;
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void tst_FilterPanel::initTestCase()
+{
+    Workstation::Options options;
+    options.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
+    m_ws = std::make_unique<Workstation>(options);
+    QSignalSpy seeded(m_ws.get(), &Workstation::seedingFinished);
+    QSignalSpy started(m_ws.get(), &Workstation::started);
+    m_ws->start();
+    QVERIFY(!m_ws->isStarted());  // opening the cache does not block the caller
+    QVERIFY(started.wait(10000));
+    QVERIFY(m_ws->isSeeding());
+    m_window = std::make_unique<MainWindow>(m_ws.get());
+    m_window->show();
+    // When seeding is announced finished, the study list already holds all of it (the screenshot tool and a
+    // user opening a study at that moment must not get a CT with only the slices committed so far).
+    int ctSlicesAtFinish = -1;
+    const QMetaObject::Connection noteFinish = connect(m_ws.get(), &Workstation::seedingFinished, this, [&] {
+        const StudySummary *ct = m_ws->findStudy(QStringLiteral("demo-ct"));
+        ctSlicesAtFinish = ct ? ct->instanceCount : 0;
+    });
+    const auto forgetFinish = qScopeGuard([&] { disconnect(noteFinish); });  // it captures this function's locals
+    QVERIFY(seeded.wait(120000));
+    QCOMPARE(ctSlicesAtFinish, 200);
+    QVERIFY(!m_ws->isSeeding());
+}
+
+void tst_FilterPanel::init()
+{
+    if (!m_window)
+        return;
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+}
+
+void tst_FilterPanel::filtersApplyLiveAndToggleOff()
+{
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(viewer);
+    ImageViewport *vp = viewer->viewport();
+    QTRY_VERIFY(vp->hasImage());
+    viewer->showSlice(50);
+    QTRY_COMPARE(vp->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[50].sopInstanceUid);
+    Result<DecodedImage> original = runSync(loadImage(m_ws->localStore(), viewer->study().series[0].instances[50].key));
+    QVERIFY(original.isOk());
+
+    FilterPanel *panel = m_window->filterPanel();
+    panel->setSpecs({QStringLiteral("gaussian:sigma=2"), QStringLiteral("invert")});
+    QVERIFY(panel->problem().isEmpty());
+    Result<FilterChain> chain = panel->registry().makeChain(panel->specs());
+    QVERIFY(chain.isOk());
+    Result<PixelBuffer> expected = applyFilters(chain.value(), original.value().pixels, original.value().info, nullptr);
+    QVERIFY(expected.isOk());
+    // What is on screen is the original through the chain, in the window in use.
+    QTRY_VERIFY(viewer->isFiltering() && vp->shownImage().pixels.frameBytes() == expected.value().frameBytes()
+                && std::memcmp(vp->shownImage().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
+    QCOMPARE(vp->renderedImage(), toQImage(renderFrame(DecodedImage{original.value().info, expected.value()}, 0, vp->window())));
+
+    // Off (T): the original again; on: the filtered image, at once (kept).
+    QTest::keySequence(m_window.get(), QKeySequence(Qt::Key_T));
+    QVERIFY(!panel->isApplied());
+    QTRY_VERIFY(!viewer->isFiltering());
+    QTRY_VERIFY(std::memcmp(vp->shownImage().pixels.frameData(0), original.value().pixels.frameData(0), size_t(expected.value().frameBytes())) == 0);
+    QTest::keySequence(m_window.get(), QKeySequence(Qt::Key_T));
+    QTRY_VERIFY(std::memcmp(vp->shownImage().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
+
+    // A mistyped parameter is a clear problem, and the original is shown.
+    panel->setSpecs({QStringLiteral("gaussian:sigma=-4")});
+    QVERIFY(panel->problem().contains(QStringLiteral("sigma")));
+    QTRY_VERIFY(!viewer->isFiltering());
+    panel->setSpecs({});
+}
+
+void tst_FilterPanel::valuesAndMeasurementsIgnoreTheFilters()
+{
+    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(viewer);
+    ImageViewport *vp = viewer->viewport();
+    FilterPanel *panel = m_window->filterPanel();
+    panel->setSpecs({});
+    viewer->showSlice(60);
+    QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.sopInstanceUid == viewer->study().series[0].instances[60].sopInstanceUid);
+    QVERIFY(!vp->isFiltered());
+    vp->clearMeasurements();
+    const double w = vp->image().info.columns, h = vp->image().info.rows;
+    vp->addMeasurement({Measurement::Kind::Ellipse, QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)});
+    vp->addMeasurement({Measurement::Kind::Distance, QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)});
+    const QPoint cursor = vp->imageToWidget().map(QPointF(w * 0.5 + 0.5, h * 0.45 + 0.5)).toPoint();
+    sendMouse(vp, QEvent::MouseMove, cursor, Qt::NoButton, Qt::NoButton);
+    const QString readout = vp->pixelReadout();
+    QVERIFY2(readout.endsWith(QStringLiteral(" HU")), qPrintable(readout));
+    QStringList texts;
+    for (const Measurement &m : vp->measurements())
+        texts << vp->measurementText(m);
+    QVERIFY2(texts.first().startsWith(QStringLiteral("Mean ")), qPrintable(texts.first()));
+
+    // Sharpen changes what is painted (it overshoots at edges and lifts the noise) and nothing that is read; so
+    // does a zoom, which doubles the pixels painted over the same extent.
+    for (const QString &spec : {QStringLiteral("sharpen"), QStringLiteral("zoom:factor=2")}) {
+        panel->setSpecs({spec});
+        QTRY_VERIFY(vp->isFiltered() && vp->shownImage().pixels.frameBytes() > 0
+                    && (vp->shownImage().pixels.frameBytes() != vp->image().pixels.frameBytes()
+                        || std::memcmp(vp->shownImage().pixels.frameData(0), vp->image().pixels.frameData(0), size_t(vp->image().pixels.frameBytes())) != 0));
+        QCOMPARE(vp->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[60].sopInstanceUid);
+        sendMouse(vp, QEvent::MouseMove, cursor, Qt::NoButton, Qt::NoButton);
+        QCOMPARE(vp->pixelReadout(), readout);
+        QStringList now;
+        for (const Measurement &m : vp->measurements())
+            now << vp->measurementText(m);
+        QCOMPARE(now, texts);
+    }
+    // The overlay says the view is filtered and where the numbers come from (a banner under the badge).
+    const QImage filteredShot = vp->grab().toImage();
+    panel->setSpecs({});
+    QTRY_VERIFY(!vp->isFiltered());
+    vp->setWindow(vp->window());
+    const QImage plainShot = vp->grab().toImage();
+    const QRect banner(vp->width() / 4, 20, vp->width() / 2, 50);
+    QVERIFY(filteredShot.copy(banner) != plainShot.copy(banner));
+    vp->clearMeasurements();
+}
+
+void tst_FilterPanel::filtersStayWithTheirStudyUnlessAPresetSaysSo()
+{
+    FilterPanel *panel = m_window->filterPanel();
+    StudyViewer *ct = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(ct);
+    panel->setSpecs({QStringLiteral("sharpen")});
+    QTRY_VERIFY(ct->isFiltering());
+
+    // Another patient's study opens as acquired: the chain stays with the CT.
+    StudyViewer *mr = m_window->openStudy(QStringLiteral("demo-mr"));
+    QVERIFY(mr && mr != ct);
+    QTRY_VERIFY(mr->viewport()->hasImage());
+    QVERIFY(!mr->isFiltering());
+    QVERIFY(!mr->viewport()->isFiltered());
+    QVERIFY(panel->specs().isEmpty());
+    QVERIFY(ct->isFiltering());
+    QCOMPARE(m_window->openStudy(QStringLiteral("demo-ct")), ct);  // back to the CT: its chain in the panel
+    QCOMPARE(panel->specs(), QStringList{QStringLiteral("sharpen")});
+    QVERIFY(ct->isFiltering());
+
+    // A preset saved for MR on purpose opens every MR study through it, named on the image.
+    QVERIFY(panel->savePreset({QStringLiteral("MR smooth"), {QStringLiteral("gaussian:sigma=1")}, QStringLiteral("MR")}));
+    QVERIFY(!panel->savePreset({QStringLiteral("MR smooth"), {QStringLiteral("sharpen")}, QString()}));  // never silently replaced
+    QVERIFY(!panel->savePreset({QStringLiteral("Broken"), {QStringLiteral("gaussian:sigma=-1")}, QString()}));
+    QCOMPARE(m_window->openStudy(QStringLiteral("demo-mr")), mr);
+    QTest::keySequence(m_window.get(), QKeySequence::Close);
+    QTRY_VERIFY(m_window->currentViewer() != mr);
+    mr = m_window->openStudy(QStringLiteral("demo-mr"));
+    QVERIFY(mr);
+    QVERIFY(mr->isFiltering());
+    QVERIFY2(mr->filterDescription().contains(QStringLiteral("MR smooth")), qPrintable(mr->filterDescription()));
+    QTRY_VERIFY(mr->viewport()->isFiltered());
+    QCOMPARE(panel->presetName(), QStringLiteral("MR smooth"));
+    // The CR (another modality) is not touched by it.
+    StudyViewer *cr = m_window->openStudy(QStringLiteral("demo-cr"));
+    QVERIFY(cr && !cr->isFiltering());
+
+    // Filters that move pixels are refused on screen: values and letters would land on the wrong side.
+    m_window->openStudy(QStringLiteral("demo-ct"));
+    panel->setSpecs({QStringLiteral("flip:axis=horizontal")});
+    QVERIFY2(panel->problem().contains(QStringLiteral("moves the image's pixels")), qPrintable(panel->problem()));
+    QTRY_VERIFY(!ct->isFiltering());
+    panel->setSpecs({});
+
+    panel->removePreset(QStringLiteral("MR smooth"));
+    QVERIFY(panel->presets().isEmpty());
+    m_window->openStudy(QStringLiteral("demo-ct"));
+    panel->setSpecs({});
+    QTRY_VERIFY(!ct->isFiltering());
+}
+
+QTEST_MAIN(tst_FilterPanel)
+#include "tst_filterpanel.moc"

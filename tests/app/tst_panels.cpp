@@ -1,0 +1,159 @@
+// The workstation's panels a reader or IT opens beside the images: the transfers panel and the stores dialog.
+
+#include "displayimage.h"
+#include "imageviewport.h"
+#include "filterpanel.h"
+#include "mainwindow.h"
+#include "studybrowser.h"
+#include "storesdialog.h"
+#include "studyviewer.h"
+#include "tagviewer.h"
+#include "transferspanel.h"
+#include "workstation.h"
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/measurements.h"
+#include "spectrum/stores/imageloader.h"
+#include "spectrum/stores/storeregistry.h"
+#include "guisupport.h"
+#include "testsupport.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QListWidget>
+#include <QTimer>
+#include <QSpinBox>
+#include <QPushButton>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QSettings>
+#include <QScopeGuard>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QDockWidget>
+#include <QComboBox>
+#include <QTest>
+#include <QTreeWidget>
+
+#include <cstring>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+class tst_Panels : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void theTransfersPanelScrollsAndClearsWhatEnded();
+    void theStoresDialogKeepsWhatItHoldsAndFollowsTheFile();
+};
+
+void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
+{
+    TransfersPanel panel;
+    panel.resize(300, 400);
+    const int emptyHeight = panel.minimumSizeHint().height();
+    for (int i = 0; i < 40; ++i) {
+        auto *job = failedJob<ExportSummary>(Error(ErrorCode::Network, QStringLiteral("the archive is away")));
+        panel.addSend(job, QStringLiteral("Send %1").arg(i));
+        job->start(ExecutionPolicy::Sync);
+    }
+    QCOMPARE(panel.count(), 40);
+    QVERIFY2(panel.minimumSizeHint().height() < emptyHeight + 200, qPrintable(QString::number(panel.minimumSizeHint().height())));
+    auto *clear = panel.findChild<QPushButton *>(QStringLiteral("clearFinished"));
+    QVERIFY(clear);
+    clear->click();
+    QCOMPARE(panel.count(), 0);
+}
+
+/// View > DICOM tags lists the elements of the image in view, follows it, and finds by tag, keyword or value.
+
+
+void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("config/stores.json"));
+    Workstation::Options options;
+    options.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    options.seedDemoWhenEmpty = false;
+    options.stores = StoreConfigFile::load(path).value();  // no file yet
+    options.storesFile = path;
+    options.listenWhenConfigured = true;
+    Workstation ws(options);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(10000));
+    QVERIFY(!ws.isListening());  // nothing configured yet
+
+    StoresDialog dialog(&ws);
+    dialog.workstationAeTitleField()->setText(QStringLiteral("READROOM2"));
+    const quint16 port = freePort();
+    dialog.workstationPortField()->setValue(port);
+    dialog.saveWorkstation();
+    QVERIFY2(QFile::exists(path), qPrintable(dialog.status()));
+    QTRY_VERIFY(ws.isListening());  // the first configuration: the Storage SCP listens
+    QCOMPARE(ws.storeConfig().workstation.aeTitle, QStringLiteral("READROOM2"));
+    const ProcessResult echo = run(QStringLiteral(ECHOSCU_EXECUTABLE), {QStringLiteral("-aec"), QStringLiteral("READROOM2"), QStringLiteral("127.0.0.1"), QString::number(port)});
+    QVERIFY2(echo.ok(), echo.err.constData());
+
+    // Only the fields of the chosen kind.
+    dialog.newStore();
+    dialog.kindField()->setCurrentIndex(dialog.kindField()->findData(int(StoreKind::DicomWeb)));
+    QVERIFY(dialog.isFieldShown(dialog.urlField()));
+    QVERIFY(!dialog.isFieldShown(dialog.hostField()));
+    dialog.kindField()->setCurrentIndex(dialog.kindField()->findData(int(StoreKind::Dimse)));
+    QVERIFY(!dialog.isFieldShown(dialog.urlField()));
+    QVERIFY(dialog.isFieldShown(dialog.hostField()));
+    QVERIFY(dialog.isFieldShown(dialog.aeTitleField()));
+    dialog.kindField()->setCurrentIndex(dialog.kindField()->findData(int(StoreKind::DicomWeb)));
+
+    // A new store, then New with the same name: refused, the first one kept.
+    QTest::keyClicks(dialog.nameField(), QStringLiteral("archive"));
+    QVERIFY(dialog.hasUnsavedChanges());
+    dialog.urlField()->setText(QStringLiteral("http://127.0.0.1:1/dicom-web"));
+    dialog.timeoutField()->setValue(45);
+    dialog.saveStore();
+    QVERIFY2(dialog.status().contains(QStringLiteral("saved")), qPrintable(dialog.status()));
+    QVERIFY(!dialog.hasUnsavedChanges());
+    QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->timeoutSeconds, 45);
+    dialog.newStore();
+    dialog.nameField()->setText(QStringLiteral("archive"));
+    dialog.urlField()->setText(QStringLiteral("http://127.0.0.1:2/dicom-web"));
+    dialog.saveStore();
+    QVERIFY2(dialog.status().contains(QStringLiteral("exists already")), qPrintable(dialog.status()));
+    QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->url, QStringLiteral("http://127.0.0.1:1/dicom-web"));
+
+    // Chosen in the list and renamed: one store, under its new name.
+    dialog.newStore();
+    auto *list = dialog.findChild<QListWidget *>();
+    QVERIFY(list);
+    list->setCurrentRow(0);
+    QCOMPARE(dialog.editing(), QStringLiteral("archive"));
+    dialog.nameField()->setText(QStringLiteral("archive-2"));
+    dialog.saveStore();
+    QVERIFY(ws.storeConfig().find(QStringLiteral("archive-2")));
+    QVERIFY(!ws.storeConfig().find(QStringLiteral("archive")));
+    QCOMPARE(ws.storeConfig().stores().size(), 1);
+
+    // Added from the command line while all this runs: there at once, in the workstation and in the dialog.
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_CONFIG"), path);
+    QProcess cli;
+    cli.setProcessEnvironment(env);
+    cli.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("from-cli"), QStringLiteral("--kind"),
+                                                      QStringLiteral("dicomweb"), QStringLiteral("--url"), QStringLiteral("http://127.0.0.1:3/dicom-web")});
+    QVERIFY(cli.waitForFinished(30000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    QTRY_VERIFY(ws.storeConfig().find(QStringLiteral("from-cli")));
+    QTRY_COMPARE(list->count(), 2);
+    QVERIFY(ws.storeConfig().find(QStringLiteral("archive-2")));
+}
+
+
+QTEST_MAIN(tst_Panels)
+#include "tst_panels.moc"
