@@ -263,8 +263,15 @@ int cmdStores(const QStringList &args)
     if (sub == QLatin1String("list")) return cmdStoresList(rest);
     if (sub == QLatin1String("test")) return cmdStoresTest(rest);
     if (sub == QLatin1String("remove")) return cmdStoresRemove(rest);
-    std::fprintf(stderr, "usage: spectrum-cli stores add|list|test|remove …   (--help after each for its options)\n");
-    return 2;
+    const bool asked = sub == QLatin1String("--help") || sub == QLatin1String("-h");
+    std::fprintf(asked ? stdout : stderr,
+                 "Usage: spectrum-cli stores add|list|test|remove [options]\n"
+                 "The archives this workstation reads from and sends to (the store configuration, stores.json).\n"
+                 "  add NAME --kind dicomweb|dimse|blobd|local …   add one (add --help: every option)\n"
+                 "  list                                           the stores, secrets never shown\n"
+                 "  test [NAME]                                    C-ECHO, a QIDO request or a blobd listing: ok, or why not\n"
+                 "  remove NAME                                    forget one\n");
+    return asked ? 0 : 2;
 }
 
 int cmdFind(const QStringList &args)

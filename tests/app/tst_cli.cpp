@@ -36,6 +36,45 @@ class tst_Cli : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    // Every executable answers --help (on standard output, exit 0: what help2man reads) and --version; the CLI's
+    // usage is its command table, each command's own --help works, and a wrong command says how to find the right.
+    void everyExecutableHasHelpAndVersion()
+    {
+        QTemporaryDir dir;
+        const QByteArray version = SPECTRUM_VERSION;
+        for (const char *exe : {SPECTRUM_CLI_EXECUTABLE, SPECTRUM_BLOBD_EXECUTABLE, SPECTRUM_GUI_EXECUTABLE}) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.remove(QStringLiteral("DISPLAY"));  // the workstation answers without a screen
+            env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+            env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+            p.setProcessEnvironment(env);
+            p.start(QString::fromUtf8(exe), {QStringLiteral("--version")});
+            QVERIFY(p.waitForFinished(30000));
+            QCOMPARE(p.exitCode(), 0);
+            QVERIFY2(p.readAllStandardOutput().trimmed().endsWith(" " + version), exe);
+            p.start(QString::fromUtf8(exe), {QStringLiteral("--help")});
+            QVERIFY(p.waitForFinished(30000));
+            QCOMPARE(p.exitCode(), 0);
+            QVERIFY2(p.readAllStandardOutput().startsWith("Usage: "), exe);
+        }
+        ProcessResult r = cli({QStringLiteral("--help")}, dir.path());
+        QVERIFY(r.ok());
+        for (const char *command : {"demo", "studies", "import", "render", "convert", "filters", "filter", "get", "put", "stat", "ls",
+                                    "stores", "find", "fetch", "export", "listen"}) {
+            QVERIFY2(r.out.contains("\n  " + QByteArray(command) + " ") || r.out.contains("\n  " + QByteArray(command) + "\n"), command);
+            const ProcessResult own = cli({QString::fromLatin1(command), QStringLiteral("--help")}, dir.path());
+            QVERIFY2(own.ok() && own.out.startsWith("Usage: "), command);
+        }
+        QVERIFY(!r.out.contains("bench"));  // the benchmarks are not the product's (tests/bench)
+        r = cli({QStringLiteral("fecth")}, dir.path());
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("unknown command 'fecth' (spectrum-cli --help lists them)"), r.err.constData());
+        r = cli({}, dir.path());
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.startsWith("Usage: spectrum-cli"));
+    }
+
     void demoImportStudiesRender()
     {
         QTemporaryDir dir;
