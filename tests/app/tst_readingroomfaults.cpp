@@ -19,6 +19,7 @@
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/transfer/dimse.h"
 #include "archives.h"
+#include "readingroomsuite.h"
 #include "testsupport.h"
 
 #include <QCheckBox>
@@ -65,72 +66,17 @@ QString proxyTo(quint16 port, quint16 upstream)
 }
 } // namespace
 
-class tst_ReadingRoomFaults : public QObject
+class tst_ReadingRoomFaults : public ReadingRoomSuite
 {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase();
-    void cleanupTestCase();
+    void initTestCase() { ReadingRoomSuite::initTestCase(); }
+    void cleanupTestCase() { ReadingRoomSuite::cleanupTestCase(); }
     void storesAreAddedTestedAndRemovedInTheDialog();
     void anArchiveDyingMidStudyLeavesNothingHalfShown();
     void closingAStudyWhileItArrivesAndOpeningItAgain();
     void aFailedImageSaysSoAndComesBackWithTheArchive();
-
-private:
-    int rowOf(const QString &studyUid) const;
-
-    QTemporaryDir m_dir;
-    OrthancProcess m_orthanc;
-    QHash<QString, DemoInstance> m_bySop;  ///< what was uploaded, by SOP Instance UID
-    std::unique_ptr<Workstation> m_ws;
-    std::unique_ptr<MainWindow> m_window;
-    const QString m_ctUid = DemoArchive::studyUid(DemoStudy::HeadCt);
 };
-
-void tst_ReadingRoomFaults::initTestCase()
-{
-    qRegisterMetaType<spectrum::StudyViewer *>();
-    QVERIFY2(m_orthanc.start(), "Orthanc did not start (make test installs it)");
-    DemoOptions demo;
-    demo.ctSlices = 24;
-    demo.mrSlices = 2;
-    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
-                 if (m_orthanc.upload(i.bytes).isEmpty())
-                     return Error(ErrorCode::Io, QStringLiteral("upload failed"));
-                 m_bySop.insert(i.identity.sopInstanceUid, i);
-                 return Error();
-             }).isError());
-
-    StoreConfigFile config;  // in memory: the test's own, never the user's
-    QVERIFY(!config.add(dicomWebStore(QStringLiteral("pacs"), m_orthanc.dicomWebUrl())).isError());
-
-    Workstation::Options o;
-    o.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
-    o.seedDemoWhenEmpty = false;
-    o.stores = config;
-    m_ws = std::make_unique<Workstation>(o);
-    QSignalSpy started(m_ws.get(), &Workstation::started);
-    m_ws->start();
-    QVERIFY(started.wait(20000));
-    m_window = std::make_unique<MainWindow>(m_ws.get());
-    m_window->show();
-}
-
-void tst_ReadingRoomFaults::cleanupTestCase()
-{
-    m_window.reset();
-    m_ws.reset();
-}
-
-int tst_ReadingRoomFaults::rowOf(const QString &studyUid) const
-{
-    StudyBrowser *b = m_window->browser();
-    for (int r = 0; r < b->table()->model()->rowCount(); ++r) {
-        if (b->studyAtRow(r)->identity.studyInstanceUid == studyUid)
-            return r;
-    }
-    return -1;
-}
 
 void tst_ReadingRoomFaults::storesAreAddedTestedAndRemovedInTheDialog()
 {

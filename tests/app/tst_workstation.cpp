@@ -17,6 +17,7 @@
 #include "spectrum/stores/imageloader.h"
 #include "spectrum/stores/storeregistry.h"
 #include "guisupport.h"
+#include "demosuite.h"
 #include "testsupport.h"
 
 #include <QAction>
@@ -46,14 +47,14 @@
 using namespace spectrum;
 using namespace spectrum::test;
 
-class tst_Workstation : public QObject
+class tst_Workstation : public DemoWorkstationSuite
 {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase();
+    void initTestCase() { DemoWorkstationSuite::initTestCase(); }
     /// Before each test: the main window active (the menus' keys fire only there), after tests that showed
     /// windows of their own.
-    void init();
+    void init() { DemoWorkstationSuite::init(); }
     void demoStudiesFillTheList();
     void openScrollAndWindowTheCt();
     void keysFromTheMenusActOnTheOpenStudy();
@@ -66,46 +67,7 @@ private Q_SLOTS:
     void settingsAreRememberedAcrossRestarts();
     void reopeningUsesTheCacheWithoutReseeding();
     void aCacheInUseIsAClearStartError();
-
-private:
-    QTemporaryDir m_dir;
-    std::unique_ptr<Workstation> m_ws;
-    std::unique_ptr<MainWindow> m_window;
 };
-
-void tst_Workstation::initTestCase()
-{
-    Workstation::Options options;
-    options.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
-    m_ws = std::make_unique<Workstation>(options);
-    QSignalSpy seeded(m_ws.get(), &Workstation::seedingFinished);
-    QSignalSpy started(m_ws.get(), &Workstation::started);
-    m_ws->start();
-    QVERIFY(!m_ws->isStarted());  // opening the cache does not block the caller
-    QVERIFY(started.wait(10000));
-    QVERIFY(m_ws->isSeeding());
-    m_window = std::make_unique<MainWindow>(m_ws.get());
-    m_window->show();
-    // When seeding is announced finished, the study list already holds all of it (the screenshot tool and a
-    // user opening a study at that moment must not get a CT with only the slices committed so far).
-    int ctSlicesAtFinish = -1;
-    const QMetaObject::Connection noteFinish = connect(m_ws.get(), &Workstation::seedingFinished, this, [&] {
-        const StudySummary *ct = m_ws->findStudy(QStringLiteral("demo-ct"));
-        ctSlicesAtFinish = ct ? ct->instanceCount : 0;
-    });
-    const auto forgetFinish = qScopeGuard([&] { disconnect(noteFinish); });  // it captures this function's locals
-    QVERIFY(seeded.wait(120000));
-    QCOMPARE(ctSlicesAtFinish, 200);
-    QVERIFY(!m_ws->isSeeding());
-}
-
-void tst_Workstation::init()
-{
-    if (!m_window)
-        return;
-    m_window->activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
-}
 
 void tst_Workstation::demoStudiesFillTheList()
 {

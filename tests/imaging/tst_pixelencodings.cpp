@@ -81,7 +81,6 @@ class tst_PixelEncodings : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase();
     void pixelEncodingsDecodeToTheirValues_data();
     void pixelEncodingsDecodeToTheirValues();
     void voiLutSequenceIsReadAndRendered_data();
@@ -97,30 +96,7 @@ private:
     /// fragments of `fragmentKiB` (0: one fragment). `rate` 0: lossless (.90), else that compression ratio (.91).
     QString makeJpeg2000(const QString &original, int rate, int fragmentKiB);
     QTemporaryDir m_dir;
-    QString m_ct, m_cr;
-    DecodedImage m_ctImage;
 };
-
-void tst_PixelEncodings::initTestCase()
-{
-    QVERIFY(m_dir.isValid());
-    DemoOptions options;
-    options.studies = {DemoStudy::HeadCt, DemoStudy::ChestCr};
-    options.ctSlices = 4;
-    const Error e = DemoArchive::generate(options, [&](DemoInstance &&inst) -> Error {
-        const QString path = m_dir.filePath(inst.relativePath.replace(QLatin1Char('/'), QLatin1Char('_')));
-        if (inst.relativePath.contains(QLatin1String("ct_IM0003")))
-            m_ct = path;
-        if (inst.relativePath.contains(QLatin1String("cr_")))
-            m_cr = path;
-        return writeFile(path, inst.bytes) ? Error() : Error(ErrorCode::Io, path);
-    });
-    QVERIFY2(!e.isError(), qPrintable(e.toString()));
-    QVERIFY(!m_ct.isEmpty() && !m_cr.isEmpty());
-    Result<DecodedImage> ct = decodeDicomFile(m_ct);
-    QVERIFY2(ct.isOk(), qPrintable(ct.error().toString()));
-    m_ctImage = ct.takeValue();
-}
 
 QString tst_PixelEncodings::makeJpeg2000(const QString &original, int rate, int fragmentKiB)
 {

@@ -2,6 +2,7 @@
 
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/stores/filestore.h"
+#include "filestoresupport.h"
 #include "testsupport.h"
 
 #include <QCryptographicHash>
@@ -21,54 +22,6 @@
 
 using namespace spectrum;
 using namespace spectrum::test;
-
-namespace {
-Result<BlobInfo> putBlob(BlobStore &store, const QString &key, const QByteArray &bytes)
-{
-    Result<BlobWriterPtr> w = runSync(store.reserve(key, bytes.size()));
-    if (!w.isOk())
-        return w.error();
-    // Two ranges, written out of order, as a multi-stream transfer would.
-    const qint64 half = bytes.size() / 2;
-    if (Error e = runSync(store.write(w.value(), half, ByteView(bytes.mid(half)))).error(); e.isError())
-        return e;
-    if (Error e = runSync(store.write(w.value(), 0, ByteView(bytes.left(half)))).error(); e.isError())
-        return e;
-    return runSync(store.commit(w.value()));
-}
-
-QByteArray readBlob(BlobStore &store, const QString &key, ByteRange range = ByteRange::all())
-{
-    Result<ByteView> v = runSync(store.read(key, range));
-    return v.isOk() ? v.value().toByteArray() : QByteArray("<error: ") + v.error().toString().toUtf8() + '>';
-}
-
-std::unique_ptr<FileStore> openStore(const QString &root, qint64 budget = 0)
-{
-    auto r = FileStore::open(root, budget);
-    if (!r.isOk())
-        qWarning() << r.error().toString();
-    return r.isOk() ? r.takeValue() : nullptr;
-}
-
-QByteArray pattern(int size, char seed)
-{
-    QByteArray b(size, Qt::Uninitialized);
-    for (int i = 0; i < size; ++i)
-        b[i] = char(seed + i * 7);
-    return b;
-}
-
-QStringList filesUnder(const QString &dir)
-{
-    QStringList out;
-    QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
-    while (it.hasNext())
-        out << QDir(dir).relativeFilePath(it.next());
-    out.sort();
-    return out;
-}
-} // namespace
 
 class tst_FileStore : public QObject
 {

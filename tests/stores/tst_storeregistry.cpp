@@ -12,6 +12,7 @@
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/transfer/dimse.h"
 #include "archives.h"
+#include "registrysuite.h"
 #include "testsupport.h"
 
 #include <QFileInfo>
@@ -29,11 +30,11 @@
 using namespace spectrum;
 using namespace spectrum::test;
 
-class tst_StoreRegistry : public QObject
+class tst_StoreRegistry : public RegistrySuite
 {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase();
+    void initTestCase() { RegistrySuite::initTestCase(); }
     void configRoundTripAndPrivacy();
     void configErrorsNameTheStoreAndField_data();
     void configErrorsNameTheStoreAndField();
@@ -47,77 +48,7 @@ private Q_SLOTS:
     void brokenAnswersLeaveNothingHalfCached();
     void aStudyStreamsAtOnceAndGivesWayToSeriesRequests();
     void theNearestStoreComesFirst();
-
-private:
-    StoreConfigFile config(const QString &name);
-    ProcessResult cli(const QStringList &arguments, const QString &configPath);
-
-    QTemporaryDir m_dir;
-    OrthancProcess m_orthanc;
-    QList<DemoInstance> m_instances;
-    const QString m_ourAe = QStringLiteral("SPECTRUMREG");
-    quint16 m_scpPort = 0;
 };
-
-namespace {
-const QString kUser = QStringLiteral("reader");
-const QString kPassword = QStringLiteral("pa55-w0rd-x");
-} // namespace
-
-StoreConfigFile tst_StoreRegistry::config(const QString &name)
-{
-    Result<StoreConfigFile> f = StoreConfigFile::load(m_dir.filePath(name + QStringLiteral("/stores.json")));
-    if (!f.isOk())
-        qFatal("%s", qPrintable(f.error().toString()));
-    StoreConfigFile c = f.value();
-    c.workstation.aeTitle = m_ourAe;
-    StoreConfig web = dicomWebStore(QStringLiteral("web"), m_orthanc.dicomWebUrl());
-    web.auth = QStringLiteral("basic");
-    web.user = kUser;
-    web.password = c.seal(kPassword).value();
-    const StoreConfig pacs = dimseStore(QStringLiteral("pacs"), m_orthanc.dicomPort(), m_orthanc.aeTitle());
-    for (const StoreConfig &s : {web, pacs}) {
-        if (Error e = c.add(s); e.isError())
-            qFatal("%s", qPrintable(e.toString()));
-    }
-    return c;
-}
-
-ProcessResult tst_StoreRegistry::cli(const QStringList &arguments, const QString &configPath)
-{
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("SPECTRUM_CONFIG"), configPath);
-    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), m_dir.filePath(QStringLiteral("cli-cache")));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), arguments);
-    ProcessResult r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
-
-void tst_StoreRegistry::initTestCase()
-{
-    QVERIFY2(QFile::exists(QStringLiteral(ORTHANC_EXECUTABLE)), "Orthanc is not installed (make test installs it)");
-    m_scpPort = freePort();
-    OrthancProcess::Options options;
-    options.users = {{kUser, kPassword}};
-    options.modalities = {{m_ourAe, QStringLiteral("127.0.0.1"), m_scpPort}};
-    QVERIFY(m_orthanc.start(options));
-    DemoOptions demo;
-    demo.ctSlices = 6;
-    demo.mrSlices = 3;
-    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) { m_instances << std::move(i); return Error(); }).isError());
-    for (const DemoInstance &i : m_instances)
-        QVERIFY(!m_orthanc.upload(i.bytes).isEmpty());
-}
 
 void tst_StoreRegistry::configRoundTripAndPrivacy()
 {

@@ -1,0 +1,97 @@
+#pragma once
+// What the reading-room suites start from: Orthanc holding the demo studies over DICOMweb, and a workstation
+// with an empty cache whose one archive it is, its main window shown.
+
+#include "filterpanel.h"
+#include "displayimage.h"
+#include "imageviewport.h"
+#include "mainwindow.h"
+#include "storesdialog.h"
+#include "transferspanel.h"
+#include "studybrowser.h"
+#include "studyviewer.h"
+#include "workstation.h"
+#include "spectrum/imaging/decodecounts.h"
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/studystreamer.h"
+#include "spectrum/stores/storeregistry.h"
+#include "spectrum/transfer/dimse.h"
+#include "archives.h"
+#include "testsupport.h"
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScopeGuard>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace spectrum::test {
+
+using namespace spectrum;
+
+class ReadingRoomSuite : public QObject
+{
+protected:
+    void initTestCase()
+    {
+        qRegisterMetaType<spectrum::StudyViewer *>();
+        QVERIFY2(m_orthanc.start(), "Orthanc did not start (make test installs it)");
+        DemoOptions demo;
+        demo.ctSlices = 24;
+        demo.mrSlices = 2;
+        QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
+                     if (m_orthanc.upload(i.bytes).isEmpty())
+                         return Error(ErrorCode::Io, QStringLiteral("upload failed"));
+                     m_bySop.insert(i.identity.sopInstanceUid, i);
+                     return Error();
+                 }).isError());
+
+        StoreConfigFile config;  // in memory: the test's own, never the user's
+        QVERIFY(!config.add(dicomWebStore(QStringLiteral("pacs"), m_orthanc.dicomWebUrl())).isError());
+
+        Workstation::Options o;
+        o.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
+        o.seedDemoWhenEmpty = false;
+        o.stores = config;
+        m_ws = std::make_unique<Workstation>(o);
+        QSignalSpy started(m_ws.get(), &Workstation::started);
+        m_ws->start();
+        QVERIFY(started.wait(20000));
+        m_window = std::make_unique<MainWindow>(m_ws.get());
+        m_window->show();
+    }
+
+    void cleanupTestCase()
+    {
+        m_window.reset();
+        m_ws.reset();
+    }
+
+    int rowOf(const QString &studyUid) const
+    {
+        StudyBrowser *b = m_window->browser();
+        for (int r = 0; r < b->table()->model()->rowCount(); ++r) {
+            if (b->studyAtRow(r)->identity.studyInstanceUid == studyUid)
+                return r;
+        }
+        return -1;
+    }
+
+    QTemporaryDir m_dir;
+    OrthancProcess m_orthanc;
+    QHash<QString, DemoInstance> m_bySop;  ///< what was uploaded, by SOP Instance UID
+    std::unique_ptr<Workstation> m_ws;
+    std::unique_ptr<MainWindow> m_window;
+    const QString m_ctUid = DemoArchive::studyUid(DemoStudy::HeadCt);
+};
+
+} // namespace spectrum::test
