@@ -25,8 +25,9 @@ fi
 rm -rf "$root"
 cp -a "$base" "$root"
 cleanup() {
-  umount "$root/proc" 2>/dev/null || true
   [ -n "${blobd:-}" ] && kill "$blobd" 2>/dev/null || true
+  [ -n "${blobd:-}" ] && pkill -TERM -u "$(chroot "$root" id -u spectrum-blobd)" spectrum-blobd 2>/dev/null || true
+  umount "$root/proc" 2>/dev/null || true
 }
 trap cleanup EXIT
 mount -t proc proc "$root/proc"
@@ -64,10 +65,14 @@ cr=$(cd "$root" && find tmp/demo -name '*.dcm' | head -1)
 in_root spectrum-cli filter "/$cr" /tmp/median.dcm --filter median | grep -q "despeckle" \
   || { echo "check-deb: filter --filter median failed" >&2; exit 1; }
 
-step "spectrum-blobd serves spectrum-cli (as the unit would start it, with a token file)"
+step "spectrum-blobd serves spectrum-cli as the unit starts it: its own user, its state directory, a token file"
 echo "check-deb-token" > "$root/tmp/token"
-chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/root spectrum-blobd --root /tmp/blobs --token-file /tmp/token --port 0 \
-  > "$root/tmp/blobd.out" 2>&1 &
+install -d -m 0700 "$root/run/credentials"                      # what LoadCredential= hands the service:
+install -m 0400 "$root/tmp/token" "$root/run/credentials/token"  # a copy its user can read
+chroot "$root" chown spectrum-blobd: /run/credentials /run/credentials/token
+chroot "$root" install -d -m 0700 -o spectrum-blobd -g spectrum-blobd /var/lib/spectrum-blobd  # StateDirectory=
+chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin /usr/sbin/runuser -u spectrum-blobd -- \
+  spectrum-blobd --root /var/lib/spectrum-blobd --token-file /run/credentials/token --port 0 > "$root/tmp/blobd.out" 2>&1 &
 blobd=$!
 for _ in $(seq 50); do grep -q listening "$root/tmp/blobd.out" && break; sleep 0.1; done
 port=$(sed -n 's/.*listening on [^:]*:\([0-9]*\).*/\1/p' "$root/tmp/blobd.out")
@@ -75,6 +80,9 @@ port=$(sed -n 's/.*listening on [^:]*:\([0-9]*\).*/\1/p' "$root/tmp/blobd.out")
 in_root spectrum-cli put "blob://127.0.0.1:$port/cr" "/$cr" --token-file /tmp/token 2>/dev/null
 in_root spectrum-cli stat "blob://127.0.0.1:$port/cr" --token-file /tmp/token | grep -q "$(stat -c %s "$root/$cr") bytes" \
   || { echo "check-deb: the blob did not come back" >&2; exit 1; }
+[ "$(chroot "$root" stat -c %U /var/lib/spectrum-blobd/journal)" = spectrum-blobd ] \
+  || { echo "check-deb: the blobs are not the service user's" >&2; exit 1; }
+pkill -TERM -u "$(chroot "$root" id -u spectrum-blobd)" spectrum-blobd 2>/dev/null || true
 kill "$blobd"; wait "$blobd" 2>/dev/null || true; blobd=
 
 step "the workstation renders the demo CT headless from the installed paths"
