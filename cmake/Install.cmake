@@ -20,10 +20,10 @@ install(FILES ${systemd}/spectrum-blobd.default DESTINATION share/doc/spectrum/e
 install(FILES ${PROJECT_SOURCE_DIR}/resources/copyright ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/spectrum)
 
 # Manual pages from the executables' own --help and --version (the same text a user sees), with the sections
-# of docs/man/*.h2m. Not in sanitizer or fuzzing builds, whose executables report at exit.
+# of docs/man/*.h2m. Not in sanitizer or fuzzing builds, whose executables report at exit, nor when cross-compiling.
 find_program(SPECTRUM_HELP2MAN help2man)
-if(SPECTRUM_SANITIZE OR SPECTRUM_FUZZ)
-  # no manual pages
+if(SPECTRUM_SANITIZE OR SPECTRUM_FUZZ OR CMAKE_CROSSCOMPILING)
+  # no manual pages: the executables run at build time, and these cannot (or report at exit)
 elseif(NOT SPECTRUM_HELP2MAN)
   message(WARNING "help2man not found: no manual pages (scripts/install-deps.sh installs it)")
 else()

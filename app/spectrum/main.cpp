@@ -162,6 +162,7 @@ int main(int argc, char **argv)
     QApplication::setOrganizationName(QStringLiteral("Spectrum"));  // settings in ~/.config/Spectrum/Spectrum.conf
     QApplication::setApplicationName(QStringLiteral("Spectrum"));
     QApplication::setApplicationVersion(QStringLiteral(SPECTRUM_VERSION));
+    QGuiApplication::setDesktopFileName(QStringLiteral("org.spectrum.Spectrum"));  // its window is matched to its desktop entry
     applyReadingRoomTheme(app);
 
     QCommandLineParser parser;

@@ -137,7 +137,7 @@ const FilterRegistry::Entry *FilterRegistry::entryFor(const QString &name) const
 
 FilterFactoryPtr FilterRegistry::find(const QString &name) const
 {
-    const Entry *e = entryFor(name);
+    const Entry *e = entryFor(name.trimmed().toLower());  // as make() reads a name
     return e ? e->factory : nullptr;
 }
 

@@ -126,7 +126,6 @@ void tst_Incoming::studiesPushedByAPacsAppearInTheList()
 
 /// Studies whose names pydicom wrote in Cyrillic (ISO_IR 144) and Japanese (ISO 2022 IR 87), pushed by a "PACS":
 /// the study list, a search by the name as typed, the tab and the overlay show them in their own alphabet.
-
 void tst_Incoming::namesInOtherAlphabetsEverywhereTheyAreShown()
 {
     QTemporaryDir dir;
@@ -171,7 +170,6 @@ void tst_Incoming::namesInOtherAlphabetsEverywhereTheyAreShown()
 
 /// A 10-frame MR, an Enhanced CT and an ultrasound loop that pydicom wrote: the wheel steps through frames, the
 /// overlay says which, values and positions are each frame's, and cine plays at the rate they were acquired.
-
 void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
 {
     QTemporaryDir dir;
@@ -251,7 +249,6 @@ void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
 
 /// A Segmentation pydicom wrote on two of three CT slices: its mask lies over exactly those slices, in its
 /// segment's colour, named in the overlay; G hides it; the SEG series itself shows as an image.
-
 void tst_Incoming::aSegmentationIsShownOverItsSource()
 {
     QTemporaryDir dir;
@@ -320,7 +317,6 @@ QString makeCd(const QTemporaryDir &dir, int images)
 
 /// File ▸ Import of a CD's DICOMDIR: every image it holds comes into the cache, the DICOMDIR and the readme are
 /// named as not DICOM, and the one study brought in opens.
-
 void tst_Incoming::importingACdWithItsDicomdir()
 {
     QTemporaryDir dir;
@@ -360,7 +356,6 @@ void tst_Incoming::importingACdWithItsDicomdir()
 
 /// `spectrum-cli import` while the workstation holds the cache: handed over, imported by the workstation, which
 /// lists the study at once; the CLI prints the outcome and succeeds.
-
 void tst_Incoming::theCliImportsWhileTheWorkstationRuns()
 {
     QTemporaryDir dir;

@@ -53,6 +53,7 @@ private Q_SLOTS:
     void theStoresDialogKeepsWhatItHoldsAndFollowsTheFile();
 };
 
+/// Forty ended sends never grow the panel past a screen: it scrolls inside itself; Clear finished empties it.
 void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
 {
     TransfersPanel panel;
@@ -71,9 +72,9 @@ void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
     QCOMPARE(panel.count(), 0);
 }
 
-/// View > DICOM tags lists the elements of the image in view, follows it, and finds by tag, keyword or value.
-
-
+/// The stores dialog: New never overwrites, a rename moves, only the chosen kind's fields show, edits are tracked;
+/// the workstation's own AE title and port are set there and its Storage SCP starts as soon as a configuration
+/// exists; a store added by `spectrum-cli stores add` meanwhile appears without a restart.
 void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
 {
     QTemporaryDir dir;
@@ -153,7 +154,6 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     QTRY_COMPARE(list->count(), 2);
     QVERIFY(ws.storeConfig().find(QStringLiteral("archive-2")));
 }
-
 
 QTEST_MAIN(tst_Panels)
 #include "tst_panels.moc"

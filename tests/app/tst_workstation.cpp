@@ -191,7 +191,6 @@ void tst_Workstation::keysFromTheMenusActOnTheOpenStudy()
 }
 
 /// Typing "D" into the patient name field types a D: no tool changes, nothing flips; Help lists every binding.
-
 void tst_Workstation::singleKeysNeverFireWhileTyping()
 {
     StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
@@ -219,8 +218,7 @@ void tst_Workstation::singleKeysNeverFireWhileTyping()
     QVERIFY(help.contains(QStringLiteral("Import files")));
 }
 
-/// Forty ended sends never grow the panel past a screen: it scrolls inside itself; Clear finished empties it.
-
+/// View > DICOM tags lists the elements of the image in view, follows it, and finds by tag, keyword or value.
 void tst_Workstation::theTagViewerFollowsTheImageAndSearches()
 {
     StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
@@ -257,10 +255,6 @@ void tst_Workstation::theTagViewerFollowsTheImageAndSearches()
     QCOMPARE(tags->instanceKey(), viewer->study().series[0].instances[11].key);
     m_window->tagDock()->hide();
 }
-
-/// The stores dialog: New never overwrites, a rename moves, only the chosen kind's fields show, edits are tracked;
-/// the workstation's own AE title and port are set there and its Storage SCP starts as soon as a configuration
-/// exists; a store added by `spectrum-cli stores add` meanwhile appears without a restart.
 
 void tst_Workstation::seriesThumbnailsShowTheirMiddleImage()
 {
@@ -336,7 +330,6 @@ void tst_Workstation::layoutsSynchronisedScrollingAndDroppingASeries()
 // Three series of one study: thin slices; thick slices of the same volume numbered the other way round (its
 // first image is the thin series' last); a series in another frame of reference. Synchronised, a pane follows
 // to the slice through the same place in the patient, and the series elsewhere stays put.
-
 void tst_Workstation::synchronisedScrollingFollowsTheFrameOfReference()
 {
     QTemporaryDir dir;
@@ -436,7 +429,6 @@ void tst_Workstation::synchronisedScrollingFollowsTheFrameOfReference()
 
 // Every pane of every open study shares one memory budget for decoded images, set in the cache dialog; clearing
 // the cache empties it, and images are decoded again as they are needed.
-
 void tst_Workstation::decodedImagesStayWithinTheMemoryBudget()
 {
     ImageMemoryCache *images = m_ws->images();

@@ -1,5 +1,5 @@
 // spectrum-opencv-peer: OpenCV's closest operations to Spectrum's filters, timed on the same 16-bit image, for
-// `spectrum-cli bench filters`. A benchmark peer only (built when libopencv-dev is there; the product does not
+// spectrum-filterbench (tests/bench/filters.sh). A benchmark peer only (built when libopencv-dev is there; the product does not
 // use OpenCV).
 //   spectrum-opencv-peer RAW WIDTH HEIGHT REPEATS THREADS [OPERATION]
 // RAW: WIDTH×HEIGHT unsigned 16-bit samples, native byte order. Prints "name seconds" per operation, the best of

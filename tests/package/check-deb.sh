@@ -22,12 +22,14 @@ if [ ! -x "$base/usr/bin/apt-get" ]; then
 fi
 
 # Every run starts from the untouched base: nothing of an earlier run or of this machine is in it.
+umount -l "$root/proc" 2>/dev/null || true  # an earlier run that was killed
 rm -rf "$root"
 cp -a "$base" "$root"
 cleanup() {
-  [ -n "${blobd:-}" ] && kill "$blobd" 2>/dev/null || true
-  [ -n "${blobd:-}" ] && pkill -TERM -u "$(chroot "$root" id -u spectrum-blobd)" spectrum-blobd 2>/dev/null || true
-  umount "$root/proc" 2>/dev/null || true
+  # runuser passes SIGTERM on to spectrum-blobd; nothing is killed by name (the host may run its own).
+  if [ -n "${blobd:-}" ]; then kill "$blobd" 2>/dev/null || true; wait "$blobd" 2>/dev/null || true; fi
+  umount -l "$root/proc" 2>/dev/null || true
+  rm -rf "$root"
 }
 trap cleanup EXIT
 mount -t proc proc "$root/proc"
@@ -44,7 +46,7 @@ step "each executable answers --version and --help from /usr/bin"
 for exe in spectrum spectrum-cli spectrum-blobd; do
   version=$(in_root "$exe" --version)
   echo "  $version"
-  [[ "$version" == *0.* ]] || { echo "check-deb: $exe --version said '$version'" >&2; exit 1; }
+  [[ "$version" == *" $(dpkg-deb -f "$deb" Version)" ]] || { echo "check-deb: $exe --version said '$version'" >&2; exit 1; }
   in_root "$exe" --help | grep -q -i usage || { echo "check-deb: $exe --help printed no usage" >&2; exit 1; }
 done
 
@@ -82,7 +84,6 @@ in_root spectrum-cli stat "blob://127.0.0.1:$port/cr" --token-file /tmp/token | 
   || { echo "check-deb: the blob did not come back" >&2; exit 1; }
 [ "$(chroot "$root" stat -c %U /var/lib/spectrum-blobd/journal)" = spectrum-blobd ] \
   || { echo "check-deb: the blobs are not the service user's" >&2; exit 1; }
-pkill -TERM -u "$(chroot "$root" id -u spectrum-blobd)" spectrum-blobd 2>/dev/null || true
 kill "$blobd"; wait "$blobd" 2>/dev/null || true; blobd=
 
 step "the workstation renders the demo CT headless from the installed paths"

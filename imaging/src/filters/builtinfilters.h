@@ -1,5 +1,6 @@
 #pragma once
-// The filters Spectrum ships with (see builtinfilters.cpp); plugins add to them through FilterRegistry.
+// The filters Spectrum ships with (catalog.cpp lists them; builtinfilter.h says which file holds which); plugins
+// add to them through FilterRegistry.
 
 #include "spectrum/imaging/filter.h"
 

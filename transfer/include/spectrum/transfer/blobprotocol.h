@@ -71,7 +71,8 @@ class FrameReader
 {
 public:
     /// Between frames: the next header once its 32 bytes are buffered (nothing: not yet), or why it is not one.
-    /// A DATA header with a payload starts the frame: inFrame() until receive() has it all.
+    /// A DATA header with a payload starts the frame: inFrame() until receive() has it all. An owner that refuses
+    /// the header must reset() or drop the connection, or its next bytes would be read as that payload.
     std::optional<Result<Header>> nextHeader(QAbstractSocket *socket);
     /// Reads more of the current payload into `payload` (the payload's first byte; received() are there already).
     /// `direct`: from the kernel once the socket object's buffer is empty (receiveDirect; not for TLS). Returns
