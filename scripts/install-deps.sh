@@ -24,7 +24,7 @@ packages=(
   nginx-light
   # installing: manual pages from --help (help2man), and the tools that check what is installed (the desktop
   # entry, AppStream data, manual pages, systemd unit); debootstrap for make package-check's clean Debian root
-  help2man desktop-file-utils appstream groff-base systemd debootstrap
+  help2man desktop-file-utils appstream groff-base systemd debootstrap systemd-container
   # libFuzzer (Clang and its runtime libraries) for `make fuzz`, which CI runs after the test suites
   clang libclang-rt-14-dev
 )

@@ -2,7 +2,7 @@
 # Installs the Debian package (make package) into a fresh Debian 12 root with apt, as a hospital's IT would, and
 # runs Spectrum from the installed paths: --version and --help of each executable, the manual pages, the filter
 # plugin, the service's user and unit, spectrum-blobd serving spectrum-cli, a headless screenshot of the demo CT,
-# and a clean removal. Not part of `make test` (it needs root, Debian's mirror and a few minutes): `make
+# the service started by systemd itself (the root booted with systemd-nspawn), and a clean removal. Not part of `make test` (it needs root, Debian's mirror and a few minutes): `make
 # package-check` runs it, and .ci/run after the tests.
 # Usage: tests/package/check-deb.sh [BUILD_DIR]     (the base root is kept in $SPECTRUM_DEBROOT.base for next time)
 set -euo pipefail
@@ -93,9 +93,56 @@ in_root env HOME=/tmp/home QT_QPA_PLATFORM=offscreen spectrum --screenshot /tmp/
 cp "$root/tmp/shot.png" "$build/package-check.png"
 echo "  $(stat -c %s "$build/package-check.png") bytes: $build/package-check.png"
 
+step "under systemd (systemd-nspawn boots the root): the unit starts as its user, sandboxed, serves, and stops cleanly"
+command -v systemd-nspawn >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd-container >/dev/null
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd systemd-sysv dbus >/dev/null 2>&1
+install -d -m 0700 "$root/etc/spectrum-blobd"
+install -m 0600 "$root/tmp/token" "$root/etc/spectrum-blobd/token"
+cp "$root/usr/share/doc/spectrum/examples/spectrum-blobd.default" "$root/etc/default/spectrum-blobd"
+rm -rf "$root/var/lib/spectrum-blobd"                       # systemd makes it (StateDirectory=)
+in_root systemctl enable spectrum-blobd.service >/dev/null 2>&1
+cat > "$root/etc/systemd/system/spectrum-check.service" <<'UNIT'
+[Unit]
+Description=check-deb: spectrum-blobd under systemd, then power off
+After=spectrum-blobd.service
+Wants=spectrum-blobd.service
+[Service]
+Type=oneshot
+ExecStart=/bin/bash /usr/local/bin/spectrum-check
+ExecStartPost=/bin/systemctl --no-block poweroff
+UNIT
+ln -sf /etc/systemd/system/spectrum-check.service "$root/etc/systemd/system/multi-user.target.wants/spectrum-check.service"
+cat > "$root/usr/local/bin/spectrum-check" <<'CHECK'
+#!/bin/bash
+exec > /root/service-check.log 2>&1
+for _ in $(seq 50); do systemctl is-active -q spectrum-blobd && break; sleep 0.2; done
+pid=$(systemctl show -p MainPID --value spectrum-blobd)
+echo "user=$(stat -c %U /proc/$pid) state=$(stat -c '%U %a' /var/lib/spectrum-blobd)"
+grep -E '^(NoNewPrivs|Seccomp|CapEff|CapBnd):' /proc/$pid/status | tr -s '\t ' ' '
+head -c 3000000 /dev/urandom > /root/blob.bin
+spectrum-cli put blob://127.0.0.1:7411/probe /root/blob.bin --token-file /etc/spectrum-blobd/token 2>/dev/null
+spectrum-cli get blob://127.0.0.1:7411/probe /root/back.bin --token-file /etc/spectrum-blobd/token 2>/dev/null
+cmp -s /root/blob.bin /root/back.bin && echo "round trip: same bytes"
+systemctl stop spectrum-blobd
+echo "stop: $(systemctl show -p Result --value spectrum-blobd)"
+CHECK
+umount -l "$root/proc" 2>/dev/null || true   # nspawn mounts its own
+timeout 300 systemd-nspawn -q --register=no --keep-unit -D "$root" -b >/dev/null 2>&1 || true
+mount -t proc proc "$root/proc"
+cat "$root/root/service-check.log" | sed 's/^/  /'
+expect() { grep -q "$1" "$root/root/service-check.log" || { echo "check-deb: under systemd, no '$1'" >&2; exit 1; }; }
+expect "^user=spectrum-blobd state=spectrum-blobd 700$"
+expect "^NoNewPrivs: 1$"
+expect "^Seccomp: 2$"
+expect "^CapEff: 0000000000000000$"
+expect "^round trip: same bytes$"
+expect "^stop: success$"
+in_root systemctl disable spectrum-check.service >/dev/null 2>&1 || true
+
 step "removal leaves nothing of the package behind"
 in_root env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq spectrum >/dev/null
-for f in /usr/bin/spectrum /usr/lib/spectrum /usr/share/applications/org.spectrum.Spectrum.desktop; do
+for f in /usr/bin/spectrum /usr/lib/spectrum /usr/share/applications/org.spectrum.Spectrum.desktop \
+         /etc/systemd/system/multi-user.target.wants/spectrum-blobd.service; do
   [ ! -e "$root$f" ] || { echo "check-deb: $f is still there after removal" >&2; exit 1; }
 done
 step "passed"
