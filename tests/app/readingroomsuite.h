@@ -38,6 +38,23 @@ namespace spectrum::test {
 
 using namespace spectrum;
 
+/// A workstation on a fresh cache in `dir` whose one archive is the DICOMweb store `name` at `url`; null when it
+/// did not start.
+inline std::unique_ptr<Workstation> workstationWithArchive(const QTemporaryDir &dir, const QString &name, const QString &url)
+{
+    StoreConfigFile config;
+    if (config.add(dicomWebStore(name, url)).isError())
+        return nullptr;
+    Workstation::Options o;
+    o.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    o.seedDemoWhenEmpty = false;
+    o.stores = config;
+    auto ws = std::make_unique<Workstation>(o);
+    QSignalSpy started(ws.get(), &Workstation::started);
+    ws->start();
+    return started.wait(20000) ? std::move(ws) : nullptr;
+}
+
 class ReadingRoomSuite : public QObject
 {
 protected:

@@ -8,6 +8,7 @@
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/buffersink.h"
 #include "blobsupport.h"
+#include "blobserversuite.h"
 #include "testsupport.h"
 
 #include <QJsonArray>
@@ -30,11 +31,11 @@
 using namespace spectrum;
 using namespace spectrum::test;
 
-class tst_BlobFaults : public QObject
+class tst_BlobFaults : public BlobServerSuite
 {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase();
+    void initTestCase() { BlobServerSuite::initTestCase(); }
     void serverKilledAndRestartedResumes();
     void blobChangedBetweenAttemptsStartsOver();
     void tlsEncryptsEveryChannelAndVerifiesTheServer();
@@ -44,31 +45,7 @@ private Q_SLOTS:
     void interruptedCacheFillResumesAfterRestart();
     void connectionLimitAndIdleTimeoutHold();
     void idleSlowAndStoppedClientsDoNotStarveANormalOne();
-
-private:
-    std::unique_ptr<BlobClient> makeClient(quint16 port, TransferOptions opt = TransferOptions()) const
-    {
-        BlobEndpoint ep;
-        ep.port = port;
-        ep.token = kToken;
-        auto c = std::make_unique<BlobClient>(ep);
-        c->setDefaults(opt);
-        return c;
-    }
-    Error put(quint16 port, const QString &key, const QByteArray &bytes, TransferOptions opt = TransferOptions())
-    {
-        return runSync(makeClient(port, opt)->push(key, ByteView(bytes))).error();
-    }
-
-    QTemporaryDir m_dir;
-    std::unique_ptr<Blobd> m_blobd;
 };
-
-void tst_BlobFaults::initTestCase()
-{
-    m_blobd = std::make_unique<Blobd>(m_dir.filePath(QStringLiteral("root")));
-    QVERIFY(m_blobd->start());
-}
 
 void tst_BlobFaults::serverKilledAndRestartedResumes()
 {

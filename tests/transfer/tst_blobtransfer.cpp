@@ -7,6 +7,7 @@
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/buffersink.h"
 #include "blobsupport.h"
+#include "blobserversuite.h"
 #include "testsupport.h"
 
 #include <QJsonArray>
@@ -29,11 +30,11 @@
 using namespace spectrum;
 using namespace spectrum::test;
 
-class tst_BlobTransfer : public QObject
+class tst_BlobTransfer : public BlobServerSuite
 {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase();
+    void initTestCase() { BlobServerSuite::initTestCase(); }
     void roundTripSizesAndStreams_data();
     void roundTripSizesAndStreams();
     void randomRanges();
@@ -47,31 +48,7 @@ private Q_SLOTS:
     void hostileFramesCloseOnlyThatConnection();
     void thirtyTwoConcurrentClients();
     void adaptiveAddsStreamsWhileTheRateGrows();
-
-private:
-    std::unique_ptr<BlobClient> makeClient(quint16 port, TransferOptions opt = TransferOptions()) const
-    {
-        BlobEndpoint ep;
-        ep.port = port;
-        ep.token = kToken;
-        auto c = std::make_unique<BlobClient>(ep);
-        c->setDefaults(opt);
-        return c;
-    }
-    Error put(quint16 port, const QString &key, const QByteArray &bytes, TransferOptions opt = TransferOptions())
-    {
-        return runSync(makeClient(port, opt)->push(key, ByteView(bytes))).error();
-    }
-
-    QTemporaryDir m_dir;
-    std::unique_ptr<Blobd> m_blobd;
 };
-
-void tst_BlobTransfer::initTestCase()
-{
-    m_blobd = std::make_unique<Blobd>(m_dir.filePath(QStringLiteral("root")));
-    QVERIFY(m_blobd->start());
-}
 
 void tst_BlobTransfer::roundTripSizesAndStreams_data()
 {
