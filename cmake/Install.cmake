@@ -14,10 +14,18 @@ install(FILES ${desktop}/${SPECTRUM_APP_ID}.svg DESTINATION share/icons/hicolor/
 install(FILES ${desktop}/${SPECTRUM_APP_ID}.metainfo.xml DESTINATION share/metainfo)
 
 set(systemd ${PROJECT_SOURCE_DIR}/resources/systemd)
-install(FILES ${systemd}/spectrum-blobd.service DESTINATION lib/systemd/system)
+# The unit names the program where this install puts it (/usr/bin in the package, PREFIX/bin elsewhere): the
+# prefix is known only when installing (CPack installs under /usr whatever the build was configured with).
+install(CODE "
+  file(READ \"${systemd}/spectrum-blobd.service\" unit)
+  string(REPLACE \"@BINDIR@\" \"\${CMAKE_INSTALL_PREFIX}/bin\" unit \"\${unit}\")
+  file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/spectrum-blobd.service\" \"\${unit}\")
+  message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/spectrum-blobd.service\")
+")
 install(FILES ${systemd}/spectrum-blobd.sysusers DESTINATION lib/sysusers.d RENAME spectrum-blobd.conf)
 install(FILES ${systemd}/spectrum-blobd.default DESTINATION share/doc/spectrum/examples)
 install(FILES ${PROJECT_SOURCE_DIR}/resources/copyright ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/spectrum)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/screenshots DESTINATION share/doc/spectrum/resources)  # the README's pictures
 
 # Manual pages from the executables' own --help and --version (the same text a user sees), with the sections
 # of docs/man/*.h2m. Not in sanitizer or fuzzing builds, whose executables report at exit, nor when cross-compiling.

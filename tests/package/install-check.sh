@@ -16,7 +16,8 @@ for f in bin/spectrum bin/spectrum-cli bin/spectrum-blobd lib/spectrum/filters/s
          share/applications/org.spectrum.Spectrum.desktop share/icons/hicolor/scalable/apps/org.spectrum.Spectrum.svg \
          share/metainfo/org.spectrum.Spectrum.metainfo.xml share/man/man1/spectrum.1 share/man/man1/spectrum-cli.1 \
          share/man/man1/spectrum-blobd.1 lib/systemd/system/spectrum-blobd.service lib/sysusers.d/spectrum-blobd.conf \
-         share/doc/spectrum/copyright share/doc/spectrum/examples/spectrum-blobd.default; do
+         share/doc/spectrum/copyright share/doc/spectrum/examples/spectrum-blobd.default \
+         share/doc/spectrum/resources/screenshots/demo-ct.png; do
   [ -s "$prefix/$f" ] || fail "$f was not installed"
 done
 
@@ -35,12 +36,14 @@ done
 grep -q "^filter " <(groff -man -Tutf8 "$prefix/share/man/man1/spectrum-cli.1" 2>/dev/null | sed 's/^ *//') \
   || fail "spectrum-cli's page does not list its commands"
 
-# The unit as installed, its ExecStart pointed at this prefix (systemd-analyze checks that the program exists).
+# The unit as installed: it names the program in this prefix (systemd-analyze checks that it exists).
 # Only what it says of this unit counts: it also loads the targets the unit names, and may speak of other units of
 # the machine it runs on.
 mkdir "$prefix/verify"
 unit=$prefix/verify/spectrum-blobd.service
-sed "s#/usr/bin/spectrum-blobd#$prefix/bin/spectrum-blobd#" "$prefix/lib/systemd/system/spectrum-blobd.service" > "$unit"
+grep -q "^ExecStart=$prefix/bin/spectrum-blobd " "$prefix/lib/systemd/system/spectrum-blobd.service" \
+  || fail "the unit does not start $prefix/bin/spectrum-blobd"
+cp "$prefix/lib/systemd/system/spectrum-blobd.service" "$unit"
 out=$(systemd-analyze verify --man=no "$unit" 2>&1) || fail "systemd-analyze verify: $out"
 ours=$(grep -F "spectrum-blobd" <<<"$out" || true)
 [ -z "$ours" ] || fail "systemd-analyze verify: $ours"
