@@ -33,13 +33,13 @@ namespace {
 int cmdDemo(const QStringList &args)
 {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Writes the demo studies (head CT, chest CR, head MR) as DICOM files."));
+    p.setApplicationDescription(QStringLiteral("Writes the demo studies (head CT, chest CR PA and lateral, head MR, and the CT and chest priors a year earlier) as DICOM files."));
     p.addHelpOption();
     p.addOption({QStringLiteral("out"), QStringLiteral("Folder to write into (created if needed)."), QStringLiteral("DIR")});
     p.addOption({QStringLiteral("ct-slices"), QStringLiteral("CT slices (default 200)."), QStringLiteral("N"), QStringLiteral("200")});
     p.addOption({QStringLiteral("ct-slab"), QStringLiteral("Also a thick-slice CT series, every N thin slices averaged (0, the default: none)."),
                  QStringLiteral("N"), QStringLiteral("0")});
-    p.addOption({QStringLiteral("only"), QStringLiteral("Only this study: demo-ct, demo-cr or demo-mr (repeatable)."), QStringLiteral("ALIAS")});
+    p.addOption({QStringLiteral("only"), QStringLiteral("Only this study: demo-ct, demo-cr, demo-mr, demo-ct-prior or demo-cr-prior (repeatable)."), QStringLiteral("ALIAS")});
     p.process(args);
     if (!p.isSet(QStringLiteral("out")))
         return fail(QStringLiteral("demo: --out DIR is required"), 2);
@@ -55,7 +55,7 @@ int cmdDemo(const QStringList &args)
         for (const QString &alias : p.values(QStringLiteral("only"))) {
             const auto study = DemoArchive::fromAlias(alias);
             if (!study)
-                return fail(QStringLiteral("demo: unknown study '%1' (demo-ct, demo-cr, demo-mr)").arg(alias), 2);
+                return fail(QStringLiteral("demo: unknown study '%1' (demo-ct, demo-cr, demo-mr, demo-ct-prior, demo-cr-prior)").arg(alias), 2);
             options.studies << *study;
         }
     }

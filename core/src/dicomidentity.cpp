@@ -10,6 +10,7 @@ struct StringField { const char *name; QString DicomIdentity::*member; };
 const StringField kStringFields[] = {
     {"patientName", &DicomIdentity::patientName},
     {"patientId", &DicomIdentity::patientId},
+    {"issuerOfPatientId", &DicomIdentity::issuerOfPatientId},
     {"patientBirthDate", &DicomIdentity::patientBirthDate},
     {"patientSex", &DicomIdentity::patientSex},
     {"studyInstanceUid", &DicomIdentity::studyInstanceUid},
@@ -20,6 +21,7 @@ const StringField kStringFields[] = {
     {"seriesInstanceUid", &DicomIdentity::seriesInstanceUid},
     {"modality", &DicomIdentity::modality},
     {"seriesDescription", &DicomIdentity::seriesDescription},
+    {"bodyPartExamined", &DicomIdentity::bodyPartExamined},
     {"sopInstanceUid", &DicomIdentity::sopInstanceUid},
     {"sopClassUid", &DicomIdentity::sopClassUid},
 };

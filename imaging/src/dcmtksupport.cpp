@@ -281,6 +281,7 @@ DicomIdentity readIdentity(DcmItem *ds)
     const DicomTextDecoder text = textDecoder(ds);
     id.patientName = getString(ds, DCM_PatientName, &text);
     id.patientId = getString(ds, DCM_PatientID, &text);
+    id.issuerOfPatientId = getString(ds, DCM_IssuerOfPatientID, &text);
     id.patientBirthDate = getString(ds, DCM_PatientBirthDate);
     id.patientSex = getString(ds, DCM_PatientSex);
     id.studyInstanceUid = getString(ds, DCM_StudyInstanceUID);
@@ -291,6 +292,7 @@ DicomIdentity readIdentity(DcmItem *ds)
     id.seriesInstanceUid = getString(ds, DCM_SeriesInstanceUID);
     id.modality = getString(ds, DCM_Modality);
     id.seriesDescription = getString(ds, DCM_SeriesDescription, &text);
+    id.bodyPartExamined = getString(ds, DCM_BodyPartExamined);
     id.seriesNumber = getInt(ds, DCM_SeriesNumber);
     id.sopInstanceUid = getString(ds, DCM_SOPInstanceUID);
     id.sopClassUid = getString(ds, DCM_SOPClassUID);

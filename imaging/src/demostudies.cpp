@@ -13,7 +13,7 @@ namespace spectrum {
 
 QList<DemoStudy> allDemoStudies()
 {
-    return {DemoStudy::HeadCt, DemoStudy::ChestCr, DemoStudy::HeadMr};
+    return {DemoStudy::HeadCt, DemoStudy::ChestCr, DemoStudy::HeadMr, DemoStudy::HeadCtPrior, DemoStudy::ChestCrPrior};
 }
 
 
@@ -47,6 +47,14 @@ const Ellipsoid kHead[] = {
     {0.0230, 0.046, 0.020, 0.06, -0.605, 0.00, 0, 45, 450},
 };
 
+// The lesion that changed between the two head CTs (right parietal, a little denser than brain; bright on T2):
+// 9 mm across on the current CT and the MR, 6 mm on the prior a year earlier.
+Ellipsoid lesion(double diameterMm)
+{
+    const double r = diameterMm / 2 / 125.0;  // normalised: the phantom's box is 250 mm across
+    return {r, r, r, 0.30, -0.30, 0.12, 0, 30, 500};
+}
+
 // Small deterministic noise so the images look acquired and compress like real ones.
 int noise(quint32 x, quint32 y, quint32 z, int amplitude)
 {
@@ -58,10 +66,12 @@ int noise(quint32 x, quint32 y, quint32 z, int amplitude)
 }
 
 // Fills one axial slice of the phantom at normalised height z. `contrast` picks the CT or MR member.
-void renderHeadSlice(std::vector<double> &out, int size, double z, double Ellipsoid::*contrast, double base)
+void renderHeadSlice(std::vector<double> &out, int size, double z, double Ellipsoid::*contrast, double base, const Ellipsoid &extra)
 {
     std::fill(out.begin(), out.end(), base);
-    for (const Ellipsoid &e : kHead) {
+    std::vector<Ellipsoid> parts(std::begin(kHead), std::end(kHead));
+    parts.push_back(extra);
+    for (const Ellipsoid &e : parts) {
         const double dz = (z - e.z0) / e.c;
         if (dz * dz >= 1)
             continue;
@@ -92,7 +102,7 @@ void put(DcmItem *ds, const DcmTagKey &tag, const QString &value)
 
 struct CommonIdentity
 {
-    QString patientName, patientId, birthDate, sex;
+    QString patientName, patientId, issuer = QStringLiteral("SPECTRUM DEMO"), birthDate, sex;
     QString studyUid, studyDate, studyTime, studyDescription, accession, studyId;
     QString seriesUid, seriesDescription, modality, frameOfReferenceUid, bodyPart;
     int seriesNumber = 1;
@@ -106,6 +116,7 @@ void putCommon(DcmItem *ds, const CommonIdentity &c, const QString &sopClassUid,
     put(ds, DCM_SOPInstanceUID, sopInstanceUid);
     put(ds, DCM_PatientName, c.patientName);
     put(ds, DCM_PatientID, c.patientId);
+    put(ds, DCM_IssuerOfPatientID, c.issuer);
     put(ds, DCM_PatientBirthDate, c.birthDate);
     put(ds, DCM_PatientSex, c.sex);
     put(ds, DCM_PatientComments, QStringLiteral("SYNTHETIC DEMO DATA - NOT A REAL PATIENT"));
@@ -174,31 +185,37 @@ CommonIdentity headPatient()
     return c;
 }
 
-Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInstance &&)> &sink, const CancelToken &cancel)
+// The head CT, or (`prior`) the same patient's head CT a year earlier: half as many slices, twice as thick, a
+// smaller lesion, its own frame of reference, and the patient lying 12 mm further into the gantry (every Image
+// Position 12 mm further along z for the same anatomy), as a prior usually lies.
+Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInstance &&)> &sink, const CancelToken &cancel, bool prior)
 {
+    const QByteArray tag = prior ? "ct-prior" : "ct";
     CommonIdentity c = headPatient();
-    c.studyUid = DemoArchive::studyUid(DemoStudy::HeadCt);
-    c.studyDate = QStringLiteral("20240102");
-    c.studyTime = QStringLiteral("093000");
+    c.studyUid = DemoArchive::studyUid(prior ? DemoStudy::HeadCtPrior : DemoStudy::HeadCt);
+    c.studyDate = prior ? QStringLiteral("20230103") : QStringLiteral("20240102");
+    c.studyTime = prior ? QStringLiteral("101500") : QStringLiteral("093000");
     c.studyDescription = QStringLiteral("DEMO CT HEAD (Shepp-Logan phantom)");
-    c.accession = QStringLiteral("DEMO0001");
-    c.studyId = QStringLiteral("1");
-    c.seriesUid = uidFor("ct/series/1");
-    c.seriesDescription = QStringLiteral("Axial 1.25 mm");
+    c.accession = prior ? QStringLiteral("DEMO0004") : QStringLiteral("DEMO0001");
+    c.studyId = prior ? QStringLiteral("4") : QStringLiteral("1");
+    c.seriesUid = uidFor(tag + "/series/1");
     c.modality = QStringLiteral("CT");
-    c.frameOfReferenceUid = uidFor("ct/frame-of-reference");
+    c.frameOfReferenceUid = uidFor(tag + "/frame-of-reference");
 
     constexpr int size = 512;
     constexpr double fov = 250.0;  // mm, across x, y and the whole z range
     const double spacing = fov / size;
-    const int slices = std::max(1, opt.ctSlices);
+    const int slices = prior ? std::max(1, opt.ctSlices / 2) : std::max(1, opt.ctSlices);
     const double sliceSpacing = fov / slices;
+    const double tableShift = prior ? kDemoPriorShiftMm : 0.0;
+    const Ellipsoid change = lesion(prior ? 6.0 : 9.0);
+    c.seriesDescription = QStringLiteral("Axial %1 mm").arg(fmt(sliceSpacing));
     std::vector<double> hu(size_t(size) * size);
     std::vector<Uint16> stored(hu.size());
-    const int slab = opt.ctSlabSlices > 1 ? opt.ctSlabSlices : 0;
+    const int slab = opt.ctSlabSlices > 1 && !prior ? opt.ctSlabSlices : 0;
     std::vector<int> slabSum(slab ? hu.size() : 0);
     CommonIdentity thick = c;
-    thick.seriesUid = uidFor("ct/series/2");
+    thick.seriesUid = uidFor(tag + "/series/2");
     thick.seriesNumber = 2;
     thick.seriesDescription = QStringLiteral("Axial %1 mm").arg(fmt(slab * sliceSpacing));
 
@@ -211,9 +228,9 @@ Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInsta
         put(ds, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY\\AXIAL"));
         put(ds, DCM_PatientPosition, QStringLiteral("HFS"));
         put(ds, DCM_KVP, QStringLiteral("120"));
-        put(ds, DCM_ImagePositionPatient, QStringLiteral("%1\\%2\\%3").arg(fmt(first), fmt(first), fmt(z)));
+        put(ds, DCM_ImagePositionPatient, QStringLiteral("%1\\%2\\%3").arg(fmt(first), fmt(first), fmt(z + tableShift)));
         put(ds, DCM_ImageOrientationPatient, QStringLiteral("1\\0\\0\\0\\1\\0"));
-        put(ds, DCM_SliceLocation, fmt(z));
+        put(ds, DCM_SliceLocation, fmt(z + tableShift));
         put(ds, DCM_SliceThickness, fmt(thickness));
         put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
         put(ds, DCM_RescaleIntercept, QStringLiteral("-1024"));
@@ -233,13 +250,13 @@ Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInsta
         if (cancel.isCancelled())
             return Error(ErrorCode::Cancelled, QStringLiteral("demo generation cancelled"));
         const double zNorm = -1 + (k + 0.5) * 2.0 / slices;
-        renderHeadSlice(hu, size, zNorm, &Ellipsoid::ct, -1000);
+        renderHeadSlice(hu, size, zNorm, &Ellipsoid::ct, -1000, change);
         for (size_t i = 0; i < hu.size(); ++i) {
             const int v = int(std::lround(hu[i])) + (hu[i] > -900 ? noise(quint32(i % size), quint32(i / size), quint32(k), 6) : 0);
             stored[i] = Uint16(std::clamp(v + 1024, 0, 4095));
         }
-        if (Error e = write(c, "ct/instance/" + QByteArray::number(k), k + 1, zNorm * fov / 2, sliceSpacing,
-                           QStringLiteral("demo-ct/IM%1.dcm").arg(k + 1, 4, 10, QLatin1Char('0')));
+        if (Error e = write(c, tag + "/instance/" + QByteArray::number(k), k + 1, zNorm * fov / 2, sliceSpacing,
+                           QStringLiteral("demo-%1/IM%2.dcm").arg(QString::fromLatin1(tag)).arg(k + 1, 4, 10, QLatin1Char('0')));
             e.isError())
             return e;
         if (!slab)
@@ -289,7 +306,7 @@ Error generateHeadMr(const DemoOptions &opt, const std::function<Error(DemoInsta
         if (cancel.isCancelled())
             return Error(ErrorCode::Cancelled, QStringLiteral("demo generation cancelled"));
         const double zNorm = zFrom + (k + 0.5) * (zTo - zFrom) / slices;
-        renderHeadSlice(signal, size, zNorm, &Ellipsoid::mr, 0);
+        renderHeadSlice(signal, size, zNorm, &Ellipsoid::mr, 0, lesion(9.0));
         for (size_t i = 0; i < signal.size(); ++i) {
             const int v = int(std::lround(signal[i])) + 40 + noise(quint32(i % size), quint32(i / size), quint32(k) + 7777u, 25);
             stored[i] = Uint16(std::clamp(v, 0, 4095));
@@ -326,74 +343,111 @@ Error generateHeadMr(const DemoOptions &opt, const std::function<Error(DemoInsta
     return Error();
 }
 
-// A PA chest projection: attenuation path lengths through body, lungs, mediastinum, spine and ribs.
-// Stored values grow with exposure, so air is high; MONOCHROME1 shows it dark and bone bright.
-Error generateChestCr(const std::function<Error(DemoInstance &&)> &sink, const CancelToken &cancel)
+double cap(double x, double y, double cx, double cy, double a, double b)
 {
-    if (cancel.isCancelled())
-        return Error(ErrorCode::Cancelled, QStringLiteral("demo generation cancelled"));
+    const double r = ((x - cx) * (x - cx)) / (a * a) + ((y - cy) * (y - cy)) / (b * b);
+    return r < 1 ? std::sqrt(1 - r) : 0.0;
+}
+
+// Attenuation path lengths of a PA chest at (x, y): body, lungs, mediastinum, spine, ribs, clavicles. `heart`
+// scales the heart (the prior's is a little smaller).
+double chestPa(double x, double y, double heart)
+{
+    double att = 1.0 * cap(x, y, 0, 0.15, 0.78, 1.1);                        // body
+    const double lungs = cap(x, y, -0.33, -0.05, 0.26, 0.55) + cap(x, y, 0.33, -0.05, 0.26, 0.55);
+    att -= 0.55 * lungs;
+    att += 0.45 * cap(x, y, 0.07, 0.22, 0.24 * heart, 0.28 * heart);         // heart
+    if (std::abs(x) < 0.055 && y > -0.95)
+        att += 0.35;                                                          // spine
+    att += 0.5 * cap(x, y, 0, 0.95, 0.7, 0.35);                               // diaphragm / abdomen
+    if (lungs > 0) {
+        for (int r = 0; r < 9; ++r) {                                         // ribs
+            const double yr = -0.55 + r * 0.12 + 0.35 * x * x;
+            if (std::abs(y - yr) < 0.018)
+                att += 0.12;
+        }
+    }
+    if (std::abs(y - (-0.62 + 0.12 * std::abs(x))) < 0.02 && std::abs(x) > 0.06 && std::abs(x) < 0.45)
+        att += 0.2;                                                           // clavicles
+    return att;
+}
+
+// The left lateral: anterior to the left of the image, posterior to the right (Patient Orientation P\F).
+double chestLateral(double x, double y, double heart)
+{
+    double att = 1.25 * cap(x, y, 0, 0.15, 0.62, 1.1);                       // body, deeper than wide
+    const double lungs = cap(x, y, 0.02, -0.05, 0.42, 0.58);                  // both lungs, one over the other
+    att -= 0.8 * lungs;
+    att += 0.5 * cap(x, y, -0.18, 0.25, 0.25 * heart, 0.27 * heart);         // heart, anterior
+    att += 0.7 * cap(x, y, 0.42, 0.1, 0.09, 1.0);                             // spine, posterior
+    att += 0.12 * cap(x, y, -0.55, -0.1, 0.05, 0.7);                          // sternum
+    att += 0.5 * cap(x, y, 0, 0.98, 0.6, 0.33);                               // diaphragm / abdomen
+    return att;
+}
+
+// A chest radiograph (PA or lateral; `prior`: the one a year earlier) as a CR instance. Stored values grow with
+// exposure, so air is high; MONOCHROME1 shows it dark and bone bright.
+Error generateChestView(const std::function<Error(DemoInstance &&)> &sink, bool prior, bool lateral)
+{
+    const QByteArray tag = prior ? "cr-prior" : "cr";
     CommonIdentity c;
     c.patientName = QStringLiteral("DEMO^CHEST PHANTOM");
     c.patientId = QStringLiteral("DEMO-CHEST-002");
     c.birthDate = QStringLiteral("19800615");
     c.sex = QStringLiteral("O");
     c.bodyPart = QStringLiteral("CHEST");
-    c.studyUid = DemoArchive::studyUid(DemoStudy::ChestCr);
-    c.studyDate = QStringLiteral("20240110");
-    c.studyTime = QStringLiteral("110500");
-    c.studyDescription = QStringLiteral("DEMO CR CHEST PA (synthetic)");
-    c.accession = QStringLiteral("DEMO0002");
-    c.studyId = QStringLiteral("2");
-    c.seriesUid = uidFor("cr/series/1");
-    c.seriesDescription = QStringLiteral("PA");
+    c.studyUid = DemoArchive::studyUid(prior ? DemoStudy::ChestCrPrior : DemoStudy::ChestCr);
+    c.studyDate = prior ? QStringLiteral("20230109") : QStringLiteral("20240110");
+    c.studyTime = prior ? QStringLiteral("081000") : QStringLiteral("110500");
+    c.studyDescription = QStringLiteral("DEMO CR CHEST PA+LAT (synthetic)");
+    c.accession = prior ? QStringLiteral("DEMO0005") : QStringLiteral("DEMO0002");
+    c.studyId = prior ? QStringLiteral("5") : QStringLiteral("2");
+    c.seriesUid = uidFor(tag + (lateral ? "/series/2" : "/series/1"));
+    c.seriesNumber = lateral ? 2 : 1;
+    c.seriesDescription = lateral ? QStringLiteral("LAT") : QStringLiteral("PA");
     c.modality = QStringLiteral("CR");
 
     constexpr int columns = 2048, rows = 2500;
     constexpr double spacing = 0.168;
+    const double heart = prior ? 0.93 : 1.0;
+    const double shift = prior ? 0.03 : 0.0;  // the prior's patient stood a little to one side
     std::vector<Uint16> stored(size_t(columns) * rows);
-    auto cap = [](double x, double y, double cx, double cy, double a, double b) {
-        const double r = ((x - cx) * (x - cx)) / (a * a) + ((y - cy) * (y - cy)) / (b * b);
-        return r < 1 ? std::sqrt(1 - r) : 0.0;
-    };
     for (int row = 0; row < rows; ++row) {
         const double y = (row + 0.5) * 2.0 / rows - 1;  // −1 top (neck) … +1 bottom (abdomen)
         for (int col = 0; col < columns; ++col) {
-            const double x = ((col + 0.5) * 2.0 / columns - 1) * columns / double(rows);
-            double att = 1.0 * cap(x, y, 0, 0.15, 0.78, 1.1);                        // body
-            const double lungs = cap(x, y, -0.33, -0.05, 0.26, 0.55) + cap(x, y, 0.33, -0.05, 0.26, 0.55);
-            att -= 0.55 * lungs;
-            att += 0.45 * cap(x, y, 0.07, 0.22, 0.24, 0.28);                         // heart
-            if (std::abs(x) < 0.055 && y > -0.95)
-                att += 0.35;                                                          // spine
-            att += 0.5 * cap(x, y, 0, 0.95, 0.7, 0.35);                               // diaphragm / abdomen
-            if (lungs > 0) {
-                for (int r = 0; r < 9; ++r) {                                         // ribs
-                    const double yr = -0.55 + r * 0.12 + 0.35 * x * x;
-                    if (std::abs(y - yr) < 0.018)
-                        att += 0.12;
-                }
-            }
-            if (std::abs(y - (-0.62 + 0.12 * std::abs(x))) < 0.02 && std::abs(x) > 0.06 && std::abs(x) < 0.45)
-                att += 0.2;                                                           // clavicles
-            const int v = int(std::lround(3900 - att * 2300)) + noise(quint32(col), quint32(row), 4242u, 12);
+            const double x = ((col + 0.5) * 2.0 / columns - 1) * columns / double(rows) - shift;
+            const double att = lateral ? chestLateral(x, y, heart) : chestPa(x, y, heart);
+            const int v = int(std::lround(3900 - att * 2300)) + noise(quint32(col), quint32(row), prior ? 4343u : lateral ? 4244u : 4242u, 12);
             stored[size_t(row) * columns + col] = Uint16(std::clamp(v, 0, 4095));
         }
     }
     DcmFileFormat ff;
     DcmDataset *ds = ff.getDataset();
-    putCommon(ds, c, QString::fromLatin1(UID_ComputedRadiographyImageStorage), uidFor("cr/instance/0"), 1);
+    putCommon(ds, c, QString::fromLatin1(UID_ComputedRadiographyImageStorage), uidFor(tag + (lateral ? "/instance/1" : "/instance/0")), 1);
     put(ds, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY"));
-    put(ds, DCM_ViewPosition, QStringLiteral("PA"));
-    put(ds, DCM_PatientOrientation, QStringLiteral("L\\F"));
+    put(ds, DCM_ViewPosition, lateral ? QStringLiteral("LL") : QStringLiteral("PA"));
+    put(ds, DCM_PatientOrientation, lateral ? QStringLiteral("P\\F") : QStringLiteral("L\\F"));
     put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
     put(ds, DCM_ImagerPixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
     put(ds, DCM_WindowCenter, QStringLiteral("2300"));
     put(ds, DCM_WindowWidth, QStringLiteral("3400"));
     putPixelModule(ds, rows, columns, 12, QStringLiteral("MONOCHROME1"), stored);
-    Result<DemoInstance> inst = finish(ff, QStringLiteral("demo-cr/IM0001.dcm"));
+    Result<DemoInstance> inst = finish(ff, QStringLiteral("demo-%1/%2.dcm").arg(QString::fromLatin1(tag), lateral ? QStringLiteral("IM0002") : QStringLiteral("IM0001")));
     if (!inst.isOk())
         return inst.error();
     return sink(inst.takeValue());
+}
+
+// The PA and the lateral of one chest study.
+Error generateChestCr(const std::function<Error(DemoInstance &&)> &sink, const CancelToken &cancel, bool prior)
+{
+    for (bool lateral : {false, true}) {
+        if (cancel.isCancelled())
+            return Error(ErrorCode::Cancelled, QStringLiteral("demo generation cancelled"));
+        if (Error e = generateChestView(sink, prior, lateral); e.isError())
+            return e;
+    }
+    return Error();
 }
 
 } // namespace
@@ -404,6 +458,8 @@ QString DemoArchive::studyUid(DemoStudy study)
     case DemoStudy::HeadCt: return uidFor("ct/study");
     case DemoStudy::ChestCr: return uidFor("cr/study");
     case DemoStudy::HeadMr: return uidFor("mr/study");
+    case DemoStudy::HeadCtPrior: return uidFor("ct-prior/study");
+    case DemoStudy::ChestCrPrior: return uidFor("cr-prior/study");
     }
     return QString();
 }
@@ -414,13 +470,15 @@ QString DemoArchive::alias(DemoStudy study)
     case DemoStudy::HeadCt: return QStringLiteral("demo-ct");
     case DemoStudy::ChestCr: return QStringLiteral("demo-cr");
     case DemoStudy::HeadMr: return QStringLiteral("demo-mr");
+    case DemoStudy::HeadCtPrior: return QStringLiteral("demo-ct-prior");
+    case DemoStudy::ChestCrPrior: return QStringLiteral("demo-cr-prior");
     }
     return QString();
 }
 
 std::optional<DemoStudy> DemoArchive::fromAlias(const QString &alias)
 {
-    for (DemoStudy s : {DemoStudy::HeadCt, DemoStudy::ChestCr, DemoStudy::HeadMr}) {
+    for (DemoStudy s : allDemoStudies()) {
         if (alias.compare(DemoArchive::alias(s), Qt::CaseInsensitive) == 0)
             return s;
     }
@@ -431,8 +489,13 @@ int DemoArchive::instanceCount(const DemoOptions &options)
 {
     int n = 0;
     for (DemoStudy s : options.studies)
-        n += s == DemoStudy::HeadCt ? options.ctSlices + (options.ctSlabSlices > 1 ? options.ctSlices / options.ctSlabSlices : 0)
-             : s == DemoStudy::HeadMr ? options.mrSlices : 1;
+        switch (s) {
+        case DemoStudy::HeadCt: n += options.ctSlices + (options.ctSlabSlices > 1 ? options.ctSlices / options.ctSlabSlices : 0); break;
+        case DemoStudy::HeadCtPrior: n += std::max(1, options.ctSlices / 2); break;
+        case DemoStudy::HeadMr: n += options.mrSlices; break;
+        case DemoStudy::ChestCr:
+        case DemoStudy::ChestCrPrior: n += 2; break;
+        }
     return n;
 }
 
@@ -442,8 +505,10 @@ Error DemoArchive::generate(const DemoOptions &options, const std::function<Erro
     for (DemoStudy s : options.studies) {
         Error e;
         switch (s) {
-        case DemoStudy::HeadCt: e = generateHeadCt(options, sink, cancel); break;
-        case DemoStudy::ChestCr: e = generateChestCr(sink, cancel); break;
+        case DemoStudy::HeadCt: e = generateHeadCt(options, sink, cancel, false); break;
+        case DemoStudy::HeadCtPrior: e = generateHeadCt(options, sink, cancel, true); break;
+        case DemoStudy::ChestCr: e = generateChestCr(sink, cancel, false); break;
+        case DemoStudy::ChestCrPrior: e = generateChestCr(sink, cancel, true); break;
         case DemoStudy::HeadMr: e = generateHeadMr(options, sink, cancel); break;
         }
         if (e.isError())

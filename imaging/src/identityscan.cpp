@@ -237,8 +237,10 @@ std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
         case 0x0008103Eu: text = &id.seriesDescription; break;
         case 0x00100010u: text = &id.patientName; break;
         case 0x00100020u: text = &id.patientId; break;
+        case 0x00100021u: text = &id.issuerOfPatientId; break;
         case 0x00100030u: text = &id.patientBirthDate; break;
         case 0x00100040u: text = &id.patientSex; break;
+        case 0x00180015u: text = &id.bodyPartExamined; break;
         case 0x0020000Du: text = &id.studyInstanceUid; break;
         case 0x0020000Eu: text = &id.seriesInstanceUid; break;
         case 0x00200011u: number = &id.seriesNumber; break;

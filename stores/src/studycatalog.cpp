@@ -21,6 +21,7 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
             DicomIdentity studyLevel = id;
             studyLevel.seriesInstanceUid.clear();
             studyLevel.seriesDescription.clear();
+            studyLevel.bodyPartExamined.clear();
             studyLevel.seriesNumber = 0;
             studyLevel.modality.clear();
             studyLevel.sopInstanceUid.clear();
@@ -37,6 +38,7 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
             fresh.seriesInstanceUid = id.seriesInstanceUid;
             fresh.modality = id.modality;
             fresh.description = id.seriesDescription;
+            fresh.bodyPart = id.bodyPartExamined;
             fresh.seriesNumber = id.seriesNumber;
             s.series << fresh;
             series = s.series.end() - 1;

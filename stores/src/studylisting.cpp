@@ -26,6 +26,7 @@ QList<DicomRecord> studiesFrom(const QList<DicomIdentity> &instances, const Dico
             r.identity.sopInstanceUid.clear();
             r.identity.sopClassUid.clear();
             r.identity.seriesDescription.clear();
+            r.identity.bodyPartExamined.clear();
             r.identity.seriesNumber = r.identity.instanceNumber = 0;
             r.relatedInstances = 0;
             it = index.insert(id.studyInstanceUid, int(out.size()));
@@ -55,6 +56,7 @@ StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &series
         s.seriesInstanceUid = r.identity.seriesInstanceUid;
         s.modality = r.identity.modality;
         s.description = r.identity.seriesDescription;
+        s.bodyPart = r.identity.bodyPartExamined;
         s.seriesNumber = r.identity.seriesNumber;
         seriesAt.insert(s.seriesInstanceUid, int(study.series.size()));
         study.series << s;
@@ -71,6 +73,7 @@ StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &series
             s.seriesInstanceUid = id.seriesInstanceUid;
             s.modality = id.modality;
             s.description = id.seriesDescription;
+            s.bodyPart = id.bodyPartExamined;
             s.seriesNumber = id.seriesNumber;
             seriesAt.insert(s.seriesInstanceUid, int(study.series.size()));
             study.series << s;

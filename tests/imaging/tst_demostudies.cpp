@@ -19,6 +19,7 @@ private Q_SLOTS:
     void initTestCase();
     void hasTheStudiesTheIssueAsksFor();
     void ctGeometryIsConsistent();
+    void priorIsTheSamePatientAYearEarlierLyingElsewhere();
     void thickSlicesAverageTheThinOnesInTheSameFrame();
     void identitiesArePlainlyDemo();
     void generationIsDeterministic();
@@ -43,10 +44,12 @@ void tst_DemoStudies::hasTheStudiesTheIssueAsksFor()
     QMap<QString, int> perStudy;
     for (const DemoInstance &i : m_instances)
         perStudy[i.identity.studyInstanceUid]++;
-    QCOMPARE(perStudy.size(), 3);
+    QCOMPARE(perStudy.size(), 5);
     QVERIFY(perStudy.value(DemoArchive::studyUid(DemoStudy::HeadCt)) >= 200);
-    QCOMPARE(perStudy.value(DemoArchive::studyUid(DemoStudy::ChestCr)), 1);
+    QCOMPARE(perStudy.value(DemoArchive::studyUid(DemoStudy::ChestCr)), 2);  // PA and lateral
     QVERIFY(perStudy.value(DemoArchive::studyUid(DemoStudy::HeadMr)) >= 20);
+    QCOMPARE(perStudy.value(DemoArchive::studyUid(DemoStudy::HeadCtPrior)), 100);
+    QCOMPARE(perStudy.value(DemoArchive::studyUid(DemoStudy::ChestCrPrior)), 2);
     QCOMPARE(m_instances.size(), DemoArchive::instanceCount(DemoOptions()));
 
     QSet<QString> sops;
@@ -67,7 +70,7 @@ void tst_DemoStudies::ctGeometryIsConsistent()
 {
     QList<ImageInfo> slices;
     for (const DemoInstance &i : m_instances) {
-        if (i.identity.modality != QLatin1String("CT"))
+        if (i.identity.studyInstanceUid != DemoArchive::studyUid(DemoStudy::HeadCt))
             continue;
         Result<DecodedImage> img = decodeDicom(ByteView(i.bytes));
         QVERIFY(img.isOk());
@@ -92,6 +95,39 @@ void tst_DemoStudies::ctGeometryIsConsistent()
     }
     // The volume spans the head: 200 × 1.25 mm = 250 mm, the same as the field of view.
     QVERIFY(qAbs(slices.last().slicePositionAlongNormal() - first.slicePositionAlongNormal() - 248.75) < 1e-3);
+}
+
+// The prior head CT is the same patient a year earlier, lying kDemoPriorShiftMm further along z: its own frame
+// of reference, 2.5 mm slices, and the same anatomy (here, the pixels of a slice) at Image Positions that much
+// greater — what cross-study synchronisation and its manual offset are tried on.
+void tst_DemoStudies::priorIsTheSamePatientAYearEarlierLyingElsewhere()
+{
+    QList<ImageInfo> current, prior;
+    QList<QByteArray> priorBytes;
+    for (const DemoInstance &i : m_instances) {
+        const bool isPrior = i.identity.studyInstanceUid == DemoArchive::studyUid(DemoStudy::HeadCtPrior);
+        if (!isPrior && i.identity.studyInstanceUid != DemoArchive::studyUid(DemoStudy::HeadCt))
+            continue;
+        Result<DecodedImage> img = decodeDicom(ByteView(i.bytes));
+        QVERIFY(img.isOk());
+        (isPrior ? prior : current) << img.value().info;
+    }
+    QCOMPARE(prior.size(), 100);
+    const DicomIdentity &a = current.first().identity, &b = prior.first().identity;
+    QCOMPARE(b.patientId, a.patientId);
+    QCOMPARE(b.issuerOfPatientId, a.issuerOfPatientId);
+    QCOMPARE(b.patientName, a.patientName);
+    QCOMPARE(b.bodyPartExamined, QStringLiteral("HEAD"));
+    QCOMPARE(b.studyDate, QStringLiteral("20230103"));  // a year before the current one
+    QCOMPARE(a.studyDate, QStringLiteral("20240102"));
+    QVERIFY(prior.first().frameOfReferenceUid != current.first().frameOfReferenceUid);
+    QCOMPARE(prior.first().sliceThickness, 2.5);
+    QCOMPARE(b.seriesDescription, QStringLiteral("Axial 2.5 mm"));
+    // Prior slice k covers the thin slices 2k and 2k+1: its centre is theirs, shifted by the table.
+    for (int k : {0, 37, 99}) {
+        const double mid = (current[2 * k].slicePositionAlongNormal() + current[2 * k + 1].slicePositionAlongNormal()) / 2;
+        QVERIFY2(qAbs(prior[k].slicePositionAlongNormal() - mid - kDemoPriorShiftMm) < 1e-3, qPrintable(QString::number(k)));
+    }
 }
 
 // With ctSlabSlices, every N thin slices again as one thick slice: their mean, centred on them, in the same frame
@@ -173,7 +209,7 @@ void tst_DemoStudies::dcmdumpAcceptsEveryStudy()
         QVERIFY2(r.err.isEmpty(), r.err.constData());  // DCMTK prints any parse warning here
         QVERIFY(r.out.contains(i.identity.sopInstanceUid.toLatin1()));
     }
-    QCOMPARE(studiesChecked.size(), 3);
+    QCOMPARE(studiesChecked.size(), 5);
 }
 
 void tst_DemoStudies::cancelStopsGeneration()

@@ -130,6 +130,9 @@ void tst_IdentityScan::answersForTheUsualEncodingsAsDcmtkDoes()
         const Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes));
         QVERIFY(id.isOk() && id.value().isValid());
         QCOMPARE(id.value().modality, QStringLiteral("CT"));
+        // Who issued the Patient ID and what was examined: what finding a patient's priors relies on.
+        QCOMPARE(id.value().issuerOfPatientId, QStringLiteral("SPECTRUM DEMO"));
+        QCOMPARE(id.value().bodyPartExamined, QStringLiteral("HEAD"));
     }
 }
 

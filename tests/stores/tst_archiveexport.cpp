@@ -178,8 +178,10 @@ void tst_ArchiveExport::cliStoresAndFind()
     r = cli({QStringLiteral("find"), QStringLiteral("--modality"), QStringLiteral("CT"), QStringLiteral("--json")}, path);
     QVERIFY2(r.ok(), r.err.constData());
     const QList<QByteArray> lines = r.out.trimmed().split('\n');
-    QCOMPARE(lines.size(), 1);
+    QCOMPARE(lines.size(), 2);  // the head CT and its prior, newest first
     const QJsonObject study = QJsonDocument::fromJson(lines.first()).object();
+    QCOMPARE(QJsonDocument::fromJson(lines.last()).object().value(QStringLiteral("studyInstanceUid")).toString(),
+             DemoArchive::studyUid(DemoStudy::HeadCtPrior));
     QCOMPARE(study.value(QStringLiteral("studyInstanceUid")).toString(), DemoArchive::studyUid(DemoStudy::HeadCt));
     QCOMPARE(study.value(QStringLiteral("stores")).toArray().size(), 2);
     r = cli({QStringLiteral("find"), QStringLiteral("--date"), QStringLiteral("2024-01")}, path);

@@ -89,11 +89,15 @@ private Q_SLOTS:
         connect(job, &Job::finished, this, [&studies, job] { studies = job->result().value(); });
         job->start();
         QVERIFY(done.wait(10000));
-        QCOMPARE(studies.size(), 3);
+        QCOMPARE(studies.size(), 5);
         int total = 0;
-        for (const StudySummary &s : studies)
+        for (const StudySummary &s : studies) {
             total += s.instanceCount;
-        QCOMPARE(total, 8);
+            for (const SeriesSummary &series : s.series)  // what a hanging protocol and a prior's match look at
+                QCOMPARE(series.bodyPart, s.modalities.contains(QStringLiteral("CR")) ? QStringLiteral("CHEST") : QStringLiteral("HEAD"));
+            QCOMPARE(s.identity.issuerOfPatientId, QStringLiteral("SPECTRUM DEMO"));
+        }
+        QCOMPARE(total, 4 + 2 + 3 + 2 + 2);  // CT, CR PA + lateral, MR, the CT prior (half the slices), the CR prior
         Result<QList<StudySummary>> one = runSync(loadStudies(&store, DemoArchive::studyUid(DemoStudy::HeadMr)));
         QCOMPARE(one.value().size(), 1);
         QCOMPARE(one.value().first().instanceCount, 3);

@@ -96,10 +96,11 @@ void tst_DicomWeb::studySearchFilters_data()
     QTest::addColumn<QString>("value");
     QTest::addColumn<QStringList>("studies");  // which demo studies match
     const QString ct = DemoArchive::studyUid(DemoStudy::HeadCt), cr = DemoArchive::studyUid(DemoStudy::ChestCr),
-                  mr = DemoArchive::studyUid(DemoStudy::HeadMr);
-    QTest::newRow("everything") << QString() << QString() << QStringList{ct, cr, mr};
+                  mr = DemoArchive::studyUid(DemoStudy::HeadMr), ctPrior = DemoArchive::studyUid(DemoStudy::HeadCtPrior),
+                  crPrior = DemoArchive::studyUid(DemoStudy::ChestCrPrior);
+    QTest::newRow("everything") << QString() << QString() << QStringList{ct, cr, mr, ctPrior, crPrior};
     QTest::newRow("modality MR") << QStringLiteral("modality") << QStringLiteral("MR") << QStringList{mr};
-    QTest::newRow("modality CT") << QStringLiteral("modality") << QStringLiteral("CT") << QStringList{ct};
+    QTest::newRow("modality CT") << QStringLiteral("modality") << QStringLiteral("CT") << QStringList{ct, ctPrior};
 }
 
 void tst_DicomWeb::studySearchFilters()
@@ -117,6 +118,7 @@ void tst_DicomWeb::studySearchFilters()
     for (const DicomRecord &rec : r.value()) {
         QCOMPARE(rec.level, QueryLevel::Study);
         QVERIFY(!rec.identity.patientId.isEmpty());
+        QCOMPARE(rec.identity.issuerOfPatientId, QStringLiteral("SPECTRUM DEMO"));  // asked for: priors match on it
         QVERIFY(!rec.retrieveUrl.isEmpty());
         QVERIFY(rec.relatedInstances > 0);
     }
@@ -463,7 +465,7 @@ void tst_DicomWeb::httpsWithBearerTokenThroughNginx()
         DicomWebClient client(endpoint(good, QStringLiteral("fresh-token"), ca));
         Result<QList<DicomRecord>> r = runSync(client.search(DicomQuery()));
         QVERIFY2(r.isOk(), qPrintable(r.error().toString()));
-        QCOMPARE(r.value().size(), 3);
+        QCOMPARE(r.value().size(), 5);
     }
     {
         // A stale token is renewed once by the refresh hook, and the request goes through.

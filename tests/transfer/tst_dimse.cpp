@@ -188,7 +188,9 @@ void tst_Dimse::findStudiesSeriesInstances()
     DicomQuery studies;
     Result<QList<DicomRecord>> all = runSync(client.find(studies));
     QVERIFY2(all.isOk(), qPrintable(all.error().toString()));
-    QCOMPARE(all.value().size(), 3);
+    QCOMPARE(all.value().size(), 5);
+    for (const DicomRecord &r : all.value())
+        QCOMPARE(r.identity.issuerOfPatientId, QStringLiteral("SPECTRUM DEMO"));  // asked for: priors match on it
 
     DicomQuery mr;
     mr.modality = QStringLiteral("MR");
@@ -211,7 +213,7 @@ void tst_Dimse::findStudiesSeriesInstances()
     QVERIFY2(p.isOk(), qPrintable(p.error().toString()));
     QCOMPARE(p.value().size(), 1);
     QCOMPARE(p.value().first().identity.patientName, study.identity.patientName);
-    QCOMPARE(p.value().first().relatedStudies, 2);  // the demo's head CT and head MR
+    QCOMPARE(p.value().first().relatedStudies, 3);  // the demo's head CT, its prior and the head MR
 
     DicomQuery series;
     series.level = QueryLevel::Series;
@@ -336,7 +338,7 @@ void tst_Dimse::storeAndFindAgain()
     q.studyInstanceUid = cr.first().identity.studyInstanceUid;
     Result<QList<DicomRecord>> found = runSync(client.find(q));
     QVERIFY(found.isOk());
-    QCOMPARE(found.value().size(), 1);
+    QCOMPARE(found.value().size(), 2);  // the PA stored again, and the lateral the archive had
 }
 
 void tst_Dimse::storageScpAcceptsPushesFromStorescu()

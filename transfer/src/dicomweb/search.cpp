@@ -72,6 +72,7 @@ DicomRecord record(const QJsonObject &o, QueryLevel level)
     DicomIdentity &id = r.identity;
     id.patientName = string(o, "00100010");
     id.patientId = string(o, "00100020");
+    id.issuerOfPatientId = string(o, "00100021");
     id.patientBirthDate = string(o, "00100030");
     id.patientSex = string(o, "00100040");
     id.studyInstanceUid = string(o, "0020000D");
@@ -82,6 +83,7 @@ DicomRecord record(const QJsonObject &o, QueryLevel level)
     id.seriesInstanceUid = string(o, "0020000E");
     id.modality = string(o, "00080060");
     id.seriesDescription = string(o, "0008103E");
+    id.bodyPartExamined = string(o, "00180015");
     id.seriesNumber = string(o, "00200011").toInt();
     id.sopInstanceUid = string(o, "00080018");
     id.sopClassUid = string(o, "00080016");
@@ -169,14 +171,14 @@ ResultJob<QList<DicomRecord>> *DicomWebClient::search(const DicomQuery &q)
         add("ModalitiesInStudy", q.modality);
         add("StudyDescription", q.description);
         add("StudyInstanceUID", q.studyInstanceUid);
-        params.append({QStringLiteral("includefield"), QStringLiteral("00081030,00080061,00201206,00201208")});
+        params.append({QStringLiteral("includefield"), QStringLiteral("00100021,00081030,00080061,00201206,00201208")});
         break;
     case QueryLevel::Series:
         path = q.studyInstanceUid.isEmpty() ? QStringLiteral("series") : QStringLiteral("studies/%1/series").arg(q.studyInstanceUid);
         add("Modality", q.modality);
         add("SeriesDescription", q.description);
         add("SeriesInstanceUID", q.seriesInstanceUid);
-        params.append({QStringLiteral("includefield"), QStringLiteral("00081030,0008103E,00200011,00201209")});
+        params.append({QStringLiteral("includefield"), QStringLiteral("00100021,00081030,0008103E,00180015,00200011,00201209")});
         break;
     case QueryLevel::Instance:
         path = q.seriesInstanceUid.isEmpty() ? QStringLiteral("studies/%1/instances").arg(q.studyInstanceUid)

@@ -72,6 +72,7 @@ DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &se
     if (level == QueryLevel::Study) {
         putString(ds, DCM_PatientName, q.patientName);
         putString(ds, DCM_PatientID, q.patientId);
+        putString(ds, DCM_IssuerOfPatientID, QString());
         putString(ds, DCM_PatientBirthDate, QString());
         putString(ds, DCM_PatientSex, QString());
         putString(ds, DCM_StudyDate, q.dicomDateRange());
@@ -86,6 +87,7 @@ DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &se
         // look or a listing must know the patient before anything is shown.
         putString(ds, DCM_PatientName, QString());
         putString(ds, DCM_PatientID, QString());
+        putString(ds, DCM_IssuerOfPatientID, QString());
         putString(ds, DCM_PatientBirthDate, QString());
         putString(ds, DCM_PatientSex, QString());
         putString(ds, DCM_StudyDate, QString());
@@ -96,6 +98,7 @@ DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &se
             putString(ds, DCM_Modality, q.modality);
             putString(ds, DCM_SeriesDescription, q.description);
             putString(ds, DCM_SeriesNumber, QString());
+            putString(ds, DCM_BodyPartExamined, QString());
             putString(ds, DCM_NumberOfSeriesRelatedInstances, QString());
         } else {
             putString(ds, DCM_SOPInstanceUID, QString());
@@ -126,6 +129,7 @@ DicomRecord recordFrom(DcmItem *ds, QueryLevel level)
     DicomIdentity &id = r.identity;
     id.patientName = text(ds, DCM_PatientName, d);
     id.patientId = text(ds, DCM_PatientID, d);
+    id.issuerOfPatientId = text(ds, DCM_IssuerOfPatientID, d);
     id.patientBirthDate = text(ds, DCM_PatientBirthDate);
     id.patientSex = text(ds, DCM_PatientSex);
     id.studyInstanceUid = text(ds, DCM_StudyInstanceUID);
@@ -136,6 +140,7 @@ DicomRecord recordFrom(DcmItem *ds, QueryLevel level)
     id.seriesInstanceUid = text(ds, DCM_SeriesInstanceUID);
     id.modality = text(ds, DCM_Modality);
     id.seriesDescription = text(ds, DCM_SeriesDescription, d);
+    id.bodyPartExamined = text(ds, DCM_BodyPartExamined);
     id.seriesNumber = text(ds, DCM_SeriesNumber).toInt();
     id.sopInstanceUid = text(ds, DCM_SOPInstanceUID);
     id.sopClassUid = text(ds, DCM_SOPClassUID);

@@ -13,6 +13,7 @@ struct DicomIdentity
     // Patient
     QString patientName;       ///< as DICOM PN, components separated by '^'
     QString patientId;
+    QString issuerOfPatientId; ///< who assigned the Patient ID (0010,0021); empty when the archive does not say
     QString patientBirthDate;  ///< YYYYMMDD
     QString patientSex;
     // Study
@@ -25,6 +26,7 @@ struct DicomIdentity
     QString seriesInstanceUid;
     QString modality;
     QString seriesDescription;
+    QString bodyPartExamined;  ///< CS, "HEAD", "CHEST"…; empty when not recorded
     int seriesNumber = 0;
     // Instance
     QString sopInstanceUid;

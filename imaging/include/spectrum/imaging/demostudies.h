@@ -5,8 +5,12 @@
 //  - Head CT: 3-D modified Shepp–Logan phantom, 512 × 512 × 200 slices, 16-bit Hounsfield units
 //    (stored + intercept −1024), 1.25 mm slices with consistent Image Position / Orientation / Pixel Spacing;
 //    optionally (ctSlabSlices) a thick-slice series of the same volume in the same frame of reference.
-//  - Chest CR: one 2048 × 2500 16-bit projection, MONOCHROME1 (minimum is white, as CR plates often are).
+//  - Chest CR: a PA and a lateral, 2048 × 2500 16-bit projections, MONOCHROME1 (minimum is white, as CR plates
+//    often are).
 //  - Head MR: T2-like 256 × 256 × 24 slices of the same phantom.
+//  - Priors, a year earlier, to read against: the head CT (half the slices, twice as thick, its own frame of
+//    reference, the patient 12 mm further along z, the lesion smaller) and the chest PA + lateral (the heart a
+//    little smaller, the patient a little to the side).
 //
 // Everything is deterministic: the same options give byte-identical files on every machine, with UIDs derived
 // from names (core/uid.h). Identities are plainly fake: names "DEMO^…", IDs "DEMO-…", a comment that says so.
@@ -24,7 +28,11 @@
 
 namespace spectrum {
 
-enum class DemoStudy { HeadCt, ChestCr, HeadMr };
+enum class DemoStudy { HeadCt, ChestCr, HeadMr, HeadCtPrior, ChestCrPrior };
+
+/// How much further along z (mm) the prior head CT's patient lay than the current one's: the same anatomy has
+/// Image Positions this much greater.
+inline constexpr double kDemoPriorShiftMm = 12.0;
 
 /// Every demo study, in the order they are listed.
 QList<DemoStudy> allDemoStudies();
@@ -51,7 +59,7 @@ class DemoArchive
 public:
     /// The Study Instance UID of a demo study (stable across versions and machines).
     static QString studyUid(DemoStudy study);
-    /// "demo-ct", "demo-cr", "demo-mr": short names users can type instead of a UID.
+    /// "demo-ct", "demo-cr", "demo-mr", "demo-ct-prior", "demo-cr-prior": short names users can type instead of a UID.
     static QString alias(DemoStudy study);
     static std::optional<DemoStudy> fromAlias(const QString &alias);
     static int instanceCount(const DemoOptions &options);

@@ -18,6 +18,7 @@ struct SeriesSummary
     QString seriesInstanceUid;
     QString modality;
     QString description;
+    QString bodyPart;              ///< Body Part Examined, when recorded
     int seriesNumber = 0;
     QList<InstanceRef> instances;  ///< by Instance Number, then SOP Instance UID
 };
