@@ -545,7 +545,8 @@ void ImageViewport::leaveEvent(QEvent *event)
 
 void ImageViewport::wheelEvent(QWheelEvent *event)
 {
-    const int delta = event->angleDelta().y();
+    // Some platforms turn a modified wheel sideways: either axis steps.
+    const int delta = event->angleDelta().y() != 0 ? event->angleDelta().y() : event->angleDelta().x();
     if (event->modifiers() & Qt::ControlModifier) {
         setZoom(m_zoom * std::pow(1.0015, delta));
     } else {
@@ -554,7 +555,7 @@ void ImageViewport::wheelEvent(QWheelEvent *event)
         const int steps = m_wheelRemainder / 120;
         m_wheelRemainder -= steps * 120;
         if (steps != 0)
-            Q_EMIT sliceStepRequested(-steps);  // wheel away from you: towards the next slice below
+            Q_EMIT sliceStepRequested(-steps, event->modifiers() & Qt::ShiftModifier);  // wheel away from you: towards the next slice below
     }
     event->accept();
 }

@@ -165,8 +165,9 @@ public:
     QImage renderedImage() const { return m_rendered; }
 
 Q_SIGNALS:
-    /// The wheel asked for the next (+1) or previous (−1) slice.
-    void sliceStepRequested(int step);
+    /// The wheel asked for the next (+1) or previous (−1) slice; `alone` with Shift held (the linked panes are
+    /// to stay where they are).
+    void sliceStepRequested(int step, bool alone);
     void windowChanged(const spectrum::VoiWindow &window);
     void measurementsChanged();
     void viewChanged();

@@ -183,25 +183,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
             v->resetView();
     });
     view->addSeparator();
-    QMenu *layouts = view->addMenu(tr("&Layout"));
-    auto *layoutGroup = new QActionGroup(this);
-    for (const auto &[text, key, rows, columns] : {std::tuple{tr("&1 × 1"), QStringLiteral("Ctrl+Alt+1"), 1, 1},
-                                                  std::tuple{tr("1 × &2"), QStringLiteral("Ctrl+Alt+2"), 1, 2},
-                                                  std::tuple{tr("2 × 2 (&4)"), QStringLiteral("Ctrl+Alt+4"), 2, 2}}) {
-        const int r = rows, c = columns;
-        QAction *a = add(layouts, text, QKeySequence(key), [this, r, c] {
-            if (StudyViewer *v = currentViewer())
-                v->setGrid(r, c);
-        });
-        a->setCheckable(true);
-        a->setChecked(r == 1 && c == 1);
-        layoutGroup->addAction(a);
-    }
-    QAction *sync = add(view, tr("&Synchronised scrolling"), Qt::Key_S, [this] {
-        if (StudyViewer *v = currentViewer())
-            v->setSynchronized(!v->isSynchronized());
-    });
-    sync->setCheckable(true);
+    addCompareActions(view);
     m_cineAction = add(view, tr("&Cine"), Qt::Key_C, [this] {
         if (StudyViewer *v = currentViewer())
             v->setCinePlaying(!v->isCinePlaying());
@@ -334,7 +316,7 @@ void MainWindow::showTagsOfImageInView()
     StudyViewer *viewer = currentViewer();
     QString key;
     if (viewer && viewer->seriesIndex() >= 0 && viewer->sliceIndex() >= 0)
-        key = viewer->study().series[viewer->seriesIndex()].instances.value(viewer->sliceIndex()).key;
+        key = viewer->activeStudy().series[viewer->seriesIndex()].instances.value(viewer->sliceIndex()).key;
     m_tags->showInstance(m_workstation->localStore(), key);
 }
 
@@ -512,6 +494,7 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
                                    study.modalities.join(QLatin1Char('/')), DicomIdentity::displayDate(study.identity.studyDate));
     m_tabs->setCurrentIndex(m_tabs->addTab(viewer, title));
     viewer->setFocus();
+    findPriorsFor(viewer);
     Q_EMIT studyOpened(viewer);
     return viewer;
 }

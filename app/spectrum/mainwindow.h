@@ -7,6 +7,7 @@
 #include <QMainWindow>
 
 class QDockWidget;
+class QMenu;
 class QSettings;
 class QLabel;
 class QTabWidget;
@@ -40,6 +41,11 @@ public:
     void prefetch(const QList<FoundStudy> &studies);
     /// Cache usage and budget; clearing it.
     void showCacheSettings();
+    /// Opens study `index` of the viewer's list of the patient's other studies beside the current one: from the
+    /// cache when it is all there, else streamed from the nearest store holding it (mainwindowcompare.cpp).
+    void openPrior(StudyViewer *viewer, int index);
+    /// The most recent comparable prior of the study in view, beside it (Shift+P); false when there is none yet.
+    bool openMostRecentComparable();
     StudyViewer *currentViewer() const;
     StudyBrowser *browser() const { return m_browser; }
     FilterPanel *filterPanel() const { return m_filters; }
@@ -94,6 +100,10 @@ private:
     void showTagsOfImageInView();
     /// The filter panel to `viewer`'s own chain (none: disabled and empty).
     void showFiltersOf(StudyViewer *viewer);
+    /// Looks for the patient's other studies in the cache and every store, for the viewer's priors list.
+    void findPriorsFor(StudyViewer *viewer);
+    /// The comparison entries of the View menu (layouts, links, priors).
+    void addCompareActions(QMenu *view);
     /// The open viewer of this study and patient, if any.
     StudyViewer *viewerOf(const QString &studyUid, const QString &patientId) const;
 

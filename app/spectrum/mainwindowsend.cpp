@@ -98,7 +98,7 @@ void MainWindow::sendToArchive(const QString &store, bool wholeSeries)
     };
     if (!viewer || !registry || viewer->seriesIndex() < 0)
         return fail(Error(ErrorCode::InvalidArgument, tr("no image to send")));
-    const QList<InstanceRef> &instances = viewer->study().series[viewer->seriesIndex()].instances;
+    const QList<InstanceRef> &instances = viewer->activeStudy().series[viewer->seriesIndex()].instances;
     QStringList keys;
     if (wholeSeries) {
         for (const InstanceRef &i : instances)
@@ -115,18 +115,18 @@ void MainWindow::sendToArchive(const QString &store, bool wholeSeries)
     // A series number no series of the study has, and a description that tells this send from the others.
     Derivation naming;
     int highest = 0;
-    for (const SeriesSummary &s : viewer->study().series)
+    for (const SeriesSummary &s : viewer->activeStudy().series)
         highest = std::max(highest, s.seriesNumber);
     naming.seriesNumber = highest + 1;
-    const SeriesSummary &source = viewer->study().series[viewer->seriesIndex()];
+    const SeriesSummary &source = viewer->activeStudy().series[viewer->seriesIndex()];
     naming.seriesDescription = tr("%1 (%2, %3)").arg(source.description.isEmpty() ? tr("Series %1").arg(source.seriesNumber) : source.description,
                                                       chain.isEmpty() ? tr("copy") : m_filters->description(),
                                                       QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"))).left(64);
     auto *job = registry->exportDerivedSeries(store, keys, chain, naming);
     statusBar()->showMessage(tr("Sending %n image(s) to %1…", nullptr, int(keys.size())).arg(store));
-    const SeriesSummary &shown = viewer->study().series[viewer->seriesIndex()];
+    const SeriesSummary &shown = viewer->activeStudy().series[viewer->seriesIndex()];
     m_transfers->addSend(job, tr("%1 — %2 image(s) of series %3 to %4%5", nullptr, int(keys.size()))
-                                  .arg(DicomIdentity::displayName(viewer->study().identity.patientName)).arg(keys.size())
+                                  .arg(DicomIdentity::displayName(viewer->activeStudy().identity.patientName)).arg(keys.size())
                                   .arg(shown.description.isEmpty() ? QString::number(shown.seriesNumber) : shown.description, store,
                                        chain.isEmpty() ? QString() : tr(", filtered")));
     connect(job, &Job::progress, this, [this, store](qint64 done, qint64 total) {

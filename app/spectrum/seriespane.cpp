@@ -44,7 +44,11 @@ SeriesPane::SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySu
     });
     setFocusProxy(m_viewport);
     m_viewport->installEventFilter(this);
-    connect(m_viewport, &ImageViewport::sliceStepRequested, this, &SeriesPane::stepSlice);
+    connect(m_viewport, &ImageViewport::sliceStepRequested, this, [this](int step, bool alone) {
+        if (alone)
+            Q_EMIT stepAloneRequested();
+        stepSlice(step);
+    });
     connect(m_viewport, &ImageViewport::windowChanged, this, [this] { m_windowFromUser = true; });
     connect(m_images, &ImageMemoryCache::inserted, this, &SeriesPane::onImageReady);
     connect(m_images, &ImageMemoryCache::pendingDropped, this, &SeriesPane::onImageReady);
@@ -62,24 +66,50 @@ SeriesPane::~SeriesPane()
 
 void SeriesPane::setActive(bool active)
 {
-    setStyleSheet(active ? QStringLiteral("SeriesPane { border: 2px solid #3d7fd6; }") : QStringLiteral("SeriesPane { border: 2px solid #101010; }"));
+    m_activeFrame = active;
+    // The active pane in blue; a prior's panes in amber, so the two studies are told apart at a glance.
+    const QString colour = active ? QStringLiteral("#3d7fd6") : m_comparisonPrior ? QStringLiteral("#8a6a1c") : QStringLiteral("#101010");
+    setStyleSheet(QStringLiteral("SeriesPane { border: 2px solid %1; }").arg(colour));
+}
+
+void SeriesPane::setComparisonLabel(const QString &label, bool prior)
+{
+    if (label == m_comparisonLabel && prior == m_comparisonPrior)
+        return;
+    m_comparisonLabel = label;
+    m_comparisonPrior = prior;
+    setActive(m_activeFrame);
+    if (m_series >= 0 && m_slice >= 0)
+        updateOverlay(m_viewport->hasImage() ? &m_viewport->image().info : nullptr);
 }
 
 bool SeriesPane::eventFilter(QObject *watched, QEvent *event)
 {
-    if (watched == m_viewport && (event->type() == QEvent::MouseButtonPress || event->type() == QEvent::FocusIn))
+    // The pane clicked, focused or scrolled is the one the reader works in.
+    if (watched == m_viewport && (event->type() == QEvent::MouseButtonPress || event->type() == QEvent::FocusIn || event->type() == QEvent::Wheel))
         Q_EMIT activated();
     return QFrame::eventFilter(watched, event);
 }
 
 void SeriesPane::dragEnterEvent(QDragEnterEvent *event)
 {
-    if (event->mimeData()->hasFormat(seriesMimeType()))
+    if (event->mimeData()->hasFormat(seriesMimeType()) || event->mimeData()->hasFormat(otherStudySeriesMimeType()))
         event->acceptProposedAction();
 }
 
 void SeriesPane::dropEvent(QDropEvent *event)
 {
+    if (event->mimeData()->hasFormat(otherStudySeriesMimeType())) {
+        const QStringList parts = QString::fromUtf8(event->mimeData()->data(otherStudySeriesMimeType())).split(QLatin1Char('\n'));
+        bool ok = false;
+        const int series = parts.value(1).toInt(&ok);
+        if (parts.size() != 2 || !ok)
+            return;
+        event->acceptProposedAction();
+        Q_EMIT activated();
+        Q_EMIT otherStudySeriesDropped(parts.first(), series);
+        return;
+    }
     bool ok = false;
     const int series = QString::fromLatin1(event->mimeData()->data(seriesMimeType())).toInt(&ok);
     if (!ok)
@@ -272,6 +302,13 @@ void SeriesPane::learnGeometry(int index, const ImageInfo &info)
     Q_EMIT sliceGeometryLearned();
 }
 
+int SeriesPane::sliceNearestInPlane(const std::array<double, 3> &normal, const std::array<double, 3> &point) const
+{
+    if (m_centres.isEmpty() || std::abs(dot(normal, m_normal)) < 0.99)
+        return -1;
+    return sliceNearest(m_frameOfReference, point);
+}
+
 int SeriesPane::sliceNearest(const QString &frame, const std::array<double, 3> &point) const
 {
     if (frame.isEmpty() || frame != m_frameOfReference || m_centres.isEmpty())
@@ -421,6 +458,8 @@ void SeriesPane::updateOverlay(const ImageInfo *info)
     o.topRight = tr("%1\n%2\n%3 %4")
                      .arg(id.studyDescription, DicomIdentity::displayDate(id.studyDate), series.modality,
                           series.description);
+    if (!m_comparisonLabel.isEmpty())
+        o.topRight = m_comparisonLabel + QLatin1Char('\n') + o.topRight;
     o.bottomLeft = tr("Im %1/%2").arg(m_slice + 1).arg(sliceCount());
     if (info && info->frames > 1) {
         o.bottomLeft += tr("  Fr %1/%2").arg(info->frameIndex + 1).arg(info->frames);

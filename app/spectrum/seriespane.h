@@ -64,6 +64,14 @@ public:
     /// arrive), clamped to the stack. −1 when the series lies in another frame of reference, has no geometry, or
     /// fewer than two of its slices are known yet.
     int sliceNearest(const QString &frame, const std::array<double, 3> &point) const;
+    /// The same for a point of another study (another frame of reference: its coordinates taken as this one's,
+    /// as a prior's are): −1 unless this series lies in the plane `normal` describes (parallel within ~8°).
+    int sliceNearestInPlane(const std::array<double, 3> &normal, const std::array<double, 3> &point) const;
+    /// The study this pane shows a series of.
+    const StudySummary *study() const { return m_study; }
+    /// Shown in the overlay's corner and the frame's colour when the viewer compares studies: "PRIOR" and its
+    /// date for an earlier study, "CURRENT" for the one being read; empty when only one study is open.
+    void setComparisonLabel(const QString &label, bool prior);
     /// Drawn with a highlight: the pane the keys and menus act on.
     void setActive(bool active);
     /// The study's images arriving or cached (from the viewer's streamer).
@@ -86,6 +94,10 @@ Q_SIGNALS:
     void activated();
     /// A series (its index) was dropped on the pane from the series list.
     void seriesDropped(int seriesIndex);
+    /// A series of another open study (`studyKey`: PriorsPanel::studyKey) was dropped on the pane.
+    void otherStudySeriesDropped(const QString &studyKey, int seriesIndex);
+    /// The wheel with Shift: this pane steps alone, the linked panes stay (the viewer learns an offset from it).
+    void stepAloneRequested();
     /// Where one more slice of the series lies is known (sliceNearest can answer better).
     void sliceGeometryLearned();
 
@@ -144,11 +156,16 @@ private:
     struct Arriving;
     std::unique_ptr<Arriving> m_arriving;  ///< the slice in view while it streams in
     quint64 m_arrivalSerial = 0;
+    QString m_comparisonLabel;
+    bool m_comparisonPrior = false;
+    bool m_activeFrame = false;
     QPushButton *m_retryButton;            ///< shown under the image while the slice in view has failed
     QTimer *m_failureTick;                 ///< keeps "trying again in N s" current
 };
 
 /// The MIME type a series is dragged with from the series list: its index, as text.
 inline QString seriesMimeType() { return QStringLiteral("application/x-spectrum-series"); }
+/// The MIME type a series of another open study is dragged with (from the priors list): "study key\nindex".
+inline QString otherStudySeriesMimeType() { return QStringLiteral("application/x-spectrum-study-series"); }
 
 } // namespace spectrum

@@ -1,5 +1,6 @@
 #include "studyviewer.h"
 #include "displayimage.h"
+#include "priorspanel.h"
 
 #include "spectrum/imaging/decodecounts.h"
 #include "spectrum/stores/imageloader.h"
@@ -12,6 +13,7 @@
 #include <QListWidget>
 #include <QMimeData>
 #include <QPixmap>
+#include <QSplitter>
 
 namespace spectrum {
 
@@ -40,37 +42,29 @@ protected:
 
 StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const StudySummary &study, StudyStreamer *streamer, QWidget *parent)
     : QWidget(parent), m_store(store), m_images(images), m_streamer(streamer), m_study(study), m_seriesList(new SeriesList), m_grid(new QGridLayout),
-      m_segmentations(new SegmentationOverlay(store, this))
+      m_priors(new PriorsPanel), m_segmentations(new SegmentationOverlay(store, this))
 {
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
-    m_seriesList->setFixedWidth(220);
     m_seriesList->setIconSize(QSize(96, 96));
     m_seriesList->setObjectName(QStringLiteral("seriesList"));
     fillSeriesList();
     m_grid->setContentsMargins(0, 0, 0, 0);
     m_grid->setSpacing(0);
-    layout->addWidget(m_seriesList);
+    // The study's series above, the patient's other studies below.
+    auto *left = new QSplitter(Qt::Vertical);
+    left->setFixedWidth(240);
+    left->addWidget(m_seriesList);
+    left->addWidget(m_priors);
+    left->setStretchFactor(0, 3);
+    left->setStretchFactor(1, 2);
+    layout->addWidget(left);
     layout->addLayout(m_grid, 1);
 
     if (m_streamer) {
         m_streamer->setParent(this);  // it fetches for this viewer, and stops with it
-        connect(m_streamer, &StudyStreamer::instanceCached, this, &StudyViewer::onInstanceCached);
-        connect(m_streamer, &StudyStreamer::instanceArriving, this, [this](const QString &key, const Arrival &arrival) {
-            for (SeriesPane *p : m_panes)
-                p->onInstanceArriving(key, arrival);
-        });
-        connect(m_streamer, &StudyStreamer::instanceBytes, this, &StudyViewer::onInstanceBytes);
-        connect(m_streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
-            for (SeriesPane *p : m_panes)
-                p->onInstanceFailed(key, e);
-            Q_EMIT errorOccurred(e);
-        });
-        connect(m_streamer, &StudyStreamer::progress, this, [this] {
-            for (SeriesPane *p : m_panes)
-                p->onStreamProgress();
-        });
+        wireStreamer(m_streamer);
     }
     connect(m_images, &ImageMemoryCache::inserted, this, &StudyViewer::makeThumbnail);
     connect(m_images, &ImageMemoryCache::pendingDropped, this, &StudyViewer::makeThumbnail);
@@ -103,13 +97,48 @@ StudyViewer::~StudyViewer()
         m_images->setPending(key, false);
 }
 
+void StudyViewer::wireStreamer(StudyStreamer *streamer)
+{
+    // Keys are SOP Instance UIDs: each pane picks out its own series' instances, whichever study they are of.
+    connect(streamer, &StudyStreamer::instanceCached, this, &StudyViewer::onInstanceCached);
+    connect(streamer, &StudyStreamer::instanceArriving, this, [this](const QString &key, const Arrival &arrival) {
+        for (SeriesPane *p : m_panes)
+            p->onInstanceArriving(key, arrival);
+    });
+    connect(streamer, &StudyStreamer::instanceBytes, this, &StudyViewer::onInstanceBytes);
+    connect(streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
+        for (SeriesPane *p : m_panes)
+            p->onInstanceFailed(key, e);
+        Q_EMIT errorOccurred(e);
+    });
+    connect(streamer, &StudyStreamer::progress, this, [this] {
+        for (SeriesPane *p : m_panes)
+            p->onStreamProgress();
+    });
+}
+
 SeriesPane *StudyViewer::addPane(int seriesIndex)
 {
-    auto *pane = new SeriesPane(m_store, m_images, &m_study, m_streamer);
+    SeriesPane *pane = makePane(&m_study, m_streamer);
     m_panes << pane;
-    const int columns = m_panes.size() > 1 ? 2 : 1;
-    const int i = int(m_panes.size()) - 1;
-    m_grid->addWidget(pane, i / columns, i % columns);
+    layoutPanes();
+    if (seriesIndex >= 0)
+        pane->showSeries(seriesIndex);
+    return pane;
+}
+
+void StudyViewer::layoutPanes()
+{
+    for (SeriesPane *p : std::as_const(m_panes))
+        m_grid->removeWidget(p);
+    const int columns = std::max(1, m_columns);
+    for (int i = 0; i < m_panes.size(); ++i)
+        m_grid->addWidget(m_panes[i], i / columns, i % columns);
+}
+
+SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *streamer)
+{
+    auto *pane = new SeriesPane(m_store, m_images, study, streamer);
     pane->setFilters(m_chain, m_chainDescription);
     pane->viewport()->setSmoothMagnification(m_smoothMagnify);
     connect(pane, &SeriesPane::activated, this, [this, pane] { setActivePane(pane); });
@@ -117,8 +146,22 @@ SeriesPane *StudyViewer::addPane(int seriesIndex)
         setActivePane(pane);
         showSeries(series);
     });
+    connect(pane, &SeriesPane::otherStudySeriesDropped, this, [this, pane](const QString &key, int series) { showSeriesOf(pane, key, series); });
+    connect(pane, &SeriesPane::stepAloneRequested, this, [this, pane] { m_adjusting = pane; });
+    connect(pane->viewport(), &ImageViewport::windowChanged, this, [this, pane] {
+        if (pane == m_active)
+            propagateWindow();
+    });
+    connect(pane->viewport(), &ImageViewport::viewChanged, this, [this, pane] {
+        if (pane == m_active)
+            propagateZoom();
+    });
     connect(pane, &SeriesPane::errorOccurred, this, &StudyViewer::errorOccurred);
     connect(pane, &SeriesPane::imageShown, this, [this, pane](int index) {
+        if (pane == m_adjusting) {
+            m_adjusting = nullptr;  // scrolled alone: the others stay, and the offset is learned from where it is
+            learnOffset(pane);
+        }
         if (pane != m_active)
             return;
         Q_EMIT imageShown(index);
@@ -133,26 +176,31 @@ SeriesPane *StudyViewer::addPane(int seriesIndex)
     // A slice's place learned (this pane's or, once shown, the active one's): the estimate gets better.
     connect(pane, &SeriesPane::sliceGeometryLearned, this, [this] { follow(); });
     connect(pane, &SeriesPane::sliceChanged, this, [this, pane](int series, int index) {
-        if (pane == m_active && m_streamer)
-            m_streamer->setFocus(series, index);  // fetched next, then its neighbours
+        if (pane != m_active)
+            return;
+        if (StudyStreamer *s = streamerOf(pane))
+            s->setFocus(series, index);  // fetched next, then its neighbours
     });
     connect(pane, &SeriesPane::previewShown, this, [this, pane](int index, double fraction) {
         if (pane == m_active)
             Q_EMIT previewShown(index, fraction);
     });
-    if (seriesIndex >= 0)
-        pane->showSeries(seriesIndex);
     return pane;
 }
 
 void StudyViewer::setGrid(int rows, int columns)
 {
-    const int wanted = std::clamp(rows, 1, 2) * std::clamp(columns, 1, 2);
+    m_rows = std::clamp(rows, 1, 4);
+    m_columns = std::clamp(columns, 1, 4);
+    const int wanted = m_rows * m_columns;
     while (m_panes.size() > wanted) {
         SeriesPane *gone = m_panes.takeLast();
         if (gone == m_active)
             m_active = m_panes.first();
+        if (gone == m_adjusting)
+            m_adjusting = nullptr;
         m_grid->removeWidget(gone);
+        disconnect(m_images, nullptr, gone, nullptr);
         delete gone;
     }
     while (m_panes.size() < wanted) {
@@ -166,11 +214,8 @@ void StudyViewer::setGrid(int rows, int columns)
         }
         addPane(series);
     }
-    // Re-lay: row-major in a rows × columns grid.
-    for (int i = 0; i < m_panes.size(); ++i) {
-        m_grid->removeWidget(m_panes[i]);
-        m_grid->addWidget(m_panes[i], i / std::clamp(columns, 1, 2), i % std::clamp(columns, 1, 2));
-    }
+    layoutPanes();
+    updateComparisonLabels();
     setActivePane(m_active);
 }
 
@@ -254,12 +299,14 @@ void StudyViewer::setActivePane(SeriesPane *pane)
     for (SeriesPane *p : m_panes)
         p->setActive(m_panes.size() > 1 && p == pane);
     setFocusProxy(pane);
-    if (m_active->seriesIndex() >= 0 && m_seriesList->currentRow() != m_active->seriesIndex()) {
+    // The series list is the current study's: it marks the active pane's series when it is one of them.
+    const int row = m_active->study() == &m_study ? m_active->seriesIndex() : -1;
+    if (m_seriesList->currentRow() != row) {
         const QSignalBlocker block(m_seriesList);
-        m_seriesList->setCurrentRow(m_active->seriesIndex());
+        m_seriesList->setCurrentRow(row);
     }
-    if (m_streamer && m_active->seriesIndex() >= 0)
-        m_streamer->setFocus(m_active->seriesIndex(), m_active->sliceIndex());
+    if (StudyStreamer *s = streamerOf(m_active); s && m_active->seriesIndex() >= 0)
+        s->setFocus(m_active->seriesIndex(), m_active->sliceIndex());
     updateModeText();
     if (changed)
         Q_EMIT activePaneChanged(pane);
@@ -272,28 +319,12 @@ void StudyViewer::setSynchronized(bool on)
     follow();
 }
 
-void StudyViewer::follow()
-{
-    if (!m_sync || m_panes.size() < 2 || !m_active->viewport()->hasImage())
-        return;
-    // The slice through the same place of the patient, in every other pane whose series shares the frame of
-    // reference; series elsewhere (another frame, no geometry) stay where they are.
-    const ImageInfo &info = m_active->viewport()->image().info;
-    if (!info.hasPosition || info.frameOfReferenceUid.isEmpty())
-        return;
-    for (SeriesPane *p : m_panes) {
-        if (p == m_active)
-            continue;
-        const int nearest = p->sliceNearest(info.frameOfReferenceUid, info.centre());
-        if (nearest >= 0 && nearest != p->sliceIndex())
-            p->showSlice(nearest);
-    }
-}
-
 void StudyViewer::showSeries(int seriesIndex)
 {
     if (seriesIndex < 0 || seriesIndex >= m_study.series.size())
         return;
+    if (m_active->study() != &m_study)  // the pane showed a prior: it shows the current study again
+        return void(showSeriesOf(m_active, keyOf(&m_study), seriesIndex));
     m_active->showSeries(seriesIndex);
     if (m_seriesList->currentRow() != seriesIndex) {
         const QSignalBlocker block(m_seriesList);
@@ -504,8 +535,14 @@ void StudyViewer::updateModeText()
 {
     for (SeriesPane *p : m_panes) {
         QStringList modes;
-        if (m_sync && m_panes.size() > 1)
-            modes << tr("Sync ⇅");
+        if (m_sync && m_panes.size() > 1) {
+            const double offset = p->study() != &m_study ? offsetMm(keyOf(p->study())) : 0.0;
+            modes << (std::abs(offset) >= 0.05 ? tr("Linked ⇅ offset %1 mm").arg(offset, 0, 'f', 1) : tr("Linked ⇅"));
+        }
+        if (m_linkWindow && m_panes.size() > 1)
+            modes << tr("W/L linked");
+        if (m_linkZoom && m_panes.size() > 1)
+            modes << tr("Zoom linked");
         if (p == m_active && m_cine.isActive()) {
             bool acquired = false;
             const double fps = cineFramesPerSecond(&acquired);

@@ -1,9 +1,12 @@
 #pragma once
-// StudyViewer: one open study — its series (with thumbnails) on the left, one to four panes on the right (layouts
-// 1×1, 1×2, 2×2), each showing a series; drag a series onto a pane to show it there. The keys, the menus and this
-// class's slice calls act on the active pane (the one last clicked); with synchronised scrolling on, the other
-// panes follow it through their stacks. When the study streams in from an archive, the streamer is told where
-// the active pane looks, and every pane shows its slices as they arrive.
+// StudyViewer: one open study — its series (with thumbnails) on the left, above the patient's other studies
+// (PriorsPanel); on the right a grid of panes (any rows × columns up to 4 × 4), each showing a series of the
+// study or of a prior opened beside it; drag a series onto a pane to show it there. The keys, the menus and this
+// class's slice calls act on the active pane (the one last clicked or scrolled); with linked scrolling on, the
+// other panes follow it through their stacks — in the same frame of reference by place, across studies by
+// patient position in the same plane plus an offset the reader sets (Shift+wheel). Window/level and zoom can be
+// linked too. When a study streams in from an archive, its streamer is told where the reader looks, and every
+// pane shows its slices as they arrive.
 
 #include "segmentationoverlay.h"
 #include "seriespane.h"
@@ -24,6 +27,7 @@ class QListWidget;
 
 namespace spectrum {
 
+class PriorsPanel;
 class StudyStreamer;
 
 class StudyViewer : public QWidget
@@ -36,7 +40,10 @@ public:
     StudyViewer(BlobStore *store, ImageMemoryCache *images, const StudySummary &study, StudyStreamer *streamer = nullptr, QWidget *parent = nullptr);
     ~StudyViewer() override;
 
+    /// The study the viewer was opened on (the one being read).
     const StudySummary &study() const { return m_study; }
+    /// The study the active pane shows a series of: study(), or a prior opened beside it.
+    const StudySummary &activeStudy() const;
     /// The whole study, replacing the first look the viewer opened with (StudyStreamer::firstLook): each pane
     /// keeps the image it shows, at its place in the whole list. Refused (false, errorOccurred, nothing shown)
     /// when it names another study or another patient.
@@ -51,8 +58,38 @@ public:
     QImage thumbnail(int series) const { return m_thumbnails.value(series); }
     StudyStreamer *streamer() const { return m_streamer; }
 
-    /// Layout: `rows` × `columns` panes (1×1, 1×2, 2×2). New panes show the series not yet on screen, in order.
+    /// Layout: `rows` × `columns` panes, each 1…4. New panes show the series not yet on screen, in order; panes
+    /// beyond the new grid go.
     void setGrid(int rows, int columns);
+    int gridRows() const { return m_rows; }
+    int gridColumns() const { return m_columns; }
+
+    // ---- Comparison with the patient's other studies (studyviewercompare.cpp) ----
+    /// The list of the patient's other studies beside the series (filled by whoever searches for them).
+    PriorsPanel *priorsPanel() const { return m_priors; }
+    /// Opens `study` — another study of the same patient — in this viewer: its series can be shown in any pane.
+    /// Refused (false, errorOccurred, nothing shown) when it is another patient's (Patient ID, issuer, name or
+    /// birth date differ). `streamer`: the study still arrives from an archive; the viewer owns it from now.
+    bool addComparison(const StudySummary &study, StudyStreamer *streamer = nullptr);
+    /// addComparison(), then shows it beside the current study: at least two panes, the pane after the active one
+    /// (or the second) showing the series most like the active one's — the same description, else the same
+    /// modality with the most images, else the first.
+    bool openBeside(const StudySummary &study, StudyStreamer *streamer = nullptr);
+    int comparisonCount() const { return int(m_others.size()); }
+    const StudySummary &comparison(int i) const;
+    /// Shows series `series` of the open study `studyKey` (PriorsPanel::studyKey; the current study's too) in `pane`.
+    bool showSeriesOf(SeriesPane *pane, const QString &studyKey, int series);
+    /// Window/level set in the active pane is set in every other pane of the same modality.
+    void setWindowLinked(bool on);
+    bool isWindowLinked() const { return m_linkWindow; }
+    /// Zoom set in the active pane is set in every other pane.
+    void setZoomLinked(bool on);
+    bool isZoomLinked() const { return m_linkZoom; }
+    /// How much further (mm, along the active pane's slice normal) the same anatomy lies in `studyKey`'s
+    /// coordinates than in the current study's: 0 until the reader scrolls a pane alone (Shift+wheel) while
+    /// linked, or sets it. Linked panes of that study show the slice this far from the current one's position.
+    double offsetMm(const QString &studyKey) const;
+    void setOffsetMm(const QString &studyKey, double mm);
     int paneCount() const { return int(m_panes.size()); }
     SeriesPane *pane(int i) const { return m_panes.value(i); }
     void setActivePane(SeriesPane *pane);
@@ -114,12 +151,35 @@ Q_SIGNALS:
     void previewShown(int index, double fraction);
     void errorOccurred(const spectrum::Error &error);
     void activePaneChanged(spectrum::SeriesPane *pane);
+    /// Another study of the patient is open in the viewer (addComparison).
+    void comparisonOpened(const spectrum::StudySummary &study);
 
 protected:
     void keyPressEvent(QKeyEvent *event) override;
 
 private:
+    /// Another study open in the viewer: its list and, while it arrives, its streamer.
+    struct OpenStudy
+    {
+        StudySummary study;
+        StudyStreamer *streamer = nullptr;
+    };
     SeriesPane *addPane(int seriesIndex);
+    /// A pane on `study` (the current one or an OpenStudy's), wired to the viewer, not yet in the grid.
+    SeriesPane *makePane(const StudySummary *study, StudyStreamer *streamer);
+    /// The panes into the grid, row-major.
+    void layoutPanes();
+    void wireStreamer(StudyStreamer *streamer);
+    StudyStreamer *streamerOf(const SeriesPane *pane) const;
+    QString keyOf(const StudySummary *study) const;
+    /// "PRIOR 2023-01-03 (1 year earlier)" / "CURRENT …" on every pane while another study is open.
+    void updateComparisonLabels();
+    /// A pane scrolled alone (Shift+wheel) while linked: the offset of its study against the others' is where it
+    /// now is against them.
+    void learnOffset(SeriesPane *pane);
+    /// The active pane's window or zoom to the other panes, when linked.
+    void propagateWindow();
+    void propagateZoom();
     void requestThumbnail(int series, const QString &key);
     void requestThumbnails();
     void fillSeriesList();
@@ -137,7 +197,17 @@ private:
     StudySummary m_study;
     QListWidget *m_seriesList;
     QGridLayout *m_grid;
+    PriorsPanel *m_priors;
+    int m_rows = 1;
+    int m_columns = 1;
     QList<SeriesPane *> m_panes;
+    std::vector<std::unique_ptr<OpenStudy>> m_others;
+    /// By study key: where the same anatomy lies in that study's coordinates relative to the others (mm, patient
+    /// axes); only differences between two studies mean anything.
+    QHash<QString, std::array<double, 3>> m_offsets;
+    SeriesPane *m_adjusting = nullptr;  ///< stepping alone (Shift+wheel): its next image sets an offset
+    bool m_linkWindow = false;
+    bool m_linkZoom = false;
     SeriesPane *m_active = nullptr;
     bool m_sync = false;
     bool m_smoothMagnify = true;

@@ -1,0 +1,333 @@
+// StudyViewer's comparison with the patient's other studies: opening them beside the current one, panes that
+// show their series, linked scrolling across studies with the reader's offset, linked window/level and zoom.
+#include "studyviewer.h"
+#include "priorspanel.h"
+
+#include "spectrum/stores/studystreamer.h"
+
+#include <QDate>
+#include <QGridLayout>
+
+namespace spectrum {
+
+namespace {
+
+using Vec = std::array<double, 3>;
+
+Vec minus(const Vec &a, const Vec &b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+Vec plus(const Vec &a, const Vec &b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
+Vec scaled(const Vec &a, double k) { return {a[0] * k, a[1] * k, a[2] * k}; }
+double dotOf(const Vec &a, const Vec &b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+QString normalised(const QString &s) { return s.simplified().toUpper(); }
+
+/// Why `other` cannot be opened beside `current` as the same patient's (empty: it can).
+QString otherPatient(const DicomIdentity &current, const DicomIdentity &other)
+{
+    if (other.patientId != current.patientId)
+        return QObject::tr("it belongs to Patient ID '%1', not '%2'").arg(other.patientId, current.patientId);
+    if (!current.issuerOfPatientId.isEmpty() && !other.issuerOfPatientId.isEmpty() && normalised(current.issuerOfPatientId) != normalised(other.issuerOfPatientId))
+        return QObject::tr("its Patient ID was issued by %1, not %2").arg(other.issuerOfPatientId, current.issuerOfPatientId);
+    if (!current.patientName.isEmpty() && !other.patientName.isEmpty()
+        && normalised(DicomIdentity::displayName(current.patientName)) != normalised(DicomIdentity::displayName(other.patientName)))
+        return QObject::tr("it names another patient (%1)").arg(DicomIdentity::displayName(other.patientName));
+    if (!current.patientBirthDate.isEmpty() && !other.patientBirthDate.isEmpty() && current.patientBirthDate != other.patientBirthDate)
+        return QObject::tr("it gives another birth date (%1)").arg(DicomIdentity::displayDate(other.patientBirthDate));
+    return QString();
+}
+
+/// "1 year earlier", "3 months earlier", "12 days later".
+QString ageBetween(const QString &fromDicomDate, const QString &toDicomDate)
+{
+    const QDate from = QDate::fromString(fromDicomDate, QStringLiteral("yyyyMMdd")), to = QDate::fromString(toDicomDate, QStringLiteral("yyyyMMdd"));
+    if (!from.isValid() || !to.isValid())
+        return QString();
+    const qint64 days = from.daysTo(to);
+    const qint64 n = std::abs(days);
+    const QString when = days >= 0 ? QObject::tr("earlier") : QObject::tr("later");
+    auto count = [](qint64 k, const QString &one, const QString &many) { return k == 1 ? one : many.arg(k); };
+    if (n >= 330)  // "1 year" from eleven months on, as a reader says it
+        return count(std::max<qint64>(1, qRound64(n / 365.25)), QObject::tr("1 year"), QObject::tr("%1 years")) + QLatin1Char(' ') + when;
+    if (n >= 45)
+        return count(qRound64(n / 30.44), QObject::tr("1 month"), QObject::tr("%1 months")) + QLatin1Char(' ') + when;
+    return count(n, QObject::tr("1 day"), QObject::tr("%1 days")) + QLatin1Char(' ') + when;
+}
+
+} // namespace
+
+const StudySummary &StudyViewer::activeStudy() const
+{
+    return m_active ? *m_active->study() : m_study;
+}
+
+const StudySummary &StudyViewer::comparison(int i) const
+{
+    return m_others.at(size_t(i))->study;
+}
+
+QString StudyViewer::keyOf(const StudySummary *study) const
+{
+    return PriorsPanel::studyKey(study->identity);
+}
+
+StudyStreamer *StudyViewer::streamerOf(const SeriesPane *pane) const
+{
+    if (pane->study() == &m_study)
+        return m_streamer;
+    for (const auto &o : m_others) {
+        if (&o->study == pane->study())
+            return o->streamer;
+    }
+    return nullptr;
+}
+
+bool StudyViewer::addComparison(const StudySummary &study, StudyStreamer *streamer)
+{
+    const QString key = PriorsPanel::studyKey(study.identity);
+    const QString why = key == keyOf(&m_study) ? tr("it is the study being read") : otherPatient(m_study.identity, study.identity);
+    if (!why.isEmpty()) {
+        if (streamer)
+            streamer->deleteLater();
+        Q_EMIT errorOccurred(Error(ErrorCode::InvalidArgument, tr("study %1 is not opened beside this one: %2").arg(study.identity.studyInstanceUid, why)));
+        return false;
+    }
+    for (const auto &o : m_others) {
+        if (keyOf(&o->study) == key) {
+            if (streamer && streamer != o->streamer)
+                streamer->deleteLater();  // open already
+            return true;
+        }
+    }
+    auto open = std::make_unique<OpenStudy>();
+    open->study = study;
+    open->streamer = streamer;
+    if (streamer) {
+        streamer->setParent(this);  // it fetches for this viewer, and stops with it
+        wireStreamer(streamer);
+    }
+    m_priors->setOpened(study);
+    m_others.push_back(std::move(open));
+    Q_EMIT comparisonOpened(study);
+    return true;
+}
+
+bool StudyViewer::openBeside(const StudySummary &study, StudyStreamer *streamer)
+{
+    if (!addComparison(study, streamer))
+        return false;
+    const QString key = PriorsPanel::studyKey(study.identity);
+    const StudySummary &other = std::find_if(m_others.begin(), m_others.end(), [&](const auto &o) { return keyOf(&o->study) == key; })->get()->study;
+    if (other.series.isEmpty())
+        return true;
+    if (m_panes.size() < 2)
+        setGrid(1, 2);
+    // The series most like the one in the active pane.
+    const SeriesSummary *here = m_active && m_active->seriesIndex() >= 0 ? &m_active->study()->series[m_active->seriesIndex()] : nullptr;
+    int best = 0, bestScore = -1;
+    for (int s = 0; s < other.series.size(); ++s) {
+        const SeriesSummary &c = other.series[s];
+        int score = 0;
+        if (here && !here->description.isEmpty() && normalised(c.description) == normalised(here->description))
+            score += 1000000;
+        if (here && c.modality == here->modality)
+            score += 100000 + std::min<int>(int(c.instances.size()), 99999);
+        if (score > bestScore) {
+            bestScore = score;
+            best = s;
+        }
+    }
+    // Where it goes: a pane showing it already stays as it is; else the first pane after the active one that
+    // does not show the current study, else the last — never the reader's own pane of the current study.
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (p->study() == &other) {
+            setActivePane(p);
+            return true;
+        }
+    }
+    const int from = m_active ? int(m_panes.indexOf(m_active)) : 0;
+    int at = -1;
+    for (int k = 1; k <= m_panes.size() && at < 0; ++k) {
+        const int i = int((from + k) % m_panes.size());
+        if (m_panes[i]->study() != &m_study)
+            at = i;
+    }
+    if (at < 0)
+        at = m_panes[m_panes.size() - 1] == m_active ? int(m_panes.size()) - 2 : int(m_panes.size()) - 1;
+    return showSeriesOf(m_panes[at], key, best);
+}
+
+bool StudyViewer::showSeriesOf(SeriesPane *pane, const QString &studyKey, int series)
+{
+    const int index = int(m_panes.indexOf(pane));
+    if (index < 0)
+        return false;
+    const StudySummary *study = nullptr;
+    StudyStreamer *streamer = nullptr;
+    if (studyKey == keyOf(&m_study)) {
+        study = &m_study;
+        streamer = m_streamer;
+    }
+    for (const auto &o : m_others) {
+        if (keyOf(&o->study) == studyKey) {
+            study = &o->study;
+            streamer = o->streamer;
+        }
+    }
+    if (!study || series < 0 || series >= study->series.size())
+        return false;
+    if (pane->study() == study) {
+        setActivePane(pane);
+        pane->showSeries(series);
+        if (study == &m_study)
+            showSeries(series);  // the series list follows
+        return true;
+    }
+    // Another study in this place: a new pane on it, where the old one was.
+    SeriesPane *fresh = makePane(study, streamer);
+    m_panes[index] = fresh;
+    if (m_active == pane)
+        m_active = fresh;
+    if (m_adjusting == pane)
+        m_adjusting = nullptr;
+    m_grid->removeWidget(pane);
+    disconnect(pane, nullptr, this, nullptr);
+    disconnect(m_images, nullptr, pane, nullptr);
+    pane->hide();
+    pane->deleteLater();  // it may be the one a drop is being delivered to
+    layoutPanes();
+    fresh->showSeries(series);
+    updateComparisonLabels();
+    setActivePane(fresh);
+    return true;
+}
+
+void StudyViewer::updateComparisonLabels()
+{
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (m_others.empty()) {
+            p->setComparisonLabel(QString(), false);
+            continue;
+        }
+        const DicomIdentity &id = p->study()->identity;
+        if (p->study() == &m_study) {
+            p->setComparisonLabel(tr("CURRENT  %1").arg(DicomIdentity::displayDate(id.studyDate)), false);
+            continue;
+        }
+        const bool earlier = id.studyDate + id.studyTime < m_study.identity.studyDate + m_study.identity.studyTime;
+        const QString age = ageBetween(id.studyDate, m_study.identity.studyDate);
+        p->setComparisonLabel(tr("%1  %2%3").arg(earlier ? tr("PRIOR") : tr("LATER"), DicomIdentity::displayDate(id.studyDate),
+                                                 age.isEmpty() ? QString() : tr(" (%1)").arg(age)),
+                              earlier);
+    }
+    updateModeText();
+}
+
+void StudyViewer::follow()
+{
+    if (!m_sync || m_panes.size() < 2 || !m_active->viewport()->hasImage())
+        return;
+    // The slice through the same place of the patient: in the same study by frame of reference; in another
+    // study by patient position in the same plane, shifted by the offset between the two studies. Series
+    // elsewhere (another plane, no geometry) stay where they are.
+    const ImageInfo &info = m_active->viewport()->image().info;
+    if (!info.hasPosition)
+        return;
+    const Vec here = info.centre();
+    const Vec from = m_offsets.value(keyOf(m_active->study()), Vec{0, 0, 0});
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (p == m_active || p == m_adjusting)
+            continue;
+        int nearest = -1;
+        if (p->study() == m_active->study()) {
+            nearest = info.frameOfReferenceUid.isEmpty() ? -1 : p->sliceNearest(info.frameOfReferenceUid, here);
+        } else {
+            const Vec to = m_offsets.value(keyOf(p->study()), Vec{0, 0, 0});
+            nearest = p->sliceNearestInPlane(info.sliceNormal(), plus(here, minus(to, from)));
+        }
+        if (nearest >= 0 && nearest != p->sliceIndex())
+            p->showSlice(nearest);
+    }
+}
+
+void StudyViewer::learnOffset(SeriesPane *pane)
+{
+    if (!m_sync || !pane->viewport()->hasImage() || !pane->viewport()->image().info.hasPosition)
+        return;
+    const ImageInfo &info = pane->viewport()->image().info;
+    const Vec n = info.sliceNormal();
+    for (SeriesPane *r : std::as_const(m_panes)) {
+        if (r == pane || r->study() == pane->study() || !r->viewport()->hasImage() || !r->viewport()->image().info.hasPosition)
+            continue;
+        const ImageInfo &other = r->viewport()->image().info;
+        if (std::abs(dotOf(other.sliceNormal(), n)) < 0.99)
+            continue;
+        // The pane's place and the other's are the same anatomy: what lies at `other`'s position there lies at
+        // this pane's position here.
+        const Vec base = m_offsets.value(keyOf(r->study()), Vec{0, 0, 0});
+        m_offsets.insert(keyOf(pane->study()), plus(base, scaled(n, dotOf(n, minus(info.centre(), other.centre())))));
+        updateModeText();
+        return;
+    }
+}
+
+double StudyViewer::offsetMm(const QString &studyKey) const
+{
+    Vec n{0, 0, 1};
+    if (m_active && m_active->viewport()->hasImage() && m_active->viewport()->image().info.hasPosition)
+        n = m_active->viewport()->image().info.sliceNormal();
+    const Vec d = minus(m_offsets.value(studyKey, Vec{0, 0, 0}), m_offsets.value(keyOf(&m_study), Vec{0, 0, 0}));
+    return dotOf(n, d);
+}
+
+void StudyViewer::setOffsetMm(const QString &studyKey, double mm)
+{
+    Vec n{0, 0, 1};
+    if (m_active && m_active->viewport()->hasImage() && m_active->viewport()->image().info.hasPosition)
+        n = m_active->viewport()->image().info.sliceNormal();
+    m_offsets.insert(studyKey, plus(m_offsets.value(keyOf(&m_study), Vec{0, 0, 0}), scaled(n, mm)));
+    updateModeText();
+    follow();
+}
+
+void StudyViewer::setWindowLinked(bool on)
+{
+    m_linkWindow = on;
+    updateModeText();
+    propagateWindow();
+}
+
+void StudyViewer::setZoomLinked(bool on)
+{
+    m_linkZoom = on;
+    updateModeText();
+    propagateZoom();
+}
+
+void StudyViewer::propagateWindow()
+{
+    if (!m_linkWindow || !m_active || !m_active->viewport()->hasImage() || m_active->seriesIndex() < 0)
+        return;
+    // Values of one modality mean the same in every study of it (HU); another modality's window would not.
+    const QString modality = m_active->study()->series[m_active->seriesIndex()].modality;
+    const VoiWindow w = m_active->viewport()->window();
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (p == m_active || p->seriesIndex() < 0 || p->study()->series[p->seriesIndex()].modality != modality)
+            continue;
+        const VoiWindow mine = p->viewport()->window();
+        if (mine.center != w.center || mine.width != w.width)
+            p->viewport()->setWindow(w);
+    }
+}
+
+void StudyViewer::propagateZoom()
+{
+    if (!m_linkZoom || !m_active)
+        return;
+    const double zoom = m_active->viewport()->zoom();
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (p != m_active && std::abs(p->viewport()->zoom() - zoom) > 1e-9)
+            p->viewport()->setZoom(zoom);
+    }
+}
+
+} // namespace spectrum
