@@ -2,6 +2,8 @@
 
 #include <QStringList>
 
+#include <cmath>
+
 namespace spectrum {
 
 namespace {
@@ -22,6 +24,9 @@ const StringField kStringFields[] = {
     {"modality", &DicomIdentity::modality},
     {"seriesDescription", &DicomIdentity::seriesDescription},
     {"bodyPartExamined", &DicomIdentity::bodyPartExamined},
+    {"viewPosition", &DicomIdentity::viewPosition},
+    {"imageOrientation", &DicomIdentity::imageOrientation},
+    {"sliceThickness", &DicomIdentity::sliceThickness},
     {"sopInstanceUid", &DicomIdentity::sopInstanceUid},
     {"sopClassUid", &DicomIdentity::sopClassUid},
 };
@@ -65,6 +70,40 @@ bool operator==(const DicomIdentity &a, const DicomIdentity &b)
             return false;
     }
     return true;
+}
+
+QString DicomIdentity::formatDecimals(const std::vector<double> &values)
+{
+    QStringList parts;
+    for (double v : values)
+        parts << QString::number(v == 0 ? 0.0 : v, 'g', 10);  // no "-0"
+    return parts.join(QLatin1Char('\\'));
+}
+
+QString DicomIdentity::planeOf(const QString &imageOrientation)
+{
+    const QStringList p = imageOrientation.split(QLatin1Char('\\'));
+    if (p.size() != 6)
+        return QString();
+    double v[6];
+    for (int i = 0; i < 6; ++i) {
+        bool ok = false;
+        v[i] = p[i].toDouble(&ok);
+        if (!ok)
+            return QString();
+    }
+    const double n[3] = {v[1] * v[5] - v[2] * v[4], v[2] * v[3] - v[0] * v[5], v[0] * v[4] - v[1] * v[3]};
+    const double length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    if (length < 1e-6)
+        return QString();
+    const double cos10 = 0.9848;
+    if (std::abs(n[2]) / length >= cos10)
+        return QStringLiteral("Axial");
+    if (std::abs(n[1]) / length >= cos10)
+        return QStringLiteral("Coronal");
+    if (std::abs(n[0]) / length >= cos10)
+        return QStringLiteral("Sagittal");
+    return QStringLiteral("Oblique");
 }
 
 QString DicomIdentity::displayDate(const QString &d)

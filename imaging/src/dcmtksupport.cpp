@@ -275,6 +275,22 @@ int getInt(DcmItem *item, const DcmTagKey &tag, int fallback)
     return ok ? parsed : fallback;
 }
 
+/// `count` numbers of a Decimal String, as DicomIdentity keeps them; empty when absent or not `count` of them.
+QString decimals(DcmItem *ds, const DcmTagKey &tag, unsigned long count)
+{
+    DcmElement *e = nullptr;
+    if (ds->findAndGetElement(tag, e).bad() || !e || e->getVM() != count)
+        return QString();
+    std::vector<double> values;
+    for (unsigned long i = 0; i < count; ++i) {
+        Float64 v = 0;
+        if (e->getFloat64(v, i).bad())
+            return QString();
+        values.push_back(v);
+    }
+    return DicomIdentity::formatDecimals(values);
+}
+
 DicomIdentity readIdentity(DcmItem *ds)
 {
     DicomIdentity id;
@@ -293,6 +309,9 @@ DicomIdentity readIdentity(DcmItem *ds)
     id.modality = getString(ds, DCM_Modality);
     id.seriesDescription = getString(ds, DCM_SeriesDescription, &text);
     id.bodyPartExamined = getString(ds, DCM_BodyPartExamined);
+    id.viewPosition = getString(ds, DCM_ViewPosition);
+    id.imageOrientation = decimals(ds, DCM_ImageOrientationPatient, 6);
+    id.sliceThickness = decimals(ds, DCM_SliceThickness, 1);
     id.seriesNumber = getInt(ds, DCM_SeriesNumber);
     id.sopInstanceUid = getString(ds, DCM_SOPInstanceUID);
     id.sopClassUid = getString(ds, DCM_SOPClassUID);

@@ -3,6 +3,7 @@
 #include <QString>
 
 #include <cstring>
+#include <vector>
 
 namespace spectrum {
 
@@ -171,6 +172,57 @@ bool integerOf(const Scanner &s, const Element &e, int *out)
     return true;
 }
 
+/// A Decimal String of exactly `count` plain decimal numbers ("-0.5\\1e-3"), written as formatDecimals()
+/// writes them. False for anything else — left to DCMTK.
+bool decimalsOf(const Scanner &s, const Element &e, int count, QString *out)
+{
+    if (e.vr[0] != 'D' || e.vr[1] != 'S')
+        return false;
+    QByteArray raw(reinterpret_cast<const char *>(s.bytes() + e.valueAt), qsizetype(e.length));
+    if (const qsizetype nul = raw.indexOf('\0'); nul >= 0)
+        raw.truncate(nul);
+    if (raw.trimmed().isEmpty()) {
+        out->clear();
+        return true;
+    }
+    const QList<QByteArray> parts = raw.split('\\');
+    if (parts.size() != count)
+        return false;
+    std::vector<double> values;
+    for (const QByteArray &p : parts) {
+        const QByteArray t = p.trimmed();
+        // Digits with an optional sign, point and exponent; nothing DCMTK might read another way.
+        int i = 0, digits = 0;
+        if (i < t.size() && (t[i] == '+' || t[i] == '-'))
+            ++i;
+        for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i)
+            ++digits;
+        if (i < t.size() && t[i] == '.')
+            for (++i; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i)
+                ++digits;
+        if (digits == 0 || digits > 16)
+            return false;
+        if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+            ++i;
+            if (i < t.size() && (t[i] == '+' || t[i] == '-'))
+                ++i;
+            int exponentDigits = 0;
+            for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i)
+                ++exponentDigits;
+            if (exponentDigits == 0 || exponentDigits > 2)
+                return false;
+        }
+        if (i != t.size())
+            return false;
+        bool ok = false;
+        values.push_back(t.toDouble(&ok));
+        if (!ok)
+            return false;
+    }
+    *out = DicomIdentity::formatDecimals(values);
+    return true;
+}
+
 } // namespace
 
 std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
@@ -241,11 +293,18 @@ std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
         case 0x00100030u: text = &id.patientBirthDate; break;
         case 0x00100040u: text = &id.patientSex; break;
         case 0x00180015u: text = &id.bodyPartExamined; break;
+        case 0x00185101u: text = &id.viewPosition; break;
         case 0x0020000Du: text = &id.studyInstanceUid; break;
         case 0x0020000Eu: text = &id.seriesInstanceUid; break;
         case 0x00200011u: number = &id.seriesNumber; break;
         case 0x00200013u: number = &id.instanceNumber; break;
         default: break;
+        }
+        if (e.tag == 0x00180050u || e.tag == 0x00200037u) {
+            if (e.length == kUndefined || s.endOf(e) < 0)
+                return std::nullopt;
+            if (!decimalsOf(s, e, e.tag == 0x00180050u ? 1 : 6, e.tag == 0x00180050u ? &id.sliceThickness : &id.imageOrientation))
+                return std::nullopt;
         }
         if (text || number) {
             if (e.length == kUndefined || s.endOf(e) < 0)

@@ -22,6 +22,9 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
             studyLevel.seriesInstanceUid.clear();
             studyLevel.seriesDescription.clear();
             studyLevel.bodyPartExamined.clear();
+            studyLevel.viewPosition.clear();
+            studyLevel.imageOrientation.clear();
+            studyLevel.sliceThickness.clear();
             studyLevel.seriesNumber = 0;
             studyLevel.modality.clear();
             studyLevel.sopInstanceUid.clear();
@@ -39,11 +42,16 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
             fresh.modality = id.modality;
             fresh.description = id.seriesDescription;
             fresh.bodyPart = id.bodyPartExamined;
+            fresh.viewPosition = id.viewPosition;
             fresh.seriesNumber = id.seriesNumber;
             s.series << fresh;
             series = s.series.end() - 1;
         }
         series->instances << InstanceRef{b.key, id.sopInstanceUid, id.instanceNumber, b.size};
+        if (series->plane.isEmpty())
+            series->plane = DicomIdentity::planeOf(id.imageOrientation);
+        if (series->sliceThickness <= 0)
+            series->sliceThickness = id.sliceThickness.toDouble();
     }
 
     QList<StudySummary> out;

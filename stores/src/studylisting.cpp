@@ -27,6 +27,9 @@ QList<DicomRecord> studiesFrom(const QList<DicomIdentity> &instances, const Dico
             r.identity.sopClassUid.clear();
             r.identity.seriesDescription.clear();
             r.identity.bodyPartExamined.clear();
+            r.identity.viewPosition.clear();
+            r.identity.imageOrientation.clear();
+            r.identity.sliceThickness.clear();
             r.identity.seriesNumber = r.identity.instanceNumber = 0;
             r.relatedInstances = 0;
             it = index.insert(id.studyInstanceUid, int(out.size()));
@@ -80,6 +83,12 @@ StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &series
         }
         SeriesSummary &s = study.series[seriesAt.value(id.seriesInstanceUid)];
         s.instances << InstanceRef{id.sopInstanceUid, id.sopInstanceUid, id.instanceNumber, 0};
+        if (s.plane.isEmpty())  // when the archive's listing says (a DIMSE or blobd listing of full identities)
+            s.plane = DicomIdentity::planeOf(id.imageOrientation);
+        if (s.sliceThickness <= 0)
+            s.sliceThickness = id.sliceThickness.toDouble();
+        if (s.viewPosition.isEmpty())
+            s.viewPosition = id.viewPosition;
         if (study.identity.patientId.isEmpty() && !id.patientId.isEmpty())
             study.identity = id;
         if (!study.modalities.contains(s.modality) && !s.modality.isEmpty())

@@ -133,6 +133,10 @@ void tst_IdentityScan::answersForTheUsualEncodingsAsDcmtkDoes()
         // Who issued the Patient ID and what was examined: what finding a patient's priors relies on.
         QCOMPARE(id.value().issuerOfPatientId, QStringLiteral("SPECTRUM DEMO"));
         QCOMPARE(id.value().bodyPartExamined, QStringLiteral("HEAD"));
+        // What hanging protocols place series by, without the pixels.
+        QCOMPARE(id.value().imageOrientation, QStringLiteral("1\\0\\0\\0\\1\\0"));
+        QCOMPARE(DicomIdentity::planeOf(id.value().imageOrientation), QStringLiteral("Axial"));
+        QVERIFY(id.value().sliceThickness.toDouble() > 0);
     }
 }
 
@@ -148,6 +152,12 @@ void tst_IdentityScan::leavesOddValuesToDcmtk_data()
     QTest::newRow("instance number not an integer") << QStringLiteral("(0020,0013)") << QStringLiteral("12.5") << false;
     QTest::newRow("empty instance number") << QStringLiteral("(0020,0013)") << QString() << true;
     QTest::newRow("Latin-1 name") << QStringLiteral("(0010,0010)") << QStringLiteral("Müller^Jörg") << true;
+    QTest::newRow("orientation with exponents") << QStringLiteral("(0020,0037)") << QStringLiteral("1e0\\-0.0\\0\\0\\.9999999999\\+1.5E-2") << true;
+    QTest::newRow("orientation of five numbers") << QStringLiteral("(0020,0037)") << QStringLiteral("1\\0\\0\\0\\1") << false;
+    QTest::newRow("orientation not a number") << QStringLiteral("(0020,0037)") << QStringLiteral("1\\0\\0\\0\\1\\x") << false;
+    QTest::newRow("padded thickness") << QStringLiteral("(0018,0050)") << QStringLiteral(" 2.50 ") << true;
+    QTest::newRow("empty thickness") << QStringLiteral("(0018,0050)") << QString() << true;
+    QTest::newRow("thickness of two numbers") << QStringLiteral("(0018,0050)") << QStringLiteral("1\\2") << false;
 }
 
 void tst_IdentityScan::leavesOddValuesToDcmtk()

@@ -6,6 +6,8 @@
 #include <QMetaType>
 #include <QString>
 
+#include <vector>
+
 namespace spectrum {
 
 struct DicomIdentity
@@ -27,6 +29,10 @@ struct DicomIdentity
     QString modality;
     QString seriesDescription;
     QString bodyPartExamined;  ///< CS, "HEAD", "CHEST"…; empty when not recorded
+    QString viewPosition;      ///< CS, a projection's view: "PA", "AP", "LL"…; empty when not recorded
+    // Image (what hanging protocols place series by, known without decoding the pixels)
+    QString imageOrientation;  ///< Image Orientation (Patient), six numbers "1\0\0\0\1\0" (10 significant digits); empty when absent or unusual
+    QString sliceThickness;    ///< Slice Thickness in mm (10 significant digits); empty when absent
     int seriesNumber = 0;
     // Instance
     QString sopInstanceUid;
@@ -42,6 +48,11 @@ struct DicomIdentity
     /// "20240102" → "2024-01-02" (ISO, unambiguous in every locale); anything else as it is.
     static QString displayDate(const QString &dicomDate);
     static QString displayName(const QString &personName);
+    /// Numbers as imageOrientation and sliceThickness hold them: 10 significant digits, '\\' between.
+    static QString formatDecimals(const std::vector<double> &values);
+    /// "Axial", "Coronal", "Sagittal" or "Oblique" from imageOrientation (the plane the slice normal is nearest
+    /// to, within 10°); empty without one.
+    static QString planeOf(const QString &imageOrientation);
 
     friend bool operator==(const DicomIdentity &a, const DicomIdentity &b);
     friend bool operator!=(const DicomIdentity &a, const DicomIdentity &b) { return !(a == b); }

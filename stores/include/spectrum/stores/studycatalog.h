@@ -19,6 +19,11 @@ struct SeriesSummary
     QString modality;
     QString description;
     QString bodyPart;              ///< Body Part Examined, when recorded
+    QString viewPosition;          ///< a projection's View Position ("PA", "LL"…), when recorded
+    /// "Axial", "Coronal", "Sagittal", "Oblique" from an instance's Image Orientation; empty when not known
+    /// (not recorded, or the archive's listing does not say).
+    QString plane;
+    double sliceThickness = 0;     ///< mm, from an instance; 0 when not known
     int seriesNumber = 0;
     QList<InstanceRef> instances;  ///< by Instance Number, then SOP Instance UID
 };
