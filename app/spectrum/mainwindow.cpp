@@ -184,6 +184,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     });
     view->addSeparator();
     addCompareActions(view);
+    addProtocolActions(view);
     m_cineAction = add(view, tr("&Cine"), Qt::Key_C, [this] {
         if (StudyViewer *v = currentViewer())
             v->setCinePlaying(!v->isCinePlaying());
@@ -449,6 +450,7 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid)
         if (*viewer) {
             if (!(*viewer)->setStudy(study))
                 return;  // refused, and said why
+            applyProtocol(*viewer);  // the whole study now: its protocol can place its series
         } else if (StudyViewer *open = viewerOf(study.identity.studyInstanceUid, study.identity.patientId)) {
             streamer->deleteLater();  // opened meanwhile
             m_tabs->setCurrentWidget(open);
@@ -495,6 +497,9 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
     m_tabs->setCurrentIndex(m_tabs->addTab(viewer, title));
     viewer->setFocus();
     findPriorsFor(viewer);
+    // Laid out by its hanging protocol before anything is painted; a study still being listed once it is.
+    if (!viewer->streamer() || viewer->streamer()->isListed())
+        applyProtocol(viewer);
     Q_EMIT studyOpened(viewer);
     return viewer;
 }

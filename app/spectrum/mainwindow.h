@@ -4,6 +4,8 @@
 #include "imageviewport.h"
 #include "workstation.h"
 
+#include "spectrum/stores/hangingprotocol.h"
+
 #include <QMainWindow>
 
 class QDockWidget;
@@ -46,6 +48,25 @@ public:
     void openPrior(StudyViewer *viewer, int index);
     /// The most recent comparable prior of the study in view, beside it (Shift+P); false when there is none yet.
     bool openMostRecentComparable();
+
+    // ---- Hanging protocols (mainwindowprotocols.cpp) ----
+    /// The protocols studies are laid out by (the built-ins until a file is loaded).
+    const ProtocolSet &protocols() const { return m_protocols; }
+    void setProtocols(const ProtocolSet &protocols) { m_protocols = protocols; }
+    /// Reads the protocols from `path` (the built-ins when it does not exist) and saves changes there; a broken
+    /// file keeps the built-ins in use and says why (returned, and in the status bar).
+    Error loadProtocolsFile(const QString &path);
+    QString protocolsFile() const { return m_protocolsFile; }
+    /// Lays `viewer` out by protocol `index` of protocols(), or (−1) by the first that matches its study and
+    /// whether its most recent comparable prior is here; the prior opens beside it when the protocol says.
+    void applyProtocol(StudyViewer *viewer, int index = -1);
+    /// The next (+1) or previous (−1) protocol that matches the study in view (N, Shift+N).
+    void stepProtocol(int step);
+    /// "Save current layout as protocol": the study in view's layout, series and windows as a new protocol
+    /// `name`, first in the list, saved to protocolsFile().
+    Error saveLayoutAsProtocol(const QString &name);
+    /// The dialog that lists, orders, edits and tests the protocols.
+    void editProtocols();
     StudyViewer *currentViewer() const;
     StudyBrowser *browser() const { return m_browser; }
     FilterPanel *filterPanel() const { return m_filters; }
@@ -104,6 +125,10 @@ private:
     void findPriorsFor(StudyViewer *viewer);
     /// The comparison entries of the View menu (layouts, links, priors).
     void addCompareActions(QMenu *view);
+    /// The protocol entries of the View menu.
+    void addProtocolActions(QMenu *view);
+    /// The most recent comparable prior of `viewer`'s study when all of it is here (else null).
+    const StudySummary *cachedComparablePrior(StudyViewer *viewer) const;
     /// The open viewer of this study and patient, if any.
     StudyViewer *viewerOf(const QString &studyUid, const QString &patientId) const;
 
@@ -125,6 +150,8 @@ private:
     QList<QAction *> m_toolActions;
     QStringList m_startChain;
     QString m_openAfterImport;  ///< the study an import brought, opened once listed
+    ProtocolSet m_protocols = ProtocolSet::builtIn();
+    QString m_protocolsFile;
 };
 
 } // namespace spectrum

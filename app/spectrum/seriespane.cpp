@@ -72,6 +72,22 @@ void SeriesPane::setActive(bool active)
     setStyleSheet(QStringLiteral("SeriesPane { border: 2px solid %1; }").arg(colour));
 }
 
+void SeriesPane::setInitialWindow(const VoiWindow &window)
+{
+    m_initialWindow = window;
+    if (m_viewport->hasImage())
+        applyInitialWindow();
+}
+
+void SeriesPane::applyInitialWindow()
+{
+    if (!m_initialWindow || !m_viewport->hasImage())
+        return;
+    m_viewport->setWindow(*m_initialWindow);
+    m_initialWindow.reset();
+    m_windowFromUser = true;  // kept while scrolling, as if the reader had set it
+}
+
 void SeriesPane::setComparisonLabel(const QString &label, bool prior)
 {
     if (label == m_comparisonLabel && prior == m_comparisonPrior)
@@ -439,6 +455,7 @@ void SeriesPane::present(int index, const DecodedImage &image, const DecodedImag
     const QString key = m_study->series[m_series].instances[index].key;
     m_viewport->setImage(image, filtered, filtered.pixels.isNull() ? QString() : m_chainDescription,
                          m_windowFromUser || m_viewport->hasImage(), key);
+    applyInitialWindow();
     // Stepped back into it (or End): its last frame — also when its preview was on screen already.
     if (m_enterAtLastFrame)
         m_viewport->setFrame(m_viewport->frameCount() - 1);

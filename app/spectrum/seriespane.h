@@ -15,6 +15,7 @@
 #include <QTimer>
 
 #include <array>
+#include <optional>
 #include <memory>
 
 class QPushButton;
@@ -72,6 +73,8 @@ public:
     /// Shown in the overlay's corner and the frame's colour when the viewer compares studies: "PRIOR" and its
     /// date for an earlier study, "CURRENT" for the one being read; empty when only one study is open.
     void setComparisonLabel(const QString &label, bool prior);
+    /// The window the next image opens with (a hanging protocol's), instead of its own; kept while scrolling.
+    void setInitialWindow(const VoiWindow &window);
     /// Drawn with a highlight: the pane the keys and menus act on.
     void setActive(bool active);
     /// The study's images arriving or cached (from the viewer's streamer).
@@ -156,6 +159,9 @@ private:
     struct Arriving;
     std::unique_ptr<Arriving> m_arriving;  ///< the slice in view while it streams in
     quint64 m_arrivalSerial = 0;
+    /// The window set before the image came (setInitialWindow), applied when it is shown.
+    void applyInitialWindow();
+    std::optional<VoiWindow> m_initialWindow;
     QString m_comparisonLabel;
     bool m_comparisonPrior = false;
     bool m_activeFrame = false;

@@ -170,6 +170,7 @@ void SeriesPane::onPreview(const QString &key, const DecodedImage &image, int ro
     // The values (and the geometry) are the decoded rows', never the filtered ones'.
     m_viewport->setImage(original, image, m_chain.isEmpty() ? QString() : m_chainDescription,
                          m_windowFromUser || m_viewport->hasImage(), key, originalRows);
+    applyInitialWindow();
     m_viewport->setCompleteness(std::min(fraction, 0.99));  // complete once checked and cached
     m_retryButton->hide();
     updateOverlay(original.info);

@@ -12,6 +12,7 @@
 #include "seriespane.h"
 
 #include "spectrum/imaging/bandprocessor.h"
+#include "spectrum/stores/hangingprotocol.h"
 #include "spectrum/stores/studycatalog.h"
 
 #include <QHash>
@@ -90,6 +91,11 @@ public:
     /// linked, or sets it. Linked panes of that study show the slice this far from the current one's position.
     double offsetMm(const QString &studyKey) const;
     void setOffsetMm(const QString &studyKey, double mm);
+    /// Lays the viewer out as a hanging protocol's plan says: the grid, each pane's series — of the current
+    /// study or of `prior` (opened beside it; `priorStreamer` while it arrives) — its window, and the links.
+    void applyPlan(const HangingPlan &plan, const StudySummary *prior = nullptr, StudyStreamer *priorStreamer = nullptr);
+    /// The protocol the layout came from (empty: none, or the reader changed it since).
+    const HangingPlan &plan() const { return m_plan; }
     int paneCount() const { return int(m_panes.size()); }
     SeriesPane *pane(int i) const { return m_panes.value(i); }
     void setActivePane(SeriesPane *pane);
@@ -208,6 +214,7 @@ private:
     SeriesPane *m_adjusting = nullptr;  ///< stepping alone (Shift+wheel): its next image sets an offset
     bool m_linkWindow = false;
     bool m_linkZoom = false;
+    HangingPlan m_plan;
     SeriesPane *m_active = nullptr;
     bool m_sync = false;
     bool m_smoothMagnify = true;

@@ -201,6 +201,33 @@ bool StudyViewer::showSeriesOf(SeriesPane *pane, const QString &studyKey, int se
     return true;
 }
 
+void StudyViewer::applyPlan(const HangingPlan &plan, const StudySummary *prior, StudyStreamer *priorStreamer)
+{
+    QString priorKey;
+    if (prior && plan.usesPrior() && addComparison(*prior, priorStreamer))
+        priorKey = PriorsPanel::studyKey(prior->identity);
+    else if (priorStreamer && (!prior || !plan.usesPrior()))
+        priorStreamer->deleteLater();
+    setGrid(plan.rows, plan.columns);
+    for (int i = 0; i < m_panes.size(); ++i) {
+        const PanePlacement placed = plan.panes.value(i);
+        if (placed.study < 0)
+            continue;  // setGrid gave it a series not on screen yet
+        const QString key = placed.study == 1 && !priorKey.isEmpty() ? priorKey : keyOf(&m_study);
+        if (placed.study == 1 && priorKey.isEmpty())
+            continue;
+        showSeriesOf(m_panes[i], key, placed.series);
+        if (const auto w = protocolWindow(placed.window))
+            m_panes[i]->setInitialWindow(VoiWindow{w->first, w->second});
+    }
+    setActivePane(m_panes.first());
+    m_sync = plan.linkScroll && m_panes.size() > 1;
+    m_linkWindow = plan.linkWindow && m_panes.size() > 1;
+    m_plan = plan;
+    updateComparisonLabels();
+    follow();
+}
+
 void StudyViewer::updateComparisonLabels()
 {
     for (SeriesPane *p : std::as_const(m_panes)) {

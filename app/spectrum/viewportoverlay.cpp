@@ -154,8 +154,31 @@ void ImageViewport::paintOverlay(QPainter &p)
         }
         return;
     }
+    // The top corners and the badge between them. Who the patient is (top left) is never shortened; when the
+    // pane is narrow the badge joins the right block, and the right block's lines give way, visibly elided ("…").
+    const QFontMetrics fm = p.fontMetrics();
+    const bool complete = m_completeness >= 1.0;
+    const QString badge = complete ? tr("● Complete") : tr("◌ Arriving %1%").arg(int(m_completeness * 100));
+    const QColor badgeColour = complete ? QColor(120, 210, 120) : QColor(255, 170, 60);
+    int leftWidth = 0, rightWidth = 0;
+    for (const QString &l : m_overlay.topLeft.split(QLatin1Char('\n')))
+        leftWidth = std::max(leftWidth, fm.horizontalAdvance(l));
+    for (const QString &l : m_overlay.topRight.split(QLatin1Char('\n')))
+        rightWidth = std::max(rightWidth, fm.horizontalAdvance(l));
+    const int badgeHalf = fm.horizontalAdvance(badge) / 2 + 8;
+    const bool badgeCentred = leftWidth < area.width() / 2 - badgeHalf && rightWidth < area.width() / 2 - badgeHalf;
+    QStringList right;
+    const int rightRoom = std::max(fm.horizontalAdvance(QStringLiteral("MMMM…")), area.width() - leftWidth - 16);
+    for (const QString &l : m_overlay.topRight.split(QLatin1Char('\n')))
+        right << fm.elidedText(l, Qt::ElideRight, rightRoom);
     text(area, Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
-    text(area, Qt::AlignRight | Qt::AlignTop, m_overlay.topRight);
+    if (badgeCentred) {
+        text(area, Qt::AlignHCenter | Qt::AlignTop, badge, badgeColour);
+        text(area, Qt::AlignRight | Qt::AlignTop, right.join(QLatin1Char('\n')));
+    } else {
+        text(area, Qt::AlignRight | Qt::AlignTop, badge, badgeColour);
+        text(area.adjusted(0, fm.height(), 0, 0), Qt::AlignRight | Qt::AlignTop, right.join(QLatin1Char('\n')));
+    }
     text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
     QStringList view{windowText(), tr("Zoom %1%").arg(std::lround(displayScale() * 100))};
     if (displayScale() > 1.0 && !m_smoothMagnify)
@@ -185,10 +208,6 @@ void ImageViewport::paintOverlay(QPainter &p)
     if (!readout.isEmpty())
         view.prepend(readout);
     text(area, Qt::AlignRight | Qt::AlignBottom, view.join(QLatin1Char('\n')));
-    // The badge: complete, or still arriving (rows keep filling in).
-    const bool complete = m_completeness >= 1.0;
-    const QString badge = complete ? tr("● Complete") : tr("◌ Arriving %1%").arg(int(m_completeness * 100));
-    text(area, Qt::AlignHCenter | Qt::AlignTop, badge, complete ? QColor(120, 210, 120) : QColor(255, 170, 60));
     // Filtered: said plainly, under the badge, with where the numbers come from.
     if (!m_filterNote.isEmpty()) {
         const QRect below = area.adjusted(0, p.fontMetrics().height() + 2, 0, 0);

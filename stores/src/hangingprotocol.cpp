@@ -224,7 +224,8 @@ ProtocolSet ProtocolSet::builtIn()
     p.match.description = QStringLiteral("*HEAD*|*BRAIN*|*CRAN*");
     p.rows = 1;
     p.columns = 2;
-    p.panes = {rule(S::Current, QString(), QStringLiteral("axial"), QStringLiteral("thin"), QStringLiteral("brain")),
+    // Brain on the thick slices, bone on the thin ones (one series: the same in both, two windows).
+    p.panes = {rule(S::Current, QString(), QStringLiteral("axial"), QStringLiteral("thick"), QStringLiteral("brain")),
                rule(S::Current, QString(), QStringLiteral("axial"), QStringLiteral("thin"), QStringLiteral("bone"))};
     set.protocols << p;
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace spectrum {
 
@@ -89,27 +90,30 @@ bool admits(const SeriesRule &r, const SeriesSummary &s)
     return true;
 }
 
-/// The series of `study` the rule picks (−1: none). Series already placed count only when nothing else will do;
-/// then the plane known from geometry before one guessed, the thinnest or thickest as asked, the most images.
+/// The series of `study` the rule picks (−1: none), by these in turn: not placed yet; a stack rather than a
+/// single image (a scout) when a plane or thickness is asked; the plane known from geometry; the thinnest or
+/// thickest as asked; the plane guessed from the description; the most images.
 int pick(const SeriesRule &r, const StudySummary &study, const QSet<int> &used)
 {
+    using Score = std::tuple<int, int, int, double, int, int>;
+    const bool stackRule = !r.plane.isEmpty() || !r.thickness.isEmpty();
     int best = -1;
-    double bestScore = -1e18;
+    Score bestScore{};
     for (int i = 0; i < study.series.size(); ++i) {
         const SeriesSummary &s = study.series[i];
         if (s.instances.isEmpty() || !admits(r, s))
             continue;
-        double score = used.contains(i) ? 0 : 1e9;
         bool geometry = false;
-        if (!r.plane.isEmpty() && planeOf(s, &geometry) == r.plane)
-            score += geometry ? 1e8 : 5e7;
+        const bool planeMatches = !r.plane.isEmpty() && planeOf(s, &geometry) == r.plane;
         const double t = thicknessOf(s);
-        if (r.thickness == QLatin1String("thin") && t > 0)
-            score += 1e7 - t * 1e4;
-        else if (r.thickness == QLatin1String("thick") && t > 0)
-            score += t * 1e4;
-        score += std::min<double>(double(s.instances.size()), 9999);
-        if (score > bestScore) {
+        double thickness = 0;
+        if (r.thickness == QLatin1String("thin"))
+            thickness = t > 0 ? -t : -1e6;
+        else if (r.thickness == QLatin1String("thick"))
+            thickness = t > 0 ? t : -1e6;
+        const Score score{used.contains(i) ? 0 : 1, stackRule && s.instances.size() < 2 ? 0 : 1, planeMatches && geometry ? 1 : 0, thickness,
+                          planeMatches && !geometry ? 1 : 0, int(s.instances.size())};
+        if (best < 0 || score > bestScore) {
             bestScore = score;
             best = i;
         }
@@ -280,12 +284,9 @@ HangingPlan ProtocolSet::planFor(const StudySummary &study, const StudySummary *
     const QList<int> candidates = matching(study, prior != nullptr);
     if (!candidates.isEmpty())
         return plan(candidates.first(), study, prior);
-    HangingPlan plain;
-    const int n = std::clamp(int(study.series.size()), 1, 4);
-    plain.rows = n > 2 ? 2 : 1;
-    plain.columns = n > 1 ? 2 : 1;
-    for (int s = 0; s < std::min<int>(n, int(study.series.size())); ++s)
-        plain.panes << PanePlacement{0, s, QString()};
+    HangingPlan plain;  // one pane, the first series: the reader lays it out
+    if (!study.series.isEmpty())
+        plain.panes << PanePlacement{0, 0, QString()};
     plain.linkScroll = false;
     return plain;
 }

@@ -136,9 +136,12 @@ private Q_SLOTS:
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const QImage shot(png);
         QCOMPARE(shot.size(), QSize(1400, 900));
-        // The middle of the window is the phantom: brain grey, not the empty black of a missing image.
-        const QColor centre = shot.pixelColor(shot.width() / 2 + 110, shot.height() / 2 + 100);
-        QVERIFY2(qGray(centre.rgb()) > 60 && qGray(centre.rgb()) < 200, qPrintable(centre.name()));
+        // Laid out by its protocol: the CT and its prior side by side, each pane's middle the phantom — brain
+        // grey, not the empty black of a missing image.
+        for (const double x : {0.38, 0.78}) {
+            const QColor centre = shot.pixelColor(int(shot.width() * x), shot.height() / 2 + 200);  // below the ventricles
+            QVERIFY2(qGray(centre.rgb()) > 60 && qGray(centre.rgb()) < 200, qPrintable(QStringLiteral("%1 at %2").arg(centre.name()).arg(x)));
+        }
         // An unknown study is a clear error, not a hang.
         p.start(QStringLiteral(SPECTRUM_GUI_EXECUTABLE), {QStringLiteral("--screenshot"), png, QStringLiteral("--open"), QStringLiteral("2.25.999")});
         QVERIFY(p.waitForFinished(60000));

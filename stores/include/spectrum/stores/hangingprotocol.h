@@ -112,8 +112,7 @@ public:
     QList<int> matching(const StudySummary &study, bool hasPrior) const;
     /// Protocol `index` placed on `study` and (when the protocol wants one and it is given) `prior`.
     HangingPlan plan(int index, const StudySummary &study, const StudySummary *prior) const;
-    /// The first matching protocol's plan; a plain one (the study's series in order, 1 × 1 up to 2 × 2) when
-    /// none matches.
+    /// The first matching protocol's plan; when none matches, one pane with the first series.
     HangingPlan planFor(const StudySummary &study, const StudySummary *prior) const;
 };
 
