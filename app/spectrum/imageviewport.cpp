@@ -432,6 +432,7 @@ void ImageViewport::paintEvent(QPaintEvent *)
             p.restore();
         }
         paintMeasurements(p);
+        paintReferences(p);
     }
     paintOverlay(p);
 }
@@ -460,6 +461,15 @@ void ImageViewport::mousePressEvent(QMouseEvent *event)
             m_draggedHandle = handle;
             m_selected = handle / 2;
             update();
+            return;
+        }
+        if (m_tool == Tool::Crosshair) {
+            bool invertible = false;
+            const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
+            if (invertible) {
+                m_pickingCrosshair = true;
+                Q_EMIT crosshairPicked(at);
+            }
             return;
         }
         if (m_tool != Tool::Pan) {
@@ -491,7 +501,12 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
 {
     m_hover = event->position();
     const QPoint d = event->position().toPoint() - m_dragStart;
-    if (m_draggedHandle >= 0 && (event->buttons() & Qt::LeftButton)) {
+    if (m_pickingCrosshair && (event->buttons() & Qt::LeftButton)) {
+        bool invertible = false;
+        const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
+        if (invertible)
+            Q_EMIT crosshairPicked(at);
+    } else if (m_draggedHandle >= 0 && (event->buttons() & Qt::LeftButton)) {
         bool invertible = false;
         const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
         QList<Measurement> &list = m_measurements[measureKey()];
@@ -516,6 +531,7 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
 
 void ImageViewport::mouseReleaseEvent(QMouseEvent *)
 {
+    m_pickingCrosshair = false;
     if (m_draggedHandle >= 0) {
         QList<Measurement> &list = m_measurements[measureKey()];
         const int index = m_draggedHandle / 2;

@@ -54,7 +54,8 @@ class ImageViewport : public QWidget
 {
     Q_OBJECT
 public:
-    enum class Tool { Pan, Distance, Rectangle, Ellipse };
+    /// Crosshair: a click (or drag) picks a point in the patient; the linked panes go there (crosshairPicked).
+    enum class Tool { Pan, Distance, Rectangle, Ellipse, Crosshair };
 
     explicit ImageViewport(QWidget *parent = nullptr);
 
@@ -145,6 +146,12 @@ public:
     bool masksVisible() const { return m_masksVisible; }
     /// The modes in force, shown above the window and zoom (synchronised scrolling, cine and its rate).
     void setModeText(const QString &text);
+    /// Where other panes' slices cut this image (image coordinates), drawn over it.
+    void setReferenceLines(const QList<QLineF> &lines);
+    const QList<QLineF> &referenceLines() const { return m_referenceLines; }
+    /// The crosshair's point on this image (image coordinates); none: not drawn.
+    void setCrosshair(const std::optional<QPointF> &at);
+    std::optional<QPointF> crosshair() const { return m_crosshair; }
     QString modeText() const { return m_modeText; }
     const ViewportOverlay &overlay() const { return m_overlay; }
     /// The patient directions at the image's edges as shown — after rotation and flips — ("L", "A", "HF"…); empty
@@ -172,6 +179,8 @@ Q_SIGNALS:
     void measurementsChanged();
     void viewChanged();
     void frameChanged(int frame);
+    /// With the crosshair tool, a point of the image was clicked (or dragged to), in image coordinates.
+    void crosshairPicked(QPointF at);
 
 protected:
     void paintEvent(QPaintEvent *event) override;
@@ -193,10 +202,15 @@ private:
     // Drawn over the image (viewportoverlay.cpp).
     void paintOverlay(QPainter &p);
     void paintMeasurements(QPainter &p);
+    /// Reference lines and the crosshair.
+    void paintReferences(QPainter &p);
     void paintOrientationAndScale(QPainter &p, const QRect &area);
     /// The measurement end point near `widgetPosition`: index × 2 + (0 for a, 1 for b), or −1.
     int handleNear(QPointF widgetPosition) const;
 
+    QList<QLineF> m_referenceLines;
+    std::optional<QPointF> m_crosshair;
+    bool m_pickingCrosshair = false;
     DecodedImage m_image;    ///< values and geometry
     DecodedImage m_shown;    ///< painted (filtered, or the image itself)
     QString m_filterNote;

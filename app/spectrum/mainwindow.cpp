@@ -235,6 +235,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         {tr("&Distance"), {ImageViewport::Tool::Distance, Qt::Key_D}},
         {tr("&Rectangle ROI"), {ImageViewport::Tool::Rectangle, Qt::Key_B}},
         {tr("&Ellipse ROI"), {ImageViewport::Tool::Ellipse, Qt::Key_E}},
+        {tr("&Crosshair"), {ImageViewport::Tool::Crosshair, Qt::Key_X}},
     };
     for (const auto &t : toolList) {
         const ImageViewport::Tool tool = t.second.first;

@@ -155,6 +155,15 @@ void MainWindow::addCompareActions(QMenu *view)
             v->setZoomLinked(!v->isZoomLinked());
     });
     linkZoom->setCheckable(true);
+    QAction *lines = add(view, tr("Reference &lines"), QKeySequence(QStringLiteral("Shift+R")), [this](bool on) {
+        for (int i = 1; i < m_tabs->count(); ++i) {
+            if (auto *v = qobject_cast<StudyViewer *>(m_tabs->widget(i)))
+                v->setReferenceLinesVisible(on);
+        }
+    });
+    lines->setCheckable(true);
+    lines->setChecked(true);
+    lines->setToolTip(tr("The active pane's slice drawn as a line on the panes of other orientations"));
     add(view, tr("Compare with the most recent &prior"), QKeySequence(QStringLiteral("Shift+P")), [this] { openMostRecentComparable(); });
     view->addSeparator();
 }

@@ -68,6 +68,8 @@ public:
     /// The same for a point of another study (another frame of reference: its coordinates taken as this one's,
     /// as a prior's are): −1 unless this series lies in the plane `normal` describes (parallel within ~8°).
     int sliceNearestInPlane(const std::array<double, 3> &normal, const std::array<double, 3> &point) const;
+    /// The direction its slices are stacked along (their normal), once one is decoded; zero before.
+    std::array<double, 3> sliceNormal() const { return m_normal; }
     /// The study this pane shows a series of.
     const StudySummary *study() const { return m_study; }
     /// Shown in the overlay's corner and the frame's colour when the viewer compares studies: "PRIOR" and its

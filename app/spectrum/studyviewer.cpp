@@ -148,6 +148,9 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     });
     connect(pane, &SeriesPane::otherStudySeriesDropped, this, [this, pane](const QString &key, int series) { showSeriesOf(pane, key, series); });
     connect(pane, &SeriesPane::stepAloneRequested, this, [this, pane] { m_adjusting = pane; });
+    connect(pane->viewport(), &ImageViewport::crosshairPicked, this, [this, pane](QPointF at) { crosshairAt(pane, at); });
+    connect(pane, &SeriesPane::imageShown, this, [this] { updateReferences(); });
+    connect(pane, &SeriesPane::frameShown, this, [this] { updateReferences(); });
     connect(pane->viewport(), &ImageViewport::windowChanged, this, [this, pane] {
         if (pane == m_active)
             propagateWindow();
@@ -308,6 +311,7 @@ void StudyViewer::setActivePane(SeriesPane *pane)
     if (StudyStreamer *s = streamerOf(m_active); s && m_active->seriesIndex() >= 0)
         s->setFocus(m_active->seriesIndex(), m_active->sliceIndex());
     updateModeText();
+    updateReferences();
     if (changed)
         Q_EMIT activePaneChanged(pane);
 }

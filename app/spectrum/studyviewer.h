@@ -96,6 +96,16 @@ public:
     void applyPlan(const HangingPlan &plan, const StudySummary *prior = nullptr, StudyStreamer *priorStreamer = nullptr);
     /// The protocol the layout came from (empty: none, or the reader changed it since).
     const HangingPlan &plan() const { return m_plan; }
+
+    // ---- Reference lines and the crosshair (studyviewerlines.cpp) ----
+    /// The active pane's slice drawn as a line on the panes of other orientations in its frame of reference.
+    void setReferenceLinesVisible(bool on);
+    bool referenceLinesVisible() const { return m_referenceLines; }
+    /// The crosshair at image point `at` of `pane`: that pane becomes the active one, every pane of its study
+    /// (and, linked, of the other studies) goes to the slice through that place in the patient and marks it.
+    void crosshairAt(SeriesPane *pane, QPointF at);
+    /// The crosshair's place in the patient (in the coordinates of the study it was set in), if set.
+    std::optional<std::array<double, 3>> crosshairPoint() const;
     int paneCount() const { return int(m_panes.size()); }
     SeriesPane *pane(int i) const { return m_panes.value(i); }
     void setActivePane(SeriesPane *pane);
@@ -215,6 +225,15 @@ private:
     bool m_linkWindow = false;
     bool m_linkZoom = false;
     HangingPlan m_plan;
+    bool m_referenceLines = true;
+    struct Crosshair
+    {
+        std::array<double, 3> point{};
+        QString studyKey;  ///< whose coordinates the point is in
+    };
+    std::optional<Crosshair> m_crosshair;
+    /// Reference lines on every pane from the active one's slice; each pane's crosshair mark.
+    void updateReferences();
     SeriesPane *m_active = nullptr;
     bool m_sync = false;
     bool m_smoothMagnify = true;

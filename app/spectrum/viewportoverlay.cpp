@@ -267,4 +267,49 @@ void ImageViewport::paintMeasurements(QPainter &p)
     p.restore();
 }
 
+void ImageViewport::setReferenceLines(const QList<QLineF> &lines)
+{
+    if (lines == m_referenceLines)
+        return;
+    m_referenceLines = lines;
+    update();
+}
+
+void ImageViewport::setCrosshair(const std::optional<QPointF> &at)
+{
+    if (at == m_crosshair)
+        return;
+    m_crosshair = at;
+    update();
+}
+
+void ImageViewport::paintReferences(QPainter &p)
+{
+    if (m_referenceLines.isEmpty() && !m_crosshair)
+        return;
+    const QTransform t = imageToWidget();
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing);
+    for (const QLineF &l : std::as_const(m_referenceLines)) {
+        const QLineF on = t.map(l);
+        p.setPen(QPen(QColor(0, 0, 0, 180), 3));
+        p.drawLine(on);
+        p.setPen(QPen(QColor(230, 200, 70), 1));
+        p.drawLine(on);
+    }
+    if (m_crosshair) {
+        // Four arms with a gap in the middle: the point itself stays visible.
+        const QPointF c = t.map(*m_crosshair);
+        const double gap = 6, arm = 18;
+        for (const auto &[pen, width] : {std::pair{QColor(0, 0, 0, 200), 3}, std::pair{QColor(90, 230, 120), 1}}) {
+            p.setPen(QPen(pen, width));
+            p.drawLine(QPointF(c.x() - gap - arm, c.y()), QPointF(c.x() - gap, c.y()));
+            p.drawLine(QPointF(c.x() + gap, c.y()), QPointF(c.x() + gap + arm, c.y()));
+            p.drawLine(QPointF(c.x(), c.y() - gap - arm), QPointF(c.x(), c.y() - gap));
+            p.drawLine(QPointF(c.x(), c.y() + gap), QPointF(c.x(), c.y() + gap + arm));
+        }
+    }
+    p.restore();
+}
+
 } // namespace spectrum

@@ -1,0 +1,145 @@
+// Reference lines and the crosshair: an axial stack and coronal images of the same frame of reference side by
+// side — the axial slice in view is drawn as a line across the coronal image at its height, and a point picked
+// with the crosshair on the coronal takes the axial pane to the slice through it, marked where it lies.
+#include "demosuite.h"
+#include "priorspanel.h"
+#include "seriespane.h"
+
+#include "spectrum/imaging/planegeometry.h"
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+class tst_ReferenceLines : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void theAxialSliceIsALineOnTheCoronal();
+    void theCrosshairTakesThePanesToAPoint();
+
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<Workstation> m_ws;
+    std::unique_ptr<MainWindow> m_window;
+    StudyViewer *m_viewer = nullptr;
+    const double m_spacing = 250.0 / 512;  ///< the demo's pixel spacing
+    const double m_top = 100.0;            ///< z of the coronal images' first row
+};
+
+void tst_ReferenceLines::initTestCase()
+{
+    qRegisterMetaType<spectrum::StudyViewer *>();
+    Workstation::Options options;
+    options.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
+    options.demo.studies = {DemoStudy::HeadCt};
+    options.demo.ctSlices = 40;
+    m_ws = std::make_unique<Workstation>(options);
+    QSignalSpy seeded(m_ws.get(), &Workstation::seedingFinished);
+    m_ws->start();
+    QVERIFY(seeded.wait(120000));
+    // Three coronal images (y = −20, 0, +20) in the CT's study and frame of reference: demo slices given
+    // another place (what a reformat or a coronal acquisition carries).
+    DemoOptions one;
+    one.studies = {DemoStudy::HeadCt};
+    one.ctSlices = 3;
+    QList<QByteArray> slices;
+    QVERIFY(!DemoArchive::generate(one, [&](DemoInstance &&i) { slices << i.bytes; return Error(); }).isError());
+    const StudySummary *ct = m_ws->findStudy(QStringLiteral("demo-ct"));
+    QVERIFY(ct);
+    for (int k = 0; k < 3; ++k) {
+        const QString path = m_dir.filePath(QStringLiteral("coronal%1.dcm").arg(k));
+        QVERIFY(writeFile(path, slices[k]));
+        const double y = -20.0 + 20.0 * k;
+        const QStringList edits{QStringLiteral("(0020,000E)=2.25.5150000000000000000000000000000001"), QStringLiteral("(0020,0011)=7"),
+                                QStringLiteral("(0008,103E)=Coronal"), QStringLiteral("(0020,0013)=%1").arg(k + 1),
+                                QStringLiteral("(0008,0018)=2.25.51500000000000000000000000000001%1").arg(k),
+                                QStringLiteral("(0020,0037)=1\\0\\0\\0\\0\\-1"),
+                                QStringLiteral("(0020,0032)=%1\\%2\\%3").arg(-125 + m_spacing / 2, 0, 'g', 10).arg(y).arg(m_top)};
+        QStringList args{QStringLiteral("-nb")};
+        for (const QString &e : edits)
+            args << QStringLiteral("-m") << e;
+        const ProcessResult r = run(QStringLiteral(DCMODIFY_EXECUTABLE), args << path);
+        QVERIFY2(r.ok(), r.err.constData());
+        QVERIFY(runSync(m_ws->cache()->importFile(QStringLiteral("coronal-%1").arg(k), path)).isOk());
+    }
+    QTRY_VERIFY(m_ws->findStudy(QStringLiteral("demo-ct"))->series.size() == 2);
+    m_window = std::make_unique<MainWindow>(m_ws.get());
+    m_window->setProtocols(ProtocolSet());
+    m_window->show();
+}
+
+void tst_ReferenceLines::cleanupTestCase()
+{
+    m_window.reset();
+    m_ws.reset();
+}
+
+void tst_ReferenceLines::theAxialSliceIsALineOnTheCoronal()
+{
+    m_viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(m_viewer);
+    m_viewer->setGrid(1, 2);
+    const int coronal = m_viewer->study().series[0].description == QLatin1String("Coronal") ? 0 : 1;
+    QVERIFY(m_viewer->showSeriesOf(m_viewer->pane(1), PriorsPanel::studyKey(m_viewer->study().identity), coronal));
+    SeriesPane *axialPane = m_viewer->pane(0), *coronalPane = m_viewer->pane(1);
+    m_viewer->setActivePane(axialPane);
+    if (axialPane->seriesIndex() == coronal)
+        m_viewer->showSeries(1 - coronal);
+    for (int slice : {5, 22, 31}) {
+        m_viewer->showSlice(slice);
+        QTRY_VERIFY(axialPane->viewport()->hasImage() && coronalPane->viewport()->hasImage()
+                    && axialPane->viewport()->image().info.identity.instanceNumber == slice + 1);
+        const double z = axialPane->viewport()->image().info.imagePosition[2];
+        QTRY_COMPARE(coronalPane->viewport()->referenceLines().size(), 1);
+        const QLineF line = coronalPane->viewport()->referenceLines().first();
+        const double expected = (m_top - z) / m_spacing + 0.5;
+        QVERIFY2(std::abs(line.y1() - expected) < 1e-6 && std::abs(line.y2() - expected) < 1e-6,
+                 qPrintable(QStringLiteral("slice %1 at z %2: line at %3, expected %4").arg(slice).arg(z).arg(line.y1()).arg(expected)));
+        QVERIFY(std::abs(std::abs(line.dx()) - 512) < 1e-6);  // across the whole image
+        QVERIFY(axialPane->viewport()->referenceLines().isEmpty());  // the active pane shows none of its own
+    }
+    // Off: none.
+    m_viewer->setReferenceLinesVisible(false);
+    QVERIFY(coronalPane->viewport()->referenceLines().isEmpty());
+    m_viewer->setReferenceLinesVisible(true);
+    QCOMPARE(coronalPane->viewport()->referenceLines().size(), 1);
+}
+
+void tst_ReferenceLines::theCrosshairTakesThePanesToAPoint()
+{
+    QVERIFY(m_viewer);
+    SeriesPane *axialPane = m_viewer->pane(0), *coronalPane = m_viewer->pane(1);
+    ImageViewport *vp = coronalPane->viewport();
+    vp->setTool(ImageViewport::Tool::Crosshair);
+    // A click on the coronal image: at column 300, at the row of z = −40.
+    const double z = -40;
+    const QPointF imagePoint(300.5, (m_top - z) / m_spacing + 0.5);
+    const QPointF widgetPoint = vp->imageToWidget().map(imagePoint);
+    sendMouse(vp, QEvent::MouseButtonPress, widgetPoint.toPoint(), Qt::LeftButton, Qt::LeftButton);
+    sendMouse(vp, QEvent::MouseButtonRelease, widgetPoint.toPoint(), Qt::LeftButton, Qt::NoButton);
+    QCOMPARE(m_viewer->activePane(), coronalPane);
+    QVERIFY(m_viewer->crosshairPoint());
+    const PatientPoint picked = *m_viewer->crosshairPoint();
+    QVERIFY(std::abs(picked[2] - z) < m_spacing);  // a widget pixel is about an image pixel here
+    // The axial pane goes to the slice through that height, and marks the point on it.
+    QTRY_VERIFY2(axialPane->viewport()->hasImage() && std::abs(axialPane->viewport()->image().info.imagePosition[2] - picked[2])
+                                                          <= axialPane->viewport()->image().info.sliceThickness / 2 + 1e-6,
+                 qPrintable(QString::number(axialPane->viewport()->image().info.imagePosition[2])));
+    QTRY_VERIFY(axialPane->viewport()->crosshair().has_value());
+    const QPointF mark = *axialPane->viewport()->crosshair();
+    const std::optional<QPointF> expected = imagePointOf(axialPane->viewport()->image().info, picked);
+    QVERIFY(std::abs(mark.x() - expected->x()) < 1e-6 && std::abs(mark.y() - expected->y()) < 1e-6);
+    // The coronal image at y = 0 holds the point: marked there too, where it was clicked.
+    QVERIFY(vp->crosshair().has_value());
+    QVERIFY(std::abs(vp->crosshair()->y() - imagePoint.y()) < 1.0);
+    // Scrolled away from the point, the axial pane no longer marks it.
+    m_viewer->setActivePane(axialPane);
+    m_viewer->stepSlice(10);
+    QTRY_VERIFY(!axialPane->viewport()->crosshair().has_value());
+    vp->setTool(ImageViewport::Tool::Pan);
+}
+
+QTEST_MAIN(tst_ReferenceLines)
+#include "tst_referencelines.moc"
