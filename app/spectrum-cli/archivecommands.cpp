@@ -1,6 +1,7 @@
 // spectrum-cli's archive commands: the configured stores (stores add|list|test|remove), and find, fetch,
 // export and listen across them.
 
+#include "archivesupport.h"
 #include "commands.h"
 #include "output.h"
 
@@ -31,30 +32,6 @@
 namespace spectrum::cli {
 
 namespace {
-
-void addConfigOption(QCommandLineParser &p)
-{
-    p.addOption({QStringLiteral("config"), QStringLiteral("Store configuration file (default: $SPECTRUM_CONFIG, else %1).").arg(StoreConfigFile::defaultPath()),
-                 QStringLiteral("FILE")});
-}
-
-Result<StoreConfigFile> loadConfig(const QCommandLineParser &p)
-{
-    return StoreConfigFile::load(p.isSet(QStringLiteral("config")) ? p.value(QStringLiteral("config")) : StoreConfigFile::defaultPath());
-}
-
-/// The registry over the configuration and the workstation's cache (opened only when `withCache`).
-Result<std::unique_ptr<StoreRegistry>> registry(const StoreConfigFile &config, bool withCache)
-{
-    std::shared_ptr<FileStore> cache;
-    if (withCache) {
-        Result<std::unique_ptr<FileStore>> opened = openCache();
-        if (!opened.isOk())
-            return opened.error();
-        cache = std::shared_ptr<FileStore>(opened.takeValue());
-    }
-    return std::make_unique<StoreRegistry>(config, cache);
-}
 
 Result<QString> readSecretFile(const QString &path)
 {
@@ -282,34 +259,17 @@ int cmdFind(const QStringList &args)
     addConfigOption(p);
     p.addOptions({
         {QStringLiteral("store"), QStringLiteral("Search this store (repeatable)."), QStringLiteral("NAME")},
-        {QStringLiteral("patient-name"), QStringLiteral("Patient name, wildcards * and ?."), QStringLiteral("P")},
-        {QStringLiteral("patient-id"), QStringLiteral("Patient ID."), QStringLiteral("ID")},
-        {QStringLiteral("date"), QStringLiteral("Study date YYYYMMDD, or a range FROM-TO (either end may be left out)."), QStringLiteral("FROM-TO")},
-        {QStringLiteral("modality"), QStringLiteral("A modality in the study (CT, MR…)."), QStringLiteral("M")},
-        {QStringLiteral("accession"), QStringLiteral("Accession number."), QStringLiteral("A")},
-        {QStringLiteral("description"), QStringLiteral("Study description, wildcards allowed."), QStringLiteral("TEXT")},
-        {QStringLiteral("limit"), QStringLiteral("At most this many studies."), QStringLiteral("N")},
         {QStringLiteral("json"), QStringLiteral("One JSON object per line.")},
     });
+    addQueryOptions(p);
     p.process(args);
     Result<StoreConfigFile> config = loadConfig(p);
     if (!config.isOk())
         return fail(config.error().toString());
-    DicomQuery q;
-    q.patientName = p.value(QStringLiteral("patient-name"));
-    q.patientId = p.value(QStringLiteral("patient-id"));
-    q.modality = p.value(QStringLiteral("modality"));
-    q.accessionNumber = p.value(QStringLiteral("accession"));
-    q.description = p.value(QStringLiteral("description"));
-    q.limit = p.value(QStringLiteral("limit")).toInt();
-    if (p.isSet(QStringLiteral("date"))) {
-        const QString d = p.value(QStringLiteral("date"));
-        const QStringList parts = d.contains(QLatin1Char('-')) ? d.split(QLatin1Char('-')) : QStringList{d, d};
-        q.dateFrom = QDate::fromString(parts.value(0), QStringLiteral("yyyyMMdd"));
-        q.dateTo = QDate::fromString(parts.value(1), QStringLiteral("yyyyMMdd"));
-        if (parts.size() != 2 || (!parts[0].isEmpty() && !q.dateFrom.isValid()) || (!parts[1].isEmpty() && !q.dateTo.isValid()))
-            return fail(QStringLiteral("find: --date takes YYYYMMDD or FROM-TO in YYYYMMDD"), 2);
-    }
+    const Result<DicomQuery> query = queryFrom(p);
+    if (!query.isOk())
+        return fail(QStringLiteral("find: ") + query.error().message(), 2);
+    const DicomQuery q = query.value();
     const QStringList names = p.values(QStringLiteral("store"));
     bool needsCache = false;
     for (const StoreConfig &s : config.value().stores())

@@ -30,6 +30,7 @@ QList<Command> cacheCommands();    ///< demo, studies, import
 QList<Command> imageCommands();    ///< render, convert, filters, filter
 QList<Command> blobCommands();     ///< get, put, stat, ls
 QList<Command> archiveCommands();  ///< stores, find, fetch, export, listen
+QList<Command> prefetchCommands(); ///< prefetch
 
 /// The workstation's disk cache (its folder and budget from the environment or the defaults).
 Result<std::unique_ptr<FileStore>> openCache();

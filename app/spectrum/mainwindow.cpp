@@ -9,6 +9,7 @@
 
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeregistry.h"
+#include "spectrum/stores/priorprefetch.h"
 #include "spectrum/stores/studystreamer.h"
 
 #include <QAction>
@@ -270,6 +271,9 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     });
 
     connect(m_workstation, &Workstation::studiesChanged, this, &MainWindow::onStudiesChanged);
+    connect(m_workstation, &Workstation::started, this, &MainWindow::configurePrefetcher);
+    if (m_workstation->isStarted())
+        configurePrefetcher();
     connect(m_workstation, &Workstation::statusMessage, this, [this](const QString &m) { statusBar()->showMessage(m, 8000); });
     connect(m_workstation, &Workstation::errorOccurred, this, [this](const Error &e) {
         statusBar()->showMessage(tr("Error: %1").arg(e.toString()));
@@ -501,6 +505,8 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
     // Laid out by its hanging protocol before anything is painted; a study still being listed once it is.
     if (!viewer->streamer() || viewer->streamer()->isListed())
         applyProtocol(viewer);
+    if (PriorPrefetcher *prefetcher = m_workstation->prefetcher())
+        prefetcher->add(study);  // its comparable priors, fetched behind it
     Q_EMIT studyOpened(viewer);
     return viewer;
 }

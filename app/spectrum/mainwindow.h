@@ -123,6 +123,9 @@ private:
     void showFiltersOf(StudyViewer *viewer);
     /// Looks for the patient's other studies in the cache and every store, for the viewer's priors list.
     void findPriorsFor(StudyViewer *viewer);
+    /// The prefetcher told what the reader waits for and what must stay in the cache; its priors shown in the
+    /// transfers panel.
+    void configurePrefetcher();
     /// The comparison entries of the View menu (layouts, links, priors).
     void addCompareActions(QMenu *view);
     /// The protocol entries of the View menu.

@@ -5,6 +5,7 @@
 #include "studyviewer.h"
 #include "transferspanel.h"
 
+#include "spectrum/stores/priorprefetch.h"
 #include "spectrum/stores/priorsearch.h"
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/studystreamer.h"
@@ -29,6 +30,46 @@ void MainWindow::findPriorsFor(StudyViewer *viewer)
     connect(m_workstation, &Workstation::studiesChanged, search, [this, search] { search->setCached(m_workstation->studies()); });
     connect(viewer->priorsPanel(), &PriorsPanel::openRequested, this, [this, viewer](int index) { openPrior(viewer, index); });
     search->start();
+}
+
+void MainWindow::configurePrefetcher()
+{
+    PriorPrefetcher *prefetcher = m_workstation->prefetcher();
+    if (!prefetcher)
+        return;
+    // The reader waits while a study on screen is still arriving: priors hold back until it is in.
+    prefetcher->setForegroundBusy([this] {
+        for (int i = 1; i < m_tabs->count(); ++i) {
+            auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i));
+            if (viewer && viewer->streamer() && !viewer->streamer()->isComplete())
+                return true;
+        }
+        return false;
+    });
+    // What must stay in the cache: every study open in a tab, and what is open beside it.
+    prefetcher->setProtectedBytes([this] {
+        qint64 bytes = 0;
+        for (int i = 1; i < m_tabs->count(); ++i) {
+            auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i));
+            if (!viewer)
+                continue;
+            QList<const StudySummary *> open{&viewer->study()};
+            for (int c = 0; c < viewer->comparisonCount(); ++c)
+                open << &viewer->comparison(c);
+            for (const StudySummary *s : open) {
+                if (const StudySummary *here = m_workstation->findStudy(s->identity.studyInstanceUid))
+                    bytes += here->bytes;
+            }
+        }
+        return bytes;
+    });
+    connect(prefetcher, &PriorPrefetcher::started, this, [this](StudyStreamer *streamer, const QString &title) {
+        m_transfers->addStudy(streamer, tr("%1 (prior, prefetched)").arg(title));
+    });
+    connect(prefetcher, &PriorPrefetcher::priorDone, this, [this](const QString &, const QString &outcome) {
+        if (!outcome.isEmpty())
+            statusBar()->showMessage(tr("Prior not prefetched: %1").arg(outcome), 6000);
+    });
 }
 
 void MainWindow::openPrior(StudyViewer *viewer, int index)

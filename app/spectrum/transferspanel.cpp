@@ -83,6 +83,11 @@ void TransfersPanel::layOut(Row &row, const QString &title, const QList<QPushBut
     m_empty->hide();
 }
 
+QString TransfersPanel::title(int row) const
+{
+    return row >= 0 && row < m_rows.size() ? m_rows[row].title->text() : QString();
+}
+
 void TransfersPanel::addStudy(StudyStreamer *streamer, const QString &title)
 {
     Row row;

@@ -50,6 +50,8 @@ public:
     QString totals() const;
     /// A row's detail line ("120 of 300 images · 60 MB · 12.3 MB/s · 3 at once · about 15 s left").
     QString details(int row) const;
+    /// A row's title ("DEMO, HEAD PHANTOM — … from pacs").
+    QString title(int row) const;
 
 Q_SIGNALS:
     void totalsChanged(const QString &text);

@@ -7,6 +7,7 @@
 #include "spectrum/core/logging.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/demoseeder.h"
+#include "spectrum/stores/priorprefetch.h"
 #include "spectrum/stores/storeregistry.h"
 
 #include <QFile>
@@ -33,6 +34,7 @@ Workstation::~Workstation()
         m_seedJob->cancel();
     if (m_refreshJob)
         m_refreshJob->cancel();
+    m_prefetcher.reset();     // the prior being fetched stops; what is cached stays
     m_importService.reset();  // and the imports clients asked for (children of their sockets)
     qDeleteAll(findChildren<DicomImport *>(Qt::FindDirectChildrenOnly));  // imports from the GUI: no next file
     blockingPool()->waitForDone();
@@ -51,6 +53,11 @@ void Workstation::start()
         }
         m_store = job->result().value();
         m_registry = std::make_unique<StoreRegistry>(m_options.stores, m_store);
+        if (m_options.prefetchPriors) {
+            m_prefetcher = std::make_unique<PriorPrefetcher>(m_registry.get(), m_store.get());
+            m_prefetcher->setCachedStudies([this] { return m_studies; });
+            m_prefetcher->setBudget(m_options.diskBudgetBytes);
+        }
         connect(m_store.get(), &BlobStore::blobCommitted, this, [this] { m_refreshTimer.start(); });
         connect(m_store.get(), &BlobStore::blobRemoved, this, [this] { m_refreshTimer.start(); });
         Q_EMIT started();
@@ -135,6 +142,8 @@ void Workstation::startListening()
     m_scp->setHandler([store](const ReceivedInstance &i) { return keepReceivedInstance(*store, i.path, i.sopInstanceUid); });
     connect(m_scp.get(), &StorageScp::instanceReceived, this, [this](const ReceivedInstance &i) {
         ++m_received;
+        if (m_prefetcher)
+            m_pushed.insert(i.sopInstanceUid);  // its study's priors, once the study list has it
         Q_EMIT instanceReceived(i.sopInstanceUid);
         Q_EMIT statusMessage(tr("%n instance(s) received from the PACS", nullptr, m_received));
     });
@@ -227,6 +236,22 @@ void Workstation::seedDemo()
     job->start(ExecutionPolicy::Async);
 }
 
+void Workstation::prefetchPriorsOfPushed()
+{
+    if (!m_prefetcher || m_pushed.isEmpty())
+        return;
+    for (const StudySummary &s : std::as_const(m_studies)) {
+        if (s.identityConflict)
+            continue;  // two patients under one Study UID: nothing is fetched for it
+        for (const SeriesSummary &series : s.series) {
+            for (const InstanceRef &i : series.instances) {
+                if (m_pushed.remove(i.key))
+                    m_prefetcher->add(s);  // once per study (the prefetcher counts each once)
+            }
+        }
+    }
+}
+
 void Workstation::refreshStudies()
 {
     if (m_refreshJob) {  // one at a time; the newest state wins
@@ -244,6 +269,7 @@ void Workstation::refreshStudies()
                 Q_EMIT errorOccurred(job->error());
         } else {
             m_studies = job->result().value();
+            prefetchPriorsOfPushed();
             Q_EMIT studiesChanged();
         }
         if (again) {

@@ -20,6 +20,7 @@
 
 namespace spectrum {
 
+class PriorPrefetcher;
 class StoreRegistry;
 
 class Workstation : public QObject
@@ -45,6 +46,8 @@ public:
         /// Listen for pushed studies (the Storage SCP, on the configuration's AE title and port) as soon as a store
         /// configuration exists, and follow changes to them.
         bool listenWhenConfigured = false;
+        /// Fetch the comparable priors of studies opened or pushed here, in the background (prefetcher()).
+        bool prefetchPriors = true;
     };
 
     explicit Workstation(Options options, QObject *parent = nullptr);
@@ -61,6 +64,9 @@ public:
     ImageMemoryCache *images() const { return m_images.get(); }
     /// Every configured store, the cache included; null until started().
     StoreRegistry *registry() const { return m_registry.get(); }
+    /// Fetches the priors of studies opened (MainWindow adds them) and pushed here; null until started(), or
+    /// when Options::prefetchPriors is off.
+    PriorPrefetcher *prefetcher() const { return m_prefetcher.get(); }
     const StoreConfigFile &storeConfig() const { return m_options.stores; }
     /// A changed configuration (the stores dialog, or the followed file): searches and fetches from now on use it,
     /// and the Storage SCP follows the workstation's AE title and port in it.
@@ -99,6 +105,8 @@ Q_SIGNALS:
 
 private:
     void refreshStudies();
+    /// The priors of the studies pushed here since the last list, to the prefetcher.
+    void prefetchPriorsOfPushed();
     void seedDemo();
     void startListening();
     /// Listens, stops or restarts the Storage SCP as the options and configuration now say.
@@ -117,6 +125,8 @@ private:
     bool m_seedingEndsAfterRefresh = false;
     std::unique_ptr<StorageScp> m_scp;
     std::unique_ptr<StoreRegistry> m_registry;
+    std::unique_ptr<PriorPrefetcher> m_prefetcher;
+    QSet<QString> m_pushed;  ///< SOP Instance UIDs a PACS pushed, whose studies' priors are still to be asked for
     std::unique_ptr<ImportService> m_importService;
     QFileSystemWatcher *m_storesWatcher = nullptr;
     QByteArray m_storesFileBytes;  ///< the followed file as last read

@@ -303,6 +303,14 @@ void StudyStreamer::listedAs(const StudySummary &study)
     ready();
 }
 
+int StudyStreamer::cachedBefore() const
+{
+    int n = 0;
+    for (const QString &key : m_heldBefore)
+        n += m_keys.contains(key) ? 1 : 0;
+    return n;
+}
+
 void StudyStreamer::ready()
 {
     qCDebug(lcStores) << "streamer: listed at" << m_clock.elapsed() << "ms";

@@ -160,12 +160,19 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(m_ctUid) && m_ws->findStudy(m_ctUid)->instanceCount == 24, 20000);
     QTRY_COMPARE(b->table()->model()->index(rowOf(m_ctUid), FoundStudyModel::Cached).data().toString(), QStringLiteral("all"));
 
-    // The transfer panel followed it: one row, now complete; nothing is arriving any more.
+    // The transfer panel followed it: its row, now complete. Once it was all here, its comparable prior (the
+    // head CT a year earlier, in the same archive) came in behind it, unasked: a second row, complete too.
     TransfersPanel *transfers = m_window->transfersPanel();
-    QCOMPARE(transfers->count(), 1);
     QTRY_VERIFY(transfers->details(0).startsWith(QStringLiteral("24 of 24 images")));
     QVERIFY(transfers->details(0).endsWith(QStringLiteral("complete")));
-    QVERIFY(transfers->totals().isEmpty());
+    const QString prior = DemoArchive::studyUid(DemoStudy::HeadCtPrior);
+    QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(prior) && m_ws->findStudy(prior)->instanceCount == 12, 30000);
+    QCOMPARE(transfers->count(), 2);
+    QVERIFY2(transfers->title(1).contains(QStringLiteral("2023-01-03")) && transfers->title(1).contains(QStringLiteral("prior, prefetched")),
+             qPrintable(transfers->title(1)));
+    QTRY_VERIFY(transfers->details(1).endsWith(QStringLiteral("complete")));
+    QTRY_VERIFY(transfers->totals().isEmpty());
+    QVERIFY(!m_ws->findStudy(DemoArchive::studyUid(DemoStudy::HeadMr)));  // not comparable: not fetched
 }
 
 // One byte of a cached image changed on the disk: found before the image is shown (the read checks the

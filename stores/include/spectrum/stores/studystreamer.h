@@ -97,6 +97,8 @@ public:
     void refetch(const QString &key);
     /// Bytes of the instances fetched so far (not those that were cached already).
     qint64 bytesFetched() const { return m_bytes; }
+    /// How many of the study's instances were in the cache before this stream began (known once listed).
+    int cachedBefore() const;
     /// How many fetches are under way.
     int fetching() const { return int(m_running.size()); }
     /// Requests sent so far: one per instance fetched alone, one per bulk fetch of the study.

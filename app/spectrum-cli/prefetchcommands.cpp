@@ -1,0 +1,211 @@
+// spectrum-cli prefetch: the seeds' batch workflow, headless — the studies a query finds in the archives, and
+// their comparable priors, into the workstation's cache before the reader sits down.
+
+#include "archivesupport.h"
+#include "commands.h"
+#include "output.h"
+
+#include "spectrum/core/settings.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/priorprefetch.h"
+#include "spectrum/stores/studystreamer.h"
+
+#include <QCoreApplication>
+#include <QEventLoop>
+
+#include <cstdio>
+#include <unistd.h>
+
+namespace spectrum::cli {
+
+namespace {
+
+QString titleOf(const DicomIdentity &id, const QStringList &modalities)
+{
+    return QStringLiteral("%1 %2 %3 %4").arg(DicomIdentity::displayName(id.patientName), DicomIdentity::displayDate(id.studyDate), modalities.join(QLatin1Char('/')),
+                                            id.studyDescription).simplified();
+}
+
+/// Streams one study into the cache (what is there already is not fetched again), printing its progress.
+/// Returns how many instances came, or the error.
+Result<int> streamStudy(StoreRegistry *registry, FileStore *cache, const QString &store, const QString &uid, const QString &label)
+{
+    StudyStreamer streamer(registry, cache, store, uid);
+    streamer.setParallel(3);
+    Error failure;
+    QEventLoop loop;
+    const bool tty = ::isatty(STDERR_FILENO);
+    QObject::connect(&streamer, &StudyStreamer::instanceCached, &loop, [&] {
+        if (tty)
+            std::fprintf(stderr, "\r%s: %d/%d ", qPrintable(label), streamer.cachedCount(), streamer.total());
+        else
+            std::fprintf(stderr, "%s: %d/%d\n", qPrintable(label), streamer.cachedCount(), streamer.total());
+    });
+    QObject::connect(&streamer, &StudyStreamer::finished, &loop, &QEventLoop::quit);
+    QObject::connect(&streamer, &StudyStreamer::failed, &loop, [&](const Error &e) {
+        failure = e;
+        loop.quit();
+    });
+    streamer.start();
+    loop.exec();
+    if (tty)
+        std::fprintf(stderr, "\n");
+    if (failure.isError())
+        return failure;
+    if (streamer.failedForGood() > 0)
+        return Error(ErrorCode::Network, QStringLiteral("%1 of %2 instance(s) could not be fetched").arg(streamer.failedForGood()).arg(streamer.total()));
+    return streamer.cachedCount() - streamer.cachedBefore();  // what came now, not what was here
+}
+
+int cmdPrefetch(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Fetches the studies a query finds in the configured archives, and each one's comparable priors (same patient, "
+        "same modality, same body part or description, earlier), into the workstation's cache for reading later. "
+        "What is cached already is not fetched again: run it again after an interruption and it goes on."));
+    p.addHelpOption();
+    addConfigOption(p);
+    addQueryOptions(p);
+    p.addOptions({
+        {QStringLiteral("store"), QStringLiteral("Search this store (repeatable; default: every configured archive)."), QStringLiteral("NAME")},
+        {QStringLiteral("priors"), QStringLiteral("Comparable priors per study, most recent first (default 1)."), QStringLiteral("N"), QStringLiteral("1")},
+        {QStringLiteral("priors-only"), QStringLiteral("Only the priors: not the studies found themselves.")},
+    });
+    p.process(args);
+    const Result<DicomQuery> query = queryFrom(p);
+    if (!query.isOk())
+        return fail(QStringLiteral("prefetch: ") + query.error().message(), 2);
+    const DicomQuery &q = query.value();
+    if (q.patientName.isEmpty() && q.patientId.isEmpty() && q.accessionNumber.isEmpty() && q.modality.isEmpty() && q.description.isEmpty()
+        && q.dateFrom.isNull() && q.dateTo.isNull())
+        return fail(QStringLiteral("prefetch: say which studies (--date today --modality CT, --patient-id …): every study of every archive is not a worklist"), 2);
+    bool okPriors = false;
+    const int priors = p.value(QStringLiteral("priors")).toInt(&okPriors);
+    if (!okPriors || priors < 0)
+        return fail(QStringLiteral("prefetch: --priors takes a number, 0 or more"), 2);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    QStringList names = p.values(QStringLiteral("store"));
+    if (names.isEmpty()) {
+        for (const StoreConfig &s : config.value().stores()) {
+            if (s.kind != StoreKind::Local)
+                names << s.name;
+        }
+    }
+    if (names.isEmpty())
+        return fail(QStringLiteral("prefetch: no archive is configured (spectrum-cli stores add …)"));
+    for (const QString &n : names) {
+        if (const StoreConfig *s = config.value().find(n); s && s->kind == StoreKind::Dimse)
+            preloadDicomDictionary();  // DCMTK's network code needs it at once
+    }
+    Result<std::unique_ptr<FileStore>> opened = openCache();
+    if (!opened.isOk())
+        return fail(opened.error().toString());
+    std::shared_ptr<FileStore> cache(opened.takeValue());
+    StoreRegistry registry(config.value(), cache);
+
+    Result<QList<StudyHit>> hits = runSync(registry.findStudies(q, names));
+    if (!hits.isOk())
+        return fail(QStringLiteral("prefetch: ") + hits.error().toString());
+    auto cachedStudies = [&cache] { return runSync(loadStudies(cache.get())).valueOr(QList<StudySummary>()); };
+    QStringList problems;
+    int studiesFetched = 0, studiesHere = 0, studyInstances = 0;
+    QList<StudySummary> found;
+    const QList<StudySummary> before = cachedStudies();
+    for (const StudyHit &h : hits.value()) {
+        const DicomIdentity &id = h.study.identity;
+        const QString label = titleOf(id, h.study.modalitiesInStudy);
+        if (!h.conflicts.isEmpty()) {
+            problems << QStringLiteral("%1: not fetched, the archives disagree on whose it is (%2)").arg(label, h.conflicts.join(QStringLiteral("; ")));
+            continue;
+        }
+        StudySummary s;
+        s.identity = id;
+        s.modalities = h.study.modalitiesInStudy;
+        s.instanceCount = std::max(0, h.study.relatedInstances);
+        for (const StudySummary &c : before) {
+            if (c.identity.studyInstanceUid == id.studyInstanceUid && c.identity.patientId == id.patientId)
+                s = c;  // what is here of it: its series, its size
+        }
+        const bool here = s.instanceCount > 0 && s.bytes > 0 && h.study.relatedInstances >= 0 && s.instanceCount >= h.study.relatedInstances;
+        if (!p.isSet(QStringLiteral("priors-only"))) {
+            if (here) {
+                ++studiesHere;
+            } else {
+                const Result<int> r = streamStudy(&registry, cache.get(), registry.nearestFirst(h.stores).value(0), id.studyInstanceUid, label);
+                if (r.isOk()) {
+                    ++studiesFetched;
+                    studyInstances += r.value();
+                } else {
+                    problems << QStringLiteral("%1: %2").arg(label, r.error().toString());
+                }
+            }
+        }
+        found << s;
+    }
+
+    // Their priors, one at a time.
+    PrefetchSummary summary;
+    if (priors > 0 && !found.isEmpty()) {
+        PriorPrefetcher prefetcher(&registry, cache.get());
+        prefetcher.setCachedStudies(cachedStudies);
+        prefetcher.setPriorsPerStudy(priors);
+        prefetcher.setParallel(3);
+        prefetcher.setBudget(WorkstationPaths::diskBudgetBytes());
+        const QList<StudySummary> now = cachedStudies();
+        prefetcher.setProtectedBytes([&now, &found] {
+            qint64 bytes = 0;  // the studies found stay: they are what the priors are for
+            for (const StudySummary &f : found)
+                for (const StudySummary &c : now)
+                    if (c.identity.studyInstanceUid == f.identity.studyInstanceUid)
+                        bytes += c.bytes;
+            return bytes;
+        });
+        const bool tty = ::isatty(STDERR_FILENO);
+        QObject::connect(&prefetcher, &PriorPrefetcher::started, &prefetcher, [tty](StudyStreamer *streamer, const QString &title) {
+            QObject::connect(streamer, &StudyStreamer::progress, streamer, [streamer, title, tty](int cached, int total) {
+                if (streamer->isListed())
+                    std::fprintf(stderr, tty ? "\rprior %s: %d/%d " : "prior %s: %d/%d\n", qPrintable(title), cached, total);
+            });
+        });
+        QEventLoop loop;
+        QObject::connect(&prefetcher, &PriorPrefetcher::idle, &loop, &QEventLoop::quit);
+        for (const StudySummary &s : std::as_const(found)) {
+            StudySummary withSize = s;
+            for (const StudySummary &c : now) {
+                if (c.identity.studyInstanceUid == s.identity.studyInstanceUid && c.identity.patientId == s.identity.patientId)
+                    withSize = c;
+            }
+            prefetcher.add(withSize);
+        }
+        if (!prefetcher.isIdle())
+            loop.exec();
+        if (tty)
+            std::fprintf(stderr, "\n");
+        summary = prefetcher.summary();
+    }
+    out(QStringLiteral("%1 stud%2 found: %3 fetched (%4 instance(s)), %5 here already; priors: %6 fetched (%7 instance(s), %8 MB), %9 here already, %10 left out")
+            .arg(hits.value().size()).arg(hits.value().size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"))
+            .arg(studiesFetched).arg(studyInstances).arg(studiesHere)
+            .arg(summary.priorsFetched).arg(summary.instances).arg(summary.bytes / 1e6, 0, 'f', 1).arg(summary.priorsHere).arg(summary.skipped.size()));
+    for (const QString &s : summary.skipped)
+        out(QStringLiteral("  left out: %1").arg(s));
+    for (const QString &problem : problems + summary.problems)
+        std::fprintf(stderr, "  %s\n", qPrintable(problem));
+    return problems.isEmpty() && summary.problems.isEmpty() ? 0 : 1;
+}
+
+} // namespace
+
+QList<Command> prefetchCommands()
+{
+    return {
+        {"prefetch", "[--date today] [--modality M] [--patient-id I]… [--priors N] [--priors-only]",
+         "the studies a query finds, and their comparable priors, into the disk cache", cmdPrefetch, false},
+    };
+}
+
+} // namespace spectrum::cli

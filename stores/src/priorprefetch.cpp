@@ -1,0 +1,158 @@
+#include "spectrum/stores/priorprefetch.h"
+
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/studystreamer.h"
+
+namespace spectrum {
+
+namespace {
+
+/// A guess at an instance's size when nothing of the patient is here to go by: a CT slice.
+constexpr qint64 kTypicalInstanceBytes = 540 * 1024;
+
+QString titleOf(const PriorStudy &p, const QString &store)
+{
+    return QStringLiteral("%1 — %2 %3 %4 from %5")
+        .arg(DicomIdentity::displayName(p.identity.patientName), DicomIdentity::displayDate(p.identity.studyDate), p.modalities.join(QLatin1Char('/')),
+             p.identity.studyDescription, store)
+        .simplified();
+}
+
+} // namespace
+
+PriorPrefetcher::PriorPrefetcher(StoreRegistry *registry, FileStore *cache, QObject *parent)
+    : QObject(parent), m_registry(registry), m_cache(cache)
+{
+    m_foreground.setInterval(200);
+    connect(&m_foreground, &QTimer::timeout, this, &PriorPrefetcher::followForeground);
+}
+
+PriorPrefetcher::~PriorPrefetcher() = default;
+
+void PriorPrefetcher::add(const StudySummary &study)
+{
+    const QString key = study.identity.studyInstanceUid + QLatin1Char('|') + study.identity.patientId;
+    if (study.identity.studyInstanceUid.isEmpty() || m_seen.contains(key))
+        return;
+    m_seen.insert(key);
+    ++m_summary.studies;
+    ++m_searches;
+    auto *search = new PriorSearch(m_registry, m_cachedStudies ? m_cachedStudies() : QList<StudySummary>(), study, this);
+    connect(search, &PriorSearch::finished, this, [this, search] { searched(search); });
+    search->start();
+}
+
+void PriorPrefetcher::searched(PriorSearch *search)
+{
+    --m_searches;
+    search->deleteLater();
+    const PriorList &list = search->result();
+    const StudySummary &study = search->current();
+    for (const QString &p : list.problems)
+        m_summary.problems << p;
+    // What one instance of this patient's studies takes here, to judge what a prior will take.
+    const qint64 perInstance = study.instanceCount > 0 && study.bytes > 0 ? study.bytes / study.instanceCount : kTypicalInstanceBytes;
+    int taken = 0;
+    for (const PriorStudy &p : list.studies) {
+        if (taken >= m_perStudy)
+            break;
+        if (!p.comparable || !p.isEarlierThan(study.identity))
+            continue;
+        ++taken;
+        const QString key = p.identity.studyInstanceUid + QLatin1Char('|') + p.identity.patientId;
+        if (m_seen.contains(key))
+            continue;  // queued (or done) for another study of the patient
+        m_seen.insert(key);
+        if (p.isCached()) {
+            ++m_summary.priorsHere;
+            continue;
+        }
+        const QStringList nearest = m_registry ? m_registry->nearestFirst(p.stores) : QStringList();
+        if (nearest.isEmpty()) {
+            m_summary.skipped << QStringLiteral("%1: no configured store holds it").arg(titleOf(p, QStringLiteral("?")));
+            continue;
+        }
+        Pending pending;
+        pending.store = nearest.first();
+        pending.studyUid = p.identity.studyInstanceUid;
+        pending.title = titleOf(p, pending.store);
+        const int missing = p.instances > 0 ? std::max(0, p.instances - p.cachedInstances) : 0;
+        pending.estimate = qint64(missing > 0 ? missing : 100) * perInstance;
+        m_queue.enqueue(pending);
+        Q_EMIT queued(pending.studyUid, pending.title);
+    }
+    pump();
+}
+
+void PriorPrefetcher::pump()
+{
+    if (!m_current && !m_queue.isEmpty() && m_foregroundBusy && m_foregroundBusy()) {
+        m_foreground.start();  // the reader waits for a study: priors start once it is in
+        return;
+    }
+    while (!m_current && !m_queue.isEmpty()) {
+        const Pending next = m_queue.dequeue();
+        if (m_budget > 0) {
+            const qint64 mustStay = m_protectedBytes ? m_protectedBytes() : 0;
+            if (next.estimate > m_budget - mustStay) {
+                const QString why = QStringLiteral("%1: about %2 MB would not fit the cache budget (%3 MB) beside the %4 MB of the studies open")
+                                        .arg(next.title).arg(next.estimate / 1e6, 0, 'f', 0).arg(m_budget / 1e6, 0, 'f', 0).arg(mustStay / 1e6, 0, 'f', 0);
+                m_summary.skipped << why;
+                Q_EMIT priorDone(next.studyUid, why);
+                continue;
+            }
+        }
+        m_current = new StudyStreamer(m_registry, m_cache, next.store, next.studyUid, this);
+        m_currentUid = next.studyUid;
+        m_current->setParallel(m_parallel);
+        connect(m_current, &StudyStreamer::failed, this, [this](const Error &e) {
+            m_summary.problems << QStringLiteral("%1: %2").arg(m_currentUid, e.toString());
+            finishCurrent(e.toString());
+        });
+        connect(m_current, &StudyStreamer::finished, this, [this] {
+            m_summary.instances += m_current->cachedCount() - m_current->cachedBefore();  // not what was here already
+            m_summary.bytes += m_current->bytesFetched();
+            if (m_current->failedForGood() > 0) {
+                m_summary.problems << QStringLiteral("%1: %2 of %3 instance(s) could not be fetched").arg(m_currentUid).arg(m_current->failedForGood()).arg(m_current->total());
+                finishCurrent(QStringLiteral("%1 instance(s) failed").arg(m_current->failedForGood()));
+            } else {
+                ++m_summary.priorsFetched;
+                finishCurrent(QString());
+            }
+        });
+        Q_EMIT started(m_current, next.title);
+        m_current->start();
+        followForeground();
+        m_foreground.start();
+    }
+    if (isIdle()) {
+        m_foreground.stop();
+        Q_EMIT idle();
+    }
+}
+
+void PriorPrefetcher::finishCurrent(const QString &outcome)
+{
+    if (!m_current)
+        return;
+    const QString uid = m_currentUid;
+    // Kept (stopped) while the prefetcher lives: the transfers list still shows how it went.
+    m_current->stop();
+    m_current = nullptr;
+    m_currentUid.clear();
+    Q_EMIT priorDone(uid, outcome);
+    pump();
+}
+
+void PriorPrefetcher::followForeground()
+{
+    if (!m_current)
+        return pump();
+    const bool busy = m_foregroundBusy && m_foregroundBusy();
+    if (busy && !m_current->isStopped())
+        m_current->stop();  // the reader's own study first
+    else if (!busy && m_current->isStopped())
+        m_current->resume();
+}
+
+} // namespace spectrum
