@@ -32,6 +32,9 @@ struct ViewportOverlay
     QString topLeft;
     QString topRight;
     QString bottomLeft;
+    /// "PRIOR  2023-01-03 (1 year earlier)": the first line on the right, never shortened; amber when `prior`.
+    QString comparison;
+    bool prior = false;
 };
 
 /// A segmentation's mask over the image: `image` (ARGB, the image's size) drawn translucent, named in the overlay.

@@ -38,7 +38,11 @@ void MainWindow::configurePrefetcher()
     if (!prefetcher)
         return;
     // The reader waits while a study on screen is still arriving: priors hold back until it is in.
-    prefetcher->setForegroundBusy([this] {
+    // The prefetcher is the workstation's, which may outlive this window: its questions go nowhere once it is gone.
+    const QPointer<MainWindow> self(this);
+    prefetcher->setForegroundBusy([this, self] {
+        if (!self)
+            return false;
         for (int i = 1; i < m_tabs->count(); ++i) {
             auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i));
             if (viewer && viewer->streamer() && !viewer->streamer()->isComplete())
@@ -47,8 +51,10 @@ void MainWindow::configurePrefetcher()
         return false;
     });
     // What must stay in the cache: every study open in a tab, and what is open beside it.
-    prefetcher->setProtectedBytes([this] {
+    prefetcher->setProtectedBytes([this, self] {
         qint64 bytes = 0;
+        if (!self)
+            return bytes;
         for (int i = 1; i < m_tabs->count(); ++i) {
             auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i));
             if (!viewer)

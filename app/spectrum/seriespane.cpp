@@ -45,9 +45,13 @@ SeriesPane::SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySu
     setFocusProxy(m_viewport);
     m_viewport->installEventFilter(this);
     connect(m_viewport, &ImageViewport::sliceStepRequested, this, [this](int step, bool alone) {
-        if (alone)
-            Q_EMIT stepAloneRequested();
+        if (!alone)
+            return stepSlice(step);
+        const int slice = m_slice, frame = m_viewport->frame();
+        Q_EMIT steppedAlone(true);  // before: the step's image may be shown at once
         stepSlice(step);
+        if (m_slice == slice && m_viewport->frame() == frame)
+            Q_EMIT steppedAlone(false);  // at the end: nothing moved, nothing to learn
     });
     connect(m_viewport, &ImageViewport::windowChanged, this, [this] { m_windowFromUser = true; });
     connect(m_images, &ImageMemoryCache::inserted, this, &SeriesPane::onImageReady);
@@ -322,10 +326,14 @@ int SeriesPane::sliceNearestInPlane(const std::array<double, 3> &normal, const s
 {
     if (m_centres.isEmpty() || std::abs(dot(normal, m_normal)) < 0.99)
         return -1;
-    return sliceNearest(m_frameOfReference, point);
+    double at = 0;
+    const int nearest = sliceNearest(m_frameOfReference, point, &at);
+    if (nearest >= 0 && sliceCount() > 1 && (at < -1 || at > sliceCount()))
+        return kBeyondStack;  // more than a slice past either end: no slice lies there
+    return nearest;
 }
 
-int SeriesPane::sliceNearest(const QString &frame, const std::array<double, 3> &point) const
+int SeriesPane::sliceNearest(const QString &frame, const std::array<double, 3> &point, double *unclamped) const
 {
     if (frame.isEmpty() || frame != m_frameOfReference || m_centres.isEmpty())
         return -1;
@@ -351,6 +359,8 @@ int SeriesPane::sliceNearest(const QString &frame, const std::array<double, 3> &
     if (std::abs(a1 - a0) < 1e-6)
         return -1;
     const double at = i0 + (d - a0) / (a1 - a0) * (i1 - i0);
+    if (unclamped)
+        *unclamped = at;
     return int(std::clamp<double>(std::lround(at), 0, sliceCount() - 1));
 }
 
@@ -475,8 +485,8 @@ void SeriesPane::updateOverlay(const ImageInfo *info)
     o.topRight = tr("%1\n%2\n%3 %4")
                      .arg(id.studyDescription, DicomIdentity::displayDate(id.studyDate), series.modality,
                           series.description);
-    if (!m_comparisonLabel.isEmpty())
-        o.topRight = m_comparisonLabel + QLatin1Char('\n') + o.topRight;
+    o.comparison = m_comparisonLabel;
+    o.prior = m_comparisonPrior;
     o.bottomLeft = tr("Im %1/%2").arg(m_slice + 1).arg(sliceCount());
     if (info && info->frames > 1) {
         o.bottomLeft += tr("  Fr %1/%2").arg(info->frameIndex + 1).arg(info->frames);

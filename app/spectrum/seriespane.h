@@ -64,10 +64,13 @@ public:
     /// `frame`: interpolated between the slices decoded so far (exact for an evenly spaced stack, refined as more
     /// arrive), clamped to the stack. −1 when the series lies in another frame of reference, has no geometry, or
     /// fewer than two of its slices are known yet.
-    int sliceNearest(const QString &frame, const std::array<double, 3> &point) const;
+    /// `unclamped`: the fractional slice index before clamping (below 0 or past the end: beyond the stack).
+    int sliceNearest(const QString &frame, const std::array<double, 3> &point, double *unclamped = nullptr) const;
     /// The same for a point of another study (another frame of reference: its coordinates taken as this one's,
-    /// as a prior's are): −1 unless this series lies in the plane `normal` describes (parallel within ~8°).
+    /// as a prior's are): −1 unless this series lies in the plane `normal` describes (parallel within ~8°);
+    /// kBeyondStack when the point lies more than a slice beyond either end of the stack.
     int sliceNearestInPlane(const std::array<double, 3> &normal, const std::array<double, 3> &point) const;
+    static constexpr int kBeyondStack = -2;
     /// The direction its slices are stacked along (their normal), once one is decoded; zero before.
     std::array<double, 3> sliceNormal() const { return m_normal; }
     /// The study this pane shows a series of.
@@ -101,8 +104,9 @@ Q_SIGNALS:
     void seriesDropped(int seriesIndex);
     /// A series of another open study (`studyKey`: PriorsPanel::studyKey) was dropped on the pane.
     void otherStudySeriesDropped(const QString &studyKey, int seriesIndex);
-    /// The wheel with Shift: this pane steps alone, the linked panes stay (the viewer learns an offset from it).
-    void stepAloneRequested();
+    /// The wheel with Shift stepped this pane alone — the linked panes stay (the viewer learns an offset from
+    /// where it lands); `moved`: whether it went anywhere (not at the stack's end).
+    void steppedAlone(bool moved);
     /// Where one more slice of the series lies is known (sliceNearest can answer better).
     void sliceGeometryLearned();
 

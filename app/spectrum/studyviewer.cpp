@@ -147,7 +147,7 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
         showSeries(series);
     });
     connect(pane, &SeriesPane::otherStudySeriesDropped, this, [this, pane](const QString &key, int series) { showSeriesOf(pane, key, series); });
-    connect(pane, &SeriesPane::stepAloneRequested, this, [this, pane] { m_adjusting = pane; });
+    connect(pane, &SeriesPane::steppedAlone, this, [this, pane](bool moved) { m_adjusting = moved ? pane : nullptr; });
     connect(pane->viewport(), &ImageViewport::crosshairPicked, this, [this, pane](QPointF at) { crosshairAt(pane, at); });
     connect(pane, &SeriesPane::imageShown, this, [this] { updateReferences(); });
     connect(pane, &SeriesPane::frameShown, this, [this] { updateReferences(); });
@@ -172,6 +172,10 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     });
     connect(pane, &SeriesPane::frameShown, this, [this, pane] {
         updateMasks(pane);
+        if (pane == m_adjusting) {
+            m_adjusting = nullptr;  // stepped alone through its frames: the offset from where it is now
+            return learnOffset(pane);
+        }
         if (pane == m_active)
             follow();  // a frame of an enhanced stack lies elsewhere in the patient
     });
@@ -202,6 +206,7 @@ void StudyViewer::setGrid(int rows, int columns)
             m_active = m_panes.first();
         if (gone == m_adjusting)
             m_adjusting = nullptr;
+        m_beyond.remove(gone);
         m_grid->removeWidget(gone);
         disconnect(m_images, nullptr, gone, nullptr);
         delete gone;
@@ -265,9 +270,10 @@ bool StudyViewer::setStudy(const StudySummary &study)
         return false;
     }
     // Where each pane is, by instance, to find it again in the new list.
-    QList<QString> shown;
+    QList<QString> shown;  // (panes showing a prior keep to it: their study's list did not change)
     for (SeriesPane *p : m_panes)
-        shown << (p->seriesIndex() >= 0 && p->sliceIndex() >= 0 ? m_study.series[p->seriesIndex()].instances[p->sliceIndex()].key : QString());
+        shown << (p->study() == &m_study && p->seriesIndex() >= 0 && p->sliceIndex() >= 0 ? m_study.series[p->seriesIndex()].instances[p->sliceIndex()].key
+                                                                                          : QString());
     ++m_studyGeneration;  // thumbnails being made are for the old numbering
     m_study = study;
     m_thumbnails.clear();
@@ -275,6 +281,8 @@ bool StudyViewer::setStudy(const StudySummary &study)
     m_thumbnailWaiting.clear();
     fillSeriesList();
     for (int i = 0; i < m_panes.size(); ++i) {
+        if (m_panes[i]->study() != &m_study)
+            continue;
         int series = m_study.series.isEmpty() ? -1 : 0, slice = -1;
         for (int s = 0; s < m_study.series.size() && slice < 0; ++s) {
             for (int k = 0; k < m_study.series[s].instances.size(); ++k) {
@@ -319,6 +327,8 @@ void StudyViewer::setActivePane(SeriesPane *pane)
 void StudyViewer::setSynchronized(bool on)
 {
     m_sync = on;
+    if (!on)
+        m_beyond.clear();
     updateModeText();
     follow();
 }
@@ -542,6 +552,8 @@ void StudyViewer::updateModeText()
         if (m_sync && m_panes.size() > 1) {
             const double offset = p->study() != &m_study ? offsetMm(keyOf(p->study())) : 0.0;
             modes << (std::abs(offset) >= 0.05 ? tr("Linked ⇅ offset %1 mm").arg(offset, 0, 'f', 1) : tr("Linked ⇅"));
+            if (m_beyond.contains(p))
+                modes << tr("⚠ no slice at the linked level");
         }
         if (m_linkWindow && m_panes.size() > 1)
             modes << tr("W/L linked");

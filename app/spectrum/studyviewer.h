@@ -221,7 +221,8 @@ private:
     /// By study key: where the same anatomy lies in that study's coordinates relative to the others (mm, patient
     /// axes); only differences between two studies mean anything.
     QHash<QString, std::array<double, 3>> m_offsets;
-    SeriesPane *m_adjusting = nullptr;  ///< stepping alone (Shift+wheel): its next image sets an offset
+    SeriesPane *m_adjusting = nullptr;
+    QSet<SeriesPane *> m_beyond;        ///< linked panes of another study with no slice at the active one's level  ///< stepping alone (Shift+wheel): its next image sets an offset
     bool m_linkWindow = false;
     bool m_linkZoom = false;
     HangingPlan m_plan;
@@ -230,6 +231,7 @@ private:
     {
         std::array<double, 3> point{};
         QString studyKey;  ///< whose coordinates the point is in
+        QString frameOfReference;  ///< the frame of reference of the image it was picked on
     };
     std::optional<Crosshair> m_crosshair;
     /// Reference lines on every pane from the active one's slice; each pane's crosshair mark.

@@ -33,6 +33,8 @@ QString otherPatient(const DicomIdentity &current, const DicomIdentity &other)
         return QObject::tr("it names another patient (%1)").arg(DicomIdentity::displayName(other.patientName));
     if (!current.patientBirthDate.isEmpty() && !other.patientBirthDate.isEmpty() && current.patientBirthDate != other.patientBirthDate)
         return QObject::tr("it gives another birth date (%1)").arg(DicomIdentity::displayDate(other.patientBirthDate));
+    if (!current.patientSex.isEmpty() && !other.patientSex.isEmpty() && normalised(current.patientSex) != normalised(other.patientSex))
+        return QObject::tr("it gives another sex (%1)").arg(other.patientSex);
     return QString();
 }
 
@@ -44,6 +46,8 @@ QString ageBetween(const QString &fromDicomDate, const QString &toDicomDate)
         return QString();
     const qint64 days = from.daysTo(to);
     const qint64 n = std::abs(days);
+    if (n == 0)
+        return QObject::tr("the same day");
     const QString when = days >= 0 ? QObject::tr("earlier") : QObject::tr("later");
     auto count = [](qint64 k, const QString &one, const QString &many) { return k == 1 ? one : many.arg(k); };
     if (n >= 330)  // "1 year" from eleven months on, as a reader says it
@@ -189,6 +193,7 @@ bool StudyViewer::showSeriesOf(SeriesPane *pane, const QString &studyKey, int se
         m_active = fresh;
     if (m_adjusting == pane)
         m_adjusting = nullptr;
+    m_beyond.remove(pane);
     m_grid->removeWidget(pane);
     disconnect(pane, nullptr, this, nullptr);
     disconnect(m_images, nullptr, pane, nullptr);
@@ -240,6 +245,10 @@ void StudyViewer::updateComparisonLabels()
             p->setComparisonLabel(tr("CURRENT  %1").arg(DicomIdentity::displayDate(id.studyDate)), false);
             continue;
         }
+        if (id.studyDate.isEmpty() || m_study.identity.studyDate.isEmpty()) {
+            p->setComparisonLabel(tr("OTHER STUDY  date unknown"), false);  // neither earlier nor later is known
+            continue;
+        }
         const bool earlier = id.studyDate + id.studyTime < m_study.identity.studyDate + m_study.identity.studyTime;
         const QString age = ageBetween(id.studyDate, m_study.identity.studyDate);
         p->setComparisonLabel(tr("%1  %2%3").arg(earlier ? tr("PRIOR") : tr("LATER"), DicomIdentity::displayDate(id.studyDate),
@@ -270,6 +279,12 @@ void StudyViewer::follow()
         } else {
             const Vec to = m_offsets.value(keyOf(p->study()), Vec{0, 0, 0});
             nearest = p->sliceNearestInPlane(info.sliceNormal(), plus(here, minus(to, from)));
+            // No slice of it at this level: it stays, and says so, rather than stand at its edge as if it matched.
+            const bool beyond = nearest == SeriesPane::kBeyondStack;
+            if (beyond != m_beyond.contains(p)) {
+                beyond ? void(m_beyond.insert(p)) : void(m_beyond.remove(p));
+                updateModeText();
+            }
         }
         if (nearest >= 0 && nearest != p->sliceIndex())
             p->showSlice(nearest);
@@ -334,11 +349,17 @@ void StudyViewer::propagateWindow()
 {
     if (!m_linkWindow || !m_active || !m_active->viewport()->hasImage() || m_active->seriesIndex() < 0)
         return;
-    // Values of one modality mean the same in every study of it (HU); another modality's window would not.
-    const QString modality = m_active->study()->series[m_active->seriesIndex()].modality;
+    // Only where values mean the same in every image: Hounsfield units. An MR's or a radiograph's values depend on
+    // the acquisition; another image's window on them would show it misleadingly bright or dark.
+    auto hounsfield = [](SeriesPane *p) {
+        const ImageInfo &i = p->viewport()->image().info;
+        return p->viewport()->hasImage() && (i.rescaleType == QLatin1String("HU") || i.identity.modality == QLatin1String("CT"));
+    };
+    if (!hounsfield(m_active))
+        return;
     const VoiWindow w = m_active->viewport()->window();
     for (SeriesPane *p : std::as_const(m_panes)) {
-        if (p == m_active || p->seriesIndex() < 0 || p->study()->series[p->seriesIndex()].modality != modality)
+        if (p == m_active || !hounsfield(p))
             continue;
         const VoiWindow mine = p->viewport()->window();
         if (mine.center != w.center || mine.width != w.width)

@@ -28,7 +28,7 @@ void StudyViewer::crosshairAt(SeriesPane *pane, QPointF at)
         return;
     if (pane != m_active)
         setActivePane(pane);
-    m_crosshair = Crosshair{*point, keyOf(pane->study())};
+    m_crosshair = Crosshair{*point, keyOf(pane->study()), info.frameOfReferenceUid};
     const std::array<double, 3> from = m_offsets.value(m_crosshair->studyKey, std::array<double, 3>{0, 0, 0});
     for (SeriesPane *p : std::as_const(m_panes)) {
         if (p == pane || !p->viewport()->hasImage())
@@ -69,8 +69,9 @@ void StudyViewer::updateReferences()
         std::optional<QPointF> mark;
         if (m_crosshair) {
             const QString key = keyOf(p->study());
+            // The same study: only images of the frame of reference it was picked in share its coordinates.
             const bool sameStudy = key == m_crosshair->studyKey;
-            if (sameStudy || m_sync) {
+            if (sameStudy ? info.frameOfReferenceUid == m_crosshair->frameOfReference : m_sync) {
                 const std::array<double, 3> from = m_offsets.value(m_crosshair->studyKey, std::array<double, 3>{0, 0, 0});
                 const std::array<double, 3> to = m_offsets.value(key, std::array<double, 3>{0, 0, 0});
                 const PatientPoint there{m_crosshair->point[0] + to[0] - from[0], m_crosshair->point[1] + to[1] - from[1],

@@ -160,7 +160,7 @@ void ImageViewport::paintOverlay(QPainter &p)
     const bool complete = m_completeness >= 1.0;
     const QString badge = complete ? tr("● Complete") : tr("◌ Arriving %1%").arg(int(m_completeness * 100));
     const QColor badgeColour = complete ? QColor(120, 210, 120) : QColor(255, 170, 60);
-    int leftWidth = 0, rightWidth = 0;
+    int leftWidth = 0, rightWidth = fm.horizontalAdvance(m_overlay.comparison);
     for (const QString &l : m_overlay.topLeft.split(QLatin1Char('\n')))
         leftWidth = std::max(leftWidth, fm.horizontalAdvance(l));
     for (const QString &l : m_overlay.topRight.split(QLatin1Char('\n')))
@@ -172,13 +172,19 @@ void ImageViewport::paintOverlay(QPainter &p)
     for (const QString &l : m_overlay.topRight.split(QLatin1Char('\n')))
         right << fm.elidedText(l, Qt::ElideRight, rightRoom);
     text(area, Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
+    QRect rightArea = area;
     if (badgeCentred) {
         text(area, Qt::AlignHCenter | Qt::AlignTop, badge, badgeColour);
-        text(area, Qt::AlignRight | Qt::AlignTop, right.join(QLatin1Char('\n')));
     } else {
         text(area, Qt::AlignRight | Qt::AlignTop, badge, badgeColour);
-        text(area.adjusted(0, fm.height(), 0, 0), Qt::AlignRight | Qt::AlignTop, right.join(QLatin1Char('\n')));
+        rightArea.adjust(0, fm.height(), 0, 0);
     }
+    // Which study this is, when several are open: whole, whatever the width, and in its colour for a prior.
+    if (!m_overlay.comparison.isEmpty()) {
+        text(rightArea, Qt::AlignRight | Qt::AlignTop, m_overlay.comparison, m_overlay.prior ? QColor(240, 190, 80) : kOverlayText);
+        rightArea.adjust(0, fm.height(), 0, 0);
+    }
+    text(rightArea, Qt::AlignRight | Qt::AlignTop, right.join(QLatin1Char('\n')));
     text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
     QStringList view{windowText(), tr("Zoom %1%").arg(std::lround(displayScale() * 100))};
     if (displayScale() > 1.0 && !m_smoothMagnify)

@@ -241,11 +241,10 @@ void Workstation::prefetchPriorsOfPushed()
     if (!m_prefetcher || m_pushed.isEmpty())
         return;
     for (const StudySummary &s : std::as_const(m_studies)) {
-        if (s.identityConflict)
-            continue;  // two patients under one Study UID: nothing is fetched for it
         for (const SeriesSummary &series : s.series) {
             for (const InstanceRef &i : series.instances) {
-                if (m_pushed.remove(i.key))
+                // Two patients under one Study UID: nothing is fetched for it (and its keys are done with).
+                if (m_pushed.remove(i.key) && !s.identityConflict)
                     m_prefetcher->add(s);  // once per study (the prefetcher counts each once)
             }
         }

@@ -80,7 +80,7 @@ QString DicomIdentity::formatDecimals(const std::vector<double> &values)
     return parts.join(QLatin1Char('\\'));
 }
 
-QString DicomIdentity::planeOf(const QString &imageOrientation)
+QString DicomIdentity::planeOf(const QString &imageOrientation, bool nearest)
 {
     const QStringList p = imageOrientation.split(QLatin1Char('\\'));
     if (p.size() != 6)
@@ -96,7 +96,11 @@ QString DicomIdentity::planeOf(const QString &imageOrientation)
     const double length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     if (length < 1e-6)
         return QString();
-    const double cos10 = 0.9848;
+    const double cos10 = nearest ? 0.0 : 0.9848;
+    if (nearest) {
+        const double ax = std::abs(n[0]), ay = std::abs(n[1]), az = std::abs(n[2]);
+        return az >= ay && az >= ax ? QStringLiteral("Axial") : ay >= ax ? QStringLiteral("Coronal") : QStringLiteral("Sagittal");
+    }
     if (std::abs(n[2]) / length >= cos10)
         return QStringLiteral("Axial");
     if (std::abs(n[1]) / length >= cos10)

@@ -94,7 +94,7 @@ void PriorPrefetcher::pump()
         const Pending next = m_queue.dequeue();
         if (m_budget > 0) {
             const qint64 mustStay = m_protectedBytes ? m_protectedBytes() : 0;
-            if (next.estimate > m_budget - mustStay) {
+            if (next.estimate + m_summary.bytes > m_budget - mustStay) {  // with what this run fetched so far
                 const QString why = QStringLiteral("%1: about %2 MB would not fit the cache budget (%3 MB) beside the %4 MB of the studies open")
                                         .arg(next.title).arg(next.estimate / 1e6, 0, 'f', 0).arg(m_budget / 1e6, 0, 'f', 0).arg(mustStay / 1e6, 0, 'f', 0);
                 m_summary.skipped << why;
@@ -102,14 +102,22 @@ void PriorPrefetcher::pump()
                 continue;
             }
         }
-        m_current = new StudyStreamer(m_registry, m_cache, next.store, next.studyUid, this);
+        StudyStreamer *streamer = new StudyStreamer(m_registry, m_cache, next.store, next.studyUid, this);
+        m_current = streamer;
         m_currentUid = next.studyUid;
+        m_heldBack = false;
         m_current->setParallel(m_parallel);
-        connect(m_current, &StudyStreamer::failed, this, [this](const Error &e) {
+        // Only the prior being fetched counts: one done earlier and retried by hand (from the transfers list)
+        // finishes on its own.
+        connect(m_current, &StudyStreamer::failed, this, [this, streamer](const Error &e) {
+            if (streamer != m_current)
+                return;
             m_summary.problems << QStringLiteral("%1: %2").arg(m_currentUid, e.toString());
             finishCurrent(e.toString());
         });
-        connect(m_current, &StudyStreamer::finished, this, [this] {
+        connect(m_current, &StudyStreamer::finished, this, [this, streamer] {
+            if (streamer != m_current)
+                return;
             m_summary.instances += m_current->cachedCount() - m_current->cachedBefore();  // not what was here already
             m_summary.bytes += m_current->bytesFetched();
             if (m_current->failedForGood() > 0) {
@@ -148,11 +156,15 @@ void PriorPrefetcher::followForeground()
 {
     if (!m_current)
         return pump();
+    // Held back while the reader waits, and let go after; a pause the reader made (transfers list) stays.
     const bool busy = m_foregroundBusy && m_foregroundBusy();
-    if (busy && !m_current->isStopped())
-        m_current->stop();  // the reader's own study first
-    else if (!busy && m_current->isStopped())
+    if (busy && !m_current->isStopped()) {
+        m_current->stop();
+        m_heldBack = true;
+    } else if (!busy && m_heldBack) {
+        m_heldBack = false;
         m_current->resume();
+    }
 }
 
 } // namespace spectrum

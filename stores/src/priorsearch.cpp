@@ -67,6 +67,9 @@ bool comparable(const StudySummary &current, const PriorStudy &other)
 
 bool PriorStudy::isEarlierThan(const DicomIdentity &current) const
 {
+    // Without both dates nothing is known to be earlier: an undated study is never "the prior".
+    if (identity.studyDate.isEmpty() || current.studyDate.isEmpty())
+        return false;
     return identity.studyDate + identity.studyTime < current.studyDate + current.studyTime;
 }
 
@@ -92,6 +95,7 @@ PriorList arrangePriors(const StudySummary &current, const QList<StudySummary> &
     QSet<QString> conflicted;          // study UIDs another patient claims too
     QHash<QString, QString> withheld;  // study UID → why (one line per study)
     QHash<QString, QStringList> withheldWhere;
+    QSet<QString> disagreeing;         // study UIDs some place gives this Patient ID with another name, birth date…
     auto offer = [&](const DicomIdentity &id, const QStringList &modalities, const QString &store) -> PriorStudy * {
         if (id.studyInstanceUid == me.studyInstanceUid || id.studyInstanceUid.isEmpty())
             return nullptr;
@@ -99,6 +103,7 @@ PriorList arrangePriors(const StudySummary &current, const QList<StudySummary> &
             if (id.patientId == me.patientId) {  // a query by Patient ID answers only these; anything else is noise
                 withheld.insert(id.studyInstanceUid, describe(id, modalities) + QStringLiteral(": ") + why);
                 withheldWhere[id.studyInstanceUid] << (store.isEmpty() ? QStringLiteral("this workstation") : store);
+                disagreeing.insert(id.studyInstanceUid);  // one place disagrees: not offered from any other either
             }
             return nullptr;
         }
@@ -127,7 +132,10 @@ PriorList arrangePriors(const StudySummary &current, const QList<StudySummary> &
     };
     // Conflicts first: a study UID the cache or any store holds under another patient is never offered.
     for (const StudySummary &s : cached) {
-        if (s.identityConflict)
+        // Flagged by the cache, or held here under another patient: the same UID from an archive is not this
+        // patient's plainly (the cache would show the other patient's instances under it).
+        if (s.identityConflict || s.identity.patientId != me.patientId
+            || (!s.identity.issuerOfPatientId.isEmpty() && !me.issuerOfPatientId.isEmpty() && normalised(s.identity.issuerOfPatientId) != normalised(me.issuerOfPatientId)))
             conflicted.insert(s.identity.studyInstanceUid);
     }
     for (const auto &[store, hits] : found) {
@@ -152,8 +160,18 @@ PriorList arrangePriors(const StudySummary &current, const QList<StudySummary> &
                 p->instances = std::max(p->instances, h.study.relatedInstances);
         }
     }
+    // Found here and there, but somewhere under another name (birth date, sex, issuer): not offered at all.
+    out.studies.erase(std::remove_if(out.studies.begin(), out.studies.end(),
+                                     [&](const PriorStudy &p) { return disagreeing.contains(p.identity.studyInstanceUid); }),
+                      out.studies.end());
     for (const QString &uid : std::as_const(conflicted)) {
-        if (uid != me.studyInstanceUid && !at.contains(uid))
+        if (uid == me.studyInstanceUid || withheld.contains(uid))
+            continue;
+        // Said only where this patient's ID asked for it: another patient's study in the cache is none of ours.
+        const bool asked = std::any_of(found.begin(), found.end(), [&uid](const auto &f) {
+            return std::any_of(f.second.begin(), f.second.end(), [&uid](const StudyHit &h) { return h.study.identity.studyInstanceUid == uid; });
+        }) || std::any_of(cached.begin(), cached.end(), [&](const StudySummary &s) { return s.identity.studyInstanceUid == uid && s.identity.patientId == me.patientId; });
+        if (asked)
             withheld.insert(uid, QStringLiteral("study %1: its Study Instance UID belongs to another patient elsewhere").arg(uid));
     }
     for (PriorStudy &p : out.studies)

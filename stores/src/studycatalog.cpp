@@ -49,7 +49,7 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
         }
         series->instances << InstanceRef{b.key, id.sopInstanceUid, id.instanceNumber, b.size};
         if (series->plane.isEmpty())
-            series->plane = DicomIdentity::planeOf(id.imageOrientation);
+            series->plane = DicomIdentity::planeOf(id.imageOrientation, true);
         if (series->sliceThickness <= 0)
             series->sliceThickness = id.sliceThickness.toDouble();
     }

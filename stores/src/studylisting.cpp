@@ -84,7 +84,7 @@ StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &series
         SeriesSummary &s = study.series[seriesAt.value(id.seriesInstanceUid)];
         s.instances << InstanceRef{id.sopInstanceUid, id.sopInstanceUid, id.instanceNumber, 0};
         if (s.plane.isEmpty())  // when the archive's listing says (a DIMSE or blobd listing of full identities)
-            s.plane = DicomIdentity::planeOf(id.imageOrientation);
+            s.plane = DicomIdentity::planeOf(id.imageOrientation, true);
         if (s.sliceThickness <= 0)
             s.sliceThickness = id.sliceThickness.toDouble();
         if (s.viewPosition.isEmpty())

@@ -94,10 +94,12 @@ void tst_Priors::theMostRecentComparableOpensBesideAsPrior()
     QTRY_VERIFY(prior->viewport()->hasImage());
     QCOMPARE(prior->viewport()->image().info.identity.studyInstanceUid, m_priorUid);
     // Told apart at a glance: the label and date in the corner, the frame's colour.
-    QVERIFY2(prior->viewport()->overlay().topRight.startsWith(QStringLiteral("PRIOR  2023-01-03 (1 year earlier)")),
-             qPrintable(prior->viewport()->overlay().topRight));
-    QVERIFY2(m_viewer->pane(0)->viewport()->overlay().topRight.startsWith(QStringLiteral("CURRENT  2024-01-02")),
-             qPrintable(m_viewer->pane(0)->viewport()->overlay().topRight));
+    QVERIFY2(prior->viewport()->overlay().comparison.startsWith(QStringLiteral("PRIOR  2023-01-03 (1 year earlier)")),
+             qPrintable(prior->viewport()->overlay().comparison));
+    QVERIFY2(m_viewer->pane(0)->viewport()->overlay().comparison.startsWith(QStringLiteral("CURRENT  2024-01-02")),
+             qPrintable(m_viewer->pane(0)->viewport()->overlay().comparison));
+    QVERIFY(prior->viewport()->overlay().prior);
+    QVERIFY(!m_viewer->pane(0)->viewport()->overlay().prior);
     QVERIFY(prior->styleSheet().contains(QStringLiteral("#8a6a1c")) || m_viewer->activePane() == prior);
     // Its series listed under it, to drag onto any pane.
     QTRY_COMPARE(m_viewer->priorsPanel()->tree()->topLevelItem(1)->childCount(), 1);
@@ -211,7 +213,7 @@ void tst_Priors::layoutsUpToFourByFourWithAPriorInAnyPane()
     QCOMPARE(dropped->study()->identity.studyInstanceUid, m_priorUid);
     QCOMPARE(m_viewer->activePane(), dropped);
     QTRY_VERIFY(dropped->viewport()->hasImage());
-    QVERIFY(dropped->viewport()->overlay().topRight.startsWith(QStringLiteral("PRIOR")));
+    QVERIFY(dropped->viewport()->overlay().comparison.startsWith(QStringLiteral("PRIOR")));
     QCOMPARE(&m_viewer->activeStudy(), dropped->study());
     // A series of the current study chosen in the series list: the active pane shows the current study again.
     m_viewer->showSeries(0);

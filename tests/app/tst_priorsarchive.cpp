@@ -63,7 +63,7 @@ void tst_PriorsArchive::aPriorInTheArchiveIsFoundAndOpensBesideWhileItArrives()
     const QString sop = pane->study()->series[pane->seriesIndex()].instances[pane->sliceIndex()].sopInstanceUid;
     QCOMPARE(info.identity.sopInstanceUid, sop);
     QVERIFY(m_bySop.contains(sop));
-    QVERIFY(pane->viewport()->overlay().topRight.startsWith(QStringLiteral("PRIOR  2023-01-03")));
+    QVERIFY(pane->viewport()->overlay().comparison.startsWith(QStringLiteral("PRIOR  2023-01-03")));
     QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(priorUid) && m_ws->findStudy(priorUid)->instanceCount == 12, 30000);
     QTRY_VERIFY(panel->priors().studies[panel->indexOf(priorUid)].isCached());
 }

@@ -92,7 +92,7 @@ void tst_Protocols::theHeadCtOpensBesideItsPriorBeforeTheFirstPaint()
         QCOMPARE(p->viewport()->window().center, 40.0);
         QCOMPARE(p->viewport()->window().width, 80.0);
     }
-    QVERIFY(prior->viewport()->overlay().topRight.startsWith(QStringLiteral("PRIOR")));
+    QVERIFY(prior->viewport()->overlay().comparison.startsWith(QStringLiteral("PRIOR")));
     // Linked from the start: the prior follows the current study by position.
     viewer->setActivePane(current);
     viewer->showSlice(10);

@@ -156,6 +156,43 @@ private Q_SLOTS:
         QCOMPARE(list.withheld.size(), 1);
     }
 
+    void neverAStudyTheCacheHoldsUnderAnotherPatientOrAPlaceDisagreesOn()
+    {
+        const StudySummary current = cached(patient(QStringLiteral("1.1"), QStringLiteral("20250301")), QStringLiteral("CT"), QStringLiteral("CHEST"));
+        const DicomIdentity prior = patient(QStringLiteral("1.2"), QStringLiteral("20240301"));
+        // The archive lists 1.2 for this patient; the cache holds 1.2 under someone else: the cache would show
+        // that patient's instances under this one's name. Not offered, and said.
+        DicomIdentity someoneElse = prior;
+        someoneElse.patientId = QStringLiteral("P-2");
+        someoneElse.patientName = QStringLiteral("ROE^RICHARD");
+        PriorList list = arrangePriors(current, {current, cached(someoneElse, QStringLiteral("CT"), QStringLiteral("CHEST"))},
+                                       {{QStringLiteral("pacs"), {hit(prior, QStringLiteral("CT"), QStringLiteral("pacs"))}}});
+        QVERIFY(list.studies.isEmpty());
+        QCOMPARE(list.withheld.size(), 1);
+        QVERIFY2(list.withheld.first().contains(QStringLiteral("another patient")), qPrintable(list.withheld.first()));
+        // One archive agrees, another gives the same study another birth date: offered by neither.
+        DicomIdentity otherBirth = prior;
+        otherBirth.patientBirthDate = QStringLiteral("19700101");
+        list = arrangePriors(current, {}, {{QStringLiteral("pacs"), {hit(prior, QStringLiteral("CT"), QStringLiteral("pacs"))}},
+                                           {QStringLiteral("vna"), {hit(otherBirth, QStringLiteral("CT"), QStringLiteral("vna"))}}});
+        QVERIFY(list.studies.isEmpty());
+        QCOMPARE(list.withheld.size(), 1);
+        QVERIFY(list.withheld.first().contains(QStringLiteral("another birth date")) && list.withheld.first().contains(QStringLiteral("vna")));
+        // Another patient's studies in the cache are nobody's business here: nothing said about them.
+        DicomIdentity unrelated = someoneElse;
+        unrelated.studyInstanceUid = QStringLiteral("9.9");
+        list = arrangePriors(current, {current, cached(unrelated, QStringLiteral("CT"), QStringLiteral("CHEST"))}, {});
+        QVERIFY(list.withheld.isEmpty());
+    }
+
+    void anUndatedStudyIsNeverThePrior()
+    {
+        const StudySummary current = cached(patient(QStringLiteral("1.1"), QStringLiteral("20250301")), QStringLiteral("CT"), QStringLiteral("CHEST"));
+        const PriorList list = arrangePriors(current, {cached(patient(QStringLiteral("1.2"), QString()), QStringLiteral("CT"), QStringLiteral("CHEST"))}, {});
+        QCOMPARE(list.studies.size(), 1);  // listed: the reader may open it
+        QCOMPARE(list.mostRecentComparable(current.identity), -1);  // but not taken for the prior
+    }
+
     void aStudyWithoutPatientIdHasNoPriors()
     {
         StudySummary current = cached(patient(QStringLiteral("1.1"), QStringLiteral("20250301")), QStringLiteral("CT"), QStringLiteral("CHEST"));

@@ -51,8 +51,9 @@ struct DicomIdentity
     /// Numbers as imageOrientation and sliceThickness hold them: 10 significant digits, '\\' between.
     static QString formatDecimals(const std::vector<double> &values);
     /// "Axial", "Coronal", "Sagittal" or "Oblique" from imageOrientation (the plane the slice normal is nearest
-    /// to, within 10°); empty without one.
-    static QString planeOf(const QString &imageOrientation);
+    /// to, within 10°); empty without one. With `nearest`, never "Oblique": the plane it is nearest to (a
+    /// gantry-tilted head CT is still its axial series).
+    static QString planeOf(const QString &imageOrientation, bool nearest = false);
 
     friend bool operator==(const DicomIdentity &a, const DicomIdentity &b);
     friend bool operator!=(const DicomIdentity &a, const DicomIdentity &b) { return !(a == b); }

@@ -95,6 +95,7 @@ private:
     QQueue<Pending> m_queue;
     StudyStreamer *m_current = nullptr;
     QString m_currentUid;
+    bool m_heldBack = false;  ///< the current prior was stopped here (not by the reader) while the foreground was busy
     QTimer m_foreground;   ///< holds the prior back while the reader waits
     PrefetchSummary m_summary;
 };

@@ -20,8 +20,8 @@ struct SeriesSummary
     QString description;
     QString bodyPart;              ///< Body Part Examined, when recorded
     QString viewPosition;          ///< a projection's View Position ("PA", "LL"…), when recorded
-    /// "Axial", "Coronal", "Sagittal", "Oblique" from an instance's Image Orientation; empty when not known
-    /// (not recorded, or the archive's listing does not say).
+    /// "Axial", "Coronal" or "Sagittal": the plane an instance's Image Orientation is nearest to (tilted or not);
+    /// empty when not known (not recorded, or the archive's listing does not say).
     QString plane;
     double sliceThickness = 0;     ///< mm, from an instance; 0 when not known
     int seriesNumber = 0;
