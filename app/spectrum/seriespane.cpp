@@ -217,8 +217,11 @@ void SeriesPane::moveTo(int index)
     if (const std::shared_ptr<const DecodedImage> cached = m_images->object(keyOf(index))) {
         learnGeometry(index, cached->info);
         display(index, *cached);
-    } else
+    } else {
         requestLoad(index);
+        if (m_inFlight.contains(index))
+            return;  // the slice in view first, before any pane's neighbours: they are asked for once it is decoded
+    }
     prefetchAround(index);
 }
 

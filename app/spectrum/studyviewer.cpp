@@ -70,7 +70,9 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
     connect(m_images, &ImageMemoryCache::pendingDropped, this, &StudyViewer::makeThumbnail);
     m_cine.setInterval(1000 / m_cineRate);
     connect(&m_cine, &QTimer::timeout, this, &StudyViewer::cineStep);
-    requestThumbnails();
+    // The thumbnails' decodes wait until the panes show their images (or half a second): nothing competes with
+    // what the reader opened the study to see.
+    QTimer::singleShot(500, this, [this] { startThumbnails(); });
     connect(m_segmentations, &SegmentationOverlay::changed, this, [this] {
         for (SeriesPane *p : m_panes)
             updateMasks(p);
@@ -161,6 +163,8 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     });
     connect(pane, &SeriesPane::errorOccurred, this, &StudyViewer::errorOccurred);
     connect(pane, &SeriesPane::imageShown, this, [this, pane](int index) {
+        if (m_thumbnailsWaiting && std::all_of(m_panes.begin(), m_panes.end(), [](SeriesPane *p) { return p->seriesIndex() < 0 || p->viewport()->hasImage(); }))
+            startThumbnails();
         if (pane == m_adjusting) {
             m_adjusting = nullptr;  // scrolled alone: the others stay, and the offset is learned from where it is
             learnOffset(pane);
@@ -197,6 +201,11 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
 
 void StudyViewer::setGrid(int rows, int columns)
 {
+    resizeGrid(rows, columns, true);
+}
+
+void StudyViewer::resizeGrid(int rows, int columns, bool fill)
+{
     m_rows = std::clamp(rows, 1, 4);
     m_columns = std::clamp(columns, 1, 4);
     const int wanted = m_rows * m_columns;
@@ -220,7 +229,7 @@ void StudyViewer::setGrid(int rows, int columns)
                 break;
             }
         }
-        addPane(series);
+        addPane(fill ? series : -1);
     }
     layoutPanes();
     updateComparisonLabels();
@@ -236,6 +245,14 @@ void StudyViewer::fillSeriesList()
                                   .arg(s.modality, s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : s.description)
                                   .arg(s.instances.size()));
     }
+}
+
+void StudyViewer::startThumbnails()
+{
+    if (!m_thumbnailsWaiting)
+        return;
+    m_thumbnailsWaiting = false;
+    requestThumbnails();
 }
 
 void StudyViewer::requestThumbnails()
@@ -295,7 +312,8 @@ bool StudyViewer::setStudy(const StudySummary &study)
         }
         m_panes[i]->relocate(series, slice);
     }
-    requestThumbnails();
+    if (!m_thumbnailsWaiting)
+        requestThumbnails();
     m_segmentations->setStudy(m_study);
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
     return true;

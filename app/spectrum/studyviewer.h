@@ -185,6 +185,8 @@ private:
     SeriesPane *makePane(const StudySummary *study, StudyStreamer *streamer);
     /// The panes into the grid, row-major.
     void layoutPanes();
+    /// setGrid(); new panes show the series not on screen yet when `fill`, nothing (yet) otherwise.
+    void resizeGrid(int rows, int columns, bool fill);
     void wireStreamer(StudyStreamer *streamer);
     StudyStreamer *streamerOf(const SeriesPane *pane) const;
     QString keyOf(const StudySummary *study) const;
@@ -198,6 +200,9 @@ private:
     void propagateZoom();
     void requestThumbnail(int series, const QString &key);
     void requestThumbnails();
+    /// The thumbnails, once: when the panes show their first images (or after half a second).
+    void startThumbnails();
+    bool m_thumbnailsWaiting = true;
     void fillSeriesList();
     void onInstanceCached(const QString &key);
     /// An instance of the study is in the cache and its bytes still in memory: decoded once, there, when a pane

@@ -213,11 +213,14 @@ void StudyViewer::applyPlan(const HangingPlan &plan, const StudySummary *prior, 
         priorKey = PriorsPanel::studyKey(prior->identity);
     else if (priorStreamer && (!prior || !plan.usesPrior()))
         priorStreamer->deleteLater();
-    setGrid(plan.rows, plan.columns);
+    resizeGrid(plan.rows, plan.columns, false);  // new panes empty: each gets the plan's series (nothing loaded in vain)
     for (int i = 0; i < m_panes.size(); ++i) {
         const PanePlacement placed = plan.panes.value(i);
-        if (placed.study < 0)
-            continue;  // setGrid gave it a series not on screen yet
+        if (placed.study < 0) {
+            if (m_panes[i]->seriesIndex() < 0 && !m_study.series.isEmpty())
+                m_panes[i]->showSeries(0);  // nothing planned for it: the study's first series rather than a blank
+            continue;
+        }
         const QString key = placed.study == 1 && !priorKey.isEmpty() ? priorKey : keyOf(&m_study);
         if (placed.study == 1 && priorKey.isEmpty())
             continue;

@@ -188,18 +188,25 @@ int main(int argc, char **argv)
                     if (index < 0)
                         return false;
                     clock.restart();
+                    // Its pane is placed right after it is opened: looked for then.
                     QObject::connect(v, &StudyViewer::comparisonOpened, &app, [&, v] {
-                        for (int i = 0; i < v->paneCount(); ++i) {
-                            SeriesPane *pane = v->pane(i);
-                            if (pane->study() != &v->study())
-                                QObject::connect(pane, &SeriesPane::imageShown, &app, [&] {
-                                    const double priorMs = clock.nsecsElapsed() / 1e6;
-                                    std::printf("remote: current's first image %.1f ms, prior's first image %.1f ms after it was asked for (%.2fx; goal <= 2x)\n",
-                                                currentMs, priorMs, priorMs / currentMs);
-                                    rc = priorMs <= 2 * currentMs ? 0 : 1;
-                                    QCoreApplication::quit();
-                                });
-                        }
+                        QTimer::singleShot(0, &app, [&, v] {
+                            auto report = [&] {
+                                const double priorMs = clock.nsecsElapsed() / 1e6;
+                                std::printf("remote: current's first image %.1f ms, prior's first image %.1f ms after it was asked for (%.2fx; goal <= 2x)\n",
+                                            currentMs, priorMs, priorMs / currentMs);
+                                rc = priorMs <= 2 * currentMs ? 0 : 1;
+                                QCoreApplication::quit();
+                            };
+                            for (int i = 0; i < v->paneCount(); ++i) {
+                                SeriesPane *pane = v->pane(i);
+                                if (pane->study() == &v->study())
+                                    continue;
+                                if (pane->viewport()->hasImage())
+                                    return report();
+                                QObject::connect(pane, &SeriesPane::imageShown, &app, report);
+                            }
+                        });
                     });
                     window.openPrior(v, index);
                     return true;
