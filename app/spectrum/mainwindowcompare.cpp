@@ -109,10 +109,23 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
     auto *streamer = new StudyStreamer(registry, m_workstation->cache(), nearest.first(), id.studyInstanceUid, viewer);
     viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("fetching from %1…").arg(nearest.first()));
     auto opened = std::make_shared<bool>(false);
+    // Opened on its first look (the slice a stack opens at, found with two small queries), as the study being
+    // read is; the whole listing then completes it in place.
+    connect(streamer, &StudyStreamer::firstLookReady, viewer, [viewer, streamer, id, opened] {
+        if (*opened)
+            return;
+        if (!viewer->openBeside(streamer->firstLook(), streamer))  // refused (and the stream deleted): said on its row
+            return viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("not opened: the archive gives it for another patient"));
+        *opened = true;
+    });
     connect(streamer, &StudyStreamer::listed, viewer, [this, viewer, streamer, id, opened, store = nearest.first()] {
         const StudySummary study = streamer->study();
-        if (!viewer->openBeside(study, streamer))  // refused (and the stream deleted): said on its row
+        if (*opened) {
+            if (!viewer->updateComparison(study))
+                return;  // the listing disagrees on the patient: its panes were cleared, and it said why
+        } else if (!viewer->openBeside(study, streamer)) {  // refused (and the stream deleted): said on its row
             return viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("not opened: the archive lists it under another patient"));
+        }
         *opened = true;
         m_transfers->addStudy(streamer, tr("%1 — %2 from %3 (prior)").arg(DicomIdentity::displayName(study.identity.patientName),
                                                                            study.identity.studyDescription, store));

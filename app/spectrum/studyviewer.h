@@ -76,6 +76,9 @@ public:
     /// (or the second) showing the series most like the active one's — the same description, else the same
     /// modality with the most images, else the first.
     bool openBeside(const StudySummary &study, StudyStreamer *streamer = nullptr);
+    /// A study opened beside on its first look, now listed whole: its panes keep the image they show, at its place
+    /// in the whole list. Refused (false, its panes cleared, errorOccurred) when the listing names another patient.
+    bool updateComparison(const StudySummary &whole);
     int comparisonCount() const { return int(m_others.size()); }
     const StudySummary &comparison(int i) const;
     /// Shows series `series` of the open study `studyKey` (PriorsPanel::studyKey; the current study's too) in `pane`.

@@ -3,6 +3,7 @@
 #include "studyviewer.h"
 #include "priorspanel.h"
 
+#include "spectrum/stores/priorsearch.h"
 #include "spectrum/stores/studystreamer.h"
 
 #include <QDate>
@@ -20,23 +21,6 @@ Vec scaled(const Vec &a, double k) { return {a[0] * k, a[1] * k, a[2] * k}; }
 double dotOf(const Vec &a, const Vec &b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
 QString normalised(const QString &s) { return s.simplified().toUpper(); }
-
-/// Why `other` cannot be opened beside `current` as the same patient's (empty: it can).
-QString otherPatient(const DicomIdentity &current, const DicomIdentity &other)
-{
-    if (other.patientId != current.patientId)
-        return QObject::tr("it belongs to Patient ID '%1', not '%2'").arg(other.patientId, current.patientId);
-    if (!current.issuerOfPatientId.isEmpty() && !other.issuerOfPatientId.isEmpty() && normalised(current.issuerOfPatientId) != normalised(other.issuerOfPatientId))
-        return QObject::tr("its Patient ID was issued by %1, not %2").arg(other.issuerOfPatientId, current.issuerOfPatientId);
-    if (!current.patientName.isEmpty() && !other.patientName.isEmpty()
-        && normalised(DicomIdentity::displayName(current.patientName)) != normalised(DicomIdentity::displayName(other.patientName)))
-        return QObject::tr("it names another patient (%1)").arg(DicomIdentity::displayName(other.patientName));
-    if (!current.patientBirthDate.isEmpty() && !other.patientBirthDate.isEmpty() && current.patientBirthDate != other.patientBirthDate)
-        return QObject::tr("it gives another birth date (%1)").arg(DicomIdentity::displayDate(other.patientBirthDate));
-    if (!current.patientSex.isEmpty() && !other.patientSex.isEmpty() && normalised(current.patientSex) != normalised(other.patientSex))
-        return QObject::tr("it gives another sex (%1)").arg(other.patientSex);
-    return QString();
-}
 
 /// "1 year earlier", "3 months earlier", "12 days later".
 QString ageBetween(const QString &fromDicomDate, const QString &toDicomDate)
@@ -88,7 +72,7 @@ StudyStreamer *StudyViewer::streamerOf(const SeriesPane *pane) const
 bool StudyViewer::addComparison(const StudySummary &study, StudyStreamer *streamer)
 {
     const QString key = PriorsPanel::studyKey(study.identity);
-    const QString why = key == keyOf(&m_study) ? tr("it is the study being read") : otherPatient(m_study.identity, study.identity);
+    const QString why = key == keyOf(&m_study) ? tr("it is the study being read") : patientMismatch(m_study.identity, study.identity);
     if (!why.isEmpty()) {
         if (streamer)
             streamer->deleteLater();
@@ -112,6 +96,53 @@ bool StudyViewer::addComparison(const StudySummary &study, StudyStreamer *stream
     m_priors->setOpened(study);
     m_others.push_back(std::move(open));
     Q_EMIT comparisonOpened(study);
+    return true;
+}
+
+bool StudyViewer::updateComparison(const StudySummary &whole)
+{
+    const QString key = PriorsPanel::studyKey(whole.identity);
+    OpenStudy *open = nullptr;
+    for (const auto &o : m_others) {
+        if (o->study.identity.studyInstanceUid == whole.identity.studyInstanceUid)
+            open = o.get();
+    }
+    if (!open)
+        return false;
+    const QString why = keyOf(&open->study) != key ? tr("its listing names Patient ID '%1', its first look '%2'").arg(whole.identity.patientId, open->study.identity.patientId)
+                                                   : patientMismatch(m_study.identity, whole.identity);
+    if (!why.isEmpty()) {
+        for (SeriesPane *p : std::as_const(m_panes)) {
+            if (p->study() == &open->study) {
+                p->relocate(-1, -1);  // nothing of it stays on screen
+                p->viewport()->clear(tr("Not shown: the archive's answers about this study disagree on the patient."));
+            }
+        }
+        Q_EMIT errorOccurred(Error(ErrorCode::Corrupt, tr("study %1 is not shown beside this one: %2").arg(whole.identity.studyInstanceUid, why)));
+        return false;
+    }
+    // Where each of its panes is, by instance, to find it again in the whole list.
+    QHash<SeriesPane *, QString> shown;
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (p->study() == &open->study && p->seriesIndex() >= 0 && p->sliceIndex() >= 0)
+            shown.insert(p, open->study.series[p->seriesIndex()].instances[p->sliceIndex()].key);
+    }
+    open->study = whole;  // the same object: the panes' pointers stay good
+    for (auto it = shown.cbegin(); it != shown.cend(); ++it) {
+        int series = whole.series.isEmpty() ? -1 : 0, slice = -1;
+        for (int s = 0; s < whole.series.size() && slice < 0; ++s) {
+            for (int k = 0; k < whole.series[s].instances.size(); ++k) {
+                if (whole.series[s].instances[k].key == it.value()) {
+                    series = s;
+                    slice = k;
+                    break;
+                }
+            }
+        }
+        it.key()->relocate(series, slice);
+    }
+    m_priors->setOpened(whole);
+    updateComparisonLabels();
     return true;
 }
 

@@ -19,7 +19,8 @@ QString normalisedName(const QString &pn)
     return normalised(DicomIdentity::displayName(pn));
 }
 
-/// Why `other` is not plainly `current`'s patient (empty: it is). Fields only one side records prove nothing.
+} // namespace
+
 QString patientMismatch(const DicomIdentity &current, const DicomIdentity &other)
 {
     if (other.patientId != current.patientId)
@@ -33,8 +34,10 @@ QString patientMismatch(const DicomIdentity &current, const DicomIdentity &other
         return QStringLiteral("another birth date (%1)").arg(DicomIdentity::displayDate(other.patientBirthDate));
     if (!current.patientSex.isEmpty() && !other.patientSex.isEmpty() && normalised(current.patientSex) != normalised(other.patientSex))
         return QStringLiteral("another sex (%1)").arg(other.patientSex);
-    return QString();
+    return QString();  // fields only one side records prove nothing
 }
+
+namespace {
 
 QString describe(const DicomIdentity &id, const QStringList &modalities)
 {

@@ -40,6 +40,10 @@ struct PriorList
     int mostRecentComparable(const DicomIdentity &current) const;
 };
 
+/// Why `other` is not plainly `current`'s patient — another Patient ID, issuer, name (as a reader reads it),
+/// birth date or sex, where both say one — or empty when it is. The one rule for priors and what opens beside.
+QString patientMismatch(const DicomIdentity &current, const DicomIdentity &other);
+
 /// The offerable other studies of `current`'s patient among what the cache holds (`cached`) and what the
 /// stores answered (`found`, per store), merged by study; see the header comment for what is held back.
 PriorList arrangePriors(const StudySummary &current, const QList<StudySummary> &cached,
