@@ -66,6 +66,10 @@ void tst_PriorsArchive::aPriorInTheArchiveIsFoundAndOpensBesideWhileItArrives()
     QVERIFY(pane->viewport()->overlay().comparison.startsWith(QStringLiteral("PRIOR  2023-01-03")));
     QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(priorUid) && m_ws->findStudy(priorUid)->instanceCount == 12, 30000);
     QTRY_VERIFY(panel->priors().studies[panel->indexOf(priorUid)].isCached());
+    // Opened on its first look, it was completed in place by the listing: the whole stack, the same image in view.
+    QTRY_COMPARE(pane->sliceCount(), 12);
+    QCOMPARE(viewer->pane(1), pane);
+    QCOMPARE(pane->viewport()->image().info.identity.sopInstanceUid, pane->study()->series[pane->seriesIndex()].instances[pane->sliceIndex()].sopInstanceUid);
 }
 
 // spectrum-cli prefetch, headless: the head CT of a day and its comparable prior, over a slow link; killed
