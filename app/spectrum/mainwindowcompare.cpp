@@ -131,8 +131,10 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
                                                                            study.identity.studyDescription, store));
     });
     connect(streamer, &StudyStreamer::failed, viewer, [viewer, streamer, id, opened](const Error &e) {
-        if (*opened)
-            return;  // open: its panes say what is missing
+        if (*opened) {  // opened on its first look, then its listing failed: closed again, and said
+            Q_EMIT viewer->errorOccurred(e);
+            return viewer->closeComparison(id.studyInstanceUid, tr("could not be listed: %1").arg(e.message()));
+        }
         viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("could not be opened: %1").arg(e.message()));
         streamer->deleteLater();
     });

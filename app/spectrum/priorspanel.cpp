@@ -88,6 +88,13 @@ void PriorsPanel::setOpening(const QString &studyUid, const QString &state)
     rebuild();
 }
 
+void PriorsPanel::setClosed(const QString &studyUid, const QString &why)
+{
+    m_opened.remove(studyUid);
+    m_opening.insert(studyUid, why);
+    rebuild();
+}
+
 int PriorsPanel::indexOf(const QString &studyUid) const
 {
     for (int i = 0; i < m_priors.studies.size(); ++i) {

@@ -30,6 +30,8 @@ public:
     void setOpened(const StudySummary &study);
     /// A study of the list is being fetched to open: said on its row.
     void setOpening(const QString &studyUid, const QString &state);
+    /// A study opened beside was closed again (`why` on its row): its series are no longer offered.
+    void setClosed(const QString &studyUid, const QString &why);
     /// The list's row of a study (−1: not listed).
     int indexOf(const QString &studyUid) const;
     QTreeWidget *tree() const { return m_tree; }

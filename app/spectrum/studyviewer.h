@@ -79,6 +79,9 @@ public:
     /// A study opened beside on its first look, now listed whole: its panes keep the image they show, at its place
     /// in the whole list. Refused (false, its panes cleared, errorOccurred) when the listing names another patient.
     bool updateComparison(const StudySummary &whole);
+    /// Closes a study opened beside (its listing named another patient, or it could not be listed): its panes show
+    /// the current study again, its stream stops and goes, its series leave the list, `why` on its row.
+    void closeComparison(const QString &studyUid, const QString &why);
     int comparisonCount() const { return int(m_others.size()); }
     const StudySummary &comparison(int i) const;
     /// Shows series `series` of the open study `studyKey` (PriorsPanel::studyKey; the current study's too) in `pane`.
@@ -111,6 +114,7 @@ public:
     std::optional<std::array<double, 3>> crosshairPoint() const;
     int paneCount() const { return int(m_panes.size()); }
     SeriesPane *pane(int i) const { return m_panes.value(i); }
+    const QList<SeriesPane *> &panes() const { return m_panes; }
     void setActivePane(SeriesPane *pane);
     /// The other panes whose series share the active one's frame of reference follow it: each shows its slice
     /// nearest to the same place in the patient (by Image Position / Orientation).
@@ -226,6 +230,7 @@ private:
     int m_columns = 1;
     QList<SeriesPane *> m_panes;
     std::vector<std::unique_ptr<OpenStudy>> m_others;
+    std::vector<std::unique_ptr<OpenStudy>> m_closed;  ///< kept while the viewer lives: panes being deleted still point at them
     /// By study key: where the same anatomy lies in that study's coordinates relative to the others (mm, patient
     /// axes); only differences between two studies mean anything.
     QHash<QString, std::array<double, 3>> m_offsets;

@@ -112,13 +112,8 @@ bool StudyViewer::updateComparison(const StudySummary &whole)
     const QString why = keyOf(&open->study) != key ? tr("its listing names Patient ID '%1', its first look '%2'").arg(whole.identity.patientId, open->study.identity.patientId)
                                                    : patientMismatch(m_study.identity, whole.identity);
     if (!why.isEmpty()) {
-        for (SeriesPane *p : std::as_const(m_panes)) {
-            if (p->study() == &open->study) {
-                p->relocate(-1, -1);  // nothing of it stays on screen
-                p->viewport()->clear(tr("Not shown: the archive's answers about this study disagree on the patient."));
-            }
-        }
         Q_EMIT errorOccurred(Error(ErrorCode::Corrupt, tr("study %1 is not shown beside this one: %2").arg(whole.identity.studyInstanceUid, why)));
+        closeComparison(whole.identity.studyInstanceUid, tr("not shown: the archive's answers about it disagree on the patient (%1)").arg(why));
         return false;
     }
     // Where each of its panes is, by instance, to find it again in the whole list.
@@ -143,7 +138,47 @@ bool StudyViewer::updateComparison(const StudySummary &whole)
     }
     m_priors->setOpened(whole);
     updateComparisonLabels();
+    // The stream fetches next where the study is looked at in its whole numbering.
+    if (open->streamer) {
+        SeriesPane *focus = m_active && m_active->study() == &open->study ? m_active : nullptr;
+        for (SeriesPane *p : std::as_const(m_panes)) {
+            if (!focus && p->study() == &open->study)
+                focus = p;  // the active pane is the current study's: the prior's first pane
+        }
+        if (focus && focus->seriesIndex() >= 0)
+            open->streamer->setFocus(focus->seriesIndex(), focus->sliceIndex());
+    }
     return true;
+}
+
+void StudyViewer::closeComparison(const QString &studyUid, const QString &why)
+{
+    const auto it = std::find_if(m_others.begin(), m_others.end(), [&](const auto &o) { return o->study.identity.studyInstanceUid == studyUid; });
+    if (it == m_others.end())
+        return;
+    OpenStudy *open = it->get();
+    if (open->streamer)
+        open->streamer->stop();  // nothing more of it is fetched
+    // Its panes show the current study again: new panes, the old ones deleted later (they point at its list,
+    // which is kept until the viewer goes).
+    for (int i = 0; i < m_panes.size(); ++i) {
+        if (m_panes[i]->study() == &open->study)
+            showSeriesOf(m_panes[i], keyOf(&m_study), m_study.series.isEmpty() ? -1 : 0);
+    }
+    for (int i = 0; i < m_panes.size(); ++i) {  // a study without series: the panes stay, emptied
+        if (m_panes[i]->study() == &open->study)
+            m_panes[i]->relocate(-1, -1);
+    }
+    if (open->streamer) {
+        disconnect(open->streamer, nullptr, this, nullptr);
+        open->streamer->deleteLater();  // after the panes that hold it (deleted later too, posted first)
+        open->streamer = nullptr;
+    }
+    m_offsets.remove(keyOf(&open->study));
+    m_priors->setClosed(studyUid, why);
+    m_closed.push_back(std::move(*it));
+    m_others.erase(it);
+    updateComparisonLabels();
 }
 
 bool StudyViewer::openBeside(const StudySummary &study, StudyStreamer *streamer)

@@ -23,6 +23,7 @@ private Q_SLOTS:
     void windowAndZoomLinked();
     void layoutsUpToFourByFourWithAPriorInAnyPane();
     void neverAnotherPatientsStudy();
+    void aListingNamingAnotherPatientClosesThePrior();
 
 private:
     /// Position along the slice normal of the image a pane shows (mm).
@@ -278,6 +279,28 @@ void tst_Priors::neverAnotherPatientsStudy()
     m_window->activateWindow();
     m_viewer->setFocus();
     QCOMPARE(m_window->openMostRecentComparable(), false);
+}
+
+// A prior opened on its first look whose whole listing names another patient: closed again — its panes show the
+// study being read, nothing of it stays offered, and the reader is told.
+void tst_Priors::aListingNamingAnotherPatientClosesThePrior()
+{
+    QVERIFY(m_viewer && m_viewer->comparisonCount() == 1);
+    QVERIFY(std::any_of(m_viewer->panes().begin(), m_viewer->panes().end(), [this](SeriesPane *p) { return p->study() != &m_viewer->study(); }));
+    StudySummary listed = m_viewer->comparison(0);
+    listed.identity.patientName = QStringLiteral("OTHER^PERSON");
+    QSignalSpy errors(m_viewer, &StudyViewer::errorOccurred);
+    QVERIFY(!m_viewer->updateComparison(listed));
+    QCOMPARE(errors.count(), 1);
+    QVERIFY(errors.first().first().value<Error>().message().contains(QStringLiteral("another patient name (OTHER, PERSON)")));
+    QCOMPARE(m_viewer->comparisonCount(), 0);
+    for (SeriesPane *p : m_viewer->panes()) {
+        QCOMPARE(p->study(), &m_viewer->study());
+        QVERIFY(p->viewport()->overlay().comparison.isEmpty());  // one study open: no labels
+    }
+    QTRY_VERIFY(std::all_of(m_viewer->panes().begin(), m_viewer->panes().end(), [](SeriesPane *p) { return p->viewport()->hasImage(); }));
+    for (int i = 0; i < m_viewer->priorsPanel()->tree()->topLevelItemCount(); ++i)
+        QCOMPARE(m_viewer->priorsPanel()->tree()->topLevelItem(i)->childCount(), 0);  // no series of it to drag
 }
 
 QTEST_MAIN(tst_Priors)
