@@ -455,7 +455,10 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid)
         if (*viewer) {
             if (!(*viewer)->setStudy(study))
                 return;  // refused, and said why
-            applyProtocol(*viewer);  // the whole study now: its protocol can place its series
+            // The whole study now: its protocol can place its series — unless the reader laid it out meanwhile
+            // (a prior opened beside, another layout), which is never undone under them.
+            if ((*viewer)->comparisonCount() == 0 && (*viewer)->paneCount() == 1)
+                applyProtocol(*viewer);
         } else if (StudyViewer *open = viewerOf(study.identity.studyInstanceUid, study.identity.patientId)) {
             streamer->deleteLater();  // opened meanwhile
             m_tabs->setCurrentWidget(open);
