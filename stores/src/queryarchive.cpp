@@ -5,6 +5,8 @@
 #include "spectrum/core/compoundjob.h"
 #include "spectrum/core/uid.h"
 
+#include <QPointer>
+
 namespace spectrum {
 
 namespace {
@@ -117,14 +119,25 @@ private:
 
 } // namespace
 
+Find QueryArchive::finder()
+{
+    // A job waiting for its start, or between its queries, may outlive the archive (the workstation closing): its
+    // next query then fails instead of asking an archive that has gone.
+    return [self = QPointer<QueryArchive>(this)](const DicomQuery &q) -> ResultJob<QList<DicomRecord>> * {
+        if (!self)
+            return failedJob<QList<DicomRecord>>(Error(ErrorCode::Cancelled, QStringLiteral("the store was closed")));
+        return self->find(q);
+    };
+}
+
 ResultJob<StudySummary> *QueryArchive::list(const QString &studyUid)
 {
-    return track(new ListStudy([this](const DicomQuery &q) { return find(q); }, studyUid));
+    return track(new ListStudy(finder(), studyUid));
 }
 
 ResultJob<StudySummary> *QueryArchive::firstLook(const QString &studyUid)
 {
-    return track(new FirstLook([this](const DicomQuery &q) { return find(q); }, studyUid));
+    return track(new FirstLook(finder(), studyUid));
 }
 
 } // namespace spectrum

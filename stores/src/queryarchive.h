@@ -22,6 +22,10 @@ public:
 protected:
     /// One query, answered by the protocol.
     virtual ResultJob<QList<DicomRecord>> *find(const DicomQuery &query) = 0;
+
+private:
+    /// find(), for a job that may outlive this archive.
+    std::function<ResultJob<QList<DicomRecord>> *(const DicomQuery &)> finder();
 };
 
 } // namespace spectrum

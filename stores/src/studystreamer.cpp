@@ -184,8 +184,10 @@ void StudyStreamer::startBulk()
             const StudySummary study = studyFrom(m_studyUid, {}, r.value().identities);
             if (study.instanceCount > 0) {
                 m_listSoon.stop();
-                if (m_listing)
-                    m_listing->cancel();
+                if (Job *listing = m_listing.data()) {
+                    disconnect(listing, nullptr, this, nullptr);  // not heard: its cancellation is no failure
+                    listing->cancel();
+                }
                 return listedAs(study);
             }
         }
@@ -202,6 +204,13 @@ void StudyStreamer::startBulk()
 StudyStreamer::~StudyStreamer()
 {
     stop();
+    // Its questions to the archive go with it, unheard (a cancelled one would otherwise call back in here).
+    for (Job *query : {m_looking.data(), m_listing.data()}) {
+        if (query && !query->isFinished()) {
+            QObject::disconnect(query, nullptr, this, nullptr);
+            query->cancel();
+        }
+    }
 }
 
 void StudyStreamer::start()
@@ -212,7 +221,9 @@ void StudyStreamer::start()
         return startListing();
     // The listing of a big study takes a while (Orthanc: 0.25 s of its work for 300 instances); the slice a stack
     // opens at is found with two small queries and fetched meanwhile.
-    whenDone(m_registry->firstLook(m_store, m_studyUid), this, [this](const Result<StudySummary> &r) {
+    auto *look = m_registry->firstLook(m_store, m_studyUid);
+    m_looking = look;
+    whenDone(look, this, [this](const Result<StudySummary> &r) {
         qCDebug(lcStores) << "streamer: first look at" << m_clock.elapsed() << "ms";
         const auto thenTheRest = qScopeGuard([this] {
             m_firstLookDone = true;  // its request went first: the bulk lane may start
@@ -283,6 +294,7 @@ void StudyStreamer::startListing()
         if (m_listed || m_listingWaits)
             return;  // listed from the bulk fetch already
         if (!r.isOk()) {
+            qCWarning(lcStores) << "streamer: cannot list" << m_studyUid << "from" << m_store << ":" << r.error().toString();
             stop();  // the bulk lane too: nothing is fetched for a study that cannot be listed
             return Q_EMIT failed(r.error());
         }

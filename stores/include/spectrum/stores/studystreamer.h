@@ -172,6 +172,7 @@ private:
     /// Listed, and the cache's share known: what is here counted, fetching starts.
     void ready();
     QPointer<Job> m_listing;            ///< the listing, while it runs
+    QPointer<Job> m_looking;            ///< the first look, while it runs
     bool m_listingStarted = false;
     /// Lists the study (listStudy), once.
     void startListing();
