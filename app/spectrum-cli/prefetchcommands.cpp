@@ -9,12 +9,14 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/priorprefetch.h"
+#include "spectrum/stores/savedsearch.h"
 #include "spectrum/stores/studystreamer.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
 
 #include <cstdio>
+#include <optional>
 #include <unistd.h>
 
 namespace spectrum::cli {
@@ -72,9 +74,35 @@ int cmdPrefetch(const QStringList &args)
         {QStringLiteral("store"), QStringLiteral("Search this store (repeatable; default: every configured archive)."), QStringLiteral("NAME")},
         {QStringLiteral("priors"), QStringLiteral("Comparable priors per study, most recent first (default 1)."), QStringLiteral("N"), QStringLiteral("1")},
         {QStringLiteral("priors-only"), QStringLiteral("Only the priors: not the studies found themselves.")},
+        {QStringLiteral("saved"), QStringLiteral("Run the saved search of that name (saved in the workstation's browser): its query, its stores, "
+                                                 "what it prefetches (dates such as \"today\" fall on the day it runs)."), QStringLiteral("NAME")},
+        {QStringLiteral("searches"), QStringLiteral("The saved searches file (default %1).").arg(SavedSearches::defaultPath()), QStringLiteral("FILE")},
     });
     p.process(args);
-    const Result<DicomQuery> query = queryFrom(p);
+    std::optional<SavedSearch> saved;
+    if (p.isSet(QStringLiteral("saved"))) {
+        for (const char *option : {"patient-name", "patient-id", "date", "modality", "accession", "description", "store", "priors", "priors-only"}) {
+            if (p.isSet(QString::fromLatin1(option)))
+                return fail(QStringLiteral("prefetch: --saved says the query, the stores and the priors; --%1 cannot change them").arg(QLatin1String(option)), 2);
+        }
+        const QString file = p.isSet(QStringLiteral("searches")) ? p.value(QStringLiteral("searches")) : SavedSearches::defaultPath();
+        const Result<SavedSearches> searches = SavedSearches::load(file);
+        if (!searches.isOk())
+            return fail(QStringLiteral("prefetch: ") + searches.error().message());
+        const SavedSearch *found = searches.value().find(p.value(QStringLiteral("saved")));
+        if (!found) {
+            QStringList names;
+            for (const SavedSearch &s : searches.value().searches)
+                names << s.name;
+            return fail(QStringLiteral("prefetch: no saved search is named \"%1\" in %2 (%3)")
+                            .arg(p.value(QStringLiteral("saved")), file, names.isEmpty() ? QStringLiteral("it has none") : QStringLiteral("it has: ") + names.join(QStringLiteral(", "))),
+                        2);
+        }
+        if (found->prefetch == SavedSearch::Prefetch::None)
+            return fail(QStringLiteral("prefetch: the saved search \"%1\" prefetches nothing (save it with \"prefetch their priors\" or \"the studies and their priors\")").arg(found->name), 2);
+        saved = *found;
+    }
+    const Result<DicomQuery> query = saved ? Result<DicomQuery>(saved->query()) : queryFrom(p);
     if (!query.isOk())
         return fail(QStringLiteral("prefetch: ") + query.error().message(), 2);
     const DicomQuery &q = query.value();
@@ -82,13 +110,18 @@ int cmdPrefetch(const QStringList &args)
         && q.dateFrom.isNull() && q.dateTo.isNull())
         return fail(QStringLiteral("prefetch: say which studies (--date today --modality CT, --patient-id …): every study of every archive is not a worklist"), 2);
     bool okPriors = false;
-    const int priors = p.value(QStringLiteral("priors")).toInt(&okPriors);
+    const int priors = saved ? saved->priorsPerStudy : p.value(QStringLiteral("priors")).toInt(&okPriors);
+    okPriors = okPriors || saved;
     if (!okPriors || priors < 0)
         return fail(QStringLiteral("prefetch: --priors takes a number, 0 or more"), 2);
     Result<StoreConfigFile> config = loadConfig(p);
     if (!config.isOk())
         return fail(config.error().toString());
-    QStringList names = p.values(QStringLiteral("store"));
+    QStringList names = saved ? saved->stores : p.values(QStringLiteral("store"));
+    for (const QString &n : std::as_const(names)) {
+        if (!config.value().find(n))
+            return fail(QStringLiteral("prefetch: store '%1' is not configured").arg(n));
+    }
     if (names.isEmpty()) {
         for (const StoreConfig &s : config.value().stores()) {
             if (s.kind != StoreKind::Local)
@@ -131,7 +164,7 @@ int cmdPrefetch(const QStringList &args)
                 s = c;  // what is here of it: its series, its size
         }
         const bool here = s.instanceCount > 0 && s.bytes > 0 && h.study.relatedInstances >= 0 && s.instanceCount >= h.study.relatedInstances;
-        if (!p.isSet(QStringLiteral("priors-only"))) {
+        if (saved ? saved->prefetch == SavedSearch::Prefetch::StudiesAndPriors : !p.isSet(QStringLiteral("priors-only"))) {
             if (here) {
                 ++studiesHere;
             } else {
@@ -203,7 +236,7 @@ int cmdPrefetch(const QStringList &args)
 QList<Command> prefetchCommands()
 {
     return {
-        {"prefetch", "[--date today] [--modality M] [--patient-id I]… [--priors N] [--priors-only]",
+        {"prefetch", "[--date today] [--modality M] [--patient-id I]… [--priors N] [--priors-only] | --saved NAME",
          "the studies a query finds, and their comparable priors, into the disk cache", cmdPrefetch, false},
     };
 }

@@ -6,6 +6,8 @@
 #include "theme.h"
 #include "workstation.h"
 
+#include "spectrum/stores/savedsearch.h"
+
 #include "spectrum/core/settings.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/storeconfig.h"
@@ -210,6 +212,16 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "spectrum: %s\n", qPrintable(config.error().toString()));
         }
     }
+    // Saved searches beside the settings (~/.config/Spectrum/saved-searches.json); none until one is saved.
+    options.searchesFile = SavedSearches::defaultPath();
+    if (Result<SavedSearches> searches = SavedSearches::load(options.searchesFile); searches.isOk()) {
+        options.searches = searches.value();
+    } else {
+        options.searchesFileError = searches.error();
+        std::fprintf(stderr, "spectrum: %s (no saved searches until it is mended)\n", qPrintable(searches.error().message()));
+    }
+    if (parser.isSet(QStringLiteral("screenshot")))
+        options.searches = SavedSearches();  // a picture runs nothing in the background
     Workstation workstation(options);
     QObject::connect(&workstation, &Workstation::startFailed, &app, [](const Error &e) {
         std::fprintf(stderr, "spectrum: cannot open the local cache: %s\n", qPrintable(e.toString()));

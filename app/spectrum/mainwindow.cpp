@@ -8,6 +8,7 @@
 #include "studyviewer.h"
 
 #include "spectrum/stores/filestore.h"
+#include "spectrum/stores/savedsearchrunner.h"
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/priorprefetch.h"
 #include "spectrum/stores/studystreamer.h"
@@ -57,6 +58,11 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
 
     connect(m_browser, &StudyBrowser::openRequested, this, &MainWindow::openFound);
     connect(m_browser, &StudyBrowser::prefetchRequested, this, &MainWindow::prefetch);
+    // A saved search that prefetches, run from the browser: what it listed goes to the prefetcher.
+    connect(m_browser, &StudyBrowser::savedSearchListed, this, [this](const SavedSearch &search, const QList<StudyHit> &hits) {
+        if (SavedSearchRunner *runner = m_workstation->savedSearches())
+            statusBar()->showMessage(runner->prefetchFor(search, hits).text(), 10000);
+    });
     m_tabs->addTab(m_browser, tr("Studies"));
     m_tabs->setTabsClosable(true);
     m_tabs->setDocumentMode(true);

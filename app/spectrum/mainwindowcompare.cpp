@@ -69,8 +69,8 @@ void MainWindow::configurePrefetcher()
         }
         return bytes;
     });
-    connect(prefetcher, &PriorPrefetcher::started, this, [this](StudyStreamer *streamer, const QString &title) {
-        m_transfers->addStudy(streamer, tr("%1 (prior, prefetched)").arg(title));
+    connect(prefetcher, &PriorPrefetcher::started, this, [this](StudyStreamer *streamer, const QString &title, bool prior) {
+        m_transfers->addStudy(streamer, prior ? tr("%1 (prior, prefetched)").arg(title) : tr("%1 (prefetched: a saved search lists it)").arg(title));
     });
     connect(prefetcher, &PriorPrefetcher::priorDone, this, [this](const QString &, const QString &outcome) {
         if (!outcome.isEmpty())

@@ -11,9 +11,11 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace spectrum {
@@ -192,7 +194,7 @@ QVariant FoundStudyModel::headerData(int section, Qt::Orientation orientation, i
 StudyBrowser::StudyBrowser(Workstation *workstation, QWidget *parent)
     : QWidget(parent), m_workstation(workstation), m_name(new QLineEdit), m_id(new QLineEdit), m_accession(new QLineEdit),
       m_modality(new QComboBox), m_dates(new QComboBox), m_from(new QDateEdit), m_to(new QDateEdit), m_table(new QTableView),
-      m_model(new FoundStudyModel(this)), m_sorted(new QSortFilterProxyModel(this)), m_status(new QLabel)
+      m_model(new FoundStudyModel(this)), m_sorted(new QSortFilterProxyModel(this)), m_status(new QLabel), m_savedButton(new QToolButton)
 {
     m_name->setPlaceholderText(tr("Patient name (DOE* …)"));
     m_id->setPlaceholderText(tr("Patient ID"));
@@ -252,7 +254,22 @@ StudyBrowser::StudyBrowser(Workstation *workstation, QWidget *parent)
     connect(m_table, &QTableView::doubleClicked, this, &StudyBrowser::openCurrent);
     connect(m_table, &QTableView::activated, this, &StudyBrowser::openCurrent);
 
+    m_savedButton->setText(tr("Saved"));
+    m_savedButton->setObjectName(QStringLiteral("savedSearches"));
+    m_savedButton->setToolTip(tr("Run a saved search, or save this one (it can prefetch what it lists, and run by itself)"));
+    m_savedButton->setPopupMode(QToolButton::InstantPopup);
+    m_savedButton->setMenu(new QMenu(m_savedButton));
+    connect(m_savedButton->menu(), &QMenu::aboutToShow, this, &StudyBrowser::fillSavedMenu);
+    // What the reader changes in the form is no longer the saved search.
+    for (QLineEdit *e : {m_name, m_id, m_accession})
+        connect(e, &QLineEdit::textEdited, this, &StudyBrowser::leaveSaved);
+    for (QComboBox *c : {m_modality, m_dates})
+        connect(c, &QComboBox::activated, this, &StudyBrowser::leaveSaved);
+    for (QDateEdit *d : {m_from, m_to})
+        connect(d, &QDateEdit::editingFinished, this, &StudyBrowser::leaveSaved);
+
     auto *form = new QHBoxLayout;
+    form->addWidget(m_savedButton);
     form->addWidget(m_name, 3);
     form->addWidget(m_id, 2);
     form->addWidget(m_accession, 2);
@@ -274,6 +291,8 @@ StudyBrowser::StudyBrowser(Workstation *workstation, QWidget *parent)
 
 DicomQuery StudyBrowser::query() const
 {
+    if (m_active)
+        return m_active->query();
     DicomQuery q;
     q.patientName = m_name->text().trimmed();
     q.patientId = m_id->text().trimmed();
@@ -320,12 +339,20 @@ void StudyBrowser::search()
     m_model->clearStores();
     refreshLocal();
     m_answers = {tr("this workstation: %n study(ies)", nullptr, m_model->rowCount())};
+    if (m_active)
+        m_answers.prepend(tr("Saved search “%1”").arg(m_active->name));
     StoreRegistry *registry = m_workstation->registry();
-    QStringList remote;
-    if (registry) {
-        for (const StoreConfig &s : registry->config().stores()) {
-            if (s.kind != StoreKind::Local)
-                remote << s.name;
+    QStringList remote = archives();
+    if (m_active && !m_active->stores.isEmpty()) {
+        QStringList missing;
+        for (const QString &s : m_active->stores) {
+            if (!remote.contains(s))
+                missing << s;
+        }
+        remote = QStringList(m_active->stores);
+        for (const QString &s : missing) {
+            remote.removeAll(s);
+            m_answers << tr("%1: not configured").arg(s);
         }
     }
     m_pending = int(remote.size());
@@ -352,8 +379,11 @@ void StudyBrowser::search()
             m_status->setText(m_answers.join(QStringLiteral(" · ")) + (m_pending > 0 ? tr("  · waiting for %n more…", nullptr, m_pending) : QString()));
             if (m_table->selectionModel()->selectedRows().isEmpty() && m_sorted->rowCount() > 0)
                 m_table->selectRow(0);
-            if (m_pending == 0)
+            if (m_pending == 0) {
+                if (m_active && m_active->prefetch != SavedSearch::Prefetch::None)
+                    Q_EMIT savedSearchListed(*m_active, hits());
                 Q_EMIT searchFinished();
+            }
         });
     }
 }

@@ -4,12 +4,18 @@
 // yesterday, the last 7 or 30 days, or a range), modality and accession number. Each store answers on its own
 // and its studies merge in as they come: one row per study and patient, saying where it lives and how much of it
 // is already in the cache. The same Study Instance UID under two Patient IDs is never merged: two rows, flagged.
+// A search can be saved by name (the Saved menu: which stores, what to prefetch of what it lists, how often it
+// runs by itself); running one fills the form and hands what it lists to the prefetcher.
 
 #include "spectrum/core/dicomquery.h"
+#include "spectrum/stores/savedsearch.h"
+#include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/studycatalog.h"
 
 #include <QAbstractTableModel>
 #include <QWidget>
+
+#include <optional>
 
 class QComboBox;
 class QDateEdit;
@@ -17,6 +23,7 @@ class QLabel;
 class QLineEdit;
 class QSortFilterProxyModel;
 class QTableView;
+class QToolButton;
 
 namespace spectrum {
 
@@ -73,8 +80,16 @@ class StudyBrowser : public QWidget
 public:
     explicit StudyBrowser(Workstation *workstation, QWidget *parent = nullptr);
 
-    /// The query the form describes (dates resolved against today).
+    /// The query the form describes (dates resolved against today), or the saved search being run.
     DicomQuery query() const;
+    /// The form as a search to save (its dates relative where the form's are: "today", "last 7 days"); the
+    /// saved search being run, as it is, when one is.
+    SavedSearch currentSearch() const;
+    /// The saved search whose rows are shown (none once the reader changes the form).
+    const SavedSearch *activeSearch() const { return m_active ? &*m_active : nullptr; }
+    QToolButton *savedButton() const { return m_savedButton; }
+    /// The studies the table lists now, as the stores answered (for handing them on).
+    QList<StudyHit> hits() const;
     QTableView *table() const { return m_table; }
     FoundStudyModel *model() const { return m_model; }
     /// The study in `row` of the table as sorted on screen.
@@ -95,6 +110,14 @@ public Q_SLOTS:
     void refreshLocal();
     /// Asks for the selected studies that are not all cached to be fetched for later (prefetchRequested).
     void prefetchSelected();
+    /// Fills the form with the saved search of that name and runs it; false when there is none.
+    bool runSaved(const QString &name);
+    /// Keeps `search` (replacing one of its name); the error says why not (shown in the status line too).
+    Error saveSearch(const SavedSearch &search);
+    /// Forgets the saved search of that name.
+    bool deleteSaved(const QString &name);
+    /// The dialog that saves the form's search.
+    void saveCurrentSearch();
 
 Q_SIGNALS:
     /// The user chose a study (double click, Enter).
@@ -103,9 +126,16 @@ Q_SIGNALS:
     void prefetchRequested(const QList<spectrum::FoundStudy> &studies);
     /// Every store answered (or failed) for the last search.
     void searchFinished();
+    /// A saved search that prefetches listed these studies (every store answered).
+    void savedSearchListed(const spectrum::SavedSearch &search, const QList<spectrum::StudyHit> &hits);
 
 private:
     void openCurrent();
+    void fillSavedMenu();
+    /// The form no longer shows a saved search.
+    void leaveSaved();
+    /// The configured archives (not the cache).
+    QStringList archives() const;
 
     Workstation *m_workstation;
     QLineEdit *m_name;
@@ -119,6 +149,8 @@ private:
     FoundStudyModel *m_model;
     QSortFilterProxyModel *m_sorted;
     QLabel *m_status;
+    QToolButton *m_savedButton;
+    std::optional<SavedSearch> m_active;
     QStringList m_answers;
     int m_pending = 0;
     quint64 m_generation = 0;  ///< answers of an older search are dropped

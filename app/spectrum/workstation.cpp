@@ -8,6 +8,7 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/demoseeder.h"
 #include "spectrum/stores/priorprefetch.h"
+#include "spectrum/stores/savedsearchrunner.h"
 #include "spectrum/stores/storeregistry.h"
 
 #include <QFile>
@@ -34,6 +35,7 @@ Workstation::~Workstation()
         m_seedJob->cancel();
     if (m_refreshJob)
         m_refreshJob->cancel();
+    m_searchRunner.reset();   // no more runs into the prefetcher
     m_prefetcher.reset();     // the prior being fetched stops; what is cached stays
     m_importService.reset();  // and the imports clients asked for (children of their sockets)
     qDeleteAll(findChildren<DicomImport *>(Qt::FindDirectChildrenOnly));  // imports from the GUI: no next file
@@ -58,6 +60,14 @@ void Workstation::start()
             m_prefetcher->setCachedStudies([this] { return m_studies; });
             m_prefetcher->setBudget(m_options.diskBudgetBytes);
         }
+        m_searchRunner = std::make_unique<SavedSearchRunner>(m_registry.get(), m_prefetcher.get());
+        m_searchRunner->setCachedStudies([this] { return m_studies; });
+        m_searchRunner->setSearches(m_options.searches);
+        connect(m_searchRunner.get(), &SavedSearchRunner::ran, this, [this](const SavedSearchRun &run) {
+            Q_EMIT statusMessage(run.text());
+            if (run.error.isError())
+                Q_EMIT errorOccurred(Error(run.error.code(), run.text()));
+        });
         connect(m_store.get(), &BlobStore::blobCommitted, this, [this] { m_refreshTimer.start(); });
         connect(m_store.get(), &BlobStore::blobRemoved, this, [this] { m_refreshTimer.start(); });
         Q_EMIT started();
@@ -234,6 +244,25 @@ void Workstation::seedDemo()
         refreshStudies();
     });
     job->start(ExecutionPolicy::Async);
+}
+
+Error Workstation::setSavedSearches(const SavedSearches &searches)
+{
+    for (const SavedSearch &s : searches.searches) {
+        if (Error e = s.validate(); e.isError())
+            return e;
+    }
+    if (m_options.searchesFileError.isError())
+        return Error(ErrorCode::InvalidArgument, tr("not saved: %1 — mend or move that file first, so that nothing in it is lost")
+                                                     .arg(m_options.searchesFileError.message()));
+    if (!m_options.searchesFile.isEmpty()) {
+        if (Error e = searches.save(m_options.searchesFile); e.isError())
+            return e;
+    }
+    m_options.searches = searches;
+    if (m_searchRunner)
+        m_searchRunner->setSearches(searches);
+    return Error();
 }
 
 void Workstation::prefetchPriorsOfPushed()

@@ -8,6 +8,7 @@
 #include "spectrum/stores/dicomimport.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/importservice.h"
+#include "spectrum/stores/savedsearch.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/studycatalog.h"
 #include "spectrum/transfer/dimse.h"
@@ -21,6 +22,7 @@
 namespace spectrum {
 
 class PriorPrefetcher;
+class SavedSearchRunner;
 class StoreRegistry;
 
 class Workstation : public QObject
@@ -48,6 +50,12 @@ public:
         bool listenWhenConfigured = false;
         /// Fetch the comparable priors of studies opened or pushed here, in the background (prefetcher()).
         bool prefetchPriors = true;
+        /// The saved searches (savedSearches()); those that run every N minutes do while the workstation runs.
+        SavedSearches searches;
+        /// Where setSavedSearches() writes them (empty: not kept).
+        QString searchesFile;
+        /// Why that file could not be read (it is then never overwritten: the reader's searches in it stay).
+        Error searchesFileError;
     };
 
     explicit Workstation(Options options, QObject *parent = nullptr);
@@ -67,6 +75,12 @@ public:
     /// Fetches the priors of studies opened (MainWindow adds them) and pushed here; null until started(), or
     /// when Options::prefetchPriors is off.
     PriorPrefetcher *prefetcher() const { return m_prefetcher.get(); }
+    /// Runs the saved searches, when asked and on their timers, into the prefetcher; null until started().
+    SavedSearchRunner *savedSearches() const { return m_searchRunner.get(); }
+    /// New saved searches: kept in Options::searchesFile (an error, and nothing changed, when it cannot be
+    /// written), and run on their timers from now on.
+    Error setSavedSearches(const SavedSearches &searches);
+    const SavedSearches &savedSearchList() const { return m_options.searches; }
     const StoreConfigFile &storeConfig() const { return m_options.stores; }
     /// A changed configuration (the stores dialog, or the followed file): searches and fetches from now on use it,
     /// and the Storage SCP follows the workstation's AE title and port in it.
@@ -126,6 +140,7 @@ private:
     std::unique_ptr<StorageScp> m_scp;
     std::unique_ptr<StoreRegistry> m_registry;
     std::unique_ptr<PriorPrefetcher> m_prefetcher;
+    std::unique_ptr<SavedSearchRunner> m_searchRunner;
     QSet<QString> m_pushed;  ///< SOP Instance UIDs a PACS pushed, whose studies' priors are still to be asked for
     std::unique_ptr<ImportService> m_importService;
     QFileSystemWatcher *m_storesWatcher = nullptr;

@@ -29,7 +29,7 @@ PriorPrefetcher::PriorPrefetcher(StoreRegistry *registry, FileStore *cache, QObj
 
 PriorPrefetcher::~PriorPrefetcher() = default;
 
-void PriorPrefetcher::add(const StudySummary &study)
+void PriorPrefetcher::add(const StudySummary &study, int priors)
 {
     const QString key = study.identity.studyInstanceUid + QLatin1Char('|') + study.identity.patientId;
     if (study.identity.studyInstanceUid.isEmpty() || m_seen.contains(key))
@@ -38,14 +38,46 @@ void PriorPrefetcher::add(const StudySummary &study)
     ++m_summary.studies;
     ++m_searches;
     auto *search = new PriorSearch(m_registry, m_cachedStudies ? m_cachedStudies() : QList<StudySummary>(), study, this);
+    m_priorsOf.insert(search, priors > 0 ? priors : m_perStudy);
     connect(search, &PriorSearch::finished, this, [this, search] { searched(search); });
     search->start();
+}
+
+void PriorPrefetcher::addWithStudy(const StudySummary &study, int instancesInArchive, const QStringList &stores, int priors)
+{
+    // The study itself once (its priors may have been looked for already: add() counts those once).
+    const QString key = study.identity.studyInstanceUid + QLatin1Char('|') + study.identity.patientId + QStringLiteral("|itself");
+    if (study.identity.studyInstanceUid.isEmpty() || m_seen.contains(key))
+        return add(study, priors);
+    m_seen.insert(key);
+    const bool here = study.instanceCount > 0 && instancesInArchive >= 0 && study.instanceCount >= instancesInArchive;
+    const QStringList nearest = m_registry ? m_registry->nearestFirst(stores) : QStringList();
+    const QString title = QStringLiteral("%1 — %2 %3 %4").arg(DicomIdentity::displayName(study.identity.patientName), DicomIdentity::displayDate(study.identity.studyDate),
+                                                           study.modalities.join(QLatin1Char('/')), study.identity.studyDescription).simplified();
+    if (here) {
+        ++m_summary.studiesHere;
+    } else if (nearest.isEmpty()) {
+        m_summary.skipped << QStringLiteral("%1: no configured store holds it").arg(title);
+    } else {
+        Pending pending;
+        pending.store = nearest.first();
+        pending.studyUid = study.identity.studyInstanceUid;
+        pending.title = QStringLiteral("%1 from %2").arg(title, pending.store);
+        const qint64 perInstance = study.instanceCount > 0 && study.bytes > 0 ? study.bytes / study.instanceCount : kTypicalInstanceBytes;
+        pending.estimate = qint64(std::max(1, instancesInArchive - study.instanceCount)) * perInstance;
+        pending.prior = false;
+        m_queue.enqueue(pending);  // before its priors, which are looked for meanwhile
+        Q_EMIT queued(pending.studyUid, pending.title);
+    }
+    add(study, priors);
+    pump();
 }
 
 void PriorPrefetcher::searched(PriorSearch *search)
 {
     --m_searches;
     search->deleteLater();
+    const int wanted = m_priorsOf.take(search);
     const PriorList &list = search->result();
     const StudySummary &study = search->current();
     for (const QString &p : list.problems)
@@ -54,7 +86,7 @@ void PriorPrefetcher::searched(PriorSearch *search)
     const qint64 perInstance = study.instanceCount > 0 && study.bytes > 0 ? study.bytes / study.instanceCount : kTypicalInstanceBytes;
     int taken = 0;
     for (const PriorStudy &p : list.studies) {
-        if (taken >= m_perStudy)
+        if (taken >= wanted)
             break;
         if (!p.comparable || !p.isEarlierThan(study.identity))
             continue;
@@ -105,6 +137,7 @@ void PriorPrefetcher::pump()
         StudyStreamer *streamer = new StudyStreamer(m_registry, m_cache, next.store, next.studyUid, this);
         m_current = streamer;
         m_currentUid = next.studyUid;
+        m_currentIsPrior = next.prior;
         m_heldBack = false;
         m_current->setParallel(m_parallel);
         // Only the prior being fetched counts: one done earlier and retried by hand (from the transfers list)
@@ -124,11 +157,11 @@ void PriorPrefetcher::pump()
                 m_summary.problems << QStringLiteral("%1: %2 of %3 instance(s) could not be fetched").arg(m_currentUid).arg(m_current->failedForGood()).arg(m_current->total());
                 finishCurrent(QStringLiteral("%1 instance(s) failed").arg(m_current->failedForGood()));
             } else {
-                ++m_summary.priorsFetched;
+                ++(m_currentIsPrior ? m_summary.priorsFetched : m_summary.studiesFetched);
                 finishCurrent(QString());
             }
         });
-        Q_EMIT started(m_current, next.title);
+        Q_EMIT started(m_current, next.title, next.prior);
         m_current->start();
         followForeground();
         m_foreground.start();

@@ -4,8 +4,14 @@
 #include "priorspanel.h"
 #include "seriespane.h"
 
-#include "spectrum/stores/priorprefetch.h"
+#include "savesearchdialog.h"
+#include "studybrowser.h"
 
+#include "spectrum/stores/priorprefetch.h"
+#include "spectrum/stores/savedsearchrunner.h"
+
+#include <QDateEdit>
+#include <QListWidget>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTreeWidget>
@@ -22,6 +28,8 @@ private Q_SLOTS:
     void aPriorInTheArchiveIsFoundAndOpensBesideWhileItArrives();
     void cliPrefetchesAQueryAndItsPriorsAndGoesOnAfterAKill();
     void aStudyPushedHereHasItsPriorFetched();
+    void aSavedSearchPrefetchesWhatItListsAndItsPriors();
+    void aSearchSavedInTheBrowserIsKeptAndRunsFromTheMenuAndTheCli();
 };
 
 void tst_PriorsArchive::aPriorInTheArchiveIsFoundAndOpensBesideWhileItArrives()
@@ -182,6 +190,199 @@ void tst_PriorsArchive::aStudyPushedHereHasItsPriorFetched()
     QCOMPARE(ws.prefetcher()->summary().instances, 12);
     QVERIFY(!ws.findStudy(DemoArchive::studyUid(DemoStudy::HeadMr)));  // not comparable: left in the archive
     QCOMPARE(ws.findStudy(m_ctUid)->instanceCount, 3);  // the push itself, nothing more of it
+}
+
+namespace {
+
+/// The demo head CT's day, by modality: the one study of that day in the archive (its prior is a year earlier).
+SavedSearch headCtDay(const QString &name, SavedSearch::Prefetch prefetch)
+{
+    SavedSearch s;
+    s.name = name;
+    s.modality = QStringLiteral("CT");
+    s.dates = DatePeriod::fromText(QStringLiteral("20240102-20240102")).value();
+    s.prefetch = prefetch;
+    return s;
+}
+
+std::unique_ptr<Workstation> workstationWith(const QTemporaryDir &dir, const QString &dicomWebUrl, const SavedSearches &searches)
+{
+    StoreConfigFile config;
+    if (config.add(dicomWebStore(QStringLiteral("pacs"), dicomWebUrl)).isError())
+        return nullptr;
+    Workstation::Options options;
+    options.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    options.seedDemoWhenEmpty = false;
+    options.stores = config;
+    options.searches = searches;
+    options.searchesFile = dir.filePath(QStringLiteral("saved-searches.json"));
+    auto ws = std::make_unique<Workstation>(options);
+    QSignalSpy started(ws.get(), &Workstation::started);
+    ws->start();
+    return started.wait(20000) ? std::move(ws) : nullptr;
+}
+
+} // namespace
+
+// A saved search run by the workstation (as its timer does): the day's head CT is listed, and its prior is in
+// the cache before anyone opens either; one that says "the studies and their priors" brings the CT too; one
+// naming a store that is not configured says so and fetches nothing.
+void tst_PriorsArchive::aSavedSearchPrefetchesWhatItListsAndItsPriors()
+{
+    QTemporaryDir dir;
+    SavedSearches searches;
+    QVERIFY(!searches.put(headCtDay(QStringLiteral("The day's CT, priors"), SavedSearch::Prefetch::Priors)).isError());
+    QVERIFY(!searches.put(headCtDay(QStringLiteral("The day's CT, all"), SavedSearch::Prefetch::StudiesAndPriors)).isError());
+    SavedSearch elsewhere = headCtDay(QStringLiteral("Elsewhere"), SavedSearch::Prefetch::Priors);
+    elsewhere.stores = {QStringLiteral("other-site")};
+    QVERIFY(!searches.put(elsewhere).isError());
+    std::unique_ptr<Workstation> ws = workstationWith(dir, m_orthanc.dicomWebUrl(), searches);
+    QVERIFY(ws && ws->savedSearches() && ws->prefetcher());
+    SavedSearchRunner *runner = ws->savedSearches();
+    QSignalSpy ran(runner, &SavedSearchRunner::ran);
+    const QString prior = DemoArchive::studyUid(DemoStudy::HeadCtPrior);
+
+    QVERIFY(runner->run(QStringLiteral("The day's CT, priors")));
+    QVERIFY(!runner->run(QStringLiteral("The day's CT, priors")));  // running already
+    QVERIFY(ran.wait(20000));
+    SavedSearchRun run = ran.takeFirst().first().value<SavedSearchRun>();
+    QVERIFY2(!run.error.isError(), qPrintable(run.text()));
+    QCOMPARE(run.hits.size(), 1);
+    QCOMPARE(run.hits.first().study.identity.studyInstanceUid, m_ctUid);
+    QCOMPARE(run.handedOn, 1);
+    QVERIFY(run.text().contains(QStringLiteral("1 study listed, 1 prefetched")));
+    QVERIFY(runner->lastRun(QStringLiteral("The day's CT, priors")).isValid());
+    QTRY_VERIFY_WITH_TIMEOUT(ws->findStudy(prior) && ws->findStudy(prior)->instanceCount == 12, 30000);
+    QTRY_VERIFY(ws->prefetcher()->isIdle());
+    QCOMPARE(ws->prefetcher()->summary().priorsFetched, 1);
+    QVERIFY(!ws->findStudy(m_ctUid));  // priors only: the study itself stays in the archive
+
+    QVERIFY(runner->run(QStringLiteral("The day's CT, all")));
+    QVERIFY(ran.wait(20000));
+    run = ran.takeFirst().first().value<SavedSearchRun>();
+    QCOMPARE(run.handedOn, 1);
+    QTRY_VERIFY_WITH_TIMEOUT(ws->findStudy(m_ctUid) && ws->findStudy(m_ctUid)->instanceCount == 24, 30000);
+    QTRY_VERIFY(ws->prefetcher()->isIdle());
+    QCOMPARE(ws->prefetcher()->summary().studiesFetched, 1);
+    QCOMPARE(ws->prefetcher()->summary().priorsFetched, 1);  // fetched by the first run: not again
+    QCOMPARE(ws->prefetcher()->summary().instances, 24 + 12);
+
+    QVERIFY(runner->run(QStringLiteral("Elsewhere")));
+    QVERIFY(ran.wait(10000));
+    run = ran.takeFirst().first().value<SavedSearchRun>();
+    QVERIFY(run.error.isError());
+    QVERIFY2(run.text().contains(QStringLiteral("store 'other-site' is not configured")), qPrintable(run.text()));
+}
+
+// The reader saves the browser's search (the day's CTs, with their priors), runs it again from the Saved menu:
+// its rows are listed and what they need is prefetched. The file is kept; a hand-broken file is never written
+// over; `spectrum-cli prefetch --saved` runs the same search headless.
+void tst_PriorsArchive::aSearchSavedInTheBrowserIsKeptAndRunsFromTheMenuAndTheCli()
+{
+    QTemporaryDir dir;
+    std::unique_ptr<Workstation> ws = workstationWith(dir, m_orthanc.dicomWebUrl(), SavedSearches());
+    QVERIFY(ws);
+    MainWindow window(ws.get());
+    window.resize(1100, 700);
+    window.show();
+    StudyBrowser *b = window.browser();
+    b->modalityField()->setCurrentIndex(b->modalityField()->findData(QStringLiteral("CT")));
+    b->datesField()->setCurrentIndex(5);  // From … to …
+    b->findChild<QDateEdit *>()->setDate(QDate(2024, 1, 2));
+    b->findChildren<QDateEdit *>().at(1)->setDate(QDate(2024, 1, 2));
+    SavedSearch wanted = b->currentSearch();
+    QCOMPARE(wanted.modality, QStringLiteral("CT"));
+    QCOMPARE(wanted.dates.toText(), QStringLiteral("20240102-20240102"));
+    // The dialog: a name taken is refused, an empty one too; the stores it asks are chosen there.
+    {
+        SaveSearchDialog dialog(wanted, {QStringLiteral("pacs")}, {QStringLiteral("Taken")});
+        QVERIFY(dialog.problem().contains(QStringLiteral("needs a name")));
+        dialog.nameField()->setText(QStringLiteral("Taken"));
+        QVERIFY(dialog.problem().contains(QStringLiteral("named \"Taken\" already")));
+        dialog.nameField()->setText(QStringLiteral("The day's CT"));
+        dialog.prefetchField()->setCurrentIndex(dialog.prefetchField()->findData(int(SavedSearch::Prefetch::StudiesAndPriors)));
+        QVERIFY(dialog.problem().isEmpty());
+        QVERIFY(dialog.search().stores.isEmpty());  // every archive, those added later too
+        dialog.storesField()->item(0)->setCheckState(Qt::Unchecked);
+        QVERIFY(dialog.problem().contains(QStringLiteral("Choose the stores")));
+        dialog.storesField()->item(0)->setCheckState(Qt::Checked);
+        wanted = dialog.search();
+    }
+    QVERIFY(!b->saveSearch(wanted).isError());
+    const QString file = dir.filePath(QStringLiteral("saved-searches.json"));
+    Result<SavedSearches> kept = SavedSearches::load(file);
+    QVERIFY(kept.isOk());
+    QCOMPARE(kept.value().searches.size(), 1);
+    QVERIFY(kept.value().searches.first() == wanted);
+
+    // The reader types: the form is theirs again, not the saved search.
+    QVERIFY(b->activeSearch());
+    QTest::keyClicks(b->patientNameField(), QStringLiteral("X"));
+    QVERIFY(!b->activeSearch());
+    b->patientNameField()->clear();
+
+    // Run from the menu: listed, then the study and its prior prefetched (the transfers list shows them).
+    QSignalSpy listed(b, &StudyBrowser::savedSearchListed);
+    QVERIFY(b->runSaved(QStringLiteral("The day's CT")));
+    QVERIFY(b->activeSearch());
+    QVERIFY(listed.wait(20000));
+    QCOMPARE(b->model()->rowCount(), 1);
+    const QString prior = DemoArchive::studyUid(DemoStudy::HeadCtPrior);
+    QTRY_VERIFY_WITH_TIMEOUT(ws->findStudy(m_ctUid) && ws->findStudy(m_ctUid)->instanceCount == 24, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(ws->findStudy(prior) && ws->findStudy(prior)->instanceCount == 12, 30000);
+    QVERIFY(window.transfersPanel()->count() >= 2);
+    QVERIFY(!b->runSaved(QStringLiteral("No such search")));
+
+    // Deleted from the menu: gone from the file.
+    QVERIFY(b->deleteSaved(QStringLiteral("The day's CT")));
+    QVERIFY(SavedSearches::load(file).value().searches.isEmpty());
+    QVERIFY(!b->activeSearch());
+
+    // The CLI runs a saved search from the file into its own cache.
+    QVERIFY(!b->saveSearch(wanted).isError());
+    QTemporaryDir cli;
+    StoreConfigFile config = StoreConfigFile::load(cli.filePath(QStringLiteral("stores.json"))).value();
+    QVERIFY(!config.add(dicomWebStore(QStringLiteral("pacs"), m_orthanc.dicomWebUrl())).isError());
+    QVERIFY(!config.save().isError());
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_CONFIG"), cli.filePath(QStringLiteral("stores.json")));
+    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), cli.filePath(QStringLiteral("cache")));
+    auto runCli = [&](const QStringList &args) {
+        QProcess p;
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
+        p.waitForFinished(120000);
+        return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()));
+    };
+    auto [code, said] = runCli({QStringLiteral("prefetch"), QStringLiteral("--searches"), file, QStringLiteral("--saved"), QStringLiteral("The day's CT")});
+    QVERIFY2(code == 0, qPrintable(said));
+    QVERIFY2(said.contains(QStringLiteral("1 study found: 1 fetched (24 instance(s)), 0 here already; priors: 1 fetched (12 instance(s)")), qPrintable(said));
+    std::tie(code, said) = runCli({QStringLiteral("prefetch"), QStringLiteral("--searches"), file, QStringLiteral("--saved"), QStringLiteral("Nope")});
+    QCOMPARE(code, 2);
+    QVERIFY2(said.contains(QStringLiteral("no saved search is named \"Nope\"")) && said.contains(QStringLiteral("it has: The day's CT")), qPrintable(said));
+    std::tie(code, said) = runCli({QStringLiteral("prefetch"), QStringLiteral("--searches"), file, QStringLiteral("--saved"), QStringLiteral("The day's CT"),
+                                   QStringLiteral("--modality"), QStringLiteral("MR")});
+    QCOMPARE(code, 2);
+    QVERIFY2(said.contains(QStringLiteral("--modality cannot change them")), qPrintable(said));
+
+    // A file broken by hand: the workstation starts without saved searches and never writes over it.
+    QTemporaryDir broken;
+    const QByteArray handWritten = "{\"version\": 1, \"searches\": [{\"name\": \"mine\", \"modality\": \"CT\",}]}";
+    QVERIFY(writeFile(broken.filePath(QStringLiteral("saved-searches.json")), handWritten));
+    Workstation::Options options;
+    options.cacheDirectory = broken.filePath(QStringLiteral("cache"));
+    options.seedDemoWhenEmpty = false;
+    options.searchesFile = broken.filePath(QStringLiteral("saved-searches.json"));
+    const Result<SavedSearches> read = SavedSearches::load(options.searchesFile);
+    QVERIFY(!read.isOk());
+    options.searchesFileError = read.error();
+    Workstation other(options);
+    const Error refused = other.setSavedSearches(kept.value());
+    QVERIFY(refused.isError());
+    QVERIFY2(refused.message().contains(QStringLiteral("mend or move that file first")), qPrintable(refused.message()));
+    QFile f(options.searchesFile);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), handWritten);
 }
 
 QTEST_MAIN(tst_PriorsArchive)

@@ -1,7 +1,8 @@
 #pragma once
 // PriorPrefetcher: the seeds' batch workflow for priors — for each study given (opened, pushed to the
-// workstation, found by a query), its comparable priors are found (PriorSearch) and fetched into the cache
-// before the reader asks, one at a time, behind whatever the reader is waiting for.
+// workstation, found by a query or a saved search), its comparable priors are found (PriorSearch) and fetched
+// into the cache before the reader asks, one at a time, behind whatever the reader is waiting for; for a study
+// listed by a saved search that says so, the study itself first.
 //
 // Resumable: a prior is streamed in like any study (StudyStreamer), so what is in the cache already — from a
 // run that was killed — is not fetched again. Bounded by the cache budget: a prior whose estimated size does not
@@ -24,6 +25,8 @@ class StudyStreamer;
 struct PrefetchSummary
 {
     int studies = 0;         ///< studies whose priors were looked for
+    int studiesFetched = 0;  ///< studies themselves brought in whole (addWithStudy)
+    int studiesHere = 0;     ///< studies themselves that were in the cache already
     int priorsFetched = 0;   ///< priors brought in whole
     int priorsHere = 0;      ///< comparable priors that were in the cache already
     int instances = 0;       ///< instances fetched (not those already here)
@@ -52,8 +55,12 @@ public:
     /// Instance requests at once for a prior (default 1: behind the reader's own).
     void setParallel(int fetches) { m_parallel = std::max(1, fetches); }
 
-    /// Looks for `study`'s comparable priors and queues those not all here. A study given twice counts once.
-    void add(const StudySummary &study);
+    /// Looks for `study`'s comparable priors and queues those not all here (`priors` of them, most recent
+    /// first; 0: setPriorsPerStudy's). A study given twice counts once.
+    void add(const StudySummary &study, int priors = 0);
+    /// The study itself too, from the nearest of `stores`, queued first unless it is all here (`study` says how
+    /// many instances it has, and how many of them are here: instanceCount of a cache summary, or none).
+    void addWithStudy(const StudySummary &study, int instancesInArchive, const QStringList &stores, int priors = 0);
     bool isIdle() const { return m_searches == 0 && m_queue.isEmpty() && !m_current; }
     const PrefetchSummary &summary() const { return m_summary; }
     /// The prior being fetched now (null when none).
@@ -62,8 +69,8 @@ public:
 Q_SIGNALS:
     /// A prior was queued (`title`: patient, date, modality, description, store).
     void queued(const QString &priorUid, const QString &title);
-    /// A prior started streaming in.
-    void started(spectrum::StudyStreamer *streamer, const QString &title);
+    /// A prior (or, `prior` false, a study listed by a saved search) started streaming in.
+    void started(spectrum::StudyStreamer *streamer, const QString &title, bool prior);
     /// A prior is done: fetched whole, or not (`outcome` says).
     void priorDone(const QString &priorUid, const QString &outcome);
     /// Nothing more to do for now.
@@ -76,6 +83,7 @@ private:
         QString studyUid;
         QString title;
         qint64 estimate = 0;
+        bool prior = true;
     };
     void searched(PriorSearch *search);
     void pump();
@@ -91,10 +99,12 @@ private:
     int m_perStudy = 1;
     int m_parallel = 1;
     int m_searches = 0;
+    QHash<PriorSearch *, int> m_priorsOf;  ///< priors wanted of each running search's study
     QSet<QString> m_seen;  ///< studies given, and priors queued: each once
     QQueue<Pending> m_queue;
     StudyStreamer *m_current = nullptr;
     QString m_currentUid;
+    bool m_currentIsPrior = true;
     bool m_heldBack = false;  ///< the current prior was stopped here (not by the reader) while the foreground was busy
     QTimer m_foreground;   ///< holds the prior back while the reader waits
     PrefetchSummary m_summary;
