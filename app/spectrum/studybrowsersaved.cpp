@@ -162,11 +162,17 @@ void StudyBrowser::fillSavedMenu()
     const SavedSearches &saved = m_workstation->savedSearchList();
     SavedSearchRunner *runner = m_workstation->savedSearches();
     for (const SavedSearch &s : saved.searches) {
-        QString label = s.name;
-        if (s.prefetch != SavedSearch::Prefetch::None)
-            label += tr("  — prefetches");
-        if (runner && runner->nextRun(s.name).isValid())
-            label += tr(", next by itself at %1").arg(runner->nextRun(s.name).toString(QStringLiteral("HH:mm")));
+        QStringList about;
+        if (s.prefetch == SavedSearch::Prefetch::Priors)
+            about << tr("prefetches their priors");
+        else if (s.prefetch == SavedSearch::Prefetch::StudiesAndPriors)
+            about << tr("prefetches them and their priors");
+        if (s.everyMinutes > 0) {
+            const QDateTime next = runner ? runner->nextRun(s.name) : QDateTime();
+            about << (next.isValid() ? tr("every %1 min, next at %2").arg(s.everyMinutes).arg(next.toString(QStringLiteral("HH:mm")))
+                                     : tr("every %1 min").arg(s.everyMinutes));
+        }
+        const QString label = about.isEmpty() ? s.name : QStringLiteral("%1   (%2)").arg(s.name, about.join(QStringLiteral(" · ")));
         const QString name = s.name;
         menu->addAction(label, this, [this, name] { runSaved(name); });
     }

@@ -11,8 +11,12 @@ QString SavedSearchRun::text() const
     if (error.isError())
         return QStringLiteral("%1: the search failed: %2").arg(name, error.toString());
     QString t = QStringLiteral("%1: %2 stud%3 listed").arg(name).arg(hits.size()).arg(hits.size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"));
-    if (handedOn > 0)
-        t += QStringLiteral(", %1 prefetched behind the reader").arg(handedOn);
+    if (handedOn > 0 && prefetch == SavedSearch::Prefetch::StudiesAndPriors)
+        t += handedOn == 1 ? QStringLiteral("; it and its priors are fetched behind the reader")
+                           : QStringLiteral("; %1 of them and their priors are fetched behind the reader").arg(handedOn);
+    else if (handedOn > 0)
+        t += handedOn == 1 ? QStringLiteral("; its priors are fetched behind the reader")
+                           : QStringLiteral("; the priors of %1 of them are fetched behind the reader").arg(handedOn);
     if (!heldBack.isEmpty())
         t += QStringLiteral("; nothing fetched for %1: %2").arg(heldBack.size()).arg(heldBack.join(QStringLiteral("; ")));
     if (!problems.isEmpty())
@@ -86,6 +90,7 @@ bool SavedSearchRunner::run(const QString &name)
     const SavedSearch search = *found;  // as it is now, whatever the file becomes meanwhile
     SavedSearchRun done;
     done.name = name;
+    done.prefetch = search.prefetch;
     done.at = QDateTime::currentDateTime();
     const QStringList stores = storesFor(search, &done.problems);
     if (stores.isEmpty()) {
@@ -116,6 +121,7 @@ SavedSearchRun SavedSearchRunner::prefetchFor(const SavedSearch &search, const Q
 {
     SavedSearchRun run;
     run.name = search.name;
+    run.prefetch = search.prefetch;
     run.at = QDateTime::currentDateTime();
     run.hits = hits;
     if (search.prefetch == SavedSearch::Prefetch::None)

@@ -25,6 +25,7 @@ class PriorPrefetcher;
 struct SavedSearchRun
 {
     QString name;
+    SavedSearch::Prefetch prefetch = SavedSearch::Prefetch::None;
     QDateTime at;
     QList<StudyHit> hits;    ///< the studies it listed
     int handedOn = 0;        ///< studies whose priors (and selves) went to the prefetcher
@@ -32,7 +33,7 @@ struct SavedSearchRun
     QStringList problems;    ///< stores that did not answer, stores not configured
     Error error;             ///< the search itself failed (no store answered)
 
-    /// "Today's CT: 4 studies listed, their priors prefetched (1 held back: …)".
+    /// "Today's CT: 4 studies listed; their priors are fetched behind the reader (nothing fetched for 1: …)".
     QString text() const;
 };
 
