@@ -15,7 +15,7 @@ namespace spectrum {
 
 namespace {
 
-constexpr int kFormatVersion = 1;
+constexpr char kFormat[] = "spectrum-saved-searches/1";
 constexpr int kMaxSearches = 200;
 constexpr int kMaxDays = 3660;
 
@@ -164,9 +164,10 @@ Result<SavedSearches> SavedSearches::fromJson(const QByteArray &json)
     if (!doc.isObject())
         return invalid(QStringLiteral("not an object with \"searches\""));
     const QJsonObject root = doc.object();
-    if (root.value(QLatin1String("version")).toInt(kFormatVersion) != kFormatVersion)
-        return invalid(QStringLiteral("version %1 of the file is not known (this workstation reads version %2)")
-                           .arg(root.value(QLatin1String("version")).toVariant().toString()).arg(kFormatVersion));
+    const QString format = root.value(QLatin1String("format")).toString();
+    if (format != QLatin1String(kFormat))
+        return invalid(QStringLiteral("the format is \"%1\", not \"%2\" (a newer workstation's file, or not a file of saved searches)")
+                           .arg(format, QLatin1String(kFormat)));
     const QJsonValue list = root.value(QLatin1String("searches"));
     if (!list.isArray())
         return invalid(QStringLiteral("\"searches\" is not a list"));
@@ -263,7 +264,7 @@ QByteArray SavedSearches::toJson() const
         list.append(o);
     }
     QJsonObject root;
-    root.insert(QLatin1String("version"), kFormatVersion);
+    root.insert(QLatin1String("format"), QLatin1String(kFormat));
     root.insert(QLatin1String("searches"), list);
     return QJsonDocument(root).toJson(QJsonDocument::Indented);
 }

@@ -367,7 +367,7 @@ void tst_PriorsArchive::aSearchSavedInTheBrowserIsKeptAndRunsFromTheMenuAndTheCl
 
     // A file broken by hand: the workstation starts without saved searches and never writes over it.
     QTemporaryDir broken;
-    const QByteArray handWritten = "{\"version\": 1, \"searches\": [{\"name\": \"mine\", \"modality\": \"CT\",}]}";
+    const QByteArray handWritten = "{\"format\": \"spectrum-saved-searches/1\", \"searches\": [{\"name\": \"mine\", \"modality\": \"CT\",}]}";
     QVERIFY(writeFile(broken.filePath(QStringLiteral("saved-searches.json")), handWritten));
     Workstation::Options options;
     options.cacheDirectory = broken.filePath(QStringLiteral("cache"));

@@ -146,11 +146,12 @@ void tst_SavedSearch::aBrokenFileNamesTheSearchAndTheField_data()
 {
     QTest::addColumn<QByteArray>("json");
     QTest::addColumn<QString>("says");
-    const QByteArray head = "{\"version\":1,\"searches\":[";
+    const QByteArray head = "{\"format\":\"spectrum-saved-searches/1\",\"searches\":[";
     QTest::newRow("not json") << QByteArray("{\"searches\": [") << "not JSON";
     QTest::newRow("not an object") << QByteArray("[]") << "not an object";
-    QTest::newRow("future version") << QByteArray("{\"version\":7,\"searches\":[]}") << "version 7";
-    QTest::newRow("no list") << QByteArray("{\"version\":1,\"searches\":{}}") << "not a list";
+    QTest::newRow("future format") << QByteArray("{\"format\":\"spectrum-saved-searches/7\",\"searches\":[]}") << "the format is \"spectrum-saved-searches/7\"";
+    QTest::newRow("no format") << QByteArray("{\"searches\":[]}") << "the format is \"\"";
+    QTest::newRow("no list") << head.chopped(1) + "{}}" << "not a list";
     QTest::newRow("entry not an object") << head + "3]}" << "search 1 is not an object";
     QTest::newRow("unknown field") << head + "{\"name\":\"A\",\"modality\":\"CT\",\"colour\":\"red\"}]}" << "\"A\": unknown field \"colour\"";
     QTest::newRow("no name") << head + "{\"modality\":\"CT\"}]}" << "needs a name";
@@ -185,7 +186,7 @@ void tst_SavedSearch::aMissingFileIsNoSearchesAndAnUnreadableOneIsAnError()
     const QString broken = dir.filePath(QStringLiteral("broken.json"));
     QFile f(broken);
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("{\"version\":1,\"searches\":[{\"name\":\"x\"");
+    f.write("{\"format\":\"spectrum-saved-searches/1\",\"searches\":[{\"name\":\"x\"");
     f.close();
     const Result<SavedSearches> read = SavedSearches::load(broken);
     QVERIFY(!read.isOk());
