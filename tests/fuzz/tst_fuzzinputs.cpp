@@ -14,6 +14,7 @@ int dicomtext(const uint8_t *data, size_t size);
 int multipart(const uint8_t *data, size_t size);
 int blobprotocol(const uint8_t *data, size_t size);
 int storeconfig(const uint8_t *data, size_t size);
+int userfiles(const uint8_t *data, size_t size);
 } // namespace spectrum::fuzz
 
 class tst_FuzzInputs : public QObject
@@ -60,6 +61,8 @@ void tst_FuzzInputs::keptInputsRunCleanly()
         rc = spectrum::fuzz::blobprotocol(data, size);
     else if (target == QLatin1String("storeconfig"))
         rc = spectrum::fuzz::storeconfig(data, size);
+    else if (target == QLatin1String("userfiles"))
+        rc = spectrum::fuzz::userfiles(data, size);
     else
         QFAIL(qPrintable(QStringLiteral("no fuzz target '%1'").arg(target)));
     QCOMPARE(rc, 0);
