@@ -156,6 +156,7 @@ void SeriesPane::showSeries(int seriesIndex)
     m_slice = -1;
     m_windowFromUser = false;
     m_viewport->clear(tr("Loading…"));
+    learnPlaces(sliceCount() / 2);
     // Open a stack in its middle, where the anatomy is; a single image is its own middle.
     showSlice(sliceCount() / 2);
 }
@@ -167,6 +168,7 @@ void SeriesPane::dropLoads()
     for (Job *job : jobs)
         job->cancel();
     m_jobs.clear();
+    m_loadOf.clear();
     m_inFlight.clear();
 }
 
@@ -188,6 +190,7 @@ void SeriesPane::relocate(int series, int slice)
     }
     m_series = series;
     m_slice = -1;  // shown again (from memory, without a flicker) and its neighbours prefetched
+    learnPlaces(slice);
     showSlice(slice);
 }
 
@@ -210,6 +213,15 @@ void SeriesPane::moveTo(int index)
     index = std::clamp(index, 0, sliceCount() - 1);
     if (index == m_slice && m_viewport->hasImage())
         return;
+    if (!m_viewport->hasImage() && m_slice >= 0 && index != m_slice) {
+        // Placed elsewhere before anything was shown (a linked pane put at the level of the one it follows):
+        // what was asked for the first place is not wanted before the slice in view.
+        const QList<int> asked = m_loadOf.keys();
+        for (int i : asked) {
+            if (std::abs(i - index) > kPrefetchRadius)
+                m_loadOf.value(i)->cancel();
+        }
+    }
     m_slice = index;
     if (m_arriving && m_arriving->key != m_study->series[m_series].instances[index].key)
         dropArriving();  // its decode is no longer wanted on screen
@@ -274,12 +286,15 @@ void SeriesPane::requestLoad(int index)
     auto *job = loadImage(m_store, ref.key);
     m_inFlight.insert(index);
     m_jobs << job;
+    m_loadOf.insert(index, job);
     const quint64 generation = m_generation;
     connect(job, &Job::finished, this, [this, job, index, generation] {
         m_jobs.removeOne(job);
         if (generation != m_generation)
             return;  // an earlier series
         m_inFlight.remove(index);
+        if (m_loadOf.value(index) == job)
+            m_loadOf.remove(index);
         if (job->hasError()) {
             if (job->error().code() == ErrorCode::Corrupt && m_streamer) {
                 // Damaged in the cache (and dropped there): never shown; fetched again from the archive.
@@ -313,16 +328,64 @@ double dot(const std::array<double, 3> &a, const std::array<double, 3> &b) { ret
 
 void SeriesPane::learnGeometry(int index, const ImageInfo &info)
 {
-    if (!info.hasPosition || info.frameOfReferenceUid.isEmpty() || m_centres.contains(index))
+    if (!info.hasPosition || info.frameOfReferenceUid.isEmpty())
         return;
+    if (placeSlice(index, info.frameOfReferenceUid, info.sliceNormal(), info.centre()))
+        Q_EMIT sliceGeometryLearned();
+}
+
+bool SeriesPane::placeSlice(int index, const QString &frame, const std::array<double, 3> &normal, const std::array<double, 3> &point)
+{
+    // A point of each slice's plane (its centre once decoded, its first pixel from its header): only where the
+    // plane lies along the normal counts, and every point of the plane says the same.
+    if (m_centres.contains(index))
+        return false;
     if (m_centres.isEmpty()) {
-        m_frameOfReference = info.frameOfReferenceUid;
-        m_normal = info.sliceNormal();
-    } else if (info.frameOfReferenceUid != m_frameOfReference || std::abs(dot(info.sliceNormal(), m_normal)) < 0.999) {
-        return;  // not one stack (a localiser among axials): its slices are not placed along one normal
+        m_frameOfReference = frame;
+        m_normal = normal;
+    } else if (frame != m_frameOfReference || std::abs(dot(normal, m_normal)) < 0.999) {
+        return false;  // not one stack (a localiser among axials): its slices are not placed along one normal
     }
-    m_centres.insert(index, info.centre());
-    Q_EMIT sliceGeometryLearned();
+    m_centres.insert(index, point);
+    return true;
+}
+
+void SeriesPane::learnPlaces(int reference)
+{
+    if (m_series < 0)
+        return;
+    const QList<InstanceRef> &instances = m_study->series[m_series].instances;
+    bool placed = false;
+    if (reference >= 0 && reference < instances.size() && instances[reference].hasPlace)
+        placed = placeSlice(reference, instances[reference].frameOfReferenceUid, instances[reference].normal, instances[reference].position);
+    for (int i = 0; i < instances.size(); ++i) {
+        if (instances[i].hasPlace)
+            placed = placeSlice(i, instances[i].frameOfReferenceUid, instances[i].normal, instances[i].position) || placed;
+    }
+    if (placed)
+        Q_EMIT sliceGeometryLearned();
+}
+
+bool SeriesPane::placeInView(QString *frame, std::array<double, 3> *normal, std::array<double, 3> *point) const
+{
+    if (m_series < 0 || m_slice < 0)
+        return false;
+    const InstanceRef &ref = m_study->series[m_series].instances[m_slice];
+    if (m_viewport->hasImage() && m_viewport->image().info.identity.sopInstanceUid == ref.sopInstanceUid) {
+        const ImageInfo &info = m_viewport->image().info;
+        if (!info.hasPosition)
+            return false;
+        *frame = info.frameOfReferenceUid;
+        *normal = info.sliceNormal();
+        *point = info.centre();
+        return true;
+    }
+    if (!ref.hasPlace)
+        return false;
+    *frame = ref.frameOfReferenceUid;
+    *normal = ref.normal;
+    *point = ref.position;
+    return true;
 }
 
 int SeriesPane::sliceNearestInPlane(const std::array<double, 3> &normal, const std::array<double, 3> &point) const

@@ -329,25 +329,26 @@ void StudyViewer::updateComparisonLabels()
 
 void StudyViewer::follow()
 {
-    if (!m_sync || m_panes.size() < 2 || !m_active->viewport()->hasImage())
+    if (!m_sync || m_panes.size() < 2 || !m_active)
         return;
     // The slice through the same place of the patient: in the same study by frame of reference; in another
     // study by patient position in the same plane, shifted by the offset between the two studies. Series
-    // elsewhere (another plane, no geometry) stay where they are.
-    const ImageInfo &info = m_active->viewport()->image().info;
-    if (!info.hasPosition)
+    // elsewhere (another plane, no geometry) stay where they are. Where the slice in view lies is known from
+    // its header before it is decoded: the panes it leads open at their level, not somewhere first.
+    QString frame;
+    Vec normal{}, here{};
+    if (!m_active->placeInView(&frame, &normal, &here))
         return;
-    const Vec here = info.centre();
     const Vec from = m_offsets.value(keyOf(m_active->study()), Vec{0, 0, 0});
     for (SeriesPane *p : std::as_const(m_panes)) {
         if (p == m_active || p == m_adjusting)
             continue;
         int nearest = -1;
         if (p->study() == m_active->study()) {
-            nearest = info.frameOfReferenceUid.isEmpty() ? -1 : p->sliceNearest(info.frameOfReferenceUid, here);
+            nearest = frame.isEmpty() ? -1 : p->sliceNearest(frame, here);
         } else {
             const Vec to = m_offsets.value(keyOf(p->study()), Vec{0, 0, 0});
-            nearest = p->sliceNearestInPlane(info.sliceNormal(), plus(here, minus(to, from)));
+            nearest = p->sliceNearestInPlane(normal, plus(here, minus(to, from)));
             // No slice of it at this level: it stays, and says so, rather than stand at its edge as if it matched.
             const bool beyond = nearest == SeriesPane::kBeyondStack;
             if (beyond != m_beyond.contains(p)) {

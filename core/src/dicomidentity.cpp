@@ -27,6 +27,8 @@ const StringField kStringFields[] = {
     {"viewPosition", &DicomIdentity::viewPosition},
     {"imageOrientation", &DicomIdentity::imageOrientation},
     {"sliceThickness", &DicomIdentity::sliceThickness},
+    {"imagePosition", &DicomIdentity::imagePosition},
+    {"frameOfReferenceUid", &DicomIdentity::frameOfReferenceUid},
     {"sopInstanceUid", &DicomIdentity::sopInstanceUid},
     {"sopClassUid", &DicomIdentity::sopClassUid},
 };

@@ -312,6 +312,8 @@ DicomIdentity readIdentity(DcmItem *ds)
     id.viewPosition = getString(ds, DCM_ViewPosition);
     id.imageOrientation = decimals(ds, DCM_ImageOrientationPatient, 6);
     id.sliceThickness = decimals(ds, DCM_SliceThickness, 1);
+    id.imagePosition = decimals(ds, DCM_ImagePositionPatient, 3);
+    id.frameOfReferenceUid = getString(ds, DCM_FrameOfReferenceUID);
     id.seriesNumber = getInt(ds, DCM_SeriesNumber);
     id.sopInstanceUid = getString(ds, DCM_SOPInstanceUID);
     id.sopClassUid = getString(ds, DCM_SOPClassUID);

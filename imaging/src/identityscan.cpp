@@ -296,14 +296,17 @@ std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
         case 0x00185101u: text = &id.viewPosition; break;
         case 0x0020000Du: text = &id.studyInstanceUid; break;
         case 0x0020000Eu: text = &id.seriesInstanceUid; break;
+        case 0x00200052u: text = &id.frameOfReferenceUid; break;
         case 0x00200011u: number = &id.seriesNumber; break;
         case 0x00200013u: number = &id.instanceNumber; break;
         default: break;
         }
-        if (e.tag == 0x00180050u || e.tag == 0x00200037u) {
+        if (e.tag == 0x00180050u || e.tag == 0x00200032u || e.tag == 0x00200037u) {
             if (e.length == kUndefined || s.endOf(e) < 0)
                 return std::nullopt;
-            if (!decimalsOf(s, e, e.tag == 0x00180050u ? 1 : 6, e.tag == 0x00180050u ? &id.sliceThickness : &id.imageOrientation))
+            const int count = e.tag == 0x00180050u ? 1 : e.tag == 0x00200032u ? 3 : 6;
+            QString *into = e.tag == 0x00180050u ? &id.sliceThickness : e.tag == 0x00200032u ? &id.imagePosition : &id.imageOrientation;
+            if (!decimalsOf(s, e, count, into))
                 return std::nullopt;
         }
         if (text || number) {
@@ -311,7 +314,7 @@ std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
                 return std::nullopt;
             if (!(number ? e.vr[0] == 'I' && e.vr[1] == 'S' : isStringVr(e.vr)))
                 return std::nullopt;  // a wanted element in a VR DCMTK would not hand over as text
-            const bool uid = e.tag == 0x00080016u || e.tag == 0x00080018u || e.tag == 0x0020000Du || e.tag == 0x0020000Eu;
+            const bool uid = e.tag == 0x00080016u || e.tag == 0x00080018u || e.tag == 0x0020000Du || e.tag == 0x0020000Eu || e.tag == 0x00200052u;
             // Code strings are read as DCMTK's path reads them (without the character set); names and
             // descriptions in it.
             const bool codeString = e.vr[0] == 'C' && e.vr[1] == 'S';

@@ -1,10 +1,47 @@
 #include "spectrum/stores/studycatalog.h"
 
+#include <cmath>
+
 #include <QHash>
 
 #include <algorithm>
 
 namespace spectrum {
+
+InstanceRef InstanceRef::of(const QString &key, const DicomIdentity &id, qint64 size)
+{
+    InstanceRef ref;
+    ref.key = key;
+    ref.sopInstanceUid = id.sopInstanceUid;
+    ref.instanceNumber = id.instanceNumber;
+    ref.size = size;
+    ref.placeBy(id);
+    return ref;
+}
+
+void InstanceRef::placeBy(const DicomIdentity &id)
+{
+    hasPlace = false;
+    const QStringList p = id.imagePosition.split(QLatin1Char('\\'));
+    const QStringList o = id.imageOrientation.split(QLatin1Char('\\'));
+    if (id.frameOfReferenceUid.isEmpty() || p.size() != 3 || o.size() != 6)
+        return;
+    double v[9];
+    for (int i = 0; i < 9; ++i) {
+        bool ok = false;
+        v[i] = (i < 3 ? p[i] : o[i - 3]).toDouble(&ok);
+        if (!ok || !std::isfinite(v[i]))
+            return;
+    }
+    const std::array<double, 3> n{v[4] * v[8] - v[5] * v[7], v[5] * v[6] - v[3] * v[8], v[3] * v[7] - v[4] * v[6]};
+    const double length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    if (length < 0.5)
+        return;  // not two perpendicular unit directions: no plane to go by
+    position = {v[0], v[1], v[2]};
+    normal = {n[0] / length, n[1] / length, n[2] / length};
+    frameOfReferenceUid = id.frameOfReferenceUid;
+    hasPlace = true;
+}
 
 QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
 {
@@ -25,6 +62,8 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
             studyLevel.viewPosition.clear();
             studyLevel.imageOrientation.clear();
             studyLevel.sliceThickness.clear();
+            studyLevel.imagePosition.clear();
+            studyLevel.frameOfReferenceUid.clear();
             studyLevel.seriesNumber = 0;
             studyLevel.modality.clear();
             studyLevel.sopInstanceUid.clear();
@@ -47,7 +86,7 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
             s.series << fresh;
             series = s.series.end() - 1;
         }
-        series->instances << InstanceRef{b.key, id.sopInstanceUid, id.instanceNumber, b.size};
+        series->instances << InstanceRef::of(b.key, id, b.size);
         if (series->plane.isEmpty())
             series->plane = DicomIdentity::planeOf(id.imageOrientation, true);
         if (series->sliceThickness <= 0)

@@ -30,6 +30,8 @@ QList<DicomRecord> studiesFrom(const QList<DicomIdentity> &instances, const Dico
             r.identity.viewPosition.clear();
             r.identity.imageOrientation.clear();
             r.identity.sliceThickness.clear();
+            r.identity.imagePosition.clear();
+            r.identity.frameOfReferenceUid.clear();
             r.identity.seriesNumber = r.identity.instanceNumber = 0;
             r.relatedInstances = 0;
             it = index.insert(id.studyInstanceUid, int(out.size()));
@@ -82,7 +84,7 @@ StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &series
             study.series << s;
         }
         SeriesSummary &s = study.series[seriesAt.value(id.seriesInstanceUid)];
-        s.instances << InstanceRef{id.sopInstanceUid, id.sopInstanceUid, id.instanceNumber, 0};
+        s.instances << InstanceRef::of(id.sopInstanceUid, id, 0);
         if (s.plane.isEmpty())  // when the archive's listing says (a DIMSE or blobd listing of full identities)
             s.plane = DicomIdentity::planeOf(id.imageOrientation, true);
         if (s.sliceThickness <= 0)

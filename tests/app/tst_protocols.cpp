@@ -87,7 +87,18 @@ void tst_Protocols::theHeadCtOpensBesideItsPriorBeforeTheFirstPaint()
     QVERIFY(viewer->isWindowLinked());
     SeriesPane *current = viewer->pane(0), *prior = viewer->pane(1);
     QCOMPARE(current->study(), &viewer->study());
+    // Linked from its first image: the prior is placed at the current's level from the slices' headers before
+    // anything is decoded — it never shows its own middle first (the patient lay 12 mm further in a year ago:
+    // not the same anatomy).
+    QSignalSpy priorShown(prior, &SeriesPane::imageShown);
+    const int priorMiddle = prior->sliceCount() / 2;
+    QVERIFY2(prior->sliceIndex() != priorMiddle, qPrintable(QStringLiteral("the prior waits at its middle, slice %1").arg(priorMiddle)));
     QTRY_VERIFY(current->viewport()->hasImage() && prior->viewport()->hasImage());
+    const double level = current->viewport()->image().info.slicePositionAlongNormal();
+    QVERIFY2(std::abs(prior->viewport()->image().info.slicePositionAlongNormal() - level) <= prior->viewport()->image().info.sliceThickness / 2 + 1e-6,
+             qPrintable(QStringLiteral("the prior's first image is %1 mm from the current's level")
+                            .arg(prior->viewport()->image().info.slicePositionAlongNormal() - level)));
+    QCOMPARE(priorShown.count(), 1);  // and nothing before it
     for (SeriesPane *p : {current, prior}) {  // the protocol's window: brain
         QCOMPARE(p->viewport()->window().center, 40.0);
         QCOMPARE(p->viewport()->window().width, 80.0);

@@ -137,6 +137,9 @@ void tst_IdentityScan::answersForTheUsualEncodingsAsDcmtkDoes()
         QCOMPARE(id.value().imageOrientation, QStringLiteral("1\\0\\0\\0\\1\\0"));
         QCOMPARE(DicomIdentity::planeOf(id.value().imageOrientation), QStringLiteral("Axial"));
         QVERIFY(id.value().sliceThickness.toDouble() > 0);
+        // Where the slice lies, so a linked prior opens at the same level before anything is decoded.
+        QCOMPARE(id.value().imagePosition.split(QLatin1Char('\\')).size(), 3);
+        QVERIFY(id.value().frameOfReferenceUid.startsWith(QStringLiteral("2.25.")));
     }
 }
 
@@ -158,6 +161,10 @@ void tst_IdentityScan::leavesOddValuesToDcmtk_data()
     QTest::newRow("padded thickness") << QStringLiteral("(0018,0050)") << QStringLiteral(" 2.50 ") << true;
     QTest::newRow("empty thickness") << QStringLiteral("(0018,0050)") << QString() << true;
     QTest::newRow("thickness of two numbers") << QStringLiteral("(0018,0050)") << QStringLiteral("1\\2") << false;
+    QTest::newRow("position with exponents") << QStringLiteral("(0020,0032)") << QStringLiteral("-1.25e2\\+0\\ 37.5 ") << true;
+    QTest::newRow("position of two numbers") << QStringLiteral("(0020,0032)") << QStringLiteral("1\\2") << false;
+    QTest::newRow("empty position") << QStringLiteral("(0020,0032)") << QString() << true;
+    QTest::newRow("padded frame of reference") << QStringLiteral("(0020,0052)") << QStringLiteral("1.2.3") << true;
 }
 
 void tst_IdentityScan::leavesOddValuesToDcmtk()

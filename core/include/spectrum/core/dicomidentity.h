@@ -33,6 +33,8 @@ struct DicomIdentity
     // Image (what hanging protocols place series by, known without decoding the pixels)
     QString imageOrientation;  ///< Image Orientation (Patient), six numbers "1\0\0\0\1\0" (10 significant digits); empty when absent or unusual
     QString sliceThickness;    ///< Slice Thickness in mm (10 significant digits); empty when absent
+    QString imagePosition;     ///< Image Position (Patient), three numbers in mm (10 significant digits); empty when absent or unusual
+    QString frameOfReferenceUid;
     int seriesNumber = 0;
     // Instance
     QString sopInstanceUid;

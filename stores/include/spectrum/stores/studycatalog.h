@@ -3,6 +3,8 @@
 
 #include "spectrum/stores/blobstore.h"
 
+#include <array>
+
 namespace spectrum {
 
 struct InstanceRef
@@ -11,6 +13,17 @@ struct InstanceRef
     QString sopInstanceUid;
     int instanceNumber = 0;
     qint64 size = 0;
+    /// Where the slice lies, when its header says (Image Position and Orientation (Patient) and the Frame of
+    /// Reference, at the top level of the dataset): a linked pane finds its slice before any pixel is decoded.
+    bool hasPlace = false;
+    std::array<double, 3> position{};  ///< mm, the first pixel's centre
+    std::array<double, 3> normal{};    ///< unit, row × column direction
+    QString frameOfReferenceUid;
+
+    /// The instance `id` in blob `key` of `size` bytes, placed by its header.
+    static InstanceRef of(const QString &key, const DicomIdentity &id, qint64 size);
+    /// Takes the place `id` gives (hasPlace stays false when it gives none, or a degenerate one).
+    void placeBy(const DicomIdentity &id);
 };
 
 struct SeriesSummary
