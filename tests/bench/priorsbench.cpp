@@ -112,10 +112,17 @@ int main(int argc, char **argv)
     StudyViewer *viewer = nullptr;
     double currentMs = -1;  // remote
 
+    // Every pane shows its image — a linked prior the one at the current's level, not any slice of it.
     auto allShown = [](StudyViewer *v) {
         for (int i = 0; i < v->paneCount(); ++i)
             if (!v->pane(i)->viewport()->hasImage())
                 return false;
+        const ImageInfo &current = v->pane(0)->viewport()->image().info;
+        for (int i = 1; i < v->paneCount(); ++i) {
+            const ImageInfo &other = v->pane(i)->viewport()->image().info;
+            if (v->isSynchronized() && std::abs(other.slicePositionAlongNormal() - current.slicePositionAlongNormal()) > other.sliceThickness / 2 + 1e-6)
+                return false;
+        }
         return true;
     };
     // Once the cache is open, the demo in it (seeded the first time) and listed: `run`, once.
