@@ -193,7 +193,8 @@ int main(int argc, char **argv)
                                                                        : WorkstationPaths::cacheDirectory();
     options.diskBudgetBytes = WorkstationPaths::diskBudgetBytes();
     options.seedDemoWhenEmpty = !parser.isSet(QStringLiteral("no-demo"));
-    options.demo.ctSlabSlices = 4;  // the CT in thin (1.25 mm) and thick (5 mm) slices, as scanners reconstruct it
+    options.demo.ctSlabSlices = 4;
+    options.demo.ctLocalizer = true;  // and the lateral scout it was planned on: the reference lines' image  // the CT in thin (1.25 mm) and thick (5 mm) slices, as scanners reconstruct it
     // A workstation its IT has configured (a store configuration exists) listens for pushed studies.
     const QString configPath = StoreConfigFile::defaultPath();
     {

@@ -559,8 +559,11 @@ void SeriesPane::updateOverlay(const ImageInfo *info)
         if (const double ms = info->frameDurationMs(info->frameIndex); ms > 0)
             o.bottomLeft += tr("  (%1 ms)").arg(ms, 0, 'f', ms < 10 ? 1 : 0);
     }
-    if (info && info->hasPosition)
-        o.bottomLeft += tr("\nPos %1 mm  Thk %2 mm").arg(info->slicePositionAlongNormal(), 0, 'f', 1).arg(info->sliceThickness, 0, 'f', 2);
+    if (info && info->hasPosition) {
+        o.bottomLeft += tr("\nPos %1 mm").arg(info->slicePositionAlongNormal(), 0, 'f', 1);
+        if (info->sliceThickness > 0)  // a projection (a scout) has none: not "0.00"
+            o.bottomLeft += tr("  Thk %1 mm").arg(info->sliceThickness, 0, 'f', 2);
+    }
     if (info)
         o.bottomLeft += tr("\n%1 × %2").arg(info->columns).arg(info->rows);
     if (info)

@@ -276,7 +276,52 @@ Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInsta
             e.isError())
             return e;
     }
-    return Error();
+    if (prior || !opt.ctLocalizer)
+        return Error();
+
+    // The lateral localiser: the mean attenuation along x through the head, 256 × 256 over the same 250 mm, in the
+    // sagittal plane x = 0 (rows run down the patient, columns to the back), as a scanner's scout is taken first.
+    constexpr int n = 256;
+    const double scoutSpacing = fov / n;
+    std::vector<double> row(size_t(n) * n);
+    std::vector<double> mean(size_t(n) * n);
+    for (int r = 0; r < n; ++r) {
+        if (cancel.isCancelled())
+            return Error(ErrorCode::Cancelled, QStringLiteral("demo generation cancelled"));
+        renderHeadSlice(row, n, 1 - (r + 0.5) * 2.0 / n, &Ellipsoid::ct, -1000, change);
+        for (int j = 0; j < n; ++j) {  // y, front to back
+            double sum = 0;
+            for (int i = 0; i < n; ++i)
+                sum += row[size_t(j) * n + size_t(i)];
+            mean[size_t(r) * n + size_t(j)] = sum / n;
+        }
+    }
+    std::vector<Uint16> scout(mean.size());
+    for (size_t i = 0; i < mean.size(); ++i)
+        scout[i] = Uint16(std::clamp(int(std::lround(mean[i])) + 1024, 0, 4095));
+    CommonIdentity localizer = c;
+    localizer.seriesUid = uidFor(tag + "/series/3");
+    localizer.seriesNumber = 3;
+    localizer.seriesDescription = QStringLiteral("Localizer lateral");
+    DcmFileFormat ff;
+    DcmDataset *ds = ff.getDataset();
+    putCommon(ds, localizer, QString::fromLatin1(UID_CTImageStorage), uidFor((tag + "/localizer").constData()), 1);
+    put(ds, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY\\LOCALIZER"));
+    put(ds, DCM_PatientPosition, QStringLiteral("HFS"));
+    put(ds, DCM_KVP, QStringLiteral("120"));
+    put(ds, DCM_ImagePositionPatient, QStringLiteral("0\\%1\\%2").arg(fmt(-fov / 2 + scoutSpacing / 2), fmt(fov / 2 - scoutSpacing / 2)));
+    put(ds, DCM_ImageOrientationPatient, QStringLiteral("0\\1\\0\\0\\0\\-1"));
+    put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(scoutSpacing)));
+    put(ds, DCM_RescaleIntercept, QStringLiteral("-1024"));
+    put(ds, DCM_RescaleSlope, QStringLiteral("1"));
+    put(ds, DCM_RescaleType, QStringLiteral("HU"));
+    put(ds, DCM_WindowCenter, QStringLiteral("-500"));
+    put(ds, DCM_WindowWidth, QStringLiteral("1000"));
+    putPixelModule(ds, n, n, 12, QStringLiteral("MONOCHROME2"), scout);
+    Result<DemoInstance> inst = finish(ff, QStringLiteral("demo-ct/localizer/IM0001.dcm"));
+    if (!inst.isOk())
+        return inst.error();
+    return sink(inst.takeValue());
 }
 
 Error generateHeadMr(const DemoOptions &opt, const std::function<Error(DemoInstance &&)> &sink, const CancelToken &cancel)
@@ -490,7 +535,9 @@ int DemoArchive::instanceCount(const DemoOptions &options)
     int n = 0;
     for (DemoStudy s : options.studies)
         switch (s) {
-        case DemoStudy::HeadCt: n += options.ctSlices + (options.ctSlabSlices > 1 ? options.ctSlices / options.ctSlabSlices : 0); break;
+        case DemoStudy::HeadCt:
+            n += options.ctSlices + (options.ctSlabSlices > 1 ? options.ctSlices / options.ctSlabSlices : 0) + (options.ctLocalizer ? 1 : 0);
+            break;
         case DemoStudy::HeadCtPrior: n += std::max(1, options.ctSlices / 2); break;
         case DemoStudy::HeadMr: n += options.mrSlices; break;
         case DemoStudy::ChestCr:

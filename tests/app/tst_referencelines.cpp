@@ -18,6 +18,16 @@ private Q_SLOTS:
     void cleanupTestCase();
     void theAxialSliceIsALineOnTheCoronal();
     void theCrosshairTakesThePanesToAPoint();
+    void theAxialSliceIsALineOnTheDemoLocalizer();
+
+private:
+    int seriesNamed(const QString &description) const
+    {
+        for (int i = 0; i < m_viewer->study().series.size(); ++i)
+            if (m_viewer->study().series[i].description == description)
+                return i;
+        return -1;
+    }
 
 private:
     QTemporaryDir m_dir;
@@ -35,6 +45,7 @@ void tst_ReferenceLines::initTestCase()
     options.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
     options.demo.studies = {DemoStudy::HeadCt};
     options.demo.ctSlices = 40;
+    options.demo.ctLocalizer = true;  // the lateral scout, as `make run` has it
     m_ws = std::make_unique<Workstation>(options);
     QSignalSpy seeded(m_ws.get(), &Workstation::seedingFinished);
     m_ws->start();
@@ -64,7 +75,7 @@ void tst_ReferenceLines::initTestCase()
         QVERIFY2(r.ok(), r.err.constData());
         QVERIFY(runSync(m_ws->cache()->importFile(QStringLiteral("coronal-%1").arg(k), path)).isOk());
     }
-    QTRY_VERIFY(m_ws->findStudy(QStringLiteral("demo-ct"))->series.size() == 2);
+    QTRY_VERIFY(m_ws->findStudy(QStringLiteral("demo-ct"))->series.size() == 3);
     m_window = std::make_unique<MainWindow>(m_ws.get());
     m_window->setProtocols(ProtocolSet());
     m_window->show();
@@ -81,12 +92,12 @@ void tst_ReferenceLines::theAxialSliceIsALineOnTheCoronal()
     m_viewer = m_window->openStudy(QStringLiteral("demo-ct"));
     QVERIFY(m_viewer);
     m_viewer->setGrid(1, 2);
-    const int coronal = m_viewer->study().series[0].description == QLatin1String("Coronal") ? 0 : 1;
+    const int coronal = seriesNamed(QStringLiteral("Coronal")), axial = seriesNamed(QStringLiteral("Axial 6.25 mm"));
+    QVERIFY(coronal >= 0 && axial >= 0);
     QVERIFY(m_viewer->showSeriesOf(m_viewer->pane(1), PriorsPanel::studyKey(m_viewer->study().identity), coronal));
     SeriesPane *axialPane = m_viewer->pane(0), *coronalPane = m_viewer->pane(1);
     m_viewer->setActivePane(axialPane);
-    if (axialPane->seriesIndex() == coronal)
-        m_viewer->showSeries(1 - coronal);
+    m_viewer->showSeries(axial);
     for (int slice : {5, 22, 31}) {
         m_viewer->showSlice(slice);
         QTRY_VERIFY(axialPane->viewport()->hasImage() && coronalPane->viewport()->hasImage()
@@ -139,6 +150,38 @@ void tst_ReferenceLines::theCrosshairTakesThePanesToAPoint()
     m_viewer->stepSlice(10);
     QTRY_VERIFY(!axialPane->viewport()->crosshair().has_value());
     vp->setTool(ImageViewport::Tool::Pan);
+}
+
+// The demo CT's lateral scout (a sagittal projection, 256² over the same 250 mm, in the CT's frame of reference):
+// the axial slice in view is a horizontal line across it at its height — what `make run` shows.
+void tst_ReferenceLines::theAxialSliceIsALineOnTheDemoLocalizer()
+{
+    QVERIFY(m_viewer);
+    const int scout = seriesNamed(QStringLiteral("Localizer lateral")), axial = seriesNamed(QStringLiteral("Axial 6.25 mm"));
+    QVERIFY(scout >= 0 && axial >= 0);
+    QCOMPARE(m_viewer->study().series[scout].instances.size(), 1);
+    QCOMPARE(m_viewer->study().series[scout].plane, QStringLiteral("Sagittal"));
+    QVERIFY(m_viewer->showSeriesOf(m_viewer->pane(1), PriorsPanel::studyKey(m_viewer->study().identity), scout));
+    SeriesPane *axialPane = m_viewer->pane(0), *scoutPane = m_viewer->pane(1);
+    m_viewer->setActivePane(axialPane);
+    m_viewer->showSeries(axial);
+    const double scoutSpacing = 250.0 / 256, scoutTop = 125.0 - scoutSpacing / 2;
+    for (int slice : {3, 20, 36}) {
+        m_viewer->showSlice(slice);
+        QTRY_VERIFY(axialPane->viewport()->hasImage() && scoutPane->viewport()->hasImage()
+                    && axialPane->viewport()->image().info.identity.instanceNumber == slice + 1);
+        QCOMPARE(scoutPane->viewport()->image().info.identity.seriesDescription, QStringLiteral("Localizer lateral"));
+        const double z = axialPane->viewport()->image().info.imagePosition[2];
+        QTRY_COMPARE(scoutPane->viewport()->referenceLines().size(), 1);
+        const QLineF line = scoutPane->viewport()->referenceLines().first();
+        const double expected = (scoutTop - z) / scoutSpacing + 0.5;
+        QVERIFY2(std::abs(line.y1() - expected) < 1e-6 && std::abs(line.y2() - expected) < 1e-6,
+                 qPrintable(QStringLiteral("slice %1 at z %2: line at %3, expected %4").arg(slice).arg(z).arg(line.y1()).arg(expected)));
+        QVERIFY(std::abs(std::abs(line.dx()) - 256) < 1e-6);  // across the whole scout
+    }
+    const DecodedImage &image = scoutPane->viewport()->image();
+    QVERIFY(image.info.columns == 256 && image.info.rows == 256);
+    QVERIFY2(!scoutPane->viewport()->overlay().bottomLeft.contains(QStringLiteral("Thk")), "a projection has no slice thickness to show");
 }
 
 QTEST_MAIN(tst_ReferenceLines)

@@ -44,6 +44,9 @@ struct DemoOptions
     /// With N > 1, the head CT has a second series in the same frame of reference: every N thin slices averaged
     /// into one thick slice ("Axial 5 mm" for N = 4), as scanners reconstruct both. 0: the thin series alone.
     int ctSlabSlices = 0;
+    /// The head CT has a lateral localiser too (a sagittal projection through the head, 256², series 3, in its
+    /// frame of reference): the image the axial slices are drawn on as reference lines.
+    bool ctLocalizer = false;
     int mrSlices = 24;
 };
 
