@@ -159,9 +159,18 @@ int cmdPrefetch(const QStringList &args)
         s.identity = id;
         s.modalities = h.study.modalitiesInStudy;
         s.instanceCount = std::max(0, h.study.relatedInstances);
+        bool elsewhere = false;
         for (const StudySummary &c : before) {
-            if (c.identity.studyInstanceUid == id.studyInstanceUid && c.identity.patientId == id.patientId)
+            if (c.identity.studyInstanceUid != id.studyInstanceUid)
+                continue;
+            if (c.identityConflict || c.identity.patientId != id.patientId)
+                elsewhere = true;
+            else
                 s = c;  // what is here of it: its series, its size
+        }
+        if (elsewhere) {
+            problems << QStringLiteral("%1: not fetched, the cache holds its Study Instance UID under another patient").arg(label);
+            continue;
         }
         const bool here = s.instanceCount > 0 && s.bytes > 0 && h.study.relatedInstances >= 0 && s.instanceCount >= h.study.relatedInstances;
         if (saved ? saved->prefetch == SavedSearch::Prefetch::StudiesAndPriors : !p.isSet(QStringLiteral("priors-only"))) {

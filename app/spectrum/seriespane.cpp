@@ -151,6 +151,7 @@ void SeriesPane::showSeries(int seriesIndex)
     dropLoads();
     dropArriving();
     m_centres.clear();
+    m_placedByHeader.clear();
     m_frameOfReference.clear();
     m_series = seriesIndex;
     m_slice = -1;
@@ -176,6 +177,7 @@ void SeriesPane::relocate(int series, int slice)
 {
     dropLoads();  // results on their way carry old indices
     m_centres.clear();
+    m_placedByHeader.clear();
     m_frameOfReference.clear();
     if (series < 0 || series >= m_study->series.size()) {
         m_series = -1;
@@ -330,24 +332,36 @@ void SeriesPane::learnGeometry(int index, const ImageInfo &info)
 {
     if (!info.hasPosition || info.frameOfReferenceUid.isEmpty())
         return;
-    if (placeSlice(index, info.frameOfReferenceUid, info.sliceNormal(), info.centre()))
+    if (m_placedByHeader.remove(index))
+        m_centres.remove(index);  // its centre now, which places it for panes of any orientation
+    if (placeSlice(index, info.frameOfReferenceUid, info.sliceNormal(), info.centre(), false))
         Q_EMIT sliceGeometryLearned();
 }
 
-bool SeriesPane::placeSlice(int index, const QString &frame, const std::array<double, 3> &normal, const std::array<double, 3> &point)
+bool SeriesPane::placeSlice(int index, const QString &frame, const std::array<double, 3> &normal, const std::array<double, 3> &point, bool fromHeader)
 {
     // A point of each slice's plane (its centre once decoded, its first pixel from its header): only where the
-    // plane lies along the normal counts, and every point of the plane says the same.
+    // plane lies along the stack's normal counts — the same for every point of a plane parallel to the stack,
+    // which a point from the header must be (0.26° at most: under a millimetre across a 250 mm image).
     if (m_centres.contains(index))
         return false;
     if (m_centres.isEmpty()) {
         m_frameOfReference = frame;
         m_normal = normal;
-    } else if (frame != m_frameOfReference || std::abs(dot(normal, m_normal)) < 0.999) {
+    } else if (frame != m_frameOfReference || std::abs(dot(normal, m_normal)) < (fromHeader ? 0.99999 : 0.999)) {
         return false;  // not one stack (a localiser among axials): its slices are not placed along one normal
     }
     m_centres.insert(index, point);
+    if (fromHeader)
+        m_placedByHeader.insert(index);
     return true;
+}
+
+std::optional<std::array<double, 3>> SeriesPane::stackNormal() const
+{
+    if (m_centres.isEmpty())
+        return std::nullopt;
+    return m_normal;
 }
 
 void SeriesPane::learnPlaces(int reference)
@@ -355,20 +369,19 @@ void SeriesPane::learnPlaces(int reference)
     if (m_series < 0)
         return;
     const QList<InstanceRef> &instances = m_study->series[m_series].instances;
-    bool placed = false;
+    // Nothing is said here: the viewer follows once the pane has its slice (a follow() from in here would move a
+    // pane that has none yet).
     if (reference >= 0 && reference < instances.size() && instances[reference].hasPlace)
-        placed = placeSlice(reference, instances[reference].frameOfReferenceUid, instances[reference].normal, instances[reference].position);
+        placeSlice(reference, instances[reference].frameOfReferenceUid, instances[reference].normal, instances[reference].position, true);
     for (int i = 0; i < instances.size(); ++i) {
         if (instances[i].hasPlace)
-            placed = placeSlice(i, instances[i].frameOfReferenceUid, instances[i].normal, instances[i].position) || placed;
+            placeSlice(i, instances[i].frameOfReferenceUid, instances[i].normal, instances[i].position, true);
     }
-    if (placed)
-        Q_EMIT sliceGeometryLearned();
 }
 
-bool SeriesPane::placeInView(QString *frame, std::array<double, 3> *normal, std::array<double, 3> *point) const
+bool SeriesPane::placeInView(QString *frame, std::array<double, 3> *normal, std::array<double, 3> *point, bool *centre) const
 {
-    if (m_series < 0 || m_slice < 0)
+    if (m_series < 0 || m_series >= m_study->series.size() || m_slice < 0 || m_slice >= m_study->series[m_series].instances.size())
         return false;
     const InstanceRef &ref = m_study->series[m_series].instances[m_slice];
     if (m_viewport->hasImage() && m_viewport->image().info.identity.sopInstanceUid == ref.sopInstanceUid) {
@@ -378,6 +391,7 @@ bool SeriesPane::placeInView(QString *frame, std::array<double, 3> *normal, std:
         *frame = info.frameOfReferenceUid;
         *normal = info.sliceNormal();
         *point = info.centre();
+        *centre = true;
         return true;
     }
     if (!ref.hasPlace)
@@ -385,6 +399,7 @@ bool SeriesPane::placeInView(QString *frame, std::array<double, 3> *normal, std:
     *frame = ref.frameOfReferenceUid;
     *normal = ref.normal;
     *point = ref.position;
+    *centre = false;
     return true;
 }
 

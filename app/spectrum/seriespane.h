@@ -66,9 +66,12 @@ public:
     /// fewer than two of its slices are known yet.
     /// `unclamped`: the fractional slice index before clamping (below 0 or past the end: beyond the stack).
     int sliceNearest(const QString &frame, const std::array<double, 3> &point, double *unclamped = nullptr) const;
-    /// Where the slice in view lies: from its decoded image, else from its header as the catalog holds it;
-    /// false when neither says.
-    bool placeInView(QString *frame, std::array<double, 3> *normal, std::array<double, 3> *point) const;
+    /// Where the slice in view lies: from its decoded image (`point` its centre), else from its header as the
+    /// catalog holds it (`point` its first pixel: *centre false — good for planes parallel to it only); false when
+    /// neither says.
+    bool placeInView(QString *frame, std::array<double, 3> *normal, std::array<double, 3> *point, bool *centre) const;
+    /// The normal of the stack's slices, once one slice's place is known (else nullopt).
+    std::optional<std::array<double, 3>> stackNormal() const;
     /// The same for a point of another study (another frame of reference: its coordinates taken as this one's,
     /// as a prior's are): −1 unless this series lies in the plane `normal` describes (parallel within ~8°);
     /// kBeyondStack when the point lies more than a slice beyond either end of the stack.
@@ -137,7 +140,8 @@ private:
     void onPreview(const QString &key, const DecodedImage &image, int rows, const DecodedImage &original, int originalRows);
     void learnGeometry(int index, const ImageInfo &info);
     /// Slice `index` lies in the plane through `point` with `normal` in `frame`; false when it is not of the stack.
-    bool placeSlice(int index, const QString &frame, const std::array<double, 3> &normal, const std::array<double, 3> &point);
+    /// A point from the header (not the centre) is taken only for a slice exactly parallel to the stack.
+    bool placeSlice(int index, const QString &frame, const std::array<double, 3> &normal, const std::array<double, 3> &point, bool fromHeader);
     /// Where the series' slices lie, from their headers as the catalog holds them (no decoding); slice
     /// `reference`'s plane decides which slices make the stack (a localiser elsewhere in the series does not).
     void learnPlaces(int reference);
@@ -168,6 +172,7 @@ private:
     QSet<int> m_inFlight;
     QList<Job *> m_jobs;
     QHash<int, Job *> m_loadOf;  ///< the load of each slice in flight
+    QSet<int> m_placedByHeader;  ///< slices whose place is their header's (replaced by the centre once decoded)
     QString m_frameOfReference;           // of the series, from its decoded slices
     QMap<int, std::array<double, 3>> m_centres;  // slice index → its centre, for the slices decoded so far
     std::array<double, 3> m_normal{};

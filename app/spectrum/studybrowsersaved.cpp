@@ -115,11 +115,7 @@ void StudyBrowser::leaveSaved()
 
 Error StudyBrowser::saveSearch(const SavedSearch &search)
 {
-    SavedSearches all = m_workstation->savedSearchList();
-    Error e = all.put(search);
-    if (!e.isError())
-        e = m_workstation->setSavedSearches(all);
-    if (e.isError()) {
+    if (Error e = m_workstation->putSavedSearch(search); e.isError()) {
         m_status->setText(tr("The search was not saved: %1").arg(e.message()));
         return e;
     }
@@ -132,10 +128,7 @@ Error StudyBrowser::saveSearch(const SavedSearch &search)
 
 bool StudyBrowser::deleteSaved(const QString &name)
 {
-    SavedSearches all = m_workstation->savedSearchList();
-    if (!all.remove(name))
-        return false;
-    if (Error e = m_workstation->setSavedSearches(all); e.isError()) {
+    if (Error e = m_workstation->removeSavedSearch(name); e.isError()) {
         m_status->setText(tr("“%1” was not deleted: %2").arg(name, e.message()));
         return false;
     }

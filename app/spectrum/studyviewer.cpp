@@ -316,6 +316,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
         requestThumbnails();
     m_segmentations->setStudy(m_study);
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
+    follow();                 // the places the listing brought
     return true;
 }
 

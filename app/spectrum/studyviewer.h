@@ -217,7 +217,8 @@ private:
     void onInstanceBytes(const QString &key, const ByteView &bytes);
     void makeThumbnail(const QString &key);
     /// The other panes to the active one's place in the patient, when synchronised.
-    void follow();
+    /// The linked panes to the level of `lead` (the active pane when null).
+    void follow(SeriesPane *lead = nullptr);
 
     BlobStore *m_store;
     ImageMemoryCache *m_images;

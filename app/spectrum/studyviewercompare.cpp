@@ -148,6 +148,7 @@ bool StudyViewer::updateComparison(const StudySummary &whole)
         if (focus && focus->seriesIndex() >= 0)
             open->streamer->setFocus(focus->seriesIndex(), focus->sliceIndex());
     }
+    follow();
     return true;
 }
 
@@ -223,7 +224,11 @@ bool StudyViewer::openBeside(const StudySummary &study, StudyStreamer *streamer)
     }
     if (at < 0)
         at = m_panes[m_panes.size() - 1] == m_active ? int(m_panes.size()) - 2 : int(m_panes.size()) - 1;
-    return showSeriesOf(m_panes[at], key, best);
+    SeriesPane *reader = m_active;
+    const bool shown = showSeriesOf(m_panes[at], key, best);
+    if (shown && reader && m_panes.contains(reader))
+        follow(reader);  // the new pane at the level the reader is at (it opens there, not at its middle first)
+    return shown;
 }
 
 bool StudyViewer::showSeriesOf(SeriesPane *pane, const QString &studyKey, int series)
@@ -327,9 +332,11 @@ void StudyViewer::updateComparisonLabels()
     updateModeText();
 }
 
-void StudyViewer::follow()
+void StudyViewer::follow(SeriesPane *lead)
 {
-    if (!m_sync || m_panes.size() < 2 || !m_active)
+    if (!lead)
+        lead = m_active;
+    if (!m_sync || m_panes.size() < 2 || !lead)
         return;
     // The slice through the same place of the patient: in the same study by frame of reference; in another
     // study by patient position in the same plane, shifted by the offset between the two studies. Series
@@ -337,14 +344,22 @@ void StudyViewer::follow()
     // its header before it is decoded: the panes it leads open at their level, not somewhere first.
     QString frame;
     Vec normal{}, here{};
-    if (!m_active->placeInView(&frame, &normal, &here))
+    bool centre = false;
+    if (!lead->placeInView(&frame, &normal, &here, &centre))
         return;
-    const Vec from = m_offsets.value(keyOf(m_active->study()), Vec{0, 0, 0});
+    const Vec from = m_offsets.value(keyOf(lead->study()), Vec{0, 0, 0});
     for (SeriesPane *p : std::as_const(m_panes)) {
-        if (p == m_active || p == m_adjusting)
+        if (p == lead || p == m_adjusting)
             continue;
+        if (!centre) {
+            // Only the header's corner of the slice in view is known yet: it places panes parallel to it; the
+            // others follow once it is decoded (its centre).
+            const std::optional<Vec> n = p->stackNormal();
+            if (!n || std::abs((*n)[0] * normal[0] + (*n)[1] * normal[1] + (*n)[2] * normal[2]) < 0.99999)
+                continue;
+        }
         int nearest = -1;
-        if (p->study() == m_active->study()) {
+        if (p->study() == lead->study()) {
             nearest = frame.isEmpty() ? -1 : p->sliceNearest(frame, here);
         } else {
             const Vec to = m_offsets.value(keyOf(p->study()), Vec{0, 0, 0});

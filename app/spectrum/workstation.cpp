@@ -265,6 +265,34 @@ Error Workstation::setSavedSearches(const SavedSearches &searches)
     return Error();
 }
 
+Error Workstation::putSavedSearch(const SavedSearch &search)
+{
+    SavedSearches all = m_options.searches;
+    if (!m_options.searchesFile.isEmpty() && !m_options.searchesFileError.isError()) {
+        Result<SavedSearches> now = SavedSearches::load(m_options.searchesFile);
+        if (!now.isOk())
+            return Error(now.error().code(), tr("not saved: %1 — mend or move that file first, so that nothing in it is lost").arg(now.error().message()));
+        all = now.value();
+    }
+    if (Error e = all.put(search); e.isError())
+        return e;
+    return setSavedSearches(all);
+}
+
+Error Workstation::removeSavedSearch(const QString &name)
+{
+    SavedSearches all = m_options.searches;
+    if (!m_options.searchesFile.isEmpty() && !m_options.searchesFileError.isError()) {
+        Result<SavedSearches> now = SavedSearches::load(m_options.searchesFile);
+        if (!now.isOk())
+            return Error(now.error().code(), tr("not deleted: %1 — mend or move that file first, so that nothing in it is lost").arg(now.error().message()));
+        all = now.value();
+    }
+    if (!all.remove(name))
+        return Error(ErrorCode::NotFound, tr("no saved search is named \"%1\"").arg(name));
+    return setSavedSearches(all);
+}
+
 void Workstation::prefetchPriorsOfPushed()
 {
     if (!m_prefetcher || m_pushed.isEmpty())

@@ -81,6 +81,11 @@ public:
     /// written), and run on their timers from now on.
     Error setSavedSearches(const SavedSearches &searches);
     const SavedSearches &savedSearchList() const { return m_options.searches; }
+    /// Saves `search` (replacing the one of its name) into the file as it is now — what was written in it by
+    /// hand meanwhile stays — and runs the result on its timers.
+    Error putSavedSearch(const SavedSearch &search);
+    /// Forgets the saved search of that name, the same way; NotFound when there is none.
+    Error removeSavedSearch(const QString &name);
     const StoreConfigFile &storeConfig() const { return m_options.stores; }
     /// A changed configuration (the stores dialog, or the followed file): searches and fetches from now on use it,
     /// and the Storage SCP follows the workstation's AE title and port in it.

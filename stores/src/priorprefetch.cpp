@@ -32,9 +32,9 @@ PriorPrefetcher::~PriorPrefetcher() = default;
 void PriorPrefetcher::add(const StudySummary &study, int priors)
 {
     const QString key = study.identity.studyInstanceUid + QLatin1Char('|') + study.identity.patientId;
-    if (study.identity.studyInstanceUid.isEmpty() || m_seen.contains(key))
+    if (study.identity.studyInstanceUid.isEmpty() || m_given.contains(key))
         return;
-    m_seen.insert(key);
+    m_given.insert(key);
     ++m_summary.studies;
     ++m_searches;
     auto *search = new PriorSearch(m_registry, m_cachedStudies ? m_cachedStudies() : QList<StudySummary>(), study, this);
@@ -45,11 +45,12 @@ void PriorPrefetcher::add(const StudySummary &study, int priors)
 
 void PriorPrefetcher::addWithStudy(const StudySummary &study, int instancesInArchive, const QStringList &stores, int priors)
 {
-    // The study itself once (its priors may have been looked for already: add() counts those once).
-    const QString key = study.identity.studyInstanceUid + QLatin1Char('|') + study.identity.patientId + QStringLiteral("|itself");
-    if (study.identity.studyInstanceUid.isEmpty() || m_seen.contains(key))
+    // The study itself once — unless it is queued (or was fetched) already, as another study's prior say; its
+    // priors are looked for once (add()).
+    const QString key = study.identity.studyInstanceUid + QLatin1Char('|') + study.identity.patientId;
+    if (study.identity.studyInstanceUid.isEmpty() || m_queued.contains(key))
         return add(study, priors);
-    m_seen.insert(key);
+    m_queued.insert(key);
     const bool here = study.instanceCount > 0 && instancesInArchive >= 0 && study.instanceCount >= instancesInArchive;
     const QStringList nearest = m_registry ? m_registry->nearestFirst(stores) : QStringList();
     const QString title = QStringLiteral("%1 — %2 %3 %4").arg(DicomIdentity::displayName(study.identity.patientName), DicomIdentity::displayDate(study.identity.studyDate),
@@ -64,8 +65,10 @@ void PriorPrefetcher::addWithStudy(const StudySummary &study, int instancesInArc
         pending.studyUid = study.identity.studyInstanceUid;
         pending.title = QStringLiteral("%1 from %2").arg(title, pending.store);
         const qint64 perInstance = study.instanceCount > 0 && study.bytes > 0 ? study.bytes / study.instanceCount : kTypicalInstanceBytes;
-        pending.estimate = qint64(std::max(1, instancesInArchive - study.instanceCount)) * perInstance;
+        const int missing = instancesInArchive >= 0 ? std::max(1, instancesInArchive - study.instanceCount) : 100;  // unknown: as for a prior
+        pending.estimate = qint64(missing) * perInstance;
         pending.prior = false;
+        pending.key = key;
         m_queue.enqueue(pending);  // before its priors, which are looked for meanwhile
         Q_EMIT queued(pending.studyUid, pending.title);
     }
@@ -92,9 +95,8 @@ void PriorPrefetcher::searched(PriorSearch *search)
             continue;
         ++taken;
         const QString key = p.identity.studyInstanceUid + QLatin1Char('|') + p.identity.patientId;
-        if (m_seen.contains(key))
-            continue;  // queued (or done) for another study of the patient
-        m_seen.insert(key);
+        if (m_queued.contains(key))
+            continue;  // queued (or done) for another study of the patient, or as a study a search listed
         if (p.isCached()) {
             ++m_summary.priorsHere;
             continue;
@@ -104,7 +106,9 @@ void PriorPrefetcher::searched(PriorSearch *search)
             m_summary.skipped << QStringLiteral("%1: no configured store holds it").arg(titleOf(p, QStringLiteral("?")));
             continue;
         }
+        m_queued.insert(key);
         Pending pending;
+        pending.key = key;
         pending.store = nearest.first();
         pending.studyUid = p.identity.studyInstanceUid;
         pending.title = titleOf(p, pending.store);
@@ -126,10 +130,11 @@ void PriorPrefetcher::pump()
         const Pending next = m_queue.dequeue();
         if (m_budget > 0) {
             const qint64 mustStay = m_protectedBytes ? m_protectedBytes() : 0;
-            if (next.estimate + m_summary.bytes > m_budget - mustStay) {  // with what this run fetched so far
+            if (next.estimate + m_batchBytes > m_budget - mustStay) {  // with what this batch fetched so far
                 const QString why = QStringLiteral("%1: about %2 MB would not fit the cache budget (%3 MB) beside the %4 MB of the studies open")
                                         .arg(next.title).arg(next.estimate / 1e6, 0, 'f', 0).arg(m_budget / 1e6, 0, 'f', 0).arg(mustStay / 1e6, 0, 'f', 0);
                 m_summary.skipped << why;
+                m_queued.remove(next.key);  // a later batch, with room, may bring it
                 Q_EMIT priorDone(next.studyUid, why);
                 continue;
             }
@@ -137,6 +142,7 @@ void PriorPrefetcher::pump()
         StudyStreamer *streamer = new StudyStreamer(m_registry, m_cache, next.store, next.studyUid, this);
         m_current = streamer;
         m_currentUid = next.studyUid;
+        m_currentKey = next.key;
         m_currentIsPrior = next.prior;
         m_heldBack = false;
         m_current->setParallel(m_parallel);
@@ -146,6 +152,7 @@ void PriorPrefetcher::pump()
             if (streamer != m_current)
                 return;
             m_summary.problems << QStringLiteral("%1: %2").arg(m_currentUid, e.toString());
+            m_queued.remove(m_currentKey);  // tried again when a later batch asks for it
             finishCurrent(e.toString());
         });
         connect(m_current, &StudyStreamer::finished, this, [this, streamer] {
@@ -153,8 +160,10 @@ void PriorPrefetcher::pump()
                 return;
             m_summary.instances += m_current->cachedCount() - m_current->cachedBefore();  // not what was here already
             m_summary.bytes += m_current->bytesFetched();
+            m_batchBytes += m_current->bytesFetched();
             if (m_current->failedForGood() > 0) {
                 m_summary.problems << QStringLiteral("%1: %2 of %3 instance(s) could not be fetched").arg(m_currentUid).arg(m_current->failedForGood()).arg(m_current->total());
+                m_queued.remove(m_currentKey);
                 finishCurrent(QStringLiteral("%1 instance(s) failed").arg(m_current->failedForGood()));
             } else {
                 ++(m_currentIsPrior ? m_summary.priorsFetched : m_summary.studiesFetched);
@@ -168,6 +177,8 @@ void PriorPrefetcher::pump()
     }
     if (isIdle()) {
         m_foreground.stop();
+        m_batchBytes = 0;  // the next batch is held against the budget afresh: what this one brought is the cache's now
+        m_given.clear();   // a study given again later (a saved search's next run) is looked at again: a prior may have come
         Q_EMIT idle();
     }
 }

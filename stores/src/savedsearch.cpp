@@ -258,8 +258,7 @@ QByteArray SavedSearches::toJson() const
         if (!s.stores.isEmpty())
             o.insert(QLatin1String("stores"), QJsonArray::fromStringList(s.stores));
         o.insert(QLatin1String("prefetch"), SavedSearch::prefetchText(s.prefetch));
-        if (s.prefetch != SavedSearch::Prefetch::None)
-            o.insert(QLatin1String("priors"), s.priorsPerStudy);
+        o.insert(QLatin1String("priors"), s.priorsPerStudy);
         o.insert(QLatin1String("everyMinutes"), s.everyMinutes);
         list.append(o);
     }

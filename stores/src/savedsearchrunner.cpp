@@ -142,12 +142,12 @@ SavedSearchRun SavedSearchRunner::prefetchFor(const SavedSearch &search, const Q
         study.identity = id;
         study.modalities = h.study.modalitiesInStudy;
         for (const StudySummary &c : cached) {
-            if (c.identity.studyInstanceUid == id.studyInstanceUid && c.identity.patientId == id.patientId) {
-                if (c.identityConflict)
-                    study.identityConflict = true;
-                else
-                    study = c;  // what is here of it: how many instances, how large
-            }
+            if (c.identity.studyInstanceUid != id.studyInstanceUid)
+                continue;
+            if (c.identityConflict || c.identity.patientId != id.patientId)
+                study.identityConflict = true;  // here under another patient, or flagged: never added to
+            else if (!study.identityConflict)
+                study = c;  // what is here of it: how many instances, how large
         }
         if (study.identityConflict) {
             run.heldBack << QStringLiteral("%1 %2 (the cache holds its Study UID under another patient)")

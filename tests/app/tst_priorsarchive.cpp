@@ -272,6 +272,34 @@ void tst_PriorsArchive::aSavedSearchPrefetchesWhatItListsAndItsPriors()
     run = ran.takeFirst().first().value<SavedSearchRun>();
     QVERIFY(run.error.isError());
     QVERIFY2(run.text().contains(QStringLiteral("store 'other-site' is not configured")), qPrintable(run.text()));
+
+    // A workstation whose cache holds the CT's Study Instance UID under another patient: the search lists the
+    // study, and nothing is fetched for it or its priors.
+    QTemporaryDir other;
+    std::unique_ptr<Workstation> mixed = workstationWith(other, m_orthanc.dicomWebUrl(), searches);
+    QVERIFY(mixed);
+    const QString path = other.filePath(QStringLiteral("stranger.dcm"));
+    for (const DemoInstance &i : std::as_const(m_bySop)) {
+        if (i.identity.studyInstanceUid == m_ctUid) {
+            QVERIFY(writeFile(path, i.bytes));
+            break;
+        }
+    }
+    const ProcessResult renamed = spectrum::test::run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-m"), QStringLiteral("(0010,0020)=SOMEONE-ELSE"), path});
+    QVERIFY2(renamed.ok(), renamed.err.constData());
+    QVERIFY(runSync(mixed->cache()->importFile(QStringLiteral("stranger"), path)).isOk());
+    QTRY_VERIFY(mixed->findStudy(m_ctUid));
+    QSignalSpy mixedRan(mixed->savedSearches(), &SavedSearchRunner::ran);
+    QVERIFY(mixed->savedSearches()->run(QStringLiteral("The day's CT, all")));
+    QVERIFY(mixedRan.wait(20000));
+    run = mixedRan.takeFirst().first().value<SavedSearchRun>();
+    QCOMPARE(run.hits.size(), 1);
+    QCOMPARE(run.handedOn, 0);
+    QCOMPARE(run.heldBack.size(), 1);
+    QVERIFY2(run.text().contains(QStringLiteral("under another patient")), qPrintable(run.text()));
+    QVERIFY(mixed->prefetcher()->isIdle());
+    QCOMPARE(mixed->prefetcher()->summary().studies, 0);
+    QVERIFY(!mixed->findStudy(prior));
 }
 
 // The reader saves the browser's search (the day's CTs, with their priors), runs it again from the Saved menu:
@@ -314,6 +342,24 @@ void tst_PriorsArchive::aSearchSavedInTheBrowserIsKeptAndRunsFromTheMenuAndTheCl
     QVERIFY(kept.isOk());
     QCOMPARE(kept.value().searches.size(), 1);
     QVERIFY(kept.value().searches.first() == wanted);
+    // Written into by hand meanwhile (the hospital's configuration management): kept when the reader saves again.
+    {
+        SavedSearches byHand = kept.value();
+        SavedSearch mr;
+        mr.name = QStringLiteral("MR by hand");
+        mr.modality = QStringLiteral("MR");
+        QVERIFY(!byHand.put(mr).isError());
+        QVERIFY(!byHand.save(file).isError());
+        SavedSearch again = wanted;
+        again.everyMinutes = 30;
+        QVERIFY(!b->saveSearch(again).isError());
+        const SavedSearches now = SavedSearches::load(file).value();
+        QCOMPARE(now.searches.size(), 2);
+        QVERIFY(now.find(QStringLiteral("MR by hand")));
+        QCOMPARE(now.find(wanted.name)->everyMinutes, 30);
+        QVERIFY(ws->savedSearches()->nextRun(wanted.name).isValid());  // it runs by itself now
+        QVERIFY(!b->saveSearch(wanted).isError());
+    }
 
     // The reader types: the form is theirs again, not the saved search.
     QVERIFY(b->activeSearch());
@@ -335,7 +381,9 @@ void tst_PriorsArchive::aSearchSavedInTheBrowserIsKeptAndRunsFromTheMenuAndTheCl
 
     // Deleted from the menu: gone from the file.
     QVERIFY(b->deleteSaved(QStringLiteral("The day's CT")));
-    QVERIFY(SavedSearches::load(file).value().searches.isEmpty());
+    QVERIFY(!SavedSearches::load(file).value().find(QStringLiteral("The day's CT")));
+    QVERIFY(SavedSearches::load(file).value().find(QStringLiteral("MR by hand")));
+    QVERIFY(!b->deleteSaved(QStringLiteral("The day's CT")));
     QVERIFY(!b->activeSearch());
 
     // The CLI runs a saved search from the file into its own cache.
@@ -359,7 +407,7 @@ void tst_PriorsArchive::aSearchSavedInTheBrowserIsKeptAndRunsFromTheMenuAndTheCl
     QVERIFY2(said.contains(QStringLiteral("1 study found: 1 fetched (24 instance(s)), 0 here already; priors: 1 fetched (12 instance(s)")), qPrintable(said));
     std::tie(code, said) = runCli({QStringLiteral("prefetch"), QStringLiteral("--searches"), file, QStringLiteral("--saved"), QStringLiteral("Nope")});
     QCOMPARE(code, 2);
-    QVERIFY2(said.contains(QStringLiteral("no saved search is named \"Nope\"")) && said.contains(QStringLiteral("it has: The day's CT")), qPrintable(said));
+    QVERIFY2(said.contains(QStringLiteral("no saved search is named \"Nope\"")) && said.contains(QStringLiteral("it has: MR by hand, The day's CT")), qPrintable(said));
     std::tie(code, said) = runCli({QStringLiteral("prefetch"), QStringLiteral("--searches"), file, QStringLiteral("--saved"), QStringLiteral("The day's CT"),
                                    QStringLiteral("--modality"), QStringLiteral("MR")});
     QCOMPARE(code, 2);

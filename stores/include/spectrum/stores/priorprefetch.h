@@ -56,7 +56,8 @@ public:
     void setParallel(int fetches) { m_parallel = std::max(1, fetches); }
 
     /// Looks for `study`'s comparable priors and queues those not all here (`priors` of them, most recent
-    /// first; 0: setPriorsPerStudy's). A study given twice counts once.
+    /// first; 0: setPriorsPerStudy's). A study given again before the prefetcher is next idle counts once; a
+    /// prior queued or fetched once is not fetched again, unless it failed or was left out.
     void add(const StudySummary &study, int priors = 0);
     /// The study itself too, from the nearest of `stores`, queued first unless it is all here (`study` says how
     /// many instances it has, and how many of them are here: instanceCount of a cache summary, or none).
@@ -84,6 +85,7 @@ private:
         QString title;
         qint64 estimate = 0;
         bool prior = true;
+        QString key;  ///< in m_queued
     };
     void searched(PriorSearch *search);
     void pump();
@@ -100,10 +102,13 @@ private:
     int m_parallel = 1;
     int m_searches = 0;
     QHash<PriorSearch *, int> m_priorsOf;  ///< priors wanted of each running search's study
-    QSet<QString> m_seen;  ///< studies given, and priors queued: each once
+    QSet<QString> m_given;   ///< studies whose priors are looked for in this batch ("uid|patient id"): each once
+    QSet<QString> m_queued;  ///< studies queued or fetched, as priors or themselves: each once (a failed or left-out one may come again)
+    qint64 m_batchBytes = 0; ///< fetched since the prefetcher was last idle: what the budget is held against
     QQueue<Pending> m_queue;
     StudyStreamer *m_current = nullptr;
     QString m_currentUid;
+    QString m_currentKey;
     bool m_currentIsPrior = true;
     bool m_heldBack = false;  ///< the current prior was stopped here (not by the reader) while the foreground was busy
     QTimer m_foreground;   ///< holds the prior back while the reader waits
