@@ -1,10 +1,10 @@
 // Hanging protocols as data: JSON in both directions, the file, and the built-in set.
 #include "spectrum/stores/hangingprotocol.h"
 
-#include <QFile>
+#include "userfile.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QSaveFile>
 
 namespace spectrum {
 
@@ -314,26 +314,18 @@ QByteArray ProtocolSet::toJson() const
 
 Result<ProtocolSet> ProtocolSet::load(const QString &path)
 {
-    QFile f(path);
-    if (!f.exists())
+    const Result<UserFile> file = readUserFile(path);
+    if (!file.isOk())
+        return file.error();
+    if (!file.value().exists)
         return builtIn();
-    if (!f.open(QIODevice::ReadOnly))
-        return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(path, f.errorString()));
-    Result<ProtocolSet> set = fromJson(f.readAll());
-    if (!set.isOk())
-        return Error(set.error().code(), QStringLiteral("%1: %2").arg(path, set.error().message()));
-    return set;
+    Result<ProtocolSet> set = fromJson(file.value().bytes);
+    return set.isOk() ? set : Result<ProtocolSet>(inFile(path, set.error()));
 }
 
 Error ProtocolSet::save(const QString &path) const
 {
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly))
-        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
-    f.write(toJson());
-    if (!f.commit())
-        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
-    return Error();
+    return writeUserFile(path, toJson());
 }
 
 } // namespace spectrum

@@ -1,15 +1,13 @@
 #include "spectrum/stores/savedsearch.h"
 
+#include "userfile.h"
+
 #include "spectrum/core/settings.h"
 
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
-#include <QSaveFile>
 
 namespace spectrum {
 
@@ -270,29 +268,18 @@ QByteArray SavedSearches::toJson() const
 
 Result<SavedSearches> SavedSearches::load(const QString &path)
 {
-    QFile f(path);
-    if (!f.exists())
+    const Result<UserFile> file = readUserFile(path);
+    if (!file.isOk())
+        return file.error();
+    if (!file.value().exists)
         return SavedSearches();
-    if (!f.open(QIODevice::ReadOnly))
-        return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(path, f.errorString()));
-    if (f.size() > 4 * 1024 * 1024)
-        return invalid(QStringLiteral("%1: larger than 4 MiB, not a file of saved searches").arg(path));
-    Result<SavedSearches> read = fromJson(f.readAll());
-    if (!read.isOk())
-        return Error(read.error().code(), QStringLiteral("%1: %2").arg(path, read.error().message()));
-    return read;
+    Result<SavedSearches> read = fromJson(file.value().bytes);
+    return read.isOk() ? read : Result<SavedSearches>(inFile(path, read.error()));
 }
 
 Error SavedSearches::save(const QString &path) const
 {
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly))
-        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
-    f.write(toJson());
-    if (!f.commit())
-        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
-    return Error();
+    return writeUserFile(path, toJson());
 }
 
 QString SavedSearches::defaultPath()
