@@ -185,6 +185,18 @@ CommonIdentity headPatient()
     return c;
 }
 
+// What every demo CT image says of its acquisition and its values: the patient head first supine, 120 kV,
+// stored values + −1024 = HU, in `imageType` ("…\\AXIAL", "…\\LOCALIZER").
+void putCtImage(DcmItem *ds, const QString &imageType)
+{
+    put(ds, DCM_ImageType, imageType);
+    put(ds, DCM_PatientPosition, QStringLiteral("HFS"));
+    put(ds, DCM_KVP, QStringLiteral("120"));
+    put(ds, DCM_RescaleIntercept, QStringLiteral("-1024"));
+    put(ds, DCM_RescaleSlope, QStringLiteral("1"));
+    put(ds, DCM_RescaleType, QStringLiteral("HU"));
+}
+
 // The head CT, or (`prior`) the same patient's head CT a year earlier: half as many slices, twice as thick, a
 // smaller lesion, its own frame of reference, and the patient lying 12 mm further into the gantry (every Image
 // Position 12 mm further along z for the same anatomy), as a prior usually lies.
@@ -225,17 +237,12 @@ Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInsta
         DcmFileFormat ff;
         DcmDataset *ds = ff.getDataset();
         putCommon(ds, id, QString::fromLatin1(UID_CTImageStorage), uidFor(uidName.constData()), number);
-        put(ds, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY\\AXIAL"));
-        put(ds, DCM_PatientPosition, QStringLiteral("HFS"));
-        put(ds, DCM_KVP, QStringLiteral("120"));
+        putCtImage(ds, QStringLiteral("ORIGINAL\\PRIMARY\\AXIAL"));
         put(ds, DCM_ImagePositionPatient, QStringLiteral("%1\\%2\\%3").arg(fmt(first), fmt(first), fmt(z + tableShift)));
         put(ds, DCM_ImageOrientationPatient, QStringLiteral("1\\0\\0\\0\\1\\0"));
         put(ds, DCM_SliceLocation, fmt(z + tableShift));
         put(ds, DCM_SliceThickness, fmt(thickness));
         put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(spacing)));
-        put(ds, DCM_RescaleIntercept, QStringLiteral("-1024"));
-        put(ds, DCM_RescaleSlope, QStringLiteral("1"));
-        put(ds, DCM_RescaleType, QStringLiteral("HU"));
         put(ds, DCM_WindowCenter, QStringLiteral("40\\500"));
         put(ds, DCM_WindowWidth, QStringLiteral("80\\2000"));
         put(ds, DCM_WindowCenterWidthExplanation, QStringLiteral("BRAIN\\BONE"));
@@ -306,15 +313,10 @@ Error generateHeadCt(const DemoOptions &opt, const std::function<Error(DemoInsta
     DcmFileFormat ff;
     DcmDataset *ds = ff.getDataset();
     putCommon(ds, localizer, QString::fromLatin1(UID_CTImageStorage), uidFor((tag + "/localizer").constData()), 1);
-    put(ds, DCM_ImageType, QStringLiteral("ORIGINAL\\PRIMARY\\LOCALIZER"));
-    put(ds, DCM_PatientPosition, QStringLiteral("HFS"));
-    put(ds, DCM_KVP, QStringLiteral("120"));
+    putCtImage(ds, QStringLiteral("ORIGINAL\\PRIMARY\\LOCALIZER"));
     put(ds, DCM_ImagePositionPatient, QStringLiteral("0\\%1\\%2").arg(fmt(-fov / 2 + scoutSpacing / 2), fmt(fov / 2 - scoutSpacing / 2)));
     put(ds, DCM_ImageOrientationPatient, QStringLiteral("0\\1\\0\\0\\0\\-1"));
     put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%1").arg(fmt(scoutSpacing)));
-    put(ds, DCM_RescaleIntercept, QStringLiteral("-1024"));
-    put(ds, DCM_RescaleSlope, QStringLiteral("1"));
-    put(ds, DCM_RescaleType, QStringLiteral("HU"));
     put(ds, DCM_WindowCenter, QStringLiteral("-500"));
     put(ds, DCM_WindowWidth, QStringLiteral("1000"));
     putPixelModule(ds, n, n, 12, QStringLiteral("MONOCHROME2"), scout);
