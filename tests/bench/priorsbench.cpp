@@ -12,6 +12,7 @@
 //                                           longest time the event loop could not run.
 // Usage: see tests/bench/priors.sh.
 
+#include "heartbeat.h"
 #include "imageviewport.h"
 #include "mainwindow.h"
 #include "priorspanel.h"
@@ -100,12 +101,7 @@ int main(int argc, char **argv)
     QElapsedTimer clock;
     int rc = 0;
     // scroll: the loop's heartbeat, and the wheel (here: they must outlive the branch that sets them up).
-    constexpr int tickMs = 2;
-    std::vector<double> gaps;
-    QElapsedTimer beat;
-    QTimer heart;
-    heart.setTimerType(Qt::PreciseTimer);
-    heart.setInterval(tickMs);
+    bench::Heartbeat heart;
     QTimer wheel;
     wheel.setInterval(16);
     int notches = 0, direction = 1;
@@ -233,16 +229,8 @@ int main(int argc, char **argv)
             window.openRemoteStudy(p.value(QStringLiteral("store")), p.value(QStringLiteral("study")));
         });
     } else if (mode == QLatin1String("scroll")) {
-        QObject::connect(&heart, &QTimer::timeout, [&] {
-            if (beat.isValid())
-                gaps.push_back(std::max(0.0, beat.nsecsElapsed() / 1e6 - tickMs));
-            beat.start();
-        });
         QObject::connect(&wheel, &QTimer::timeout, [&] {
-            ImageViewport *vp = viewer->pane(0)->viewport();
-            const QPointF at(vp->width() / 2.0, vp->height() / 2.0);
-            QWheelEvent e(at, vp->mapToGlobal(at), QPoint(), QPoint(0, -120 * direction), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
-            QApplication::sendEvent(vp, &e);
+            bench::wheelNotch(viewer->pane(0)->viewport(), direction);
             if (viewer->pane(0)->sliceIndex() >= viewer->pane(0)->sliceCount() - 1)
                 direction = -1;
             else if (viewer->pane(0)->sliceIndex() <= 0)
@@ -250,8 +238,7 @@ int main(int argc, char **argv)
             if (++notches >= 600) {
                 heart.stop();
                 wheel.stop();
-                std::sort(gaps.begin(), gaps.end());
-                const double worst = gaps.empty() ? 0 : gaps.back(), p99 = gaps.empty() ? 0 : gaps[size_t(0.99 * double(gaps.size() - 1))];
+                const double worst = heart.worstMs(), p99 = heart.percentileMs(0.99);
                 std::printf("scroll: 600 notches through the CT with its prior linked (prior at slice %d of %d); longest stall %.1f ms, 99th percentile %.1f ms (goal <= 16 ms)\n",
                             viewer->pane(1)->sliceIndex() + 1, viewer->pane(1)->sliceCount(), worst, p99);
                 rc = worst <= 16 ? 0 : 1;

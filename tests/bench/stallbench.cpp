@@ -9,6 +9,7 @@
 // 60 Hz).
 // Usage: spectrum-stallbench --store NAME --study UID [--cache DIR]   (tests/bench/stall.sh sets it all up)
 
+#include "heartbeat.h"
 #include "imageviewport.h"
 #include "mainwindow.h"
 #include "studyviewer.h"
@@ -88,18 +89,7 @@ int main(int argc, char **argv)
     window.resize(1400, 900);
     window.show();
 
-    // The loop's heartbeat.
-    constexpr int tickMs = 2;
-    std::vector<double> gaps;
-    QElapsedTimer beat;
-    QTimer heart;
-    heart.setTimerType(Qt::PreciseTimer);
-    heart.setInterval(tickMs);
-    QObject::connect(&heart, &QTimer::timeout, [&] {
-        if (beat.isValid())
-            gaps.push_back(std::max(0.0, beat.nsecsElapsed() / 1e6 - tickMs));
-        beat.start();
-    });
+    bench::Heartbeat heart;  // the loop's
 
     QElapsedTimer clock;
     double firstImageMs = -1, completeMs = -1;
@@ -108,10 +98,7 @@ int main(int argc, char **argv)
     QTimer wheel;
     wheel.setInterval(30);
     QObject::connect(&wheel, &QTimer::timeout, [&] {
-        ImageViewport *vp = viewer->viewport();
-        const QPointF at(vp->width() / 2.0, vp->height() / 2.0);
-        QWheelEvent e(at, vp->mapToGlobal(at), QPoint(), QPoint(0, -120 * direction), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
-        QApplication::sendEvent(vp, &e);
+        bench::wheelNotch(viewer->viewport(), direction);
         ++scrolled;
         if (viewer->sliceIndex() >= viewer->sliceCount() - 1)
             direction = -1;
@@ -144,14 +131,13 @@ int main(int argc, char **argv)
     ws.start();
     const int rc = app.exec();
     heart.stop();
-    if (rc != 0 || gaps.empty())
+    if (rc != 0 || heart.beats() == 0)
         return rc ? rc : 2;
-    std::sort(gaps.begin(), gaps.end());
-    const double worst = gaps.back(), p99 = gaps[size_t(0.99 * double(gaps.size() - 1))];
-    const long over = long(std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > 50; }));
+    const double worst = heart.worstMs(), p99 = heart.percentileMs(0.99);
+    const long over = heart.over(50);
     std::printf("study of %d images from '%s': first image %.0f ms, all cached %.0f ms, %d wheel notches\n",
                 viewer ? viewer->sliceCount() : 0, qPrintable(p.value(QStringLiteral("store"))), firstImageMs, completeMs, scrolled);
     std::printf("event loop: %zu heartbeats of %d ms; longest stall %.1f ms, 99th percentile %.1f ms, %ld over 50 ms (goal: longest <= 16 ms)\n",
-                gaps.size(), tickMs, worst, p99, over);
+                heart.beats(), heart.tickMs(), worst, p99, over);
     return worst <= 16 ? 0 : 1;
 }
