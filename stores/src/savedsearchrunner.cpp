@@ -124,6 +124,8 @@ SavedSearchRun SavedSearchRunner::prefetchFor(const SavedSearch &search, const Q
     run.prefetch = search.prefetch;
     run.at = QDateTime::currentDateTime();
     run.hits = hits;
+    if (!m_running.contains(search.name))
+        m_lastRun.insert(search.name, run.at);  // run from the browser: it ran all the same
     if (search.prefetch == SavedSearch::Prefetch::None)
         return run;
     if (!m_prefetcher) {

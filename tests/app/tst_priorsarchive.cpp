@@ -377,6 +377,7 @@ void tst_PriorsArchive::aSearchSavedInTheBrowserIsKeptAndRunsFromTheMenuAndTheCl
     QTRY_VERIFY_WITH_TIMEOUT(ws->findStudy(m_ctUid) && ws->findStudy(m_ctUid)->instanceCount == 24, 30000);
     QTRY_VERIFY_WITH_TIMEOUT(ws->findStudy(prior) && ws->findStudy(prior)->instanceCount == 12, 30000);
     QVERIFY(window.transfersPanel()->count() >= 2);
+    QVERIFY(ws->savedSearches()->lastRun(QStringLiteral("The day's CT")).isValid());  // run from the browser counts
     QVERIFY(!b->runSaved(QStringLiteral("No such search")));
 
     // Deleted from the menu: gone from the file.

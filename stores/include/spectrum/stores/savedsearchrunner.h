@@ -54,7 +54,7 @@ public:
     /// Runs the search of that name now; false when there is none, or it is running already.
     bool run(const QString &name);
     bool isRunning(const QString &name) const { return m_running.contains(name); }
-    /// When it last ran (invalid: not yet).
+    /// When it last ran — here, or from the browser (prefetchFor) — (invalid: not yet).
     QDateTime lastRun(const QString &name) const { return m_lastRun.value(name); }
     /// When its timer runs it next (invalid: it runs only when asked).
     QDateTime nextRun(const QString &name) const;
