@@ -17,13 +17,8 @@ bin=$repo/build/bin
 ROUNDS=${ROUNDS:-5}
 [ -x "$bin/spectrum-priorsbench" ] || { echo "build first: make build" >&2; exit 1; }
 command -v Orthanc >/dev/null || { echo "Orthanc missing: scripts/install-deps.sh" >&2; exit 1; }
-
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-freeport() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-stats() { sort -n | awk '{a[NR]=$1} END {if (NR==0) {print "- -"; exit} m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print a[1], m}'; }
+# shellcheck source=benchlib.sh
+. "$here/benchlib.sh"
 bench() { "$bin/spectrum-priorsbench" "$@" 2>/dev/null | grep -v '^$'; }
 
 echo "seeding the demo into a cache (the head CT 200 slices, its prior 100) …"
@@ -43,15 +38,7 @@ awk -v a="$aBest" -v b="$bBest" -v am="$aMed" -v bm="$bMed" 'BEGIN {printf "  wi
 p=$(bench protocols --cache "$work/cache") || status=1
 echo "$p"
 
-http=$(freeport); dicom=$(freeport)
-plugin=$(dpkg -L orthanc-dicomweb | grep 'plugins/.*\.so$' | head -1)
-cat > "$work/orthanc.json" <<JSON
-{ "Name": "priors", "StorageDirectory": "$work/storage", "IndexDirectory": "$work/index", "HttpPort": $http,
-  "DicomPort": $dicom, "DicomAet": "PRIORSPACS", "RemoteAccessAllowed": false, "AuthenticationEnabled": false,
-  "Plugins": ["$plugin"], "DicomWeb": { "Enable": true, "Root": "/dicom-web/" } }
-JSON
-Orthanc "$work/orthanc.json" >"$work/orthanc.log" 2>&1 & pids+=($!)
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$http/system" >/dev/null && break; sleep 0.2; done
+start_orthanc priors PRIORSPACS
 "$bin/spectrum-cli" demo --out "$work/demo" --only demo-ct --only demo-ct-prior >/dev/null
 TCP_NODELAY=1 storescu -aec PRIORSPACS 127.0.0.1 "$dicom" "$work"/demo/demo-ct/*.dcm "$work"/demo/demo-ct-prior/*.dcm
 export SPECTRUM_CONFIG=$work/stores.json

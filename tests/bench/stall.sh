@@ -19,21 +19,10 @@ ROUNDS=${ROUNDS:-3}
 [ -x "$bin/spectrum-stallbench" ] || { echo "build first: make build" >&2; exit 1; }
 command -v Orthanc >/dev/null || { echo "Orthanc missing: scripts/install-deps.sh" >&2; exit 1; }
 
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-freeport() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-http=$(freeport); dicom=$(freeport); slow=$(freeport)
-plugin=$(dpkg -L orthanc-dicomweb | grep 'plugins/.*\.so$' | head -1)
-cat > "$work/orthanc.json" <<JSON
-{ "Name": "stall", "StorageDirectory": "$work/storage", "IndexDirectory": "$work/index", "HttpPort": $http,
-  "DicomPort": $dicom, "DicomAet": "STALLPACS", "RemoteAccessAllowed": false, "AuthenticationEnabled": false,
-  "Plugins": ["$plugin"], "DicomWeb": { "Enable": true, "Root": "/dicom-web/" } }
-JSON
-Orthanc "$work/orthanc.json" >"$work/orthanc.log" 2>&1 & pids+=($!)
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$http/system" >/dev/null && break; sleep 0.2; done
+# shellcheck source=benchlib.sh
+. "$here/benchlib.sh"
+start_orthanc stall STALLPACS
+slow=$(freeport)
 /usr/bin/python3 "$here/linkemu.py" --listen "$slow" --upstream "$http" --rtt-ms 20 --window-kib 512 --capacity-mbit 100 >"$work/linkemu.log" 2>&1 & pids+=($!)
 
 echo "generating and loading a ${SLICES}-slice CT …"
@@ -46,7 +35,6 @@ export SPECTRUM_CONFIG=$work/stores.json
 "$bin/spectrum-cli" stores add remote --kind dicomweb --url "http://127.0.0.1:$slow/dicom-web" >/dev/null
 bytes=$(du -cb "$work"/demo/demo-ct/*.dcm | tail -1 | cut -f1)
 echo "study: $SLICES instances, $((bytes / 1048576)) MiB; $ROUNDS rounds, GUI and CLI interleaved"
-stats() { sort -n | awk '{a[NR]=$1} END {if (NR==0) {print "- -"; exit} m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print a[1], m}'; }
 status=0
 for store in pacs remote; do
   echo "== $store"
