@@ -265,32 +265,31 @@ Error Workstation::setSavedSearches(const SavedSearches &searches)
     return Error();
 }
 
-Error Workstation::putSavedSearch(const SavedSearch &search)
+Error Workstation::changeSavedSearches(const QString &verb, const std::function<Error(SavedSearches &)> &change)
 {
+    // The file as it is now, so that what was written in it by hand meanwhile stays.
     SavedSearches all = m_options.searches;
     if (!m_options.searchesFile.isEmpty() && !m_options.searchesFileError.isError()) {
         Result<SavedSearches> now = SavedSearches::load(m_options.searchesFile);
         if (!now.isOk())
-            return Error(now.error().code(), tr("not saved: %1 — mend or move that file first, so that nothing in it is lost").arg(now.error().message()));
+            return Error(now.error().code(), tr("not %1: %2 — mend or move that file first, so that nothing in it is lost").arg(verb, now.error().message()));
         all = now.value();
     }
-    if (Error e = all.put(search); e.isError())
+    if (Error e = change(all); e.isError())
         return e;
     return setSavedSearches(all);
 }
 
+Error Workstation::putSavedSearch(const SavedSearch &search)
+{
+    return changeSavedSearches(tr("saved"), [&](SavedSearches &all) { return all.put(search); });
+}
+
 Error Workstation::removeSavedSearch(const QString &name)
 {
-    SavedSearches all = m_options.searches;
-    if (!m_options.searchesFile.isEmpty() && !m_options.searchesFileError.isError()) {
-        Result<SavedSearches> now = SavedSearches::load(m_options.searchesFile);
-        if (!now.isOk())
-            return Error(now.error().code(), tr("not deleted: %1 — mend or move that file first, so that nothing in it is lost").arg(now.error().message()));
-        all = now.value();
-    }
-    if (!all.remove(name))
-        return Error(ErrorCode::NotFound, tr("no saved search is named \"%1\"").arg(name));
-    return setSavedSearches(all);
+    return changeSavedSearches(tr("deleted"), [&](SavedSearches &all) {
+        return all.remove(name) ? Error() : Error(ErrorCode::NotFound, tr("no saved search is named \"%1\"").arg(name));
+    });
 }
 
 void Workstation::prefetchPriorsOfPushed()

@@ -17,6 +17,7 @@
 #include <QFileSystemWatcher>
 #include <QTimer>
 
+#include <functional>
 #include <memory>
 
 namespace spectrum {
@@ -126,6 +127,8 @@ private:
     void refreshStudies();
     /// The priors of the studies pushed here since the last list, to the prefetcher.
     void prefetchPriorsOfPushed();
+    /// `change` applied to the saved searches as the file holds them now, then kept (setSavedSearches).
+    Error changeSavedSearches(const QString &verb, const std::function<Error(SavedSearches &)> &change);
     void seedDemo();
     void startListening();
     /// Listens, stops or restarts the Storage SCP as the options and configuration now say.
