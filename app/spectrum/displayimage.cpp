@@ -25,6 +25,21 @@ QImage toQImage(const PixelBuffer &rendered)
                   [](void *p) { delete static_cast<PixelBuffer *>(p); }, owner);
 }
 
+PrerenderedFrame prerenderFirstFrame(const DecodedImage &image, const QString &key, const std::optional<VoiWindow> &window)
+{
+    PrerenderedFrame out;
+    const DecodedImage first{image.info.frame(0), image.pixels};  // what the viewport shows of a new image
+    out.key = key;
+    out.source = image.pixels;
+    out.window = window ? *window : defaultWindow(first, 0);
+    if (window)  // as the viewport takes a window it is given (ImageViewport::withUsableWidth)
+        out.window.width = std::max(image.pixels.format() == PixelFormat::Float64 ? 1e-9 : 1.0, out.window.width);
+    out.rendered = toQImage(renderFrame(first, 0, out.window));
+    if (!out.rendered.isNull())
+        out.paintable = out.rendered.convertToFormat(QImage::Format_RGB32);
+    return out;
+}
+
 namespace {
 /// For each output index along one axis: the input span it covers, as (first input index, weights).
 struct Span

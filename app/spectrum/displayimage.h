@@ -2,8 +2,11 @@
 // A rendered frame (imaging's renderFrame(): Gray8 or Rgb24 pixels) as a QImage for painting, without a copy.
 
 #include "spectrum/imaging/pixelbuffer.h"
+#include "spectrum/imaging/windowlevel.h"
 
 #include <QImage>
+
+#include <optional>
 
 namespace spectrum {
 
@@ -15,5 +18,20 @@ QImage toQImage(const PixelBuffer &rendered);
 /// the area of the input it covers (fractional edges weighted): a line one pixel wide keeps its share of every
 /// output pixel it crosses. (Qt's smooth scaling averages only when shrinking by more than half.)
 QImage shrinkByAreaAverage(const QImage &image, QSize size);
+
+/// A frame rendered for the screen off the GUI thread, as ImageViewport would render it: instance `key`'s
+/// first frame under `window`, as toQImage(renderFrame()) and again as RGB32 for magnified painting.
+struct PrerenderedFrame
+{
+    QString key;
+    PixelBuffer source;  ///< the decoded pixels it was rendered from (shared, not copied)
+    VoiWindow window;
+    QImage rendered;
+    QImage paintable;
+};
+
+/// The first frame of `image` (instance `key`) under `window`, or under its own default window without one.
+/// Thread-safe: run on the pool as the image is decoded, so that the pane showing it does no windowing.
+PrerenderedFrame prerenderFirstFrame(const DecodedImage &image, const QString &key, const std::optional<VoiWindow> &window);
 
 } // namespace spectrum

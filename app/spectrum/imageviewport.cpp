@@ -49,9 +49,14 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
     ++m_measureVersion;
     m_message.clear();
     m_overlayWithoutImage = false;
-    if (!keepWindow || firstImage)
+    const std::optional<VoiWindow> given = std::exchange(m_nextWindow, std::nullopt);
+    if (given)
+        m_window = withUsableWidth(*given);
+    else if (!keepWindow || firstImage)
         m_window = defaultWindow(m_image, m_frame);
-    rerender();
+    rerender(std::exchange(m_nextRendered, std::nullopt));
+    if (given)
+        Q_EMIT windowChanged(m_window);
 }
 
 void ImageViewport::setFrame(int frame)
@@ -92,16 +97,22 @@ void ImageViewport::clear(const QString &message, bool keepOverlay)
     m_valueRows = 0;
     m_rendered = QImage();
     m_shrunk = QImage();
+    m_paintable = QImage();
     m_message = message;
     m_selected = -1;
     update();
 }
 
-void ImageViewport::setWindow(const VoiWindow &window)
+VoiWindow ImageViewport::withUsableWidth(VoiWindow w) const
 {
-    VoiWindow w = window;
     // Integer samples: a width of at least 1 (PS3.3 C.11.2.1.2); real values may need a narrower one.
     w.width = std::max(m_image.pixels.format() == PixelFormat::Float64 ? 1e-9 : 1.0, w.width);
+    return w;
+}
+
+void ImageViewport::setWindow(const VoiWindow &window)
+{
+    const VoiWindow w = withUsableWidth(window);
     if (w == m_window)
         return;
     m_window = w;
@@ -362,15 +373,28 @@ QString ImageViewport::pixelReadout() const
         .arg(unit.isEmpty() ? QString() : QLatin1Char(' ') + unit);
 }
 
-void ImageViewport::rerender()
+void ImageViewport::rerender(std::optional<PrerenderedFrame> ready)
 {
+    m_shrunk = QImage();
+    m_paintable = QImage();
+    // Rendered already off the GUI thread: taken only if it is exactly what would be rendered here — from these
+    // very pixels, their first frame, unfiltered, not inverted, under the window it is shown with.
+    const bool unfiltered = std::as_const(m_shown.pixels).frameData(0) == std::as_const(m_image.pixels).frameData(0);
+    if (ready && hasImage() && ready->key == m_key && !m_key.isEmpty() && m_frame == 0 && unfiltered && !m_inverted
+        && std::as_const(ready->source).frameData(0) == std::as_const(m_image.pixels).frameData(0)
+        && ready->window == m_window && !ready->rendered.isNull()) {
+        m_rendered = ready->rendered;
+        m_paintable = ready->paintable;
+        update();
+        return;
+    }
     // Shown with the image's rescale: the filters work on stored values, so the window in modality units
     // applies to what they make as it does to the original.
     m_rendered = hasImage() ? toQImage(renderFrame(DecodedImage{m_image.info, m_shown.pixels}, std::min(m_frame, m_shown.pixels.frames() - 1), m_window))
                             : QImage();
+    m_framesRenderedHere += hasImage() ? 1 : 0;
     if (m_inverted && !m_rendered.isNull())
         m_rendered.invertPixels();
-    m_shrunk = QImage();
     update();
 }
 
@@ -421,7 +445,9 @@ void ImageViewport::paintEvent(QPaintEvent *)
             // Magnified (or 1:1): smooth or pixel-exact, as the reader chose.
             p.setTransform(t);
             p.setRenderHint(QPainter::SmoothPixmapTransform, m_smoothMagnify);
-            p.drawImage(QRectF(0, 0, m_image.info.columns, m_image.info.rows), painted);
+            if (m_paintable.isNull())
+                m_paintable = painted.convertToFormat(QImage::Format_RGB32);  // the same values, in the scaler's own format
+            p.drawImage(QRectF(0, 0, m_image.info.columns, m_image.info.rows), m_paintable);
         }
         p.restore();
         if (m_masksVisible && !m_masks.isEmpty()) {  // segmentations, pixel for pixel over the image

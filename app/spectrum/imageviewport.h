@@ -9,6 +9,8 @@
 //
 // Measurements belong to the image they were drawn on (setImage's key): scrolling away and back shows them again.
 
+#include "displayimage.h"
+
 #include "spectrum/imaging/measurements.h"
 #include "spectrum/imaging/windowlevel.h"
 
@@ -65,6 +67,14 @@ public:
     /// Shows `image`, known as `key` (its measurements are kept under it). Keeps the current window if
     /// `keepWindow` (scrolling a stack), else uses the image's default.
     void setImage(const DecodedImage &image, bool keepWindow, const QString &key = QString());
+    /// The next setImage() shows its image with `window` (a hanging protocol's preset) rather than the kept or
+    /// the image's own one: rendered once, with it, and windowChanged() emitted.
+    void showNextWith(const VoiWindow &window) { m_nextWindow = window; }
+    /// The next setImage() may take its pixels as rendered already (off the GUI thread) — if `frame` is of the
+    /// image it shows, at the frame and with the window it shows it with; otherwise it renders them itself.
+    void showNextRendered(PrerenderedFrame frame) { m_nextRendered = std::move(frame); }
+    /// How many frames this viewport has windowed itself, on the GUI thread (not rendered ready on the pool).
+    int framesRenderedHere() const { return m_framesRenderedHere; }
     /// Shows `shown` — `image` through filters — over the extent of `image`, which alone gives the values under
     /// the cursor, the region statistics and the geometry: a filter changes what the eye sees, never a number
     /// read off the image. `filterNote` names the filters on the overlay. `valueRows`: how many of `image`'s rows
@@ -194,7 +204,8 @@ protected:
     void leaveEvent(QEvent *event) override;
 
 private:
-    void rerender();
+    void rerender(std::optional<PrerenderedFrame> ready = std::nullopt);
+    VoiWindow withUsableWidth(VoiWindow window) const;
     /// Measurements are kept per image and, in a multi-frame image, per frame.
     QString measureKey() const { return m_image.info.frames > 1 ? m_key + QLatin1Char('#') + QString::number(m_frame) : m_key; }
     /// Whether pixel row `y` of the image holds its value yet.
@@ -222,6 +233,10 @@ private:
     QString m_key;
     QImage m_rendered;
     mutable QImage m_shrunk;  ///< m_rendered averaged down to its size on screen (when shrunk)
+    std::optional<VoiWindow> m_nextWindow;  ///< showNextWith()
+    std::optional<PrerenderedFrame> m_nextRendered;  ///< showNextRendered()
+    int m_framesRenderedHere = 0;
+    mutable QImage m_paintable;  ///< m_rendered as RGB32 for magnified painting (Qt scales it ~3× faster than Gray8)
     bool m_smoothMagnify = true;
     VoiWindow m_window;
     bool m_windowSet = false;  ///< a window was chosen for an image (kept while the viewport waits for the next)

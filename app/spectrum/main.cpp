@@ -9,7 +9,6 @@
 #include "spectrum/stores/savedsearch.h"
 
 #include "spectrum/core/settings.h"
-#include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/storeconfig.h"
 
 #include <QApplication>
@@ -162,7 +161,6 @@ int main(int argc, char **argv)
     }
 
     QApplication app(argc, argv);
-    preloadDicomDictionary();  // while the cache opens: the first image then decodes at once
     QApplication::setOrganizationName(QStringLiteral("Spectrum"));  // settings in ~/.config/Spectrum/Spectrum.conf
     QApplication::setApplicationName(QStringLiteral("Spectrum"));
     QApplication::setApplicationVersion(QStringLiteral(SPECTRUM_VERSION));

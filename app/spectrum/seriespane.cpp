@@ -13,6 +13,8 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include <utility>
+
 namespace spectrum {
 
 
@@ -79,6 +81,7 @@ void SeriesPane::setActive(bool active)
 void SeriesPane::setInitialWindow(const VoiWindow &window)
 {
     m_initialWindow = window;
+    noteWindowForNext();  // a load on its way renders with it
     if (m_viewport->hasImage())
         applyInitialWindow();
 }
@@ -171,6 +174,7 @@ void SeriesPane::dropLoads()
     m_jobs.clear();
     m_loadOf.clear();
     m_inFlight.clear();
+    m_ready.reset();
 }
 
 void SeriesPane::relocate(int series, int slice)
@@ -228,6 +232,8 @@ void SeriesPane::moveTo(int index)
     if (m_arriving && m_arriving->key != m_study->series[m_series].instances[index].key)
         dropArriving();  // its decode is no longer wanted on screen
     Q_EMIT sliceChanged(m_series, index);
+    if (m_holding)
+        return;  // placed; loaded once released
     if (const std::shared_ptr<const DecodedImage> cached = m_images->object(keyOf(index))) {
         learnGeometry(index, cached->info);
         display(index, *cached);
@@ -237,6 +243,13 @@ void SeriesPane::moveTo(int index)
             return;  // the slice in view first, before any pane's neighbours: they are asked for once it is decoded
     }
     prefetchAround(index);
+}
+
+void SeriesPane::releaseLoads()
+{
+    if (!std::exchange(m_holding, false) || m_series < 0 || m_slice < 0)
+        return;
+    moveTo(std::exchange(m_slice, -1));  // where it was placed, now loaded
 }
 
 void SeriesPane::stepSlice(int step)
@@ -268,6 +281,45 @@ void SeriesPane::showFrame(int frame)
     Q_EMIT frameShown(m_viewport->frame());
 }
 
+namespace {
+
+struct PaneLoad
+{
+    DecodedImage image;
+    std::optional<PrerenderedFrame> frame;
+};
+
+PaneLoad loaded(DecodedImage image, const QString &key, bool render, NextWindowSlot &next)
+{
+    PaneLoad out{std::move(image), std::nullopt};
+    if (render) {
+        std::optional<VoiWindow> window;
+        {
+            QMutexLocker lock(&next.mutex);
+            window = next.window;
+        }
+        out.frame = prerenderFirstFrame(out.image, key, window);
+    }
+    return out;
+}
+
+} // namespace
+
+std::optional<VoiWindow> SeriesPane::windowForNext() const
+{
+    if (m_initialWindow)
+        return *m_initialWindow;
+    if (m_viewport->hasImage() || m_windowFromUser)
+        return m_viewport->window();
+    return std::nullopt;
+}
+
+void SeriesPane::noteWindowForNext()
+{
+    QMutexLocker lock(&m_nextWindow->mutex);
+    m_nextWindow->window = windowForNext();
+}
+
 void SeriesPane::requestLoad(int index)
 {
     if (m_inFlight.contains(index))
@@ -285,7 +337,24 @@ void SeriesPane::requestLoad(int index)
             showMissing(index);  // unless it is on screen already while it arrives
         return;  // loaded when it is cached (onInstanceCached)
     }
-    auto *job = loadImage(m_store, ref.key);
+    // The slice to be shown is windowed on the pool too, as it is decoded (the GUI thread then only paints it),
+    // when the viewport would show it as it is: unfiltered, not inverted.
+    const bool render = index == m_slice && m_chain.isEmpty() && !m_viewport->isInverted();
+    if (render)
+        noteWindowForNext();
+    ResultJob<PaneLoad> *job = nullptr;
+    if (m_store->readsOnAnyThread()) {
+        job = makeJob<PaneLoad>([store = m_store, key = ref.key, render, next = m_nextWindow](const CancelToken &) -> Result<PaneLoad> {
+            Result<DecodedImage> image = runSync(loadImage(store, key));
+            if (!image.isOk())
+                return image.error();
+            return loaded(std::move(image.value()), key, render, *next);
+        });
+    } else {
+        job = chainJob<PaneLoad>(loadImage(m_store, ref.key), [key = ref.key, render, next = m_nextWindow](const DecodedImage &image, const CancelToken &) {
+            return Result<PaneLoad>(loaded(image, key, render, *next));
+        });
+    }
     m_inFlight.insert(index);
     m_jobs << job;
     m_loadOf.insert(index, job);
@@ -312,13 +381,20 @@ void SeriesPane::requestLoad(int index)
             }
             return;
         }
-        auto image = std::make_shared<const DecodedImage>(job->result().value());
+        auto image = std::make_shared<const DecodedImage>(job->result().value().image);
+        if (index == m_slice && job->result().value().frame)
+            m_ready = job->result().value().frame;  // taken by present() if still right then
         learnGeometry(index, image->info);
         m_images->insert(keyOf(index), image);  // shown by onImageReady when it is in view and kept
         if (index == m_slice) {
             if (!m_images->contains(keyOf(index)))
                 display(index, *image);  // too big to keep: shown all the same
-            prefetchAround(index);
+            // Its neighbours after what already waits in the loop (another pane's first image): not decoded
+            // on the two cores while that is being shown.
+            QMetaObject::invokeMethod(this, [this, index, generation] {
+                if (generation == m_generation && index == m_slice)
+                    prefetchAround(index);
+            }, Qt::QueuedConnection);
         }
     });
     job->start(ExecutionPolicy::Async);
@@ -544,6 +620,16 @@ void SeriesPane::present(int index, const DecodedImage &image, const DecodedImag
         dropArriving();  // whole now
     m_viewport->setCompleteness(1.0);
     const QString key = m_study->series[m_series].instances[index].key;
+    if (m_ready) {
+        if (m_ready->key == key && filtered.pixels.isNull())
+            m_viewport->showNextRendered(std::move(*m_ready));  // used if it is still what would be rendered
+        m_ready.reset();
+    }
+    if (m_initialWindow) {
+        m_viewport->showNextWith(*m_initialWindow);  // rendered once, with the protocol's preset
+        m_initialWindow.reset();
+        m_windowFromUser = true;  // kept while scrolling, as if the reader had set it
+    }
     m_viewport->setImage(image, filtered, filtered.pixels.isNull() ? QString() : m_chainDescription,
                          m_windowFromUser || m_viewport->hasImage(), key);
     applyInitialWindow();

@@ -10,6 +10,7 @@
 #include "spectrum/stores/studycatalog.h"
 
 #include <QFrame>
+#include <QMutex>
 #include <QMap>
 #include <QSet>
 #include <QTimer>
@@ -24,6 +25,14 @@ namespace spectrum {
 
 class Job;
 class StudyStreamer;
+
+/// The window a pane's slice in view will be shown with, read by its load on the pool to render it there
+/// (nullopt: the image's own). Written by the pane, read on the pool: under its lock.
+struct NextWindowSlot
+{
+    QMutex mutex;
+    std::optional<VoiWindow> window;
+};
 
 class SeriesPane : public QFrame
 {
@@ -40,6 +49,11 @@ public:
     int sliceCount() const;
 
     void showSeries(int seriesIndex);
+    /// While held, the pane takes its series and slice (showSeries(), showSlice()) but neither loads nor shows
+    /// them: a pane laid out to follow another is placed first, then loads only the slice it was placed at
+    /// (releaseLoads()), not its middle before.
+    void holdLoads() { m_holding = true; }
+    void releaseLoads();
     /// The study's list changed under the pane (the whole listing after a first look): it now shows slice
     /// `slice` of series `series` — the image it shows already, at its new place — or, with slice −1, the
     /// series from its middle. Loads under way for the old numbering are dropped.
@@ -125,6 +139,9 @@ private:
     /// Slice `index` in view; a multi-frame image opens at its first frame, or its last when m_enterAtLastFrame.
     void moveTo(int index);
     void requestLoad(int index);
+    /// The window the next image will be shown with, as ImageViewport::setImage() will choose it.
+    std::optional<VoiWindow> windowForNext() const;
+    void noteWindowForNext();
     void prefetchAround(int index);
     void display(int index, const DecodedImage &image);
     /// Shows `image` (its values, its geometry) as `filtered` when the filters made one.
@@ -163,6 +180,7 @@ private:
     int m_series = -1;
     int m_slice = -1;
     bool m_windowFromUser = false;
+    bool m_holding = false;               // placed without loading (holdLoads())
     bool m_enterAtLastFrame = false;      // stepped back into a multi-frame instance: it opens at its last frame
     quint64 m_generation = 0;             // bumps on series change: late results of the old series are dropped
     ImageMemoryCache *m_images;           // decoded slices (by blob key) and their filtered versions
@@ -182,6 +200,8 @@ private:
     /// The window set before the image came (setInitialWindow), applied when it is shown.
     void applyInitialWindow();
     std::optional<VoiWindow> m_initialWindow;
+    std::shared_ptr<NextWindowSlot> m_nextWindow = std::make_shared<NextWindowSlot>();
+    std::optional<PrerenderedFrame> m_ready;  ///< the slice in view, rendered on the pool as it was decoded
     QString m_comparisonLabel;
     bool m_comparisonPrior = false;
     bool m_activeFrame = false;

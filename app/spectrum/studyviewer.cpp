@@ -141,6 +141,8 @@ void StudyViewer::layoutPanes()
 SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *streamer)
 {
     auto *pane = new SeriesPane(m_store, m_images, study, streamer);
+    if (m_placing)
+        pane->holdLoads();
     pane->setFilters(m_chain, m_chainDescription);
     pane->viewport()->setSmoothMagnification(m_smoothMagnify);
     connect(pane, &SeriesPane::activated, this, [this, pane] { setActivePane(pane); });

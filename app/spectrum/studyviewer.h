@@ -236,6 +236,7 @@ private:
     /// axes); only differences between two studies mean anything.
     QHash<QString, std::array<double, 3>> m_offsets;
     SeriesPane *m_adjusting = nullptr;
+    bool m_placing = false;  ///< panes made meanwhile hold their loads until placed (laid out, then followed)
     QSet<SeriesPane *> m_beyond;        ///< linked panes of another study with no slice at the active one's level  ///< stepping alone (Shift+wheel): its next image sets an offset
     bool m_linkWindow = false;
     bool m_linkZoom = false;

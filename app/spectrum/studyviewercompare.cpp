@@ -225,9 +225,13 @@ bool StudyViewer::openBeside(const StudySummary &study, StudyStreamer *streamer)
     if (at < 0)
         at = m_panes[m_panes.size() - 1] == m_active ? int(m_panes.size()) - 2 : int(m_panes.size()) - 1;
     SeriesPane *reader = m_active;
+    m_placing = true;
     const bool shown = showSeriesOf(m_panes[at], key, best);
+    m_placing = false;
     if (shown && reader && m_panes.contains(reader))
         follow(reader);  // the new pane at the level the reader is at (it opens there, not at its middle first)
+    for (SeriesPane *p : std::as_const(m_panes))
+        p->releaseLoads();  // and only then loads
     return shown;
 }
 
@@ -284,7 +288,10 @@ void StudyViewer::applyPlan(const HangingPlan &plan, const StudySummary *prior, 
         priorKey = PriorsPanel::studyKey(prior->identity);
     else if (priorStreamer && (!prior || !plan.usesPrior()))
         priorStreamer->deleteLater();
-    resizeGrid(plan.rows, plan.columns, false);  // new panes empty: each gets the plan's series (nothing loaded in vain)
+    // New panes are placed before they load: each gets the plan's series, then the level of the pane it follows
+    // (nothing loaded in vain, no slice shown before the linked one).
+    m_placing = true;
+    resizeGrid(plan.rows, plan.columns, false);
     for (int i = 0; i < m_panes.size(); ++i) {
         const PanePlacement placed = plan.panes.value(i);
         if (placed.study < 0) {
@@ -299,12 +306,15 @@ void StudyViewer::applyPlan(const HangingPlan &plan, const StudySummary *prior, 
         if (const auto w = protocolWindow(placed.window))
             m_panes[i]->setInitialWindow(VoiWindow{w->first, w->second});
     }
+    m_placing = false;
     setActivePane(m_panes.first());
     m_sync = plan.linkScroll && m_panes.size() > 1;
     m_linkWindow = plan.linkWindow && m_panes.size() > 1;
     m_plan = plan;
     updateComparisonLabels();
     follow();
+    for (SeriesPane *p : std::as_const(m_panes))
+        p->releaseLoads();
 }
 
 void StudyViewer::updateComparisonLabels()

@@ -44,6 +44,7 @@ Workstation::~Workstation()
 
 void Workstation::start()
 {
+    preloadDicomDictionary();  // while the cache opens: the first image then decodes at once
     Q_EMIT statusMessage(tr("Opening the local cache %1…").arg(m_options.cacheDirectory));
     auto *job = FileStore::openJob(m_options.cacheDirectory, m_options.diskBudgetBytes);
     m_openJob = job;

@@ -63,6 +63,10 @@ void Job::start(ExecutionPolicy policy)
         return;
 
     if (policy == ExecutionPolicy::Async) {
+        if (finishesOnlyLater()) {
+            doStart();
+            return;
+        }
         QMetaObject::invokeMethod(this, [this] {
             if (!m_finished)
                 doStart();

@@ -185,6 +185,7 @@ void preloadDicomDictionary()
         // The first reader creates it under DCMTK's own lock; everyone else waits for that.
         dcmDataDict.rdlock();
         dcmDataDict.rdunlock();
+        registerCodecs();
     });
 }
 

@@ -7,6 +7,8 @@
 #include "protocolsdialog.h"
 #include "seriespane.h"
 
+#include "spectrum/stores/imageloader.h"
+
 #include <QListWidget>
 #include <QPlainTextEdit>
 
@@ -102,7 +104,14 @@ void tst_Protocols::theHeadCtOpensBesideItsPriorBeforeTheFirstPaint()
     for (SeriesPane *p : {current, prior}) {  // the protocol's window: brain
         QCOMPARE(p->viewport()->window().center, 40.0);
         QCOMPARE(p->viewport()->window().width, 80.0);
+        // Exactly these pixels under it, wherever they were windowed.
+        Result<DecodedImage> decoded = runSync(loadImage(m_ws->localStore(), p->study()->series[p->seriesIndex()].instances[p->sliceIndex()].key));
+        QVERIFY(decoded.isOk());
+        QCOMPARE(p->viewport()->renderedImage(), toQImage(renderFrame(decoded.value(), 0, VoiWindow{40, 80})));
     }
+    // The prior's first image was windowed on the pool as it was decoded (its pane knew the protocol's window
+    // when it asked for it): the GUI thread only painted it.
+    QCOMPARE(prior->viewport()->framesRenderedHere(), 0);
     QVERIFY(prior->viewport()->overlay().comparison.startsWith(QStringLiteral("PRIOR")));
     // Linked from the start: the prior follows the current study by position.
     viewer->setActivePane(current);

@@ -3,7 +3,7 @@
 //
 //   open --cache DIR --alone|--with-prior   the demo head CT from the cache, opened alone (one pane) or with its
 //                                           prior by the built-in protocol (two panes); prints the time until every
-//                                           pane shows its image.
+//                                           pane has painted its image (on screen, not only decoded and windowed).
 //   protocols --cache DIR                   50 protocols (the built-ins last): the time to match and plan, and to
 //                                           match, plan and lay out an open viewer, each the best of 200.
 //   remote --store NAME --study UID         the CT from an archive into an empty cache, then its comparable prior
@@ -62,6 +62,34 @@ ProtocolSet fiftyProtocols()
     return set;
 }
 
+/// Which image each watched widget last painted: the widget's own paint runs inside the filter, so what is
+/// recorded (and `painted` called) is after the pixels were drawn.
+class PaintWatch : public QObject
+{
+public:
+    std::function<void()> painted;
+    QString paintedUid(QObject *viewport) const { return m_uid.value(viewport); }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (event->type() != QEvent::Paint || m_inside)
+            return false;
+        m_inside = true;
+        watched->event(event);
+        m_inside = false;
+        auto *viewport = static_cast<ImageViewport *>(watched);
+        m_uid.insert(watched, viewport->hasImage() ? viewport->image().info.identity.sopInstanceUid : QString());
+        if (painted)
+            painted();
+        return true;
+    }
+
+private:
+    QHash<QObject *, QString> m_uid;
+    bool m_inside = false;
+};
+
 int fail(const QString &why)
 {
     std::fprintf(stderr, "priorsbench: %s\n", qPrintable(why));
@@ -107,6 +135,7 @@ int main(int argc, char **argv)
     int notches = 0, direction = 1;
     StudyViewer *viewer = nullptr;
     double currentMs = -1;  // remote
+    PaintWatch paints;      // open
 
     // Every pane shows its image — a linked prior the one at the current's level, not any slice of it.
     auto allShown = [](StudyViewer *v) {
@@ -141,14 +170,21 @@ int main(int argc, char **argv)
         whenReady([&] {
             clock.start();
             StudyViewer *v = window.openStudy(QStringLiteral("demo-ct"));
-            auto check = [&, v] {
-                if (allShown(v)) {
-                    std::printf("open %s: %d pane(s) shown in %.1f ms\n", withPrior ? "with prior" : "alone", v->paneCount(), clock.nsecsElapsed() / 1e6);
-                    QCoreApplication::quit();
+            // Done when every pane shows its image and has painted it.
+            auto check = [&, v, done = false]() mutable {
+                if (done || !allShown(v))
+                    return;
+                for (int i = 0; i < v->paneCount(); ++i) {
+                    if (paints.paintedUid(v->pane(i)->viewport()) != v->pane(i)->viewport()->image().info.identity.sopInstanceUid)
+                        return;
                 }
+                done = true;
+                std::printf("open %s: %d pane(s) painted in %.1f ms\n", withPrior ? "with prior" : "alone", v->paneCount(), clock.nsecsElapsed() / 1e6);
+                QCoreApplication::quit();
             };
+            paints.painted = check;
             for (int i = 0; i < v->paneCount(); ++i)
-                QObject::connect(v->pane(i), &SeriesPane::imageShown, &app, check);
+                v->pane(i)->viewport()->installEventFilter(&paints);
         });
     } else if (mode == QLatin1String("protocols")) {
         whenReady([&] {

@@ -118,6 +118,11 @@ protected:
     virtual void doStart() = 0;
     /// Asks the work to stop; finished() is emitted by cancel() itself right after. Default: nothing.
     virtual void doCancel() {}
+    /// Whether doStart() only hands the work to another thread, and the job always finishes from a later event
+    /// (never inside doStart()): then start(Async) calls doStart() at once instead of from the event loop, and
+    /// the work is not held back behind whatever the loop has queued before it (a viewer's layout). Callers
+    /// still connect after start(): finished() cannot arrive before they return to the loop.
+    virtual bool finishesOnlyLater() const { return false; }
 
     /// Ends a cancelled job with `error` (ErrorCode::Cancelled); typed jobs keep it as their result too.
     virtual void finishCancelled(const Error &error) { emitResult(error); }

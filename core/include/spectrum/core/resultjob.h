@@ -65,6 +65,7 @@ public:
         : ResultJob<T>(parent), m_fn(std::move(fn)), m_where(where) {}
 
 protected:
+    bool finishesOnlyLater() const override { return m_where == RunOn::Pool; }
     void doStart() override
     {
         const CancelToken token = this->cancelToken();
@@ -73,7 +74,10 @@ protected:
             return;
         }
         // If the job is cancelled and deleted meanwhile, the result is dropped, never delivered.
-        runOnPool<Result<T>>(blockingPool(), this, [fn = m_fn, token] { return fn(token); },
+        // Cancelled before the pool got to it: never run, as when cancelled before start.
+        runOnPool<Result<T>>(blockingPool(), this, [fn = m_fn, token] {
+            return token.isCancelled() ? Result<T>(Error(ErrorCode::Cancelled, QStringLiteral("cancelled by the caller"))) : fn(token);
+        },
                              [this](Result<T> &&result) { this->finishWith(std::move(result)); });
     }
 

@@ -28,7 +28,8 @@ Result<DicomIdentity> readDicomIdentity(const ByteView &bytes);
 
 /// Starts loading DCMTK's data dictionary on a thread of its own, now. DCMTK loads it at the first parse, from
 /// a text file (tens of milliseconds): a program that will parse DICOM soon (a fetch, the viewer) calls this at
-/// its start, so that the first instance does not wait for it. Any later parse waits until it is loaded.
+/// its start, so that the first instance does not wait for it (and registers the decoders). Any later parse waits
+/// until it is loaded. The workstation calls it when it starts.
 void preloadDicomDictionary();
 
 /// Name of a transfer syntax UID as DCMTK knows it ("JPEG Lossless, Non-hierarchical, First-Order Prediction").

@@ -136,6 +136,9 @@ public:
 
     /// "memory", "file", …: the kind, for logs and the stores list.
     virtual QString kind() const = 0;
+    /// Whether read() run with ExecutionPolicy::Sync may be called on any thread (a pool thread): true for the
+    /// stores that read under a lock without an event loop (file, memory), false for the network's.
+    virtual bool readsOnAnyThread() const { return false; }
 
     virtual ResultJob<BlobInfo> *stat(const QString &key) = 0;
     /// Results ordered by key.

@@ -57,6 +57,7 @@ public:
     ~FileStore() override;
 
     QString kind() const override { return QStringLiteral("file"); }
+    bool readsOnAnyThread() const override { return true; }
     QString root() const;
 
     ResultJob<BlobInfo> *stat(const QString &key) override;

@@ -6,7 +6,7 @@
 
 namespace spectrum {
 
-/// Reads blob `key` from `store` and decodes it on the pool.
+/// Reads blob `key` from `store` and decodes it on the pool (in one pool task where the store reads on any thread).
 ResultJob<DecodedImage> *loadImage(BlobStore *store, const QString &key);
 
 } // namespace spectrum

@@ -14,6 +14,7 @@ public:
     ~MemoryStore() override;
 
     QString kind() const override { return QStringLiteral("memory"); }
+    bool readsOnAnyThread() const override { return true; }
     ResultJob<BlobInfo> *stat(const QString &key) override;
     ResultJob<QList<BlobInfo>> *query(const BlobQuery &query) override;
     ResultJob<ByteView> *read(const QString &key, ByteRange range = ByteRange::all()) override;
