@@ -23,6 +23,7 @@ void registerCodecs()
         // Our callers get every problem as an Error value; DCMTK's own warnings and errors on stderr (for example
         // "PixelData encountered, skipping rest of dataset" on every header-only read) are noise.
         OFLog::getLogger("dcmtk.dcmdata").setLogLevel(OFLogger::FATAL_LOG_LEVEL);
+        OFLog::getLogger("dcmtk.dcmsr").setLogLevel(OFLogger::FATAL_LOG_LEVEL);  // reports: what is not read is listed
         // Colour JPEG is converted to RGB on decompression, which is what the renderer expects.
         DJDecoderRegistration::registerCodecs(EDC_photometricInterpretation);
         DJLSDecoderRegistration::registerCodecs();

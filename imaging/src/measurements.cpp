@@ -33,6 +33,30 @@ double distanceMm(const ImageInfo &info, QPointF a, QPointF b)
     return std::hypot((b.x() - a.x()) * info.columnSpacing, (b.y() - a.y()) * info.rowSpacing);
 }
 
+namespace {
+
+RegionStatistics summarize(RegionStatistics s, const std::vector<double> &values)
+{
+    if (values.empty())
+        return s;
+    s.pixels = qint64(values.size());
+    double sum = 0;
+    s.minimum = s.maximum = values.front();
+    for (double v : values) {
+        sum += v;
+        s.minimum = std::min(s.minimum, v);
+        s.maximum = std::max(s.maximum, v);
+    }
+    s.mean = sum / double(values.size());
+    double squares = 0;
+    for (double v : values)
+        squares += (v - s.mean) * (v - s.mean);
+    s.standardDeviation = std::sqrt(squares / double(values.size()));
+    return s;
+}
+
+} // namespace
+
 RegionStatistics regionStatistics(const DecodedImage &image, int frame, RegionShape shape, const QRectF &bounds)
 {
     RegionStatistics s;
@@ -63,22 +87,52 @@ RegionStatistics regionStatistics(const DecodedImage &image, int frame, RegionSh
             values.push_back(modalityValueAt(image, frame, QPoint(x, y)));
         }
     }
-    if (values.empty())
+    return summarize(s, values);
+}
+
+RegionStatistics regionStatistics(const DecodedImage &image, int frame, const QList<QPointF> &polygon)
+{
+    RegionStatistics s;
+    if (polygon.size() < 3)
         return s;
-    s.pixels = qint64(values.size());
-    double sum = 0;
-    s.minimum = s.maximum = values.front();
-    for (double v : values) {
-        sum += v;
-        s.minimum = std::min(s.minimum, v);
-        s.maximum = std::max(s.maximum, v);
+    double twice = 0;
+    for (qsizetype i = 0; i < polygon.size(); ++i) {
+        const QPointF &p = polygon[i], &q = polygon[(i + 1) % polygon.size()];
+        twice += p.x() * q.y() - q.x() * p.y();
     }
-    s.mean = sum / double(values.size());
-    double squares = 0;
-    for (double v : values)
-        squares += (v - s.mean) * (v - s.mean);
-    s.standardDeviation = std::sqrt(squares / double(values.size()));
-    return s;
+    s.areaPixels = std::fabs(twice) / 2;
+    if (image.info.rowSpacing > 0 && image.info.columnSpacing > 0)
+        s.areaMm2 = s.areaPixels * image.info.rowSpacing * image.info.columnSpacing;
+    if (image.pixels.isNull() || frame < 0 || frame >= image.pixels.frames())
+        return s;
+    double left = polygon[0].x(), right = left, top = polygon[0].y(), bottom = top;
+    for (const QPointF &p : polygon) {
+        left = std::min(left, p.x());
+        right = std::max(right, p.x());
+        top = std::min(top, p.y());
+        bottom = std::max(bottom, p.y());
+    }
+    const QRectF r(QPointF(left, top), QPointF(right, bottom));
+    // Even-odd rule: a pixel centre is inside when a ray to its right crosses the outline an odd number of times.
+    auto inside = [&polygon](double x, double y) {
+        bool in = false;
+        for (qsizetype i = 0, j = polygon.size() - 1; i < polygon.size(); j = i++) {
+            const QPointF &a = polygon[i], &b = polygon[j];
+            if ((a.y() > y) != (b.y() > y) && x < (b.x() - a.x()) * (y - a.y()) / (b.y() - a.y()) + a.x())
+                in = !in;
+        }
+        return in;
+    };
+    const int x0 = std::max(0, int(std::ceil(r.left() - 0.5)));
+    const int x1 = std::min(image.pixels.width() - 1, int(std::floor(r.right() - 0.5)));
+    const int y0 = std::max(0, int(std::ceil(r.top() - 0.5)));
+    const int y1 = std::min(image.pixels.height() - 1, int(std::floor(r.bottom() - 0.5)));
+    std::vector<double> values;
+    for (int y = y0; y <= y1; ++y)
+        for (int x = x0; x <= x1; ++x)
+            if (inside(x + 0.5, y + 0.5))
+                values.push_back(modalityValueAt(image, frame, QPoint(x, y)));
+    return summarize(s, values);
 }
 
 const QList<WindowPreset> &ctWindowPresets()

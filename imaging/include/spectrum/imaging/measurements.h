@@ -9,6 +9,7 @@
 #include "spectrum/imaging/windowlevel.h"
 
 #include <QPointF>
+#include <QList>
 #include <QRectF>
 
 #include <optional>
@@ -41,6 +42,9 @@ double distancePixels(QPointF a, QPointF b);
 /// Statistics of the modality values inside the rectangle `bounds`, or the ellipse inscribed in it, clipped to
 /// the image. A region without any pixel centre inside has pixels == 0 and zero statistics.
 RegionStatistics regionStatistics(const DecodedImage &image, int frame, RegionShape shape, const QRectF &bounds);
+/// The same inside a closed polygon (its vertices; the last joins the first), by the even-odd rule; the area by
+/// the shoelace formula.
+RegionStatistics regionStatistics(const DecodedImage &image, int frame, const QList<QPointF> &polygon);
 
 /// The windows radiologists call up by name for CT (keys 1–5 in the viewer), in HU: brain, lung, bone, abdomen,
 /// mediastinum.
