@@ -12,16 +12,14 @@
 
 namespace spectrum {
 
-namespace {
-constexpr double kHandleRadius = 7;  // screen pixels within which a measurement's end point is grabbed
-} // namespace
-
 ImageViewport::ImageViewport(QWidget *parent) : QWidget(parent)
 {
     setAttribute(Qt::WA_OpaquePaintEvent);
     setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(256, 256);
     setMouseTracking(true);  // the pixel value under the cursor
+    m_ownFindings = new FindingsModel(this);
+    setFindings(m_ownFindings);
 }
 
 void ImageViewport::setImage(const DecodedImage &image, bool keepWindow, const QString &key)
@@ -43,8 +41,10 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
     m_shown = shown.pixels.isNull() ? image : shown;
     m_filterNote = filterNote;
     m_valueRows = valueRows < 0 ? image.info.rows : std::min(valueRows, image.info.rows);
-    if (key != m_key)
+    if (key != m_key) {
         m_selected = -1;
+        m_draft.reset();
+    }
     m_key = key;
     ++m_measureVersion;
     m_message.clear();
@@ -70,6 +70,7 @@ void ImageViewport::setFrame(int frame)
     m_image.info = m_image.info.frame(frame);  // its position, spacing, rescale and windows
     m_masks.clear();
     m_selected = -1;
+    m_draft.reset();
     ++m_measureVersion;
     rerender();
     Q_EMIT frameChanged(frame);
@@ -100,6 +101,7 @@ void ImageViewport::clear(const QString &message, bool keepOverlay)
     m_paintable = QImage();
     m_message = message;
     m_selected = -1;
+    m_draft.reset();
     update();
 }
 
@@ -253,71 +255,6 @@ std::optional<QPoint> ImageViewport::pixelUnder(QPointF widgetPosition) const
     return pixelAt(m_image.info, back.map(widgetPosition));
 }
 
-void ImageViewport::setTool(Tool tool)
-{
-    m_tool = tool;
-    m_drawing = false;
-    setCursor(tool == Tool::Pan ? Qt::ArrowCursor : Qt::CrossCursor);
-}
-
-QString ImageViewport::measurementText(const Measurement &m) const
-{
-    if (m.kind == Measurement::Kind::Distance) {
-        const double mm = distanceMm(m_image.info, m.a, m.b);
-        return mm >= 0 ? tr("%1 mm").arg(mm, 0, 'f', 1) : tr("%1 px").arg(distancePixels(m.a, m.b), 0, 'f', 1);
-    }
-    const RegionStatistics s = regionStatistics(m_image, m_frame, m.kind == Measurement::Kind::Ellipse ? RegionShape::Ellipse : RegionShape::Rectangle,
-                                                QRectF(m.a, m.b));
-    const QString unit = m_image.info.valueUnit();
-    const QString area = s.areaMm2 >= 0 ? tr("%1 mm²").arg(s.areaMm2, 0, 'f', 1) : tr("%1 px²").arg(s.areaPixels, 0, 'f', 0);
-    if (m_valueRows < m_image.info.rows && QRectF(m.a, m.b).normalized().bottom() > m_valueRows)
-        return tr("Area %1\n(statistics once the image is here)").arg(area);  // rows not in yet read as zeros
-    if (s.pixels == 0)
-        return tr("Area %1").arg(area);
-    if (m_image.pixels.format() == PixelFormat::Float64 || std::fabs(m_image.info.rescaleSlope - std::round(m_image.info.rescaleSlope)) > 1e-9) {
-        // Real values: significant digits, not a fixed decimal that would round a dose of 0.04 Gy to 0.
-        return tr("Mean %1 SD %2 %3\nMin %4 Max %5\nArea %6")
-            .arg(QString::number(s.mean, 'g', 5), QString::number(s.standardDeviation, 'g', 5), unit,
-                 QString::number(s.minimum, 'g', 5), QString::number(s.maximum, 'g', 5), area);
-    }
-    return tr("Mean %1 SD %2 %3\nMin %4 Max %5\nArea %6")
-        .arg(s.mean, 0, 'f', 1).arg(s.standardDeviation, 0, 'f', 1).arg(unit)
-        .arg(s.minimum, 0, 'f', 0).arg(s.maximum, 0, 'f', 0).arg(area);
-}
-
-void ImageViewport::addMeasurement(const Measurement &m)
-{
-    QList<Measurement> &list = m_measurements[measureKey()];
-    list << m;
-    m_selected = int(list.size()) - 1;
-    ++m_measureVersion;
-    update();
-    Q_EMIT measurementsChanged();
-}
-
-void ImageViewport::deleteSelectedMeasurement()
-{
-    QList<Measurement> &list = m_measurements[measureKey()];
-    if (list.isEmpty())
-        return;
-    const int index = m_selected >= 0 && m_selected < list.size() ? m_selected : int(list.size()) - 1;
-    list.removeAt(index);
-    m_selected = -1;
-    ++m_measureVersion;
-    update();
-    Q_EMIT measurementsChanged();
-}
-
-void ImageViewport::clearMeasurements()
-{
-    if (m_measurements.remove(measureKey()) == 0)
-        return;
-    m_selected = -1;
-    ++m_measureVersion;
-    update();
-    Q_EMIT measurementsChanged();
-}
-
 void ImageViewport::setCompleteness(double fraction)
 {
     m_completeness = std::clamp(fraction, 0.0, 1.0);
@@ -463,19 +400,6 @@ void ImageViewport::paintEvent(QPaintEvent *)
     paintOverlay(p);
 }
 
-int ImageViewport::handleNear(QPointF widgetPosition) const
-{
-    const QList<Measurement> list = measurements();
-    const QTransform t = imageToWidget();
-    for (int i = int(list.size()) - 1; i >= 0; --i) {
-        if (distancePixels(t.map(list[i].b), widgetPosition) <= kHandleRadius)
-            return i * 2 + 1;
-        if (distancePixels(t.map(list[i].a), widgetPosition) <= kHandleRadius)
-            return i * 2;
-    }
-    return -1;
-}
-
 void ImageViewport::mousePressEvent(QMouseEvent *event)
 {
     m_dragButton = event->button();
@@ -483,37 +407,15 @@ void ImageViewport::mousePressEvent(QMouseEvent *event)
     m_dragStartWindow = m_window;
     m_dragStartPan = m_pan;
     if (m_dragButton == Qt::LeftButton && hasImage()) {
-        if (const int handle = handleNear(event->position()); handle >= 0) {
-            m_draggedHandle = handle;
-            m_selected = handle / 2;
-            update();
+        bool invertible = false;
+        const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
+        if (!invertible)
             return;
-        }
+        if (annotationPress(event->position(), at))
+            return;
         if (m_tool == Tool::Crosshair) {
-            bool invertible = false;
-            const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
-            if (invertible) {
-                m_pickingCrosshair = true;
-                Q_EMIT crosshairPicked(at);
-            }
-            return;
-        }
-        if (m_tool != Tool::Pan) {
-            bool invertible = false;
-            const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
-            if (!invertible)
-                return;
-            Measurement m;
-            m.kind = m_tool == Tool::Distance ? Measurement::Kind::Distance
-                   : m_tool == Tool::Rectangle ? Measurement::Kind::Rectangle : Measurement::Kind::Ellipse;
-            m.a = m.b = at;
-            QList<Measurement> &list = m_measurements[measureKey()];
-            list << m;
-            m_selected = int(list.size()) - 1;
-            m_draggedHandle = m_selected * 2 + 1;
-            m_drawing = true;
-            ++m_measureVersion;
-            update();
+            m_pickingCrosshair = true;
+            Q_EMIT crosshairPicked(at);
             return;
         }
     }
@@ -532,16 +434,9 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
         const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
         if (invertible)
             Q_EMIT crosshairPicked(at);
-    } else if (m_draggedHandle >= 0 && (event->buttons() & Qt::LeftButton)) {
-        bool invertible = false;
-        const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
-        QList<Measurement> &list = m_measurements[measureKey()];
-        const int index = m_draggedHandle / 2;
-        if (invertible && index < list.size()) {
-            (m_draggedHandle % 2 ? list[index].b : list[index].a) = at;
-            ++m_measureVersion;
-            update();
-        }
+    } else if (hasImage() && (m_dragButton == Qt::LeftButton || m_dragButton == Qt::NoButton)
+               && annotationMove(imageToWidget().inverted().map(event->position()), event->buttons() & Qt::LeftButton)) {
+        update();
     } else if (m_dragButton == Qt::RightButton && hasImage()) {
         // Sensitivity follows the window: fine control on narrow windows, fast on wide ones.
         const double perPixel = m_image.pixels.format() == PixelFormat::Float64 ? m_dragStartWindow.width / 256.0
@@ -555,22 +450,12 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
     }
 }
 
-void ImageViewport::mouseReleaseEvent(QMouseEvent *)
+void ImageViewport::mouseReleaseEvent(QMouseEvent *event)
 {
     m_pickingCrosshair = false;
-    if (m_draggedHandle >= 0) {
-        QList<Measurement> &list = m_measurements[measureKey()];
-        const int index = m_draggedHandle / 2;
-        // A click without a drag draws nothing.
-        if (m_drawing && index < list.size() && distancePixels(imageToWidget().map(list[index].a), imageToWidget().map(list[index].b)) < 3) {
-            list.removeAt(index);
-            m_selected = -1;
-            ++m_measureVersion;
-        }
-        m_draggedHandle = -1;
-        m_drawing = false;
-        update();
-        Q_EMIT measurementsChanged();
+    if (m_dragButton == Qt::LeftButton && hasImage() && annotationRelease(imageToWidget().inverted().map(event->position()))) {
+        m_dragButton = Qt::NoButton;
+        return;
     }
     if (m_dragButton == Qt::LeftButton || m_dragButton == Qt::MiddleButton)
         Q_EMIT viewChanged();

@@ -1,15 +1,18 @@
 #pragma once
 // ImageViewport: one image on screen, with the radiologist's mouse and keys. Right-drag windows (width
 // across, level up and down), the wheel steps through slices (reported, not handled here), Ctrl+wheel zooms,
-// middle-drag pans; the left button does what the current tool does — pan, or draw a distance, a rectangle
-// or an ellipse ROI (a measurement's end points can be dragged again with any tool). The view can be fitted,
+// middle-drag pans; the left button does what the current tool does — pan, or draw a finding (a distance, an
+// angle, a Cobb angle, a bidirectional, a region, an arrow, a text, a point: annotation.h); with any tool a
+// finding's points can be dragged again, and a finding dragged by its outline moves whole. The view can be fitted,
 // shown 1:1, rotated in quarter turns, flipped and inverted. The overlay shows what the study viewer sets,
 // the pixel value under the cursor in modality units (HU for CT), the window, the zoom, and whether the image
 // is complete or still arriving.
 //
-// Measurements belong to the image they were drawn on (setImage's key): scrolling away and back shows them again.
+// Findings belong to the image (and frame) they were drawn on, in a FindingsModel a study's panes share: scrolling
+// away and back shows them again, and a report read in shows its findings on the images they name.
 
 #include "displayimage.h"
+#include "findingsmodel.h"
 
 #include "spectrum/imaging/measurements.h"
 #include "spectrum/imaging/windowlevel.h"
@@ -21,6 +24,7 @@
 #include <QWidget>
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -47,20 +51,16 @@ struct ViewportMask
     QColor colour;
 };
 
-struct Measurement
-{
-    enum class Kind { Distance, Rectangle, Ellipse };
-    Kind kind = Kind::Distance;
-    QPointF a;  ///< image coordinates (pixels; see measurements.h)
-    QPointF b;
-};
-
 class ImageViewport : public QWidget
 {
     Q_OBJECT
 public:
     /// Crosshair: a click (or drag) picks a point in the patient; the linked panes go there (crosshairPicked).
-    enum class Tool { Pan, Distance, Rectangle, Ellipse, Crosshair };
+    /// The drawing tools: Distance, Rectangle, Ellipse, Arrow and Bidirectional by a drag (a bidirectional's drag is
+    /// its long axis; the short axis follows, perpendicular, its ends draggable); Angle by a drag (one arm) and a
+    /// click (the other end); Cobb angle by two drags (its two lines); Polygon by clicks (closed by a click on its
+    /// first vertex, a double-click or Enter); Freehand by tracing; Text and Point by a click. Esc cancels.
+    enum class Tool { Pan, Distance, Rectangle, Ellipse, Crosshair, Angle, CobbAngle, Bidirectional, Arrow, Text, Polygon, Freehand, Point };
 
     explicit ImageViewport(QWidget *parent = nullptr);
 
@@ -137,15 +137,31 @@ public:
 
     Tool tool() const { return m_tool; }
     void setTool(Tool tool);
-    /// Measurements on the image in view.
-    QList<Measurement> measurements() const { return m_measurements.value(measureKey()); }
-    /// A measurement's text: "42.1 mm", or mean, SD, min, max and area of a region.
-    QString measurementText(const Measurement &m) const;
-    /// Adds a measurement to the image in view (as if drawn) and selects it.
-    void addMeasurement(const Measurement &m);
+    /// The findings shown: those of `model` on the image in view (the viewport's own model until one is given;
+    /// `model` must outlive the viewport or be replaced first).
+    void setFindings(FindingsModel *model);
+    FindingsModel *findings() const { return m_findings; }
+    /// The key the image in view's findings are kept under (FindingsModel::keyFor).
+    QString findingsKey() const;
+    /// The image (and frame) in view, as a finding on it names it.
+    ImageRef imageRef() const;
+    /// Findings on the image in view, in the order drawn.
+    QList<Finding> findingsInView() const { return m_findings->on(findingsKey()); }
+    QList<Annotation> measurements() const;
+    /// What a finding measures on the image in view (annotation.h: measure()), only from rows already in.
+    QList<MeasuredValue> valuesOf(const Annotation &a) const;
+    /// A finding's text as shown beside it: "42.1 mm", mean, SD, min, max and area of a region, an arrow's words.
+    QString measurementText(const Annotation &a) const;
+    /// Adds a finding to the image in view (as if drawn) and selects it.
+    void addMeasurement(const Annotation &a);
     int selectedMeasurement() const { return m_selected; }
     void deleteSelectedMeasurement();
     void clearMeasurements();
+    /// Whether a finding is being drawn (an angle's second arm, a polygon's next vertex…).
+    bool isDrawing() const { return m_draft.has_value(); }
+    void cancelDrawing();
+    /// How the words of an arrow or a text are asked for (default: a dialog); nothing: the drawing is cancelled.
+    void setTextPrompt(std::function<std::optional<QString>(const QString &current)> prompt) { m_textPrompt = std::move(prompt); }
 
     /// How much of the image is in: 1 complete; below 1 the overlay says it is still arriving.
     void setCompleteness(double fraction);
@@ -200,14 +216,14 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
+    void mouseDoubleClickEvent(QMouseEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
     void wheelEvent(QWheelEvent *event) override;
     void leaveEvent(QEvent *event) override;
 
 private:
     void rerender(std::optional<PrerenderedFrame> ready = std::nullopt);
     VoiWindow withUsableWidth(VoiWindow window) const;
-    /// Measurements are kept per image and, in a multi-frame image, per frame.
-    QString measureKey() const { return m_image.info.frames > 1 ? m_key + QLatin1Char('#') + QString::number(m_frame) : m_key; }
     /// Whether pixel row `y` of the image holds its value yet.
     bool valueKnown(int y) const { return y < m_valueRows; }
     double aspect() const;   ///< row spacing over column spacing: the image's height is stretched by it
@@ -219,8 +235,19 @@ private:
     /// Reference lines and the crosshair.
     void paintReferences(QPainter &p);
     void paintOrientationAndScale(QPainter &p, const QRect &area);
-    /// The measurement end point near `widgetPosition`: index × 2 + (0 for a, 1 for b), or −1.
-    int handleNear(QPointF widgetPosition) const;
+    // Findings drawn and edited (viewportannotations.cpp).
+    /// The point of a finding near `widgetPosition`: (finding, point), or (−1, −1).
+    std::pair<int, int> handleNear(QPointF widgetPosition) const;
+    /// The finding whose outline passes near `widgetPosition`, or −1.
+    int outlineNear(QPointF widgetPosition) const;
+    /// The left button on the image: a finding's point or outline grabbed, or a drawing begun or carried on.
+    /// False when the press is not the findings' (pan, crosshair).
+    bool annotationPress(QPointF widgetPosition, QPointF imagePosition);
+    bool annotationMove(QPointF imagePosition, bool leftHeld);
+    bool annotationRelease(QPointF imagePosition);
+    void commitDraft();
+    std::optional<QString> askText(const QString &current);
+    void onFindingsChanged(const QString &imageKey);
 
     QList<QLineF> m_referenceLines;
     std::optional<QPointF> m_crosshair;
@@ -249,7 +276,14 @@ private:
     double m_completeness = 1.0;
 
     Tool m_tool = Tool::Pan;
-    QHash<QString, QList<Measurement>> m_measurements;
+    FindingsModel *m_findings = nullptr;
+    FindingsModel *m_ownFindings = nullptr;
+    std::optional<Annotation> m_draft;  ///< the finding being drawn
+    int m_draftStage = 0;               ///< drawings of several gestures: which one is next
+    std::function<std::optional<QString>(const QString &)> m_textPrompt;
+    bool m_movingWhole = false;         ///< a finding dragged by its outline
+    QPointF m_moveFrom;                 ///< image coordinates where that drag began
+    Annotation m_moveOrigin;
     /// Bumps whenever the measurements or the image change: the labels (ROI statistics) are computed once per
     /// version, not on every repaint (hovering repaints on every mouse move).
     quint64 m_measureVersion = 0;
@@ -257,8 +291,7 @@ private:
     mutable QStringList m_labels;
     QList<QRect> m_labelBoxes;
     int m_selected = -1;
-    int m_draggedHandle = -1;
-    bool m_drawing = false;
+    int m_draggedHandle = -1;  ///< the point of the selected finding being dragged
 
     QPoint m_dragStart;
     Qt::MouseButton m_dragButton = Qt::NoButton;

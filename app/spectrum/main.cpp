@@ -94,8 +94,8 @@ private:
         ImageViewport *vp = viewer->viewport();
         if (m_measure && vp->hasImage()) {
             const double w = vp->image().info.columns, h = vp->image().info.rows;
-            vp->addMeasurement({Measurement::Kind::Distance, QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)});
-            vp->addMeasurement({Measurement::Kind::Ellipse, QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)});
+            vp->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)}, QString(), QString()});
+            vp->addMeasurement(Annotation{AnnotationKind::Ellipse, {QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)}, QString(), QString()});
         }
         vp->setFocus();
         QMouseEvent move(QEvent::MouseMove, QPointF(vp->width() * 0.55, vp->height() * 0.45), vp->mapToGlobal(QPointF(vp->width() * 0.55, vp->height() * 0.45)),

@@ -237,12 +237,20 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
 
     QMenu *tools = menuBar()->addMenu(tr("&Tools"));
     auto *toolGroup = new QActionGroup(this);
-    const QList<QPair<QString, QPair<ImageViewport::Tool, Qt::Key>>> toolList = {
-        {tr("&Pan"), {ImageViewport::Tool::Pan, Qt::Key_P}},
-        {tr("&Distance"), {ImageViewport::Tool::Distance, Qt::Key_D}},
-        {tr("&Rectangle ROI"), {ImageViewport::Tool::Rectangle, Qt::Key_B}},
-        {tr("&Ellipse ROI"), {ImageViewport::Tool::Ellipse, Qt::Key_E}},
-        {tr("&Crosshair"), {ImageViewport::Tool::Crosshair, Qt::Key_X}},
+    const QList<QPair<QString, QPair<ImageViewport::Tool, QKeySequence>>> toolList = {
+        {tr("&Pan"), {ImageViewport::Tool::Pan, QKeySequence(Qt::Key_P)}},
+        {tr("&Distance"), {ImageViewport::Tool::Distance, QKeySequence(Qt::Key_D)}},
+        {tr("&Bidirectional (long and short axis)"), {ImageViewport::Tool::Bidirectional, QKeySequence(QStringLiteral("Shift+D"))}},
+        {tr("&Angle"), {ImageViewport::Tool::Angle, QKeySequence(QStringLiteral("Shift+A"))}},
+        {tr("C&obb angle"), {ImageViewport::Tool::CobbAngle, QKeySequence(QStringLiteral("Shift+C"))}},
+        {tr("&Rectangle ROI"), {ImageViewport::Tool::Rectangle, QKeySequence(Qt::Key_B)}},
+        {tr("&Ellipse ROI"), {ImageViewport::Tool::Ellipse, QKeySequence(Qt::Key_E)}},
+        {tr("Po&lygon ROI"), {ImageViewport::Tool::Polygon, QKeySequence(Qt::Key_O)}},
+        {tr("&Freehand ROI"), {ImageViewport::Tool::Freehand, QKeySequence(QStringLiteral("Shift+O"))}},
+        {tr("Point &value"), {ImageViewport::Tool::Point, QKeySequence(Qt::Key_Q)}},
+        {tr("Arro&w with text"), {ImageViewport::Tool::Arrow, QKeySequence(Qt::Key_W)}},
+        {tr("&Text"), {ImageViewport::Tool::Text, QKeySequence(QStringLiteral("Shift+T"))}},
+        {tr("&Crosshair"), {ImageViewport::Tool::Crosshair, QKeySequence(Qt::Key_X)}},
     };
     for (const auto &t : toolList) {
         const ImageViewport::Tool tool = t.second.first;
@@ -258,8 +266,8 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         m_toolActions << a;
     }
     tools->addSeparator();
-    add(tools, tr("Delete &measurement"), QKeySequence::Delete, onViewport([](ImageViewport *v) { v->deleteSelectedMeasurement(); }));
-    add(tools, tr("&Clear measurements"), QKeySequence(QStringLiteral("Shift+Del")), onViewport([](ImageViewport *v) { v->clearMeasurements(); }));
+    add(tools, tr("Delete the selected &finding"), QKeySequence::Delete, onViewport([](ImageViewport *v) { v->deleteSelectedMeasurement(); }));
+    add(tools, tr("&Clear the findings on this image"), QKeySequence(QStringLiteral("Shift+Del")), onViewport([](ImageViewport *v) { v->clearMeasurements(); }));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Mouse and keys"), this, [this] {

@@ -42,7 +42,8 @@ protected:
 
 StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const StudySummary &study, StudyStreamer *streamer, QWidget *parent)
     : QWidget(parent), m_store(store), m_images(images), m_streamer(streamer), m_study(study), m_seriesList(new SeriesList), m_grid(new QGridLayout),
-      m_priors(new PriorsPanel), m_segmentations(new SegmentationOverlay(store, this))
+      m_priors(new PriorsPanel), m_segmentations(new SegmentationOverlay(store, this)), m_findings(new FindingsModel(this)),
+      m_findingsLoader(new FindingsLoader(store, m_findings, this))
 {
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -78,6 +79,7 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
             updateMasks(p);
     });
     m_segmentations->setStudy(m_study);
+    m_findingsLoader->setStudy(m_study);
     setActivePane(addPane(m_study.series.isEmpty() ? -1 : 0));
     connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);
     if (m_study.series.isEmpty())
@@ -145,6 +147,7 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
         pane->holdLoads();
     pane->setFilters(m_chain, m_chainDescription);
     pane->viewport()->setSmoothMagnification(m_smoothMagnify);
+    pane->viewport()->setFindings(m_findings);
     connect(pane, &SeriesPane::activated, this, [this, pane] { setActivePane(pane); });
     connect(pane, &SeriesPane::seriesDropped, this, [this, pane](int series) {
         setActivePane(pane);
@@ -317,6 +320,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
     if (!m_thumbnailsWaiting)
         requestThumbnails();
     m_segmentations->setStudy(m_study);
+    m_findingsLoader->setStudy(m_study);
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
     follow();                 // the places the listing brought
     return true;
@@ -510,6 +514,7 @@ void StudyViewer::onInstanceCached(const QString &key)
         }
     }
     m_segmentations->instanceCached(key);
+    m_findingsLoader->instanceCached(key);
     for (SeriesPane *p : m_panes)
         p->onInstanceCached(key);
 }

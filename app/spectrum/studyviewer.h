@@ -8,6 +8,8 @@
 // linked too. When a study streams in from an archive, its streamer is told where the reader looks, and every
 // pane shows its slices as they arrive.
 
+#include "findingsloader.h"
+#include "findingsmodel.h"
 #include "segmentationoverlay.h"
 #include "seriespane.h"
 
@@ -150,6 +152,9 @@ public:
     void setSegmentationsVisible(bool visible);
     bool segmentationsVisible() const { return m_segmentationsVisible; }
     const SegmentationOverlay *segmentations() const { return m_segmentations; }
+    /// The findings on the study's images (and its priors' in other panes), drawn here and read from reports.
+    FindingsModel *findings() const { return m_findings; }
+    const FindingsLoader *findingsLoader() const { return m_findingsLoader; }
     /// Magnified images smooth or pixel-exact, in every pane.
     void setSmoothMagnification(bool smooth);
 
@@ -256,6 +261,8 @@ private:
     bool m_smoothMagnify = true;
     SegmentationOverlay *m_segmentations;
     bool m_segmentationsVisible = true;
+    FindingsModel *m_findings;
+    FindingsLoader *m_findingsLoader;
     /// The masks on what `pane` shows now.
     void updateMasks(SeriesPane *pane);
     FilterChain m_chain;

@@ -1,8 +1,9 @@
 #include "imageviewport.h"
+#include "outlinedtext.h"
 
 // The viewport's annotations, drawn over the image: the overlay's corner texts, the badge and the filter banner,
-// the orientation letters at the image's edges and the scale bar, and the measurements with their labels. All
-// text is outlined, legible on bright images as on dark ones.
+// the orientation letters at the image's edges and the scale bar, reference lines and the crosshair (the findings
+// are drawn by viewportannotations.cpp). All text is outlined, legible on bright images as on dark ones.
 
 #include <QPainter>
 #include <QTextOption>
@@ -14,18 +15,6 @@ namespace spectrum {
 
 namespace {
 const QColor kOverlayText(235, 225, 140);
-const QColor kMeasureColour(120, 220, 255);
-const QColor kSelectedColour(255, 170, 60);
-
-/// Text with a dark outline on all four sides.
-void drawOutlined(QPainter &p, const QRect &r, int flags, const QString &s, const QColor &colour)
-{
-    p.setPen(QColor(0, 0, 0, 220));
-    for (const QPoint d : {QPoint(-1, -1), QPoint(1, -1), QPoint(-1, 1), QPoint(1, 1)})
-        p.drawText(r.translated(d), flags, s);
-    p.setPen(colour);
-    p.drawText(r, flags, s);
-}
 } // namespace
 
 QString patientDirectionLabel(const std::array<double, 3> &v)
@@ -221,56 +210,6 @@ void ImageViewport::paintOverlay(QPainter &p)
              tr("FILTERED VIEW: %1\nvalues and measurements from the original image").arg(m_filterNote), QColor(255, 150, 90));
     }
     paintOrientationAndScale(p, area);
-}
-
-void ImageViewport::paintMeasurements(QPainter &p)
-{
-    const QList<Measurement> list = measurements();
-    if (list.isEmpty())
-        return;
-    const QTransform t = imageToWidget();
-    if (m_labelsVersion != m_measureVersion) {
-        m_labels.clear();
-        for (const Measurement &m : list)
-            m_labels << measurementText(m);
-        m_labelsVersion = m_measureVersion;
-    }
-    p.save();
-    p.setRenderHint(QPainter::Antialiasing);
-    m_labelBoxes.clear();
-    for (int i = 0; i < list.size(); ++i) {
-        const Measurement &m = list[i];
-        QPen pen(i == m_selected ? kSelectedColour : kMeasureColour);
-        pen.setCosmetic(true);
-        pen.setWidthF(1.5);
-        p.setPen(pen);
-        p.setBrush(Qt::NoBrush);
-        // Shapes in image coordinates, so a region turns and flips with the image.
-        p.save();
-        p.setTransform(t, true);
-        if (m.kind == Measurement::Kind::Distance)
-            p.drawLine(m.a, m.b);
-        else if (m.kind == Measurement::Kind::Rectangle)
-            p.drawRect(QRectF(m.a, m.b).normalized());
-        else
-            p.drawEllipse(QRectF(m.a, m.b).normalized());
-        p.restore();
-        const QPointF a = t.map(m.a), b = t.map(m.b);
-        for (const QPointF &end : {a, b})
-            p.drawEllipse(end, 3.0, 3.0);
-        // Next to the shape, on its right — or its left when that runs off the pane — and always inside the pane.
-        const QString &label = m_labels[i];
-        const QSizeF size = p.fontMetrics().boundingRect(QRect(0, 0, 400, 200), Qt::AlignLeft | Qt::AlignTop, label).size();
-        QPointF anchor(std::max(a.x(), b.x()) + 8, std::min(a.y(), b.y()));
-        if (anchor.x() + size.width() > width() - 4)
-            anchor.setX(std::min(a.x(), b.x()) - 8 - size.width());
-        anchor.setX(std::clamp(anchor.x(), 4.0, std::max(4.0, width() - 4 - size.width())));
-        anchor.setY(std::clamp(anchor.y(), 4.0, std::max(4.0, height() - 4 - size.height())));
-        const QRect box = QRectF(anchor, size).toAlignedRect();
-        drawOutlined(p, box, Qt::AlignLeft | Qt::AlignTop, label, i == m_selected ? kSelectedColour : kMeasureColour);
-        m_labelBoxes << box;
-    }
-    p.restore();
 }
 
 void ImageViewport::setReferenceLines(const QList<QLineF> &lines)

@@ -162,6 +162,64 @@ QList<QPointF> outline(const Annotation &a, int ellipseSteps)
     return a.points;
 }
 
+Annotation bidirectionalFrom(QPointF longA, QPointF longB)
+{
+    const QPointF mid = (longA + longB) / 2, along = longB - longA;
+    const QPointF normal(-along.y() / 4, along.x() / 4);  // a quarter of the long axis each side
+    Annotation a;
+    a.kind = AnnotationKind::Bidirectional;
+    a.points = {longA, longB, mid - normal, mid + normal};
+    return a;
+}
+
+Annotation withPointMoved(const Annotation &a, int index, QPointF to)
+{
+    Annotation moved = a;
+    if (index < 0 || index >= a.points.size())
+        return moved;
+    if (a.kind != AnnotationKind::Bidirectional || a.points.size() != 4) {
+        moved.points[index] = to;
+        return moved;
+    }
+    const QPointF p0 = a.points[0], p1 = a.points[1];
+    const QPointF axis = p1 - p0;
+    const double length = std::hypot(axis.x(), axis.y());
+    if (length <= 0) {
+        moved.points[index] = to;
+        return moved;
+    }
+    const QPointF u = axis / length, n(-u.y(), u.x());
+    auto dot = [](QPointF x, QPointF y) { return x.x() * y.x() + x.y() * y.y(); };
+    // Where the short axis crosses the long one (as a fraction of it), and how far each short end lies from it.
+    const double t = dot(a.points[2] - p0, u) / length;
+    const double dc = dot(a.points[2] - p0, n), dd = dot(a.points[3] - p0, n);
+    if (index < 2) {
+        moved.points[index] = to;
+        const QPointF q0 = moved.points[0], q1 = moved.points[1];
+        const QPointF axis2 = q1 - q0;
+        const double length2 = std::hypot(axis2.x(), axis2.y());
+        if (length2 <= 0)
+            return moved;
+        const QPointF u2 = axis2 / length2, n2(-u2.y(), u2.x());
+        const QPointF centre = q0 + axis2 * t;
+        moved.points[2] = centre + n2 * dc;
+        moved.points[3] = centre + n2 * dd;
+    } else {
+        // A short-axis end slides along the perpendicular through the crossing.
+        const QPointF centre = p0 + axis * t;
+        moved.points[index] = centre + n * dot(to - centre, n);
+    }
+    return moved;
+}
+
+Annotation translated(const Annotation &a, QPointF delta)
+{
+    Annotation moved = a;
+    for (QPointF &p : moved.points)
+        p += delta;
+    return moved;
+}
+
 QList<MeasuredValue> measure(const Annotation &a, const DecodedImage &image, int frame, int valueRows)
 {
     QList<MeasuredValue> values;
@@ -241,7 +299,7 @@ QString describeValues(const QList<MeasuredValue> &values, bool realValued)
                    : QString::number(v.value, 'f', decimals);
     };
     auto unit = [](const MeasuredValue &v) {
-        return v.unitMeaning.isEmpty() ? QString() : (v.unitMeaning == QLatin1String("°") ? v.unitMeaning : QLatin1Char(' ') + v.unitMeaning);
+        return v.unitMeaning.isEmpty() ? QString() : (v.unitMeaning == QStringLiteral("°") ? v.unitMeaning : QLatin1Char(' ') + v.unitMeaning);
     };
     const MeasuredValue *mean = nullptr, *sd = nullptr, *mn = nullptr, *mx = nullptr, *area = nullptr;
     QStringList lines;

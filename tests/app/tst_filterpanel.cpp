@@ -108,14 +108,14 @@ void tst_FilterPanel::valuesAndMeasurementsIgnoreTheFilters()
     QVERIFY(!vp->isFiltered());
     vp->clearMeasurements();
     const double w = vp->image().info.columns, h = vp->image().info.rows;
-    vp->addMeasurement({Measurement::Kind::Ellipse, QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)});
-    vp->addMeasurement({Measurement::Kind::Distance, QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)});
+    vp->addMeasurement(Annotation{AnnotationKind::Ellipse, {QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)}, QString(), QString()});
+    vp->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)}, QString(), QString()});
     const QPoint cursor = vp->imageToWidget().map(QPointF(w * 0.5 + 0.5, h * 0.45 + 0.5)).toPoint();
     sendMouse(vp, QEvent::MouseMove, cursor, Qt::NoButton, Qt::NoButton);
     const QString readout = vp->pixelReadout();
     QVERIFY2(readout.endsWith(QStringLiteral(" HU")), qPrintable(readout));
     QStringList texts;
-    for (const Measurement &m : vp->measurements())
+    for (const Annotation &m : vp->measurements())
         texts << vp->measurementText(m);
     QVERIFY2(texts.first().startsWith(QStringLiteral("Mean ")), qPrintable(texts.first()));
 
@@ -130,7 +130,7 @@ void tst_FilterPanel::valuesAndMeasurementsIgnoreTheFilters()
         sendMouse(vp, QEvent::MouseMove, cursor, Qt::NoButton, Qt::NoButton);
         QCOMPARE(vp->pixelReadout(), readout);
         QStringList now;
-        for (const Measurement &m : vp->measurements())
+        for (const Annotation &m : vp->measurements())
             now << vp->measurementText(m);
         QCOMPARE(now, texts);
     }

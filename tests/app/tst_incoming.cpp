@@ -210,7 +210,7 @@ void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
     QTest::keyClick(viewer, Qt::Key_Home);
     QCOMPARE(vp->frame(), 0);
     // Measurements belong to their frame.
-    vp->addMeasurement({Measurement::Kind::Distance, QPointF(2, 2), QPointF(12, 2)});
+    vp->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(2, 2), QPointF(12, 2)}, QString(), QString()});
     QCOMPARE(vp->measurements().size(), 1);
     viewer->stepSlice(1);
     QVERIFY(vp->measurements().isEmpty());
@@ -236,7 +236,7 @@ void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
     QVERIFY2(vp->pixelReadout().endsWith(QStringLiteral("= 20 HU")), qPrintable(vp->pixelReadout()));
     QVERIFY2(vp->overlay().bottomLeft.contains(QStringLiteral("Pos 20.0 mm  Thk 10.00 mm")), qPrintable(vp->overlay().bottomLeft));
     QCOMPARE(vp->window(), (VoiWindow{40, 400}));  // the frame VOI from the shared groups
-    const Measurement ruler{Measurement::Kind::Distance, QPointF(0, 0), QPointF(20, 0)};
+    const Annotation ruler{AnnotationKind::Distance, {QPointF(0, 0), QPointF(20, 0)}, QString(), QString()};
     QCOMPARE(vp->measurementText(ruler), QStringLiteral("10.0 mm"));  // 20 pixels of 0.5 mm
 
     // The ultrasound loop: a Frame Time Vector of 20 ms.

@@ -129,17 +129,17 @@ private Q_SLOTS:
         drag(m_vp.get(), onScreen(*m_vp, QPoint(2, 2)), onScreen(*m_vp, QPoint(5, 6)));
         QCOMPARE(changed.count(), 1);
         QCOMPARE(m_vp->measurements().size(), 1);
-        const Measurement m = m_vp->measurements().first();
-        QCOMPARE(m.kind, Measurement::Kind::Distance);
-        QCOMPARE(m.a, QPointF(2.5, 2.5));
-        QCOMPARE(m.b, QPointF(5.5, 6.5));
+        const Annotation m = m_vp->measurements().first();
+        QCOMPARE(m.kind, AnnotationKind::Distance);
+        QCOMPARE(m.points[0], QPointF(2.5, 2.5));
+        QCOMPARE(m.points[1], QPointF(5.5, 6.5));
         QCOMPARE(m_vp->measurementText(m), QStringLiteral("2.5 mm"));  // 5 pixels of 0.5 mm
 
         // Its end point can be dragged again, with any tool.
         m_vp->setTool(ImageViewport::Tool::Pan);
         drag(m_vp.get(), onScreen(*m_vp, QPoint(5, 6)), onScreen(*m_vp, QPoint(8, 10)));
         QCOMPARE(m_vp->measurements().size(), 1);
-        QCOMPARE(m_vp->measurements().first().b, QPointF(8.5, 10.5));
+        QCOMPARE(m_vp->measurements().first().points[1], QPointF(8.5, 10.5));
         QCOMPARE(m_vp->measurementText(m_vp->measurements().first()), QStringLiteral("5.0 mm"));  // 6 across, 8 down
 
         // A click without a drag draws nothing.
@@ -161,7 +161,7 @@ private Q_SLOTS:
         m_vp->setTool(ImageViewport::Tool::Ellipse);
         drag(m_vp.get(), t.map(QPointF(10, 10)).toPoint(), t.map(QPointF(30, 30)).toPoint());
         QCOMPARE(m_vp->measurements().size(), 2);
-        QCOMPARE(m_vp->measurements().last().kind, Measurement::Kind::Ellipse);
+        QCOMPARE(m_vp->measurements().last().kind, AnnotationKind::Ellipse);
         // Symmetric around the corner (20, 20), between pixels 19 and 20: the mean is 19.5 + 10 × 19.5 HU.
         const QString ellipse = m_vp->measurementText(m_vp->measurements().last());
         QVERIFY2(ellipse.startsWith(QStringLiteral("Mean 214.5 ")), qPrintable(ellipse));
@@ -173,7 +173,7 @@ private Q_SLOTS:
         QCOMPARE(m_vp->measurements().size(), 2);
         m_vp->deleteSelectedMeasurement();
         QCOMPARE(m_vp->measurements().size(), 1);
-        QCOMPARE(m_vp->measurements().first().kind, Measurement::Kind::Rectangle);
+        QCOMPARE(m_vp->measurements().first().kind, AnnotationKind::Rectangle);
         m_vp->clearMeasurements();
         QVERIFY(m_vp->measurements().isEmpty());
     }
@@ -277,7 +277,7 @@ private Q_SLOTS:
         const QString readout = m_vp->pixelReadout();
         QCOMPARE(readout, QStringLiteral("x 3 y 4  = 43 HU"));
         QStringList texts;
-        for (const Measurement &m : m_vp->measurements())
+        for (const Annotation &m : m_vp->measurements())
             texts << m_vp->measurementText(m);
 
         // Shown: every value moved by 500 (a stand-in for sharpen's overshoot), then twice the size (zoom 2).
@@ -293,7 +293,7 @@ private Q_SLOTS:
             QCOMPARE(m_vp->pixelUnder(at), std::optional<QPoint>(QPoint(3, 4)));
             QCOMPARE(m_vp->pixelReadout(), readout);
             QStringList now;
-            for (const Measurement &m : m_vp->measurements())
+            for (const Annotation &m : m_vp->measurements())
                 now << m_vp->measurementText(m);
             QCOMPARE(now, texts);
         }
@@ -359,7 +359,7 @@ private Q_SLOTS:
         QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 1 y 2  = R 90 G 200 B 7"));
 
         m_vp->setImage(m_image, false, QStringLiteral("slice-1"));
-        m_vp->addMeasurement({Measurement::Kind::Rectangle, QPointF(30, 1), QPointF(39.5, 8)});  // at the pane's right edge
+        m_vp->addMeasurement(Annotation{AnnotationKind::Rectangle, {QPointF(30, 1), QPointF(39.5, 8)}, QString(), QString()});  // at the pane's right edge
         m_vp->grab();
         QCOMPARE(m_vp->measurementLabelBoxes().size(), 1);
         QVERIFY2(m_vp->rect().contains(m_vp->measurementLabelBoxes().first()), qPrintable(QStringLiteral("%1 %2").arg(m_vp->measurementLabelBoxes().first().x()).arg(m_vp->measurementLabelBoxes().first().right())));

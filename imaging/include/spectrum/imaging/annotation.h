@@ -74,6 +74,14 @@ bool isRegion(AnnotationKind kind);
 /// or the annotation's points for the other kinds.
 QList<QPointF> outline(const Annotation &a, int ellipseSteps = 64);
 
+/// A bidirectional measurement from its long axis: the short axis across its middle, perpendicular, half as long.
+Annotation bidirectionalFrom(QPointF longA, QPointF longB);
+/// `a` with point `index` moved to `to`, as the kind allows: a bidirectional's axes stay perpendicular (moving a
+/// long-axis end turns and stretches the short axis with it; a short-axis end slides along its line).
+Annotation withPointMoved(const Annotation &a, int index, QPointF to);
+/// `a` moved by `delta`, whole.
+Annotation translated(const Annotation &a, QPointF delta);
+
 enum class Quantity { Length, LongAxis, ShortAxis, Angle, CobbAngle, Area, Mean, StandardDeviation, Minimum, Maximum, Value };
 
 /// A measured value with its unit: `unit` is the UCUM code ("mm", "mm2", "deg", "[hnsf'U]", "1", "{pixels}"),

@@ -1,0 +1,55 @@
+#pragma once
+// FindingsLoader: the Structured Reports of a study, read into its FindingsModel. It reads each SR instance of the
+// study from the cache as soon as it is there (off the GUI thread) — ours and other software's — and adds the
+// findings it can draw on their images; what a report holds that cannot be drawn is kept, to be listed.
+
+#include "findingsmodel.h"
+
+#include "spectrum/imaging/measurementreport.h"
+#include "spectrum/stores/studycatalog.h"
+
+#include <QHash>
+#include <QObject>
+#include <QSet>
+
+namespace spectrum {
+
+class BlobStore;
+
+class FindingsLoader : public QObject
+{
+    Q_OBJECT
+public:
+    /// `store` (the cache) and `model` must outlive the loader.
+    FindingsLoader(BlobStore *store, FindingsModel *model, QObject *parent = nullptr);
+
+    /// The study's reports (modality SR) are read once each is in the cache.
+    void setStudy(const StudySummary &study);
+    /// An instance of the study is in the cache now (it may be a report).
+    void instanceCached(const QString &key);
+    /// The reports read, by SOP Instance UID.
+    const QHash<QString, ReadReport> &reports() const { return m_reports; }
+    /// What the reports hold that is not drawn, one line each, naming the report.
+    QStringList notShown() const;
+
+Q_SIGNALS:
+    /// A report was read (its findings are in the model).
+    void reportRead(const QString &sopInstanceUid);
+    /// A report could not be read: the reader is told, nothing is drawn from it.
+    void reportFailed(const QString &key, const spectrum::Error &error);
+
+private:
+    void load(const QString &key);
+
+    BlobStore *m_store;
+    FindingsModel *m_model;
+    QSet<QString> m_reportKeys;
+    QSet<QString> m_asked;
+    QHash<QString, ReadReport> m_reports;
+    quint64 m_generation = 0;
+};
+
+/// "SR 2026-11-24 Reader^Rita": how a report is named beside its findings.
+QString reportOrigin(const ReadReport &report);
+
+} // namespace spectrum

@@ -1,0 +1,129 @@
+#include "findingsmodel.h"
+
+#include "spectrum/core/uid.h"
+
+#include <QSet>
+
+namespace spectrum {
+
+QString FindingsModel::keyFor(const ImageInfo &info, const QString &fallbackKey)
+{
+    const QString base = info.identity.sopInstanceUid.isEmpty() ? fallbackKey : info.identity.sopInstanceUid;
+    return info.frames > 1 ? base + QLatin1Char('#') + QString::number(info.frameIndex) : base;
+}
+
+QString FindingsModel::keyFor(const ImageRef &ref)
+{
+    return ref.frame > 0 ? ref.sopInstanceUid + QLatin1Char('#') + QString::number(ref.frame - 1) : ref.sopInstanceUid;
+}
+
+QList<Finding> FindingsModel::all() const
+{
+    QList<Finding> list;
+    for (const QString &key : m_order)
+        list << m_findings.value(key);
+    return list;
+}
+
+int FindingsModel::count() const
+{
+    int n = 0;
+    for (const QList<Finding> &l : m_findings)
+        n += int(l.size());
+    return n;
+}
+
+int FindingsModel::unsavedCount() const
+{
+    int n = 0;
+    for (const QList<Finding> &l : m_findings)
+        for (const Finding &f : l)
+            n += f.changed ? 1 : 0;
+    return n;
+}
+
+int FindingsModel::add(const QString &imageKey, Finding finding)
+{
+    if (!m_order.contains(imageKey))
+        m_order << imageKey;
+    QList<Finding> &list = m_findings[imageKey];
+    if (!finding.fromReport())
+        finding.changed = true;
+    list << finding;
+    Q_EMIT changed(imageKey);
+    return int(list.size()) - 1;
+}
+
+void FindingsModel::setAnnotation(const QString &imageKey, int index, const Annotation &annotation)
+{
+    auto it = m_findings.find(imageKey);
+    if (it == m_findings.end() || index < 0 || index >= it->size())
+        return;
+    Finding &f = (*it)[index];
+    if (f.annotation == annotation)
+        return;
+    f.annotation = annotation;
+    f.changed = true;
+    f.reportedValues.clear();  // edited: what the report said no longer describes it
+    Q_EMIT changed(imageKey);
+}
+
+void FindingsModel::remove(const QString &imageKey, int index)
+{
+    auto it = m_findings.find(imageKey);
+    if (it == m_findings.end() || index < 0 || index >= it->size())
+        return;
+    it->removeAt(index);
+    Q_EMIT changed(imageKey);
+}
+
+void FindingsModel::clear(const QString &imageKey)
+{
+    if (m_findings.remove(imageKey) > 0)
+        Q_EMIT changed(imageKey);
+}
+
+int FindingsModel::addFromReport(const QString &reportUid, const QList<Finding> &findings)
+{
+    for (auto it = m_findings.begin(); it != m_findings.end(); ++it)
+        it->erase(std::remove_if(it->begin(), it->end(), [&](const Finding &f) { return f.originUid == reportUid && !f.changed; }), it->end());
+    if (!m_reports.contains(reportUid))
+        m_reports << reportUid;
+    // One finding per tracking UID: one drawn here (or read from an earlier report) and saved again is not doubled.
+    QSet<QString> present;
+    for (const QList<Finding> &l : std::as_const(m_findings))
+        for (const Finding &f : l)
+            if (!f.annotation.trackingUid.isEmpty())
+                present.insert(f.annotation.trackingUid);
+    int added = 0;
+    for (const Finding &f : findings) {
+        if (!f.annotation.trackingUid.isEmpty() && present.contains(f.annotation.trackingUid))
+            continue;
+        ++added;
+        const QString key = keyFor(f.image);
+        if (!m_order.contains(key))
+            m_order << key;
+        m_findings[key] << f;
+    }
+    Q_EMIT changed(QString());
+    return added;
+}
+
+void FindingsModel::markSaved(const QList<QString> &trackingUids)
+{
+    for (QList<Finding> &l : m_findings)
+        for (Finding &f : l)
+            if (trackingUids.contains(f.annotation.trackingUid))
+                f.changed = false;
+    Q_EMIT changed(QString());
+}
+
+void FindingsModel::assignTrackingUids()
+{
+    for (QList<Finding> &l : m_findings)
+        for (Finding &f : l)
+            if (f.annotation.trackingUid.isEmpty())
+                f.annotation.trackingUid = makeUid();
+}
+
+} // namespace spectrum
