@@ -22,6 +22,8 @@
 #include <QAction>
 #include <QTimer>
 
+#include <optional>
+
 #include <cstdio>
 
 using namespace spectrum;
@@ -38,9 +40,10 @@ bool hasDisplay()
 class ScreenshotTaker : public QObject
 {
 public:
-    ScreenshotTaker(MainWindow *window, Workstation *ws, QString file, QString study, int slice, QString keys, bool measure)
+    ScreenshotTaker(MainWindow *window, Workstation *ws, QString file, QString study, int slice, QString keys, bool measure,
+                    std::optional<QString> saveFindings)
         : m_window(window), m_workstation(ws), m_file(std::move(file)), m_study(std::move(study)), m_slice(slice),
-          m_keys(std::move(keys)), m_measure(measure)
+          m_keys(std::move(keys)), m_measure(measure), m_saveFindings(std::move(saveFindings))
     {
         connect(ws, &Workstation::studiesChanged, this, &ScreenshotTaker::check);
         connect(ws, &Workstation::seedingFinished, this, &ScreenshotTaker::check);
@@ -69,18 +72,31 @@ private:
         StudyViewer *viewer = m_window->openStudy(m_study);
         connect(viewer, &StudyViewer::imageShown, this, [this, viewer](int index) {
             const int wanted = m_slice > 0 ? std::min(m_slice, viewer->sliceCount()) - 1 : index;
-            if (index == wanted)
+            if (index == wanted && !m_prepared) {
+                m_prepared = true;  // the slice may be shown again (refined as it arrives): prepared once
                 QTimer::singleShot(100, this, [this, viewer] {
                     prepare(viewer);
+                    if (m_saveFindings) {
+                        // As File ▸ Save findings does; the picture once the store has them.
+                        connect(m_window, &MainWindow::findingsSaved, this, [this](int reports, const Error &e) {
+                            if (e.isError())
+                                return finish(tr("findings not saved: %1").arg(e.toString()));
+                            std::fprintf(stderr, "spectrum: %d report(s) of findings saved\n", reports);
+                            QTimer::singleShot(400, this, [this] { save(); });
+                        });
+                        m_window->saveFindingsTo(*m_saveFindings == QLatin1String("local") ? QString() : *m_saveFindings);
+                        return;
+                    }
                     QTimer::singleShot(400, this, [this] { save(); });  // new panes lay out and load
                 });
-            else
+            } else if (index != wanted) {
                 viewer->showSlice(wanted);
+            }
         });
     }
 
     /// What the user would have done before looking: keys pressed, and with --measure a distance across the
-    /// image and an ellipse ROI in its middle.
+    /// image, an ellipse ROI in its middle, an angle and an arrow with a note.
     void prepare(StudyViewer *viewer)
     {
         const QList<QAction *> actions = m_window->findChildren<QAction *>();
@@ -96,6 +112,8 @@ private:
             const double w = vp->image().info.columns, h = vp->image().info.rows;
             vp->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)}, QString(), QString()});
             vp->addMeasurement(Annotation{AnnotationKind::Ellipse, {QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)}, QString(), QString()});
+            vp->addMeasurement(Annotation{AnnotationKind::Angle, {QPointF(w * 0.15, h * 0.2), QPointF(w * 0.25, h * 0.35), QPointF(w * 0.35, h * 0.2)}, QString(), QString()});
+            vp->addMeasurement(Annotation{AnnotationKind::Arrow, {QPointF(w * 0.6, h * 0.3), QPointF(w * 0.75, h * 0.15)}, tr("lesion, compare with prior"), QString()});
         }
         vp->setFocus();
         QMouseEvent move(QEvent::MouseMove, QPointF(vp->width() * 0.55, vp->height() * 0.45), vp->mapToGlobal(QPointF(vp->width() * 0.55, vp->height() * 0.45)),
@@ -129,7 +147,9 @@ private:
     int m_slice;
     QString m_keys;
     bool m_measure;
+    std::optional<QString> m_saveFindings;
     bool m_opened = false;
+    bool m_prepared = false;
     bool m_done = false;
 };
 
@@ -180,6 +200,7 @@ int main(int argc, char **argv)
     parser.addOption({QStringLiteral("slice"), QStringLiteral("With --open: show this slice (1-based)."), QStringLiteral("N")});
     parser.addOption({QStringLiteral("keys"), QStringLiteral("With --screenshot and --open: press these keys first, e.g. \"2 ]\" (lung window, rotated)."), QStringLiteral("KEYS")});
     parser.addOption({QStringLiteral("measure"), QStringLiteral("With --screenshot and --open: show a distance and an ellipse ROI on the image.")});
+    parser.addOption({QStringLiteral("save-findings"), QStringLiteral("With --screenshot and --measure: save what was drawn as File > Save findings does, to this store (\"local\": the cache alone)."), QStringLiteral("STORE")});
     parser.addOption({QStringLiteral("filter"), QStringLiteral("Start with this filter on the images, e.g. gaussian:sigma=2 (repeat for a chain)."), QStringLiteral("SPEC")});
     parser.addOption({QStringLiteral("cache-dir"), QStringLiteral("The local cache folder (default: $SPECTRUM_CACHE_DIR or the user's data folder)."), QStringLiteral("DIR")});
     parser.addOption({QStringLiteral("no-demo"), QStringLiteral("Do not seed the demo studies into an empty cache.")});
@@ -255,7 +276,9 @@ int main(int argc, char **argv)
         screenshot = std::make_unique<ScreenshotTaker>(&window, &workstation, parser.value(QStringLiteral("screenshot")),
                                                        parser.value(QStringLiteral("open")),
                                                        parser.value(QStringLiteral("slice")).toInt(), parser.value(QStringLiteral("keys")),
-                                                       parser.isSet(QStringLiteral("measure")));
+                                                       parser.isSet(QStringLiteral("measure")),
+                                                       parser.isSet(QStringLiteral("save-findings")) ? std::optional<QString>(parser.value(QStringLiteral("save-findings")))
+                                                                                                     : std::nullopt);
     } else {
         window.show();
         if (parser.isSet(QStringLiteral("open"))) {

@@ -141,6 +141,8 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     });
     stores->setMenuRole(QAction::PreferencesRole);
     file->addAction(tr("&Cache…"), this, &MainWindow::showCacheSettings);
+    QAction *saveFindingsAction = file->addAction(tr("Save &findings"), this, &MainWindow::saveFindings);
+    saveFindingsAction->setShortcut(QKeySequence::Save);
     QAction *send = file->addAction(tr("&Send to archive…"), this, &MainWindow::chooseAndSend);
     send->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+S")));
     QAction *closeStudy = file->addAction(tr("&Close study"), this, [this] { closeTab(m_tabs->currentIndex()); });

@@ -81,6 +81,15 @@ public:
     /// series, to `store`. Progress in the status bar; sendFinished() with the outcome.
     void sendToArchive(const QString &store, bool wholeSeries);
 
+    /// File ▸ Save findings: the findings drawn or edited on the study in view (and its priors beside it), measured
+    /// on the images as stored, as one Measurement Report (DICOM SR, TID 1500) per study — kept in the cache and
+    /// sent to the archive the study came from. findingsSaved() with the outcome.
+    void saveFindings();
+    /// The same to store `store` (empty or the local store: the cache alone).
+    void saveFindingsTo(const QString &store);
+    /// Who the reports name as their observer: the reader's name from the settings, else the login.
+    QString observerName() const;
+
     /// Imports DICOM files, folders or a DICOMDIR's folder into the cache (File ▸ Import, drops on the window);
     /// progress and outcome in the status bar; a single study imported opens.
     void importFiles(const QStringList &paths);
@@ -101,6 +110,8 @@ Q_SIGNALS:
     void studyOpened(spectrum::StudyViewer *viewer);
     /// A send to an archive ended: `stored` instances stored, or why not (error set).
     void sendFinished(int stored, int failed, const spectrum::Error &error);
+    /// File ▸ Save findings ended: `reports` reports stored, or why not.
+    void findingsSaved(int reports, const spectrum::Error &error);
     /// An import started here ended.
     void importFinished(const spectrum::ImportSummary &summary);
 

@@ -197,6 +197,59 @@ private:
     ExportSummary m_sent;
 };
 
+/// New instances of ours (reports, key objects, presentation states): kept in the cache first — nothing drawn is
+/// lost when the archive refuses —, then sent to the archive (unless it is the cache itself).
+class SendNewInstances : public CompoundJob<ExportSummary>
+{
+public:
+    SendNewInstances(Archive *archive, bool local, std::shared_ptr<FileStore> cache, QList<QPair<QString, QByteArray>> instances)
+        : m_archive(archive), m_local(local), m_cache(std::move(cache)), m_instances(std::move(instances)) {}
+
+protected:
+    void doStart() override
+    {
+        m_folder = std::make_shared<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/spectrum-send-XXXXXX"));
+        if (!m_folder->isValid())
+            return finishWith(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for the new instances")));
+        addSubjob(makeJob<QStringList>([instances = m_instances, cache = m_cache, folder = m_folder](const CancelToken &) -> Result<QStringList> {
+                      QStringList files;
+                      for (const auto &[sop, bytes] : instances) {
+                          if (Error e = runSync(cache->put(sop, ByteView(bytes))).error(); e.isError())
+                              return e.withContext(QStringLiteral("keeping %1 in the cache").arg(sop));
+                          const QString path = QDir(folder->path()).filePath(sop + QStringLiteral(".dcm"));
+                          QSaveFile f(path);
+                          if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
+                              return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
+                          files << path;
+                      }
+                      return files;
+                  }),
+                  [this](const Result<QStringList> &files) { kept(files); });
+    }
+
+private:
+    void kept(const Result<QStringList> &files)
+    {
+        if (!files.isOk())
+            return finishWith(files.error());
+        if (m_local) {
+            ExportSummary s;
+            for (const auto &i : std::as_const(m_instances))
+                s.stored << i.first;
+            return finishWith(s);
+        }
+        if (!m_archive)
+            return finishWith(Error(ErrorCode::Cancelled, QStringLiteral("the store's configuration changed while the instances were made")));
+        addSubjob(m_archive->send(files.value()), [this](const Result<ExportSummary> &r) { finishWith(r); });
+    }
+
+    QPointer<Archive> m_archive;
+    bool m_local;
+    std::shared_ptr<FileStore> m_cache;
+    QList<QPair<QString, QByteArray>> m_instances;
+    std::shared_ptr<QTemporaryDir> m_folder;
+};
+
 } // namespace
 
 Error keepReceivedInstance(FileStore &cache, const QString &path, const QString &announcedSopInstanceUid)
@@ -373,6 +426,24 @@ ResultJob<ExportSummary> *StoreRegistry::exportDerivedSeries(const QString &name
     if (e.isError())
         return failedJob<ExportSummary>(e);
     return new SendDerivedSeries(a, m_cache, keys, chain, naming);
+}
+
+ResultJob<ExportSummary> *StoreRegistry::storeNewInstances(const QString &name, const QList<QPair<QString, QByteArray>> &instances)
+{
+    if (!m_cache)
+        return failedJob<ExportSummary>(Error(ErrorCode::NotFound, QStringLiteral("no workstation cache is open")));
+    if (instances.isEmpty())
+        return failedJob<ExportSummary>(Error(ErrorCode::InvalidArgument, QStringLiteral("nothing to store")));
+    bool local = name.isEmpty();
+    Archive *a = nullptr;
+    if (!local) {
+        Error e;
+        a = archive(name, &e);
+        if (!a)
+            return failedJob<ExportSummary>(e);
+        local = m_config.find(name) && m_config.find(name)->kind == StoreKind::Local;
+    }
+    return new SendNewInstances(a, local, m_cache, instances);
 }
 
 ResultJob<ExportSummary> *StoreRegistry::exportFiles(const QString &name, const QStringList &files)

@@ -98,6 +98,10 @@ public:
     /// is kept in the cache too, so the derived series is in the study here at once.
     ResultJob<ExportSummary> *exportDerivedSeries(const QString &name, const QStringList &keys, const FilterChain &chain,
                                                   const Derivation &naming = Derivation());
+    /// New instances of ours — (SOP Instance UID, Part 10 bytes): findings as reports, key objects, presentation
+    /// states — kept in the cache at once (they are in the open study from then on, whatever the archive says),
+    /// then sent to store `name` (STOW-RS, C-STORE, blobd push); an empty `name` or the local store: the cache alone.
+    ResultJob<ExportSummary> *storeNewInstances(const QString &name, const QList<QPair<QString, QByteArray>> &instances);
     /// Sends DICOM files to a store (STOW-RS, C-STORE, blobd push, or the local cache).
     ResultJob<ExportSummary> *exportFiles(const QString &name, const QStringList &files);
 

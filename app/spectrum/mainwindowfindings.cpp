@@ -1,0 +1,100 @@
+#include "mainwindow.h"
+
+// The main window's findings: File ▸ Save findings — what was drawn or edited on the study in view, measured on
+// the images as stored and written as a Measurement Report per study, kept in the cache and sent to the archive
+// the study came from.
+
+#include "studyviewer.h"
+#include "transferspanel.h"
+
+#include "spectrum/stores/findingsreports.h"
+#include "spectrum/stores/storeregistry.h"
+#include "spectrum/stores/studystreamer.h"
+
+#include <QSettings>
+#include <QStatusBar>
+
+namespace spectrum {
+
+QString MainWindow::observerName() const
+{
+    QSettings settings;
+    const QString name = settings.value(QStringLiteral("findings/observerName")).toString();
+    if (!name.isEmpty())
+        return name;
+    return qEnvironmentVariable("USER");  // better a login than no one: the reader can set a name (Settings)
+}
+
+void MainWindow::saveFindings()
+{
+    StudyViewer *viewer = currentViewer();
+    // To the archive the study came from; a study only in the cache keeps its findings there.
+    saveFindingsTo(viewer && viewer->streamer() ? viewer->streamer()->storeName() : QString());
+}
+
+void MainWindow::saveFindingsTo(const QString &store)
+{
+    StudyViewer *viewer = currentViewer();
+    auto fail = [this](const Error &e) {
+        statusBar()->showMessage(tr("Findings not saved: %1").arg(e.toString()));
+        Q_EMIT findingsSaved(0, e);
+    };
+    if (!viewer)
+        return fail(Error(ErrorCode::InvalidArgument, tr("no study is open")));
+    FindingsModel *model = viewer->findings();
+    model->assignTrackingUids();  // the report and the model name each finding alike
+    FindingsToSave what;
+    what.observerName = observerName();
+    QHash<QString, DicomIdentity> studies;
+    studies.insert(viewer->study().identity.studyInstanceUid, viewer->study().identity);
+    for (int i = 0; i < viewer->comparisonCount(); ++i)
+        studies.insert(viewer->comparison(i).identity.studyInstanceUid, viewer->comparison(i).identity);
+    for (const Finding &f : model->all()) {
+        if (!f.changed)
+            continue;
+        if (f.image.sopInstanceUid.isEmpty() || f.image.studyInstanceUid.isEmpty())
+            return fail(Error(ErrorCode::InvalidArgument, tr("a finding lies on an image with no DICOM identity")));
+        what.findings << ReportedFinding{f.annotation, f.image, {}, f.label, {}};
+        what.studies.insert(f.image.studyInstanceUid, studies.value(f.image.studyInstanceUid));
+    }
+    if (what.findings.isEmpty()) {
+        statusBar()->showMessage(tr("No new findings to save."), 5000);
+        Q_EMIT findingsSaved(0, Error());
+        return;
+    }
+    for (auto it = what.studies.constBegin(); it != what.studies.constEnd(); ++it)
+        if (it.value().studyInstanceUid.isEmpty())
+            return fail(Error(ErrorCode::InvalidArgument, tr("a finding lies on a study not open here (%1)").arg(it.key())));
+    StoreRegistry *registry = m_workstation->registry();
+    if (!registry || !m_workstation->cache())
+        return fail(Error(ErrorCode::NotFound, tr("the workstation's cache is not open")));
+    statusBar()->showMessage(tr("Saving %n finding(s)…", nullptr, int(what.findings.size())));
+    whenDone(makeMeasurementReports(m_workstation->cache(), what), this, [this, store, registry, model = QPointer<FindingsModel>(model)](const Result<QList<SavedReport>> &made) {
+        if (!made.isOk()) {
+            statusBar()->showMessage(tr("Findings not saved: %1").arg(made.error().toString()));
+            return Q_EMIT findingsSaved(0, made.error());
+        }
+        QList<QPair<QString, QByteArray>> instances;
+        QStringList tracking;
+        for (const SavedReport &r : made.value()) {
+            instances << qMakePair(r.sopInstanceUid, r.bytes);
+            tracking << r.trackingUids;
+        }
+        auto *job = registry->storeNewInstances(store, instances);
+        m_transfers->addSend(job, tr("Findings: %n report(s) to %1", nullptr, int(instances.size())).arg(store.isEmpty() ? tr("this workstation") : store));
+        whenDone(job, this, [this, store, tracking, model, count = int(instances.size())](const Result<ExportSummary> &r) {
+            const QString where = store.isEmpty() ? tr("this workstation") : store;
+            if (!r.isOk() || r.value().stored.isEmpty()) {
+                const Error e = r.isOk() ? Error(ErrorCode::Io, r.value().failed.isEmpty() ? tr("refused") : r.value().failed.first().second) : r.error();
+                statusBar()->showMessage(tr("Findings kept on this workstation, not in %1: %2").arg(where, e.toString()));
+                return Q_EMIT findingsSaved(0, e);
+            }
+            if (model)
+                model->markSaved(tracking);
+            statusBar()->showMessage(tr("Findings saved to %1 (%n report(s))", nullptr, count).arg(where), 8000);
+            Q_EMIT findingsSaved(count, Error());
+        });
+    });
+}
+
+} // namespace spectrum

@@ -1,0 +1,75 @@
+#include "spectrum/stores/findingsreports.h"
+
+#include "spectrum/core/uid.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/stores/blobstore.h"
+
+#include <map>
+
+namespace spectrum {
+
+ResultJob<QList<SavedReport>> *makeMeasurementReports(BlobStore *cache, FindingsToSave what)
+{
+    if (!cache->readsOnAnyThread())
+        return failedJob<QList<SavedReport>>(Error(ErrorCode::Unsupported, QStringLiteral("the cache cannot be read off its own thread")));
+    return makeJob<QList<SavedReport>>([cache, what](const CancelToken &cancel) -> Result<QList<SavedReport>> {
+        // By study, in the order the findings came; each image decoded once.
+        std::map<QString, MeasurementReportRequest> byStudy;
+        QStringList order;
+        QHash<QString, DecodedImage> images;
+        for (ReportedFinding f : what.findings) {
+            if (cancel.isCancelled())
+                return Error(ErrorCode::Cancelled, QStringLiteral("cancelled"));
+            const QString study = f.image.studyInstanceUid;
+            if (!what.studies.contains(study))
+                return Error(ErrorCode::InvalidArgument, QStringLiteral("a finding lies on an image of a study not open here (%1)").arg(study));
+            auto it = images.find(f.image.sopInstanceUid);
+            if (it == images.end()) {
+                Result<ByteView> bytes = runSync(cache->read(f.image.sopInstanceUid));
+                if (!bytes.isOk())
+                    return bytes.error().withContext(QStringLiteral("the image of a finding"));
+                Result<DecodedImage> image = decodeDicom(bytes.value());
+                if (!image.isOk())
+                    return image.error().withContext(f.image.sopInstanceUid);
+                it = images.insert(f.image.sopInstanceUid, image.value());
+            }
+            const DecodedImage &image = it.value();
+            if (image.info.identity.studyInstanceUid != study)
+                return Error(ErrorCode::InvalidArgument, QStringLiteral("image %1 is not of study %2").arg(f.image.sopInstanceUid, study));
+            const int frame = f.image.frame > 0 ? f.image.frame - 1 : 0;
+            if (frame >= std::max(1, image.info.frames))
+                return Error(ErrorCode::InvalidArgument, QStringLiteral("image %1 has no frame %2").arg(f.image.sopInstanceUid).arg(f.image.frame));
+            f.image.sopClassUid = image.info.identity.sopClassUid;
+            f.image.seriesInstanceUid = image.info.identity.seriesInstanceUid;
+            f.values = measure(f.annotation, DecodedImage{image.info.frame(frame), image.pixels}, frame);
+            if (f.annotation.trackingUid.isEmpty())
+                f.annotation.trackingUid = makeUid();
+            MeasurementReportRequest &r = byStudy[study];
+            if (r.findings.isEmpty()) {
+                order << study;
+                r.study = what.studies.value(study);
+                r.study.modality = image.info.identity.modality;  // the measured images' (for the quantity of their values)
+                r.observerName = what.observerName;
+                r.seriesDescription = what.seriesDescription;
+            }
+            r.findings << f;
+        }
+        QList<SavedReport> reports;
+        for (const QString &study : order) {
+            const MeasurementReportRequest &r = byStudy[study];
+            Result<QByteArray> bytes = writeMeasurementReport(r);
+            if (!bytes.isOk())
+                return bytes.error();
+            Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes.value()));
+            if (!id.isOk())
+                return id.error().withContext(QStringLiteral("the report just written"));
+            SavedReport saved{study, id.value().sopInstanceUid, bytes.value(), {}};
+            for (const ReportedFinding &f : r.findings)
+                saved.trackingUids << f.annotation.trackingUid;
+            reports << saved;
+        }
+        return reports;
+    });
+}
+
+} // namespace spectrum
