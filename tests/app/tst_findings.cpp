@@ -1,0 +1,149 @@
+// Findings that last, through a real archive: drawn on a study opened from Orthanc (DICOMweb), saved with File ▸
+// Save findings as a Structured Report into the study there, and seen by another workstation with a cache of its
+// own: the same findings on the same images, at the same places, with the same values — read from the report, and
+// measured again on its own copy of the images.
+
+#include "readingroomsuite.h"
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+namespace {
+
+/// Searches `window`'s browser for the demo studies and opens `studyUid` from the archive; its viewer, or null.
+StudyViewer *openFromArchive(MainWindow *window, const QString &studyUid)
+{
+    StudyBrowser *b = window->browser();
+    QSignalSpy finished(b, &StudyBrowser::searchFinished);
+    b->patientNameField()->setText(QStringLiteral("DEMO*"));
+    b->search();
+    if (!finished.wait(20000))
+        return nullptr;
+    for (int r = 0; r < b->table()->model()->rowCount(); ++r) {
+        if (b->studyAtRow(r)->identity.studyInstanceUid != studyUid)
+            continue;
+        QSignalSpy opened(window, &MainWindow::studyOpened);
+        window->openFound(*b->studyAtRow(r));
+        if (!opened.wait(20000))
+            return nullptr;
+        return opened.first().first().value<StudyViewer *>();
+    }
+    return nullptr;
+}
+
+Annotation drawn(AnnotationKind kind, QList<QPointF> points, QString text = QString())
+{
+    return Annotation{kind, std::move(points), std::move(text), QString()};
+}
+
+} // namespace
+
+class tst_Findings : public ReadingRoomSuite
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { ReadingRoomSuite::initTestCase(); }
+    void cleanupTestCase() { ReadingRoomSuite::cleanupTestCase(); }
+
+    void savedToTheArchiveAndSeenByAnotherWorkstation()
+    {
+        StudyViewer *viewer = openFromArchive(m_window.get(), m_ctUid);
+        QVERIFY(viewer);
+        QTRY_VERIFY_WITH_TIMEOUT(!viewer->study().series.isEmpty() && viewer->study().series[0].instances.size() == 24, 20000);  // listed whole
+        // Findings on two slices of the CT.
+        const QList<QList<Annotation>> bySlice = {
+            {drawn(AnnotationKind::Distance, {{100.5, 300.25}, {400.75, 310.5}}),
+             drawn(AnnotationKind::Ellipse, {{200, 180}, {300, 260}}),
+             drawn(AnnotationKind::Arrow, {{256, 200}, {330, 120}}, QStringLiteral("hyperdense focus"))},
+            {drawn(AnnotationKind::Angle, {{100, 100}, {150, 200}, {250, 120}}),
+             drawn(AnnotationKind::Polygon, {{220, 220}, {300, 230}, {290, 300}, {230, 290}}),
+             drawn(AnnotationKind::Point, {{256.5, 256.5}}),
+             drawn(AnnotationKind::Bidirectional, {{150, 350}, {250, 350}, {200, 330}, {200, 370}})},
+        };
+        const QList<int> slices = {5, 12};
+        QHash<QString, QStringList> textsBySop;  // what the first workstation shows
+        for (int s = 0; s < slices.size(); ++s) {
+            viewer->showSlice(slices[s]);
+            const QString sop = viewer->study().series[0].instances[slices[s]].sopInstanceUid;
+            QTRY_VERIFY(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == sop);
+            for (const Annotation &a : bySlice[s])
+                viewer->viewport()->addMeasurement(a);
+            for (const Annotation &a : viewer->viewport()->measurements())
+                textsBySop[sop] << viewer->viewport()->measurementText(a);
+        }
+        QCOMPARE(viewer->findings()->unsavedCount(), 7);
+
+        const int seriesBefore = int(viewer->study().series.size());
+        QSignalSpy saved(m_window.get(), &MainWindow::findingsSaved);
+        m_window->saveFindings();
+        QVERIFY(saved.wait(30000));
+        QCOMPARE(saved.first().at(0).toInt(), 1);
+        QVERIFY2(!saved.first().at(1).value<Error>().isError(), qPrintable(saved.first().at(1).value<Error>().toString()));
+        QCOMPARE(viewer->findings()->unsavedCount(), 0);
+        // The report joins the open study as a series of its own — and does not double what is drawn.
+        QTRY_COMPARE(int(viewer->study().series.size()), seriesBefore + 1);
+        QCOMPARE(viewer->study().series.last().modality, QStringLiteral("SR"));
+        QTRY_COMPARE(viewer->findingsLoader()->reports().size(), 1);
+        QCOMPARE(viewer->findings()->count(), 7);
+
+        // The archive has it, in the study.
+        Result<StudySummary> listed = runSync(m_ws->registry()->listStudy(QStringLiteral("pacs"), m_ctUid));
+        QVERIFY(listed.isOk());
+        const auto sr = std::find_if(listed.value().series.begin(), listed.value().series.end(), [](const SeriesSummary &s) { return s.modality == QLatin1String("SR"); });
+        QVERIFY(sr != listed.value().series.end());
+        QCOMPARE(sr->instances.size(), 1);
+
+        // Another workstation, its own empty cache, the same archive.
+        QTemporaryDir otherDir;
+        std::unique_ptr<Workstation> other = workstationWithArchive(otherDir, QStringLiteral("pacs"), m_orthanc.dicomWebUrl());
+        QVERIFY(other);
+        MainWindow otherWindow(other.get());
+        otherWindow.show();
+        StudyViewer *seen = openFromArchive(&otherWindow, m_ctUid);
+        QVERIFY(seen);
+        QTRY_VERIFY_WITH_TIMEOUT(!seen->study().series.isEmpty() && seen->study().series[0].instances.size() == 24, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(seen->findings()->count() == 7, 30000);
+        QCOMPARE(seen->findingsLoader()->notShown(), QStringList());
+        for (int s = 0; s < slices.size(); ++s) {
+            seen->showSlice(slices[s]);
+            const QString sop = seen->study().series[0].instances[slices[s]].sopInstanceUid;
+            QTRY_VERIFY(seen->viewport()->completeness() >= 1.0 && seen->viewport()->image().info.identity.sopInstanceUid == sop);
+            const QList<Finding> findings = seen->viewport()->findingsInView();
+            QCOMPARE(findings.size(), bySlice[s].size());
+            QStringList texts;
+            for (int i = 0; i < findings.size(); ++i) {
+                const Finding &f = findings[i];
+                QVERIFY(f.fromReport());
+                QVERIFY2(f.origin.contains(otherWindow.observerName().isEmpty() ? QStringLiteral("SR") : DicomIdentity::displayName(m_window->observerName())),
+                         qPrintable(f.origin));
+                QCOMPARE(f.annotation.kind, bySlice[s][i].kind);
+                QCOMPARE(f.annotation.text, bySlice[s][i].text);
+                QCOMPARE(f.annotation.points.size(), bySlice[s][i].points.size());
+                for (int p = 0; p < f.annotation.points.size(); ++p) {
+                    const QPointF d = f.annotation.points[p] - bySlice[s][i].points[p];
+                    QVERIFY2(std::abs(d.x()) < 0.5 && std::abs(d.y()) < 0.5, qPrintable(kindName(f.annotation.kind)));
+                }
+                // The report's values are what this workstation measures on its own copy of the image.
+                const QList<MeasuredValue> now = seen->viewport()->valuesOf(f.annotation);
+                QCOMPARE(f.reportedValues.size(), now.size());
+                for (int v = 0; v < now.size(); ++v)
+                    QVERIFY(std::abs(f.reportedValues[v].value - now[v].value) <= 1e-6 * std::max(1.0, std::abs(now[v].value)));
+                texts << seen->viewport()->measurementText(f.annotation);
+            }
+            QCOMPARE(texts, textsBySop.value(sop));  // shown as the first workstation showed them
+        }
+        // A finding read back and edited is the same finding: saved again, under its tracking UID.
+        const Finding first = seen->viewport()->findingsInView().first();
+        seen->viewport()->findings()->setAnnotation(seen->viewport()->findingsKey(), 0, translated(first.annotation, QPointF(2, 0)));
+        QCOMPARE(seen->findings()->unsavedCount(), 1);
+        QSignalSpy savedAgain(&otherWindow, &MainWindow::findingsSaved);
+        otherWindow.saveFindings();
+        QVERIFY(savedAgain.wait(30000));
+        QCOMPARE(savedAgain.first().at(0).toInt(), 1);
+        QTRY_COMPARE(seen->findingsLoader()->reports().size(), 2);
+        QCOMPARE(seen->findings()->count(), 7);
+    }
+};
+
+QTEST_MAIN(tst_Findings)
+#include "tst_findings.moc"
