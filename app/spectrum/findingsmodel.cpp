@@ -118,6 +118,15 @@ void FindingsModel::markSaved(const QList<QString> &trackingUids)
     Q_EMIT changed(QString());
 }
 
+void FindingsModel::setMeasured(const QString &imageKey, int index, const QList<MeasuredValue> &values)
+{
+    auto it = m_findings.find(imageKey);
+    if (it == m_findings.end() || index < 0 || index >= it->size() || (*it)[index].measuredValues == values)
+        return;
+    (*it)[index].measuredValues = values;
+    Q_EMIT measured();
+}
+
 void FindingsModel::assignTrackingUids()
 {
     for (QList<Finding> &l : m_findings)

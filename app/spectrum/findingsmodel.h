@@ -25,6 +25,7 @@ struct Finding
     QList<MeasuredValue> reportedValues;  ///< read back: the values as the report gives them
     QStringList otherValues;              ///< read back: values the workstation does not recognise, as written
     QString label;                        ///< the report's tracking identifier, when read back
+    QList<MeasuredValue> measuredValues;  ///< as last measured on its image where it is shown (empty until then)
     bool changed = false;                 ///< drawn or edited here and not saved since
 
     bool fromReport() const { return !origin.isEmpty(); }
@@ -60,12 +61,16 @@ public:
     bool hasReport(const QString &reportUid) const { return m_reports.contains(reportUid); }
     /// After a save: those findings are saved (no longer changed).
     void markSaved(const QList<QString> &trackingUids);
+    /// What finding `index` on `imageKey` measures on its image as shown (the viewport tells, once per change).
+    void setMeasured(const QString &imageKey, int index, const QList<MeasuredValue> &values);
     /// Gives every finding without a tracking UID one (before it is first saved).
     void assignTrackingUids();
 
 Q_SIGNALS:
     /// Findings on `imageKey` changed (added, edited, removed); empty: many images at once.
     void changed(const QString &imageKey);
+    /// Values measured anew (setMeasured): for lists, not for the images (nothing drawn changes).
+    void measured();
 
 private:
     QHash<QString, QList<Finding>> m_findings;

@@ -247,6 +247,7 @@ private:
     bool annotationRelease(QPointF imagePosition);
     void commitDraft();
     std::optional<QString> askText(const QString &current);
+    QString textFor(const Annotation &a, const QList<MeasuredValue> &values) const;
     void onFindingsChanged(const QString &imageKey);
 
     QList<QLineF> m_referenceLines;

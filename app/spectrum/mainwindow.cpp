@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "filterpanel.h"
+#include "findingspanel.h"
 #include "tagviewer.h"
 #include "storesdialog.h"
 #include "transferspanel.h"
@@ -75,6 +76,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
             m_cineAction->setChecked(v && v->isCinePlaying());
         showFiltersOf(v);
         showTagsOfImageInView();
+        m_findingsPanel->setViewer(v);
     });
     setCentralWidget(m_tabs);
     statusBar()->addPermanentWidget(m_cacheLabel);
@@ -104,6 +106,18 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     connect(tagDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible)
             showTagsOfImageInView();
+    });
+
+    // The study's findings: drawn here, read from its reports, and what could not be drawn.
+    m_findingsPanel = new FindingsPanel;
+    m_findingsDock = new QDockWidget(tr("Findings"), this);
+    m_findingsDock->setObjectName(QStringLiteral("findingsDock"));
+    m_findingsDock->setWidget(m_findingsPanel);
+    addDockWidget(Qt::RightDockWidgetArea, m_findingsDock);
+    m_findingsDock->hide();
+    connect(m_findingsPanel, &FindingsPanel::goToRequested, this, [this](const QString &sop, int frame) {
+        if (StudyViewer *v = currentViewer(); v && !v->showInstance(sop, frame))
+            statusBar()->showMessage(tr("That image is not in this study's list."), 5000);
     });
 
     auto *transferDock = new QDockWidget(tr("Transfers"), this);
@@ -231,6 +245,10 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     showTags->setText(tr("DICOM &tags"));
     showTags->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+D")));
     view->addAction(showTags);
+    QAction *showFindings = m_findingsDock->toggleViewAction();
+    showFindings->setText(tr("&Findings"));
+    showFindings->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+M")));
+    view->addAction(showFindings);
     QAction *showTransfers = m_transferDock->toggleViewAction();
     showTransfers->setText(tr("&Transfers"));
     showTransfers->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+T")));
@@ -496,6 +514,7 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
     connect(viewer, &StudyViewer::errorOccurred, this, [this](const Error &e) {
         statusBar()->showMessage(tr("Error: %1").arg(e.toString()));
     });
+    connect(viewer, &StudyViewer::findingsRequested, this, [this] { m_findingsDock->show(); });
     viewer->viewport()->setTool(m_tool);
     viewer->setCineRate(m_cineRate, false);  // the reader's usual rate; a multi-frame image's own comes first
     viewer->setSmoothMagnification(m_smoothAction->isChecked());

@@ -18,6 +18,7 @@ class QTableView;
 namespace spectrum {
 
 class FilterPanel;
+class FindingsPanel;
 class TagViewer;
 class TransfersPanel;
 class StudyBrowser;
@@ -73,6 +74,9 @@ public:
     TagViewer *tagViewer() const { return m_tags; }
     /// View ▸ DICOM tags: the dock that lists the elements of the image in view.
     QDockWidget *tagDock() const { return m_tagDock; }
+    /// View ▸ Findings: the study in view's findings (FindingsPanel).
+    FindingsPanel *findingsPanel() const { return m_findingsPanel; }
+    QDockWidget *findingsDock() const { return m_findingsDock; }
     TransfersPanel *transfersPanel() const { return m_transfers; }
     void showFilterPanel();
 
@@ -151,6 +155,8 @@ private:
     FilterPanel *m_filters;
     TagViewer *m_tags;
     QDockWidget *m_tagDock = nullptr;
+    FindingsPanel *m_findingsPanel = nullptr;
+    QDockWidget *m_findingsDock = nullptr;
     TransfersPanel *m_transfers;
     QLabel *m_transferLabel;
     QDockWidget *m_filterDock = nullptr;

@@ -18,6 +18,12 @@
 namespace spectrum {
 
 namespace {
+/// Series of documents, not images: Structured Reports, Key Object Selections, Presentation States.
+bool isDocumentSeries(const SeriesSummary &s)
+{
+    return s.modality == QLatin1String("SR") || s.modality == QLatin1String("KO") || s.modality == QLatin1String("PR");
+}
+
 /// The series list: dragging an item carries its series' index (dropped on a pane, that pane shows it).
 class SeriesList : public QListWidget
 {
@@ -246,9 +252,17 @@ void StudyViewer::fillSeriesList()
     const QSignalBlocker block(m_seriesList);
     m_seriesList->clear();
     for (const SeriesSummary &s : m_study.series) {
-        m_seriesList->addItem(tr("%1 %2\n%3 image(s)")
-                                  .arg(s.modality, s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : s.description)
-                                  .arg(s.instances.size()));
+        const QString name = s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : s.description;
+        if (isDocumentSeries(s)) {
+            const QString kind = s.modality == QLatin1String("SR") ? tr("%n report(s)", nullptr, int(s.instances.size()))
+                               : s.modality == QLatin1String("KO") ? tr("%n key image list(s)", nullptr, int(s.instances.size()))
+                                                                   : tr("%n presentation state(s)", nullptr, int(s.instances.size()));
+            auto *item = new QListWidgetItem(tr("%1 %2\n%3 (in Findings)").arg(s.modality, name, kind));
+            item->setToolTip(tr("Shown over the images they refer to and listed in View > Findings (Ctrl+Shift+M)"));
+            m_seriesList->addItem(item);
+            continue;
+        }
+        m_seriesList->addItem(tr("%1 %2\n%3 image(s)").arg(s.modality, name).arg(s.instances.size()));
     }
 }
 
@@ -265,8 +279,8 @@ void StudyViewer::requestThumbnails()
     // Each series' middle image, as soon as one of its images is here.
     for (int i = 0; i < m_study.series.size(); ++i) {
         const QList<InstanceRef> &in = m_study.series[i].instances;
-        if (in.isEmpty())
-            continue;
+        if (in.isEmpty() || isDocumentSeries(m_study.series[i]))
+            continue;  // a document has no picture to show
         const QString middle = in[in.size() / 2].key;
         if (!m_streamer || (m_streamer->isListed() && !m_streamer->isListed(middle)) || m_streamer->isCached(middle)) {  // unlisted: the cache's own
             requestThumbnail(i, in[in.size() / 2].key);
@@ -358,10 +372,48 @@ void StudyViewer::setSynchronized(bool on)
     follow();
 }
 
+bool StudyViewer::showInstance(const QString &sopInstanceUid, int frame)
+{
+    for (int s = 0; s < m_study.series.size(); ++s) {
+        const QList<InstanceRef> &in = m_study.series[s].instances;
+        for (int i = 0; i < in.size(); ++i) {
+            if (in[i].sopInstanceUid != sopInstanceUid)
+                continue;
+            if (m_active->study() != &m_study || m_active->seriesIndex() != s)
+                showSeries(s);
+            showSlice(i);
+            if (frame > 0) {
+                // Once the image is on screen, at its frame.
+                auto once = std::make_shared<QMetaObject::Connection>();
+                SeriesPane *pane = m_active;
+                *once = connect(pane, &SeriesPane::imageShown, this, [pane, once, sopInstanceUid, frame] {
+                    if (pane->viewport()->image().info.identity.sopInstanceUid != sopInstanceUid)
+                        return;
+                    QObject::disconnect(*once);
+                    pane->viewport()->setFrame(frame - 1);
+                });
+                if (viewport()->hasImage() && viewport()->image().info.identity.sopInstanceUid == sopInstanceUid) {
+                    QObject::disconnect(*once);
+                    viewport()->setFrame(frame - 1);
+                }
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
 void StudyViewer::showSeries(int seriesIndex)
 {
     if (seriesIndex < 0 || seriesIndex >= m_study.series.size())
         return;
+    if (isDocumentSeries(m_study.series[seriesIndex])) {
+        // Not images: the pane keeps what it shows; the findings say what the document holds.
+        const QSignalBlocker block(m_seriesList);
+        m_seriesList->setCurrentRow(m_active->study() == &m_study ? m_active->seriesIndex() : -1);
+        Q_EMIT findingsRequested();
+        return;
+    }
     if (m_active->study() != &m_study)  // the pane showed a prior: it shows the current study again
         return void(showSeriesOf(m_active, keyOf(&m_study), seriesIndex));
     m_active->showSeries(seriesIndex);

@@ -126,6 +126,9 @@ public:
     void showSeries(int seriesIndex);
     /// Shows slice `index` (0-based, clamped) of the active pane's series as soon as it is decoded.
     void showSlice(int index);
+    /// Shows the image `sopInstanceUid` of the study (its series in the active pane, at it; `frame` 1-based for a
+    /// multi-frame image, 0: its first). False when the study lists no such image.
+    bool showInstance(const QString &sopInstanceUid, int frame = 0);
     /// Steps the active pane through its images: the frames of a multi-frame image, then on to the next instance.
     void stepSlice(int step);
     /// The first (instance and frame) of the active pane's stack, or its last.
@@ -171,6 +174,9 @@ public:
     double cineFramesPerSecond(bool *acquired = nullptr) const;
 
 Q_SIGNALS:
+    /// The reader chose a series that is not images (reports, key objects, presentation states): what it holds
+    /// is shown over the images and listed in the findings.
+    void findingsRequested();
     /// Slice `index` of the active pane's series is on screen (decoded and rendered).
     void imageShown(int index);
     void cineChanged(bool playing, int framesPerSecond);

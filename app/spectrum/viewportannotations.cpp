@@ -145,9 +145,13 @@ QList<MeasuredValue> ImageViewport::valuesOf(const Annotation &a) const
 
 QString ImageViewport::measurementText(const Annotation &a) const
 {
+    return textFor(a, valuesOf(a));
+}
+
+QString ImageViewport::textFor(const Annotation &a, const QList<MeasuredValue> &values) const
+{
     if (a.kind == AnnotationKind::Arrow || a.kind == AnnotationKind::Text)
         return a.text;
-    const QList<MeasuredValue> values = valuesOf(a);
     const bool realValued = m_image.pixels.format() == PixelFormat::Float64 || std::fabs(m_image.info.rescaleSlope - std::round(m_image.info.rescaleSlope)) > 1e-9;
     QString text = describeValues(values, realValued);
     if (isRegion(a.kind) && m_valueRows < m_image.info.rows && values.size() == 1)
@@ -493,11 +497,13 @@ void ImageViewport::paintMeasurements(QPainter &p)
     const QTransform t = imageToWidget();
     if (m_labelsVersion != m_measureVersion) {
         m_labels.clear();
-        for (const Finding &f : list) {
-            QString label = measurementText(f.annotation);
+        for (int i = 0; i < list.size(); ++i) {
+            const Finding &f = list[i];
+            const QList<MeasuredValue> now = valuesOf(f.annotation);
+            m_findings->setMeasured(findingsKey(), i, now);
+            QString label = textFor(f.annotation, now);
             // What a report said, when the image in view measures otherwise: both are shown, never one silently.
             if (!f.reportedValues.isEmpty()) {
-                const QList<MeasuredValue> now = valuesOf(f.annotation);
                 bool differs = false;
                 for (const MeasuredValue &r : f.reportedValues)
                     for (const MeasuredValue &v : now)

@@ -3,7 +3,10 @@
 // own: the same findings on the same images, at the same places, with the same values — read from the report, and
 // measured again on its own copy of the images.
 
+#include "findingspanel.h"
 #include "readingroomsuite.h"
+
+#include <QTreeWidget>
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -132,6 +135,18 @@ private Q_SLOTS:
             }
             QCOMPARE(texts, textsBySop.value(sop));  // shown as the first workstation showed them
         }
+        // Listed in the findings panel under the report they came from; a double-click goes to a finding's image.
+        const QStringList lines = otherWindow.findingsPanel()->lines();
+        QCOMPARE(lines.size(), 1 + 7);
+        QVERIFY2(lines.first().startsWith(QStringLiteral("SR ")), qPrintable(lines.first()));
+        for (int i = 1; i < lines.size(); ++i)
+            QVERIFY2(lines[i].endsWith(QStringLiteral("· report")) && lines[i].contains(QStringLiteral("Series 1, image")), qPrintable(lines[i]));
+        QVERIFY2(lines[1].startsWith(QStringLiteral("  Distance — ")) && lines[1].contains(QStringLiteral(" mm | Series 1, image 6 ")), qPrintable(lines[1]));
+        QTreeWidget *tree = otherWindow.findingsPanel()->tree();
+        Q_EMIT tree->itemActivated(tree->topLevelItem(0)->child(0), 0);
+        const QString sixth = seen->study().series[0].instances[5].sopInstanceUid;
+        QTRY_COMPARE(seen->viewport()->image().info.identity.sopInstanceUid, sixth);
+
         // A finding read back and edited is the same finding: saved again, under its tracking UID.
         const Finding first = seen->viewport()->findingsInView().first();
         seen->viewport()->findings()->setAnnotation(seen->viewport()->findingsKey(), 0, translated(first.annotation, QPointF(2, 0)));

@@ -1,0 +1,147 @@
+#include "findingspanel.h"
+
+#include "findingsmodel.h"
+#include "studyviewer.h"
+
+#include <QLabel>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace spectrum {
+
+namespace {
+
+enum Role { SopRole = Qt::UserRole + 1, FrameRole };
+
+/// "Series 2, image 14 (frame 3)": where an image lies in the studies the viewer knows; its UID when unknown.
+QString placeOf(const StudyViewer *viewer, const ImageRef &ref)
+{
+    QList<const StudySummary *> studies{&viewer->study()};
+    for (int i = 0; i < viewer->comparisonCount(); ++i)
+        studies << &viewer->comparison(i);
+    for (const StudySummary *study : studies) {
+        for (const SeriesSummary &s : study->series) {
+            for (int i = 0; i < s.instances.size(); ++i) {
+                if (s.instances[i].sopInstanceUid != ref.sopInstanceUid)
+                    continue;
+                QString place = QObject::tr("Series %1, image %2").arg(s.seriesNumber).arg(s.instances[i].instanceNumber > 0 ? s.instances[i].instanceNumber : i + 1);
+                if (ref.frame > 0)
+                    place += QObject::tr(" (frame %1)").arg(ref.frame);
+                if (study != &viewer->study())
+                    place += QObject::tr(", prior %1").arg(DicomIdentity::displayDate(study->identity.studyDate));
+                return place;
+            }
+        }
+    }
+    return QObject::tr("image %1 (not in this study's list)").arg(ref.sopInstanceUid);
+}
+
+} // namespace
+
+FindingsPanel::FindingsPanel(QWidget *parent) : QWidget(parent), m_header(new QLabel), m_tree(new QTreeWidget)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    m_header->setWordWrap(true);
+    layout->addWidget(m_header);
+    // One column, a finding in two lines (what and its values; where and its state): readable in a narrow dock.
+    m_tree->setColumnCount(1);
+    m_tree->setHeaderHidden(true);
+    m_tree->setWordWrap(true);
+    m_tree->setUniformRowHeights(false);
+    m_tree->setObjectName(QStringLiteral("findingsTree"));
+    m_tree->setToolTip(tr("Double-click a finding to go to its image. File > Save findings (Ctrl+S) saves those drawn here."));
+    layout->addWidget(m_tree);
+    connect(m_tree, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem *item) {
+        const QString sop = item->data(0, SopRole).toString();
+        if (!sop.isEmpty())
+            Q_EMIT goToRequested(sop, item->data(0, FrameRole).toInt());
+    });
+    rebuild();
+}
+
+void FindingsPanel::setViewer(StudyViewer *viewer)
+{
+    if (m_viewer == viewer)
+        return;
+    if (m_viewer) {
+        disconnect(m_viewer->findings(), nullptr, this, nullptr);
+        disconnect(m_viewer->findingsLoader(), nullptr, this, nullptr);
+    }
+    m_viewer = viewer;
+    if (m_viewer) {
+        connect(m_viewer->findings(), &FindingsModel::changed, this, &FindingsPanel::rebuild);
+        connect(m_viewer->findings(), &FindingsModel::measured, this, &FindingsPanel::rebuild);
+        connect(m_viewer->findingsLoader(), &FindingsLoader::reportRead, this, &FindingsPanel::rebuild);
+        connect(m_viewer->findingsLoader(), &FindingsLoader::reportFailed, this, &FindingsPanel::rebuild);
+    }
+    rebuild();
+}
+
+void FindingsPanel::rebuild()
+{
+    m_tree->clear();
+    if (!m_viewer) {
+        m_header->setText(tr("Open a study to see its findings."));
+        return;
+    }
+    const QList<Finding> all = m_viewer->findings()->all();
+    QTreeWidgetItem *drawnHere = nullptr;
+    QHash<QString, QTreeWidgetItem *> byReport;
+    for (const Finding &f : all) {
+        QTreeWidgetItem *parent = nullptr;
+        if (!f.fromReport() || f.changed) {
+            if (!drawnHere) {
+                drawnHere = new QTreeWidgetItem(m_tree, {tr("Drawn here")});
+                drawnHere->setExpanded(true);
+            }
+            parent = drawnHere;
+        } else {
+            QTreeWidgetItem *&r = byReport[f.originUid];
+            if (!r) {
+                r = new QTreeWidgetItem(m_tree, {f.origin});
+                r->setExpanded(true);
+            }
+            parent = r;
+        }
+        const QString what = f.annotation.text.isEmpty() ? kindName(f.annotation.kind) : QStringLiteral("%1: %2").arg(kindName(f.annotation.kind), f.annotation.text);
+        // As measured on its image where it was shown; a report's own values until then.
+        QString values = describeValues(!f.measuredValues.isEmpty() ? f.measuredValues : f.reportedValues).replace(QLatin1Char('\n'), QStringLiteral("; "));
+        if (!f.otherValues.isEmpty())
+            values += (values.isEmpty() ? QString() : QStringLiteral("; ")) + f.otherValues.join(QStringLiteral("; "));
+        const bool measures = f.annotation.kind != AnnotationKind::Arrow && f.annotation.kind != AnnotationKind::Text;
+        if (values.isEmpty() && !f.fromReport() && measures)
+            values = tr("(measured when shown)");
+        const QString from = f.fromReport() ? (f.changed ? tr("edited, not saved") : tr("report")) : (f.changed ? tr("not saved") : tr("saved"));
+        auto *item = new QTreeWidgetItem(parent, {QStringLiteral("%1%2\n%3 · %4").arg(what, values.isEmpty() ? QString() : QStringLiteral(" — ") + values,
+                                                                                          placeOf(m_viewer, f.image), from)});
+        item->setData(0, SopRole, f.image.sopInstanceUid);
+        item->setData(0, FrameRole, f.image.frame);
+        item->setToolTip(0, f.label.isEmpty() ? what : f.label);
+    }
+    const QStringList notShown = m_viewer->findingsLoader()->notShown();
+    if (!notShown.isEmpty()) {
+        auto *top = new QTreeWidgetItem(m_tree, {tr("Not drawn (%n)", nullptr, int(notShown.size()))});
+        top->setExpanded(true);
+        for (const QString &line : notShown)
+            new QTreeWidgetItem(top, {line});
+    }
+    const int unsaved = m_viewer->findings()->unsavedCount();
+    m_header->setText(all.isEmpty() ? tr("No findings on this study yet: draw with the Tools menu; reports in the study are read as they arrive.")
+                                    : tr("%n finding(s)", nullptr, int(all.size()))
+                                          + (unsaved > 0 ? tr(", %n not saved (File > Save findings, Ctrl+S)", nullptr, unsaved) : QString()));
+}
+
+QStringList FindingsPanel::lines() const
+{
+    QStringList out;
+    for (int t = 0; t < m_tree->topLevelItemCount(); ++t) {
+        const QTreeWidgetItem *top = m_tree->topLevelItem(t);
+        out << top->text(0);
+        for (int c = 0; c < top->childCount(); ++c)
+            out << QStringLiteral("  ") + top->child(c)->text(0).replace(QLatin1Char('\n'), QStringLiteral(" | "));
+    }
+    return out;
+}
+
+} // namespace spectrum

@@ -1,0 +1,42 @@
+#pragma once
+// FindingsPanel: every finding of the study in view, where it lies and what it measures — drawn here (and whether
+// it is saved) or read from a report, grouped by where it comes from; what a report holds that is not drawn is
+// listed under it with why. Double-click a finding to go to its image.
+
+#include <QPointer>
+#include <QWidget>
+
+class QLabel;
+class QTreeWidget;
+
+namespace spectrum {
+
+class StudyViewer;
+struct Finding;
+
+class FindingsPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit FindingsPanel(QWidget *parent = nullptr);
+
+    /// Follows `viewer`'s findings (none: empty).
+    void setViewer(StudyViewer *viewer);
+    QTreeWidget *tree() const { return m_tree; }
+    /// One line per finding listed ("Distance — 42.1 mm | Series 1, image 6 · not saved"), and the
+    /// lines of what is not shown, in the order shown: for tests and the read-back report.
+    QStringList lines() const;
+
+Q_SIGNALS:
+    /// The reader asked to see the image finding `imageKey`/`index` lies on.
+    void goToRequested(const QString &sopInstanceUid, int frame);
+
+private:
+    void rebuild();
+
+    QPointer<StudyViewer> m_viewer;
+    QLabel *m_header;
+    QTreeWidget *m_tree;
+};
+
+} // namespace spectrum
