@@ -18,6 +18,8 @@ packages=(
   libopenjp2-tools
   # pydicom (Debian's, for /usr/bin/python3): test files written by a toolkit that is not ours
   python3-pydicom python3-numpy
+  # venv: the test peers from PyPI (highdicom…) go into a venv the tests make (tests/support/pyvenv.sh)
+  python3-venv
   # test peers: a real PACS and an HTTP client to talk to it; xvfb for running the GUI without a display
   orthanc orthanc-dicomweb curl openssl xvfb xauth
   # nginx: an HTTPS reverse proxy with Bearer tokens in front of Orthanc, for the DICOMweb TLS and token tests

@@ -18,7 +18,7 @@ namespace {
 
 QList<Command> allCommands()
 {
-    return cli::cacheCommands() + cli::imageCommands() + cli::blobCommands() + cli::archiveCommands() + cli::prefetchCommands();
+    return cli::cacheCommands() + cli::imageCommands() + cli::blobCommands() + cli::archiveCommands() + cli::prefetchCommands() + cli::findingsCommands();
 }
 
 /// The usage, from the command table (help2man makes the manual page of it: docs/man).

@@ -326,10 +326,19 @@ QString describeValues(const QList<MeasuredValue> &values, bool realValued)
             break;
         }
     }
+    // Whatever a report gave of the statistics is shown, in the usual pairs where both are there.
     if (mean && sd)
         lines << tr("Mean %1 SD %2%3").arg(number(*mean, 1), number(*sd, 1), unit(*mean));
+    else if (mean)
+        lines << tr("Mean %1%2").arg(number(*mean, 1), unit(*mean));
+    else if (sd)
+        lines << tr("SD %1%2").arg(number(*sd, 1), unit(*sd));
     if (mn && mx)
         lines << tr("Min %1 Max %2").arg(number(*mn, 0), number(*mx, 0));
+    else if (mn)
+        lines << tr("Min %1").arg(number(*mn, 0));
+    else if (mx)
+        lines << tr("Max %1").arg(number(*mx, 0));
     if (area)
         lines << tr("Area %1").arg(number(*area, area->unit == QLatin1String("mm2") ? 1 : 0) + unit(*area));
     return lines.join(QLatin1Char('\n'));

@@ -128,7 +128,8 @@ public:
         for (int i = 0; i < int(m_nodes.size()); ++i) {
             const Node &n = m_nodes[size_t(i)];
             if (n.type == T::VT_Num && !used.contains(i) && !n.number.isEmpty())
-                out.notShown << QObject::tr("%1 %2 %3 (%4): no image coordinates").arg(meaningOf(i), n.number, text(n.unit.getCodeMeaning()), groupLabel(i));
+                out.notShown << QObject::tr("%1 %2 %3%4: no image coordinates")
+                                    .arg(meaningOf(i), n.number, text(n.unit.getCodeMeaning()), groupLabel(i).isEmpty() ? QString() : QStringLiteral(" (%1)").arg(groupLabel(i)));
         }
     }
 
@@ -161,7 +162,15 @@ private:
             if (at(c).type == T::VT_Code && srcodes::same(at(c).concept, CODE_DCM_Finding))
                 return text(at(c).code.getCodeMeaning());
         }
-        return meaningOf(g);
+        return QString();
+    }
+
+    /// What coordinates are named in a list: their own concept, else what they are inferred for, and the group.
+    QString describe(int scoord) const
+    {
+        const QString own = meaningOf(scoord).isEmpty() ? meaningOf(owner(scoord)) : meaningOf(scoord);
+        const QString label = groupLabel(scoord);
+        return label.isEmpty() ? own : QStringLiteral("%1 (%2)").arg(own, label);
     }
 
     QString groupString(int g, const DSRBasicCodedEntry &concept, T::E_ValueType type) const
@@ -214,6 +223,8 @@ private:
         QString meaning = text(n.unit.getCodeMeaning());
         if (unit == QLatin1String("[hnsf'U]"))
             meaning = QStringLiteral("HU");
+        else if (unit == QLatin1String("mm"))
+            meaning = QStringLiteral("mm");
         else if (unit == QLatin1String("mm2"))
             meaning = QStringLiteral("mm²");
         else if (unit == QLatin1String("deg"))
@@ -242,6 +253,16 @@ private:
                     nums << c;
             }
         }
+        // The group's qualitative content (a finding type, a finding site, an evaluation, words): listed as written.
+        if (g >= 0) {
+            for (int c : at(g).children) {
+                const Node &n = at(c);
+                if (n.type == T::VT_Code && !srcodes::same(n.concept, CODE_DCM_Derivation))
+                    f.otherValues << QStringLiteral("%1: %2").arg(meaningOf(c), text(n.code.getCodeMeaning()));
+                else if (n.type == T::VT_Text && !srcodes::same(n.concept, CODE_DCM_TrackingIdentifier) && !srcodes::same(n.concept, CODE_DCM_Comment))
+                    f.otherValues << QStringLiteral("%1: %2").arg(meaningOf(c), n.string);
+            }
+        }
         for (int i : nums) {
             used.insert(i);
             if (std::optional<MeasuredValue> v = valueOf(i))
@@ -258,11 +279,11 @@ private:
         const QString label = groupLabel(i);
         const Node *image = imageOf(i);
         if (!image || image->sopInstance.isEmpty()) {
-            out.notShown << QObject::tr("%1 (%2): its coordinates name no image").arg(meaningOf(own), label);
+            out.notShown << QObject::tr("%1: its coordinates name no image").arg(describe(i));
             return;
         }
         if (s.points.isEmpty()) {
-            out.notShown << QObject::tr("%1 (%2): coordinates without points").arg(meaningOf(own), label);
+            out.notShown << QObject::tr("%1: coordinates without points").arg(describe(i));
             return;
         }
         ReportedFinding f;
@@ -303,7 +324,7 @@ private:
                 a.kind = AnnotationKind::Point;
             } else {
                 a.kind = AnnotationKind::Polyline;
-                out.notShown << QObject::tr("%1 (%2): %3 separate points, drawn joined").arg(meaningOf(own), label).arg(s.points.size());
+                out.notShown << QObject::tr("%1: %2 separate points, drawn joined").arg(describe(i)).arg(s.points.size());
             }
             break;
         case T::GT_Circle: {
@@ -359,7 +380,7 @@ private:
             }
             break;
         default:
-            out.notShown << QObject::tr("%1 (%2): coordinates of a kind not drawn").arg(meaningOf(own), label);
+            out.notShown << QObject::tr("%1: coordinates of a kind not drawn").arg(describe(i));
             return;
         }
         // A Cobb angle: two lines inferred for the one NUM; the second joins the first.

@@ -184,7 +184,8 @@ void addFinding(TreeBuilder &b, const ReportedFinding &f, const QString &modalit
     b.add(T::RT_contains, T::VT_Container, DSRCodedEntryValue(CODE_DCM_MeasurementGroup), firstGroup);
     if (b.failed())
         return;
-    b.check(b.item().setTemplateIdentification("1501", "DCMR"), "template");
+    // A region's group is TID 1410 (Planar ROI Measurements), the others TID 1501 (Measurement Group).
+    b.check(b.item().setTemplateIdentification(isRegion(a.kind) ? "1410" : "1501", "DCMR"), "template");
     const QString label = !f.label.isEmpty() ? f.label : (!a.text.isEmpty() ? a.text : QStringLiteral("%1 %2").arg(kindName(a.kind)).arg(index));
     b.text(T::RT_hasObsContext, DSRCodedEntryValue(CODE_DCM_TrackingIdentifier), label.left(64), true);
     b.add(T::RT_hasObsContext, T::VT_UIDRef, DSRCodedEntryValue(CODE_DCM_TrackingUniqueIdentifier));

@@ -1,0 +1,160 @@
+// spectrum-cli's findings: the Structured Reports of a study read back — ours and other software's — as the
+// workstation reads them: each finding's kind, words, values and units, the image (and frame) it lies on and its
+// points; what a report holds that the workstation does not draw, and why.
+
+#include "commands.h"
+#include "output.h"
+
+#include "spectrum/core/resultjob.h"
+#include "spectrum/imaging/measurementreport.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/studycatalog.h"
+
+#include <QCommandLineParser>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace spectrum::cli {
+
+namespace {
+
+QString pointsText(const QList<QPointF> &points)
+{
+    QStringList p;
+    for (const QPointF &q : points)
+        p << QStringLiteral("(%1, %2)").arg(q.x(), 0, 'f', 2).arg(q.y(), 0, 'f', 2);
+    return p.join(QLatin1Char(' '));
+}
+
+QJsonObject toJson(const ReadReport &r, const QString &source)
+{
+    QJsonArray findings;
+    for (const ReportedFinding &f : r.findings) {
+        QJsonArray points, values;
+        for (const QPointF &p : f.annotation.points)
+            points.append(QJsonArray{p.x(), p.y()});
+        for (const MeasuredValue &v : f.values)
+            values.append(QJsonObject{{QStringLiteral("quantity"), quantityName(v.quantity)}, {QStringLiteral("value"), v.value},
+                                      {QStringLiteral("unit"), v.unit}, {QStringLiteral("shownAs"), v.unitMeaning}});
+        findings.append(QJsonObject{{QStringLiteral("kind"), kindName(f.annotation.kind)},
+                                    {QStringLiteral("label"), f.label},
+                                    {QStringLiteral("text"), f.annotation.text},
+                                    {QStringLiteral("trackingUid"), f.annotation.trackingUid},
+                                    {QStringLiteral("sopInstanceUid"), f.image.sopInstanceUid},
+                                    {QStringLiteral("frame"), f.image.frame},
+                                    {QStringLiteral("points"), points},
+                                    {QStringLiteral("values"), values},
+                                    {QStringLiteral("otherValues"), QJsonArray::fromStringList(f.otherValues)}});
+    }
+    return QJsonObject{{QStringLiteral("source"), source},
+                       {QStringLiteral("sopInstanceUid"), r.identity.sopInstanceUid},
+                       {QStringLiteral("studyInstanceUid"), r.identity.studyInstanceUid},
+                       {QStringLiteral("patientName"), r.identity.patientName},
+                       {QStringLiteral("patientId"), r.identity.patientId},
+                       {QStringLiteral("title"), r.title},
+                       {QStringLiteral("template"), r.templateId},
+                       {QStringLiteral("observer"), r.observerName},
+                       {QStringLiteral("contentDateTime"), r.contentDateTime},
+                       {QStringLiteral("completion"), r.completion},
+                       {QStringLiteral("verification"), r.verification},
+                       {QStringLiteral("findings"), findings},
+                       {QStringLiteral("notShown"), QJsonArray::fromStringList(r.notShown)}};
+}
+
+void print(const ReadReport &r, const QString &source)
+{
+    out(QStringLiteral("%1 — %2%3").arg(source, r.title.isEmpty() ? QStringLiteral("(untitled)") : r.title,
+                                       r.templateId.isEmpty() ? QString() : QStringLiteral(" (TID %1)").arg(r.templateId)));
+    out(QStringLiteral("  patient %1 (%2), study %3").arg(DicomIdentity::displayName(r.identity.patientName), r.identity.patientId, r.identity.studyInstanceUid));
+    const QString when = r.contentDateTime.size() >= 12 ? QStringLiteral("%1 %2:%3").arg(DicomIdentity::displayDate(r.contentDateTime.left(8)),
+                                                                                        r.contentDateTime.mid(8, 2), r.contentDateTime.mid(10, 2))
+                                                       : r.contentDateTime;
+    out(QStringLiteral("  by %1 on %2, %3, %4").arg(r.observerName.isEmpty() ? QStringLiteral("(no observer named)") : DicomIdentity::displayName(r.observerName),
+                                                   when, r.completion, r.verification));
+    for (const ReportedFinding &f : r.findings) {
+        const QString what = f.annotation.text.isEmpty() ? kindName(f.annotation.kind) : QStringLiteral("%1 \"%2\"").arg(kindName(f.annotation.kind), f.annotation.text);
+        QString values = describeValues(f.values).replace(QLatin1Char('\n'), QStringLiteral("; "));
+        if (!f.otherValues.isEmpty())
+            values += (values.isEmpty() ? QString() : QStringLiteral("; ")) + f.otherValues.join(QStringLiteral("; "));
+        out(QStringLiteral("  %1%2").arg(what, values.isEmpty() ? QString() : QStringLiteral(": ") + values));
+        out(QStringLiteral("      on %1%2 at %3%4")
+                .arg(f.image.sopInstanceUid, f.image.frame > 0 ? QStringLiteral(" frame %1").arg(f.image.frame) : QString(), pointsText(f.annotation.points),
+                     f.label.isEmpty() || f.label == f.annotation.text ? QString() : QStringLiteral("  [%1]").arg(f.label)));
+    }
+    for (const QString &line : r.notShown)
+        out(QStringLiteral("  not drawn: %1").arg(line));
+}
+
+int cmdFindings(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Reads back the findings of a study's Structured Reports in the disk cache (or of SR files), as the "
+                                               "workstation shows them: each finding's kind, values, image and points, and what is not drawn."));
+    p.addHelpOption();
+    p.addOption({QStringLiteral("json"), QStringLiteral("One JSON document: a list of reports.")});
+    p.addPositionalArgument(QStringLiteral("what"), QStringLiteral("A Study Instance UID in the cache, or SR files."), QStringLiteral("STUDY_UID|FILE..."));
+    p.process(args);
+    const QStringList what = p.positionalArguments();
+    if (what.isEmpty())
+        return fail(QStringLiteral("findings: name a study or SR files"), 2);
+    QList<QPair<QString, QByteArray>> reports;  // (where from, bytes)
+    if (what.size() == 1 && !QFile::exists(what.first())) {
+        auto cache = openCache();
+        if (!cache.isOk())
+            return fail(cache.error().toString());
+        Result<QList<StudySummary>> studies = runSync(loadStudies(cache.value().get(), what.first()));
+        if (!studies.isOk())
+            return fail(studies.error().toString());
+        if (studies.value().isEmpty())
+            return fail(QStringLiteral("findings: no study %1 in the cache").arg(what.first()));
+        for (const StudySummary &study : studies.value())
+            for (const SeriesSummary &s : study.series)
+                if (s.modality == QLatin1String("SR"))
+                    for (const InstanceRef &i : s.instances) {
+                        Result<ByteView> bytes = runSync(cache.value()->read(i.key));
+                        if (!bytes.isOk())
+                            return fail(bytes.error().withContext(i.key).toString());
+                        reports << qMakePair(QStringLiteral("report %1").arg(i.sopInstanceUid), bytes.value().toByteArray());
+                    }
+        if (reports.isEmpty() && !p.isSet(QStringLiteral("json"))) {
+            out(QStringLiteral("no reports in study %1").arg(what.first()));
+            return 0;
+        }
+    } else {
+        for (const QString &file : what) {
+            QFile f(file);
+            if (!f.open(QIODevice::ReadOnly))
+                return fail(QStringLiteral("findings: %1: %2").arg(file, f.errorString()));
+            reports << qMakePair(file, f.readAll());
+        }
+    }
+    QJsonArray json;
+    int failed = 0;
+    for (const auto &[source, bytes] : reports) {
+        Result<ReadReport> r = readStructuredReport(ByteView(bytes));
+        if (!r.isOk()) {
+            fail(QStringLiteral("%1: %2").arg(source, r.error().toString()));
+            ++failed;
+            continue;
+        }
+        if (p.isSet(QStringLiteral("json")))
+            json.append(toJson(r.value(), source));
+        else
+            print(r.value(), source);
+    }
+    if (p.isSet(QStringLiteral("json")))
+        out(QString::fromUtf8(QJsonDocument(json).toJson(QJsonDocument::Indented)));
+    return failed > 0 ? 1 : 0;
+}
+
+} // namespace
+
+QList<Command> findingsCommands()
+{
+    return {{"findings", "STUDY_UID|FILE... [--json]", "the findings of a study's reports (or SR files), read back as the workstation shows them",
+             cmdFindings}};
+}
+
+} // namespace spectrum::cli
