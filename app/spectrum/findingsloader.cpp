@@ -23,10 +23,13 @@ void FindingsLoader::setStudy(const StudySummary &study)
 {
     QSet<QString> keys;
     for (const SeriesSummary &s : study.series) {
-        if (s.modality != QLatin1String("SR"))
+        if (s.modality != QLatin1String("SR") && s.modality != QLatin1String("KO"))
             continue;
-        for (const InstanceRef &i : s.instances)
+        for (const InstanceRef &i : s.instances) {
             keys.insert(i.key);
+            if (s.modality == QLatin1String("KO"))
+                m_keyObjectKeys.insert(i.key);
+        }
     }
     if (keys == m_reportKeys)
         return;
@@ -48,6 +51,9 @@ QStringList FindingsLoader::notShown() const
     for (const ReadReport &r : m_reports)
         for (const QString &line : r.notShown)
             lines << QStringLiteral("%1: %2").arg(reportOrigin(r), line);
+    for (const KeySelection &k : m_model->keySelections())
+        for (const QString &line : m_keyNotShown.value(k.uid))
+            lines << QStringLiteral("%1: %2").arg(k.origin, line);
     return lines;
 }
 
@@ -56,28 +62,13 @@ void FindingsLoader::load(const QString &key)
     if (m_asked.contains(key))
         return;
     m_asked.insert(key);
-    BlobStore *store = m_store;
-    // Read and parsed on the pool where the store allows reading there (the cache does); else read, then parsed.
-    ResultJob<ReadReport> *job = nullptr;
-    if (store->readsOnAnyThread()) {
-        job = makeJob<ReadReport>([store, key](const CancelToken &) -> Result<ReadReport> {
-            Result<ByteView> bytes = runSync(store->read(key));
-            if (!bytes.isOk())
-                return bytes.error();
-            return readStructuredReport(bytes.value());
-        });
-    } else {
-        job = chainJob<ReadReport>(store->read(key), [](const ByteView &bytes, const CancelToken &) { return readStructuredReport(bytes); });
-    }
-    whenDone(job, this, [this, key, generation = m_generation](const Result<ReadReport> &r) {
+    if (m_keyObjectKeys.contains(key))
+        return loadKeyObjects(key);
+    whenDone(readDocument<ReadReport>(key, readStructuredReport), this, [this, key, generation = m_generation](const Result<ReadReport> &r) {
         if (generation != m_generation)
             return;
-        if (!r.isOk()) {
-            m_asked.remove(key);  // not in the cache yet: asked again once it is
-            if (r.error().code() != ErrorCode::NotFound)
-                Q_EMIT reportFailed(key, r.error());
-            return;
-        }
+        if (!r.isOk())
+            return failed(key, r.error());
         const ReadReport &report = r.value();
         const QString uid = report.identity.sopInstanceUid.isEmpty() ? key : report.identity.sopInstanceUid;
         m_reports.insert(uid, report);
@@ -96,6 +87,51 @@ void FindingsLoader::load(const QString &key)
         m_model->addFromReport(uid, findings);
         Q_EMIT reportRead(uid);
     });
+}
+
+void FindingsLoader::loadKeyObjects(const QString &key)
+{
+    whenDone(readDocument<KeyObjectSelection>(key, readKeyObjectSelection), this, [this, key, generation = m_generation](const Result<KeyObjectSelection> &r) {
+        if (generation != m_generation)
+            return;
+        if (!r.isOk())
+            return failed(key, r.error());
+        KeySelection k;
+        k.document = r.value();
+        k.uid = k.document.identity.sopInstanceUid.isEmpty() ? key : k.document.identity.sopInstanceUid;
+        QStringList parts{QStringLiteral("KO")};
+        if (k.document.contentDateTime.size() >= 8)
+            parts << DicomIdentity::displayDate(k.document.contentDateTime.left(8));
+        if (!k.document.observerName.isEmpty())
+            parts << DicomIdentity::displayName(k.document.observerName);
+        k.origin = parts.join(QLatin1Char(' '));
+        m_keyNotShown.insert(k.uid, k.document.notShown);
+        m_model->addKeySelection(k);
+        Q_EMIT reportRead(k.uid);
+    });
+}
+
+void FindingsLoader::failed(const QString &key, const Error &error)
+{
+    m_asked.remove(key);  // not in the cache yet: asked again once it is
+    if (error.code() != ErrorCode::NotFound)
+        Q_EMIT reportFailed(key, error);
+}
+
+template <typename T>
+ResultJob<T> *FindingsLoader::readDocument(const QString &key, Result<T> (*parse)(const ByteView &))
+{
+    BlobStore *store = m_store;
+    // Read and parsed on the pool where the store allows reading there (the cache does); else read, then parsed.
+    if (store->readsOnAnyThread()) {
+        return makeJob<T>([store, key, parse](const CancelToken &) -> Result<T> {
+            Result<ByteView> bytes = runSync(store->read(key));
+            if (!bytes.isOk())
+                return bytes.error();
+            return parse(bytes.value());
+        });
+    }
+    return chainJob<T>(store->read(key), [parse](const ByteView &bytes, const CancelToken &) { return parse(bytes); });
 }
 
 } // namespace spectrum

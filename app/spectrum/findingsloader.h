@@ -1,10 +1,13 @@
 #pragma once
-// FindingsLoader: the Structured Reports of a study, read into its FindingsModel. It reads each SR instance of the
-// study from the cache as soon as it is there (off the GUI thread) — ours and other software's — and adds the
-// findings it can draw on their images; what a report holds that cannot be drawn is kept, to be listed.
+// FindingsLoader: the Structured Reports and Key Object Selections of a study, read into its FindingsModel. It reads
+// each SR and KO instance of the study from the cache as soon as it is there (off the GUI thread) — ours and other
+// software's — and adds the findings it can draw on their images and the key image sets; what a document holds that
+// cannot be drawn is kept, to be listed.
 
 #include "findingsmodel.h"
 
+#include "spectrum/core/resultjob.h"
+#include "spectrum/imaging/keyobjects.h"
 #include "spectrum/imaging/measurementreport.h"
 #include "spectrum/stores/studycatalog.h"
 
@@ -40,10 +43,17 @@ Q_SIGNALS:
 
 private:
     void load(const QString &key);
+    void loadKeyObjects(const QString &key);
+    void failed(const QString &key, const Error &error);
+    /// Reads blob `key` and parses it with `parse`, off the GUI thread.
+    template <typename T>
+    ResultJob<T> *readDocument(const QString &key, Result<T> (*parse)(const ByteView &));
 
     BlobStore *m_store;
     FindingsModel *m_model;
-    QSet<QString> m_reportKeys;
+    QSet<QString> m_reportKeys;      ///< the study's reports and key object selections
+    QSet<QString> m_keyObjectKeys;   ///< those of them that are key object selections
+    QHash<QString, QStringList> m_keyNotShown;
     QSet<QString> m_asked;
     QHash<QString, ReadReport> m_reports;
     quint64 m_generation = 0;

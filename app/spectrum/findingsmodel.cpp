@@ -127,6 +127,55 @@ void FindingsModel::setMeasured(const QString &imageKey, int index, const QList<
     Q_EMIT measured();
 }
 
+void FindingsModel::setKeyImage(const ImageRef &ref, bool key)
+{
+    const auto it = std::find_if(m_marked.begin(), m_marked.end(), [&](const ImageRef &r) { return r.sameImage(ref); });
+    if (key == (it != m_marked.end()))
+        return;
+    if (key)
+        m_marked << ref;
+    else
+        m_marked.erase(it);
+    m_keyChanged = true;
+    Q_EMIT keyImagesUpdated();
+}
+
+bool FindingsModel::isKeyImage(const ImageRef &ref) const
+{
+    auto same = [&](const ImageRef &r) { return r.sopInstanceUid == ref.sopInstanceUid && (r.frame == 0 || r.frame == ref.frame); };
+    if (std::any_of(m_marked.begin(), m_marked.end(), same))
+        return true;
+    for (const KeySelection &k : m_keySelections)
+        if (std::any_of(k.document.images.begin(), k.document.images.end(), same))
+            return true;
+    return false;
+}
+
+void FindingsModel::setKeyNote(const QString &note)
+{
+    if (note == m_keyNote)
+        return;
+    m_keyNote = note;
+    if (!m_marked.isEmpty())
+        m_keyChanged = true;
+}
+
+void FindingsModel::markKeyImagesSaved()
+{
+    m_keyChanged = false;
+    Q_EMIT keyImagesUpdated();
+}
+
+void FindingsModel::addKeySelection(const KeySelection &selection)
+{
+    const auto it = std::find_if(m_keySelections.begin(), m_keySelections.end(), [&](const KeySelection &k) { return k.uid == selection.uid; });
+    if (it != m_keySelections.end())
+        *it = selection;
+    else
+        m_keySelections << selection;
+    Q_EMIT keyImagesUpdated();
+}
+
 void FindingsModel::assignTrackingUids()
 {
     for (QList<Finding> &l : m_findings)

@@ -7,10 +7,13 @@
 // multi-frame image, its frame. They are never moved to another image: a finding belongs to what it was drawn on.
 
 #include "spectrum/imaging/annotation.h"
+#include "spectrum/imaging/keyobjects.h"
 
 #include <QHash>
 #include <QObject>
 #include <QStringList>
+
+#include <algorithm>
 
 namespace spectrum {
 
@@ -29,6 +32,14 @@ struct Finding
     bool changed = false;                 ///< drawn or edited here and not saved since
 
     bool fromReport() const { return !origin.isEmpty(); }
+};
+
+/// A set of key images read from a Key Object Selection document of the study.
+struct KeySelection
+{
+    QString uid;                 ///< the document's SOP Instance UID
+    KeyObjectSelection document;
+    QString origin;              ///< "KO 2026-11-24 Reader^Rita"
 };
 
 class FindingsModel : public QObject
@@ -63,6 +74,27 @@ public:
     void markSaved(const QList<QString> &trackingUids);
     /// What finding `index` on `imageKey` measures on its image as shown (the viewport tells, once per change).
     void setMeasured(const QString &imageKey, int index, const QList<MeasuredValue> &values);
+    // Key images: those marked here (to be saved as a Key Object Selection) and the study's own selections.
+    /// Marks (or unmarks) the image `ref` (and frame) as a key image here.
+    void setKeyImage(const ImageRef &ref, bool key);
+    /// Whether `ref` is a key image: marked here or in a selection of the study.
+    bool isKeyImage(const ImageRef &ref) const;
+    /// Whether `ref` was marked here.
+    bool isMarkedKeyImage(const ImageRef &ref) const
+    {
+        return std::any_of(m_marked.begin(), m_marked.end(), [&](const ImageRef &r) { return r.sameImage(ref); });
+    }
+    /// The images marked here, in the order marked.
+    QList<ImageRef> markedKeyImages() const { return m_marked; }
+    /// Whether the marks changed since saved (or since the study opened).
+    bool keyImagesChanged() const { return m_keyChanged; }
+    QString keyNote() const { return m_keyNote; }
+    void setKeyNote(const QString &note);
+    void markKeyImagesSaved();
+    /// A selection read from the study (replacing one of the same UID).
+    void addKeySelection(const KeySelection &selection);
+    const QList<KeySelection> &keySelections() const { return m_keySelections; }
+
     /// Gives every finding without a tracking UID one (before it is first saved).
     void assignTrackingUids();
 
@@ -71,11 +103,17 @@ Q_SIGNALS:
     void changed(const QString &imageKey);
     /// Values measured anew (setMeasured): for lists, not for the images (nothing drawn changes).
     void measured();
+    /// Key images marked or unmarked here, or a selection read.
+    void keyImagesUpdated();
 
 private:
     QHash<QString, QList<Finding>> m_findings;
     QStringList m_order;   ///< image keys, in the order first drawn on
     QStringList m_reports; ///< reports read in
+    QList<ImageRef> m_marked;
+    bool m_keyChanged = false;
+    QString m_keyNote;
+    QList<KeySelection> m_keySelections;
 };
 
 } // namespace spectrum

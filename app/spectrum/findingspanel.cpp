@@ -4,6 +4,7 @@
 #include "studyviewer.h"
 
 #include <QLabel>
+#include <QLineEdit>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -38,7 +39,7 @@ QString placeOf(const StudyViewer *viewer, const ImageRef &ref)
 
 } // namespace
 
-FindingsPanel::FindingsPanel(QWidget *parent) : QWidget(parent), m_header(new QLabel), m_tree(new QTreeWidget)
+FindingsPanel::FindingsPanel(QWidget *parent) : QWidget(parent), m_header(new QLabel), m_tree(new QTreeWidget), m_keyNote(new QLineEdit)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -52,6 +53,13 @@ FindingsPanel::FindingsPanel(QWidget *parent) : QWidget(parent), m_header(new QL
     m_tree->setObjectName(QStringLiteral("findingsTree"));
     m_tree->setToolTip(tr("Double-click a finding to go to its image. File > Save findings (Ctrl+S) saves those drawn here."));
     layout->addWidget(m_tree);
+    m_keyNote->setPlaceholderText(tr("Note for the key images (saved with them)"));
+    m_keyNote->setObjectName(QStringLiteral("keyNote"));
+    layout->addWidget(m_keyNote);
+    connect(m_keyNote, &QLineEdit::textEdited, this, [this](const QString &note) {
+        if (m_viewer)
+            m_viewer->findings()->setKeyNote(note.left(1024));
+    });
     connect(m_tree, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem *item) {
         const QString sop = item->data(0, SopRole).toString();
         if (!sop.isEmpty())
@@ -69,9 +77,12 @@ void FindingsPanel::setViewer(StudyViewer *viewer)
         disconnect(m_viewer->findingsLoader(), nullptr, this, nullptr);
     }
     m_viewer = viewer;
+    m_keyNote->setText(m_viewer ? m_viewer->findings()->keyNote() : QString());
+    m_keyNote->setEnabled(m_viewer != nullptr);
     if (m_viewer) {
         connect(m_viewer->findings(), &FindingsModel::changed, this, &FindingsPanel::rebuild);
         connect(m_viewer->findings(), &FindingsModel::measured, this, &FindingsPanel::rebuild);
+        connect(m_viewer->findings(), &FindingsModel::keyImagesUpdated, this, &FindingsPanel::rebuild);
         connect(m_viewer->findingsLoader(), &FindingsLoader::reportRead, this, &FindingsPanel::rebuild);
         connect(m_viewer->findingsLoader(), &FindingsLoader::reportFailed, this, &FindingsPanel::rebuild);
     }
@@ -118,6 +129,27 @@ void FindingsPanel::rebuild()
         item->setData(0, SopRole, f.image.sopInstanceUid);
         item->setData(0, FrameRole, f.image.frame);
         item->setToolTip(0, f.label.isEmpty() ? what : f.label);
+    }
+    // Key images: those marked here, then each selection of the study.
+    const QList<ImageRef> marked = m_viewer->findings()->markedKeyImages();
+    if (!marked.isEmpty()) {
+        auto *top = new QTreeWidgetItem(m_tree, {tr("★ Key images marked here (%1)").arg(m_viewer->findings()->keyImagesChanged() ? tr("not saved") : tr("saved"))});
+        top->setExpanded(true);
+        for (const ImageRef &r : marked) {
+            auto *item = new QTreeWidgetItem(top, {placeOf(m_viewer, r)});
+            item->setData(0, SopRole, r.sopInstanceUid);
+            item->setData(0, FrameRole, r.frame);
+        }
+    }
+    for (const KeySelection &k : m_viewer->findings()->keySelections()) {
+        const QString title = k.document.description.isEmpty() ? k.document.title : QStringLiteral("%1 — %2").arg(k.document.title, k.document.description);
+        auto *top = new QTreeWidgetItem(m_tree, {QStringLiteral("★ %1: %2").arg(k.origin, title)});
+        top->setExpanded(true);
+        for (const ImageRef &r : k.document.images) {
+            auto *item = new QTreeWidgetItem(top, {placeOf(m_viewer, r)});
+            item->setData(0, SopRole, r.sopInstanceUid);
+            item->setData(0, FrameRole, r.frame);
+        }
     }
     const QStringList notShown = m_viewer->findingsLoader()->notShown();
     if (!notShown.isEmpty()) {

@@ -1,12 +1,14 @@
 #pragma once
 // FindingsPanel: every finding of the study in view, where it lies and what it measures — drawn here (and whether
 // it is saved) or read from a report, grouped by where it comes from; what a report holds that is not drawn is
-// listed under it with why. Double-click a finding to go to its image.
+// listed under it with why; the key images marked here and the study's key image selections, with the note the
+// marked ones are saved with. Double-click a finding or a key image to go to its image.
 
 #include <QPointer>
 #include <QWidget>
 
 class QLabel;
+class QLineEdit;
 class QTreeWidget;
 
 namespace spectrum {
@@ -37,6 +39,7 @@ private:
     QPointer<StudyViewer> m_viewer;
     QLabel *m_header;
     QTreeWidget *m_tree;
+    QLineEdit *m_keyNote;
 };
 
 } // namespace spectrum

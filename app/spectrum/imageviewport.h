@@ -157,6 +157,10 @@ public:
     int selectedMeasurement() const { return m_selected; }
     void deleteSelectedMeasurement();
     void clearMeasurements();
+    /// Whether the image (and frame) in view is a key image: marked here or named by a selection of the study.
+    bool isKeyImage() const { return hasImage() && m_findings->isKeyImage(imageRef()); }
+    /// Marks or unmarks it (Tools ▸ Key image, K).
+    void setKeyImage(bool key) { if (hasImage()) m_findings->setKeyImage(imageRef(), key); update(); }
     /// Whether a finding is being drawn (an angle's second arm, a polygon's next vertex…).
     bool isDrawing() const { return m_draft.has_value(); }
     void cancelDrawing();

@@ -286,6 +286,18 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         m_toolActions << a;
     }
     tools->addSeparator();
+    add(tools, tr("&Key image (mark or unmark)"), Qt::Key_K, onViewport([this](ImageViewport *v) {
+        if (!v->hasImage())
+            return;
+        const bool markedHere = v->findings()->isMarkedKeyImage(v->imageRef());
+        if (v->isKeyImage() && !markedHere) {
+            statusBar()->showMessage(tr("A key image of a saved selection of this study: it stays one there."), 6000);
+            return;
+        }
+        v->setKeyImage(!markedHere);
+        statusBar()->showMessage(markedHere ? tr("No longer a key image (saved with File > Save findings).")
+                                            : tr("Key image (saved with File > Save findings)."), 4000);
+    }));
     add(tools, tr("Delete the selected &finding"), QKeySequence::Delete, onViewport([](ImageViewport *v) { v->deleteSelectedMeasurement(); }));
     add(tools, tr("&Clear the findings on this image"), QKeySequence(QStringLiteral("Shift+Del")), onViewport([](ImageViewport *v) { v->clearMeasurements(); }));
 

@@ -57,7 +57,13 @@ void MainWindow::saveFindingsTo(const QString &store)
         what.findings << ReportedFinding{f.annotation, f.image, {}, f.label, {}};
         what.studies.insert(f.image.studyInstanceUid, studies.value(f.image.studyInstanceUid));
     }
-    if (what.findings.isEmpty()) {
+    if (model->keyImagesChanged()) {
+        what.keyImages = model->markedKeyImages();
+        what.keyNote = model->keyNote();
+        for (const ImageRef &r : what.keyImages)
+            what.studies.insert(r.studyInstanceUid, studies.value(r.studyInstanceUid));
+    }
+    if (what.findings.isEmpty() && what.keyImages.isEmpty()) {
         statusBar()->showMessage(tr("No new findings to save."), 5000);
         Q_EMIT findingsSaved(0, Error());
         return;
@@ -76,22 +82,27 @@ void MainWindow::saveFindingsTo(const QString &store)
         }
         QList<QPair<QString, QByteArray>> instances;
         QStringList tracking;
+        bool keyImages = false;
         for (const SavedReport &r : made.value()) {
             instances << qMakePair(r.sopInstanceUid, r.bytes);
             tracking << r.trackingUids;
+            keyImages |= r.modality == QLatin1String("KO");
         }
         auto *job = registry->storeNewInstances(store, instances);
-        m_transfers->addSend(job, tr("Findings: %n report(s) to %1", nullptr, int(instances.size())).arg(store.isEmpty() ? tr("this workstation") : store));
-        whenDone(job, this, [this, store, tracking, model, count = int(instances.size())](const Result<ExportSummary> &r) {
+        m_transfers->addSend(job, tr("Findings: %n document(s) to %1", nullptr, int(instances.size())).arg(store.isEmpty() ? tr("this workstation") : store));
+        whenDone(job, this, [this, store, tracking, model, keyImages, count = int(instances.size())](const Result<ExportSummary> &r) {
             const QString where = store.isEmpty() ? tr("this workstation") : store;
             if (!r.isOk() || r.value().stored.isEmpty()) {
                 const Error e = r.isOk() ? Error(ErrorCode::Io, r.value().failed.isEmpty() ? tr("refused") : r.value().failed.first().second) : r.error();
                 statusBar()->showMessage(tr("Findings kept on this workstation, not in %1: %2").arg(where, e.toString()));
                 return Q_EMIT findingsSaved(0, e);
             }
-            if (model)
+            if (model) {
                 model->markSaved(tracking);
-            statusBar()->showMessage(tr("Findings saved to %1 (%n report(s))", nullptr, count).arg(where), 8000);
+                if (keyImages)
+                    model->markKeyImagesSaved();
+            }
+            statusBar()->showMessage(tr("Findings saved to %1 (%n document(s))", nullptr, count).arg(where), 8000);
             Q_EMIT findingsSaved(count, Error());
         });
     });

@@ -18,6 +18,12 @@
 namespace spectrum {
 
 namespace {
+/// A key image series: the images a Key Object Selection names, shown as a series of their own.
+bool isKeyImageSeries(const SeriesSummary &s)
+{
+    return s.seriesInstanceUid.startsWith(QLatin1String("key:"));
+}
+
 /// Series of documents, not images: Structured Reports, Key Object Selections, Presentation States.
 bool isDocumentSeries(const SeriesSummary &s)
 {
@@ -86,6 +92,17 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
     });
     m_segmentations->setStudy(m_study);
     m_findingsLoader->setStudy(m_study);
+    connect(m_findings, &FindingsModel::keyImagesUpdated, this, [this] {
+        const int before = int(m_study.series.size());
+        applyKeySeries();
+        if (int(m_study.series.size()) != before || std::any_of(m_study.series.begin(), m_study.series.end(), [](const SeriesSummary &s) { return isKeyImageSeries(s); })) {
+            fillSeriesList();
+            if (!m_thumbnailsWaiting)
+                requestThumbnails();
+        }
+        for (SeriesPane *p : std::as_const(m_panes))
+            p->viewport()->update();  // the key image mark
+    });
     setActivePane(addPane(m_study.series.isEmpty() ? -1 : 0));
     connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);
     if (m_study.series.isEmpty())
@@ -200,8 +217,8 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     connect(pane, &SeriesPane::sliceChanged, this, [this, pane](int series, int index) {
         if (pane != m_active)
             return;
-        if (StudyStreamer *s = streamerOf(pane))
-            s->setFocus(series, index);  // fetched next, then its neighbours
+        if (StudyStreamer *s = streamerOf(pane); s && !(pane->study() == &m_study && isKeySeries(series)))
+            s->setFocus(series, index);  // fetched next, then its neighbours (a key image series is the study's own images)
     });
     connect(pane, &SeriesPane::previewShown, this, [this, pane](int index, double fraction) {
         if (pane == m_active)
@@ -262,6 +279,12 @@ void StudyViewer::fillSeriesList()
             m_seriesList->addItem(item);
             continue;
         }
+        if (isKeyImageSeries(s)) {
+            auto *item = new QListWidgetItem(tr("★ %1\n%2 image(s)").arg(name).arg(s.instances.size()));
+            item->setToolTip(tr("The images a key object selection of this study names"));
+            m_seriesList->addItem(item);
+            continue;
+        }
         m_seriesList->addItem(tr("%1 %2\n%3 image(s)").arg(s.modality, name).arg(s.instances.size()));
     }
 }
@@ -312,6 +335,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
                                                                                           : QString());
     ++m_studyGeneration;  // thumbnails being made are for the old numbering
     m_study = study;
+    applyKeySeries();
     m_thumbnails.clear();
     m_thumbnailsAsked.clear();
     m_thumbnailWaiting.clear();
@@ -370,6 +394,37 @@ void StudyViewer::setSynchronized(bool on)
         m_beyond.clear();
     updateModeText();
     follow();
+}
+
+void StudyViewer::applyKeySeries()
+{
+    m_study.series.erase(std::remove_if(m_study.series.begin(), m_study.series.end(), [](const SeriesSummary &s) { return isKeyImageSeries(s); }),
+                         m_study.series.end());
+    const int real = int(m_study.series.size());
+    for (const KeySelection &k : m_findings->keySelections()) {
+        SeriesSummary key;
+        key.seriesInstanceUid = QStringLiteral("key:") + k.uid;
+        key.description = k.document.description.isEmpty() ? tr("Key images: %1").arg(k.document.title)
+                                                            : tr("Key images: %1 — %2").arg(k.document.title, k.document.description);
+        key.seriesNumber = 0;
+        // The study's own images, in the selection's order (a multi-frame image once, whichever frames it names).
+        QSet<QString> added;
+        for (const ImageRef &r : k.document.images) {
+            if (added.contains(r.sopInstanceUid))
+                continue;
+            for (int s = 0; s < real; ++s) {
+                for (const InstanceRef &i : m_study.series[s].instances) {
+                    if (i.sopInstanceUid != r.sopInstanceUid)
+                        continue;
+                    key.instances << i;
+                    key.modality = m_study.series[s].modality;
+                    added.insert(r.sopInstanceUid);
+                }
+            }
+        }
+        if (!key.instances.isEmpty())
+            m_study.series << key;
+    }
 }
 
 bool StudyViewer::showInstance(const QString &sopInstanceUid, int frame)

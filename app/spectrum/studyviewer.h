@@ -151,6 +151,8 @@ public:
     FilterState filterState() const { return m_filterState; }
     void setFilterState(const FilterState &state) { m_filterState = state; }
 
+    /// Whether series `index` of the study is a key image series (a selection's images, after the study's own).
+    bool isKeySeries(int index) const { return index >= 0 && index < m_study.series.size() && m_study.series[index].seriesInstanceUid.startsWith(QLatin1String("key:")); }
     /// Segmentations over the images they lie on (on by default), in every pane.
     void setSegmentationsVisible(bool visible);
     bool segmentationsVisible() const { return m_segmentationsVisible; }
@@ -269,6 +271,8 @@ private:
     bool m_segmentationsVisible = true;
     FindingsModel *m_findings;
     FindingsLoader *m_findingsLoader;
+    /// The key image series (one per key object selection read) after the study's own series, anew.
+    void applyKeySeries();
     /// The masks on what `pane` shows now.
     void updateMasks(SeriesPane *pane);
     FilterChain m_chain;

@@ -199,6 +199,8 @@ void ImageViewport::paintOverlay(QPainter &p)
                 labels << m.label;
         view.prepend(m_masksVisible ? tr("Segments: %1").arg(labels.join(QStringLiteral(", "))) : tr("Segments hidden (G)"));
     }
+    if (isKeyImage())
+        view.prepend(tr("★ Key image"));
     const QString readout = pixelReadout();
     if (!readout.isEmpty())
         view.prepend(readout);

@@ -63,10 +63,33 @@ ResultJob<QList<SavedReport>> *makeMeasurementReports(BlobStore *cache, Findings
             Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes.value()));
             if (!id.isOk())
                 return id.error().withContext(QStringLiteral("the report just written"));
-            SavedReport saved{study, id.value().sopInstanceUid, bytes.value(), {}};
+            SavedReport saved{QStringLiteral("SR"), study, id.value().sopInstanceUid, bytes.value(), {}};
             for (const ReportedFinding &f : r.findings)
                 saved.trackingUids << f.annotation.trackingUid;
             reports << saved;
+        }
+        // The key images, one selection per study.
+        QStringList keyStudies;
+        for (const ImageRef &r : what.keyImages)
+            if (!keyStudies.contains(r.studyInstanceUid))
+                keyStudies << r.studyInstanceUid;
+        for (const QString &study : keyStudies) {
+            if (!what.studies.contains(study))
+                return Error(ErrorCode::InvalidArgument, QStringLiteral("a key image of a study not open here (%1)").arg(study));
+            KeyObjectRequest k;
+            k.study = what.studies.value(study);
+            k.description = what.keyNote;
+            k.observerName = what.observerName;
+            for (const ImageRef &r : what.keyImages)
+                if (r.studyInstanceUid == study)
+                    k.images << r;
+            Result<QByteArray> bytes = writeKeyObjectSelection(k);
+            if (!bytes.isOk())
+                return bytes.error();
+            Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes.value()));
+            if (!id.isOk())
+                return id.error().withContext(QStringLiteral("the key images just written"));
+            reports << SavedReport{QStringLiteral("KO"), study, id.value().sopInstanceUid, bytes.value(), {}};
         }
         return reports;
     });

@@ -158,6 +158,63 @@ private Q_SLOTS:
         QTRY_COMPARE(seen->findingsLoader()->reports().size(), 2);
         QCOMPARE(seen->findings()->count(), 7);
     }
+
+    /// Key images marked with K are saved as a Key Object Selection: in the study from then on, here and on
+    /// another workstation, as a series of their own, each marked on screen.
+    void keyImagesSavedAndShownAsASeries()
+    {
+        StudyViewer *viewer = m_window->currentViewer();
+        QVERIFY(viewer && viewer->study().identity.studyInstanceUid == m_ctUid);
+        QStringList keys;
+        for (int slice : {3, 8}) {
+            viewer->showSlice(slice);
+            keys << viewer->study().series[0].instances[slice].sopInstanceUid;
+            QTRY_VERIFY(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == keys.last());
+            QVERIFY(!viewer->viewport()->isKeyImage());
+            viewer->viewport()->setKeyImage(true);
+            QVERIFY(viewer->viewport()->isKeyImage());
+        }
+        viewer->findings()->setKeyNote(QStringLiteral("compare with the prior"));
+        QVERIFY(viewer->findings()->keyImagesChanged());
+        QSignalSpy saved(m_window.get(), &MainWindow::findingsSaved);
+        m_window->saveFindings();
+        QVERIFY(saved.wait(30000));
+        QCOMPARE(saved.first().at(0).toInt(), 1);  // the selection alone: the findings were saved before
+        QVERIFY(!viewer->findings()->keyImagesChanged());
+
+        // Here: the selection read back from the study, a series of its own of those two images.
+        auto keySeriesOf = [](StudyViewer *v) {
+            for (int i = 0; i < v->study().series.size(); ++i)
+                if (v->isKeySeries(i))
+                    return i;
+            return -1;
+        };
+        QTRY_VERIFY(keySeriesOf(viewer) >= 0);
+        const SeriesSummary keySeries = viewer->study().series[keySeriesOf(viewer)];
+        QCOMPARE(keySeries.instances.size(), 2);
+        QCOMPARE(keySeries.instances[0].sopInstanceUid, keys[0]);
+        QCOMPARE(keySeries.instances[1].sopInstanceUid, keys[1]);
+        QCOMPARE(keySeries.description, QStringLiteral("Key images: Of Interest — compare with the prior"));
+
+        // Another workstation: the same series, and each of its images marked as a key image.
+        QTemporaryDir otherDir;
+        std::unique_ptr<Workstation> other = workstationWithArchive(otherDir, QStringLiteral("pacs"), m_orthanc.dicomWebUrl());
+        QVERIFY(other);
+        MainWindow otherWindow(other.get());
+        otherWindow.show();
+        StudyViewer *seen = openFromArchive(&otherWindow, m_ctUid);
+        QVERIFY(seen);
+        QTRY_VERIFY_WITH_TIMEOUT(keySeriesOf(seen) >= 0, 30000);
+        QCOMPARE(seen->study().series[keySeriesOf(seen)].instances.size(), 2);
+        seen->showSeries(keySeriesOf(seen));
+        for (int i : {0, 1}) {
+            seen->showSlice(i);
+            QTRY_VERIFY(seen->viewport()->hasImage() && seen->viewport()->image().info.identity.sopInstanceUid == keys[i]);
+            QVERIFY(seen->viewport()->isKeyImage());
+        }
+        const QStringList lines = otherWindow.findingsPanel()->lines();
+        QVERIFY2(lines.contains(QStringLiteral("  Series 1, image 4")) && lines.contains(QStringLiteral("  Series 1, image 9")), qPrintable(lines.join(QLatin1Char('\n'))));
+    }
 };
 
 QTEST_MAIN(tst_Findings)

@@ -65,6 +65,12 @@ def main():
                      for s in ds.get("CurrentRequestedProcedureEvidenceSequence", [])
                      for r in s.ReferencedSeriesSequence for i in r.ReferencedSOPSequence],
         "groups": [],
+        # The root's own image references and words (a Key Object Selection's key images and note).
+        "images": [{"sop": str(i.ReferencedSOPSequence[0].ReferencedSOPInstanceUID),
+                    "sopClass": str(i.ReferencedSOPSequence[0].ReferencedSOPClassUID),
+                    "frames": [int(f) for f in (i.ReferencedSOPSequence[0].get("ReferencedFrameNumber") or [])]}
+                   for i in ds.ContentSequence if i.ValueType == "IMAGE"],
+        "texts": [str(i.TextValue) for i in ds.ContentSequence if i.ValueType == "TEXT"],
     }
 
     def walk(items):

@@ -1,11 +1,12 @@
 #pragma once
 // Findings drawn on a study's images, made into the DICOM objects that keep them: one Measurement Report (TID 1500,
-// measurementreport.h) per study. Each finding's values are measured here on the image as the cache holds it (at the
+// measurementreport.h) per study, and the key images as a Key Object Selection (keyobjects.h). Each finding's values are measured here on the image as the cache holds it (at the
 // finding's frame) — never on a filtered or half-received view —, so the report says what the archive's own
 // pixels measure.
 
 #include "spectrum/core/dicomidentity.h"
 #include "spectrum/core/resultjob.h"
+#include "spectrum/imaging/keyobjects.h"
 #include "spectrum/imaging/measurementreport.h"
 
 #include <QHash>
@@ -20,17 +21,20 @@ struct FindingsToSave
     QHash<QString, DicomIdentity> studies;  ///< patient and study of each Study Instance UID the findings lie in
     QString observerName;              ///< the reading physician (DICOM PN)
     QString seriesDescription;         ///< empty: "Spectrum findings"
+    QList<ImageRef> keyImages;         ///< key images to save, as one Key Object Selection per study (none: no KOS)
+    QString keyNote;                   ///< its note
 };
 
 struct SavedReport
 {
+    QString modality;                  ///< "SR" (a measurement report) or "KO" (key images)
     QString studyInstanceUid;
     QString sopInstanceUid;
     QByteArray bytes;                  ///< DICOM Part 10
     QStringList trackingUids;          ///< of the findings it carries
 };
 
-/// One report per study, on the pool (`cache` must read on any thread, as the FileStore does). Fails when an image
+/// One report per study for the findings, and one Key Object Selection per study for the key images, on the pool (`cache` must read on any thread, as the FileStore does). Fails when an image
 /// is not in the cache or a finding lies on an image of a study `studies` does not describe: nothing is written then.
 ResultJob<QList<SavedReport>> *makeMeasurementReports(BlobStore *cache, FindingsToSave what);
 

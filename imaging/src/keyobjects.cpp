@@ -1,0 +1,204 @@
+#include "spectrum/imaging/keyobjects.h"
+
+#include "dcmtksupport.h"
+#include "srcodes.h"
+#include "spectrum/core/uid.h"
+
+#include <dcmtk/dcmsr/dsrdoc.h>
+
+#include <QHash>
+
+namespace spectrum {
+
+namespace {
+
+using T = DSRTypes;
+
+OFString ascii(const QString &s)
+{
+    return OFString(s.toLatin1().constData());
+}
+
+QString text(const OFString &s)
+{
+    return QString::fromUtf8(s.c_str());
+}
+
+bool fitsLatin1(const QString &s)
+{
+    return std::all_of(s.begin(), s.end(), [](QChar c) { return c.unicode() <= 0xFF; });
+}
+
+} // namespace
+
+Result<QByteArray> writeKeyObjectSelection(const KeyObjectRequest &request)
+{
+    dcmtk::registerCodecs();
+    const DicomIdentity &study = request.study;
+    if (!isValidUid(study.studyInstanceUid))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("the key images name no study"));
+    if (request.images.isEmpty())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("no key images"));
+    if (request.description.size() > 1024)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("the note is longer than 1024 characters"));
+    // One reference per image, with the frames named of it.
+    QList<ImageRef> images;
+    QHash<QString, QList<int>> frames;
+    for (const ImageRef &r : request.images) {
+        if (r.studyInstanceUid != study.studyInstanceUid)
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("a key image of another study (%1)").arg(r.studyInstanceUid));
+        if (r.sopClassUid.isEmpty() || r.sopInstanceUid.isEmpty() || r.seriesInstanceUid.isEmpty())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("a key image without its SOP class, instance or series"));
+        if (!frames.contains(r.sopInstanceUid)) {
+            ImageRef whole = r;
+            whole.frame = 0;
+            images << whole;
+        }
+        QList<int> &f = frames[r.sopInstanceUid];
+        if (r.frame > 0 && !f.contains(r.frame))
+            f << r.frame;
+    }
+    const bool utf8 = !(fitsLatin1(study.patientName) && fitsLatin1(study.patientId) && fitsLatin1(study.studyDescription) && fitsLatin1(request.description)
+                        && fitsLatin1(request.observerName) && fitsLatin1(request.seriesDescription) && fitsLatin1(study.accessionNumber));
+    auto encode = [utf8](const QString &s) { return OFString(utf8 ? s.toUtf8().constData() : s.toLatin1().constData()); };
+
+    DSRDocument doc(T::DT_KeyObjectSelectionDocument);
+    doc.setSpecificCharacterSetType(utf8 ? T::CS_UTF8 : T::CS_Latin1);
+    if (doc.createNewSeriesInStudy(ascii(study.studyInstanceUid)).bad())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not a usable study UID").arg(study.studyInstanceUid));
+    doc.setPatientName(encode(study.patientName), OFFalse);
+    doc.setPatientID(encode(study.patientId), OFFalse);
+    doc.setIssuerOfPatientID(encode(study.issuerOfPatientId), OFFalse);
+    doc.setPatientBirthDate(ascii(study.patientBirthDate), OFFalse);
+    doc.setPatientSex(ascii(study.patientSex), OFFalse);
+    doc.setStudyDate(ascii(study.studyDate), OFFalse);
+    doc.setStudyTime(ascii(study.studyTime), OFFalse);
+    doc.setStudyDescription(encode(study.studyDescription), OFFalse);
+    doc.setAccessionNumber(encode(study.accessionNumber), OFFalse);
+    doc.setSeriesDescription(encode(request.seriesDescription.isEmpty() ? QStringLiteral("Spectrum key images") : request.seriesDescription.left(64)), OFFalse);
+    doc.setSeriesNumber(OFString(QByteArray::number(request.seriesNumber > 0 ? request.seriesNumber : 9002).constData()));
+    doc.setInstanceNumber("1");
+    doc.setManufacturer("Spectrum");
+
+    DSRDocumentTree &tree = doc.getTree();
+    auto fail = [](const char *what) { return Error(ErrorCode::InvalidArgument, QStringLiteral("cannot write the key images: %1").arg(QLatin1String(what))); };
+    if (tree.addContentItem(T::RT_isRoot, T::VT_Container) == 0 || tree.getCurrentContentItem().setConceptName(DSRCodedEntryValue(CODE_DCM_OfInterest)).bad()
+        || tree.getCurrentContentItem().setTemplateIdentification("2010", "DCMR").bad())
+        return fail("the document title");
+    bool first = true;
+    auto add = [&](T::E_RelationshipType rel, T::E_ValueType type, const DSRCodedEntryValue &concept) {
+        const bool ok = tree.addContentItem(rel, type, first ? T::AM_belowCurrent : T::AM_afterCurrent) > 0
+                     && (concept.isEmpty() || tree.getCurrentContentItem().setConceptName(concept).good());
+        first = false;
+        return ok;
+    };
+    if (!request.observerName.isEmpty()) {
+        if (!add(T::RT_hasObsContext, T::VT_Code, DSRCodedEntryValue(CODE_DCM_ObserverType))
+            || tree.getCurrentContentItem().setCodeValue(DSRCodedEntryValue(CODE_DCM_Person)).bad())
+            return fail("the observer type");
+        if (!add(T::RT_hasObsContext, T::VT_PName, DSRCodedEntryValue(CODE_DCM_PersonObserverName))
+            || tree.getCurrentContentItem().setStringValue(encode(request.observerName)).bad())
+            return fail("the observer's name");
+    }
+    if (!request.description.isEmpty()) {
+        if (!add(T::RT_contains, T::VT_Text, DSRCodedEntryValue(CODE_DCM_KeyObjectDescription))
+            || tree.getCurrentContentItem().setStringValue(encode(request.description)).bad())
+            return fail("the note");
+    }
+    for (const ImageRef &r : images) {
+        DSRImageReferenceValue value(ascii(r.sopClassUid), ascii(r.sopInstanceUid));
+        for (int f : frames.value(r.sopInstanceUid))
+            value.getFrameList().addItem(f);
+        if (!add(T::RT_contains, T::VT_Image, DSRCodedEntryValue()) || tree.getCurrentContentItem().setImageReference(value).bad())
+            return fail("an image reference");
+        doc.getCurrentRequestedProcedureEvidence().addItem(ascii(r.studyInstanceUid), ascii(r.seriesInstanceUid), ascii(r.sopClassUid), ascii(r.sopInstanceUid));
+    }
+    DcmFileFormat file;
+    if (OFCondition c = doc.write(*file.getDataset()); c.bad())
+        return dcmtk::toError(c, QStringLiteral("cannot write the key images"));
+    DcmDataset *ds = file.getDataset();
+    ds->putAndInsertString(DCM_SOPInstanceUID, ascii(makeUid()).c_str());
+    ds->putAndInsertString(DCM_SeriesInstanceUID, ascii(request.seriesInstanceUid.isEmpty() ? makeUid() : request.seriesInstanceUid).c_str());
+    return dcmtk::serialize(file, EXS_LittleEndianExplicit);
+}
+
+Result<KeyObjectSelection> readKeyObjectSelection(const ByteView &bytes)
+{
+    dcmtk::registerCodecs();
+    DcmFileFormat file;
+    if (Error e = dcmtk::parse(bytes, file, dcmtk::ParseExtent::Everything); e.isError())
+        return e;
+    DcmDataset *ds = file.getDataset();
+    if (dcmtk::getString(ds, DCM_SOPClassUID) != QLatin1String(UID_KeyObjectSelectionDocumentStorage))
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("not a Key Object Selection document"));
+    DSRDocument doc;
+    if (OFCondition c = doc.read(*ds, T::RF_acceptUnknownRelationshipType | T::RF_acceptInvalidContentItemValue | T::RF_ignoreRelationshipConstraints
+                                          | T::RF_skipInvalidContentItems);
+        c.bad())
+        return dcmtk::toError(c, QStringLiteral("not a readable Key Object Selection document"));
+    KeyObjectSelection out;
+    out.identity = dcmtk::readIdentity(ds);
+    OFString date, time;
+    doc.getContentDate(date);
+    doc.getContentTime(time);
+    out.contentDateTime = text(date) + text(time).left(6);
+    // Where each image is: its series, from the evidence list.
+    QHash<QString, std::pair<QString, QString>> place;  // SOP Instance UID → (study, series)
+    DSRSOPInstanceReferenceList &evidence = doc.getCurrentRequestedProcedureEvidence();
+    if (evidence.gotoFirstItem().good()) {
+        do {
+            OFString studyUid, seriesUid, instanceUid;
+            evidence.getStudyInstanceUID(studyUid);
+            evidence.getSeriesInstanceUID(seriesUid);
+            evidence.getSOPInstanceUID(instanceUid);
+            place.insert(text(instanceUid), {text(studyUid), text(seriesUid)});
+        } while (evidence.gotoNextItem().good());
+    }
+    DSRDocumentTree &tree = doc.getTree();
+    if (tree.gotoRoot() == 0)
+        return out;
+    DSRContentItem &root = tree.getCurrentContentItem();
+    out.title = text(root.getConceptName().getCodeMeaning());
+    out.titleCode = text(root.getConceptName().getCodeValue());
+    while (tree.iterate() > 0) {
+        DSRContentItem &item = tree.getCurrentContentItem();
+        switch (item.getValueType()) {
+        case T::VT_Text:
+            if (srcodes::same(item.getConceptName(), CODE_DCM_KeyObjectDescription))
+                out.description = text(item.getStringValue());
+            break;
+        case T::VT_PName:
+            if (srcodes::same(item.getConceptName(), CODE_DCM_PersonObserverName) && out.observerName.isEmpty())
+                out.observerName = text(item.getStringValue());
+            break;
+        case T::VT_Image: {
+            DSRImageReferenceValue value = item.getImageReference();
+            ImageRef r;
+            r.sopClassUid = text(value.getSOPClassUID());
+            r.sopInstanceUid = text(value.getSOPInstanceUID());
+            const auto [studyUid, seriesUid] = place.value(r.sopInstanceUid);
+            r.studyInstanceUid = studyUid.isEmpty() ? out.identity.studyInstanceUid : studyUid;
+            r.seriesInstanceUid = seriesUid;
+            const DSRImageFrameList &frames = value.getFrameList();
+            if (frames.isEmpty()) {
+                out.images << r;
+            } else {
+                for (size_t i = 1; i <= frames.getNumberOfItems(); ++i) {
+                    r.frame = frames.getItem(i);
+                    out.images << r;
+                }
+            }
+            break;
+        }
+        case T::VT_Waveform:
+        case T::VT_Composite:
+            out.notShown << QObject::tr("a %1 reference: not an image").arg(QString::fromLatin1(T::valueTypeToDefinedTerm(item.getValueType())));
+            break;
+        default:
+            break;
+        }
+    }
+    return out;
+}
+
+} // namespace spectrum
