@@ -1,0 +1,448 @@
+#include "spectrum/imaging/presentationstate.h"
+
+#include "dcmtksupport.h"
+#include "spectrum/core/uid.h"
+
+#include <QDateTime>
+#include <QLineF>
+
+#include <cmath>
+
+namespace spectrum {
+
+namespace {
+
+/// The layer the findings are drawn in, and the one their values are written in (ours: recomputed when read).
+const char *const kFindingsLayer = "FINDINGS";
+const char *const kValuesLayer = "MEASURED VALUES";  // CS: at most 16 characters
+
+OFString ascii(const QString &s)
+{
+    return OFString(s.toLatin1().constData());
+}
+
+QString number(double v)
+{
+    QString s = QString::number(v, 'g', 10);
+    return s.size() <= 16 ? s : QString::number(v, 'g', 6);
+}
+
+DcmItem *appendItem(DcmItem *parent, const DcmTagKey &sequence)
+{
+    DcmItem *item = nullptr;
+    parent->findOrCreateSequenceItem(sequence, item, -2);
+    return item;
+}
+
+void putFloats(DcmItem *item, const DcmTagKey &tag, const QList<QPointF> &points)
+{
+    QStringList values;
+    for (const QPointF &p : points)
+        values << QString::number(p.x(), 'g', 9) << QString::number(p.y(), 'g', 9);
+    item->putAndInsertString(tag, ascii(values.join(QLatin1Char('\\'))).c_str());
+}
+
+void addReferencedImage(DcmItem *sequenceOwner, const DcmTagKey &sequence, const ImageRef &r)
+{
+    DcmItem *ref = appendItem(sequenceOwner, sequence);
+    ref->putAndInsertString(DCM_ReferencedSOPClassUID, ascii(r.sopClassUid).c_str());
+    ref->putAndInsertString(DCM_ReferencedSOPInstanceUID, ascii(r.sopInstanceUid).c_str());
+    if (r.frame > 0)
+        ref->putAndInsertString(DCM_ReferencedFrameNumber, QByteArray::number(r.frame).constData());
+}
+
+void addGraphic(DcmItem *annotation, const char *type, const QList<QPointF> &points)
+{
+    DcmItem *g = appendItem(annotation, DCM_GraphicObjectSequence);
+    g->putAndInsertString(DCM_GraphicAnnotationUnits, "PIXEL");
+    g->putAndInsertString(DCM_GraphicDimensions, "2");
+    g->putAndInsertString(DCM_NumberOfGraphicPoints, QByteArray::number(points.size()).constData());
+    putFloats(g, DCM_GraphicData, points);
+    g->putAndInsertString(DCM_GraphicType, type);
+    g->putAndInsertString(DCM_GraphicFilled, "N");
+}
+
+void addText(DcmItem *annotation, const QString &text, QPointF anchor, bool anchorVisible, bool utf8)
+{
+    DcmItem *t = appendItem(annotation, DCM_TextObjectSequence);
+    t->putAndInsertString(DCM_AnchorPointAnnotationUnits, "PIXEL");
+    t->putAndInsertString(DCM_UnformattedTextValue, utf8 ? text.toUtf8().constData() : text.toLatin1().constData());
+    putFloats(t, DCM_AnchorPoint, {anchor});
+    t->putAndInsertString(DCM_AnchorPointVisibility, anchorVisible ? "Y" : "N");
+}
+
+/// An annotation as GSPS graphics (our kinds have no single GSPS form: lines are POLYLINEs, regions closed ones).
+void addAnnotation(DcmItem *findings, const Annotation &a, bool utf8)
+{
+    const QList<QPointF> &p = a.points;
+    switch (a.kind) {
+    case AnnotationKind::CobbAngle:
+    case AnnotationKind::Bidirectional:
+        addGraphic(findings, "POLYLINE", {p[0], p[1]});
+        addGraphic(findings, "POLYLINE", {p[2], p[3]});
+        break;
+    case AnnotationKind::Rectangle:
+    case AnnotationKind::Polygon:
+    case AnnotationKind::Freehand: {
+        QList<QPointF> o = outline(a);
+        o << o.first();
+        addGraphic(findings, "POLYLINE", o);
+        break;
+    }
+    case AnnotationKind::Ellipse: {
+        const QRectF r = QRectF(p[0], p[1]).normalized();
+        const QPointF c = r.center();
+        addGraphic(findings, "ELLIPSE",
+                   r.width() >= r.height() ? QList<QPointF>{{r.left(), c.y()}, {r.right(), c.y()}, {c.x(), r.top()}, {c.x(), r.bottom()}}
+                                           : QList<QPointF>{{c.x(), r.top()}, {c.x(), r.bottom()}, {r.left(), c.y()}, {r.right(), c.y()}});
+        break;
+    }
+    case AnnotationKind::Point:
+        addGraphic(findings, "POINT", p);
+        break;
+    case AnnotationKind::Text:
+        addText(findings, a.text, p[0], false, utf8);
+        break;
+    case AnnotationKind::Arrow:
+        addGraphic(findings, "POLYLINE", p);
+        addText(findings, a.text, p[1], false, utf8);  // the words at the tail, the line to the tip
+        break;
+    default:
+        addGraphic(findings, "POLYLINE", p);
+        break;
+    }
+}
+
+bool fitsLatin1(const QString &s)
+{
+    return std::all_of(s.begin(), s.end(), [](QChar c) { return c.unicode() <= 0xFF; });
+}
+
+QList<QPointF> readPoints(DcmItem *item, const DcmTagKey &tag)
+{
+    QList<QPointF> points;
+    for (unsigned long i = 0;; i += 2) {
+        Float32 x = 0, y = 0;
+        if (item->findAndGetFloat32(tag, x, i).bad() || item->findAndGetFloat32(tag, y, i + 1).bad())
+            break;
+        points << QPointF(x, y);
+    }
+    return points;
+}
+
+QList<ImageRef> referencedImages(DcmItem *item, const QString &study, const QString &series)
+{
+    QList<ImageRef> images;
+    DcmSequenceOfItems *seq = nullptr;
+    if (item->findAndGetSequence(DCM_ReferencedImageSequence, seq).bad() || !seq)
+        return images;
+    for (unsigned long i = 0; i < seq->card(); ++i) {
+        DcmItem *ref = seq->getItem(i);
+        ImageRef r{study, series, dcmtk::getString(ref, DCM_ReferencedSOPClassUID), dcmtk::getString(ref, DCM_ReferencedSOPInstanceUID), 0};
+        Sint32 frame = 0;
+        if (ref->findAndGetSint32(DCM_ReferencedFrameNumber, frame).good() && frame > 0) {
+            for (unsigned long k = 0; ref->findAndGetSint32(DCM_ReferencedFrameNumber, frame, k).good(); ++k) {
+                r.frame = int(frame);
+                images << r;
+            }
+        } else {
+            images << r;
+        }
+    }
+    return images;
+}
+
+} // namespace
+
+QString presentationKey(const QString &sopInstanceUid, int frame)
+{
+    return frame > 0 ? sopInstanceUid + QLatin1Char('#') + QString::number(frame) : sopInstanceUid;
+}
+
+Result<QByteArray> writePresentationState(const PresentationStateRequest &request)
+{
+    dcmtk::registerCodecs();
+    const DicomIdentity &study = request.study;
+    if (!isValidUid(study.studyInstanceUid))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("the presentation state names no study"));
+    if (request.images.isEmpty())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("a presentation state applies to at least one image"));
+    for (const ImageRef &r : request.images)
+        if (r.studyInstanceUid != study.studyInstanceUid || r.seriesInstanceUid.isEmpty() || r.sopClassUid.isEmpty())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("an image of another study, or without its series or SOP class"));
+    if (request.columns < 1 || request.rows < 1)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("the images' size is not given"));
+    if (request.view.rotation % 90 != 0)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("a rotation of %1°: only quarter turns").arg(request.view.rotation));
+    QStringList texts{study.patientName, study.patientId, study.studyDescription, request.description, request.creatorName};
+    for (auto it = request.annotations.constBegin(); it != request.annotations.constEnd(); ++it)
+        for (const Annotation &a : it.value())
+            texts << a.text;
+    for (auto it = request.labels.constBegin(); it != request.labels.constEnd(); ++it)
+        texts << it.value();
+    const bool utf8 = !std::all_of(texts.begin(), texts.end(), fitsLatin1);
+    auto encode = [utf8](const QString &s) { return utf8 ? QByteArray(s.toUtf8()) : s.toLatin1(); };
+
+    DcmFileFormat file;
+    DcmDataset *ds = file.getDataset();
+    const QDateTime now = QDateTime::currentDateTime();
+    auto put = [ds](const DcmTagKey &tag, const QByteArray &value) { ds->putAndInsertString(tag, value.constData()); };
+    // SOP Common, Patient, General Study, General Series / Presentation Series, General Equipment.
+    put(DCM_SpecificCharacterSet, utf8 ? "ISO_IR 192" : "ISO_IR 100");
+    put(DCM_SOPClassUID, UID_GrayscaleSoftcopyPresentationStateStorage);
+    put(DCM_SOPInstanceUID, makeUid().toLatin1());
+    put(DCM_PatientName, encode(study.patientName));
+    put(DCM_PatientID, encode(study.patientId));
+    if (!study.issuerOfPatientId.isEmpty())
+        put(DCM_IssuerOfPatientID, encode(study.issuerOfPatientId));
+    put(DCM_PatientBirthDate, study.patientBirthDate.toLatin1());
+    put(DCM_PatientSex, study.patientSex.toLatin1());
+    put(DCM_StudyInstanceUID, study.studyInstanceUid.toLatin1());
+    put(DCM_StudyDate, study.studyDate.toLatin1());
+    put(DCM_StudyTime, study.studyTime.toLatin1());
+    put(DCM_ReferringPhysicianName, "");
+    put(DCM_StudyID, "");
+    put(DCM_AccessionNumber, encode(study.accessionNumber));
+    if (!study.studyDescription.isEmpty())
+        put(DCM_StudyDescription, encode(study.studyDescription.left(64)));
+    put(DCM_Modality, "PR");
+    put(DCM_SeriesInstanceUID, (request.seriesInstanceUid.isEmpty() ? makeUid() : request.seriesInstanceUid).toLatin1());
+    put(DCM_SeriesNumber, QByteArray::number(request.seriesNumber > 0 ? request.seriesNumber : 9003));
+    put(DCM_SeriesDescription, "Spectrum presentation state");
+    put(DCM_Manufacturer, "Spectrum");
+    // Presentation State Identification.
+    put(DCM_InstanceNumber, "1");
+    put(DCM_ContentLabel, (request.contentLabel.isEmpty() ? QStringLiteral("SPECTRUM_VIEW") : request.contentLabel.toUpper().left(16)).toLatin1());
+    put(DCM_ContentDescription, encode(request.description.left(64)));
+    put(DCM_PresentationCreationDate, now.toString(QStringLiteral("yyyyMMdd")).toLatin1());
+    put(DCM_PresentationCreationTime, now.toString(QStringLiteral("HHmmss")).toLatin1());
+    put(DCM_ContentCreatorName, encode(request.creatorName));
+    // Presentation State Relationship: the images, by series.
+    QStringList seriesOrder;
+    for (const ImageRef &r : request.images)
+        if (!seriesOrder.contains(r.seriesInstanceUid))
+            seriesOrder << r.seriesInstanceUid;
+    for (const QString &series : seriesOrder) {
+        DcmItem *s = appendItem(ds, DCM_ReferencedSeriesSequence);
+        s->putAndInsertString(DCM_SeriesInstanceUID, ascii(series).c_str());
+        for (const ImageRef &r : request.images)
+            if (r.seriesInstanceUid == series)
+                addReferencedImage(s, DCM_ReferencedImageSequence, r);
+    }
+    // Modality LUT: the images' rescale, which the window is in.
+    put(DCM_RescaleIntercept, number(request.rescaleIntercept).toLatin1());
+    put(DCM_RescaleSlope, number(request.rescaleSlope).toLatin1());
+    put(DCM_RescaleType, request.rescaleType.isEmpty() ? QByteArray("US") : request.rescaleType.toLatin1());
+    // Softcopy VOI LUT: for every image referenced.
+    if (request.view.window) {
+        DcmItem *voi = appendItem(ds, DCM_SoftcopyVOILUTSequence);
+        voi->putAndInsertString(DCM_WindowCenter, number(request.view.window->first).toLatin1().constData());
+        voi->putAndInsertString(DCM_WindowWidth, number(std::max(1e-6, request.view.window->second)).toLatin1().constData());
+    }
+    // Displayed Area: the part shown, scaled to fit (our zoom and pan); the whole image when none was given.
+    {
+        DcmItem *area = appendItem(ds, DCM_DisplayedAreaSelectionSequence);
+        QRectF r = request.view.displayedArea.value_or(QRectF());
+        if (r.isEmpty())
+            r = QRectF(0, 0, 0, 0);
+        // 1-based pixel numbers: the first pixel whose area the region reaches, and the last.
+        const int left = int(std::floor(r.left())) + 1, top = int(std::floor(r.top())) + 1;
+        const int right = std::max(left, int(std::ceil(r.right()))), bottom = std::max(top, int(std::ceil(r.bottom())));
+        if (request.view.displayedArea && !r.isEmpty()) {
+            area->putAndInsertString(DCM_DisplayedAreaTopLeftHandCorner, QStringLiteral("%1\\%2").arg(left).arg(top).toLatin1().constData());
+            area->putAndInsertString(DCM_DisplayedAreaBottomRightHandCorner, QStringLiteral("%1\\%2").arg(right).arg(bottom).toLatin1().constData());
+        } else {
+            area->putAndInsertString(DCM_DisplayedAreaTopLeftHandCorner, "1\\1");
+            area->putAndInsertString(DCM_DisplayedAreaBottomRightHandCorner, QStringLiteral("%1\\%2").arg(request.columns).arg(request.rows).toLatin1().constData());
+        }
+        area->putAndInsertString(DCM_PresentationSizeMode, "SCALE TO FIT");
+        area->putAndInsertString(DCM_PresentationPixelAspectRatio, "1\\1");
+    }
+    // Graphic Annotation, in the layers of the findings and of their values.
+    bool anyValues = false;
+    for (const ImageRef &r : request.images) {
+        const QString key = presentationKey(r.sopInstanceUid, r.frame);
+        const QList<Annotation> list = request.annotations.value(key);
+        if (list.isEmpty())
+            continue;
+        DcmItem *findings = appendItem(ds, DCM_GraphicAnnotationSequence);
+        addReferencedImage(findings, DCM_ReferencedImageSequence, r);
+        findings->putAndInsertString(DCM_GraphicLayer, kFindingsLayer);
+        for (const Annotation &a : list)
+            if (isWellFormed(a))
+                addAnnotation(findings, a, utf8);
+        const QStringList labels = request.labels.value(key);
+        bool first = true;
+        for (int i = 0; i < list.size() && i < labels.size(); ++i) {
+            if (labels[i].isEmpty() || list[i].kind == AnnotationKind::Text || list[i].kind == AnnotationKind::Arrow || !isWellFormed(list[i]))
+                continue;
+            DcmItem *values = nullptr;
+            if (first) {
+                values = appendItem(ds, DCM_GraphicAnnotationSequence);
+                addReferencedImage(values, DCM_ReferencedImageSequence, r);
+                values->putAndInsertString(DCM_GraphicLayer, kValuesLayer);
+                first = false;
+            } else {
+                DcmSequenceOfItems *seq = nullptr;
+                ds->findAndGetSequence(DCM_GraphicAnnotationSequence, seq);
+                values = seq->getItem(seq->card() - 1);
+            }
+            double right = list[i].points[0].x(), top = list[i].points[0].y();
+            for (const QPointF &p : outline(list[i], 16)) {
+                right = std::max(right, p.x());
+                top = std::min(top, p.y());
+            }
+            addText(values, QString(labels[i]).replace(QLatin1Char('\n'), QStringLiteral("; ")), QPointF(right + 2, top), false, utf8);
+            anyValues = true;
+        }
+    }
+    // Spatial Transformation, Graphic Layer, Softcopy Presentation LUT.
+    put(DCM_ImageRotation, QByteArray::number(((request.view.rotation % 360) + 360) % 360));
+    put(DCM_ImageHorizontalFlip, request.view.flipHorizontally ? "Y" : "N");
+    DcmItem *layer = appendItem(ds, DCM_GraphicLayerSequence);
+    layer->putAndInsertString(DCM_GraphicLayer, kFindingsLayer);
+    layer->putAndInsertString(DCM_GraphicLayerOrder, "1");
+    layer->putAndInsertString(DCM_GraphicLayerDescription, "Findings drawn by the reader");
+    if (anyValues) {
+        DcmItem *values = appendItem(ds, DCM_GraphicLayerSequence);
+        values->putAndInsertString(DCM_GraphicLayer, kValuesLayer);
+        values->putAndInsertString(DCM_GraphicLayerOrder, "2");
+        values->putAndInsertString(DCM_GraphicLayerDescription, "What the findings measured, as shown");
+    }
+    put(DCM_PresentationLUTShape, request.view.inverse ? "INVERSE" : "IDENTITY");
+    return dcmtk::serialize(file, EXS_LittleEndianExplicit);
+}
+
+Result<PresentationState> readPresentationState(const ByteView &bytes)
+{
+    dcmtk::registerCodecs();
+    DcmFileFormat file;
+    if (Error e = dcmtk::parse(bytes, file, dcmtk::ParseExtent::Everything); e.isError())
+        return e;
+    DcmDataset *ds = file.getDataset();
+    if (dcmtk::getString(ds, DCM_SOPClassUID) != QLatin1String(UID_GrayscaleSoftcopyPresentationStateStorage))
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("not a Grayscale Softcopy Presentation State"));
+    const DicomTextDecoder text = dcmtk::textDecoder(ds);
+    PresentationState out;
+    out.identity = dcmtk::readIdentity(ds);
+    out.label = dcmtk::getString(ds, DCM_ContentLabel, &text);
+    out.description = dcmtk::getString(ds, DCM_ContentDescription, &text);
+    out.creatorName = dcmtk::getString(ds, DCM_ContentCreatorName, &text);
+    out.creationDateTime = dcmtk::getString(ds, DCM_PresentationCreationDate) + dcmtk::getString(ds, DCM_PresentationCreationTime).left(6);
+    const QString study = out.identity.studyInstanceUid;
+    DcmSequenceOfItems *seq = nullptr;
+    if (ds->findAndGetSequence(DCM_ReferencedSeriesSequence, seq).good() && seq)
+        for (unsigned long i = 0; i < seq->card(); ++i)
+            out.images << referencedImages(seq->getItem(i), study, dcmtk::getString(seq->getItem(i), DCM_SeriesInstanceUID));
+    if (ds->findAndGetSequence(DCM_SoftcopyVOILUTSequence, seq).good() && seq && seq->card() > 0) {
+        DcmItem *voi = seq->getItem(0);
+        Float64 centre = 0, width = 0;
+        if (voi->findAndGetFloat64(DCM_WindowCenter, centre).good() && voi->findAndGetFloat64(DCM_WindowWidth, width).good() && width > 0)
+            out.view.window = std::make_pair(double(centre), double(width));
+        else if (voi->tagExists(DCM_VOILUTSequence))
+            out.notShown << QObject::tr("a VOI LUT table (its window is the images' own here)");
+        if (seq->card() > 1)
+            out.notShown << QObject::tr("%1 windows for different images: the first is applied").arg(seq->card());
+    }
+    if (ds->findAndGetSequence(DCM_DisplayedAreaSelectionSequence, seq).good() && seq && seq->card() > 0) {
+        DcmItem *area = seq->getItem(0);
+        Sint32 l = 0, t = 0, r = 0, b = 0;
+        if (area->findAndGetSint32(DCM_DisplayedAreaTopLeftHandCorner, l, 0).good() && area->findAndGetSint32(DCM_DisplayedAreaTopLeftHandCorner, t, 1).good()
+            && area->findAndGetSint32(DCM_DisplayedAreaBottomRightHandCorner, r, 0).good()
+            && area->findAndGetSint32(DCM_DisplayedAreaBottomRightHandCorner, b, 1).good() && r >= l && b >= t)
+            out.view.displayedArea = QRectF(QPointF(l - 1, t - 1), QPointF(r, b));
+        const QString mode = dcmtk::getString(area, DCM_PresentationSizeMode);
+        if (mode != QLatin1String("SCALE TO FIT"))
+            out.notShown << QObject::tr("size mode %1: the displayed area is fitted to the pane instead").arg(mode);
+        if (seq->card() > 1)
+            out.notShown << QObject::tr("%1 displayed areas for different images: the first is applied").arg(seq->card());
+    }
+    Uint16 rotation = 0;
+    if (ds->findAndGetUint16(DCM_ImageRotation, rotation).good())
+        out.view.rotation = int(rotation);
+    out.view.flipHorizontally = dcmtk::getString(ds, DCM_ImageHorizontalFlip) == QLatin1String("Y");
+    out.view.inverse = dcmtk::getString(ds, DCM_PresentationLUTShape) == QLatin1String("INVERSE");
+    if (ds->findAndGetSequence(DCM_GraphicAnnotationSequence, seq).good() && seq) {
+        for (unsigned long i = 0; i < seq->card(); ++i) {
+            DcmItem *ann = seq->getItem(i);
+            if (dcmtk::getString(ann, DCM_GraphicLayer) == QLatin1String(kValuesLayer))
+                continue;  // ours: what the findings measured, measured again where they are shown
+            QList<ImageRef> on = referencedImages(ann, study, QString());
+            if (on.isEmpty())
+                on = out.images;  // none named: every image of the state
+            QList<Annotation> list;
+            DcmSequenceOfItems *graphics = nullptr;
+            if (ann->findAndGetSequence(DCM_GraphicObjectSequence, graphics).good() && graphics) {
+                for (unsigned long g = 0; g < graphics->card(); ++g) {
+                    DcmItem *item = graphics->getItem(g);
+                    const QString units = dcmtk::getString(item, DCM_GraphicAnnotationUnits);
+                    const QString type = dcmtk::getString(item, DCM_GraphicType);
+                    const QList<QPointF> points = readPoints(item, DCM_GraphicData);
+                    if (units != QLatin1String("PIXEL")) {
+                        out.notShown << QObject::tr("a %1 in display units (not tied to the image)").arg(type);
+                        continue;
+                    }
+                    Annotation a;
+                    if (type == QLatin1String("POINT") && points.size() == 1) {
+                        a.kind = AnnotationKind::Point;
+                    } else if ((type == QLatin1String("POLYLINE") || type == QLatin1String("INTERPOLATED")) && points.size() >= 2) {
+                        const bool closed = points.size() >= 4 && QLineF(points.first(), points.last()).length() < 1e-3;
+                        a.kind = closed ? AnnotationKind::Polygon : points.size() == 2 ? AnnotationKind::Distance : AnnotationKind::Polyline;
+                        a.points = points;
+                        if (closed)
+                            a.points.removeLast();
+                        if (closed && a.points.size() > 32)
+                            a.kind = AnnotationKind::Freehand;
+                        list << a;
+                        continue;
+                    } else if (type == QLatin1String("CIRCLE") && points.size() == 2) {
+                        const double r = QLineF(points[0], points[1]).length();
+                        a.kind = AnnotationKind::Ellipse;
+                        a.points = {points[0] - QPointF(r, r), points[0] + QPointF(r, r)};
+                        list << a;
+                        continue;
+                    } else if (type == QLatin1String("ELLIPSE") && points.size() == 4
+                               && (std::abs(points[0].x() - points[1].x()) < 1e-3 || std::abs(points[0].y() - points[1].y()) < 1e-3)) {
+                        const QPointF c = (points[0] + points[1]) / 2;
+                        const double hx = std::max(std::abs(points[0].x() - points[1].x()), std::abs(points[2].x() - points[3].x())) / 2;
+                        const double hy = std::max(std::abs(points[0].y() - points[1].y()), std::abs(points[2].y() - points[3].y())) / 2;
+                        a.kind = AnnotationKind::Ellipse;
+                        a.points = {c - QPointF(hx, hy), c + QPointF(hx, hy)};
+                        list << a;
+                        continue;
+                    } else {
+                        out.notShown << QObject::tr("a %1 graphic of %2 points").arg(type).arg(points.size());
+                        continue;
+                    }
+                    a.points = points;
+                    list << a;
+                }
+            }
+            if (ann->findAndGetSequence(DCM_TextObjectSequence, graphics).good() && graphics) {
+                for (unsigned long g = 0; g < graphics->card(); ++g) {
+                    DcmItem *item = graphics->getItem(g);
+                    Annotation a;
+                    a.kind = AnnotationKind::Text;
+                    a.text = dcmtk::getString(item, DCM_UnformattedTextValue, &text);
+                    QList<QPointF> anchor = dcmtk::getString(item, DCM_AnchorPointAnnotationUnits) == QLatin1String("PIXEL") ? readPoints(item, DCM_AnchorPoint)
+                                                                                                                          : QList<QPointF>();
+                    if (anchor.isEmpty() && dcmtk::getString(item, DCM_BoundingBoxAnnotationUnits) == QLatin1String("PIXEL"))
+                        anchor = readPoints(item, DCM_BoundingBoxTopLeftHandCorner);
+                    if (anchor.isEmpty()) {
+                        out.notShown << QObject::tr("the text \"%1\" placed in display units").arg(a.text);
+                        continue;
+                    }
+                    a.points = {anchor.first()};
+                    list << a;
+                }
+            }
+            for (const ImageRef &r : on)
+                out.annotations[presentationKey(r.sopInstanceUid, r.frame)] << list;
+        }
+    }
+    if (ds->tagExists(DCM_OverlayData) || ds->tagExists(DCM_ShutterShape))
+        out.notShown << QObject::tr("overlays or shutters (not applied)");
+    return out;
+}
+
+} // namespace spectrum

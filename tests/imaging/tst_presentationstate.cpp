@@ -1,0 +1,191 @@
+// How a series was looked at, as a Grayscale Softcopy Presentation State: the window, the area shown, rotation and
+// flip, inversion and the findings as graphics — written, checked by DCMTK's dcmpschk, read back as written and by
+// pydicom; and a presentation state made by DCMTK's dcmpsmk read the way DCMTK meant it.
+
+#include "testsupport.h"
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/presentationstate.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace spectrum;
+
+namespace {
+
+const QString kStudy = QStringLiteral("2.25.1001");
+const QString kSeries = QStringLiteral("2.25.1002");
+const QString kCt = QStringLiteral("1.2.840.10008.5.1.4.1.1.2");
+
+ImageRef image(const QString &sop)
+{
+    return ImageRef{kStudy, kSeries, kCt, sop, 0};
+}
+
+PresentationStateRequest request()
+{
+    PresentationStateRequest r;
+    r.study.studyInstanceUid = kStudy;
+    r.study.patientName = QStringLiteral("View^Kept");
+    r.study.patientId = QStringLiteral("PR-1");
+    r.images = {image(QStringLiteral("2.25.11")), image(QStringLiteral("2.25.12"))};
+    r.columns = 512;
+    r.rows = 512;
+    r.view.window = std::make_pair(40.0, 80.0);
+    r.view.displayedArea = QRectF(QPointF(100, 120), QPointF(300, 320));
+    r.view.rotation = 90;
+    r.view.flipHorizontally = true;
+    r.view.inverse = true;
+    r.rescaleIntercept = -1024;
+    r.rescaleType = QStringLiteral("HU");
+    r.description = QStringLiteral("Brain window, zoomed on the lesion");
+    r.creatorName = QStringLiteral("Reader^Rita");
+    r.annotations[QStringLiteral("2.25.11")] = {
+        Annotation{AnnotationKind::Distance, {{110.5, 130.25}, {200, 140}}, QString(), QString()},
+        Annotation{AnnotationKind::Ellipse, {{150, 150}, {190, 170}}, QString(), QString()},
+        Annotation{AnnotationKind::Polygon, {{120, 200}, {160, 205}, {150, 240}}, QString(), QString()},
+        Annotation{AnnotationKind::Text, {{250, 260}}, QStringLiteral("Ödem"), QString()},
+    };
+    r.labels[QStringLiteral("2.25.11")] = {QStringLiteral("45.0 mm"), QStringLiteral("Mean 40.1 SD 3.2 HU\nArea 314.2 mm²"), QStringLiteral("Area 1.0 mm²"), QString()};
+    return r;
+}
+
+} // namespace
+
+class TestPresentationState : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        Result<QByteArray> ps = writePresentationState(request());
+        QVERIFY2(ps.isOk(), qPrintable(ps.error().toString()));
+        m_bytes = ps.value();
+        m_path = m_dir.filePath(QStringLiteral("ps.dcm"));
+        QVERIFY(test::writeFile(m_path, m_bytes));
+    }
+
+    void dcmpschkFindsNothingWrong()
+    {
+        const test::ProcessResult r = test::run(QStringLiteral(DCMPSCHK_EXECUTABLE), {m_path});
+        QVERIFY2(r.ok(), (r.out + r.err).constData());
+        // dcmpschk reports on its warning channel: "Testing: FILE", then each problem, then its verdict.
+        const QByteArray all = r.out + r.err;
+        QVERIFY2(all.contains("Test passed.") && !all.contains("Error") && !all.contains("failed"), all.constData());
+    }
+
+    void readsBackTheView()
+    {
+        Result<PresentationState> read = readPresentationState(ByteView(m_bytes));
+        QVERIFY2(read.isOk(), qPrintable(read.error().toString()));
+        const PresentationState &s = read.value();
+        QCOMPARE(s.identity.modality, QStringLiteral("PR"));
+        QCOMPARE(s.description, request().description);
+        QCOMPARE(s.creatorName, QStringLiteral("Reader^Rita"));
+        QCOMPARE(s.images, request().images);
+        QVERIFY(s.view.window && *s.view.window == std::make_pair(40.0, 80.0));
+        QCOMPARE(*s.view.displayedArea, QRectF(QPointF(100, 120), QPointF(300, 320)));  // on pixel bounds: exact
+        QCOMPARE(s.view.rotation, 90);
+        QVERIFY(s.view.flipHorizontally);
+        QVERIFY(s.view.inverse);
+        QVERIFY2(s.notShown.isEmpty(), qPrintable(s.notShown.join(QLatin1Char('\n'))));
+        // The findings as graphics (the values' layer is ours: measured again where shown, not read as text).
+        const QList<Annotation> drawn = request().annotations.value(QStringLiteral("2.25.11"));
+        const QList<Annotation> back = s.annotations.value(QStringLiteral("2.25.11"));
+        QCOMPARE(back.size(), drawn.size());
+        for (int i = 0; i < drawn.size(); ++i) {
+            QCOMPARE(back[i].kind, drawn[i].kind);
+            QCOMPARE(back[i].points, drawn[i].points);
+            QCOMPARE(back[i].text, drawn[i].text);
+        }
+        QVERIFY(s.annotations.value(QStringLiteral("2.25.12")).isEmpty());
+    }
+
+    void pydicomReadsTheSame()
+    {
+        const QString script = QStringLiteral(
+            "import json, sys, pydicom\n"
+            "ds = pydicom.dcmread(sys.argv[1])\n"
+            "voi = ds.SoftcopyVOILUTSequence[0]\n"
+            "area = ds.DisplayedAreaSelectionSequence[0]\n"
+            "print(json.dumps({'class': ds.SOPClassUID, 'centre': float(voi.WindowCenter), 'width': float(voi.WindowWidth),\n"
+            "  'tlhc': list(area.DisplayedAreaTopLeftHandCorner), 'brhc': list(area.DisplayedAreaBottomRightHandCorner),\n"
+            "  'rotation': int(ds.ImageRotation), 'flip': ds.ImageHorizontalFlip, 'lut': ds.PresentationLUTShape,\n"
+            "  'images': [i.ReferencedSOPInstanceUID for s in ds.ReferencedSeriesSequence for i in s.ReferencedImageSequence],\n"
+            "  'layers': [a.GraphicLayer for a in ds.GraphicAnnotationSequence],\n"
+            "  'texts': [t.UnformattedTextValue for a in ds.GraphicAnnotationSequence for t in a.get('TextObjectSequence', [])]}))\n");
+        const test::ProcessResult r = test::run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral("-c"), script, m_path});
+        QVERIFY2(r.ok(), r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(o[QStringLiteral("class")].toString(), QStringLiteral("1.2.840.10008.5.1.4.1.1.11.1"));
+        QCOMPARE(o[QStringLiteral("centre")].toDouble(), 40.0);
+        QCOMPARE(o[QStringLiteral("width")].toDouble(), 80.0);
+        QCOMPARE(o[QStringLiteral("tlhc")].toVariant().toList(), (QVariantList{101, 121}));
+        QCOMPARE(o[QStringLiteral("brhc")].toVariant().toList(), (QVariantList{300, 320}));
+        QCOMPARE(o[QStringLiteral("rotation")].toInt(), 90);
+        QCOMPARE(o[QStringLiteral("flip")].toString(), QStringLiteral("Y"));
+        QCOMPARE(o[QStringLiteral("lut")].toString(), QStringLiteral("INVERSE"));
+        QCOMPARE(o[QStringLiteral("images")].toVariant().toStringList(), (QStringList{QStringLiteral("2.25.11"), QStringLiteral("2.25.12")}));
+        QCOMPARE(o[QStringLiteral("layers")].toVariant().toStringList(), (QStringList{QStringLiteral("FINDINGS"), QStringLiteral("MEASURED VALUES")}));
+        const QStringList texts = o[QStringLiteral("texts")].toVariant().toStringList();
+        QVERIFY(texts.contains(QStringLiteral("Ödem")));
+        QVERIFY(texts.contains(QStringLiteral("45.0 mm")));  // what the reader saw, for viewers that do not measure
+    }
+
+    /// DCMTK's dcmpsmk makes a presentation state of an image with its own window: read as DCMTK meant it.
+    void readsAStateDcmpsmkMade()
+    {
+        DemoOptions demo;
+        demo.studies = {DemoStudy::HeadCt};
+        demo.ctSlices = 1;
+        QByteArray ct;
+        QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
+                     ct = i.bytes;
+                     return Error();
+                 }).isError());
+        const QString imagePath = m_dir.filePath(QStringLiteral("ct.dcm")), psPath = m_dir.filePath(QStringLiteral("made.dcm"));
+        QVERIFY(test::writeFile(imagePath, ct));
+        const test::ProcessResult made = test::run(QStringLiteral(DCMPSMK_EXECUTABLE), {QStringLiteral("+Vw"), imagePath, psPath});
+        QVERIFY2(made.ok(), made.err.constData());
+        Result<PresentationState> read = readPresentationState(ByteView(test::readFile(psPath)));
+        QVERIFY2(read.isOk(), qPrintable(read.error().toString()));
+        Result<DecodedImage> decoded = decodeDicom(ByteView(ct));
+        QVERIFY(decoded.isOk());
+        const ImageInfo &info = decoded.value().info;
+        QCOMPARE(read.value().images.size(), 1);
+        QCOMPARE(read.value().images[0].sopInstanceUid, info.identity.sopInstanceUid);
+        QCOMPARE(read.value().images[0].seriesInstanceUid, info.identity.seriesInstanceUid);
+        QVERIFY(!info.windows.isEmpty());
+        QVERIFY(read.value().view.window);
+        QCOMPARE(read.value().view.window->first, info.windows.first().center);
+        QCOMPARE(read.value().view.window->second, info.windows.first().width);
+        QCOMPARE(*read.value().view.displayedArea, QRectF(0, 0, info.columns, info.rows));
+        QCOMPARE(read.value().view.rotation, 0);
+        QVERIFY(!read.value().view.flipHorizontally);
+    }
+
+    void refusesWhatIsNotAState()
+    {
+        QVERIFY(!readPresentationState(ByteView(QByteArray("no"))).isOk());
+        PresentationStateRequest r = request();
+        r.view.rotation = 45;
+        QCOMPARE(writePresentationState(r).error().code(), ErrorCode::InvalidArgument);
+        r = request();
+        r.images[0].studyInstanceUid = QStringLiteral("2.25.9");
+        QCOMPARE(writePresentationState(r).error().code(), ErrorCode::InvalidArgument);
+    }
+
+private:
+    QTemporaryDir m_dir;
+    QByteArray m_bytes;
+    QString m_path;
+};
+
+QTEST_GUILESS_MAIN(TestPresentationState)
+#include "tst_presentationstate.moc"
