@@ -23,12 +23,14 @@ void FindingsLoader::setStudy(const StudySummary &study)
 {
     QSet<QString> keys;
     for (const SeriesSummary &s : study.series) {
-        if (s.modality != QLatin1String("SR") && s.modality != QLatin1String("KO"))
+        if (s.modality != QLatin1String("SR") && s.modality != QLatin1String("KO") && s.modality != QLatin1String("PR"))
             continue;
         for (const InstanceRef &i : s.instances) {
             keys.insert(i.key);
             if (s.modality == QLatin1String("KO"))
                 m_keyObjectKeys.insert(i.key);
+            if (s.modality == QLatin1String("PR"))
+                m_presentationKeys.insert(i.key);
         }
     }
     if (keys == m_reportKeys)
@@ -54,7 +56,10 @@ QStringList FindingsLoader::notShown() const
     for (const KeySelection &k : m_model->keySelections())
         for (const QString &line : m_keyNotShown.value(k.uid))
             lines << QStringLiteral("%1: %2").arg(k.origin, line);
-    return lines;
+    for (const PresentationEntry &p : m_model->presentationStates())
+        for (const QString &line : p.state.notShown)
+            lines << QStringLiteral("%1: %2").arg(p.origin, line);
+    return lines + m_otherNotShown;
 }
 
 void FindingsLoader::load(const QString &key)
@@ -64,6 +69,8 @@ void FindingsLoader::load(const QString &key)
     m_asked.insert(key);
     if (m_keyObjectKeys.contains(key))
         return loadKeyObjects(key);
+    if (m_presentationKeys.contains(key))
+        return loadPresentationState(key);
     whenDone(readDocument<ReadReport>(key, readStructuredReport), this, [this, key, generation = m_generation](const Result<ReadReport> &r) {
         if (generation != m_generation)
             return;
@@ -109,6 +116,32 @@ void FindingsLoader::loadKeyObjects(const QString &key)
         m_model->addKeySelection(k);
         Q_EMIT reportRead(k.uid);
     });
+}
+
+void FindingsLoader::loadPresentationState(const QString &key)
+{
+    whenDone(readDocument<PresentationState>(key, readPresentationState), this,
+             [this, key, generation = m_generation](const Result<PresentationState> &r) {
+                 if (generation != m_generation)
+                     return;
+                 if (!r.isOk()) {
+                     // Only the grayscale kind is read: a colour or blending state is said, not failed.
+                     if (r.error().code() == ErrorCode::InvalidDicom)
+                         m_otherNotShown << tr("a presentation state of a kind not applied here (%1)").arg(key);
+                     return failed(key, r.error());
+                 }
+                 PresentationEntry p;
+                 p.state = r.value();
+                 p.uid = p.state.identity.sopInstanceUid.isEmpty() ? key : p.state.identity.sopInstanceUid;
+                 QStringList parts{QStringLiteral("PR")};
+                 if (p.state.creationDateTime.size() >= 8)
+                     parts << DicomIdentity::displayDate(p.state.creationDateTime.left(8));
+                 if (!p.state.creatorName.isEmpty())
+                     parts << DicomIdentity::displayName(p.state.creatorName);
+                 p.origin = parts.join(QLatin1Char(' '));
+                 m_model->addPresentationState(p);
+                 Q_EMIT reportRead(p.uid);
+             });
 }
 
 void FindingsLoader::failed(const QString &key, const Error &error)

@@ -1,6 +1,6 @@
 #pragma once
-// FindingsLoader: the Structured Reports and Key Object Selections of a study, read into its FindingsModel. It reads
-// each SR and KO instance of the study from the cache as soon as it is there (off the GUI thread) — ours and other
+// FindingsLoader: the Structured Reports, Key Object Selections and presentation states of a study, read into its
+// FindingsModel. It reads each SR, KO and PR instance of the study from the cache as soon as it is there (off the GUI thread) — ours and other
 // software's — and adds the findings it can draw on their images and the key image sets; what a document holds that
 // cannot be drawn is kept, to be listed.
 
@@ -44,6 +44,7 @@ Q_SIGNALS:
 private:
     void load(const QString &key);
     void loadKeyObjects(const QString &key);
+    void loadPresentationState(const QString &key);
     void failed(const QString &key, const Error &error);
     /// Reads blob `key` and parses it with `parse`, off the GUI thread.
     template <typename T>
@@ -54,6 +55,8 @@ private:
     QSet<QString> m_reportKeys;      ///< the study's reports and key object selections
     QSet<QString> m_keyObjectKeys;   ///< those of them that are key object selections
     QHash<QString, QStringList> m_keyNotShown;
+    QSet<QString> m_presentationKeys;  ///< those that are presentation states
+    QStringList m_otherNotShown;
     QSet<QString> m_asked;
     QHash<QString, ReadReport> m_reports;
     quint64 m_generation = 0;

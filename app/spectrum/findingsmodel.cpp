@@ -176,6 +176,24 @@ void FindingsModel::addKeySelection(const KeySelection &selection)
     Q_EMIT keyImagesUpdated();
 }
 
+void FindingsModel::addPresentationState(const PresentationEntry &entry)
+{
+    const auto it = std::find_if(m_presentations.begin(), m_presentations.end(), [&](const PresentationEntry &p) { return p.uid == entry.uid; });
+    if (it != m_presentations.end())
+        *it = entry;
+    else
+        m_presentations << entry;
+    Q_EMIT presentationStatesChanged();
+}
+
+const PresentationEntry *FindingsModel::presentationState(const QString &uid) const
+{
+    for (const PresentationEntry &p : m_presentations)
+        if (p.uid == uid)
+            return &p;
+    return nullptr;
+}
+
 void FindingsModel::assignTrackingUids()
 {
     for (QList<Finding> &l : m_findings)

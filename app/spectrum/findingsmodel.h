@@ -8,6 +8,7 @@
 
 #include "spectrum/imaging/annotation.h"
 #include "spectrum/imaging/keyobjects.h"
+#include "spectrum/imaging/presentationstate.h"
 
 #include <QHash>
 #include <QObject>
@@ -40,6 +41,14 @@ struct KeySelection
     QString uid;                 ///< the document's SOP Instance UID
     KeyObjectSelection document;
     QString origin;              ///< "KO 2026-11-24 Reader^Rita"
+};
+
+/// A presentation state of the study, applied on request.
+struct PresentationEntry
+{
+    QString uid;                 ///< its SOP Instance UID
+    PresentationState state;
+    QString origin;              ///< "PR 2026-11-24 Reader^Rita"
 };
 
 class FindingsModel : public QObject
@@ -95,6 +104,11 @@ public:
     void addKeySelection(const KeySelection &selection);
     const QList<KeySelection> &keySelections() const { return m_keySelections; }
 
+    /// A presentation state read from the study (replacing one of the same UID).
+    void addPresentationState(const PresentationEntry &entry);
+    const QList<PresentationEntry> &presentationStates() const { return m_presentations; }
+    const PresentationEntry *presentationState(const QString &uid) const;
+
     /// Gives every finding without a tracking UID one (before it is first saved).
     void assignTrackingUids();
 
@@ -105,6 +119,8 @@ Q_SIGNALS:
     void measured();
     /// Key images marked or unmarked here, or a selection read.
     void keyImagesUpdated();
+    /// A presentation state was read.
+    void presentationStatesChanged();
 
 private:
     QHash<QString, QList<Finding>> m_findings;
@@ -114,6 +130,7 @@ private:
     bool m_keyChanged = false;
     QString m_keyNote;
     QList<KeySelection> m_keySelections;
+    QList<PresentationEntry> m_presentations;
 };
 
 } // namespace spectrum

@@ -12,7 +12,7 @@ namespace spectrum {
 
 namespace {
 
-enum Role { SopRole = Qt::UserRole + 1, FrameRole };
+enum Role { SopRole = Qt::UserRole + 1, FrameRole, PresentationRole };
 
 /// "Series 2, image 14 (frame 3)": where an image lies in the studies the viewer knows; its UID when unknown.
 QString placeOf(const StudyViewer *viewer, const ImageRef &ref)
@@ -61,6 +61,9 @@ FindingsPanel::FindingsPanel(QWidget *parent) : QWidget(parent), m_header(new QL
             m_viewer->findings()->setKeyNote(note.left(1024));
     });
     connect(m_tree, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem *item) {
+        const QString state = item->data(0, PresentationRole).toString();
+        if (!state.isEmpty())
+            return Q_EMIT applyRequested(state);
         const QString sop = item->data(0, SopRole).toString();
         if (!sop.isEmpty())
             Q_EMIT goToRequested(sop, item->data(0, FrameRole).toInt());
@@ -83,6 +86,7 @@ void FindingsPanel::setViewer(StudyViewer *viewer)
         connect(m_viewer->findings(), &FindingsModel::changed, this, &FindingsPanel::rebuild);
         connect(m_viewer->findings(), &FindingsModel::measured, this, &FindingsPanel::rebuild);
         connect(m_viewer->findings(), &FindingsModel::keyImagesUpdated, this, &FindingsPanel::rebuild);
+        connect(m_viewer->findings(), &FindingsModel::presentationStatesChanged, this, &FindingsPanel::rebuild);
         connect(m_viewer->findingsLoader(), &FindingsLoader::reportRead, this, &FindingsPanel::rebuild);
         connect(m_viewer->findingsLoader(), &FindingsLoader::reportFailed, this, &FindingsPanel::rebuild);
     }
@@ -149,6 +153,33 @@ void FindingsPanel::rebuild()
             auto *item = new QTreeWidgetItem(top, {placeOf(m_viewer, r)});
             item->setData(0, SopRole, r.sopInstanceUid);
             item->setData(0, FrameRole, r.frame);
+        }
+    }
+    // Presentation states, by the series they apply to: applied on request (double-click).
+    const QList<PresentationEntry> &states = m_viewer->findings()->presentationStates();
+    if (!states.isEmpty()) {
+        auto *top = new QTreeWidgetItem(m_tree, {tr("Presentation states (double-click to apply)")});
+        top->setExpanded(true);
+        for (const PresentationEntry &p : states) {
+            const PresentationState &st = p.state;
+            QStringList what;
+            if (st.view.window)
+                what << tr("W %1 L %2").arg(st.view.window->second, 0, 'f', 0).arg(st.view.window->first, 0, 'f', 0);
+            if (st.view.rotation || st.view.flipHorizontally)
+                what << tr("turned %1°%2").arg(st.view.rotation).arg(st.view.flipHorizontally ? tr(", flipped") : QString());
+            if (st.view.inverse)
+                what << tr("inverted");
+            int graphics = 0;
+            for (const QList<Annotation> &l : st.annotations)
+                graphics += int(l.size());
+            if (graphics > 0)
+                what << tr("%n graphic(s)", nullptr, graphics);
+            const QString series = st.images.isEmpty() ? tr("no image") : placeOf(m_viewer, st.images.first()).section(QLatin1Char(','), 0, 0);
+            auto *item = new QTreeWidgetItem(top, {QStringLiteral("%1: %2\n%3 (%4 image(s)) · %5")
+                                                       .arg(p.origin, st.description.isEmpty() ? st.label : st.description, series)
+                                                       .arg(st.images.size())
+                                                       .arg(what.join(QStringLiteral(", ")))});
+            item->setData(0, PresentationRole, p.uid);
         }
     }
     const QStringList notShown = m_viewer->findingsLoader()->notShown();

@@ -2,7 +2,8 @@
 // FindingsPanel: every finding of the study in view, where it lies and what it measures — drawn here (and whether
 // it is saved) or read from a report, grouped by where it comes from; what a report holds that is not drawn is
 // listed under it with why; the key images marked here and the study's key image selections, with the note the
-// marked ones are saved with. Double-click a finding or a key image to go to its image.
+// marked ones are saved with; the study's presentation states by series. Double-click a finding or a key image to go
+// to its image, a presentation state to apply it.
 
 #include <QPointer>
 #include <QWidget>
@@ -32,6 +33,8 @@ public:
 Q_SIGNALS:
     /// The reader asked to see the image finding `imageKey`/`index` lies on.
     void goToRequested(const QString &sopInstanceUid, int frame);
+    /// The reader asked to apply presentation state `uid` of the study.
+    void applyRequested(const QString &uid);
 
 private:
     void rebuild();

@@ -15,6 +15,7 @@
 #include "findingsmodel.h"
 
 #include "spectrum/imaging/measurements.h"
+#include "spectrum/imaging/presentationstate.h"
 #include "spectrum/imaging/windowlevel.h"
 
 #include <QColor>
@@ -129,6 +130,12 @@ public:
     bool isInverted() const { return m_inverted; }
     /// Fit, centred, unrotated, unflipped, not inverted, the image's default window.
     void resetView();
+
+    /// The view as a presentation state keeps it: window, the part of the image shown, rotation and flip (as a
+    /// presentation state orders them), inversion (viewportpresentation.cpp).
+    PresentationView presentationView() const;
+    /// Shows the image as `view` says: its window, its area fitted to the pane, its rotation, flip and inversion.
+    void applyPresentationView(const PresentationView &view);
 
     /// Image coordinates → widget coordinates, as painted.
     QTransform imageToWidget() const;

@@ -115,6 +115,10 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     m_findingsDock->setWidget(m_findingsPanel);
     addDockWidget(Qt::RightDockWidgetArea, m_findingsDock);
     m_findingsDock->hide();
+    connect(m_findingsPanel, &FindingsPanel::applyRequested, this, [this](const QString &uid) {
+        if (StudyViewer *v = currentViewer(); v && !v->applyPresentationState(uid))
+            statusBar()->showMessage(tr("None of the images that presentation state applies to is in this study's list."), 5000);
+    });
     connect(m_findingsPanel, &FindingsPanel::goToRequested, this, [this](const QString &sop, int frame) {
         if (StudyViewer *v = currentViewer(); v && !v->showInstance(sop, frame))
             statusBar()->showMessage(tr("That image is not in this study's list."), 5000);
@@ -157,6 +161,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     file->addAction(tr("&Cache…"), this, &MainWindow::showCacheSettings);
     QAction *saveFindingsAction = file->addAction(tr("Save &findings"), this, &MainWindow::saveFindings);
     saveFindingsAction->setShortcut(QKeySequence::Save);
+    file->addAction(tr("Save &view (presentation state)"), this, &MainWindow::saveView)->setShortcut(QKeySequence(QStringLiteral("Ctrl+Alt+S")));
     QAction *send = file->addAction(tr("&Send to archive…"), this, &MainWindow::chooseAndSend);
     send->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+S")));
     QAction *closeStudy = file->addAction(tr("&Close study"), this, [this] { closeTab(m_tabs->currentIndex()); });

@@ -86,11 +86,15 @@ public:
     void sendToArchive(const QString &store, bool wholeSeries);
 
     /// File ▸ Save findings: the findings drawn or edited on the study in view (and its priors beside it), measured
-    /// on the images as stored, as one Measurement Report (DICOM SR, TID 1500) per study — kept in the cache and
-    /// sent to the archive the study came from. findingsSaved() with the outcome.
+    /// on the images as stored, as one Measurement Report (DICOM SR, TID 1500) per study; the key images marked as a
+    /// Key Object Selection; the series in view as a presentation state — kept in the cache and sent to the archive
+    /// the study came from. findingsSaved() with the outcome.
     void saveFindings();
     /// The same to store `store` (empty or the local store: the cache alone).
     void saveFindingsTo(const QString &store);
+    /// File ▸ Save view: the series in view as it is shown (window, zoom and pan, rotation and flip, its findings)
+    /// as a presentation state alone. Save findings keeps it too, with the findings.
+    void saveView();
     /// Who the reports name as their observer: the reader's name from the settings, else the login.
     QString observerName() const;
 
@@ -114,7 +118,7 @@ Q_SIGNALS:
     void studyOpened(spectrum::StudyViewer *viewer);
     /// A send to an archive ended: `stored` instances stored, or why not (error set).
     void sendFinished(int stored, int failed, const spectrum::Error &error);
-    /// File ▸ Save findings ended: `reports` reports stored, or why not.
+    /// File ▸ Save findings (or Save view) ended: `reports` documents stored, or why not.
     void findingsSaved(int reports, const spectrum::Error &error);
     /// An import started here ended.
     void importFinished(const spectrum::ImportSummary &summary);
@@ -124,6 +128,8 @@ protected:
     void dropEvent(QDropEvent *event) override;
 
 private:
+    /// Saves the findings and key images (with `findings`) and the view of the series in view.
+    void saveDocuments(const QString &store, bool findings);
     void onStudiesChanged();
     /// Opens the study an import brought, once the study list has it.
     void openImportedWhenListed();

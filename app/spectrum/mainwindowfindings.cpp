@@ -4,6 +4,7 @@
 // the images as stored and written as a Measurement Report per study, kept in the cache and sent to the archive
 // the study came from.
 
+#include "imageviewport.h"
 #include "studyviewer.h"
 #include "transferspanel.h"
 
@@ -11,6 +12,7 @@
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/studystreamer.h"
 
+#include <QSet>
 #include <QSettings>
 #include <QStatusBar>
 
@@ -34,6 +36,17 @@ void MainWindow::saveFindings()
 
 void MainWindow::saveFindingsTo(const QString &store)
 {
+    saveDocuments(store, true);
+}
+
+void MainWindow::saveView()
+{
+    StudyViewer *viewer = currentViewer();
+    saveDocuments(viewer && viewer->streamer() ? viewer->streamer()->storeName() : QString(), false);
+}
+
+void MainWindow::saveDocuments(const QString &store, bool findings)
+{
     StudyViewer *viewer = currentViewer();
     auto fail = [this](const Error &e) {
         statusBar()->showMessage(tr("Findings not saved: %1").arg(e.toString()));
@@ -50,21 +63,52 @@ void MainWindow::saveFindingsTo(const QString &store)
     for (int i = 0; i < viewer->comparisonCount(); ++i)
         studies.insert(viewer->comparison(i).identity.studyInstanceUid, viewer->comparison(i).identity);
     for (const Finding &f : model->all()) {
-        if (!f.changed)
+        if (!f.changed || !findings)
             continue;
         if (f.image.sopInstanceUid.isEmpty() || f.image.studyInstanceUid.isEmpty())
             return fail(Error(ErrorCode::InvalidArgument, tr("a finding lies on an image with no DICOM identity")));
         what.findings << ReportedFinding{f.annotation, f.image, {}, f.label, {}};
         what.studies.insert(f.image.studyInstanceUid, studies.value(f.image.studyInstanceUid));
     }
-    if (model->keyImagesChanged()) {
+    if (findings && model->keyImagesChanged()) {
         what.keyImages = model->markedKeyImages();
         what.keyNote = model->keyNote();
         for (const ImageRef &r : what.keyImages)
             what.studies.insert(r.studyInstanceUid, studies.value(r.studyInstanceUid));
     }
-    if (what.findings.isEmpty() && what.keyImages.isEmpty()) {
+    if (findings && what.findings.isEmpty() && what.keyImages.isEmpty()) {
         statusBar()->showMessage(tr("No new findings to save."), 5000);
+        Q_EMIT findingsSaved(0, Error());
+        return;
+    }
+    // The series in view as it is shown, with every finding on its images: a presentation state.
+    ImageViewport *vp = viewer->viewport();
+    if (vp->hasImage() && viewer->seriesIndex() >= 0) {
+        const SeriesSummary &series = viewer->activeStudy().series[viewer->seriesIndex()];
+        ViewToSave view;
+        QSet<QString> sops;
+        for (const InstanceRef &i : series.instances) {
+            view.instanceKeys << i.key;
+            sops.insert(i.sopInstanceUid);
+        }
+        view.view = vp->presentationView();
+        const ImageInfo &info = vp->image().info;
+        view.columns = info.columns;
+        view.rows = info.rows;
+        view.rescaleSlope = info.rescaleSlope;
+        view.rescaleIntercept = info.rescaleIntercept;
+        view.rescaleType = info.valueUnit() == QLatin1String("HU") ? QStringLiteral("HU") : info.rescaleType;
+        view.description = tr("%1, W %2 L %3").arg(series.description.isEmpty() ? tr("Series %1").arg(series.seriesNumber) : series.description)
+                               .arg(vp->window().width, 0, 'f', 0).arg(vp->window().center, 0, 'f', 0);
+        for (const Finding &f : model->all())
+            if (sops.contains(f.image.sopInstanceUid))
+                view.findings << ReportedFinding{f.annotation, f.image, {}, f.label, {}};
+        what.view = view;
+        const QString study = viewer->activeStudy().identity.studyInstanceUid;
+        what.studies.insert(study, studies.value(study));
+    }
+    if (!findings && !what.view) {
+        statusBar()->showMessage(tr("No image in view: no view to save."), 5000);
         Q_EMIT findingsSaved(0, Error());
         return;
     }

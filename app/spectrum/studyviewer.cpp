@@ -18,18 +18,6 @@
 namespace spectrum {
 
 namespace {
-/// A key image series: the images a Key Object Selection names, shown as a series of their own.
-bool isKeyImageSeries(const SeriesSummary &s)
-{
-    return s.seriesInstanceUid.startsWith(QLatin1String("key:"));
-}
-
-/// Series of documents, not images: Structured Reports, Key Object Selections, Presentation States.
-bool isDocumentSeries(const SeriesSummary &s)
-{
-    return s.modality == QLatin1String("SR") || s.modality == QLatin1String("KO") || s.modality == QLatin1String("PR");
-}
-
 /// The series list: dragging an item carries its series' index (dropped on a pane, that pane shows it).
 class SeriesList : public QListWidget
 {
@@ -394,68 +382,6 @@ void StudyViewer::setSynchronized(bool on)
         m_beyond.clear();
     updateModeText();
     follow();
-}
-
-void StudyViewer::applyKeySeries()
-{
-    m_study.series.erase(std::remove_if(m_study.series.begin(), m_study.series.end(), [](const SeriesSummary &s) { return isKeyImageSeries(s); }),
-                         m_study.series.end());
-    const int real = int(m_study.series.size());
-    for (const KeySelection &k : m_findings->keySelections()) {
-        SeriesSummary key;
-        key.seriesInstanceUid = QStringLiteral("key:") + k.uid;
-        key.description = k.document.description.isEmpty() ? tr("Key images: %1").arg(k.document.title)
-                                                            : tr("Key images: %1 — %2").arg(k.document.title, k.document.description);
-        key.seriesNumber = 0;
-        // The study's own images, in the selection's order (a multi-frame image once, whichever frames it names).
-        QSet<QString> added;
-        for (const ImageRef &r : k.document.images) {
-            if (added.contains(r.sopInstanceUid))
-                continue;
-            for (int s = 0; s < real; ++s) {
-                for (const InstanceRef &i : m_study.series[s].instances) {
-                    if (i.sopInstanceUid != r.sopInstanceUid)
-                        continue;
-                    key.instances << i;
-                    key.modality = m_study.series[s].modality;
-                    added.insert(r.sopInstanceUid);
-                }
-            }
-        }
-        if (!key.instances.isEmpty())
-            m_study.series << key;
-    }
-}
-
-bool StudyViewer::showInstance(const QString &sopInstanceUid, int frame)
-{
-    for (int s = 0; s < m_study.series.size(); ++s) {
-        const QList<InstanceRef> &in = m_study.series[s].instances;
-        for (int i = 0; i < in.size(); ++i) {
-            if (in[i].sopInstanceUid != sopInstanceUid)
-                continue;
-            if (m_active->study() != &m_study || m_active->seriesIndex() != s)
-                showSeries(s);
-            showSlice(i);
-            if (frame > 0) {
-                // Once the image is on screen, at its frame.
-                auto once = std::make_shared<QMetaObject::Connection>();
-                SeriesPane *pane = m_active;
-                *once = connect(pane, &SeriesPane::imageShown, this, [pane, once, sopInstanceUid, frame] {
-                    if (pane->viewport()->image().info.identity.sopInstanceUid != sopInstanceUid)
-                        return;
-                    QObject::disconnect(*once);
-                    pane->viewport()->setFrame(frame - 1);
-                });
-                if (viewport()->hasImage() && viewport()->image().info.identity.sopInstanceUid == sopInstanceUid) {
-                    QObject::disconnect(*once);
-                    viewport()->setFrame(frame - 1);
-                }
-            }
-            return true;
-        }
-    }
-    return false;
 }
 
 void StudyViewer::showSeries(int seriesIndex)

@@ -30,6 +30,18 @@ class QListWidget;
 
 namespace spectrum {
 
+/// A key image series: the images a Key Object Selection names, shown as a series of their own.
+inline bool isKeyImageSeries(const SeriesSummary &s)
+{
+    return s.seriesInstanceUid.startsWith(QLatin1String("key:"));
+}
+
+/// A series of documents, not images: Structured Reports, Key Object Selections, Presentation States.
+inline bool isDocumentSeries(const SeriesSummary &s)
+{
+    return s.modality == QLatin1String("SR") || s.modality == QLatin1String("KO") || s.modality == QLatin1String("PR");
+}
+
 class PriorsPanel;
 class StudyStreamer;
 
@@ -129,6 +141,10 @@ public:
     /// Shows the image `sopInstanceUid` of the study (its series in the active pane, at it; `frame` 1-based for a
     /// multi-frame image, 0: its first). False when the study lists no such image.
     bool showInstance(const QString &sopInstanceUid, int frame = 0);
+    /// Applies presentation state `uid` of the study (findings()->presentationStates()) to the active pane: its
+    /// window, area, rotation, flip and inversion on an image it applies to (the one in view, or its first), and
+    /// its graphics as findings from it. False when there is no such state or none of its images is listed.
+    bool applyPresentationState(const QString &uid);
     /// Steps the active pane through its images: the frames of a multi-frame image, then on to the next instance.
     void stepSlice(int step);
     /// The first (instance and frame) of the active pane's stack, or its last.

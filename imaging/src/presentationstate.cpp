@@ -260,11 +260,23 @@ Result<QByteArray> writePresentationState(const PresentationStateRequest &reques
     }
     // Graphic Annotation, in the layers of the findings and of their values.
     bool anyValues = false;
-    for (const ImageRef &r : request.images) {
-        const QString key = presentationKey(r.sopInstanceUid, r.frame);
+    // Per image (and frame) drawn on, in the order of the images.
+    QList<std::pair<ImageRef, QString>> drawnOn;
+    for (const ImageRef &image : request.images) {
+        QStringList keys = request.annotations.keys();
+        std::sort(keys.begin(), keys.end());  // frames of one image in a stable order
+        for (const QString &key : keys) {
+            const auto it = request.annotations.constFind(key);
+            const QString sop = it.key().section(QLatin1Char('#'), 0, 0);
+            if (sop != image.sopInstanceUid || it.value().isEmpty())
+                continue;
+            ImageRef r = image;
+            r.frame = it.key().contains(QLatin1Char('#')) ? it.key().section(QLatin1Char('#'), 1).toInt() : 0;
+            drawnOn.append({r, it.key()});
+        }
+    }
+    for (const auto &[r, key] : drawnOn) {
         const QList<Annotation> list = request.annotations.value(key);
-        if (list.isEmpty())
-            continue;
         DcmItem *findings = appendItem(ds, DCM_GraphicAnnotationSequence);
         addReferencedImage(findings, DCM_ReferencedImageSequence, r);
         findings->putAndInsertString(DCM_GraphicLayer, kFindingsLayer);

@@ -17,23 +17,29 @@ ResultJob<QList<SavedReport>> *makeMeasurementReports(BlobStore *cache, Findings
         std::map<QString, MeasurementReportRequest> byStudy;
         QStringList order;
         QHash<QString, DecodedImage> images;
+        auto imageOf = [&](const QString &sop) -> Result<DecodedImage> {
+            auto it = images.find(sop);
+            if (it == images.end()) {
+                Result<ByteView> bytes = runSync(cache->read(sop));
+                if (!bytes.isOk())
+                    return bytes.error().withContext(QStringLiteral("the image of a finding"));
+                Result<DecodedImage> image = decodeDicom(bytes.value());
+                if (!image.isOk())
+                    return image.error().withContext(sop);
+                it = images.insert(sop, image.value());
+            }
+            return it.value();
+        };
         for (ReportedFinding f : what.findings) {
             if (cancel.isCancelled())
                 return Error(ErrorCode::Cancelled, QStringLiteral("cancelled"));
             const QString study = f.image.studyInstanceUid;
             if (!what.studies.contains(study))
                 return Error(ErrorCode::InvalidArgument, QStringLiteral("a finding lies on an image of a study not open here (%1)").arg(study));
-            auto it = images.find(f.image.sopInstanceUid);
-            if (it == images.end()) {
-                Result<ByteView> bytes = runSync(cache->read(f.image.sopInstanceUid));
-                if (!bytes.isOk())
-                    return bytes.error().withContext(QStringLiteral("the image of a finding"));
-                Result<DecodedImage> image = decodeDicom(bytes.value());
-                if (!image.isOk())
-                    return image.error().withContext(f.image.sopInstanceUid);
-                it = images.insert(f.image.sopInstanceUid, image.value());
-            }
-            const DecodedImage &image = it.value();
+            Result<DecodedImage> loaded = imageOf(f.image.sopInstanceUid);
+            if (!loaded.isOk())
+                return loaded.error();
+            const DecodedImage &image = loaded.value();
             if (image.info.identity.studyInstanceUid != study)
                 return Error(ErrorCode::InvalidArgument, QStringLiteral("image %1 is not of study %2").arg(f.image.sopInstanceUid, study));
             const int frame = f.image.frame > 0 ? f.image.frame - 1 : 0;
@@ -90,6 +96,56 @@ ResultJob<QList<SavedReport>> *makeMeasurementReports(BlobStore *cache, Findings
             if (!id.isOk())
                 return id.error().withContext(QStringLiteral("the key images just written"));
             reports << SavedReport{QStringLiteral("KO"), study, id.value().sopInstanceUid, bytes.value(), {}};
+        }
+        // The series in view, as it is shown, with every finding on its images.
+        if (what.view) {
+            const ViewToSave &v = *what.view;
+            PresentationStateRequest ps;
+            ps.view = v.view;
+            ps.columns = v.columns;
+            ps.rows = v.rows;
+            ps.rescaleSlope = v.rescaleSlope;
+            ps.rescaleIntercept = v.rescaleIntercept;
+            ps.rescaleType = v.rescaleType;
+            ps.description = v.description.left(64);
+            ps.creatorName = what.observerName;
+            for (const QString &key : v.instanceKeys) {
+                if (cancel.isCancelled())
+                    return Error(ErrorCode::Cancelled, QStringLiteral("cancelled"));
+                Result<ByteView> bytes = runSync(cache->read(key));
+                if (!bytes.isOk())
+                    continue;  // not here (yet): the state names the images it was made with
+                Result<DicomIdentity> id = readDicomIdentity(bytes.value());
+                if (!id.isOk())
+                    continue;
+                if (ps.study.studyInstanceUid.isEmpty()) {
+                    if (!what.studies.contains(id.value().studyInstanceUid))
+                        return Error(ErrorCode::InvalidArgument, QStringLiteral("the series in view is of a study not open here"));
+                    ps.study = what.studies.value(id.value().studyInstanceUid);
+                }
+                if (id.value().studyInstanceUid != ps.study.studyInstanceUid)
+                    continue;
+                ps.images << ImageRef{id.value().studyInstanceUid, id.value().seriesInstanceUid, id.value().sopClassUid, id.value().sopInstanceUid, 0};
+            }
+            for (const ReportedFinding &f : v.findings) {
+                Result<DecodedImage> loaded = imageOf(f.image.sopInstanceUid);
+                if (!loaded.isOk())
+                    return loaded.error();
+                const int frame = f.image.frame > 0 ? f.image.frame - 1 : 0;
+                const QList<MeasuredValue> values = measure(f.annotation, DecodedImage{loaded.value().info.frame(frame), loaded.value().pixels}, frame);
+                const QString key = presentationKey(f.image.sopInstanceUid, f.image.frame);
+                ps.annotations[key] << f.annotation;
+                ps.labels[key] << describeValues(values);
+            }
+            if (!ps.images.isEmpty()) {
+                Result<QByteArray> bytes = writePresentationState(ps);
+                if (!bytes.isOk())
+                    return bytes.error();
+                Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes.value()));
+                if (!id.isOk())
+                    return id.error().withContext(QStringLiteral("the presentation state just written"));
+                reports << SavedReport{QStringLiteral("PR"), ps.study.studyInstanceUid, id.value().sopInstanceUid, bytes.value(), {}};
+            }
         }
         return reports;
     });

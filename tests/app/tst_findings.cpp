@@ -75,17 +75,25 @@ private Q_SLOTS:
                 textsBySop[sop] << viewer->viewport()->measurementText(a);
         }
         QCOMPARE(viewer->findings()->unsavedCount(), 7);
+        // The view kept with them: a brain window, a quarter turn, magnified.
+        viewer->viewport()->setWindow(VoiWindow{40, 80});
+        viewer->viewport()->rotate(1);
+        viewer->viewport()->setZoom(2.0);
+        const PresentationView savedView = viewer->viewport()->presentationView();
 
         const int seriesBefore = int(viewer->study().series.size());
         QSignalSpy saved(m_window.get(), &MainWindow::findingsSaved);
         m_window->saveFindings();
         QVERIFY(saved.wait(30000));
-        QCOMPARE(saved.first().at(0).toInt(), 1);
+        QCOMPARE(saved.first().at(0).toInt(), 2);  // the report and the view
         QVERIFY2(!saved.first().at(1).value<Error>().isError(), qPrintable(saved.first().at(1).value<Error>().toString()));
         QCOMPARE(viewer->findings()->unsavedCount(), 0);
-        // The report joins the open study as a series of its own — and does not double what is drawn.
-        QTRY_COMPARE(int(viewer->study().series.size()), seriesBefore + 1);
-        QCOMPARE(viewer->study().series.last().modality, QStringLiteral("SR"));
+        // The report and the view join the open study as series of their own — and do not double what is drawn.
+        QTRY_COMPARE(int(viewer->study().series.size()), seriesBefore + 2);
+        QStringList modalities;
+        for (const SeriesSummary &s : viewer->study().series)
+            modalities << s.modality;
+        QVERIFY(modalities.contains(QStringLiteral("SR")) && modalities.contains(QStringLiteral("PR")));
         QTRY_COMPARE(viewer->findingsLoader()->reports().size(), 1);
         QCOMPARE(viewer->findings()->count(), 7);
 
@@ -137,9 +145,12 @@ private Q_SLOTS:
         }
         // Listed in the findings panel under the report they came from; a double-click goes to a finding's image.
         const QStringList lines = otherWindow.findingsPanel()->lines();
-        QCOMPARE(lines.size(), 1 + 7);
+        QCOMPARE(lines.size(), 1 + 7 + 2);  // the report and its findings, then the presentation state
         QVERIFY2(lines.first().startsWith(QStringLiteral("SR ")), qPrintable(lines.first()));
-        for (int i = 1; i < lines.size(); ++i)
+        QCOMPARE(lines[8], QStringLiteral("Presentation states (double-click to apply)"));
+        QVERIFY2(lines[9].startsWith(QStringLiteral("  PR ")) && lines[9].contains(QStringLiteral("(24 image(s))")) && lines[9].contains(QStringLiteral("turned 90°")),
+                 qPrintable(lines[9]));
+        for (int i = 1; i < 8; ++i)
             QVERIFY2(lines[i].endsWith(QStringLiteral("· report")) && lines[i].contains(QStringLiteral("Series 1, image")), qPrintable(lines[i]));
         QVERIFY2(lines[1].startsWith(QStringLiteral("  Distance — ")) && lines[1].contains(QStringLiteral(" mm | Series 1, image 6 ")), qPrintable(lines[1]));
         QTreeWidget *tree = otherWindow.findingsPanel()->tree();
@@ -154,9 +165,27 @@ private Q_SLOTS:
         QSignalSpy savedAgain(&otherWindow, &MainWindow::findingsSaved);
         otherWindow.saveFindings();
         QVERIFY(savedAgain.wait(30000));
-        QCOMPARE(savedAgain.first().at(0).toInt(), 1);
+        QCOMPARE(savedAgain.first().at(0).toInt(), 2);
         QTRY_COMPARE(seen->findingsLoader()->reports().size(), 2);
         QCOMPARE(seen->findings()->count(), 7);
+
+        // The first workstation's view, listed and applied on request: its window, turn and area, its graphics.
+        QTRY_VERIFY(!seen->findings()->presentationStates().isEmpty());
+        const PresentationEntry *state = nullptr;
+        for (const PresentationEntry &p : seen->findings()->presentationStates())
+            if (p.state.view.rotation == 90)
+                state = &p;
+        QVERIFY(state);
+        QCOMPARE(state->state.images.size(), 24);
+        seen->showSlice(0);
+        QTRY_COMPARE(seen->viewport()->image().info.identity.sopInstanceUid, seen->study().series[0].instances[0].sopInstanceUid);
+        QVERIFY(seen->applyPresentationState(state->uid));
+        QCOMPARE(seen->viewport()->window(), (VoiWindow{40, 80}));
+        QCOMPARE(seen->viewport()->rotation(), 90);
+        QVERIFY(!seen->viewport()->isFlippedHorizontally() && !seen->viewport()->isFlippedVertically());
+        const QPointF centre = seen->viewport()->imageToWidget().map(savedView.displayedArea->center());
+        QVERIFY(std::abs(centre.x() - seen->viewport()->width() / 2.0) < 1.5 && std::abs(centre.y() - seen->viewport()->height() / 2.0) < 1.5);
+        QVERIFY(seen->findings()->count() > 7);  // its graphics, from the presentation state
     }
 
     /// Key images marked with K are saved as a Key Object Selection: in the study from then on, here and on
@@ -179,7 +208,7 @@ private Q_SLOTS:
         QSignalSpy saved(m_window.get(), &MainWindow::findingsSaved);
         m_window->saveFindings();
         QVERIFY(saved.wait(30000));
-        QCOMPARE(saved.first().at(0).toInt(), 1);  // the selection alone: the findings were saved before
+        QCOMPARE(saved.first().at(0).toInt(), 2);  // the selection and the view: the findings were saved before
         QVERIFY(!viewer->findings()->keyImagesChanged());
 
         // Here: the selection read back from the study, a series of its own of those two images.

@@ -61,6 +61,50 @@ private Q_SLOTS:
     }
     void cleanup() { m_vp.reset(); }
 
+    /// The view as a presentation state keeps it: every turn and flip given as DICOM orders them (a horizontal
+    /// flip, then a clockwise turn) shows the image's axes the same way on screen; the area shown and the window
+    /// come back.
+    void presentationViewKeepsTheOrientationAndArea()
+    {
+        for (int turns = 0; turns < 4; ++turns) {
+            for (int flips = 0; flips < 4; ++flips) {
+                m_vp->resetView();
+                m_vp->rotate(turns);
+                if (flips & 1)
+                    m_vp->flipHorizontally();
+                if (flips & 2)
+                    m_vp->flipVertically();
+                m_vp->setZoom(2.5);
+                const PresentationView v = m_vp->presentationView();
+                // The image's axes on screen, as the state says: flip (x → −x), then turn clockwise (y down).
+                auto expected = [&v](QPointF axis) {
+                    if (v.flipHorizontally)
+                        axis.setX(-axis.x());
+                    const double a = v.rotation * M_PI / 180;
+                    return QPointF(std::round(axis.x() * std::cos(a) - axis.y() * std::sin(a)), std::round(axis.x() * std::sin(a) + axis.y() * std::cos(a)));
+                };
+                const QTransform t = m_vp->imageToWidget();
+                auto onScreen = [&t](QPointF axis) {
+                    const QPointF d = t.map(QPointF(20, 20) + axis) - t.map(QPointF(20, 20));
+                    const double n = std::hypot(d.x(), d.y());
+                    return QPointF(std::round(d.x() / n), std::round(d.y() / n));
+                };
+                const QString what = QStringLiteral("turns %1 flips %2").arg(turns).arg(flips);
+                QVERIFY2(onScreen({1, 0}) == expected({1, 0}) && onScreen({0, 1}) == expected({0, 1}), qPrintable(what));
+                // Given back to another viewport of the same size: the same picture.
+                ImageViewport other;
+                other.resize(m_vp->size());
+                other.setImage(m_image, false, QStringLiteral("slice-1"));
+                other.applyPresentationView(v);
+                for (const QPointF p : {QPointF(3, 4), QPointF(20, 20), QPointF(33, 7)}) {
+                    const QPointF d = other.imageToWidget().map(p) - t.map(p);
+                    QVERIFY2(std::hypot(d.x(), d.y()) < 0.5, qPrintable(what));
+                }
+                QCOMPARE(other.window(), m_vp->window());
+            }
+        }
+    }
+
     void fitsAndShowsEachPixelWhereItSays()
     {
         QCOMPARE(m_vp->displayScale(), 10.0);  // 40 × 40 pixels in 400 × 400

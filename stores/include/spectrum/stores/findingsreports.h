@@ -1,6 +1,7 @@
 #pragma once
 // Findings drawn on a study's images, made into the DICOM objects that keep them: one Measurement Report (TID 1500,
-// measurementreport.h) per study, and the key images as a Key Object Selection (keyobjects.h). Each finding's values are measured here on the image as the cache holds it (at the
+// measurementreport.h) per study, the key images as a Key Object Selection (keyobjects.h), and the series in view as
+// a presentation state (presentationstate.h). Each finding's values are measured here on the image as the cache holds it (at the
 // finding's frame) — never on a filtered or half-received view —, so the report says what the archive's own
 // pixels measure.
 
@@ -8,12 +9,27 @@
 #include "spectrum/core/resultjob.h"
 #include "spectrum/imaging/keyobjects.h"
 #include "spectrum/imaging/measurementreport.h"
+#include "spectrum/imaging/presentationstate.h"
+
+#include <optional>
 
 #include <QHash>
 
 namespace spectrum {
 
 class BlobStore;
+
+/// The series in view and how it is shown, to be kept as a Grayscale Softcopy Presentation State.
+struct ViewToSave
+{
+    QStringList instanceKeys;          ///< the series' instances (cache keys); those in the cache are referenced
+    PresentationView view;
+    QList<ReportedFinding> findings;   ///< every finding on those images, drawn as its graphics with its values
+    int columns = 0, rows = 0;         ///< the images' size
+    double rescaleSlope = 1, rescaleIntercept = 0;
+    QString rescaleType;
+    QString description;               ///< "CT Axial 1.25 mm, brain window"
+};
 
 struct FindingsToSave
 {
@@ -23,11 +39,12 @@ struct FindingsToSave
     QString seriesDescription;         ///< empty: "Spectrum findings"
     QList<ImageRef> keyImages;         ///< key images to save, as one Key Object Selection per study (none: no KOS)
     QString keyNote;                   ///< its note
+    std::optional<ViewToSave> view;    ///< the series in view, as a presentation state (none: not kept)
 };
 
 struct SavedReport
 {
-    QString modality;                  ///< "SR" (a measurement report) or "KO" (key images)
+    QString modality;                  ///< "SR" (a measurement report), "KO" (key images) or "PR" (the view)
     QString studyInstanceUid;
     QString sopInstanceUid;
     QByteArray bytes;                  ///< DICOM Part 10
