@@ -1,0 +1,61 @@
+#pragma once
+// A de-identified copy of DICOM instances: DICOM PS3.15 Annex E, the Basic Application Level Confidentiality
+// Profile, with the Clean Structured Content option (reports, key images and presentation states keep their content,
+// names in it replaced) and, on request, the Retain Longitudinal Temporal Information with Full Dates option.
+//
+// Every attribute the profile lists is removed, emptied or given a dummy value as it says; private attributes,
+// overlays and curves are removed; every instance UID (study, series, instance, frame of reference, references) is
+// replaced by a new one — the same new one for the same old one throughout an export (UidMap), so the references
+// inside the exported study still resolve, and a different one in every export. The pixel data is copied unchanged:
+// an image whose pixels may show who the patient is (Burned In Annotation YES, or a modality that usually burns
+// text in and does not say) is flagged, never passed as clean silently.
+
+#include "spectrum/core/bytes.h"
+#include "spectrum/core/result.h"
+
+#include <QHash>
+#include <QString>
+#include <QStringList>
+
+namespace spectrum {
+
+struct DeidentifyOptions
+{
+    bool retainDates = false;          ///< Retain Longitudinal Temporal Information with Full Dates
+    QString patientName;               ///< the copy's Patient's Name; empty: "ANONYMOUS"
+    QString patientId;                 ///< the copy's Patient ID; empty: a pseudonym from the original, fixed per export
+};
+
+/// Old UID → new UID for one export (and the pseudonyms it gives): the same answer for the same question, and
+/// answers no other export can link back.
+class UidMap
+{
+public:
+    UidMap();
+    QString map(const QString &uid);
+    QString pseudonym(const QString &patientId);
+    int size() const { return int(m_uids.size()); }
+
+private:
+    QByteArray m_secret;
+    QHash<QString, QString> m_uids;
+};
+
+struct DeidentifiedInstance
+{
+    QByteArray bytes;                  ///< DICOM Part 10
+    QString sopInstanceUid;            ///< its new SOP Instance UID
+    QString originalSopInstanceUid;
+    /// Why its pixels may still show who the patient is (empty: no reason known). Said to the reader, not hidden.
+    QString burnedInWarning;
+    /// Free text kept as written (report texts, key image notes, annotation words): to be read before sharing.
+    QStringList textsKept;
+};
+
+/// De-identifies one instance (a whole Part 10 file). InvalidDicom when it is not DICOM.
+Result<DeidentifiedInstance> deidentify(const ByteView &dicom, const DeidentifyOptions &options, UidMap &uids);
+
+/// What DeidentificationMethod says of the options (for summaries and tests).
+QString deidentificationMethod(const DeidentifyOptions &options);
+
+} // namespace spectrum

@@ -1,0 +1,205 @@
+// A de-identified copy of a study (PS3.15 Annex E, Basic Profile): CT slices carrying the identifying attributes
+// a hospital's do — names, addresses, IDs, dates, private tags, an overlay, references to other studies — with our
+// report, key images and presentation state on them, exported with one UID map and checked by pydicom against the
+// profile's attribute list: nothing identifying left, pixel data unchanged, every reference inside the export
+// resolving; the dates kept with the option; burned-in annotation flagged.
+
+#include "testsupport.h"
+
+#include "spectrum/imaging/deidentify.h"
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/keyobjects.h"
+#include "spectrum/imaging/measurementreport.h"
+#include "spectrum/imaging/presentationstate.h"
+
+#include <dcmtk/config/osconfig.h>
+#include <dcmtk/dcmdata/dctk.h>
+#include <dcmtk/dcmdata/dcistrmb.h>
+#include <dcmtk/dcmdata/dcostrmb.h>
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace spectrum;
+
+namespace {
+
+/// `bytes` with what a hospital's images carry besides the pixels.
+QByteArray withIdentity(const QByteArray &bytes, bool burnedIn)
+{
+    DcmFileFormat file;
+    DcmInputBufferStream in;
+    in.setBuffer(bytes.constData(), offile_off_t(bytes.size()));
+    in.setEos();
+    file.transferInit();
+    file.read(in);
+    file.transferEnd();
+    DcmDataset *ds = file.getDataset();
+    const std::pair<DcmTagKey, const char *> values[] = {
+        {DCM_InstitutionName, "St. Elsewhere General"}, {DCM_InstitutionAddress, "1 Hospital Road, Springfield"},
+        {DCM_ReferringPhysicianName, "Kildare^James"}, {DCM_OperatorsName, "Tech^Tina"}, {DCM_PerformingPhysicianName, "Casey^Ben"},
+        {DCM_RETIRED_OtherPatientIDs, "MRN-998877"}, {DCM_PatientAge, "054Y"}, {DCM_PatientAddress, "12 Elm Street"},
+        {DCM_PatientTelephoneNumbers, "555-0101"}, {DCM_StudyDescription, "CT HEAD for Mr Smith"}, {DCM_SeriesDescription, "Axial"},
+        {DCM_AccessionNumber, "ACC-123456"}, {DCM_StudyID, "4711"}, {DCM_DeviceSerialNumber, "SN-42"}, {DCM_ProtocolName, "Head routine"},
+        {DCM_ImageComments, "patient was anxious"}, {DCM_AcquisitionDate, "20240102"}, {DCM_ContentDate, "20240102"},
+        {DCM_StationName, "CT01"}, {DCM_AdditionalPatientHistory, "fell at home"}, {DCM_PatientComments, "allergic to contrast"},
+        {DCM_RequestingPhysician, "House^Gregory"}, {DCM_AdmissionID, "ADM-5"}, {DCM_InstitutionalDepartmentName, "Radiology"},
+    };
+    for (const auto &[tag, value] : values)
+        ds->putAndInsertString(tag, value);
+    ds->putAndInsertString(DcmTag(0x0009, 0x0010, EVR_LO), "ACME PRIVATE");
+    ds->putAndInsertString(DcmTag(0x0009, 0x1001, EVR_LO), "Smith John 1970");
+    ds->putAndInsertUint16(DcmTag(0x6000, 0x0010), 8);
+    ds->putAndInsertUint16(DcmTag(0x6000, 0x0011), 8);
+    ds->putAndInsertString(DcmTag(0x6000, 0x0022), "name burned in overlay");
+    DcmItem *other = nullptr;
+    ds->findOrCreateSequenceItem(DCM_ReferencedStudySequence, other, -2);
+    other->putAndInsertString(DCM_ReferencedSOPClassUID, "1.2.840.10008.3.1.2.3.1");
+    other->putAndInsertString(DCM_ReferencedSOPInstanceUID, "2.25.424242");
+    DcmItem *request = nullptr;
+    ds->findOrCreateSequenceItem(DCM_RequestAttributesSequence, request, -2);
+    request->putAndInsertString(DCM_RequestedProcedureID, "RP-1");
+    if (burnedIn)
+        ds->putAndInsertString(DCM_BurnedInAnnotation, "YES");
+    // Serialised as DCMTK would write the file.
+    QByteArray out;
+    std::vector<char> chunk(1 << 20);
+    DcmOutputBufferStream stream(chunk.data(), offile_off_t(chunk.size()));
+    file.transferInit();
+    OFCondition cond = EC_StreamNotifyClient;
+    while (cond == EC_StreamNotifyClient) {
+        cond = file.write(stream, EXS_LittleEndianExplicit, EET_ExplicitLength, nullptr);
+        void *filled = nullptr;
+        offile_off_t length = 0;
+        stream.flushBuffer(filled, length);
+        out.append(static_cast<const char *>(filled), qsizetype(length));
+    }
+    file.transferEnd();
+    return out;
+}
+
+} // namespace
+
+class TestDeidentify : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        DemoOptions demo;
+        demo.studies = {DemoStudy::HeadCt};
+        demo.ctSlices = 3;
+        QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
+                     m_originals << withIdentity(i.bytes, m_originals.size() == 2);
+                     return Error();
+                 }).isError());
+        QCOMPARE(m_originals.size(), 3);
+        // Our documents on them: a report, key images, a presentation state.
+        QList<DecodedImage> images;
+        for (const QByteArray &b : m_originals) {
+            Result<DecodedImage> d = decodeDicom(ByteView(b));
+            QVERIFY(d.isOk());
+            images << d.value();
+        }
+        DicomIdentity study = images[0].info.identity;
+        study.patientName = QStringLiteral("SMITH^JOHN");
+        MeasurementReportRequest sr;
+        sr.study = study;
+        sr.observerName = QStringLiteral("Reader^Rita");
+        const Annotation a{AnnotationKind::Distance, {{100, 100}, {200, 120}}, QStringLiteral("lesion"), QString()};
+        sr.findings << ReportedFinding{a, ImageRef::of(images[0].info), measure(a, images[0], 0), QString(), {}};
+        KeyObjectRequest ko;
+        ko.study = study;
+        ko.images = {ImageRef::of(images[1].info)};
+        ko.description = QStringLiteral("see slice 2");
+        PresentationStateRequest ps;
+        ps.study = study;
+        ps.images = {ImageRef::of(images[0].info), ImageRef::of(images[1].info)};
+        ps.columns = ps.rows = 512;
+        ps.creatorName = QStringLiteral("Reader^Rita");
+        ps.annotations[images[0].info.identity.sopInstanceUid] = {a};
+        for (const Result<QByteArray> &doc : {writeMeasurementReport(sr), writeKeyObjectSelection(ko), writePresentationState(ps)}) {
+            QVERIFY2(doc.isOk(), qPrintable(doc.error().toString()));
+            m_originals << doc.value();
+        }
+    }
+
+    void exportedCopyKeepsNothingIdentifying()
+    {
+        check(false);
+    }
+
+    void datesKeptWithTheOption()
+    {
+        check(true);
+    }
+
+    void notDicomIsRefused()
+    {
+        UidMap uids;
+        QCOMPARE(deidentify(ByteView(QByteArray("plain text")), DeidentifyOptions(), uids).error().code(), ErrorCode::InvalidDicom);
+    }
+
+private:
+    void check(bool retainDates)
+    {
+        const QString dir = m_dir.filePath(retainDates ? QStringLiteral("dates") : QStringLiteral("basic"));
+        QVERIFY(QDir().mkpath(dir));
+        DeidentifyOptions options;
+        options.retainDates = retainDates;
+        UidMap uids;
+        QStringList pairs;
+        QStringList flagged, texts;
+        for (int i = 0; i < m_originals.size(); ++i) {
+            Result<DeidentifiedInstance> d = deidentify(ByteView(m_originals[i]), options, uids);
+            QVERIFY2(d.isOk(), qPrintable(d.error().toString()));
+            const QString original = QDir(dir).filePath(QStringLiteral("original-%1.dcm").arg(i));
+            const QString exported = QDir(dir).filePath(d.value().sopInstanceUid + QStringLiteral(".dcm"));
+            QVERIFY(test::writeFile(original, m_originals[i]));
+            QVERIFY(test::writeFile(exported, d.value().bytes));
+            pairs << original + QLatin1Char(':') + exported;
+            if (!d.value().burnedInWarning.isEmpty())
+                flagged << QString::number(i);
+            texts << d.value().textsKept;
+        }
+        QCOMPARE(flagged, QStringList{QStringLiteral("2")});  // the slice that says its pixels show text
+        QVERIFY2(texts.contains(QStringLiteral("see slice 2")) && texts.contains(QStringLiteral("lesion")), qPrintable(texts.join(QLatin1Char('|'))));
+        QStringList args{QStringLiteral(DEID_CHECK_SCRIPT)};
+        if (retainDates)
+            args << QStringLiteral("--retain-dates");
+        const test::ProcessResult r = test::run(QStringLiteral(PYTHON3_EXECUTABLE), args + pairs);
+        QVERIFY2(r.ok(), r.err.constData());
+        const QJsonObject result = QJsonDocument::fromJson(r.out).object();
+        const QStringList problems = result[QStringLiteral("problems")].toVariant().toStringList();
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
+        QCOMPARE(result[QStringLiteral("studies")].toArray().size(), 1);   // one study still
+        QCOMPARE(result[QStringLiteral("patients")].toArray().size(), 1);  // one pseudonym for the patient
+        QVERIFY(result[QStringLiteral("references")].toInt() >= 4);        // the documents' references, all resolved
+        // The documents still read, referring to the exported images.
+        for (const QString &pair : pairs) {
+            const QByteArray bytes = test::readFile(pair.section(QLatin1Char(':'), 1));
+            Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes));
+            QVERIFY(id.isOk());
+            if (id.value().modality == QLatin1String("SR")) {
+                Result<ReadReport> report = readStructuredReport(ByteView(bytes));
+                QVERIFY(report.isOk());
+                QCOMPARE(report.value().findings.size(), 1);
+                QCOMPARE(report.value().findings[0].annotation.text, QStringLiteral("lesion"));
+                QCOMPARE(report.value().observerName, QStringLiteral("ANONYMOUS"));
+            }
+        }
+    }
+
+    QTemporaryDir m_dir;
+    QList<QByteArray> m_originals;
+};
+
+QTEST_GUILESS_MAIN(TestDeidentify)
+#include "tst_deidentify.moc"
