@@ -31,7 +31,7 @@ QList<Command> imageCommands();    ///< render, convert, filters, filter
 QList<Command> blobCommands();     ///< get, put, stat, ls
 QList<Command> archiveCommands();  ///< stores, find, fetch, export, listen
 QList<Command> prefetchCommands(); ///< prefetch
-QList<Command> findingsCommands(); ///< findings
+QList<Command> findingsCommands(); ///< findings, deidentify
 
 /// The workstation's disk cache (its folder and budget from the environment or the defaults).
 Result<std::unique_ptr<FileStore>> openCache();

@@ -1,17 +1,22 @@
-// spectrum-cli's findings: the Structured Reports of a study read back — ours and other software's — as the
-// workstation reads them: each finding's kind, words, values and units, the image (and frame) it lies on and its
-// points; what a report holds that the workstation does not draw, and why.
+// spectrum-cli's findings and what leaves the workstation with them: the Structured Reports of a study read back —
+// ours and other software's — as the workstation reads them (each finding's kind, words, values and units, the image
+// and frame it lies on, its points; what a report holds that is not drawn, and why); and a de-identified copy of a
+// study, to a folder or a store.
 
+#include "archivesupport.h"
 #include "commands.h"
 #include "output.h"
 
 #include "spectrum/core/resultjob.h"
 #include "spectrum/imaging/measurementreport.h"
+#include "spectrum/stores/deidentifiedexport.h"
+#include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/studycatalog.h"
 
 #include <QCommandLineParser>
 #include <QFile>
+#include <QTemporaryDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -149,12 +154,81 @@ int cmdFindings(const QStringList &args)
     return failed > 0 ? 1 : 0;
 }
 
+int cmdDeidentify(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Writes a de-identified copy of a study in the disk cache (DICOM PS3.15 Annex E, Basic Profile with Clean Structured Content): "
+        "identifying attributes removed, emptied or replaced, private tags and overlays removed, new UIDs consistent within the copy, "
+        "pixel data unchanged. Images whose pixels may show text (Burned In Annotation) are listed: check them before sharing."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addPositionalArgument(QStringLiteral("study"), QStringLiteral("The Study Instance UID of a study in the cache."), QStringLiteral("STUDY_UID"));
+    p.addOption({QStringLiteral("out"), QStringLiteral("Folder to write the copy into."), QStringLiteral("DIR")});
+    p.addOption({QStringLiteral("store"), QStringLiteral("Send the copy to this store instead (STOW-RS, C-STORE, blobd)."), QStringLiteral("NAME")});
+    p.addOption({QStringLiteral("retain-dates"), QStringLiteral("Keep the dates and times (Retain Longitudinal Temporal Information with Full Dates).")});
+    p.addOption({QStringLiteral("patient-name"), QStringLiteral("The copy's Patient's Name (default ANONYMOUS)."), QStringLiteral("NAME")});
+    p.addOption({QStringLiteral("patient-id"), QStringLiteral("The copy's Patient ID (default: a pseudonym of this copy)."), QStringLiteral("ID")});
+    p.process(args);
+    if (p.positionalArguments().size() != 1 || p.isSet(QStringLiteral("out")) == p.isSet(QStringLiteral("store")))
+        return fail(QStringLiteral("deidentify: STUDY_UID and either --out DIR or --store NAME"), 2);
+    auto cache = openCache();
+    if (!cache.isOk())
+        return fail(cache.error().toString());
+    const QString studyUid = p.positionalArguments().first();
+    Result<QList<StudySummary>> studies = runSync(loadStudies(cache.value().get(), studyUid));
+    if (!studies.isOk())
+        return fail(studies.error().toString());
+    QStringList keys;
+    for (const StudySummary &study : studies.value())
+        for (const SeriesSummary &s : study.series)
+            for (const InstanceRef &i : s.instances)
+                keys << i.key;
+    if (keys.isEmpty())
+        return fail(QStringLiteral("deidentify: no study %1 in the cache").arg(studyUid));
+    if (studies.value().size() > 1)
+        return fail(QStringLiteral("deidentify: study %1 is listed under %2 patients in the cache: not copied").arg(studyUid).arg(studies.value().size()));
+    DeidentifyOptions options;
+    options.retainDates = p.isSet(QStringLiteral("retain-dates"));
+    options.patientName = p.value(QStringLiteral("patient-name"));
+    options.patientId = p.value(QStringLiteral("patient-id"));
+    QTemporaryDir staging;
+    const QString outDir = p.isSet(QStringLiteral("out")) ? p.value(QStringLiteral("out")) : staging.path();
+    Result<DeidentifiedExport> done = runSync(exportDeidentified(cache.value().get(), keys, options, outDir));
+    if (!done.isOk())
+        return fail(done.error().toString());
+    for (const auto &[sop, why] : done.value().burnedIn)
+        std::fprintf(stderr, "check %s: %s\n", qPrintable(sop), qPrintable(why));
+    if (done.value().textsKept > 0)
+        std::fprintf(stderr, "%d free text(s) kept as written (report texts, notes): read them before sharing\n", done.value().textsKept);
+    if (p.isSet(QStringLiteral("store"))) {
+        Result<StoreConfigFile> config = loadConfig(p);
+        if (!config.isOk())
+            return fail(config.error().toString());
+        Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), false);
+        if (!reg.isOk())
+            return fail(reg.error().toString());
+        Result<ExportSummary> sent = runSync(reg.value()->exportFiles(p.value(QStringLiteral("store")), done.value().files));
+        if (!sent.isOk())
+            return fail(sent.error().toString());
+        for (const auto &[what, why] : sent.value().failed)
+            std::fprintf(stderr, "%s: %s\n", qPrintable(what), qPrintable(why));
+        out(QStringLiteral("%1 de-identified instance(s) stored in %2, %3 refused (%4)")
+                .arg(sent.value().stored.size()).arg(p.value(QStringLiteral("store"))).arg(sent.value().failed.size()).arg(deidentificationMethod(options)));
+        return sent.value().failed.isEmpty() ? 0 : 1;
+    }
+    out(QStringLiteral("%1 de-identified instance(s) in %2 (%3)").arg(done.value().files.size()).arg(outDir, deidentificationMethod(options)));
+    return 0;
+}
+
 } // namespace
 
 QList<Command> findingsCommands()
 {
     return {{"findings", "STUDY_UID|FILE... [--json]", "the findings of a study's reports (or SR files), read back as the workstation shows them",
-             cmdFindings}};
+             cmdFindings},
+            {"deidentify", "STUDY_UID --out DIR|--store NAME [--retain-dates]", "a de-identified copy of a cached study (PS3.15 Basic Profile)",
+             cmdDeidentify}};
 }
 
 } // namespace spectrum::cli

@@ -81,7 +81,7 @@ private:
                         connect(m_window, &MainWindow::findingsSaved, this, [this](int reports, const Error &e) {
                             if (e.isError())
                                 return finish(tr("findings not saved: %1").arg(e.toString()));
-                            std::fprintf(stderr, "spectrum: %d report(s) of findings saved\n", reports);
+                            std::fprintf(stderr, "spectrum: findings saved: %d document(s)\n", reports);
                             QTimer::singleShot(400, this, [this] { save(); });
                         });
                         m_window->saveFindingsTo(*m_saveFindings == QLatin1String("local") ? QString() : *m_saveFindings);

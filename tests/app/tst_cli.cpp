@@ -3,12 +3,17 @@
 #include "spectrum/core/error.h"
 #include "testsupport.h"
 
+#include "spectrum/imaging/demostudies.h"
+
 #include <QDir>
 #include <QImage>
 
 #include <cstring>
 #include <QFileInfo>
 #include <QProcess>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -147,6 +152,57 @@ private Q_SLOTS:
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 1);
         QVERIFY(p.readAllStandardError().contains("no study '2.25.999'"));
+    }
+
+    /// What the screenshot drew (--measure) saved as File > Save findings does (--save-findings local), read back by
+    /// `spectrum-cli findings` as the workstation reads it; then the study, report and view with it, copied
+    /// de-identified by `spectrum-cli deidentify`.
+    void findingsSavedByTheScreenshotAndReadBack()
+    {
+        QTemporaryDir dir;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), dir.filePath(QStringLiteral("cache")));
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        env.insert(QStringLiteral("HOME"), dir.path());  // its own settings: the reader's name unset
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.filePath(QStringLiteral("config")));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(SPECTRUM_GUI_EXECUTABLE), {QStringLiteral("--screenshot"), dir.filePath(QStringLiteral("ct.png")), QStringLiteral("--open"),
+                                                          QStringLiteral("demo-ct"), QStringLiteral("--measure"), QStringLiteral("--save-findings"),
+                                                          QStringLiteral("local")});
+        QVERIFY(p.waitForFinished(180000));
+        const QByteArray err = p.readAllStandardError();
+        QVERIFY2(p.exitCode() == 0, err.constData());
+        QVERIFY2(err.contains("findings saved: 2 document(s)"), err.constData());  // the report and the view
+        const QString ct = spectrum::DemoArchive::studyUid(spectrum::DemoStudy::HeadCt);
+        const ProcessResult findings = cli({QStringLiteral("findings"), ct}, dir.filePath(QStringLiteral("cache")));
+        QVERIFY2(findings.ok(), findings.err.constData());
+        const QString text = QString::fromUtf8(findings.out);
+        for (const char *line : {"Imaging Measurement Report (TID 1500)", "  Distance: 150.0 mm", "  Ellipse: Mean ", "  Angle: ",
+                                 "  Arrow \"lesion, compare with prior\""})
+            QVERIFY2(text.contains(QString::fromUtf8(line)), qPrintable(text));
+        const ProcessResult json = cli({QStringLiteral("findings"), ct, QStringLiteral("--json")}, dir.filePath(QStringLiteral("cache")));
+        QVERIFY(json.ok());
+        const QJsonArray reports = QJsonDocument::fromJson(json.out).array();
+        QCOMPARE(reports.size(), 1);
+        QCOMPARE(reports[0][QStringLiteral("findings")].toArray().size(), 4);
+        QCOMPARE(reports[0][QStringLiteral("findings")].toArray()[0][QStringLiteral("values")].toArray()[0][QStringLiteral("value")].toDouble(), 150.0);
+
+        const QString out = dir.filePath(QStringLiteral("anonymous"));
+        const ProcessResult copy = cli({QStringLiteral("deidentify"), ct, QStringLiteral("--out"), out}, dir.filePath(QStringLiteral("cache")));
+        QVERIFY2(copy.ok(), copy.err.constData());
+        QVERIFY2(copy.out.contains("de-identified instance(s)"), copy.out.constData());
+        const QStringList files = QDir(out).entryList({QStringLiteral("*.dcm")});
+        QVERIFY(files.size() > 200);
+        // The copied report reads, and names no one.
+        const ProcessResult again = cli(QStringList{QStringLiteral("findings")} + [&] {
+            QStringList paths;
+            for (const QString &f : files)
+                paths << QDir(out).filePath(f);
+            return paths;
+        }(), dir.filePath(QStringLiteral("cache")));
+        QVERIFY2(!again.out.contains("DEMO, HEAD PHANTOM") && again.out.contains("patient ANONYMOUS"), again.out.left(2000).constData());
+        QVERIFY(again.out.contains("Distance: 150.0 mm"));
     }
 
     /// The folders STORES.md and the README name: the configuration in ~/.config/Spectrum, the cache in
