@@ -6,6 +6,8 @@
 
 #include "spectrum/stores/hangingprotocol.h"
 
+#include "spectrum/imaging/deidentify.h"
+
 #include <QMainWindow>
 
 class QDockWidget;
@@ -98,6 +100,14 @@ public:
     /// Who the reports name as their observer: the reader's name from the settings, else the login.
     QString observerName() const;
 
+    /// File ▸ Export de-identified copy: asks the folder and options, then exportDeidentifiedTo().
+    void exportDeidentified();
+    /// The study in view (all of it in the cache), de-identified into `folder` (deidentify.h); what may still identify
+    /// the patient (burned-in text, free text kept) is said after. deidentifiedExported() with the outcome.
+    void exportDeidentifiedTo(const QString &folder, const DeidentifyOptions &options);
+    /// Warnings that would open a dialog go to the status bar only (tests, scripts).
+    void setQuietDialogs(bool quiet) { m_quietDialogs = quiet; }
+
     /// Imports DICOM files, folders or a DICOMDIR's folder into the cache (File ▸ Import, drops on the window);
     /// progress and outcome in the status bar; a single study imported opens.
     void importFiles(const QStringList &paths);
@@ -120,6 +130,8 @@ Q_SIGNALS:
     void sendFinished(int stored, int failed, const spectrum::Error &error);
     /// File ▸ Save findings (or Save view) ended: `reports` documents stored, or why not.
     void findingsSaved(int reports, const spectrum::Error &error);
+    /// A de-identified export ended: `instances` written, or why not.
+    void deidentifiedExported(int instances, const spectrum::Error &error);
     /// An import started here ended.
     void importFinished(const spectrum::ImportSummary &summary);
 
@@ -162,6 +174,7 @@ private:
     TagViewer *m_tags;
     QDockWidget *m_tagDock = nullptr;
     FindingsPanel *m_findingsPanel = nullptr;
+    bool m_quietDialogs = false;
     QDockWidget *m_findingsDock = nullptr;
     TransfersPanel *m_transfers;
     QLabel *m_transferLabel;

@@ -8,10 +8,20 @@
 #include "studyviewer.h"
 #include "transferspanel.h"
 
+#include "spectrum/stores/deidentifiedexport.h"
 #include "spectrum/stores/findingsreports.h"
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/studystreamer.h"
 
+#include <QCheckBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSet>
 #include <QSettings>
 #include <QStatusBar>
@@ -149,6 +159,97 @@ void MainWindow::saveDocuments(const QString &store, bool findings)
             statusBar()->showMessage(tr("Findings saved to %1 (%n document(s))", nullptr, count).arg(where), 8000);
             Q_EMIT findingsSaved(count, Error());
         });
+    });
+}
+
+void MainWindow::exportDeidentified()
+{
+    StudyViewer *viewer = currentViewer();
+    if (!viewer) {
+        QMessageBox::information(this, tr("Export de-identified copy"), tr("Open a study first."));
+        return;
+    }
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Export de-identified copy"));
+    auto *folder = new QLineEdit(QDir::home().filePath(QStringLiteral("anonymous-study")));
+    auto *browse = new QPushButton(tr("Choose…"));
+    connect(browse, &QPushButton::clicked, &dialog, [&dialog, folder] {
+        const QString d = QFileDialog::getExistingDirectory(&dialog, tr("Folder for the copy"), folder->text());
+        if (!d.isEmpty())
+            folder->setText(d);
+    });
+    auto *dates = new QCheckBox(tr("Keep dates and times (Retain Longitudinal Temporal Information)"));
+    auto *name = new QLineEdit;
+    name->setPlaceholderText(tr("ANONYMOUS"));
+    auto *id = new QLineEdit;
+    id->setPlaceholderText(tr("a pseudonym of this copy"));
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Export"));
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    auto *form = new QFormLayout(&dialog);
+    auto *where = new QHBoxLayout;
+    where->addWidget(folder);
+    where->addWidget(browse);
+    form->addRow(tr("To folder"), where);
+    form->addRow(tr("Patient's name"), name);
+    form->addRow(tr("Patient ID"), id);
+    form->addRow(dates);
+    form->addRow(new QLabel(tr("DICOM PS3.15 Basic Profile: names, IDs, addresses, institutions, descriptions and private data removed;\n"
+                               "new UIDs; the pixels as they are — images that may show text in their pixels are listed after.")));
+    form->addRow(buttons);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    DeidentifyOptions options;
+    options.retainDates = dates->isChecked();
+    options.patientName = name->text().trimmed();
+    options.patientId = id->text().trimmed();
+    exportDeidentifiedTo(folder->text(), options);
+}
+
+void MainWindow::exportDeidentifiedTo(const QString &folder, const DeidentifyOptions &options)
+{
+    StudyViewer *viewer = currentViewer();
+    auto fail = [this](const Error &e) {
+        statusBar()->showMessage(tr("Not exported: %1").arg(e.toString()));
+        Q_EMIT deidentifiedExported(0, e);
+    };
+    if (!viewer || !m_workstation->cache())
+        return fail(Error(ErrorCode::InvalidArgument, tr("no study open")));
+    QStringList keys;
+    for (const SeriesSummary &s : viewer->study().series) {
+        if (isKeyImageSeries(s))
+            continue;  // the study's own images, already listed
+        for (const InstanceRef &i : s.instances)
+            keys << i.key;
+    }
+    statusBar()->showMessage(tr("Exporting a de-identified copy of %n instance(s)…", nullptr, int(keys.size())));
+    whenDone(spectrum::exportDeidentified(m_workstation->cache(), keys, options, folder), this, [this, folder](const Result<DeidentifiedExport> &r) {
+        if (!r.isOk()) {
+            // Whole or not at all: an image not here yet (the study still arriving) stops it, said as such.
+            statusBar()->showMessage(r.error().code() == ErrorCode::NotFound
+                                         ? tr("Not exported: an image of the study is not in the cache yet (%1); export once the study is here")
+                                               .arg(r.error().toString())
+                                         : tr("Not exported: %1").arg(r.error().toString()));
+            return Q_EMIT deidentifiedExported(0, r.error());
+        }
+        const DeidentifiedExport &e = r.value();
+        statusBar()->showMessage(tr("De-identified copy of %n instance(s) in %1", nullptr, int(e.files.size())).arg(folder), 10000);
+        if (!e.burnedIn.isEmpty() || e.textsKept > 0) {
+            QStringList lines;
+            for (const auto &[sop, why] : e.burnedIn)
+                lines << tr("%1: %2").arg(sop, why);
+            QMessageBox box(QMessageBox::Warning, tr("Check before sharing"),
+                            tr("The copy is in %1. Check before sharing it:").arg(folder), QMessageBox::Ok, this);
+            QString details = lines.join(QLatin1Char('\n'));
+            if (e.textsKept > 0)
+                details += (details.isEmpty() ? QString() : QStringLiteral("\n")) + tr("%n free text(s) in reports and notes kept as written.", nullptr, e.textsKept);
+            box.setInformativeText(tr("%n image(s) may show text in their pixels; free text kept: %1.", nullptr, int(e.burnedIn.size())).arg(e.textsKept));
+            box.setDetailedText(details);
+            if (!m_quietDialogs)
+                box.exec();
+        }
+        Q_EMIT deidentifiedExported(int(e.files.size()), Error());
     });
 }
 

@@ -8,6 +8,8 @@
 
 #include <QTreeWidget>
 
+#include "spectrum/imaging/measurementreport.h"
+
 using namespace spectrum;
 using namespace spectrum::test;
 
@@ -243,6 +245,45 @@ private Q_SLOTS:
         }
         const QStringList lines = otherWindow.findingsPanel()->lines();
         QVERIFY2(lines.contains(QStringLiteral("  Series 1, image 4")) && lines.contains(QStringLiteral("  Series 1, image 9")), qPrintable(lines.join(QLatin1Char('\n'))));
+    }
+
+    /// File > Export de-identified copy: the study in view with its report, key images and views, into a folder;
+    /// no one named, the report still on its images.
+    void deidentifiedCopyOfTheStudyInView()
+    {
+        StudyViewer *viewer = m_window->currentViewer();
+        QVERIFY(viewer);
+        QTemporaryDir out;
+        m_window->setQuietDialogs(true);
+        QSignalSpy exported(m_window.get(), &MainWindow::deidentifiedExported);
+        m_window->exportDeidentifiedTo(out.path(), DeidentifyOptions());
+        QVERIFY(exported.wait(60000));
+        int instances = 0;
+        for (const SeriesSummary &s : viewer->study().series)
+            if (!isKeyImageSeries(s))
+                instances += int(s.instances.size());
+        QCOMPARE(exported.first().at(0).toInt(), instances);
+        const QStringList files = QDir(out.path()).entryList({QStringLiteral("*.dcm")});
+        QCOMPARE(int(files.size()), instances);
+        QSet<QString> sops;
+        QList<ReadReport> reports;
+        for (const QString &f : files) {
+            const QByteArray bytes = readFile(QDir(out.path()).filePath(f));
+            Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes));
+            QVERIFY(id.isOk());
+            QCOMPARE(id.value().patientName, QStringLiteral("ANONYMOUS"));
+            QVERIFY(id.value().studyInstanceUid != m_ctUid);
+            sops.insert(id.value().sopInstanceUid);
+            if (id.value().modality == QLatin1String("SR")) {
+                Result<ReadReport> r = readStructuredReport(ByteView(bytes));
+                QVERIFY(r.isOk());
+                reports << r.value();
+            }
+        }
+        QVERIFY(!reports.isEmpty());
+        for (const ReadReport &r : reports)
+            for (const ReportedFinding &f : r.findings)
+                QVERIFY2(sops.contains(f.image.sopInstanceUid), "a finding of the copied report lies on an image not in the copy");
     }
 };
 
