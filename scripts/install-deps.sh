@@ -14,6 +14,8 @@ packages=(
   libopenjp2-7-dev libxxhash-dev libssl-dev
   # PNG for spectrum-cli render (imaging itself needs no GUI library)
   libpng-dev
+  # FFmpeg's libraries: cines exported as MP4 (H.264); ffprobe checks them in the tests
+  libavcodec-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg
   # opj_compress: JPEG 2000 test files made by an encoder that is not ours
   libopenjp2-tools
   # pydicom (Debian's, for /usr/bin/python3): test files written by a toolkit that is not ours

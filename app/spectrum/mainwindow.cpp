@@ -162,6 +162,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     QAction *saveFindingsAction = file->addAction(tr("Save &findings"), this, &MainWindow::saveFindings);
     saveFindingsAction->setShortcut(QKeySequence::Save);
     file->addAction(tr("Save &view (presentation state)"), this, &MainWindow::saveView)->setShortcut(QKeySequence(QStringLiteral("Ctrl+Alt+S")));
+    file->addAction(tr("&Export images (PNG, JPEG, MP4)…"), this, &MainWindow::exportImages)->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));
     file->addAction(tr("Export &de-identified copy…"), this, &MainWindow::exportDeidentified);
     QAction *send = file->addAction(tr("&Send to archive…"), this, &MainWindow::chooseAndSend);
     send->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+S")));

@@ -1,6 +1,7 @@
 #pragma once
 // The main window: the study list in the first tab, one tab per open study.
 
+#include "imageexport.h"
 #include "imageviewport.h"
 #include "workstation.h"
 
@@ -100,6 +101,11 @@ public:
     /// Who the reports name as their observer: the reader's name from the settings, else the login.
     QString observerName() const;
 
+    /// File ▸ Export images: asks what (the image or series in view), as what (PNG, JPEG, MP4) and whether with the
+    /// overlay, then exportImagesTo().
+    void exportImages();
+    /// Exports from the study in view (imageexport.h); imagesExported() with the outcome.
+    void exportImagesTo(const ImageExportOptions &options);
     /// File ▸ Export de-identified copy: asks the folder and options, then exportDeidentifiedTo().
     void exportDeidentified();
     /// The study in view (all of it in the cache), de-identified into `folder` (deidentify.h); what may still identify
@@ -130,6 +136,8 @@ Q_SIGNALS:
     void sendFinished(int stored, int failed, const spectrum::Error &error);
     /// File ▸ Save findings (or Save view) ended: `reports` documents stored, or why not.
     void findingsSaved(int reports, const spectrum::Error &error);
+    /// An image export ended: `files` written, or why not.
+    void imagesExported(int files, const spectrum::Error &error);
     /// A de-identified export ended: `instances` written, or why not.
     void deidentifiedExported(int instances, const spectrum::Error &error);
     /// An import started here ended.

@@ -4,6 +4,7 @@
 // the images as stored and written as a Measurement Report per study, kept in the cache and sent to the archive
 // the study came from.
 
+#include "imageexport.h"
 #include "imageviewport.h"
 #include "studyviewer.h"
 #include "transferspanel.h"
@@ -14,6 +15,9 @@
 #include "spectrum/stores/studystreamer.h"
 
 #include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QRadioButton>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -160,6 +164,69 @@ void MainWindow::saveDocuments(const QString &store, bool findings)
             Q_EMIT findingsSaved(count, Error());
         });
     });
+}
+
+void MainWindow::exportImages()
+{
+    StudyViewer *viewer = currentViewer();
+    if (!viewer || !viewer->viewport()->hasImage()) {
+        QMessageBox::information(this, tr("Export images"), tr("Show an image first."));
+        return;
+    }
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Export images"));
+    auto *image = new QRadioButton(tr("This image"));
+    auto *series = new QRadioButton(viewer->viewport()->frameCount() > 1 ? tr("All its frames") : tr("The whole series (%n image(s))", nullptr, viewer->sliceCount()));
+    image->setChecked(true);
+    auto *format = new QComboBox;
+    format->addItem(tr("PNG (lossless)"), int(ImageExportOptions::Format::Png));
+    format->addItem(tr("JPEG"), int(ImageExportOptions::Format::Jpeg));
+    format->addItem(tr("MP4 cine (H.264)"), int(ImageExportOptions::Format::Mp4));
+    auto *overlay = new QCheckBox(tr("With the overlay (findings, patient, window) as shown"));
+    overlay->setChecked(true);
+    auto *fps = new QDoubleSpinBox;
+    fps->setRange(1, 60);
+    fps->setValue(viewer->cineRate());
+    fps->setSuffix(tr(" frames/s"));
+    auto *target = new QLineEdit(QDir::home().filePath(QStringLiteral("spectrum-export")));
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Export"));
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    auto *form = new QFormLayout(&dialog);
+    form->addRow(tr("What"), image);
+    form->addRow(QString(), series);
+    form->addRow(tr("As"), format);
+    form->addRow(QString(), overlay);
+    form->addRow(tr("Cine rate"), fps);
+    form->addRow(tr("Folder (or .mp4 file)"), target);
+    form->addRow(new QLabel(tr("Pictures for slides and teaching, not for reading. With the overlay they show who the patient is.")));
+    form->addRow(buttons);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    ImageExportOptions o;
+    o.what = image->isChecked() ? ImageExportOptions::What::ImageInView : ImageExportOptions::What::Series;
+    o.format = ImageExportOptions::Format(format->currentData().toInt());
+    o.withOverlay = overlay->isChecked() && o.format != ImageExportOptions::Format::Mp4;
+    o.framesPerSecond = fps->value();
+    o.target = target->text();
+    if (o.format == ImageExportOptions::Format::Mp4 && !o.target.endsWith(QLatin1String(".mp4"), Qt::CaseInsensitive))
+        o.target += QStringLiteral(".mp4");
+    exportImagesTo(o);
+}
+
+void MainWindow::exportImagesTo(const ImageExportOptions &options)
+{
+    StudyViewer *viewer = currentViewer();
+    auto *exporter = new ImageExporter(viewer, m_workstation->cache(), options, this);
+    connect(exporter, &ImageExporter::finished, this, [this, exporter, target = options.target](int files, const Error &e) {
+        exporter->deleteLater();
+        statusBar()->showMessage(e.isError() ? tr("Images not exported: %1").arg(e.toString())
+                                             : tr("Exported %n file(s) to %1", nullptr, files).arg(target), 8000);
+        Q_EMIT imagesExported(files, e);
+    });
+    statusBar()->showMessage(tr("Exporting images…"));
+    exporter->start();
 }
 
 void MainWindow::exportDeidentified()

@@ -285,6 +285,67 @@ private Q_SLOTS:
             for (const ReportedFinding &f : r.findings)
                 QVERIFY2(sops.contains(f.image.sopInstanceUid), "a finding of the copied report lies on an image not in the copy");
     }
+
+    /// File > Export images: the image in view with the overlay (as shown) and without (its own pixels, windowed);
+    /// the series as JPEG files; the series as an MP4 cine that ffprobe (software we did not write) reads as one
+    /// frame per slice at the size of the images.
+    void imagesExportedAsPicturesAndACine()
+    {
+        StudyViewer *viewer = m_window->currentViewer();
+        QVERIFY(viewer);
+        viewer->showSeries(0);
+        viewer->showSlice(10);
+        QTRY_VERIFY(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid
+                                                                     == viewer->study().series[0].instances[10].sopInstanceUid);
+        QTemporaryDir out;
+        QSignalSpy exported(m_window.get(), &MainWindow::imagesExported);
+        auto run = [&](ImageExportOptions o) {
+            exported.clear();
+            m_window->exportImagesTo(o);
+            return exported.count() > 0 || exported.wait(60000);
+        };
+        ImageExportOptions o;
+        o.target = out.filePath(QStringLiteral("shown.png"));
+        QVERIFY(run(o));
+        QCOMPARE(exported.first().at(0).toInt(), 1);
+        QCOMPARE(QImage(o.target).size(), viewer->viewport()->size());
+
+        o.withOverlay = false;
+        o.target = out.filePath(QStringLiteral("pixels.png"));
+        QVERIFY(run(o));
+        const QImage pixels(o.target);
+        QCOMPARE(pixels.size(), QSize(512, 512));
+        QCOMPARE(pixels.convertToFormat(QImage::Format_Grayscale8), viewer->viewport()->renderedImage().convertToFormat(QImage::Format_Grayscale8));
+
+        o.what = ImageExportOptions::What::Series;
+        o.format = ImageExportOptions::Format::Jpeg;
+        o.target = out.filePath(QStringLiteral("series"));
+        QVERIFY(run(o));
+        QCOMPARE(exported.first().at(0).toInt(), 24);
+        QCOMPARE(QDir(o.target).entryList({QStringLiteral("*.jpg")}).size(), 24);
+        QCOMPARE(QImage(QDir(o.target).filePath(QStringLiteral("IMAGE-0001.jpg"))).size(), QSize(512, 512));
+
+        o.format = ImageExportOptions::Format::Mp4;
+        o.framesPerSecond = 12;
+        o.target = out.filePath(QStringLiteral("cine.mp4"));
+        QVERIFY(run(o));
+        QVERIFY2(!exported.first().at(1).value<Error>().isError(), qPrintable(exported.first().at(1).value<Error>().toString()));
+        const ProcessResult probe = test::run(QStringLiteral(FFPROBE_EXECUTABLE), {QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-count_frames"),
+                                                                             QStringLiteral("-select_streams"), QStringLiteral("v:0"), QStringLiteral("-show_entries"),
+                                                                             QStringLiteral("stream=codec_name,width,height,nb_read_frames,avg_frame_rate"),
+                                                                             QStringLiteral("-of"), QStringLiteral("default=noprint_wrappers=1"), o.target});
+        QVERIFY2(probe.ok(), probe.err.constData());
+        for (const char *line : {"codec_name=h264", "width=512", "height=512", "nb_read_frames=24", "avg_frame_rate=12/1"})
+            QVERIFY2(probe.out.contains(line), probe.out.constData());
+
+        // With the overlay: each slice as the pane shows it.
+        o.format = ImageExportOptions::Format::Png;
+        o.withOverlay = true;
+        o.target = out.filePath(QStringLiteral("shown-series"));
+        QVERIFY(run(o));
+        QCOMPARE(exported.first().at(0).toInt(), 24);
+        QCOMPARE(QImage(QDir(o.target).filePath(QStringLiteral("IMAGE-0024.png"))).size(), viewer->viewport()->size());
+    }
 };
 
 QTEST_MAIN(tst_Findings)
