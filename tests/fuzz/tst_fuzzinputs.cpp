@@ -10,6 +10,7 @@
 
 namespace spectrum::fuzz {
 int dicomdecoder(const uint8_t *data, size_t size);
+int dicomdocuments(const uint8_t *data, size_t size);
 int dicomtext(const uint8_t *data, size_t size);
 int multipart(const uint8_t *data, size_t size);
 int blobprotocol(const uint8_t *data, size_t size);
@@ -53,6 +54,8 @@ void tst_FuzzInputs::keptInputsRunCleanly()
     int rc = -1;
     if (target == QLatin1String("dicomdecoder"))
         rc = spectrum::fuzz::dicomdecoder(data, size);
+    else if (target == QLatin1String("dicomdocuments"))
+        rc = spectrum::fuzz::dicomdocuments(data, size);
     else if (target == QLatin1String("dicomtext"))
         rc = spectrum::fuzz::dicomtext(data, size);
     else if (target == QLatin1String("multipart"))
