@@ -5,6 +5,7 @@
 
 #include <QLabel>
 #include <QLineEdit>
+#include <QSettings>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -39,7 +40,8 @@ QString placeOf(const StudyViewer *viewer, const ImageRef &ref)
 
 } // namespace
 
-FindingsPanel::FindingsPanel(QWidget *parent) : QWidget(parent), m_header(new QLabel), m_tree(new QTreeWidget), m_keyNote(new QLineEdit)
+FindingsPanel::FindingsPanel(QWidget *parent)
+    : QWidget(parent), m_header(new QLabel), m_tree(new QTreeWidget), m_keyNote(new QLineEdit), m_reader(new QLineEdit)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -53,6 +55,14 @@ FindingsPanel::FindingsPanel(QWidget *parent) : QWidget(parent), m_header(new QL
     m_tree->setObjectName(QStringLiteral("findingsTree"));
     m_tree->setToolTip(tr("Double-click a finding to go to its image. File > Save findings (Ctrl+S) saves those drawn here."));
     layout->addWidget(m_tree);
+    // Who the reports name as their observer, kept in the settings.
+    m_reader->setPlaceholderText(tr("Your name (Family^Given), saved with your findings"));
+    m_reader->setObjectName(QStringLiteral("readerName"));
+    m_reader->setText(QSettings().value(QStringLiteral("findings/observerName")).toString());
+    connect(m_reader, &QLineEdit::editingFinished, this, [this] {
+        QSettings().setValue(QStringLiteral("findings/observerName"), m_reader->text().trimmed().left(64));
+    });
+    layout->addWidget(m_reader);
     m_keyNote->setPlaceholderText(tr("Note for the key images (saved with them)"));
     m_keyNote->setObjectName(QStringLiteral("keyNote"));
     layout->addWidget(m_keyNote);

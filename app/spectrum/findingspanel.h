@@ -43,6 +43,7 @@ private:
     QLabel *m_header;
     QTreeWidget *m_tree;
     QLineEdit *m_keyNote;
+    QLineEdit *m_reader;
 };
 
 } // namespace spectrum

@@ -38,7 +38,7 @@ QString MainWindow::observerName() const
     const QString name = settings.value(QStringLiteral("findings/observerName")).toString();
     if (!name.isEmpty())
         return name;
-    return qEnvironmentVariable("USER");  // better a login than no one: the reader can set a name (Settings)
+    return qEnvironmentVariable("USER");  // better a login than no one: the reader sets a name in the findings panel
 }
 
 void MainWindow::saveFindings()

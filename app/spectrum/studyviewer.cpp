@@ -85,6 +85,8 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
         applyKeySeries();
         if (int(m_study.series.size()) != before || std::any_of(m_study.series.begin(), m_study.series.end(), [](const SeriesSummary &s) { return isKeyImageSeries(s); })) {
             fillSeriesList();
+            const QSignalBlocker block(m_seriesList);  // the row of the series in view, as before
+            m_seriesList->setCurrentRow(m_active && m_active->study() == &m_study ? m_active->seriesIndex() : -1);
             if (!m_thumbnailsWaiting)
                 requestThumbnails();
         }
