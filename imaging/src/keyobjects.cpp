@@ -2,6 +2,7 @@
 
 #include "dcmtksupport.h"
 #include "srcodes.h"
+#include "srdocument.h"
 #include "spectrum/core/uid.h"
 
 #include <dcmtk/dcmsr/dsrdoc.h>
@@ -13,20 +14,11 @@ namespace spectrum {
 namespace {
 
 using T = DSRTypes;
-
-OFString ascii(const QString &s)
-{
-    return OFString(s.toLatin1().constData());
-}
+using srdoc::ascii;
 
 QString text(const OFString &s)
 {
     return QString::fromUtf8(s.c_str());
-}
-
-bool fitsLatin1(const QString &s)
-{
-    return std::all_of(s.begin(), s.end(), [](QChar c) { return c.unicode() <= 0xFF; });
 }
 
 } // namespace
@@ -58,27 +50,14 @@ Result<QByteArray> writeKeyObjectSelection(const KeyObjectRequest &request)
         if (r.frame > 0 && !f.contains(r.frame))
             f << r.frame;
     }
-    const bool utf8 = !(fitsLatin1(study.patientName) && fitsLatin1(study.patientId) && fitsLatin1(study.studyDescription) && fitsLatin1(request.description)
-                        && fitsLatin1(request.observerName) && fitsLatin1(request.seriesDescription) && fitsLatin1(study.accessionNumber));
-    auto encode = [utf8](const QString &s) { return OFString(utf8 ? s.toUtf8().constData() : s.toLatin1().constData()); };
-
     DSRDocument doc(T::DT_KeyObjectSelectionDocument);
-    doc.setSpecificCharacterSetType(utf8 ? T::CS_UTF8 : T::CS_Latin1);
-    if (doc.createNewSeriesInStudy(ascii(study.studyInstanceUid)).bad())
-        return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not a usable study UID").arg(study.studyInstanceUid));
-    doc.setPatientName(encode(study.patientName), OFFalse);
-    doc.setPatientID(encode(study.patientId), OFFalse);
-    doc.setIssuerOfPatientID(encode(study.issuerOfPatientId), OFFalse);
-    doc.setPatientBirthDate(ascii(study.patientBirthDate), OFFalse);
-    doc.setPatientSex(ascii(study.patientSex), OFFalse);
-    doc.setStudyDate(ascii(study.studyDate), OFFalse);
-    doc.setStudyTime(ascii(study.studyTime), OFFalse);
-    doc.setStudyDescription(encode(study.studyDescription), OFFalse);
-    doc.setAccessionNumber(encode(study.accessionNumber), OFFalse);
-    doc.setSeriesDescription(encode(request.seriesDescription.isEmpty() ? QStringLiteral("Spectrum key images") : request.seriesDescription.left(64)), OFFalse);
-    doc.setSeriesNumber(OFString(QByteArray::number(request.seriesNumber > 0 ? request.seriesNumber : 9002).constData()));
-    doc.setInstanceNumber("1");
-    doc.setManufacturer("Spectrum");
+    const Result<srdoc::Encoder> started = srdoc::startDocument(
+        doc, study, {request.description, request.observerName},
+        request.seriesDescription.isEmpty() ? QStringLiteral("Spectrum key images") : request.seriesDescription,
+        request.seriesNumber > 0 ? request.seriesNumber : 9002, 1);
+    if (!started.isOk())
+        return started.error();
+    const srdoc::Encoder encode = started.value();
 
     DSRDocumentTree &tree = doc.getTree();
     auto fail = [](const char *what) { return Error(ErrorCode::InvalidArgument, QStringLiteral("cannot write the key images: %1").arg(QLatin1String(what))); };

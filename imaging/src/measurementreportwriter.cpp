@@ -2,6 +2,7 @@
 
 #include "dcmtksupport.h"
 #include "srcodes.h"
+#include "srdocument.h"
 #include "spectrum/core/uid.h"
 
 #include <dcmtk/dcmsr/dsrdoc.h>
@@ -18,27 +19,7 @@ namespace spectrum {
 namespace {
 
 using T = DSRTypes;
-
-/// The report's text in its character set: Latin-1 (ISO_IR 100) when every text fits it — DCMTK's checkers read
-/// that fully —, UTF-8 (ISO_IR 192) otherwise.
-struct Encoder
-{
-    bool utf8 = false;
-    OFString operator()(const QString &s) const { return OFString(utf8 ? s.toUtf8().constData() : s.toLatin1().constData()); }
-};
-
-bool fitsLatin1(const QString &s)
-{
-    for (QChar c : s)
-        if (c.unicode() > 0xFF)
-            return false;
-    return true;
-}
-
-OFString ascii(const QString &s)
-{
-    return OFString(s.toLatin1().constData());
-}
+using srdoc::ascii;
 
 /// A DS value: at most 16 characters.
 OFString decimal(double v)
@@ -55,7 +36,7 @@ OFString decimal(double v)
 class TreeBuilder
 {
 public:
-    TreeBuilder(DSRDocumentTree &tree, Encoder encode) : m_tree(tree), m_encode(encode) {}
+    TreeBuilder(DSRDocumentTree &tree, srdoc::Encoder encode) : m_tree(tree), m_encode(encode) {}
 
     /// After the current item (`child`: below it), with `concept`.
     void add(T::E_RelationshipType rel, T::E_ValueType type, const DSRCodedEntryValue &concept, bool child = false)
@@ -86,7 +67,7 @@ public:
             m_error = Error(ErrorCode::InvalidArgument, QStringLiteral("cannot write the report: %1").arg(why));
     }
     bool failed() const { return m_error.isError(); }
-    const Encoder &encode() const { return m_encode; }
+    const srdoc::Encoder &encode() const { return m_encode; }
     const Error &error() const { return m_error; }
 
     void text(T::E_RelationshipType rel, const DSRCodedEntryValue &concept, const QString &value, bool child = false)
@@ -128,7 +109,7 @@ public:
 
 private:
     DSRDocumentTree &m_tree;
-    Encoder m_encode;
+    srdoc::Encoder m_encode;
     Error m_error;
 };
 
@@ -271,30 +252,16 @@ Result<QByteArray> writeMeasurementReport(const MeasurementReportRequest &reques
             return Error(ErrorCode::InvalidArgument, QStringLiteral("a %1 without the points it needs").arg(kindName(f.annotation.kind)));
     }
 
-    QStringList texts{study.patientName, study.patientId, study.issuerOfPatientId, study.studyDescription, study.accessionNumber,
-                      request.seriesDescription, request.observerName};
+    QStringList texts{request.observerName};
     for (const ReportedFinding &f : request.findings)
         texts << f.label << f.annotation.text;
-    const Encoder encode{!std::all_of(texts.begin(), texts.end(), fitsLatin1)};
-
     DSRDocument doc(T::DT_ComprehensiveSR);
-    doc.setSpecificCharacterSetType(encode.utf8 ? T::CS_UTF8 : T::CS_Latin1);
-    if (doc.createNewSeriesInStudy(ascii(study.studyInstanceUid)).bad())
-        return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not a usable study UID").arg(study.studyInstanceUid));
-    doc.setPatientName(encode(study.patientName), OFFalse);
-    doc.setPatientID(encode(study.patientId), OFFalse);
-    doc.setIssuerOfPatientID(encode(study.issuerOfPatientId), OFFalse);
-    doc.setPatientBirthDate(ascii(study.patientBirthDate), OFFalse);
-    doc.setPatientSex(ascii(study.patientSex), OFFalse);
-    doc.setStudyDate(ascii(study.studyDate), OFFalse);
-    doc.setStudyTime(ascii(study.studyTime), OFFalse);
-    doc.setStudyDescription(encode(study.studyDescription), OFFalse);
-    doc.setAccessionNumber(encode(study.accessionNumber), OFFalse);
-    doc.setSeriesDescription(encode(request.seriesDescription.isEmpty() ? QStringLiteral("Spectrum findings") : request.seriesDescription.left(64)), OFFalse);
-    doc.setSeriesNumber(OFString(QByteArray::number(request.seriesNumber > 0 ? request.seriesNumber : 9001).constData()));
-    doc.setInstanceNumber(OFString(QByteArray::number(std::max(1, request.instanceNumber)).constData()));
-    doc.setManufacturer("Spectrum");
-    doc.setSoftwareVersions("Spectrum");
+    const Result<srdoc::Encoder> started = srdoc::startDocument(
+        doc, study, texts, request.seriesDescription.isEmpty() ? QStringLiteral("Spectrum findings") : request.seriesDescription,
+        request.seriesNumber > 0 ? request.seriesNumber : 9001, request.instanceNumber);
+    if (!started.isOk())
+        return started.error();
+    const srdoc::Encoder encode = started.value();
     doc.completeDocument();
 
     DSRDocumentTree &tree = doc.getTree();

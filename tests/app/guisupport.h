@@ -33,4 +33,21 @@ inline void sendMouse(QWidget *w, QEvent::Type type, QPoint pos, Qt::MouseButton
     QApplication::sendEvent(w, &e);
 }
 
+/// A left-button drag from `from` to `to`, through the middle.
+inline void drag(QWidget *w, QPoint from, QPoint to)
+{
+    sendMouse(w, QEvent::MouseButtonPress, from, Qt::LeftButton, Qt::LeftButton);
+    sendMouse(w, QEvent::MouseMove, (from + to) / 2, Qt::NoButton, Qt::LeftButton);
+    sendMouse(w, QEvent::MouseMove, to, Qt::NoButton, Qt::LeftButton);
+    sendMouse(w, QEvent::MouseButtonRelease, to, Qt::LeftButton, Qt::NoButton);
+}
+
+/// The cursor moved to `at`, then a left click there.
+inline void click(QWidget *w, QPoint at)
+{
+    sendMouse(w, QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
+    sendMouse(w, QEvent::MouseButtonPress, at, Qt::LeftButton, Qt::LeftButton);
+    sendMouse(w, QEvent::MouseButtonRelease, at, Qt::LeftButton, Qt::NoButton);
+}
+
 } // namespace spectrum::test

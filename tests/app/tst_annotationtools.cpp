@@ -3,6 +3,7 @@
 // editing — points dragged, a finding moved by its outline, a bidirectional kept perpendicular, text edited,
 // drawings cancelled; findings shared between two panes showing the same image.
 
+#include "guisupport.h"
 #include "imageviewport.h"
 #include "rampimage.h"
 
@@ -13,29 +14,10 @@
 #include <cmath>
 
 using namespace spectrum;
+using spectrum::test::drag;
+using spectrum::test::click;
 
 namespace {
-
-void mouse(QWidget *w, QEvent::Type type, QPoint pos, Qt::MouseButton button, Qt::MouseButtons buttons)
-{
-    QMouseEvent e(type, QPointF(pos), w->mapToGlobal(QPointF(pos)), button, buttons, Qt::NoModifier);
-    QApplication::sendEvent(w, &e);
-}
-
-void drag(QWidget *w, QPoint from, QPoint to)
-{
-    mouse(w, QEvent::MouseButtonPress, from, Qt::LeftButton, Qt::LeftButton);
-    mouse(w, QEvent::MouseMove, (from + to) / 2, Qt::NoButton, Qt::LeftButton);
-    mouse(w, QEvent::MouseMove, to, Qt::NoButton, Qt::LeftButton);
-    mouse(w, QEvent::MouseButtonRelease, to, Qt::LeftButton, Qt::NoButton);
-}
-
-void click(QWidget *w, QPoint at)
-{
-    mouse(w, QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
-    mouse(w, QEvent::MouseButtonPress, at, Qt::LeftButton, Qt::LeftButton);
-    mouse(w, QEvent::MouseButtonRelease, at, Qt::LeftButton, Qt::NoButton);
-}
 
 bool near(QPointF a, QPointF b)
 {
@@ -76,7 +58,7 @@ private Q_SLOTS:
         drag(m_vp.get(), at(30, 10), at(10, 10));  // first arm: end (30, 10) to the vertex (10, 10)
         QVERIFY(m_vp->isDrawing());
         QVERIFY(m_vp->measurements().isEmpty());
-        mouse(m_vp.get(), QEvent::MouseMove, at(10, 30), Qt::NoButton, Qt::NoButton);
+        test::sendMouse(m_vp.get(), QEvent::MouseMove, at(10, 30), Qt::NoButton, Qt::NoButton);
         click(m_vp.get(), at(10, 30));  // the other arm's end
         QVERIFY(!m_vp->isDrawing());
         QCOMPARE(m_vp->measurements().size(), 1);
@@ -154,12 +136,12 @@ private Q_SLOTS:
     void freehandIsTraced()
     {
         m_vp->setTool(ImageViewport::Tool::Freehand);
-        mouse(m_vp.get(), QEvent::MouseButtonPress, at(20, 10), Qt::LeftButton, Qt::LeftButton);
+        test::sendMouse(m_vp.get(), QEvent::MouseButtonPress, at(20, 10), Qt::LeftButton, Qt::LeftButton);
         for (int i = 1; i <= 36; ++i) {
             const double t = 2 * M_PI * i / 36;
-            mouse(m_vp.get(), QEvent::MouseMove, at(20 + 10 * std::sin(t), 20 - 10 * std::cos(t)), Qt::NoButton, Qt::LeftButton);
+            test::sendMouse(m_vp.get(), QEvent::MouseMove, at(20 + 10 * std::sin(t), 20 - 10 * std::cos(t)), Qt::NoButton, Qt::LeftButton);
         }
-        mouse(m_vp.get(), QEvent::MouseButtonRelease, at(20, 10), Qt::LeftButton, Qt::NoButton);
+        test::sendMouse(m_vp.get(), QEvent::MouseButtonRelease, at(20, 10), Qt::LeftButton, Qt::NoButton);
         const Annotation a = m_vp->measurements().first();
         QCOMPARE(a.kind, AnnotationKind::Freehand);
         QVERIFY(a.points.size() > 30);

@@ -36,6 +36,21 @@ StudyViewer *openFromArchive(MainWindow *window, const QString &studyUid)
     return nullptr;
 }
 
+/// A second workstation, a cache of its own, the same archive, its main window shown.
+struct AnotherWorkstation
+{
+    explicit AnotherWorkstation(const QString &archiveUrl) : ws(workstationWithArchive(dir, QStringLiteral("pacs"), archiveUrl))
+    {
+        if (ws) {
+            window = std::make_unique<MainWindow>(ws.get());
+            window->show();
+        }
+    }
+    QTemporaryDir dir;
+    std::unique_ptr<Workstation> ws;
+    std::unique_ptr<MainWindow> window;
+};
+
 Annotation drawn(AnnotationKind kind, QList<QPointF> points, QString text = QString())
 {
     return Annotation{kind, std::move(points), std::move(text), QString()};
@@ -107,11 +122,9 @@ private Q_SLOTS:
         QCOMPARE(sr->instances.size(), 1);
 
         // Another workstation, its own empty cache, the same archive.
-        QTemporaryDir otherDir;
-        std::unique_ptr<Workstation> other = workstationWithArchive(otherDir, QStringLiteral("pacs"), m_orthanc.dicomWebUrl());
-        QVERIFY(other);
-        MainWindow otherWindow(other.get());
-        otherWindow.show();
+        AnotherWorkstation another(m_orthanc.dicomWebUrl());
+        QVERIFY(another.ws);
+        MainWindow &otherWindow = *another.window;
         StudyViewer *seen = openFromArchive(&otherWindow, m_ctUid);
         QVERIFY(seen);
         QTRY_VERIFY_WITH_TIMEOUT(!seen->study().series.isEmpty() && seen->study().series[0].instances.size() == 24, 20000);
@@ -228,11 +241,9 @@ private Q_SLOTS:
         QCOMPARE(keySeries.description, QStringLiteral("Key images: Of Interest — compare with the prior"));
 
         // Another workstation: the same series, and each of its images marked as a key image.
-        QTemporaryDir otherDir;
-        std::unique_ptr<Workstation> other = workstationWithArchive(otherDir, QStringLiteral("pacs"), m_orthanc.dicomWebUrl());
-        QVERIFY(other);
-        MainWindow otherWindow(other.get());
-        otherWindow.show();
+        AnotherWorkstation another(m_orthanc.dicomWebUrl());
+        QVERIFY(another.ws);
+        MainWindow &otherWindow = *another.window;
         StudyViewer *seen = openFromArchive(&otherWindow, m_ctUid);
         QVERIFY(seen);
         QTRY_VERIFY_WITH_TIMEOUT(keySeriesOf(seen) >= 0, 30000);

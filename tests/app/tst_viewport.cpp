@@ -3,6 +3,7 @@
 // inverting; the value read out under the cursor; presets; distances and ROIs drawn with the mouse.
 
 #include "displayimage.h"
+#include "guisupport.h"
 #include "imageviewport.h"
 #include "rampimage.h"
 
@@ -13,6 +14,7 @@
 #include <cmath>
 
 using namespace spectrum;
+using spectrum::test::drag;
 
 namespace {
 DecodedImage ramp(int width, int height)
@@ -31,19 +33,6 @@ int screenGrey(ImageViewport &vp, QPoint at)
     return qGray(vp.grab().toImage().pixel(at));
 }
 
-void mouse(QWidget *w, QEvent::Type type, QPoint pos, Qt::MouseButton button, Qt::MouseButtons buttons)
-{
-    QMouseEvent e(type, QPointF(pos), w->mapToGlobal(QPointF(pos)), button, buttons, Qt::NoModifier);
-    QApplication::sendEvent(w, &e);
-}
-
-void drag(QWidget *w, QPoint from, QPoint to)
-{
-    mouse(w, QEvent::MouseButtonPress, from, Qt::LeftButton, Qt::LeftButton);
-    mouse(w, QEvent::MouseMove, (from + to) / 2, Qt::NoButton, Qt::LeftButton);
-    mouse(w, QEvent::MouseMove, to, Qt::NoButton, Qt::LeftButton);
-    mouse(w, QEvent::MouseButtonRelease, to, Qt::LeftButton, Qt::NoButton);
-}
 } // namespace
 
 class tst_Viewport : public QObject
@@ -146,7 +135,7 @@ private Q_SLOTS:
     void readsOutTheValueUnderTheCursor()
     {
         const QPoint at = onScreen(*m_vp, QPoint(3, 4));
-        mouse(m_vp.get(), QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
+        test::sendMouse(m_vp.get(), QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
         QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 3 y 4  = 43 HU"));
         m_vp->rotate(2);  // the same screen point now shows another pixel, and says so
         QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 36 y 35  = 386 HU"));
@@ -317,7 +306,7 @@ private Q_SLOTS:
         m_vp->setTool(ImageViewport::Tool::Distance);
         drag(m_vp.get(), onScreen(*m_vp, QPoint(2, 2)), onScreen(*m_vp, QPoint(5, 6)));
         const QPoint at = onScreen(*m_vp, QPoint(3, 4));
-        mouse(m_vp.get(), QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
+        test::sendMouse(m_vp.get(), QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
         const QString readout = m_vp->pixelReadout();
         QCOMPARE(readout, QStringLiteral("x 3 y 4  = 43 HU"));
         QStringList texts;
@@ -399,7 +388,7 @@ private Q_SLOTS:
             p[3 * i + 2] = 7;
         }
         m_vp->setImage(colour, false, QStringLiteral("colour"));
-        mouse(m_vp.get(), QEvent::MouseMove, m_vp->imageToWidget().map(QPointF(1.5, 2.5)).toPoint(), Qt::NoButton, Qt::NoButton);
+        test::sendMouse(m_vp.get(), QEvent::MouseMove, m_vp->imageToWidget().map(QPointF(1.5, 2.5)).toPoint(), Qt::NoButton, Qt::NoButton);
         QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 1 y 2  = R 90 G 200 B 7"));
 
         m_vp->setImage(m_image, false, QStringLiteral("slice-1"));

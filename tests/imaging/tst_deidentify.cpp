@@ -13,10 +13,7 @@
 #include "spectrum/imaging/measurementreport.h"
 #include "spectrum/imaging/presentationstate.h"
 
-#include <dcmtk/config/osconfig.h>
-#include <dcmtk/dcmdata/dctk.h>
-#include <dcmtk/dcmdata/dcistrmb.h>
-#include <dcmtk/dcmdata/dcostrmb.h>
+#include "dcmtksupport.h"  // private to imaging: its parse and serialize
 
 #include <QDir>
 #include <QJsonArray>
@@ -33,12 +30,8 @@ namespace {
 QByteArray withIdentity(const QByteArray &bytes, bool burnedIn)
 {
     DcmFileFormat file;
-    DcmInputBufferStream in;
-    in.setBuffer(bytes.constData(), offile_off_t(bytes.size()));
-    in.setEos();
-    file.transferInit();
-    file.read(in);
-    file.transferEnd();
+    if (spectrum::dcmtk::parse(ByteView(bytes), file, spectrum::dcmtk::ParseExtent::Everything).isError())
+        return QByteArray();
     DcmDataset *ds = file.getDataset();
     const std::pair<DcmTagKey, const char *> values[] = {
         {DCM_InstitutionName, "St. Elsewhere General"}, {DCM_InstitutionAddress, "1 Hospital Road, Springfield"},
@@ -66,21 +59,7 @@ QByteArray withIdentity(const QByteArray &bytes, bool burnedIn)
     request->putAndInsertString(DCM_RequestedProcedureID, "RP-1");
     if (burnedIn)
         ds->putAndInsertString(DCM_BurnedInAnnotation, "YES");
-    // Serialised as DCMTK would write the file.
-    QByteArray out;
-    std::vector<char> chunk(1 << 20);
-    DcmOutputBufferStream stream(chunk.data(), offile_off_t(chunk.size()));
-    file.transferInit();
-    OFCondition cond = EC_StreamNotifyClient;
-    while (cond == EC_StreamNotifyClient) {
-        cond = file.write(stream, EXS_LittleEndianExplicit, EET_ExplicitLength, nullptr);
-        void *filled = nullptr;
-        offile_off_t length = 0;
-        stream.flushBuffer(filled, length);
-        out.append(static_cast<const char *>(filled), qsizetype(length));
-    }
-    file.transferEnd();
-    return out;
+    return spectrum::dcmtk::serialize(file, EXS_LittleEndianExplicit).value();
 }
 
 } // namespace
