@@ -145,6 +145,13 @@ void clean(DcmItem *item, Walk &w)
             auto *seq = static_cast<DcmSequenceOfItems *>(e);
             for (unsigned long k = 0; k < seq->card(); ++k)
                 clean(seq->getItem(k), w);
+            continue;
+        }
+        // A person's name the table does not list (a vendor's, a newer attribute): no one is named all the same.
+        if (e->ident() == EVR_PN && !(g == 0x0010 && el == 0x0010)) {
+            OFString value;
+            if (e->getOFStringArray(value).good() && !value.empty())
+                e->putString("ANONYMOUS");
         }
     }
 }

@@ -42,6 +42,7 @@ QByteArray withIdentity(const QByteArray &bytes, bool burnedIn)
         {DCM_ImageComments, "patient was anxious"}, {DCM_AcquisitionDate, "20240102"}, {DCM_ContentDate, "20240102"},
         {DCM_StationName, "CT01"}, {DCM_AdditionalPatientHistory, "fell at home"}, {DCM_PatientComments, "allergic to contrast"},
         {DCM_RequestingPhysician, "House^Gregory"}, {DCM_AdmissionID, "ADM-5"}, {DCM_InstitutionalDepartmentName, "Radiology"},
+        {DCM_ReviewerName, "Wilson^James"},  // a person's name the profile's table does not list: no one named all the same
     };
     for (const auto &[tag, value] : values)
         ds->putAndInsertString(tag, value);

@@ -66,6 +66,9 @@ def main():
             elif action == "D" and any(str(e.value) not in ("ANONYMOUS", "") for e in found):
                 problems.append(f"{name}: {pydicom.datadict.keyword_for_tag(tag)} still names someone: {found[0].value}")
         walk(exported, lambda e: problems.append(f"{name}: private {e.tag} left") if e.tag.is_private else None)
+        # Every person's name, listed by the profile or not: none left but the dummy.
+        walk(exported, lambda e: problems.append(f"{name}: {e.keyword} names {e.value}")
+             if e.VR == "PN" and e.tag != 0x00100010 and str(e.value) not in ("", "ANONYMOUS") else None)
         walk(exported, lambda e: problems.append(f"{name}: overlay or curve {e.tag} left") if 0x5000 <= e.tag.group <= 0x60FF else None)
         for tag in UID_TAGS:
             if tag in original and tag in exported and original[tag].value == exported[tag].value:
