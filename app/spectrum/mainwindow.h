@@ -108,9 +108,10 @@ public:
     void exportImagesTo(const ImageExportOptions &options);
     /// File ▸ Export de-identified copy: asks the folder and options, then exportDeidentifiedTo().
     void exportDeidentified();
-    /// The study in view (all of it in the cache), de-identified into `folder` (deidentify.h); what may still identify
-    /// the patient (burned-in text, free text kept) is said after. deidentifiedExported() with the outcome.
-    void exportDeidentifiedTo(const QString &folder, const DeidentifyOptions &options);
+    /// The study in view (all of it in the cache), de-identified into `folder` (deidentify.h) — or, with `store`, sent
+    /// there; what may still identify the patient (burned-in text, free text kept) is said after.
+    /// deidentifiedExported() with the outcome.
+    void exportDeidentifiedTo(const QString &folder, const DeidentifyOptions &options, const QString &store = QString());
     /// Warnings that would open a dialog go to the status bar only (tests, scripts).
     void setQuietDialogs(bool quiet) { m_quietDialogs = quiet; }
 

@@ -27,6 +27,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSet>
+#include <QTemporaryDir>
 #include <QSettings>
 #include <QStatusBar>
 
@@ -245,6 +246,13 @@ void MainWindow::exportDeidentified()
         if (!d.isEmpty())
             folder->setText(d);
     });
+    // Or to a store: a research PACS, a teaching archive (configured like any other).
+    auto *destination = new QComboBox;
+    destination->addItem(tr("A folder"), QString());
+    if (StoreRegistry *registry = m_workstation->registry())
+        for (const StoreConfig &s : registry->config().stores())
+            if (s.kind != StoreKind::Local)
+                destination->addItem(tr("Store: %1").arg(s.name), s.name);
     auto *dates = new QCheckBox(tr("Keep dates and times (Retain Longitudinal Temporal Information)"));
     auto *name = new QLineEdit;
     name->setPlaceholderText(tr("ANONYMOUS"));
@@ -258,7 +266,8 @@ void MainWindow::exportDeidentified()
     auto *where = new QHBoxLayout;
     where->addWidget(folder);
     where->addWidget(browse);
-    form->addRow(tr("To folder"), where);
+    form->addRow(tr("To"), destination);
+    form->addRow(tr("Folder"), where);
     form->addRow(tr("Patient's name"), name);
     form->addRow(tr("Patient ID"), id);
     form->addRow(dates);
@@ -271,10 +280,10 @@ void MainWindow::exportDeidentified()
     options.retainDates = dates->isChecked();
     options.patientName = name->text().trimmed();
     options.patientId = id->text().trimmed();
-    exportDeidentifiedTo(folder->text(), options);
+    exportDeidentifiedTo(folder->text(), options, destination->currentData().toString());
 }
 
-void MainWindow::exportDeidentifiedTo(const QString &folder, const DeidentifyOptions &options)
+void MainWindow::exportDeidentifiedTo(const QString &folder, const DeidentifyOptions &options, const QString &store)
 {
     StudyViewer *viewer = currentViewer();
     auto fail = [this](const Error &e) {
@@ -291,7 +300,10 @@ void MainWindow::exportDeidentifiedTo(const QString &folder, const DeidentifyOpt
             keys << i.key;
     }
     statusBar()->showMessage(tr("Exporting a de-identified copy of %n instance(s)…", nullptr, int(keys.size())));
-    whenDone(spectrum::exportDeidentified(m_workstation->cache(), keys, options, folder), this, [this, folder](const Result<DeidentifiedExport> &r) {
+    // To a store: written to a folder of its own first, sent from there, the folder gone after.
+    std::shared_ptr<QTemporaryDir> staging = store.isEmpty() ? nullptr : std::make_shared<QTemporaryDir>();
+    const QString target = staging ? staging->path() : folder;
+    whenDone(spectrum::exportDeidentified(m_workstation->cache(), keys, options, target), this, [this, folder, store, staging](const Result<DeidentifiedExport> &r) {
         if (!r.isOk()) {
             // Whole or not at all: an image not here yet (the study still arriving) stops it, said as such.
             statusBar()->showMessage(r.error().code() == ErrorCode::NotFound
@@ -301,6 +313,25 @@ void MainWindow::exportDeidentifiedTo(const QString &folder, const DeidentifyOpt
             return Q_EMIT deidentifiedExported(0, r.error());
         }
         const DeidentifiedExport &e = r.value();
+        if (!store.isEmpty()) {
+            StoreRegistry *registry = m_workstation->registry();
+            if (!registry)
+                return Q_EMIT deidentifiedExported(0, Error(ErrorCode::NotFound, tr("no store is configured")));
+            auto *send = registry->exportFiles(store, e.files);
+            m_transfers->addSend(send, tr("De-identified copy: %n instance(s) to %1", nullptr, int(e.files.size())).arg(store));
+            whenDone(send, this, [this, store, staging](const Result<ExportSummary> &sent) {
+                if (!sent.isOk() || !sent.value().failed.isEmpty()) {
+                    const Error err = sent.isOk() ? Error(ErrorCode::Io, sent.value().failed.first().second) : sent.error();
+                    statusBar()->showMessage(tr("De-identified copy not all stored in %1: %2").arg(store, err.toString()));
+                    return Q_EMIT deidentifiedExported(sent.isOk() ? int(sent.value().stored.size()) : 0, err);
+                }
+                statusBar()->showMessage(tr("De-identified copy of %n instance(s) stored in %1", nullptr, int(sent.value().stored.size())).arg(store), 10000);
+                Q_EMIT deidentifiedExported(int(sent.value().stored.size()), Error());
+            });
+            if (!e.burnedIn.isEmpty())
+                statusBar()->showMessage(tr("%n image(s) of the copy may show text in their pixels: check them in %1", nullptr, int(e.burnedIn.size())).arg(store));
+            return;
+        }
         statusBar()->showMessage(tr("De-identified copy of %n instance(s) in %1", nullptr, int(e.files.size())).arg(folder), 10000);
         if (!e.burnedIn.isEmpty() || e.textsKept > 0) {
             QStringList lines;

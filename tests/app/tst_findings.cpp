@@ -6,6 +6,8 @@
 #include "findingspanel.h"
 #include "readingroomsuite.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QTreeWidget>
 
 #include "spectrum/imaging/measurementreport.h"
@@ -295,6 +297,16 @@ private Q_SLOTS:
         for (const ReadReport &r : reports)
             for (const ReportedFinding &f : r.findings)
                 QVERIFY2(sops.contains(f.image.sopInstanceUid), "a finding of the copied report lies on an image not in the copy");
+
+        // To a store instead: the archive holds the copy as a study of its own, of no one.
+        exported.clear();
+        m_window->exportDeidentifiedTo(QString(), DeidentifyOptions(), QStringLiteral("pacs"));
+        QVERIFY(exported.wait(60000));
+        QCOMPARE(exported.first().at(0).toInt(), instances);
+        int status = 0;
+        const QByteArray found = m_orthanc.rest("POST", QStringLiteral("/tools/find"), R"({"Level":"Study","Query":{"PatientName":"ANONYMOUS"}})", &status);
+        QCOMPARE(status, 200);
+        QCOMPARE(QJsonDocument::fromJson(found).array().size(), 1);
     }
 
     /// File > Export images: the image in view with the overlay (as shown) and without (its own pixels, windowed);
