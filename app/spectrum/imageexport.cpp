@@ -94,7 +94,7 @@ void ImageExporter::exportSeriesFromCache()
     // A multi-frame image in view: its frames; else the series' instances.
     const bool frames = vp->frameCount() > 1;
     const QStringList keys = frames ? QStringList{m_keys.value(m_viewer->sliceIndex())} : m_keys;
-    auto job = makeJob<int>([cache = m_cache, keys, window, inverted, frames, options = m_options, self = QPointer<ImageExporter>(this),
+    auto job = makeJob<int>([cache = m_cache, keys, window, inverted, frames, options = m_options,
                              folder = m_options.target](const CancelToken &cancel) -> Result<int> {
         std::unique_ptr<VideoWriter> video;
         int written = 0;
