@@ -369,6 +369,42 @@ private Q_SLOTS:
         QCOMPARE(exported.first().at(0).toInt(), 24);
         QCOMPARE(QImage(QDir(o.target).filePath(QStringLiteral("IMAGE-0024.png"))).size(), viewer->viewport()->size());
     }
+
+    /// The same documents over DIMSE: Save findings to a DIMSE archive (C-STORE), and the archive lists them (C-FIND).
+    void documentsSentOverDimseToo()
+    {
+        StudyViewer *viewer = m_window->currentViewer();
+        QVERIFY(viewer);
+        StoreConfigFile config = m_ws->registry()->config();
+        QVERIFY(!config.add(dimseStore(QStringLiteral("pacs-dimse"), m_orthanc.dicomPort(), m_orthanc.aeTitle())).isError());
+        m_ws->registry()->setConfig(config);
+        // Orthanc answers C-FIND only to AE titles it knows: ours, made known as a PACS's administrator would.
+        int status = 0;
+        m_orthanc.rest("PUT", QStringLiteral("/modalities/spectrum"),
+                       QStringLiteral(R"({"AET":"%1","Host":"127.0.0.1","Port":104})").arg(config.workstation.aeTitle).toUtf8(), &status);
+        QCOMPARE(status, 200);
+        auto reportsListed = [this] {
+            Result<StudySummary> listed = runSync(m_ws->registry()->listStudy(QStringLiteral("pacs-dimse"), m_ctUid));
+            int reports = 0;
+            if (listed.isOk())
+                for (const SeriesSummary &s : listed.value().series)
+                    if (s.modality == QLatin1String("SR"))
+                        reports += int(s.instances.size());
+            return listed.isOk() ? reports : -1;
+        };
+        const int before = reportsListed();
+        QVERIFY2(before >= 1, qPrintable(QString::number(before)));  // those sent over DICOMweb, seen over DIMSE
+        viewer->showSlice(2);
+        QTRY_VERIFY(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid
+                                                                    == viewer->study().series[0].instances[2].sopInstanceUid);
+        viewer->viewport()->addMeasurement(drawn(AnnotationKind::Distance, {{50, 50}, {150, 60}}));
+        QSignalSpy saved(m_window.get(), &MainWindow::findingsSaved);
+        m_window->saveFindingsTo(QStringLiteral("pacs-dimse"));
+        QVERIFY(saved.wait(30000));
+        QVERIFY2(!saved.first().at(1).value<Error>().isError(), qPrintable(saved.first().at(1).value<Error>().toString()));
+        QCOMPARE(saved.first().at(0).toInt(), 2);  // the report and the view
+        QCOMPARE(reportsListed(), before + 1);
+    }
 };
 
 QTEST_MAIN(tst_Findings)
