@@ -31,7 +31,7 @@ void usage(std::FILE *to)
                  "\n"
                  "Commands:\n");
     for (const Command &c : allCommands()) {
-        const QString head = QStringLiteral("%1 %2").arg(QLatin1String(c.name), QLatin1String(c.synopsis)).trimmed();
+        const QString head = QStringLiteral("%1 %2").arg(QLatin1String(c.name), QString::fromUtf8(c.synopsis)).trimmed();  // UTF-8: "…"
         if (head.size() <= 20)  // two spaces at least before the summary (help2man reads them as the break)
             std::fprintf(to, "  %-22s %s\n", qPrintable(head), c.summary);
         else
