@@ -6,12 +6,6 @@
 
 namespace spectrum {
 
-QString FindingsModel::keyFor(const ImageInfo &info, const QString &fallbackKey)
-{
-    const QString base = info.identity.sopInstanceUid.isEmpty() ? fallbackKey : info.identity.sopInstanceUid;
-    return info.frames > 1 ? base + QLatin1Char('#') + QString::number(info.frameIndex) : base;
-}
-
 QString FindingsModel::keyFor(const ImageRef &ref)
 {
     return ref.frame > 0 ? ref.sopInstanceUid + QLatin1Char('#') + QString::number(ref.frame - 1) : ref.sopInstanceUid;
@@ -87,8 +81,6 @@ int FindingsModel::addFromReport(const QString &reportUid, const QList<Finding> 
 {
     for (auto it = m_findings.begin(); it != m_findings.end(); ++it)
         it->erase(std::remove_if(it->begin(), it->end(), [&](const Finding &f) { return f.originUid == reportUid && !f.changed; }), it->end());
-    if (!m_reports.contains(reportUid))
-        m_reports << reportUid;
     // One finding per tracking UID: one drawn here (or read from an earlier report) and saved again is not doubled.
     QSet<QString> present;
     for (const QList<Finding> &l : std::as_const(m_findings))

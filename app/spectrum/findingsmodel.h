@@ -57,10 +57,7 @@ class FindingsModel : public QObject
 public:
     using QObject::QObject;
 
-    /// The key findings on the image `info` describes are kept under (SOP Instance UID or `fallbackKey`, and the
-    /// frame of a multi-frame image).
-    static QString keyFor(const ImageInfo &info, const QString &fallbackKey);
-    /// The same for an image reference read from a report.
+    /// The key findings on image `ref` are kept under: its SOP Instance UID, and the frame of a multi-frame image.
     static QString keyFor(const ImageRef &ref);
 
     QList<Finding> on(const QString &imageKey) const { return m_findings.value(imageKey); }
@@ -78,7 +75,6 @@ public:
     void clear(const QString &imageKey);
     /// The findings of a report, replacing those read from the same report before. Returns how many were added.
     int addFromReport(const QString &reportUid, const QList<Finding> &findings);
-    bool hasReport(const QString &reportUid) const { return m_reports.contains(reportUid); }
     /// After a save: those findings are saved (no longer changed).
     void markSaved(const QList<QString> &trackingUids);
     /// What finding `index` on `imageKey` measures on its image as shown (the viewport tells, once per change).
@@ -125,7 +121,6 @@ Q_SIGNALS:
 private:
     QHash<QString, QList<Finding>> m_findings;
     QStringList m_order;   ///< image keys, in the order first drawn on
-    QStringList m_reports; ///< reports read in
     QList<ImageRef> m_marked;
     bool m_keyChanged = false;
     QString m_keyNote;

@@ -119,8 +119,11 @@ void ImageViewport::onFindingsChanged(const QString &imageKey)
 
 QString ImageViewport::findingsKey() const
 {
-    const QString base = m_image.info.identity.sopInstanceUid.isEmpty() ? m_key : m_image.info.identity.sopInstanceUid;
-    return m_image.info.frames > 1 ? base + QLatin1Char('#') + QString::number(m_frame) : base;
+    // An image without a DICOM identity (a test's, a synthetic one) is kept under the key it was shown with.
+    ImageRef ref = imageRef();
+    if (ref.sopInstanceUid.isEmpty())
+        ref.sopInstanceUid = m_key;
+    return FindingsModel::keyFor(ref);
 }
 
 ImageRef ImageViewport::imageRef() const

@@ -111,9 +111,7 @@ Result<KeyObjectSelection> readKeyObjectSelection(const ByteView &bytes)
     if (dcmtk::getString(ds, DCM_SOPClassUID) != QLatin1String(UID_KeyObjectSelectionDocumentStorage))
         return Error(ErrorCode::InvalidDicom, QStringLiteral("not a Key Object Selection document"));
     DSRDocument doc;
-    if (OFCondition c = doc.read(*ds, T::RF_acceptUnknownRelationshipType | T::RF_acceptInvalidContentItemValue | T::RF_ignoreRelationshipConstraints
-                                          | T::RF_skipInvalidContentItems);
-        c.bad())
+    if (OFCondition c = doc.read(*ds, srdoc::kLenientRead); c.bad())
         return dcmtk::toError(c, QStringLiteral("not a readable Key Object Selection document"));
     KeyObjectSelection out;
     out.identity = dcmtk::readIdentity(ds);

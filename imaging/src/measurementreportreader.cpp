@@ -2,6 +2,7 @@
 
 #include "dcmtksupport.h"
 #include "srcodes.h"
+#include "srdocument.h"
 
 #include <dcmtk/dcmsr/dsrdoc.h>
 
@@ -443,12 +444,6 @@ private:
 
 } // namespace
 
-bool isStructuredReportClass(const QString &sopClassUid)
-{
-    const std::string c = sopClassUid.toStdString();
-    return c == UID_BasicTextSRStorage || c == UID_EnhancedSRStorage || c == UID_ComprehensiveSRStorage || c == UID_Comprehensive3DSRStorage;
-}
-
 Result<ReadReport> readStructuredReport(const ByteView &bytes)
 {
     dcmtk::registerCodecs();
@@ -458,9 +453,7 @@ Result<ReadReport> readStructuredReport(const ByteView &bytes)
     DcmDataset *ds = file.getDataset();
     DSRDocument doc;
     // Read leniently (other software's reports break rules we do not need), then say what was not understood.
-    if (OFCondition c = doc.read(*ds, DSRTypes::RF_acceptUnknownRelationshipType | DSRTypes::RF_acceptInvalidContentItemValue
-                                          | DSRTypes::RF_ignoreRelationshipConstraints | DSRTypes::RF_skipInvalidContentItems);
-        c.bad())
+    if (OFCondition c = doc.read(*ds, srdoc::kLenientRead); c.bad())
         return dcmtk::toError(c, QStringLiteral("not a readable Structured Report"));
     ReadReport out;
     out.identity = dcmtk::readIdentity(ds);

@@ -14,6 +14,11 @@ namespace spectrum::srdoc {
 
 OFString ascii(const QString &s);
 
+/// How other software's documents are read: leniently (rules a reader does not need may be broken), what is not
+/// understood then said by the reader itself.
+inline const size_t kLenientRead = DSRTypes::RF_acceptUnknownRelationshipType | DSRTypes::RF_acceptInvalidContentItemValue
+                                 | DSRTypes::RF_ignoreRelationshipConstraints | DSRTypes::RF_skipInvalidContentItems;
+
 /// A document's text in its character set: Latin-1 (ISO_IR 100) when every text fits it — DCMTK's checkers read that
 /// fully —, UTF-8 (ISO_IR 192) otherwise.
 struct Encoder

@@ -172,14 +172,4 @@ Error VideoWriter::finish()
     return Error();
 }
 
-QString VideoWriter::codecName() const
-{
-    return d->codecName;
-}
-
-int VideoWriter::framesWritten() const
-{
-    return int(d->next);
-}
-
 } // namespace spectrum

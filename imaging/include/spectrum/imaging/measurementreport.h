@@ -63,8 +63,4 @@ struct ReadReport
 /// Reads a Structured Report. InvalidDicom when `bytes` are not one.
 Result<ReadReport> readStructuredReport(const ByteView &bytes);
 
-/// Whether `sopClassUid` is a Structured Report class this reader reads (Basic, Enhanced, Comprehensive,
-/// Comprehensive 3D; Key Object Selection is read by keyobjects.h).
-bool isStructuredReportClass(const QString &sopClassUid);
-
 } // namespace spectrum

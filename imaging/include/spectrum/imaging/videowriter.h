@@ -24,9 +24,6 @@ public:
     Error addFrame(const unsigned char *rgb, int bytesPerLine, int width, int height);
     /// Flushes the encoder and writes the file's index; the file is complete only after this.
     Error finish();
-    /// "libx264" or "mpeg4".
-    QString codecName() const;
-    int framesWritten() const;
 
 private:
     struct Private;
