@@ -158,8 +158,8 @@ int cmdDeidentify(const QStringList &args)
 {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
-        "Writes a de-identified copy of a study in the disk cache (DICOM PS3.15 Annex E, Basic Profile with Clean Structured Content): "
-        "identifying attributes removed, emptied or replaced, private tags and overlays removed, new UIDs consistent within the copy, "
+        "Writes a de-identified copy of a study in the disk cache (DICOM PS3.15 Annex E, Basic Profile — all of Table E.1-1 — "
+        "with Clean Structured Content and Clean Graphics): identifying attributes removed, emptied or replaced, private tags and overlays removed, new UIDs consistent within the copy, "
         "pixel data unchanged. Images whose pixels may show text (Burned In Annotation) are listed: check them before sharing."));
     p.addHelpOption();
     addConfigOption(p);

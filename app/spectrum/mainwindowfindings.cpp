@@ -271,7 +271,8 @@ void MainWindow::exportDeidentified()
     form->addRow(tr("Patient's name"), name);
     form->addRow(tr("Patient ID"), id);
     form->addRow(dates);
-    form->addRow(new QLabel(tr("DICOM PS3.15 Basic Profile: names, IDs, addresses, institutions, descriptions and private data removed;\n"
+    form->addRow(new QLabel(tr("DICOM PS3.15 Basic Profile (all of Table E.1-1): names, IDs, addresses, institutions, descriptions, devices,\n"
+                               "private data and overlays removed or replaced; report and annotation texts kept and listed after;\n"
                                "new UIDs; the pixels as they are — images that may show text in their pixels are listed after.")));
     form->addRow(buttons);
     if (dialog.exec() != QDialog::Accepted)

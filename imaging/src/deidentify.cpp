@@ -1,94 +1,30 @@
 #include "spectrum/imaging/deidentify.h"
 
+#include "basicprofile.h"
 #include "dcmtksupport.h"
 #include "spectrum/core/uid.h"
 
 #include <QCryptographicHash>
 #include <QRandomGenerator>
 
-#include <set>
+#include <algorithm>
+#include <vector>
 
 namespace spectrum {
 
 namespace {
 
-/// What PS3.15 Table E.1-1's Basic Profile does to an attribute. Dates and times are kept with the Retain
-/// Longitudinal Temporal Information with Full Dates option.
-enum class Action : char { Remove = 'X', Empty = 'Z', Dummy = 'D' };
-
-struct Rule
+/// Free text the profile's Clean Structured Content option keeps (a report's TEXT items): listed for the reader.
+bool isKeptText(Uint16 group, Uint16 element)
 {
-    Uint16 group, element;
-    Action action;
-    bool temporal;
-};
+    return group == 0x0040 && element == 0xA160;
+}
 
-constexpr Action X = Action::Remove, Z = Action::Empty, D = Action::Dummy;
-
-const Rule kRules[] = {
-    // Dates and times.
-    {0x0008, 0x0012, X, true}, {0x0008, 0x0013, X, true}, {0x0008, 0x0020, Z, true}, {0x0008, 0x0021, X, true}, {0x0008, 0x0022, X, true},
-    {0x0008, 0x0023, Z, true}, {0x0008, 0x0024, X, true}, {0x0008, 0x0025, X, true}, {0x0008, 0x002A, X, true}, {0x0008, 0x0030, Z, true},
-    {0x0008, 0x0031, X, true}, {0x0008, 0x0032, X, true}, {0x0008, 0x0033, Z, true}, {0x0008, 0x0034, X, true}, {0x0008, 0x0035, X, true},
-    {0x0008, 0x0201, X, true}, {0x0038, 0x0020, X, true}, {0x0038, 0x0021, X, true}, {0x0040, 0x0002, X, true}, {0x0040, 0x0003, X, true},
-    {0x0040, 0x0244, X, true}, {0x0040, 0x0245, X, true}, {0x0040, 0x0250, X, true}, {0x0040, 0x0251, X, true}, {0x0040, 0xA030, X, true},
-    {0x0040, 0xA032, X, true}, {0x0040, 0xA120, X, true}, {0x0040, 0xA121, X, true}, {0x0040, 0xA122, X, true}, {0x0070, 0x0082, X, true},
-    {0x0070, 0x0083, X, true},
-    // The study, the people and places around it.
-    {0x0008, 0x0050, Z, false}, {0x0008, 0x0080, X, false}, {0x0008, 0x0081, X, false}, {0x0008, 0x0082, X, false}, {0x0008, 0x0090, Z, false},
-    {0x0008, 0x0092, X, false}, {0x0008, 0x0094, X, false}, {0x0008, 0x0096, X, false}, {0x0008, 0x009C, X, false}, {0x0008, 0x009D, X, false},
-    {0x0008, 0x1010, X, false}, {0x0008, 0x1030, X, false}, {0x0008, 0x103E, X, false}, {0x0008, 0x1040, X, false}, {0x0008, 0x1048, X, false},
-    {0x0008, 0x1049, X, false}, {0x0008, 0x1050, X, false}, {0x0008, 0x1052, X, false}, {0x0008, 0x1060, X, false}, {0x0008, 0x1062, X, false},
-    {0x0008, 0x1070, X, false}, {0x0008, 0x1072, X, false}, {0x0008, 0x1080, X, false}, {0x0008, 0x1084, X, false}, {0x0008, 0x1110, X, false},
-    {0x0008, 0x1111, X, false}, {0x0008, 0x1120, X, false}, {0x0008, 0x2111, X, false}, {0x0008, 0x4000, X, false},
-    // The patient.
-    {0x0010, 0x0021, X, false}, {0x0010, 0x0030, Z, false}, {0x0010, 0x0032, X, false}, {0x0010, 0x0040, Z, false}, {0x0010, 0x0050, X, false},
-    {0x0010, 0x0101, X, false}, {0x0010, 0x0102, X, false}, {0x0010, 0x1000, X, false}, {0x0010, 0x1001, X, false}, {0x0010, 0x1002, X, false},
-    {0x0010, 0x1005, X, false}, {0x0010, 0x1010, X, false}, {0x0010, 0x1020, X, false}, {0x0010, 0x1030, X, false}, {0x0010, 0x1040, X, false},
-    {0x0010, 0x1050, X, false}, {0x0010, 0x1060, X, false}, {0x0010, 0x1080, X, false}, {0x0010, 0x1081, X, false}, {0x0010, 0x1090, X, false},
-    {0x0010, 0x2000, X, false}, {0x0010, 0x2110, X, false}, {0x0010, 0x2150, X, false}, {0x0010, 0x2152, X, false}, {0x0010, 0x2154, X, false},
-    {0x0010, 0x2160, X, false}, {0x0010, 0x2180, X, false}, {0x0010, 0x21A0, X, false}, {0x0010, 0x21B0, X, false}, {0x0010, 0x21C0, X, false},
-    {0x0010, 0x21D0, X, false}, {0x0010, 0x21F0, X, false}, {0x0010, 0x4000, X, false},
-    // Devices, protocols, comments.
-    {0x0018, 0x1000, X, false}, {0x0018, 0x1004, X, false}, {0x0018, 0x1005, X, false}, {0x0018, 0x1007, X, false}, {0x0018, 0x1030, X, false},
-    {0x0018, 0x1400, X, false}, {0x0018, 0x4000, X, false}, {0x0018, 0x700A, X, false}, {0x0018, 0x9424, X, false}, {0x0020, 0x0010, Z, false},
-    {0x0020, 0x4000, X, false},
-    // Requests, visits, procedure steps.
-    {0x0032, 0x0012, X, false}, {0x0032, 0x1020, X, false}, {0x0032, 0x1021, X, false}, {0x0032, 0x1030, X, false}, {0x0032, 0x1032, X, false},
-    {0x0032, 0x1033, X, false}, {0x0032, 0x1060, X, false}, {0x0032, 0x1070, X, false}, {0x0032, 0x4000, X, false}, {0x0038, 0x0010, X, false},
-    {0x0038, 0x0011, X, false}, {0x0038, 0x001E, X, false}, {0x0038, 0x0040, X, false}, {0x0038, 0x0050, X, false}, {0x0038, 0x0060, X, false},
-    {0x0038, 0x0061, X, false}, {0x0038, 0x0062, X, false}, {0x0038, 0x0300, X, false}, {0x0038, 0x0400, X, false}, {0x0038, 0x0500, X, false},
-    {0x0038, 0x4000, X, false}, {0x0040, 0x0001, X, false}, {0x0040, 0x0006, X, false}, {0x0040, 0x0007, X, false}, {0x0040, 0x000B, X, false},
-    {0x0040, 0x0010, X, false}, {0x0040, 0x0011, X, false}, {0x0040, 0x0012, X, false}, {0x0040, 0x0241, X, false}, {0x0040, 0x0242, X, false},
-    {0x0040, 0x0243, X, false}, {0x0040, 0x0253, X, false}, {0x0040, 0x0254, X, false}, {0x0040, 0x0275, X, false}, {0x0040, 0x0280, X, false},
-    {0x0040, 0x1001, X, false}, {0x0040, 0x1004, X, false}, {0x0040, 0x1005, X, false}, {0x0040, 0x1010, X, false}, {0x0040, 0x1101, X, false},
-    {0x0040, 0x1102, X, false}, {0x0040, 0x1103, X, false}, {0x0040, 0x1400, X, false}, {0x0040, 0x2001, X, false}, {0x0040, 0x2008, X, false},
-    {0x0040, 0x2009, X, false}, {0x0040, 0x2010, X, false}, {0x0040, 0x2016, Z, false}, {0x0040, 0x2017, Z, false}, {0x0040, 0x2400, X, false},
-    {0x0040, 0x3001, X, false},
-    // Reports' observers (Clean Structured Content: the content stays, the people in it do not).
-    {0x0040, 0xA027, X, false}, {0x0040, 0xA075, D, false}, {0x0040, 0xA078, X, false}, {0x0040, 0xA07A, X, false}, {0x0040, 0xA07C, X, false},
-    {0x0040, 0xA088, Z, false}, {0x0040, 0xA123, D, false}, {0x0070, 0x0084, Z, false}, {0x0070, 0x0086, X, false},
-    // What was changed before, and by whom.
-    {0x0400, 0x0550, X, false}, {0x0400, 0x0561, X, false},
-};
-
-/// Attributes holding instance UIDs (their own or those they refer to): replaced through the export's UidMap.
-const std::set<std::pair<Uint16, Uint16>> kUidTags = {
-    {0x0008, 0x0014}, {0x0008, 0x0018}, {0x0008, 0x0058}, {0x0008, 0x1155}, {0x0008, 0x1195}, {0x0008, 0x3010}, {0x0008, 0x9123},
-    {0x0018, 0x1002}, {0x0020, 0x000D}, {0x0020, 0x000E}, {0x0020, 0x0052}, {0x0020, 0x0200}, {0x0020, 0x9161}, {0x0020, 0x9164},
-    {0x0028, 0x1199}, {0x0028, 0x1214}, {0x0040, 0x4023}, {0x0040, 0xA124}, {0x0040, 0xA171}, {0x0040, 0xA402}, {0x0062, 0x0021},
-    {0x0064, 0x0003}, {0x0070, 0x031A}, {0x0088, 0x0140}, {0x3006, 0x0024}, {0x3006, 0x00C2}, {0x0004, 0x1511},
-};
-
-/// Free text the profile's Clean Structured Content option keeps: listed for the reader to check.
-const std::set<std::pair<Uint16, Uint16>> kKeptText = {{0x0040, 0xA160}, {0x0070, 0x0006}};
-
-const Rule *ruleFor(Uint16 group, Uint16 element)
+/// Repeating groups and private attributes, removed whole: private attributes (odd groups), curves (50xx) and overlays
+/// (60xx: the table lists their data and comments; the rest describes what is removed).
+bool removedWhole(Uint16 group)
 {
-    for (const Rule &r : kRules)
-        if (r.group == group && r.element == element)
-            return &r;
-    return nullptr;
+    return (group & 1) || (group >= 0x5000 && group <= 0x50FF) || (group >= 0x6000 && group <= 0x60FF);
 }
 
 struct Walk
@@ -98,55 +34,149 @@ struct Walk
     QStringList textsKept;
 };
 
-void clean(DcmItem *item, Walk &w)
+void clean(DcmItem *item, Walk &w, bool dummies);
+
+void listKeptText(DcmElement *e, Walk &w)
+{
+    OFString value;
+    if (e->getOFStringArray(value).good() && !value.empty())
+        w.textsKept << QString::fromUtf8(value.c_str());
+}
+
+void mapUids(DcmElement *e, Walk &w)
+{
+    OFString value;
+    if (e->getOFStringArray(value).good() && !value.empty()) {
+        QStringList mapped;
+        for (const QString &uid : QString::fromLatin1(value.c_str()).split(QLatin1Char('\\')))
+            mapped << w.uids.map(uid.trimmed());
+        e->putString(mapped.join(QLatin1Char('\\')).toLatin1().constData());
+    }
+}
+
+void cleanItems(DcmElement *e, Walk &w, bool dummies)
+{
+    auto *seq = static_cast<DcmSequenceOfItems *>(e);
+    for (unsigned long k = 0; k < seq->card(); ++k)
+        clean(seq->getItem(k), w, dummies);
+}
+
+/// D: a value of the attribute's VR that names, dates and places nothing. A sequence keeps its items with every
+/// value in them a dummy (or as the table says, for the attributes it lists).
+void putDummy(DcmElement *e, Walk &w)
+{
+    switch (e->ident()) {
+    case EVR_SQ: cleanItems(e, w, true); break;
+    case EVR_UI: mapUids(e, w); break;
+    case EVR_DA: e->putString("19000101"); break;
+    case EVR_TM: e->putString("000000"); break;
+    case EVR_DT: e->putString("19000101000000"); break;
+    case EVR_AS: e->putString("000D"); break;
+    case EVR_DS:
+    case EVR_IS:
+    case EVR_US:
+    case EVR_SS:
+    case EVR_UL:
+    case EVR_SL:
+    case EVR_FL:
+    case EVR_FD:
+    case EVR_OF:
+    case EVR_OD:
+    case EVR_OL:
+    case EVR_OV:
+    case EVR_SV:
+    case EVR_UV: e->putString("0"); break;
+    case EVR_OB:
+    case EVR_OW:
+    case EVR_UN: {
+        // Zeros as long as the value was: a length said elsewhere (Encapsulated Document Length) stays true.
+        const Uint32 length = std::max<Uint32>(2, (e->getLength() + 1) & ~Uint32(1));
+        std::vector<Uint8> zeros(length, 0);
+        e->putUint8Array(zeros.data(), length);
+        break;
+    }
+    case EVR_AT: break;  // a tag, naming no one
+    case EVR_UR: e->putString("urn:anonymous"); break;
+    default: e->putString("ANONYMOUS"); break;  // AE, CS, LO, LT, PN, SH, ST, UC, UT
+    }
+}
+
+/// The table's rule for one listed attribute. False when the element was removed.
+bool apply(DcmItem *item, DcmElement *e, const basicprofile::Rule &rule, Walk &w)
+{
+    using basicprofile::Action;
+    if ((rule.options & basicprofile::Dates) && w.options.retainDates)
+        return true;  // K with the option
+    // Clean Structured Content and Clean Graphics: sequences kept and cleaned as the table says, attribute by
+    // attribute; the words of the graphics kept and listed for the reader.
+    if (rule.options & (basicprofile::Content | basicprofile::Graphics)) {
+        if (e->ident() == EVR_SQ)
+            cleanItems(e, w, false);
+        else
+            listKeptText(e, w);
+        return true;
+    }
+    switch (rule.action) {
+    case Action::X:
+        delete item->remove(e);
+        return false;
+    case Action::Z:
+    case Action::XZ:  // empty is right whether the IOD makes it Type 2 or 3
+        e->clear();
+        return true;
+    case Action::U:
+        mapUids(e, w);
+        return true;
+    case Action::XZU:  // the references kept, their UIDs replaced: they still resolve inside the export
+        if (e->ident() == EVR_SQ)
+            cleanItems(e, w, false);
+        else if (e->ident() == EVR_UI)
+            mapUids(e, w);
+        else
+            e->clear();
+        return true;
+    case Action::D:
+    case Action::XD:  // a dummy is right whether the IOD makes it Type 1 or not
+    case Action::ZD:
+    case Action::XZD:
+        if (e->getLength() == 0 && e->ident() != EVR_SQ)
+            return true;  // empty already: nothing to hide, and a dummy would invent a value
+        putDummy(e, w);
+        return true;
+    }
+    return true;
+}
+
+/// `dummies`: inside a sequence the profile replaces (D): every value the table does not list becomes a dummy too.
+void clean(DcmItem *item, Walk &w, bool dummies)
 {
     for (long i = long(item->card()) - 1; i >= 0; --i) {
         DcmElement *e = item->getElement(static_cast<unsigned long>(i));
         const DcmTagKey key = e->getTag().getXTag();
         const Uint16 g = key.getGroup(), el = key.getElement();
-        // Private attributes, curves, overlays and interpretations: gone.
-        if ((g & 1) || (g >= 0x5000 && g <= 0x50FF) || (g >= 0x6000 && g <= 0x60FF) || g == 0x4008) {
+        if (removedWhole(g)) {
             delete item->remove(e);
             continue;
         }
-        if (kUidTags.count({g, el})) {
-            OFString value;
-            if (e->getOFStringArray(value).good() && !value.empty()) {
-                QStringList mapped;
-                for (const QString &uid : QString::fromLatin1(value.c_str()).split(QLatin1Char('\\')))
-                    mapped << w.uids.map(uid.trimmed());
-                e->putString(mapped.join(QLatin1Char('\\')).toLatin1().constData());
-            }
+        if (const basicprofile::Rule *r = basicprofile::ruleFor(g, el)) {
+            apply(item, e, *r, w);
             continue;
         }
-        if (kKeptText.count({g, el})) {
-            OFString value;
-            if (e->getOFStringArray(value).good() && !value.empty())
-                w.textsKept << QString::fromUtf8(value.c_str());
-        }
-        if (const Rule *r = ruleFor(g, el); r && !(r->temporal && w.options.retainDates)) {
-            if (r->action == Action::Remove) {
-                delete item->remove(e);
-                continue;
-            }
-            if (r->action == Action::Empty) {
-                if (e->ident() == EVR_SQ)
-                    static_cast<DcmSequenceOfItems *>(e)->clear();
-                else
-                    e->putString("");
-                continue;
-            }
-            // Dummy: a name that names no one.
-            if (e->ident() != EVR_SQ)
-                e->putString("ANONYMOUS");
+        if (g == 0x4008) {  // the retired interpretations: what the table does not list of them goes too
+            delete item->remove(e);
             continue;
         }
         if (e->ident() == EVR_SQ) {
-            auto *seq = static_cast<DcmSequenceOfItems *>(e);
-            for (unsigned long k = 0; k < seq->card(); ++k)
-                clean(seq->getItem(k), w);
+            cleanItems(e, w, dummies);
             continue;
         }
+        if (dummies) {
+            if (e->ident() != EVR_UI && e->getLength() > 0)  // the UIDs here are codes' and classes', not instances'
+                putDummy(e, w);
+            continue;
+        }
+        if (isKeptText(g, el))
+            listKeptText(e, w);
         // A person's name the table does not list (a vendor's, a newer attribute): no one is named all the same.
         if (e->ident() == EVR_PN && !(g == 0x0010 && el == 0x0010)) {
             OFString value;
@@ -184,7 +214,7 @@ QString UidMap::pseudonym(const QString &patientId)
 
 QString deidentificationMethod(const DeidentifyOptions &options)
 {
-    QString m = QStringLiteral("PS3.15 E Basic Profile; Clean Structured Content");
+    QString m = QStringLiteral("PS3.15 E Basic Profile; Clean Structured Content; Clean Graphics");
     if (options.retainDates)
         m += QStringLiteral("; Retain Longitudinal Full Dates");
     return m;
@@ -212,7 +242,7 @@ Result<DeidentifiedInstance> deidentify(const ByteView &dicom, const DeidentifyO
         out.burnedInWarning = QStringLiteral("a %1 image that does not say whether its pixels show text (they often do)").arg(modality);
 
     Walk walk{options, uids, {}};
-    clean(ds, walk);
+    clean(ds, walk, false);
     out.textsKept = walk.textsKept;
     // The patient as the export names them.
     const QString name = options.patientName.isEmpty() ? QStringLiteral("ANONYMOUS") : options.patientName;
@@ -232,6 +262,7 @@ Result<DeidentifiedInstance> deidentify(const ByteView &dicom, const DeidentifyO
         c->putAndInsertString(DCM_CodeMeaning, meaning);
     };
     code("113100", "Basic Application Confidentiality Profile");
+    code("113103", "Clean Graphics Option");
     code("113104", "Clean Structured Content Option");
     if (options.retainDates)
         code("113106", "Retain Longitudinal Temporal Information Full Dates Option");

@@ -1,8 +1,10 @@
 // A de-identified copy of a study (PS3.15 Annex E, Basic Profile): CT slices carrying the identifying attributes
-// a hospital's do — names, addresses, IDs, dates, private tags, an overlay, references to other studies — with our
-// report, key images and presentation state on them, exported with one UID map and checked by pydicom against the
-// profile's attribute list: nothing identifying left, pixel data unchanged, every reference inside the export
-// resolving; the dates kept with the option; burned-in annotation flagged.
+// a hospital's do — names, addresses, IDs, dates, private tags, an overlay, references to other studies —, one slice
+// carrying every attribute of Table E.1-1 (planted at the top level and inside a sequence), and our report, key
+// images and presentation state on them, exported with one UID map and checked against another project's
+// transcription of the table (dicom-anonymizer, PyPI, in the test venv; tests/support/deid_check.py): every attribute
+// removed, emptied, replaced or given a new UID as the table says, nothing identifying left, pixel data unchanged,
+// every reference inside the export resolving; the dates kept with the option; burned-in annotation flagged.
 
 #include "testsupport.h"
 
@@ -25,6 +27,11 @@
 using namespace spectrum;
 
 namespace {
+
+QString venvPython()
+{
+    return QStringLiteral(TEST_VENV_DIR "/bin/python");
+}
 
 /// `bytes` with what a hospital's images carry besides the pixels.
 QByteArray withIdentity(const QByteArray &bytes, bool burnedIn)
@@ -109,6 +116,25 @@ private Q_SLOTS:
             QVERIFY2(doc.isOk(), qPrintable(doc.error().toString()));
             m_originals << doc.value();
         }
+        // A slice with every attribute of the table, planted by the check's own script.
+        const test::ProcessResult venv = test::run(QStringLiteral(PYVENV_SCRIPT), {QStringLiteral(TEST_VENV_DIR), QStringLiteral(TEST_PEERS_REQUIREMENTS)}, 600000);
+        QVERIFY2(venv.ok(), qPrintable(QStringLiteral("the test peers' venv (PyPI) could not be made: ") + QString::fromLocal8Bit(venv.err)));
+        const QString base = m_dir.filePath(QStringLiteral("base.dcm")), planted = m_dir.filePath(QStringLiteral("planted.dcm"));
+        QByteArray fourth = m_originals[0];
+        {
+            DcmFileFormat file;  // its own instance: a fourth slice, not a copy of the first
+            QVERIFY(!spectrum::dcmtk::parse(ByteView(fourth), file, spectrum::dcmtk::ParseExtent::Everything).isError());
+            file.getDataset()->putAndInsertString(DCM_SOPInstanceUID, "2.25.310000000000000000000000000000000004");
+            fourth = spectrum::dcmtk::serialize(file, EXS_LittleEndianExplicit).value();
+        }
+        QVERIFY(test::writeFile(base, fourth));
+        const test::ProcessResult plant = test::run(venvPython(), {QStringLiteral(DEID_CHECK_SCRIPT), QStringLiteral("plant"), base, planted});
+        QVERIFY2(plant.ok(), plant.err.constData());
+        const QJsonObject planting = QJsonDocument::fromJson(plant.out).object();
+        qInfo("Table E.1-1 attributes planted: %d; pydicom knows no VR for %d", planting[QStringLiteral("planted")].toInt(),
+              int(planting[QStringLiteral("unknown")].toArray().size()));
+        QVERIFY(planting[QStringLiteral("planted")].toInt() > 550);
+        m_originals << test::readFile(planted);
     }
 
     void exportedCopyKeepsNothingIdentifying()
@@ -151,14 +177,15 @@ private:
         }
         QCOMPARE(flagged, QStringList{QStringLiteral("2")});  // the slice that says its pixels show text
         QVERIFY2(texts.contains(QStringLiteral("see slice 2")) && texts.contains(QStringLiteral("lesion")), qPrintable(texts.join(QLatin1Char('|'))));
-        QStringList args{QStringLiteral(DEID_CHECK_SCRIPT)};
+        QStringList args{QStringLiteral(DEID_CHECK_SCRIPT), QStringLiteral("check")};
         if (retainDates)
             args << QStringLiteral("--retain-dates");
-        const test::ProcessResult r = test::run(QStringLiteral(PYTHON3_EXECUTABLE), args + pairs);
+        const test::ProcessResult r = test::run(venvPython(), args + pairs);
         QVERIFY2(r.ok(), r.err.constData());
         const QJsonObject result = QJsonDocument::fromJson(r.out).object();
         const QStringList problems = result[QStringLiteral("problems")].toVariant().toStringList();
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
+        QVERIFY(result[QStringLiteral("checked")].toInt() > 1100);         // the table's attributes, twice over and more
         QCOMPARE(result[QStringLiteral("studies")].toArray().size(), 1);   // one study still
         QCOMPARE(result[QStringLiteral("patients")].toArray().size(), 1);  // one pseudonym for the patient
         QVERIFY(result[QStringLiteral("references")].toInt() >= 4);        // the documents' references, all resolved

@@ -1,12 +1,17 @@
 #pragma once
 // A de-identified copy of DICOM instances: DICOM PS3.15 Annex E, the Basic Application Level Confidentiality
-// Profile, with the Clean Structured Content option (reports, key images and presentation states keep their content,
-// names in it replaced) and, on request, the Retain Longitudinal Temporal Information with Full Dates option.
+// Profile, with the Clean Structured Content and Clean Graphics options (reports, key images and presentation states
+// keep their content and graphics, cleaned attribute by attribute: the people in them replaced, their free text
+// listed for the reader) and, on request, the Retain Longitudinal Temporal Information with Full Dates option.
 //
-// Every attribute the profile lists is removed, emptied or given a dummy value as it says; private attributes,
-// overlays and curves are removed; every instance UID (study, series, instance, frame of reference, references) is
-// replaced by a new one — the same new one for the same old one throughout an export (UidMap), so the references
-// inside the exported study still resolve, and a different one in every export. The pixel data is copied unchanged:
+// Every attribute of Table E.1-1 (all of it, as of PS3.15 2024b: basicprofile.cpp) is removed, emptied, given a dummy
+// value or a new UID as it says — at any depth, in sequences too; where the table leaves the choice to the
+// attribute's type in the IOD (X/Z, Z/D, X/D, X/Z/D) the choice that conforms whatever the type is taken (empty,
+// or a dummy); a sequence given a dummy keeps its items with every value in them a dummy; private attributes,
+// overlays and curves are removed; a person's name the table does not list is replaced all the same. Every UID the
+// table lists (study, series, instance, frame of reference, references…) is replaced by a new one — the same new one
+// for the same old one throughout an export (UidMap), so the references inside the exported study still resolve,
+// and a different one in every export. The pixel data is copied unchanged:
 // an image whose pixels may show who the patient is (Burned In Annotation YES, or a modality that usually burns
 // text in and does not say) is flagged, never passed as clean silently.
 
