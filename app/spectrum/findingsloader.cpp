@@ -19,6 +19,16 @@ QString reportOrigin(const ReadReport &report)
     return parts.join(QLatin1Char(' '));
 }
 
+QString keySelectionOrigin(const KeyObjectSelection &selection)
+{
+    QStringList parts{QStringLiteral("KO")};
+    if (selection.contentDateTime.size() >= 8)
+        parts << DicomIdentity::displayDate(selection.contentDateTime.left(8));
+    if (!selection.observerName.isEmpty())
+        parts << DicomIdentity::displayName(selection.observerName);
+    return parts.join(QLatin1Char(' '));
+}
+
 void FindingsLoader::setStudy(const StudySummary &study)
 {
     QSet<QString> keys;
@@ -59,6 +69,8 @@ QStringList FindingsLoader::notShown() const
     for (const PresentationEntry &p : m_model->presentationStates())
         for (const QString &line : p.state.notShown)
             lines << QStringLiteral("%1: %2").arg(p.origin, line);
+    for (auto it = m_model->withdrawnDocuments().constBegin(); it != m_model->withdrawnDocuments().constEnd(); ++it)
+        lines << tr("%1: withdrawn — %2").arg(it.key(), it.value());
     return lines + m_otherNotShown;
 }
 
@@ -106,12 +118,20 @@ void FindingsLoader::loadKeyObjects(const QString &key)
         KeySelection k;
         k.document = r.value();
         k.uid = k.document.identity.sopInstanceUid.isEmpty() ? key : k.document.identity.sopInstanceUid;
-        QStringList parts{QStringLiteral("KO")};
-        if (k.document.contentDateTime.size() >= 8)
-            parts << DicomIdentity::displayDate(k.document.contentDateTime.left(8));
-        if (!k.document.observerName.isEmpty())
-            parts << DicomIdentity::displayName(k.document.observerName);
-        k.origin = parts.join(QLatin1Char(' '));
+        k.origin = keySelectionOrigin(k.document);
+        if (k.document.isRejectionNote()) {
+            // IHE IOCM: what it lists is withdrawn — documents taken out, images said rejected, never key images.
+            const QString why = tr("%1 (%2)").arg(k.document.title, k.origin);
+            QStringList documents;
+            for (const ImageRef &d : k.document.documents)
+                documents << d.sopInstanceUid;
+            m_model->withdraw(documents, why);
+            m_model->rejectImages(k.document.images, why);
+            if (!k.document.images.isEmpty())
+                m_otherNotShown << tr("%n image(s) rejected by %1: marked so on screen", nullptr, int(k.document.images.size())).arg(why);
+            Q_EMIT reportRead(k.uid);
+            return;
+        }
         m_keyNotShown.insert(k.uid, k.document.notShown);
         m_model->addKeySelection(k);
         Q_EMIT reportRead(k.uid);

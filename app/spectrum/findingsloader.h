@@ -64,5 +64,7 @@ private:
 
 /// "SR 2026-11-24 Reader^Rita": how a report is named beside its findings.
 QString reportOrigin(const ReadReport &report);
+/// "KO 2026-11-24 Reader^Rita": how a key image selection is named.
+QString keySelectionOrigin(const KeyObjectSelection &selection);
 
 } // namespace spectrum

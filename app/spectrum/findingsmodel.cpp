@@ -79,6 +79,8 @@ void FindingsModel::clear(const QString &imageKey)
 
 int FindingsModel::addFromReport(const QString &reportUid, const QList<Finding> &findings)
 {
+    if (m_withdrawn.contains(reportUid))
+        return 0;
     for (auto it = m_findings.begin(); it != m_findings.end(); ++it)
         it->erase(std::remove_if(it->begin(), it->end(), [&](const Finding &f) { return f.originUid == reportUid && !f.changed; }), it->end());
     // One finding per tracking UID: one drawn here (or read from an earlier report) and saved again is not doubled.
@@ -119,28 +121,135 @@ void FindingsModel::setMeasured(const QString &imageKey, int index, const QList<
     Q_EMIT measured();
 }
 
+namespace {
+
+/// Whether the selection's reference `r` names the image (and frame) `ref` shows: a reference without a frame names
+/// every frame.
+bool names(const ImageRef &r, const ImageRef &ref)
+{
+    return r.sopInstanceUid == ref.sopInstanceUid && (r.frame == 0 || r.frame == ref.frame);
+}
+
+bool isOfInterest(const KeySelection &k)
+{
+    return k.document.titleCode == QLatin1String("113000") || k.document.titleCode.isEmpty();
+}
+
+} // namespace
+
 void FindingsModel::setKeyImage(const ImageRef &ref, bool key)
 {
-    const auto it = std::find_if(m_marked.begin(), m_marked.end(), [&](const ImageRef &r) { return r.sameImage(ref); });
-    if (key == (it != m_marked.end()))
-        return;
-    if (key)
-        m_marked << ref;
-    else
-        m_marked.erase(it);
+    const auto marked = std::find_if(m_marked.begin(), m_marked.end(), [&](const ImageRef &r) { return r.sameImage(ref); });
+    if (key) {
+        // Marked again after being unmarked: the selection keeps it, as it was.
+        const auto before = m_unmarked.size();
+        m_unmarked.erase(std::remove_if(m_unmarked.begin(), m_unmarked.end(), [&](const ImageRef &r) { return names(r, ref); }), m_unmarked.end());
+        if (m_unmarked.size() == before && marked == m_marked.end() && !isKeyImage(ref))
+            m_marked << ref;
+    } else if (marked != m_marked.end()) {
+        m_marked.erase(marked);
+    } else {
+        for (const KeySelection &k : std::as_const(m_keySelections))
+            if (isOfInterest(k))
+                for (const ImageRef &r : k.document.images)
+                    if (names(r, ref) && !std::any_of(m_unmarked.begin(), m_unmarked.end(), [&](const ImageRef &u) { return u.sameImage(r); }))
+                        m_unmarked << r;
+    }
     m_keyChanged = true;
     Q_EMIT keyImagesUpdated();
 }
 
 bool FindingsModel::isKeyImage(const ImageRef &ref) const
 {
-    auto same = [&](const ImageRef &r) { return r.sopInstanceUid == ref.sopInstanceUid && (r.frame == 0 || r.frame == ref.frame); };
-    if (std::any_of(m_marked.begin(), m_marked.end(), same))
+    if (m_rejected.contains(ref.sopInstanceUid))
+        return false;
+    if (std::any_of(m_marked.begin(), m_marked.end(), [&](const ImageRef &r) { return names(r, ref); }))
         return true;
     for (const KeySelection &k : m_keySelections)
-        if (std::any_of(k.document.images.begin(), k.document.images.end(), same))
+        for (const ImageRef &r : k.document.images)
+            if (names(r, ref) && !std::any_of(m_unmarked.begin(), m_unmarked.end(), [&](const ImageRef &u) { return u.sameImage(r); }))
+                return true;
+    return false;
+}
+
+bool FindingsModel::canUnmarkKeyImage(const ImageRef &ref) const
+{
+    if (isMarkedKeyImage(ref))
+        return true;
+    for (const KeySelection &k : m_keySelections)
+        if (isOfInterest(k) && std::any_of(k.document.images.begin(), k.document.images.end(), [&](const ImageRef &r) { return names(r, ref); }))
             return true;
     return false;
+}
+
+QList<KeySelection> FindingsModel::replacedKeySelections() const
+{
+    QList<KeySelection> replaced;
+    for (const KeySelection &k : m_keySelections)
+        if (isOfInterest(k)
+            && std::any_of(k.document.images.begin(), k.document.images.end(), [&](const ImageRef &r) {
+                   return std::any_of(m_unmarked.begin(), m_unmarked.end(), [&](const ImageRef &u) { return u.sameImage(r); });
+               }))
+            replaced << k;
+    return replaced;
+}
+
+QList<ImageRef> FindingsModel::keyImagesToSave() const
+{
+    QList<ImageRef> images;
+    auto add = [&](const ImageRef &r) {
+        if (!std::any_of(images.begin(), images.end(), [&](const ImageRef &i) { return i.sameImage(r); })
+            && !std::any_of(m_unmarked.begin(), m_unmarked.end(), [&](const ImageRef &u) { return u.sameImage(r); }))
+            images << r;
+    };
+    for (const KeySelection &k : replacedKeySelections())
+        for (const ImageRef &r : k.document.images)
+            add(r);
+    for (const ImageRef &r : m_marked)
+        add(r);
+    return images;
+}
+
+void FindingsModel::keyImagesSaved(const QList<KeySelection> &written, const QStringList &withdrawnUids, const QString &why)
+{
+    m_marked.clear();
+    m_unmarked.clear();
+    m_keyChanged = false;
+    for (const KeySelection &k : written)
+        addKeySelection(k);
+    withdraw(withdrawnUids, why);
+    Q_EMIT keyImagesUpdated();
+}
+
+void FindingsModel::withdraw(const QStringList &uids, const QString &why)
+{
+    for (const QString &uid : uids) {
+        m_withdrawn.insert(uid, why);
+        m_keySelections.erase(std::remove_if(m_keySelections.begin(), m_keySelections.end(), [&](const KeySelection &k) { return k.uid == uid; }),
+                              m_keySelections.end());
+        m_presentations.erase(std::remove_if(m_presentations.begin(), m_presentations.end(), [&](const PresentationEntry &p) { return p.uid == uid; }),
+                              m_presentations.end());
+        for (auto it = m_findings.begin(); it != m_findings.end(); ++it)
+            it->erase(std::remove_if(it->begin(), it->end(), [&](const Finding &f) { return f.originUid == uid && !f.changed; }), it->end());
+    }
+    if (uids.isEmpty())
+        return;
+    Q_EMIT changed(QString());
+    Q_EMIT keyImagesUpdated();
+    Q_EMIT presentationStatesChanged();
+}
+
+void FindingsModel::rejectImages(const QList<ImageRef> &images, const QString &why)
+{
+    for (const ImageRef &r : images)
+        m_rejected.insert(r.sopInstanceUid, why);
+    if (!images.isEmpty())
+        Q_EMIT keyImagesUpdated();
+}
+
+QString FindingsModel::rejectionOf(const ImageRef &ref) const
+{
+    return m_rejected.value(ref.sopInstanceUid);
 }
 
 void FindingsModel::setKeyNote(const QString &note)
@@ -152,14 +261,10 @@ void FindingsModel::setKeyNote(const QString &note)
         m_keyChanged = true;
 }
 
-void FindingsModel::markKeyImagesSaved()
-{
-    m_keyChanged = false;
-    Q_EMIT keyImagesUpdated();
-}
-
 void FindingsModel::addKeySelection(const KeySelection &selection)
 {
+    if (m_withdrawn.contains(selection.uid))
+        return;
     const auto it = std::find_if(m_keySelections.begin(), m_keySelections.end(), [&](const KeySelection &k) { return k.uid == selection.uid; });
     if (it != m_keySelections.end())
         *it = selection;
@@ -170,6 +275,8 @@ void FindingsModel::addKeySelection(const KeySelection &selection)
 
 void FindingsModel::addPresentationState(const PresentationEntry &entry)
 {
+    if (m_withdrawn.contains(entry.uid))
+        return;
     const auto it = std::find_if(m_presentations.begin(), m_presentations.end(), [&](const PresentationEntry &p) { return p.uid == entry.uid; });
     if (it != m_presentations.end())
         *it = entry;

@@ -80,10 +80,30 @@ public:
     /// What finding `index` on `imageKey` measures on its image as shown (the viewport tells, once per change).
     void setMeasured(const QString &imageKey, int index, const QList<MeasuredValue> &values);
     // Key images: those marked here (to be saved as a Key Object Selection) and the study's own selections.
-    /// Marks (or unmarks) the image `ref` (and frame) as a key image here.
+    /// Marks (or unmarks) the image `ref` (and frame) as a key image here. Unmarking an image of a saved key image
+    /// selection ("Of Interest") takes it out of that selection here; the save then replaces the selection (a new one
+    /// without it, and a rejection note withdrawing the old).
     void setKeyImage(const ImageRef &ref, bool key);
-    /// Whether `ref` is a key image: marked here or in a selection of the study.
+    /// Whether `ref` is a key image: marked here or in a selection of the study, and not unmarked here.
     bool isKeyImage(const ImageRef &ref) const;
+    /// Whether `ref` can be unmarked: marked here, or a key image of an "Of Interest" selection (other titles —
+    /// "For Teaching"… — are not edited here).
+    bool canUnmarkKeyImage(const ImageRef &ref) const;
+    /// What a save writes as key images: those marked here and, when an image of a selection was unmarked, the
+    /// rest of every selection that listed it (which the save replaces).
+    QList<ImageRef> keyImagesToSave() const;
+    /// The selections a save replaces: those listing an image unmarked here.
+    QList<KeySelection> replacedKeySelections() const;
+    /// After a save: `written` (the new selection, if any) is one of the study's; the replaced ones are withdrawn.
+    void keyImagesSaved(const QList<KeySelection> &written, const QStringList &withdrawnUids, const QString &why);
+    /// Documents of the study (SR, KO, PR) withdrawn by a rejection note: taken out, and not taken again when read.
+    void withdraw(const QStringList &uids, const QString &why);
+    /// Images a rejection note rejects: never key images, and said on screen.
+    void rejectImages(const QList<ImageRef> &images, const QString &why);
+    /// Why `ref` is rejected (empty: it is not).
+    QString rejectionOf(const ImageRef &ref) const;
+    /// The documents withdrawn, SOP Instance UID → why.
+    const QHash<QString, QString> &withdrawnDocuments() const { return m_withdrawn; }
     /// Whether `ref` was marked here.
     bool isMarkedKeyImage(const ImageRef &ref) const
     {
@@ -93,9 +113,10 @@ public:
     QList<ImageRef> markedKeyImages() const { return m_marked; }
     /// Whether the marks changed since saved (or since the study opened).
     bool keyImagesChanged() const { return m_keyChanged; }
+    /// Whether images of the study's selections were unmarked here (a save replaces those selections).
+    bool hasUnmarkedKeyImages() const { return !m_unmarked.isEmpty(); }
     QString keyNote() const { return m_keyNote; }
     void setKeyNote(const QString &note);
-    void markKeyImagesSaved();
     /// A selection read from the study (replacing one of the same UID).
     void addKeySelection(const KeySelection &selection);
     const QList<KeySelection> &keySelections() const { return m_keySelections; }
@@ -122,6 +143,9 @@ private:
     QHash<QString, QList<Finding>> m_findings;
     QStringList m_order;   ///< image keys, in the order first drawn on
     QList<ImageRef> m_marked;
+    QList<ImageRef> m_unmarked;  ///< images of the study's selections unmarked here, as those selections name them
+    QHash<QString, QString> m_withdrawn;  ///< documents withdrawn by a rejection note → why
+    QHash<QString, QString> m_rejected;   ///< images rejected by a rejection note (SOP Instance UID) → why
     bool m_keyChanged = false;
     QString m_keyNote;
     QList<KeySelection> m_keySelections;

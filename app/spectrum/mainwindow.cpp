@@ -296,14 +296,24 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     add(tools, tr("&Key image (mark or unmark)"), Qt::Key_K, onViewport([this](ImageViewport *v) {
         if (!v->hasImage())
             return;
-        const bool markedHere = v->findings()->isMarkedKeyImage(v->imageRef());
-        if (v->isKeyImage() && !markedHere) {
-            statusBar()->showMessage(tr("A key image of a saved selection of this study: it stays one there."), 6000);
+        FindingsModel *model = v->findings();
+        const ImageRef ref = v->imageRef();
+        if (!model->rejectionOf(ref).isEmpty()) {
+            statusBar()->showMessage(tr("This image was rejected (%1): not a key image.").arg(model->rejectionOf(ref)), 6000);
             return;
         }
-        v->setKeyImage(!markedHere);
+        if (!v->isKeyImage()) {
+            v->setKeyImage(true);
+            return statusBar()->showMessage(tr("Key image (saved with File > Save findings)."), 4000);
+        }
+        if (!model->canUnmarkKeyImage(ref)) {
+            statusBar()->showMessage(tr("A key image of a selection titled otherwise than \"Of Interest\": it stays one there."), 6000);
+            return;
+        }
+        const bool markedHere = model->isMarkedKeyImage(ref);
+        v->setKeyImage(false);
         statusBar()->showMessage(markedHere ? tr("No longer a key image (saved with File > Save findings).")
-                                            : tr("Key image (saved with File > Save findings)."), 4000);
+                                            : tr("No longer a key image: File > Save findings replaces the saved selection that lists it."), 6000);
     }));
     add(tools, tr("Delete the selected &finding"), QKeySequence::Delete, onViewport([](ImageViewport *v) { v->deleteSelectedMeasurement(); }));
     add(tools, tr("&Clear the findings on this image"), QKeySequence(QStringLiteral("Shift+Del")), onViewport([](ImageViewport *v) { v->clearMeasurements(); }));

@@ -4,6 +4,7 @@
 // the images as stored and written as a Measurement Report per study, kept in the cache and sent to the archive
 // the study came from.
 
+#include "findingsloader.h"
 #include "imageexport.h"
 #include "imageviewport.h"
 #include "studyviewer.h"
@@ -86,12 +87,21 @@ void MainWindow::saveDocuments(const QString &store, bool findings)
         what.studies.insert(f.image.studyInstanceUid, studies.value(f.image.studyInstanceUid));
     }
     if (findings && model->keyImagesChanged()) {
-        what.keyImages = model->markedKeyImages();
+        what.keyImages = model->keyImagesToSave();
         what.keyNote = model->keyNote();
-        for (const ImageRef &r : what.keyImages)
-            what.studies.insert(r.studyInstanceUid, studies.value(r.studyInstanceUid));
+        for (const KeySelection &k : model->replacedKeySelections()) {
+            ImageRef doc;
+            doc.studyInstanceUid = k.document.identity.studyInstanceUid;
+            doc.seriesInstanceUid = k.document.identity.seriesInstanceUid;
+            doc.sopClassUid = k.document.identity.sopClassUid;
+            doc.sopInstanceUid = k.uid;
+            what.replacedKeySelections << doc;
+        }
+        for (const QList<ImageRef> *refs : {&what.keyImages, &what.replacedKeySelections})
+            for (const ImageRef &r : *refs)
+                what.studies.insert(r.studyInstanceUid, studies.value(r.studyInstanceUid));
     }
-    if (findings && what.findings.isEmpty() && what.keyImages.isEmpty()) {
+    if (findings && what.findings.isEmpty() && what.keyImages.isEmpty() && what.replacedKeySelections.isEmpty()) {
         statusBar()->showMessage(tr("No new findings to save."), 5000);
         Q_EMIT findingsSaved(0, Error());
         return;
@@ -142,14 +152,26 @@ void MainWindow::saveDocuments(const QString &store, bool findings)
         QList<QPair<QString, QByteArray>> instances;
         QStringList tracking;
         bool keyImages = false;
+        QList<KeySelection> written;
+        QStringList withdrawn;
+        QString why;
         for (const SavedReport &r : made.value()) {
             instances << qMakePair(r.sopInstanceUid, r.bytes);
             tracking << r.trackingUids;
-            keyImages |= r.modality == QLatin1String("KO");
+            if (!r.keys)
+                continue;
+            keyImages = true;
+            if (r.keys->isRejectionNote()) {
+                for (const ImageRef &d : r.keys->documents)
+                    withdrawn << d.sopInstanceUid;
+                why = tr("replaced here (%1)").arg(r.keys->title);
+            } else {
+                written << KeySelection{r.sopInstanceUid, *r.keys, keySelectionOrigin(*r.keys)};
+            }
         }
         auto *job = registry->storeNewInstances(store, instances);
         m_transfers->addSend(job, tr("Findings: %n document(s) to %1", nullptr, int(instances.size())).arg(store.isEmpty() ? tr("this workstation") : store));
-        whenDone(job, this, [this, store, tracking, model, keyImages, count = int(instances.size())](const Result<ExportSummary> &r) {
+        whenDone(job, this, [this, store, tracking, model, keyImages, written, withdrawn, why, count = int(instances.size())](const Result<ExportSummary> &r) {
             const QString where = store.isEmpty() ? tr("this workstation") : store;
             if (!r.isOk() || r.value().stored.isEmpty()) {
                 const Error e = r.isOk() ? Error(ErrorCode::Io, r.value().failed.isEmpty() ? tr("refused") : r.value().failed.first().second) : r.error();
@@ -159,7 +181,7 @@ void MainWindow::saveDocuments(const QString &store, bool findings)
             if (model) {
                 model->markSaved(tracking);
                 if (keyImages)
-                    model->markKeyImagesSaved();
+                    model->keyImagesSaved(written, withdrawn, why);
             }
             statusBar()->showMessage(tr("Findings saved to %1 (%n document(s))", nullptr, count).arg(where), 8000);
             Q_EMIT findingsSaved(count, Error());

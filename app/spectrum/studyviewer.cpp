@@ -82,7 +82,9 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
     m_findingsLoader->setStudy(m_study);
     connect(m_findings, &FindingsModel::keyImagesUpdated, this, [this] {
         const int before = int(m_study.series.size());
+        const QList<std::pair<QString, QString>> shown = panePlaces();
         applyKeySeries();
+        relocatePanes(shown, false);  // a key series replaced under a pane: the pane keeps to its image
         if (int(m_study.series.size()) != before || std::any_of(m_study.series.begin(), m_study.series.end(), [](const SeriesSummary &s) { return isKeyImageSeries(s); })) {
             fillSeriesList();
             const QSignalBlocker block(m_seriesList);  // the row of the series in view, as before
@@ -279,35 +281,6 @@ void StudyViewer::fillSeriesList()
     }
 }
 
-void StudyViewer::startThumbnails()
-{
-    if (!m_thumbnailsWaiting)
-        return;
-    m_thumbnailsWaiting = false;
-    requestThumbnails();
-}
-
-void StudyViewer::requestThumbnails()
-{
-    // Each series' middle image, as soon as one of its images is here.
-    for (int i = 0; i < m_study.series.size(); ++i) {
-        const QList<InstanceRef> &in = m_study.series[i].instances;
-        if (in.isEmpty() || isDocumentSeries(m_study.series[i]))
-            continue;  // a document has no picture to show
-        const QString middle = in[in.size() / 2].key;
-        if (!m_streamer || (m_streamer->isListed() && !m_streamer->isListed(middle)) || m_streamer->isCached(middle)) {  // unlisted: the cache's own
-            requestThumbnail(i, in[in.size() / 2].key);
-        } else {
-            for (const InstanceRef &r : in) {
-                if (m_streamer->isCached(r.key)) {
-                    requestThumbnail(i, r.key);
-                    break;
-                }
-            }
-        }
-    }
-}
-
 bool StudyViewer::setStudy(const StudySummary &study)
 {
     if (study.identity.studyInstanceUid != m_study.identity.studyInstanceUid || study.identity.patientId != m_study.identity.patientId) {
@@ -318,11 +291,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
             p->viewport()->clear(tr("The archive's answers about this study disagree on the patient: not shown."));
         return false;
     }
-    // Where each pane is, by instance, to find it again in the new list.
-    QList<QString> shown;  // (panes showing a prior keep to it: their study's list did not change)
-    for (SeriesPane *p : m_panes)
-        shown << (p->study() == &m_study && p->seriesIndex() >= 0 && p->sliceIndex() >= 0 ? m_study.series[p->seriesIndex()].instances[p->sliceIndex()].key
-                                                                                          : QString());
+    const QList<std::pair<QString, QString>> shown = panePlaces();
     ++m_studyGeneration;  // thumbnails being made are for the old numbering
     m_study = study;
     applyKeySeries();
@@ -330,21 +299,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
     m_thumbnailsAsked.clear();
     m_thumbnailWaiting.clear();
     fillSeriesList();
-    for (int i = 0; i < m_panes.size(); ++i) {
-        if (m_panes[i]->study() != &m_study)
-            continue;
-        int series = m_study.series.isEmpty() ? -1 : 0, slice = -1;
-        for (int s = 0; s < m_study.series.size() && slice < 0; ++s) {
-            for (int k = 0; k < m_study.series[s].instances.size(); ++k) {
-                if (m_study.series[s].instances[k].key == shown[i]) {
-                    series = s;
-                    slice = k;
-                    break;
-                }
-            }
-        }
-        m_panes[i]->relocate(series, slice);
-    }
+    relocatePanes(shown, true);
     if (!m_thumbnailsWaiting)
         requestThumbnails();
     m_segmentations->setStudy(m_study);
@@ -352,6 +307,44 @@ bool StudyViewer::setStudy(const StudySummary &study)
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
     follow();                 // the places the listing brought
     return true;
+}
+
+QList<std::pair<QString, QString>> StudyViewer::panePlaces() const
+{
+    QList<std::pair<QString, QString>> shown;  // (panes showing a prior keep to it: their study's list does not change)
+    for (SeriesPane *p : m_panes) {
+        const int s = p->seriesIndex(), k = p->sliceIndex();
+        const bool here = p->study() == &m_study && s >= 0 && s < m_study.series.size() && k >= 0 && k < m_study.series[s].instances.size();
+        shown << (here ? std::make_pair(m_study.series[s].seriesInstanceUid, m_study.series[s].instances[k].key) : std::make_pair(QString(), QString()));
+    }
+    return shown;
+}
+
+void StudyViewer::relocatePanes(const QList<std::pair<QString, QString>> &shown, bool always)
+{
+    // Each pane to its image: in its series if that is still listed, else in the first series that has it.
+    auto find = [this](const std::pair<QString, QString> &place, bool sameSeries, int &series, int &slice) {
+        for (int s = 0; s < m_study.series.size(); ++s) {
+            if (sameSeries && m_study.series[s].seriesInstanceUid != place.first)
+                continue;
+            for (int k = 0; k < m_study.series[s].instances.size(); ++k)
+                if (m_study.series[s].instances[k].key == place.second) {
+                    series = s;
+                    slice = k;
+                    return true;
+                }
+        }
+        return false;
+    };
+    for (int i = 0; i < m_panes.size() && i < shown.size(); ++i) {
+        if (m_panes[i]->study() != &m_study)
+            continue;
+        int series = m_study.series.isEmpty() ? -1 : 0, slice = -1;
+        if (!shown[i].second.isEmpty() && !find(shown[i], true, series, slice))
+            find(shown[i], false, series, slice);
+        if (always || series != m_panes[i]->seriesIndex() || slice != m_panes[i]->sliceIndex())
+            m_panes[i]->relocate(series, slice);
+    }
 }
 
 void StudyViewer::setActivePane(SeriesPane *pane)
@@ -446,50 +439,6 @@ void StudyViewer::setSmoothMagnification(bool smooth)
     m_smoothMagnify = smooth;
     for (SeriesPane *p : m_panes)
         p->viewport()->setSmoothMagnification(smooth);
-}
-
-void StudyViewer::requestThumbnail(int series, const QString &key)
-{
-    if (m_thumbnailsAsked.contains(series))
-        return;
-    m_thumbnailsAsked.insert(series);
-    m_thumbnailWaiting.insert(key, series);
-    if (m_images->contains(key))
-        return makeThumbnail(key);
-    if (m_images->isPending(key))
-        return;  // made once it is decoded (onImageInserted)
-    // Decoded here for the thumbnail, and kept: the pane that shows it later finds it decoded.
-    m_images->setPending(key, true);
-    m_pendingHere.insert(key);
-    runOnPool<Result<DecodedImage>>(blockingPool(), this, [store = m_store, key] { return runSync(loadImage(store, key)); },
-                                    [this, key](Result<DecodedImage> &&image) {
-                                        m_pendingHere.remove(key);
-                                        if (!image.isOk())
-                                            return m_images->setPending(key, false);  // pendingDropped: another image of the series may do
-                                        m_images->insert(key, std::make_shared<const DecodedImage>(image.takeValue()));
-                                    });
-}
-
-void StudyViewer::makeThumbnail(const QString &key)
-{
-    const auto waiting = m_thumbnailWaiting.find(key);
-    if (waiting == m_thumbnailWaiting.end())
-        return;
-    const int series = waiting.value();
-    m_thumbnailWaiting.erase(waiting);
-    const std::shared_ptr<const DecodedImage> image = m_images->peek(key);
-    if (!image)
-        return void(m_thumbnailsAsked.remove(series));  // another image of it may do
-    runOnPool<QImage>(blockingPool(), this, [image] {
-        return toQImage(renderFrame(*image, 0, defaultWindow(*image))).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
-    }, [this, series, generation = m_studyGeneration](QImage &&thumb) {
-        if (generation != m_studyGeneration)
-            return;  // made for the study's first look; asked again for the whole list
-        m_thumbnails.insert(series, thumb);
-        if (QListWidgetItem *item = m_seriesList->item(series))
-            item->setIcon(QIcon(QPixmap::fromImage(thumb)));
-        Q_EMIT thumbnailReady(series);
-    });
 }
 
 void StudyViewer::onInstanceBytes(const QString &key, const ByteView &bytes)

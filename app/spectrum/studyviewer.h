@@ -289,6 +289,11 @@ private:
     FindingsLoader *m_findingsLoader;
     /// The key image series (one per key object selection read) after the study's own series, anew.
     void applyKeySeries();
+    /// Where each pane is: its series' UID and its image's key (empty: a prior's pane, or nothing shown).
+    QList<std::pair<QString, QString>> panePlaces() const;
+    /// After the series list changed: each pane back to its image (`shown`, from panePlaces() before the change);
+    /// `always`: even a pane whose place has the same numbers (a new listing: its places learnt again).
+    void relocatePanes(const QList<std::pair<QString, QString>> &shown, bool always);
     /// The masks on what `pane` shows now.
     void updateMasks(SeriesPane *pane);
     FilterChain m_chain;

@@ -205,6 +205,13 @@ void ImageViewport::paintOverlay(QPainter &p)
     if (!readout.isEmpty())
         view.prepend(readout);
     text(area, Qt::AlignRight | Qt::AlignBottom, view.join(QLatin1Char('\n')));
+    // Rejected by a rejection note of the study (IHE IOCM): said above all else.
+    if (hasImage()) {
+        const QString rejected = m_findings->rejectionOf(imageRef());
+        if (!rejected.isEmpty())
+            text(area.adjusted(0, 2 * p.fontMetrics().height() + 4, 0, 0), Qt::AlignHCenter | Qt::AlignTop,
+                 tr("REJECTED: %1").arg(rejected), QColor(255, 90, 90));
+    }
     // Filtered: said plainly, under the badge, with where the numbers come from.
     if (!m_filterNote.isEmpty()) {
         const QRect below = area.adjusted(0, p.fontMetrics().height() + 2, 0, 0);

@@ -29,7 +29,7 @@ Result<QByteArray> writeKeyObjectSelection(const KeyObjectRequest &request)
     const DicomIdentity &study = request.study;
     if (!isValidUid(study.studyInstanceUid))
         return Error(ErrorCode::InvalidArgument, QStringLiteral("the key images name no study"));
-    if (request.images.isEmpty())
+    if (request.images.isEmpty() && request.documents.isEmpty())
         return Error(ErrorCode::InvalidArgument, QStringLiteral("no key images"));
     if (request.description.size() > 1024)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("the note is longer than 1024 characters"));
@@ -61,7 +61,8 @@ Result<QByteArray> writeKeyObjectSelection(const KeyObjectRequest &request)
 
     DSRDocumentTree &tree = doc.getTree();
     auto fail = [](const char *what) { return Error(ErrorCode::InvalidArgument, QStringLiteral("cannot write the key images: %1").arg(QLatin1String(what))); };
-    if (tree.addContentItem(T::RT_isRoot, T::VT_Container) == 0 || tree.getCurrentContentItem().setConceptName(DSRCodedEntryValue(CODE_DCM_OfInterest)).bad()
+    const DSRCodedEntryValue title(request.title == KeyObjectTitle::OfInterest ? CODE_DCM_OfInterest : CODE_DCM_RejectedForQualityReasons);
+    if (tree.addContentItem(T::RT_isRoot, T::VT_Container) == 0 || tree.getCurrentContentItem().setConceptName(title).bad()
         || tree.getCurrentContentItem().setTemplateIdentification("2010", "DCMR").bad())
         return fail("the document title");
     bool first = true;
@@ -90,6 +91,16 @@ Result<QByteArray> writeKeyObjectSelection(const KeyObjectRequest &request)
             value.getFrameList().addItem(f);
         if (!add(T::RT_contains, T::VT_Image, DSRCodedEntryValue()) || tree.getCurrentContentItem().setImageReference(value).bad())
             return fail("an image reference");
+        doc.getCurrentRequestedProcedureEvidence().addItem(ascii(r.studyInstanceUid), ascii(r.seriesInstanceUid), ascii(r.sopClassUid), ascii(r.sopInstanceUid));
+    }
+    for (const ImageRef &r : request.documents) {
+        if (r.studyInstanceUid != study.studyInstanceUid)
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("a document of another study (%1)").arg(r.studyInstanceUid));
+        if (r.sopClassUid.isEmpty() || r.sopInstanceUid.isEmpty() || r.seriesInstanceUid.isEmpty())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("a document reference without its SOP class, instance or series"));
+        if (!add(T::RT_contains, T::VT_Composite, DSRCodedEntryValue())
+            || tree.getCurrentContentItem().setCompositeReference(DSRCompositeReferenceValue(ascii(r.sopClassUid), ascii(r.sopInstanceUid))).bad())
+            return fail("a document reference");
         doc.getCurrentRequestedProcedureEvidence().addItem(ascii(r.studyInstanceUid), ascii(r.seriesInstanceUid), ascii(r.sopClassUid), ascii(r.sopInstanceUid));
     }
     DcmFileFormat file;
@@ -167,15 +178,36 @@ Result<KeyObjectSelection> readKeyObjectSelection(const ByteView &bytes)
             }
             break;
         }
+        case T::VT_Composite: {
+            const DSRCompositeReferenceValue &value = item.getCompositeReference();
+            ImageRef r;
+            r.sopClassUid = text(value.getSOPClassUID());
+            r.sopInstanceUid = text(value.getSOPInstanceUID());
+            const auto [studyUid, seriesUid] = place.value(r.sopInstanceUid);
+            r.studyInstanceUid = studyUid.isEmpty() ? out.identity.studyInstanceUid : studyUid;
+            r.seriesInstanceUid = seriesUid;
+            out.documents << r;
+            break;
+        }
         case T::VT_Waveform:
-        case T::VT_Composite:
             out.notShown << QObject::tr("a %1 reference: not an image").arg(QString::fromLatin1(T::valueTypeToDefinedTerm(item.getValueType())));
             break;
         default:
             break;
         }
     }
+    if (!out.isRejectionNote())
+        for (const ImageRef &d : out.documents)
+            out.notShown << QObject::tr("a reference to a document (%1): not an image").arg(d.sopInstanceUid);
     return out;
+}
+
+bool KeyObjectSelection::isRejectionNote() const
+{
+    // CID 7011, Rejected for Quality Reasons; for Patient Safety Reasons; Incorrect Modality Worklist Entry; Data
+    // Retention Policy Expired.
+    return titleCode == QLatin1String("113001") || titleCode == QLatin1String("113037") || titleCode == QLatin1String("113038")
+        || titleCode == QLatin1String("113039");
 }
 
 } // namespace spectrum

@@ -69,16 +69,17 @@ ResultJob<QList<SavedReport>> *makeMeasurementReports(BlobStore *cache, Findings
             Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes.value()));
             if (!id.isOk())
                 return id.error().withContext(QStringLiteral("the report just written"));
-            SavedReport saved{QStringLiteral("SR"), study, id.value().sopInstanceUid, bytes.value(), {}};
+            SavedReport saved{QStringLiteral("SR"), study, id.value().sopInstanceUid, bytes.value(), {}, std::nullopt};
             for (const ReportedFinding &f : r.findings)
                 saved.trackingUids << f.annotation.trackingUid;
             reports << saved;
         }
-        // The key images, one selection per study.
+        // The key images, one selection per study; the selections they replace withdrawn by a rejection note.
         QStringList keyStudies;
-        for (const ImageRef &r : what.keyImages)
-            if (!keyStudies.contains(r.studyInstanceUid))
-                keyStudies << r.studyInstanceUid;
+        for (const QList<ImageRef> *refs : {&what.keyImages, &what.replacedKeySelections})
+            for (const ImageRef &r : *refs)
+                if (!keyStudies.contains(r.studyInstanceUid))
+                    keyStudies << r.studyInstanceUid;
         for (const QString &study : keyStudies) {
             if (!what.studies.contains(study))
                 return Error(ErrorCode::InvalidArgument, QStringLiteral("a key image of a study not open here (%1)").arg(study));
@@ -89,13 +90,33 @@ ResultJob<QList<SavedReport>> *makeMeasurementReports(BlobStore *cache, Findings
             for (const ImageRef &r : what.keyImages)
                 if (r.studyInstanceUid == study)
                     k.images << r;
-            Result<QByteArray> bytes = writeKeyObjectSelection(k);
-            if (!bytes.isOk())
-                return bytes.error();
-            Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes.value()));
-            if (!id.isOk())
-                return id.error().withContext(QStringLiteral("the key images just written"));
-            reports << SavedReport{QStringLiteral("KO"), study, id.value().sopInstanceUid, bytes.value(), {}};
+            KeyObjectRequest note;
+            note.study = k.study;
+            note.title = KeyObjectTitle::RejectedForQualityReasons;
+            note.observerName = what.observerName;
+            note.seriesDescription = QStringLiteral("Spectrum key images replaced");
+            for (const ImageRef &r : what.replacedKeySelections)
+                if (r.studyInstanceUid == study)
+                    note.documents << r;
+            auto write = [&](const KeyObjectRequest &request) -> Error {
+                Result<QByteArray> bytes = writeKeyObjectSelection(request);
+                if (!bytes.isOk())
+                    return bytes.error();
+                Result<KeyObjectSelection> read = readKeyObjectSelection(ByteView(bytes.value()));
+                if (!read.isOk())
+                    return read.error().withContext(QStringLiteral("the key images just written"));
+                reports << SavedReport{QStringLiteral("KO"), study, read.value().identity.sopInstanceUid, bytes.value(), {}, read.value()};
+                return Error();
+            };
+            if (!k.images.isEmpty())
+                if (Error e = write(k); e.isError())
+                    return e;
+            if (!note.documents.isEmpty()) {
+                note.description = k.images.isEmpty() ? QStringLiteral("Key images unmarked")
+                                                      : QStringLiteral("Replaced by the key image selection %1").arg(reports.last().sopInstanceUid);
+                if (Error e = write(note); e.isError())
+                    return e;
+            }
         }
         // The series in view, as it is shown, with every finding on its images.
         if (what.view) {
@@ -144,7 +165,7 @@ ResultJob<QList<SavedReport>> *makeMeasurementReports(BlobStore *cache, Findings
                 Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes.value()));
                 if (!id.isOk())
                     return id.error().withContext(QStringLiteral("the presentation state just written"));
-                reports << SavedReport{QStringLiteral("PR"), ps.study.studyInstanceUid, id.value().sopInstanceUid, bytes.value(), {}};
+                reports << SavedReport{QStringLiteral("PR"), ps.study.studyInstanceUid, id.value().sopInstanceUid, bytes.value(), {}, std::nullopt};
             }
         }
         return reports;

@@ -17,6 +17,15 @@ using namespace spectrum::test;
 
 namespace {
 
+/// The key image series a study viewer lists (-1: none).
+int keySeriesOf(StudyViewer *v)
+{
+    for (int i = 0; i < v->study().series.size(); ++i)
+        if (v->isKeySeries(i))
+            return i;
+    return -1;
+}
+
 /// Searches `window`'s browser for the demo studies and opens `studyUid` from the archive; its viewer, or null.
 StudyViewer *openFromArchive(MainWindow *window, const QString &studyUid)
 {
@@ -229,12 +238,6 @@ private Q_SLOTS:
         QVERIFY(!viewer->findings()->keyImagesChanged());
 
         // Here: the selection read back from the study, a series of its own of those two images.
-        auto keySeriesOf = [](StudyViewer *v) {
-            for (int i = 0; i < v->study().series.size(); ++i)
-                if (v->isKeySeries(i))
-                    return i;
-            return -1;
-        };
         QTRY_VERIFY(keySeriesOf(viewer) >= 0);
         const SeriesSummary keySeries = viewer->study().series[keySeriesOf(viewer)];
         QCOMPARE(keySeries.instances.size(), 2);
@@ -258,6 +261,59 @@ private Q_SLOTS:
         }
         const QStringList lines = otherWindow.findingsPanel()->lines();
         QVERIFY2(lines.contains(QStringLiteral("  Series 1, image 4")) && lines.contains(QStringLiteral("  Series 1, image 9")), qPrintable(lines.join(QLatin1Char('\n'))));
+    }
+
+    /// K on a key image of the saved selection unmarks it; Save findings replaces the selection: a new one without
+    /// it, and a rejection note (IHE IOCM) withdrawing the old — so on another workstation, whose archive keeps both,
+    /// the image is no longer a key image either, and the old selection is listed as withdrawn.
+    void unmarkingAKeyImageReplacesTheSelection()
+    {
+        StudyViewer *viewer = m_window->currentViewer();
+        QVERIFY(viewer && viewer->study().identity.studyInstanceUid == m_ctUid);
+        const int keySeries = keySeriesOf(viewer);
+        QVERIFY(keySeries >= 0);
+        const QString oldSelection = viewer->study().series[keySeries].seriesInstanceUid.mid(4);
+        const QString kept = viewer->study().series[keySeries].instances[0].sopInstanceUid;
+        const QString unmarked = viewer->study().series[keySeries].instances[1].sopInstanceUid;
+        viewer->showSeries(keySeries);
+        viewer->showSlice(1);
+        QTRY_VERIFY(viewer->viewport()->hasImage() && viewer->viewport()->image().info.identity.sopInstanceUid == unmarked);
+        QVERIFY(viewer->viewport()->isKeyImage());
+        QVERIFY(viewer->findings()->canUnmarkKeyImage(viewer->viewport()->imageRef()));
+        viewer->viewport()->setKeyImage(false);
+        QVERIFY(!viewer->viewport()->isKeyImage());
+        QVERIFY(viewer->findings()->keyImagesChanged());
+        QCOMPARE(viewer->findings()->replacedKeySelections().size(), 1);
+        QSignalSpy saved(m_window.get(), &MainWindow::findingsSaved);
+        m_window->saveFindings();
+        QVERIFY(saved.wait(30000));
+        QVERIFY(saved.first().at(0).toInt() >= 2);  // the new selection and the rejection note (and the view)
+        QVERIFY(!saved.first().at(1).value<Error>().isError());
+        QVERIFY(viewer->findings()->withdrawnDocuments().contains(oldSelection));
+        auto oneKeyImage = [&](StudyViewer *v) {
+            const int k = keySeriesOf(v);
+            return k >= 0 && v->study().series[k].instances.size() == 1 && v->study().series[k].instances[0].sopInstanceUid == kept;
+        };
+        QTRY_VERIFY(oneKeyImage(viewer));
+        // The pane that showed it in the replaced series still shows it (in the series that still has it).
+        QTRY_VERIFY(viewer->viewport()->hasImage() && viewer->viewport()->image().info.identity.sopInstanceUid == unmarked);
+        QVERIFY(!viewer->isKeySeries(viewer->seriesIndex()));
+
+        AnotherWorkstation another(m_orthanc.dicomWebUrl());
+        QVERIFY(another.ws);
+        StudyViewer *seen = openFromArchive(another.window.get(), m_ctUid);
+        QVERIFY(seen);
+        QTRY_VERIFY_WITH_TIMEOUT(oneKeyImage(seen) && seen->findings()->withdrawnDocuments().contains(oldSelection), 30000);
+        const SeriesSummary &ct = seen->study().series[0];
+        const int slice = int(std::find_if(ct.instances.begin(), ct.instances.end(), [&](const InstanceRef &i) { return i.sopInstanceUid == unmarked; }) - ct.instances.begin());
+        QVERIFY(slice < ct.instances.size());
+        seen->showSeries(0);
+        seen->showSlice(slice);
+        QTRY_VERIFY(seen->viewport()->hasImage() && seen->viewport()->image().info.identity.sopInstanceUid == unmarked);
+        QVERIFY(!seen->viewport()->isKeyImage());
+        const QStringList lines = another.window->findingsPanel()->lines();
+        QVERIFY2(std::any_of(lines.begin(), lines.end(), [&](const QString &l) { return l.contains(oldSelection) && l.contains(QStringLiteral("withdrawn")); }),
+                 qPrintable(lines.join(QLatin1Char('\n'))));
     }
 
     /// File > Export de-identified copy: the study in view with its report, key images and views, into a folder;

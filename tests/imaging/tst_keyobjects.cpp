@@ -98,6 +98,45 @@ private Q_SLOTS:
         QCOMPARE(kos[QStringLiteral("evidence")].toArray(), (QJsonArray{QStringLiteral("2.25.111"), QStringLiteral("2.25.112"), QStringLiteral("2.25.121")}));
     }
 
+    /// A rejection note (IHE IOCM) withdrawing a selection: "Rejected for Quality Reasons", the selection as a
+    /// COMPOSITE reference in the evidence; dsrdump accepts it, pydicom reads its title and evidence, and it reads back
+    /// as a rejection note, never as key images.
+    void rejectionNoteWithdrawsASelection()
+    {
+        Result<KeyObjectSelection> selection = readKeyObjectSelection(ByteView(m_bytes));
+        QVERIFY(selection.isOk());
+        KeyObjectRequest note;
+        note.study = request().study;
+        note.title = KeyObjectTitle::RejectedForQualityReasons;
+        note.description = QStringLiteral("Replaced by the key image selection 2.25.77");
+        const DicomIdentity &old = selection.value().identity;
+        note.documents = {ImageRef{kStudy, old.seriesInstanceUid, old.sopClassUid, old.sopInstanceUid, 0}};
+        Result<QByteArray> bytes = writeKeyObjectSelection(note);
+        QVERIFY2(bytes.isOk(), qPrintable(bytes.error().toString()));
+        const QString path = m_dir.filePath(QStringLiteral("rejection.dcm"));
+        QVERIFY(test::writeFile(path, bytes.value()));
+        Result<KeyObjectSelection> read = readKeyObjectSelection(ByteView(bytes.value()));
+        QVERIFY(read.isOk());
+        QVERIFY(read.value().isRejectionNote());
+        QCOMPARE(read.value().titleCode, QStringLiteral("113001"));
+        QVERIFY(read.value().images.isEmpty());
+        QCOMPARE(read.value().documents, note.documents);
+        QVERIFY(read.value().notShown.isEmpty());
+        QVERIFY(!selection.value().isRejectionNote());
+
+        const test::ProcessResult dump = test::run(QStringLiteral(DSRDUMP_EXECUTABLE), {path});
+        QVERIFY2(dump.ok(), dump.err.constData());
+        QByteArray err = dump.err;
+        err.replace("W: Check for template constraints not yet supported\n", "");
+        QVERIFY2(!err.contains("E:") && !err.contains("W:"), dump.err.constData());
+        QVERIFY(dump.out.contains("Rejected for Quality Reasons"));
+        const test::ProcessResult r = test::run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(SR_READ_SCRIPT), path});
+        QVERIFY2(r.ok(), r.err.constData());
+        const QJsonObject kos = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(kos[QStringLiteral("title")].toArray()[0].toString(), QStringLiteral("113001"));
+        QCOMPARE(kos[QStringLiteral("evidence")].toArray(), QJsonArray{old.sopInstanceUid});
+    }
+
     void refusesWhatItCannotWrite()
     {
         KeyObjectRequest r = request();

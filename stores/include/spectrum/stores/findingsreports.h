@@ -39,6 +39,10 @@ struct FindingsToSave
     QString seriesDescription;         ///< empty: "Spectrum findings"
     QList<ImageRef> keyImages;         ///< key images to save, as one Key Object Selection per study (none: no KOS)
     QString keyNote;                   ///< its note
+    /// Key Object Selections these replace (their study, series, SOP class and instance): withdrawn by a rejection
+    /// note per study (IHE IOCM, "Rejected for Quality Reasons"), so that an image unmarked here is no longer a key
+    /// image anywhere the note goes.
+    QList<ImageRef> replacedKeySelections;
     std::optional<ViewToSave> view;    ///< the series in view, as a presentation state (none: not kept)
 };
 
@@ -49,10 +53,13 @@ struct SavedReport
     QString sopInstanceUid;
     QByteArray bytes;                  ///< DICOM Part 10
     QStringList trackingUids;          ///< of the findings it carries
+    std::optional<KeyObjectSelection> keys;  ///< a KO's content, as the workstation reads it back
 };
 
-/// One report per study for the findings, and one Key Object Selection per study for the key images, on the pool (`cache` must read on any thread, as the FileStore does). Fails when an image
-/// is not in the cache or a finding lies on an image of a study `studies` does not describe: nothing is written then.
+/// One report per study for the findings, one Key Object Selection per study for the key images and one rejection note
+/// per study for the selections they replace, on the pool (`cache` must read on any thread, as the FileStore does).
+/// Fails when an image is not in the cache or a finding lies on an image of a study `studies` does not describe:
+/// nothing is written then.
 ResultJob<QList<SavedReport>> *makeMeasurementReports(BlobStore *cache, FindingsToSave what);
 
 } // namespace spectrum
