@@ -54,8 +54,11 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
         m_window = withUsableWidth(*given);
     else if (!keepWindow || firstImage)
         m_window = defaultWindow(m_image, m_frame);
+    const VoiWindow before = m_window;
+    if (m_presentation)
+        applyPresentationToImage();  // a presentation state in use: this image's window, area, shutter, overlays
     rerender(std::exchange(m_nextRendered, std::nullopt));
-    if (given)
+    if (given || !(m_window == before))
         Q_EMIT windowChanged(m_window);
 }
 
@@ -72,7 +75,12 @@ void ImageViewport::setFrame(int frame)
     m_selected = -1;
     m_draft.reset();
     ++m_measureVersion;
+    const VoiWindow before = m_window;
+    if (m_presentation)
+        applyPresentationToImage();
     rerender();
+    if (!(m_window == before))
+        Q_EMIT windowChanged(m_window);
     Q_EMIT frameChanged(frame);
 }
 
@@ -212,6 +220,8 @@ void ImageViewport::setInverted(bool inverted)
 
 void ImageViewport::resetView()
 {
+    m_presentation.reset();  // the reader's own view from here
+    m_presentationOverlays.clear();
     m_zoom = 1.0;
     m_pan = QPointF();
     m_quarterTurns = 0;
@@ -394,6 +404,7 @@ void ImageViewport::paintEvent(QPaintEvent *)
                 p.drawImage(QRectF(0, 0, m_image.info.columns, m_image.info.rows), m.image);
             p.restore();
         }
+        paintPresentation(p, t);
         paintMeasurements(p);
         paintReferences(p);
     }

@@ -26,6 +26,7 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -136,6 +137,14 @@ public:
     PresentationView presentationView() const;
     /// Shows the image as `view` says: its window, its area fitted to the pane, its rotation, flip and inversion.
     void applyPresentationView(const PresentationView &view);
+    /// Shows the images `state` applies to as it says, from now on: each image's own window and displayed area as
+    /// it comes into view (when it differs from the last image's: a window the reader set is kept until then), its
+    /// shutter and its overlays; said on screen. The image in view now gets the whole view. Null: none (resetView
+    /// also ends it).
+    void setPresentationState(std::shared_ptr<const PresentationState> state, const QString &name);
+    const PresentationState *presentationState() const { return m_presentation.get(); }
+    /// Whether the state in use applies to the image in view (its shutter and overlays are shown).
+    bool presentationApplies() const;
 
     /// Image coordinates → widget coordinates, as painted.
     QTransform imageToWidget() const;
@@ -233,6 +242,13 @@ protected:
     void leaveEvent(QEvent *event) override;
 
 private:
+    /// The presentation state's window and area for the image now in view, its overlays made into pictures.
+    void applyPresentationToImage();
+    /// The state's shutter and overlays, over the image (image coordinates through `t`).
+    void paintPresentation(QPainter &p, const QTransform &t);
+    /// Fits `area` (image coordinates) to the pane as a presentation state's SCALE TO FIT; none: the whole image.
+    void fitArea(const std::optional<QRectF> &area);
+
     void rerender(std::optional<PrerenderedFrame> ready = std::nullopt);
     VoiWindow withUsableWidth(VoiWindow window) const;
     /// Whether pixel row `y` of the image holds its value yet.
@@ -286,6 +302,10 @@ private:
     bool m_flipV = false;
     bool m_inverted = false;
     double m_completeness = 1.0;
+    std::shared_ptr<const PresentationState> m_presentation;
+    QString m_presentationName;
+    PresentationView m_presentationApplied;  ///< the last image's window and area from it
+    QList<std::pair<QRectF, QImage>> m_presentationOverlays;  ///< the image in view's, where they lie on it
 
     Tool m_tool = Tool::Pan;
     FindingsModel *m_findings = nullptr;

@@ -93,29 +93,30 @@ bool StudyViewer::applyPresentationState(const QString &uid)
         }
     }
     m_findings->addFromReport(uid, findings);
-    // On an image it applies to: the one in view when it is one, else its first.
-    auto applies = [&state](const ImageInfo &info) {
-        return std::any_of(state.images.begin(), state.images.end(), [&](const ImageRef &r) { return r.sopInstanceUid == info.identity.sopInstanceUid; });
-    };
-    if (viewport()->hasImage() && applies(viewport()->image().info)) {
-        viewport()->applyPresentationView(state.view);
+    // In use in the active pane from now on (each image as the state shows it); shown on an image it applies to:
+    // the one in view when it is one, else its first.
+    auto shared = std::make_shared<const PresentationState>(state);
+    const QString name = state.label.isEmpty() ? origin : state.label;
+    if (viewport()->hasImage() && state.appliesTo(viewport()->image().info.identity.sopInstanceUid, viewport()->frameCount() > 1 ? viewport()->frame() + 1 : 0)) {
+        viewport()->setPresentationState(shared, name);
         return true;
     }
     SeriesPane *pane = m_active;
     auto once = std::make_shared<QMetaObject::Connection>();
-    *once = connect(pane, &SeriesPane::imageShown, this, [pane, once, state, applies] {
-        if (!pane->viewport()->hasImage() || !applies(pane->viewport()->image().info))
+    *once = connect(pane, &SeriesPane::imageShown, this, [pane, once, shared, name] {
+        ImageViewport *v = pane->viewport();
+        if (!v->hasImage() || !shared->appliesTo(v->image().info.identity.sopInstanceUid))
             return;
         QObject::disconnect(*once);
-        pane->viewport()->applyPresentationView(state.view);
+        v->setPresentationState(shared, name);
     });
     if (!showInstance(state.images.first().sopInstanceUid)) {
         QObject::disconnect(*once);
         return false;
     }
-    if (viewport()->hasImage() && applies(viewport()->image().info)) {
+    if (viewport()->hasImage() && shared->appliesTo(viewport()->image().info.identity.sopInstanceUid)) {
         QObject::disconnect(*once);
-        viewport()->applyPresentationView(state.view);
+        viewport()->setPresentationState(shared, name);
     }
     return true;
 }

@@ -201,6 +201,8 @@ void ImageViewport::paintOverlay(QPainter &p)
     }
     if (isKeyImage())
         view.prepend(tr("★ Key image"));
+    if (presentationApplies())
+        view.prepend(m_presentation->shutter ? tr("Presentation: %1 (shutter)").arg(m_presentationName) : tr("Presentation: %1").arg(m_presentationName));
     const QString readout = pixelReadout();
     if (!readout.isEmpty())
         view.prepend(readout);

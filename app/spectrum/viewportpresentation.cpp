@@ -3,6 +3,9 @@
 // The view as a presentation state keeps it (presentationstate.h): the window, the part of the image shown, the
 // rotation and flip, inversion — taken from the viewport and given back to it.
 
+#include <QPainter>
+#include <QPainterPath>
+
 #include <cmath>
 
 namespace spectrum {
@@ -49,21 +52,107 @@ void ImageViewport::applyPresentationView(const PresentationView &v)
     m_inverted = v.inverse;
     if (v.window)
         m_window = withUsableWidth(VoiWindow{v.window->first, v.window->second});
-    m_zoom = 1.0;
-    m_pan = QPointF();
-    if (v.displayedArea && !v.displayedArea->isEmpty()) {
-        // Scaled to fit: the area fills the pane along its tighter side, centred.
-        const QRectF area = *v.displayedArea;
-        double w = area.width() * fitScale(), h = area.height() * fitScale() * aspect();
-        if (m_quarterTurns % 2)
-            std::swap(w, h);
-        m_zoom = std::clamp(std::min(width() / w, height() / h), 0.05, 64.0);
-        const QPointF centre = imageToWidget().map(area.center());
-        m_pan = QPointF(width() / 2.0, height() / 2.0) - centre;
-    }
+    fitArea(v.displayedArea);
     rerender();
     Q_EMIT windowChanged(m_window);
     Q_EMIT viewChanged();
+}
+
+void ImageViewport::fitArea(const std::optional<QRectF> &area)
+{
+    m_zoom = 1.0;
+    m_pan = QPointF();
+    if (!area || area->isEmpty())
+        return;
+    // Scaled to fit: the area fills the pane along its tighter side, centred.
+    double w = area->width() * fitScale(), h = area->height() * fitScale() * aspect();
+    if (m_quarterTurns % 2)
+        std::swap(w, h);
+    m_zoom = std::clamp(std::min(width() / w, height() / h), 0.05, 64.0);
+    const QPointF centre = imageToWidget().map(area->center());
+    m_pan = QPointF(width() / 2.0, height() / 2.0) - centre;
+}
+
+void ImageViewport::setPresentationState(std::shared_ptr<const PresentationState> state, const QString &name)
+{
+    m_presentation = std::move(state);
+    m_presentationName = name;
+    m_presentationApplied = PresentationView();
+    m_presentationOverlays.clear();
+    if (m_presentation && hasImage() && presentationApplies()) {
+        const PresentationView v = m_presentation->viewFor(m_image.info.identity.sopInstanceUid, frameCount() > 1 ? m_frame + 1 : 0);
+        applyPresentationView(v);  // the whole view: rotation, flip and inversion too
+        m_presentationApplied = v;
+        applyPresentationToImage();
+    }
+    update();
+}
+
+bool ImageViewport::presentationApplies() const
+{
+    return m_presentation && hasImage() && m_presentation->appliesTo(m_image.info.identity.sopInstanceUid, frameCount() > 1 ? m_frame + 1 : 0);
+}
+
+void ImageViewport::applyPresentationToImage()
+{
+    m_presentationOverlays.clear();
+    if (!presentationApplies())
+        return;
+    const QString sop = m_image.info.identity.sopInstanceUid;
+    const int frame = frameCount() > 1 ? m_frame + 1 : 0;
+    const PresentationView v = m_presentation->viewFor(sop, frame);
+    // This image's own window and area, when the state gives it another than the last image's: what the reader
+    // set by hand stays while the state says nothing new.
+    if (v.window && v.window != m_presentationApplied.window)
+        m_window = withUsableWidth(VoiWindow{v.window->first, v.window->second});
+    if (v.displayedArea != m_presentationApplied.displayedArea)
+        fitArea(v.displayedArea);
+    m_presentationApplied = v;
+    for (const PresentationOverlay &o : m_presentation->overlaysFor(sop, frame)) {
+        QImage picture(o.columns, o.rows, QImage::Format_ARGB32);
+        picture.fill(Qt::transparent);
+        const int grey = int(std::lround(std::clamp(o.grey, 0.0, 1.0) * 255));
+        const QRgb set = qRgba(grey, grey, grey, 255);
+        for (int y = 0; y < o.rows; ++y) {
+            auto *line = reinterpret_cast<QRgb *>(picture.scanLine(y));
+            for (int x = 0; x < o.columns; ++x)
+                if (o.bits[y * o.columns + x])
+                    line[x] = set;
+        }
+        m_presentationOverlays << std::make_pair(QRectF(o.origin, QSizeF(o.columns, o.rows)), picture);
+    }
+}
+
+void ImageViewport::paintPresentation(QPainter &p, const QTransform &t)
+{
+    if (!presentationApplies())
+        return;
+    p.save();
+    p.setTransform(t);
+    for (const auto &[where, picture] : m_presentationOverlays)
+        p.drawImage(where, picture);
+    if (const std::optional<PresentationShutter> &shutter = m_presentation->shutter) {
+        // Everything outside the shapes, in the shutter's grey (the pane around the image too: it is outside).
+        const QRectF image(0, 0, m_image.info.columns, m_image.info.rows);
+        QPainterPath shown;
+        shown.addRect(shutter->rectangle ? shutter->rectangle->intersected(image) : image);
+        if (shutter->circle) {
+            QPainterPath circle;
+            circle.addEllipse(shutter->circle->first, shutter->circle->second, shutter->circle->second);
+            shown = shown.intersected(circle);
+        }
+        if (shutter->polygon.size() >= 3) {
+            QPainterPath polygon;
+            polygon.addPolygon(QPolygonF(QVector<QPointF>(shutter->polygon.begin(), shutter->polygon.end())));
+            polygon.closeSubpath();
+            shown = shown.intersected(polygon);
+        }
+        QPainterPath covered;
+        covered.addRect(t.inverted().mapRect(QRectF(rect())).united(image));
+        const int grey = int(std::lround(std::clamp(shutter->grey, 0.0, 1.0) * 255));
+        p.fillPath(covered.subtracted(shown), QColor(grey, grey, grey));
+    }
+    p.restore();
 }
 
 } // namespace spectrum

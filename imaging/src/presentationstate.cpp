@@ -1,6 +1,7 @@
 #include "spectrum/imaging/presentationstate.h"
 
 #include "dcmtksupport.h"
+#include "presentationlayers.h"
 #include "spectrum/core/uid.h"
 
 #include <QDateTime>
@@ -11,10 +12,6 @@
 namespace spectrum {
 
 namespace {
-
-/// The layer the findings are drawn in, and the one their values are written in (ours: recomputed when read).
-const char *const kFindingsLayer = "FINDINGS";
-const char *const kValuesLayer = "MEASURED VALUES";  // CS: at most 16 characters
 
 OFString ascii(const QString &s)
 {
@@ -116,40 +113,6 @@ void addAnnotation(DcmItem *findings, const Annotation &a, bool utf8)
 bool fitsLatin1(const QString &s)
 {
     return std::all_of(s.begin(), s.end(), [](QChar c) { return c.unicode() <= 0xFF; });
-}
-
-QList<QPointF> readPoints(DcmItem *item, const DcmTagKey &tag)
-{
-    QList<QPointF> points;
-    for (unsigned long i = 0;; i += 2) {
-        Float32 x = 0, y = 0;
-        if (item->findAndGetFloat32(tag, x, i).bad() || item->findAndGetFloat32(tag, y, i + 1).bad())
-            break;
-        points << QPointF(x, y);
-    }
-    return points;
-}
-
-QList<ImageRef> referencedImages(DcmItem *item, const QString &study, const QString &series)
-{
-    QList<ImageRef> images;
-    DcmSequenceOfItems *seq = nullptr;
-    if (item->findAndGetSequence(DCM_ReferencedImageSequence, seq).bad() || !seq)
-        return images;
-    for (unsigned long i = 0; i < seq->card(); ++i) {
-        DcmItem *ref = seq->getItem(i);
-        ImageRef r{study, series, dcmtk::getString(ref, DCM_ReferencedSOPClassUID), dcmtk::getString(ref, DCM_ReferencedSOPInstanceUID), 0};
-        Sint32 frame = 0;
-        if (ref->findAndGetSint32(DCM_ReferencedFrameNumber, frame).good() && frame > 0) {
-            for (unsigned long k = 0; ref->findAndGetSint32(DCM_ReferencedFrameNumber, frame, k).good(); ++k) {
-                r.frame = int(frame);
-                images << r;
-            }
-        } else {
-            images << r;
-        }
-    }
-    return images;
 }
 
 } // namespace
@@ -323,138 +286,6 @@ Result<QByteArray> writePresentationState(const PresentationStateRequest &reques
     }
     put(DCM_PresentationLUTShape, request.view.inverse ? "INVERSE" : "IDENTITY");
     return dcmtk::serialize(file, EXS_LittleEndianExplicit);
-}
-
-Result<PresentationState> readPresentationState(const ByteView &bytes)
-{
-    dcmtk::registerCodecs();
-    DcmFileFormat file;
-    if (Error e = dcmtk::parse(bytes, file, dcmtk::ParseExtent::Everything); e.isError())
-        return e;
-    DcmDataset *ds = file.getDataset();
-    if (dcmtk::getString(ds, DCM_SOPClassUID) != QLatin1String(UID_GrayscaleSoftcopyPresentationStateStorage))
-        return Error(ErrorCode::InvalidDicom, QStringLiteral("not a Grayscale Softcopy Presentation State"));
-    const DicomTextDecoder text = dcmtk::textDecoder(ds);
-    PresentationState out;
-    out.identity = dcmtk::readIdentity(ds);
-    out.label = dcmtk::getString(ds, DCM_ContentLabel, &text);
-    out.description = dcmtk::getString(ds, DCM_ContentDescription, &text);
-    out.creatorName = dcmtk::getString(ds, DCM_ContentCreatorName, &text);
-    out.creationDateTime = dcmtk::getString(ds, DCM_PresentationCreationDate) + dcmtk::getString(ds, DCM_PresentationCreationTime).left(6);
-    const QString study = out.identity.studyInstanceUid;
-    DcmSequenceOfItems *seq = nullptr;
-    if (ds->findAndGetSequence(DCM_ReferencedSeriesSequence, seq).good() && seq)
-        for (unsigned long i = 0; i < seq->card(); ++i)
-            out.images << referencedImages(seq->getItem(i), study, dcmtk::getString(seq->getItem(i), DCM_SeriesInstanceUID));
-    if (ds->findAndGetSequence(DCM_SoftcopyVOILUTSequence, seq).good() && seq && seq->card() > 0) {
-        DcmItem *voi = seq->getItem(0);
-        Float64 centre = 0, width = 0;
-        if (voi->findAndGetFloat64(DCM_WindowCenter, centre).good() && voi->findAndGetFloat64(DCM_WindowWidth, width).good() && width > 0)
-            out.view.window = std::make_pair(double(centre), double(width));
-        else if (voi->tagExists(DCM_VOILUTSequence))
-            out.notShown << QObject::tr("a VOI LUT table (its window is the images' own here)");
-        if (seq->card() > 1)
-            out.notShown << QObject::tr("%1 windows for different images: the first is applied").arg(seq->card());
-    }
-    if (ds->findAndGetSequence(DCM_DisplayedAreaSelectionSequence, seq).good() && seq && seq->card() > 0) {
-        DcmItem *area = seq->getItem(0);
-        Sint32 l = 0, t = 0, r = 0, b = 0;
-        if (area->findAndGetSint32(DCM_DisplayedAreaTopLeftHandCorner, l, 0).good() && area->findAndGetSint32(DCM_DisplayedAreaTopLeftHandCorner, t, 1).good()
-            && area->findAndGetSint32(DCM_DisplayedAreaBottomRightHandCorner, r, 0).good()
-            && area->findAndGetSint32(DCM_DisplayedAreaBottomRightHandCorner, b, 1).good() && r >= l && b >= t)
-            out.view.displayedArea = QRectF(QPointF(l - 1, t - 1), QPointF(r, b));
-        const QString mode = dcmtk::getString(area, DCM_PresentationSizeMode);
-        if (mode != QLatin1String("SCALE TO FIT"))
-            out.notShown << QObject::tr("size mode %1: the displayed area is fitted to the pane instead").arg(mode);
-        if (seq->card() > 1)
-            out.notShown << QObject::tr("%1 displayed areas for different images: the first is applied").arg(seq->card());
-    }
-    Uint16 rotation = 0;
-    if (ds->findAndGetUint16(DCM_ImageRotation, rotation).good())
-        out.view.rotation = int(rotation);
-    out.view.flipHorizontally = dcmtk::getString(ds, DCM_ImageHorizontalFlip) == QLatin1String("Y");
-    out.view.inverse = dcmtk::getString(ds, DCM_PresentationLUTShape) == QLatin1String("INVERSE");
-    if (ds->findAndGetSequence(DCM_GraphicAnnotationSequence, seq).good() && seq) {
-        for (unsigned long i = 0; i < seq->card(); ++i) {
-            DcmItem *ann = seq->getItem(i);
-            if (dcmtk::getString(ann, DCM_GraphicLayer) == QLatin1String(kValuesLayer))
-                continue;  // ours: what the findings measured, measured again where they are shown
-            QList<ImageRef> on = referencedImages(ann, study, QString());
-            if (on.isEmpty())
-                on = out.images;  // none named: every image of the state
-            QList<Annotation> list;
-            DcmSequenceOfItems *graphics = nullptr;
-            if (ann->findAndGetSequence(DCM_GraphicObjectSequence, graphics).good() && graphics) {
-                for (unsigned long g = 0; g < graphics->card(); ++g) {
-                    DcmItem *item = graphics->getItem(g);
-                    const QString units = dcmtk::getString(item, DCM_GraphicAnnotationUnits);
-                    const QString type = dcmtk::getString(item, DCM_GraphicType);
-                    const QList<QPointF> points = readPoints(item, DCM_GraphicData);
-                    if (units != QLatin1String("PIXEL")) {
-                        out.notShown << QObject::tr("a %1 in display units (not tied to the image)").arg(type);
-                        continue;
-                    }
-                    Annotation a;
-                    if (type == QLatin1String("POINT") && points.size() == 1) {
-                        a.kind = AnnotationKind::Point;
-                    } else if ((type == QLatin1String("POLYLINE") || type == QLatin1String("INTERPOLATED")) && points.size() >= 2) {
-                        const bool closed = points.size() >= 4 && QLineF(points.first(), points.last()).length() < 1e-3;
-                        a.kind = closed ? AnnotationKind::Polygon : points.size() == 2 ? AnnotationKind::Distance : AnnotationKind::Polyline;
-                        a.points = points;
-                        if (closed)
-                            a.points.removeLast();
-                        if (closed && a.points.size() > 32)
-                            a.kind = AnnotationKind::Freehand;
-                        list << a;
-                        continue;
-                    } else if (type == QLatin1String("CIRCLE") && points.size() == 2) {
-                        const double r = QLineF(points[0], points[1]).length();
-                        a.kind = AnnotationKind::Ellipse;
-                        a.points = {points[0] - QPointF(r, r), points[0] + QPointF(r, r)};
-                        list << a;
-                        continue;
-                    } else if (type == QLatin1String("ELLIPSE") && points.size() == 4
-                               && (std::abs(points[0].x() - points[1].x()) < 1e-3 || std::abs(points[0].y() - points[1].y()) < 1e-3)) {
-                        const QPointF c = (points[0] + points[1]) / 2;
-                        const double hx = std::max(std::abs(points[0].x() - points[1].x()), std::abs(points[2].x() - points[3].x())) / 2;
-                        const double hy = std::max(std::abs(points[0].y() - points[1].y()), std::abs(points[2].y() - points[3].y())) / 2;
-                        a.kind = AnnotationKind::Ellipse;
-                        a.points = {c - QPointF(hx, hy), c + QPointF(hx, hy)};
-                        list << a;
-                        continue;
-                    } else {
-                        out.notShown << QObject::tr("a %1 graphic of %2 points").arg(type).arg(points.size());
-                        continue;
-                    }
-                    a.points = points;
-                    list << a;
-                }
-            }
-            if (ann->findAndGetSequence(DCM_TextObjectSequence, graphics).good() && graphics) {
-                for (unsigned long g = 0; g < graphics->card(); ++g) {
-                    DcmItem *item = graphics->getItem(g);
-                    Annotation a;
-                    a.kind = AnnotationKind::Text;
-                    a.text = dcmtk::getString(item, DCM_UnformattedTextValue, &text);
-                    QList<QPointF> anchor = dcmtk::getString(item, DCM_AnchorPointAnnotationUnits) == QLatin1String("PIXEL") ? readPoints(item, DCM_AnchorPoint)
-                                                                                                                          : QList<QPointF>();
-                    if (anchor.isEmpty() && dcmtk::getString(item, DCM_BoundingBoxAnnotationUnits) == QLatin1String("PIXEL"))
-                        anchor = readPoints(item, DCM_BoundingBoxTopLeftHandCorner);
-                    if (anchor.isEmpty()) {
-                        out.notShown << QObject::tr("the text \"%1\" placed in display units").arg(a.text);
-                        continue;
-                    }
-                    a.points = {anchor.first()};
-                    list << a;
-                }
-            }
-            for (const ImageRef &r : on)
-                out.annotations[presentationKey(r.sopInstanceUid, r.frame)] << list;
-        }
-    }
-    if (ds->tagExists(DCM_OverlayData) || ds->tagExists(DCM_ShutterShape))
-        out.notShown << QObject::tr("overlays or shutters (not applied)");
-    return out;
 }
 
 } // namespace spectrum

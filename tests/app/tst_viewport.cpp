@@ -94,6 +94,64 @@ private Q_SLOTS:
         }
     }
 
+    /// A presentation state in use shows each of its images as it says as the image comes into view: its own
+    /// window and displayed area, its shutter (outside it: the shutter's grey) and its overlay; the reader's own view
+    /// again after Reset.
+    void presentationStateFollowsEachImage()
+    {
+        DecodedImage a = m_image, b = m_image;
+        a.info.identity.sopInstanceUid = QStringLiteral("2.25.501");
+        b.info.identity.sopInstanceUid = QStringLiteral("2.25.502");
+        const ImageRef ra{QString(), QString(), QString(), a.info.identity.sopInstanceUid, 0};
+        const ImageRef rb{QString(), QString(), QString(), b.info.identity.sopInstanceUid, 0};
+        m_vp->setImage(a, false, QStringLiteral("a"));
+        auto ps = std::make_shared<PresentationState>();
+        ps->images = {ra, rb};
+        ps->windows = {PresentationWindow{{ra}, {165, 100}}, PresentationWindow{{rb}, {250, 60}}};
+        ps->areas = {PresentationArea{{ra}, QRectF(0, 0, 20, 20)}};
+        PresentationShutter shutter;
+        shutter.rectangle = QRectF(10, 10, 10, 10);  // pixels 10…19 shown
+        shutter.grey = 1.0;
+        ps->shutter = shutter;
+        PresentationOverlay overlay;
+        overlay.rows = overlay.columns = 2;
+        overlay.origin = QPointF(12, 12);
+        overlay.bits = QByteArray(4, 1);
+        overlay.grey = 1.0;
+        ps->overlays = {overlay};
+        QSignalSpy windows(m_vp.get(), &ImageViewport::windowChanged);
+        m_vp->setPresentationState(ps, QStringLiteral("TEST"));
+        QVERIFY(m_vp->presentationApplies());
+        QCOMPARE(m_vp->window(), (VoiWindow{165, 100}));
+        QVERIFY(!windows.isEmpty());
+        // Its area: pixels 0…19 fill the pane.
+        QVERIFY((m_vp->imageToWidget().map(QPointF(0, 0)) - QPointF(0, 0)).manhattanLength() < 1);
+        QVERIFY((m_vp->imageToWidget().map(QPointF(20, 20)) - QPointF(400, 400)).manhattanLength() < 1);
+        QCOMPARE(screenGrey(*m_vp, onScreen(*m_vp, QPoint(5, 5))), 255);     // 55 HU, black in this window: the shutter's white
+        const int inside = screenGrey(*m_vp, onScreen(*m_vp, QPoint(16, 16)));  // 176 HU: the image, in its window
+        QVERIFY2(inside > 130 && inside < 170, qPrintable(QString::number(inside)));
+        QCOMPARE(screenGrey(*m_vp, onScreen(*m_vp, QPoint(12, 13))), 255);   // the overlay, over 142 HU
+        QVERIFY(screenGrey(*m_vp, onScreen(*m_vp, QPoint(14, 14))) < 200);   // beside it: 154 HU in the window (~100)
+
+        // The next image: its own window, and the whole image (it has no area of its own).
+        m_vp->setImage(b, true, QStringLiteral("b"));
+        QCOMPARE(m_vp->window(), (VoiWindow{250, 60}));
+        QVERIFY((m_vp->imageToWidget().map(QPointF(40, 40)) - m_vp->imageToWidget().map(QPointF(0, 0))).x() < 401);
+        // An image the state is not for: nothing of it shown, the window kept.
+        DecodedImage other = m_image;
+        other.info.identity.sopInstanceUid = QStringLiteral("2.25.503");
+        m_vp->setImage(other, true, QStringLiteral("other"));
+        QVERIFY(!m_vp->presentationApplies());
+        QCOMPARE(m_vp->window(), (VoiWindow{250, 60}));
+        QVERIFY(screenGrey(*m_vp, onScreen(*m_vp, QPoint(5, 5))) < 255);
+        // Back on one of its images, then Reset: the reader's view, no shutter.
+        m_vp->setImage(a, true, QStringLiteral("a"));
+        QVERIFY(m_vp->presentationApplies());
+        m_vp->resetView();
+        QVERIFY(!m_vp->presentationApplies() && !m_vp->presentationState());
+        QVERIFY(screenGrey(*m_vp, onScreen(*m_vp, QPoint(5, 5))) < 255);
+    }
+
     void fitsAndShowsEachPixelWhereItSays()
     {
         QCOMPARE(m_vp->displayScale(), 10.0);  // 40 × 40 pixels in 400 × 400

@@ -170,6 +170,54 @@ private Q_SLOTS:
         QVERIFY(!read.value().view.flipHorizontally);
     }
 
+    /// A state another writer made (pydicom, tests/support/gsps_make.py; dcmpschk passes it): each image its own
+    /// window and displayed area, a rectangular and circular shutter in white, an activated overlay plane in its
+    /// layer's grey and one not activated — read as written, nothing listed as not applied.
+    void readsPerImageWindowsShuttersAndOverlays()
+    {
+        const QString path = m_dir.filePath(QStringLiteral("pydicom-gsps.dcm"));
+        const test::ProcessResult made = test::run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(GSPS_MAKE_SCRIPT), path, kStudy, kSeries,
+                                                                                        QStringLiteral("2.25.21"), QStringLiteral("2.25.22")});
+        QVERIFY2(made.ok(), made.err.constData());
+        const test::ProcessResult check = test::run(QStringLiteral(DCMPSCHK_EXECUTABLE), {path});
+        QVERIFY2(check.ok() && check.err.contains("Test passed."), check.err.constData());
+        Result<PresentationState> read = readPresentationState(ByteView(test::readFile(path)));
+        QVERIFY2(read.isOk(), qPrintable(read.error().toString()));
+        const PresentationState &ps = read.value();
+        QVERIFY2(ps.notShown.isEmpty(), qPrintable(ps.notShown.join(QLatin1Char('\n'))));
+        QVERIFY(ps.appliesTo(QStringLiteral("2.25.21")) && ps.appliesTo(QStringLiteral("2.25.22")) && !ps.appliesTo(QStringLiteral("2.25.23")));
+        const PresentationView a = ps.viewFor(QStringLiteral("2.25.21")), b = ps.viewFor(QStringLiteral("2.25.22"));
+        QCOMPARE(a.window, std::make_optional(std::make_pair(40.0, 80.0)));
+        QCOMPARE(b.window, std::make_optional(std::make_pair(300.0, 1500.0)));
+        QCOMPARE(a.displayedArea, std::make_optional(QRectF(0, 0, 20, 20)));
+        QCOMPARE(b.displayedArea, std::make_optional(QRectF(0, 0, 40, 40)));
+        QCOMPARE(ps.view.window, a.window);  // the first image's, for whoever asks the state as a whole
+        // The shutter: columns 3–30 and rows 2–35 (1-based), and within 15 pixels of row 20, column 20.
+        QVERIFY(ps.shutter);
+        QCOMPARE(ps.shutter->grey, 1.0);
+        QVERIFY(ps.shutter->shows(QPointF(19.5, 19.5)));   // the centre
+        QVERIFY(ps.shutter->shows(QPointF(5.5, 19.5)));    // column 6: in the rectangle, 14 from the centre
+        QVERIFY(!ps.shutter->shows(QPointF(1.5, 19.5)));   // column 2: left of the rectangle
+        QVERIFY(!ps.shutter->shows(QPointF(29.5, 31.5)));  // in the rectangle, 15.6 from the centre: outside the circle
+        QVERIFY(!ps.shutter->shows(QPointF(19.5, 36.5)));  // row 37: below the rectangle
+        // The activated overlay only; its pixels where they were set, in its layer's grey.
+        QCOMPARE(ps.overlays.size(), 1);
+        const PresentationOverlay &o = ps.overlays.first();
+        QCOMPARE(o.rows, 8);
+        QCOMPARE(o.columns, 8);
+        QCOMPARE(o.origin, QPointF(4, 2));
+        QVERIFY(std::abs(o.grey - 0x8000 / 65535.0) < 1e-9);
+        int set = 0;
+        for (int y = 0; y < 8; ++y)
+            for (int x = 0; x < 8; ++x) {
+                const bool inSquare = y >= 2 && y < 6 && x >= 2 && x < 6;
+                QCOMPARE(bool(o.bits[y * 8 + x]), inSquare);
+                set += o.bits[y * 8 + x];
+            }
+        QCOMPARE(set, 16);
+        QCOMPARE(ps.overlaysFor(QStringLiteral("2.25.22")).size(), 1);
+    }
+
     void refusesWhatIsNotAState()
     {
         QVERIFY(!readPresentationState(ByteView(QByteArray("no"))).isOk());
