@@ -124,7 +124,9 @@ void readOverlays(DcmItem *ds, PresentationState &out)
         DcmElement *element = nullptr;
         Uint8 *packed = nullptr;
         const unsigned long need = (unsigned long)(rows) * columns;
-        if (rows == 0 || columns == 0 || bitsAllocated != 1 || bitPosition != 0 || ds->findAndGetElement(DcmTagKey(group, 0x3000), element).bad()
+        constexpr unsigned long kLargest = 8192UL * 8192UL;  // a plane larger than any image shown here is not a plane to show
+        if (rows == 0 || columns == 0 || need > kLargest || bitsAllocated != 1 || bitPosition != 0
+            || ds->findAndGetElement(DcmTagKey(group, 0x3000), element).bad()
             || element->getUint8Array(packed).bad() || !packed || element->getLength() * 8UL < need) {
             out.notShown << QObject::tr("overlay %1 in a form not read here").arg(group, 4, 16, QLatin1Char('0'));
             continue;
