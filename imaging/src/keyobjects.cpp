@@ -186,7 +186,11 @@ Result<KeyObjectSelection> readKeyObjectSelection(const ByteView &bytes)
             const auto [studyUid, seriesUid] = place.value(r.sopInstanceUid);
             r.studyInstanceUid = studyUid.isEmpty() ? out.identity.studyInstanceUid : studyUid;
             r.seriesInstanceUid = seriesUid;
-            out.documents << r;
+            // An image referenced as COMPOSITE (some writers do when they do not know it is one): an image still.
+            if (dcmIsImageStorageSOPClassUID(r.sopClassUid.toLatin1().constData()))
+                out.images << r;
+            else
+                out.documents << r;
             break;
         }
         case T::VT_Waveform:

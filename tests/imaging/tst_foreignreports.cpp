@@ -7,6 +7,7 @@
 #include "testsupport.h"
 
 #include "spectrum/core/uid.h"
+#include "spectrum/imaging/keyobjects.h"
 #include "spectrum/imaging/measurementreport.h"
 
 #include <QJsonArray>
@@ -144,6 +145,29 @@ private Q_SLOTS:
         QCOMPARE(r.findings[1].annotation.points, (QList<QPointF>{{4, 4}, {12, 10}}));
         QCOMPARE(r.notShown.size(), 1);
         QVERIFY2(r.notShown[0].startsWith(QStringLiteral("Volume 1.5 milliliter (volume)")), qPrintable(r.notShown[0]));
+    }
+
+    /// Key Object Selections highdicom writes: "Of Interest" with its images as IMAGE references, and again with
+    /// them as COMPOSITE references (highdicom's way when it is not told they are images) — key images both; and an
+    /// IHE IOCM rejection note ("Rejected for Patient Safety Reasons"): a rejection, never key images.
+    void readsHighdicomKeyObjects()
+    {
+        const QString series = QStringLiteral("2.25.1002"), other = QStringLiteral("2.25.1004");
+        for (const QString &form : {QStringLiteral("113000"), QStringLiteral("113000:composite"), QStringLiteral("113037")}) {
+            const QString path = m_dir.filePath(QStringLiteral("hd-ko-%1.dcm").arg(QString(form).replace(QLatin1Char(':'), QLatin1Char('-'))));
+            const test::ProcessResult w = test::run(venvPython(), {QStringLiteral(HD_REPORT_SCRIPT), QStringLiteral("keys"), path, form, kStudy, series,
+                                                                   kCtClass, QStringLiteral("SR-1"), kImage, other});
+            QVERIFY2(w.ok(), w.err.constData());
+            Result<KeyObjectSelection> read = readKeyObjectSelection(ByteView(test::readFile(path)));
+            QVERIFY2(read.isOk(), qPrintable(read.error().toString()));
+            const KeyObjectSelection &k = read.value();
+            QCOMPARE(k.observerName, QStringLiteral("Other^Reader"));
+            QCOMPARE(k.description, QStringLiteral("chosen elsewhere"));
+            QCOMPARE(k.images, (QList<ImageRef>{ImageRef{kStudy, series, kCtClass, kImage, 0}, ImageRef{kStudy, series, kCtClass, other, 0}}));
+            QVERIFY2(k.notShown.isEmpty(), qPrintable(k.notShown.join(QLatin1Char('\n'))));
+            QCOMPARE(k.isRejectionNote(), form == QLatin1String("113037"));
+            QCOMPARE(k.title, form == QLatin1String("113037") ? QStringLiteral("Rejected for Patient Safety Reasons") : QStringLiteral("Of Interest"));
+        }
     }
 
     /// Another vendor's report, made by DCMTK's xml2dsr: SNOMED RT codes, a frame, a tilted ellipse, a text at a

@@ -14,6 +14,7 @@ import json
 import sys
 
 import highdicom as hd
+import highdicom.ko  # noqa: F401 (hd.ko)
 import numpy as np
 from pydicom.dataset import Dataset
 from pydicom.sr.codedict import codes
@@ -105,8 +106,46 @@ def write(out, study, series, sop_class, sop_instance, patient_id):
     sr.save_as(out)
 
 
+def keys(out, title, study, series, sop_class, patient_id, *sop_instances):
+    """A Key Object Selection document highdicom writes: `title` a code value of CID 7010 ("113000" Of Interest,
+    "113037" Rejected for Patient Safety Reasons…), the images `sop_instances` of `series`. With ":composite" after
+    the title, the images are given without their pixel attributes: highdicom then references them as COMPOSITE."""
+    title, _, form = title.partition(":")
+    images = []
+    for sop_instance in sop_instances:
+        image = Dataset()
+        image.PatientName = "FOREIGN^KEYS"
+        image.PatientID = patient_id
+        image.PatientBirthDate = "19700101"
+        image.PatientSex = "O"
+        image.StudyInstanceUID = study
+        image.StudyID = "1"
+        image.StudyDate = "20240102"
+        image.StudyTime = "093000"
+        image.ReferringPhysicianName = ""
+        image.AccessionNumber = "HD1"
+        image.SeriesInstanceUID = series
+        image.SOPClassUID = sop_class
+        image.SOPInstanceUID = sop_instance
+        image.Modality = "CT"
+        if form != "composite":
+            image.Rows, image.Columns, image.BitsAllocated, image.NumberOfFrames = 64, 48, 16, 1
+        images.append(image)
+    titles = {"113000": codes.DCM.OfInterest, "113037": codes.DCM.RejectedForPatientSafetyReasons}
+    observer = hd.sr.ObserverContext(
+        observer_type=codes.DCM.Person,
+        observer_identifying_attributes=hd.sr.PersonObserverIdentifyingAttributes(name="Other^Reader"))
+    content = hd.ko.KeyObjectSelection(document_title=titles[title], referenced_objects=images,
+                                       observer_person_context=observer, description="chosen elsewhere")
+    ko = hd.ko.KeyObjectSelectionDocument(evidence=images, content=content, series_instance_uid=hd.UID(), series_number=78,
+                                          sop_instance_uid=hd.UID(), instance_number=1, manufacturer="highdicom")
+    ko.save_as(out)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "read":
         read(sys.argv[2])
+    elif sys.argv[1] == "keys":
+        keys(*sys.argv[2:])
     else:
         write(*sys.argv[2:8])
