@@ -120,15 +120,18 @@ void FindingsLoader::loadKeyObjects(const QString &key)
         k.uid = k.document.identity.sopInstanceUid.isEmpty() ? key : k.document.identity.sopInstanceUid;
         k.origin = keySelectionOrigin(k.document);
         if (k.document.isRejectionNote()) {
-            // IHE IOCM: what it lists is withdrawn — documents taken out, images said rejected, never key images.
+            // IHE IOCM: what it lists is withdrawn — documents taken out, images left out of the study as shown,
+            // never key images. Every reference is both, whatever its SOP class (a class not known here may be an
+            // image).
             const QString why = tr("%1 (%2)").arg(k.document.title, k.origin);
-            QStringList documents;
-            for (const ImageRef &d : k.document.documents)
-                documents << d.sopInstanceUid;
-            m_model->withdraw(documents, why);
-            m_model->rejectImages(k.document.images, why);
+            const QList<ImageRef> all = k.document.images + k.document.documents;
+            QStringList uids;
+            for (const ImageRef &d : all)
+                uids << d.sopInstanceUid;
+            m_model->withdraw(uids, why);
+            m_model->rejectImages(all, why);
             if (!k.document.images.isEmpty())
-                m_otherNotShown << tr("%n image(s) rejected by %1: marked so on screen", nullptr, int(k.document.images.size())).arg(why);
+                m_otherNotShown << tr("%n image(s) rejected by %1: not shown", nullptr, int(k.document.images.size())).arg(why);
             Q_EMIT reportRead(k.uid);
             return;
         }

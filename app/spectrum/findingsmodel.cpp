@@ -137,6 +137,11 @@ bool isOfInterest(const KeySelection &k)
 
 } // namespace
 
+bool FindingsModel::isEditable(const KeySelection &k) const
+{
+    return isOfInterest(k) && k.document.observerName == m_readerName;
+}
+
 void FindingsModel::setKeyImage(const ImageRef &ref, bool key)
 {
     const auto marked = std::find_if(m_marked.begin(), m_marked.end(), [&](const ImageRef &r) { return r.sameImage(ref); });
@@ -150,7 +155,7 @@ void FindingsModel::setKeyImage(const ImageRef &ref, bool key)
         m_marked.erase(marked);
     } else {
         for (const KeySelection &k : std::as_const(m_keySelections))
-            if (isOfInterest(k))
+            if (isEditable(k))
                 for (const ImageRef &r : k.document.images)
                     if (names(r, ref) && !std::any_of(m_unmarked.begin(), m_unmarked.end(), [&](const ImageRef &u) { return u.sameImage(r); }))
                         m_unmarked << r;
@@ -177,7 +182,7 @@ bool FindingsModel::canUnmarkKeyImage(const ImageRef &ref) const
     if (isMarkedKeyImage(ref))
         return true;
     for (const KeySelection &k : m_keySelections)
-        if (isOfInterest(k) && std::any_of(k.document.images.begin(), k.document.images.end(), [&](const ImageRef &r) { return names(r, ref); }))
+        if (isEditable(k) && std::any_of(k.document.images.begin(), k.document.images.end(), [&](const ImageRef &r) { return names(r, ref); }))
             return true;
     return false;
 }
@@ -186,7 +191,7 @@ QList<KeySelection> FindingsModel::replacedKeySelections() const
 {
     QList<KeySelection> replaced;
     for (const KeySelection &k : m_keySelections)
-        if (isOfInterest(k)
+        if (isEditable(k)
             && std::any_of(k.document.images.begin(), k.document.images.end(), [&](const ImageRef &r) {
                    return std::any_of(m_unmarked.begin(), m_unmarked.end(), [&](const ImageRef &u) { return u.sameImage(r); });
                }))
@@ -198,7 +203,7 @@ QList<ImageRef> FindingsModel::keyImagesToSave() const
 {
     QList<ImageRef> images;
     auto add = [&](const ImageRef &r) {
-        if (!std::any_of(images.begin(), images.end(), [&](const ImageRef &i) { return i.sameImage(r); })
+        if (!m_rejected.contains(r.sopInstanceUid) && !std::any_of(images.begin(), images.end(), [&](const ImageRef &i) { return i.sameImage(r); })
             && !std::any_of(m_unmarked.begin(), m_unmarked.end(), [&](const ImageRef &u) { return u.sameImage(r); }))
             images << r;
     };
@@ -210,11 +215,27 @@ QList<ImageRef> FindingsModel::keyImagesToSave() const
     return images;
 }
 
-void FindingsModel::keyImagesSaved(const QList<KeySelection> &written, const QStringList &withdrawnUids, const QString &why)
+QString FindingsModel::keyNoteToSave() const
 {
-    m_marked.clear();
-    m_unmarked.clear();
-    m_keyChanged = false;
+    if (!m_keyNote.isEmpty())
+        return m_keyNote;
+    for (const KeySelection &k : replacedKeySelections())
+        if (!k.document.description.isEmpty())
+            return k.document.description;
+    return QString();
+}
+
+void FindingsModel::keyImagesSaved(const QList<KeySelection> &written, const QStringList &withdrawnUids, const QString &why,
+                                   const QList<ImageRef> &marks, const QList<ImageRef> &unmarks)
+{
+    auto without = [](QList<ImageRef> &list, const QList<ImageRef> &done) {
+        list.erase(std::remove_if(list.begin(), list.end(),
+                                  [&](const ImageRef &r) { return std::any_of(done.begin(), done.end(), [&](const ImageRef &d) { return d.sameImage(r); }); }),
+                   list.end());
+    };
+    without(m_marked, marks);
+    without(m_unmarked, unmarks);
+    m_keyChanged = !m_marked.isEmpty() || !m_unmarked.isEmpty();
     for (const KeySelection &k : written)
         addKeySelection(k);
     withdraw(withdrawnUids, why);

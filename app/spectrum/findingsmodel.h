@@ -86,24 +86,34 @@ public:
     void setKeyImage(const ImageRef &ref, bool key);
     /// Whether `ref` is a key image: marked here or in a selection of the study, and not unmarked here.
     bool isKeyImage(const ImageRef &ref) const;
-    /// Whether `ref` can be unmarked: marked here, or a key image of an "Of Interest" selection (other titles —
-    /// "For Teaching"… — are not edited here).
+    /// Whether `ref` can be unmarked: marked here, or a key image of an "Of Interest" selection this reader made
+    /// (other titles — "For Teaching"… — and other readers' selections are not edited here).
     bool canUnmarkKeyImage(const ImageRef &ref) const;
     /// What a save writes as key images: those marked here and, when an image of a selection was unmarked, the
     /// rest of every selection that listed it (which the save replaces).
     QList<ImageRef> keyImagesToSave() const;
     /// The selections a save replaces: those listing an image unmarked here.
     QList<KeySelection> replacedKeySelections() const;
-    /// After a save: `written` (the new selection, if any) is one of the study's; the replaced ones are withdrawn.
-    void keyImagesSaved(const QList<KeySelection> &written, const QStringList &withdrawnUids, const QString &why);
+    /// After a save: `written` (the new selection, if any) is one of the study's; the replaced ones are withdrawn;
+    /// the marks and unmarks the save wrote (`marks`, `unmarks`: as they were when it began) are done with.
+    void keyImagesSaved(const QList<KeySelection> &written, const QStringList &withdrawnUids, const QString &why,
+                        const QList<ImageRef> &marks, const QList<ImageRef> &unmarks);
+    /// Images of the study's selections unmarked here.
+    QList<ImageRef> unmarkedKeyImages() const { return m_unmarked; }
+    /// The reading physician here (DICOM PN): only selections they made are edited here.
+    void setReaderName(const QString &name) { m_readerName = name; }
     /// Documents of the study (SR, KO, PR) withdrawn by a rejection note: taken out, and not taken again when read.
     void withdraw(const QStringList &uids, const QString &why);
-    /// Images a rejection note rejects: never key images, and said on screen.
+    /// Images a rejection note rejects: never key images, not shown (the study viewer leaves them out), listed.
     void rejectImages(const QList<ImageRef> &images, const QString &why);
     /// Why `ref` is rejected (empty: it is not).
     QString rejectionOf(const ImageRef &ref) const;
     /// The documents withdrawn, SOP Instance UID → why.
     const QHash<QString, QString> &withdrawnDocuments() const { return m_withdrawn; }
+    /// The images rejected, SOP Instance UID → why.
+    const QHash<QString, QString> &rejectedImages() const { return m_rejected; }
+    /// The note a save writes with the key images: the one typed here, else that of the selection it replaces.
+    QString keyNoteToSave() const;
     /// Whether `ref` was marked here.
     bool isMarkedKeyImage(const ImageRef &ref) const
     {
@@ -140,10 +150,14 @@ Q_SIGNALS:
     void presentationStatesChanged();
 
 private:
+    /// Whether a selection of the study is edited here: "Of Interest", made by this reader.
+    bool isEditable(const KeySelection &k) const;
+
     QHash<QString, QList<Finding>> m_findings;
     QStringList m_order;   ///< image keys, in the order first drawn on
     QList<ImageRef> m_marked;
     QList<ImageRef> m_unmarked;  ///< images of the study's selections unmarked here, as those selections name them
+    QString m_readerName;
     QHash<QString, QString> m_withdrawn;  ///< documents withdrawn by a rejection note → why
     QHash<QString, QString> m_rejected;   ///< images rejected by a rejection note (SOP Instance UID) → why
     bool m_keyChanged = false;

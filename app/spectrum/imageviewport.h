@@ -305,6 +305,7 @@ private:
     std::shared_ptr<const PresentationState> m_presentation;
     QString m_presentationName;
     PresentationView m_presentationApplied;  ///< the last image's window and area from it
+    QList<QImage> m_overlayPictures;  ///< the state's overlay planes, one bit a pixel
     QList<std::pair<QRectF, QImage>> m_presentationOverlays;  ///< the image in view's, where they lie on it
 
     Tool m_tool = Tool::Pan;

@@ -297,6 +297,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         if (!v->hasImage())
             return;
         FindingsModel *model = v->findings();
+        model->setReaderName(observerName());
         const ImageRef ref = v->imageRef();
         if (!model->rejectionOf(ref).isEmpty()) {
             statusBar()->showMessage(tr("This image was rejected (%1): not a key image.").arg(model->rejectionOf(ref)), 6000);
@@ -307,7 +308,8 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
             return statusBar()->showMessage(tr("Key image (saved with File > Save findings)."), 4000);
         }
         if (!model->canUnmarkKeyImage(ref)) {
-            statusBar()->showMessage(tr("A key image of a selection titled otherwise than \"Of Interest\": it stays one there."), 6000);
+            statusBar()->showMessage(tr("A key image of another reader's selection, or of one titled otherwise than \"Of Interest\": "
+                                        "it stays one there."), 6000);
             return;
         }
         const bool markedHere = model->isMarkedKeyImage(ref);

@@ -86,9 +86,12 @@ void MainWindow::saveDocuments(const QString &store, bool findings)
         what.findings << ReportedFinding{f.annotation, f.image, {}, f.label, {}};
         what.studies.insert(f.image.studyInstanceUid, studies.value(f.image.studyInstanceUid));
     }
+    model->setReaderName(observerName());
+    // The marks this save writes (those made while it runs stay to be saved next).
+    const std::pair<QList<ImageRef>, QList<ImageRef>> savedKeys{model->markedKeyImages(), model->unmarkedKeyImages()};
     if (findings && model->keyImagesChanged()) {
         what.keyImages = model->keyImagesToSave();
-        what.keyNote = model->keyNote();
+        what.keyNote = model->keyNoteToSave();
         for (const KeySelection &k : model->replacedKeySelections()) {
             ImageRef doc;
             doc.studyInstanceUid = k.document.identity.studyInstanceUid;
@@ -144,24 +147,28 @@ void MainWindow::saveDocuments(const QString &store, bool findings)
     if (!registry || !m_workstation->cache())
         return fail(Error(ErrorCode::NotFound, tr("the workstation's cache is not open")));
     statusBar()->showMessage(tr("Saving %n finding(s)…", nullptr, int(what.findings.size())));
-    whenDone(makeMeasurementReports(m_workstation->cache(), what), this, [this, store, registry, model = QPointer<FindingsModel>(model)](const Result<QList<SavedReport>> &made) {
+    whenDone(makeMeasurementReports(m_workstation->cache(), what), this,
+             [this, store, registry, savedKeys, model = QPointer<FindingsModel>(model)](const Result<QList<SavedReport>> &made) {
         if (!made.isOk()) {
             statusBar()->showMessage(tr("Findings not saved: %1").arg(made.error().toString()));
             return Q_EMIT findingsSaved(0, made.error());
         }
-        QList<QPair<QString, QByteArray>> instances;
+        // The documents first; a rejection note only once they are all stored — never an old selection withdrawn
+        // without its replacement in the archive.
+        QList<QPair<QString, QByteArray>> documents, notes;
         QStringList tracking;
         bool keyImages = false;
         QList<KeySelection> written;
         QStringList withdrawn;
         QString why;
         for (const SavedReport &r : made.value()) {
-            instances << qMakePair(r.sopInstanceUid, r.bytes);
+            const bool note = r.keys && r.keys->isRejectionNote();
+            (note ? notes : documents) << qMakePair(r.sopInstanceUid, r.bytes);
             tracking << r.trackingUids;
             if (!r.keys)
                 continue;
             keyImages = true;
-            if (r.keys->isRejectionNote()) {
+            if (note) {
                 for (const ImageRef &d : r.keys->documents)
                     withdrawn << d.sopInstanceUid;
                 why = tr("replaced here (%1)").arg(r.keys->title);
@@ -169,22 +176,46 @@ void MainWindow::saveDocuments(const QString &store, bool findings)
                 written << KeySelection{r.sopInstanceUid, *r.keys, keySelectionOrigin(*r.keys)};
             }
         }
-        auto *job = registry->storeNewInstances(store, instances);
-        m_transfers->addSend(job, tr("Findings: %n document(s) to %1", nullptr, int(instances.size())).arg(store.isEmpty() ? tr("this workstation") : store));
-        whenDone(job, this, [this, store, tracking, model, keyImages, written, withdrawn, why, count = int(instances.size())](const Result<ExportSummary> &r) {
-            const QString where = store.isEmpty() ? tr("this workstation") : store;
-            if (!r.isOk() || r.value().stored.isEmpty()) {
-                const Error e = r.isOk() ? Error(ErrorCode::Io, r.value().failed.isEmpty() ? tr("refused") : r.value().failed.first().second) : r.error();
-                statusBar()->showMessage(tr("Findings kept on this workstation, not in %1: %2").arg(where, e.toString()));
-                return Q_EMIT findingsSaved(0, e);
+        const QString where = store.isEmpty() ? tr("this workstation") : store;
+        auto refused = [](const Result<ExportSummary> &r) -> std::optional<Error> {
+            if (!r.isOk())
+                return r.error();
+            if (!r.value().failed.isEmpty())
+                return Error(ErrorCode::Io, QStringLiteral("%1: %2").arg(r.value().failed.first().first, r.value().failed.first().second));
+            if (r.value().stored.isEmpty())
+                return Error(ErrorCode::Io, QStringLiteral("refused"));
+            return std::nullopt;
+        };
+        auto *job = registry->storeNewInstances(store, documents);
+        m_transfers->addSend(job, tr("Findings: %n document(s) to %1", nullptr, int(documents.size() + notes.size())).arg(where));
+        whenDone(job, this, [=](const Result<ExportSummary> &r) {
+            if (const std::optional<Error> e = refused(r)) {
+                statusBar()->showMessage(tr("Findings kept on this workstation, not all in %1: %2").arg(where, e->toString()));
+                return Q_EMIT findingsSaved(0, *e);
             }
-            if (model) {
+            if (model)
                 model->markSaved(tracking);
-                if (keyImages)
-                    model->keyImagesSaved(written, withdrawn, why);
-            }
-            statusBar()->showMessage(tr("Findings saved to %1 (%n document(s))", nullptr, count).arg(where), 8000);
-            Q_EMIT findingsSaved(count, Error());
+            auto done = [this, where, model, keyImages, written, savedKeys, count = int(documents.size() + notes.size())](const QStringList &withdrawnNow,
+                                                                                                                       const QString &whyNow) {
+                if (model && keyImages)
+                    model->keyImagesSaved(written, withdrawnNow, whyNow, savedKeys.first, savedKeys.second);
+                statusBar()->showMessage(tr("Findings saved to %1 (%n document(s))", nullptr, count).arg(where), 8000);
+                Q_EMIT findingsSaved(count, Error());
+            };
+            if (notes.isEmpty())
+                return done({}, QString());
+            auto *send = registry->storeNewInstances(store, notes);
+            whenDone(send, this, [this, refused, done, withdrawn, why, where, model, written, savedKeys](const Result<ExportSummary> &n) {
+                if (const std::optional<Error> e = refused(n)) {
+                    // The new selection is there; the old one still counts in the archive: said, and kept unmarked here.
+                    if (model)
+                        model->keyImagesSaved(written, {}, QString(), savedKeys.first, {});
+                    statusBar()->showMessage(tr("Key images saved to %1, but the selection they replace could not be withdrawn there: %2")
+                                                 .arg(where, e->toString()));
+                    return Q_EMIT findingsSaved(0, *e);
+                }
+                done(withdrawn, why);
+            });
         });
     });
 }

@@ -83,9 +83,25 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
     connect(m_findings, &FindingsModel::keyImagesUpdated, this, [this] {
         const int before = int(m_study.series.size());
         const QList<std::pair<QString, QString>> shown = panePlaces();
+        auto firstKeySeries = [this] {
+            const auto it = std::find_if(m_study.series.begin(), m_study.series.end(), [](const SeriesSummary &s) { return isKeyImageSeries(s); });
+            return int(it - m_study.series.begin());
+        };
+        const int keysBefore = firstKeySeries();
         applyKeySeries();
         relocatePanes(shown, false);  // a key series replaced under a pane: the pane keeps to its image
-        if (int(m_study.series.size()) != before || std::any_of(m_study.series.begin(), m_study.series.end(), [](const SeriesSummary &s) { return isKeyImageSeries(s); })) {
+        // The key series' thumbnails, by index: made again where they are now; all of them when images were
+        // rejected (a thumbnail may show one).
+        const bool rejectedNow = m_findings->rejectedImages().size() != m_rejectedShown;
+        m_rejectedShown = int(m_findings->rejectedImages().size());
+        for (int i = rejectedNow ? 0 : std::min(keysBefore, firstKeySeries()); i < std::max(before, int(m_study.series.size())); ++i) {
+            m_thumbnails.remove(i);
+            m_thumbnailsAsked.remove(i);
+            if (QListWidgetItem *item = rejectedNow ? m_seriesList->item(i) : nullptr)
+                item->setIcon(QIcon());
+        }
+        if (rejectedNow || int(m_study.series.size()) != before
+            || std::any_of(m_study.series.begin(), m_study.series.end(), [](const SeriesSummary &s) { return isKeyImageSeries(s); })) {
             fillSeriesList();
             const QSignalBlocker block(m_seriesList);  // the row of the series in view, as before
             m_seriesList->setCurrentRow(m_active && m_active->study() == &m_study ? m_active->seriesIndex() : -1);
@@ -94,6 +110,13 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
         }
         for (SeriesPane *p : std::as_const(m_panes))
             p->viewport()->update();  // the key image mark
+    });
+    connect(m_findings, &FindingsModel::presentationStatesChanged, this, [this] {
+        for (SeriesPane *p : std::as_const(m_panes)) {  // a state in use that a rejection note withdrew: no longer
+            const PresentationState *state = p->viewport()->presentationState();
+            if (state && m_findings->withdrawnDocuments().contains(state->identity.sopInstanceUid))
+                p->viewport()->setPresentationState(nullptr, QString());
+        }
     });
     setActivePane(addPane(m_study.series.isEmpty() ? -1 : 0));
     connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);

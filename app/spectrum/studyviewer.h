@@ -301,6 +301,7 @@ private:
     FilterState m_filterState;
     QHash<int, QImage> m_thumbnails;
     QSet<int> m_thumbnailsAsked;
+    int m_rejectedShown = 0;  ///< rejected images the series list and its thumbnails leave out
     QHash<QString, int> m_thumbnailWaiting;  ///< key of the image a series' thumbnail is made from → series
     QSet<QString> m_pendingHere;             ///< decodes this viewer started (pending in the memory cache)
     quint64 m_chainGeneration = 0;

@@ -15,6 +15,13 @@ void StudyViewer::applyKeySeries()
 {
     m_study.series.erase(std::remove_if(m_study.series.begin(), m_study.series.end(), [](const SeriesSummary &s) { return isKeyImageSeries(s); }),
                          m_study.series.end());
+    // Images a rejection note of the study rejects (IHE IOCM: for quality, for patient safety, a wrong worklist
+    // entry — another patient's, maybe): left out of the study as shown; the findings panel lists them.
+    const QHash<QString, QString> &rejected = m_findings->rejectedImages();
+    if (!rejected.isEmpty())
+        for (SeriesSummary &s : m_study.series)
+            s.instances.erase(std::remove_if(s.instances.begin(), s.instances.end(), [&](const InstanceRef &i) { return rejected.contains(i.sopInstanceUid); }),
+                              s.instances.end());
     const int real = int(m_study.series.size());
     for (const KeySelection &k : m_findings->keySelections()) {
         SeriesSummary key;

@@ -76,9 +76,11 @@ void StudyViewer::makeThumbnail(const QString &key)
         return void(m_thumbnailsAsked.remove(series));  // another image of it may do
     runOnPool<QImage>(blockingPool(), this, [image] {
         return toQImage(renderFrame(*image, 0, defaultWindow(*image))).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
-    }, [this, series, generation = m_studyGeneration](QImage &&thumb) {
+    }, [this, series, uid = m_study.series.value(series).seriesInstanceUid, generation = m_studyGeneration](QImage &&thumb) {
         if (generation != m_studyGeneration)
             return;  // made for the study's first look; asked again for the whole list
+        if (series >= m_study.series.size() || m_study.series[series].seriesInstanceUid != uid)
+            return;  // the list changed under it (a key image series replaced): asked again where it is now
         m_thumbnails.insert(series, thumb);
         if (QListWidgetItem *item = m_seriesList->item(series))
             item->setIcon(QIcon(QPixmap::fromImage(thumb)));

@@ -79,6 +79,21 @@ void ImageViewport::setPresentationState(std::shared_ptr<const PresentationState
     m_presentationName = name;
     m_presentationApplied = PresentationView();
     m_presentationOverlays.clear();
+    m_overlayPictures.clear();
+    for (const PresentationOverlay &o : m_presentation ? m_presentation->overlays : QList<PresentationOverlay>()) {
+        // One bit a pixel, in the plane's grey where set, clear elsewhere.
+        QImage picture(o.columns, o.rows, QImage::Format_MonoLSB);
+        const int grey = int(std::lround(std::clamp(o.grey, 0.0, 1.0) * 255));
+        picture.setColorTable({qRgba(0, 0, 0, 0), qRgba(grey, grey, grey, 255)});
+        for (int y = 0; y < o.rows; ++y) {
+            uchar *line = picture.scanLine(y);
+            std::fill(line, line + picture.bytesPerLine(), uchar(0));
+            for (int x = 0; x < o.columns; ++x)
+                if (o.bits[y * o.columns + x])
+                    line[x >> 3] |= uchar(1 << (x & 7));
+        }
+        m_overlayPictures << picture;
+    }
     if (m_presentation && hasImage() && presentationApplies()) {
         const PresentationView v = m_presentation->viewFor(m_image.info.identity.sopInstanceUid, frameCount() > 1 ? m_frame + 1 : 0);
         applyPresentationView(v);  // the whole view: rotation, flip and inversion too
@@ -108,18 +123,11 @@ void ImageViewport::applyPresentationToImage()
     if (v.displayedArea != m_presentationApplied.displayedArea)
         fitArea(v.displayedArea);
     m_presentationApplied = v;
-    for (const PresentationOverlay &o : m_presentation->overlaysFor(sop, frame)) {
-        QImage picture(o.columns, o.rows, QImage::Format_ARGB32);
-        picture.fill(Qt::transparent);
-        const int grey = int(std::lround(std::clamp(o.grey, 0.0, 1.0) * 255));
-        const QRgb set = qRgba(grey, grey, grey, 255);
-        for (int y = 0; y < o.rows; ++y) {
-            auto *line = reinterpret_cast<QRgb *>(picture.scanLine(y));
-            for (int x = 0; x < o.columns; ++x)
-                if (o.bits[y * o.columns + x])
-                    line[x] = set;
-        }
-        m_presentationOverlays << std::make_pair(QRectF(o.origin, QSizeF(o.columns, o.rows)), picture);
+    // Its overlays on this image, made into pictures once per state (setPresentationState).
+    for (int i = 0; i < m_presentation->overlays.size() && i < m_overlayPictures.size(); ++i) {
+        const PresentationOverlay &o = m_presentation->overlays[i];
+        if (o.images.isEmpty() || std::any_of(o.images.begin(), o.images.end(), [&](const ImageRef &r) { return r.sopInstanceUid == sop && (r.frame == 0 || r.frame == frame); }))
+            m_presentationOverlays << std::make_pair(QRectF(o.origin, QSizeF(o.columns, o.rows)), m_overlayPictures[i]);
     }
 }
 

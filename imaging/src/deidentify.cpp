@@ -5,6 +5,7 @@
 #include "spectrum/core/uid.h"
 
 #include <QCryptographicHash>
+#include <QRegularExpression>
 #include <QRandomGenerator>
 
 #include <algorithm>
@@ -32,15 +33,59 @@ struct Walk
     const DeidentifyOptions &options;
     UidMap &uids;
     QStringList textsKept;
+    QList<QRegularExpression> identifiers;  ///< the patient's names, IDs and birth date as free text may write them
+    bool utf8 = false;                      ///< the dataset's text is UTF-8
+    bool rewritable = false;                ///< UTF-8 or Latin-1 (other character sets: listed, not rewritten)
+    int scrubbed = 0;                       ///< identifiers replaced in free text kept
 };
+
+/// What free text may name the patient by: the name's parts, the IDs, the accession number, the birth date in the
+/// ways people write dates — each a whole word, any case.
+QList<QRegularExpression> identifiersOf(DcmItem *ds)
+{
+    QStringList words;
+    for (const QString &part : dcmtk::getString(ds, DCM_PatientName).split(QRegularExpression(QStringLiteral("[\\^=\\s,]+")), Qt::SkipEmptyParts))
+        if (part.size() >= 3)
+            words << part;
+    for (const DcmTagKey &tag : {DCM_PatientID, DCM_RETIRED_OtherPatientIDs, DCM_AccessionNumber, DCM_PatientBirthName, DCM_PatientMotherBirthName})
+        for (const QString &value : dcmtk::getString(ds, tag).split(QLatin1Char('\\'), Qt::SkipEmptyParts))
+            if (value.trimmed().size() >= 3)
+                words << value.trimmed();
+    const QString birth = dcmtk::getString(ds, DCM_PatientBirthDate);
+    if (birth.size() == 8) {
+        const QString y = birth.left(4), m = birth.mid(4, 2), d = birth.right(2);
+        words << birth << y + QLatin1Char('-') + m + QLatin1Char('-') + d << d + QLatin1Char('.') + m + QLatin1Char('.') + y
+              << m + QLatin1Char('/') + d + QLatin1Char('/') + y << d + QLatin1Char('/') + m + QLatin1Char('/') + y;
+    }
+    QList<QRegularExpression> out;
+    words.removeDuplicates();
+    for (const QString &w : std::as_const(words))
+        out << QRegularExpression(QStringLiteral("(?<![\\w])") + QRegularExpression::escape(w) + QStringLiteral("(?![\\w])"),
+                                  QRegularExpression::CaseInsensitiveOption | QRegularExpression::UseUnicodePropertiesOption);
+    return out;
+}
 
 void clean(DcmItem *item, Walk &w, bool dummies);
 
+/// Free text an option keeps: what names the patient in it replaced (identifiersOf), the rest listed for the reader.
 void listKeptText(DcmElement *e, Walk &w)
 {
     OFString value;
-    if (e->getOFStringArray(value).good() && !value.empty())
-        w.textsKept << QString::fromUtf8(value.c_str());
+    if (e->getOFStringArray(value).bad() || value.empty())
+        return;
+    QString text = w.utf8 ? QString::fromUtf8(value.c_str()) : QString::fromLatin1(value.c_str());
+    bool changed = false;
+    for (const QRegularExpression &id : w.rewritable ? w.identifiers : QList<QRegularExpression>()) {
+        const QString before = text;
+        text.replace(id, QStringLiteral("ANONYMOUS"));
+        if (text != before) {
+            changed = true;
+            ++w.scrubbed;
+        }
+    }
+    if (changed)
+        e->putString(w.utf8 ? text.toUtf8().constData() : text.toLatin1().constData());
+    w.textsKept << text;
 }
 
 void mapUids(DcmElement *e, Walk &w)
@@ -89,8 +134,10 @@ void putDummy(DcmElement *e, Walk &w)
     case EVR_OB:
     case EVR_OW:
     case EVR_UN: {
-        // Zeros as long as the value was: a length said elsewhere (Encapsulated Document Length) stays true.
-        const Uint32 length = std::max<Uint32>(2, (e->getLength() + 1) & ~Uint32(1));
+        // Zeros as long as the value was (a length said elsewhere, Encapsulated Document Length, stays true), up to
+        // 64 MiB: a longer value becomes two zero bytes.
+        const Uint32 original = (e->getLength() + 1) & ~Uint32(1);
+        const Uint32 length = original > (64U << 20) ? 2 : std::max<Uint32>(2, original);
         std::vector<Uint8> zeros(length, 0);
         e->putUint8Array(zeros.data(), length);
         break;
@@ -241,7 +288,9 @@ Result<DeidentifiedInstance> deidentify(const ByteView &dicom, const DeidentifyO
              && QStringList{QStringLiteral("US"), QStringLiteral("SC"), QStringLiteral("ES"), QStringLiteral("XC"), QStringLiteral("OT")}.contains(modality))
         out.burnedInWarning = QStringLiteral("a %1 image that does not say whether its pixels show text (they often do)").arg(modality);
 
-    Walk walk{options, uids, {}};
+    const QString charset = dcmtk::getString(ds, DCM_SpecificCharacterSet).trimmed();
+    const bool utf8Text = charset.contains(QLatin1String("192"));
+    Walk walk{options, uids, {}, identifiersOf(ds), utf8Text, utf8Text || charset.isEmpty() || charset == QLatin1String("ISO_IR 100"), 0};
     clean(ds, walk, false);
     out.textsKept = walk.textsKept;
     // The patient as the export names them.

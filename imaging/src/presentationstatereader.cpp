@@ -101,6 +101,7 @@ void readOverlays(DcmItem *ds, PresentationState &out)
             layers->getItem(i)->findAndGetUint16(DCM_GraphicLayerRecommendedDisplayGrayscaleValue, grey);
             layerGrey.insert(dcmtk::getString(layers->getItem(i), DCM_GraphicLayer), grey / 65535.0);
         }
+    unsigned long total = 0;  // pixels of the planes read
     for (Uint16 group = 0x6000; group <= 0x601E; group += 2) {
         const QString layer = dcmtk::getString(ds, DcmTagKey(group, 0x1001));  // Overlay Activation Layer
         const bool data = ds->tagExists(DcmTagKey(group, 0x3000));
@@ -124,13 +125,17 @@ void readOverlays(DcmItem *ds, PresentationState &out)
         DcmElement *element = nullptr;
         Uint8 *packed = nullptr;
         const unsigned long need = (unsigned long)(rows) * columns;
-        constexpr unsigned long kLargest = 8192UL * 8192UL;  // a plane larger than any image shown here is not a plane to show
-        if (rows == 0 || columns == 0 || need > kLargest || bitsAllocated != 1 || bitPosition != 0
+        constexpr unsigned long kLargest = 4096UL * 4096UL;  // the planes of one state, all told: more is not an overlay to show
+        if (rows == 0 || columns == 0 || total + need > kLargest || bitsAllocated != 1 || bitPosition != 0
             || ds->findAndGetElement(DcmTagKey(group, 0x3000), element).bad()
             || element->getUint8Array(packed).bad() || !packed || element->getLength() * 8UL < need) {
             out.notShown << QObject::tr("overlay %1 in a form not read here").arg(group, 4, 16, QLatin1Char('0'));
             continue;
         }
+        total += need;
+        Sint32 frames = 1;
+        if (ds->findAndGetSint32(DcmTagKey(group, 0x0015), frames).good() && frames > 1)
+            out.notShown << QObject::tr("overlay %1 has %2 frames: its first is shown on every image").arg(group, 4, 16, QLatin1Char('0')).arg(frames);
         PresentationOverlay overlay;
         overlay.rows = rows;
         overlay.columns = columns;
@@ -184,8 +189,9 @@ Result<PresentationState> readPresentationState(const ByteView &bytes)
             Sint32 l = 0, t = 0, r = 0, b = 0;
             if (area->findAndGetSint32(DCM_DisplayedAreaTopLeftHandCorner, l, 0).good() && area->findAndGetSint32(DCM_DisplayedAreaTopLeftHandCorner, t, 1).good()
                 && area->findAndGetSint32(DCM_DisplayedAreaBottomRightHandCorner, r, 0).good()
-                && area->findAndGetSint32(DCM_DisplayedAreaBottomRightHandCorner, b, 1).good() && r >= l && b >= t)
-                out.areas << PresentationArea{referencedImages(area, study, QString()), QRectF(QPointF(l - 1, t - 1), QPointF(r, b))};
+                && area->findAndGetSint32(DCM_DisplayedAreaBottomRightHandCorner, b, 1).good())  // corners either way round
+                out.areas << PresentationArea{referencedImages(area, study, QString()),
+                                              QRectF(QPointF(std::min(l, r) - 1, std::min(t, b) - 1), QPointF(std::max(l, r), std::max(t, b)))};
             const QString mode = dcmtk::getString(area, DCM_PresentationSizeMode);
             if (mode != QLatin1String("SCALE TO FIT"))
                 out.notShown << QObject::tr("size mode %1: the displayed area is fitted to the pane instead").arg(mode);

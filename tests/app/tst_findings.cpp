@@ -10,6 +10,8 @@
 #include <QJsonDocument>
 #include <QTreeWidget>
 
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/keyobjects.h"
 #include "spectrum/imaging/measurementreport.h"
 
 using namespace spectrum;
@@ -279,6 +281,10 @@ private Q_SLOTS:
         viewer->showSlice(1);
         QTRY_VERIFY(viewer->viewport()->hasImage() && viewer->viewport()->image().info.identity.sopInstanceUid == unmarked);
         QVERIFY(viewer->viewport()->isKeyImage());
+        // Another reader may not unmark it: only the selection's own reader edits it.
+        viewer->findings()->setReaderName(QStringLiteral("Another^Reader"));
+        QVERIFY(!viewer->findings()->canUnmarkKeyImage(viewer->viewport()->imageRef()));
+        viewer->findings()->setReaderName(m_window->observerName());
         QVERIFY(viewer->findings()->canUnmarkKeyImage(viewer->viewport()->imageRef()));
         viewer->viewport()->setKeyImage(false);
         QVERIFY(!viewer->viewport()->isKeyImage());
@@ -465,6 +471,43 @@ private Q_SLOTS:
         QVERIFY2(!saved.first().at(1).value<Error>().isError(), qPrintable(saved.first().at(1).value<Error>().toString()));
         QCOMPARE(saved.first().at(0).toInt(), 2);  // the report and the view
         QCOMPARE(reportsListed(), before + 1);
+    }
+
+    /// A rejection note in the archive (IHE IOCM, "Rejected for Patient Safety Reasons": an image of another
+    /// patient, say): another workstation opening the study leaves that image out of its series, lists why, and the
+    /// image is never a key image.
+    void rejectedImagesAreNotShown()
+    {
+        StudyViewer *viewer = m_window->currentViewer();
+        QVERIFY(viewer && viewer->study().identity.studyInstanceUid == m_ctUid);
+        const SeriesSummary ct = viewer->study().series[0];
+        const InstanceRef rejected = ct.instances[5];
+        Result<ByteView> cached = runSync(m_ws->cache()->read(rejected.key));
+        QVERIFY(cached.isOk());
+        Result<DecodedImage> image = decodeDicom(cached.value());
+        QVERIFY(image.isOk());
+        KeyObjectRequest note;
+        note.study = viewer->study().identity;
+        note.title = KeyObjectTitle::RejectedForQualityReasons;
+        note.images = {ImageRef::of(image.value().info)};
+        Result<QByteArray> bytes = writeKeyObjectSelection(note);
+        QVERIFY(bytes.isOk());
+        int status = 0;
+        m_orthanc.rest("POST", QStringLiteral("/instances"), bytes.value(), &status);
+        QCOMPARE(status, 200);
+
+        AnotherWorkstation another(m_orthanc.dicomWebUrl());
+        QVERIFY(another.ws);
+        StudyViewer *seen = openFromArchive(another.window.get(), m_ctUid);
+        QVERIFY(seen);
+        QTRY_VERIFY_WITH_TIMEOUT(seen->findings()->rejectedImages().contains(rejected.sopInstanceUid), 30000);
+        QTRY_VERIFY(seen->study().series[0].instances.size() == ct.instances.size() - 1);
+        for (const InstanceRef &i : seen->study().series[0].instances)
+            QVERIFY(i.sopInstanceUid != rejected.sopInstanceUid);
+        const QStringList lines = another.window->findingsPanel()->lines();
+        QVERIFY2(std::any_of(lines.begin(), lines.end(), [](const QString &l) { return l.contains(QStringLiteral("rejected")) && l.contains(QStringLiteral("not shown")); }),
+                 qPrintable(lines.join(QLatin1Char('\n'))));
+        QVERIFY(!seen->findings()->isKeyImage(ImageRef::of(image.value().info)));
     }
 };
 

@@ -111,6 +111,7 @@ private Q_SLOTS:
         ps->areas = {PresentationArea{{ra}, QRectF(0, 0, 20, 20)}};
         PresentationShutter shutter;
         shutter.rectangle = QRectF(10, 10, 10, 10);  // pixels 10…19 shown
+        shutter.circle = std::make_pair(QPointF(14, 13), 5.0);  // and within 5 pixels of (14, 13)
         shutter.grey = 1.0;
         ps->shutter = shutter;
         PresentationOverlay overlay;
@@ -132,6 +133,9 @@ private Q_SLOTS:
         QVERIFY2(inside > 130 && inside < 170, qPrintable(QString::number(inside)));
         QCOMPARE(screenGrey(*m_vp, onScreen(*m_vp, QPoint(12, 13))), 255);   // the overlay, over 142 HU
         QVERIFY(screenGrey(*m_vp, onScreen(*m_vp, QPoint(14, 14))) < 200);   // beside it: 154 HU in the window (~100)
+        QVERIFY(screenGrey(*m_vp, onScreen(*m_vp, QPoint(17, 16))) < 255);   // (17.5, 16.5): 4.9 from the circle's centre
+        QCOMPARE(screenGrey(*m_vp, onScreen(*m_vp, QPoint(18, 10))), 255);   // (18.5, 10.5): in the rectangle, 5.1 from it: the shutter
+        QCOMPARE(screenGrey(*m_vp, onScreen(*m_vp, QPoint(10, 17))), 255);   // (10.5, 17.5): 5.7 from it (rows for columns: 4.3)
 
         // The next image: its own window, and the whole image (it has no area of its own).
         m_vp->setImage(b, true, QStringLiteral("b"));

@@ -97,6 +97,7 @@ private Q_SLOTS:
         }
         DicomIdentity study = images[0].info.identity;
         study.patientName = QStringLiteral("SMITH^JOHN");
+        study.patientBirthDate = QStringLiteral("19700101");
         MeasurementReportRequest sr;
         sr.study = study;
         sr.observerName = QStringLiteral("Reader^Rita");
@@ -105,7 +106,7 @@ private Q_SLOTS:
         KeyObjectRequest ko;
         ko.study = study;
         ko.images = {ImageRef::of(images[1].info)};
-        ko.description = QStringLiteral("see slice 2");
+        ko.description = QStringLiteral("see slice 2; Smith, DOB 1970-01-01");  // free text that names the patient
         PresentationStateRequest ps;
         ps.study = study;
         ps.images = {ImageRef::of(images[0].info), ImageRef::of(images[1].info)};
@@ -176,7 +177,9 @@ private:
             texts << d.value().textsKept;
         }
         QCOMPARE(flagged, QStringList{QStringLiteral("2")});  // the slice that says its pixels show text
-        QVERIFY2(texts.contains(QStringLiteral("see slice 2")) && texts.contains(QStringLiteral("lesion")), qPrintable(texts.join(QLatin1Char('|'))));
+        // The note kept, the patient's name and birth date in it replaced (the documents' patient: SMITH^JOHN, 19700101).
+        QVERIFY2(texts.contains(QStringLiteral("see slice 2; ANONYMOUS, DOB ANONYMOUS")) && texts.contains(QStringLiteral("lesion")),
+                 qPrintable(texts.join(QLatin1Char('|'))));
         QStringList args{QStringLiteral(DEID_CHECK_SCRIPT), QStringLiteral("check")};
         if (retainDates)
             args << QStringLiteral("--retain-dates");

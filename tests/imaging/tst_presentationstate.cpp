@@ -189,32 +189,33 @@ private Q_SLOTS:
         const PresentationView a = ps.viewFor(QStringLiteral("2.25.21")), b = ps.viewFor(QStringLiteral("2.25.22"));
         QCOMPARE(a.window, std::make_optional(std::make_pair(40.0, 80.0)));
         QCOMPARE(b.window, std::make_optional(std::make_pair(300.0, 1500.0)));
-        QCOMPARE(a.displayedArea, std::make_optional(QRectF(0, 0, 20, 20)));
+        QCOMPARE(a.displayedArea, std::make_optional(QRectF(0, 0, 20, 10)));  // columns 1–20, rows 1–10
         QCOMPARE(b.displayedArea, std::make_optional(QRectF(0, 0, 40, 40)));
         QCOMPARE(ps.view.window, a.window);  // the first image's, for whoever asks the state as a whole
-        // The shutter: columns 3–30 and rows 2–35 (1-based), and within 15 pixels of row 20, column 20.
+        // The shutter: columns 3–30 and rows 2–35 (1-based), and within 15 pixels of row 20, column 12.
         QVERIFY(ps.shutter);
         QCOMPARE(ps.shutter->grey, 1.0);
-        QVERIFY(ps.shutter->shows(QPointF(19.5, 19.5)));   // the centre
-        QVERIFY(ps.shutter->shows(QPointF(5.5, 19.5)));    // column 6: in the rectangle, 14 from the centre
+        QVERIFY(ps.shutter->shows(QPointF(11.5, 19.5)));   // the centre
+        QVERIFY(ps.shutter->shows(QPointF(11.5, 30.5)));   // 11 rows below it (column and row read the other way: 20.6 away)
+        QVERIFY(ps.shutter->shows(QPointF(5.5, 19.5)));    // column 6: in the rectangle, 6 from the centre
         QVERIFY(!ps.shutter->shows(QPointF(1.5, 19.5)));   // column 2: left of the rectangle
-        QVERIFY(!ps.shutter->shows(QPointF(29.5, 31.5)));  // in the rectangle, 15.6 from the centre: outside the circle
-        QVERIFY(!ps.shutter->shows(QPointF(19.5, 36.5)));  // row 37: below the rectangle
+        QVERIFY(!ps.shutter->shows(QPointF(29.5, 19.5)));  // in the rectangle, 18 from the centre: outside the circle
+        QVERIFY(!ps.shutter->shows(QPointF(11.5, 36.5)));  // row 37: below the rectangle
         // The activated overlay only; its pixels where they were set, in its layer's grey.
         QCOMPARE(ps.overlays.size(), 1);
         const PresentationOverlay &o = ps.overlays.first();
         QCOMPARE(o.rows, 8);
         QCOMPARE(o.columns, 8);
-        QCOMPARE(o.origin, QPointF(4, 2));
+        QCOMPARE(o.origin, QPointF(4, 2));  // column 5, row 3
         QVERIFY(std::abs(o.grey - 0x8000 / 65535.0) < 1e-9);
         int set = 0;
         for (int y = 0; y < 8; ++y)
             for (int x = 0; x < 8; ++x) {
-                const bool inSquare = y >= 2 && y < 6 && x >= 2 && x < 6;
-                QCOMPARE(bool(o.bits[y * 8 + x]), inSquare);
+                const bool inBand = y >= 1 && y < 3 && x >= 2 && x < 7;
+                QCOMPARE(bool(o.bits[y * 8 + x]), inBand);
                 set += o.bits[y * 8 + x];
             }
-        QCOMPARE(set, 16);
+        QCOMPARE(set, 10);
         QCOMPARE(ps.overlaysFor(QStringLiteral("2.25.22")).size(), 1);
     }
 

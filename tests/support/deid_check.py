@@ -213,7 +213,7 @@ def check(args):
         seen = []
         walk(original, lambda path, e: seen.append((path, e)) if int(e.tag) in ACTION else None)
         for path, elem in seen:
-            if int(elem.tag) in (0x00100010, 0x00100020):
+            if not path and int(elem.tag) in (0x00100010, 0x00100020):
                 continue  # the patient's name and ID: the export's own, checked below
             if not item_kept(exported, path):
                 continue
@@ -226,12 +226,23 @@ def check(args):
                 now = at(exported, path, elem.tag)
                 if now is None or str(now.value) != new_instance[str(elem.value)]:
                     problems.append(f"{where}ReferencedSOPInstanceUID: no longer refers to the exported instance")
+        if CONTAINER in original and CONTAINER not in exported:
+            problems.append(f"{file}: the sequence the table does not list is gone, and what was planted in it unchecked")
         walk(exported, lambda p, e: problems.append(f"{file}: private {e.tag} left") if e.tag.is_private else None)
         walk(exported, lambda p, e: problems.append(f"{file}: overlay or curve {e.tag} left")
              if 0x5000 <= e.tag.group <= 0x50FF or 0x6000 <= e.tag.group <= 0x60FF else None)
         # Every person's name, listed by the table or not: none left but the dummy.
         walk(exported, lambda p, e: problems.append(f"{file}: {e.keyword} names {e.value}")
              if e.VR == "PN" and e.tag != 0x00100010 and str(e.value) not in ("", "ANONYMOUS") else None)
+        # Free text kept (report texts, annotation words): the patient's name and ID not in it as words.
+        words = [w for w in re.split(r"[\^=\s,]+", str(original.get("PatientName", ""))) if len(w) >= 3]
+        words += [str(original.PatientID)] if len(str(original.get("PatientID", ""))) >= 3 else []
+        def names_patient(p, e):
+            if e.keyword in ("TextValue", "UnformattedTextValue"):
+                for w in words:
+                    if re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", str(e.value), re.IGNORECASE):
+                        problems.append(f"{file}: {e.keyword} still names the patient ({w}): {e.value}")
+        walk(exported, names_patient)
         if "PixelData" in original and original.PixelData != exported.PixelData:
             problems.append(f"{file}: pixel data changed")
         if exported.get("PatientIdentityRemoved") != "YES":

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes a Grayscale Softcopy Presentation State with pydicom alone — another writer than ours — that gives each
 of two images its own window and displayed area, has a rectangular and a circular display shutter, and carries an
-activated overlay plane (a 4×4 square at row 3, column 5, in its layer's grey) and one not activated.
+activated overlay plane (8 × 8 at row 3, column 5, with its rows 2–3, columns 3–7 set, in its layer's grey) and one
+not activated. Rows and columns differ everywhere, so that reading one for the other shows.
 
 usage: gsps_make.py OUT STUDY_UID SERIES_UID SOP_A SOP_B
 """
@@ -49,7 +50,7 @@ def main():
     voi_b.ReferencedImageSequence, voi_b.WindowCenter, voi_b.WindowWidth = refs(b), 300, 1500
     ds.SoftcopyVOILUTSequence = Sequence([voi_a, voi_b])
     area_a, area_b = Dataset(), Dataset()
-    area_a.ReferencedImageSequence, area_a.DisplayedAreaTopLeftHandCorner, area_a.DisplayedAreaBottomRightHandCorner = refs(a), [1, 1], [20, 20]
+    area_a.ReferencedImageSequence, area_a.DisplayedAreaTopLeftHandCorner, area_a.DisplayedAreaBottomRightHandCorner = refs(a), [1, 1], [20, 10]
     area_b.ReferencedImageSequence, area_b.DisplayedAreaTopLeftHandCorner, area_b.DisplayedAreaBottomRightHandCorner = refs(b), [1, 1], [40, 40]
     for area in (area_a, area_b):
         area.PresentationSizeMode = "SCALE TO FIT"
@@ -58,7 +59,7 @@ def main():
     ds.ShutterShape = "RECTANGULAR\\CIRCULAR"
     ds.ShutterLeftVerticalEdge, ds.ShutterRightVerticalEdge = 3, 30
     ds.ShutterUpperHorizontalEdge, ds.ShutterLowerHorizontalEdge = 2, 35
-    ds.CenterOfCircularShutter = [20, 20]  # row, column
+    ds.CenterOfCircularShutter = [20, 12]  # row, column
     ds.RadiusOfCircularShutter = 15
     ds.ShutterPresentationValue = 0xFFFF  # white
     layer = Dataset()
@@ -66,10 +67,10 @@ def main():
     layer.GraphicLayerOrder = 1
     layer.GraphicLayerRecommendedDisplayGrayscaleValue = 0x8000
     ds.GraphicLayerSequence = Sequence([layer])
-    # Overlay 6000: 8 × 8 at row 3, column 5, a 4 × 4 square set at its rows 2–5, columns 2–5; activated.
+    # Overlay 6000: 8 × 8 at row 3, column 5, its rows 2–3 and columns 3–7 set (0-based 1–2, 2–6); activated.
     bits = bytearray(8)  # 64 bits, LSB first
-    for y in range(2, 6):
-        for x in range(2, 6):
+    for y in range(1, 3):
+        for x in range(2, 7):
             i = y * 8 + x
             bits[i // 8] |= 1 << (i % 8)
     ds.add_new(0x60000010, "US", 8)

@@ -53,7 +53,8 @@ struct DeidentifiedInstance
     QString originalSopInstanceUid;
     /// Why its pixels may still show who the patient is (empty: no reason known). Said to the reader, not hidden.
     QString burnedInWarning;
-    /// Free text kept as written (report texts, key image notes, annotation words): to be read before sharing.
+    /// Free text kept (report texts, key image notes, annotation words), the patient's names, IDs, accession number
+    /// and birth date replaced in it where written as such: to be read before sharing all the same.
     QStringList textsKept;
 };
 
