@@ -142,6 +142,16 @@ Result<KeyObjectSelection> readKeyObjectSelection(const ByteView &bytes)
             place.insert(text(instanceUid), {text(studyUid), text(seriesUid)});
         } while (evidence.gotoNextItem().good());
     }
+    // A reference, placed in its study and series by the evidence list.
+    auto referenceOf = [&](const DSRCompositeReferenceValue &value) {
+        ImageRef r;
+        r.sopClassUid = text(value.getSOPClassUID());
+        r.sopInstanceUid = text(value.getSOPInstanceUID());
+        const auto [studyUid, seriesUid] = place.value(r.sopInstanceUid);
+        r.studyInstanceUid = studyUid.isEmpty() ? out.identity.studyInstanceUid : studyUid;
+        r.seriesInstanceUid = seriesUid;
+        return r;
+    };
     DSRDocumentTree &tree = doc.getTree();
     if (tree.gotoRoot() == 0)
         return out;
@@ -161,12 +171,7 @@ Result<KeyObjectSelection> readKeyObjectSelection(const ByteView &bytes)
             break;
         case T::VT_Image: {
             DSRImageReferenceValue value = item.getImageReference();
-            ImageRef r;
-            r.sopClassUid = text(value.getSOPClassUID());
-            r.sopInstanceUid = text(value.getSOPInstanceUID());
-            const auto [studyUid, seriesUid] = place.value(r.sopInstanceUid);
-            r.studyInstanceUid = studyUid.isEmpty() ? out.identity.studyInstanceUid : studyUid;
-            r.seriesInstanceUid = seriesUid;
+            ImageRef r = referenceOf(value);
             const DSRImageFrameList &frames = value.getFrameList();
             if (frames.isEmpty()) {
                 out.images << r;
@@ -179,13 +184,7 @@ Result<KeyObjectSelection> readKeyObjectSelection(const ByteView &bytes)
             break;
         }
         case T::VT_Composite: {
-            const DSRCompositeReferenceValue &value = item.getCompositeReference();
-            ImageRef r;
-            r.sopClassUid = text(value.getSOPClassUID());
-            r.sopInstanceUid = text(value.getSOPInstanceUID());
-            const auto [studyUid, seriesUid] = place.value(r.sopInstanceUid);
-            r.studyInstanceUid = studyUid.isEmpty() ? out.identity.studyInstanceUid : studyUid;
-            r.seriesInstanceUid = seriesUid;
+            const ImageRef r = referenceOf(item.getCompositeReference());
             // An image referenced as COMPOSITE (some writers do when they do not know it is one): an image still.
             if (dcmIsImageStorageSOPClassUID(r.sopClassUid.toLatin1().constData()))
                 out.images << r;

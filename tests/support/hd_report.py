@@ -55,9 +55,10 @@ def read(path):
     json.dump(out, sys.stdout)
 
 
-def write(out, study, series, sop_class, sop_instance, patient_id):
+def evidence(name, study, series, sop_class, sop_instance, patient_id):
+    """The header of an image a document refers to, as highdicom takes its evidence."""
     image = Dataset()
-    image.PatientName = "FOREIGN^REPORT"
+    image.PatientName = name
     image.PatientID = patient_id
     image.PatientBirthDate = "19700101"
     image.PatientSex = "O"
@@ -71,6 +72,11 @@ def write(out, study, series, sop_class, sop_instance, patient_id):
     image.SOPClassUID = sop_class
     image.SOPInstanceUID = sop_instance
     image.Modality = "CT"
+    return image
+
+
+def write(out, study, series, sop_class, sop_instance, patient_id):
+    image = evidence("FOREIGN^REPORT", study, series, sop_class, sop_instance, patient_id)
     source = hd.sr.SourceImageForRegion(referenced_sop_class_uid=sop_class, referenced_sop_instance_uid=sop_instance)
     circle = hd.sr.ImageRegion(graphic_type=hd.sr.GraphicTypeValues.CIRCLE,
                                graphic_data=np.array([[20.0, 20.0], [25.0, 20.0]]), source_image=source)
@@ -113,21 +119,7 @@ def keys(out, title, study, series, sop_class, patient_id, *sop_instances):
     title, _, form = title.partition(":")
     images = []
     for sop_instance in sop_instances:
-        image = Dataset()
-        image.PatientName = "FOREIGN^KEYS"
-        image.PatientID = patient_id
-        image.PatientBirthDate = "19700101"
-        image.PatientSex = "O"
-        image.StudyInstanceUID = study
-        image.StudyID = "1"
-        image.StudyDate = "20240102"
-        image.StudyTime = "093000"
-        image.ReferringPhysicianName = ""
-        image.AccessionNumber = "HD1"
-        image.SeriesInstanceUID = series
-        image.SOPClassUID = sop_class
-        image.SOPInstanceUID = sop_instance
-        image.Modality = "CT"
+        image = evidence("FOREIGN^KEYS", study, series, sop_class, sop_instance, patient_id)
         if form != "composite":
             image.Rows, image.Columns, image.BitsAllocated, image.NumberOfFrames = 64, 48, 16, 1
         images.append(image)
