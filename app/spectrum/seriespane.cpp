@@ -646,9 +646,14 @@ void SeriesPane::updateOverlay(const ImageInfo *info)
     const DicomIdentity &id = m_study->identity;
     const SeriesSummary &series = m_study->series[m_series];
     ViewportOverlay o;
+    // The patient as the image in view names them (the study's list may have been made from another instance);
+    // where the two disagree, both are said.
+    const DicomIdentity &own = info && !info->identity.patientId.isEmpty() ? info->identity : id;
     o.topLeft = tr("%1\nID %2\n%3  %4")
-                    .arg(DicomIdentity::displayName(id.patientName), id.patientId,
-                         DicomIdentity::displayDate(id.patientBirthDate), id.patientSex);
+                    .arg(DicomIdentity::displayName(own.patientName), own.patientId,
+                         DicomIdentity::displayDate(own.patientBirthDate), own.patientSex);
+    if (&own != &id && (own.patientId != id.patientId || DicomIdentity::displayName(own.patientName) != DicomIdentity::displayName(id.patientName)))
+        o.topLeft += tr("\n⚠ the study is listed as %1, ID %2").arg(DicomIdentity::displayName(id.patientName), id.patientId);
     o.topRight = tr("%1\n%2\n%3 %4")
                      .arg(id.studyDescription, DicomIdentity::displayDate(id.studyDate), series.modality,
                           series.description);

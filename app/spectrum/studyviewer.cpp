@@ -264,10 +264,12 @@ void StudyViewer::resizeGrid(int rows, int columns, bool fill)
         delete gone;
     }
     while (m_panes.size() < wanted) {
-        // The first series not on screen yet; else the active pane's.
+        // The first series of images not on screen yet (a report or key object list is no picture); else the
+        // active pane's.
         int series = m_active ? m_active->seriesIndex() : 0;
         for (int s = 0; s < m_study.series.size(); ++s) {
-            if (std::none_of(m_panes.begin(), m_panes.end(), [s](SeriesPane *p) { return p->seriesIndex() == s; })) {
+            if (!isDocumentSeries(m_study.series[s])
+                && std::none_of(m_panes.begin(), m_panes.end(), [s](SeriesPane *p) { return p->seriesIndex() == s; })) {
                 series = s;
                 break;
             }

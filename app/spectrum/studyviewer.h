@@ -36,12 +36,6 @@ inline bool isKeyImageSeries(const SeriesSummary &s)
     return s.seriesInstanceUid.startsWith(QLatin1String("key:"));
 }
 
-/// A series of documents, not images: Structured Reports, Key Object Selections, Presentation States.
-inline bool isDocumentSeries(const SeriesSummary &s)
-{
-    return s.modality == QLatin1String("SR") || s.modality == QLatin1String("KO") || s.modality == QLatin1String("PR");
-}
-
 class PriorsPanel;
 class StudyStreamer;
 

@@ -101,8 +101,8 @@ int pick(const SeriesRule &r, const StudySummary &study, const QSet<int> &used)
     Score bestScore{};
     for (int i = 0; i < study.series.size(); ++i) {
         const SeriesSummary &s = study.series[i];
-        if (s.instances.isEmpty() || !admits(r, s))
-            continue;
+        if (s.instances.isEmpty() || isDocumentSeries(s) || !admits(r, s))
+            continue;  // a report or key object list is no picture to hang
         bool geometry = false;
         const bool planeMatches = !r.plane.isEmpty() && planeOf(s, &geometry) == r.plane;
         const double t = thicknessOf(s);
@@ -129,7 +129,7 @@ int mostLike(const SeriesSummary &like, const StudySummary &other)
     double bestScore = -1e18;
     for (int i = 0; i < other.series.size(); ++i) {
         const SeriesSummary &s = other.series[i];
-        if (s.instances.isEmpty())
+        if (s.instances.isEmpty() || isDocumentSeries(s))
             continue;
         double score = 0;
         if (!like.description.isEmpty() && s.description.simplified().compare(like.description.simplified(), Qt::CaseInsensitive) == 0)
@@ -254,7 +254,7 @@ HangingPlan ProtocolSet::plan(int index, const StudySummary &study, const StudyS
         if (placed.study < 0) {
             // What the rules left: the next series of the current study not on screen yet.
             for (int s = 0; s < study.series.size() && placed.study < 0; ++s) {
-                if (!used[0].contains(s) && !study.series[s].instances.isEmpty()) {
+                if (!used[0].contains(s) && !study.series[s].instances.isEmpty() && !isDocumentSeries(study.series[s])) {
                     placed.study = 0;
                     placed.series = s;
                 }
@@ -284,9 +284,10 @@ HangingPlan ProtocolSet::planFor(const StudySummary &study, const StudySummary *
     const QList<int> candidates = matching(study, prior != nullptr);
     if (!candidates.isEmpty())
         return plan(candidates.first(), study, prior);
-    HangingPlan plain;  // one pane, the first series: the reader lays it out
+    HangingPlan plain;  // one pane, the first series of images: the reader lays it out
+    const auto images = std::find_if(study.series.begin(), study.series.end(), [](const SeriesSummary &s) { return !isDocumentSeries(s); });
     if (!study.series.isEmpty())
-        plain.panes << PanePlacement{0, 0, QString()};
+        plain.panes << PanePlacement{0, images == study.series.end() ? 0 : int(images - study.series.begin()), QString()};
     plain.linkScroll = false;
     return plain;
 }

@@ -166,6 +166,15 @@ void tst_Incoming::namesInOtherAlphabetsEverywhereTheyAreShown()
     QVERIFY(tabs->tabText(tabs->currentIndex()).startsWith(QStringLiteral("Люкценберг, Иван")));
     QVERIFY(viewer->viewport()->overlay().topLeft.startsWith(QStringLiteral("Люкценберг, Иван")));
     QVERIFY(viewer->viewport()->overlay().topRight.startsWith(QStringLiteral("КТ головы")));
+    QVERIFY(!viewer->viewport()->overlay().topLeft.contains(QStringLiteral("⚠")));
+    // The study listed under another name (an instance of the study that names the patient otherwise): the image
+    // says whom it names, and that the list disagrees.
+    StudySummary relisted = viewer->study();
+    relisted.identity.patientName = QStringLiteral("Другой^Пациент");
+    QVERIFY(viewer->setStudy(relisted));
+    QTRY_VERIFY2(viewer->viewport()->overlay().topLeft.contains(QStringLiteral("⚠ the study is listed as Другой, Пациент")),
+                 qPrintable(viewer->viewport()->overlay().topLeft));
+    QVERIFY(viewer->viewport()->overlay().topLeft.startsWith(QStringLiteral("Люкценберг, Иван")));
 }
 
 /// A 10-frame MR, an Enhanced CT and an ultrasound loop that pydicom wrote: the wheel steps through frames, the

@@ -174,6 +174,20 @@ void tst_HangingProtocol::withoutAMatchTheSeriesInOrder()
     const HangingPlan mr = set.planFor(one, nullptr);
     QCOMPARE(nameOf(set, mr), QStringLiteral("MR brain"));
     QCOMPARE(mr.rows * mr.columns, 1);
+    // Documents are no pictures: a report, key images and a presentation state (listed first here) are never hung,
+    // not by a rule, not to fill a pane, not as the first series.
+    const StudySummary docs = study(QStringLiteral("MR BRAIN"), {series(QStringLiteral("SR"), QStringLiteral("Findings"), 1),
+                                                                 series(QStringLiteral("KO"), QStringLiteral("Key images"), 1),
+                                                                 series(QStringLiteral("PR"), QStringLiteral("View"), 1),
+                                                                 series(QStringLiteral("MR"), QStringLiteral("T2 axial"), 24)});
+    const HangingPlan withDocs = set.planFor(docs, nullptr);
+    QCOMPARE(withDocs.panes.size(), 1);
+    QCOMPARE(withDocs.panes[0].series, 3);
+    const StudySummary usDocs = study(QStringLiteral("US ABDOMEN"), {series(QStringLiteral("KO"), QStringLiteral("Key images"), 1),
+                                                                     series(QStringLiteral("US"), QStringLiteral("Liver"), 10)});
+    const HangingPlan plainDocs = set.planFor(usDocs, nullptr);
+    QCOMPARE(plainDocs.protocol, -1);
+    QCOMPARE(plainDocs.panes[0].series, 1);
 }
 
 void tst_HangingProtocol::theFileGoesBothWaysAndBrokenOnesSayWhy()

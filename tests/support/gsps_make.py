@@ -26,6 +26,20 @@ def refs(*sops):
     return Sequence(items)
 
 
+def overlay(ds, group, origin, bits, layer=None):
+    """An 8 × 8 overlay plane in `group` at `origin` (row, column); activated in `layer` when one is given."""
+    tag = group << 16
+    ds.add_new(tag | 0x0010, "US", 8)
+    ds.add_new(tag | 0x0011, "US", 8)
+    ds.add_new(tag | 0x0040, "CS", "G")
+    ds.add_new(tag | 0x0050, "SS", origin)
+    ds.add_new(tag | 0x0100, "US", 1)
+    ds.add_new(tag | 0x0102, "US", 0)
+    if layer:
+        ds.add_new(tag | 0x1001, "CS", layer)
+    ds.add_new(tag | 0x3000, "OW", bits)
+
+
 def main():
     out, study, series, a, b = sys.argv[1:6]
     ds = Dataset()
@@ -73,22 +87,9 @@ def main():
         for x in range(2, 7):
             i = y * 8 + x
             bits[i // 8] |= 1 << (i % 8)
-    ds.add_new(0x60000010, "US", 8)
-    ds.add_new(0x60000011, "US", 8)
-    ds.add_new(0x60000040, "CS", "G")
-    ds.add_new(0x60000050, "SS", [3, 5])
-    ds.add_new(0x60000100, "US", 1)
-    ds.add_new(0x60000102, "US", 0)
-    ds.add_new(0x60001001, "CS", "OVERLAYS")
-    ds.add_new(0x60003000, "OW", bytes(bits))
+    overlay(ds, 0x6000, [3, 5], bytes(bits), layer="OVERLAYS")
     # Overlay 6002: carried, not activated — not shown.
-    ds.add_new(0x60020010, "US", 8)
-    ds.add_new(0x60020011, "US", 8)
-    ds.add_new(0x60020040, "CS", "G")
-    ds.add_new(0x60020050, "SS", [1, 1])
-    ds.add_new(0x60020100, "US", 1)
-    ds.add_new(0x60020102, "US", 0)
-    ds.add_new(0x60023000, "OW", bytes([0xFF] * 8))
+    overlay(ds, 0x6002, [1, 1], bytes([0xFF] * 8))
     ds.PresentationLUTShape = "IDENTITY"
     ds.file_meta = FileMetaDataset()
     ds.file_meta.MediaStorageSOPClassUID = GSPS

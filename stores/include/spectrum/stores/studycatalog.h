@@ -41,6 +41,12 @@ struct SeriesSummary
     QList<InstanceRef> instances;  ///< by Instance Number, then SOP Instance UID
 };
 
+/// A series of documents, not images: Structured Reports, Key Object Selections, Presentation States.
+inline bool isDocumentSeries(const SeriesSummary &s)
+{
+    return s.modality == QLatin1String("SR") || s.modality == QLatin1String("KO") || s.modality == QLatin1String("PR");
+}
+
 struct StudySummary
 {
     DicomIdentity identity;        ///< the study- and patient-level fields (series/instance fields empty)
