@@ -20,6 +20,8 @@ packages=(
   libopenjp2-tools
   # pydicom (Debian's, for /usr/bin/python3): test files written by a toolkit that is not ours
   python3-pydicom python3-numpy
+  # VTK's Python modules: the reference reformatting (vtkImageReslice) that MPR planes are checked and benchmarked against
+  python3-vtk9
   # venv: the test peers from PyPI (highdicom…) go into a venv the tests make (tests/support/pyvenv.sh)
   python3-venv
   # test peers: a real PACS and an HTTP client to talk to it; xvfb for running the GUI without a display

@@ -32,6 +32,7 @@ QList<Command> blobCommands();     ///< get, put, stat, ls
 QList<Command> archiveCommands();  ///< stores, find, fetch, export, listen
 QList<Command> prefetchCommands(); ///< prefetch
 QList<Command> findingsCommands(); ///< findings, deidentify
+QList<Command> reformatCommands(); ///< reformat
 
 /// The workstation's disk cache (its folder and budget from the environment or the defaults).
 Result<std::unique_ptr<FileStore>> openCache();

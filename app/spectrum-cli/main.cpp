@@ -18,7 +18,7 @@ namespace {
 
 QList<Command> allCommands()
 {
-    return cli::cacheCommands() + cli::imageCommands() + cli::blobCommands() + cli::archiveCommands() + cli::prefetchCommands() + cli::findingsCommands();
+    return cli::cacheCommands() + cli::imageCommands() + cli::blobCommands() + cli::archiveCommands() + cli::prefetchCommands() + cli::findingsCommands() + cli::reformatCommands();
 }
 
 /// The usage, from the command table (help2man makes the manual page of it: docs/man).

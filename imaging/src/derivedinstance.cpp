@@ -70,7 +70,36 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     }
     if (Error e = dcmtk::writeNativePixels(ds, pixels, bitsStored); e.isError())
         return e;
-    if (pixels.width() != oldColumns || pixels.height() != oldRows) {
+    if (derivation.plane) {
+        // A plane cut from a volume: its own place, spacing and values' rescale.
+        const DerivedPlane &plane = *derivation.plane;
+        auto numbers = [](const auto &values) {
+            QStringList s;
+            for (double v : values)
+                s << QString::number(v, 'g', 10);
+            return s.join(QLatin1Char('\\'));
+        };
+        put(ds, DCM_ImagePositionPatient, numbers(plane.position));
+        put(ds, DCM_ImageOrientationPatient, numbers(plane.orientation));
+        put(ds, DCM_PixelSpacing, numbers(std::array<double, 2>{plane.rowSpacing, plane.columnSpacing}));
+        if (plane.sliceThickness > 0)
+            put(ds, DCM_SliceThickness, QString::number(plane.sliceThickness, 'g', 10));
+        else
+            ds->findAndDeleteElement(DCM_SliceThickness);
+        // An enhanced original's per-frame geometry no longer holds either.
+        for (const DcmTagKey &gone : {DCM_SliceLocation, DCM_SpacingBetweenSlices, DCM_TablePosition, DCM_SharedFunctionalGroupsSequence,
+                                      DCM_PerFrameFunctionalGroupsSequence, DCM_FrameIncrementPointer})
+            ds->findAndDeleteElement(gone);
+        put(ds, DCM_RescaleSlope, QString::number(plane.rescaleSlope, 'g', 10));
+        put(ds, DCM_RescaleIntercept, QString::number(plane.rescaleIntercept, 'g', 10));
+        if (plane.paddingValue) {
+            if (pixels.isSignedFormat())
+                ds->putAndInsertSint16(DCM_PixelPaddingValue, Sint16(*plane.paddingValue));
+            else
+                ds->putAndInsertUint16(DCM_PixelPaddingValue, Uint16(*plane.paddingValue));
+        }
+        put(ds, DCM_InstanceNumber, QStringLiteral("1"));
+    } else if (pixels.width() != oldColumns || pixels.height() != oldRows) {
         // Resampled: the spacing scales; position and orientation of the original grid no longer hold.
         OFString spacing;
         double rowSpacing = 0, columnSpacing = 0;
@@ -97,7 +126,8 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     put(ds, DCM_SeriesDescription, description.left(64));
     // DERIVED\SECONDARY, and the original's further values (AXIAL, LOCALIZER, …) that say what the image shows.
     QStringList imageType = dcmtk::getString(ds, DCM_ImageType).split(QLatin1Char('\\'));
-    imageType = QStringList{QStringLiteral("DERIVED"), QStringLiteral("SECONDARY")} + (imageType.size() > 2 ? imageType.mid(2) : QStringList());
+    imageType = QStringList{QStringLiteral("DERIVED"), QStringLiteral("SECONDARY")}
+        + (derivation.plane ? derivation.plane->imageTypeValues : imageType.size() > 2 ? imageType.mid(2) : QStringList());
     put(ds, DCM_ImageType, imageType.join(QLatin1Char('\\')));
     put(ds, DCM_DerivationDescription, derivation.description);
     if (sopClass == QLatin1String(UID_SecondaryCaptureImageStorage) && dcmtk::getString(ds, DCM_ConversionType).isEmpty())
@@ -115,6 +145,17 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
         return Error(ErrorCode::Internal, QStringLiteral("cannot write the Source Image Sequence"));
     put(source, DCM_ReferencedSOPClassUID, sourceClass);
     put(source, DCM_ReferencedSOPInstanceUID, sourceInstance);
+    if (derivation.plane) {
+        for (const auto &[cls, instance] : derivation.plane->sources) {
+            if (instance == sourceInstance)
+                continue;
+            DcmItem *more = nullptr;
+            if (ds->findOrCreateSequenceItem(DCM_SourceImageSequence, more, -2).bad() || !more)
+                return Error(ErrorCode::Internal, QStringLiteral("cannot write the Source Image Sequence"));
+            put(more, DCM_ReferencedSOPClassUID, cls);
+            put(more, DCM_ReferencedSOPInstanceUID, instance);
+        }
+    }
 
     // A new file meta header for the new instance and syntax.
     file.getMetaInfo()->clear();

@@ -217,6 +217,17 @@ Result<DicomIdentity> readDicomIdentityWithDcmtk(const ByteView &bytes)
     return readIdentity(ff.getDataset());
 }
 
+Result<ImageInfo> readDicomImageInfo(const ByteView &bytes)
+{
+    if (!hasPart10Preamble(bytes.data(), bytes.size()))
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("not a DICOM file (no DICM preamble)"));
+    registerCodecs();
+    DcmFileFormat ff;
+    if (Error e = parse(bytes, ff, ParseExtent::HeaderOnly); e.isError())
+        return e;
+    return readImageInfo(ff.getDataset());
+}
+
 Result<DecodedImage> decodeDicomFile(const QString &path)
 {
     QFile file(path);

@@ -61,6 +61,14 @@ Vector3 VolumeGeometry::patientPoint(double c, double r, double s) const
     return p;
 }
 
+QList<VolumeSlice> volumeSlices(const QString &key, const ImageInfo &info)
+{
+    QList<VolumeSlice> slices;
+    for (int f = 0; f < std::max(1, info.frames); ++f)
+        slices << VolumeSlice{key, f, info.frames > 1 ? info.frame(f) : info};
+    return slices;
+}
+
 VolumeGeometry volumeGeometry(const QList<VolumeSlice> &slices)
 {
     VolumeGeometry g;

@@ -11,7 +11,27 @@
 #include "spectrum/core/result.h"
 #include "spectrum/imaging/pixelbuffer.h"
 
+#include <QList>
+
+#include <array>
+#include <optional>
+#include <utility>
+
 namespace spectrum {
+
+/// Where a reformatted image (a plane cut through a volume) lies and what it was made from: written in place of
+/// the original's geometry.
+struct DerivedPlane
+{
+    std::array<double, 3> position{};      ///< Image Position (Patient)
+    std::array<double, 6> orientation{};   ///< Image Orientation (Patient)
+    double rowSpacing = 0, columnSpacing = 0;
+    double sliceThickness = 0;             ///< a slab's thickness; 0: Slice Thickness removed
+    double rescaleSlope = 1, rescaleIntercept = 0;
+    std::optional<int> paddingValue;       ///< Pixel Padding Value: where the plane has no value
+    QStringList imageTypeValues;           ///< Image Type after DERIVED\SECONDARY (REFORMATTED, MAX_IP…)
+    QList<std::pair<QString, QString>> sources;  ///< SOP Class and Instance UIDs of the images it was made from
+};
 
 struct Derivation
 {
@@ -19,6 +39,7 @@ struct Derivation
     QString seriesInstanceUid;  ///< the derived series (share it between the instances of one series); empty: new
     QString seriesDescription;  ///< empty: the original's with " (processed)"
     int seriesNumber = 0;       ///< 0: the original's + 1000
+    std::optional<DerivedPlane> plane;  ///< set: a plane cut from a volume (its own geometry and sources)
 };
 
 struct DerivedInstance

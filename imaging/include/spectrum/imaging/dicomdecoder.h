@@ -26,6 +26,10 @@ Result<DecodedImage> decodeDicomFile(const QString &path);
 /// DICOM Part 10 file; an error when they claim to be one but cannot be parsed.
 Result<DicomIdentity> readDicomIdentity(const ByteView &bytes);
 
+/// What an image is — geometry, encoding, rescale, windows, per-frame attributes — from its header alone (the
+/// pixels are not decoded): a volume is laid out from its slices' headers before their pixels come.
+Result<ImageInfo> readDicomImageInfo(const ByteView &bytes);
+
 /// Starts loading DCMTK's data dictionary on a thread of its own, now. DCMTK loads it at the first parse, from
 /// a text file (tens of milliseconds): a program that will parse DICOM soon (a fetch, the viewer) calls this at
 /// its start, so that the first instance does not wait for it (and registers the decoders). Any later parse waits

@@ -22,9 +22,14 @@ using Vector3 = std::array<double, 3>;
 /// One slice of the series, as its header says (a frame of a multi-frame image is one too).
 struct VolumeSlice
 {
-    QString key;        ///< whatever names it for the caller (a cache key, "uid#frame")
+    QString key;        ///< whatever names it for the caller (a cache key, a file)
+    int frame = 0;      ///< which frame of that image
     ImageInfo info;     ///< its geometry: position, orientation, spacing, rows and columns, frame of reference
 };
+
+/// The slices an image gives: one, or one per frame of a multi-frame image (an enhanced CT or MR), each with that
+/// frame's own position, orientation, spacing and rescale.
+QList<VolumeSlice> volumeSlices(const QString &key, const ImageInfo &info);
 
 struct VolumeGeometry
 {

@@ -1,0 +1,217 @@
+#include "spectrum/imaging/volume.h"
+
+#include <QDir>
+#include <QFile>
+#include <QObject>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace spectrum {
+
+namespace {
+
+bool same(double a, double b)
+{
+    return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)});
+}
+
+/// The offset (in voxel units) that brings a slice's stored values to the volume's rescale, when it is a whole
+/// number: voxel = stored + offset.
+bool wholeOffset(double intercept, double volumeIntercept, double slope, long long *offset)
+{
+    const double o = (intercept - volumeIntercept) / slope;
+    *offset = std::llround(o);
+    return std::abs(o - double(*offset)) <= 1e-6;
+}
+
+} // namespace
+
+Result<std::shared_ptr<Volume>> Volume::create(const VolumeGeometry &geometry, const QList<VolumeSlice> &slices, qint64 memoryLimit,
+                                               const QString &spillFolder)
+{
+    if (!geometry.ok)
+        return Error(ErrorCode::InvalidArgument, geometry.refusal);
+    if (geometry.columns < 2 || geometry.rows < 2)
+        return Error(ErrorCode::Unsupported, QObject::tr("its slices are %1 × %2 pixels: too small to reformat").arg(geometry.columns).arg(geometry.rows));
+    const int filledSlots = int(geometry.slotCount - geometry.missing.size());
+    if (geometry.slotCount > 4 * filledSlots + 16)
+        return Error(ErrorCode::Unsupported, QObject::tr("its %1 slices are spread over %2 places: too sparse to be one volume")
+                                                 .arg(filledSlots).arg(geometry.slotCount));
+    std::shared_ptr<Volume> v(new Volume);
+    v->m_geometry = geometry;
+    v->m_sliceSlot.assign(size_t(slices.size()), -1);
+    for (int s = 0; s < geometry.slotCount; ++s)
+        if (geometry.slotSlice[s] >= 0)
+            v->m_sliceSlot[size_t(geometry.slotSlice[s])] = s;
+    for (const VolumeSlice &s : slices)
+        v->m_slices << s.info;
+
+    // One rescale for all: the first slice's; the others must share its slope and differ by whole voxel steps.
+    const ImageInfo *first = nullptr;
+    for (int slot = 0; slot < geometry.slotCount && !first; ++slot)
+        if (geometry.slotSlice[slot] >= 0)
+            first = &slices[geometry.slotSlice[slot]].info;
+    Q_ASSERT(first);
+    v->m_slope = first->rescaleSlope;
+    v->m_intercept = first->rescaleIntercept;
+    v->m_rescaleType = first->rescaleType;
+    if (v->m_slope == 0 || !std::isfinite(v->m_slope) || !std::isfinite(v->m_intercept))
+        return Error(ErrorCode::Unsupported, QObject::tr("its Rescale Slope is %1: its values have no meaning").arg(v->m_slope));
+    for (int slot = 0; slot < geometry.slotCount; ++slot) {
+        if (geometry.slotSlice[slot] < 0)
+            continue;
+        const ImageInfo &info = slices[geometry.slotSlice[slot]].info;
+        if (!info.isMonochrome() || info.samplesPerPixel != 1)
+            return Error(ErrorCode::Unsupported, QObject::tr("it is not a gray image (%1): only gray images are reformatted").arg(info.photometricName));
+        if (info.floatSamples || info.bitsAllocated > 16)
+            return Error(ErrorCode::Unsupported, QObject::tr("its pixels are %1-bit%2: only images of up to 16 bits are reformatted")
+                                                     .arg(info.bitsAllocated).arg(info.floatSamples ? QObject::tr(" real numbers") : QString()));
+        long long offset = 0;
+        if (!same(info.rescaleSlope, v->m_slope) || !wholeOffset(info.rescaleIntercept, v->m_intercept, v->m_slope, &offset))
+            return Error(ErrorCode::Unsupported, QObject::tr("its slices are rescaled differently (slope %1, intercept %2 and slope %3, intercept %4): "
+                                                             "one 16-bit volume cannot hold all their values exactly")
+                                                     .arg(v->m_slope).arg(v->m_intercept).arg(info.rescaleSlope).arg(info.rescaleIntercept));
+        if (info.rescaleType != v->m_rescaleType)
+            return Error(ErrorCode::Unsupported, QObject::tr("its slices' values are in different units (%1 and %2)").arg(v->m_rescaleType, info.rescaleType));
+        if (info.isSigned || offset != 0)
+            v->m_signed = v->m_signed || info.isSigned || offset < 0;
+    }
+    v->m_valueInfo = *first;
+    v->m_valueInfo.frames = 1;
+    v->m_valueInfo.perFrame.clear();
+    v->m_valueInfo.frameTimeVectorMs.clear();
+    v->m_valueInfo.notes.clear();
+    v->m_valueInfo.isSigned = v->m_signed;
+    v->m_valueInfo.bitsAllocated = 16;
+    v->m_valueInfo.bitsStored = 16;
+    v->m_valueInfo.highBit = 15;
+
+    v->m_slotVoxels = qsizetype(geometry.columns) * geometry.rows;
+    v->m_bytes = PixelBuffer::checkedByteCount(PixelFormat::Gray16, geometry.columns, geometry.rows, geometry.slotCount);
+    if (v->m_bytes < 0)
+        return Error(ErrorCode::Unsupported, QObject::tr("the volume would be too large (%1 × %2 × %3)").arg(geometry.columns).arg(geometry.rows).arg(geometry.slotCount));
+    if (v->m_bytes <= memoryLimit) {
+        void *p = mmap(nullptr, size_t(v->m_bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return Error(ErrorCode::Io, QObject::tr("no memory for the volume (%1 MB): %2").arg(v->m_bytes >> 20).arg(QString::fromLocal8Bit(std::strerror(errno))));
+        v->m_voxels = static_cast<quint16 *>(p);
+    } else {
+        // Larger than it may take: in a file the system pages. Space is reserved now, so a full disk is an error
+        // here and never a fault while a slice is written.
+        const QString folder = spillFolder.isEmpty() ? QDir::tempPath() : spillFolder;
+        QByteArray path = QFile::encodeName(QDir(folder).filePath(QStringLiteral("volume-XXXXXX")));
+        const int fd = mkstemp(path.data());
+        if (fd < 0)
+            return Error(ErrorCode::Io, QObject::tr("cannot make the volume's file in %1: %2").arg(folder, QString::fromLocal8Bit(std::strerror(errno))));
+        unlink(path.constData());
+        const int reserved = posix_fallocate(fd, 0, off_t(v->m_bytes));
+        void *p = reserved == 0 ? mmap(nullptr, size_t(v->m_bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+        const int why = reserved != 0 ? reserved : errno;
+        close(fd);
+        if (p == MAP_FAILED)
+            return Error(ErrorCode::Io, QObject::tr("cannot keep the volume (%1 MB) in %2: %3")
+                                            .arg(v->m_bytes >> 20).arg(folder, QString::fromLocal8Bit(std::strerror(why))));
+        v->m_voxels = static_cast<quint16 *>(p);
+        v->m_spilled = true;
+    }
+    v->m_state.reset(new std::atomic<quint8>[size_t(geometry.slotCount)]);
+    for (int s = 0; s < geometry.slotCount; ++s)
+        v->m_state[size_t(s)].store(quint8(geometry.slotSlice[s] >= 0 ? SlotState::Arriving : SlotState::Missing), std::memory_order_relaxed);
+    return v;
+}
+
+Volume::~Volume()
+{
+    if (m_voxels)
+        munmap(m_voxels, size_t(m_bytes));
+}
+
+void Volume::refuse(int slice, const QString &why)
+{
+    if (slice < 0 || slice >= int(m_sliceSlot.size()) || m_sliceSlot[size_t(slice)] < 0)
+        return;
+    const int slot = m_sliceSlot[size_t(slice)];
+    m_state[size_t(slot)].store(quint8(SlotState::Refused), std::memory_order_release);
+    std::lock_guard<std::mutex> lock(m_notesLock);
+    m_notes << QObject::tr("slice %1 left out: %2").arg(slot + 1).arg(why);
+}
+
+Error Volume::fill(int slice, const PixelBuffer &pixels, int frame)
+{
+    if (slice < 0 || slice >= int(m_sliceSlot.size()) || m_sliceSlot[size_t(slice)] < 0)
+        return Error(ErrorCode::InvalidArgument, QObject::tr("slice %1 is not in the volume").arg(slice));
+    const int slot = m_sliceSlot[size_t(slice)];
+    auto refused = [&](const QString &why) {
+        refuse(slice, why);
+        return Error(ErrorCode::InvalidArgument, why);
+    };
+    if (pixels.width() != columns() || pixels.height() != rows() || frame < 0 || frame >= pixels.frames())
+        return refused(QObject::tr("its pixels (%1 × %2) are not those its header gave (%3 × %4)")
+                           .arg(pixels.width()).arg(pixels.height()).arg(columns()).arg(rows()));
+    if (slotState(slot) == SlotState::Filled)
+        return {};  // already in: planes may be reading it
+    const ImageInfo &info = m_slices[slice];
+    long long offset = 0;
+    wholeOffset(info.rescaleIntercept, m_intercept, m_slope, &offset);
+    const long long lo = m_signed ? -32768 : 0, hi = m_signed ? 32767 : 65535;
+    quint16 *dst = m_voxels + qsizetype(slot) * m_slotVoxels;
+    const uchar *src = pixels.frameData(frame);
+    const qsizetype n = m_slotVoxels;
+    bool inRange = true;
+    auto put = [&](const auto *s) {
+        for (qsizetype i = 0; i < n; ++i) {
+            const long long value = (long long)(s[i]) + offset;
+            inRange = inRange && value >= lo && value <= hi;
+            dst[i] = quint16(value);
+        }
+    };
+    switch (pixels.format()) {
+    case PixelFormat::Gray8: put(reinterpret_cast<const quint8 *>(src)); break;
+    case PixelFormat::Gray8Signed: put(reinterpret_cast<const qint8 *>(src)); break;
+    case PixelFormat::Gray16:
+        if (offset == 0 && !m_signed)
+            std::memcpy(dst, src, size_t(n) * 2);
+        else
+            put(reinterpret_cast<const quint16 *>(src));
+        break;
+    case PixelFormat::Gray16Signed:
+        if (offset == 0 && m_signed)
+            std::memcpy(dst, src, size_t(n) * 2);
+        else
+            put(reinterpret_cast<const qint16 *>(src));
+        break;
+    default:
+        return refused(QObject::tr("its pixels are not gray integers"));
+    }
+    if (!inRange)
+        return refused(QObject::tr("its values do not fit the volume's 16 bits"));
+    if (m_state[size_t(slot)].exchange(quint8(SlotState::Filled), std::memory_order_acq_rel) != quint8(SlotState::Filled))
+        m_filled.fetch_add(1, std::memory_order_acq_rel);
+    return {};
+}
+
+std::vector<SlotState> Volume::slotStates() const
+{
+    std::vector<SlotState> states(static_cast<size_t>(slotCount()));
+    for (int s = 0; s < slotCount(); ++s)
+        states[size_t(s)] = slotState(s);
+    return states;
+}
+
+QStringList Volume::notes() const
+{
+    QStringList n = m_geometry.notes + m_geometry.unevenSpacing;
+    if (!m_geometry.missing.isEmpty())
+        n << QObject::tr("%n slice(s) missing from the series' run (shown as missing, never interpolated)", nullptr, int(m_geometry.missing.size()));
+    if (m_spilled)
+        n << QObject::tr("the volume (%1 MB) is larger than the memory it may take: kept on disk").arg(m_bytes >> 20);
+    std::lock_guard<std::mutex> lock(m_notesLock);
+    return n + m_notes;
+}
+
+} // namespace spectrum
