@@ -39,6 +39,8 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
     }
     m_image = DecodedImage{image.info.frame(m_frame), image.pixels};
     m_shown = shown.pixels.isNull() ? image : shown;
+    m_noValue.clear();
+    m_noValueHatch = QImage();
     m_filterNote = filterNote;
     m_valueRows = valueRows < 0 ? image.info.rows : std::min(valueRows, image.info.rows);
     if (key != m_key) {
@@ -102,6 +104,8 @@ void ImageViewport::clear(const QString &message, bool keepOverlay)
     m_shown = DecodedImage();
     m_frame = 0;
     m_masks.clear();
+    m_noValue.clear();
+    m_noValueHatch = QImage();
     m_filterNote.clear();
     m_valueRows = 0;
     m_rendered = QImage();
@@ -306,6 +310,8 @@ QString ImageViewport::pixelReadout() const
         return QString();
     if (!valueKnown(px->y()))
         return tr("x %1 y %2  (not here yet)").arg(px->x()).arg(px->y());
+    if (hasNoValue(*px))
+        return tr("x %1 y %2  no value: %3").arg(px->x()).arg(px->y()).arg(m_noValueWhy);
     if (m_image.pixels.format() == PixelFormat::Rgb24) {  // colour: the three samples as stored
         const uchar *rgb = m_image.pixels.frameData(m_frame) + 3 * (qsizetype(px->y()) * m_image.pixels.width() + px->x());
         return tr("x %1 y %2  = R %3 G %4 B %5").arg(px->x()).arg(px->y()).arg(rgb[0]).arg(rgb[1]).arg(rgb[2]);
@@ -318,6 +324,31 @@ QString ImageViewport::pixelReadout() const
     const QString shown = std::fabs(value - std::round(value)) < 1e-9 && std::fabs(value) < 1e15 ? QString::number(value, 'f', 0) : QString::number(value, 'g', 6);
     return tr("x %1 y %2  = %3%4").arg(px->x()).arg(px->y()).arg(shown)
         .arg(unit.isEmpty() ? QString() : QLatin1Char(' ') + unit);
+}
+
+void ImageViewport::setNoValue(const QByteArray &mask, const QString &why)
+{
+    const int w = m_image.info.columns, h = m_image.info.rows;
+    m_noValue = mask.size() == qsizetype(w) * h ? mask : QByteArray();
+    m_noValueWhy = why;
+    m_noValueHatch = QImage();
+    if (!m_noValue.isEmpty()) {
+        // Dark amber stripes on black: unlike any anatomy in any window.
+        m_noValueHatch = QImage(w, h, QImage::Format_ARGB32_Premultiplied);
+        for (int y = 0; y < h; ++y) {
+            auto *row = reinterpret_cast<QRgb *>(m_noValueHatch.scanLine(y));
+            for (int x = 0; x < w; ++x)
+                row[x] = m_noValue[qsizetype(y) * w + x] == 0 ? 0u : ((x + y) / 2) % 2 ? qRgb(96, 64, 0) : qRgb(0, 0, 0);
+        }
+    }
+    ++m_measureVersion;
+    update();
+}
+
+bool ImageViewport::hasNoValue(QPoint pixel) const
+{
+    return !m_noValue.isEmpty() && pixel.x() >= 0 && pixel.y() >= 0 && pixel.x() < m_image.info.columns && pixel.y() < m_image.info.rows
+        && m_noValue[qsizetype(pixel.y()) * m_image.info.columns + pixel.x()] != 0;
 }
 
 void ImageViewport::rerender(std::optional<PrerenderedFrame> ready)
@@ -402,6 +433,12 @@ void ImageViewport::paintEvent(QPaintEvent *)
             p.setTransform(t);
             for (const ViewportMask &m : m_masks)
                 p.drawImage(QRectF(0, 0, m_image.info.columns, m_image.info.rows), m.image);
+            p.restore();
+        }
+        if (!m_noValueHatch.isNull()) {  // pixels without a value, never shown as if they had one
+            p.save();
+            p.setTransform(t);
+            p.drawImage(QRectF(0, 0, m_image.info.columns, m_image.info.rows), m_noValueHatch);
             p.restore();
         }
         paintPresentation(p, t);

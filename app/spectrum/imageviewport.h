@@ -183,6 +183,12 @@ public:
     /// How the words of an arrow or a text are asked for (default: a dialog); nothing: the drawing is cancelled.
     void setTextPrompt(std::function<std::optional<QString>(const QString &current)> prompt) { m_textPrompt = std::move(prompt); }
 
+    /// Pixels of the image in view that hold no value (one byte a pixel, nonzero: none) and why — a reformatted
+    /// plane's gaps, slices still arriving, outside the volume: hatched on screen, no value read there, no region
+    /// statistics over them. setImage() and clear() end it.
+    void setNoValue(const QByteArray &mask, const QString &why);
+    bool hasNoValue(QPoint pixel) const;
+
     /// How much of the image is in: 1 complete; below 1 the overlay says it is still arriving.
     void setCompleteness(double fraction);
     double completeness() const { return m_completeness; }
@@ -337,6 +343,9 @@ private:
     QString m_modeText;
     QList<ViewportMask> m_masks;
     bool m_masksVisible = true;
+    QByteArray m_noValue;     ///< setNoValue()
+    QString m_noValueWhy;
+    QImage m_noValueHatch;    ///< its pixels, hatched (ARGB, the image's size)
     QString m_message;
 };
 

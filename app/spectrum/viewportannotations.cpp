@@ -143,7 +143,7 @@ QList<Annotation> ImageViewport::measurements() const
 
 QList<MeasuredValue> ImageViewport::valuesOf(const Annotation &a) const
 {
-    return measure(a, m_image, m_frame, m_valueRows < m_image.info.rows ? m_valueRows : -1);
+    return measure(a, m_image, m_frame, m_valueRows < m_image.info.rows ? m_valueRows : -1, m_noValue);
 }
 
 QString ImageViewport::measurementText(const Annotation &a) const

@@ -220,8 +220,24 @@ Annotation translated(const Annotation &a, QPointF delta)
     return moved;
 }
 
-QList<MeasuredValue> measure(const Annotation &a, const DecodedImage &image, int frame, int valueRows)
+QList<MeasuredValue> measure(const Annotation &a, const DecodedImage &image, int frame, int valueRows, const QByteArray &noValue)
 {
+    const int w = image.info.columns, h = image.info.rows;
+    const bool masked = noValue.size() == qsizetype(w) * h;
+    auto hasValue = [&](int x, int y) { return !masked || noValue[qsizetype(y) * w + x] == 0; };
+    /// Whether every pixel of the box around `outline` holds a value (a region's statistics need them all).
+    auto allValued = [&](const QList<QPointF> &outline) {
+        if (!masked)
+            return true;
+        double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300;
+        for (const QPointF &q : outline)
+            x0 = std::min(x0, q.x()), y0 = std::min(y0, q.y()), x1 = std::max(x1, q.x()), y1 = std::max(y1, q.y());
+        for (int y = std::max(0, int(std::floor(y0))); y <= std::min(h - 1, int(std::ceil(y1))); ++y)
+            for (int x = std::max(0, int(std::floor(x0))); x <= std::min(w - 1, int(std::ceil(x1))); ++x)
+                if (!hasValue(x, y))
+                    return false;
+        return true;
+    };
     QList<MeasuredValue> values;
     if (!isWellFormed(a))
         return values;
@@ -255,7 +271,7 @@ QList<MeasuredValue> measure(const Annotation &a, const DecodedImage &image, int
     }
     case AnnotationKind::Point: {
         const std::optional<QPoint> pixel = pixelAt(info, p[0]);
-        if (pixel && !image.pixels.isNull() && (valueRows < 0 || pixel->y() < valueRows)) {
+        if (pixel && !image.pixels.isNull() && (valueRows < 0 || pixel->y() < valueRows) && hasValue(pixel->x(), pixel->y())) {
             const auto [ucum, shown] = valueUnit(info);
             values << MeasuredValue{Quantity::Value, modalityValueAt(image, frame, *pixel), ucum, shown, 1};
         }
@@ -275,8 +291,8 @@ QList<MeasuredValue> measure(const Annotation &a, const DecodedImage &image, int
         double bottom = 0;
         for (const QPointF &q : outline(a))
             bottom = std::max(bottom, q.y());
-        if (s.pixels == 0 || (valueRows >= 0 && bottom > valueRows))
-            break;  // no pixel inside, or rows not in yet (they read as zeros): the area alone
+        if (s.pixels == 0 || (valueRows >= 0 && bottom > valueRows) || !allValued(outline(a)))
+            break;  // no pixel inside, rows not in yet (they read as zeros) or pixels without a value: the area alone
         const auto [ucum, shown] = valueUnit(info);
         values << MeasuredValue{Quantity::Mean, s.mean, ucum, shown, s.pixels}
                << MeasuredValue{Quantity::StandardDeviation, s.standardDeviation, ucum, shown, s.pixels}

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <type_traits>
 
 namespace spectrum {
 
@@ -210,26 +211,42 @@ ReformattedImage reformat(const Volume &volume, const ReformatPlane &plane, QThr
         }
     }
 
-    // Absent pixels: counted, and given a value no present pixel has.
+    // Absent pixels: counted, and given a value no present pixel has (the format's lowest or highest when free,
+    // else the first value unused).
     const quint8 *ab = reinterpret_cast<const quint8 *>(out.absence.constData());
     const qsizetype n = qsizetype(w) * h;
-    for (qsizetype i = 0; i < n; ++i)
-        ++out.absentPixels[ab[i]];
+    out.absentPixels[0] = int(std::count(ab, ab + n, quint8(0)));
     if (out.absentPixels[0] < n) {
-        std::unique_ptr<std::bitset<65536>> used(new std::bitset<65536>);
-        const quint16 *px = reinterpret_cast<const quint16 *>(out.pixels.frameData(0));
-        const int bias = volume.isSigned() ? 32768 : 0;
         for (qsizetype i = 0; i < n; ++i)
-            if (ab[i] == 0)
-                used->set(size_t((volume.isSigned() ? int(qint16(px[i])) : int(px[i])) + bias));
-        int free = 0;
-        while (free < 65535 && used->test(size_t(free)))
-            ++free;
-        out.paddingValue = free - bias;
-        quint16 *wpx = reinterpret_cast<quint16 *>(out.pixels.frameData(0));
-        for (qsizetype i = 0; i < n; ++i)
-            if (ab[i] != 0)
-                wpx[i] = quint16(out.paddingValue);
+            ++out.absentPixels[ab[i]];
+        out.absentPixels[0] /= 2;  // counted twice
+        auto pad = [&](auto *px, int lowest, int highest) {
+            int lo = highest, hi = lowest;
+            for (qsizetype i = 0; i < n; ++i) {
+                const int v = ab[i] == 0 ? int(px[i]) : lo;
+                lo = std::min(lo, v);
+                hi = std::max(hi, ab[i] == 0 ? int(px[i]) : hi);
+            }
+            int free = lo > lowest ? lowest : hi < highest ? highest : lowest;
+            if (lo <= lowest && hi >= highest) {
+                std::unique_ptr<std::bitset<65536>> used(new std::bitset<65536>);
+                for (qsizetype i = 0; i < n; ++i)
+                    if (ab[i] == 0)
+                        used->set(size_t(int(px[i]) - lowest));
+                free = 0;
+                while (free < 65535 && used->test(size_t(free)))
+                    ++free;
+                free += lowest;
+            }
+            out.paddingValue = free;
+            using T = std::remove_pointer_t<decltype(px)>;
+            for (qsizetype i = 0; i < n; ++i)
+                px[i] = ab[i] != 0 ? T(free) : px[i];
+        };
+        if (volume.isSigned())
+            pad(reinterpret_cast<qint16 *>(out.pixels.frameData(0)), -32768, 32767);
+        else
+            pad(reinterpret_cast<quint16 *>(out.pixels.frameData(0)), 0, 65535);
     } else {
         out.absence.clear();
     }

@@ -9,6 +9,8 @@
 
 #include "spectrum/imaging/dicomdecoder.h"
 
+#include <QByteArray>
+
 #include <QList>
 #include <QMetaType>
 #include <QPointF>
@@ -106,8 +108,10 @@ QString quantityName(Quantity q);
 /// What `a` measures on `image` at `frame` (0-based): lengths in mm ({pixels} without Pixel Spacing), angles in
 /// degrees (the image's aspect taken into account), region area and statistics of the modality values, the value
 /// under a point. Nothing for arrows and text. Statistics only over rows 0…`valueRows`−1 when given (an image
-/// still arriving): a region reaching further gets its area alone.
-QList<MeasuredValue> measure(const Annotation &a, const DecodedImage &image, int frame, int valueRows = -1);
+/// still arriving): a region reaching further gets its area alone. `noValue` (one byte a pixel of the frame, when
+/// given): pixels that hold no value (a reformatted plane's gaps) — no value under a point there, and a region that
+/// touches one gets its area alone.
+QList<MeasuredValue> measure(const Annotation &a, const DecodedImage &image, int frame, int valueRows = -1, const QByteArray &noValue = QByteArray());
 
 /// The values as the overlay and the findings list show them: "42.1 mm", "Mean 41.2 SD 3.1 HU\nMin 35 Max 48\nArea
 /// 120.4 mm²"…; significant digits for real-valued images (`realValued`).

@@ -57,8 +57,10 @@ public:
 
     /// Puts the decoded pixels of `slice` (an index into the slices given to create(); `frame` of `pixels`) into its
     /// slot. Thread-safe for different slots; readers see a slot only once it is whole. An error (and the slot marked
-    /// Refused) when the pixels do not match the slice's header or a value cannot be held.
-    Error fill(int slice, const PixelBuffer &pixels, int frame = 0);
+    /// Refused) when the pixels do not match the slice's header or a value cannot be held. `decoded`: the header
+    /// the pixels came with, when the slice was laid out from another (a listing's position): it must agree — place,
+    /// orientation, spacing, rescale — or the slot is refused.
+    Error fill(int slice, const PixelBuffer &pixels, int frame = 0, const ImageInfo *decoded = nullptr);
     /// Marks the slot of `slice` Refused (its slice could not be decoded): `why` goes to the notes.
     void refuse(int slice, const QString &why);
 
