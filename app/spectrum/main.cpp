@@ -2,6 +2,7 @@
 
 #include "filterpanel.h"
 #include "mainwindow.h"
+#include "mprview.h"
 #include "studyviewer.h"
 #include "theme.h"
 #include "workstation.h"
@@ -87,7 +88,7 @@ private:
                         m_window->saveFindingsTo(*m_saveFindings == QLatin1String("local") ? QString() : *m_saveFindings);
                         return;
                     }
-                    QTimer::singleShot(400, this, [this] { save(); });  // new panes lay out and load
+                    QTimer::singleShot(400, this, [this, viewer] { saveWhenReady(viewer); });  // new panes lay out and load
                 });
             } else if (index != wanted) {
                 viewer->showSlice(wanted);
@@ -119,6 +120,17 @@ private:
         QMouseEvent move(QEvent::MouseMove, QPointF(vp->width() * 0.55, vp->height() * 0.45), vp->mapToGlobal(QPointF(vp->width() * 0.55, vp->height() * 0.45)),
                          Qt::NoButton, Qt::NoButton, Qt::NoModifier);
         QCoreApplication::sendEvent(vp, &move);  // a pixel value read out, as under a real cursor
+    }
+
+    /// Saves once an MPR view (when shown) has its volume in and every plane cut.
+    void saveWhenReady(StudyViewer *viewer)
+    {
+        MprView *mpr = viewer->mprView();
+        if (mpr && (!mpr->mprVolume()->isComplete() || mpr->cutsPending() > 0) && mpr->mprVolume()->refusal().isEmpty()) {
+            QTimer::singleShot(100, this, [this, viewer] { saveWhenReady(viewer); });
+            return;
+        }
+        QTimer::singleShot(mpr ? 200 : 0, this, [this] { save(); });
     }
 
     void save()

@@ -74,6 +74,8 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         StudyViewer *v = currentViewer();
         if (m_cineAction)
             m_cineAction->setChecked(v && v->isCinePlaying());
+        if (m_mprAction)
+            m_mprAction->setChecked(v && v->isMprShown());
         showFiltersOf(v);
         showTagsOfImageInView();
         m_findingsPanel->setViewer(v);
@@ -212,6 +214,12 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         if (StudyViewer *v = currentViewer())
             v->resetView();
     });
+    m_mprAction = add(view, tr("&MPR (axial, coronal, sagittal)"), Qt::Key_M, [this](bool on) {
+        if (StudyViewer *v = currentViewer(); v && !v->setMprShown(on))
+            m_mprAction->setChecked(false);
+    });
+    m_mprAction->setCheckable(true);
+    m_mprAction->setToolTip(tr("The active pane's series reformatted in three planes, with a crosshair; again for the grid"));
     view->addSeparator();
     addCompareActions(view);
     addProtocolActions(view);

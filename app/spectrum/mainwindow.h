@@ -192,6 +192,7 @@ private:
     QTabWidget *m_tabs;
     QLabel *m_cacheLabel;
     QAction *m_cineAction = nullptr;
+    QAction *m_mprAction = nullptr;  ///< View ▸ MPR, checked while the current study shows it
     QAction *m_smoothAction = nullptr;
     ImageViewport::Tool m_tool = ImageViewport::Tool::Pan;  ///< given to every study opened
     int m_cineRate = 15;                                    ///< given to every study opened

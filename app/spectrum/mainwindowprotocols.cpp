@@ -144,6 +144,7 @@ Error MainWindow::saveLayoutAsProtocol(const QString &name)
     p.match.priors = anyPrior ? ProtocolMatch::Priors::Required : ProtocolMatch::Priors::Any;
     p.linkScroll = viewer->isSynchronized();
     p.linkWindow = viewer->isWindowLinked();
+    p.mpr = viewer->isMprShown();
     ProtocolSet changed = m_protocols;
     changed.protocols.prepend(p);  // the reader's own first: it wins over the built-ins
     if (Error e = changed.save(m_protocolsFile); e.isError())

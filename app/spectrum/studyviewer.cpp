@@ -1,4 +1,5 @@
 #include "studyviewer.h"
+#include "mprvolume.h"
 #include "displayimage.h"
 #include "priorspanel.h"
 
@@ -14,6 +15,7 @@
 #include <QMimeData>
 #include <QPixmap>
 #include <QSplitter>
+#include <QStackedWidget>
 
 namespace spectrum {
 
@@ -61,7 +63,11 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
     left->setStretchFactor(0, 3);
     left->setStretchFactor(1, 2);
     layout->addWidget(left);
-    layout->addLayout(m_grid, 1);
+    auto *gridArea = new QWidget;
+    gridArea->setLayout(m_grid);
+    m_stack = new QStackedWidget;
+    m_stack->addWidget(gridArea);
+    layout->addWidget(m_stack, 1);
 
     if (m_streamer) {
         m_streamer->setParent(this);  // it fetches for this viewer, and stops with it
@@ -143,6 +149,10 @@ void StudyViewer::wireStreamer(StudyStreamer *streamer)
 {
     // Keys are SOP Instance UIDs: each pane picks out its own series' instances, whichever study they are of.
     connect(streamer, &StudyStreamer::instanceCached, this, &StudyViewer::onInstanceCached);
+    connect(streamer, &StudyStreamer::instanceCached, this, [this](const QString &key) {
+        if (m_mprVolume)
+            m_mprVolume->onInstanceCached(key);  // a slice of the volume in MPR, filled in as it comes
+    });
     connect(streamer, &StudyStreamer::instanceArriving, this, [this](const QString &key, const Arrival &arrival) {
         for (SeriesPane *p : m_panes)
             p->onInstanceArriving(key, arrival);
@@ -151,6 +161,8 @@ void StudyViewer::wireStreamer(StudyStreamer *streamer)
     connect(streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
         for (SeriesPane *p : m_panes)
             p->onInstanceFailed(key, e);
+        if (m_mprVolume)
+            m_mprVolume->onInstanceFailed(key, e.message());
         Q_EMIT errorOccurred(e);
     });
     connect(streamer, &StudyStreamer::progress, this, [this] {

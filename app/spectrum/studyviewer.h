@@ -27,6 +27,7 @@
 
 class QGridLayout;
 class QListWidget;
+class QStackedWidget;
 
 namespace spectrum {
 
@@ -36,6 +37,8 @@ inline bool isKeyImageSeries(const SeriesSummary &s)
     return s.seriesInstanceUid.startsWith(QLatin1String("key:"));
 }
 
+class MprView;
+class MprVolume;
 class PriorsPanel;
 class StudyStreamer;
 
@@ -62,7 +65,8 @@ public:
     int seriesIndex() const { return m_active->seriesIndex(); }
     int sliceIndex() const { return m_active->sliceIndex(); }
     int sliceCount() const { return m_active->sliceCount(); }
-    ImageViewport *viewport() const { return m_active->viewport(); }
+    /// The viewport the keys and menus act on: the active pane's, or in MPR the active plane's.
+    ImageViewport *viewport() const;
     /// The series' thumbnail (its middle image, once here); null until then.
     QImage thumbnail(int series) const { return m_thumbnails.value(series); }
     StudyStreamer *streamer() const { return m_streamer; }
@@ -110,6 +114,14 @@ public:
     void applyPlan(const HangingPlan &plan, const StudySummary *prior = nullptr, StudyStreamer *priorStreamer = nullptr);
     /// The protocol the layout came from (empty: none, or the reader changed it since).
     const HangingPlan &plan() const { return m_plan; }
+
+    // ---- Multiplanar reformatting (studyviewermpr.cpp) ----
+    /// MPR of the active pane's series in place of the grid: axial, coronal and sagittal panes cut from its
+    /// volume, filled as its slices come (MprView). False (errorOccurred) when the active pane shows no series of
+    /// images of this study. Off: the grid again, as it was.
+    bool setMprShown(bool on);
+    bool isMprShown() const { return m_mpr != nullptr; }
+    MprView *mprView() const { return m_mpr; }
 
     // ---- Reference lines and the crosshair (studyviewerlines.cpp) ----
     /// The active pane's slice drawn as a line on the panes of other orientations in its frame of reference.
@@ -249,6 +261,9 @@ private:
     StudySummary m_study;
     QListWidget *m_seriesList;
     QGridLayout *m_grid;
+    QStackedWidget *m_stack;    ///< the grid, or the MPR view
+    MprVolume *m_mprVolume = nullptr;
+    MprView *m_mpr = nullptr;
     PriorsPanel *m_priors;
     int m_rows = 1;
     int m_columns = 1;

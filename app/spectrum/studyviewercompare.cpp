@@ -315,6 +315,9 @@ void StudyViewer::applyPlan(const HangingPlan &plan, const StudySummary *prior, 
     follow();
     for (SeriesPane *p : std::as_const(m_panes))
         p->releaseLoads();
+    setMprShown(false);
+    if (plan.mpr)
+        setMprShown(true);  // the first pane's series, in three planes
 }
 
 void StudyViewer::updateComparisonLabels()

@@ -134,6 +134,12 @@ Volume::~Volume()
         munmap(m_voxels, size_t(m_bytes));
 }
 
+void Volume::note(const QString &text)
+{
+    std::lock_guard<std::mutex> lock(m_notesLock);
+    m_notes << text;
+}
+
 void Volume::refuse(int slice, const QString &why)
 {
     if (slice < 0 || slice >= int(m_sliceSlot.size()) || m_sliceSlot[size_t(slice)] < 0)

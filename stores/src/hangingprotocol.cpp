@@ -88,7 +88,7 @@ bool operator==(const ProtocolMatch &a, const ProtocolMatch &b)
 bool operator==(const HangingProtocol &a, const HangingProtocol &b)
 {
     return a.name == b.name && a.match == b.match && a.rows == b.rows && a.columns == b.columns && a.panes == b.panes
-           && a.linkScroll == b.linkScroll && a.linkWindow == b.linkWindow;
+           && a.linkScroll == b.linkScroll && a.linkWindow == b.linkWindow && a.mpr == b.mpr;
 }
 
 QJsonObject HangingProtocol::toJson() const
@@ -119,11 +119,14 @@ QJsonObject HangingProtocol::toJson() const
         putIf(pane, "window", r.window);
         panesJson.append(pane);
     }
-    return QJsonObject{{QStringLiteral("name"), name},
-                       {QStringLiteral("match"), m},
-                       {QStringLiteral("layout"), QJsonArray{rows, columns}},
-                       {QStringLiteral("link"), QJsonObject{{QStringLiteral("scroll"), linkScroll}, {QStringLiteral("window"), linkWindow}}},
-                       {QStringLiteral("panes"), panesJson}};
+    QJsonObject json{{QStringLiteral("name"), name},
+                     {QStringLiteral("match"), m},
+                     {QStringLiteral("layout"), QJsonArray{rows, columns}},
+                     {QStringLiteral("link"), QJsonObject{{QStringLiteral("scroll"), linkScroll}, {QStringLiteral("window"), linkWindow}}},
+                     {QStringLiteral("panes"), panesJson}};
+    if (mpr)
+        json.insert(QStringLiteral("mpr"), true);
+    return json;
 }
 
 Result<HangingProtocol> HangingProtocol::fromJson(const QJsonObject &json)
@@ -157,6 +160,7 @@ Result<HangingProtocol> HangingProtocol::fromJson(const QJsonObject &json)
     const QJsonObject link = json.value(QStringLiteral("link")).toObject();
     p.linkScroll = link.value(QStringLiteral("scroll")).toBool(true);
     p.linkWindow = link.value(QStringLiteral("window")).toBool(false);
+    p.mpr = json.value(QStringLiteral("mpr")).toBool(false);
     const QJsonArray panes = json.value(QStringLiteral("panes")).toArray();
     if (panes.size() > p.rows * p.columns)
         return bad(QStringLiteral("%1 panes do not fit a %2 × %3 layout").arg(panes.size()).arg(p.rows).arg(p.columns));

@@ -230,6 +230,7 @@ HangingPlan ProtocolSet::plan(int index, const StudySummary &study, const StudyS
     plan.columns = p.columns;
     plan.linkScroll = p.linkScroll;
     plan.linkWindow = p.linkWindow;
+    plan.mpr = p.mpr;
     QSet<int> used[2];
     const StudySummary *studies[2] = {&study, prior};
     for (int i = 0; i < p.rows * p.columns; ++i) {

@@ -61,6 +61,8 @@ public:
     /// the pixels came with, when the slice was laid out from another (a listing's position): it must agree — place,
     /// orientation, spacing, rescale — or the slot is refused.
     Error fill(int slice, const PixelBuffer &pixels, int frame = 0, const ImageInfo *decoded = nullptr);
+    /// Adds `text` to the notes (what the reader should know about the volume: slices left out before it was made).
+    void note(const QString &text);
     /// Marks the slot of `slice` Refused (its slice could not be decoded): `why` goes to the notes.
     void refuse(int slice, const QString &why);
 

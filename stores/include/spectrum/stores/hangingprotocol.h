@@ -64,6 +64,9 @@ struct HangingProtocol
     QList<SeriesRule> panes;       ///< row-major; panes beyond it get the series not yet placed
     bool linkScroll = true;
     bool linkWindow = false;
+    /// The first pane's series in MPR (axial, coronal and sagittal planes with a crosshair) instead of the grid
+    /// ("mpr": true in the file).
+    bool mpr = false;
 
     QJsonObject toJson() const;
     /// InvalidArgument saying what is wrong (and where) for a protocol that cannot be used.
@@ -89,6 +92,7 @@ struct HangingPlan
     QList<PanePlacement> panes;
     bool linkScroll = true;
     bool linkWindow = false;
+    bool mpr = false;              ///< the first pane's series shown in MPR
     bool usesPrior() const;
 };
 

@@ -1,0 +1,323 @@
+// MPR in the workstation: the demo head CT's series in three planes. The planes are the volume's voxels (a pixel of
+// the coronal plane holds the very HU of the axial slice it comes from, decoded apart); a click with the crosshair
+// takes the other planes through the point, the wheel moves a plane one slice along its normal; each plane shows the
+// others as reference lines; a slab and an oblique plane say what they are; a slice missing from the series is a
+// hatched row with no value (never a value interpolated across it), and a slice not yet in fills in when it comes.
+#include "demosuite.h"
+#include "mprview.h"
+#include "mprvolume.h"
+
+#include "spectrum/imaging/planegeometry.h"
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+class tst_Mpr : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void planesAreTheVoxels();
+    void theCrosshairAndTheWheelMoveThePlanes();
+    void slabsAndObliquePlanesSayWhatTheyAre();
+    void aMissingSliceIsHatchedAndHasNoValue();
+    void aSliceNotYetInFillsInWhenItComes();
+    void aProtocolCanAskForMpr();
+
+private:
+    /// Opens the CT's thin series in MPR and waits until every plane shows the whole volume.
+    MprView *openMpr(const QString &study);
+    /// Closes the viewer's tab, as its close button does.
+    void closeViewer()
+    {
+        QTabWidget *tabs = m_window->findChild<QTabWidget *>();
+        Q_EMIT tabs->tabCloseRequested(tabs->indexOf(m_viewer));
+        m_viewer = nullptr;
+    }
+    /// The HU at `point` in the axial slice through it, decoded on its own (not by the volume).
+    double sourceHu(const QString &study, const PatientPoint &point);
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<Workstation> m_ws;
+    std::unique_ptr<MainWindow> m_window;
+    StudyViewer *m_viewer = nullptr;
+    QString m_goneKey, m_goneSop;  ///< the slice the gap test takes out of the cache
+};
+
+void tst_Mpr::initTestCase()
+{
+    Workstation::Options options;
+    options.cacheDirectory = m_dir.filePath(QStringLiteral("cache"));
+    options.demo.studies = {DemoStudy::HeadCt};
+    options.demo.ctSlices = 40;
+    m_ws = std::make_unique<Workstation>(options);
+    QSignalSpy seeded(m_ws.get(), &Workstation::seedingFinished);
+    m_ws->start();
+    QVERIFY(seeded.wait(120000));
+    m_window = std::make_unique<MainWindow>(m_ws.get());
+    m_window->setProtocols(ProtocolSet());
+    m_window->resize(1400, 800);
+    m_window->show();
+}
+
+void tst_Mpr::cleanupTestCase()
+{
+    m_window.reset();
+    m_ws.reset();
+}
+
+MprView *tst_Mpr::openMpr(const QString &study)
+{
+    m_viewer = m_window->openStudy(study);
+    if (!m_viewer)
+        return nullptr;
+    int thin = -1;
+    for (int i = 0; i < m_viewer->study().series.size(); ++i)
+        if (m_viewer->study().series[i].instances.size() > 10 && thin < 0)
+            thin = i;
+    m_viewer->showSeries(thin);
+    if (!m_viewer->setMprShown(true))
+        return nullptr;
+    MprView *mpr = m_viewer->mprView();
+    if (!QTest::qWaitFor([&] { return mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && mpr->viewport(1)->hasImage(); }, 30000))
+        return nullptr;
+    return mpr;
+}
+
+double tst_Mpr::sourceHu(const QString &study, const PatientPoint &point)
+{
+    const StudySummary *s = m_ws->findStudy(study);
+    for (const SeriesSummary &series : s->series)
+        for (const InstanceRef &i : series.instances) {
+            if (series.instances.size() < 10 || !i.hasPlace || std::abs(i.position[2] - point[2]) > 0.01)
+                continue;
+            Result<DecodedImage> image = runSync(loadImage(m_ws->cache(), i.key));
+            if (!image.isOk())
+                return NAN;
+            const std::optional<QPointF> at = imagePointOf(image.value().info, point);
+            return at ? modalityValueAt(image.value(), 0, QPoint(int(at->x()), int(at->y()))) : NAN;
+        }
+    return NAN;
+}
+
+void tst_Mpr::planesAreTheVoxels()
+{
+    MprView *mpr = openMpr(QStringLiteral("demo-ct"));
+    QVERIFY(mpr);
+    QVERIFY(m_viewer->isMprShown());
+    const std::shared_ptr<Volume> volume = mpr->mprVolume()->volume();
+    QCOMPARE(volume->slotCount(), 40);
+    ImageViewport *coronal = mpr->viewport(1), *sagittal = mpr->viewport(2), *axial = mpr->viewport(0);
+    QCOMPARE(coronal->image().info.rows, 40);     // one row per slice
+    QCOMPARE(coronal->image().info.columns, 512);
+    QCOMPARE(sagittal->image().info.columns, 512);
+    QVERIFY(coronal->overlay().topRight.contains(QStringLiteral("coronal · voxels as acquired")));
+    // Pixels of the coronal plane: the HU of the axial slice each comes from, decoded apart.
+    const ImageInfo &info = coronal->image().info;
+    int compared = 0;
+    for (const QPoint px : {QPoint(256, 20), QPoint(100, 3), QPoint(300, 37), QPoint(200, 11)}) {
+        const std::optional<PatientPoint> p = patientPointAt(info, QPointF(px) + QPointF(0.5, 0.5));
+        QVERIFY(p);
+        const double expected = sourceHu(QStringLiteral("demo-ct"), *p);
+        QVERIFY(std::isfinite(expected));
+        QCOMPARE(modalityValueAt(coronal->image(), 0, px), expected);
+        ++compared;
+    }
+    QCOMPARE(compared, 4);
+    // Measured in HU and mm as on any image: a point's value, a distance along a row in mm.
+    coronal->addMeasurement(Annotation{AnnotationKind::Point, {QPointF(256.5, 20.5)}, QString(), QString()});
+    const QList<MeasuredValue> v = coronal->valuesOf(coronal->measurements().last());
+    QCOMPARE(v.size(), 1);
+    QCOMPARE(v.first().unitMeaning, QStringLiteral("HU"));
+    QCOMPARE(v.first().value, modalityValueAt(coronal->image(), 0, QPoint(256, 20)));
+    const QList<MeasuredValue> d = coronal->valuesOf(Annotation{AnnotationKind::Distance, {QPointF(0, 10), QPointF(0, 30)}, QString(), QString()});
+    QVERIFY(std::abs(d.first().value - 20 * volume->geometry().spacing[2]) < 1e-6);  // 20 rows, one slice apart each
+    // Each plane shows the two others as lines, and the crosshair.
+    for (ImageViewport *vp : {axial, coronal, sagittal}) {
+        QCOMPARE(vp->referenceLines().size(), 2);
+        QVERIFY(vp->crosshair().has_value());
+    }
+    // One window for the three.
+    axial->setWindow(VoiWindow{300, 1500});
+    QCOMPARE(coronal->window().center, 300.0);
+    QCOMPARE(sagittal->window().width, 1500.0);
+    // The menus act on the active plane.
+    mpr->setActivePane(2);
+    QCOMPARE(m_viewer->viewport(), sagittal);
+}
+
+void tst_Mpr::theCrosshairAndTheWheelMoveThePlanes()
+{
+    MprView *mpr = m_viewer->mprView();
+    QVERIFY(mpr);
+    ImageViewport *coronal = mpr->viewport(1), *axial = mpr->viewport(0);
+    // A click on the coronal plane, at row 9 (slice 31 from the bottom): the axial plane goes to that slice.
+    const QPointF imagePoint(300.5, 9.5);
+    const PatientPoint picked = *patientPointAt(coronal->image().info, imagePoint);
+    const QPointF widgetPoint = coronal->imageToWidget().map(imagePoint);
+    QSignalSpy shown(mpr, &MprView::planeShown);
+    sendMouse(coronal, QEvent::MouseButtonPress, widgetPoint.toPoint(), Qt::LeftButton, Qt::LeftButton);
+    sendMouse(coronal, QEvent::MouseButtonRelease, widgetPoint.toPoint(), Qt::LeftButton, Qt::NoButton);
+    QCOMPARE(mpr->activePane(), 1);
+    QTRY_VERIFY(mpr->cutsPending() == 0 && std::abs(axial->image().info.imagePosition[2] - picked[2]) < 0.7);
+    const double z = axial->image().info.imagePosition[2];
+    QVERIFY(axial->crosshair().has_value());
+    // The wheel on the axial plane: one slice on, along its normal.
+    QWheelEvent wheel(QPointF(50, 50), axial->mapToGlobal(QPointF(50, 50)), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(axial, &wheel);
+    QTRY_VERIFY(mpr->cutsPending() == 0 && std::abs(std::abs(axial->image().info.imagePosition[2] - z) - mpr->mprVolume()->volume()->geometry().spacing[2]) < 1e-6);
+    // The coronal plane's line for the axial one moved with it.
+    QTRY_COMPARE(coronal->referenceLines().size(), 2);
+}
+
+void tst_Mpr::slabsAndObliquePlanesSayWhatTheyAre()
+{
+    MprView *mpr = m_viewer->mprView();
+    QVERIFY(mpr);
+    ImageViewport *coronal = mpr->viewport(1), *sagittal = mpr->viewport(2);
+    mpr->setSlab(10, SlabMode::Mip);
+    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->overlay().topRight.contains(QLatin1String("MIP 10 mm")));
+    QCOMPARE(coronal->image().info.sliceThickness, 10.0);
+    // A MIP is never below the thin plane at the same place.
+    mpr->setSlab(0, SlabMode::Mip);
+    QTRY_VERIFY(mpr->cutsPending() == 0 && !coronal->overlay().topRight.contains(QLatin1String("MIP")));
+    const DecodedImage thin = coronal->image();
+    mpr->setSlab(10, SlabMode::Mip);
+    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->overlay().topRight.contains(QLatin1String("MIP")));
+    for (int x = 0; x < 512; x += 37)
+        QVERIFY(modalityValueAt(coronal->image(), 0, QPoint(x, 20)) >= modalityValueAt(thin, 0, QPoint(x, 20)));
+    mpr->setSlab(0, SlabMode::Mip);
+    // Turning the crosshair in the axial plane makes the two others oblique.
+    mpr->rotate(0, 30);
+    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->overlay().topRight.contains(QLatin1String("oblique")) && coronal->overlay().topRight.contains(QLatin1String("trilinear")));
+    QVERIFY(sagittal->overlay().topRight.contains(QLatin1String("oblique")));
+    const Vector3 n = mpr->plane(1).normal();
+    QVERIFY(std::abs(n[2]) < 1e-9);  // still vertical: turned about the axial normal
+    QVERIFY(std::abs(std::abs(n[1]) - std::cos(M_PI / 6)) < 1e-6);
+    mpr->resetOrientation();
+    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->overlay().topRight.contains(QLatin1String("voxels as acquired")));
+    QVERIFY(m_viewer->setMprShown(false));
+    QVERIFY(!m_viewer->isMprShown());
+    QVERIFY(m_viewer->pane(0)->isVisibleTo(m_viewer));
+}
+
+void tst_Mpr::aMissingSliceIsHatchedAndHasNoValue()
+{
+    // Slice 20 of the thin series taken out of the cache: a gap in the volume.
+    const StudySummary *ct = m_ws->findStudy(QStringLiteral("demo-ct"));
+    QVERIFY(ct);
+    QString gone;
+    for (const SeriesSummary &s : ct->series)
+        if (s.instances.size() == 40)
+            gone = s.instances[20].key, m_goneSop = s.instances[20].sopInstanceUid;
+    QVERIFY(!gone.isEmpty());
+    m_goneKey = gone;
+    closeViewer();
+    QVERIFY(runSync(m_ws->cache()->remove(gone)).isOk());
+    QTRY_VERIFY(m_ws->findStudy(QStringLiteral("demo-ct"))->series.size() > 0
+                && std::none_of(m_ws->findStudy(QStringLiteral("demo-ct"))->series.begin(), m_ws->findStudy(QStringLiteral("demo-ct"))->series.end(),
+                                [](const SeriesSummary &s) { return s.instances.size() == 40; }));
+    MprView *mpr = openMpr(QStringLiteral("demo-ct"));
+    QVERIFY(mpr);
+    QCOMPARE(mpr->mprVolume()->volume()->geometry().missing.size(), 1);
+    ImageViewport *coronal = mpr->viewport(1);
+    const int row = 39 - mpr->mprVolume()->volume()->geometry().missing.first();
+    QVERIFY(coronal->hasNoValue(QPoint(100, row)));
+    QVERIFY(!coronal->hasNoValue(QPoint(100, row - 1)) && !coronal->hasNoValue(QPoint(100, row + 1)));
+    QVERIFY(coronal->overlay().bottomLeft.contains(QLatin1String("missing slices")));
+    QVERIFY(mpr->statusText().contains(QLatin1String("missing")));
+    // No value read there, by the cursor or a measurement.
+    coronal->addMeasurement(Annotation{AnnotationKind::Point, {QPointF(100.5, row + 0.5)}, QString(), QString()});
+    QVERIFY(coronal->valuesOf(coronal->measurements().last()).isEmpty());
+    const QList<MeasuredValue> region = coronal->valuesOf(Annotation{AnnotationKind::Rectangle, {QPointF(90, row - 3), QPointF(110, row + 3)}, QString(), QString()});
+    QCOMPARE(region.size(), 1);  // the area alone: no statistics over the gap
+    const QPointF over = coronal->imageToWidget().map(QPointF(100.5, row + 0.5));
+    QMouseEvent move(QEvent::MouseMove, over, coronal->mapToGlobal(over), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(coronal, &move);
+    QVERIFY2(coronal->pixelReadout().contains(QLatin1String("no value: missing slices")), qPrintable(coronal->pixelReadout()));
+    m_viewer->setMprShown(false);
+}
+
+void tst_Mpr::aSliceNotYetInFillsInWhenItComes()
+{
+    // The study as listed (40 slices, from the demo generator) while one of them is not in the cache yet: placed
+    // where the listing says, shown as arriving, filled in when it comes.
+    closeViewer();
+    DemoOptions one;
+    one.studies = {DemoStudy::HeadCt};
+    one.ctSlices = 40;
+    QList<QByteArray> slices;
+    QVERIFY(!DemoArchive::generate(one, [&](DemoInstance &&i) { slices << i.bytes; return Error(); }).isError());
+    int missingIndex = -1;
+    const QString missingKey = m_goneKey;
+    for (int i = 0; i < slices.size(); ++i) {
+        Result<DicomIdentity> id = readDicomIdentity(ByteView(slices[i]));
+        QVERIFY(id.isOk());
+        if (id.value().sopInstanceUid == m_goneSop)
+            missingIndex = i;
+    }
+    QVERIFY(missingIndex >= 0);
+    const QString path = m_dir.filePath(QStringLiteral("late.dcm"));
+    QVERIFY(writeFile(path, slices[missingIndex]));
+    // The viewer opened on the listing with it; the cache without it.
+    StudySummary listed = *m_ws->findStudy(QStringLiteral("demo-ct"));
+    QVERIFY(runSync(m_ws->cache()->importFile(missingKey, path)).isOk());
+    QVERIFY(writeFile(path, slices[missingIndex]));  // taken by the import: written again for later
+    QTRY_VERIFY(std::any_of(m_ws->findStudy(QStringLiteral("demo-ct"))->series.begin(), m_ws->findStudy(QStringLiteral("demo-ct"))->series.end(),
+                            [](const SeriesSummary &s) { return s.instances.size() == 40; }));
+    listed = *m_ws->findStudy(QStringLiteral("demo-ct"));
+    QVERIFY(runSync(m_ws->cache()->remove(missingKey)).isOk());
+    m_ws->images()->clear();  // not decoded anywhere either: it has to come
+    auto *viewer = new StudyViewer(m_ws->cache(), m_ws->images(), listed);
+    viewer->resize(1200, 700);
+    viewer->show();
+    int thin = -1;
+    for (int i = 0; i < listed.series.size(); ++i)
+        if (listed.series[i].instances.size() == 40)
+            thin = i;
+    viewer->showSeries(thin);
+    QVERIFY(viewer->setMprShown(true));
+    MprView *mpr = viewer->mprView();
+    QTRY_VERIFY_WITH_TIMEOUT(mpr->mprVolume()->volume() && mpr->cutsPending() == 0 && mpr->viewport(1)->hasImage()
+                                 && mpr->mprVolume()->volume()->filledSlots() == 39, 30000);
+    QTRY_VERIFY(mpr->cutsPending() == 0);
+    QVERIFY(!mpr->mprVolume()->isComplete());
+    QVERIFY(mpr->statusText().contains(QLatin1String("1 slice(s) arriving")));
+    ImageViewport *coronal = mpr->viewport(1);
+    QTRY_VERIFY(coronal->overlay().bottomLeft.contains(QLatin1String("still arriving")));
+    const int row = 39 - 20;
+    QVERIFY(coronal->hasNoValue(QPoint(200, row)));
+    // It comes.
+    QVERIFY(runSync(m_ws->cache()->importFile(missingKey, path)).isOk());
+    QSignalSpy filled(mpr->mprVolume(), &MprVolume::filled);
+    mpr->mprVolume()->onInstanceCached(missingKey);
+    QVERIFY(filled.wait(10000));
+    QTRY_VERIFY(mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && !coronal->hasNoValue(QPoint(200, row)));
+    const std::optional<PatientPoint> p = patientPointAt(coronal->image().info, QPointF(200.5, row + 0.5));
+    QCOMPARE(modalityValueAt(coronal->image(), 0, QPoint(200, row)), sourceHu(QStringLiteral("demo-ct"), *p));
+    delete viewer;
+}
+
+void tst_Mpr::aProtocolCanAskForMpr()
+{
+    // In the protocol file, read and written back; applied, the first pane's series opens in MPR.
+    const QByteArray json = R"({"format": "spectrum-hanging-protocols/1", "protocols": [{"name": "CT MPR", "match": {"modality": ["CT"]}, "layout": [1, 1], "mpr": true,
+                                  "panes": [{"study": "current", "series": {"description": "*1.25*"}}]}]})";
+    Result<ProtocolSet> set = ProtocolSet::fromJson(json);
+    QVERIFY2(set.isOk(), qPrintable(set.isOk() ? QString() : set.error().toString()));
+    QVERIFY(set.value().protocols.first().mpr);
+    QVERIFY(ProtocolSet::fromJson(set.value().toJson()).value().protocols.first().mpr);
+    m_window->setProtocols(set.value());
+    m_viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    QVERIFY(m_viewer);
+    QTRY_VERIFY(m_viewer->isMprShown());
+    QVERIFY(m_viewer->plan().mpr);
+    MprView *mpr = m_viewer->mprView();
+    QTRY_VERIFY_WITH_TIMEOUT(mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && mpr->viewport(1)->hasImage(), 30000);
+    QCOMPARE(mpr->mprVolume()->series().description, m_viewer->study().series[m_viewer->seriesIndex()].description);
+    m_window->setProtocols(ProtocolSet());
+}
+
+QTEST_MAIN(tst_Mpr)
+#include "tst_mpr.moc"
