@@ -316,7 +316,7 @@ int cmdReformat(const QStringList &args)
         if (!r.absence.isEmpty())
             placed.paddingValue = r.paddingValue;
         placed.imageTypeValues = {QStringLiteral("REFORMATTED")};
-        if (plane.slabThickness > 0)
+        if (r.slabSamples > 1)
             placed.imageTypeValues << (plane.slabMode == SlabMode::Mip ? QStringLiteral("MAX_IP") : plane.slabMode == SlabMode::MinIp ? QStringLiteral("MIN_IP") : QStringLiteral("AVERAGE"));
         for (const Source &s : sources)
             placed.sources << std::make_pair(s.info.identity.sopClassUid, s.info.identity.sopInstanceUid);

@@ -28,6 +28,8 @@ struct PrerenderedFrame
     VoiWindow window;
     QImage rendered;
     QImage paintable;
+    /// `rendered` area-averaged to the size it will take on screen, when that is smaller (empty: none made).
+    QImage shrunk;
 };
 
 /// The first frame of `image` (instance `key`) under `window`, or under its own default window without one.

@@ -363,6 +363,7 @@ void ImageViewport::rerender(std::optional<PrerenderedFrame> ready)
         && ready->window == m_window && !ready->rendered.isNull()) {
         m_rendered = ready->rendered;
         m_paintable = ready->paintable;
+        m_shrunk = ready->shrunk;  // used if it is the size painted (imageAsPainted), made again otherwise
         update();
         return;
     }

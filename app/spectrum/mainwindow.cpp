@@ -177,7 +177,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     auto onViewport = [this](auto f) {
         return [this, f] {
             if (StudyViewer *v = currentViewer())
-                f(v->viewport());
+                f(v->toolViewport());
         };
     };
     auto add = [this](QMenu *menu, const QString &text, const QKeySequence &key, auto slot) {
@@ -292,7 +292,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         QAction *a = add(tools, t.first, t.second.second, [this, tool] {
             m_tool = tool;
             if (StudyViewer *v = currentViewer())
-                v->viewport()->setTool(tool);
+                v->toolViewport()->setTool(tool);
         });
         a->setCheckable(true);
         a->setChecked(tool == ImageViewport::Tool::Pan);
@@ -307,6 +307,10 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         FindingsModel *model = v->findings();
         model->setReaderName(observerName());
         const ImageRef ref = v->imageRef();
+        if (ref.sopInstanceUid.isEmpty()) {  // a reformatted plane: no instance holds it
+            statusBar()->showMessage(tr("Only acquired images can be key images: mark the slice in the grid (M)."), 6000);
+            return;
+        }
         if (!model->rejectionOf(ref).isEmpty()) {
             statusBar()->showMessage(tr("This image was rejected (%1): not a key image.").arg(model->rejectionOf(ref)), 6000);
             return;

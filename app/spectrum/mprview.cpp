@@ -1,5 +1,7 @@
 #include "mprview.h"
 
+#include "displayimage.h"
+
 #include "spectrum/core/job.h"
 #include "spectrum/core/threadpools.h"
 #include "spectrum/imaging/planegeometry.h"
@@ -29,6 +31,29 @@ Vector3 turned(const Vector3 &v, const Vector3 &k, double radians)
     const double c = std::cos(radians), s = std::sin(radians), d = dot(k, v);
     const Vector3 kv = cross(k, v);
     return {v[0] * c + kv[0] * s + k[0] * d * (1 - c), v[1] * c + kv[1] * s + k[1] * d * (1 - c), v[2] * c + kv[2] * s + k[2] * d * (1 - c)};
+}
+
+/// The key findings drawn on a plane are kept under: the series and the plane's very place and directions.
+QString planeKey(const QString &seriesUid, const ImageInfo &info)
+{
+    return QStringLiteral("mpr:%1:%2,%3,%4:%5,%6,%7,%8,%9,%10")
+        .arg(seriesUid)
+        .arg(info.imagePosition[0], 0, 'f', 2).arg(info.imagePosition[1], 0, 'f', 2).arg(info.imagePosition[2], 0, 'f', 2)
+        .arg(info.imageOrientation[0], 0, 'f', 4).arg(info.imageOrientation[1], 0, 'f', 4).arg(info.imageOrientation[2], 0, 'f', 4)
+        .arg(info.imageOrientation[3], 0, 'f', 4).arg(info.imageOrientation[4], 0, 'f', 4).arg(info.imageOrientation[5], 0, 'f', 4);
+}
+
+/// The window over the values a plane holds (its padding, where it has no value, left out).
+VoiWindow presentRange(const ReformattedImage &r)
+{
+    double lo = 1e300, hi = -1e300;
+    for (int y = 0; y < r.pixels.height(); ++y)
+        for (int x = 0; x < r.pixels.width(); ++x)
+            if (r.isPresent(x, y)) {
+                const double v = r.info.toModalityValue(r.pixels.valueAt(x, y));
+                lo = std::min(lo, v), hi = std::max(hi, v);
+            }
+    return lo > hi ? VoiWindow{0, 1} : VoiWindow{(lo + hi) / 2, std::max(1.0, hi - lo)};
 }
 
 const PlaneOrientation kOrientations[MprView::kPanes] = {PlaneOrientation::Axial, PlaneOrientation::Coronal, PlaneOrientation::Sagittal};
@@ -286,14 +311,38 @@ void MprView::cut(int pane)
     p.cutting = true;
     std::shared_ptr<Volume> volume = m_volume->volume();
     const ReformatPlane plane = this->plane(pane);
-    runOnPool<ReformattedImage>(computePool(), this, [volume, plane] { return reformat(*volume, plane); },
-                                [this, pane](ReformattedImage &&image) {
-                                    Pane &q = m_panes[size_t(pane)];
-                                    q.cutting = false;
-                                    show(pane, std::move(image));
-                                    if (std::exchange(q.again, false))
-                                        cut(pane);
-                                });
+    // Windowed (and shrunk to its size on screen) on the pool too: the GUI thread only takes the picture. Made with
+    // the window and scale of the moment; the viewport renders again itself if either changed meanwhile.
+    const std::optional<VoiWindow> window = p.shown ? std::optional<VoiWindow>(p.viewport->window()) : std::nullopt;
+    const double scale = p.shown ? p.viewport->displayScale() : 0;
+    const QString series = m_volume->series().seriesInstanceUid;
+    struct Cut
+    {
+        ReformattedImage image;
+        PrerenderedFrame frame;
+    };
+    runOnPool<Cut>(computePool(), this, [volume, plane, window, scale, series] {
+        Cut c;
+        c.image = reformat(*volume, plane);
+        if (window) {
+            const ImageInfo &info = c.image.info;
+            c.frame = prerenderFirstFrame(DecodedImage{info, c.image.pixels}, planeKey(series, info), window);
+            const QSize onScreen(std::max(1, int(std::lround(info.columns * scale))),
+                                 std::max(1, int(std::lround(info.rows * scale * (info.rowSpacing > 0 && info.columnSpacing > 0 ? info.rowSpacing / info.columnSpacing : 1.0)))));
+            if (onScreen.width() < c.frame.rendered.width() || onScreen.height() < c.frame.rendered.height())
+                c.frame.shrunk = shrinkByAreaAverage(c.frame.rendered, onScreen);
+        }
+        return c;
+    },
+                   [this, pane](Cut &&c) {
+                       Pane &q = m_panes[size_t(pane)];
+                       q.cutting = false;
+                       if (!c.frame.rendered.isNull())
+                           q.viewport->showNextRendered(std::move(c.frame));
+                       show(pane, std::move(c.image));
+                       if (std::exchange(q.again, false))
+                           cut(pane);
+                   });
 }
 
 void MprView::show(int pane, ReformattedImage image)
@@ -303,15 +352,11 @@ void MprView::show(int pane, ReformattedImage image)
     const bool first = !p.shown;
     // Findings drawn on a plane belong to that very plane (its place and directions), never to the next one.
     const ImageInfo &info = image.info;
-    const QString key = QStringLiteral("mpr:%1:%2,%3,%4:%5,%6,%7,%8,%9,%10")
-                            .arg(m_volume->series().seriesInstanceUid)
-                            .arg(info.imagePosition[0], 0, 'f', 2).arg(info.imagePosition[1], 0, 'f', 2).arg(info.imagePosition[2], 0, 'f', 2)
-                            .arg(info.imageOrientation[0], 0, 'f', 4).arg(info.imageOrientation[1], 0, 'f', 4).arg(info.imageOrientation[2], 0, 'f', 4)
-                            .arg(info.imageOrientation[3], 0, 'f', 4).arg(info.imageOrientation[4], 0, 'f', 4).arg(info.imageOrientation[5], 0, 'f', 4);
+    const QString key = planeKey(m_volume->series().seriesInstanceUid, info);
     if (!m_windowSet) {
         // The series' own window, the same in the three panes.
         m_windowSet = true;
-        const VoiWindow w = info.windows.isEmpty() ? minMaxWindow(DecodedImage{info, image.pixels}) : VoiWindow{info.windows.first().center, info.windows.first().width};
+        const VoiWindow w = info.windows.isEmpty() ? presentRange(image) : VoiWindow{info.windows.first().center, info.windows.first().width};
         for (Pane &q : m_panes)
             q.viewport->showNextWith(w);
     }

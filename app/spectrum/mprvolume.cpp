@@ -6,6 +6,8 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/blobstore.h"
 
+#include <cmath>
+
 namespace spectrum {
 
 /// An instance of the series as its header says, or — not in the cache yet — as the listing places it.
@@ -69,7 +71,10 @@ void MprVolume::makeVolume(QList<Header> headers)
                 slices << s;
                 origin << std::make_pair(h.key, s.frame);
             }
-        } else if (model && h.ref.hasPlace) {
+        } else if (model && h.ref.hasPlace && h.ref.frameOfReferenceUid == model->frameOfReferenceUid
+                   && std::abs(h.ref.normal[0] * model->sliceNormal()[0] + h.ref.normal[1] * model->sliceNormal()[1] + h.ref.normal[2] * model->sliceNormal()[2])
+                          > 0.9999) {
+            // Lies in the stack's plane, by the listing: placed there, its header checked when it comes.
             VolumeSlice s{h.key, 0, *model};
             s.info.imagePosition = h.ref.position;
             s.info.identity.sopInstanceUid = h.ref.sopInstanceUid;
@@ -79,6 +84,18 @@ void MprVolume::makeVolume(QList<Header> headers)
             laidOutByListing << h.key;
         } else {
             ++unplaced;
+        }
+    }
+    // One patient, one study, one series: a header that names another is never made part of the volume.
+    for (const Header &h : std::as_const(headers)) {
+        if (!h.info)
+            continue;
+        const DicomIdentity &id = h.info->identity;
+        if (id.seriesInstanceUid != m_series.seriesInstanceUid || (model && (id.patientId != model->identity.patientId
+                                                                             || id.studyInstanceUid != model->identity.studyInstanceUid))) {
+            m_refusal = tr("its images name other patients, studies or series (%1): not made into one volume").arg(id.sopInstanceUid);
+            emit refused(m_refusal);
+            return;
         }
     }
     const VolumeGeometry geometry = volumeGeometry(slices);
@@ -100,9 +117,14 @@ void MprVolume::makeVolume(QList<Header> headers)
     for (const Header &h : std::as_const(headers))
         if (m_slicesOf.contains(h.key) && !laidOutByListing.contains(h.key))
             fillFrom(h.key);
+    // Those placed by the listing: filled if they are here by now (else they stay arriving until they come).
     for (const QString &key : std::as_const(laidOutByListing))
-        if (m_images->contains(key))
-            fillFrom(key);
+        fillFrom(key);
+    for (const QString &key : std::exchange(m_early, {}))
+        fillFrom(key);
+    const QHash<QString, QString> failures = std::exchange(m_earlyFailures, {});
+    for (auto it = failures.begin(); it != failures.end(); ++it)
+        onInstanceFailed(it.key(), it.value());
 }
 
 void MprVolume::fillFrom(const QString &key)
@@ -114,16 +136,24 @@ void MprVolume::fillFrom(const QString &key)
     const QList<std::pair<int, int>> slices = m_slicesOf.value(key);
     std::shared_ptr<const DecodedImage> decoded = m_images->peek(key);
     BlobStore *store = m_store;
-    runOnPool<bool>(computePool(), this, [volume, slices, decoded, store, key] {
+    const QString seriesUid = m_series.seriesInstanceUid;
+    enum class Outcome { Filled, NotHere };
+    runOnPool<Outcome>(computePool(), this, [volume, slices, decoded, store, key, seriesUid] {
         std::shared_ptr<const DecodedImage> image = decoded;
         QString why;
         if (!image) {
             Result<ByteView> bytes = runSync(store->read(key));
+            if (!bytes.isOk() && bytes.error().code() == ErrorCode::NotFound)
+                return Outcome::NotHere;  // still arriving
             Result<DecodedImage> d = bytes.isOk() ? decodeDicom(bytes.value()) : Result<DecodedImage>(bytes.error());
             if (d.isOk())
                 image = std::make_shared<const DecodedImage>(d.takeValue());
             else
                 why = d.error().message();
+        }
+        if (image && image->info.identity.seriesInstanceUid != seriesUid) {
+            why = QObject::tr("it is of another series than the listing said");
+            image.reset();
         }
         for (const auto &[slice, frame] : slices) {
             if (image)
@@ -131,13 +161,14 @@ void MprVolume::fillFrom(const QString &key)
             else
                 volume->refuse(slice, why);
         }
-        return true;
+        return Outcome::Filled;
     },
-                    [this, key](bool &&) {
-                        m_filling.remove(key);
-                        m_done << key;
-                        noteFilled();
-                    });
+                       [this, key](Outcome &&outcome) {
+                           m_filling.remove(key);
+                           if (outcome == Outcome::Filled)
+                               m_done << key;
+                           noteFilled();
+                       });
 }
 
 void MprVolume::noteFilled()
@@ -162,11 +193,16 @@ bool MprVolume::isComplete() const
 
 void MprVolume::onInstanceCached(const QString &key)
 {
-    fillFrom(key);
+    if (!m_volume && m_refusal.isEmpty())
+        m_early << key;  // the headers are being read: filled once the volume is made
+    else
+        fillFrom(key);
 }
 
 void MprVolume::onInstanceFailed(const QString &key, const QString &why)
 {
+    if (!m_volume && m_refusal.isEmpty())
+        m_earlyFailures.insert(key, why);
     if (!m_volume || !m_slicesOf.contains(key) || m_done.contains(key))
         return;
     for (const auto &[slice, frame] : m_slicesOf.value(key))

@@ -65,8 +65,10 @@ public:
     int seriesIndex() const { return m_active->seriesIndex(); }
     int sliceIndex() const { return m_active->sliceIndex(); }
     int sliceCount() const { return m_active->sliceCount(); }
-    /// The viewport the keys and menus act on: the active pane's, or in MPR the active plane's.
-    ImageViewport *viewport() const;
+    ImageViewport *viewport() const { return m_active->viewport(); }
+    /// The viewport the view keys and the drawing tools act on: viewport(), or in MPR the active plane's (whose
+    /// images no instance holds: findings, key images and exports stay with viewport()).
+    ImageViewport *toolViewport() const;
     /// The series' thumbnail (its middle image, once here); null until then.
     QImage thumbnail(int series) const { return m_thumbnails.value(series); }
     StudyStreamer *streamer() const { return m_streamer; }

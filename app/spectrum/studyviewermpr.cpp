@@ -10,7 +10,7 @@
 
 namespace spectrum {
 
-ImageViewport *StudyViewer::viewport() const
+ImageViewport *StudyViewer::toolViewport() const
 {
     return m_mpr ? m_mpr->viewport(m_mpr->activePane()) : m_active->viewport();
 }

@@ -146,6 +146,7 @@ ReformatPlane planeThrough(const VolumeGeometry &g, const Vector3 &point, const 
 
 ReformattedImage reformat(const Volume &volume, const ReformatPlane &plane, QThreadPool *pool)
 {
+    constexpr int kMaxSlabSamples = 2001;  // a 1 m slab at 0.5 mm: more than any request the GUI or CLI allows
     const VolumeGeometry &g = volume.geometry();
     ReformattedImage out;
     const int w = std::max(0, plane.columns), h = std::max(0, plane.rows);
@@ -172,7 +173,7 @@ ReformattedImage reformat(const Volume &volume, const ReformatPlane &plane, QThr
     double sampleMm = 0;
     if (plane.slabThickness > 0 && perMm > 0) {
         sampleMm = 1 / std::max({std::abs(normalIndex[0]), std::abs(normalIndex[1]), std::abs(normalIndex[2])});
-        samples = std::clamp(2 * int(std::floor(plane.slabThickness / 2 / sampleMm + 1e-6)) + 1, 1, 255);
+        samples = std::clamp(2 * int(std::floor(plane.slabThickness / 2 / sampleMm + 1e-6)) + 1, 1, kMaxSlabSamples);
     }
     reformatting::CutJob job;
     job.voxels = volume.slotData(0);
@@ -264,11 +265,16 @@ ReformattedImage reformat(const Volume &volume, const ReformatPlane &plane, QThr
     info.imagePosition = plane.origin;
     info.imageOrientation = {plane.rowDirection[0], plane.rowDirection[1], plane.rowDirection[2],
                              plane.columnDirection[0], plane.columnDirection[1], plane.columnDirection[2]};
-    info.sliceThickness = samples > 1 ? plane.slabThickness : 0;
+    // What the slab is: as asked, unless it had to be capped or is thinner than one step (then the plane alone).
+    out.slabSamples = samples;
+    const double slabMm = samples > 1 ? std::min(plane.slabThickness, samples * sampleMm) : 0;
+    info.sliceThickness = slabMm;
     info.frameOfReferenceUid = g.frameOfReferenceUid;
     QStringList what{plane.name.isEmpty() ? QObject::tr("plane") : plane.name};
     if (samples > 1)
-        what << QObject::tr("%1 %2 mm").arg(slabModeName(plane.slabMode), mm(plane.slabThickness));
+        what << QObject::tr("%1 %2 mm").arg(slabModeName(plane.slabMode), mm(slabMm));
+    else if (plane.slabThickness > 0)
+        what << QObject::tr("slab thinner than one voxel (%1 mm): the plane alone").arg(mm(plane.slabThickness));
     const bool onGrid = [&] {
         for (int k = 0; k < 3; ++k)
             if (std::abs(cs[k] - std::round(cs[k])) > 1e-4 || std::abs(rs[k] - std::round(rs[k])) > 1e-4 || std::abs(o[k] - std::round(o[k])) > 1e-4)

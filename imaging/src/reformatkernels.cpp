@@ -41,6 +41,10 @@ void insideRange(const double c0[3], const double d[3], const int n[3], int widt
 
 bool whole(double v) { return std::abs(v - std::nearbyint(v)) < kSnap; }
 
+/// A weight across slots so small that its slot is not needed is none at all: the value then takes nothing from a
+/// slot that may be missing, refused or still being written.
+inline float snapped(float fz) { return fz < kWeight ? 0.0f : fz > 1.0f - kWeight ? 1.0f : fz; }
+
 /// The slots a trilinear sample at slot coordinate iz + fz needs, as a PixelAbsence (0: all in).
 inline quint8 slotsNeeded(const quint8 *use, int iz, float fz)
 {
@@ -115,8 +119,11 @@ template <typename T>
         const __m256 z = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(sz, _mm256_mul_ps(fi, dz)), zero), topZ);
         const __m256i ix = _mm256_min_epi32(_mm256_cvttps_epi32(x), lastX), iy = _mm256_min_epi32(_mm256_cvttps_epi32(y), lastY),
                       iz = _mm256_min_epi32(_mm256_cvttps_epi32(z), lastZ);
-        const __m256 fx = _mm256_sub_ps(x, _mm256_cvtepi32_ps(ix)), fy = _mm256_sub_ps(y, _mm256_cvtepi32_ps(iy)),
-                     fz = _mm256_sub_ps(z, _mm256_cvtepi32_ps(iz));
+        const __m256 fx = _mm256_sub_ps(x, _mm256_cvtepi32_ps(ix)), fy = _mm256_sub_ps(y, _mm256_cvtepi32_ps(iy));
+        __m256 fz = _mm256_sub_ps(z, _mm256_cvtepi32_ps(iz));
+        // As snapped(): 0 below the weight that needs a slot, 1 above its complement.
+        fz = _mm256_blendv_ps(fz, zero, _mm256_cmp_ps(fz, _mm256_set1_ps(kWeight), _CMP_LT_OQ));
+        fz = _mm256_blendv_ps(fz, _mm256_set1_ps(1.0f), _mm256_cmp_ps(fz, _mm256_set1_ps(1.0f - kWeight), _CMP_GT_OQ));
         const __m256i at = _mm256_add_epi32(ix, _mm256_add_epi32(_mm256_mullo_epi32(iy, rowStride), _mm256_mullo_epi32(iz, slotStride)));
         const __m256i atRow = _mm256_add_epi32(at, rowStride), atSlot = _mm256_add_epi32(at, slotStride), atBoth = _mm256_add_epi32(atSlot, rowStride);
         const __m256 c00 = lerpPairs<T>(_mm256_i32gather_epi32(base, at, 2), fx);
@@ -213,7 +220,7 @@ void sampleRow(const CutJob &job, const double start[3], float *value, quint8 *s
         const float y = std::clamp(t.sy + float(i) * t.dy, 0.0f, t.topY);
         const float z = std::clamp(t.sz + float(i) * t.dz, 0.0f, t.topZ);
         const int ix = std::min(int(x), t.lastX), iy = std::min(int(y), t.lastY), iz = std::min(int(z), t.lastZ);
-        const float fx = x - float(ix), fy = y - float(iy), fz = z - float(iz);
+        const float fx = x - float(ix), fy = y - float(iy), fz = snapped(z - float(iz));
         const T *p = vox + ix + iy * t.rowStride + iz * t.slotStride;
         const qsizetype r = t.rowStride, sl = t.slotStride;
         const float c00 = float(p[0]) + fx * (float(p[1]) - float(p[0]));
@@ -427,7 +434,8 @@ void cutRowsOf(const CutJob &job, int first, int last, quint16 *out, quint8 *abs
         for (int i = 0; i < w; ++i) {
             const quint8 why = worst[i] ? worst[i] : count[i] == 0 ? quint8(PixelAbsence::Outside) : quint8(0);
             ab[i] = why;
-            const int v = toVoxel(job.mode == SlabMode::Average && count[i] ? acc[i] / float(count[i]) : acc[i], job.isSigned);
+            const int v = job.mode == SlabMode::Average && count[i] ? std::clamp(meanOf(double(acc[i]), count[i]), job.isSigned ? -32768 : 0, job.isSigned ? 32767 : 65535)
+                                                                    : toVoxel(acc[i], job.isSigned);
             o[i] = quint16(why ? job.padding : v);
         }
     }

@@ -145,7 +145,9 @@ void Volume::refuse(int slice, const QString &why)
     if (slice < 0 || slice >= int(m_sliceSlot.size()) || m_sliceSlot[size_t(slice)] < 0)
         return;
     const int slot = m_sliceSlot[size_t(slice)];
-    m_state[size_t(slot)].store(quint8(SlotState::Refused), std::memory_order_release);
+    quint8 arriving = quint8(SlotState::Arriving);
+    if (!m_state[size_t(slot)].compare_exchange_strong(arriving, quint8(SlotState::Refused), std::memory_order_acq_rel))
+        return;  // filled already (or refused): a later problem with another copy does not take it back
     std::lock_guard<std::mutex> lock(m_notesLock);
     m_notes << QObject::tr("slice %1 left out: %2").arg(slot + 1).arg(why);
 }
