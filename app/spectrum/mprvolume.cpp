@@ -6,6 +6,7 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/blobstore.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace spectrum {
@@ -40,14 +41,33 @@ void MprVolume::start()
     BlobStore *store = m_store;
     const QList<InstanceRef> instances = m_series.instances;
     runOnPool<QList<Header>>(blockingPool(), this, [store, instances] {
+        // Every slice placed by the listing (the cache's index, or the archive's answer), in one plane and frame of
+        // reference: one header is read for the rest of what a slice is, and each slice's own is checked against it
+        // when its pixels are decoded. Otherwise (multi-frame images, slices the listing does not place) every header.
         QList<Header> headers;
-        for (const InstanceRef &ref : instances) {
-            Header h{ref.key, std::nullopt, ref};
-            if (Result<ByteView> bytes = runSync(store->read(ref.key)); bytes.isOk())
+        for (const InstanceRef &ref : instances)
+            headers << Header{ref.key, std::nullopt, ref};
+        auto read = [&](Header &h) {
+            if (Result<ByteView> bytes = runSync(store->read(h.key)); bytes.isOk())
                 if (Result<ImageInfo> info = readDicomImageInfo(bytes.value()); info.isOk() && info.value().rows > 0)
                     h.info = info.value();
-            headers << h;
-        }
+            return h.info.has_value();
+        };
+        const Header *model = nullptr;
+        for (Header &h : headers)
+            if (read(h)) {
+                model = &h;
+                break;
+            }
+        const bool placedByListing = model && model->info->frames == 1 && std::all_of(headers.begin(), headers.end(), [&](const Header &h) {
+            const auto n = model->info->sliceNormal();
+            return h.ref.hasPlace && h.ref.frameOfReferenceUid == model->info->frameOfReferenceUid
+                && std::abs(h.ref.normal[0] * n[0] + h.ref.normal[1] * n[1] + h.ref.normal[2] * n[2]) > 0.9999;
+        });
+        if (!placedByListing)
+            for (Header &h : headers)
+                if (!h.info)
+                    read(h);
         return headers;
     },
                              [this](QList<Header> &&headers) { makeVolume(std::move(headers)); });
@@ -98,6 +118,11 @@ void MprVolume::makeVolume(QList<Header> headers)
             return;
         }
     }
+    if (!model && std::count_if(headers.begin(), headers.end(), [](const Header &h) { return !h.info && h.ref.hasPlace; }) >= 2) {
+        // Listed, placed, but none here yet to say the rest of a header: laid out when the first one comes.
+        m_waitingForFirst = true;
+        return;
+    }
     const VolumeGeometry geometry = volumeGeometry(slices);
     Result<std::shared_ptr<Volume>> made = geometry.ok ? Volume::create(geometry, slices, m_memoryLimit, m_spillFolder)
                                                        : Result<std::shared_ptr<Volume>>(Error(ErrorCode::Unsupported, geometry.refusal));
@@ -137,8 +162,9 @@ void MprVolume::fillFrom(const QString &key)
     std::shared_ptr<const DecodedImage> decoded = m_images->peek(key);
     BlobStore *store = m_store;
     const QString seriesUid = m_series.seriesInstanceUid;
+    const QString patientId = volume->valueInfo().identity.patientId;
     enum class Outcome { Filled, NotHere };
-    runOnPool<Outcome>(computePool(), this, [volume, slices, decoded, store, key, seriesUid] {
+    runOnPool<Outcome>(computePool(), this, [volume, slices, decoded, store, key, seriesUid, patientId] {
         std::shared_ptr<const DecodedImage> image = decoded;
         QString why;
         if (!image) {
@@ -151,8 +177,8 @@ void MprVolume::fillFrom(const QString &key)
             else
                 why = d.error().message();
         }
-        if (image && image->info.identity.seriesInstanceUid != seriesUid) {
-            why = QObject::tr("it is of another series than the listing said");
+        if (image && (image->info.identity.seriesInstanceUid != seriesUid || image->info.identity.patientId != patientId)) {
+            why = QObject::tr("it is of another patient or series than the listing said");
             image.reset();
         }
         for (const auto &[slice, frame] : slices) {
@@ -193,6 +219,11 @@ bool MprVolume::isComplete() const
 
 void MprVolume::onInstanceCached(const QString &key)
 {
+    if (m_waitingForFirst && std::any_of(m_series.instances.begin(), m_series.instances.end(), [&](const InstanceRef &i) { return i.key == key; })) {
+        m_waitingForFirst = false;
+        start();  // the headers again, this one among them
+        return;
+    }
     if (!m_volume && m_refusal.isEmpty())
         m_early << key;  // the headers are being read: filled once the volume is made
     else

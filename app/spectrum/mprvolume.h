@@ -71,6 +71,7 @@ private:
     QHash<QString, QList<std::pair<int, int>>> m_slicesOf;  ///< instance key → (slice index, frame) in the volume
     QSet<QString> m_filling;                               ///< instances being decoded into it
     QSet<QString> m_done;                                  ///< instances whose slots are filled (or refused)
+    bool m_waitingForFirst = false;                        ///< listed and placed, none here yet
     QSet<QString> m_early;                                 ///< cached while the headers were read
     QHash<QString, QString> m_earlyFailures;               ///< failed meanwhile, and why
     QTimer m_notify;                                       ///< filled(), at most every 40 ms

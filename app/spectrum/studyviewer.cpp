@@ -343,6 +343,11 @@ bool StudyViewer::setStudy(const StudySummary &study)
     m_findingsLoader->setStudy(m_study);
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
     follow();                 // the places the listing brought
+    if (m_mpr) {
+        // The whole listing places slices the first look did not have: the volume laid out again on it.
+        setMprShown(false);
+        setMprShown(true);
+    }
     return true;
 }
 

@@ -3,6 +3,11 @@
 // mouse drag's rate) for --seconds, sweeping the volume diagonally, by the same call a click or drag in a pane
 // makes. Prints each pane's planes redrawn per second and the event loop's longest stall and 99th percentile while
 // dragging (goals, issue 22: ≥ 30 planes/s per pane, longest stall ≤ 16 ms).
+//
+// --store NAME --study UID (stores from $SPECTRUM_CONFIG): the study opened from that archive into an empty cache,
+// MPR asked for as soon as the archive has listed it, while its slices still arrive. Prints when the first slice
+// was in the cache, when the first coronal plane with a pixel in was on screen, and when the volume was whole
+// (goal: first coronal ≤ 250 ms after the first slice).
 
 #include "heartbeat.h"
 #include "mainwindow.h"
@@ -10,6 +15,9 @@
 #include "mprvolume.h"
 #include "studyviewer.h"
 #include "workstation.h"
+
+#include "spectrum/stores/storeconfig.h"
+#include "spectrum/stores/studystreamer.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -28,7 +36,9 @@ int main(int argc, char **argv)
     QCommandLineParser p;
     p.addOptions({{QStringLiteral("ct-slices"), QStringLiteral("Slices of the demo CT's thin series."), QStringLiteral("N"), QStringLiteral("300")},
                   {QStringLiteral("seconds"), QStringLiteral("How long to drag."), QStringLiteral("S"), QStringLiteral("3")},
-                  {QStringLiteral("cache"), QStringLiteral("Cache folder (the demo is seeded there once)."), QStringLiteral("DIR")}});
+                  {QStringLiteral("cache"), QStringLiteral("Cache folder (the demo is seeded there once)."), QStringLiteral("DIR")},
+                  {QStringLiteral("store"), QStringLiteral("Live: the archive to open the study from."), QStringLiteral("NAME")},
+                  {QStringLiteral("study"), QStringLiteral("Live: the study."), QStringLiteral("UID")}});
     p.process(app);
     QTemporaryDir tmp;
     Workstation::Options o;
@@ -36,6 +46,16 @@ int main(int argc, char **argv)
     o.demo.studies = {DemoStudy::HeadCt};
     o.demo.ctSlices = p.value(QStringLiteral("ct-slices")).toInt();
     o.prefetchPriors = false;
+    const bool live = p.isSet(QStringLiteral("store"));
+    if (live) {
+        Result<StoreConfigFile> config = StoreConfigFile::load(StoreConfigFile::defaultPath());
+        if (!config.isOk()) {
+            std::fprintf(stderr, "%s\n", qPrintable(config.error().toString()));
+            return 1;
+        }
+        o.stores = config.value();
+        o.seedDemoWhenEmpty = false;
+    }
     Workstation ws(o);
     MainWindow window(&ws);
     window.setProtocols(ProtocolSet());
@@ -92,6 +112,59 @@ int main(int argc, char **argv)
         });
         wait->start(20);
     };
+    // Live: from the archive, MPR while it arrives.
+    double firstSliceMs = -1, listedMs = -1, firstCoronalMs = -1, wholeMs = -1;
+    if (live) {
+        QObject::connect(&window, &MainWindow::studyOpened, &app, [&](StudyViewer *v) {
+            StudyStreamer *streamer = v->streamer();
+            if (!streamer)
+                return;
+            QObject::connect(streamer, &StudyStreamer::instanceCached, &app, [&] {
+                if (firstSliceMs < 0)
+                    firstSliceMs = clock.nsecsElapsed() / 1e6;
+            });
+            QObject::connect(streamer, &StudyStreamer::listed, &app, [&, v] {
+                listedMs = clock.nsecsElapsed() / 1e6;
+                int thin = 0;
+                for (int i = 0; i < v->study().series.size(); ++i)
+                    if (v->study().series[i].instances.size() > v->study().series[thin].instances.size())
+                        thin = i;
+                v->showSeries(thin);
+                v->setMprShown(true);
+                mpr = v->mprView();
+                QObject::connect(mpr, &MprView::planeShown, &app, [&](int pane) {
+                    ImageViewport *coronal = mpr->viewport(1);
+                    if (pane == 1 && firstCoronalMs < 0 && coronal->hasImage()) {
+                        const ImageInfo &info = coronal->image().info;
+                        for (int y = 0; y < info.rows && firstCoronalMs < 0; ++y)
+                            for (int x = 0; x < info.columns; x += 8)
+                                if (!coronal->hasNoValue(QPoint(x, y))) {
+                                    firstCoronalMs = clock.nsecsElapsed() / 1e6;
+                                    break;
+                                }
+                    }
+                    if (wholeMs < 0 && mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0) {
+                        wholeMs = clock.nsecsElapsed() / 1e6;
+                        QTimer::singleShot(0, &app, &QCoreApplication::quit);
+                    }
+                });
+            });
+        });
+        QObject::connect(&ws, &Workstation::started, &app, [&] {
+            clock.start();
+            window.openRemoteStudy(p.value(QStringLiteral("store")), p.value(QStringLiteral("study")));
+        });
+        QTimer::singleShot(120000, &app, &QCoreApplication::quit);
+        ws.start();
+        app.exec();
+        if (firstCoronalMs < 0) {
+            std::fprintf(stderr, "spectrum-mprdragbench: no coronal plane came (first slice %.0f ms, listed %.0f ms)\n", firstSliceMs, listedMs);
+            return 1;
+        }
+        std::printf("live: first slice %.1f ms, listed %.1f ms, first coronal %.1f ms (%.1f ms after the first slice), whole volume %.1f ms\n",
+                    firstSliceMs, listedMs, firstCoronalMs, firstCoronalMs - firstSliceMs, wholeMs);
+        return 0;
+    }
     QObject::connect(&ws, &Workstation::studiesChanged, &app, go);
     QObject::connect(&ws, &Workstation::seedingFinished, &app, go);
     ws.start();

@@ -471,6 +471,27 @@ private Q_SLOTS:
         QVERIFY2(r.description.contains(QLatin1String("the plane alone")), qPrintable(r.description));
     }
 
+    void anEnhancedMultiFrameCtIsAVolume()
+    {
+        // pydicom's Enhanced CT (multiframe_files.py): five frames, each placed only in its per-frame groups (z = 10·f),
+        // the rescale only in the shared ones; frame f holds 10·f HU. Its coronal plane: one row per frame, top down.
+        QTemporaryDir dir, one;
+        QVERIFY(run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(MULTIFRAME_FILES_SCRIPT), dir.path()}));
+        QVERIFY(QFile::copy(dir.filePath(QStringLiteral("enhanced-ct.dcm")), one.filePath(QStringLiteral("enhanced-ct.dcm"))));
+        const QString out = one.filePath(QStringLiteral("coronal.dcm"));
+        QString said;
+        QVERIFY(run(cli(), {QStringLiteral("reformat"), one.filePath(QStringLiteral("enhanced-ct.dcm")), out, QStringLiteral("--plane"), QStringLiteral("coronal")}, &said));
+        Result<DecodedImage> plane = decodeDicomFile(out);
+        QVERIFY2(plane.isOk(), qPrintable(said));
+        const ImageInfo &info = plane.value().info;
+        QCOMPARE(info.rows, 5);
+        QCOMPARE(info.columns, 32);
+        QCOMPARE(info.rowSpacing, 10.0);
+        QCOMPARE(info.imagePosition[2], 40.0);  // the top row is the last frame
+        for (int r = 0; r < 5; ++r)
+            QCOMPARE(info.toModalityValue(plane.value().pixels.valueAt(7, r)), 10.0 * (4 - r));
+    }
+
     void cliPlanesMatchNumpyAndVtk()
     {
         QTemporaryDir dir;

@@ -12,7 +12,9 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>
 #include <QNetworkReply>
@@ -25,6 +27,7 @@
 #include <QScopeGuard>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <future>
@@ -65,6 +68,26 @@ QString string(const QJsonObject &object, const char *tag)
     return strings(object, tag).value(0);
 }
 
+namespace {
+/// `count` numbers (a DS value) as DicomIdentity keeps them: joined by '\\', 10 significant digits; empty when the
+/// answer has another count or a value that is not a number.
+QString numbers(const QJsonObject &object, const char *tag, int count)
+{
+    const QJsonArray values = object.value(QLatin1String(tag)).toObject().value(QStringLiteral("Value")).toArray();
+    if (values.size() != count)
+        return {};
+    QStringList out;
+    for (const QJsonValue &v : values) {
+        bool ok = v.isDouble();
+        const double d = ok ? v.toDouble() : v.toString().trimmed().toDouble(&ok);
+        if (!ok || !std::isfinite(d))
+            return {};
+        out << QString::number(d, 'g', 10);
+    }
+    return out.join(QLatin1Char('\\'));
+}
+} // namespace
+
 DicomRecord record(const QJsonObject &o, QueryLevel level)
 {
     DicomRecord r;
@@ -88,6 +111,12 @@ DicomRecord record(const QJsonObject &o, QueryLevel level)
     id.sopInstanceUid = string(o, "00080018");
     id.sopClassUid = string(o, "00080016");
     id.instanceNumber = string(o, "00200013").toInt();
+    // Where an instance lies, when the archive says (asked for at the instance level): a volume can be laid out
+    // before its slices arrive.
+    id.imagePosition = numbers(o, "00200032", 3);
+    id.imageOrientation = numbers(o, "00200037", 6);
+    id.frameOfReferenceUid = string(o, "00200052");
+    id.sliceThickness = numbers(o, "00180050", 1);
     r.modalitiesInStudy = strings(o, "00080061");
     bool ok = false;
     if (const int n = string(o, "00201206").toInt(&ok); ok)
@@ -186,7 +215,9 @@ ResultJob<QList<DicomRecord>> *DicomWebClient::search(const DicomQuery &q)
         add("Modality", q.modality);
         if (q.instanceNumber > 0)
             add("InstanceNumber", QString::number(q.instanceNumber));
-        params.append({QStringLiteral("includefield"), QStringLiteral("00200013,00080016")});
+        // Where each instance lies too (position, orientation, frame of reference, thickness): linked panes and MPR
+        // place slices that have not arrived yet.
+        params.append({QStringLiteral("includefield"), QStringLiteral("00200013,00080016,00200032,00200037,00200052,00180050")});
         break;
     }
     add("PatientName", q.patientName);
