@@ -313,6 +313,9 @@ int cmdReformat(const QStringList &args)
         placed.sliceThickness = r.info.sliceThickness;
         placed.rescaleSlope = volume.rescaleSlope();
         placed.rescaleIntercept = volume.rescaleIntercept();
+        if (!r.absence.isEmpty() && !r.paddingUnique)
+            return fail(QStringLiteral("reformat: the plane's pixels use every 16-bit value, so those without a value (gaps, outside the volume) "
+                                       "could not be told apart in a DICOM image: write a PNG, or cut a smaller plane"));
         if (!r.absence.isEmpty())
             placed.paddingValue = r.paddingValue;
         placed.imageTypeValues = {QStringLiteral("REFORMATTED")};

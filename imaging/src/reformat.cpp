@@ -237,6 +237,7 @@ ReformattedImage reformat(const Volume &volume, const ReformatPlane &plane, QThr
                 free = 0;
                 while (free < 65535 && used->test(size_t(free)))
                     ++free;
+                out.paddingUnique = !used->test(size_t(free));
                 free += lowest;
             }
             out.paddingValue = free;

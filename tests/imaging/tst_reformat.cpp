@@ -460,6 +460,38 @@ private Q_SLOTS:
         QCOMPARE(m.volume->slotState(2), SlotState::Filled);
     }
 
+    void paddingNeverPosesAsAValue()
+    {
+        // A coronal plane whose present pixels hold every 16-bit value, and a gap: no value is free to mark the gap,
+        // and the image says so (the CLI then refuses to write it as DICOM).
+        constexpr int nx = 512, ny = 2, nz = 260;
+        QList<VolumeSlice> slices;
+        for (int z = 0; z < nz; ++z) {
+            VolumeSlice s = slice(z, 0, 1, false);
+            s.info.columns = nx, s.info.rows = ny, s.info.bitsStored = 16, s.info.highBit = 15;
+            if (z != 100)
+                slices << s;
+        }
+        const VolumeGeometry g = volumeGeometry(slices);
+        std::shared_ptr<Volume> v = Volume::create(g, slices).value();
+        for (int i = 0; i < slices.size(); ++i) {
+            const int z = i < 100 ? i : i + 1;
+            PixelBuffer p(PixelFormat::Gray16, nx, ny, 1);
+            auto *d = reinterpret_cast<quint16 *>(p.frameData(0));
+            for (int k = 0; k < nx * ny; ++k)
+                d[k] = quint16((k % nx + nx * z) % 65536);
+            QVERIFY(!v->fill(i, p).isError());
+        }
+        const ReformattedImage full = reformat(*v, standardPlane(g, PlaneOrientation::Coronal, g.patientPoint(0, 0, 0)));
+        QCOMPARE(full.absentPixels[int(PixelAbsence::Gap)], nx);
+        QVERIFY(!full.paddingUnique);
+        // The axial plane at the gap: no pixel present, every value free to mark it.
+        ReformatPlane slab = standardPlane(g, PlaneOrientation::Axial, g.patientPoint(0, 0, 100));
+        const ReformattedImage gap = reformat(*v, slab);
+        QCOMPARE(gap.absentPixels[int(PixelAbsence::Gap)], nx * ny);
+        QVERIFY(gap.paddingUnique);
+    }
+
     void aSlabThinnerThanOneStepIsSaidToBeThePlane()
     {
         const Made m = makeVolume({0, 1, 2, 3});

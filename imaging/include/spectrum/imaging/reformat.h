@@ -71,6 +71,8 @@ struct ReformattedImage
     QByteArray absence;
     int absentPixels[4] = {0, 0, 0, 0};  ///< how many of each PixelAbsence
     int paddingValue = 0;
+    /// Whether no present pixel holds paddingValue (false only when the present pixels use every 16-bit value).
+    bool paddingUnique = true;
     /// Samples across the slab (1: a thin plane — also when the slab asked for is thinner than one voxel step).
     int slabSamples = 1;
     /// "coronal · MIP 20 mm · trilinear": what was cut, for the screen and a Derivation Description.
