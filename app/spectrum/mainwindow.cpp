@@ -214,9 +214,12 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         if (StudyViewer *v = currentViewer())
             v->resetView();
     });
-    m_mprAction = add(view, tr("&MPR (axial, coronal, sagittal)"), Qt::Key_M, [this](bool on) {
-        if (StudyViewer *v = currentViewer(); v && !v->setMprShown(on))
-            m_mprAction->setChecked(false);
+    m_mprAction = add(view, tr("&MPR (axial, coronal, sagittal)"), Qt::Key_M, [this] {
+        // On or off from what the viewer shows (a hanging protocol may have opened it).
+        if (StudyViewer *v = currentViewer())
+            v->setMprShown(!v->isMprShown());
+        StudyViewer *v = currentViewer();
+        m_mprAction->setChecked(v && v->isMprShown());
     });
     m_mprAction->setCheckable(true);
     m_mprAction->setToolTip(tr("The active pane's series reformatted in three planes, with a crosshair; again for the grid"));

@@ -35,7 +35,7 @@ private:
         Q_EMIT tabs->tabCloseRequested(tabs->indexOf(m_viewer));
         m_viewer = nullptr;
     }
-    /// The HU at `point` in the axial slice through it, decoded on its own (not by the volume).
+    /// The HU at `point` in the thin series' axial slice through it, decoded on its own (not by the volume).
     double sourceHu(const QString &study, const PatientPoint &point);
 
     QTemporaryDir m_dir;
@@ -90,7 +90,7 @@ double tst_Mpr::sourceHu(const QString &study, const PatientPoint &point)
     const StudySummary *s = m_ws->findStudy(study);
     for (const SeriesSummary &series : s->series)
         for (const InstanceRef &i : series.instances) {
-            if (series.instances.size() < 10 || !i.hasPlace || std::abs(i.position[2] - point[2]) > 0.01)
+            if (series.instances.size() < 39 || !i.hasPlace || std::abs(i.position[2] - point[2]) > 0.01)  // the thin series (40, or 39 with the gap)
                 continue;
             Result<DecodedImage> image = runSync(loadImage(m_ws->cache(), i.key));
             if (!image.isOk())
@@ -294,7 +294,10 @@ void tst_Mpr::aSliceNotYetInFillsInWhenItComes()
     QSignalSpy filled(mpr->mprVolume(), &MprVolume::filled);
     mpr->mprVolume()->onInstanceCached(missingKey);
     QVERIFY(filled.wait(10000));
-    QTRY_VERIFY(mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && !coronal->hasNoValue(QPoint(200, row)));
+    QTRY_VERIFY_WITH_TIMEOUT(mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && !coronal->hasNoValue(QPoint(200, row)), 20000);
+    // The source slice decoded apart, once the cache lists it again.
+    QTRY_VERIFY(std::any_of(m_ws->findStudy(QStringLiteral("demo-ct"))->series.begin(), m_ws->findStudy(QStringLiteral("demo-ct"))->series.end(),
+                            [](const SeriesSummary &s) { return s.instances.size() == 40; }));
     const std::optional<PatientPoint> p = patientPointAt(coronal->image().info, QPointF(200.5, row + 0.5));
     QCOMPARE(modalityValueAt(coronal->image(), 0, QPoint(200, row)), sourceHu(QStringLiteral("demo-ct"), *p));
     delete viewer;
@@ -317,6 +320,16 @@ void tst_Mpr::aProtocolCanAskForMpr()
     MprView *mpr = m_viewer->mprView();
     QTRY_VERIFY_WITH_TIMEOUT(mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && mpr->viewport(1)->hasImage(), 30000);
     QCOMPARE(mpr->mprVolume()->series().description, m_viewer->study().series[m_viewer->seriesIndex()].description);
+    // M goes by what is shown: off first (the protocol opened it), then on again.
+    const QList<QAction *> actions = m_window->findChildren<QAction *>();
+    const auto m = std::find_if(actions.begin(), actions.end(), [](QAction *a) { return a->shortcut() == QKeySequence(Qt::Key_M); });
+    QVERIFY(m != actions.end());
+    (*m)->trigger();
+    QVERIFY(!m_viewer->isMprShown());
+    QVERIFY(!(*m)->isChecked());
+    (*m)->trigger();
+    QVERIFY(m_viewer->isMprShown());
+    QVERIFY((*m)->isChecked());
     m_window->setProtocols(ProtocolSet());
 }
 
