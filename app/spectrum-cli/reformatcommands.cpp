@@ -101,7 +101,8 @@ int cmdReformat(const QStringList &args)
     p.addHelpOption();
     addConfigOption(p);
     p.addPositionalArgument(QStringLiteral("input"), QStringLiteral("A folder (or file) of DICOM images, or the Study Instance UID of a study in the cache (or in --store)."));
-    p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("OUT.dcm (a derived image), or .png/.pgm (rendered with --window)."));
+    p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("OUT.dcm (a derived image), or .png/.pgm (rendered with --window; one image pixel per sample, "
+                                                                 "so a plane across thick slices looks squat: its Pixel Spacing differs by direction)."));
     p.addOptions({
         {QStringLiteral("series"), QStringLiteral("The series to use (default: the one with the most slices)."), QStringLiteral("UID")},
         {QStringLiteral("store"), QStringLiteral("Fetch the study from this store into the cache first."), QStringLiteral("NAME")},
@@ -143,9 +144,8 @@ int cmdReformat(const QStringList &args)
     if (oblique && (!parseVector(p.value(QStringLiteral("row-direction")), &rowDirection) || !parseVector(p.value(QStringLiteral("column-direction")), &columnDirection)))
         return fail(QStringLiteral("reformat: an oblique plane takes both --row-direction X,Y,Z and --column-direction X,Y,Z"), 2);
     if (oblique) {
-        const Vector3 c{rowDirection[1] * columnDirection[2] - rowDirection[2] * columnDirection[1], rowDirection[2] * columnDirection[0] - rowDirection[0] * columnDirection[2],
-                        rowDirection[0] * columnDirection[1] - rowDirection[1] * columnDirection[0]};
-        if (std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) < 1e-6)
+        const Vector3 c = vec::cross(rowDirection, columnDirection);
+        if (std::sqrt(vec::dot(c, c)) < 1e-6)
             return fail(QStringLiteral("reformat: the row and column directions must not be parallel"), 2);
     }
     if (p.isSet(QStringLiteral("at")) && !parseVector(p.value(QStringLiteral("at")), &at))
@@ -303,8 +303,10 @@ int cmdReformat(const QStringList &args)
         if (!original.isOk())
             return fail(original.error().toString());
         Derivation derivation;
-        derivation.description = QStringLiteral("Reformatted by Spectrum: %1").arg(r.description);
-        derivation.seriesDescription = QStringLiteral("%1 (%2)").arg(sources.first().info.identity.seriesDescription, r.description).trimmed().left(64);
+        // In the default character repertoire (no Specific Character Set is written): the screen's "·" as a comma.
+        const QString what = QString(r.description).replace(QStringLiteral(" · "), QStringLiteral(", "));
+        derivation.description = QStringLiteral("Reformatted by Spectrum: %1").arg(what);
+        derivation.seriesDescription = QStringLiteral("%1 (%2)").arg(sources.first().info.identity.seriesDescription, what).trimmed().left(64);
         DerivedPlane placed;
         placed.position = r.info.imagePosition;
         placed.orientation = r.info.imageOrientation;

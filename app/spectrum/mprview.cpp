@@ -20,10 +20,10 @@
 
 namespace spectrum {
 
+using namespace vec;
+
 namespace {
 
-double dot(const Vector3 &a, const Vector3 &b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-Vector3 cross(const Vector3 &a, const Vector3 &b) { return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]}; }
 
 /// `v` turned by `radians` about the unit axis `k` (Rodrigues).
 Vector3 turned(const Vector3 &v, const Vector3 &k, double radians)
@@ -188,22 +188,17 @@ void MprView::resetOrientation()
     cutAll();
 }
 
-bool MprView::isStandard(int pane) const
-{
-    const ReformatPlane p = standardPlane(m_volume->volume()->geometry(), kOrientations[pane], m_point);
-    const Pane &q = m_panes[size_t(pane)];
-    return dot(p.rowDirection, q.row) > 1 - 1e-9 && dot(p.columnDirection, q.column) > 1 - 1e-9;
-}
-
 ReformatPlane MprView::plane(int pane) const
 {
     if (!m_volume->volume())
         return {};
     const VolumeGeometry &g = m_volume->volume()->geometry();
     const Pane &q = m_panes[size_t(pane)];
-    ReformatPlane p = isStandard(pane) ? standardPlane(g, kOrientations[pane], m_point) : planeThrough(g, m_point, q.row, q.column);
-    if (!isStandard(pane))
+    ReformatPlane p = standardPlane(g, kOrientations[pane], m_point);
+    if (dot(p.rowDirection, q.row) < 1 - 1e-9 || dot(p.columnDirection, q.column) < 1 - 1e-9) {  // turned: oblique
+        p = planeThrough(g, m_point, q.row, q.column);
         p.name = tr("oblique (%1)").arg(q.name);
+    }
     p.slabThickness = m_slab;
     p.slabMode = m_mode;
     p.interpolation = m_interpolation;

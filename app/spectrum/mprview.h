@@ -79,7 +79,6 @@ private:
     void show(int pane, ReformattedImage image);
     void updateLines();
     void updateStatus();
-    bool isStandard(int pane) const;
     void step(int pane, int steps);
 
     MprVolume *m_volume;

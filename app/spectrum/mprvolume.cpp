@@ -62,7 +62,7 @@ void MprVolume::start()
         const bool placedByListing = model && model->info->frames == 1 && std::all_of(headers.begin(), headers.end(), [&](const Header &h) {
             const auto n = model->info->sliceNormal();
             return h.ref.hasPlace && h.ref.frameOfReferenceUid == model->info->frameOfReferenceUid
-                && std::abs(h.ref.normal[0] * n[0] + h.ref.normal[1] * n[1] + h.ref.normal[2] * n[2]) > 0.9999;
+                && std::abs(vec::dot(h.ref.normal, n)) > 0.9999;
         });
         if (!placedByListing)
             for (Header &h : headers)
@@ -92,8 +92,7 @@ void MprVolume::makeVolume(QList<Header> headers)
                 origin << std::make_pair(h.key, s.frame);
             }
         } else if (model && h.ref.hasPlace && h.ref.frameOfReferenceUid == model->frameOfReferenceUid
-                   && std::abs(h.ref.normal[0] * model->sliceNormal()[0] + h.ref.normal[1] * model->sliceNormal()[1] + h.ref.normal[2] * model->sliceNormal()[2])
-                          > 0.9999) {
+                   && std::abs(vec::dot(h.ref.normal, model->sliceNormal())) > 0.9999) {
             // Lies in the stack's plane, by the listing: placed there, its header checked when it comes.
             VolumeSlice s{h.key, 0, *model};
             s.info.imagePosition = h.ref.position;

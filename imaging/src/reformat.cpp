@@ -15,18 +15,9 @@
 
 namespace spectrum {
 
-namespace {
+using namespace vec;
 
-double dot(const Vector3 &a, const Vector3 &b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-Vector3 cross(const Vector3 &a, const Vector3 &b) { return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]}; }
-Vector3 scaled(const Vector3 &a, double s) { return {a[0] * s, a[1] * s, a[2] * s}; }
-Vector3 plus(const Vector3 &a, const Vector3 &b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
-Vector3 minus(const Vector3 &a, const Vector3 &b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
-Vector3 unit(const Vector3 &a)
-{
-    const double n = std::sqrt(dot(a, a));
-    return n > 0 ? scaled(a, 1 / n) : a;
-}
+namespace {
 
 /// The volume's axes (row, column, normal) with their spacings.
 struct Axes

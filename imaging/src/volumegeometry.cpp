@@ -10,28 +10,9 @@
 
 namespace spectrum {
 
+using namespace vec;
+
 namespace {
-
-Vector3 minus(const Vector3 &a, const Vector3 &b)
-{
-    return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-}
-
-double dot(const Vector3 &a, const Vector3 &b)
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-Vector3 cross(const Vector3 &a, const Vector3 &b)
-{
-    return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
-
-Vector3 unit(const Vector3 &a)
-{
-    const double n = std::sqrt(dot(a, a));
-    return n > 0 ? Vector3{a[0] / n, a[1] / n, a[2] / n} : a;
-}
 
 bool sameOrientation(const std::array<double, 6> &a, const std::array<double, 6> &b)
 {

@@ -523,6 +523,8 @@ private Q_SLOTS:
         const ImageInfo &info = plane.value().info;
         QCOMPARE(info.rows, 5);
         QCOMPARE(info.columns, 32);
+        // What it is, in the default repertoire (no Specific Character Set is written).
+        QVERIFY2(info.identity.seriesDescription.endsWith(QLatin1String("(coronal, voxels as acquired)")), qPrintable(info.identity.seriesDescription));
         QCOMPARE(info.rowSpacing, 10.0);
         QCOMPARE(info.imagePosition[2], 40.0);  // the top row is the last frame
         for (int r = 0; r < 5; ++r)

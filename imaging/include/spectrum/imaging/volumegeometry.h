@@ -8,6 +8,7 @@
 // made again as they arrive.
 
 #include "spectrum/imaging/imageinfo.h"
+#include "spectrum/imaging/vector3.h"
 
 #include <QList>
 #include <QString>
@@ -16,8 +17,6 @@
 #include <array>
 
 namespace spectrum {
-
-using Vector3 = std::array<double, 3>;
 
 /// One slice of the series, as its header says (a frame of a multi-frame image is one too).
 struct VolumeSlice
