@@ -528,6 +528,10 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid)
             return;  // open already: the listing will say so
         *viewer = new StudyViewer(m_workstation->localStore(), m_workstation->images(), glimpse, streamer);
         addViewer(*viewer, glimpse);
+        // A protocol that reads this kind of study in MPR: opened now, on the series the first look shows, so its
+        // planes fill in as the study streams (the listing then applies the whole protocol, keeping it).
+        if (m_protocols.planFor(glimpse, nullptr).mpr)
+            (*viewer)->setMprShown(true, false);
         statusBar()->showMessage(tr("Listing the rest of the study…"));
     });
     connect(streamer, &StudyStreamer::listed, this, [this, streamer, store, viewer] {
@@ -536,8 +540,8 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid)
             if (!(*viewer)->setStudy(study))
                 return;  // refused, and said why
             // The whole study now: its protocol can place its series — unless the reader laid it out meanwhile
-            // (a prior opened beside, another layout), which is never undone under them.
-            if ((*viewer)->comparisonCount() == 0 && (*viewer)->paneCount() == 1)
+            // (a prior opened beside, another layout, MPR), which is never undone under them.
+            if ((*viewer)->comparisonCount() == 0 && (*viewer)->paneCount() == 1 && !(*viewer)->isMprByReader())
                 applyProtocol(*viewer);
         } else if (StudyViewer *open = viewerOf(study.identity.studyInstanceUid, study.identity.patientId)) {
             streamer->deleteLater();  // opened meanwhile

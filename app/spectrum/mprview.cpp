@@ -155,6 +155,13 @@ MprView::MprView(MprVolume *volume, QWidget *parent)
 
     connect(m_volume, &MprVolume::ready, this, &MprView::onReady);
     connect(m_volume, &MprVolume::filled, this, &MprView::cutAll);
+    connect(m_volume, &MprVolume::waiting, this, [this](const QString &why) {
+        for (Pane &p : m_panes) {
+            p.viewport->clear(tr("Laying out the volume as the series arrives: %1").arg(why));
+            p.shown = false;
+        }
+        updateStatus();
+    });
     connect(m_volume, &MprVolume::refused, this, [this](const QString &why) {
         for (Pane &p : m_panes)
             p.viewport->clear(tr("No MPR of this series: %1").arg(why));
@@ -170,8 +177,16 @@ MprView::~MprView() = default;
 
 void MprView::onReady()
 {
+    if (m_laidOut) {
+        // Laid out again (more of the series came, or its listing): the same point and planes, cut anew.
+        cutAll();
+        updateStatus();
+        return;
+    }
+    m_laidOut = true;
+    // At the slice the pane showed, else the volume's centre.
     const VolumeGeometry &g = m_volume->volume()->geometry();
-    m_point = g.patientPoint((g.columns - 1) / 2.0, (g.rows - 1) / 2.0, (g.slotCount - 1) / 2.0);
+    m_point = m_volume->focusPoint().value_or(g.patientPoint((g.columns - 1) / 2.0, (g.rows - 1) / 2.0, (g.slotCount - 1) / 2.0));
     resetOrientation();
 }
 
@@ -334,13 +349,14 @@ void MprView::cut(int pane)
                        q.cutting = false;
                        if (!c.frame.rendered.isNull())
                            q.viewport->showNextRendered(std::move(c.frame));
-                       show(pane, std::move(c.image));
+                       showPlane(pane, std::move(c.image));
                        if (std::exchange(q.again, false))
                            cut(pane);
-                   });
+                   },
+                   1);  // ahead of the slices queued for decoding: the reader sees what is in now
 }
 
-void MprView::show(int pane, ReformattedImage image)
+void MprView::showPlane(int pane, ReformattedImage image)
 {
     Pane &p = m_panes[size_t(pane)];
     ImageViewport *vp = p.viewport;
@@ -355,8 +371,10 @@ void MprView::show(int pane, ReformattedImage image)
         for (Pane &q : m_panes)
             q.viewport->showNextWith(w);
     }
-    vp->setImage(DecodedImage{info, image.pixels}, !first, key);
-    if (first)
+    // A plane of another size (the volume laid out again as its series came) is fitted anew.
+    const bool resized = !first && vp->hasImage() && (vp->image().info.columns != info.columns || vp->image().info.rows != info.rows);
+    vp->setImage(DecodedImage{info, image.pixels}, !first && !resized, key);
+    if (first || resized)
         vp->fitToWindow();
     p.shown = true;
     QStringList why;
@@ -367,6 +385,10 @@ void MprView::show(int pane, ReformattedImage image)
     if (image.absentPixels[int(PixelAbsence::Outside)] > 0)
         why << tr("outside the volume");
     vp->setNoValue(image.absence, why.join(tr(", ")));
+    // The badge says how much of the plane is in while slices arrive (never "complete" over arriving pixels).
+    const qint64 inside = qint64(info.columns) * info.rows - image.absentPixels[int(PixelAbsence::Outside)];
+    const int arriving = image.absentPixels[int(PixelAbsence::Arriving)];
+    vp->setCompleteness(arriving > 0 && inside > 0 ? std::min(0.999, 1.0 - double(arriving) / double(inside)) : 1.0);
     ViewportOverlay o;
     const DicomIdentity &id = info.identity;
     o.topLeft = tr("%1\nID %2\n%3  %4").arg(DicomIdentity::displayName(id.patientName), id.patientId, DicomIdentity::displayDate(id.patientBirthDate), id.patientSex);
@@ -385,6 +407,8 @@ void MprView::show(int pane, ReformattedImage image)
 
 void MprView::updateLines()
 {
+    if (!m_volume->volume())
+        return;
     for (int k = 0; k < kPanes; ++k) {
         ImageViewport *vp = m_panes[size_t(k)].viewport;
         if (!vp->hasImage())
@@ -415,8 +439,11 @@ void MprView::updateStatus()
 QString MprView::statusText() const
 {
     const std::shared_ptr<Volume> v = m_volume->volume();
-    if (!v)
-        return m_volume->refusal().isEmpty() ? tr("laying out the volume…") : tr("No MPR: %1").arg(m_volume->refusal());
+    if (!v) {
+        if (!m_volume->refusal().isEmpty())
+            return tr("No MPR: %1").arg(m_volume->refusal());
+        return m_volume->waitingFor().isEmpty() ? tr("laying out the volume…") : tr("laying out the volume: %1").arg(m_volume->waitingFor());
+    }
     QStringList parts;
     parts << tr("%1 × %2 × %3 voxels, %4 × %5 × %6 mm").arg(v->columns()).arg(v->rows()).arg(v->slotCount())
                  .arg(v->geometry().spacing[0], 0, 'g', 3).arg(v->geometry().spacing[1], 0, 'g', 3).arg(v->geometry().spacing[2], 0, 'g', 3);

@@ -76,7 +76,7 @@ private:
     void onReady();
     void cut(int pane);
     void cutAll();
-    void show(int pane, ReformattedImage image);
+    void showPlane(int pane, ReformattedImage image);
     void updateLines();
     void updateStatus();
     void step(int pane, int steps);
@@ -89,6 +89,7 @@ private:
     Interpolation m_interpolation = Interpolation::Trilinear;
     int m_active = 0;
     bool m_windowSet = false;
+    bool m_laidOut = false;        ///< the point was set on the first layout (kept through the layouts after)
     bool m_syncingWindow = false;
     QLabel *m_status;
     QComboBox *m_modeBox;

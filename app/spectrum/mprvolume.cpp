@@ -19,6 +19,27 @@ struct MprVolume::Header
     InstanceRef ref;
 };
 
+/// A listed series laid out: made on the pool, applied on the GUI thread.
+struct MprVolume::Layout
+{
+    int generation = 0;
+    std::shared_ptr<Volume> volume;
+    QString refusal;
+    bool waitingForFirst = false;                      ///< listed and placed, none here yet to say the rest
+    QHash<QString, QList<std::pair<int, int>>> slicesOf;
+    QStringList toFill;                                ///< read from the cache first, those placed by the listing after
+    QSet<QString> carried;                             ///< copied from the volume laid out while the series arrived
+};
+
+namespace {
+
+bool inStackPlane(const InstanceRef &ref, const ImageInfo &model)
+{
+    return ref.hasPlace && ref.frameOfReferenceUid == model.frameOfReferenceUid && std::abs(vec::dot(ref.normal, model.sliceNormal())) > 0.9999;
+}
+
+} // namespace
+
 MprVolume::MprVolume(BlobStore *store, ImageMemoryCache *images, const SeriesSummary &series, qint64 memoryLimit, const QString &spillFolder,
                      QObject *parent)
     : QObject(parent), m_store(store), m_images(images), m_series(series), m_memoryLimit(memoryLimit), m_spillFolder(spillFolder)
@@ -33,127 +54,289 @@ MprVolume::~MprVolume() = default;  // pool tasks hold the volume themselves; th
 void MprVolume::start()
 {
     m_clock.start();
+    layOutListed({});
+}
+
+void MprVolume::relist(const SeriesSummary &series)
+{
+    m_series = series;
+    const ArrivingVolume::Snapshot arrived = m_arriving ? m_arriving->snapshot() : ArrivingVolume::Snapshot{};
+    m_arriving.reset();  // what it decodes from now on is dropped: the listed volume reads it from the cache
+    m_arrivingKeys.clear();
+    m_waiting.clear();
+    m_refusal.clear();
+    m_waitingForFirst = false;
+    layOutListed(arrived);  // the volume laid out so far stays on screen meanwhile
+}
+
+void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived)
+{
     if (!m_store->readsOnAnyThread()) {
         m_refusal = tr("the series is not in this workstation's cache");
         emit refused(m_refusal);
         return;
     }
+    m_layingOut = true;
+    const int generation = ++m_generation;
     BlobStore *store = m_store;
     const QList<InstanceRef> instances = m_series.instances;
-    runOnPool<QList<Header>>(blockingPool(), this, [store, instances] {
-        // Every slice placed by the listing (the cache's index, or the archive's answer), in one plane and frame of
-        // reference: one header is read for the rest of what a slice is, and each slice's own is checked against it
-        // when its pixels are decoded. Otherwise (multi-frame images, slices the listing does not place) every header.
+    const QString seriesUid = m_series.seriesInstanceUid;
+    const qint64 memoryLimit = m_memoryLimit;
+    const QString spillFolder = m_spillFolder;
+    runOnPool<Layout>(blockingPool(), this, [=] {
+        Layout layout;
+        layout.generation = generation;
+        // The headers: those come while the series arrived, as decoded. The rest, when every slice is placed by the
+        // listing (the cache's index, or the archive's answer) in one plane and frame of reference: one header is
+        // read for the rest of what a slice is, and each slice's own is checked against it when its pixels come.
+        // Otherwise (multi-frame images, slices the listing does not place) every header.
         QList<Header> headers;
-        for (const InstanceRef &ref : instances)
-            headers << Header{ref.key, std::nullopt, ref};
+        for (const InstanceRef &ref : instances) {
+            Header h{ref.key, std::nullopt, ref};
+            if (arrived.headers.contains(ref.key))
+                h.info = arrived.headers.value(ref.key);
+            headers << h;
+        }
         auto read = [&](Header &h) {
             if (Result<ByteView> bytes = runSync(store->read(h.key)); bytes.isOk())
                 if (Result<ImageInfo> info = readDicomImageInfo(bytes.value()); info.isOk() && info.value().rows > 0)
                     h.info = info.value();
             return h.info.has_value();
         };
-        const Header *model = nullptr;
+        const ImageInfo *model = nullptr;
         for (Header &h : headers)
-            if (read(h)) {
-                model = &h;
+            if (h.info || read(h)) {
+                model = &*h.info;
                 break;
             }
-        const bool placedByListing = model && model->info->frames == 1 && std::all_of(headers.begin(), headers.end(), [&](const Header &h) {
-            const auto n = model->info->sliceNormal();
-            return h.ref.hasPlace && h.ref.frameOfReferenceUid == model->info->frameOfReferenceUid
-                && std::abs(vec::dot(h.ref.normal, n)) > 0.9999;
-        });
+        const bool placedByListing = model && model->frames == 1
+                                     && std::all_of(headers.begin(), headers.end(), [&](const Header &h) { return h.info || inStackPlane(h.ref, *model); });
         if (!placedByListing)
             for (Header &h : headers)
                 if (!h.info)
                     read(h);
-        return headers;
+
+        // The slices: every frame of every image read; instances not here yet placed where the listing says, with
+        // the rest of their header taken from one that is (checked when their pixels come).
+        model = nullptr;
+        for (const Header &h : std::as_const(headers))
+            if (h.info && h.info->frames == 1)
+                model = &*h.info;
+        QList<VolumeSlice> slices;
+        QList<std::pair<QString, int>> origin;  // per slice: instance key, frame
+        QStringList laidOutByListing;
+        int unplaced = 0;
+        for (const Header &h : std::as_const(headers)) {
+            if (h.info) {
+                for (const VolumeSlice &s : volumeSlices(h.key, *h.info)) {
+                    slices << s;
+                    origin << std::make_pair(h.key, s.frame);
+                }
+            } else if (model && inStackPlane(h.ref, *model)) {
+                // Lies in the stack's plane, by the listing: placed there, its header checked when it comes.
+                VolumeSlice s{h.key, 0, *model};
+                s.info.imagePosition = h.ref.position;
+                s.info.identity.sopInstanceUid = h.ref.sopInstanceUid;
+                s.info.frameOfReferenceUid = h.ref.frameOfReferenceUid;
+                slices << s;
+                origin << std::make_pair(h.key, 0);
+                laidOutByListing << h.key;
+            } else {
+                ++unplaced;
+            }
+        }
+        // One patient, one study, one series: a header that names another is never made part of the volume.
+        for (const Header &h : std::as_const(headers)) {
+            if (!h.info)
+                continue;
+            const DicomIdentity &id = h.info->identity;
+            if (id.seriesInstanceUid != seriesUid
+                || (model && (id.patientId != model->identity.patientId || id.studyInstanceUid != model->identity.studyInstanceUid))) {
+                layout.refusal = tr("its images name other patients, studies or series (%1): not made into one volume").arg(id.sopInstanceUid);
+                return layout;
+            }
+        }
+        if (!model && std::count_if(headers.begin(), headers.end(), [](const Header &h) { return !h.info && h.ref.hasPlace; }) >= 2) {
+            layout.waitingForFirst = true;  // listed, placed, but none here yet to say the rest of a header
+            return layout;
+        }
+        const VolumeGeometry geometry = volumeGeometry(slices);
+        Result<std::shared_ptr<Volume>> made = geometry.ok ? Volume::create(geometry, slices, memoryLimit, spillFolder)
+                                                           : Result<std::shared_ptr<Volume>>(Error(ErrorCode::Unsupported, geometry.refusal));
+        if (!made.isOk()) {
+            layout.refusal = made.error().message();
+            return layout;
+        }
+        layout.volume = made.value();
+        if (unplaced > 0)
+            layout.volume->note(tr("%n slice(s) left out: not in the cache yet, and the study's listing does not say where they lie", nullptr, unplaced));
+        for (int i = 0; i < slices.size(); ++i)
+            layout.slicesOf[origin[i].first] << std::make_pair(i, origin[i].second);
+        // What came while the series arrived: copied from that volume, slot by slot, where the listing agrees
+        // (the same place; a slot whose place the listing contradicts is refused with why).
+        if (arrived.volume) {
+            for (auto it = layout.slicesOf.cbegin(); it != layout.slicesOf.cend(); ++it) {
+                const QList<int> from = arrived.placed.value(it.key());
+                bool all = !from.isEmpty();
+                for (const auto &[slice, frame] : it.value()) {
+                    const int slot = frame < from.size() ? from[frame] : -1;
+                    if (slot < 0 || arrived.volume->slotState(slot) != SlotState::Filled) {
+                        all = false;
+                        continue;
+                    }
+                    layout.volume->copySlot(layout.volume->slotOf(slice), *arrived.volume, slot);
+                }
+                if (all)
+                    layout.carried << it.key();
+            }
+        }
+        // Every slice in the cache now, from the memory cache where it is decoded already; those placed by the
+        // listing after (filled if they are here by now, else they stay arriving until they come).
+        for (const Header &h : std::as_const(headers))
+            if (layout.slicesOf.contains(h.key) && !laidOutByListing.contains(h.key) && !layout.carried.contains(h.key))
+                layout.toFill << h.key;
+        layout.toFill << laidOutByListing;
+        return layout;
     },
-                             [this](QList<Header> &&headers) { makeVolume(std::move(headers)); });
+                      [this](Layout &&layout) { apply(std::move(layout)); });
 }
 
-void MprVolume::makeVolume(QList<Header> headers)
+void MprVolume::apply(Layout &&layout)
 {
-    // The slices: every frame of every image read; instances not here yet placed where the listing says, with the
-    // rest of their header taken from one that is (checked when their pixels come).
-    const ImageInfo *model = nullptr;
-    for (const Header &h : std::as_const(headers))
-        if (h.info && h.info->frames == 1)
-            model = &*h.info;
-    QList<VolumeSlice> slices;
-    QList<std::pair<QString, int>> origin;  // per slice: instance key, frame
-    QSet<QString> laidOutByListing;
-    int unplaced = 0;
-    for (const Header &h : std::as_const(headers)) {
-        if (h.info) {
-            for (const VolumeSlice &s : volumeSlices(h.key, *h.info)) {
-                slices << s;
-                origin << std::make_pair(h.key, s.frame);
-            }
-        } else if (model && h.ref.hasPlace && h.ref.frameOfReferenceUid == model->frameOfReferenceUid
-                   && std::abs(vec::dot(h.ref.normal, model->sliceNormal())) > 0.9999) {
-            // Lies in the stack's plane, by the listing: placed there, its header checked when it comes.
-            VolumeSlice s{h.key, 0, *model};
-            s.info.imagePosition = h.ref.position;
-            s.info.identity.sopInstanceUid = h.ref.sopInstanceUid;
-            s.info.frameOfReferenceUid = h.ref.frameOfReferenceUid;
-            slices << s;
-            origin << std::make_pair(h.key, 0);
-            laidOutByListing << h.key;
-        } else {
-            ++unplaced;
-        }
-    }
-    // One patient, one study, one series: a header that names another is never made part of the volume.
-    for (const Header &h : std::as_const(headers)) {
-        if (!h.info)
-            continue;
-        const DicomIdentity &id = h.info->identity;
-        if (id.seriesInstanceUid != m_series.seriesInstanceUid || (model && (id.patientId != model->identity.patientId
-                                                                             || id.studyInstanceUid != model->identity.studyInstanceUid))) {
-            m_refusal = tr("its images name other patients, studies or series (%1): not made into one volume").arg(id.sopInstanceUid);
-            emit refused(m_refusal);
-            return;
-        }
-    }
-    if (!model && std::count_if(headers.begin(), headers.end(), [](const Header &h) { return !h.info && h.ref.hasPlace; }) >= 2) {
-        // Listed, placed, but none here yet to say the rest of a header: laid out when the first one comes.
-        m_waitingForFirst = true;
-        return;
-    }
-    const VolumeGeometry geometry = volumeGeometry(slices);
-    Result<std::shared_ptr<Volume>> made = geometry.ok ? Volume::create(geometry, slices, m_memoryLimit, m_spillFolder)
-                                                       : Result<std::shared_ptr<Volume>>(Error(ErrorCode::Unsupported, geometry.refusal));
-    if (!made.isOk()) {
-        m_refusal = made.error().message();
+    if (layout.generation != m_generation)
+        return;  // laid out again since
+    m_layingOut = false;
+    if (!layout.refusal.isEmpty()) {
+        m_refusal = layout.refusal;
+        m_volume.reset();
         emit refused(m_refusal);
         return;
     }
-    m_volume = made.value();
-    if (unplaced > 0)
-        m_volume->note(tr("%n slice(s) left out: not in the cache yet, and the study's listing does not say where they lie", nullptr, unplaced));
-    for (int i = 0; i < slices.size(); ++i)
-        m_slicesOf[origin[i].first] << std::make_pair(i, origin[i].second);
-    m_msToReady = m_clock.elapsed();
+    if (layout.waitingForFirst) {
+        m_waitingForFirst = true;
+        return;
+    }
+    m_volume = layout.volume;
+    m_slicesOf = layout.slicesOf;
+    m_done = layout.carried;
+    m_filling.clear();  // fills under way are into the volume before: their slices are filled again here
+    if (m_msToReady < 0)
+        m_msToReady = m_clock.elapsed();
     emit ready();
-    // Every slice in the cache now, from the memory cache where it is decoded already.
-    for (const Header &h : std::as_const(headers))
-        if (m_slicesOf.contains(h.key) && !laidOutByListing.contains(h.key))
-            fillFrom(h.key);
-    // Those placed by the listing: filled if they are here by now (else they stay arriving until they come).
-    for (const QString &key : std::as_const(laidOutByListing))
+    for (const QString &key : std::as_const(layout.toFill))
         fillFrom(key);
     for (const QString &key : std::exchange(m_early, {}))
         fillFrom(key);
     const QHash<QString, QString> failures = std::exchange(m_earlyFailures, {});
     for (auto it = failures.begin(); it != failures.end(); ++it)
         onInstanceFailed(it.key(), it.value());
+    noteFilled();
+}
+
+void MprVolume::startArriving(const DicomIdentity &study)
+{
+    m_clock.start();
+    ArrivingVolume::Expect expect;
+    expect.seriesInstanceUid = m_series.seriesInstanceUid;
+    expect.studyInstanceUid = study.studyInstanceUid;
+    expect.patientId = study.patientId;
+    expect.instances = m_series.listedInstances;
+    expect.memoryLimit = m_memoryLimit;
+    expect.spillFolder = m_spillFolder;
+    m_arriving = std::make_shared<ArrivingVolume>(expect);
+    m_waiting = tr("waiting for the series' slices");
+    emit waiting(m_waiting);
+    if (!m_store->readsOnAnyThread())
+        return;
+    // What the cache holds of the series already (come before MPR was asked for): read from it.
+    BlobQuery q;
+    q.studyInstanceUid = study.studyInstanceUid;
+    q.seriesInstanceUid = m_series.seriesInstanceUid;
+    whenDone(m_store->query(q), this, [this, arriving = m_arriving](const Result<QList<BlobInfo>> &held) {
+        if (arriving != m_arriving || !held.isOk())
+            return;
+        for (const BlobInfo &b : held.value())
+            onInstanceBytes(b.key, ByteView());
+    });
+}
+
+void MprVolume::onInstanceBytes(const QString &key, const ByteView &bytes)
+{
+    if (!m_arriving || m_arrivingKeys.contains(key))
+        return;
+    m_arrivingKeys.insert(key);
+    std::shared_ptr<ArrivingVolume> arriving = m_arriving;
+    std::shared_ptr<const DecodedImage> decoded = m_images->peek(key);
+    BlobStore *store = m_store;
+    const QString seriesUid = m_series.seriesInstanceUid;
+    runOnPool<ArrivingVolume::Added>(computePool(), this, [arriving, decoded, bytes, store, key, seriesUid] {
+        if (decoded)
+            return arriving->add(key, *decoded);
+        ByteView data = bytes;
+        if (data.isEmpty()) {  // in the cache
+            Result<ByteView> read = runSync(store->read(key));
+            if (!read.isOk())
+                return ArrivingVolume::Added{ArrivingVolume::Outcome::Ignored, read.error().message()};
+            data = read.value();
+        }
+        // The header first: the study's other series come too, and are not decoded for nothing.
+        if (Result<DicomIdentity> id = readDicomIdentity(data); !id.isOk() || id.value().seriesInstanceUid != seriesUid)
+            return ArrivingVolume::Added{ArrivingVolume::Outcome::Ignored, tr("of another series")};
+        Result<DecodedImage> image = decodeDicom(data);
+        if (!image.isOk())
+            return ArrivingVolume::Added{ArrivingVolume::Outcome::Ignored, image.error().message()};
+        return arriving->add(key, image.value());
+    },
+                                     [this, arriving](ArrivingVolume::Added &&added) {
+                                         if (arriving == m_arriving)
+                                             onAdded(added);
+                                     });
+}
+
+void MprVolume::onAdded(const ArrivingVolume::Added &added)
+{
+    switch (added.outcome) {
+    case ArrivingVolume::Outcome::Placed:
+        noteFilled();
+        break;
+    case ArrivingVolume::Outcome::LaidOut:
+        m_volume = m_arriving->snapshot().volume;
+        m_waiting.clear();
+        if (m_msToReady < 0)
+            m_msToReady = m_clock.elapsed();
+        emit ready();
+        noteFilled();
+        break;
+    case ArrivingVolume::Outcome::Waiting:
+        m_waiting = added.why;
+        if (m_volume && !m_arriving->snapshot().volume)
+            m_volume.reset();  // its slices disagree (two at one place): nothing shown until it is listed
+        if (!m_volume)
+            emit waiting(m_waiting);
+        break;
+    case ArrivingVolume::Outcome::Ignored:
+        break;
+    }
+}
+
+std::optional<Vector3> MprVolume::focusPoint() const
+{
+    if (!m_volume || m_focus.isEmpty())
+        return std::nullopt;
+    int slot = -1;
+    if (m_arriving)
+        slot = m_arriving->snapshot().placed.value(m_focus).value(0, -1);
+    else if (m_slicesOf.contains(m_focus))
+        slot = m_volume->slotOf(m_slicesOf.value(m_focus).first().first);
+    if (slot < 0)
+        return std::nullopt;
+    const VolumeGeometry &g = m_volume->geometry();
+    return g.patientPoint((g.columns - 1) / 2.0, (g.rows - 1) / 2.0, slot);
 }
 
 void MprVolume::fillFrom(const QString &key)
 {
-    if (!m_volume || !m_slicesOf.contains(key) || m_filling.contains(key) || m_done.contains(key))
+    if (!m_volume || m_arriving || !m_slicesOf.contains(key) || m_filling.contains(key) || m_done.contains(key))
         return;
     m_filling << key;
     std::shared_ptr<Volume> volume = m_volume;
@@ -188,7 +371,9 @@ void MprVolume::fillFrom(const QString &key)
         }
         return Outcome::Filled;
     },
-                       [this, key](Outcome &&outcome) {
+                       [this, key, volume](Outcome &&outcome) {
+                           if (volume != m_volume)
+                               return;  // laid out again meanwhile: filled there anew
                            m_filling.remove(key);
                            if (outcome == Outcome::Filled)
                                m_done << key;
@@ -208,7 +393,7 @@ void MprVolume::noteFilled()
 
 bool MprVolume::isComplete() const
 {
-    if (!m_volume || !m_filling.isEmpty())
+    if (!m_volume || m_arriving || m_layingOut || !m_filling.isEmpty())
         return false;
     for (int s = 0; s < m_volume->slotCount(); ++s)
         if (m_volume->slotState(s) == SlotState::Arriving)
@@ -220,19 +405,21 @@ void MprVolume::onInstanceCached(const QString &key)
 {
     if (m_waitingForFirst && std::any_of(m_series.instances.begin(), m_series.instances.end(), [&](const InstanceRef &i) { return i.key == key; })) {
         m_waitingForFirst = false;
-        start();  // the headers again, this one among them
+        layOutListed({});  // the headers again, this one among them
         return;
     }
-    if (!m_volume && m_refusal.isEmpty())
-        m_early << key;  // the headers are being read: filled once the volume is made
+    if (m_layingOut || m_arriving)
+        m_early << key;  // filled once the volume is laid out for good
     else
         fillFrom(key);
 }
 
 void MprVolume::onInstanceFailed(const QString &key, const QString &why)
 {
-    if (!m_volume && m_refusal.isEmpty())
+    if (m_layingOut || m_arriving) {
         m_earlyFailures.insert(key, why);
+        return;
+    }
     if (!m_volume || !m_slicesOf.contains(key) || m_done.contains(key))
         return;
     for (const auto &[slice, frame] : m_slicesOf.value(key))

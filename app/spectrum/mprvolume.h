@@ -1,21 +1,33 @@
 #pragma once
-// MprVolume: a series of an open study made into a Volume for the MPR panes. The slices' headers are read first
-// (the geometry, before any pixel: a slice not in the cache yet is placed by the position the study's listing
-// gives it), then every slice is decoded on the pool into its slot — those the memory cache holds already taken
-// from it, never decoded twice — and slices still arriving go in as the streamer brings them. Tells the panes each
-// time more is in, so a coronal plane of a study still streaming fills in row by row.
+// MprVolume: a series of an open study made into a Volume for the MPR panes.
+//
+// A listed series (start()): the slices' headers are read first — the geometry, before any pixel: a slice not in the
+// cache yet is placed by the position the study's listing gives it —, then every slice is decoded on the pool into
+// its slot (those the memory cache holds already taken from it, never decoded twice), and slices still arriving go
+// in as the streamer brings them.
+//
+// A series not listed yet (startArriving(): the study opened on its first look, the archive still streaming it): laid
+// out from the slices as they arrive, each by its own header (ArrivingVolume), so a coronal plane fills in while
+// the archive is still listing the study. relist() then lays it out for good from the listing, keeping every slot
+// in, and checks each against the listing.
+//
+// Tells the panes each time more is in, so a plane of a study still streaming fills in row by row.
 
 #include "imagememorycache.h"
 
+#include "spectrum/core/bytes.h"
+#include "spectrum/imaging/arrivingvolume.h"
 #include "spectrum/imaging/volume.h"
 #include "spectrum/stores/studycatalog.h"
 
 #include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
+#include <QSet>
 #include <QTimer>
 
 #include <memory>
+#include <optional>
 
 namespace spectrum {
 
@@ -31,32 +43,58 @@ public:
               QObject *parent = nullptr);
     ~MprVolume() override;
 
-    /// Reads the headers, makes the volume (ready() or refused()), then fills it.
+    /// The series as listed: reads the headers, makes the volume (ready() or refused()), then fills it.
     void start();
+    /// The series before its listing (only the instances the first look found; listedInstances says how many are
+    /// coming), of the study and patient `study` names: laid out from its slices as they come (onInstanceBytes),
+    /// those in the cache already first. ready() each time it is laid out again.
+    void startArriving(const DicomIdentity &study);
+    /// The study's listing came: `series` as listed. The volume is laid out for good (ready() again), every slot
+    /// come so far kept where the listing agrees.
+    void relist(const SeriesSummary &series);
+    /// Laid out from the slices come so far, before the listing.
+    bool isArriving() const { return m_arriving != nullptr; }
+    /// Why there is no volume yet while the series arrives (empty otherwise).
+    QString waitingFor() const { return m_waiting; }
+
     const SeriesSummary &series() const { return m_series; }
-    /// Null until ready().
+    /// Null until ready(); a new one after each ready().
     std::shared_ptr<Volume> volume() const { return m_volume; }
     QString refusal() const { return m_refusal; }
-    /// Whether every slot that can fill has (none arriving or being decoded).
+    /// Whether every slot that can fill has (none arriving or being decoded), the series listed.
     bool isComplete() const;
-    /// Milliseconds from start() to ready().
+    /// Milliseconds from start() (or startArriving()) to the first ready().
     qint64 msToReady() const { return m_msToReady; }
+
+    /// The slice MPR opens at (the one the pane showed): focusPoint() is its centre once it is in the volume.
+    void setFocus(const QString &key) { m_focus = key; }
+    std::optional<Vector3> focusPoint() const;
 
     /// An instance of the study is in the cache now (from the study's streamer): decoded into its slot when it is
     /// one of this volume's slices.
     void onInstanceCached(const QString &key);
+    /// An instance's bytes came (before the listing, any instance the archive sends): put into the arriving volume
+    /// when it is one of the series'.
+    void onInstanceBytes(const QString &key, const ByteView &bytes);
     /// An instance could not be fetched: its slot stays empty, marked refused with why.
     void onInstanceFailed(const QString &key, const QString &why);
 
 Q_SIGNALS:
+    /// volume() is laid out (again).
     void ready();
     void refused(const QString &why);
+    /// No volume yet while the series arrives: why (one slice so far…).
+    void waiting(const QString &why);
     /// More slots are in (at most every 40 ms while slices pour in, and once when the last is).
     void filled();
 
 private:
     struct Header;
-    void makeVolume(QList<Header> headers);
+    struct Layout;
+    /// Reads the headers not known yet, lays the volume out and carries over what `arrived` holds, on the pool.
+    void layOutListed(const ArrivingVolume::Snapshot &arrived);
+    void apply(Layout &&layout);
+    void onAdded(const ArrivingVolume::Added &added);
     /// Decodes instance `key` (or takes it from the memory cache) into the slots of its slices, on the pool.
     void fillFrom(const QString &key);
     void noteFilled();
@@ -68,12 +106,18 @@ private:
     QString m_spillFolder;
     std::shared_ptr<Volume> m_volume;
     QString m_refusal;
+    QString m_focus;
     QHash<QString, QList<std::pair<int, int>>> m_slicesOf;  ///< instance key → (slice index, frame) in the volume
     QSet<QString> m_filling;                               ///< instances being decoded into it
     QSet<QString> m_done;                                  ///< instances whose slots are filled (or refused)
+    bool m_layingOut = false;                              ///< headers being read, the volume being made
+    int m_generation = 0;                                  ///< of the layout under way (an older one's answer is dropped)
     bool m_waitingForFirst = false;                        ///< listed and placed, none here yet
-    QSet<QString> m_early;                                 ///< cached while the headers were read
+    QSet<QString> m_early;                                 ///< cached while it was laid out
     QHash<QString, QString> m_earlyFailures;               ///< failed meanwhile, and why
+    std::shared_ptr<ArrivingVolume> m_arriving;            ///< before the listing
+    QSet<QString> m_arrivingKeys;                          ///< instances given to it (or being decoded for it)
+    QString m_waiting;
     QTimer m_notify;                                       ///< filled(), at most every 40 ms
     QElapsedTimer m_clock;
     qint64 m_msToReady = -1;

@@ -158,6 +158,10 @@ void StudyViewer::wireStreamer(StudyStreamer *streamer)
             p->onInstanceArriving(key, arrival);
     });
     connect(streamer, &StudyStreamer::instanceBytes, this, &StudyViewer::onInstanceBytes);
+    connect(streamer, &StudyStreamer::instanceBytes, this, [this](const QString &key, const ByteView &bytes) {
+        if (m_mprVolume)
+            m_mprVolume->onInstanceBytes(key, bytes);  // before the listing: the volume laid out as slices come
+    });
     connect(streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
         for (SeriesPane *p : m_panes)
             p->onInstanceFailed(key, e);
@@ -344,9 +348,16 @@ bool StudyViewer::setStudy(const StudySummary &study)
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
     follow();                 // the places the listing brought
     if (m_mpr) {
-        // The whole listing places slices the first look did not have: the volume laid out again on it.
-        setMprShown(false);
-        setMprShown(true);
+        // The listing says what the series is: the volume laid out for good on it, what has come kept. (A series
+        // the listing no longer has: MPR of the active pane's series again.)
+        const QString uid = m_mprVolume->series().seriesInstanceUid;
+        const auto listed = std::find_if(m_study.series.cbegin(), m_study.series.cend(), [&](const SeriesSummary &s) { return s.seriesInstanceUid == uid; });
+        if (listed != m_study.series.cend()) {
+            m_mprVolume->relist(*listed);
+        } else {
+            setMprShown(false);
+            setMprShown(true);
+        }
     }
     return true;
 }

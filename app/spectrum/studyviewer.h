@@ -120,9 +120,13 @@ public:
     // ---- Multiplanar reformatting (studyviewermpr.cpp) ----
     /// MPR of the active pane's series in place of the grid: axial, coronal and sagittal panes cut from its
     /// volume, filled as its slices come (MprView). False (errorOccurred) when the active pane shows no series of
-    /// images of this study. Off: the grid again, as it was.
-    bool setMprShown(bool on);
+    /// images of this study. Off: the grid again, as it was. `byReader` false: a hanging protocol asked for it.
+    /// Opened while the study is still being listed (on its first look), the volume is laid out from the slices as
+    /// they come, and for good once the listing is here (setStudy).
+    bool setMprShown(bool on, bool byReader = true);
     bool isMprShown() const { return m_mpr != nullptr; }
+    /// Shown because the reader asked for it (M), not a protocol: a protocol applied later keeps it.
+    bool isMprByReader() const { return m_mpr && m_mprByReader; }
     MprView *mprView() const { return m_mpr; }
 
     // ---- Reference lines and the crosshair (studyviewerlines.cpp) ----
@@ -266,6 +270,7 @@ private:
     QStackedWidget *m_stack;    ///< the grid, or the MPR view
     MprVolume *m_mprVolume = nullptr;
     MprView *m_mpr = nullptr;
+    bool m_mprByReader = false;
     PriorsPanel *m_priors;
     int m_rows = 1;
     int m_columns = 1;

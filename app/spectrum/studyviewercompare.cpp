@@ -1,6 +1,7 @@
 // StudyViewer's comparison with the patient's other studies: opening them beside the current one, panes that
 // show their series, linked scrolling across studies with the reader's offset, linked window/level and zoom.
 #include "studyviewer.h"
+#include "mprvolume.h"
 #include "priorspanel.h"
 
 #include "spectrum/stores/priorsearch.h"
@@ -315,9 +316,15 @@ void StudyViewer::applyPlan(const HangingPlan &plan, const StudySummary *prior, 
     follow();
     for (SeriesPane *p : std::as_const(m_panes))
         p->releaseLoads();
-    setMprShown(false);
+    // The first pane's series in three planes; an MPR of it open already (asked for on the study's first look) is
+    // kept as it is, with what has come.
+    const bool sameSeries = m_mpr && m_active && m_active->study() == &m_study && m_active->seriesIndex() >= 0
+                            && m_active->seriesIndex() < m_study.series.size()
+                            && m_mprVolume->series().seriesInstanceUid == m_study.series[m_active->seriesIndex()].seriesInstanceUid;
+    if (!plan.mpr || !sameSeries)
+        setMprShown(false);
     if (plan.mpr)
-        setMprShown(true);  // the first pane's series, in three planes
+        setMprShown(true, false);
 }
 
 void StudyViewer::updateComparisonLabels()

@@ -5,6 +5,7 @@
 #include "mprvolume.h"
 
 #include "spectrum/core/settings.h"
+#include "spectrum/stores/studystreamer.h"
 
 #include <QStackedWidget>
 
@@ -15,7 +16,7 @@ ImageViewport *StudyViewer::toolViewport() const
     return m_mpr ? m_mpr->viewport(m_mpr->activePane()) : m_active->viewport();
 }
 
-bool StudyViewer::setMprShown(bool on)
+bool StudyViewer::setMprShown(bool on, bool byReader)
 {
     if (!on) {
         if (!m_mpr)
@@ -28,6 +29,7 @@ bool StudyViewer::setMprShown(bool on)
     }
     if (m_mpr)
         return true;
+    m_mprByReader = byReader;
     if (!m_active || m_active->study() != &m_study || m_active->seriesIndex() < 0 || m_active->seriesIndex() >= m_study.series.size()
         || isDocumentSeries(m_study.series[m_active->seriesIndex()]) || isKeyImageSeries(m_study.series[m_active->seriesIndex()])) {
         Q_EMIT errorOccurred(Error(ErrorCode::InvalidArgument, tr("MPR: choose a series of images of this study in the active pane first")));
@@ -41,7 +43,13 @@ bool StudyViewer::setMprShown(bool on)
     });
     m_stack->addWidget(m_mpr);
     m_stack->setCurrentWidget(m_mpr);
-    m_mprVolume->start();
+    const SeriesSummary &series = m_study.series[m_active->seriesIndex()];
+    if (const int k = m_active->sliceIndex(); k >= 0 && k < series.instances.size())
+        m_mprVolume->setFocus(series.instances[k].key);  // MPR opens at the slice the pane shows
+    if (m_streamer && !m_streamer->isListed())
+        m_mprVolume->startArriving(m_study.identity);  // the study still being listed: laid out as its slices come
+    else
+        m_mprVolume->start();
     return true;
 }
 

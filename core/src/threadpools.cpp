@@ -20,9 +20,9 @@ QThreadPool *configured(QThreadPool &pool, int threads, const char *name)
 int cores() { return std::max(1, QThread::idealThreadCount()); }
 } // namespace
 
-void startOnPool(QThreadPool *pool, std::function<void()> task)
+void startOnPool(QThreadPool *pool, std::function<void()> task, int priority)
 {
-    pool->start(std::move(task));
+    pool->start(std::move(task), priority);
 }
 
 QThreadPool *blockingPool()

@@ -15,6 +15,9 @@ namespace spectrum {
 
 namespace {
 
+/// A slot being written: read as arriving (SlotState has no such state for readers).
+constexpr quint8 kWriting = 0x80;
+
 bool same(double a, double b)
 {
     return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)});
@@ -39,7 +42,7 @@ Result<std::shared_ptr<Volume>> Volume::create(const VolumeGeometry &geometry, c
     if (geometry.columns < 2 || geometry.rows < 2)
         return Error(ErrorCode::Unsupported, QObject::tr("its slices are %1 × %2 pixels: too small to reformat").arg(geometry.columns).arg(geometry.rows));
     const int filledSlots = int(geometry.slotCount - geometry.missing.size());
-    if (geometry.slotCount > 4 * filledSlots + 16)
+    if (!geometry.awaiting && geometry.slotCount > 4 * filledSlots + 16)
         return Error(ErrorCode::Unsupported, QObject::tr("its %1 slices are spread over %2 places: too sparse to be one volume")
                                                  .arg(filledSlots).arg(geometry.slotCount));
     std::shared_ptr<Volume> v(new Volume);
@@ -124,7 +127,7 @@ Result<std::shared_ptr<Volume>> Volume::create(const VolumeGeometry &geometry, c
     }
     v->m_state.reset(new std::atomic<quint8>[size_t(geometry.slotCount)]);
     for (int s = 0; s < geometry.slotCount; ++s)
-        v->m_state[size_t(s)].store(quint8(geometry.slotSlice[s] >= 0 ? SlotState::Arriving : SlotState::Missing), std::memory_order_relaxed);
+        v->m_state[size_t(s)].store(quint8(geometry.slotSlice[s] >= 0 || geometry.awaiting ? SlotState::Arriving : SlotState::Missing), std::memory_order_relaxed);
     return v;
 }
 
@@ -144,12 +147,7 @@ void Volume::refuse(int slice, const QString &why)
 {
     if (slice < 0 || slice >= int(m_sliceSlot.size()) || m_sliceSlot[size_t(slice)] < 0)
         return;
-    const int slot = m_sliceSlot[size_t(slice)];
-    quint8 arriving = quint8(SlotState::Arriving);
-    if (!m_state[size_t(slot)].compare_exchange_strong(arriving, quint8(SlotState::Refused), std::memory_order_acq_rel))
-        return;  // filled already (or refused): a later problem with another copy does not take it back
-    std::lock_guard<std::mutex> lock(m_notesLock);
-    m_notes << QObject::tr("slice %1 left out: %2").arg(slot + 1).arg(why);
+    refuseSlot(m_sliceSlot[size_t(slice)], why);
 }
 
 Error Volume::fill(int slice, const PixelBuffer &pixels, int frame, const ImageInfo *decoded)
@@ -157,15 +155,6 @@ Error Volume::fill(int slice, const PixelBuffer &pixels, int frame, const ImageI
     if (slice < 0 || slice >= int(m_sliceSlot.size()) || m_sliceSlot[size_t(slice)] < 0)
         return Error(ErrorCode::InvalidArgument, QObject::tr("slice %1 is not in the volume").arg(slice));
     const int slot = m_sliceSlot[size_t(slice)];
-    auto refused = [&](const QString &why) {
-        refuse(slice, why);
-        return Error(ErrorCode::InvalidArgument, why);
-    };
-    if (pixels.width() != columns() || pixels.height() != rows() || frame < 0 || frame >= pixels.frames())
-        return refused(QObject::tr("its pixels (%1 × %2) are not those its header gave (%3 × %4)")
-                           .arg(pixels.width()).arg(pixels.height()).arg(columns()).arg(rows()));
-    if (slotState(slot) == SlotState::Filled)
-        return {};  // already in: planes may be reading it
     const ImageInfo &info = m_slices[slice];
     if (decoded) {
         const ImageInfo actual = decoded->frame(frame);
@@ -177,45 +166,130 @@ Error Volume::fill(int slice, const PixelBuffer &pixels, int frame, const ImageI
             sameOrientation = sameOrientation && std::abs(actual.imageOrientation[size_t(k)] - info.imageOrientation[size_t(k)]) <= 1e-3;
         if (!actual.hasPosition || offPlace > 0.1 * std::min(info.rowSpacing, info.columnSpacing) || !sameOrientation
             || !same(actual.rowSpacing, info.rowSpacing) || !same(actual.columnSpacing, info.columnSpacing)
-            || !same(actual.rescaleSlope, info.rescaleSlope) || !same(actual.rescaleIntercept, info.rescaleIntercept))
-            return refused(QObject::tr("its header (place, orientation, spacing or rescale) is not the one the study's listing gave"));
+            || !same(actual.rescaleSlope, info.rescaleSlope) || !same(actual.rescaleIntercept, info.rescaleIntercept)) {
+            const QString why = QObject::tr("its header (place, orientation, spacing or rescale) is not the one the study's listing gave");
+            refuseSlot(slot, why);
+            return Error(ErrorCode::InvalidArgument, why);
+        }
     }
+    return put(slot, pixels, frame, info);
+}
+
+Error Volume::fillSlot(int slot, const PixelBuffer &pixels, int frame, const ImageInfo &info)
+{
+    if (slot < 0 || slot >= slotCount() || m_geometry.slotSlice[slot] >= 0)
+        return Error(ErrorCode::InvalidArgument, QObject::tr("slot %1 is not awaited").arg(slot + 1));
+    auto refused = [&](const QString &why) {
+        refuseSlot(slot, why);
+        return Error(ErrorCode::InvalidArgument, why);
+    };
+    if (!info.isMonochrome() || info.samplesPerPixel != 1 || info.floatSamples || info.bitsAllocated > 16)
+        return refused(QObject::tr("it is not a gray image of up to 16 bits"));
     long long offset = 0;
-    wholeOffset(info.rescaleIntercept, m_intercept, m_slope, &offset);
+    if (!same(info.rescaleSlope, m_slope) || !wholeOffset(info.rescaleIntercept, m_intercept, m_slope, &offset) || info.rescaleType != m_rescaleType)
+        return refused(QObject::tr("it is rescaled differently from the volume's other slices (slope %1, intercept %2)")
+                           .arg(info.rescaleSlope).arg(info.rescaleIntercept));
+    return put(slot, pixels, frame, info);
+}
+
+Error Volume::copySlot(int slot, const Volume &from, int fromSlot)
+{
+    if (slot < 0 || slot >= slotCount() || fromSlot < 0 || fromSlot >= from.slotCount() || from.slotState(fromSlot) != SlotState::Filled)
+        return Error(ErrorCode::InvalidArgument, QObject::tr("nothing to copy into slot %1").arg(slot + 1));
+    auto refused = [&](const QString &why) {
+        refuseSlot(slot, why);
+        return Error(ErrorCode::InvalidArgument, why);
+    };
+    // Only the same plane: both slots at one place, with the same rows, columns and pixel spacing.
+    const Vector3 here = m_geometry.patientPoint(0, 0, slot), there = from.m_geometry.patientPoint(0, 0, fromSlot);
+    double off = 0;
+    for (int k = 0; k < 3; ++k)
+        off = std::max(off, std::abs(here[size_t(k)] - there[size_t(k)]));
+    if (from.columns() != columns() || from.rows() != rows() || off > 0.1 * std::min(m_geometry.spacing[0], m_geometry.spacing[1])
+        || vec::dot(from.m_geometry.rowDirection, m_geometry.rowDirection) < 1 - 1e-6
+        || vec::dot(from.m_geometry.columnDirection, m_geometry.columnDirection) < 1 - 1e-6
+        || !same(from.m_geometry.spacing[0], m_geometry.spacing[0]) || !same(from.m_geometry.spacing[1], m_geometry.spacing[1]))
+        return refused(QObject::tr("its slice does not lie where this volume has it"));
+    long long offset = 0;
+    if (!same(from.m_slope, m_slope) || !wholeOffset(from.m_intercept, m_intercept, m_slope, &offset) || from.m_rescaleType != m_rescaleType)
+        return refused(QObject::tr("it is rescaled differently from the volume's other slices"));
+    return put(slot, reinterpret_cast<const uchar *>(from.slotData(fromSlot)), from.m_signed ? PixelFormat::Gray16Signed : PixelFormat::Gray16,
+               from.m_intercept);
+}
+
+int Volume::slotOf(int slice) const
+{
+    return slice >= 0 && slice < int(m_sliceSlot.size()) ? m_sliceSlot[size_t(slice)] : -1;
+}
+
+void Volume::refuseSlot(int slot, const QString &why)
+{
+    quint8 arriving = quint8(SlotState::Arriving);
+    if (!m_state[size_t(slot)].compare_exchange_strong(arriving, quint8(SlotState::Refused), std::memory_order_acq_rel))
+        return;  // filled already (or refused): a later problem with another copy does not take it back
+    std::lock_guard<std::mutex> lock(m_notesLock);
+    m_notes << QObject::tr("slice %1 left out: %2").arg(slot + 1).arg(why);
+}
+
+Error Volume::put(int slot, const PixelBuffer &pixels, int frame, const ImageInfo &info)
+{
+    if (pixels.width() != columns() || pixels.height() != rows() || frame < 0 || frame >= pixels.frames()) {
+        const QString why = QObject::tr("its pixels (%1 × %2) are not those its header gave (%3 × %4)")
+                                .arg(pixels.width()).arg(pixels.height()).arg(columns()).arg(rows());
+        refuseSlot(slot, why);
+        return Error(ErrorCode::InvalidArgument, why);
+    }
+    return put(slot, pixels.frameData(frame), pixels.format(), info.rescaleIntercept);
+}
+
+Error Volume::put(int slot, const uchar *src, PixelFormat format, double intercept)
+{
+    auto refused = [&](const QString &why) {
+        refuseSlot(slot, why);
+        return Error(ErrorCode::InvalidArgument, why);
+    };
+    // One writer per slot: whoever moves it from arriving to being written (a second copy of the slice, or a
+    // second slice at its place, finds it taken).
+    quint8 arriving = quint8(SlotState::Arriving);
+    if (!m_state[size_t(slot)].compare_exchange_strong(arriving, kWriting, std::memory_order_acq_rel))
+        return {};  // already in (planes may be reading it), being written, or refused
+    long long offset = 0;
+    wholeOffset(intercept, m_intercept, m_slope, &offset);
     const long long lo = m_signed ? -32768 : 0, hi = m_signed ? 32767 : 65535;
     quint16 *dst = m_voxels + qsizetype(slot) * m_slotVoxels;
-    const uchar *src = pixels.frameData(frame);
     const qsizetype n = m_slotVoxels;
     bool inRange = true;
-    auto put = [&](const auto *s) {
+    auto copy = [&](const auto *s) {
         for (qsizetype i = 0; i < n; ++i) {
             const long long value = (long long)(s[i]) + offset;
             inRange = inRange && value >= lo && value <= hi;
             dst[i] = quint16(value);
         }
     };
-    switch (pixels.format()) {
-    case PixelFormat::Gray8: put(reinterpret_cast<const quint8 *>(src)); break;
-    case PixelFormat::Gray8Signed: put(reinterpret_cast<const qint8 *>(src)); break;
+    bool gray = true;
+    switch (format) {
+    case PixelFormat::Gray8: copy(reinterpret_cast<const quint8 *>(src)); break;
+    case PixelFormat::Gray8Signed: copy(reinterpret_cast<const qint8 *>(src)); break;
     case PixelFormat::Gray16:
         if (offset == 0 && !m_signed)
             std::memcpy(dst, src, size_t(n) * 2);
         else
-            put(reinterpret_cast<const quint16 *>(src));
+            copy(reinterpret_cast<const quint16 *>(src));
         break;
     case PixelFormat::Gray16Signed:
         if (offset == 0 && m_signed)
             std::memcpy(dst, src, size_t(n) * 2);
         else
-            put(reinterpret_cast<const qint16 *>(src));
+            copy(reinterpret_cast<const qint16 *>(src));
         break;
-    default:
-        return refused(QObject::tr("its pixels are not gray integers"));
+    default: gray = false; break;
     }
-    if (!inRange)
-        return refused(QObject::tr("its values do not fit the volume's 16 bits"));
-    if (m_state[size_t(slot)].exchange(quint8(SlotState::Filled), std::memory_order_acq_rel) != quint8(SlotState::Filled))
-        m_filled.fetch_add(1, std::memory_order_acq_rel);
+    if (!gray || !inRange) {
+        m_state[size_t(slot)].store(quint8(SlotState::Arriving), std::memory_order_release);
+        return refused(!gray ? QObject::tr("its pixels are not gray integers") : QObject::tr("its values do not fit the volume's 16 bits"));
+    }
+    m_state[size_t(slot)].store(quint8(SlotState::Filled), std::memory_order_release);
+    m_filled.fetch_add(1, std::memory_order_acq_rel);
     return {};
 }
 
@@ -230,7 +304,9 @@ std::vector<SlotState> Volume::slotStates() const
 QStringList Volume::notes() const
 {
     QStringList n = m_geometry.notes + m_geometry.unevenSpacing;
-    if (!m_geometry.missing.isEmpty())
+    if (m_geometry.awaiting)
+        n << QObject::tr("laid out from the slices come so far: the archive has not listed the series yet");
+    else if (!m_geometry.missing.isEmpty())
         n << QObject::tr("%n slice(s) missing from the series' run (shown as missing, never interpolated)", nullptr, int(m_geometry.missing.size()));
     if (m_spilled)
         n << QObject::tr("the volume (%1 MB) is larger than the memory it may take: kept on disk").arg(m_bytes >> 20);

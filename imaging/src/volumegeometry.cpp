@@ -50,7 +50,7 @@ QList<VolumeSlice> volumeSlices(const QString &key, const ImageInfo &info)
     return slices;
 }
 
-VolumeGeometry volumeGeometry(const QList<VolumeSlice> &slices)
+VolumeGeometry volumeGeometry(const QList<VolumeSlice> &slices, SlotSpacing slotSpacing)
 {
     VolumeGeometry g;
     auto refuse = [&g](const QString &why) {
@@ -118,7 +118,7 @@ VolumeGeometry volumeGeometry(const QList<VolumeSlice> &slices)
     // one), never Slice Thickness.
     QList<double> sorted = steps;
     std::sort(sorted.begin(), sorted.end());
-    const double spacing = sorted[(sorted.size() - 1) / 2];
+    const double spacing = slotSpacing == SlotSpacing::Finest ? sorted.first() : sorted[(sorted.size() - 1) / 2];
     g.spacing = {ref.columnSpacing, ref.rowSpacing, spacing};
     g.origin = first;
     int last = 0;

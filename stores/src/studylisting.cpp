@@ -63,6 +63,7 @@ StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &series
         s.description = r.identity.seriesDescription;
         s.bodyPart = r.identity.bodyPartExamined;
         s.seriesNumber = r.identity.seriesNumber;
+        s.listedInstances = r.relatedInstances;
         seriesAt.insert(s.seriesInstanceUid, int(study.series.size()));
         study.series << s;
         if (study.identity.studyInstanceUid.isEmpty())

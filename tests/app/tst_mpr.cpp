@@ -8,6 +8,7 @@
 #include "mprvolume.h"
 
 #include "spectrum/imaging/planegeometry.h"
+#include "spectrum/stores/memorystore.h"
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -23,6 +24,7 @@ private Q_SLOTS:
     void slabsAndObliquePlanesSayWhatTheyAre();
     void aMissingSliceIsHatchedAndHasNoValue();
     void aSliceNotYetInFillsInWhenItComes();
+    void aSeriesStillBeingListedIsLaidOutAsItsSlicesCome();
     void aProtocolCanAskForMpr();
 
 private:
@@ -301,6 +303,136 @@ void tst_Mpr::aSliceNotYetInFillsInWhenItComes()
     const std::optional<PatientPoint> p = patientPointAt(coronal->image().info, QPointF(200.5, row + 0.5));
     QCOMPARE(modalityValueAt(coronal->image(), 0, QPoint(200, row)), sourceHu(QStringLiteral("demo-ct"), *p));
     delete viewer;
+}
+
+void tst_Mpr::aSeriesStillBeingListedIsLaidOutAsItsSlicesCome()
+{
+    // The study opened on its first look: one slice of the 40-slice series known, the archive saying there are 40.
+    // MPR lays the volume out from the slices as they come, before any listing, each by its own header; places not
+    // come yet are arriving (hatched, no value); more slices go into that layout; the study's other series are not
+    // taken for its slices; the listing then lays it out for good, keeping what came and the crosshair.
+    DemoOptions demo;
+    demo.studies = {DemoStudy::HeadCt};
+    demo.ctSlices = 40;
+    QList<DemoInstance> thin, other;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
+                 (i.identity.seriesDescription.contains(QLatin1String("1.25")) || i.identity.seriesDescription.contains(QLatin1String("0.8")) ? thin : other) << i;
+                 return Error();
+             }).isError());
+    if (thin.size() != 40) {  // the thin series, whatever its description: the one of 40
+        QHash<QString, QList<DemoInstance>> bySeries;
+        for (const DemoInstance &i : std::as_const(thin) + other)
+            bySeries[i.identity.seriesInstanceUid] << i;
+        thin.clear();
+        other.clear();
+        for (auto it = bySeries.cbegin(); it != bySeries.cend(); ++it)
+            (it.value().size() == 40 ? thin : other) << it.value();
+    }
+    QCOMPARE(thin.size(), 40);
+    std::sort(thin.begin(), thin.end(), [](const DemoInstance &a, const DemoInstance &b) { return a.identity.instanceNumber < b.identity.instanceNumber; });
+    MemoryStore store(0);
+    auto put = [&store](const DemoInstance &i) {
+        Result<BlobWriterPtr> w = runSync(store.reserve(i.identity.sopInstanceUid, i.bytes.size()));
+        return w.isOk() && runSync(store.write(w.value(), 0, ByteView(i.bytes))).isOk() && runSync(store.commit(w.value())).isOk();
+    };
+    auto refOf = [](const DemoInstance &i) { return InstanceRef::of(i.identity.sopInstanceUid, i.identity, i.bytes.size()); };
+    const DemoInstance &middle = thin[20];
+    QVERIFY(put(middle));  // the first look's slice, in the cache before MPR is asked for
+    SeriesSummary glimpse;
+    glimpse.seriesInstanceUid = middle.identity.seriesInstanceUid;
+    glimpse.modality = middle.identity.modality;
+    glimpse.listedInstances = 40;
+    glimpse.instances = {refOf(middle)};
+    ImageMemoryCache images(qint64(256) << 20);
+    MprVolume volume(&store, &images, glimpse, qint64(1) << 30, m_dir.path());
+    MprView view(&volume);
+    view.resize(1200, 500);
+    view.show();
+    QSignalSpy ready(&volume, &MprVolume::ready);
+    volume.setFocus(middle.identity.sopInstanceUid);
+    volume.startArriving(middle.identity);
+    QVERIFY(volume.isArriving());
+    QTRY_VERIFY(volume.waitingFor().contains(QLatin1String("1 slice")));
+    QVERIFY(view.viewport(1)->message().contains(QLatin1String("Laying out the volume")));
+    // The stream, from instance 1; a slice of another series of the study among them.
+    volume.onInstanceBytes(thin[0].identity.sopInstanceUid, ByteView(thin[0].bytes));
+    volume.onInstanceBytes(other.first().identity.sopInstanceUid, ByteView(other.first().bytes));
+    volume.onInstanceBytes(thin[1].identity.sopInstanceUid, ByteView(thin[1].bytes));
+    QVERIFY(ready.wait(10000));
+    const std::shared_ptr<Volume> laidOut = volume.volume();
+    QCOMPARE(laidOut->slotCount(), 40);  // the whole series' reach, from the first three
+    QVERIFY(laidOut->geometry().awaiting);
+    QTRY_VERIFY(laidOut->filledSlots() == 3 && view.cutsPending() == 0 && view.viewport(1)->hasImage());
+    QTRY_VERIFY(view.viewport(1)->completeness() < 1.0);
+    // The crosshair at the slice the pane showed.
+    QVERIFY(refOf(middle).hasPlace);
+    QVERIFY(std::abs(view.point()[2] - refOf(middle).position[2]) < 0.01);
+    for (int k = 2; k < 12; ++k)
+        volume.onInstanceBytes(thin[k].identity.sopInstanceUid, ByteView(thin[k].bytes));
+    QTRY_COMPARE(volume.volume()->filledSlots(), 13);
+    QCOMPARE(volume.volume(), laidOut);  // placed into the layout made, not laid out again
+    QTRY_VERIFY(view.cutsPending() == 0 && view.statusText().contains(QLatin1String("27 slice(s) arriving")));
+    QVERIFY(view.statusText().contains(QLatin1String("laid out from the slices come so far")));
+    // Each coronal row: the slice at its place, decoded apart, or no value when that slice has not come.
+    auto checkCoronal = [&](const QList<int> &come) {
+        ImageViewport *coronal = view.viewport(1);
+        const ImageInfo &info = coronal->image().info;
+        int checked = 0;
+        for (int y = 0; y < info.rows; ++y) {
+            const std::optional<PatientPoint> p = patientPointAt(info, QPointF(300.5, y + 0.5));
+            if (!p)
+                return false;
+            const auto slice = std::find_if(thin.begin(), thin.end(), [&](const DemoInstance &i) { return std::abs(refOf(i).position[2] - (*p)[2]) < 0.01; });
+            if (slice == thin.end()) {
+                qWarning("row %d: no slice at z %f", y, (*p)[2]);
+                return false;
+            }
+            if (!come.contains(int(slice - thin.begin()))) {
+                if (!coronal->hasNoValue(QPoint(300, y))) {
+                    qWarning("row %d: slice %d has a value though it has not come", y, int(slice - thin.begin()));
+                    return false;
+                }
+                continue;
+            }
+            Result<DecodedImage> apart = decodeDicom(ByteView(slice->bytes));
+            const std::optional<QPointF> px = imagePointOf(apart.value().info, *p);
+            if (!px || coronal->hasNoValue(QPoint(300, y))
+                || modalityValueAt(coronal->image(), 0, QPoint(300, y)) != modalityValueAt(apart.value(), 0, QPoint(int(px->x()), int(px->y())))) {
+                qWarning("row %d: slice %d differs", y, int(slice - thin.begin()));
+                return false;
+            }
+            ++checked;
+        }
+        if (checked != come.size())
+            qWarning("%d rows checked of %d", checked, int(come.size()));
+        return checked == come.size();
+    };
+    QList<int> come{20};
+    for (int k = 0; k < 12; ++k)
+        come << k;
+    QTRY_VERIFY(checkCoronal(come));  // once the plane is cut again after the last of them
+    // The listing: the whole series, laid out for good; what came is kept, the rest read from the cache.
+    for (int k = 12; k < 40; ++k)
+        if (k != 20)
+            QVERIFY(put(thin[k]));
+    SeriesSummary listed = glimpse;
+    listed.instances.clear();
+    for (const DemoInstance &i : std::as_const(thin))
+        listed.instances << refOf(i);
+    const Vector3 point = view.point();
+    volume.relist(listed);
+    QVERIFY(ready.wait(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(volume.isComplete() && view.cutsPending() == 0, 20000);
+    QVERIFY(!volume.isArriving());
+    QCOMPARE(volume.volume()->filledSlots(), 40);
+    QVERIFY(!volume.volume()->geometry().awaiting);
+    QVERIFY(!view.statusText().contains(QLatin1String("come so far")));
+    QCOMPARE(view.point(), point);
+    QTRY_COMPARE(view.viewport(1)->completeness(), 1.0);
+    QList<int> all;
+    for (int k = 0; k < 40; ++k)
+        all << k;
+    QTRY_VERIFY(checkCoronal(all));
 }
 
 void tst_Mpr::aProtocolCanAskForMpr()

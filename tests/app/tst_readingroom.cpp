@@ -39,6 +39,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "mprview.h"
+#include "mprvolume.h"
+#include "spectrum/imaging/planegeometry.h"
+
 using namespace spectrum;
 using namespace spectrum::test;
 
@@ -57,6 +61,8 @@ private Q_SLOTS:
     void theSliceInViewFillsInWhileItArrives();
     void theStudyComesInBulkBesideTheView();
     void eachArrivingImageIsDecodedAndFilteredOnce();
+    void mprOfAStudyStillArrivingFillsInAsItComes_data();
+    void mprOfAStudyStillArrivingFillsInAsItComes();
     void prefetchingStudiesForLater();
 };
 
@@ -515,6 +521,79 @@ void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
         QVERIFY2(counts.filtered.value(ref.sopInstanceUid) == 1,
                  qPrintable(QStringLiteral("instance %1 filtered %2 times").arg(ref.instanceNumber).arg(counts.filtered.value(ref.sopInstanceUid))));
     }
+}
+
+void tst_ReadingRoom::mprOfAStudyStillArrivingFillsInAsItComes_data()
+{
+    QTest::addColumn<int>("rttMs");
+    QTest::newRow("loopback") << 0;
+    QTest::newRow("100 ms round trips") << 100;
+}
+
+void tst_ReadingRoom::mprOfAStudyStillArrivingFillsInAsItComes()
+{
+    // The study opened from the archive into an empty cache, MPR asked for at once, on its first look: laid out
+    // from the streamer's slices as they come, and for good once the archive has listed the study — whichever
+    // comes first (on loopback the slices, usually; over 100 ms round trips the listing, which takes as many round
+    // trips as the first look). Once in, every coronal pixel is the HU of the slice it lies in, as uploaded.
+    QFETCH(int, rttMs);
+    std::optional<LinkEmulator> link;
+    if (rttMs > 0) {
+        link.emplace(m_orthanc.httpPort(), rttMs, 512, 100);
+        QVERIFY(link->waitUntilListening());
+    }
+    QTemporaryDir dir;
+    std::unique_ptr<Workstation> started = workstationWithArchive(dir, QStringLiteral("archive"),
+                                                                  link ? QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(link->port()) : m_orthanc.dicomWebUrl());
+    QVERIFY(started);
+    MainWindow window(started.get());
+    window.setProtocols(ProtocolSet());
+    window.resize(1400, 700);
+    window.show();
+    QSignalSpy opened(&window, &MainWindow::studyOpened);
+    window.openRemoteStudy(QStringLiteral("archive"), m_ctUid);
+    QVERIFY(opened.wait(20000));
+    auto *viewer = opened.first().first().value<StudyViewer *>();
+    QVERIFY(viewer && viewer->streamer());
+    QVERIFY(!viewer->streamer()->isListed());  // on its first look
+    QVERIFY(viewer->setMprShown(true));
+    MprVolume *volume = viewer->mprView()->mprVolume();
+    QVERIFY(volume->isArriving());
+    bool cameBeforeListing = false;
+    auto note = [&] { cameBeforeListing = cameBeforeListing || (!viewer->streamer()->isListed() && (volume->volume() || volume->waitingFor().contains(QLatin1String("come so far")))); };
+    connect(volume, &MprVolume::waiting, this, note);
+    connect(volume, &MprVolume::ready, this, note);
+    QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isListed(), 20000);
+    qInfo("%s", cameBeforeListing ? "slices reached the volume before the listing" : "the listing came before any slice");
+    // The listing keeps MPR (the reader asked for it) and lays it out for good.
+    QVERIFY(viewer->isMprShown());
+    MprView *mpr = viewer->mprView();
+    QTRY_VERIFY_WITH_TIMEOUT(mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && mpr->viewport(1)->hasImage(), 30000);
+    QVERIFY(!mpr->mprVolume()->isArriving());
+    const std::shared_ptr<Volume> v = mpr->mprVolume()->volume();
+    QCOMPARE(v->slotCount(), 24);
+    QCOMPARE(v->filledSlots(), 24);
+    ImageViewport *coronal = mpr->viewport(1);
+    QTRY_COMPARE(coronal->completeness(), 1.0);
+    const ImageInfo &info = coronal->image().info;
+    QCOMPARE(info.rows, 24);
+    int compared = 0;
+    for (int y = 0; y < info.rows; ++y) {
+        const std::optional<PatientPoint> p = patientPointAt(info, QPointF(260.5, y + 0.5));
+        QVERIFY(p);
+        for (const DemoInstance &i : std::as_const(m_bySop)) {
+            const InstanceRef ref = InstanceRef::of(i.identity.sopInstanceUid, i.identity, 0);
+            if (i.identity.seriesInstanceUid != mpr->mprVolume()->series().seriesInstanceUid || !ref.hasPlace || std::abs(ref.position[2] - (*p)[2]) > 0.01)
+                continue;
+            Result<DecodedImage> apart = decodeDicom(ByteView(i.bytes));
+            QVERIFY(apart.isOk());
+            const std::optional<QPointF> px = imagePointOf(apart.value().info, *p);
+            QVERIFY(px);
+            QCOMPARE(modalityValueAt(coronal->image(), 0, QPoint(260, y)), modalityValueAt(apart.value(), 0, QPoint(int(px->x()), int(px->y()))));
+            ++compared;
+        }
+    }
+    QCOMPARE(compared, 24);
 }
 
 QTEST_MAIN(tst_ReadingRoom)

@@ -9,13 +9,16 @@
 #   drag      the crosshair dragged across the MPR layout of a 300-slice CT (spectrum-mprdragbench): planes redrawn
 #             per second per pane (goal ≥ 30) and the event loop's longest stall (goal ≤ 16 ms)
 #   live      a 300-slice CT opened from Orthanc (DICOMweb, loopback) into an empty cache, MPR asked for as soon as
-#             it is listed: the first coronal plane on screen after the first slice arrived (goal ≤ 250 ms)
+#             the study opens (its first look, before the archive lists it): the first coronal plane on screen
+#             after the first slice arrived (goal ≤ 250 ms)
 # Writes tests/bench/last-mpr-run.txt.
-# Usage: tests/bench/mpr.sh [ROUNDS [REPEATS]]
+# Usage: tests/bench/mpr.sh [ROUNDS [REPEATS]]   (MPR_PARTS="reslice drag live", the default, or a part of it)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin="$repo/build/bin"
 rounds=${1:-3}; repeats=${2:-7}
+parts=${MPR_PARTS:-reslice drag live}
+want() { [[ " $parts " == *" $1 "* ]]; }
 /usr/bin/python3 -c 'import vtk' 2>/dev/null || { echo "python3-vtk9 missing: scripts/install-deps.sh" >&2; exit 1; }
 cmake --build "$repo/build" -j 2 --target spectrum-mprbench spectrum-mprdragbench >/dev/null
 nx=512; ny=512; nz=600; sx=0.7; sy=0.7; sz=0.8
@@ -23,6 +26,8 @@ args="$*"
 main() {
 # shellcheck source=benchlib.sh
 source "$repo/tests/bench/benchlib.sh"   # in this subshell: its scratch folder and peers go when it ends
+echo "tests/bench/mpr.sh $args   ($(date +%F), $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
+if want reslice; then
 raw="$work/volume.raw"
 # A CT-like volume: a body (soft tissue, bone ring, air outside) with noise, so no plane is all one value.
 /usr/bin/python3 - "$raw" $nx $ny $nz <<'PY'
@@ -36,7 +41,6 @@ with open(raw, "wb") as f:
     for z in range(nz):
         f.write((base + rng.integers(-60, 60, size=(ny, nx), dtype=np.int16) + np.int16(z % 50)).astype("<i2").tobytes())
 PY
-echo "tests/bench/mpr.sh $args   ($(date +%F), $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
 echo "volume ${nx} × ${ny} × ${nz}, ${sx} × ${sy} × ${sz} mm, 16-bit; ${rounds} rounds of ${repeats} repeats, Spectrum then VTK in each"
 : > "$work/ours"; : > "$work/vtk"
 for r in $(seq "$rounds"); do
@@ -56,12 +60,16 @@ sed 's/^# /  /' "$work/vtk.err" | sort -u
     awk -v c=$c -v ob=$ob -v om=$omed -v vb=$vb -v vm=$vmed 'BEGIN {printf "%-14s %9.2f / %7.2f ms %9.2f / %7.2f ms %9.2f× %9.2f×\n", c, ob, om, vb, vm, vb/ob, vm/om}'
   done
 }
+fi
 
 echo
 echo "== in the workstation (offscreen), ${rounds} rounds"
+if want drag; then
 for r in $(seq "$rounds"); do "$bin/spectrum-mprdragbench" --ct-slices 300 --seconds 3 2>/dev/null | grep '^drag'; done | tee "$work/drag"
 read -r worst_best worst_median < <(sed 's/.*stall max \([0-9.]*\).*/\1/' "$work/drag" | stats)
 echo "  longest stall while dragging: best ${worst_best} ms, median ${worst_median} ms (goal <= 16)"
+fi
+want live || return 0
 start_orthanc mpr MPRPACS
 "$bin/spectrum-cli" demo --out "$work/demo" --ct-slices 300 --only demo-ct >/dev/null
 TCP_NODELAY=1 storescu -aec MPRPACS 127.0.0.1 "$dicom" "$work"/demo/demo-ct/*.dcm
@@ -75,4 +83,6 @@ done | tee "$work/live"
 read -r live_best live_median < <(sed 's/.*(\([0-9.]*\) ms after the first slice).*/\1/' "$work/live" | stats)
 echo "  first coronal after the first slice: best ${live_best} ms, median ${live_median} ms (goal <= 250)"
 }
-main 2>&1 | tee "$repo/tests/bench/last-mpr-run.txt"
+record="$repo/tests/bench/last-mpr-run.txt"
+[[ "$parts" == "reslice drag live" ]] || record=/dev/null  # a part alone is not the record
+main 2>&1 | tee "$record"

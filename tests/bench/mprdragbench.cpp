@@ -23,6 +23,7 @@
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QTemporaryDir>
+#include <QPointer>
 #include <QTimer>
 
 #include <cstdio>
@@ -38,7 +39,9 @@ int main(int argc, char **argv)
                   {QStringLiteral("seconds"), QStringLiteral("How long to drag."), QStringLiteral("S"), QStringLiteral("3")},
                   {QStringLiteral("cache"), QStringLiteral("Cache folder (the demo is seeded there once)."), QStringLiteral("DIR")},
                   {QStringLiteral("store"), QStringLiteral("Live: the archive to open the study from."), QStringLiteral("NAME")},
-                  {QStringLiteral("study"), QStringLiteral("Live: the study."), QStringLiteral("UID")}});
+                  {QStringLiteral("study"), QStringLiteral("Live: the study."), QStringLiteral("UID")},
+                  {QStringLiteral("shot"), QStringLiteral("Live: screenshots when the first coronal shows and 100, 200, 300 ms later (%1: the delay)."),
+                   QStringLiteral("FILE")}});
     p.process(app);
     QTemporaryDir tmp;
     Workstation::Options o;
@@ -69,7 +72,7 @@ int main(int argc, char **argv)
     const double seconds = p.value(QStringLiteral("seconds")).toDouble();
     int shown[MprView::kPanes] = {0, 0, 0};
     int moves = 0;
-    MprView *mpr = nullptr;
+    QPointer<MprView> mpr;
     double readyMs = -1;
 
     auto go = [&] {
@@ -119,17 +122,19 @@ int main(int argc, char **argv)
             StudyStreamer *streamer = v->streamer();
             if (!streamer)
                 return;
+            // The first slice: the first instance of the study in the workstation, however it came.
             QObject::connect(streamer, &StudyStreamer::instanceCached, &app, [&] {
                 if (firstSliceMs < 0)
                     firstSliceMs = clock.nsecsElapsed() / 1e6;
             });
-            QObject::connect(streamer, &StudyStreamer::listed, &app, [&, v] {
-                listedMs = clock.nsecsElapsed() / 1e6;
-                int thin = 0;
-                for (int i = 0; i < v->study().series.size(); ++i)
-                    if (v->study().series[i].instances.size() > v->study().series[thin].instances.size())
-                        thin = i;
-                v->showSeries(thin);
+            QObject::connect(streamer, &StudyStreamer::instanceBytes, &app, [&] {
+                if (firstSliceMs < 0)
+                    firstSliceMs = clock.nsecsElapsed() / 1e6;
+            });
+            QObject::connect(streamer, &StudyStreamer::listed, &app, [&] { listedMs = clock.nsecsElapsed() / 1e6; });
+            // MPR asked for as the study opens (a hanging protocol's "mpr": true, or M at once): on its first look,
+            // the series the first look opens.
+            {
                 v->setMprShown(true);
                 mpr = v->mprView();
                 QObject::connect(mpr, &MprView::planeShown, &app, [&](int pane) {
@@ -140,6 +145,14 @@ int main(int argc, char **argv)
                             for (int x = 0; x < info.columns; x += 8)
                                 if (!coronal->hasNoValue(QPoint(x, y))) {
                                     firstCoronalMs = clock.nsecsElapsed() / 1e6;
+                                    if (p.isSet(QStringLiteral("shot")))  // what the reader sees then, and a moment later
+                                        for (int ms : {0, 100, 200, 300})
+                                            QTimer::singleShot(ms, &app, [&, ms] {
+                                                if (mpr) {
+                                                    mpr->window()->grab().save(p.value(QStringLiteral("shot")).arg(ms));
+                                                    mpr->viewport(1)->grab().save(p.value(QStringLiteral("shot")).arg(QStringLiteral("%1-coronal").arg(ms)));
+                                                }
+                                            });
                                     break;
                                 }
                     }
@@ -148,15 +161,17 @@ int main(int argc, char **argv)
                         QTimer::singleShot(0, &app, &QCoreApplication::quit);
                     }
                 });
-            });
+            }
         });
         QObject::connect(&ws, &Workstation::started, &app, [&] {
             clock.start();
             window.openRemoteStudy(p.value(QStringLiteral("store")), p.value(QStringLiteral("study")));
         });
-        QTimer::singleShot(120000, &app, &QCoreApplication::quit);
+        QTimer::singleShot(p.isSet(QStringLiteral("seconds")) ? int(seconds * 1000) : 120000, &app, &QCoreApplication::quit);
         ws.start();
         app.exec();
+        if (mpr && wholeMs < 0)
+            std::fprintf(stderr, "spectrum-mprdragbench: the volume was not whole: %s\n", qPrintable(mpr->statusText()));
         if (firstCoronalMs < 0) {
             std::fprintf(stderr, "spectrum-mprdragbench: no coronal plane came (first slice %.0f ms, listed %.0f ms)\n", firstSliceMs, listedMs);
             return 1;

@@ -66,13 +66,16 @@ private:
 /// `context` is destroyed first (the result is then dropped, never delivered). What QtConcurrent::run and a
 /// QFutureWatcher child do, without the watcher object, the future and their several queued events per call.
 template <typename R>
-void runOnPool(QThreadPool *pool, QObject *context, std::function<R()> work, std::function<void(R &&)> then)
+void runOnPool(QThreadPool *pool, QObject *context, std::function<R()> work, std::function<void(R &&)> then, int priority = 0)
 {
     std::shared_ptr<DeliveryAddress> to = DeliveryAddress::of(context);
-    startOnPool(pool, [to, work = std::move(work), then = std::move(then)] {
-        auto result = std::make_shared<R>(work());
-        to->post([then, result] { then(std::move(*result)); });
-    });
+    startOnPool(
+        pool,
+        [to, work = std::move(work), then = std::move(then)] {
+            auto result = std::make_shared<R>(work());
+            to->post([then, result] { then(std::move(*result)); });
+        },
+        priority);
 }
 
 class Job : public QObject

@@ -16,8 +16,9 @@ class QThreadPool;
 
 namespace spectrum {
 
-/// QThreadPool::start(std::function), kept out of the headers.
-void startOnPool(QThreadPool *pool, std::function<void()> task);
+/// QThreadPool::start(std::function), kept out of the headers. A task of higher `priority` runs before those of
+/// lower priority queued before it (what the reader waits for ahead of background work).
+void startOnPool(QThreadPool *pool, std::function<void()> task, int priority = 0);
 
 QThreadPool *blockingPool();
 QThreadPool *networkPool();

@@ -61,12 +61,26 @@ public:
     /// the pixels came with, when the slice was laid out from another (a listing's position): it must agree — place,
     /// orientation, spacing, rescale — or the slot is refused.
     Error fill(int slice, const PixelBuffer &pixels, int frame = 0, const ImageInfo *decoded = nullptr);
+    /// Puts the pixels of a slice no slice given to create() was laid out for into an awaited slot (a volume laid
+    /// out while its series arrives: VolumeGeometry::awaiting), `info` being that slice's own header (frame-specific):
+    /// its rescale must be the volume's or differ by whole voxel steps. The caller has checked that it lies there.
+    Error fillSlot(int slot, const PixelBuffer &pixels, int frame, const ImageInfo &info);
+    /// Copies slot `fromSlot` of `from` (Filled) into `slot`: both must be the same plane (place, orientation,
+    /// spacing) and the rescales compatible, else the slot is refused. How a volume laid out again keeps what the
+    /// one before it held.
+    Error copySlot(int slot, const Volume &from, int fromSlot);
+    /// The slot `slice` (an index into the slices given to create()) lies in, -1 when none.
+    int slotOf(int slice) const;
     /// Adds `text` to the notes (what the reader should know about the volume: slices left out before it was made).
     void note(const QString &text);
     /// Marks the slot of `slice` Refused (its slice could not be decoded): `why` goes to the notes.
     void refuse(int slice, const QString &why);
 
-    SlotState slotState(int slot) const { return SlotState(m_state[size_t(slot)].load(std::memory_order_acquire)); }
+    SlotState slotState(int slot) const
+    {
+        const quint8 s = m_state[size_t(slot)].load(std::memory_order_acquire);
+        return s > quint8(SlotState::Refused) ? SlotState::Arriving : SlotState(s);  // being written: still arriving
+    }
     /// Every slot's state at one moment: what a plane cut now may read (Filled slots only).
     std::vector<SlotState> slotStates() const;
     int filledSlots() const { return m_filled.load(std::memory_order_acquire); }
@@ -79,6 +93,10 @@ public:
 
 private:
     Volume() = default;
+    void refuseSlot(int slot, const QString &why);
+    Error put(int slot, const PixelBuffer &pixels, int frame, const ImageInfo &info);
+    /// The one writer of `slot`: `src` (rows × columns of `format`) under `intercept`, brought to the volume's rescale.
+    Error put(int slot, const uchar *src, PixelFormat format, double intercept);
     VolumeGeometry m_geometry;
     QList<ImageInfo> m_slices;       ///< each slice's info (frame-specific)
     std::vector<int> m_sliceSlot;    ///< slice → slot (-1: not in the volume)

@@ -52,13 +52,22 @@ struct VolumeGeometry
     /// place (it is put in the nearest slot), said.
     QStringList unevenSpacing;
     QStringList notes;            ///< what else the reader should know (slices left out, and why)
+    /// Laid out while the series arrives, before it was listed (ArrivingVolume): the slots no slice fills yet are
+    /// awaited — arriving, not gaps — and are filled with Volume::fillSlot as their slices come.
+    bool awaiting = false;
 
     /// The patient point (LPS, mm) at column `c`, row `r`, slot `s` (pixel centres at whole numbers).
     Vector3 patientPoint(double c, double r, double s) const;
 };
 
+/// How the spacing between slots is taken from the steps between neighbouring slices.
+enum class SlotSpacing {
+    Usual,   ///< the usual step (the lower median): a whole series, where a longer step is a gap
+    Finest,  ///< the shortest step: the slices come so far of a series still arriving, where longer steps await slices
+};
+
 /// The volume the slices make (see the header's comment). Slices without position, orientation or spacing, or of
 /// another size, are left out with a note when the others agree; a series that cannot make one volume is refused.
-VolumeGeometry volumeGeometry(const QList<VolumeSlice> &slices);
+VolumeGeometry volumeGeometry(const QList<VolumeSlice> &slices, SlotSpacing spacing = SlotSpacing::Usual);
 
 } // namespace spectrum

@@ -38,6 +38,9 @@ struct SeriesSummary
     QString plane;
     double sliceThickness = 0;     ///< mm, from an instance; 0 when not known
     int seriesNumber = 0;
+    /// How many instances the archive's series query said the series has (-1: not said). A first look lists one
+    /// instance of a series and this says how many are coming.
+    int listedInstances = -1;
     QList<InstanceRef> instances;  ///< by Instance Number, then SOP Instance UID
 };
 
