@@ -164,7 +164,8 @@ void ProtocolsDialog::testCurrent()
                                                                                              m_study->series[pp.series].description);
             panes << tr("%1: %2%3").arg(i + 1).arg(what, pp.window.isEmpty() ? QString() : tr(" (%1)").arg(pp.window));
         }
-        lines << tr("%1: matches, %2 × %3 — %4").arg(withPrior ? tr("With a prior") : tr("Without a prior")).arg(plan.rows).arg(plan.columns).arg(panes.join(QStringLiteral("; ")));
+        lines << tr("%1: matches, %2 × %3 — %4%5").arg(withPrior ? tr("With a prior") : tr("Without a prior")).arg(plan.rows).arg(plan.columns)
+                     .arg(panes.join(QStringLiteral("; ")), plan.mpr ? tr(" — pane 1's series in MPR (axial, coronal, sagittal)") : QString());
     }
     m_message->setText(tr("“%1” on “%2”:\n%3").arg(p.name, m_study->identity.studyDescription, lines.join(QLatin1Char('\n'))));
 }

@@ -6,6 +6,7 @@
 #include "demosuite.h"
 #include "mprview.h"
 #include "mprvolume.h"
+#include "protocolsdialog.h"
 
 #include "spectrum/imaging/planegeometry.h"
 #include "spectrum/stores/memorystore.h"
@@ -462,6 +463,11 @@ void tst_Mpr::aProtocolCanAskForMpr()
     (*m)->trigger();
     QVERIFY(m_viewer->isMprShown());
     QVERIFY((*m)->isChecked());
+    // The protocol editor's test says so.
+    ProtocolsDialog dialog(set.value(), &m_viewer->study());
+    dialog.list()->setCurrentRow(0);
+    dialog.testCurrent();
+    QVERIFY2(dialog.message().contains(QLatin1String("in MPR")), qPrintable(dialog.message()));
     m_window->setProtocols(ProtocolSet());
 }
 
