@@ -322,4 +322,62 @@ DicomIdentity readIdentity(DcmItem *ds)
     return id;
 }
 
+namespace {
+
+bool isText(DcmEVR vr)
+{
+    return vr == EVR_SH || vr == EVR_LO || vr == EVR_ST || vr == EVR_LT || vr == EVR_UT || vr == EVR_PN || vr == EVR_UC;
+}
+
+/// The text elements of `item` and its sequences' items, decoded: what convertTextToUtf8 writes back.
+bool collectText(DcmItem *item, const DicomTextDecoder &text, QList<std::pair<DcmElement *, QByteArray>> *out, QString *problem)
+{
+    for (unsigned long i = 0; i < item->card(); ++i) {
+        DcmElement *e = item->getElement(i);
+        if (e->ident() == EVR_SQ) {
+            auto *sq = static_cast<DcmSequenceOfItems *>(e);
+            for (unsigned long k = 0; k < sq->card(); ++k) {
+                DcmItem *nested = sq->getItem(k);
+                // An item may name its own character set (rare): its text is decoded by it.
+                OFString own;
+                const bool hasOwn = nested->findAndGetOFStringArray(DCM_SpecificCharacterSet, own, OFFalse).good();
+                const DicomTextDecoder ownText(hasOwn ? QByteArray(own.c_str(), qsizetype(own.length())) : QByteArray());
+                if (!collectText(nested, hasOwn ? ownText : text, out, problem))
+                    return false;
+            }
+            continue;
+        }
+        if (!isText(e->ident()) || e->getLength() == 0)
+            continue;
+        OFString raw;
+        if (e->getOFStringArray(raw).bad())
+            continue;
+        const QString value = text.decode(QByteArray(raw.c_str(), qsizetype(raw.length())), e->ident() == EVR_PN);
+        if (!text.problem().isEmpty()) {
+            *problem = QStringLiteral("%1: %2").arg(QString::fromLatin1(DcmTag(e->getTag()).getTagName()), text.problem());
+            return false;
+        }
+        *out << std::make_pair(e, value.toUtf8());
+    }
+    return true;
+}
+
+} // namespace
+
+Error convertTextToUtf8(DcmDataset *dataset)
+{
+    const DicomTextDecoder text = textDecoder(dataset);
+    QList<std::pair<DcmElement *, QByteArray>> values;
+    QString problem;
+    if (!collectText(dataset, text, &values, &problem))
+        return Error(ErrorCode::Unsupported, QStringLiteral("its text cannot be read in its character set (%1)").arg(problem));
+    for (const auto &[element, utf8] : std::as_const(values))
+        if (element->putString(utf8.constData()).bad())
+            return Error(ErrorCode::Internal, QStringLiteral("cannot write %1 in UTF-8").arg(QString::fromLatin1(DcmTag(element->getTag()).getTagName())));
+    // Nested items that named their own set now hold UTF-8 too.
+    dataset->findAndDeleteElement(DCM_SpecificCharacterSet, OFTrue, OFTrue);
+    dataset->putAndInsertString(DCM_SpecificCharacterSet, "ISO_IR 192");
+    return {};
+}
+
 } // namespace spectrum::dcmtk

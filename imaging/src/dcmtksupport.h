@@ -46,5 +46,9 @@ int getInt(DcmItem *item, const DcmTagKey &tag, int fallback = 0);
 DicomTextDecoder textDecoder(DcmItem *dataset);
 /// Names and descriptions in the dataset's character set, as Unicode.
 DicomIdentity readIdentity(DcmItem *dataset);
+/// Every text element of `dataset` (names, descriptions, comments; in its sequences too) re-encoded from its
+/// Specific Character Set into UTF-8, which it then declares ("ISO_IR 192"): the characters unchanged, decoded as
+/// Spectrum shows them (ISO 2022 escapes included). An error, the dataset untouched, when a value cannot be decoded.
+Error convertTextToUtf8(DcmDataset *dataset);
 
 } // namespace spectrum::dcmtk

@@ -6,6 +6,8 @@
 
 #include <QDateTime>
 
+#include <algorithm>
+
 #include <set>
 #include <string>
 
@@ -24,9 +26,25 @@ bool derivedAllowed(const QString &sopClass)
     return classes.count(sopClass.toStdString()) > 0;
 }
 
+/// ASCII values: UIDs, numbers, dates, codes.
 OFCondition put(DcmItem *item, const DcmTagKey &tag, const QString &value)
 {
     return item->putAndInsertString(tag, value.toLatin1().constData());
+}
+
+/// Text (descriptions) in the dataset's character set: as is when it is ASCII, else in UTF-8 — the dataset converted
+/// to UTF-8 first unless it is already (every other text element re-encoded, its characters unchanged). Never a
+/// '?' for a character the original's set lacks, never bytes of one set under another's name.
+Error putText(DcmDataset *ds, const DcmTagKey &tag, const QString &value)
+{
+    const bool ascii = std::all_of(value.begin(), value.end(), [](QChar c) { return c.unicode() < 128; });
+    if (!ascii && dcmtk::getString(ds, DCM_SpecificCharacterSet).trimmed() != QLatin1String("ISO_IR 192")) {
+        if (Error e = dcmtk::convertTextToUtf8(ds); e.isError())
+            return Error(e.code(), QStringLiteral("cannot write '%1' beside the original's text: %2").arg(value.left(64), e.message()));
+    }
+    if (ds->putAndInsertString(tag, ascii ? value.toLatin1().constData() : value.toUtf8().constData()).bad())
+        return Error(ErrorCode::Internal, QStringLiteral("cannot write '%1'").arg(value.left(64)));
+    return {};
 }
 
 } // namespace
@@ -121,15 +139,19 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     put(ds, DCM_SeriesInstanceUID, seriesUid);
     const int seriesNumber = derivation.seriesNumber > 0 ? derivation.seriesNumber : dcmtk::getInt(ds, DCM_SeriesNumber) + 1000;
     put(ds, DCM_SeriesNumber, QString::number(seriesNumber));
-    const QString description = derivation.seriesDescription.isEmpty() ? (dcmtk::getString(ds, DCM_SeriesDescription) + QStringLiteral(" (processed)")).trimmed()
-                                                                       : derivation.seriesDescription;
-    put(ds, DCM_SeriesDescription, description.left(64));
+    const DicomTextDecoder text = dcmtk::textDecoder(ds);
+    const QString description = derivation.seriesDescription.isEmpty()
+                                    ? (dcmtk::getString(ds, DCM_SeriesDescription, &text) + QStringLiteral(" (processed)")).trimmed()
+                                    : derivation.seriesDescription;
+    if (Error e = putText(ds, DCM_SeriesDescription, description.left(64)); e.isError())
+        return e;
     // DERIVED\SECONDARY, and the original's further values (AXIAL, LOCALIZER, …) that say what the image shows.
     QStringList imageType = dcmtk::getString(ds, DCM_ImageType).split(QLatin1Char('\\'));
     imageType = QStringList{QStringLiteral("DERIVED"), QStringLiteral("SECONDARY")}
         + (derivation.plane ? derivation.plane->imageTypeValues : imageType.size() > 2 ? imageType.mid(2) : QStringList());
     put(ds, DCM_ImageType, imageType.join(QLatin1Char('\\')));
-    put(ds, DCM_DerivationDescription, derivation.description);
+    if (Error e = putText(ds, DCM_DerivationDescription, derivation.description); e.isError())
+        return e;
     if (sopClass == QLatin1String(UID_SecondaryCaptureImageStorage) && dcmtk::getString(ds, DCM_ConversionType).isEmpty())
         put(ds, DCM_ConversionType, QStringLiteral("WSD"));  // workstation
     const QDateTime now = QDateTime::currentDateTime();
