@@ -177,6 +177,8 @@ MprView::~MprView() = default;
 
 void MprView::onReady()
 {
+    if (!m_volume->volume())
+        return;
     if (m_laidOut) {
         // Laid out again (more of the series came, or its listing): the same point and planes, cut anew.
         cutAll();
@@ -344,9 +346,15 @@ void MprView::cut(int pane)
         }
         return c;
     },
-                   [this, pane](Cut &&c) {
+                   [this, pane, volume](Cut &&c) {
                        Pane &q = m_panes[size_t(pane)];
                        q.cutting = false;
+                       if (volume != m_volume->volume()) {
+                           // Cut from a volume since laid out again, or given up (not one stack, refused): never shown.
+                           if (std::exchange(q.again, false) || m_volume->volume())
+                               cut(pane);
+                           return;
+                       }
                        if (!c.frame.rendered.isNull())
                            q.viewport->showNextRendered(std::move(c.frame));
                        showPlane(pane, std::move(c.image));

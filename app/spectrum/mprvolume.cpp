@@ -60,7 +60,11 @@ void MprVolume::start()
 void MprVolume::relist(const SeriesSummary &series)
 {
     m_series = series;
-    const ArrivingVolume::Snapshot arrived = m_arriving ? m_arriving->snapshot() : ArrivingVolume::Snapshot{};
+    ArrivingVolume::Snapshot arrived;
+    if (m_arriving) {
+        m_arriving->cancel();  // slices still queued for it are not decoded for nothing
+        arrived = m_arriving->snapshot();
+    }
     m_arriving.reset();  // what it decodes from now on is dropped: the listed volume reads it from the cache
     m_arrivingKeys.clear();
     m_waiting.clear();
@@ -172,9 +176,27 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived)
             layout.volume->note(tr("%n slice(s) left out: not in the cache yet, and the study's listing does not say where they lie", nullptr, unplaced));
         for (int i = 0; i < slices.size(); ++i)
             layout.slicesOf[origin[i].first] << std::make_pair(i, origin[i].second);
-        // What came while the series arrived: copied from that volume, slot by slot, where the listing agrees
-        // (the same place; a slot whose place the listing contradicts is refused with why).
+        // What came while the series arrived: its voxels taken over when it was laid out as the listing lays it
+        // out (the usual case: no copy), else copied slot by slot where the listing agrees (the same place; a slot
+        // the listing places elsewhere is decoded into its slot and checked there).
+        std::vector<bool> sameSlice;  // per slot: the listing puts there the very slice (and frame) that came there
         if (arrived.volume) {
+            sameSlice.assign(size_t(layout.volume->slotCount()), false);
+            for (auto it = layout.slicesOf.cbegin(); it != layout.slicesOf.cend(); ++it) {
+                const QList<int> from = arrived.placed.value(it.key());
+                for (const auto &[slice, frame] : it.value()) {
+                    const int slot = layout.volume->slotOf(slice);
+                    if (slot >= 0 && frame < from.size() && from[frame] == slot)
+                        sameSlice[size_t(slot)] = true;
+                }
+            }
+        }
+        if (arrived.volume && layout.volume->adoptVoxels(*arrived.volume, sameSlice)) {
+            for (auto it = layout.slicesOf.cbegin(); it != layout.slicesOf.cend(); ++it)
+                if (std::all_of(it.value().begin(), it.value().end(),
+                                [&](const std::pair<int, int> &s) { return layout.volume->slotState(layout.volume->slotOf(s.first)) == SlotState::Filled; }))
+                    layout.carried << it.key();
+        } else if (arrived.volume) {
             for (auto it = layout.slicesOf.cbegin(); it != layout.slicesOf.cend(); ++it) {
                 const QList<int> from = arrived.placed.value(it.key());
                 bool all = !from.isEmpty();
@@ -184,7 +206,8 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived)
                         all = false;
                         continue;
                     }
-                    layout.volume->copySlot(layout.volume->slotOf(slice), *arrived.volume, slot);
+                    if (layout.volume->copySlot(layout.volume->slotOf(slice), *arrived.volume, slot).isError())
+                        all = false;  // the listing places it elsewhere: decoded into its slot and checked there
                 }
                 if (all)
                     layout.carried << it.key();
@@ -300,19 +323,22 @@ void MprVolume::onAdded(const ArrivingVolume::Added &added)
         noteFilled();
         break;
     case ArrivingVolume::Outcome::LaidOut:
-        m_volume = m_arriving->snapshot().volume;
-        m_waiting.clear();
-        if (m_msToReady < 0)
-            m_msToReady = m_clock.elapsed();
-        emit ready();
-        noteFilled();
-        break;
     case ArrivingVolume::Outcome::Waiting:
-        m_waiting = added.why;
-        if (m_volume && !m_arriving->snapshot().volume)
-            m_volume.reset();  // its slices disagree (two at one place): nothing shown until it is listed
-        if (!m_volume)
+        // What it holds now (a slice added since may have laid it out again, or found it is not one stack).
+        if (std::shared_ptr<Volume> now = m_arriving->volume(); now && now != m_volume) {
+            m_volume = now;
+            m_waiting.clear();
+            if (m_msToReady < 0)
+                m_msToReady = m_clock.elapsed();
+            emit ready();
+            noteFilled();
+        } else if (!now) {
+            m_waiting = added.outcome == ArrivingVolume::Outcome::Waiting ? added.why : tr("laying out again");
+            m_volume.reset();  // not one stack after all (two slices at one place): nothing shown until it is listed
             emit waiting(m_waiting);
+        } else {
+            noteFilled();
+        }
         break;
     case ArrivingVolume::Outcome::Ignored:
         break;
@@ -323,14 +349,18 @@ std::optional<Vector3> MprVolume::focusPoint() const
 {
     if (!m_volume || m_focus.isEmpty())
         return std::nullopt;
-    int slot = -1;
-    if (m_arriving)
-        slot = m_arriving->snapshot().placed.value(m_focus).value(0, -1);
-    else if (m_slicesOf.contains(m_focus))
-        slot = m_volume->slotOf(m_slicesOf.value(m_focus).first().first);
+    const VolumeGeometry &g = m_volume->geometry();
+    if (m_arriving) {
+        // Where the slice lies (by the listing or the first look), at the middle of the volume's rows and columns.
+        const auto ref = std::find_if(m_series.instances.begin(), m_series.instances.end(), [&](const InstanceRef &i) { return i.key == m_focus; });
+        if (ref == m_series.instances.end() || !ref->hasPlace)
+            return std::nullopt;
+        const double along = vec::dot(vec::minus(ref->position, g.origin), g.normal) / g.spacing[2];
+        return g.patientPoint((g.columns - 1) / 2.0, (g.rows - 1) / 2.0, along);
+    }
+    const int slot = m_slicesOf.contains(m_focus) ? m_volume->slotOf(m_slicesOf.value(m_focus).first().first) : -1;
     if (slot < 0)
         return std::nullopt;
-    const VolumeGeometry &g = m_volume->geometry();
     return g.patientPoint((g.columns - 1) / 2.0, (g.rows - 1) / 2.0, slot);
 }
 

@@ -10,7 +10,42 @@ namespace spectrum {
 
 using namespace vec;
 
+namespace {
+
+bool sameOrientation(const std::array<double, 6> &a, const std::array<double, 6> &b)
+{
+    for (int i = 0; i < 6; ++i)
+        if (std::abs(a[size_t(i)] - b[size_t(i)]) > 1e-4)
+            return false;
+    return true;
+}
+
+/// Where `info` lies along `g`'s normal, in slots from its first (a fraction when off the grid).
+double slotAlong(const VolumeGeometry &g, const ImageInfo &info)
+{
+    return dot(minus(info.imagePosition, g.origin), g.normal) / g.spacing[2];
+}
+
+} // namespace
+
 ArrivingVolume::ArrivingVolume(Expect expect) : m_expect(std::move(expect)) {}
+
+void ArrivingVolume::cancel()
+{
+    m_cancelled.store(true, std::memory_order_release);
+}
+
+std::shared_ptr<Volume> ArrivingVolume::volume() const
+{
+    std::lock_guard<std::mutex> lock(m_publishLock);
+    return m_published;
+}
+
+void ArrivingVolume::publish()
+{
+    std::lock_guard<std::mutex> lock(m_publishLock);
+    m_published = m_volume;
+}
 
 int ArrivingVolume::slotFor(const VolumeGeometry &g, const ImageInfo &info)
 {
@@ -22,12 +57,12 @@ int ArrivingVolume::slotFor(const VolumeGeometry &g, const ImageInfo &info)
         return -1;
     if (std::abs(info.columnSpacing - g.spacing[0]) > 1e-4 * g.spacing[0] || std::abs(info.rowSpacing - g.spacing[1]) > 1e-4 * g.spacing[1])
         return -1;
-    const Vector3 offset = minus(info.imagePosition, g.origin);
-    const double at = dot(offset, g.normal) / g.spacing[2];
+    const double at = slotAlong(g, info);
     const long slot = std::lround(at);
     if (std::abs(at - double(slot)) > 0.1 || slot < 0 || slot >= g.slotCount)
         return -1;
     // In the plane, the slice's first pixel where the slot's is (a sheared stack is not one volume).
+    const Vector3 offset = minus(info.imagePosition, g.origin);
     const double across = std::abs(dot(offset, g.rowDirection)), down = std::abs(dot(offset, g.columnDirection));
     if (std::max(across, down) > 0.1 * std::min(g.spacing[0], g.spacing[1]))
         return -1;
@@ -36,35 +71,44 @@ int ArrivingVolume::slotFor(const VolumeGeometry &g, const ImageInfo &info)
 
 ArrivingVolume::Added ArrivingVolume::add(const QString &key, const DecodedImage &image)
 {
+    if (m_cancelled.load(std::memory_order_acquire))
+        return {Outcome::Ignored, QObject::tr("laid out from the listing now")};
     const DicomIdentity &id = image.info.identity;
     if (id.seriesInstanceUid != m_expect.seriesInstanceUid)
         return {Outcome::Ignored, QObject::tr("of another series")};
     if (id.studyInstanceUid != m_expect.studyInstanceUid || id.patientId != m_expect.patientId)
         return {Outcome::Ignored, QObject::tr("it names another study or patient (%1) than the series'").arg(id.patientId)};
     std::lock_guard<std::mutex> lock(m_lock);
+    if (m_cancelled.load(std::memory_order_acquire))
+        return {Outcome::Ignored, QObject::tr("laid out from the listing now")};  // its volume is no longer written
     if (!m_conflict.isEmpty())
         return {Outcome::Waiting, m_conflict};
-    if (std::any_of(m_slices.begin(), m_slices.end(), [&](const Slice &s) { return s.key == key; }))
+    if (m_headers.contains(key))
         return {Outcome::Ignored, QObject::tr("come already")};
+    auto conflict = [&](const QString &why) {
+        // Not one stack as far as can be told before the listing: nothing shown until it says what the series is.
+        m_conflict = why;
+        m_volume.reset();
+        m_slices.clear();
+        m_slot.clear();
+        m_headers.clear();
+        m_line.reset();
+        publish();
+        return Added{Outcome::Waiting, m_conflict};
+    };
     auto pixels = std::make_shared<const DecodedImage>(image);
     const int first = int(m_slices.size());
     for (const VolumeSlice &s : volumeSlices(key, image.info)) {
         // Two slices at one place: the series holds more than one stack (phases, echoes); which slice belongs to
         // which is for the listing to settle. Until then no volume: a plane would mix them.
         for (const Slice &known : std::as_const(m_slices)) {
-            if (!known.info.hasPosition || !s.info.hasPosition || known.info.imageOrientation != s.info.imageOrientation)
+            if (!known.info.hasPosition || !s.info.hasPosition || !sameOrientation(known.info.imageOrientation, s.info.imageOrientation))
                 continue;
             const Vector3 d = minus(known.info.imagePosition, s.info.imagePosition);
-            if (std::sqrt(dot(d, d)) < 0.01) {
-                m_conflict = QObject::tr("two of its slices lie at one place (%1 and %2): the series holds more than one stack, and is not "
-                                         "made into a volume before the archive lists it")
-                                 .arg(known.key, key);
-                m_volume.reset();
-                m_slices.clear();
-                m_slot.clear();
-                m_headers.clear();
-                return {Outcome::Waiting, m_conflict};
-            }
+            if (std::sqrt(dot(d, d)) < 0.01)
+                return conflict(QObject::tr("two of its slices lie at one place (%1 and %2): the series holds more than one stack, and is "
+                                            "made into a volume once the archive has listed it")
+                                    .arg(known.key, key));
         }
         m_slices << Slice{key, s.frame, s.info, pixels};
         m_slot << -1;
@@ -73,13 +117,23 @@ ArrivingVolume::Added ArrivingVolume::add(const QString &key, const DecodedImage
     if (m_volume) {
         bool all = true;
         for (int i = first; i < m_slices.size(); ++i) {
-            const int slot = slotFor(m_volume->geometry(), m_slices[i].info);
+            const Slice &s = m_slices[i];
+            const int slot = slotFor(m_volume->geometry(), s.info);
+            if (slot >= 0 && m_line) {
+                // Laid out by the Instance Numbers: a slice whose number does not put it where it lies belongs to
+                // another run of the series (another stack, a reconstruction numbered on).
+                const double predicted = m_line->first + s.info.identity.instanceNumber * m_line->second;
+                if (s.info.identity.instanceNumber <= 0 || std::abs(predicted - slot) > 0.1)
+                    return conflict(QObject::tr("its slices' Instance Numbers and places disagree (%1): it is made into a volume once the "
+                                                "archive has listed it")
+                                        .arg(key));
+            }
             if (slot < 0 || m_slot.contains(slot) || m_volume->geometry().slotSlice[slot] >= 0) {
                 all = false;
                 continue;
             }
             m_slot[i] = slot;
-            if (Error e = m_volume->fillSlot(slot, pixels->pixels, m_slices[i].frame, m_slices[i].info); e.isError())
+            if (Error e = m_volume->fillSlot(slot, pixels->pixels, s.frame, s.info); e.isError())
                 m_refused.insert(key, e.message());
         }
         if (all) {
@@ -93,71 +147,11 @@ ArrivingVolume::Added ArrivingVolume::add(const QString &key, const DecodedImage
     return {Outcome::Waiting, m_waiting};
 }
 
-void ArrivingVolume::extend(VolumeGeometry &g) const
-{
-    QSet<QString> keys;
-    for (const Slice &s : m_slices)
-        keys.insert(s.key);
-    const int toCome = m_expect.instances > 0 ? std::max(0, m_expect.instances - int(keys.size())) : -1;
-    if (toCome == 0)
-        return;  // all here: the layout is the series'
-    int low = 0, high = 0;  // awaited slots to add below the first and above the last
-    // Instance Numbers along the stack: the slice numbered n lies at a + n × per slots.
-    const Slice *lo = nullptr, *hi = nullptr;
-    bool numbered = m_expect.instances > 0 && keys.size() == m_slices.size();  // single-frame images only
-    for (const Slice &s : m_slices) {
-        const int n = s.info.identity.instanceNumber;
-        numbered = numbered && n > 0;
-        if (!lo || n < lo->info.identity.instanceNumber)
-            lo = &s;
-        if (!hi || n > hi->info.identity.instanceNumber)
-            hi = &s;
-    }
-    auto slotOf = [&g](const Slice &s) { return dot(minus(s.info.imagePosition, g.origin), g.normal) / g.spacing[2]; };
-    if (numbered && hi->info.identity.instanceNumber > lo->info.identity.instanceNumber) {
-        const int nLo = lo->info.identity.instanceNumber, nHi = hi->info.identity.instanceNumber;
-        const double per = (slotOf(*hi) - slotOf(*lo)) / (nHi - nLo);
-        for (const Slice &s : m_slices)
-            numbered = numbered && std::abs(slotOf(s) - (slotOf(*lo) + (s.info.identity.instanceNumber - nLo) * per)) <= 0.1;
-        if (numbered && std::abs(per) >= 0.5) {
-            // The series' numbers span instances − 1 (numbered from 1, as is usual; never more than that).
-            const int span = std::max(0, m_expect.instances - 1 - (nHi - nLo));
-            const int before = std::min(nLo - 1, span), after = span - before;
-            const int beforeSlots = int(std::lround(before * std::abs(per))), afterSlots = int(std::lround(after * std::abs(per)));
-            low = per > 0 ? beforeSlots : afterSlots;
-            high = per > 0 ? afterSlots : beforeSlots;
-        } else {
-            numbered = false;
-        }
-    } else {
-        numbered = false;
-    }
-    if (!numbered) {
-        // In no order the numbers tell: as far again as the slices come so far, on each side (no further than the
-        // instances still to come could lie, when the archive said how many).
-        const int reach = toCome > 0 ? std::min(g.slotCount, toCome) : g.slotCount;
-        low = high = reach;
-    }
-    if (low == 0 && high == 0)
-        return;
-    for (int k = 0; k < 3; ++k)
-        g.origin[size_t(k)] -= low * g.spacing[2] * g.normal[size_t(k)];
-    QList<int> slotSlice(low, -1);
-    slotSlice += g.slotSlice;
-    slotSlice += QList<int>(high, -1);
-    g.slotSlice = slotSlice;
-    g.slotCount = int(slotSlice.size());
-    g.missing.clear();
-    for (int s = 0; s < g.slotCount; ++s)
-        if (g.slotSlice[s] < 0)
-            g.missing << s;
-}
-
 bool ArrivingVolume::layOut()
 {
-    // Three slices at least (unless that is the whole series): the spacing of two far apart would be a guess.
     const int come = int(m_headers.size());
-    if (come < 3 && !(m_expect.instances > 0 && come >= m_expect.instances) && m_slices.size() < 3) {
+    const bool allHere = m_expect.instances > 0 && come >= m_expect.instances;
+    if (m_slices.size() < 2) {
         m_waiting = QObject::tr("%n slice(s) come so far", nullptr, come);
         return false;
     }
@@ -170,18 +164,31 @@ bool ArrivingVolume::layOut()
         return false;
     }
     if (!g.unevenSpacing.isEmpty()) {
-        // A slice off the places of the spacing the slices so far give: the spacing is a guess yet (more will
-        // settle it), or the series is unevenly spaced (its listing will say). Never put a slice off its place.
+        // A slice off the places of the finest step so far: never put off its place. More slices settle it, or
+        // the listing says the series is unevenly spaced.
         m_waiting = QObject::tr("its slices so far do not share one spacing");
         return false;
     }
-    // Not absurd: a few slices far apart with two close together would ask for a slot every hair's breadth.
-    const int slicesCome = int(m_slices.size());
-    if (g.slotCount > 4 * slicesCome + 16 && !(m_expect.instances > 0 && g.slotCount <= 2 * m_expect.instances + 16)) {
-        m_waiting = QObject::tr("its %1 slices so far are spread over %2 places: too sparse to lay out yet").arg(slicesCome).arg(g.slotCount);
+    // The spacing must be the series', not a multiple of it: were it twice the series', a plane would be drawn
+    // across the places of slices that have not come as if they did not exist. The Instance Numbers say so (two
+    // numbers one apart lie one slot apart), or every instance the archive counted is here.
+    std::optional<std::pair<double, double>> line;
+    if (!allHere) {
+        line = numberLine(g);
+        if (!line) {
+            m_waiting = come < 3 ? QObject::tr("%n slice(s) come so far", nullptr, come)
+                                 : QObject::tr("the slices so far do not show the series' spacing (their Instance Numbers do not place them "
+                                               "one slot apart): laid out once more have come, or once listed");
+            return false;
+        }
+    }
+    // Not absurd: a few slices far apart would ask for a slot every hair's breadth.
+    if (g.slotCount > 4 * int(m_slices.size()) + 16 && !(m_expect.instances > 0 && g.slotCount <= 2 * m_expect.instances + 16)) {
+        m_waiting = QObject::tr("its %1 slices so far are spread over %2 places: too sparse to lay out yet").arg(m_slices.size()).arg(g.slotCount);
         return false;
     }
-    extend(g);
+    if (line)
+        extend(g, *line);
     g.awaiting = true;
     Result<std::shared_ptr<Volume>> made = Volume::create(g, slices, m_expect.memoryLimit, m_expect.spillFolder);
     if (!made.isOk()) {
@@ -206,9 +213,63 @@ bool ArrivingVolume::layOut()
     }
     m_volume = volume;
     m_slot = placed;
+    m_line = line ? std::optional<std::pair<double, double>>(numberLine(volume->geometry())) : std::nullopt;
     m_waiting.clear();
     ++m_layouts;
+    publish();
     return true;
+}
+
+std::optional<std::pair<double, double>> ArrivingVolume::numberLine(const VolumeGeometry &g) const
+{
+    // Single-frame images, each numbered, lying on one line of number against slot with one slot per number.
+    const Slice *lo = nullptr, *hi = nullptr;
+    for (const Slice &s : m_slices) {
+        const int n = s.info.identity.instanceNumber;
+        if (n <= 0 || s.info.frames > 1)
+            return std::nullopt;
+        if (!lo || n < lo->info.identity.instanceNumber)
+            lo = &s;
+        if (!hi || n > hi->info.identity.instanceNumber)
+            hi = &s;
+    }
+    if (!lo || hi->info.identity.instanceNumber == lo->info.identity.instanceNumber)
+        return std::nullopt;
+    const int nLo = lo->info.identity.instanceNumber, nHi = hi->info.identity.instanceNumber;
+    const double per = (slotAlong(g, hi->info) - slotAlong(g, lo->info)) / (nHi - nLo);
+    if (std::abs(std::abs(per) - 1) > 0.01)
+        return std::nullopt;
+    const double a = slotAlong(g, lo->info) - nLo * per;
+    for (const Slice &s : m_slices)
+        if (std::abs(slotAlong(g, s.info) - (a + s.info.identity.instanceNumber * per)) > 0.1)
+            return std::nullopt;
+    return std::make_pair(a, per);
+}
+
+void ArrivingVolume::extend(VolumeGeometry &g, const std::pair<double, double> &line) const
+{
+    // Numbered from 1, as is usual (never reaching past as many numbers as the archive counted): the slice numbered
+    // n lies at slot a + n × per.
+    const int n = m_expect.instances;
+    if (n <= 0)
+        return;
+    const double a = line.first, per = line.second;
+    const double at1 = a + per, atN = a + n * per;
+    const int low = std::max(0, int(std::lround(-std::min(at1, atN))));
+    const int high = std::max(0, int(std::lround(std::max(at1, atN))) - (g.slotCount - 1));
+    if (low == 0 && high == 0)
+        return;
+    for (int k = 0; k < 3; ++k)
+        g.origin[size_t(k)] -= low * g.spacing[2] * g.normal[size_t(k)];
+    QList<int> slotSlice(low, -1);
+    slotSlice += g.slotSlice;
+    slotSlice += QList<int>(high, -1);
+    g.slotSlice = slotSlice;
+    g.slotCount = int(slotSlice.size());
+    g.missing.clear();
+    for (int s = 0; s < g.slotCount; ++s)
+        if (g.slotSlice[s] < 0)
+            g.missing << s;
 }
 
 ArrivingVolume::Snapshot ArrivingVolume::snapshot() const

@@ -106,6 +106,7 @@ Result<std::shared_ptr<Volume>> Volume::create(const VolumeGeometry &geometry, c
         // touches a new 4 KiB page at nearly every sample, and the page walks cost more than the reads.
         madvise(p, size_t(v->m_bytes), MADV_HUGEPAGE);
         v->m_voxels = static_cast<quint16 *>(p);
+        v->m_mapping = std::shared_ptr<void>(p, [bytes = size_t(v->m_bytes)](void *m) { munmap(m, bytes); });
     } else {
         // Larger than it may take: in a file the system pages. Space is reserved now, so a full disk is an error
         // here and never a fault while a slice is written.
@@ -123,6 +124,7 @@ Result<std::shared_ptr<Volume>> Volume::create(const VolumeGeometry &geometry, c
             return Error(ErrorCode::Io, QObject::tr("cannot keep the volume (%1 MB) in %2: %3")
                                             .arg(v->m_bytes >> 20).arg(folder, QString::fromLocal8Bit(std::strerror(why))));
         v->m_voxels = static_cast<quint16 *>(p);
+        v->m_mapping = std::shared_ptr<void>(p, [bytes = size_t(v->m_bytes)](void *m) { munmap(m, bytes); });
         v->m_spilled = true;
     }
     v->m_state.reset(new std::atomic<quint8>[size_t(geometry.slotCount)]);
@@ -131,10 +133,36 @@ Result<std::shared_ptr<Volume>> Volume::create(const VolumeGeometry &geometry, c
     return v;
 }
 
-Volume::~Volume()
+Volume::~Volume() = default;  // the voxels' mapping goes with the last volume holding it
+
+bool Volume::adoptVoxels(const Volume &from, const std::vector<bool> &keep)
 {
-    if (m_voxels)
-        munmap(m_voxels, size_t(m_bytes));
+    const VolumeGeometry &a = m_geometry, &b = from.m_geometry;
+    const double tolerance = 0.01 * std::min({a.spacing[0], a.spacing[1], a.spacing[2]});
+    double off = 0;
+    for (int k = 0; k < 3; ++k)
+        off = std::max(off, std::abs(a.origin[size_t(k)] - b.origin[size_t(k)]));
+    const bool same = a.columns == b.columns && a.rows == b.rows && a.slotCount == b.slotCount && off <= tolerance
+                      && vec::dot(a.rowDirection, b.rowDirection) > 1 - 1e-9 && vec::dot(a.columnDirection, b.columnDirection) > 1 - 1e-9
+                      && std::abs(a.spacing[0] - b.spacing[0]) <= 1e-6 && std::abs(a.spacing[1] - b.spacing[1]) <= 1e-6
+                      && std::abs(a.spacing[2] - b.spacing[2]) <= 1e-6 && m_signed == from.m_signed && m_slope == from.m_slope
+                      && m_intercept == from.m_intercept && m_rescaleType == from.m_rescaleType && m_bytes == from.m_bytes;
+    if (!same || m_filled.load() != 0 || keep.size() != size_t(slotCount()))
+        return false;
+    m_mapping = from.m_mapping;
+    m_voxels = from.m_voxels;
+    m_spilled = from.m_spilled;
+    // Its filled slots are filled here where `keep` says the same slice lies (any other slot stays what this
+    // volume's geometry says, its voxels written when its slice comes).
+    int filled = 0;
+    for (int s = 0; s < slotCount(); ++s) {
+        if (a.slotSlice[s] >= 0 && keep[size_t(s)] && from.slotState(s) == SlotState::Filled) {
+            m_state[size_t(s)].store(quint8(SlotState::Filled), std::memory_order_release);
+            ++filled;
+        }
+    }
+    m_filled.store(filled, std::memory_order_release);
+    return true;
 }
 
 void Volume::note(const QString &text)
@@ -196,10 +224,8 @@ Error Volume::copySlot(int slot, const Volume &from, int fromSlot)
 {
     if (slot < 0 || slot >= slotCount() || fromSlot < 0 || fromSlot >= from.slotCount() || from.slotState(fromSlot) != SlotState::Filled)
         return Error(ErrorCode::InvalidArgument, QObject::tr("nothing to copy into slot %1").arg(slot + 1));
-    auto refused = [&](const QString &why) {
-        refuseSlot(slot, why);
-        return Error(ErrorCode::InvalidArgument, why);
-    };
+    // Not copied: the slot stays arriving, for its slice to be decoded into it and checked there.
+    auto refused = [](const QString &why) { return Error(ErrorCode::InvalidArgument, why); };
     // Only the same plane: both slots at one place, with the same rows, columns and pixel spacing.
     const Vector3 here = m_geometry.patientPoint(0, 0, slot), there = from.m_geometry.patientPoint(0, 0, fromSlot);
     double off = 0;

@@ -26,6 +26,7 @@ private Q_SLOTS:
     void aMissingSliceIsHatchedAndHasNoValue();
     void aSliceNotYetInFillsInWhenItComes();
     void aSeriesStillBeingListedIsLaidOutAsItsSlicesCome();
+    void aSecondStackFoundWhileArrivingShowsNothing();
     void aProtocolCanAskForMpr();
 
 private:
@@ -436,6 +437,58 @@ void tst_Mpr::aSeriesStillBeingListedIsLaidOutAsItsSlicesCome()
     QTRY_VERIFY(checkCoronal(all));
 }
 
+void tst_Mpr::aSecondStackFoundWhileArrivingShowsNothing()
+{
+    // Laid out from the first slices of a series still being listed; then a slice comes whose Instance Number puts
+    // it elsewhere than it lies (a second reconstruction numbered on, made here with DCMTK's dcmodify): the planes
+    // are taken away — none cut before is shown after — until the listing says what the series is.
+    DemoOptions demo;
+    demo.studies = {DemoStudy::HeadCt};
+    demo.ctSlices = 40;
+    QHash<QString, QList<DemoInstance>> bySeries;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) { bySeries[i.identity.seriesInstanceUid] << i; return Error(); }).isError());
+    QList<DemoInstance> thin;
+    for (const QList<DemoInstance> &series : std::as_const(bySeries))
+        if (series.size() == 40)
+            thin = series;
+    QCOMPARE(thin.size(), 40);
+    std::sort(thin.begin(), thin.end(), [](const DemoInstance &a, const DemoInstance &b) { return a.identity.instanceNumber < b.identity.instanceNumber; });
+    const QString path = m_dir.filePath(QStringLiteral("renumbered.dcm"));
+    QVERIFY(writeFile(path, thin[5].bytes));
+    const ProcessResult modified = run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-m"), QStringLiteral("(0020,0013)=41"),
+                                                                              QStringLiteral("-m"), QStringLiteral("(0008,0018)=2.25.4141"), path});
+    QVERIFY2(modified.ok(), modified.err.constData());
+    const QByteArray renumbered = readFile(path);
+    MemoryStore store(0);
+    SeriesSummary glimpse;
+    glimpse.seriesInstanceUid = thin[20].identity.seriesInstanceUid;
+    glimpse.listedInstances = 40;
+    glimpse.instances = {InstanceRef::of(thin[20].identity.sopInstanceUid, thin[20].identity, 0)};
+    ImageMemoryCache images(qint64(64) << 20);
+    MprVolume volume(&store, &images, glimpse, qint64(1) << 30, m_dir.path());
+    MprView view(&volume);
+    view.resize(1000, 400);
+    view.show();
+    QSignalSpy ready(&volume, &MprVolume::ready), waiting(&volume, &MprVolume::waiting);
+    volume.startArriving(thin[20].identity);
+    for (int k : {20, 0, 1, 2})
+        volume.onInstanceBytes(thin[k].identity.sopInstanceUid, ByteView(thin[k].bytes));
+    QVERIFY(ready.wait(10000));
+    QTRY_VERIFY(view.viewport(1)->hasImage() && view.cutsPending() == 0);
+    waiting.clear();
+    volume.onInstanceBytes(QStringLiteral("2.25.4141"), ByteView(renumbered));
+    volume.onInstanceBytes(thin[3].identity.sopInstanceUid, ByteView(thin[3].bytes));  // a cut may be under way meanwhile
+    QVERIFY(waiting.wait(10000));
+    QVERIFY2(waiting.last().first().toString().contains(QLatin1String("Instance Numbers and places disagree")), qPrintable(waiting.last().first().toString()));
+    QTRY_VERIFY(view.cutsPending() == 0);
+    QVERIFY(!volume.volume());
+    for (int k = 0; k < MprView::kPanes; ++k) {
+        QVERIFY(!view.viewport(k)->hasImage());
+        QVERIFY(view.viewport(k)->message().contains(QLatin1String("Instance Numbers and places disagree")));
+    }
+    QVERIFY(view.statusText().contains(QLatin1String("laying out the volume")));
+}
+
 void tst_Mpr::aProtocolCanAskForMpr()
 {
     // In the protocol file, read and written back; applied, the first pane's series opens in MPR.
@@ -453,6 +506,12 @@ void tst_Mpr::aProtocolCanAskForMpr()
     MprView *mpr = m_viewer->mprView();
     QTRY_VERIFY_WITH_TIMEOUT(mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && mpr->viewport(1)->hasImage(), 30000);
     QCOMPARE(mpr->mprVolume()->series().description, m_viewer->study().series[m_viewer->seriesIndex()].description);
+    // Applied again (as the listing of a study opened on its first look does): the same MPR, kept with what came.
+    MprVolume *kept = m_viewer->mprView()->mprVolume();
+    m_viewer->applyPlan(m_viewer->plan());
+    QVERIFY(m_viewer->isMprShown());
+    QCOMPARE(m_viewer->mprView()->mprVolume(), kept);
+    QVERIFY(!m_viewer->isMprByReader());
     // M goes by what is shown: off first (the protocol opened it), then on again.
     const QList<QAction *> actions = m_window->findChildren<QAction *>();
     const auto m = std::find_if(actions.begin(), actions.end(), [](QAction *a) { return a->shortcut() == QKeySequence(Qt::Key_M); });

@@ -2,8 +2,9 @@
 // header puts it; in Instance Number order the first layout already reaches the whole series (every later slice is
 // placed, never laid out again); in any other order every voxel still lands where its header says, and what came is
 // carried over through the layouts (its modality values exact, also when the new layout's rescale differs); places
-// not come yet are arriving, never gaps; two slices at one place lay nothing out; only the series, study and patient
-// expected go in.
+// not come yet are arriving, never gaps; a spacing the numbers do not confirm is never drawn across (slices without
+// numbers wait for the listing, or for every instance counted); two slices at one place, or a number that puts a
+// slice elsewhere, lay nothing out; only the series, study and patient expected go in.
 
 #include "spectrum/imaging/arrivingvolume.h"
 #include "spectrum/imaging/reformat.h"
@@ -98,6 +99,10 @@ private Q_SLOTS:
     void inAnyOrderEveryVoxelLandsWhereItsHeaderSays();
     void placesNotComeYetAreArrivingNeverGaps();
     void whatCameIsCarriedOverUnderANewRescale();
+    void aGuessedSpacingIsNeverDrawnAcross();
+    void aSliceNumberedElsewhereGivesUp();
+    void cancelledTakesNothing();
+    void theListedVolumeTakesOverTheVoxels();
     void twoSlicesAtOnePlaceLayNothingOut();
     void onlyTheSeriesStudyAndPatientGoIn();
     void slicesTooSparseWait();
@@ -176,8 +181,15 @@ void tst_ArrivingVolume::inAnyOrderEveryVoxelLandsWhereItsHeaderSays()
         QVERIFY2(added.outcome != ArrivingVolume::Outcome::Ignored, qPrintable(added.why));
         come << z;
         const ArrivingVolume::Snapshot s = a.snapshot();
+        if (!numbered && come.size() < n) {
+            // Without numbers the spacing is not known before every instance is here: nothing laid out.
+            QVERIFY(!s.volume);
+            continue;
+        }
         if (!s.volume)
             continue;
+        // Laid out by a confirmed spacing: two slices one number apart lie one slot apart.
+        QCOMPARE(s.volume->geometry().spacing[2], kSpacing);
         // After every step: each slice in the volume where its header says (one a layout could not take yet waits).
         QList<int> in;
         for (int c : std::as_const(come))
@@ -187,6 +199,11 @@ void tst_ArrivingVolume::inAnyOrderEveryVoxelLandsWhereItsHeaderSays()
         QVERIFY(s.volume->geometry().awaiting);
     }
     const ArrivingVolume::Snapshot s = a.snapshot();
+    if (!numbered && !counted) {
+        QVERIFY(!s.volume);  // the listing will lay it out
+        QVERIFY2(s.waiting.contains(QLatin1String("spacing")), qPrintable(s.waiting));
+        return;
+    }
     QVERIFY2(s.volume && s.waiting.isEmpty(), qPrintable(s.waiting));
     QVERIFY(holds(*s.volume, order));
     QCOMPARE(s.volume->filledSlots(), n);
@@ -213,23 +230,72 @@ void tst_ArrivingVolume::placesNotComeYetAreArrivingNeverGaps()
 
 void tst_ArrivingVolume::whatCameIsCarriedOverUnderANewRescale()
 {
-    // No numbers: 4, 6, 8 lay out at twice the spacing; 5 lies between (laid out again, 4, 6 and 8 copied over); 1
-    // comes with another intercept and is the new first slice, whose rescale the volume takes: the others' values
-    // are carried over exactly.
+    // Numbered, not counted: 4, 5, 6 lay out just those places; 9 lies past them (laid out again, 4, 5 and 6 copied
+    // over); -6 comes with another intercept and is the new first slice, whose rescale the volume takes: the
+    // others' values are carried over exactly.
+    auto number = [](int z) { return z + 11; };
     ArrivingVolume a(expect(-1));
-    for (int z : {4, 6, 8})
-        a.add(keyOf(z), sliceAt(z, 0));
-    const std::shared_ptr<Volume> coarse = a.snapshot().volume;
-    QVERIFY(coarse);
-    QCOMPARE(coarse->geometry().spacing[2], 2 * kSpacing);
-    QCOMPARE(a.add(keyOf(5), sliceAt(5, 0)).outcome, ArrivingVolume::Outcome::LaidOut);
-    QCOMPARE(a.snapshot().volume->geometry().spacing[2], kSpacing);
-    QVERIFY(holds(*a.snapshot().volume, {4, 5, 6, 8}));
-    a.add(keyOf(12), sliceAt(12, 0));  // past the layout's reach, perhaps: wherever it lands, it holds
-    a.add(keyOf(-6), sliceAt(-6, 0, -1000));
-    const std::shared_ptr<Volume> v = a.snapshot().volume;
-    QVERIFY(holds(*v, {-6, 4, 5, 6, 8, 12}));
+    for (int z : {4, 5, 6})
+        a.add(keyOf(z), sliceAt(z, number(z)));
+    const std::shared_ptr<Volume> first = a.volume();
+    QVERIFY(first);
+    QCOMPARE(first->slotCount(), 3);
+    QCOMPARE(a.add(keyOf(9), sliceAt(9, number(9))).outcome, ArrivingVolume::Outcome::LaidOut);
+    QVERIFY(a.volume() != first);
+    QVERIFY(holds(*a.volume(), {4, 5, 6, 9}));
+    QCOMPARE(a.add(keyOf(-6), sliceAt(-6, number(-6), -1000)).outcome, ArrivingVolume::Outcome::LaidOut);
+    const std::shared_ptr<Volume> v = a.volume();
+    QVERIFY(holds(*v, {-6, 4, 5, 6, 9}));
     QCOMPARE(v->rescaleIntercept(), -1000.0);  // the first slot's slice's
+    QCOMPARE(a.snapshot().layouts, 4);  // 4–5 (numbers one apart: the spacing), 4–6, 4–9, −6–9: uncounted, no reach
+}
+
+void tst_ArrivingVolume::aGuessedSpacingIsNeverDrawnAcross()
+{
+    // Slices 10, 12 and 14 of a 1.5 mm series: 3 mm apart so far. Their numbers (11, 13, 15) say slices lie between:
+    // nothing is laid out (a plane would be drawn across 11 and 13 as if they were not there) until 11 comes.
+    ArrivingVolume a(expect(30));
+    for (int z : {10, 12, 14})
+        QCOMPARE(a.add(keyOf(z), sliceAt(z, z + 1)).outcome, ArrivingVolume::Outcome::Waiting);
+    QVERIFY(!a.volume());
+    QVERIFY(a.snapshot().waiting.contains(QLatin1String("spacing")));
+    QCOMPARE(a.add(keyOf(11), sliceAt(11, 12)).outcome, ArrivingVolume::Outcome::LaidOut);
+    QCOMPARE(a.volume()->geometry().spacing[2], kSpacing);
+    QCOMPARE(a.volume()->slotCount(), 30);
+    QCOMPARE(a.volume()->slotState(13 - 0), SlotState::Arriving);  // slice 13's place: awaited, hatched
+    // Without numbers, 3 mm apart could be the series' spacing or not: not laid out before every instance is here.
+    ArrivingVolume b(expect(4));
+    for (int z : {0, 2, 4})
+        QCOMPARE(b.add(keyOf(z), sliceAt(z, 0)).outcome, ArrivingVolume::Outcome::Waiting);
+    QVERIFY(!b.volume());
+    QCOMPARE(b.add(keyOf(1), sliceAt(1, 0)).outcome, ArrivingVolume::Outcome::LaidOut);  // all four here
+    QVERIFY(holds(*b.volume(), {0, 1, 2, 4}));
+    QCOMPARE(b.volume()->slotState(3), SlotState::Arriving);  // no slice there as far as is known: the listing says
+}
+
+void tst_ArrivingVolume::aSliceNumberedElsewhereGivesUp()
+{
+    // Laid out by the numbers 1, 2, 3 at slices 0, 1, 2; a slice at slice 5's place numbered 31 (another
+    // reconstruction numbered on): not one stack — nothing shown until the listing.
+    ArrivingVolume a(expect(40));
+    for (int z : {0, 1, 2})
+        a.add(keyOf(z), sliceAt(z, z + 1));
+    QVERIFY(a.volume());
+    DecodedImage other = sliceAt(5, 31);
+    const ArrivingVolume::Added added = a.add(QStringLiteral("other"), other);
+    QCOMPARE(added.outcome, ArrivingVolume::Outcome::Waiting);
+    QVERIFY2(added.why.contains(QLatin1String("Instance Numbers and places disagree")), qPrintable(added.why));
+    QVERIFY(!a.volume());
+    QCOMPARE(a.add(keyOf(3), sliceAt(3, 4)).outcome, ArrivingVolume::Outcome::Waiting);
+}
+
+void tst_ArrivingVolume::cancelledTakesNothing()
+{
+    ArrivingVolume a(expect(10));
+    a.add(keyOf(0), sliceAt(0, 1));
+    a.cancel();
+    QCOMPARE(a.add(keyOf(1), sliceAt(1, 2)).outcome, ArrivingVolume::Outcome::Ignored);
+    QCOMPARE(a.snapshot().headers.size(), 1);
 }
 
 void tst_ArrivingVolume::twoSlicesAtOnePlaceLayNothingOut()
@@ -263,8 +329,9 @@ void tst_ArrivingVolume::onlyTheSeriesStudyAndPatientGoIn()
 
 void tst_ArrivingVolume::slicesTooSparseWait()
 {
-    // Two slices 0.05 mm apart and one 60 mm away: a slot every 0.05 mm would be 1,200 of them.
-    ArrivingVolume a(expect(-1));
+    // The whole series (three instances counted): two slices 0.05 mm apart and one 60 mm away — a slot every
+    // 0.05 mm would be 1,200 of them.
+    ArrivingVolume a(expect(3));
     a.add(keyOf(0), sliceAt(0, 0));
     a.add(keyOf(40), sliceAt(40, 0));
     DecodedImage close = sliceAt(0, 0);
@@ -277,17 +344,51 @@ void tst_ArrivingVolume::slicesTooSparseWait()
 
 void tst_ArrivingVolume::copyingASlotChecksItsPlace()
 {
-    ArrivingVolume a(expect(-1)), b(expect(-1));
+    ArrivingVolume a(expect(10)), b(expect(10));
     for (int z : {0, 1, 2})
-        a.add(keyOf(z), sliceAt(z, 0));
+        a.add(keyOf(z), sliceAt(z, z + 1));
     for (int z : {5, 6, 7})
-        b.add(keyOf(z), sliceAt(z, 0));
+        b.add(keyOf(z), sliceAt(z, z + 1));
     const std::shared_ptr<Volume> va = a.snapshot().volume, vb = b.snapshot().volume;
     const int slotOf5 = b.snapshot().placed.value(keyOf(5)).value(0);
     const int awaitedInA = a.snapshot().placed.value(keyOf(2)).value(0) + 1;  // slice 3's place: awaited in a
     QCOMPARE(va->slotState(awaitedInA), SlotState::Arriving);
     QVERIFY(va->copySlot(awaitedInA, *vb, slotOf5).isError());  // slice 5 does not lie at slice 3's place
-    QCOMPARE(va->slotState(awaitedInA), SlotState::Refused);
+    QCOMPARE(va->slotState(awaitedInA), SlotState::Arriving);   // not copied: still for slice 3 to fill
+    QVERIFY(!va->copySlot(a.snapshot().placed.value(keyOf(2)).value(0) + 3, *vb, slotOf5).isError());  // slice 5's own place
+    QVERIFY(holds(*va, {0, 1, 2, 5}));
+}
+
+void tst_ArrivingVolume::theListedVolumeTakesOverTheVoxels()
+{
+    // Slices 0–11 of 12 came, numbered; slice 7 is listed as another instance than the one that came there.
+    ArrivingVolume a(expect(12));
+    for (int z = 0; z < 12; ++z)
+        if (z != 9)
+            a.add(keyOf(z), sliceAt(z, z + 1));
+    const std::shared_ptr<Volume> arrived = a.volume();
+    QVERIFY(arrived);
+    a.cancel();
+    QList<VolumeSlice> listed;
+    for (int z = 0; z < 12; ++z)
+        listed << VolumeSlice{keyOf(z), 0, sliceAt(z, z + 1).info};
+    const VolumeGeometry g = volumeGeometry(listed);
+    auto made = Volume::create(g, listed);
+    QVERIFY(made.isOk());
+    std::vector<bool> keep(12, true);
+    keep[7] = false;
+    QVERIFY(made.value()->adoptVoxels(*arrived, keep));
+    QCOMPARE(made.value()->filledSlots(), 10);  // not 9 (never came), not 7 (another instance there)
+    QCOMPARE(made.value()->slotState(9), SlotState::Arriving);
+    QCOMPARE(made.value()->slotState(7), SlotState::Arriving);
+    QVERIFY(holds(*made.value(), {0, 1, 2, 3, 4, 5, 6, 8, 10, 11}));
+    QVERIFY(!made.value()->geometry().awaiting);
+    // A layout that differs (the listing has a slice further on): copied slot by slot instead, never taken over.
+    listed << VolumeSlice{keyOf(12), 0, sliceAt(12, 13).info};
+    auto longer = Volume::create(volumeGeometry(listed), listed);
+    QVERIFY(longer.isOk());
+    QVERIFY(!longer.value()->adoptVoxels(*arrived, std::vector<bool>(13, true)));
+    QCOMPARE(longer.value()->filledSlots(), 0);
 }
 
 QTEST_GUILESS_MAIN(tst_ArrivingVolume)

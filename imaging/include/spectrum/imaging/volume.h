@@ -66,9 +66,14 @@ public:
     /// its rescale must be the volume's or differ by whole voxel steps. The caller has checked that it lies there.
     Error fillSlot(int slot, const PixelBuffer &pixels, int frame, const ImageInfo &info);
     /// Copies slot `fromSlot` of `from` (Filled) into `slot`: both must be the same plane (place, orientation,
-    /// spacing) and the rescales compatible, else the slot is refused. How a volume laid out again keeps what the
-    /// one before it held.
+    /// spacing) and the rescales compatible, else an error and the slot stays arriving (for its slice to be decoded
+    /// into it). How a volume laid out again keeps what the one before it held.
     Error copySlot(int slot, const Volume &from, int fromSlot);
+    /// Takes over the voxels of `from`, laid out exactly as this volume (the same grid and rescale) and no longer
+    /// written (a volume laid out while its series arrived, now laid out again from the listing): each slot filled
+    /// there is filled here, without a copy, where `keep` (one per slot) says this volume's slice there is the one
+    /// that filled it. False, nothing changed, when the two differ or this one holds slots.
+    bool adoptVoxels(const Volume &from, const std::vector<bool> &keep);
     /// The slot `slice` (an index into the slices given to create()) lies in, -1 when none.
     int slotOf(int slice) const;
     /// Adds `text` to the notes (what the reader should know about the volume: slices left out before it was made).
@@ -109,6 +114,7 @@ private:
     qsizetype m_slotVoxels = 0;
     qint64 m_bytes = 0;
     quint16 *m_voxels = nullptr;
+    std::shared_ptr<void> m_mapping;  ///< owns the voxels' mapping (shared with a volume that adopted them)
     bool m_spilled = false;
     mutable std::mutex m_notesLock;
     QStringList m_notes;
