@@ -316,20 +316,13 @@ void tst_Mpr::aSeriesStillBeingListedIsLaidOutAsItsSlicesCome()
     DemoOptions demo;
     demo.studies = {DemoStudy::HeadCt};
     demo.ctSlices = 40;
-    QList<DemoInstance> thin, other;
-    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
-                 (i.identity.seriesDescription.contains(QLatin1String("1.25")) || i.identity.seriesDescription.contains(QLatin1String("0.8")) ? thin : other) << i;
-                 return Error();
-             }).isError());
-    if (thin.size() != 40) {  // the thin series, whatever its description: the one of 40
-        QHash<QString, QList<DemoInstance>> bySeries;
-        for (const DemoInstance &i : std::as_const(thin) + other)
-            bySeries[i.identity.seriesInstanceUid] << i;
-        thin.clear();
-        other.clear();
-        for (auto it = bySeries.cbegin(); it != bySeries.cend(); ++it)
-            (it.value().size() == 40 ? thin : other) << it.value();
-    }
+    demo.ctSlabSlices = 4;  // and a thick series beside it
+    QHash<QString, QList<DemoInstance>> bySeries;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) { bySeries[i.identity.seriesInstanceUid] << i; return Error(); }).isError());
+    QList<DemoInstance> thin, other;  // the series of 40, and the study's others
+    for (const QList<DemoInstance> &series : std::as_const(bySeries))
+        (series.size() == 40 ? thin : other) << series;
+    QVERIFY(!other.isEmpty());
     QCOMPARE(thin.size(), 40);
     std::sort(thin.begin(), thin.end(), [](const DemoInstance &a, const DemoInstance &b) { return a.identity.instanceNumber < b.identity.instanceNumber; });
     MemoryStore store(0);
