@@ -182,7 +182,7 @@ ReformattedImage reformat(const Volume &volume, const ReformatPlane &plane, QThr
     job.samples = samples;
     job.mode = plane.slabMode;
     job.interpolation = plane.interpolation;
-    job.padding = 0;
+    job.padding = volume.isSigned() ? -32768 : 0;  // the format's lowest: absent pixels keep it when no present one has it
 
     auto cutBand = [&](int band, int bandRows) {
         const int r0 = band * bandRows, r1 = std::min(h, r0 + bandRows);
@@ -203,24 +203,29 @@ ReformattedImage reformat(const Volume &volume, const ReformatPlane &plane, QThr
         }
     }
 
-    // Absent pixels: counted, and given a value no present pixel has (the format's lowest or highest when free,
-    // else the first value unused).
+    // Absent pixels: counted, and given a value no present pixel has — the format's lowest, which the kernels wrote
+    // there, when no present pixel holds it (a few vectorised passes), else the highest when free, else the first
+    // value unused.
     const quint8 *ab = reinterpret_cast<const quint8 *>(out.absence.constData());
     const qsizetype n = qsizetype(w) * h;
     out.absentPixels[0] = int(std::count(ab, ab + n, quint8(0)));
     if (out.absentPixels[0] < n) {
-        for (qsizetype i = 0; i < n; ++i)
-            ++out.absentPixels[ab[i]];
-        out.absentPixels[0] /= 2;  // counted twice
+        for (int kind = 1; kind < 4; ++kind)
+            out.absentPixels[kind] = int(std::count(ab, ab + n, quint8(kind)));
         auto pad = [&](auto *px, int lowest, int highest) {
-            int lo = highest, hi = lowest;
-            for (qsizetype i = 0; i < n; ++i) {
-                const int v = ab[i] == 0 ? int(px[i]) : lo;
-                lo = std::min(lo, v);
-                hi = std::max(hi, ab[i] == 0 ? int(px[i]) : hi);
+            using T = std::remove_pointer_t<decltype(px)>;
+            bool lowestUsed = false;
+            for (qsizetype i = 0; i < n; ++i)
+                lowestUsed |= ab[i] == 0 && px[i] == T(lowest);
+            if (!lowestUsed) {
+                out.paddingValue = lowest;  // already written
+                return;
             }
-            int free = lo > lowest ? lowest : hi < highest ? highest : lowest;
-            if (lo <= lowest && hi >= highest) {
+            int hi = lowest;
+            for (qsizetype i = 0; i < n; ++i)
+                hi = std::max(hi, ab[i] == 0 ? int(px[i]) : hi);
+            int free = highest;
+            if (hi >= highest) {
                 std::unique_ptr<std::bitset<65536>> used(new std::bitset<65536>);
                 for (qsizetype i = 0; i < n; ++i)
                     if (ab[i] == 0)
@@ -232,7 +237,6 @@ ReformattedImage reformat(const Volume &volume, const ReformatPlane &plane, QThr
                 free += lowest;
             }
             out.paddingValue = free;
-            using T = std::remove_pointer_t<decltype(px)>;
             for (qsizetype i = 0; i < n; ++i)
                 px[i] = ab[i] != 0 ? T(free) : px[i];
         };
