@@ -162,6 +162,10 @@ void StudyViewer::wireStreamer(StudyStreamer *streamer)
         if (m_mprVolume)
             m_mprVolume->onInstanceBytes(key, bytes);  // before the listing: the volume laid out as slices come
     });
+    connect(streamer, &StudyStreamer::instanceInBeforeListing, this, [this](const QString &key) {
+        if (m_mprVolume)
+            m_mprVolume->onInstanceBytes(key, ByteView());  // one that came as a file (DIMSE): read from the cache
+    });
     connect(streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
         for (SeriesPane *p : m_panes)
             p->onInstanceFailed(key, e);

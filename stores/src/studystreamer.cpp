@@ -24,8 +24,10 @@ StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString 
     connect(m_registry, &StoreRegistry::instanceFetched, this, [this](const QString &sop, qint64 bytes) {
         if (m_listed && m_keys.contains(sop))
             markCached(sop, bytes);
-        else if (!m_listed && (m_bulk || m_running.contains(sop)))
+        else if (!m_listed && (m_bulk || m_running.contains(sop))) {
             m_early.insert(sop, bytes);  // counted once the listing says it is the study's
+            Q_EMIT instanceInBeforeListing(sop);
+        }
     });
     m_listSoon.setSingleShot(true);
     connect(&m_listSoon, &QTimer::timeout, this, &StudyStreamer::maybeList);

@@ -121,6 +121,10 @@ Q_SIGNALS:
     /// came as files): for showing it without reading it back. Just before instanceCached().
     void instanceBytes(const QString &key, const spectrum::ByteView &bytes);
     void instanceCached(const QString &key);
+    /// Before the listing: an instance this stream fetched is in the cache (however it came: bytes or a file); it is
+    /// counted, and instanceCached(), once the listing says it is the study's. For whoever lays the study out from
+    /// what comes before (MPR), reading it from the cache.
+    void instanceInBeforeListing(const QString &key);
     void instanceFailed(const QString &key, const spectrum::Error &error);
     void progress(int cached, int total);
     /// Every instance is cached or failed.
