@@ -33,6 +33,8 @@ struct MprVolume::Layout
 
 namespace {
 
+const QString kNotRead = QStringLiteral("not in the cache (yet)");
+
 bool inStackPlane(const InstanceRef &ref, const ImageInfo &model)
 {
     return ref.hasPlace && ref.frameOfReferenceUid == model.frameOfReferenceUid && std::abs(vec::dot(ref.normal, model.sliceNormal())) > 0.9999;
@@ -299,7 +301,7 @@ void MprVolume::onInstanceBytes(const QString &key, const ByteView &bytes)
         if (data.isEmpty()) {  // in the cache
             Result<ByteView> read = runSync(store->read(key));
             if (!read.isOk())
-                return ArrivingVolume::Added{ArrivingVolume::Outcome::Ignored, read.error().message()};
+                return ArrivingVolume::Added{ArrivingVolume::Outcome::Ignored, kNotRead};
             data = read.value();
         }
         // The header first: the study's other series come too, and are not decoded for nothing.
@@ -310,9 +312,12 @@ void MprVolume::onInstanceBytes(const QString &key, const ByteView &bytes)
             return ArrivingVolume::Added{ArrivingVolume::Outcome::Ignored, image.error().message()};
         return arriving->add(key, image.value());
     },
-                                     [this, arriving](ArrivingVolume::Added &&added) {
-                                         if (arriving == m_arriving)
-                                             onAdded(added);
+                                     [this, arriving, key](ArrivingVolume::Added &&added) {
+                                         if (arriving != m_arriving)
+                                             return;
+                                         if (added.outcome == ArrivingVolume::Outcome::Ignored && added.why == kNotRead)
+                                             m_arrivingKeys.remove(key);  // not readable yet: taken when it is said again
+                                         onAdded(added);
                                      });
 }
 

@@ -118,16 +118,24 @@ ArrivingVolume::Added ArrivingVolume::add(const QString &key, const DecodedImage
         bool all = true;
         for (int i = first; i < m_slices.size(); ++i) {
             const Slice &s = m_slices[i];
-            const int slot = slotFor(m_volume->geometry(), s.info);
-            if (slot >= 0 && m_line) {
-                // Laid out by the Instance Numbers: a slice whose number does not put it where it lies belongs to
-                // another run of the series (another stack, a reconstruction numbered on).
+            const VolumeGeometry &g = m_volume->geometry();
+            const double at = slotAlong(g, s.info);
+            if (m_line) {
+                // Laid out by the Instance Numbers: a slice whose number does not put it where it lies (on a slot,
+                // between two, or beyond) belongs to another run of the series (another stack, numbers in
+                // acquisition order) — the spacing laid out may not be the series'.
                 const double predicted = m_line->first + s.info.identity.instanceNumber * m_line->second;
-                if (s.info.identity.instanceNumber <= 0 || std::abs(predicted - slot) > 0.1)
+                if (s.info.identity.instanceNumber <= 0 || std::abs(predicted - at) > 0.1)
                     return conflict(QObject::tr("its slices' Instance Numbers and places disagree (%1): it is made into a volume once the "
                                                 "archive has listed it")
                                         .arg(key));
+            } else if (at > -0.5 && at < g.slotCount - 0.5 && std::abs(at - std::nearbyint(at)) > 0.1) {
+                // Between two places of the spacing laid out: that spacing was not the series'.
+                return conflict(QObject::tr("a slice (%1) lies between the places of the spacing its first slices gave: it is made into a "
+                                            "volume once the archive has listed it")
+                                    .arg(key));
             }
+            const int slot = slotFor(g, s.info);
             if (slot < 0 || m_slot.contains(slot) || m_volume->geometry().slotSlice[slot] >= 0) {
                 all = false;
                 continue;
@@ -182,13 +190,13 @@ bool ArrivingVolume::layOut()
             return false;
         }
     }
+    if (line)
+        extend(g, *line);
     // Not absurd: a few slices far apart would ask for a slot every hair's breadth.
     if (g.slotCount > 4 * int(m_slices.size()) + 16 && !(m_expect.instances > 0 && g.slotCount <= 2 * m_expect.instances + 16)) {
         m_waiting = QObject::tr("its %1 slices so far are spread over %2 places: too sparse to lay out yet").arg(m_slices.size()).arg(g.slotCount);
         return false;
     }
-    if (line)
-        extend(g, *line);
     g.awaiting = true;
     Result<std::shared_ptr<Volume>> made = Volume::create(g, slices, m_expect.memoryLimit, m_expect.spillFolder);
     if (!made.isOk()) {
@@ -253,6 +261,10 @@ void ArrivingVolume::extend(VolumeGeometry &g, const std::pair<double, double> &
     const int n = m_expect.instances;
     if (n <= 0)
         return;
+    // Only numbers 1 … count: a series numbered otherwise (from 1001) is not reached for; it grows as it comes.
+    for (const Slice &s : m_slices)
+        if (s.info.identity.instanceNumber < 1 || s.info.identity.instanceNumber > n)
+            return;
     const double a = line.first, per = line.second;
     const double at1 = a + per, atN = a + n * per;
     const int low = std::max(0, int(std::lround(-std::min(at1, atN))));

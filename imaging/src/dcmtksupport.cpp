@@ -366,6 +366,19 @@ bool collectText(DcmItem *item, const DicomTextDecoder &text, QList<std::pair<Dc
 
 Error convertTextToUtf8(DcmDataset *dataset)
 {
+    // Text in no declared set (or plain ASCII declared) that is not ASCII: its set is a guess, and the guess would
+    // become its declared text. Refused.
+    const QString declared = getString(dataset, DCM_SpecificCharacterSet).trimmed();
+    if (declared.isEmpty() || declared == QLatin1String("ISO_IR 6")) {
+        for (unsigned long i = 0; i < dataset->card(); ++i) {
+            DcmElement *e = dataset->getElement(i);
+            OFString raw;
+            if ((isText(e->ident()) || e->ident() == EVR_UN) && e->ident() != EVR_SQ && e->getOFStringArray(raw).good()
+                && std::any_of(raw.begin(), raw.end(), [](char c) { return (unsigned char)c >= 0x80; }))
+                return Error(ErrorCode::Unsupported, QStringLiteral("its %1 is not ASCII and its character set is not declared: it cannot be "
+                                                                    "re-encoded without guessing").arg(QString::fromLatin1(DcmTag(e->getTag()).getTagName())));
+        }
+    }
     const DicomTextDecoder text = textDecoder(dataset);
     QList<std::pair<DcmElement *, QByteArray>> values;
     QString problem;

@@ -149,6 +149,9 @@ bool Volume::adoptVoxels(const Volume &from, const std::vector<bool> &keep)
                       && m_intercept == from.m_intercept && m_rescaleType == from.m_rescaleType && m_bytes == from.m_bytes;
     if (!same || m_filled.load() != 0 || keep.size() != size_t(slotCount()))
         return false;
+    for (int s = 0; s < slotCount(); ++s)
+        if (from.slotState(s) == SlotState::Filled && (!keep[size_t(s)] || a.slotSlice[s] < 0))
+            return false;  // its voxels there would be overwritten while it still calls them filled: copied instead
     m_mapping = from.m_mapping;
     m_voxels = from.m_voxels;
     m_spilled = from.m_spilled;

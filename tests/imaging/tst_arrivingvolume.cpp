@@ -103,6 +103,8 @@ private Q_SLOTS:
     void aSliceNumberedElsewhereGivesUp();
     void cancelledTakesNothing();
     void theListedVolumeTakesOverTheVoxels();
+    void numbersInAcquisitionOrderGiveUp();
+    void numbersFromElsewhereReachNoFurther();
     void twoSlicesAtOnePlaceLayNothingOut();
     void onlyTheSeriesStudyAndPatientGoIn();
     void slicesTooSparseWait();
@@ -361,7 +363,7 @@ void tst_ArrivingVolume::copyingASlotChecksItsPlace()
 
 void tst_ArrivingVolume::theListedVolumeTakesOverTheVoxels()
 {
-    // Slices 0–11 of 12 came, numbered; slice 7 is listed as another instance than the one that came there.
+    // Slices 0–11 of 12 came but 9, numbered.
     ArrivingVolume a(expect(12));
     for (int z = 0; z < 12; ++z)
         if (z != 9)
@@ -377,11 +379,15 @@ void tst_ArrivingVolume::theListedVolumeTakesOverTheVoxels()
     QVERIFY(made.isOk());
     std::vector<bool> keep(12, true);
     keep[7] = false;
+    // Not taken over while the listing puts another instance where one came: those voxels would be overwritten
+    // under a volume that still calls them filled (copied slot by slot instead).
+    QVERIFY(!made.value()->adoptVoxels(*arrived, keep));
+    QCOMPARE(made.value()->filledSlots(), 0);
+    keep[7] = true;
     QVERIFY(made.value()->adoptVoxels(*arrived, keep));
-    QCOMPARE(made.value()->filledSlots(), 10);  // not 9 (never came), not 7 (another instance there)
+    QCOMPARE(made.value()->filledSlots(), 11);  // not 9: it never came
     QCOMPARE(made.value()->slotState(9), SlotState::Arriving);
-    QCOMPARE(made.value()->slotState(7), SlotState::Arriving);
-    QVERIFY(holds(*made.value(), {0, 1, 2, 3, 4, 5, 6, 8, 10, 11}));
+    QVERIFY(holds(*made.value(), {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11}));
     QVERIFY(!made.value()->geometry().awaiting);
     // A layout that differs (the listing has a slice further on): copied slot by slot instead, never taken over.
     listed << VolumeSlice{keyOf(12), 0, sliceAt(12, 13).info};
@@ -389,6 +395,33 @@ void tst_ArrivingVolume::theListedVolumeTakesOverTheVoxels()
     QVERIFY(longer.isOk());
     QVERIFY(!longer.value()->adoptVoxels(*arrived, std::vector<bool>(13, true)));
     QCOMPARE(longer.value()->filledSlots(), 0);
+}
+
+void tst_ArrivingVolume::numbersInAcquisitionOrderGiveUp()
+{
+    // An interleaved MR: numbers 1, 2, 3 at slices 0, 2, 4 (a line, one slot per number at twice the spacing), then
+    // number 4 at slice 1 — between two places of the layout made: it was not the series' spacing.
+    ArrivingVolume a(expect(6));
+    for (int k = 0; k < 3; ++k)
+        a.add(keyOf(2 * k), sliceAt(2 * k, k + 1));
+    QVERIFY(a.volume());
+    QCOMPARE(a.volume()->geometry().spacing[2], 2 * kSpacing);
+    const ArrivingVolume::Added added = a.add(keyOf(1), sliceAt(1, 4));
+    QCOMPARE(added.outcome, ArrivingVolume::Outcome::Waiting);
+    QVERIFY2(added.why.contains(QLatin1String("disagree")), qPrintable(added.why));
+    QVERIFY(!a.volume());
+}
+
+void tst_ArrivingVolume::numbersFromElsewhereReachNoFurther()
+{
+    // Numbered from 1001 in a series of 300: the reach of numbers 1 … 300 is not laid out beside it.
+    ArrivingVolume a(expect(300));
+    for (int z = 0; z < 3; ++z)
+        a.add(keyOf(z), sliceAt(z, 1001 + z));
+    QVERIFY(a.volume());
+    QCOMPARE(a.volume()->slotCount(), 3);
+    QCOMPARE(a.add(keyOf(3), sliceAt(3, 1004)).outcome, ArrivingVolume::Outcome::LaidOut);  // grows as it comes
+    QVERIFY(holds(*a.volume(), {0, 1, 2, 3}));
 }
 
 QTEST_GUILESS_MAIN(tst_ArrivingVolume)

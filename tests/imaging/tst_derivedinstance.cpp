@@ -23,6 +23,7 @@ class tst_DerivedInstance : public QObject
 private Q_SLOTS:
     void namesAndDescriptionsKeepTheirCharacters_data();
     void namesAndDescriptionsKeepTheirCharacters();
+    void undeclaredTextIsNeverGuessed();
 
 private:
     QTemporaryDir m_dir;
@@ -87,6 +88,34 @@ void tst_DerivedInstance::namesAndDescriptionsKeepTheirCharacters()
     QCOMPARE(o.value(QStringLiteral("study")).toString(), description);
     QCOMPARE(o.value(QStringLiteral("series")).toString(), expected);
     QCOMPARE(o.value(QStringLiteral("derivation")).toString(), derivation.description);
+}
+
+void tst_DerivedInstance::undeclaredTextIsNeverGuessed()
+{
+    // The Latin-1 file with its Specific Character Set taken out (DCMTK's dcmodify): its names' bytes are kept as
+    // they are — its own description with " (processed)" too —, and a description no Latin-1 byte can say is
+    // refused, not written in a set the original's bytes would then be taken to be in.
+    const QString folder = m_dir.filePath(QStringLiteral("undeclared"));
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(CHARSET_FILES_SCRIPT), folder});
+    QVERIFY2(made.ok(), made.err.constData());
+    const QString file = folder + QStringLiteral("/latin1.dcm");
+    const ProcessResult modified = run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-e"), QStringLiteral("(0008,0005)"), file});
+    QVERIFY2(modified.ok(), modified.err.constData());
+    const QByteArray original = readFile(file);
+    QVERIFY(original.contains(QByteArray("M") + char(0xfc) + "ller"));
+    const Result<DecodedImage> image = decodeDicom(ByteView(original));
+    QVERIFY(image.isOk());
+    Derivation own;
+    const Result<DerivedInstance> kept = makeDerivedInstance(ByteView(original), image.value().pixels, own);
+    QVERIFY(kept.isOk());
+    QVERIFY(kept.value().bytes.contains(QByteArray("M") + char(0xfc) + "ller^J" + char(0xfc) + "rgen"));  // the same bytes
+    QVERIFY(kept.value().bytes.contains(QByteArray("Sch") + char(0xe4) + "del (processed)"));
+    QVERIFY(!kept.value().bytes.contains("ISO_IR"));
+    Derivation foreign;
+    foreign.seriesDescription = QStringLiteral("胸部");
+    const Result<DerivedInstance> refused = makeDerivedInstance(ByteView(original), image.value().pixels, foreign);
+    QVERIFY(!refused.isOk());
+    QVERIFY2(refused.error().message().contains(QLatin1String("not declared")), qPrintable(refused.error().message()));
 }
 
 QTEST_GUILESS_MAIN(tst_DerivedInstance)
