@@ -63,6 +63,7 @@ private Q_SLOTS:
     void eachArrivingImageIsDecodedAndFilteredOnce();
     void mprOfAStudyStillArrivingFillsInAsItComes_data();
     void mprOfAStudyStillArrivingFillsInAsItComes();
+    void aProtocolOpensMprOnTheFirstLookAndKeepsIt();
     void prefetchingStudiesForLater();
 };
 
@@ -599,6 +600,39 @@ void tst_ReadingRoom::mprOfAStudyStillArrivingFillsInAsItComes()
         }
     }
     QCOMPARE(compared, 24);
+}
+
+void tst_ReadingRoom::aProtocolOpensMprOnTheFirstLookAndKeepsIt()
+{
+    // A protocol reading CT in MPR: the study from the archive opens in MPR on its first look (the volume laid out
+    // as the study arrives); the listing applies the whole protocol and keeps that MPR, complete once all is in.
+    QTemporaryDir dir;
+    std::unique_ptr<Workstation> started = workstationWithArchive(dir, QStringLiteral("archive"), m_orthanc.dicomWebUrl());
+    QVERIFY(started);
+    MainWindow window(started.get());
+    const QByteArray json = R"({"format": "spectrum-hanging-protocols/1", "protocols": [{"name": "CT MPR", "match": {"modality": ["CT"]},
+                                  "layout": [1, 1], "mpr": true, "panes": [{"study": "current", "series": {"modality": "CT"}}]}]})";
+    Result<ProtocolSet> set = ProtocolSet::fromJson(json);
+    QVERIFY2(set.isOk(), qPrintable(set.isOk() ? QString() : set.error().toString()));
+    window.setProtocols(set.value());
+    window.resize(1400, 700);
+    window.show();
+    QSignalSpy opened(&window, &MainWindow::studyOpened);
+    window.openRemoteStudy(QStringLiteral("archive"), m_ctUid);
+    QVERIFY(opened.wait(20000));
+    auto *viewer = opened.first().first().value<StudyViewer *>();
+    QVERIFY(viewer && viewer->streamer());
+    if (viewer->streamer()->isListed())
+        QSKIP("the study was listed before its first look opened it (not this test's case)");
+    QVERIFY(viewer->isMprShown());
+    QVERIFY(!viewer->isMprByReader());
+    MprVolume *volume = viewer->mprView()->mprVolume();
+    QVERIFY(volume->isArriving());
+    QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isListed(), 20000);
+    QVERIFY(viewer->isMprShown());
+    QCOMPARE(viewer->mprView()->mprVolume(), volume);  // kept by the protocol applied on the listing
+    QTRY_VERIFY_WITH_TIMEOUT(volume->isComplete() && viewer->mprView()->cutsPending() == 0, 30000);
+    QCOMPARE(volume->volume()->filledSlots(), 24);
 }
 
 QTEST_MAIN(tst_ReadingRoom)
