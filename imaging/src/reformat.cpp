@@ -184,40 +184,40 @@ ReformattedImage reformat(const Volume &volume, const ReformatPlane &plane, QThr
     job.interpolation = plane.interpolation;
     job.padding = volume.isSigned() ? -32768 : 0;  // the format's lowest: absent pixels keep it when no present one has it
 
-    auto cutBand = [&](int band, int bandRows) {
+    const int bandRows = 16, bands = (h + bandRows - 1) / bandRows;
+    std::vector<reformatting::CutTally> tallies(size_t(std::max(bands, 0)));
+    auto cutBand = [&](int band) {
         const int r0 = band * bandRows, r1 = std::min(h, r0 + bandRows);
         if (r0 < r1)
             reformatting::cutRows(job, r0, r1, reinterpret_cast<quint16 *>(out.pixels.frameData(0)) + qsizetype(r0) * w,
-                                  reinterpret_cast<quint8 *>(out.absence.data()) + qsizetype(r0) * w);
+                                  reinterpret_cast<quint8 *>(out.absence.data()) + qsizetype(r0) * w, &tallies[size_t(band)]);
     };
     if (w > 0 && h > 0) {
-        const int bandRows = 16, bands = (h + bandRows - 1) / bandRows;
         out.pixels.frameData(0);  // detach now, not from the workers
         if (pool && bands > 1) {
             QList<int> list(bands);
             std::iota(list.begin(), list.end(), 0);
-            QtConcurrent::blockingMap(pool, list, [&](int band) { cutBand(band, bandRows); });
+            QtConcurrent::blockingMap(pool, list, cutBand);
         } else {
             for (int b = 0; b < bands; ++b)
-                cutBand(b, bandRows);
+                cutBand(b);
         }
     }
 
-    // Absent pixels: counted, and given a value no present pixel has — the format's lowest, which the kernels wrote
-    // there, when no present pixel holds it (a few vectorised passes), else the highest when free, else the first
-    // value unused.
+    // Absent pixels: counted (by the kernels, row by row), and given a value no present pixel has — the format's
+    // lowest, which the kernels wrote there, when no present pixel holds it, else the highest when free, else the
+    // first value unused.
+    reformatting::CutTally tally;
+    for (const reformatting::CutTally &t : tallies)
+        tally.add(t);
     const quint8 *ab = reinterpret_cast<const quint8 *>(out.absence.constData());
     const qsizetype n = qsizetype(w) * h;
-    out.absentPixels[0] = int(std::count(ab, ab + n, quint8(0)));
+    for (int kind = 0; kind < 4; ++kind)
+        out.absentPixels[kind] = int(tally.pixels[kind]);
     if (out.absentPixels[0] < n) {
-        for (int kind = 1; kind < 4; ++kind)
-            out.absentPixels[kind] = int(std::count(ab, ab + n, quint8(kind)));
         auto pad = [&](auto *px, int lowest, int highest) {
             using T = std::remove_pointer_t<decltype(px)>;
-            bool lowestUsed = false;
-            for (qsizetype i = 0; i < n; ++i)
-                lowestUsed |= ab[i] == 0 && px[i] == T(lowest);
-            if (!lowestUsed) {
+            if (!tally.paddingUsed) {
                 out.paddingValue = lowest;  // already written
                 return;
             }

@@ -88,59 +88,70 @@ template <typename T>
     return _mm256_add_ps(p0, _mm256_mul_ps(f, _mm256_sub_ps(p1, p0)));
 }
 
-/// Eight trilinear samples at a time (AVX2): each voxel and its neighbour along the row fetched as one 32-bit
-/// gather, four gathers for the eight voxels of eight samples. The same arithmetic, in the same order, as the
-/// scalar loop (no fused multiply–add): the same values. Returns where the scalar loop carries on.
+/// Trilinear samples in blocks (AVX2), without gathers: where each sample's voxels lie and its weights, eight at a time;
+/// then its four voxel pairs (a voxel and its neighbour along the row, one 32-bit load each), one sample at a
+/// time — plain loads, many in flight, where the processor's gathers are slow; then the interpolation, eight at a
+/// time. The same arithmetic, in the same order, as the scalar loop: the same values. Returns where the scalar
+/// loop carries on.
 template <typename T>
 [[gnu::target("arch=x86-64-v3")]] int trilinearWide(const Trilinear &t, int a, int b, float *value, quint8 *state)
 {
+    constexpr int block = 64;
+    alignas(32) int at[block], slotOf[block];
+    alignas(32) float fracX[block], fracY[block], fracZ[block];
+    alignas(32) quint32 pair[4][block];
     const __m256 sx = _mm256_set1_ps(t.sx), sy = _mm256_set1_ps(t.sy), sz = _mm256_set1_ps(t.sz);
     const __m256 dx = _mm256_set1_ps(t.dx), dy = _mm256_set1_ps(t.dy), dz = _mm256_set1_ps(t.dz);
     const __m256 zero = _mm256_setzero_ps(), topX = _mm256_set1_ps(t.topX), topY = _mm256_set1_ps(t.topY), topZ = _mm256_set1_ps(t.topZ);
     const __m256i lastX = _mm256_set1_epi32(t.lastX), lastY = _mm256_set1_epi32(t.lastY), lastZ = _mm256_set1_epi32(t.lastZ);
     const __m256i rowStride = _mm256_set1_epi32(int(t.rowStride)), slotStride = _mm256_set1_epi32(int(t.slotStride));
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const int *base = reinterpret_cast<const int *>(t.job.voxels);
+    const T *vox = reinterpret_cast<const T *>(t.job.voxels);
+    const qsizetype r = t.rowStride, sl = t.slotStride;
     const bool allIn = t.job.allSlotsIn;
-    alignas(32) int slotOf[8];
-    alignas(32) float fracOf[8];
     int i = a;
-    for (; i + 8 <= b; i += 8) {
-        for (int k : {0, 7}) {
-            const T *q = t.voxel<T>(i + Trilinear::ahead + k);
-            __builtin_prefetch(q);
-            __builtin_prefetch(q + t.rowStride);
-            __builtin_prefetch(q + t.slotStride);
-            __builtin_prefetch(q + t.slotStride + t.rowStride);
+    while (i + 8 <= b) {
+        const int m = std::min(block, (b - i) & ~7);
+        for (int j = 0; j < m; j += 8) {
+            const __m256 fi = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(i + j), lanes));
+            const __m256 x = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(sx, _mm256_mul_ps(fi, dx)), zero), topX);
+            const __m256 y = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(sy, _mm256_mul_ps(fi, dy)), zero), topY);
+            const __m256 z = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(sz, _mm256_mul_ps(fi, dz)), zero), topZ);
+            const __m256i ix = _mm256_min_epi32(_mm256_cvttps_epi32(x), lastX), iy = _mm256_min_epi32(_mm256_cvttps_epi32(y), lastY),
+                          iz = _mm256_min_epi32(_mm256_cvttps_epi32(z), lastZ);
+            __m256 fz = _mm256_sub_ps(z, _mm256_cvtepi32_ps(iz));
+            fz = _mm256_blendv_ps(fz, zero, _mm256_cmp_ps(fz, _mm256_set1_ps(kWeight), _CMP_LT_OQ));
+            fz = _mm256_blendv_ps(fz, _mm256_set1_ps(1.0f), _mm256_cmp_ps(fz, _mm256_set1_ps(1.0f - kWeight), _CMP_GT_OQ));
+            _mm256_store_ps(fracX + j, _mm256_sub_ps(x, _mm256_cvtepi32_ps(ix)));
+            _mm256_store_ps(fracY + j, _mm256_sub_ps(y, _mm256_cvtepi32_ps(iy)));
+            _mm256_store_ps(fracZ + j, fz);
+            _mm256_store_si256(reinterpret_cast<__m256i *>(slotOf + j), iz);
+            _mm256_store_si256(reinterpret_cast<__m256i *>(at + j),
+                               _mm256_add_epi32(ix, _mm256_add_epi32(_mm256_mullo_epi32(iy, rowStride), _mm256_mullo_epi32(iz, slotStride))));
         }
-        const __m256 fi = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(i), lanes));
-        const __m256 x = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(sx, _mm256_mul_ps(fi, dx)), zero), topX);
-        const __m256 y = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(sy, _mm256_mul_ps(fi, dy)), zero), topY);
-        const __m256 z = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(sz, _mm256_mul_ps(fi, dz)), zero), topZ);
-        const __m256i ix = _mm256_min_epi32(_mm256_cvttps_epi32(x), lastX), iy = _mm256_min_epi32(_mm256_cvttps_epi32(y), lastY),
-                      iz = _mm256_min_epi32(_mm256_cvttps_epi32(z), lastZ);
-        const __m256 fx = _mm256_sub_ps(x, _mm256_cvtepi32_ps(ix)), fy = _mm256_sub_ps(y, _mm256_cvtepi32_ps(iy));
-        __m256 fz = _mm256_sub_ps(z, _mm256_cvtepi32_ps(iz));
-        // As snapped(): 0 below the weight that needs a slot, 1 above its complement.
-        fz = _mm256_blendv_ps(fz, zero, _mm256_cmp_ps(fz, _mm256_set1_ps(kWeight), _CMP_LT_OQ));
-        fz = _mm256_blendv_ps(fz, _mm256_set1_ps(1.0f), _mm256_cmp_ps(fz, _mm256_set1_ps(1.0f - kWeight), _CMP_GT_OQ));
-        const __m256i at = _mm256_add_epi32(ix, _mm256_add_epi32(_mm256_mullo_epi32(iy, rowStride), _mm256_mullo_epi32(iz, slotStride)));
-        const __m256i atRow = _mm256_add_epi32(at, rowStride), atSlot = _mm256_add_epi32(at, slotStride), atBoth = _mm256_add_epi32(atSlot, rowStride);
-        const __m256 c00 = lerpPairs<T>(_mm256_i32gather_epi32(base, at, 2), fx);
-        const __m256 c10 = lerpPairs<T>(_mm256_i32gather_epi32(base, atRow, 2), fx);
-        const __m256 c01 = lerpPairs<T>(_mm256_i32gather_epi32(base, atSlot, 2), fx);
-        const __m256 c11 = lerpPairs<T>(_mm256_i32gather_epi32(base, atBoth, 2), fx);
-        const __m256 c0 = _mm256_add_ps(c00, _mm256_mul_ps(fy, _mm256_sub_ps(c10, c00)));
-        const __m256 c1 = _mm256_add_ps(c01, _mm256_mul_ps(fy, _mm256_sub_ps(c11, c01)));
-        _mm256_storeu_ps(value + i, _mm256_add_ps(c0, _mm256_mul_ps(fz, _mm256_sub_ps(c1, c0))));
-        if (allIn) {
-            std::memset(state + i, 0, 8);
-        } else {
-            _mm256_store_si256(reinterpret_cast<__m256i *>(slotOf), iz);
-            _mm256_store_ps(fracOf, fz);
-            for (int k = 0; k < 8; ++k)
-                state[i + k] = slotsNeeded(t.job.slotAbsence, slotOf[k], fracOf[k]);
+        for (int j = 0; j < m; ++j) {
+            const T *p = vox + at[j];
+            std::memcpy(&pair[0][j], p, 4);
+            std::memcpy(&pair[1][j], p + r, 4);
+            std::memcpy(&pair[2][j], p + sl, 4);
+            std::memcpy(&pair[3][j], p + sl + r, 4);
         }
+        for (int j = 0; j < m; j += 8) {
+            const __m256 fx = _mm256_load_ps(fracX + j), fy = _mm256_load_ps(fracY + j), fz = _mm256_load_ps(fracZ + j);
+            const __m256 c00 = lerpPairs<T>(_mm256_load_si256(reinterpret_cast<const __m256i *>(pair[0] + j)), fx);
+            const __m256 c10 = lerpPairs<T>(_mm256_load_si256(reinterpret_cast<const __m256i *>(pair[1] + j)), fx);
+            const __m256 c01 = lerpPairs<T>(_mm256_load_si256(reinterpret_cast<const __m256i *>(pair[2] + j)), fx);
+            const __m256 c11 = lerpPairs<T>(_mm256_load_si256(reinterpret_cast<const __m256i *>(pair[3] + j)), fx);
+            const __m256 c0 = _mm256_add_ps(c00, _mm256_mul_ps(fy, _mm256_sub_ps(c10, c00)));
+            const __m256 c1 = _mm256_add_ps(c01, _mm256_mul_ps(fy, _mm256_sub_ps(c11, c01)));
+            _mm256_storeu_ps(value + i + j, _mm256_add_ps(c0, _mm256_mul_ps(fz, _mm256_sub_ps(c1, c0))));
+        }
+        if (allIn)
+            std::memset(state + i, 0, size_t(m));
+        else
+            for (int j = 0; j < m; ++j)
+                state[i + j] = slotsNeeded(t.job.slotAbsence, slotOf[j], fracZ[j]);
+        i += m;
     }
     return i;
 }
@@ -248,6 +259,62 @@ inline int meanOf(double sum, int count)
     return int(q < 0 ? -std::floor(-q + 0.5) : std::floor(q + 0.5));
 }
 
+#ifndef SPECTRUM_FILTERS_ONE_ISA
+/// The present pixels of a row of trilinear samples rounded to 16 bits, padding where absent: sixteen at a time,
+/// the same values as toVoxel (round to nearest even, saturate). Returns where the scalar loop carries on.
+[[gnu::target("arch=x86-64-v3")]] int finishWide(const float *value, const quint8 *ab, int w, bool isSigned, int padding, quint16 *o)
+{
+    const __m256i pad = _mm256_set1_epi16(short(padding));
+    int i = 0;
+    for (; i + 16 <= w; i += 16) {
+        // Interpolated samples lie within the voxels' range: whole to 32 bits, then saturated to 16.
+        const __m256i lo = _mm256_cvtps_epi32(_mm256_loadu_ps(value + i)), hi = _mm256_cvtps_epi32(_mm256_loadu_ps(value + i + 8));
+        const __m256i packed = _mm256_permute4x64_epi64(isSigned ? _mm256_packs_epi32(lo, hi) : _mm256_packus_epi32(lo, hi), 0xd8);
+        const __m256i absent = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(ab + i)));
+        const __m256i present = _mm256_cmpeq_epi16(absent, _mm256_setzero_si256());
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(o + i), _mm256_blendv_epi8(pad, packed, present));
+    }
+    return i;
+}
+
+/// tallyRow thirty-two pixels at a time. Returns where the scalar loop carries on.
+[[gnu::target("arch=x86-64-v3")]] int tallyWide(const quint16 *o, const quint8 *ab, int w, int padding, CutTally &t)
+{
+    const __m256i pad = _mm256_set1_epi16(short(padding)), zero = _mm256_setzero_si256();
+    __m256i used = zero;
+    int i = 0;
+    for (; i + 32 <= w; i += 32) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(ab + i));
+        for (int k = 1; k < 4; ++k)
+            t.pixels[k] += __builtin_popcount(unsigned(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, _mm256_set1_epi8(char(k))))));
+        const __m256i lowPresent = _mm256_cmpeq_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(a)), zero);
+        const __m256i highPresent = _mm256_cmpeq_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(a, 1)), zero);
+        const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(o + i)), v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(o + i + 16));
+        used = _mm256_or_si256(used, _mm256_and_si256(lowPresent, _mm256_cmpeq_epi16(v0, pad)));
+        used = _mm256_or_si256(used, _mm256_and_si256(highPresent, _mm256_cmpeq_epi16(v1, pad)));
+    }
+    t.paddingUsed = t.paddingUsed || !_mm256_testz_si256(used, used);
+    return i;
+}
+#endif
+
+/// Adds a finished row to `t`: its pixels of each PixelAbsence, and whether a present one holds the padding value.
+void tallyRow(const quint16 *o, const quint8 *ab, int w, int padding, CutTally &t)
+{
+    const qint64 before = t.pixels[1] + t.pixels[2] + t.pixels[3];
+    int i = 0;
+#ifndef SPECTRUM_FILTERS_ONE_ISA
+    if (filters::useWideVectors())
+        i = tallyWide(o, ab, w, padding, t);
+#endif
+    const quint16 pad = quint16(padding);
+    for (; i < w; ++i) {
+        t.pixels[ab[i] & 3] += ab[i] != 0;
+        t.paddingUsed = t.paddingUsed || (ab[i] == 0 && o[i] == pad);
+    }
+    t.pixels[0] += w - (t.pixels[1] + t.pixels[2] + t.pixels[3] - before);
+}
+
 /// A row of a plane on the voxel grid along one slot (the standard planes): where its samples lie and which slot.
 struct GridRow
 {
@@ -281,7 +348,7 @@ bool onGrid(const CutJob &job)
 }
 
 template <typename T>
-void cutGridRows(const CutJob &job, int first, int last, quint16 *out, quint8 *absence)
+void cutGridRows(const CutJob &job, int first, int last, quint16 *out, quint8 *absence, CutTally &tally)
 {
     const int w = job.width;
     const T *vox = reinterpret_cast<const T *>(job.voxels);
@@ -310,6 +377,7 @@ void cutGridRows(const CutJob &job, int first, int last, quint16 *out, quint8 *a
                     for (int i = g.a; i < g.b; ++i)
                         o[i] = p[qsizetype(i) * g.stride];
             }
+            tallyRow(reinterpret_cast<const quint16 *>(o), ab, w, job.padding, tally);
             continue;
         }
         const int init = job.mode == SlabMode::Mip ? std::numeric_limits<int>::min() : job.mode == SlabMode::MinIp ? std::numeric_limits<int>::max() : 0;
@@ -365,14 +433,15 @@ void cutGridRows(const CutJob &job, int first, int last, quint16 *out, quint8 *a
             ab[i] = why;
             o[i] = why ? T(job.padding) : T(job.mode == SlabMode::Average ? meanOf(double(acc[size_t(i)]), count[size_t(i)]) : acc[size_t(i)]);
         }
+        tallyRow(reinterpret_cast<const quint16 *>(o), ab, w, job.padding, tally);
     }
 }
 
 template <typename T>
-void cutRowsOf(const CutJob &job, int first, int last, quint16 *out, quint8 *absence)
+void cutRowsOf(const CutJob &job, int first, int last, quint16 *out, quint8 *absence, CutTally &tally)
 {
     if (onGrid(job)) {
-        cutGridRows<T>(job, first, last, out, absence);
+        cutGridRows<T>(job, first, last, out, absence, tally);
         return;
     }
     const int w = job.width;
@@ -388,8 +457,14 @@ void cutRowsOf(const CutJob &job, int first, int last, quint16 *out, quint8 *abs
             start[k] = job.origin[k] + r * job.rowStep[k];
         if (job.samples == 1) {
             sampleRow<T>(job, start, value.data(), ab);
-            for (int i = 0; i < w; ++i)
+            int i = 0;
+#ifndef SPECTRUM_FILTERS_ONE_ISA
+            if (filters::useWideVectors())
+                i = finishWide(value.data(), ab, w, job.isSigned, job.padding, o);
+#endif
+            for (; i < w; ++i)
                 o[i] = quint16(ab[i] ? job.padding : toVoxel(value[i], job.isSigned));
+            tallyRow(o, ab, w, job.padding, tally);
             continue;
         }
         // A slab: samples that fall outside the volume do not count; one that needs a slot not in makes the pixel
@@ -438,18 +513,19 @@ void cutRowsOf(const CutJob &job, int first, int last, quint16 *out, quint8 *abs
                                                                     : toVoxel(acc[i], job.isSigned);
             o[i] = quint16(why ? job.padding : v);
         }
+        tallyRow(o, ab, w, job.padding, tally);
     }
 }
 
 } // namespace
 
-void cutRows(const CutJob &job, int first, int last, quint16 *out, quint8 *absence)
+void cutRows(const CutJob &job, int first, int last, quint16 *out, quint8 *absence, CutTally *tally)
 {
     filters::withBestIsa([&] {
         if (job.isSigned)
-            cutRowsOf<qint16>(job, first, last, out, absence);
+            cutRowsOf<qint16>(job, first, last, out, absence, *tally);
         else
-            cutRowsOf<quint16>(job, first, last, out, absence);
+            cutRowsOf<quint16>(job, first, last, out, absence, *tally);
     });
 }
 

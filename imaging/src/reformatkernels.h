@@ -26,7 +26,21 @@ struct CutJob
     int padding = 0;                  ///< value written where a pixel is absent (in the volume's signedness)
 };
 
-/// Output rows [first, last) of `job`: 16-bit values (qint16 bits when signed) and one PixelAbsence per pixel.
-void cutRows(const CutJob &job, int first, int last, quint16 *out, quint8 *absence);
+/// What rows came out as: their pixels of each PixelAbsence, and whether a present one holds the padding value.
+struct CutTally
+{
+    qint64 pixels[4] = {};
+    bool paddingUsed = false;
+    void add(const CutTally &o)
+    {
+        for (int k = 0; k < 4; ++k)
+            pixels[k] += o.pixels[k];
+        paddingUsed = paddingUsed || o.paddingUsed;
+    }
+};
+
+/// Output rows [first, last) of `job`: 16-bit values (qint16 bits when signed) and one PixelAbsence per pixel,
+/// tallied into `tally`.
+void cutRows(const CutJob &job, int first, int last, quint16 *out, quint8 *absence, CutTally *tally);
 
 } // namespace spectrum::reformatting

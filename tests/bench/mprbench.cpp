@@ -127,7 +127,11 @@ int main(int argc, char **argv)
         const ReformatPlane &plane;
         QThreadPool *pool;
     } cases[] = {{"oblique", oblique, nullptr}, {"mip20", mip, nullptr}, {"coronal", coronal, nullptr}, {"oblique-pool", oblique, &pool}, {"mip20-pool", mip, &pool}};
+    // MPRBENCH_ONLY=oblique (a case's name) runs that case alone: for a profiler.
+    const QByteArray only = qgetenv("MPRBENCH_ONLY");
     for (const auto &c : cases) {
+        if (!only.isEmpty() && only != c.name)
+            continue;
         const Stats s = timeIt(repeats, [&] { reformat(v, c.plane, c.pool); });
         std::printf("%s %.3f %.3f\n", c.name, s.best, s.median);
         std::fflush(stdout);

@@ -404,47 +404,67 @@ private Q_SLOTS:
     {
         if (!filters::useWideVectors())
             QSKIP("this processor has no x86-64-v3 instructions: only the baseline version runs here");
-        // Large enough that rows hold many runs of eight samples (the wide version's step), signed, with a gap and
-        // a slot still arriving: every path of both versions.
+        // Large enough that rows hold many blocks of samples (the wide version's step), signed and unsigned, with a
+        // gap, a slot still arriving, and voxels holding the format's lowest value (the padding must then move):
+        // every path of both versions, their pixels, absences and tallies.
         constexpr int nx = 96, ny = 80, nz = 24;
-        QList<VolumeSlice> slices;
-        for (int z = 0; z < nz; ++z) {
-            VolumeSlice s = slice(z, 0, 1, true);
-            s.info.columns = nx, s.info.rows = ny;
-            if (z != 9)
-                slices << s;
-        }
-        const VolumeGeometry g = volumeGeometry(slices);
-        std::shared_ptr<Volume> v = Volume::create(g, slices).value();
-        for (int i = 0; i < slices.size(); ++i) {
-            if (i == 15)
-                continue;  // arriving
-            PixelBuffer p(PixelFormat::Gray16Signed, nx, ny, 1);
-            auto *d = reinterpret_cast<qint16 *>(p.frameData(0));
-            for (int k = 0; k < nx * ny; ++k)
-                d[k] = qint16((k * 7919 + i * 1299709) % 60001 - 30000);
-            QVERIFY(!v->fill(i, p).isError());
-        }
-        const Vector3 centre = g.patientPoint(nx / 2.0, ny / 2.0, nz / 2.0);
-        int gaps = 0, arriving = 0;
-        for (const auto &[row, column] : {std::pair<Vector3, Vector3>{{1, 0.3, 0.2}, {0.1, 1, -0.4}}, {{1, 0, 0.15}, {0, 1, 0}}, {{0.2, 0.1, 1}, {0, 1, 0}}}) {
-            ReformatPlane o = planeThrough(g, centre, row, column);
-            QVERIFY(o.columns >= 64);
-            for (double slab : {0.0, 3.0}) {
-                o.slabThickness = slab;
-                filters::setWideVectors(false);
-                const ReformattedImage base = reformat(*v, o);
-                filters::setWideVectors(true);
-                const ReformattedImage wide = reformat(*v, o);
-                QVERIFY(base.absentPixels[0] > 500);
-                gaps += base.absentPixels[int(PixelAbsence::Gap)];
-                arriving += base.absentPixels[int(PixelAbsence::Arriving)];
-                QCOMPARE(QByteArray(reinterpret_cast<const char *>(wide.pixels.frameData(0)), wide.pixels.frameBytes()),
-                         QByteArray(reinterpret_cast<const char *>(base.pixels.frameData(0)), base.pixels.frameBytes()));
-                QCOMPARE(wide.absence, base.absence);
+        for (const bool isSigned : {true, false}) {
+            QList<VolumeSlice> slices;
+            for (int z = 0; z < nz; ++z) {
+                VolumeSlice s = slice(z, 0, 1, isSigned);
+                s.info.columns = nx, s.info.rows = ny, s.info.bitsStored = 16, s.info.highBit = 15;
+                if (z != 9)
+                    slices << s;
             }
+            const VolumeGeometry g = volumeGeometry(slices);
+            std::shared_ptr<Volume> v = Volume::create(g, slices).value();
+            const int lowest = isSigned ? -32768 : 0;
+            for (int i = 0; i < slices.size(); ++i) {
+                if (i == 15)
+                    continue;  // arriving
+                PixelBuffer p(isSigned ? PixelFormat::Gray16Signed : PixelFormat::Gray16, nx, ny, 1);
+                auto *d = reinterpret_cast<quint16 *>(p.frameData(0));
+                for (int k = 0; k < nx * ny; ++k)
+                    d[k] = quint16(k % 97 == 0 ? lowest : (k * 7919 + i * 1299709) % 60001 - (isSigned ? 30000 : 0));
+                QVERIFY(!v->fill(i, p).isError());
+            }
+            const Vector3 centre = g.patientPoint(nx / 2.0, ny / 2.0, nz / 2.0);
+            int gaps = 0, arriving = 0, moved = 0;
+            QList<ReformatPlane> planes;
+            for (const auto &[row, column] : {std::pair<Vector3, Vector3>{{1, 0.3, 0.2}, {0.1, 1, -0.4}}, {{1, 0, 0.15}, {0, 1, 0}}, {{0.2, 0.1, 1}, {0, 1, 0}}})
+                planes << planeThrough(g, centre, row, column);
+            planes << standardPlane(g, PlaneOrientation::Coronal, centre) << standardPlane(g, PlaneOrientation::Sagittal, centre);
+            for (ReformatPlane o : planes) {
+                QVERIFY(o.columns >= 64);
+                for (double slab : {0.0, 3.0}) {
+                    o.slabThickness = slab;
+                    filters::setWideVectors(false);
+                    const ReformattedImage base = reformat(*v, o);
+                    filters::setWideVectors(true);
+                    const ReformattedImage wide = reformat(*v, o);
+                    QVERIFY(base.absentPixels[0] > 500);
+                    gaps += base.absentPixels[int(PixelAbsence::Gap)];
+                    arriving += base.absentPixels[int(PixelAbsence::Arriving)];
+                    moved += base.paddingValue != lowest;
+                    QCOMPARE(QByteArray(reinterpret_cast<const char *>(wide.pixels.frameData(0)), wide.pixels.frameBytes()),
+                             QByteArray(reinterpret_cast<const char *>(base.pixels.frameData(0)), base.pixels.frameBytes()));
+                    QCOMPARE(wide.absence, base.absence);
+                    for (int kind = 0; kind < 4; ++kind)
+                        QCOMPARE(wide.absentPixels[kind], base.absentPixels[kind]);
+                    QCOMPARE(wide.paddingValue, base.paddingValue);
+                    QCOMPARE(wide.paddingUnique, base.paddingUnique);
+                    // The tally is the image's: counted apart here.
+                    int counted[4] = {};
+                    for (int y = 0; y < o.rows; ++y)
+                        for (int x = 0; x < o.columns; ++x)
+                            ++counted[base.absence.isEmpty() ? 0 : int(base.absence[y * o.columns + x])];
+                    for (int kind = 0; kind < 4; ++kind)
+                        QCOMPARE(base.absentPixels[kind], counted[kind]);
+                }
+            }
+            QVERIFY(gaps > 0 && arriving > 0);  // the planes crossed both
+            QVERIFY(moved > 0);                 // and a present pixel held the lowest value
         }
-        QVERIFY(gaps > 0 && arriving > 0);  // the planes crossed both
     }
 
     void aLateSliceMustMatchTheListing()
