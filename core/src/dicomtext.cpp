@@ -5,6 +5,7 @@
 
 #include <iconv.h>
 
+#include <algorithm>
 #include <cstring>
 
 // Specific Character Set (PS3.3 C.12.1.1.2, PS3.5 6.1): single-byte sets without code extensions are decoded
@@ -83,6 +84,28 @@ bool iconvDecode(const char *codec, const QByteArray &bytes, QString *out)
         return false;
     utf8.truncate(utf8.size() - qsizetype(toLeft));
     *out += QString::fromUtf8(utf8);
+    return true;
+}
+
+/// Unicode as bytes in `codec` through iconv; false when some character has none there.
+bool iconvEncode(const char *codec, const QString &text, QByteArray *out)
+{
+    iconv_t cd = iconv_open(codec, "UTF-8");
+    if (cd == iconv_t(-1))
+        return false;
+    QByteArray utf8 = text.toUtf8();
+    QByteArray bytes(utf8.size() * 4 + 16, Qt::Uninitialized);
+    char *in = utf8.data();
+    size_t inLeft = size_t(utf8.size());
+    char *to = bytes.data();
+    size_t toLeft = size_t(bytes.size());
+    const size_t done = iconv(cd, &in, &inLeft, &to, &toLeft);
+    const bool ok = done != size_t(-1) && inLeft == 0 && iconv(cd, nullptr, nullptr, &to, &toLeft) != size_t(-1);
+    iconv_close(cd);
+    if (!ok)
+        return false;
+    bytes.truncate(bytes.size() - qsizetype(toLeft));
+    *out = bytes;
     return true;
 }
 
@@ -181,8 +204,10 @@ struct DicomTextDecoder::Converter
                     i += 2;
                     continue;
                 }
-                const QChar c = d.g0 == Set::Romaji && b == 0x5C ? QChar(0x00A5) : d.g0 == Set::Romaji && b == 0x7E ? QChar(0x203E) : QChar(QLatin1Char(char(b)));
-                *out += c;
+                // JIS X 0201 Romaji (ISO 2022 IR 13) draws 05/12 as a yen sign and 07/14 as an overline, but 05/12
+                // separates values in every DICOM character set: both read as ASCII, as a value in ASCII alone
+                // does, so values stay apart and a name reads the same whichever bytes carried it.
+                *out += QChar(QLatin1Char(char(b)));
                 ++i;
                 if (delimiters.contains(QLatin1Char(char(b))) || b == '\r' || b == '\n' || b == '\t' || b == '\f')
                     d = initial;  // each value and component starts with the initial sets again
@@ -330,7 +355,7 @@ QString DicomTextDecoder::decodeUnchecked(const QByteArray &raw, bool personName
         for (char c : bytes) {
             const uchar b = uchar(c);
             if (b < 0x80)
-                out += b == 0x5C ? QChar(0x00A5) : b == 0x7E ? QChar(0x203E) : QChar(QLatin1Char(c));
+                out += QChar(QLatin1Char(c));  // 05/12 and 07/14 as ASCII: see decode2022
             else if (b >= 0xA1 && b <= 0xDF)
                 out += QChar(char16_t(0xFF61 + (b - 0xA1)));
             else {
@@ -349,6 +374,36 @@ QString DicomTextDecoder::decodeUnchecked(const QByteArray &raw, bool personName
             return asciiOnly(bytes).trimmed();  // nothing half-converted from a whole-value set
     }
     return out.trimmed();
+}
+
+bool DicomTextDecoder::encode(const QString &text, QByteArray *bytes) const
+{
+    QByteArray out;
+    bool ok = false;
+    switch (m_kind) {
+    case Kind::Latin1:
+        ok = std::all_of(text.begin(), text.end(), [](QChar c) { return c.unicode() < 0x100; });
+        out = text.toLatin1();
+        break;
+    case Kind::Utf8:
+        ok = true;
+        out = text.toUtf8();
+        break;
+    case Kind::Converted:
+        ok = !m_converter->wholeCodec.isEmpty() && iconvEncode(m_converter->wholeCodec.constData(), text, &out);
+        break;
+    case Kind::Unsupported:
+        break;
+    }
+    // Only bytes that read back as the very text: no set whose conversion would lose or change a character, and no
+    // escape or NUL a value cannot hold.
+    if (!ok || out.contains('\0') || out.contains('\x1b'))
+        return false;
+    const DicomTextDecoder check(m_characterSet);
+    if (check.decode(out) != text.trimmed() || !check.problem().isEmpty())
+        return false;
+    *bytes = out;
+    return true;
 }
 
 QString DicomTextDecoder::problem() const

@@ -347,15 +347,34 @@ bool collectText(DcmItem *item, const DicomTextDecoder &text, QList<std::pair<Dc
             }
             continue;
         }
+        if (e->ident() == EVR_UN && e->getLength() > 0) {
+            // An element of no known type (a private one read without its dictionary): its bytes may be text in the
+            // old set, and would be declared UTF-8. Not relabelled silently: refused, named.
+            Uint8 *bytes = nullptr;
+            if (e->getUint8Array(bytes).good() && bytes && std::any_of(bytes, bytes + e->getLength(), [](Uint8 b) { return b >= 0x80; })) {
+                *problem = QStringLiteral("element %1 has no known type and holds bytes that may be text in '%2'; they cannot be re-encoded "
+                                          "without knowing what they are")
+                               .arg(QString::fromLatin1(e->getTag().toString().c_str()), QString::fromLatin1(text.characterSet()));
+                return false;
+            }
+            continue;
+        }
         if (!isText(e->ident()) || e->getLength() == 0)
             continue;
         OFString raw;
         if (e->getOFStringArray(raw).bad())
             continue;
-        const QString value = text.decode(QByteArray(raw.c_str(), qsizetype(raw.length())), e->ident() == EVR_PN);
+        QString value = text.decode(QByteArray(raw.c_str(), qsizetype(raw.length())), e->ident() == EVR_PN);
         if (!text.problem().isEmpty()) {
             *problem = QStringLiteral("%1: %2").arg(QString::fromLatin1(DcmTag(e->getTag()).getTagName()), text.problem());
             return false;
+        }
+        if (e->ident() == EVR_ST || e->ident() == EVR_LT || e->ident() == EVR_UT) {
+            // Leading spaces are part of these texts (the decoder trims them, as for names); trailing ones are not.
+            qsizetype lead = 0;
+            while (lead < qsizetype(raw.length()) && raw[size_t(lead)] == ' ')
+                ++lead;
+            value.prepend(QString(lead, QLatin1Char(' ')));
         }
         *out << std::make_pair(e, value.toUtf8());
     }

@@ -32,26 +32,28 @@ OFCondition put(DcmItem *item, const DcmTagKey &tag, const QString &value)
     return item->putAndInsertString(tag, value.toLatin1().constData());
 }
 
-/// Text (descriptions) in the dataset's character set: as is when it is ASCII; in Latin-1 when the original is in
-/// Latin-1 or declares no set (as its own text is: bytes the reader's software reads as the original's) and the
-/// value fits it; else in UTF-8 — the dataset converted to UTF-8 first unless it is already (every other text
-/// element re-encoded, its characters unchanged; refused when the original's own text is not plainly readable).
-/// Never a '?' for a character the original's set lacks, never bytes of one set under another's name.
+/// Text (descriptions) in the dataset's character set: as is when it is ASCII; in Latin-1 when the original
+/// declares no set (as its own text is: bytes the reader's software reads as the original's) and the value fits
+/// it; in the original's own set when that holds every character (every other element untouched); else in UTF-8 —
+/// the dataset converted to UTF-8 first (every other text element re-encoded, its characters unchanged; refused
+/// when the original's own text is not plainly readable, or an element of no known type holds bytes that may be
+/// text). Never a '?' for a character the original's set lacks, never bytes of one set under another's name.
 Error putText(DcmDataset *ds, const DcmTagKey &tag, const QString &value)
 {
     const bool ascii = std::all_of(value.begin(), value.end(), [](QChar c) { return c.unicode() < 128; });
     const QString charset = dcmtk::getString(ds, DCM_SpecificCharacterSet).trimmed();
     const bool latin1 = std::all_of(value.begin(), value.end(), [](QChar c) { return c.unicode() < 256; });
-    if (!ascii && latin1 && (charset.isEmpty() || charset == QLatin1String("ISO_IR 6") || charset == QLatin1String("ISO_IR 100"))) {
-        if (ds->putAndInsertString(tag, value.toLatin1().constData()).bad())
-            return Error(ErrorCode::Internal, QStringLiteral("cannot write '%1'").arg(value.left(64)));
-        return {};
-    }
-    if (!ascii && charset != QLatin1String("ISO_IR 192")) {
+    QByteArray bytes;
+    if (ascii)
+        bytes = value.toLatin1();
+    else if (latin1 && (charset.isEmpty() || charset == QLatin1String("ISO_IR 6")))
+        bytes = value.toLatin1();
+    else if (!dcmtk::textDecoder(ds).encode(value, &bytes)) {
         if (Error e = dcmtk::convertTextToUtf8(ds); e.isError())
             return Error(e.code(), QStringLiteral("cannot write '%1' beside the original's text: %2").arg(value.left(64), e.message()));
+        bytes = value.toUtf8();
     }
-    if (ds->putAndInsertString(tag, ascii ? value.toLatin1().constData() : value.toUtf8().constData()).bad())
+    if (ds->putAndInsertString(tag, bytes.constData()).bad())
         return Error(ErrorCode::Internal, QStringLiteral("cannot write '%1'").arg(value.left(64)));
     return {};
 }

@@ -46,6 +46,8 @@ private Q_SLOTS:
         QTest::newRow("GB18030 (PS3.5 J.3)") << QByteArray("GB18030") << hex("57616e675e5869616f446f6e673dcdf55ed0a1b6ab3d")
                                              << QStringLiteral("Wang^XiaoDong=王^小东=");
         QTest::newRow("ISO_IR 13 (half-width katakana)") << QByteArray("ISO_IR 13") << hex("d4cfc0de5ec0dbb3") << QStringLiteral("ﾔﾏﾀﾞ^ﾀﾛｳ");
+        // 05/12 separates values in every set (JIS X 0201 would draw a yen sign): two values stay two, as in ASCII.
+        QTest::newRow("ISO_IR 13, two values") << QByteArray("ISO_IR 13") << hex("d4cfc0de5cc0dbb37e") << QStringLiteral("ﾔﾏﾀﾞ\\ﾀﾛｳ~");
     }
     void singleByteSets() { decodesAsTheStandardSays(); }
 
@@ -63,6 +65,9 @@ private Q_SLOTS:
         QTest::newRow("H.3.2 Japanese") << QByteArray("ISO 2022 IR 13\\ISO 2022 IR 87")
                                         << hex("d4cfc0de5ec0dbb33d1b24423b3345441b284a5e1b244242404f3a1b284a3d1b2442246424" "5e24401b284a5e1b2442243f246d24261b284a")
                                         << QStringLiteral("ﾔﾏﾀﾞ^ﾀﾛｳ=山田^太郎=やまだ^たろう");
+        // Two values, the kanji set left before the delimiter as the standard asks: the delimiter is a backslash.
+        QTest::newRow("ISO 2022 IR 13, two values") << QByteArray("ISO 2022 IR 13\\ISO 2022 IR 87")
+                                                    << hex("1b24423b3345441b284a5c1b244242404f3a1b284a") << QStringLiteral("山田\\太郎");
         // PS3.5 I.2: Korean, KS X 1001 designated to G1 in each component.
         QTest::newRow("I.2 Korean") << QByteArray("\\ISO 2022 IR 149")
                                     << hex("486f6e675e47696c646f6e673d1b242943fbf35e1b242943d1ced4d73d1b242943c8ab5e1b242943b1e6b5bf")

@@ -9,6 +9,7 @@
 
 #include "testsupport.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -24,6 +25,7 @@ private Q_SLOTS:
     void namesAndDescriptionsKeepTheirCharacters_data();
     void namesAndDescriptionsKeepTheirCharacters();
     void undeclaredTextIsNeverGuessed();
+    void otherValuesSurviveAndUnknownBytesAreNamed();
 
 private:
     QTemporaryDir m_dir;
@@ -116,6 +118,73 @@ void tst_DerivedInstance::undeclaredTextIsNeverGuessed()
     const Result<DerivedInstance> refused = makeDerivedInstance(ByteView(original), image.value().pixels, foreign);
     QVERIFY(!refused.isOk());
     QVERIFY2(refused.error().message().contains(QLatin1String("not declared")), qPrintable(refused.error().message()));
+}
+
+void tst_DerivedInstance::otherValuesSurviveAndUnknownBytesAreNamed()
+{
+    const QString folder = m_dir.filePath(QStringLiteral("extras"));
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(CHARSET_FILES_SCRIPT), folder, QStringLiteral("--extras")});
+    QVERIFY2(made.ok(), made.err.constData());
+    // What pydicom reads in a derived file: its character set, descriptions, comments, other names, private bytes.
+    auto readBack = [&](const QByteArray &bytes) {
+        const QString path = m_dir.filePath(QStringLiteral("extras-derived.dcm"));
+        if (!writeFile(path, bytes))
+            return QJsonObject();
+        const ProcessResult read = run(
+            QStringLiteral(PYTHON3_EXECUTABLE),
+            {QStringLiteral("-c"), QStringLiteral("import json, sys, pydicom\n"
+                                                  "ds = pydicom.dcmread(sys.argv[1])\n"
+                                                  "p = ds.get((0x0009, 0x1010))\n"
+                                                  "cs = ds.SpecificCharacterSet\n"
+                                                  "print(json.dumps({'charset': [cs] if isinstance(cs, str) else list(cs),\n"
+                                                  "                  'series': ds.SeriesDescription, 'comments': ds.get('ImageComments'),\n"
+                                                  "                  'others': [str(n) for n in ds.OtherPatientNames], 'patient': str(ds.PatientName),\n"
+                                                  "                  'private': p.value.hex() if p is not None else None}))"),
+             path});
+        if (!read.ok())
+            qWarning("%s", read.err.constData());
+        return QJsonObject(QJsonDocument::fromJson(read.out).object());
+    };
+    auto derive = [&](const QString &file, const QString &given) {
+        const QByteArray original = readFile(folder + QLatin1Char('/') + file);
+        Derivation d;
+        d.seriesDescription = given;
+        return makeDerivedInstance(ByteView(original), decodeDicom(ByteView(original)).value().pixels, d);
+    };
+    const QJsonArray cyrillicNames{QStringLiteral("Иванов"), QStringLiteral("Петров")};
+    const QString privateHex = QString::fromLatin1(QByteArray::fromRawData("\xc2\xd5\xe1\xe2", 4).toHex());  // "Тест" in ISO 8859-5
+
+    // Its own description fits its own set: written in it, nothing else touched (the private bytes neither).
+    const Result<DerivedInstance> own = derive(QStringLiteral("cyrillic-unknown.dcm"), QString());
+    QVERIFY2(own.isOk(), qPrintable(own.isOk() ? QString() : own.error().toString()));
+    QJsonObject o = readBack(own.value().bytes);
+    QCOMPARE(o.value(QStringLiteral("charset")).toArray(), QJsonArray{QStringLiteral("ISO_IR 144")});
+    QCOMPARE(o.value(QStringLiteral("series")).toString(), QStringLiteral("КТ головы (processed)"));
+    QCOMPARE(o.value(QStringLiteral("private")).toString(), privateHex);
+    QCOMPARE(o.value(QStringLiteral("others")).toArray(), cyrillicNames);
+
+    // A description its set cannot say: UTF-8 — but bytes of no known type that may be Cyrillic text would be
+    // declared UTF-8 with it. Refused, the element named.
+    const Result<DerivedInstance> unknown = derive(QStringLiteral("cyrillic-unknown.dcm"), QStringLiteral("胸部"));
+    QVERIFY(!unknown.isOk());
+    QVERIFY2(unknown.error().message().contains(QLatin1String("(0009,1010)")), qPrintable(unknown.error().message()));
+
+    // Without them: every value re-encoded as it was — both other names, the comments' leading spaces.
+    const Result<DerivedInstance> values = derive(QStringLiteral("cyrillic-values.dcm"), QStringLiteral("胸部"));
+    QVERIFY2(values.isOk(), qPrintable(values.isOk() ? QString() : values.error().toString()));
+    o = readBack(values.value().bytes);
+    QCOMPARE(o.value(QStringLiteral("charset")).toArray(), QJsonArray{QStringLiteral("ISO_IR 192")});
+    QCOMPARE(o.value(QStringLiteral("series")).toString(), QStringLiteral("胸部"));
+    QCOMPARE(o.value(QStringLiteral("comments")).toString(), QStringLiteral("  первая строка"));
+    QCOMPARE(o.value(QStringLiteral("others")).toArray(), cyrillicNames);
+    QCOMPARE(o.value(QStringLiteral("patient")).toString(), QStringLiteral("Люкценберг^Иван"));
+
+    // ISO 2022 IR 13: the byte between two values is their delimiter, never a yen sign joining them.
+    const Result<DerivedInstance> japanese = derive(QStringLiteral("japanese-values.dcm"), QStringLiteral("胸部 – Übersicht"));
+    QVERIFY2(japanese.isOk(), qPrintable(japanese.isOk() ? QString() : japanese.error().toString()));
+    o = readBack(japanese.value().bytes);
+    QCOMPARE(o.value(QStringLiteral("others")).toArray(), (QJsonArray{QStringLiteral("ﾔﾏﾀﾞ"), QStringLiteral("山田")}));
+    QCOMPARE(o.value(QStringLiteral("patient")).toString(), QStringLiteral("ﾔﾏﾀﾞ^ﾀﾛｳ=山田^太郎"));
 }
 
 QTEST_GUILESS_MAIN(tst_DerivedInstance)

@@ -2,7 +2,8 @@
 """Writes small CT images whose names are in other alphabets, encoded by pydicom (not by us), into a folder:
 one file per character set, named after it. Prints one line per file: its name, then the patient name and the
 study description as Unicode, tab-separated (what Spectrum must show). Used by tst_charsets and the workstation
-tests."""
+tests. With --extras, files whose other values test re-encoding instead (tst_derivedinstance): several values in
+one element, a text with leading spaces, a private element of no known type (UN) holding Cyrillic bytes."""
 import sys
 from pathlib import Path
 
@@ -24,7 +25,7 @@ CASES = [
 ]
 
 
-def write(folder: Path, name, charset, patient, description):
+def write(folder: Path, name, charset, patient, description, extra=None):
     ds = Dataset()
     ds.SpecificCharacterSet = charset
     ds.SOPClassUID = "1.2.840.10008.5.1.4.1.1.2"
@@ -50,12 +51,38 @@ def write(folder: Path, name, charset, patient, description):
     ds.RescaleIntercept = -1024
     ds.RescaleSlope = 1
     ds.PixelData = (np.arange(64, dtype=np.uint16) * 10 + 1000).tobytes()
+    if extra:
+        extra(ds)
     dicomfiles.save(ds, folder / (name + ".dcm"))
+
+
+def values(ds):
+    ds.ImageComments = "  первая строка"  # LT: its leading spaces are part of it
+    ds.OtherPatientNames = ["Иванов", "Петров"]
+
+
+def unknown(ds):
+    values(ds)
+    ds.add_new(0x00090010, "LO", "SPECTRUM TEST")
+    ds.add_new(0x00091010, "UN", "Тест".encode("iso8859_5"))
+
+
+def japanese(ds):
+    ds.OtherPatientNames = ["ﾔﾏﾀﾞ", "山田"]
+
+
+def extras(folder: Path):
+    write(folder, "cyrillic-values", "ISO_IR 144", "Люкценберг^Иван", "КТ головы", values)
+    write(folder, "cyrillic-unknown", "ISO_IR 144", "Люкценберг^Иван", "КТ головы", unknown)
+    write(folder, "japanese-values", ["ISO 2022 IR 13", "ISO 2022 IR 87"], "ﾔﾏﾀﾞ^ﾀﾛｳ=山田^太郎", "", japanese)
 
 
 def main():
     folder = Path(sys.argv[1])
     folder.mkdir(parents=True, exist_ok=True)
+    if sys.argv[2:] == ["--extras"]:
+        extras(folder)
+        return
     for name, charset, patient, description in CASES:
         write(folder, name, charset, patient, description)
         print(f"{name}\t{patient}\t{description}")

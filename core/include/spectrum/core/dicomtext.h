@@ -29,6 +29,9 @@ public:
     /// One value (or several, separated by backslashes) as Unicode, trimmed of DICOM padding. `personName`:
     /// a PN value, whose component groups (=) and components (^) may each switch character set (ISO 2022).
     QString decode(const QByteArray &raw, bool personName = false) const;
+    /// `text` as bytes of this character set, when it holds every character of it (single-byte sets, GB18030,
+    /// GBK, UTF-8; not the ISO 2022 code extensions) and they read back as `text`: true, else false.
+    bool encode(const QString &text, QByteArray *bytes) const;
     /// Why a value could not be converted (the first problem met), or empty.
     QString problem() const;
     /// The character set as written.
