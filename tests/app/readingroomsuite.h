@@ -40,10 +40,10 @@ using namespace spectrum;
 
 /// A workstation on a fresh cache in `dir` whose one archive is the DICOMweb store `name` at `url`; null when it
 /// did not start.
-inline std::unique_ptr<Workstation> workstationWithArchive(const QTemporaryDir &dir, const QString &name, const QString &url)
+inline std::unique_ptr<Workstation> workstationWithArchive(const QTemporaryDir &dir, const StoreConfig &archive)
 {
     StoreConfigFile config;
-    if (config.add(dicomWebStore(name, url)).isError())
+    if (config.add(archive).isError())
         return nullptr;
     Workstation::Options o;
     o.cacheDirectory = dir.filePath(QStringLiteral("cache"));
@@ -53,6 +53,11 @@ inline std::unique_ptr<Workstation> workstationWithArchive(const QTemporaryDir &
     QSignalSpy started(ws.get(), &Workstation::started);
     ws->start();
     return started.wait(20000) ? std::move(ws) : nullptr;
+}
+
+inline std::unique_ptr<Workstation> workstationWithArchive(const QTemporaryDir &dir, const QString &name, const QString &url)
+{
+    return workstationWithArchive(dir, dicomWebStore(name, url));
 }
 
 class ReadingRoomSuite : public QObject
