@@ -154,6 +154,18 @@ QString asciiOnly(const QByteArray &raw)
         out += (uchar(c) < 0x80 && c != 0x1B) ? QChar(QLatin1Char(c)) : QChar(QChar::ReplacementCharacter);
     return out;
 }
+/// A byte below 0x80 in JIS X 0201 Romaji (ISO_IR 13), which draws 05/12 as a yen sign and 07/14 as an overline.
+/// But 05/12 separates values in every DICOM character set: in values both read as ASCII, as a value in ASCII alone
+/// does, so values stay apart and a name reads the same whichever bytes carried it; in free text (ST, LT, UT),
+/// which has no values to separate, they are the characters the set defines.
+QChar romaji(uchar b, bool freeText)
+{
+    if (freeText && b == 0x5C)
+        return QChar(0x00A5);
+    if (freeText && b == 0x7E)
+        return QChar(0x203E);
+    return QChar(QLatin1Char(char(b)));
+}
 } // namespace
 
 struct DicomTextDecoder::Converter
@@ -163,7 +175,7 @@ struct DicomTextDecoder::Converter
     Designation initial;
 
     /// A value with code extensions. False (with `why`) on a byte or escape it cannot place.
-    bool decode2022(const QByteArray &bytes, const QString &delimiters, QString *out, QString *why) const
+    bool decode2022(const QByteArray &bytes, const QString &delimiters, bool freeText, QString *out, QString *why) const
     {
         const auto *p = reinterpret_cast<const uchar *>(bytes.constData());
         const qsizetype n = bytes.size();
@@ -204,10 +216,7 @@ struct DicomTextDecoder::Converter
                     i += 2;
                     continue;
                 }
-                // JIS X 0201 Romaji (ISO 2022 IR 13) draws 05/12 as a yen sign and 07/14 as an overline, but 05/12
-                // separates values in every DICOM character set: both read as ASCII, as a value in ASCII alone
-                // does, so values stay apart and a name reads the same whichever bytes carried it.
-                *out += QChar(QLatin1Char(char(b)));
+                *out += d.g0 == Set::Romaji ? romaji(b, freeText) : QChar(QLatin1Char(char(b)));
                 ++i;
                 if (delimiters.contains(QLatin1Char(char(b))) || b == '\r' || b == '\n' || b == '\t' || b == '\f')
                     d = initial;  // each value and component starts with the initial sets again
@@ -309,7 +318,12 @@ DicomTextDecoder &DicomTextDecoder::operator=(DicomTextDecoder &&) noexcept = de
 
 QString DicomTextDecoder::decode(const QByteArray &raw, bool personName) const
 {
-    QString text = decodeUnchecked(raw, personName);
+    return decodeExact(raw, personName ? TextKind::PersonNames : TextKind::Values).trimmed();
+}
+
+QString DicomTextDecoder::decodeExact(const QByteArray &raw, TextKind kind) const
+{
+    QString text = decodeUnchecked(raw, kind);
     // An escape the character set does not define (in a set without code extensions, or one left over) is never
     // shown as if it were text.
     if (text.contains(QChar(0x1B))) {
@@ -320,7 +334,7 @@ QString DicomTextDecoder::decode(const QByteArray &raw, bool personName) const
     return text;
 }
 
-QString DicomTextDecoder::decodeUnchecked(const QByteArray &raw, bool personName) const
+QString DicomTextDecoder::decodeUnchecked(const QByteArray &raw, TextKind kind) const
 {
     QByteArray bytes = raw;
     if (const qsizetype nul = bytes.indexOf('\0'); nul >= 0)
@@ -332,15 +346,17 @@ QString DicomTextDecoder::decodeUnchecked(const QByteArray &raw, bool personName
             break;
         }
     }
-    if (ascii && !(m_converter && (m_converter->initial.g0 == Set::Jis0208 || m_converter->initial.g0 == Set::Jis0212)))
-        return QString::fromLatin1(bytes).trimmed();  // the same in every character set that starts in ASCII
+    const bool freeText = kind == TextKind::FreeText;
+    const bool romajiFirst = m_converter && (m_converter->jisX0201 || m_converter->initial.g0 == Set::Romaji);
+    if (ascii && !(m_converter && (m_converter->initial.g0 == Set::Jis0208 || m_converter->initial.g0 == Set::Jis0212)) && !(freeText && romajiFirst))
+        return QString::fromLatin1(bytes);  // the same in every character set that starts in ASCII
     switch (m_kind) {
     case Kind::Latin1:
-        return QString::fromLatin1(bytes).trimmed();
+        return QString::fromLatin1(bytes);
     case Kind::Utf8:
-        return QString::fromUtf8(bytes).trimmed();
+        return QString::fromUtf8(bytes);
     case Kind::Unsupported:
-        return asciiOnly(bytes).trimmed();
+        return asciiOnly(bytes);
     case Kind::Converted:
         break;
     }
@@ -355,7 +371,7 @@ QString DicomTextDecoder::decodeUnchecked(const QByteArray &raw, bool personName
         for (char c : bytes) {
             const uchar b = uchar(c);
             if (b < 0x80)
-                out += QChar(QLatin1Char(c));  // 05/12 and 07/14 as ASCII: see decode2022
+                out += romaji(b, freeText);
             else if (b >= 0xA1 && b <= 0xDF)
                 out += QChar(char16_t(0xFF61 + (b - 0xA1)));
             else {
@@ -365,18 +381,19 @@ QString DicomTextDecoder::decodeUnchecked(const QByteArray &raw, bool personName
             }
         }
     } else {
-        ok = m_converter->decode2022(bytes, personName ? QStringLiteral("\\^=") : QStringLiteral("\\"), &out, &why);
+        ok = m_converter->decode2022(bytes, kind == TextKind::PersonNames ? QStringLiteral("\\^=") : freeText ? QString() : QStringLiteral("\\"), freeText,
+                                     &out, &why);
     }
     if (!ok) {
         if (m_problem.isEmpty())
             m_problem = QStringLiteral("a value in '%1' could not be read whole (%2)").arg(QString::fromLatin1(m_characterSet), why);
         if (!m_converter->wholeCodec.isEmpty())
-            return asciiOnly(bytes).trimmed();  // nothing half-converted from a whole-value set
+            return asciiOnly(bytes);  // nothing half-converted from a whole-value set
     }
-    return out.trimmed();
+    return out;
 }
 
-bool DicomTextDecoder::encode(const QString &text, QByteArray *bytes) const
+bool DicomTextDecoder::encode(const QString &text, TextKind kind, QByteArray *bytes) const
 {
     QByteArray out;
     bool ok = false;
@@ -395,12 +412,14 @@ bool DicomTextDecoder::encode(const QString &text, QByteArray *bytes) const
     case Kind::Unsupported:
         break;
     }
-    // Only bytes that read back as the very text: no set whose conversion would lose or change a character, and no
-    // escape or NUL a value cannot hold.
+    // Only bytes that read back as the very text: no set whose conversion would lose or change a character, no
+    // escape or NUL a value cannot hold, and in values no 05/12 byte but the backslashes the text has.
     if (!ok || out.contains('\0') || out.contains('\x1b'))
         return false;
+    if (kind != TextKind::FreeText && out.count('\\') != text.count(QLatin1Char('\\')))
+        return false;
     const DicomTextDecoder check(m_characterSet);
-    if (check.decode(out) != text.trimmed() || !check.problem().isEmpty())
+    if (check.decodeExact(out, kind) != text || !check.problem().isEmpty())
         return false;
     *bytes = out;
     return true;

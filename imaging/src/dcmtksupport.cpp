@@ -329,9 +329,26 @@ bool isText(DcmEVR vr)
     return vr == EVR_SH || vr == EVR_LO || vr == EVR_ST || vr == EVR_LT || vr == EVR_UT || vr == EVR_PN || vr == EVR_UC;
 }
 
-/// The text elements of `item` and its sequences' items, decoded: what convertTextToUtf8 writes back.
+/// An element whose type DCMTK does not know: UN as written, or a private element read from implicit VR data.
+bool ofUnknownType(const DcmElement *e)
+{
+    const DcmEVR vr = const_cast<DcmElement *>(e)->ident();
+    return vr == EVR_UN || vr == EVR_UNKNOWN || vr == EVR_UNKNOWN2B;
+}
+
+bool anyNonAscii(const char *p, size_t n)
+{
+    return std::any_of(p, p + n, [](char c) { return (unsigned char)c >= 0x80; });
+}
+
+/// The text elements of `item` and its sequences' items, decoded: what convertTextToUtf8 writes back. False, with
+/// why, when a value cannot be read plainly in its set: bytes not of it, non-ASCII text in no declared set (its set
+/// would be a guess), or bytes in an element of no known type that may be text in it.
 bool collectText(DcmItem *item, const DicomTextDecoder &text, QList<std::pair<DcmElement *, QByteArray>> *out, QString *problem)
 {
+    const QByteArray set = text.characterSet();
+    const bool undeclared = set.isEmpty() || set == "ISO_IR 6";
+    auto name = [](DcmElement *e) { return QStringLiteral("%1 %2").arg(QString::fromLatin1(DcmTag(e->getTag()).getTagName()), QString::fromLatin1(e->getTag().toString().c_str())); };
     for (unsigned long i = 0; i < item->card(); ++i) {
         DcmElement *e = item->getElement(i);
         if (e->ident() == EVR_SQ) {
@@ -347,14 +364,13 @@ bool collectText(DcmItem *item, const DicomTextDecoder &text, QList<std::pair<Dc
             }
             continue;
         }
-        if (e->ident() == EVR_UN && e->getLength() > 0) {
-            // An element of no known type (a private one read without its dictionary): its bytes may be text in the
-            // old set, and would be declared UTF-8. Not relabelled silently: refused, named.
+        if (ofUnknownType(e)) {
+            // Its bytes may be text in the old set, and would be declared UTF-8: not relabelled silently.
             Uint8 *bytes = nullptr;
-            if (e->getUint8Array(bytes).good() && bytes && std::any_of(bytes, bytes + e->getLength(), [](Uint8 b) { return b >= 0x80; })) {
+            if (e->getLength() > 0 && e->getUint8Array(bytes).good() && bytes && anyNonAscii(reinterpret_cast<const char *>(bytes), e->getLength())) {
                 *problem = QStringLiteral("element %1 has no known type and holds bytes that may be text in '%2'; they cannot be re-encoded "
                                           "without knowing what they are")
-                               .arg(QString::fromLatin1(e->getTag().toString().c_str()), QString::fromLatin1(text.characterSet()));
+                               .arg(QString::fromLatin1(e->getTag().toString().c_str()), QString::fromLatin1(undeclared ? QByteArray("no declared set") : set));
                 return false;
             }
             continue;
@@ -362,19 +378,20 @@ bool collectText(DcmItem *item, const DicomTextDecoder &text, QList<std::pair<Dc
         if (!isText(e->ident()) || e->getLength() == 0)
             continue;
         OFString raw;
-        if (e->getOFStringArray(raw).bad())
+        if (e->getOFStringArray(raw).bad())  // DCMTK takes the padding off: leading and trailing spaces, trailing for ST, LT, UT
             continue;
-        QString value = text.decode(QByteArray(raw.c_str(), qsizetype(raw.length())), e->ident() == EVR_PN);
-        if (!text.problem().isEmpty()) {
-            *problem = QStringLiteral("%1: %2").arg(QString::fromLatin1(DcmTag(e->getTag()).getTagName()), text.problem());
+        if (undeclared && anyNonAscii(raw.c_str(), raw.length())) {
+            *problem = QStringLiteral("its %1 is not ASCII and its character set is not declared: it cannot be re-encoded without guessing").arg(name(e));
             return false;
         }
-        if (e->ident() == EVR_ST || e->ident() == EVR_LT || e->ident() == EVR_UT) {
-            // Leading spaces are part of these texts (the decoder trims them, as for names); trailing ones are not.
-            qsizetype lead = 0;
-            while (lead < qsizetype(raw.length()) && raw[size_t(lead)] == ' ')
-                ++lead;
-            value.prepend(QString(lead, QLatin1Char(' ')));
+        const DcmEVR vr = e->ident();
+        const auto kind = vr == EVR_PN                                       ? DicomTextDecoder::TextKind::PersonNames
+            : vr == EVR_ST || vr == EVR_LT || vr == EVR_UT ? DicomTextDecoder::TextKind::FreeText
+                                                                             : DicomTextDecoder::TextKind::Values;
+        const QString value = text.decodeExact(QByteArray(raw.c_str(), qsizetype(raw.length())), kind);
+        if (!text.problem().isEmpty()) {
+            *problem = QStringLiteral("%1: %2").arg(name(e), text.problem());
+            return false;
         }
         *out << std::make_pair(e, value.toUtf8());
     }
@@ -385,24 +402,11 @@ bool collectText(DcmItem *item, const DicomTextDecoder &text, QList<std::pair<Dc
 
 Error convertTextToUtf8(DcmDataset *dataset)
 {
-    // Text in no declared set (or plain ASCII declared) that is not ASCII: its set is a guess, and the guess would
-    // become its declared text. Refused.
-    const QString declared = getString(dataset, DCM_SpecificCharacterSet).trimmed();
-    if (declared.isEmpty() || declared == QLatin1String("ISO_IR 6")) {
-        for (unsigned long i = 0; i < dataset->card(); ++i) {
-            DcmElement *e = dataset->getElement(i);
-            OFString raw;
-            if ((isText(e->ident()) || e->ident() == EVR_UN) && e->ident() != EVR_SQ && e->getOFStringArray(raw).good()
-                && std::any_of(raw.begin(), raw.end(), [](char c) { return (unsigned char)c >= 0x80; }))
-                return Error(ErrorCode::Unsupported, QStringLiteral("its %1 is not ASCII and its character set is not declared: it cannot be "
-                                                                    "re-encoded without guessing").arg(QString::fromLatin1(DcmTag(e->getTag()).getTagName())));
-        }
-    }
     const DicomTextDecoder text = textDecoder(dataset);
     QList<std::pair<DcmElement *, QByteArray>> values;
     QString problem;
     if (!collectText(dataset, text, &values, &problem))
-        return Error(ErrorCode::Unsupported, QStringLiteral("its text cannot be read in its character set (%1)").arg(problem));
+        return Error(ErrorCode::Unsupported, QStringLiteral("its text cannot be re-encoded (%1)").arg(problem));
     for (const auto &[element, utf8] : std::as_const(values))
         if (element->putString(utf8.constData()).bad())
             return Error(ErrorCode::Internal, QStringLiteral("cannot write %1 in UTF-8").arg(QString::fromLatin1(DcmTag(element->getTag()).getTagName())));

@@ -38,7 +38,7 @@ OFCondition put(DcmItem *item, const DcmTagKey &tag, const QString &value)
 /// the dataset converted to UTF-8 first (every other text element re-encoded, its characters unchanged; refused
 /// when the original's own text is not plainly readable, or an element of no known type holds bytes that may be
 /// text). Never a '?' for a character the original's set lacks, never bytes of one set under another's name.
-Error putText(DcmDataset *ds, const DcmTagKey &tag, const QString &value)
+Error putText(DcmDataset *ds, const DcmTagKey &tag, DicomTextDecoder::TextKind kind, const QString &value)
 {
     const bool ascii = std::all_of(value.begin(), value.end(), [](QChar c) { return c.unicode() < 128; });
     const QString charset = dcmtk::getString(ds, DCM_SpecificCharacterSet).trimmed();
@@ -48,7 +48,9 @@ Error putText(DcmDataset *ds, const DcmTagKey &tag, const QString &value)
         bytes = value.toLatin1();
     else if (latin1 && (charset.isEmpty() || charset == QLatin1String("ISO_IR 6")))
         bytes = value.toLatin1();
-    else if (!dcmtk::textDecoder(ds).encode(value, &bytes)) {
+    else if (charset == QLatin1String("ISO_IR 192"))
+        bytes = value.toUtf8();
+    else if (!dcmtk::textDecoder(ds).encode(value, kind, &bytes)) {
         if (Error e = dcmtk::convertTextToUtf8(ds); e.isError())
             return Error(e.code(), QStringLiteral("cannot write '%1' beside the original's text: %2").arg(value.left(64), e.message()));
         bytes = value.toUtf8();
@@ -154,14 +156,14 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     const QString description = derivation.seriesDescription.isEmpty()
                                     ? (dcmtk::getString(ds, DCM_SeriesDescription, &text) + QStringLiteral(" (processed)")).trimmed()
                                     : derivation.seriesDescription;
-    if (Error e = putText(ds, DCM_SeriesDescription, description.left(64)); e.isError())
+    if (Error e = putText(ds, DCM_SeriesDescription, DicomTextDecoder::TextKind::Values, description.left(64)); e.isError())
         return e;
     // DERIVED\SECONDARY, and the original's further values (AXIAL, LOCALIZER, …) that say what the image shows.
     QStringList imageType = dcmtk::getString(ds, DCM_ImageType).split(QLatin1Char('\\'));
     imageType = QStringList{QStringLiteral("DERIVED"), QStringLiteral("SECONDARY")}
         + (derivation.plane ? derivation.plane->imageTypeValues : imageType.size() > 2 ? imageType.mid(2) : QStringList());
     put(ds, DCM_ImageType, imageType.join(QLatin1Char('\\')));
-    if (Error e = putText(ds, DCM_DerivationDescription, derivation.description); e.isError())
+    if (Error e = putText(ds, DCM_DerivationDescription, DicomTextDecoder::TextKind::FreeText, derivation.description); e.isError())
         return e;
     if (sopClass == QLatin1String(UID_SecondaryCaptureImageStorage) && dcmtk::getString(ds, DCM_ConversionType).isEmpty())
         put(ds, DCM_ConversionType, QStringLiteral("WSD"));  // workstation

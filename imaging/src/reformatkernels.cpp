@@ -97,7 +97,7 @@ template <typename T>
 [[gnu::target("arch=x86-64-v3")]] int trilinearWide(const Trilinear &t, int a, int b, float *value, quint8 *state)
 {
     constexpr int block = 64;
-    alignas(32) int at[block], slotOf[block];
+    alignas(32) int atLow[block], atHigh[block], slotOf[block];
     alignas(32) float fracX[block], fracY[block], fracZ[block];
     alignas(32) quint32 pair[4][block];
     const __m256 sx = _mm256_set1_ps(t.sx), sy = _mm256_set1_ps(t.sy), sz = _mm256_set1_ps(t.sz);
@@ -107,7 +107,7 @@ template <typename T>
     const __m256i rowStride = _mm256_set1_epi32(int(t.rowStride)), slotStride = _mm256_set1_epi32(int(t.slotStride));
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const T *vox = reinterpret_cast<const T *>(t.job.voxels);
-    const qsizetype r = t.rowStride, sl = t.slotStride;
+    const qsizetype r = t.rowStride;
     const bool allIn = t.job.allSlotsIn;
     int i = a;
     while (i + 8 <= b) {
@@ -126,15 +126,19 @@ template <typename T>
             _mm256_store_ps(fracY + j, _mm256_sub_ps(y, _mm256_cvtepi32_ps(iy)));
             _mm256_store_ps(fracZ + j, fz);
             _mm256_store_si256(reinterpret_cast<__m256i *>(slotOf + j), iz);
-            _mm256_store_si256(reinterpret_cast<__m256i *>(at + j),
-                               _mm256_add_epi32(ix, _mm256_add_epi32(_mm256_mullo_epi32(iy, rowStride), _mm256_mullo_epi32(iz, slotStride))));
+            // As the scalar loop: a slot whose weight snapped to none is not read (the other one is, twice).
+            const __m256i at = _mm256_add_epi32(ix, _mm256_add_epi32(_mm256_mullo_epi32(iy, rowStride), _mm256_mullo_epi32(iz, slotStride)));
+            const __m256i upper = _mm256_castps_si256(_mm256_cmp_ps(fz, _mm256_set1_ps(1.0f), _CMP_EQ_OQ));
+            const __m256i lower = _mm256_castps_si256(_mm256_cmp_ps(fz, zero, _CMP_EQ_OQ));
+            _mm256_store_si256(reinterpret_cast<__m256i *>(atLow + j), _mm256_add_epi32(at, _mm256_and_si256(upper, slotStride)));
+            _mm256_store_si256(reinterpret_cast<__m256i *>(atHigh + j), _mm256_add_epi32(at, _mm256_andnot_si256(lower, slotStride)));
         }
         for (int j = 0; j < m; ++j) {
-            const T *p = vox + at[j];
-            std::memcpy(&pair[0][j], p, 4);
-            std::memcpy(&pair[1][j], p + r, 4);
-            std::memcpy(&pair[2][j], p + sl, 4);
-            std::memcpy(&pair[3][j], p + sl + r, 4);
+            const T *low = vox + atLow[j], *high = vox + atHigh[j];
+            std::memcpy(&pair[0][j], low, 4);
+            std::memcpy(&pair[1][j], low + r, 4);
+            std::memcpy(&pair[2][j], high, 4);
+            std::memcpy(&pair[3][j], high + r, 4);
         }
         for (int j = 0; j < m; j += 8) {
             const __m256 fx = _mm256_load_ps(fracX + j), fy = _mm256_load_ps(fracY + j), fz = _mm256_load_ps(fracZ + j);
@@ -233,11 +237,14 @@ void sampleRow(const CutJob &job, const double start[3], float *value, quint8 *s
         const int ix = std::min(int(x), t.lastX), iy = std::min(int(y), t.lastY), iz = std::min(int(z), t.lastZ);
         const float fx = x - float(ix), fy = y - float(iy), fz = snapped(z - float(iz));
         const T *p = vox + ix + iy * t.rowStride + iz * t.slotStride;
-        const qsizetype r = t.rowStride, sl = t.slotStride;
-        const float c00 = float(p[0]) + fx * (float(p[1]) - float(p[0]));
-        const float c10 = float(p[r]) + fx * (float(p[r + 1]) - float(p[r]));
-        const float c01 = float(p[sl]) + fx * (float(p[sl + 1]) - float(p[sl]));
-        const float c11 = float(p[sl + r]) + fx * (float(p[sl + r + 1]) - float(p[sl + r]));
+        const qsizetype r = t.rowStride;
+        // A slot whose weight snapped to none is not read — it may be missing, or being written — and the value is
+        // then exactly the other slot's (both pairs read from it).
+        const T *low = fz == 1.0f ? p + t.slotStride : p, *high = fz == 0.0f ? p : p + t.slotStride;
+        const float c00 = float(low[0]) + fx * (float(low[1]) - float(low[0]));
+        const float c10 = float(low[r]) + fx * (float(low[r + 1]) - float(low[r]));
+        const float c01 = float(high[0]) + fx * (float(high[1]) - float(high[0]));
+        const float c11 = float(high[r]) + fx * (float(high[r + 1]) - float(high[r]));
         const float c0 = c00 + fy * (c10 - c00), c1 = c01 + fy * (c11 - c01);
         value[i] = c0 + fz * (c1 - c0);
         state[i] = job.allSlotsIn ? 0 : slotsNeeded(use, iz, fz);
@@ -282,17 +289,20 @@ inline int meanOf(double sum, int count)
 {
     const __m256i pad = _mm256_set1_epi16(short(padding)), zero = _mm256_setzero_si256();
     __m256i used = zero;
+    qint64 kinds[4] = {};  // counted here, written once: the bands' tallies lie side by side
     int i = 0;
     for (; i + 32 <= w; i += 32) {
         const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(ab + i));
         for (int k = 1; k < 4; ++k)
-            t.pixels[k] += __builtin_popcount(unsigned(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, _mm256_set1_epi8(char(k))))));
+            kinds[k] += __builtin_popcount(unsigned(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, _mm256_set1_epi8(char(k))))));
         const __m256i lowPresent = _mm256_cmpeq_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(a)), zero);
         const __m256i highPresent = _mm256_cmpeq_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(a, 1)), zero);
         const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(o + i)), v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(o + i + 16));
         used = _mm256_or_si256(used, _mm256_and_si256(lowPresent, _mm256_cmpeq_epi16(v0, pad)));
         used = _mm256_or_si256(used, _mm256_and_si256(highPresent, _mm256_cmpeq_epi16(v1, pad)));
     }
+    for (int k = 1; k < 4; ++k)
+        t.pixels[k] += kinds[k];
     t.paddingUsed = t.paddingUsed || !_mm256_testz_si256(used, used);
     return i;
 }
@@ -308,10 +318,15 @@ void tallyRow(const quint16 *o, const quint8 *ab, int w, int padding, CutTally &
         i = tallyWide(o, ab, w, padding, t);
 #endif
     const quint16 pad = quint16(padding);
+    qint64 kinds[4] = {};
+    bool used = false;
     for (; i < w; ++i) {
-        t.pixels[ab[i] & 3] += ab[i] != 0;
-        t.paddingUsed = t.paddingUsed || (ab[i] == 0 && o[i] == pad);
+        ++kinds[ab[i] & 3];
+        used = used || (ab[i] == 0 && o[i] == pad);
     }
+    for (int k = 1; k < 4; ++k)
+        t.pixels[k] += kinds[k];
+    t.paddingUsed = t.paddingUsed || used;
     t.pixels[0] += w - (t.pixels[1] + t.pixels[2] + t.pixels[3] - before);
 }
 

@@ -104,6 +104,37 @@ private Q_SLOTS:
         QCOMPARE(DicomTextDecoder::characterSetFor(QStringLiteral("山田*")), QByteArray("ISO_IR 192"));
     }
 
+    void textIsWrittenInItsOwnSetOnlyWhenItReadsBackTheSame()
+    {
+        using Kind = DicomTextDecoder::TextKind;
+        QByteArray bytes;
+        const DicomTextDecoder cyrillic("ISO_IR 144");
+        QVERIFY(cyrillic.encode(QStringLiteral("КТ головы"), Kind::Values, &bytes));
+        QCOMPARE(bytes, hex("bac220d3dedbded2eb"));
+        QVERIFY(!cyrillic.encode(QStringLiteral("КТ 胸部"), Kind::Values, &bytes));  // not in ISO 8859-5
+        const DicomTextDecoder latin1("ISO_IR 100");
+        QVERIFY(latin1.encode(QStringLiteral("Schädel"), Kind::Values, &bytes));
+        QCOMPARE(bytes, hex("536368e464656c"));
+        QVERIFY(!latin1.encode(QStringLiteral("Люк"), Kind::Values, &bytes));
+        // GB18030 holds 誠, as D5 5C: a value split at the 5C by any reader. Not in a value; in free text, yes.
+        const DicomTextDecoder gb("GB18030");
+        QVERIFY(!gb.encode(QStringLiteral("誠"), Kind::Values, &bytes));
+        QVERIFY(gb.encode(QStringLiteral("誠"), Kind::FreeText, &bytes));
+        QCOMPARE(bytes, hex("d55c"));
+        QVERIFY(gb.encode(QStringLiteral("王\\小东"), Kind::Values, &bytes));  // a backslash the text has is a delimiter
+        // Sets with code extensions, and JIS X 0201, are not written here (UTF-8 is, elsewhere).
+        QVERIFY(!DicomTextDecoder("ISO_IR 13").encode(QStringLiteral("ﾔﾏﾀﾞ"), Kind::Values, &bytes));
+        QVERIFY(!DicomTextDecoder("\\ISO 2022 IR 87").encode(QStringLiteral("山田"), Kind::PersonNames, &bytes));
+        QVERIFY(DicomTextDecoder("ISO_IR 192").encode(QStringLiteral("山田"), Kind::Values, &bytes));
+        // Nothing trimmed in an exact decode: leading spaces and line breaks are text.
+        QCOMPARE(cyrillic.decodeExact(hex("2020bac20d0abbee"), Kind::FreeText), QStringLiteral("  КТ\r\nЛю"));
+        // JIS X 0201's 05/12: a delimiter in values, a yen sign in free text.
+        const DicomTextDecoder romaji("ISO_IR 13");
+        QCOMPARE(romaji.decodeExact(hex("b15cb2"), Kind::Values), QStringLiteral("ｱ\\ｲ"));
+        QCOMPARE(romaji.decodeExact(hex("b15cb27e"), Kind::FreeText), QStringLiteral("ｱ¥ｲ‾"));
+        QCOMPARE(romaji.decodeExact(QByteArray("100\\"), Kind::FreeText), QStringLiteral("100¥"));
+    }
+
     void namesShowTheirGroups()
     {
         QCOMPARE(DicomIdentity::displayName(QStringLiteral("Yamada^Tarou=山田^太郎=やまだ^たろう")), QStringLiteral("Yamada, Tarou (山田 太郎)"));

@@ -138,7 +138,7 @@ void tst_DerivedInstance::otherValuesSurviveAndUnknownBytesAreNamed()
                                                   "cs = ds.SpecificCharacterSet\n"
                                                   "print(json.dumps({'charset': [cs] if isinstance(cs, str) else list(cs),\n"
                                                   "                  'series': ds.SeriesDescription, 'comments': ds.get('ImageComments'),\n"
-                                                  "                  'others': [str(n) for n in ds.OtherPatientNames], 'patient': str(ds.PatientName),\n"
+                                                  "                  'others': [str(n) for n in ds.get('OtherPatientNames', [])], 'patient': str(ds.PatientName),\n"
                                                   "                  'private': p.value.hex() if p is not None else None}))"),
              path});
         if (!read.ok())
@@ -164,10 +164,12 @@ void tst_DerivedInstance::otherValuesSurviveAndUnknownBytesAreNamed()
     QCOMPARE(o.value(QStringLiteral("others")).toArray(), cyrillicNames);
 
     // A description its set cannot say: UTF-8 — but bytes of no known type that may be Cyrillic text would be
-    // declared UTF-8 with it. Refused, the element named.
-    const Result<DerivedInstance> unknown = derive(QStringLiteral("cyrillic-unknown.dcm"), QStringLiteral("胸部"));
-    QVERIFY(!unknown.isOk());
-    QVERIFY2(unknown.error().message().contains(QLatin1String("(0009,1010)")), qPrintable(unknown.error().message()));
+    // declared UTF-8 with it. Refused, the element named: written as UN, or of no written type (implicit VR).
+    for (const QString &file : {QStringLiteral("cyrillic-unknown.dcm"), QStringLiteral("cyrillic-unknown-implicit.dcm")}) {
+        const Result<DerivedInstance> unknown = derive(file, QStringLiteral("胸部"));
+        QVERIFY2(!unknown.isOk(), qPrintable(file));
+        QVERIFY2(unknown.error().message().contains(QLatin1String("(0009,1010)")), qPrintable(unknown.error().message()));
+    }
 
     // Without them: every value re-encoded as it was — both other names, the comments' leading spaces.
     const Result<DerivedInstance> values = derive(QStringLiteral("cyrillic-values.dcm"), QStringLiteral("胸部"));
@@ -175,7 +177,7 @@ void tst_DerivedInstance::otherValuesSurviveAndUnknownBytesAreNamed()
     o = readBack(values.value().bytes);
     QCOMPARE(o.value(QStringLiteral("charset")).toArray(), QJsonArray{QStringLiteral("ISO_IR 192")});
     QCOMPARE(o.value(QStringLiteral("series")).toString(), QStringLiteral("胸部"));
-    QCOMPARE(o.value(QStringLiteral("comments")).toString(), QStringLiteral("  первая строка"));
+    QCOMPARE(o.value(QStringLiteral("comments")).toString(), QStringLiteral("  первая\tстрока\r\nвторая"));
     QCOMPARE(o.value(QStringLiteral("others")).toArray(), cyrillicNames);
     QCOMPARE(o.value(QStringLiteral("patient")).toString(), QStringLiteral("Люкценберг^Иван"));
 
@@ -185,6 +187,32 @@ void tst_DerivedInstance::otherValuesSurviveAndUnknownBytesAreNamed()
     o = readBack(japanese.value().bytes);
     QCOMPARE(o.value(QStringLiteral("others")).toArray(), (QJsonArray{QStringLiteral("ﾔﾏﾀﾞ"), QStringLiteral("山田")}));
     QCOMPARE(o.value(QStringLiteral("patient")).toString(), QStringLiteral("ﾔﾏﾀﾞ^ﾀﾛｳ=山田^太郎"));
+    QCOMPARE(o.value(QStringLiteral("series")).toString(), QStringLiteral("胸部 – Übersicht"));
+    // In free text the byte is the set's own character: a yen sign (pydicom, reading the original by Python's
+    // shift_jis, would say a backslash; JIS X 0201 says yen).
+    QCOMPARE(o.value(QStringLiteral("comments")).toString(), QStringLiteral("ﾔﾏﾀﾞ ¥100"));
+
+    // GB18030 holds 誠, but as the bytes D5 5C: a reader would split the description in two at the 5C. UTF-8.
+    const QString charsets = m_dir.filePath(QStringLiteral("charsets"));
+    const ProcessResult plain = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(CHARSET_FILES_SCRIPT), charsets});
+    QVERIFY2(plain.ok(), plain.err.constData());
+    const QByteArray chinese = readFile(charsets + QStringLiteral("/chinese.dcm"));
+    Derivation d;
+    d.seriesDescription = QStringLiteral("誠 胸部");
+    const Result<DerivedInstance> split = makeDerivedInstance(ByteView(chinese), decodeDicom(ByteView(chinese)).value().pixels, d);
+    QVERIFY2(split.isOk(), qPrintable(split.isOk() ? QString() : split.error().toString()));
+    QVERIFY(!split.value().bytes.contains(QByteArray("\xd5\x5c")));
+    o = readBack(split.value().bytes);
+    QCOMPARE(o.value(QStringLiteral("charset")).toArray(), QJsonArray{QStringLiteral("ISO_IR 192")});
+    QCOMPARE(o.value(QStringLiteral("series")).toString(), QStringLiteral("誠 胸部"));
+    QCOMPARE(o.value(QStringLiteral("patient")).toString(), QStringLiteral("Wang^XiaoDong=王^小东"));
+    // Without such a character the description stays in GB18030, the file's own set.
+    d.seriesDescription = QStringLiteral("胸部 增强");
+    const Result<DerivedInstance> own18030 = makeDerivedInstance(ByteView(chinese), decodeDicom(ByteView(chinese)).value().pixels, d);
+    QVERIFY(own18030.isOk());
+    o = readBack(own18030.value().bytes);
+    QCOMPARE(o.value(QStringLiteral("charset")).toArray(), QJsonArray{QStringLiteral("GB18030")});
+    QCOMPARE(o.value(QStringLiteral("series")).toString(), QStringLiteral("胸部 增强"));
 }
 
 QTEST_GUILESS_MAIN(tst_DerivedInstance)

@@ -434,14 +434,18 @@ private Q_SLOTS:
             for (const auto &[row, column] : {std::pair<Vector3, Vector3>{{1, 0.3, 0.2}, {0.1, 1, -0.4}}, {{1, 0, 0.15}, {0, 1, 0}}, {{0.2, 0.1, 1}, {0, 1, 0}}})
                 planes << planeThrough(g, centre, row, column);
             planes << standardPlane(g, PlaneOrientation::Coronal, centre) << standardPlane(g, PlaneOrientation::Sagittal, centre);
+            QThreadPool pool;
+            pool.setMaxThreadCount(3);
             for (ReformatPlane o : planes) {
                 QVERIFY(o.columns >= 64);
-                for (double slab : {0.0, 3.0}) {
+                for (const auto &[slab, interpolation] : {std::pair{0.0, Interpolation::Trilinear}, std::pair{3.0, Interpolation::Trilinear},
+                                                          std::pair{0.0, Interpolation::Nearest}}) {
                     o.slabThickness = slab;
+                    o.interpolation = interpolation;
                     filters::setWideVectors(false);
                     const ReformattedImage base = reformat(*v, o);
                     filters::setWideVectors(true);
-                    const ReformattedImage wide = reformat(*v, o);
+                    const ReformattedImage wide = reformat(*v, o, &pool);  // in bands on the pool, each its own tally
                     QVERIFY(base.absentPixels[0] > 500);
                     gaps += base.absentPixels[int(PixelAbsence::Gap)];
                     arriving += base.absentPixels[int(PixelAbsence::Arriving)];
@@ -453,13 +457,20 @@ private Q_SLOTS:
                         QCOMPARE(wide.absentPixels[kind], base.absentPixels[kind]);
                     QCOMPARE(wide.paddingValue, base.paddingValue);
                     QCOMPARE(wide.paddingUnique, base.paddingUnique);
-                    // The tally is the image's: counted apart here.
+                    // The tally is the image's: counted apart here. A padding said to be unique is no present
+                    // pixel's value; one not moved from the lowest is none either.
                     int counted[4] = {};
+                    bool paddingPresent = false;
                     for (int y = 0; y < o.rows; ++y)
-                        for (int x = 0; x < o.columns; ++x)
-                            ++counted[base.absence.isEmpty() ? 0 : int(base.absence[y * o.columns + x])];
+                        for (int x = 0; x < o.columns; ++x) {
+                            const int kind = base.absence.isEmpty() ? 0 : int(base.absence[y * o.columns + x]);
+                            ++counted[kind];
+                            paddingPresent = paddingPresent || (kind == 0 && pixel(base, x, y) == base.paddingValue);
+                        }
                     for (int kind = 0; kind < 4; ++kind)
                         QCOMPARE(base.absentPixels[kind], counted[kind]);
+                    if (counted[0] < o.rows * o.columns && (base.paddingUnique || base.paddingValue == lowest))
+                        QVERIFY(!paddingPresent);
                 }
             }
             QVERIFY(gaps > 0 && arriving > 0);  // the planes crossed both

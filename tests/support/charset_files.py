@@ -25,7 +25,7 @@ CASES = [
 ]
 
 
-def write(folder: Path, name, charset, patient, description, extra=None):
+def write(folder: Path, name, charset, patient, description, extra=None, implicit=False):
     ds = Dataset()
     ds.SpecificCharacterSet = charset
     ds.SOPClassUID = "1.2.840.10008.5.1.4.1.1.2"
@@ -53,11 +53,11 @@ def write(folder: Path, name, charset, patient, description, extra=None):
     ds.PixelData = (np.arange(64, dtype=np.uint16) * 10 + 1000).tobytes()
     if extra:
         extra(ds)
-    dicomfiles.save(ds, folder / (name + ".dcm"))
+    dicomfiles.save(ds, folder / (name + ".dcm"), implicit)
 
 
 def values(ds):
-    ds.ImageComments = "  первая строка"  # LT: its leading spaces are part of it
+    ds.ImageComments = "  первая\tстрока\r\nвторая"  # LT: its leading spaces and line breaks are part of it
     ds.OtherPatientNames = ["Иванов", "Петров"]
 
 
@@ -69,11 +69,14 @@ def unknown(ds):
 
 def japanese(ds):
     ds.OtherPatientNames = ["ﾔﾏﾀﾞ", "山田"]
+    ds.ImageComments = "ﾔﾏﾀﾞ ¥100"  # LT: in JIS X 0201 the byte 05/12 is a yen sign, and no delimiter in free text
 
 
 def extras(folder: Path):
     write(folder, "cyrillic-values", "ISO_IR 144", "Люкценберг^Иван", "КТ головы", values)
     write(folder, "cyrillic-unknown", "ISO_IR 144", "Люкценберг^Иван", "КТ головы", unknown)
+    # Implicit VR: the private element's type is not written, DCMTK reads it as unknown.
+    write(folder, "cyrillic-unknown-implicit", "ISO_IR 144", "Люкценберг^Иван", "КТ головы", unknown, implicit=True)
     write(folder, "japanese-values", ["ISO 2022 IR 13", "ISO 2022 IR 87"], "ﾔﾏﾀﾞ^ﾀﾛｳ=山田^太郎", "", japanese)
 
 

@@ -26,12 +26,22 @@ public:
     DicomTextDecoder(DicomTextDecoder &&) noexcept;
     DicomTextDecoder &operator=(DicomTextDecoder &&) noexcept;
 
+    /// What a value is: a string of values (05/12 separates them whatever the set), person names (whose component
+    /// groups (=) and components (^) may each switch character set under ISO 2022), or one free text (ST, LT, UT:
+    /// 05/12 is a character, in JIS X 0201 a yen sign).
+    enum class TextKind { Values, PersonNames, FreeText };
+
     /// One value (or several, separated by backslashes) as Unicode, trimmed of DICOM padding. `personName`:
     /// a PN value, whose component groups (=) and components (^) may each switch character set (ISO 2022).
     QString decode(const QByteArray &raw, bool personName = false) const;
+    /// Every character of `raw` (up to a NUL) as it is, nothing trimmed: for re-encoding a value, whose padding
+    /// DCMTK has taken off already.
+    QString decodeExact(const QByteArray &raw, TextKind kind) const;
     /// `text` as bytes of this character set, when it holds every character of it (single-byte sets, GB18030,
-    /// GBK, UTF-8; not the ISO 2022 code extensions) and they read back as `text`: true, else false.
-    bool encode(const QString &text, QByteArray *bytes) const;
+    /// GBK, UTF-8; not the ISO 2022 code extensions), they read back as exactly `text`, and — for values — no
+    /// byte 05/12 lies inside a character (GB18030 has such characters; readers split values on the byte): true,
+    /// else false.
+    bool encode(const QString &text, TextKind kind, QByteArray *bytes) const;
     /// Why a value could not be converted (the first problem met), or empty.
     QString problem() const;
     /// The character set as written.
@@ -42,7 +52,7 @@ public:
     static QByteArray characterSetFor(const QString &text);
 
 private:
-    QString decodeUnchecked(const QByteArray &raw, bool personName) const;
+    QString decodeUnchecked(const QByteArray &raw, TextKind kind) const;
 
     enum class Kind { Latin1, Utf8, Converted, Unsupported };
     Kind m_kind = Kind::Latin1;
