@@ -66,47 +66,41 @@ const Term *termOf(const QByteArray &number)
     return nullptr;
 }
 
-/// Bytes in `codec` as Unicode through iconv; false when iconv cannot convert them.
-bool iconvDecode(const char *codec, const QByteArray &bytes, QString *out)
+/// `bytes` from one encoding to another through iconv; false when iconv cannot convert them all.
+bool iconvConvert(const char *to, const char *from, const QByteArray &bytes, QByteArray *out)
 {
-    iconv_t cd = iconv_open("UTF-8", codec);
+    iconv_t cd = iconv_open(to, from);
     if (cd == iconv_t(-1))
         return false;
-    QByteArray utf8(bytes.size() * 4 + 16, Qt::Uninitialized);
+    QByteArray converted(bytes.size() * 4 + 16, Qt::Uninitialized);
     char *in = const_cast<char *>(bytes.constData());
     size_t inLeft = size_t(bytes.size());
-    char *to = utf8.data();
-    size_t toLeft = size_t(utf8.size());
-    const size_t done = iconv(cd, &in, &inLeft, &to, &toLeft);
-    const bool ok = done != size_t(-1) && inLeft == 0 && iconv(cd, nullptr, nullptr, &to, &toLeft) != size_t(-1);
+    char *at = converted.data();
+    size_t left = size_t(converted.size());
+    const size_t done = iconv(cd, &in, &inLeft, &at, &left);
+    const bool ok = done != size_t(-1) && inLeft == 0 && iconv(cd, nullptr, nullptr, &at, &left) != size_t(-1);
     iconv_close(cd);
     if (!ok)
         return false;
-    utf8.truncate(utf8.size() - qsizetype(toLeft));
+    converted.truncate(converted.size() - qsizetype(left));
+    *out = converted;
+    return true;
+}
+
+/// Bytes in `codec` as Unicode, appended to `out`; false when iconv cannot convert them.
+bool iconvDecode(const char *codec, const QByteArray &bytes, QString *out)
+{
+    QByteArray utf8;
+    if (!iconvConvert("UTF-8", codec, bytes, &utf8))
+        return false;
     *out += QString::fromUtf8(utf8);
     return true;
 }
 
-/// Unicode as bytes in `codec` through iconv; false when some character has none there.
+/// Unicode as bytes in `codec`; false when some character has none there.
 bool iconvEncode(const char *codec, const QString &text, QByteArray *out)
 {
-    iconv_t cd = iconv_open(codec, "UTF-8");
-    if (cd == iconv_t(-1))
-        return false;
-    QByteArray utf8 = text.toUtf8();
-    QByteArray bytes(utf8.size() * 4 + 16, Qt::Uninitialized);
-    char *in = utf8.data();
-    size_t inLeft = size_t(utf8.size());
-    char *to = bytes.data();
-    size_t toLeft = size_t(bytes.size());
-    const size_t done = iconv(cd, &in, &inLeft, &to, &toLeft);
-    const bool ok = done != size_t(-1) && inLeft == 0 && iconv(cd, nullptr, nullptr, &to, &toLeft) != size_t(-1);
-    iconv_close(cd);
-    if (!ok)
-        return false;
-    bytes.truncate(bytes.size() - qsizetype(toLeft));
-    *out = bytes;
-    return true;
+    return iconvConvert(codec, "UTF-8", text.toUtf8(), out);
 }
 
 /// The escape sequence at `p` (after ESC): its length and what it designates; 0 when unknown.
