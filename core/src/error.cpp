@@ -21,6 +21,7 @@ QString Error::codeName(ErrorCode code)
     case ErrorCode::Unsupported: return QStringLiteral("unsupported");
     case ErrorCode::InvalidDicom: return QStringLiteral("invalid DICOM");
     case ErrorCode::Busy: return QStringLiteral("busy");
+    case ErrorCode::Changed: return QStringLiteral("changed");
     case ErrorCode::Internal: return QStringLiteral("internal error");
     }
     return QStringLiteral("unknown error");

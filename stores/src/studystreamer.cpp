@@ -47,6 +47,7 @@ bool StudyStreamer::isTransient(const Error &error)
     case ErrorCode::Corrupt:  // a transfer cut short or damaged on the way
     case ErrorCode::Io:
     case ErrorCode::Busy:
+    case ErrorCode::Changed:  // the object changed under the fetch: fetched again, whole
         return true;
     default:
         return false;  // not found, refused credentials, unsupported, a full disk: trying again changes nothing

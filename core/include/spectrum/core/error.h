@@ -23,7 +23,8 @@ enum class ErrorCode {
     Authentication,   // credentials missing or refused
     Unsupported,      // a valid input we do not handle (transfer syntax, photometric…)
     InvalidDicom,     // input that is not a well-formed DICOM object
-    Busy,             // the resource is held by someone else (another process owns the cache)
+    Busy,             // the resource is held by someone else (another process owns the cache), or the server asks us to slow down
+    Changed,          // the resource changed since it was first read (a conditional request's precondition failed)
     Internal,         // a bug: a state that should not be reachable
 };
 

@@ -1,0 +1,29 @@
+// What an S3 store answers in XML — ListObjectsV2 pages and error bodies — on any bytes: a listing is either an
+// error or objects with keys and sizes that are not negative, a truncated page always says where to go on, and
+// an error answer's code and message are bounded; never a crash.
+#include "fuzztarget.h"
+
+#include "spectrum/transfer/s3client.h"
+
+#include <QByteArray>
+
+#include <cstdlib>
+
+SPECTRUM_FUZZ_TARGET(s3xml)
+{
+    using namespace spectrum;
+    const QByteArray body(reinterpret_cast<const char *>(data), qsizetype(size));
+    const Result<S3Listing> listing = s3::parseListing(body);
+    if (listing.isOk()) {
+        for (const S3Object &o : listing.value().objects)
+            if (o.key.isEmpty() || o.size < 0)
+                std::abort();
+        if (listing.value().truncated && listing.value().nextToken.isEmpty())
+            std::abort();
+    }
+    const S3ErrorAnswer e = s3::parseError(body);
+    if (e.code.size() > 64 || e.message.size() > 300)
+        std::abort();
+    (void)s3::errorFor(int(size % 600), body, QStringLiteral("fuzz"), QStringLiteral("bucket"));
+    return 0;
+}

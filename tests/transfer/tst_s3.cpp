@@ -1,0 +1,332 @@
+// S3: our AWS Signature V4 against botocore's signer (not ours) at a fixed time — keys with spaces, '+', '=' and
+// non-ASCII, listings' query strings, header values with runs of spaces, path and virtual-host style, signed and
+// unsigned payloads —; then S3Client against a real S3 server started here on loopback (versitygw, which checks
+// signatures): a bucket made, objects put, read whole and by range, listed by prefix and page, conditional reads
+// and writes, removed; and what a site gets wrong — a wrong secret, an unknown access key, a clock 20 minutes off,
+// a bucket that does not exist — each a clear error.
+
+#include "spectrum/transfer/s3client.h"
+
+#include "testsupport.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+namespace {
+
+const QString kAccess = QStringLiteral("AKIASPECTRUMTEST");
+const QString kSecret = QStringLiteral("spectrum/secret+key=test");
+
+/// versitygw on a free loopback port with a POSIX folder behind it; stopped with the object.
+class S3Server
+{
+public:
+    S3Server() : m_port(freePort())
+    {
+        m_process.setProcessChannelMode(QProcess::MergedChannels);
+        dieWithParent(m_process);
+    }
+    ~S3Server() { stopProcess(m_process); }
+    bool start()
+    {
+        if (QStringLiteral(VERSITYGW_EXECUTABLE).isEmpty() || QStringLiteral(VERSITYGW_EXECUTABLE).endsWith(QLatin1String("NOTFOUND"))) {
+            qWarning("versitygw is missing: scripts/install-deps.sh builds it (it needs Go)");
+            return false;
+        }
+        m_process.start(QStringLiteral(VERSITYGW_EXECUTABLE),
+                        {QStringLiteral("--port"), QStringLiteral("127.0.0.1:%1").arg(m_port), QStringLiteral("--access"), kAccess, QStringLiteral("--secret"), kSecret,
+                         QStringLiteral("--quiet"), QStringLiteral("posix"), m_dir.path()});
+        if (!m_process.waitForStarted())
+            return false;
+        for (int i = 0; i < 200; ++i) {
+            QTcpSocket probe;
+            probe.connectToHost(QStringLiteral("127.0.0.1"), m_port);
+            if (probe.waitForConnected(100))
+                return true;
+            if (m_process.state() != QProcess::Running)
+                break;
+            QTest::qWait(50);
+        }
+        qWarning("versitygw did not listen: %s", m_process.readAll().constData());
+        return false;
+    }
+    quint16 port() const { return m_port; }
+
+private:
+    QTemporaryDir m_dir;
+    QProcess m_process;
+    quint16 m_port;
+};
+
+S3Endpoint endpointOf(quint16 port, const QString &bucket)
+{
+    S3Endpoint e;
+    e.endpoint = QUrl(QStringLiteral("http://127.0.0.1:%1").arg(port));
+    e.bucket = bucket;
+    e.credentials.accessKey = kAccess;
+    e.credentials.secretKey = kSecret;
+    e.backoffMs = 20;
+    return e;
+}
+
+} // namespace
+
+class tst_S3 : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void signaturesAreBotocores();
+    void objectsGoInAndComeBack();
+    void listingsFollowPrefixesAndPages();
+    void changedObjectsAreNeverMixed();
+    void wrongSettingsSayWhatIsWrong();
+    void listingsThatAreNotListingsAreRefused();
+
+private:
+    S3Server m_server;
+    std::unique_ptr<S3Client> m_client;
+};
+
+void tst_S3::initTestCase()
+{
+    QVERIFY2(m_server.start(), "the S3 test server did not start");
+    m_client = std::make_unique<S3Client>(endpointOf(m_server.port(), QStringLiteral("spectrum-test")));
+    const Result<Done> made = runSync(m_client->createBucket());
+    QVERIFY2(made.isOk(), qPrintable(made.isOk() ? QString() : made.error().toString()));
+}
+
+void tst_S3::signaturesAreBotocores()
+{
+    const ProcessResult venv = run(QStringLiteral(PYVENV_SCRIPT), {QStringLiteral(TEST_VENV_DIR), QStringLiteral(TEST_PEERS_REQUIREMENTS)}, 600000);
+    QVERIFY2(venv.ok(), venv.err.constData());
+    const QDateTime when(QDate(2026, 11, 25), QTime(12, 0, 0), Qt::UTC);
+    struct Case
+    {
+        QString scheme;
+        bool virtualHosted;
+        QByteArray method;
+        QString key;
+        QList<QPair<QString, QString>> query;
+        QList<QPair<QByteArray, QByteArray>> headers;
+        QByteArray body;
+    };
+    const QList<Case> cases{
+        {QStringLiteral("http"), false, "GET", QStringLiteral("studies/1.2.3/a b+c=d/ü 胸部.dcm"), {}, {{"range", "bytes=100-199"}}, {}},
+        {QStringLiteral("http"), false, "PUT", QStringLiteral("x/y.dcm"), {}, {{"content-type", "application/dicom"}, {"if-none-match", "*"}}, "some bytes"},
+        {QStringLiteral("https"), false, "PUT", QStringLiteral("x/y.dcm"), {}, {{"content-type", "application/octet-stream"}, {"x-amz-meta-note", "  two   spaces  "}}, "payload"},
+        {QStringLiteral("http"), false, "GET", QString(),
+         {{QStringLiteral("list-type"), QStringLiteral("2")}, {QStringLiteral("prefix"), QStringLiteral("studies/a b/ü")},
+          {QStringLiteral("continuation-token"), QStringLiteral("1/2+3=4==")}, {QStringLiteral("max-keys"), QStringLiteral("1000")}},
+         {}, {}},
+        {QStringLiteral("https"), true, "HEAD", QStringLiteral("a~b_c-d.e"), {}, {{"if-match", "\"0123abcd\""}}, {}},
+    };
+    QJsonArray requests;
+    QList<S3Client::Prepared> ours;
+    for (const Case &c : cases) {
+        S3Endpoint e = endpointOf(9000, QStringLiteral("my-bucket"));
+        e.endpoint = QUrl(QStringLiteral("%1://store.example.org:9000").arg(c.scheme));
+        e.virtualHosted = c.virtualHosted;
+        e.credentials.region = QStringLiteral("eu-central-1");
+        const S3Client client(e);
+        ours << client.prepare(c.method, c.key, c.query, c.headers, c.body, when);
+        QJsonArray query, headers;
+        for (const auto &[name, value] : c.query)
+            query.append(QJsonArray{name, value});
+        for (const auto &[name, value] : c.headers)
+            headers.append(QJsonArray{QString::fromLatin1(name), QString::fromLatin1(value)});
+        requests.append(QJsonObject{{QStringLiteral("method"), QString::fromLatin1(c.method)},
+                                    {QStringLiteral("scheme"), c.scheme},
+                                    {QStringLiteral("host"), c.virtualHosted ? QStringLiteral("my-bucket.store.example.org:9000") : QStringLiteral("store.example.org:9000")},
+                                    {QStringLiteral("bucket"), e.bucket},
+                                    {QStringLiteral("key"), c.key},
+                                    {QStringLiteral("virtual"), c.virtualHosted},
+                                    {QStringLiteral("query"), query},
+                                    {QStringLiteral("headers"), headers},
+                                    {QStringLiteral("body"), QString::fromLatin1(c.body)},
+                                    {QStringLiteral("unsigned"), c.scheme == QLatin1String("https")},
+                                    {QStringLiteral("access"), kAccess},
+                                    {QStringLiteral("secret"), kSecret},
+                                    {QStringLiteral("region"), e.credentials.region},
+                                    {QStringLiteral("timestamp"), QStringLiteral("20261125T120000Z")}});
+    }
+    QProcess botocore;
+    botocore.start(QStringLiteral(TEST_VENV_DIR "/bin/python"), {QStringLiteral(S3_SIGN_CHECK_SCRIPT)});
+    QVERIFY(botocore.waitForStarted());
+    botocore.write(QJsonDocument(requests).toJson());
+    botocore.closeWriteChannel();
+    QVERIFY(botocore.waitForFinished(60000));
+    QVERIFY2(botocore.exitCode() == 0, botocore.readAllStandardError().constData());
+    const QJsonArray theirs = QJsonDocument::fromJson(botocore.readAllStandardOutput()).array();
+    QCOMPARE(theirs.size(), cases.size());
+    for (int i = 0; i < cases.size(); ++i) {
+        QByteArray authorization;
+        for (const auto &[name, value] : ours[i].headers)
+            if (name == "Authorization")
+                authorization = value;
+        QCOMPARE(QString::fromLatin1(authorization), theirs[i].toObject().value(QStringLiteral("authorization")).toString());
+        // The URL we send is the one signed: its path and query as botocore encoded them.
+        const QStringList canonical = theirs[i].toObject().value(QStringLiteral("canonical")).toString().split(QLatin1Char('\n'));
+        QCOMPARE(QString::fromLatin1(ours[i].url.toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority | QUrl::RemoveQuery)), canonical[1]);
+        QCOMPARE(QString::fromLatin1(ours[i].url.query(QUrl::FullyEncoded).toLatin1()), canonical[2]);
+    }
+}
+
+void tst_S3::objectsGoInAndComeBack()
+{
+    const QByteArray blob = randomBytes(3 * 1024 * 1024 + 17, 7);
+    const QString key = QStringLiteral("studies/1.2.840.1/séries 2/inst+1=a.dcm");
+    const Result<S3Object> put = runSync(m_client->put(key, blob));
+    QVERIFY2(put.isOk(), qPrintable(put.isOk() ? QString() : put.error().toString()));
+    QVERIFY(!put.value().etag.isEmpty());
+    const Result<S3Object> head = runSync(m_client->head(key));
+    QVERIFY2(head.isOk(), qPrintable(head.isOk() ? QString() : head.error().toString()));
+    QCOMPARE(head.value().size, blob.size());
+    QCOMPARE(head.value().etag, put.value().etag);
+    const Result<QByteArray> whole = runSync(m_client->get(key));
+    QVERIFY(whole.isOk());
+    QVERIFY(whole.value() == blob);
+    // Ranges: in the middle, to the end, and one reaching past the end (the object's tail).
+    S3GetOptions middle;
+    middle.offset = 1000003, middle.length = 65536;
+    const Result<QByteArray> part = runSync(m_client->get(key, middle));
+    QVERIFY2(part.isOk(), qPrintable(part.isOk() ? QString() : part.error().toString()));
+    QVERIFY(part.value() == blob.mid(1000003, 65536));
+    S3GetOptions tail;
+    tail.offset = blob.size() - 100;
+    QVERIFY(runSync(m_client->get(key, tail)).value() == blob.right(100));
+    S3GetOptions past;
+    past.offset = blob.size() - 10, past.length = 1000;
+    QVERIFY(runSync(m_client->get(key, past)).value() == blob.right(10));
+    S3GetOptions beyond;
+    beyond.offset = blob.size() + 10, beyond.length = 5;
+    QCOMPARE(runSync(m_client->get(key, beyond)).error().code(), ErrorCode::OutOfRange);
+    // Gone when removed.
+    QVERIFY(runSync(m_client->remove(key)).isOk());
+    const Result<QByteArray> gone = runSync(m_client->get(key));
+    QCOMPARE(gone.error().code(), ErrorCode::NotFound);
+}
+
+void tst_S3::listingsFollowPrefixesAndPages()
+{
+    for (int i = 0; i < 7; ++i)
+        QVERIFY(runSync(m_client->put(QStringLiteral("list/s1/i%1.dcm").arg(i), QByteArray(i + 1, 'x'))).isOk());
+    QVERIFY(runSync(m_client->put(QStringLiteral("list/s2/a.dcm"), "y")).isOk());
+    QVERIFY(runSync(m_client->put(QStringLiteral("listing-not/b.dcm"), "z")).isOk());
+    // Folders under a prefix.
+    const Result<S3Listing> folders = runSync(m_client->list(QStringLiteral("list/"), QStringLiteral("/")));
+    QVERIFY2(folders.isOk(), qPrintable(folders.isOk() ? QString() : folders.error().toString()));
+    QCOMPARE(folders.value().prefixes, (QStringList{QStringLiteral("list/s1/"), QStringLiteral("list/s2/")}));
+    QVERIFY(folders.value().objects.isEmpty());
+    // Pages of three: every object once, in key order, with its size.
+    QStringList keys;
+    QString token;
+    int pages = 0;
+    do {
+        const Result<S3Listing> page = runSync(m_client->list(QStringLiteral("list/s1/"), {}, token, 3));
+        QVERIFY2(page.isOk(), qPrintable(page.isOk() ? QString() : page.error().toString()));
+        QVERIFY(page.value().objects.size() <= 3);
+        for (const S3Object &o : page.value().objects) {
+            keys << o.key;
+            QCOMPARE(o.size, qint64(o.key.mid(9, 1).toInt() + 1));
+            QVERIFY(!o.etag.isEmpty());
+        }
+        token = page.value().truncated ? page.value().nextToken : QString();
+        ++pages;
+    } while (!token.isEmpty() && pages < 10);
+    QCOMPARE(pages, 3);
+    QCOMPARE(keys.size(), 7);
+    QCOMPARE(keys.first(), QStringLiteral("list/s1/i0.dcm"));
+    QCOMPARE(keys.last(), QStringLiteral("list/s1/i6.dcm"));
+}
+
+void tst_S3::changedObjectsAreNeverMixed()
+{
+    const QString key = QStringLiteral("conditional/blob");
+    const Result<S3Object> first = runSync(m_client->put(key, "first version"));
+    QVERIFY(first.isOk());
+    // Written only when absent: refused once it exists.
+    S3PutOptions absent;
+    absent.ifNoneMatch = true;
+    const Result<S3Object> again = runSync(m_client->put(key, "would overwrite", absent));
+    QCOMPARE(again.error().code(), ErrorCode::Changed);
+    // A range read bound to the first version's ETag: fine, then refused once the object changed.
+    S3GetOptions bound;
+    bound.offset = 0, bound.length = 5, bound.ifMatch = first.value().etag;
+    QCOMPARE(runSync(m_client->get(key, bound)).value(), QByteArray("first"));
+    const Result<S3Object> second = runSync(m_client->put(key, "second version"));
+    QVERIFY(second.isOk());
+    QVERIFY(second.value().etag != first.value().etag);
+    bound.offset = 6, bound.length = 7;
+    const Result<QByteArray> spliced = runSync(m_client->get(key, bound));
+    QVERIFY2(spliced.error().code() == ErrorCode::Changed, qPrintable(spliced.error().toString()));
+    // A write bound to a version that is no longer there is refused too.
+    S3PutOptions over;
+    over.ifMatch = first.value().etag;
+    QCOMPARE(runSync(m_client->put(key, "third", over)).error().code(), ErrorCode::Changed);
+    over.ifMatch = second.value().etag;
+    QVERIFY(runSync(m_client->put(key, "third", over)).isOk());
+}
+
+void tst_S3::wrongSettingsSayWhatIsWrong()
+{
+    auto errorOf = [&](const S3Endpoint &e, qint64 skewMs = 0) {
+        S3Client client(e);
+        client.setClockOffsetMs(skewMs);
+        return runSync(client.get(QStringLiteral("any"))).error();
+    };
+    S3Endpoint wrongSecret = endpointOf(m_server.port(), QStringLiteral("spectrum-test"));
+    wrongSecret.credentials.secretKey = QStringLiteral("not the secret");
+    Error e = errorOf(wrongSecret);
+    QCOMPARE(e.code(), ErrorCode::Authentication);
+    QVERIFY2(e.message().contains(QLatin1String("secret key is wrong")), qPrintable(e.message()));
+    QVERIFY2(!e.message().contains(QLatin1String("not the secret")), qPrintable(e.message()));  // never the secret itself
+
+    S3Endpoint unknownKey = endpointOf(m_server.port(), QStringLiteral("spectrum-test"));
+    unknownKey.credentials.accessKey = QStringLiteral("AKIANOBODY");
+    e = errorOf(unknownKey);
+    QCOMPARE(e.code(), ErrorCode::Authentication);
+    QVERIFY2(e.message().contains(QLatin1String("does not know this access key")), qPrintable(e.message()));
+
+    e = errorOf(endpointOf(m_server.port(), QStringLiteral("spectrum-test")), 20 * 60 * 1000);
+    QCOMPARE(e.code(), ErrorCode::Authentication);
+    QVERIFY2(e.message().contains(QLatin1String("clock")), qPrintable(e.message()));
+
+    e = errorOf(endpointOf(m_server.port(), QStringLiteral("no-such-bucket")));
+    QCOMPARE(e.code(), ErrorCode::NotFound);
+    QVERIFY2(e.message().contains(QLatin1String("bucket 'no-such-bucket' does not exist")), qPrintable(e.message()));
+
+    // Nobody listening: a network error, not a hang.
+    e = errorOf(endpointOf(freePort(), QStringLiteral("spectrum-test")));
+    QCOMPARE(e.code(), ErrorCode::Network);
+}
+
+void tst_S3::listingsThatAreNotListingsAreRefused()
+{
+    QCOMPARE(s3::parseListing("<Error><Code>X</Code></Error>").error().code(), ErrorCode::Protocol);
+    QCOMPARE(s3::parseListing("<ListBucketResult><Contents><Key>a</Key><Size>-4</Size></Contents></ListBucketResult>").error().code(), ErrorCode::Protocol);
+    QCOMPARE(s3::parseListing("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>").error().code(), ErrorCode::Protocol);
+    QCOMPARE(s3::parseListing("<ListBucketResult><Contents><Key>a</Key>").error().code(), ErrorCode::Protocol);
+    QCOMPARE(s3::parseListing("").error().code(), ErrorCode::Protocol);
+    const Result<S3Listing> fine = s3::parseListing(
+        "<?xml version=\"1.0\"?><ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Contents><Key>a&amp;b</Key><Size>5</Size>"
+        "<ETag>&quot;x&quot;</ETag></Contents><IsTruncated>false</IsTruncated></ListBucketResult>");
+    QVERIFY(fine.isOk());
+    QCOMPARE(fine.value().objects.size(), 1);
+    QCOMPARE(fine.value().objects[0].key, QStringLiteral("a&b"));
+    QCOMPARE(fine.value().objects[0].etag, QByteArray("\"x\""));
+    const S3ErrorAnswer slow = s3::parseError("<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>");
+    QCOMPARE(slow.code, QStringLiteral("SlowDown"));
+    QCOMPARE(s3::errorFor(503, "<Error><Code>SlowDown</Code></Error>", QStringLiteral("GET"), QStringLiteral("b")).code(), ErrorCode::Busy);
+}
+
+QTEST_GUILESS_MAIN(tst_S3)
+#include "tst_s3.moc"
