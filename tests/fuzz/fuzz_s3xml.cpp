@@ -1,4 +1,5 @@
-// What an S3 store answers in XML — ListObjectsV2 pages and error bodies — on any bytes: a listing is either an
+// What an S3 store answers in XML — ListObjectsV2 pages, multipart uploads begun, completed and listed, error
+// bodies — on any bytes: a listing is either an
 // error or objects with keys and sizes that are not negative, a truncated page always says where to go on, and
 // an error answer's code and message are bounded; never a crash.
 #include "fuzztarget.h"
@@ -21,6 +22,17 @@ SPECTRUM_FUZZ_TARGET(s3xml)
         if (listing.value().truncated && listing.value().nextToken.isEmpty())
             std::abort();
     }
+    const Result<QString> id = s3::parseUploadId(body);
+    if (id.isOk() && id.value().isEmpty())
+        std::abort();
+    const Result<S3Object> completed = s3::parseCompleted(body);
+    if (completed.isOk() && completed.value().etag.isEmpty())
+        std::abort();
+    const Result<QList<QPair<QString, QString>>> uploads = s3::parseUploads(body);
+    if (uploads.isOk())
+        for (const auto &[key, upload] : uploads.value())
+            if (key.isEmpty() || upload.isEmpty())
+                std::abort();
     const S3ErrorAnswer e = s3::parseError(body);
     if (e.code.size() > 64 || e.message.size() > 300)
         std::abort();

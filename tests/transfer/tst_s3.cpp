@@ -9,6 +9,7 @@
 
 #include "testsupport.h"
 
+#include <QCryptographicHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -88,6 +89,8 @@ private Q_SLOTS:
     void objectsGoInAndComeBack();
     void listingsFollowPrefixesAndPages();
     void changedObjectsAreNeverMixed();
+    void bigObjectsGoUpInPartsAndComeBackOverSeveralConnections();
+    void aFailedUploadLeavesNoPartsBehind();
     void wrongSettingsSayWhatIsWrong();
     void listingsThatAreNotListingsAreRefused();
 
@@ -274,6 +277,110 @@ void tst_S3::changedObjectsAreNeverMixed()
     QCOMPARE(runSync(m_client->put(key, "third", over)).error().code(), ErrorCode::Changed);
     over.ifMatch = second.value().etag;
     QVERIFY(runSync(m_client->put(key, "third", over)).isOk());
+}
+
+void tst_S3::bigObjectsGoUpInPartsAndComeBackOverSeveralConnections()
+{
+    // 23 MiB + 5 bytes in 5 MiB parts: 5 parts, the last short; three in flight at once.
+    const QByteArray blob = randomBytes((23 << 20) + 5, 11);
+    S3UploadOptions up;
+    up.partSize = 5 << 20;
+    up.parallel = 3;
+    ResultJob<S3Object> *job = m_client->upload(QStringLiteral("big/study.bin"), S3Source::of(blob), up);
+    qint64 lastProgress = 0;
+    connect(job, &Job::progress, this, [&](qint64 done, qint64 total) {
+        QVERIFY(done >= lastProgress && total == blob.size());
+        lastProgress = done;
+    });
+    const Result<S3Object> uploaded = runSync(job);
+    QVERIFY2(uploaded.isOk(), qPrintable(uploaded.isOk() ? QString() : uploaded.error().toString()));
+    QCOMPARE(lastProgress, qint64(blob.size()));
+    // The store's checksum of the whole is the composite of the parts' SHA-256s, as we computed it.
+    QList<QByteArray> digests;
+    for (qint64 at = 0; at < blob.size(); at += 5 << 20)
+        digests << QCryptographicHash::hash(blob.mid(at, 5 << 20), QCryptographicHash::Sha256);
+    QCOMPARE(digests.size(), 5);
+    QCOMPARE(uploaded.value().checksumSha256, s3::compositeChecksum(digests));
+    QVERIFY(uploaded.value().etag.endsWith("-5\""));  // a multipart ETag: its number of parts
+    const Result<S3Object> head = runSync(m_client->head(QStringLiteral("big/study.bin")));
+    QCOMPARE(head.value().size, qint64(blob.size()));
+    QCOMPARE(head.value().checksumSha256, s3::compositeChecksum(digests));  // as the store keeps it, not our copy
+    QVERIFY(runSync(m_client->pendingUploads(QStringLiteral("big/"))).value().isEmpty());
+
+    // Back in 3 MiB ranges over four connections, into place as each comes.
+    QByteArray back(blob.size(), '\0');
+    int ranges = 0;
+    S3DownloadOptions down;
+    down.streams = 4;
+    down.chunk = 3 << 20;
+    const Result<S3Object> downloaded = runSync(m_client->download(
+        QStringLiteral("big/study.bin"),
+        [&](qint64 offset, const QByteArray &bytes) {
+            std::memcpy(back.data() + offset, bytes.constData(), size_t(bytes.size()));
+            ++ranges;
+            return Error();
+        },
+        down));
+    QVERIFY2(downloaded.isOk(), qPrintable(downloaded.isOk() ? QString() : downloaded.error().toString()));
+    QCOMPARE(ranges, 8);
+    QVERIFY(back == blob);
+
+    // An object smaller than one part goes up in one PUT.
+    const Result<S3Object> small = runSync(m_client->upload(QStringLiteral("big/small.bin"), S3Source::of("tiny")));
+    QVERIFY(small.isOk());
+    QCOMPARE(runSync(m_client->get(QStringLiteral("big/small.bin"))).value(), QByteArray("tiny"));
+
+    // The object replaced while a download runs: a range of the new version is never put beside the old.
+    QVERIFY(runSync(m_client->put(QStringLiteral("big/changing.bin"), randomBytes(4 << 20, 1))).isOk());
+    S3DownloadOptions oneByOne;
+    oneByOne.streams = 1;
+    oneByOne.chunk = 1 << 20;
+    int taken = 0;
+    const Result<S3Object> spliced = runSync(m_client->download(
+        QStringLiteral("big/changing.bin"),
+        [&](qint64, const QByteArray &) {
+            if (++taken == 1)
+                runSync(m_client->put(QStringLiteral("big/changing.bin"), randomBytes(4 << 20, 2)));
+            return Error();
+        },
+        oneByOne));
+    QCOMPARE(spliced.error().code(), ErrorCode::Changed);
+    QCOMPARE(taken, 1);
+}
+
+void tst_S3::aFailedUploadLeavesNoPartsBehind()
+{
+    // The source fails while the third part is read: the upload fails with that error, and the parts sent are
+    // aborted at the store — none left pending.
+    const QByteArray blob = randomBytes(16 << 20, 3);
+    S3Source failing = S3Source::of(blob);
+    failing.read = [blob](qint64 offset, qint64 length) -> Result<QByteArray> {
+        if (offset >= 10 << 20)
+            return Error(ErrorCode::Io, QStringLiteral("the disk went away"));
+        return blob.mid(offset, length);
+    };
+    S3UploadOptions up;
+    up.partSize = 5 << 20;
+    up.parallel = 1;
+    const Result<S3Object> failed = runSync(m_client->upload(QStringLiteral("aborted/x.bin"), failing, up));
+    QCOMPARE(failed.error().code(), ErrorCode::Io);
+    QTRY_VERIFY_WITH_TIMEOUT(runSync(m_client->pendingUploads(QStringLiteral("aborted/"))).isOk()
+                                 && runSync(m_client->pendingUploads(QStringLiteral("aborted/"))).value().isEmpty(),
+                             10000);
+    QCOMPARE(runSync(m_client->head(QStringLiteral("aborted/x.bin"))).error().code(), ErrorCode::NotFound);
+
+    // An upload begun elsewhere (a workstation killed mid-upload) is found and aborted.
+    S3UploadOptions slow;
+    slow.partSize = 5 << 20;
+    ResultJob<S3Object> *job = m_client->upload(QStringLiteral("aborted/killed.bin"), S3Source::of(blob), slow);
+    QSignalSpy progress(job, &Job::progress);
+    job->start(ExecutionPolicy::Async);
+    QVERIFY(progress.wait(20000));  // a part is in
+    const Result<QList<QPair<QString, QString>>> pending = runSync(m_client->pendingUploads(QStringLiteral("aborted/")));
+    QVERIFY(pending.isOk());
+    QCOMPARE(pending.value().size(), 1);
+    job->cancel();  // cancelling aborts it too; the listing above found it first
+    QTRY_VERIFY_WITH_TIMEOUT(runSync(m_client->pendingUploads(QStringLiteral("aborted/"))).value().isEmpty(), 10000);
 }
 
 void tst_S3::wrongSettingsSayWhatIsWrong()

@@ -1,119 +1,14 @@
-// S3Client: requests signed when sent, one job per request (S3Job), retried after a backoff when the store asks
-// us to slow down.
+// S3Client: one job per request (s3job.h); the URL and signed headers of each (prepare).
 
-#include "spectrum/transfer/s3client.h"
+#include "s3job.h"
 
-#include <QNetworkAccessManager>
-#include <QNetworkReply>
-#include <QPointer>
-#include <QSslCertificate>
-#include <QSslConfiguration>
-#include <QTimer>
-#include <QUrlQuery>
+#include <QCryptographicHash>
 
 namespace spectrum {
 
+using namespace s3wire;
+
 namespace {
-
-using Headers = QList<QPair<QByteArray, QByteArray>>;
-using Query = QList<QPair<QString, QString>>;
-
-/// One S3 request as a job: signed at each send, retried after a growing wait on 500/503, cancellable.
-/// Subclasses look at the successful answer.
-template <typename T>
-class S3Job : public ResultJob<T>
-{
-public:
-    S3Job(S3Client *client, QByteArray method, QString key, Query query, Headers headers, QByteArray body, QString what)
-        : m_what(std::move(what)), m_client(client), m_method(std::move(method)), m_key(std::move(key)), m_query(std::move(query)),
-          m_headers(std::move(headers)), m_body(std::move(body))
-    {
-        this->setParent(client);  // a job whose client goes, goes with it
-        m_wait.setSingleShot(true);
-        QObject::connect(&m_wait, &QTimer::timeout, this, [this] { send(); });
-    }
-
-protected:
-    void doStart() override { send(); }
-    void doCancel() override
-    {
-        m_wait.stop();
-        if (m_reply) {
-            QObject::disconnect(m_reply, nullptr, this, nullptr);
-            m_reply->abort();
-            m_reply->deleteLater();
-            m_reply = nullptr;
-        }
-    }
-
-    /// The store answered 2xx: `answer` is its body, `reply` its headers.
-    virtual void done(const QByteArray &answer, QNetworkReply *reply) = 0;
-
-    QString m_what;
-
-private:
-    void send()
-    {
-        if (!m_client)
-            return this->finishWith(Error(ErrorCode::Cancelled, QStringLiteral("%1: the store's client is gone").arg(m_what)));
-        const S3Client::Prepared p = m_client->prepare(m_method, m_key, m_query, m_headers, m_body);
-        QNetworkRequest request(p.url);
-        for (const auto &[name, value] : p.headers)
-            request.setRawHeader(name, value);
-        request.setTransferTimeout(m_client->endpoint().timeoutMs);
-        request.setAttribute(QNetworkRequest::HttpPipeliningAllowedAttribute, false);
-        if (p.url.scheme() == QLatin1String("https") && !m_client->endpoint().caFile.isEmpty()) {
-            QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
-            tls.addCaCertificates(QSslCertificate::fromPath(m_client->endpoint().caFile, QSsl::Pem));
-            request.setSslConfiguration(tls);
-        }
-        m_answer.clear();
-        m_reply = m_method == "HEAD" ? m_client->manager()->head(request) : m_client->manager()->sendCustomRequest(request, m_method, m_body);
-        QObject::connect(m_reply, &QNetworkReply::readyRead, this, [this] { m_answer += m_reply->readAll(); });
-        QObject::connect(m_reply, &QNetworkReply::finished, this, [this] { finished(); });
-    }
-
-    void finished()
-    {
-        QNetworkReply *reply = m_reply;
-        m_reply = nullptr;
-        reply->deleteLater();
-        m_answer += reply->readAll();
-        const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-        const S3Endpoint &e = m_client->endpoint();
-        if (status == 0) {
-            const bool timeout = reply->error() == QNetworkReply::OperationCanceledError || reply->error() == QNetworkReply::TimeoutError;
-            return this->finishWith(Error(timeout ? ErrorCode::Timeout : ErrorCode::Network,
-                                          QStringLiteral("%1: %2").arg(m_what, timeout ? QStringLiteral("no answer within %1 ms").arg(e.timeoutMs) : reply->errorString())));
-        }
-        const bool slowDown = status == 503 || status == 500;
-        if (slowDown && ++m_attempt < e.attempts) {
-            m_wait.start(e.backoffMs << (m_attempt - 1));
-            return;
-        }
-        if (status < 200 || status >= 300)
-            return this->finishWith(s3::errorFor(status, m_answer, m_what, e.bucket));
-        if (reply->error() != QNetworkReply::NoError)
-            return this->finishWith(Error(ErrorCode::Network, QStringLiteral("%1: the answer broke off: %2").arg(m_what, reply->errorString())));
-        done(m_answer, reply);
-    }
-
-    QPointer<S3Client> m_client;
-    QByteArray m_method;
-    QString m_key;
-    Query m_query;
-    Headers m_headers;
-    QByteArray m_body;
-    QPointer<QNetworkReply> m_reply;
-    QByteArray m_answer;
-    QTimer m_wait;
-    int m_attempt = 0;
-};
-
-QString describe(const char *verb, const QString &key, const S3Endpoint &e)
-{
-    return QStringLiteral("%1 s3://%2/%3").arg(QLatin1String(verb), e.bucket, key);
-}
 
 S3Object objectOf(const QString &key, QNetworkReply *reply, qint64 size)
 {
@@ -122,13 +17,18 @@ S3Object objectOf(const QString &key, QNetworkReply *reply, qint64 size)
     o.size = size;
     o.etag = reply->rawHeader("ETag");
     o.lastModified = QDateTime::fromString(QString::fromLatin1(reply->rawHeader("Last-Modified")), Qt::RFC2822Date);
+    o.checksumSha256 = reply->rawHeader("x-amz-checksum-sha256");
     return o;
 }
 
 class HeadJob : public S3Job<S3Object>
 {
 public:
-    HeadJob(S3Client *c, const QString &key) : S3Job(c, "HEAD", key, {}, {}, {}, describe("HEAD", key, c->endpoint())), m_key(key) {}
+    // With the checksum the store keeps of the object, when it keeps one.
+    HeadJob(S3Client *c, const QString &key)
+        : S3Job(c, "HEAD", key, {}, {qMakePair(QByteArray("x-amz-checksum-mode"), QByteArray("ENABLED"))}, {}, describe("HEAD", key, c->endpoint())), m_key(key)
+    {
+    }
 
 protected:
     void done(const QByteArray &, QNetworkReply *reply) override
@@ -224,20 +124,30 @@ protected:
     }
 };
 
-class EmptyAnswerJob : public S3Job<Done>
-{
-public:
-    using S3Job::S3Job;
-
-protected:
-    void done(const QByteArray &, QNetworkReply *) override { finishWith(Done{}); }
-};
-
 } // namespace
 
-S3Client::S3Client(S3Endpoint endpoint, QObject *parent) : QObject(parent), m_endpoint(std::move(endpoint)), m_manager(std::make_unique<QNetworkAccessManager>())
+S3Client::S3Client(S3Endpoint endpoint, QObject *parent) : QObject(parent), m_endpoint(std::move(endpoint))
 {
-    m_manager->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);  // a signed request is not sent elsewhere
+    for (int i = 0; i < 4; ++i) {  // 24 connections: more than any download here asks for
+        auto m = std::make_unique<QNetworkAccessManager>();
+        m->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);  // a signed request is not sent elsewhere
+        m_managers.push_back(std::move(m));
+    }
+}
+
+QNetworkAccessManager *S3Client::manager()
+{
+    QNetworkAccessManager *m = m_managers[m_next].get();
+    m_next = (m_next + 1) % m_managers.size();
+    return m;
+}
+
+S3Source S3Source::of(const QByteArray &bytes)
+{
+    S3Source s;
+    s.size = bytes.size();
+    s.read = [bytes](qint64 offset, qint64 length) -> Result<QByteArray> { return bytes.mid(offset, length); };
+    return s;
 }
 
 S3Client::~S3Client() = default;

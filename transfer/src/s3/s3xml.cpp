@@ -3,6 +3,7 @@
 
 #include "spectrum/transfer/s3client.h"
 
+#include <QCryptographicHash>
 #include <QXmlStreamReader>
 
 namespace spectrum::s3 {
@@ -95,6 +96,87 @@ S3ErrorAnswer parseError(const QByteArray &bytes)
     if (xml.hasError())
         return S3ErrorAnswer();
     return e;
+}
+
+Result<QString> parseUploadId(const QByteArray &bytes)
+{
+    QXmlStreamReader xml(bytes);
+    if (!xml.readNextStartElement() || xml.name() != QLatin1String("InitiateMultipartUploadResult"))
+        return Error(ErrorCode::Protocol, QStringLiteral("the store's answer to starting an upload is not an InitiateMultipartUploadResult"));
+    QString id;
+    while (xml.readNextStartElement()) {
+        if (xml.name() == QLatin1String("UploadId"))
+            id = textOf(xml);
+        else
+            xml.skipCurrentElement();
+    }
+    if (xml.hasError() || id.isEmpty() || id.size() > 1024)
+        return Error(ErrorCode::Protocol, QStringLiteral("the store's answer to starting an upload has no upload ID"));
+    return id;
+}
+
+Result<S3Object> parseCompleted(const QByteArray &bytes)
+{
+    QXmlStreamReader xml(bytes);
+    if (!xml.readNextStartElement())
+        return Error(ErrorCode::Protocol, QStringLiteral("the store's answer to completing an upload is empty"));
+    if (xml.name() == QLatin1String("Error")) {
+        const S3ErrorAnswer e = parseError(bytes);
+        return Error(ErrorCode::Network, QStringLiteral("the store could not complete the upload (it said %1: %2)").arg(e.code, e.message));
+    }
+    if (xml.name() != QLatin1String("CompleteMultipartUploadResult"))
+        return Error(ErrorCode::Protocol, QStringLiteral("the store's answer to completing an upload is not a CompleteMultipartUploadResult"));
+    S3Object o;
+    while (xml.readNextStartElement()) {
+        if (xml.name() == QLatin1String("Key"))
+            o.key = textOf(xml);
+        else if (xml.name() == QLatin1String("ETag"))
+            o.etag = textOf(xml).toUtf8().left(256);
+        else if (xml.name() == QLatin1String("ChecksumSHA256"))
+            o.checksumSha256 = textOf(xml).toUtf8().left(256);
+        else
+            xml.skipCurrentElement();
+    }
+    if (xml.hasError() || o.etag.isEmpty())
+        return Error(ErrorCode::Protocol, QStringLiteral("the store's answer to completing an upload has no ETag"));
+    return o;
+}
+
+Result<QList<QPair<QString, QString>>> parseUploads(const QByteArray &bytes)
+{
+    QXmlStreamReader xml(bytes);
+    if (!xml.readNextStartElement() || xml.name() != QLatin1String("ListMultipartUploadsResult"))
+        return Error(ErrorCode::Protocol, QStringLiteral("the store's list of uploads is not a ListMultipartUploadsResult"));
+    QList<QPair<QString, QString>> uploads;
+    while (xml.readNextStartElement()) {
+        if (xml.name() != QLatin1String("Upload") || uploads.size() >= kMaxListed) {
+            xml.skipCurrentElement();
+            continue;
+        }
+        QString key, id;
+        while (xml.readNextStartElement()) {
+            if (xml.name() == QLatin1String("Key"))
+                key = textOf(xml);
+            else if (xml.name() == QLatin1String("UploadId"))
+                id = textOf(xml);
+            else
+                xml.skipCurrentElement();
+        }
+        if (key.isEmpty() || id.isEmpty())
+            return Error(ErrorCode::Protocol, QStringLiteral("the store's list of uploads has one without a key or ID"));
+        uploads << qMakePair(key, id);
+    }
+    if (xml.hasError())
+        return Error(ErrorCode::Protocol, QStringLiteral("the store's list of uploads is not well-formed XML: %1").arg(xml.errorString()));
+    return uploads;
+}
+
+QByteArray compositeChecksum(const QList<QByteArray> &partDigests)
+{
+    QCryptographicHash h(QCryptographicHash::Sha256);
+    for (const QByteArray &d : partDigests)
+        h.addData(d);
+    return h.result().toBase64() + '-' + QByteArray::number(partDigests.size());
 }
 
 Error errorFor(int status, const QByteArray &body, const QString &what, const QString &bucket)

@@ -20,7 +20,9 @@
 #include <QObject>
 #include <QUrl>
 
+#include <functional>
 #include <memory>
+#include <vector>
 
 class QNetworkAccessManager;
 
@@ -44,6 +46,9 @@ struct S3Object
     qint64 size = -1;
     QByteArray etag;            ///< as the store quotes it, e.g. "\"9b2cf535f27731c974343645a3985328\""
     QDateTime lastModified;
+    /// x-amz-checksum-sha256 as the store keeps it: base64 of the SHA-256, or for a multipart upload of the SHA-256
+    /// of the parts' SHA-256s, then "-" and the number of parts. Empty when the store did not say.
+    QByteArray checksumSha256;
 };
 
 struct S3Listing
@@ -66,6 +71,15 @@ namespace s3 {
 Result<S3Listing> parseListing(const QByteArray &xml);
 /// An error answer; empty code when the body is not one.
 S3ErrorAnswer parseError(const QByteArray &xml);
+/// The UploadId of an InitiateMultipartUploadResult.
+Result<QString> parseUploadId(const QByteArray &xml);
+/// A CompleteMultipartUploadResult (its ETag and checksum). The store may answer 200 with an error body: an error.
+Result<S3Object> parseCompleted(const QByteArray &xml);
+/// A ListMultipartUploadsResult: (key, upload ID) of each upload begun and neither completed nor aborted.
+Result<QList<QPair<QString, QString>>> parseUploads(const QByteArray &xml);
+/// The composite checksum of a multipart upload from its parts' SHA-256s (raw, in part order): base64 of their
+/// SHA-256, "-", their number — what the store must report for the object.
+QByteArray compositeChecksum(const QList<QByteArray> &partDigests);
 /// Our error for an S3 answer with HTTP `status`: what the store said, in words a site's admin can act on.
 Error errorFor(int status, const QByteArray &body, const QString &what, const QString &bucket);
 } // namespace s3
@@ -84,6 +98,31 @@ struct S3PutOptions
     QByteArray contentType = "application/octet-stream";
 };
 
+/// Where an upload's bytes come from: read(offset, length) is called on the client's thread, one part at a time.
+struct S3Source
+{
+    qint64 size = 0;
+    std::function<Result<QByteArray>(qint64 offset, qint64 length)> read;
+    static S3Source of(const QByteArray &bytes);
+};
+
+struct S3UploadOptions
+{
+    qint64 partSize = 16 << 20;  ///< S3 asks at least 5 MiB for every part but the last, at most 10,000 parts
+    int parallel = 4;            ///< parts in flight at once
+    QByteArray contentType = "application/octet-stream";
+};
+
+/// Where a download's bytes go: called on the client's thread with each verified range as it completes (in any
+/// order). An error stops the download.
+using S3Sink = std::function<Error(qint64 offset, const QByteArray &bytes)>;
+
+struct S3DownloadOptions
+{
+    int streams = 4;             ///< ranges in flight at once (each its own connection)
+    qint64 chunk = 8 << 20;      ///< bytes per ranged GET
+};
+
 class S3Client : public QObject
 {
     Q_OBJECT
@@ -100,6 +139,19 @@ public:
     /// ListObjectsV2: keys under `prefix`, one page (at most `maxKeys`, the store may give fewer).
     ResultJob<S3Listing> *list(const QString &prefix, const QString &delimiter = {}, const QString &continuationToken = {}, int maxKeys = 1000);
     ResultJob<Done> *remove(const QString &key);
+
+    /// Multipart upload: the parts sent `parallel` at a time, each with its SHA-256 for the store to check, then
+    /// completed with every part's checksum, and the object's composite checksum checked against ours. A part
+    /// that fails fails the upload, which is then aborted at the store (no orphaned parts left to pay for).
+    /// Objects smaller than one part go up in one PUT. progress(bytes sent, size).
+    ResultJob<S3Object> *upload(const QString &key, S3Source source, const S3UploadOptions &options = {});
+    /// The object in ranges over `streams` connections at once, every range bound to the ETag the first answer
+    /// gave (a changed object is never spliced: ErrorCode::Changed). progress(bytes received, size).
+    ResultJob<S3Object> *download(const QString &key, S3Sink sink, const S3DownloadOptions &options = {});
+    /// Multipart uploads under `prefix` begun and neither completed nor aborted: (key, upload ID).
+    ResultJob<QList<QPair<QString, QString>>> *pendingUploads(const QString &prefix = {});
+    /// Aborts an upload begun elsewhere (a workstation killed mid-upload): its parts are deleted at the store.
+    ResultJob<Done> *abortUpload(const QString &key, const QString &uploadId);
     /// Makes the bucket (for tests and first set-up; a hospital's admin usually has it made).
     ResultJob<Done> *createBucket();
 
@@ -115,11 +167,14 @@ public:
     };
     Prepared prepare(const QByteArray &method, const QString &key, const QList<QPair<QString, QString>> &query,
                      const QList<QPair<QByteArray, QByteArray>> &headers, const QByteArray &body, const QDateTime &when = {}) const;
-    QNetworkAccessManager *manager() const { return m_manager.get(); }
+    /// The connection pool for the next request: Qt opens at most 6 connections per host and manager, so a
+    /// client spreads its requests over several.
+    QNetworkAccessManager *manager();
 
 private:
     S3Endpoint m_endpoint;
-    std::unique_ptr<QNetworkAccessManager> m_manager;
+    std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;
+    size_t m_next = 0;
     qint64 m_clockOffsetMs = 0;
 };
 

@@ -1,0 +1,301 @@
+// The S3 jobs made of many requests: a multipart upload (parts in parallel, each checked by the store, the whole
+// checked by us, aborted when it fails) and a download over several connections bound to one ETag.
+
+#include "s3job.h"
+
+#include "spectrum/core/compoundjob.h"
+
+#include <QCryptographicHash>
+
+#include <algorithm>
+#include <map>
+
+namespace spectrum {
+
+using namespace s3wire;
+
+namespace {
+
+constexpr qint64 kMinPart = 5 << 20;   // S3's smallest part (all but the last)
+constexpr int kMaxParts = 10000;       // S3's most parts
+
+/// The answer to a request that returns an XML body parsed by `parse`.
+template <typename T>
+class XmlAnswerJob : public S3Job<T>
+{
+public:
+    using Parse = Result<T> (*)(const QByteArray &);
+    XmlAnswerJob(S3Client *c, QByteArray method, QString key, Query query, Headers headers, QByteArray body, QString what, Parse parse)
+        : S3Job<T>(c, std::move(method), std::move(key), std::move(query), std::move(headers), std::move(body), std::move(what)), m_parse(parse)
+    {
+    }
+
+protected:
+    void done(const QByteArray &answer, QNetworkReply *) override
+    {
+        Result<T> r = m_parse(answer);
+        this->finishWith(r.isOk() ? std::move(r) : Result<T>(r.error().withContext(this->m_what)));
+    }
+
+private:
+    Parse m_parse;
+};
+
+/// One part of a multipart upload: its ETag, and the checksum the store computed of it.
+class PartJob : public S3Job<S3Object>
+{
+public:
+    using S3Job::S3Job;
+
+protected:
+    void done(const QByteArray &, QNetworkReply *reply) override
+    {
+        S3Object o;
+        o.etag = reply->rawHeader("ETag");
+        o.checksumSha256 = reply->rawHeader("x-amz-checksum-sha256");
+        if (o.etag.isEmpty())
+            return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: the store gave the part no ETag").arg(m_what)));
+        finishWith(o);
+    }
+};
+
+class UploadJob : public CompoundJob<S3Object>
+{
+public:
+    UploadJob(S3Client *client, QString key, S3Source source, S3UploadOptions options)
+        : m_client(client), m_key(std::move(key)), m_source(std::move(source)), m_options(std::move(options))
+    {
+        setParent(client);
+        m_what = describe("upload", m_key, client->endpoint());
+    }
+
+protected:
+    void doStart() override
+    {
+        if (!m_source.read || m_source.size < 0)
+            return finishWith(Error(ErrorCode::InvalidArgument, QStringLiteral("%1: nothing to read from").arg(m_what)));
+        // Parts of at least 5 MiB, at most 10,000 of them.
+        m_partSize = std::max({m_options.partSize, kMinPart, (m_source.size + kMaxParts - 1) / kMaxParts});
+        m_parts = int((m_source.size + m_partSize - 1) / m_partSize);
+        if (m_parts <= 1)
+            return putWhole();
+        const Headers headers{qMakePair(QByteArray("content-type"), m_options.contentType), qMakePair(QByteArray("x-amz-checksum-algorithm"), QByteArray("SHA256"))};
+        addSubjob(new XmlAnswerJob<QString>(m_client, "POST", m_key, {qMakePair(QStringLiteral("uploads"), QString())}, headers, {},
+                                            QStringLiteral("%1: starting it").arg(m_what), &s3::parseUploadId),
+                  [this](const Result<QString> &id) {
+                      if (!id.isOk())
+                          return finishWith(id.error());
+                      m_uploadId = id.value();
+                      m_digests = QList<QByteArray>(m_parts);
+                      m_etags = QList<QByteArray>(m_parts);
+                      pump();
+                  });
+    }
+
+    void doCancel() override
+    {
+        CompoundJob::doCancel();
+        abortAtStore();
+    }
+
+private:
+    void putWhole()
+    {
+        Result<QByteArray> bytes = m_source.read(0, m_source.size);
+        if (!bytes.isOk())
+            return finishWith(bytes.error().withContext(m_what));
+        S3PutOptions put;
+        put.contentType = m_options.contentType;
+        addSubjob(m_client->put(m_key, bytes.value(), put), [this](const Result<S3Object> &r) {
+            if (r.isOk())
+                setProgress(m_source.size, m_source.size);
+            finishWith(r);
+        });
+    }
+
+    void pump()
+    {
+        while (m_inFlight < std::max(1, m_options.parallel) && m_next < m_parts) {
+            const int part = m_next++;
+            const qint64 offset = qint64(part) * m_partSize, length = std::min(m_partSize, m_source.size - offset);
+            Result<QByteArray> bytes = m_source.read(offset, length);
+            if (!bytes.isOk() || bytes.value().size() != length)
+                return fail(bytes.isOk() ? Error(ErrorCode::Io, QStringLiteral("%1: part %2 could not be read whole").arg(m_what).arg(part + 1))
+                                         : bytes.error().withContext(m_what));
+            m_digests[part] = QCryptographicHash::hash(bytes.value(), QCryptographicHash::Sha256);
+            const QByteArray checksum = m_digests[part].toBase64();
+            const Query query{qMakePair(QStringLiteral("partNumber"), QString::number(part + 1)), qMakePair(QStringLiteral("uploadId"), m_uploadId)};
+            ++m_inFlight;
+            addSubjob(new PartJob(m_client, "PUT", m_key, query, {qMakePair(QByteArray("x-amz-checksum-sha256"), checksum)}, bytes.value(),
+                                  QStringLiteral("%1: part %2 of %3").arg(m_what).arg(part + 1).arg(m_parts)),
+                      [this, part, checksum, length](const Result<S3Object> &r) {
+                          --m_inFlight;
+                          if (!r.isOk())
+                              return fail(r.error());
+                          if (!r.value().checksumSha256.isEmpty() && r.value().checksumSha256 != checksum)
+                              return fail(Error(ErrorCode::Corrupt, QStringLiteral("%1: the store's checksum of part %2 is not ours").arg(m_what).arg(part + 1)));
+                          m_etags[part] = r.value().etag;
+                          m_sent += length;
+                          setProgress(m_sent, m_source.size);
+                          if (++m_done == m_parts)
+                              complete();
+                          else
+                              pump();
+                      });
+        }
+    }
+
+    void complete()
+    {
+        QByteArray xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
+        for (int i = 0; i < m_parts; ++i)
+            xml += "<Part><PartNumber>" + QByteArray::number(i + 1) + "</PartNumber><ETag>" + QString::fromLatin1(m_etags[i]).toHtmlEscaped().toLatin1() + "</ETag><ChecksumSHA256>"
+                + m_digests[i].toBase64() + "</ChecksumSHA256></Part>";
+        xml += "</CompleteMultipartUpload>";
+        addSubjob(new XmlAnswerJob<S3Object>(m_client, "POST", m_key, {qMakePair(QStringLiteral("uploadId"), m_uploadId)},
+                                             {qMakePair(QByteArray("content-type"), QByteArray("application/xml"))}, xml,
+                                             QStringLiteral("%1: completing it").arg(m_what), &s3::parseCompleted),
+                  [this](const Result<S3Object> &r) {
+                      if (!r.isOk())
+                          return fail(r.error());
+                      S3Object o = r.value();
+                      o.key = m_key;
+                      o.size = m_source.size;
+                      // The store's checksum of the whole is made of the parts' it checked: ours, or the object
+                      // is not what we sent.
+                      const QByteArray ours = s3::compositeChecksum(m_digests);
+                      if (!o.checksumSha256.isEmpty() && o.checksumSha256 != ours)
+                          return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the store's checksum of the object (%2) is not ours (%3)")
+                                                                          .arg(m_what, QString::fromLatin1(o.checksumSha256), QString::fromLatin1(ours))));
+                      if (o.checksumSha256.isEmpty())
+                          o.checksumSha256 = ours;
+                      m_uploadId.clear();  // nothing to abort any more
+                      finishWith(o);
+                  });
+    }
+
+    void fail(const Error &error)
+    {
+        abortAtStore();
+        finishWith(error);
+    }
+
+    /// Tells the store to drop the parts sent so far; its answer is not waited for (the job runs on, owned by the
+    /// client).
+    void abortAtStore()
+    {
+        if (m_uploadId.isEmpty() || !m_client)
+            return;
+        Job *abort = m_client->abortUpload(m_key, m_uploadId);
+        m_uploadId.clear();
+        abort->start(ExecutionPolicy::Async);
+    }
+
+    QPointer<S3Client> m_client;
+    QString m_key;
+    S3Source m_source;
+    S3UploadOptions m_options;
+    QString m_what;
+    qint64 m_partSize = 0;
+    int m_parts = 0;
+    QString m_uploadId;
+    QList<QByteArray> m_digests;  ///< raw SHA-256 of each part
+    QList<QByteArray> m_etags;
+    int m_next = 0, m_inFlight = 0, m_done = 0;
+    qint64 m_sent = 0;
+};
+
+class DownloadJob : public CompoundJob<S3Object>
+{
+public:
+    DownloadJob(S3Client *client, QString key, S3Sink sink, S3DownloadOptions options)
+        : m_client(client), m_key(std::move(key)), m_sink(std::move(sink)), m_options(options)
+    {
+        setParent(client);
+        m_options.chunk = std::max<qint64>(m_options.chunk, 64 << 10);
+    }
+
+protected:
+    void doStart() override
+    {
+        addSubjob(m_client->head(m_key), [this](const Result<S3Object> &head) {
+            if (!head.isOk())
+                return finishWith(head.error());
+            m_object = head.value();
+            if (m_object.size == 0)
+                return finishWith(m_object);
+            m_chunks = int((m_object.size + m_options.chunk - 1) / m_options.chunk);
+            pump();
+        });
+    }
+
+private:
+    void pump()
+    {
+        while (m_inFlight < std::max(1, m_options.streams) && m_next < m_chunks) {
+            const qint64 offset = qint64(m_next++) * m_options.chunk;
+            S3GetOptions range;
+            range.offset = offset;
+            range.length = std::min(m_options.chunk, m_object.size - offset);
+            range.ifMatch = m_object.etag;  // every range from the version the head saw
+            ++m_inFlight;
+            addSubjob(m_client->get(m_key, range), [this, range](const Result<QByteArray> &r) {
+                --m_inFlight;
+                if (!r.isOk())
+                    return finishWith(r.error());
+                if (r.value().size() != range.length)
+                    return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: %2 bytes came for %3 at %4")
+                                                                     .arg(describe("GET", m_key, m_client->endpoint()))
+                                                                     .arg(r.value().size())
+                                                                     .arg(range.length)
+                                                                     .arg(range.offset)));
+                if (Error e = m_sink(range.offset, r.value()); e.isError())
+                    return finishWith(e);
+                m_received += range.length;
+                setProgress(m_received, m_object.size);
+                if (++m_done == m_chunks)
+                    return finishWith(m_object);
+                pump();
+            });
+        }
+    }
+
+    QPointer<S3Client> m_client;
+    QString m_key;
+    S3Sink m_sink;
+    S3DownloadOptions m_options;
+    S3Object m_object;
+    int m_chunks = 0, m_next = 0, m_inFlight = 0, m_done = 0;
+    qint64 m_received = 0;
+};
+
+} // namespace
+
+ResultJob<S3Object> *S3Client::upload(const QString &key, S3Source source, const S3UploadOptions &options)
+{
+    if (key.isEmpty())
+        return failedJob<S3Object>(Error(ErrorCode::InvalidKey, QStringLiteral("an object needs a key")));
+    return new UploadJob(this, key, std::move(source), options);
+}
+
+ResultJob<S3Object> *S3Client::download(const QString &key, S3Sink sink, const S3DownloadOptions &options)
+{
+    if (!sink)
+        return failedJob<S3Object>(Error(ErrorCode::InvalidArgument, QStringLiteral("a download needs somewhere to put its bytes")));
+    return new DownloadJob(this, key, std::move(sink), options);
+}
+
+ResultJob<QList<QPair<QString, QString>>> *S3Client::pendingUploads(const QString &prefix)
+{
+    Query q{qMakePair(QStringLiteral("uploads"), QString())};
+    if (!prefix.isEmpty())
+        q << qMakePair(QStringLiteral("prefix"), prefix);
+    return new XmlAnswerJob<QList<QPair<QString, QString>>>(this, "GET", {}, q, {}, {}, describe("LIST uploads", prefix, m_endpoint), &s3::parseUploads);
+}
+
+ResultJob<Done> *S3Client::abortUpload(const QString &key, const QString &uploadId)
+{
+    return new EmptyAnswerJob(this, "DELETE", key, {qMakePair(QStringLiteral("uploadId"), uploadId)}, {}, {}, describe("abort upload", key, m_endpoint));
+}
+
+} // namespace spectrum
