@@ -93,6 +93,7 @@ private Q_SLOTS:
     void aFailedUploadLeavesNoPartsBehind();
     void wrongSettingsSayWhatIsWrong();
     void listingsThatAreNotListingsAreRefused();
+    void keysAreSentAsWritten();
 
 private:
     S3Server m_server;
@@ -361,7 +362,7 @@ void tst_S3::aFailedUploadLeavesNoPartsBehind()
     };
     S3UploadOptions up;
     up.partSize = 5 << 20;
-    up.parallel = 1;
+    up.parallel = 3;  // two parts in flight when the third cannot be read: they are stopped, then the upload aborted
     const Result<S3Object> failed = runSync(m_client->upload(QStringLiteral("aborted/x.bin"), failing, up));
     QCOMPARE(failed.error().code(), ErrorCode::Io);
     QTRY_VERIFY_WITH_TIMEOUT(runSync(m_client->pendingUploads(QStringLiteral("aborted/"))).isOk()
@@ -407,6 +408,12 @@ void tst_S3::wrongSettingsSayWhatIsWrong()
     QCOMPARE(e.code(), ErrorCode::Authentication);
     QVERIFY2(e.message().contains(QLatin1String("clock")), qPrintable(e.message()));
 
+    // A HEAD's refusal has no body to say why: the message names the likely causes.
+    S3Client wrong(wrongSecret);
+    e = runSync(wrong.head(QStringLiteral("any"))).error();
+    QCOMPARE(e.code(), ErrorCode::Authentication);
+    QVERIFY2(e.message().contains(QLatin1String("wrong secret")), qPrintable(e.message()));
+
     e = errorOf(endpointOf(m_server.port(), QStringLiteral("no-such-bucket")));
     QCOMPARE(e.code(), ErrorCode::NotFound);
     QVERIFY2(e.message().contains(QLatin1String("bucket 'no-such-bucket' does not exist")), qPrintable(e.message()));
@@ -432,7 +439,40 @@ void tst_S3::listingsThatAreNotListingsAreRefused()
     QCOMPARE(fine.value().objects[0].etag, QByteArray("\"x\""));
     const S3ErrorAnswer slow = s3::parseError("<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>");
     QCOMPARE(slow.code, QStringLiteral("SlowDown"));
-    QCOMPARE(s3::errorFor(503, "<Error><Code>SlowDown</Code></Error>", QStringLiteral("GET"), QStringLiteral("b")).code(), ErrorCode::Busy);
+    // What each answer means for whoever decides to try again: damaged bytes and timeouts may pass next time,
+    // refusals never do.
+    auto code = [](int status, const char *body) { return s3::errorFor(status, body, QStringLiteral("GET"), QStringLiteral("b")).code(); };
+    QCOMPARE(code(503, "<Error><Code>SlowDown</Code></Error>"), ErrorCode::Busy);
+    QCOMPARE(code(429, ""), ErrorCode::Busy);
+    QCOMPARE(code(400, "<Error><Code>BadDigest</Code></Error>"), ErrorCode::Corrupt);
+    QCOMPARE(code(400, "<Error><Code>XAmzContentSHA256Mismatch</Code></Error>"), ErrorCode::Corrupt);
+    QCOMPARE(code(400, "<Error><Code>RequestTimeout</Code></Error>"), ErrorCode::Timeout);
+    QCOMPARE(code(301, "<Error><Code>PermanentRedirect</Code></Error>"), ErrorCode::InvalidArgument);
+    QCOMPARE(code(501, ""), ErrorCode::Unsupported);
+    QCOMPARE(code(409, "<Error><Code>BucketAlreadyOwnedByYou</Code></Error>"), ErrorCode::InvalidArgument);
+    QCOMPARE(code(404, ""), ErrorCode::NotFound);
+    QCOMPARE(code(502, ""), ErrorCode::Network);
+    // A completion answered 200 with an error inside: busy (asked again), or refused.
+    QCOMPARE(s3::parseCompleted("<Error><Code>InternalError</Code></Error>").error().code(), ErrorCode::Busy);
+    QCOMPARE(s3::parseCompleted("<Error><Code>InvalidPart</Code></Error>").error().code(), ErrorCode::InvalidArgument);
+    QCOMPARE(s3::parseListing("<ListBucketResult><Contents><Key>a</Key></Contents></ListBucketResult>").error().code(), ErrorCode::Protocol);  // no size
+}
+
+void tst_S3::keysAreSentAsWritten()
+{
+    // Parts a proxy or server may normalise away, so the request would not be the one signed: refused here.
+    for (const QString &key : {QStringLiteral("a/../b"), QStringLiteral("./a"), QStringLiteral("a//b"), QStringLiteral("/a"), QStringLiteral("a\nb")}) {
+        QCOMPARE(runSync(m_client->put(key, "x")).error().code(), ErrorCode::InvalidKey);
+        QCOMPARE(runSync(m_client->get(key)).error().code(), ErrorCode::InvalidKey);
+    }
+    // Everything else goes as it is, and comes back under the same key.
+    const QString odd = QStringLiteral("k/!*'();:@&=+$,?#[] ~%ü.dcm");
+    QVERIFY(runSync(m_client->put(odd, "odd")).isOk());
+    QCOMPARE(runSync(m_client->get(odd)).value(), QByteArray("odd"));
+    const Result<S3Listing> listed = runSync(m_client->list(QStringLiteral("k/")));
+    QVERIFY(listed.isOk());
+    QCOMPARE(listed.value().objects.size(), 1);
+    QCOMPARE(listed.value().objects[0].key, odd);
 }
 
 QTEST_GUILESS_MAIN(tst_S3)

@@ -4,6 +4,9 @@
 
 #include <QCryptographicHash>
 
+#include <algorithm>
+#include <limits>
+
 namespace spectrum {
 
 using namespace s3wire;
@@ -60,6 +63,7 @@ public:
     GetJob(S3Client *c, const QString &key, const S3GetOptions &o)
         : S3Job(c, "GET", key, {}, getHeaders(o), {}, describe("GET", key, c->endpoint())), m_options(o)
     {
+        setAnswerLimit(o.length >= 0 ? o.length : qint64(std::numeric_limits<int>::max() - 64));  // whole: what one QByteArray holds
     }
 
 protected:
@@ -67,7 +71,8 @@ protected:
     {
         const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
         const bool ranged = m_options.offset > 0 || m_options.length >= 0;
-        if (ranged && status != 206)
+        // A 200 for a range is the whole object: right only when the range was the whole object.
+        if (ranged && status != 206 && !(status == 200 && m_options.offset == 0 && answer.size() == m_options.length))
             return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: the store sent the whole object for a range").arg(m_what)));
         if (m_options.length >= 0 && answer.size() != m_options.length) {
             // Short only at the object's end, which Content-Range then says.
@@ -126,6 +131,24 @@ protected:
 
 } // namespace
 
+/// Keys S3 and the proxies before it read as written: no empty, "." or ".." segment (which some normalise away,
+/// so the request would not be the one signed), no control characters, at most 1,024 bytes.
+Error s3wire::checkKey(const QString &key)
+{
+    if (key.isEmpty())
+        return Error(ErrorCode::InvalidKey, QStringLiteral("an object needs a key"));
+    if (key.toUtf8().size() > 1024)
+        return Error(ErrorCode::InvalidKey, QStringLiteral("the key '%1…' is longer than 1,024 bytes").arg(key.left(40)));
+    for (const QString &segment : key.split(QLatin1Char('/')))
+        if (segment == QLatin1String(".") || segment == QLatin1String(".."))
+            return Error(ErrorCode::InvalidKey, QStringLiteral("the key '%1' has a '.' or '..' part").arg(key));
+    if (key.contains(QLatin1String("//")) || key.startsWith(QLatin1Char('/')))
+        return Error(ErrorCode::InvalidKey, QStringLiteral("the key '%1' has an empty part").arg(key));
+    if (std::any_of(key.begin(), key.end(), [](QChar c) { return c.unicode() < 0x20 || c.unicode() == 0x7f; }))
+        return Error(ErrorCode::InvalidKey, QStringLiteral("the key '%1' holds a control character").arg(key));
+    return Error();
+}
+
 S3Client::S3Client(S3Endpoint endpoint, QObject *parent) : QObject(parent), m_endpoint(std::move(endpoint))
 {
     for (int i = 0; i < 4; ++i) {  // 24 connections: more than any download here asks for
@@ -150,7 +173,14 @@ S3Source S3Source::of(const QByteArray &bytes)
     return s;
 }
 
-S3Client::~S3Client() = default;
+S3Client::~S3Client()
+{
+    // Jobs still running end now, as cancelled (their callers waiting in runSync included), before the connection
+    // pools that hold their replies go.
+    for (Job *job : findChildren<Job *>(QString(), Qt::FindDirectChildrenOnly))
+        if (!job->isFinished())
+            job->cancel();
+}
 
 S3Client::Prepared S3Client::prepare(const QByteArray &method, const QString &key, const Query &query, const Headers &headers, const QByteArray &body,
                                      const QDateTime &when) const
@@ -159,7 +189,9 @@ S3Client::Prepared S3Client::prepare(const QByteArray &method, const QString &ke
     const QUrl &e = m_endpoint.endpoint;
     const bool https = e.scheme() == QLatin1String("https");
     const int port = e.port(https ? 443 : 80);
-    const QString host = m_endpoint.virtualHosted ? m_endpoint.bucket + QLatin1Char('.') + e.host() : e.host();
+    QString host = m_endpoint.virtualHosted ? m_endpoint.bucket + QLatin1Char('.') + e.host() : e.host();
+    if (host.contains(QLatin1Char(':')))
+        host = QLatin1Char('[') + host + QLatin1Char(']');  // an IPv6 address
     s3::RequestToSign r;
     r.method = method;
     r.host = (port == (https ? 443 : 80) ? host : QStringLiteral("%1:%2").arg(host).arg(port)).toUtf8();
@@ -182,6 +214,8 @@ S3Client::Prepared S3Client::prepare(const QByteArray &method, const QString &ke
 
 ResultJob<S3Object> *S3Client::head(const QString &key)
 {
+    if (Error e = checkKey(key); e.isError())
+        return failedJob<S3Object>(e);
     return new HeadJob(this, key);
 }
 
@@ -191,13 +225,17 @@ ResultJob<QByteArray> *S3Client::get(const QString &key, const S3GetOptions &opt
         return failedJob<QByteArray>(Error(ErrorCode::InvalidArgument, QStringLiteral("a byte range with a negative start or length")));
     if (options.length == 0)
         return failedJob<QByteArray>(Error(ErrorCode::InvalidArgument, QStringLiteral("an empty byte range")));
+    if (Error e = checkKey(key); e.isError())
+        return failedJob<QByteArray>(e);
     return new GetJob(this, key, options);
 }
 
 ResultJob<S3Object> *S3Client::put(const QString &key, const QByteArray &body, const S3PutOptions &options)
 {
-    if (key.isEmpty())
-        return failedJob<S3Object>(Error(ErrorCode::InvalidKey, QStringLiteral("an object needs a key")));
+    if (Error e = checkKey(key); e.isError())
+        return failedJob<S3Object>(e);
+    if (body.size() > (qint64(5) << 30))
+        return failedJob<S3Object>(Error(ErrorCode::InvalidArgument, QStringLiteral("one PUT holds at most 5 GiB: upload() sends it in parts")));
     return new PutJob(this, key, body, options);
 }
 
@@ -215,8 +253,8 @@ ResultJob<S3Listing> *S3Client::list(const QString &prefix, const QString &delim
 
 ResultJob<Done> *S3Client::remove(const QString &key)
 {
-    if (key.isEmpty())
-        return failedJob<Done>(Error(ErrorCode::InvalidKey, QStringLiteral("an object needs a key")));
+    if (Error e = checkKey(key); e.isError())
+        return failedJob<Done>(e);
     return new EmptyAnswerJob(this, "DELETE", key, {}, {}, {}, describe("DELETE", key, m_endpoint));
 }
 

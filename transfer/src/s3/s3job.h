@@ -50,6 +50,9 @@ protected:
 
     /// The store answered 2xx: `answer` is its body, `reply` its headers.
     virtual void done(const QByteArray &answer, QNetworkReply *reply) = 0;
+    /// The most bytes a successful answer may have (a range's length, a listing's bound): more, and the answer is
+    /// cut off as not what was asked for — a server ignoring a range never fills the memory.
+    void setAnswerLimit(qint64 bytes) { m_limit = bytes; }
 
     QString m_what;
 
@@ -64,6 +67,7 @@ private:
             request.setRawHeader(name, value);
         request.setTransferTimeout(m_client->endpoint().timeoutMs);
         request.setAttribute(QNetworkRequest::HttpPipeliningAllowedAttribute, false);
+        request.setRawHeader("Accept-Encoding", "identity");  // the bytes as stored: ranges of them, never re-encoded
         if (p.url.scheme() == QLatin1String("https") && !m_client->endpoint().caFile.isEmpty()) {
             QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
             tls.addCaCertificates(QSslCertificate::fromPath(m_client->endpoint().caFile, QSsl::Pem));
@@ -72,7 +76,19 @@ private:
         m_answer.clear();
         QNetworkAccessManager *manager = m_client->manager();
         m_reply = m_method == "HEAD" ? manager->head(request) : manager->sendCustomRequest(request, m_method, m_body);
-        QObject::connect(m_reply, &QNetworkReply::readyRead, this, [this] { m_answer += m_reply->readAll(); });
+        QObject::connect(m_reply, &QNetworkReply::readyRead, this, [this] {
+            const int status = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+            const qint64 limit = status >= 200 && status < 300 ? m_limit : kErrorLimit;
+            if (m_answer.size() + m_reply->bytesAvailable() > limit) {
+                if (status >= 200 && status < 300) {
+                    doCancel();
+                    return this->finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: the store sent more than the %2 bytes asked for").arg(m_what).arg(limit)));
+                }
+                m_reply->skip(m_reply->bytesAvailable());  // an error's first bytes are enough to say what it was
+                return;
+            }
+            m_answer += m_reply->readAll();
+        });
         QObject::connect(m_reply, &QNetworkReply::finished, this, [this] { finished(); });
     }
 
@@ -81,19 +97,27 @@ private:
         QNetworkReply *reply = m_reply;
         m_reply = nullptr;
         reply->deleteLater();
-        m_answer += reply->readAll();
         const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+        const bool success = status >= 200 && status < 300;
+        if (m_answer.size() + reply->bytesAvailable() <= (success ? m_limit : kErrorLimit))
+            m_answer += reply->readAll();
+        else if (success)
+            return this->finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: the store sent more than the %2 bytes asked for").arg(m_what).arg(m_limit)));
+        if (!m_client)
+            return this->finishWith(Error(ErrorCode::Cancelled, QStringLiteral("%1: the store's client is gone").arg(m_what)));
         const S3Endpoint &e = m_client->endpoint();
-        if (status == 0) {
-            const bool timeout = reply->error() == QNetworkReply::OperationCanceledError || reply->error() == QNetworkReply::TimeoutError;
-            return this->finishWith(Error(timeout ? ErrorCode::Timeout : ErrorCode::Network,
-                                          QStringLiteral("%1: %2").arg(m_what, timeout ? QStringLiteral("no answer within %1 ms").arg(e.timeoutMs) : reply->errorString())));
-        }
-        const bool slowDown = status == 503 || status == 500;
-        if (slowDown && ++m_attempt < e.attempts) {
+        // Asked again, signed afresh, after a growing wait: a store asking to slow down (500, 503, 429), and a
+        // connection that broke before any answer (every request here may be sent twice: reads, whole puts and
+        // parts, a completion, a delete).
+        const bool timeout = status == 0 && (reply->error() == QNetworkReply::OperationCanceledError || reply->error() == QNetworkReply::TimeoutError);
+        const bool again = status == 503 || status == 500 || status == 429 || (status == 0 && !timeout);
+        if (again && ++m_attempt < e.attempts) {
             m_wait.start(e.backoffMs << (m_attempt - 1));
             return;
         }
+        if (status == 0)
+            return this->finishWith(Error(timeout ? ErrorCode::Timeout : ErrorCode::Network,
+                                          QStringLiteral("%1: %2").arg(m_what, timeout ? QStringLiteral("no answer within %1 ms").arg(e.timeoutMs) : reply->errorString())));
         if (status < 200 || status >= 300)
             return this->finishWith(s3::errorFor(status, m_answer, m_what, e.bucket));
         if (reply->error() != QNetworkReply::NoError)
@@ -111,7 +135,12 @@ private:
     QByteArray m_answer;
     QTimer m_wait;
     int m_attempt = 0;
+    static constexpr qint64 kErrorLimit = 64 << 10;
+    qint64 m_limit = 16 << 20;  ///< XML answers: far beyond a page of 1,000 keys
 };
+
+/// InvalidKey when `key` is not one S3 and the proxies before it read as written, else none.
+Error checkKey(const QString &key);
 
 /// A request whose answer has nothing to look at (DELETE, making a bucket, aborting an upload).
 class EmptyAnswerJob : public S3Job<Done>

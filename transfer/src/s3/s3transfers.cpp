@@ -7,8 +7,10 @@
 
 #include <QCryptographicHash>
 
+#include <QTimer>
+
 #include <algorithm>
-#include <map>
+#include <limits>
 
 namespace spectrum {
 
@@ -17,6 +19,7 @@ using namespace s3wire;
 namespace {
 
 constexpr qint64 kMinPart = 5 << 20;   // S3's smallest part (all but the last)
+constexpr qint64 kMaxPart = qint64(5) << 30;  // and its largest (and a whole PUT's)
 constexpr int kMaxParts = 10000;       // S3's most parts
 
 /// The answer to a request that returns an XML body parsed by `parse`.
@@ -74,8 +77,12 @@ protected:
     {
         if (!m_source.read || m_source.size < 0)
             return finishWith(Error(ErrorCode::InvalidArgument, QStringLiteral("%1: nothing to read from").arg(m_what)));
-        // Parts of at least 5 MiB, at most 10,000 of them.
-        m_partSize = std::max({m_options.partSize, kMinPart, (m_source.size + kMaxParts - 1) / kMaxParts});
+        if (Error e = checkKey(m_key); e.isError())
+            return finishWith(e);
+        // Parts of 5 MiB to 5 GiB, at most 10,000 of them (S3's limits).
+        m_partSize = std::clamp(std::max(m_options.partSize, (m_source.size + kMaxParts - 1) / kMaxParts), kMinPart, kMaxPart);
+        if ((m_source.size + m_partSize - 1) / m_partSize > kMaxParts)
+            return finishWith(Error(ErrorCode::InvalidArgument, QStringLiteral("%1: larger than S3 holds in one object (48.8 TiB)").arg(m_what)));
         m_parts = int((m_source.size + m_partSize - 1) / m_partSize);
         if (m_parts <= 1)
             return putWhole();
@@ -147,6 +154,7 @@ private:
 
     void complete()
     {
+        ++m_completeAttempts;
         QByteArray xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
         for (int i = 0; i < m_parts; ++i)
             xml += "<Part><PartNumber>" + QByteArray::number(i + 1) + "</PartNumber><ETag>" + QString::fromLatin1(m_etags[i]).toHtmlEscaped().toLatin1() + "</ETag><ChecksumSHA256>"
@@ -156,6 +164,13 @@ private:
                                              {qMakePair(QByteArray("content-type"), QByteArray("application/xml"))}, xml,
                                              QStringLiteral("%1: completing it").arg(m_what), &s3::parseCompleted),
                   [this](const Result<S3Object> &r) {
+                      // A completion the store could not do just then (a 200 with an error body, a broken
+                      // connection): asked again, the parts kept; only a refusal gives the parts up.
+                      const bool transient = !r.isOk() && (r.error().code() == ErrorCode::Busy || r.error().code() == ErrorCode::Network);
+                      if (transient && m_completeAttempts < 4) {
+                          QTimer::singleShot(m_client->endpoint().backoffMs << m_completeAttempts, this, [this] { complete(); });
+                          return;
+                      }
                       if (!r.isOk())
                           return fail(r.error());
                       S3Object o = r.value();
@@ -167,8 +182,6 @@ private:
                       if (!o.checksumSha256.isEmpty() && o.checksumSha256 != ours)
                           return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the store's checksum of the object (%2) is not ours (%3)")
                                                                           .arg(m_what, QString::fromLatin1(o.checksumSha256), QString::fromLatin1(ours))));
-                      if (o.checksumSha256.isEmpty())
-                          o.checksumSha256 = ours;
                       m_uploadId.clear();  // nothing to abort any more
                       finishWith(o);
                   });
@@ -176,8 +189,9 @@ private:
 
     void fail(const Error &error)
     {
+        finishWith(error);  // first: the parts stopped below report to a job that has ended
+        cancelSubjobs();    // parts still going stop before the upload is aborted (a part landing after would stay)
         abortAtStore();
-        finishWith(error);
     }
 
     /// Tells the store to drop the parts sent so far; its answer is not waited for (the job runs on, owned by the
@@ -201,7 +215,7 @@ private:
     QString m_uploadId;
     QList<QByteArray> m_digests;  ///< raw SHA-256 of each part
     QList<QByteArray> m_etags;
-    int m_next = 0, m_inFlight = 0, m_done = 0;
+    int m_next = 0, m_inFlight = 0, m_done = 0, m_completeAttempts = 0;
     qint64 m_sent = 0;
 };
 
@@ -224,6 +238,11 @@ protected:
             m_object = head.value();
             if (m_object.size == 0)
                 return finishWith(m_object);
+            if (m_object.etag.isEmpty())
+                return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: the store gives the object no ETag, so its parts cannot be bound to one version")
+                                                                 .arg(describe("GET", m_key, m_client->endpoint()))));
+            if ((m_object.size + m_options.chunk - 1) / m_options.chunk > std::numeric_limits<int>::max())
+                return finishWith(Error(ErrorCode::InvalidArgument, QStringLiteral("the object is too large for ranges of %1 bytes").arg(m_options.chunk)));
             m_chunks = int((m_object.size + m_options.chunk - 1) / m_options.chunk);
             pump();
         });
@@ -242,15 +261,15 @@ private:
             addSubjob(m_client->get(m_key, range), [this, range](const Result<QByteArray> &r) {
                 --m_inFlight;
                 if (!r.isOk())
-                    return finishWith(r.error());
+                    return failDownload(r.error());
                 if (r.value().size() != range.length)
-                    return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: %2 bytes came for %3 at %4")
+                    return failDownload(Error(ErrorCode::Protocol, QStringLiteral("%1: %2 bytes came for %3 at %4")
                                                                      .arg(describe("GET", m_key, m_client->endpoint()))
                                                                      .arg(r.value().size())
                                                                      .arg(range.length)
                                                                      .arg(range.offset)));
                 if (Error e = m_sink(range.offset, r.value()); e.isError())
-                    return finishWith(e);
+                    return failDownload(e);
                 m_received += range.length;
                 setProgress(m_received, m_object.size);
                 if (++m_done == m_chunks)
@@ -258,6 +277,12 @@ private:
                 pump();
             });
         }
+    }
+
+    void failDownload(const Error &error)
+    {
+        finishWith(error);  // first: the ranges stopped below report to a job that has ended
+        cancelSubjobs();
     }
 
     QPointer<S3Client> m_client;

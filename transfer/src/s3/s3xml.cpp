@@ -6,6 +6,9 @@
 #include <QCryptographicHash>
 #include <QXmlStreamReader>
 
+#include <algorithm>
+#include <initializer_list>
+
 namespace spectrum::s3 {
 
 namespace {
@@ -36,6 +39,7 @@ Result<S3Listing> parseListing(const QByteArray &bytes)
             if (listing.objects.size() >= kMaxListed)
                 return Error(ErrorCode::Protocol, QStringLiteral("the store's listing holds more than %1 objects in one page").arg(kMaxListed));
             S3Object o;
+            bool sized = false;
             while (xml.readNextStartElement()) {
                 if (xml.name() == QLatin1String("Key")) {
                     o.key = textOf(xml);
@@ -44,6 +48,7 @@ Result<S3Listing> parseListing(const QByteArray &bytes)
                     o.size = textOf(xml).toLongLong(&ok);
                     if (!ok || o.size < 0)
                         return Error(ErrorCode::Protocol, QStringLiteral("the store's listing gives an object a size that is not a number"));
+                    sized = true;
                 } else if (xml.name() == QLatin1String("ETag")) {
                     o.etag = textOf(xml).toUtf8();
                 } else if (xml.name() == QLatin1String("LastModified")) {
@@ -52,8 +57,8 @@ Result<S3Listing> parseListing(const QByteArray &bytes)
                     xml.skipCurrentElement();
                 }
             }
-            if (o.key.isEmpty())
-                return Error(ErrorCode::Protocol, QStringLiteral("the store's listing has an object without a key"));
+            if (o.key.isEmpty() || !sized)
+                return Error(ErrorCode::Protocol, QStringLiteral("the store's listing has an object without a key or size"));
             listing.objects << o;
         } else if (xml.name() == QLatin1String("CommonPrefixes")) {
             while (xml.readNextStartElement()) {
@@ -121,8 +126,10 @@ Result<S3Object> parseCompleted(const QByteArray &bytes)
     if (!xml.readNextStartElement())
         return Error(ErrorCode::Protocol, QStringLiteral("the store's answer to completing an upload is empty"));
     if (xml.name() == QLatin1String("Error")) {
+        // A 200 that failed after all: busy (tried again), or a refusal of the parts as listed.
         const S3ErrorAnswer e = parseError(bytes);
-        return Error(ErrorCode::Network, QStringLiteral("the store could not complete the upload (it said %1: %2)").arg(e.code, e.message));
+        const bool busy = e.code == QLatin1String("InternalError") || e.code == QLatin1String("SlowDown");
+        return Error(busy ? ErrorCode::Busy : ErrorCode::InvalidArgument, QStringLiteral("the store could not complete the upload (it said %1: %2)").arg(e.code, e.message));
     }
     if (xml.name() != QLatin1String("CompleteMultipartUploadResult"))
         return Error(ErrorCode::Protocol, QStringLiteral("the store's answer to completing an upload is not a CompleteMultipartUploadResult"));
@@ -186,25 +193,43 @@ Error errorFor(int status, const QByteArray &body, const QString &what, const QS
                                           : QStringLiteral("%1%2").arg(e.code, e.message.isEmpty() ? QString() : QStringLiteral(": ") + e.message.simplified());
     auto error = [&](ErrorCode code, const QString &meaning) { return Error(code, QStringLiteral("%1: %2 (the store said %3)").arg(what, meaning, said)); };
     const QString &c = e.code;
-    if (c == QLatin1String("RequestTimeTooSkewed"))
+    auto is = [&](std::initializer_list<const char *> codes) {
+        return std::any_of(codes.begin(), codes.end(), [&](const char *code) { return c == QLatin1String(code); });
+    };
+    if (is({"RequestTimeTooSkewed"}))
         return error(ErrorCode::Authentication, QStringLiteral("this workstation's clock is too far from the store's (more than 15 minutes): set its time"));
-    if (c == QLatin1String("InvalidAccessKeyId") || c == QLatin1String("XAdminUserNotFound"))  // AWS's; versitygw's
+    if (is({"InvalidAccessKeyId", "XAdminUserNotFound"}))  // AWS's; versitygw's
         return error(ErrorCode::Authentication, QStringLiteral("the store does not know this access key"));
-    if (c == QLatin1String("SignatureDoesNotMatch"))
+    if (is({"SignatureDoesNotMatch"}))
         return error(ErrorCode::Authentication, QStringLiteral("the store refused the signature: the secret key is wrong"));
-    if (c == QLatin1String("AccessDenied") || status == 401 || status == 403)
+    if (is({"AuthorizationHeaderMalformed"}))
+        return error(ErrorCode::InvalidArgument, QStringLiteral("the store refused the request as signed: is the region the bucket's?"));
+    if (is({"AccessDenied"}))
         return error(ErrorCode::Authentication, QStringLiteral("the store refused access"));
-    if (c == QLatin1String("NoSuchBucket"))
+    if (c.isEmpty() && (status == 401 || status == 403))  // HEAD answers carry no body to say why
+        return error(ErrorCode::Authentication, QStringLiteral("the store refused access (a wrong secret, an unknown access key, or this "
+                                                                "workstation's clock more than 15 minutes off)"));
+    if (is({"NoSuchBucket"}))
         return error(ErrorCode::NotFound, QStringLiteral("the bucket '%1' does not exist").arg(bucket));
-    if (c == QLatin1String("NoSuchKey") || status == 404)
+    if (is({"NoSuchKey"}))
         return error(ErrorCode::NotFound, QStringLiteral("no such object"));
-    if (c == QLatin1String("PreconditionFailed") || status == 412)
+    if (c.isEmpty() && status == 404)
+        return error(ErrorCode::NotFound, QStringLiteral("no such object (or no such bucket)"));
+    if (is({"PreconditionFailed"}) || status == 412)
         return error(ErrorCode::Changed, QStringLiteral("the object is not the one expected (it changed, or exists already)"));
-    if (c == QLatin1String("InvalidRange") || status == 416)
+    if (is({"InvalidRange"}) || status == 416)
         return error(ErrorCode::OutOfRange, QStringLiteral("the range lies beyond the object"));
-    if (c == QLatin1String("SlowDown") || status == 503 || status == 500)
+    if (is({"BadDigest", "XAmzContentSHA256Mismatch", "IncompleteBody", "InvalidDigest"}))
+        return error(ErrorCode::Corrupt, QStringLiteral("the bytes were damaged on the way: the store refused them"));
+    if (is({"RequestTimeout"}))
+        return error(ErrorCode::Timeout, QStringLiteral("the store waited too long for the request's bytes"));
+    if (is({"PermanentRedirect", "TemporaryRedirect"}) || status == 301 || status == 307)
+        return error(ErrorCode::InvalidArgument, QStringLiteral("the bucket answers at another address: check the endpoint and region"));
+    if (is({"NotImplemented"}) || status == 501)
+        return error(ErrorCode::Unsupported, QStringLiteral("the store does not do this"));
+    if (is({"SlowDown", "InternalError", "ServiceUnavailable"}) || status == 429 || status == 500 || status == 503)
         return error(ErrorCode::Busy, QStringLiteral("the store is busy and asked us to slow down; tried again and gave up"));
-    if (status == 400)
+    if (status >= 400 && status < 500)  // a refusal: sending it again changes nothing
         return error(ErrorCode::InvalidArgument, QStringLiteral("the store refused the request"));
     return error(ErrorCode::Network, QStringLiteral("the store answered an error"));
 }
