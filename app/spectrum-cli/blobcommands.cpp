@@ -1,8 +1,10 @@
-// spectrum-cli's blob:// commands: get (to a file, standard output or the disk cache), put, stat, ls.
+// spectrum-cli's blob:// commands: get (to a file, standard output or the disk cache), put, stat, ls; s3:// addresses
+// go to s3commands.cpp.
 
 #include "blobtarget.h"
 #include "commands.h"
 #include "output.h"
+#include "s3commands.h"
 
 #include "spectrum/stores/diskfill.h"
 #include "spectrum/stores/filestore.h"
@@ -95,6 +97,8 @@ int getIntoCache(const BlobTarget &target, const TransferOptions &options)
 
 int cmdGet(const QStringList &args)
 {
+    if (isS3Url(args))
+        return s3Get(args);
     QCommandLineParser p;
     p.addOption({QStringLiteral("range"), QStringLiteral("Only bytes [BEGIN, END)."), QStringLiteral("BEGIN-END")});
     p.addOption({QStringLiteral("no-sha256"), QStringLiteral("Skip the whole-blob SHA-256 check (~0.7 CPU-s per GiB); every frame's XXH3 is still checked.")});
@@ -170,6 +174,8 @@ int cmdGet(const QStringList &args)
 
 int cmdPut(const QStringList &args)
 {
+    if (isS3Url(args))
+        return s3Put(args);
     QCommandLineParser p;
     BlobTarget target;
     if (int rc = parseBlobCommand(p, args, QStringLiteral("put"), QStringLiteral("Stores a file as a blob: spectrum-cli put blob://HOST:PORT/KEY FILE"),
@@ -201,6 +207,8 @@ int cmdPut(const QStringList &args)
 
 int cmdStat(const QStringList &args)
 {
+    if (isS3Url(args))
+        return s3Stat(args);
     QCommandLineParser p;
     BlobTarget target;
     if (int rc = parseBlobCommand(p, args, QStringLiteral("stat"), QStringLiteral("Describes a blob: spectrum-cli stat blob://HOST:PORT/KEY"),
@@ -216,6 +224,8 @@ int cmdStat(const QStringList &args)
 
 int cmdLs(const QStringList &args)
 {
+    if (isS3Url(args))
+        return s3Ls(args);
     QCommandLineParser p;
     BlobTarget target;
     if (int rc = parseBlobCommand(p, args, QStringLiteral("ls"), QStringLiteral("Lists blobs: spectrum-cli ls blob://HOST:PORT/[PREFIX]"),
@@ -234,10 +244,10 @@ int cmdLs(const QStringList &args)
 QList<Command> blobCommands()
 {
     return {
-        {"get", "URL FILE|-|--cache", "fetch blob://HOST:PORT/KEY (blobs:// with TLS) to a file, standard output, or the disk cache (resumable)", cmdGet},
-        {"put", "URL FILE", "store a file as blob://HOST:PORT/KEY", cmdPut},
-        {"stat", "URL", "size, version and SHA-256 of a blob", cmdStat},
-        {"ls", "URL-PREFIX", "blobs whose key starts with the prefix", cmdLs},
+        {"get", "URL FILE|-|--cache", "fetch blob://HOST:PORT/KEY (blobs:// with TLS) or s3://BUCKET/KEY to a file, standard output, or the disk cache (resumable)", cmdGet},
+        {"put", "URL FILE", "store a file as blob://HOST:PORT/KEY or s3://BUCKET/KEY", cmdPut},
+        {"stat", "URL", "size, version and checksum of a blob or S3 object", cmdStat},
+        {"ls", "URL-PREFIX", "blobs or S3 objects whose key starts with the prefix", cmdLs},
     };
 }
 

@@ -94,6 +94,7 @@ private Q_SLOTS:
     void wrongSettingsSayWhatIsWrong();
     void listingsThatAreNotListingsAreRefused();
     void keysAreSentAsWritten();
+    void theCommandLineSpeaksS3();
 
 private:
     S3Server m_server;
@@ -305,6 +306,7 @@ void tst_S3::bigObjectsGoUpInPartsAndComeBackOverSeveralConnections()
     QVERIFY(uploaded.value().etag.endsWith("-5\""));  // a multipart ETag: its number of parts
     const Result<S3Object> head = runSync(m_client->head(QStringLiteral("big/study.bin")));
     QCOMPARE(head.value().size, qint64(blob.size()));
+    QVERIFY(std::abs(head.value().lastModified.secsTo(QDateTime::currentDateTimeUtc())) < 300);
     QCOMPARE(head.value().checksumSha256, s3::compositeChecksum(digests));  // as the store keeps it, not our copy
     QVERIFY(runSync(m_client->pendingUploads(QStringLiteral("big/"))).value().isEmpty());
 
@@ -473,6 +475,45 @@ void tst_S3::keysAreSentAsWritten()
     QVERIFY(listed.isOk());
     QCOMPARE(listed.value().objects.size(), 1);
     QCOMPARE(listed.value().objects[0].key, odd);
+}
+
+void tst_S3::theCommandLineSpeaksS3()
+{
+    // spectrum-cli get, put, stat and ls with s3:// addresses, the store and credentials from the AWS tools'
+    // variables (never on the command line).
+    QTemporaryDir dir;
+    const QByteArray blob = randomBytes((20 << 20) + 3, 21);
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("in.bin")), blob));
+    auto cli = [&](const QStringList &args, const QString &secret = kSecret) {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("AWS_ENDPOINT_URL"), QStringLiteral("http://127.0.0.1:%1").arg(m_server.port()));
+        env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), kAccess);
+        env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), secret);
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
+        p.waitForFinished(120000);
+        return std::make_tuple(p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError());
+    };
+    const QString url = QStringLiteral("s3://spectrum-test/cli/in.bin");
+    auto [rc, out, err] = cli({QStringLiteral("put"), url, dir.filePath(QStringLiteral("in.bin")), QStringLiteral("--chunk"), QStringLiteral("5")});
+    QVERIFY2(rc == 0, err.constData());
+    QVERIFY2(out.contains("=-5 (checked by the store)"), out.constData());  // five parts, the composite checksum
+    std::tie(rc, out, err) = cli({QStringLiteral("stat"), url});
+    QVERIFY2(rc == 0 && out.contains(QByteArray::number(blob.size()) + " bytes"), out.constData());
+    std::tie(rc, out, err) = cli({QStringLiteral("ls"), QStringLiteral("s3://spectrum-test/cli/")});
+    QVERIFY2(rc == 0 && out.contains("cli/in.bin"), out.constData());
+    std::tie(rc, out, err) = cli({QStringLiteral("get"), url, dir.filePath(QStringLiteral("back.bin")), QStringLiteral("--chunk"), QStringLiteral("3")});
+    QVERIFY2(rc == 0, err.constData());
+    QVERIFY(readFile(dir.filePath(QStringLiteral("back.bin"))) == blob);
+    std::tie(rc, out, err) = cli({QStringLiteral("get"), url, QStringLiteral("-")});
+    QVERIFY2(rc == 0, err.constData());
+    QVERIFY(out == blob);  // standard output in order, whatever order the ranges came in
+    // A refusal is said, and no file is left half-written.
+    std::tie(rc, out, err) = cli({QStringLiteral("get"), url, dir.filePath(QStringLiteral("refused.bin"))}, QStringLiteral("wrong"));
+    QCOMPARE(rc, 1);
+    QVERIFY2(err.contains("refused access"), err.constData());
+    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("refused.bin"))));
 }
 
 QTEST_GUILESS_MAIN(tst_S3)

@@ -3,6 +3,7 @@
 #include "s3job.h"
 
 #include <QCryptographicHash>
+#include <QLocale>
 
 #include <algorithm>
 #include <limits>
@@ -19,7 +20,10 @@ S3Object objectOf(const QString &key, QNetworkReply *reply, qint64 size)
     o.key = key;
     o.size = size;
     o.etag = reply->rawHeader("ETag");
-    o.lastModified = QDateTime::fromString(QString::fromLatin1(reply->rawHeader("Last-Modified")), Qt::RFC2822Date);
+    // An HTTP date ("Wed, 25 Nov 2026 17:27:44 GMT"), which Qt's RFC 2822 reading does not take with "GMT".
+    QDateTime modified = QLocale::c().toDateTime(QString::fromLatin1(reply->rawHeader("Last-Modified")), QStringLiteral("ddd, dd MMM yyyy HH:mm:ss 'GMT'"));
+    modified.setTimeSpec(Qt::UTC);
+    o.lastModified = modified;
     o.checksumSha256 = reply->rawHeader("x-amz-checksum-sha256");
     return o;
 }
