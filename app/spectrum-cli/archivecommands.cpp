@@ -52,8 +52,14 @@ int cmdStoresAdd(const QStringList &args)
     addConfigOption(p);
     p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("A name for the store (letters, digits, . _ -)."));
     p.addOptions({
-        {QStringLiteral("kind"), QStringLiteral("dicomweb, dimse, blobd or local."), QStringLiteral("KIND")},
-        {QStringLiteral("url"), QStringLiteral("dicomweb: http(s)://HOST/dicom-web; blobd: blob://HOST:PORT or blobs://…"), QStringLiteral("URL")},
+        {QStringLiteral("kind"), QStringLiteral("dicomweb, dimse, blobd, s3 or local."), QStringLiteral("KIND")},
+        {QStringLiteral("url"), QStringLiteral("dicomweb: http(s)://HOST/dicom-web; blobd: blob://HOST:PORT or blobs://…; s3: http(s)://HOST[:PORT]"), QStringLiteral("URL")},
+        {QStringLiteral("bucket"), QStringLiteral("s3: the bucket."), QStringLiteral("BUCKET")},
+        {QStringLiteral("prefix"), QStringLiteral("s3: keys start with it, e.g. spectrum/ (default: none)."), QStringLiteral("PREFIX")},
+        {QStringLiteral("region"), QStringLiteral("s3: the bucket's region (default us-east-1)."), QStringLiteral("REGION")},
+        {QStringLiteral("virtual-host"), QStringLiteral("s3: address the bucket as BUCKET.HOST (AWS's default) instead of HOST/BUCKET.")},
+        {QStringLiteral("access-key"), QStringLiteral("s3: the access key ID (with --secret-key-file)."), QStringLiteral("ID")},
+        {QStringLiteral("secret-key-file"), QStringLiteral("s3: file holding the secret access key (sealed into the configuration)."), QStringLiteral("FILE")},
         {QStringLiteral("user"), QStringLiteral("dicomweb: HTTP Basic user (with --password-file)."), QStringLiteral("USER")},
         {QStringLiteral("password-file"), QStringLiteral("dicomweb: file holding the password."), QStringLiteral("FILE")},
         {QStringLiteral("token-file"), QStringLiteral("dicomweb (Bearer) or blobd: file holding the token."), QStringLiteral("FILE")},
@@ -89,6 +95,21 @@ int cmdStoresAdd(const QStringList &args)
     s.aeTitle = p.value(QStringLiteral("aet"));
     s.ourAeTitle = p.value(QStringLiteral("our-aet"));
     s.path = p.value(QStringLiteral("path"));
+    s.bucket = p.value(QStringLiteral("bucket"));
+    s.prefix = p.value(QStringLiteral("prefix"));
+    if (p.isSet(QStringLiteral("region")))
+        s.region = p.value(QStringLiteral("region"));
+    s.virtualHosted = p.isSet(QStringLiteral("virtual-host"));
+    s.accessKey = p.value(QStringLiteral("access-key"));
+    if (p.isSet(QStringLiteral("secret-key-file"))) {
+        Result<QString> secret = readSecretFile(p.value(QStringLiteral("secret-key-file")));
+        if (!secret.isOk())
+            return fail(secret.error().toString());
+        Result<Secret> sealed = config.value().seal(secret.value());
+        if (!sealed.isOk())
+            return fail(sealed.error().toString());
+        s.secretKey = sealed.value();
+    }
     if (p.isSet(QStringLiteral("retrieve")))
         s.retrieve = p.value(QStringLiteral("retrieve"));
     if (p.isSet(QStringLiteral("max-parallel")))
@@ -244,7 +265,7 @@ int cmdStores(const QStringList &args)
     std::fprintf(asked ? stdout : stderr,
                  "Usage: spectrum-cli stores add|list|test|remove [options]\n"
                  "The archives this workstation reads from and sends to (the store configuration, stores.json).\n"
-                 "  add NAME --kind dicomweb|dimse|blobd|local …   add one (add --help: every option)\n"
+                 "  add NAME --kind dicomweb|dimse|blobd|s3|local …   add one (add --help: every option)\n"
                  "  list                                           the stores, secrets never shown\n"
                  "  test [NAME]                                    C-ECHO, a QIDO request or a blobd listing: ok, or why not\n"
                  "  remove NAME                                    forget one\n");

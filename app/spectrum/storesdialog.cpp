@@ -30,8 +30,16 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
 {
     setWindowTitle(tr("Stores"));
     resize(820, 480);
-    for (StoreKind k : {StoreKind::DicomWeb, StoreKind::Dimse, StoreKind::Blobd})
+    for (StoreKind k : {StoreKind::DicomWeb, StoreKind::Dimse, StoreKind::Blobd, StoreKind::S3})
         m_kind->addItem(storeKindName(k), int(k));
+    m_bucket = new QLineEdit;
+    m_prefix = new QLineEdit;
+    m_prefix->setPlaceholderText(tr("none, or like spectrum/"));
+    m_region = new QLineEdit(QStringLiteral("us-east-1"));
+    m_region->setToolTip(tr("The bucket's region: part of every signature (us-east-1 where the store does not care)"));
+    m_accessKey = new QLineEdit;
+    m_virtualHost = new QCheckBox(tr("bucket.host addressing (AWS)"));
+    m_virtualHost->setToolTip(tr("Address the bucket as BUCKET.HOST, as AWS does; on-premises stores usually want HOST/BUCKET"));
     m_auth->addItem(tr("none"), QStringLiteral("none"));
     m_auth->addItem(tr("HTTP Basic (user, password)"), QStringLiteral("basic"));
     m_auth->addItem(tr("Bearer token"), QStringLiteral("bearer"));
@@ -41,7 +49,7 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     m_parallel->setValue(6);
     m_retrieve->addItem(tr("C-GET"), QStringLiteral("get"));
     m_retrieve->addItem(tr("C-MOVE to this workstation"), QStringLiteral("move"));
-    m_url->setPlaceholderText(tr("https://pacs.example.org/dicom-web   or   blob://host:port"));
+    m_url->setPlaceholderText(tr("https://pacs.example.org/dicom-web   or   blob://host:port   or   https://s3.example.org"));
     m_tls->setToolTip(tr("Associations over TLS (BCP 195): the PACS must show a certificate from the trusted CA naming its host; "
                          "this workstation's certificate (workstation.tls) goes to a PACS that asks for one"));
     m_caFile->setPlaceholderText(tr("the system's CAs"));
@@ -61,7 +69,12 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     form->addRow(tr("URL"), m_url);
     form->addRow(tr("Authentication"), m_auth);
     form->addRow(tr("User"), m_user);
-    form->addRow(tr("Password / token"), m_secret);
+    form->addRow(tr("Bucket"), m_bucket);
+    form->addRow(tr("Key prefix"), m_prefix);
+    form->addRow(tr("Region"), m_region);
+    form->addRow(tr("Addressing"), m_virtualHost);
+    form->addRow(tr("Access key ID"), m_accessKey);
+    form->addRow(tr("Password / token / secret key"), m_secret);
     form->addRow(tr("Host"), m_host);
     form->addRow(tr("Port"), m_port);
     form->addRow(tr("Its AE title"), m_aeTitle);
@@ -141,13 +154,14 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
         showStore(name);
     });
     // Any change to the form is an edit, until saved or dropped.
-    for (QLineEdit *e : {m_name, m_url, m_user, m_secret, m_host, m_aeTitle, m_ourAeTitle, m_caFile})
+    for (QLineEdit *e : {m_name, m_url, m_user, m_secret, m_host, m_aeTitle, m_ourAeTitle, m_caFile, m_bucket, m_prefix, m_region, m_accessKey})
         connect(e, &QLineEdit::textEdited, this, [this] { m_dirty = !m_filling; });
     for (QComboBox *c : {m_kind, m_auth, m_retrieve})
         connect(c, &QComboBox::currentIndexChanged, this, [this] { m_dirty = m_dirty || !m_filling; });
     for (QSpinBox *b : {m_port, m_parallel, m_timeout})
         connect(b, &QSpinBox::valueChanged, this, [this] { m_dirty = m_dirty || !m_filling; });
-    connect(m_tls, &QCheckBox::toggled, this, [this] { m_dirty = m_dirty || !m_filling; });
+    for (QCheckBox *c : {m_tls, m_virtualHost})
+        connect(c, &QCheckBox::toggled, this, [this] { m_dirty = m_dirty || !m_filling; });
     // A store added from the command line meanwhile shows up.
     connect(m_workstation, &Workstation::storeConfigChanged, this, [this] {
         m_config = m_workstation->storeConfig();
@@ -215,25 +229,32 @@ void StoresDialog::refreshList()
     m_list->clear();
     for (const StoreConfig &s : m_config.stores())
         m_list->addItem(QStringLiteral("%1  —  %2").arg(s.name, s.summary()));
+    // The store being edited stays the current one: a list left without one gets the first store made current
+    // (when it has the focus), and the form would jump to it — after every save, the file's change comes back here.
+    for (int i = 0; i < m_list->count(); ++i)
+        if (m_list->item(i)->text().section(QLatin1Char(' '), 0, 0) == m_editing)
+            m_list->setCurrentRow(i);
 }
 
 void StoresDialog::updateFields()
 {
     const auto kind = StoreKind(m_kind->currentData().toInt());
-    const bool web = kind == StoreKind::DicomWeb, dimse = kind == StoreKind::Dimse, blobd = kind == StoreKind::Blobd;
+    const bool web = kind == StoreKind::DicomWeb, dimse = kind == StoreKind::Dimse, blobd = kind == StoreKind::Blobd, s3 = kind == StoreKind::S3;
     // Only the fields of the chosen kind are on show.
     const QString auth = web ? m_auth->currentData().toString() : QStringLiteral("bearer");
     auto show = [this](QWidget *field, bool on) {
         field->setEnabled(on);
         m_form->setRowVisible(field, on);
     };
-    show(m_url, web || blobd);
+    show(m_url, web || blobd || s3);
     show(m_auth, web);
     show(m_user, web && auth == QLatin1String("basic"));
-    show(m_secret, (web && auth != QLatin1String("none")) || blobd);
+    show(m_secret, (web && auth != QLatin1String("none")) || blobd || s3);
+    for (QWidget *w : std::initializer_list<QWidget *>{m_bucket, m_prefix, m_region, m_virtualHost, m_accessKey})
+        show(w, s3);
     for (QWidget *w : std::initializer_list<QWidget *>{m_host, m_port, m_aeTitle, m_ourAeTitle, m_retrieve, m_tls})
         show(w, dimse);
-    show(m_parallel, web || dimse);
+    show(m_parallel, web || dimse || s3);
     // The CA applies where the connection is TLS: HTTPS and blobs:// URLs, or DICOM TLS.
     const QString url = m_url->text().trimmed();
     show(m_caFile, (dimse && m_tls->isChecked()) || (!dimse && (url.isEmpty() || url.startsWith(QLatin1String("https:")) || url.startsWith(QLatin1String("blobs:")))));
@@ -256,6 +277,11 @@ void StoresDialog::newStore()
     m_ourAeTitle->clear();
     m_tls->setChecked(false);
     m_caFile->clear();
+    m_bucket->clear();
+    m_prefix->clear();
+    m_region->setText(QStringLiteral("us-east-1"));
+    m_accessKey->clear();
+    m_virtualHost->setChecked(false);
     m_kind->setCurrentIndex(0);
     m_auth->setCurrentIndex(0);
     m_timeout->setValue(30);
@@ -278,7 +304,12 @@ void StoresDialog::showStore(const QString &name)
     m_user->setText(s->user);
     m_secret->clear();
     // A stored secret is never shown: left empty, it stays as it is.
-    m_secret->setPlaceholderText(s->password.isSet() || s->token.isSet() ? tr("(kept; type to replace)") : QString());
+    m_secret->setPlaceholderText(s->password.isSet() || s->token.isSet() || s->secretKey.isSet() ? tr("(kept; type to replace)") : QString());
+    m_bucket->setText(s->bucket);
+    m_prefix->setText(s->prefix);
+    m_region->setText(s->region);
+    m_accessKey->setText(s->accessKey);
+    m_virtualHost->setChecked(s->virtualHosted);
     m_host->setText(s->host);
     m_port->setValue(s->port);
     m_aeTitle->setText(s->aeTitle);
@@ -312,6 +343,14 @@ Result<StoreConfig> StoresDialog::formStore() const
     s.caFile = m_caFile->isEnabled() ? m_caFile->text().trimmed() : QString();
     s.maxParallel = m_parallel->value();
     s.timeoutSeconds = m_timeout->value();
+    const bool s3 = s.kind == StoreKind::S3;
+    s.bucket = s3 ? m_bucket->text().trimmed() : QString();
+    s.prefix = s3 ? m_prefix->text().trimmed() : QString();
+    s.region = s3 ? m_region->text().trimmed() : QStringLiteral("us-east-1");
+    s.accessKey = s3 ? m_accessKey->text().trimmed() : QString();
+    s.virtualHosted = s3 && m_virtualHost->isChecked();
+    if (!s3)
+        s.secretKey = Secret();
     if (s.kind != StoreKind::Dimse) {
         s.host.clear();
         s.port = 0;
@@ -327,7 +366,9 @@ Result<StoreConfig> StoresDialog::formStore() const
         Result<Secret> sealed = m_config.seal(typed);
         if (!sealed.isOk())
             return sealed.error();
-        if (s.auth == QLatin1String("basic")) {
+        if (s3) {
+            s.secretKey = sealed.value();
+        } else if (s.auth == QLatin1String("basic")) {
             s.password = sealed.value();
             s.token = Secret();
         } else {

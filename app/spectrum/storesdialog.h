@@ -42,6 +42,11 @@ public:
     QLineEdit *aeTitleField() const { return m_aeTitle; }
     QCheckBox *tlsField() const { return m_tls; }
     QLineEdit *caFileField() const { return m_caFile; }
+    QLineEdit *bucketField() const { return m_bucket; }
+    QLineEdit *prefixField() const { return m_prefix; }
+    QLineEdit *regionField() const { return m_region; }
+    QLineEdit *accessKeyField() const { return m_accessKey; }
+    QCheckBox *virtualHostField() const { return m_virtualHost; }
     QSpinBox *timeoutField() const { return m_timeout; }
     QLineEdit *workstationAeTitleField() const { return m_wsAeTitle; }
     QSpinBox *workstationPortField() const { return m_wsPort; }
@@ -105,6 +110,11 @@ private:
     QComboBox *m_retrieve;
     QCheckBox *m_tls;
     QLineEdit *m_caFile;
+    QLineEdit *m_bucket = nullptr;     ///< s3
+    QLineEdit *m_prefix = nullptr;
+    QLineEdit *m_region = nullptr;
+    QLineEdit *m_accessKey = nullptr;
+    QCheckBox *m_virtualHost = nullptr;
     QSpinBox *m_parallel;
     QLabel *m_status;
 };

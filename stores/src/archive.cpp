@@ -4,6 +4,7 @@
 #include "dicomwebarchive.h"
 #include "dimsearchive.h"
 #include "localarchive.h"
+#include "s3archive.h"
 
 #include "spectrum/stores/filestore.h"
 
@@ -59,6 +60,8 @@ std::unique_ptr<Archive> makeArchive(const StoreConfig &config, const StoreConfi
         return std::make_unique<BlobdArchive>(config, all, std::move(cache));
     case StoreKind::Local:
         return std::make_unique<LocalArchive>(config, all, std::move(cache));
+    case StoreKind::S3:
+        return std::make_unique<S3Archive>(config, all, std::move(cache));
     }
     return nullptr;
 }

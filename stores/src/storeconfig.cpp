@@ -81,17 +81,18 @@ QString storeKindName(StoreKind kind)
     case StoreKind::Blobd: return QStringLiteral("blobd");
     case StoreKind::DicomWeb: return QStringLiteral("dicomweb");
     case StoreKind::Dimse: return QStringLiteral("dimse");
+    case StoreKind::S3: return QStringLiteral("s3");
     }
     return {};
 }
 
 Result<StoreKind> storeKindFromName(const QString &name)
 {
-    for (StoreKind k : {StoreKind::Local, StoreKind::Blobd, StoreKind::DicomWeb, StoreKind::Dimse}) {
+    for (StoreKind k : {StoreKind::Local, StoreKind::Blobd, StoreKind::DicomWeb, StoreKind::Dimse, StoreKind::S3}) {
         if (storeKindName(k) == name)
             return k;
     }
-    return Error(ErrorCode::InvalidArgument, QStringLiteral("unknown store kind '%1' (local, blobd, dicomweb or dimse)").arg(name));
+    return Error(ErrorCode::InvalidArgument, QStringLiteral("unknown store kind '%1' (local, blobd, dicomweb, dimse or s3)").arg(name));
 }
 
 // ---- Secret ----
@@ -172,6 +173,23 @@ Error StoreConfig::validate() const
             return invalid(where, QStringLiteral("url must be blob://HOST:PORT or blobs://HOST:PORT"));
         return Error();
     }
+    case StoreKind::S3: {
+        const QUrl u(url, QUrl::StrictMode);
+        if (!u.isValid() || (u.scheme() != QLatin1String("http") && u.scheme() != QLatin1String("https")) || u.host().isEmpty() || !u.path(QUrl::FullyEncoded).remove(QLatin1Char('/')).isEmpty())
+            return invalid(where, QStringLiteral("url must be the store's http:// or https:// address, e.g. https://s3.hospital.example (no path: the bucket is separate)"));
+        if (!u.userInfo().isEmpty())
+            return invalid(where, QStringLiteral("credentials do not belong in the url: use accessKey and secretKey"));
+        static const QRegularExpression bucketPattern(QStringLiteral("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"));
+        if (!bucketPattern.match(bucket).hasMatch())
+            return invalid(where, QStringLiteral("bucket '%1' is not a bucket name (3-63 lower-case letters, digits, '.' or '-')").arg(bucket));
+        if (prefix.startsWith(QLatin1Char('/')) || (!prefix.isEmpty() && !prefix.endsWith(QLatin1Char('/'))) || prefix.contains(QLatin1String("//")))
+            return invalid(where, QStringLiteral("prefix is empty or like \"spectrum/\" (no leading '/', ending in '/')"));
+        if (region.trimmed().isEmpty())
+            return invalid(where, QStringLiteral("region is missing (us-east-1 when the store does not care)"));
+        if (accessKey.isEmpty() || !secretKey.isSet())
+            return invalid(where, QStringLiteral("an S3 store needs accessKey and secretKey"));
+        return Error();
+    }
     case StoreKind::Dimse:
         if (host.trimmed().isEmpty())
             return invalid(where, QStringLiteral("host is missing"));
@@ -215,6 +233,17 @@ QJsonObject StoreConfig::toJson() const
         if (token.isSet())
             o.insert(QStringLiteral("token"), token.toJson());
         break;
+    case StoreKind::S3:
+        put("url", url);
+        put("caFile", caFile);
+        put("bucket", bucket);
+        put("prefix", prefix);
+        put("region", region);
+        o.insert(QStringLiteral("addressing"), virtualHosted ? QStringLiteral("virtual") : QStringLiteral("path"));
+        put("accessKey", accessKey);
+        if (secretKey.isSet())
+            o.insert(QStringLiteral("secretKey"), secretKey.toJson());
+        break;
     case StoreKind::Dimse:
         put("host", host);
         o.insert(QStringLiteral("port"), port);
@@ -238,7 +267,8 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
                                    QStringLiteral("auth"), QStringLiteral("user"), QStringLiteral("password"), QStringLiteral("token"),
                                    QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("aeTitle"), QStringLiteral("ourAeTitle"),
                                    QStringLiteral("retrieve"), QStringLiteral("maxParallel"), QStringLiteral("timeoutSeconds"), QStringLiteral("path"),
-                                   QStringLiteral("tls")};
+                                   QStringLiteral("tls"), QStringLiteral("bucket"), QStringLiteral("prefix"), QStringLiteral("region"),
+                                   QStringLiteral("addressing"), QStringLiteral("accessKey"), QStringLiteral("secretKey")};
     for (auto it = o.begin(); it != o.end(); ++it) {
         if (!known.contains(it.key()))
             return invalid(where, QStringLiteral("unknown field '%1'").arg(it.key()));
@@ -276,7 +306,8 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
     for (Error e : {str("url", &c.url), str("caFile", &c.caFile), str("auth", &c.auth, QStringLiteral("none")), str("user", &c.user),
                     str("host", &c.host), str("aeTitle", &c.aeTitle), str("ourAeTitle", &c.ourAeTitle),
                     str("retrieve", &c.retrieve, QStringLiteral("get")), str("path", &c.path), num("port", &c.port, 0),
-                    num("maxParallel", &c.maxParallel, 6), num("timeoutSeconds", &c.timeoutSeconds, 30)}) {
+                    num("maxParallel", &c.maxParallel, 6), num("timeoutSeconds", &c.timeoutSeconds, 30), str("bucket", &c.bucket),
+                    str("prefix", &c.prefix), str("region", &c.region, QStringLiteral("us-east-1")), str("accessKey", &c.accessKey)}) {
         if (e.isError())
             return e;
     }
@@ -292,6 +323,16 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
     if (!token.isOk())
         return token.error();
     c.token = token.value();
+    Result<Secret> secretKey = Secret::fromJson(o.value(QStringLiteral("secretKey")), where + QStringLiteral(", secretKey"));
+    if (!secretKey.isOk())
+        return secretKey.error();
+    c.secretKey = secretKey.value();
+    QString addressing;
+    if (Error e = str("addressing", &addressing, QStringLiteral("path")); e.isError())
+        return e;
+    if (addressing != QLatin1String("path") && addressing != QLatin1String("virtual"))
+        return invalid(where, QStringLiteral("addressing is path or virtual"));
+    c.virtualHosted = addressing == QLatin1String("virtual");
     if (Error e = c.validate(); e.isError())
         return e;
     return c;
@@ -306,6 +347,8 @@ QString StoreConfig::summary() const
         return QStringLiteral("dicomweb %1 (%2%3)").arg(url, auth, user.isEmpty() ? QString() : QStringLiteral(", ") + user);
     case StoreKind::Blobd:
         return QStringLiteral("blobd %1%2").arg(url, token.isSet() ? QStringLiteral(" (token)") : QString());
+    case StoreKind::S3:
+        return QStringLiteral("s3 %1 %2/%3 (%4, key %5)").arg(url, bucket, prefix, region, accessKey.left(8) + QStringLiteral("…"));
     case StoreKind::Dimse:
         return QStringLiteral("dimse %1@%2:%3 (C-%4%5)").arg(aeTitle, host).arg(port).arg(retrieve.toUpper(), tls ? QStringLiteral(", TLS") : QString());
     }

@@ -6,6 +6,7 @@
 // a bucket that does not exist — each a clear error.
 
 #include "spectrum/transfer/s3client.h"
+#include "spectrum/imaging/dicomdecoder.h"
 
 #include "testsupport.h"
 
@@ -95,6 +96,7 @@ private Q_SLOTS:
     void listingsThatAreNotListingsAreRefused();
     void keysAreSentAsWritten();
     void theCommandLineSpeaksS3();
+    void studiesGoInAndComeBackThroughAnS3Store();
 
 private:
     S3Server m_server;
@@ -514,6 +516,62 @@ void tst_S3::theCommandLineSpeaksS3()
     QCOMPARE(rc, 1);
     QVERIFY2(err.contains("refused access"), err.constData());
     QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("refused.bin"))));
+}
+
+void tst_S3::studiesGoInAndComeBackThroughAnS3Store()
+{
+    // An s3 store in the configuration (its secret sealed), tested, sent a study by two workstations at once (each
+    // half of it: the study's index keeps both halves), found, listed and fetched back byte for byte.
+    QTemporaryDir dir;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_CONFIG"), dir.filePath(QStringLiteral("stores.json")));
+    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), dir.filePath(QStringLiteral("cache")));
+    auto start = [&](const QStringList &args) {
+        auto *p = new QProcess(this);
+        p->setProcessEnvironment(env);
+        p->start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
+        return p;
+    };
+    auto cli = [&](const QStringList &args) {
+        std::unique_ptr<QProcess> p(start(args));
+        p->waitForFinished(120000);
+        return std::make_tuple(p->exitCode(), p->readAllStandardOutput(), p->readAllStandardError());
+    };
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("secret")), kSecret.toUtf8()));
+    auto [rc, out, err] = cli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("bucket"), QStringLiteral("--kind"), QStringLiteral("s3"),
+                               QStringLiteral("--url"), QStringLiteral("http://127.0.0.1:%1").arg(m_server.port()), QStringLiteral("--bucket"),
+                               QStringLiteral("spectrum-test"), QStringLiteral("--prefix"), QStringLiteral("archive/"), QStringLiteral("--access-key"), kAccess,
+                               QStringLiteral("--secret-key-file"), dir.filePath(QStringLiteral("secret"))});
+    QVERIFY2(rc == 0, err.constData());
+    QVERIFY(!readFile(dir.filePath(QStringLiteral("stores.json"))).contains(kSecret.toUtf8()));  // sealed, never in clear
+    std::tie(rc, out, err) = cli({QStringLiteral("stores"), QStringLiteral("test")});
+    QVERIFY2(rc == 0 && out.contains("ok"), out.constData());
+    std::tie(rc, out, err) = cli({QStringLiteral("demo"), QStringLiteral("--out"), dir.filePath(QStringLiteral("demo")), QStringLiteral("--ct-slices"),
+                                  QStringLiteral("12"), QStringLiteral("--only"), QStringLiteral("demo-ct")});
+    QVERIFY2(rc == 0, err.constData());
+    const QDir demo(dir.filePath(QStringLiteral("demo/demo-ct")));
+    const QStringList files = demo.entryList({QStringLiteral("*.dcm")}, QDir::Files, QDir::Name);
+    QCOMPARE(files.size(), 12);
+    QStringList first{QStringLiteral("export"), QStringLiteral("--store"), QStringLiteral("bucket")}, second = first;
+    for (int i = 0; i < files.size(); ++i)
+        (i % 2 ? second : first) << demo.filePath(files[i]);
+    std::unique_ptr<QProcess> a(start(first)), b(start(second));
+    QVERIFY(a->waitForFinished(120000) && b->waitForFinished(120000));
+    QVERIFY2(a->exitCode() == 0 && b->exitCode() == 0, (a->readAllStandardError() + b->readAllStandardError()).constData());
+    const Result<DicomIdentity> one = readDicomIdentity(ByteView(readFile(demo.filePath(files[0]))));
+    QVERIFY(one.isOk());
+    const QString study = one.value().studyInstanceUid;
+    std::tie(rc, out, err) = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("bucket")});
+    QVERIFY2(rc == 0 && out.contains(study.toLatin1()) && out.contains("12 instance(s)"), out.constData());  // both halves in the index
+    std::tie(rc, out, err) = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("bucket"), study, QStringLiteral("--out"), dir.filePath(QStringLiteral("back"))});
+    QVERIFY2(rc == 0, err.constData());
+    int same = 0;
+    for (const QString &f : files) {
+        const QByteArray original = readFile(demo.filePath(f));
+        const Result<DicomIdentity> id = readDicomIdentity(ByteView(original));
+        same += readFile(dir.filePath(QStringLiteral("back/%1.dcm").arg(id.value().sopInstanceUid))) == original;
+    }
+    QCOMPARE(same, 12);
 }
 
 QTEST_GUILESS_MAIN(tst_S3)

@@ -20,7 +20,7 @@
 
 namespace spectrum {
 
-enum class StoreKind { Local, Blobd, DicomWeb, Dimse };
+enum class StoreKind { Local, Blobd, DicomWeb, Dimse, S3 };
 QString storeKindName(StoreKind kind);
 Result<StoreKind> storeKindFromName(const QString &name);
 
@@ -60,6 +60,13 @@ struct StoreConfig
     int timeoutSeconds = 30;
     // local
     QString path;            ///< a FileStore folder; empty: the workstation's cache
+    // s3 (url: the store's http(s) endpoint)
+    QString bucket;
+    QString prefix;          ///< keys start with it ("" or ending in '/'), e.g. "spectrum/"
+    QString region = QStringLiteral("us-east-1");
+    bool virtualHosted = false;  ///< BUCKET.HOST addressing (AWS's) instead of HOST/BUCKET (path style)
+    QString accessKey;
+    Secret secretKey;
 
     /// A clear error naming the store and field, or none.
     Error validate() const;
