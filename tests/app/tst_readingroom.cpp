@@ -19,6 +19,9 @@
 #include "spectrum/stores/studystreamer.h"
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/transfer/dimse.h"
+#include "spectrum/transfer/s3client.h"
+
+#include "s3server.h"
 #include "archives.h"
 #include "readingroomsuite.h"
 #include "testsupport.h"
@@ -64,6 +67,7 @@ private Q_SLOTS:
     void mprOfAStudyStillArrivingFillsInAsItComes_data();
     void mprOfAStudyStillArrivingFillsInAsItComes();
     void aProtocolOpensMprOnTheFirstLookAndKeepsIt();
+    void aStudyKeptInS3OpensLikeAnyOther();
     void prefetchingStudiesForLater();
 };
 
@@ -651,6 +655,66 @@ void tst_ReadingRoom::aProtocolOpensMprOnTheFirstLookAndKeepsIt()
     QCOMPARE(viewer->mprView()->mprVolume(), volume);  // kept by the protocol applied on the listing
     QTRY_VERIFY_WITH_TIMEOUT(volume->isComplete() && viewer->mprView()->cutsPending() == 0, 30000);
     QCOMPARE(volume->volume()->filledSlots(), 24);
+}
+
+void tst_ReadingRoom::aStudyKeptInS3OpensLikeAnyOther()
+{
+    // The CT sent to an S3 store (versitygw on loopback) through the registry, then opened from there in the
+    // workstation as from any archive: every slice on screen is the uploaded instance's pixels.
+    S3Server s3;
+    QVERIFY2(s3.start(), "the S3 test server did not start (scripts/install-deps.sh builds it)");
+    {
+        S3Endpoint e;
+        e.endpoint = QUrl(QStringLiteral("http://127.0.0.1:%1").arg(s3.port()));
+        e.bucket = QStringLiteral("reading-room");
+        e.credentials.accessKey = S3Server::accessKey();
+        e.credentials.secretKey = S3Server::secretKey();
+        S3Client client(e);
+        QVERIFY(runSync(client.createBucket()).isOk());
+    }
+    qputenv("SPECTRUM_TEST_S3_SECRET", S3Server::secretKey().toUtf8());
+    StoreConfig objects;
+    objects.name = QStringLiteral("objects");
+    objects.kind = StoreKind::S3;
+    objects.url = QStringLiteral("http://127.0.0.1:%1").arg(s3.port());
+    objects.bucket = QStringLiteral("reading-room");
+    objects.prefix = QStringLiteral("studies/");
+    objects.accessKey = S3Server::accessKey();
+    objects.secretKey.source = Secret::Source::Env;
+    objects.secretKey.value = QStringLiteral("SPECTRUM_TEST_S3_SECRET");
+    QTemporaryDir dir;
+    std::unique_ptr<Workstation> started = workstationWithArchive(dir, objects);
+    QVERIFY(started);
+    QStringList files;
+    for (const DemoInstance &i : std::as_const(m_bySop)) {
+        if (i.identity.studyInstanceUid != m_ctUid)
+            continue;
+        files << dir.filePath(i.identity.sopInstanceUid + QStringLiteral(".dcm"));
+        QVERIFY(writeFile(files.last(), i.bytes));
+    }
+    QCOMPARE(files.size(), 24);
+    const Result<ExportSummary> sent = runSync(started->registry()->exportFiles(QStringLiteral("objects"), files));
+    QVERIFY2(sent.isOk() && sent.value().stored.size() == 24, qPrintable(sent.isOk() ? QString::number(sent.value().failed.size()) : sent.error().toString()));
+
+    MainWindow window(started.get());
+    window.setProtocols(ProtocolSet());
+    window.resize(1000, 700);
+    window.show();
+    QSignalSpy opened(&window, &MainWindow::studyOpened);
+    window.openRemoteStudy(QStringLiteral("objects"), m_ctUid);
+    QVERIFY(opened.wait(20000));
+    auto *viewer = opened.first().first().value<StudyViewer *>();
+    QVERIFY(viewer && viewer->streamer());
+    QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isListed(), 20000);
+    QCOMPARE(viewer->sliceCount(), 24);
+    for (int index : {0, 12, 23}) {
+        viewer->showSlice(index);
+        const QString sop = viewer->study().series[0].instances[index].sopInstanceUid;
+        QTRY_VERIFY_WITH_TIMEOUT(viewer->viewport()->image().info.identity.sopInstanceUid == sop && viewer->viewport()->completeness() == 1.0, 20000);
+        Result<DecodedImage> original = decodeDicom(ByteView(m_bySop.value(sop).bytes));
+        QVERIFY(original.isOk());
+        QCOMPARE(viewer->viewport()->renderedImage(), toQImage(renderFrame(original.value(), 0, viewer->viewport()->window())));
+    }
 }
 
 QTEST_MAIN(tst_ReadingRoom)

@@ -8,6 +8,7 @@
 #include "spectrum/transfer/s3client.h"
 #include "spectrum/imaging/dicomdecoder.h"
 
+#include "s3server.h"
 #include "testsupport.h"
 
 #include <QCryptographicHash>
@@ -24,49 +25,8 @@ using namespace spectrum::test;
 
 namespace {
 
-const QString kAccess = QStringLiteral("AKIASPECTRUMTEST");
-const QString kSecret = QStringLiteral("spectrum/secret+key=test");
-
-/// versitygw on a free loopback port with a POSIX folder behind it; stopped with the object.
-class S3Server
-{
-public:
-    S3Server() : m_port(freePort())
-    {
-        m_process.setProcessChannelMode(QProcess::MergedChannels);
-        dieWithParent(m_process);
-    }
-    ~S3Server() { stopProcess(m_process); }
-    bool start()
-    {
-        if (QStringLiteral(VERSITYGW_EXECUTABLE).isEmpty() || QStringLiteral(VERSITYGW_EXECUTABLE).endsWith(QLatin1String("NOTFOUND"))) {
-            qWarning("versitygw is missing: scripts/install-deps.sh builds it (it needs Go)");
-            return false;
-        }
-        m_process.start(QStringLiteral(VERSITYGW_EXECUTABLE),
-                        {QStringLiteral("--port"), QStringLiteral("127.0.0.1:%1").arg(m_port), QStringLiteral("--access"), kAccess, QStringLiteral("--secret"), kSecret,
-                         QStringLiteral("--quiet"), QStringLiteral("posix"), m_dir.path()});
-        if (!m_process.waitForStarted())
-            return false;
-        for (int i = 0; i < 200; ++i) {
-            QTcpSocket probe;
-            probe.connectToHost(QStringLiteral("127.0.0.1"), m_port);
-            if (probe.waitForConnected(100))
-                return true;
-            if (m_process.state() != QProcess::Running)
-                break;
-            QTest::qWait(50);
-        }
-        qWarning("versitygw did not listen: %s", m_process.readAll().constData());
-        return false;
-    }
-    quint16 port() const { return m_port; }
-
-private:
-    QTemporaryDir m_dir;
-    QProcess m_process;
-    quint16 m_port;
-};
+const QString kAccess = S3Server::accessKey();
+const QString kSecret = S3Server::secretKey();
 
 S3Endpoint endpointOf(quint16 port, const QString &bucket)
 {
