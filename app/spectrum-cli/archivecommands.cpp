@@ -44,6 +44,15 @@ Result<QString> readSecretFile(const QString &path)
     return secret;
 }
 
+/// The secret in `path`, sealed with the configuration's key.
+Result<Secret> sealFromFile(const StoreConfigFile &config, const QString &path)
+{
+    Result<QString> secret = readSecretFile(path);
+    if (!secret.isOk())
+        return secret.error();
+    return config.seal(secret.value());
+}
+
 int cmdStoresAdd(const QStringList &args)
 {
     QCommandLineParser p;
@@ -102,10 +111,7 @@ int cmdStoresAdd(const QStringList &args)
     s.virtualHosted = p.isSet(QStringLiteral("virtual-host"));
     s.accessKey = p.value(QStringLiteral("access-key"));
     if (p.isSet(QStringLiteral("secret-key-file"))) {
-        Result<QString> secret = readSecretFile(p.value(QStringLiteral("secret-key-file")));
-        if (!secret.isOk())
-            return fail(secret.error().toString());
-        Result<Secret> sealed = config.value().seal(secret.value());
+        Result<Secret> sealed = sealFromFile(config.value(), p.value(QStringLiteral("secret-key-file")));
         if (!sealed.isOk())
             return fail(sealed.error().toString());
         s.secretKey = sealed.value();
@@ -117,10 +123,7 @@ int cmdStoresAdd(const QStringList &args)
     if (p.isSet(QStringLiteral("timeout")))
         s.timeoutSeconds = p.value(QStringLiteral("timeout")).toInt();
     if (p.isSet(QStringLiteral("password-file"))) {
-        Result<QString> secret = readSecretFile(p.value(QStringLiteral("password-file")));
-        if (!secret.isOk())
-            return fail(secret.error().toString());
-        Result<Secret> sealed = config.value().seal(secret.value());
+        Result<Secret> sealed = sealFromFile(config.value(), p.value(QStringLiteral("password-file")));
         if (!sealed.isOk())
             return fail(sealed.error().toString());
         s.password = sealed.value();
@@ -134,10 +137,7 @@ int cmdStoresAdd(const QStringList &args)
             s.token.source = Secret::Source::File;
             s.token.value = QFileInfo(p.value(QStringLiteral("token-file"))).absoluteFilePath();
         } else {
-            Result<QString> secret = readSecretFile(p.value(QStringLiteral("token-file")));
-            if (!secret.isOk())
-                return fail(secret.error().toString());
-            Result<Secret> sealed = config.value().seal(secret.value());
+            Result<Secret> sealed = sealFromFile(config.value(), p.value(QStringLiteral("token-file")));
             if (!sealed.isOk())
                 return fail(sealed.error().toString());
             s.token = sealed.value();
