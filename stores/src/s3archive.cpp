@@ -29,7 +29,8 @@ struct ReadIndex
     QByteArray etag;
 };
 
-/// Reads a study's index. Blocking (runSync): on a pool thread, the client made there.
+/// Reads a study's index with the ETag it was read at, for a conditional write over it. Blocking (runSync): on a
+/// pool thread, the client made there.
 Result<ReadIndex> readIndex(S3Client &client, const QString &key)
 {
     for (int attempt = 0; attempt < 4; ++attempt) {
@@ -49,6 +50,18 @@ Result<ReadIndex> readIndex(S3Client &client, const QString &key)
         return ReadIndex{instances.takeValue(), head.value().etag};
     }
     return Error(ErrorCode::Busy, QStringLiteral("s3://%1/%2 kept changing while it was read").arg(client.endpoint().bucket, key));
+}
+
+/// A study's index for reading only (search, list): one GET, no ETag needed; none yet is an empty study.
+Result<QList<DicomIdentity>> studyIndex(S3Client &client, const QString &key)
+{
+    const Result<QByteArray> bytes = runSync(client.get(key));
+    if (!bytes.isOk())
+        return bytes.error().code() == ErrorCode::NotFound ? Result<QList<DicomIdentity>>(QList<DicomIdentity>()) : Result<QList<DicomIdentity>>(bytes.error());
+    Result<QList<DicomIdentity>> instances = parseS3StudyIndex(bytes.value());
+    if (!instances.isOk())
+        return instances.error().withContext(QStringLiteral("s3://%1/%2").arg(client.endpoint().bucket, key));
+    return instances;
 }
 
 /// The study folders under `prefix` ("PREFIX STUDY/"), every page.
@@ -216,12 +229,12 @@ ResultJob<QList<DicomRecord>> *S3Archive::search(const DicomQuery &query)
         for (const QString &study : std::as_const(studies)) {
             if (cancel.isCancelled())
                 return Error(ErrorCode::Cancelled, QStringLiteral("cancelled by the caller"));
-            Result<ReadIndex> index = readIndex(client, s3StudyIndexKey(prefix, study));
+            Result<QList<DicomIdentity>> index = studyIndex(client, s3StudyIndexKey(prefix, study));
             if (!index.isOk()) {
                 qCWarning(lcStores) << "s3 search:" << index.error().toString();  // one unreadable study does not hide the others
                 continue;
             }
-            ids += index.value().instances;
+            ids += index.value();
         }
         return studiesFrom(ids, query);
     }));
@@ -234,10 +247,10 @@ ResultJob<StudySummary> *S3Archive::list(const QString &studyUid)
         return track(failedJob<StudySummary>(ep.error()));
     return track(makeJob<StudySummary>([endpoint = ep.value(), prefix = m_config.prefix, studyUid](const CancelToken &) -> Result<StudySummary> {
         S3Client client(endpoint);
-        Result<ReadIndex> index = readIndex(client, s3StudyIndexKey(prefix, studyUid));
+        Result<QList<DicomIdentity>> index = studyIndex(client, s3StudyIndexKey(prefix, studyUid));
         if (!index.isOk())
             return index.error();
-        StudySummary study = studyFrom(studyUid, {}, index.value().instances);
+        StudySummary study = studyFrom(studyUid, {}, index.value());
         if (study.instanceCount == 0)
             return Error(ErrorCode::NotFound, QStringLiteral("study %1 has no instance there").arg(studyUid));
         return study;

@@ -55,6 +55,24 @@ inline std::unique_ptr<Workstation> workstationWithArchive(const QTemporaryDir &
     return started.wait(20000) ? std::move(ws) : nullptr;
 }
 
+/// `window` opens `studyUid` from the store `store`: the viewer it opened, with its streamer (null, with the test
+/// failed, when it did not open within 20 s).
+inline StudyViewer *openFrom(MainWindow &window, const QString &store, const QString &studyUid)
+{
+    QSignalSpy opened(&window, &MainWindow::studyOpened);
+    window.openRemoteStudy(store, studyUid);
+    if (!opened.wait(20000)) {
+        QTest::qFail("the study did not open", __FILE__, __LINE__);
+        return nullptr;
+    }
+    auto *viewer = opened.first().first().value<StudyViewer *>();
+    if (!viewer || !viewer->streamer()) {
+        QTest::qFail("the study opened without a viewer streaming it", __FILE__, __LINE__);
+        return nullptr;
+    }
+    return viewer;
+}
+
 inline std::unique_ptr<Workstation> workstationWithArchive(const QTemporaryDir &dir, const QString &name, const QString &url)
 {
     return workstationWithArchive(dir, dicomWebStore(name, url));

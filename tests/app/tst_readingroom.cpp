@@ -502,11 +502,8 @@ void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
     QVERIFY(chain.isOk());
 
     resetDecodeCounts();
-    QSignalSpy opened(&window, &MainWindow::studyOpened);
-    window.openRemoteStudy(QStringLiteral("archive"), m_ctUid);
-    QVERIFY(opened.wait(20000));
-    auto *viewer = opened.first().first().value<StudyViewer *>();
-    QVERIFY(viewer && viewer->streamer());
+    StudyViewer *viewer = openFrom(window, QStringLiteral("archive"), m_ctUid);
+    QVERIFY(viewer);
     viewer->setFilters(chain.value(), QStringLiteral("invert"));  // while the study still arrives
     QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isListed(), 20000);
     // Through every slice, each shown whole (filtered), while the rest arrives.
@@ -572,11 +569,8 @@ void tst_ReadingRoom::mprOfAStudyStillArrivingFillsInAsItComes()
     window.setProtocols(ProtocolSet());
     window.resize(1400, 700);
     window.show();
-    QSignalSpy opened(&window, &MainWindow::studyOpened);
-    window.openRemoteStudy(QStringLiteral("archive"), m_ctUid);
-    QVERIFY(opened.wait(20000));
-    auto *viewer = opened.first().first().value<StudyViewer *>();
-    QVERIFY(viewer && viewer->streamer());
+    StudyViewer *viewer = openFrom(window, QStringLiteral("archive"), m_ctUid);
+    QVERIFY(viewer);
     int inBeforeListing = 0;  // instances the stream put in the cache before the listing (bytes or files alike)
     connect(viewer->streamer(), &StudyStreamer::instanceInBeforeListing, this, [&] { inBeforeListing += viewer->streamer()->isListed() ? 0 : 1; });
     const bool onFirstLook = !viewer->streamer()->isListed();  // the listing waits 150 ms for the stream: it is
@@ -639,11 +633,8 @@ void tst_ReadingRoom::aProtocolOpensMprOnTheFirstLookAndKeepsIt()
     window.setProtocols(set.value());
     window.resize(1400, 700);
     window.show();
-    QSignalSpy opened(&window, &MainWindow::studyOpened);
-    window.openRemoteStudy(QStringLiteral("archive"), m_ctUid);
-    QVERIFY(opened.wait(20000));
-    auto *viewer = opened.first().first().value<StudyViewer *>();
-    QVERIFY(viewer && viewer->streamer());
+    StudyViewer *viewer = openFrom(window, QStringLiteral("archive"), m_ctUid);
+    QVERIFY(viewer);
     if (viewer->streamer()->isListed())
         QSKIP("the study was listed before its first look opened it (not this test's case)");
     QVERIFY(viewer->isMprShown());
@@ -700,11 +691,8 @@ void tst_ReadingRoom::aStudyKeptInS3OpensLikeAnyOther()
     window.setProtocols(ProtocolSet());
     window.resize(1000, 700);
     window.show();
-    QSignalSpy opened(&window, &MainWindow::studyOpened);
-    window.openRemoteStudy(QStringLiteral("objects"), m_ctUid);
-    QVERIFY(opened.wait(20000));
-    auto *viewer = opened.first().first().value<StudyViewer *>();
-    QVERIFY(viewer && viewer->streamer());
+    StudyViewer *viewer = openFrom(window, QStringLiteral("objects"), m_ctUid);
+    QVERIFY(viewer);
     QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isListed(), 20000);
     QCOMPARE(viewer->sliceCount(), 24);
     for (int index : {0, 12, 23}) {
