@@ -71,7 +71,7 @@ void printPullSummary(const PullResult &pr)
     std::fprintf(stderr, "%lld bytes in %.3f s, %.1f MB/s, %d stream(s), %lld fetched, %lld resumed, %d frame(s) re-fetched, %d reconnect(s)%s\n",
                  qlonglong(n), pr.seconds, (n - pr.resumedBytes) / std::max(1e-9, pr.seconds) / 1e6, pr.streams,
                  qlonglong(pr.bytesReceived), qlonglong(pr.resumedBytes), pr.framesRefetched, pr.reconnects,
-                 pr.verified ? ", SHA-256 verified" : "");
+                 pr.verifiedByTree ? ", every MiB checked against the server's hash tree" : pr.verified ? ", SHA-256 verified" : "");
 }
 
 /// get --cache: the blob into the workstation's disk cache under its key, the way the workstation fills it
@@ -101,7 +101,8 @@ int cmdGet(const QStringList &args)
         return s3Get(args);
     QCommandLineParser p;
     p.addOption({QStringLiteral("range"), QStringLiteral("Only bytes [BEGIN, END)."), QStringLiteral("BEGIN-END")});
-    p.addOption({QStringLiteral("no-sha256"), QStringLiteral("Skip the whole-blob SHA-256 check (~0.7 CPU-s per GiB); every frame's XXH3 is still checked.")});
+    p.addOption({QStringLiteral("no-sha256"), QStringLiteral("Skip the SHA-256 checks (each MiB against the server's hash tree as it lands, or the whole blob from a server "
+                                                                  "without trees; ~0.7 CPU-s per GiB, spread over the cores); every frame's XXH3 is still checked.")});
     p.addOption({QStringLiteral("cache"), QStringLiteral("Into the workstation's disk cache under its key (no FILE), resumable.")});
     BlobTarget target;
     if (int rc = parseBlobCommand(p, args, QStringLiteral("get"), QStringLiteral("Fetches a blob: spectrum-cli get blob://HOST:PORT/KEY FILE|-|--cache"),

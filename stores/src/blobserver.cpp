@@ -2,6 +2,7 @@
 
 #include "spectrum/core/logging.h"
 #include "spectrum/transfer/blobprotocol.h"
+#include "spectrum/transfer/hashtree.h"
 
 #include <QCborArray>
 #include <QHash>
@@ -48,6 +49,7 @@ struct Session
     QHash<quint32, std::shared_ptr<Transfer>> transfers;
     quint32 nextTransfer = 1;
     int dataStreams = 0;
+    bool tree = false;  ///< the client asked for hash trees (the hello's feature "tree")
 };
 
 struct SendItem
@@ -77,9 +79,13 @@ QCborMap describe(QCborMap m, const BlobInfo &info)
     return m;
 }
 
-QCborMap infoAnswer(qint64 id, const BlobInfo &info)
+/// stat and open: the description, and the hash tree when the client asked for it and the store keeps one.
+QCborMap infoAnswer(qint64 id, const BlobInfo &info, bool withTree)
 {
-    return describe(okMessage(id), info);
+    QCborMap m = describe(okMessage(id), info);
+    if (withTree && !info.tree.isEmpty() && hashtree::fits(info.tree, info.size))
+        m.insert(QStringLiteral("tree"), info.tree);
+    return m;
 }
 
 } // namespace
@@ -300,7 +306,7 @@ private:
         if (t == QLatin1String("stat")) {
             auto *job = m_server->store->stat(key);
             connect(job, &Job::finished, this, [this, job, id] {
-                answer(job->hasError() ? errorMessage(id, job->error()) : infoAnswer(id, job->result().value()));
+                answer(job->hasError() ? errorMessage(id, job->error()) : infoAnswer(id, job->result().value(), m_session && m_session->tree));
             });
             job->start();
         } else if (t == QLatin1String("list")) {
@@ -334,7 +340,7 @@ private:
                 tr->size = tr->snapshot.info.size;
                 const quint32 handle = m_session->nextTransfer++;
                 m_session->transfers.insert(handle, tr);
-                QCborMap a = infoAnswer(id, tr->snapshot.info);
+                QCborMap a = infoAnswer(id, tr->snapshot.info, m_session->tree);
                 a.insert(QStringLiteral("transfer"), qint64(handle));
                 answer(a);
             });
@@ -372,7 +378,7 @@ private:
             connect(job, &Job::finished, this, [this, job, id, handle] {
                 if (m_session)
                     m_session->transfers.remove(handle);
-                answer(job->hasError() ? errorMessage(id, job->error()) : infoAnswer(id, job->result().value()));
+                answer(job->hasError() ? errorMessage(id, job->error()) : infoAnswer(id, job->result().value(), false));
             });
             job->start();
         } else if (t == QLatin1String("remove")) {
@@ -397,12 +403,15 @@ private:
             return drop(Error(ErrorCode::Authentication, QStringLiteral("wrong or missing token")));
         m_session = std::make_shared<Session>();
         m_handshake.stop();
+        m_session->tree = m.value(QStringLiteral("features")).toArray().contains(QStringLiteral("tree"));
         m_session->id = QUuid::createUuid().toString(QUuid::Id128) + QUuid::createUuid().toString(QUuid::Id128);
         m_server->sessions.insert(m_session->id, m_session);
         QCborMap a = okMessage(id);
         a.insert(QStringLiteral("session"), m_session->id);
         a.insert(QStringLiteral("maxStreams"), m_server->opt.maxStreamsPerSession);
         a.insert(QStringLiteral("maxChunk"), m_server->opt.maxChunk);
+        if (m_session->tree)
+            a.insert(QStringLiteral("features"), QCborArray{QStringLiteral("tree")});
         answer(a);
     }
 

@@ -1,10 +1,18 @@
 #include "spectrum/stores/blobstore.h"
 
+#include "spectrum/transfer/hashtree.h"
+
 #include <algorithm>
 
 #include <QMetaMethod>
 
 namespace spectrum {
+
+void completeTree(BlobInfo *info)
+{
+    if (!hashtree::fits(info->tree, info->size) && hashtree::leafCount(info->size) <= 1 && info->sha256.size() == hashtree::kDigestSize)
+        info->tree = info->size == 0 ? QByteArray() : info->sha256;
+}
 
 bool BlobQuery::matches(const BlobInfo &info) const
 {

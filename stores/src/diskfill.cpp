@@ -12,6 +12,7 @@ Result<PullResult> fillDiskFromRemote(FileStore &disk, RemoteBlobStore &remote, 
 {
     BlobWriterPtr writer;
     QByteArray expected;
+    QByteArray tree;
     auto *job = remote.pull(key, [&](const RemoteBlobInfo &blob, qint64, qint64) -> Result<ByteSink *> {
         // Resumable: after an interruption (even a restart) only what is missing comes again.
         Result<BlobWriterPtr> w = runSync(disk.reserveResumable(key, blob.size, resumeIdentity(blob)));
@@ -19,6 +20,7 @@ Result<PullResult> fillDiskFromRemote(FileStore &disk, RemoteBlobStore &remote, 
             return w.error();
         writer = w.value();
         expected = blob.sha256;
+        tree = blob.tree;
         return writer.get();
     });
     if (watch)
@@ -26,9 +28,16 @@ Result<PullResult> fillDiskFromRemote(FileStore &disk, RemoteBlobStore &remote, 
     Result<PullResult> pulled = runSync(job);
     if (!pulled.isOk())
         return pulled.error();
-    options.expectedSha256 = expected;
-    if (pulled.value().verified)
-        options.verifiedSha256 = expected;  // checked on the way in: not hashed a second time
+    if (pulled.value().verifiedByTree) {
+        // Every leaf checked on the way in: the tree is kept, the whole blob's SHA-256 computed if ever asked for
+        // (checking it now would be the serial hash the tree spares).
+        options.verifiedTree = tree;
+        options.deferSha256 = true;
+    } else {
+        options.expectedSha256 = expected;
+        if (pulled.value().verified)
+            options.verifiedSha256 = expected;  // checked on the way in: not hashed a second time
+    }
     if (Error e = runSync(disk.commit(writer, options)).error(); e.isError())
         return e;
     return pulled;

@@ -4,6 +4,7 @@
 #include "queryindex.h"
 
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/transfer/hashtree.h"
 #include "spectrum/transfer/sha256.h"
 #include "spectrum/transfer/buffersink.h"
 
@@ -141,6 +142,12 @@ ResultJob<BlobInfo> *MemoryStore::commit(const BlobWriterPtr &writer, const Comm
         Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
         if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry.info.sha256)
             return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(w->key()));
+        entry.info.tree = hashtree::fits(options.verifiedTree, entry.info.size) ? options.verifiedTree : QByteArray();
+        completeTree(&entry.info);
+        if (!hashtree::fits(entry.info.tree, entry.info.size)) {
+            entry.info.tree = hashtree::leaves(entry.bytes.data(), entry.bytes.size());
+            Sha256::releaseThreadState();
+        }
         Result<DicomIdentity> identity = readDicomIdentity(entry.bytes);
         entry.info.dicom = identity.isOk() ? identity.value() : DicomIdentity();
         entry.info.committed = QDateTime::currentDateTimeUtc();

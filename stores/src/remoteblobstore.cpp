@@ -33,6 +33,7 @@ BlobInfo RemoteBlobStore::toBlobInfo(const RemoteBlobInfo &remote)
     info.key = remote.key;
     info.size = remote.size;
     info.sha256 = remote.sha256;
+    info.tree = remote.tree;
     info.version = remote.version.section(QLatin1Char('-'), 0, 0).toULongLong();
     info.dicom = remote.dicom;
     return info;

@@ -56,8 +56,10 @@ int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     const QStringList args = app.arguments();
-    if (args.size() != 4 && !(args.size() == 5 && args[4] == QLatin1String("nosha"))) {
-        std::fprintf(stderr, "usage: spectrum-pullbench blob://HOST:PORT/KEY STREAMS RUNS [nosha]\n");
+    const QString mode = args.size() == 5 ? args[4] : QString();
+    if (args.size() < 4 || args.size() > 5 || !(mode.isEmpty() || mode == QLatin1String("nosha") || mode == QLatin1String("notree"))) {
+        std::fprintf(stderr, "usage: spectrum-pullbench blob://HOST:PORT/KEY STREAMS RUNS [nosha|notree]\n"
+                             "  (default: each MiB checked against the server's hash tree; notree: the whole blob's SHA-256; nosha: XXH3 per frame only)\n");
         return 2;
     }
     auto parsed = BlobEndpoint::fromUrl(QUrl(args[1]));
@@ -70,7 +72,8 @@ int main(int argc, char **argv)
     BlobClient client(endpoint);
     TransferOptions options;
     options.streams = args[2].toInt();
-    options.verifySha256 = args.size() == 4;
+    options.verifySha256 = mode != QLatin1String("nosha");
+    options.hashTree = mode.isEmpty();
     client.setDefaults(options);
     const QString key = parsed.value().second;
     const int runs = std::max(1, args[3].toInt());
@@ -99,7 +102,7 @@ int main(int argc, char **argv)
         t.start();
         Result<PullResult> r = runSync(client.pull(key, factory));
         const double s = double(t.nsecsElapsed()) / 1e9, cpu = cpuSeconds() - cpu0;
-        if (!r.isOk() || r.value().verified != options.verifySha256) {
+        if (!r.isOk() || r.value().verified != options.verifySha256 || r.value().verifiedByTree != options.hashTree) {
             std::fprintf(stderr, "%s\n", r.isOk() ? "not verified" : qPrintable(r.error().toString()));
             return 1;
         }

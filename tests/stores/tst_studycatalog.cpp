@@ -40,7 +40,7 @@ private Q_SLOTS:
             blob(QStringLiteral("i2"), QStringLiteral("P1"), QStringLiteral("1.1"), QStringLiteral("20240101"), QStringLiteral("s1"), 1, 2, QStringLiteral("CT")),
             blob(QStringLiteral("i1"), QStringLiteral("P1"), QStringLiteral("1.1"), QStringLiteral("20240101"), QStringLiteral("s1"), 1, 1, QStringLiteral("CT")),
             blob(QStringLiteral("j1"), QStringLiteral("P2"), QStringLiteral("2.2"), QStringLiteral("20250505"), QStringLiteral("t1"), 1, 1, QStringLiteral("MR")),
-            BlobInfo{QStringLiteral("not-dicom"), 5, {}, {}, 0, {}},
+            BlobInfo{QStringLiteral("not-dicom"), 5, {}, {}, 0, {}, {}},
         };
         const QList<StudySummary> studies = summarizeStudies(blobs);
         QCOMPARE(studies.size(), 2);

@@ -290,7 +290,8 @@ void tst_BlobTransfer::adaptiveAddsStreamsWhileTheRateGrows()
     QVERIFY2(p.result.isOk(), qPrintable(p.result.error().toString()));
     QVERIFY(p.bytes == bytes);
     qInfo() << "adaptive pull used" << p.result.value().streams << "streams in" << p.result.value().seconds << "s";
-    QVERIFY(p.result.value().streams >= 3);
+    // A 20 ms path starts with four, and four carry 3.2 of the link's 5 MB/s: the next step (eight) comes at once.
+    QVERIFY2(p.result.value().streams >= 8, qPrintable(QString::number(p.result.value().streams)));
     QVERIFY(p.result.value().streams <= TransferOptions().maxStreams);
 }
 

@@ -34,6 +34,7 @@ RemoteBlobInfo infoFrom(const QString &key, const QCborMap &m)
     info.size = m.value(QStringLiteral("size")).toInteger();
     info.version = m.value(QStringLiteral("version")).toString();
     info.sha256 = m.value(QStringLiteral("sha256")).toByteArray();
+    info.tree = m.value(QStringLiteral("tree")).toByteArray();
     if (m.contains(QStringLiteral("dicom")))
         info.dicom = DicomIdentity::fromJson(m.value(QStringLiteral("dicom")).toMap().toJsonObject());
     return info;

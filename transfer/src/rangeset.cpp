@@ -23,6 +23,29 @@ void RangeSet::add(qint64 b, qint64 e)
     m_map.emplace(b, e);
 }
 
+void RangeSet::remove(qint64 b, qint64 e)
+{
+    if (b >= e)
+        return;
+    auto it = m_map.upper_bound(b);
+    if (it != m_map.begin())
+        --it;
+    while (it != m_map.end() && it->first < e) {
+        const qint64 rb = it->first, re = it->second;
+        if (re <= b) {
+            ++it;
+            continue;
+        }
+        it = m_map.erase(it);
+        if (rb < b)
+            m_map.emplace(rb, b);
+        if (re > e) {
+            m_map.emplace(e, re);
+            break;
+        }
+    }
+}
+
 bool RangeSet::covers(qint64 b, qint64 e) const
 {
     auto it = m_map.upper_bound(b);

@@ -5,6 +5,7 @@
 
 #include "spectrum/core/bootid.h"
 #include "spectrum/core/logging.h"
+#include "spectrum/transfer/hashtree.h"
 
 #include <QDir>
 #include <QFile>
@@ -34,6 +35,9 @@ QJsonObject putRecord(const Entry &e)
         o.insert(QStringLiteral("sha256"), QString::fromLatin1(e.info.sha256.toHex()));
     if (!e.check.isEmpty())
         o.insert(QStringLiteral("xxh3"), QString::fromLatin1(e.check.toHex()));
+    // A blob of one leaf has its SHA-256 as its tree: only longer trees are written.
+    if (hashtree::leafCount(e.info.size) > 1 && hashtree::fits(e.info.tree, e.info.size))
+        o.insert(QStringLiteral("tree"), QString::fromLatin1(e.info.tree.toBase64()));
     o.insert(QStringLiteral("committed"), e.info.committed.toMSecsSinceEpoch());
     o.insert(QStringLiteral("access"), e.lastAccessMs);
     if (e.info.dicom.isValid())
@@ -55,6 +59,11 @@ bool entryFromRecord(const QJsonObject &o, Entry *e)
     e->info.size = o.value(QStringLiteral("size")).toString().toLongLong(&okSize);
     e->info.sha256 = QByteArray::fromHex(o.value(QStringLiteral("sha256")).toString().toLatin1());
     e->check = QByteArray::fromHex(o.value(QStringLiteral("xxh3")).toString().toLatin1());
+    // A tree that does not fit the size is not trusted: it is computed again when asked for.
+    e->info.tree = QByteArray::fromBase64(o.value(QStringLiteral("tree")).toString().toLatin1());
+    if (!hashtree::fits(e->info.tree, e->info.size))
+        e->info.tree.clear();
+    completeTree(&e->info);
     e->info.committed = QDateTime::fromMSecsSinceEpoch(qint64(o.value(QStringLiteral("committed")).toDouble()), Qt::UTC);
     e->lastAccessMs = qint64(o.value(QStringLiteral("access")).toDouble());
     e->info.dicom = DicomIdentity::fromJson(o.value(QStringLiteral("dicom")).toObject());

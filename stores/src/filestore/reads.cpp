@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 
 #include <cerrno>
+#include "spectrum/transfer/hashtree.h"
 #include "spectrum/transfer/sha256.h"
 #include "spectrum/transfer/xxh3.h"
 
@@ -80,12 +81,13 @@ Result<ByteView> FileStore::State::bytesOf(const Entry &e, qint64 begin, qint64 
 
 ResultJob<BlobInfo> *FileStore::stat(const QString &key)
 {
-    // Answered at once from the index, unless the SHA-256 is still to be computed: that reads the blob, on the pool.
+    // Answered at once from the index, unless the SHA-256 or the hash tree is still to be computed: that reads the
+    // blob, on the pool.
     bool digestPending = false;
     {
         QMutexLocker lock(&d->mutex);
         const Entry *e = d->entries.find(key);
-        digestPending = e && e->info.sha256.isEmpty();
+        digestPending = e && !digested(e->info);
     }
     return makeJob<BlobInfo>([d = d, key](const CancelToken &) -> Result<BlobInfo> {
         QMutexLocker lock(&d->mutex);
@@ -95,7 +97,7 @@ ResultJob<BlobInfo> *FileStore::stat(const QString &key)
         if (!e)
             return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
         const BlobInfo info = e->info;
-        if (!info.sha256.isEmpty())
+        if (digested(info))
             return info;
         Result<ByteView> bytes = d->bytesOf(*e, 0, info.size, lock);
         if (!bytes.isOk())
@@ -104,9 +106,14 @@ ResultJob<BlobInfo> *FileStore::stat(const QString &key)
     }, digestPending ? RunOn::Pool : RunOn::Caller);
 }
 
+bool FileStore::digested(const BlobInfo &info)
+{
+    return !info.sha256.isEmpty() && hashtree::fits(info.tree, info.size);
+}
+
 Result<BlobInfo> FileStore::withDigest(const std::shared_ptr<State> &d, const BlobInfo &info, const ByteView &bytes)
 {
-    if (!info.sha256.isEmpty())
+    if (digested(info))
         return info;
     QByteArray check;
     {
@@ -119,16 +126,23 @@ Result<BlobInfo> FileStore::withDigest(const std::shared_ptr<State> &d, const Bl
         return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' changed on the disk since it was cached; fetch it again").arg(info.key));
     }
     BlobInfo out = info;
-    out.sha256 = Sha256::hash(bytes.data(), bytes.size());
+    if (out.sha256.isEmpty()) {
+        const hashtree::Digests digests = hashtree::sha256AndLeaves(bytes.data(), bytes.size());
+        out.sha256 = digests.sha256;
+        out.tree = digests.leaves;
+    } else if (!hashtree::fits(out.tree, out.size)) {
+        out.tree = hashtree::leaves(bytes.data(), bytes.size());  // an entry from before trees
+    }
     Sha256::releaseThreadState();
     QMutexLocker journalLock(&d->journalMutex);
     QJsonObject record;
     {
         QMutexLocker lock(&d->mutex);
         Entry *e = d->entries.find(info.key);
-        if (d->closed || !e || e->info.version != info.version || !e->info.sha256.isEmpty())
+        if (d->closed || !e || e->info.version != info.version || digested(e->info))
             return out;  // replaced, removed, or digested by someone else meanwhile
         e->info.sha256 = out.sha256;
+        e->info.tree = out.tree;
         record = putRecord(*e);
     }
     // Not synced: if this record is lost the digest is simply computed again.

@@ -15,6 +15,7 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/transfer/filesink.h"
 #include "spectrum/transfer/progressrecord.h"
+#include "spectrum/transfer/hashtree.h"
 #include "spectrum/transfer/sha256.h"
 #include "spectrum/transfer/xxh3.h"
 
@@ -34,13 +35,21 @@ Error describeContent(Entry *entry, const ByteView &content, const CommitOptions
 {
     entry->check = check.isEmpty() ? xxh3Digest(content.data(), content.size()) : check;
     if (options.verifiedSha256.isEmpty() && (!options.deferSha256 || !options.expectedSha256.isEmpty())) {
-        entry->info.sha256 = Sha256::hash(content.data(), content.size());
+        // Read once for both: the tree's leaves beside the SHA-256, so that serving it never reads it again.
+        const hashtree::Digests digests = hashtree::sha256AndLeaves(content.data(), content.size());
+        entry->info.sha256 = digests.sha256;
+        entry->info.tree = digests.leaves;
         Sha256::releaseThreadState();  // usually a pool thread, which may outlive the program's end
     } else {
         entry->info.sha256 = options.verifiedSha256;  // empty when deferred
     }
     if (!options.expectedSha256.isEmpty() && options.expectedSha256 != entry->info.sha256)
         return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' does not match its expected SHA-256").arg(entry->info.key));
+    if (hashtree::fits(options.verifiedTree, entry->info.size) && !hashtree::fits(entry->info.tree, entry->info.size))
+        entry->info.tree = options.verifiedTree;
+    if (entry->info.sha256.isEmpty() && hashtree::leafCount(entry->info.size) == 1 && !entry->info.tree.isEmpty())
+        entry->info.sha256 = entry->info.tree;  // one leaf: its verified digest is the blob's
+    completeTree(&entry->info);  // a longer tree is computed when first asked for (withDigest)
     if (options.knownIdentity.isValid())
         entry->info.dicom = options.knownIdentity;
     else if (Result<DicomIdentity> id = readDicomIdentity(content); id.isOk())
@@ -269,7 +278,9 @@ ResultJob<BlobInfo> *FileStore::put(const QString &key, const ByteView &bytes, c
             return e;
         CommitOptions fromMemory = options;
         if (fromMemory.verifiedSha256.isEmpty() && (!options.deferSha256 || !options.expectedSha256.isEmpty())) {
-            fromMemory.verifiedSha256 = Sha256::hash(bytes.data(), bytes.size());
+            const hashtree::Digests digests = hashtree::sha256AndLeaves(bytes.data(), bytes.size());
+            fromMemory.verifiedSha256 = digests.sha256;
+            fromMemory.verifiedTree = digests.leaves;
             Sha256::releaseThreadState();
         }
         if (!fromMemory.knownIdentity.isValid()) {

@@ -6,6 +6,7 @@
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/rangeset.h"
 
+#include <QCborArray>
 #include <QCborMap>
 #include <QElapsedTimer>
 #include <QHash>
@@ -36,7 +37,7 @@ public:
     using Callback = std::function<void(const Error &, const QCborMap &)>;
 
     ControlChannel(const BlobEndpoint &ep, const TransferOptions &opt, QObject *parent)
-        : QObject(parent), m_endpoint(ep), m_timeoutMs(opt.timeoutMs)
+        : QObject(parent), m_endpoint(ep), m_timeoutMs(opt.timeoutMs), m_hashTree(opt.hashTree && opt.verifySha256)
     {
         m_timer.setSingleShot(true);
         connect(&m_timer, &QTimer::timeout, this, [this] {
@@ -50,6 +51,8 @@ public:
             QCborMap hello{{QStringLiteral("t"), QStringLiteral("hello")},
                            {QStringLiteral("token"), m_endpoint.token},
                            {QStringLiteral("client"), QStringLiteral("spectrum/" SPECTRUM_VERSION)}};
+            if (m_hashTree)
+                hello.insert(QStringLiteral("features"), QCborArray{QStringLiteral("tree")});
             send(hello, [this](const Error &e, const QCborMap &answer) {
                 if (!e.isError())
                     m_session = answer.value(QStringLiteral("session")).toString();
@@ -137,6 +140,7 @@ public:
 private:
     BlobEndpoint m_endpoint;
     int m_timeoutMs;
+    bool m_hashTree;
     QSslSocket m_socket;
     std::function<void()> m_onConnected;
     ControlReader m_reader;

@@ -29,6 +29,10 @@ struct BlobInfo
     QDateTime committed;    ///< when this version was committed (UTC)
     quint64 version = 0;    ///< grows with every commit of any key in the store
     DicomIdentity dicom;    ///< invalid for blobs that are not DICOM Part 10 files
+    /// The blob's hash tree (spectrum/transfer/hashtree.h: the SHA-256 of each 1 MiB leaf, one after another), which
+    /// lets a reader check each leaf as it arrives. FileStore's and MemoryStore's stat() and snapshot() carry it;
+    /// empty where a store has none (yet). A blob of at most one leaf has its SHA-256 as its tree.
+    QByteArray tree;
 };
 
 /// Matches blobs by key prefix and by DICOM identity; empty fields match everything.
@@ -60,12 +64,18 @@ struct BlobSnapshot
     ByteView bytes;
 };
 
+/// Fills in the tree of a blob of at most one leaf, whose only leaf digest is its SHA-256 (when known).
+void completeTree(BlobInfo *info);
+
 struct CommitOptions
 {
     QByteArray expectedSha256;  ///< when set, a mismatch fails the commit with ErrorCode::Corrupt
     /// When set, the caller has already checked every byte against this SHA-256 (a transfer that verified the
     /// whole blob as it arrived): the store records it instead of reading the blob again to hash it.
     QByteArray verifiedSha256;
+    /// When set, the caller has checked every byte against this hash tree (a pull that verified each leaf as it
+    /// arrived): the store keeps it, and a deferred SHA-256 is computed when first asked for.
+    QByteArray verifiedTree;
     /// When valid, the blob's DICOM identity as the caller already parsed it from these very bytes: the store
     /// indexes it instead of parsing the header again.
     DicomIdentity knownIdentity;

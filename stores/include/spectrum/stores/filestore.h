@@ -104,7 +104,10 @@ private:
     /// put() of a blob small enough for a pack (see above).
     static Result<BlobInfo> putPacked(const std::shared_ptr<State> &d, const std::shared_ptr<StoreNotifier> &notifier, const QString &key,
                                       const ByteView &bytes, const CommitOptions &options);
-    /// `info` with its SHA-256, computed from the file (and journalled) if it was deferred.
+    /// Whether `info` has its SHA-256 and its hash tree.
+    static bool digested(const BlobInfo &info);
+    /// `info` with its SHA-256 and hash tree, computed from the file (and journalled) if deferred, or kept by a
+    /// version of the cache that kept no trees.
     static Result<BlobInfo> withDigest(const std::shared_ptr<State> &d, const BlobInfo &info, const ByteView &bytes);
     std::shared_ptr<State> d;
 };

@@ -34,6 +34,9 @@ struct RemoteBlobInfo
     qint64 size = 0;
     QString version;     ///< opaque; changes whenever the blob does
     QByteArray sha256;   ///< 32 bytes
+    /// The blob's hash tree (hashtree.h: the SHA-256 of every 1 MiB leaf), from stat and open of a server that
+    /// keeps one; empty from older servers and in listings.
+    QByteArray tree;
     DicomIdentity dicom; ///< what the server indexed, when the blob is a DICOM instance
 };
 
@@ -50,8 +53,9 @@ struct RemoteQuery
 
 struct TransferOptions
 {
-    /// Data connections (1 … the server's maximum), or 0: adaptive — start with two and add one while the
-    /// total rate still grows by a tenth or more, up to maxStreams (pulls; pushes use 4).
+    /// Data connections (1 … the server's maximum), or 0: adaptive — two on a LAN, four on a path whose round
+    /// trip is 2 ms or more, doubled every few round trips while the total rate grows with them, up to maxStreams
+    /// (pulls; pushes use 4).
     int streams = 0;
     int maxStreams = 16;
     qint64 chunkSize = 4 << 20;             ///< bytes asked for by one READ (pull) or sent between ACKs (push)
@@ -59,10 +63,15 @@ struct TransferOptions
     int timeoutMs = 30000;                  ///< a connection that moves no byte this long has failed
     int maxReconnects = 8;                  ///< data connections re-opened after failures, in all
     int socketBufferBytes = 0;              ///< SO_RCVBUF / SO_SNDBUF; 0: the system's auto-tuning
-    /// Whole-blob pulls: check the SHA-256 of everything received against the server's before finishing.
-    /// Off, only the per-frame XXH3 checks remain (they catch transport damage, not a forged server).
-    /// SHA-256 costs ~0.7 CPU-seconds per GiB even with the CPU's SHA instructions.
+    /// Whole-blob pulls: check every byte against the server's digests. With the server's hash tree (hashTree),
+    /// each 1 MiB leaf is hashed on the pool as it lands and checked before it is reported (dataAvailable, the
+    /// sink's rangeVerified), so the first leaf that differs fails the pull; from a server without one, the whole
+    /// blob's SHA-256 is checked at the end. Off, only the per-frame XXH3 checks remain (they catch transport
+    /// damage, not a forged or rotten blob). SHA-256 costs ~0.7 CPU-seconds per GiB with the CPU's SHA instructions.
     bool verifySha256 = true;
+    /// Ask the server for its hash tree (the hello's feature "tree"); off, it is verified as by servers that
+    /// keep none (the whole blob's SHA-256).
+    bool hashTree = true;
 };
 
 struct PullResult
@@ -78,7 +87,8 @@ struct PullResult
     int endgameRequests = 0;       ///< requests of stalled connections asked for again on idle ones at the end
     qint64 resumedBytes = 0;       ///< already in the destination from an interrupted attempt: not fetched
     qint64 bytesDuplicated = 0;    ///< bytes those repeated requests asked for (part of bytesReceived, at most)
-    bool verified = false;         ///< the whole blob's SHA-256 matched (only for a whole-blob pull)
+    bool verified = false;         ///< every byte matched the server's digests (only for a whole-blob pull)
+    bool verifiedByTree = false;   ///< … leaf by leaf against its hash tree (else against its whole-blob SHA-256)
     double seconds = 0;
 };
 

@@ -19,6 +19,8 @@ public:
     };
 
     void add(qint64 begin, qint64 end);
+    /// Takes [begin, end) out: what was covered there no longer is.
+    void remove(qint64 begin, qint64 end);
     bool isEmpty() const { return m_map.empty(); }
     void clear() { m_map.clear(); }
     /// Whether [begin, end) lies inside one stored range.
