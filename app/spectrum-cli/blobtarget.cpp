@@ -8,7 +8,7 @@ namespace spectrum::cli {
 void addTransferOptions(QCommandLineParser &p)
 {
     p.addOption({QStringLiteral("token-file"), QStringLiteral("File holding the server's token (default: $SPECTRUM_TOKEN)."), QStringLiteral("FILE")});
-    p.addOption({QStringLiteral("streams"), QStringLiteral("Data connections, or auto: add while the rate grows (default)."), QStringLiteral("N|auto"), QStringLiteral("auto")});
+    p.addOption({QStringLiteral("streams"), QStringLiteral("Data connections, or auto: two on a LAN, four on a longer path, doubled while the rate grows with them (default)."), QStringLiteral("N|auto"), QStringLiteral("auto")});
     p.addOption({QStringLiteral("chunk"), QStringLiteral("Chunk size in KiB (default 4096)."), QStringLiteral("KIB"), QStringLiteral("4096")});
     p.addOption({QStringLiteral("ca-file"), QStringLiteral("PEM certificates to trust for blobs:// (besides the system's)."), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds without progress before a connection counts as failed (default 30)."), QStringLiteral("S"), QStringLiteral("30")});
