@@ -79,11 +79,13 @@ QCborMap describe(QCborMap m, const BlobInfo &info)
     return m;
 }
 
-/// stat and open: the description, and the hash tree when the client asked for it and the store keeps one.
+/// stat and open: the description, and the hash tree when the client asked for it and the store keeps one. A tree
+/// past half a control frame (a blob of more than 16 GiB: 32 bytes per MiB) is left out — the answer must fit a
+/// control frame — and such a blob is checked whole, as by servers without trees.
 QCborMap infoAnswer(qint64 id, const BlobInfo &info, bool withTree)
 {
     QCborMap m = describe(okMessage(id), info);
-    if (withTree && !info.tree.isEmpty() && hashtree::fits(info.tree, info.size))
+    if (withTree && !info.tree.isEmpty() && hashtree::fits(info.tree, info.size) && info.tree.size() <= kMaxControlFrame / 2)
         m.insert(QStringLiteral("tree"), info.tree);
     return m;
 }

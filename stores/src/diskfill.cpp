@@ -11,16 +11,12 @@ Result<PullResult> fillDiskFromRemote(FileStore &disk, RemoteBlobStore &remote, 
                                       const std::function<void(Job *)> &watch)
 {
     BlobWriterPtr writer;
-    QByteArray expected;
-    QByteArray tree;
     auto *job = remote.pull(key, [&](const RemoteBlobInfo &blob, qint64, qint64) -> Result<ByteSink *> {
         // Resumable: after an interruption (even a restart) only what is missing comes again.
         Result<BlobWriterPtr> w = runSync(disk.reserveResumable(key, blob.size, resumeIdentity(blob)));
         if (!w.isOk())
             return w.error();
         writer = w.value();
-        expected = blob.sha256;
-        tree = blob.tree;
         return writer.get();
     });
     if (watch)
@@ -30,13 +26,14 @@ Result<PullResult> fillDiskFromRemote(FileStore &disk, RemoteBlobStore &remote, 
         return pulled.error();
     if (pulled.value().verifiedByTree) {
         // Every leaf checked on the way in: the tree is kept, the whole blob's SHA-256 computed if ever asked for
-        // (checking it now would be the serial hash the tree spares).
-        options.verifiedTree = tree;
+        // (checking it now would be the serial hash the tree spares). The tree the bytes were checked against is
+        // the pull's own: the blob may have changed on the server since the destination was asked for.
+        options.verifiedTree = pulled.value().blob.tree;
         options.deferSha256 = true;
     } else {
-        options.expectedSha256 = expected;
+        options.expectedSha256 = pulled.value().blob.sha256;
         if (pulled.value().verified)
-            options.verifiedSha256 = expected;  // checked on the way in: not hashed a second time
+            options.verifiedSha256 = pulled.value().blob.sha256;  // checked on the way in: not hashed a second time
     }
     if (Error e = runSync(disk.commit(writer, options)).error(); e.isError())
         return e;

@@ -290,9 +290,27 @@ void tst_BlobTransfer::adaptiveAddsStreamsWhileTheRateGrows()
     QVERIFY2(p.result.isOk(), qPrintable(p.result.error().toString()));
     QVERIFY(p.bytes == bytes);
     qInfo() << "adaptive pull used" << p.result.value().streams << "streams in" << p.result.value().seconds << "s";
-    // A 20 ms path starts with four, and four carry 3.2 of the link's 5 MB/s: the next step (eight) comes at once.
+    // A 20 ms path starts with four, and four carry 3.2 of the link's 5 MB/s: the first step multiplies them.
     QVERIFY2(p.result.value().streams >= 8, qPrintable(QString::number(p.result.value().streams)));
     QVERIFY(p.result.value().streams <= TransferOptions().maxStreams);
+
+    // A link that four streams fill, behind a server that allows 64: the first step (four times as many) adds
+    // nothing, and the count stops there instead of doubling on to the maximum.
+    QTemporaryDir dir;
+    Blobd wide(dir.filePath(QStringLiteral("root")));
+    QVERIFY(wide.start({QStringLiteral("--max-streams"), QStringLiteral("64")}));
+    LinkEmulator full(wide.port(), 20, 16, 26);
+    QVERIFY(full.waitUntilListening());
+    const QByteArray more = randomBytes(4 << 20, 23);
+    QCOMPARE(put(wide.port(), QStringLiteral("adaptive-full"), more), Error());
+    TransferOptions many;
+    many.maxStreams = 64;
+    auto n = makeClient(full.port(), many);
+    Pulled q = pull(*n, QStringLiteral("adaptive-full"));
+    QVERIFY2(q.result.isOk(), qPrintable(q.result.error().toString()));
+    QVERIFY(q.bytes == more);
+    qInfo() << "adaptive pull through a full link used" << q.result.value().streams << "streams in" << q.result.value().seconds << "s";
+    QVERIFY2(q.result.value().streams == 16, qPrintable(QString::number(q.result.value().streams)));
 }
 
 QTEST_GUILESS_MAIN(tst_BlobTransfer)

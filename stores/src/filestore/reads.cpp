@@ -81,13 +81,13 @@ Result<ByteView> FileStore::State::bytesOf(const Entry &e, qint64 begin, qint64 
 
 ResultJob<BlobInfo> *FileStore::stat(const QString &key)
 {
-    // Answered at once from the index, unless the SHA-256 or the hash tree is still to be computed: that reads the
-    // blob, on the pool.
+    // Answered at once from the index, unless the SHA-256 is still to be computed: that reads the blob, on the
+    // pool. (The hash tree of an entry from before trees waits for snapshot(): stat does not read blobs for it.)
     bool digestPending = false;
     {
         QMutexLocker lock(&d->mutex);
         const Entry *e = d->entries.find(key);
-        digestPending = e && !digested(e->info);
+        digestPending = e && e->info.sha256.isEmpty();
     }
     return makeJob<BlobInfo>([d = d, key](const CancelToken &) -> Result<BlobInfo> {
         QMutexLocker lock(&d->mutex);
@@ -97,7 +97,7 @@ ResultJob<BlobInfo> *FileStore::stat(const QString &key)
         if (!e)
             return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
         const BlobInfo info = e->info;
-        if (digested(info))
+        if (!info.sha256.isEmpty())
             return info;
         Result<ByteView> bytes = d->bytesOf(*e, 0, info.size, lock);
         if (!bytes.isOk())
@@ -126,11 +126,14 @@ Result<BlobInfo> FileStore::withDigest(const std::shared_ptr<State> &d, const Bl
         return Error(ErrorCode::Corrupt, QStringLiteral("blob '%1' changed on the disk since it was cached; fetch it again").arg(info.key));
     }
     BlobInfo out = info;
-    if (out.sha256.isEmpty()) {
+    const bool needTree = !hashtree::fits(out.tree, out.size);
+    if (out.sha256.isEmpty() && needTree) {
         const hashtree::Digests digests = hashtree::sha256AndLeaves(bytes.data(), bytes.size());
         out.sha256 = digests.sha256;
         out.tree = digests.leaves;
-    } else if (!hashtree::fits(out.tree, out.size)) {
+    } else if (out.sha256.isEmpty()) {
+        out.sha256 = Sha256::hash(bytes.data(), bytes.size());  // a fill checked by its tree: only the SHA-256 is left
+    } else {
         out.tree = hashtree::leaves(bytes.data(), bytes.size());  // an entry from before trees
     }
     Sha256::releaseThreadState();

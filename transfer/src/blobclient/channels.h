@@ -174,6 +174,7 @@ struct DataStream
     qint64 nextExpected = 0;        ///< pull: the next byte of the head request
     FrameReader frames;             ///< pull: the DATA frames coming in
     bool discarding = false;        ///< pull: the current frame duplicates bytes already received
+    bool inPlace = false;           ///< pull: the current frame lands straight in the destination (no byte of it was here)
     QElapsedTimer quiet;            ///< since the last byte arrived
     std::vector<char> frameBuffer;  ///< pull into a file: the current frame, checked here before it is written
     std::unique_ptr<QTimer, LaterDeleter> idle;

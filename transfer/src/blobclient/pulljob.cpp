@@ -15,6 +15,7 @@
 #include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <cstring>
 #include <set>
 
 namespace spectrum::blobwire {
@@ -33,11 +34,14 @@ protected:
         m_clock.start();
         openControl([this](const QCborMap &) {
             const qint64 sent = m_clock.nsecsElapsed();
+            const double helloMs = sent / 1e6 / 2;  // the TCP handshake and the hello: two round trips
             m_control->send(QCborMap{{QStringLiteral("t"), QStringLiteral("open")}, {QStringLiteral("key"), m_key}},
-                            [this, sent](const Error &e, const QCborMap &answer) {
+                            [this, sent, helloMs](const Error &e, const QCborMap &answer) {
                 if (e.isError())
                     return fail(e.withContext(m_key));
-                m_roundTripMs = (m_clock.nsecsElapsed() - sent) / 1e6;  // the path's round trip, and the server's time to open
+                // The path's round trip: the open's includes the server's time to open (a first open may hash the
+                // blob), the hello's the connection's set-up (TLS: more round trips). The smaller says more.
+                m_roundTripMs = std::min(helloMs, (m_clock.nsecsElapsed() - sent) / 1e6);
                 opened(answer);
             });
         });
@@ -53,6 +57,7 @@ protected:
         ++m_reconnects;
         qCInfo(lcTransfer) << "lost the session for" << m_key << "(" << e.toString() << "); reconnecting";
         m_adaptDone = true;  // the count reached so far is kept
+        m_transfer = 0;      // until the blob is open again: no stream may ask for the old handle
         for (auto &s : m_streams)
             requeueOnly(s.get());
         m_streams.clear();
@@ -93,6 +98,7 @@ protected:
             if (m_checkTree && !useTree(now))
                 return fail(Error(ErrorCode::Protocol, QStringLiteral("'%1' changed on the server and came back without a hash tree").arg(m_key)));
             m_verified.clear();
+            m_announced = m_result.begin;
             m_leafRefetched.clear();
             m_leafQueue.clear();
             m_leafTasks = 0;  // waitForHashing() saw every task of the old generation end
@@ -128,6 +134,7 @@ protected:
         const bool whole = m_result.begin == 0 && m_result.end == m_result.blob.size && m_opt.verifySha256;
         if (!m_result.blob.tree.isEmpty() && !hashtree::fits(m_result.blob.tree, m_result.blob.size))
             return fail(Error(ErrorCode::Protocol, QStringLiteral("the server's hash tree of '%1' does not fit its %2 bytes").arg(m_key).arg(m_result.blob.size)));
+        m_announced = m_result.begin;
         m_checkTree = whole && m_opt.hashTree && useTree(m_result.blob);
         m_checkSha = whole && !m_checkTree;
         if (m_checkTree)
@@ -150,8 +157,10 @@ protected:
             const qint64 prefix = m_done.prefixEnd(m_result.begin);
             if (m_checkTree)
                 checkLeaves(m_result.begin, m_result.end);
-            else if (prefix > m_result.begin)
+            else if (prefix > m_result.begin) {
+                m_announced = prefix;
                 emitDataAvailable(0, prefix - m_result.begin);
+            }
             hashAhead();
             if (m_pending.empty())
                 return maybeFinish();
@@ -171,8 +180,9 @@ protected:
     /// Adaptive stream count, converging in a few round trips. The open request's round trip says what path this
     /// is: two streams on a LAN, four on a path of 2 ms or more (a wide-area path, where each stream is held to its
     /// window per round trip and streams add up). Once a step's streams are attached and their first requests had a
-    /// round trip to come back, the total rate is measured over max(2 round trips, 30 ms); the count is doubled
-    /// while the rate grows at least half as much as the streams did (×1.5 for ×2). The first step that does not is
+    /// round trip to come back, the total rate is measured over max(2 round trips, 30 ms); the count is then
+    /// multiplied by four on a wide path (two on a LAN), and doubled while the rate grows at least half as much as
+    /// the streams did (×1.5 for ×2, ×2.5 for ×4). The first step that does not is
     /// the last: the link, not the streams, is the limit then. (Adding one stream at a time every 250 ms took
     /// seconds to reach the eight a 40 ms path needs: 1.69× the time of eight from the start.)
     void startAdapting()
@@ -195,7 +205,7 @@ protected:
         m_adaptMeasuring = true;
         const int settle = int(std::clamp(m_roundTripMs, 1.0, 500.0));
         QTimer::singleShot(settle, this, [this] {
-            if (isFinished())
+            if (isFinished() || m_adaptDone)
                 return;
             m_adaptStartBytes = m_result.bytesReceived;
             m_adaptStartNs = m_clock.nsecsElapsed();
@@ -206,13 +216,15 @@ protected:
 
     void adaptMeasured()
     {
-        if (isFinished())
+        if (isFinished() || m_adaptDone)
             return;
         const double seconds = (m_clock.nsecsElapsed() - m_adaptStartNs) / 1e9;
         const double rate = (m_result.bytesReceived - m_adaptStartBytes) / std::max(seconds, 1e-6);
         const int streams = attachedStreams();
-        int next = streams * 2;
-        if (m_adaptRateBefore > 0) {
+        // The first step from the streams the path started with is the boldest: on a wide path each of them is
+        // held to its window, and four times as many usually still add up.
+        int next = streams * (m_adaptSteps == 0 && m_roundTripMs >= kWidePathMs ? 4 : 2);
+        if (m_adaptSteps > 0) {
             const double streamGrowth = double(streams) / std::max(1, m_adaptStreamsBefore);
             const bool grew = rate >= m_adaptRateBefore * (1 + 0.5 * (streamGrowth - 1));
             next = grew ? streams * 2 : 0;
@@ -220,6 +232,7 @@ protected:
         qCDebug(lcTransfer) << "adaptive streams:" << streams << "streams," << rate / 1e6 << "MB/s over" << seconds << "s; next" << next;
         m_adaptRateBefore = rate;
         m_adaptStreamsBefore = streams;
+        ++m_adaptSteps;
         next = std::min(next, m_opt.streams);
         if (next <= streams || m_pending.empty() || !m_control) {
             m_adaptDone = true;
@@ -331,18 +344,23 @@ protected:
                 if (!expected)
                     return streamFailed(s, Error(ErrorCode::Protocol, QStringLiteral("unexpected data frame [%1, +%2)").arg(f.offset).arg(f.length)));
                 // A duplicate of bytes already received and checked goes to scratch memory, never over them
-                // (the hash may be reading them right now).
-                s->discarding = m_done.covers(qint64(f.offset), qint64(f.offset + f.length));
+                // (the hash may be reading them right now). A frame none of whose bytes are here lands in place;
+                // one that overlaps bytes already here goes through the frame buffer, and only what is still
+                // missing is copied from there once it checked.
+                const qint64 fb = qint64(f.offset), fe = fb + qint64(f.length);
+                s->discarding = m_done.covers(fb, fe);
+                s->inPlace = !s->discarding && m_inPlace && m_done.gaps(fb, fe).size() == 1 && m_done.gaps(fb, fe).front().begin == fb
+                    && m_done.gaps(fb, fe).front().end == fe;
                 if (s->discarding && m_scratch.size() < kMaxDataFrame)
                     m_scratch.resize(kMaxDataFrame);
-                if (!s->discarding && !m_inPlace && s->frameBuffer.size() < size_t(kMaxDataFrame))
+                if (!s->discarding && !s->inPlace && s->frameBuffer.size() < size_t(kMaxDataFrame))
                     s->frameBuffer.resize(size_t(kMaxDataFrame));
             }
             // Into the destination's memory (or, for a file, the stream's frame buffer): first what the socket
             // object buffered, then straight from the kernel (TLS: only the socket can decrypt).
             const Header &f = s->frames.header();
             char *payload = s->discarding ? m_scratch.data()
-                : m_inPlace               ? m_dest + (qint64(f.offset) - m_result.begin)
+                : s->inPlace              ? m_dest + (qint64(f.offset) - m_result.begin)
                                           : s->frameBuffer.data();
             Result<qint64> got = s->frames.receive(sock, payload, !m_endpoint.tls);
             if (!got.isOk())
@@ -373,19 +391,32 @@ protected:
         const qint64 b = qint64(frame.offset), e = b + qint64(frame.length);
         if (s->discarding) {  // the other copy won
             s->discarding = false;
+            // A frame stopped midway (stopWritingOver) may reach past what the other copy brought: that part again.
+            for (const Range &gap : m_done.gaps(b, e))
+                m_pending.push_front(gap);
             advance(s, e);
             fill(s);
             maybeFinish();
             return alive(s);
         }
-        const char *bytes = m_inPlace ? m_dest + (b - m_result.begin) : s->frameBuffer.data();
+        const bool inPlace = s->inPlace;
+        s->inPlace = false;
+        const char *bytes = inPlace ? m_dest + (b - m_result.begin) : s->frameBuffer.data();
         const bool crcOk = checksum(bytes, e - b) == frame.checksum;
-        if (crcOk && !m_inPlace) {
-            if (Error err = m_sink->writeAt(b - m_result.begin, bytes, e - b); err.isError()) {
-                fail(err.withContext(m_key));  // a full disk: nothing more can land
-                return false;
+        if (crcOk && !inPlace) {
+            // Only what is still missing: another copy may have brought the rest, and its leaf may be being hashed.
+            for (const Range &gap : m_done.gaps(b, e)) {
+                const char *from = bytes + (gap.begin - b);
+                if (m_inPlace) {
+                    std::memcpy(m_dest + (gap.begin - m_result.begin), from, size_t(gap.end - gap.begin));
+                } else if (Error err = m_sink->writeAt(gap.begin - m_result.begin, from, gap.end - gap.begin); err.isError()) {
+                    fail(err.withContext(m_key));  // a full disk: nothing more can land
+                    return false;
+                }
             }
         }
+        if (crcOk)
+            stopWritingOver(b, e, s);
         if (!crcOk) {
             ++m_result.framesRefetched;
             m_pending.push_front({b, e});  // only this frame again, before anything else
@@ -401,17 +432,20 @@ protected:
             setProgress(m_done.covered(), m_result.end - m_result.begin);
             if (!self)
                 return false;
-        } else if (crcOk) {
-            m_sink->rangeVerified(b - m_result.begin, e - m_result.begin);
+        } else {
+            if (crcOk) {
+                m_sink->rangeVerified(b - m_result.begin, e - m_result.begin);
+                m_done.add(b, e);
+            }
             // Tell the world last: its slots may re-enter us.
-            const qint64 before = m_done.prefixEnd(m_result.begin);
-            m_done.add(b, e);
             const qint64 after = m_done.prefixEnd(m_result.begin);
             hashAhead();
             QPointer<QObject> self(this);
             setProgress(m_done.covered(), m_result.end - m_result.begin);
-            if (self && after > before)
+            if (self && after > m_announced) {
+                m_announced = after;
                 emitDataAvailable(0, after - m_result.begin);
+            }
             if (!self)
                 return false;
         }
@@ -455,6 +489,25 @@ protected:
         }
         s->outstanding.clear();
         s->frames.reset();
+    }
+
+    /// Bytes [b, e) are here now (checked by their frame's XXH3). A stream in the middle of a frame it writes in
+    /// place over any of them — the stalled copy of a request the endgame asked for again — must not write there
+    /// any more: the rest of its frame goes to scratch, and what of it is still missing is asked for again when it
+    /// ends. So no byte changes after it was checked, and none while a leaf of it is hashed.
+    void stopWritingOver(qint64 b, qint64 e, const DataStream *done)
+    {
+        for (const auto &s : m_streams) {
+            if (s.get() == done || !s->inPlace || !s->frames.inFrame())
+                continue;
+            const qint64 fb = qint64(s->frames.header().offset), fe = fb + qint64(s->frames.header().length);
+            if (fb < e && b < fe) {
+                s->inPlace = false;
+                s->discarding = true;
+                if (m_scratch.size() < kMaxDataFrame)
+                    m_scratch.resize(kMaxDataFrame);
+            }
+        }
     }
 
     static bool useTree(const RemoteBlobInfo &blob) { return !blob.tree.isEmpty() && hashtree::fits(blob.tree, blob.size); }
@@ -523,8 +576,12 @@ protected:
             ++m_result.framesRefetched;
             m_leafState[size_t(leaf)] = LeafState::Waiting;
             m_done.remove(lb, le);
-            m_pending.push_front({lb, le});
-            if (m_streams.empty() && m_control)
+            for (qint64 at = le; at > lb;) {  // in pieces the server takes (its maxChunk), first piece first
+                const qint64 from = std::max(lb, at - m_opt.chunkSize);
+                m_pending.push_front({from, at});
+                at = from;
+            }
+            if (m_streams.empty() && m_control && m_transfer != 0)
                 addStream();  // everything was kept from before: no connection was needed until now
             for (auto &s : m_streams)
                 fill(s.get());
@@ -628,6 +685,7 @@ private:
     bool m_inPlace = true;  ///< received straight into m_dest; else through each stream's frame buffer
     bool m_checkSha = false;   ///< the whole blob's SHA-256 (a server without a hash tree)
     bool m_checkTree = false;  ///< leaf by leaf against the server's hash tree
+    qint64 m_announced = 0;    ///< the prefix reported so far (without a tree)
     enum class LeafState : quint8 { Waiting, Hashing, Verified };
     std::vector<LeafState> m_leafState;
     std::vector<QFuture<void>> m_leafFutures;
@@ -653,6 +711,7 @@ private:
     qint64 m_adaptStartNs = 0;
     double m_adaptRateBefore = 0;
     int m_adaptStreamsBefore = 0;
+    int m_adaptSteps = 0;            ///< measurements taken
 };
 
 } // namespace
