@@ -534,20 +534,26 @@ protected:
     {
         const int limit = std::max(1, QThread::idealThreadCount() - 1);
         while (m_leafTasks < limit && !m_leafQueue.empty()) {
-            const qint64 leaf = m_leafQueue.front();
-            m_leafQueue.pop_front();
-            const qint64 lb = hashtree::leafBegin(leaf), le = hashtree::leafEnd(leaf, m_result.blob.size);
+            // Up to 8 leaves a task: one pool task and one call back per leaf cost more than the hash of some.
+            const size_t take = std::min<size_t>(m_leafQueue.size(), 8);
+            std::vector<qint64> leaves(m_leafQueue.begin(), m_leafQueue.begin() + qptrdiff(take));
+            m_leafQueue.erase(m_leafQueue.begin(), m_leafQueue.begin() + qptrdiff(take));
             ++m_leafTasks;
             std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
-            m_leafFutures.push_back(QtConcurrent::run(computePool(), [this, leaf, lb, le, toJob, tree = m_result.blob.tree,
-                                                                      from = m_dest + lb, generation = m_hashGeneration] {
-                const bool ok = hashtree::leafMatches(tree, leaf, from, le - lb);
+            m_leafFutures.push_back(QtConcurrent::run(computePool(), [this, leaves, toJob, tree = m_result.blob.tree, dest = m_dest,
+                                                                      size = m_result.blob.size, generation = m_hashGeneration] {
+                std::vector<char> ok(leaves.size());
+                for (size_t i = 0; i < leaves.size(); ++i) {
+                    const qint64 lb = hashtree::leafBegin(leaves[i]), le = hashtree::leafEnd(leaves[i], size);
+                    ok[i] = hashtree::leafMatches(tree, leaves[i], dest + lb, le - lb);
+                }
                 Sha256::releaseThreadState();
-                toJob->post([this, leaf, ok, generation] {
+                toJob->post([this, leaves, ok, generation] {
                     if (generation != m_hashGeneration)
                         return;
                     --m_leafTasks;
-                    leafChecked(leaf, ok);
+                    for (size_t i = 0; i < leaves.size() && !isFinished(); ++i)
+                        leafChecked(leaves[i], ok[i] != 0);
                     if (!isFinished())
                         hashLeaves();
                 });
