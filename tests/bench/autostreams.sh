@@ -15,11 +15,8 @@ LINKS=${LINKS:-"40:256:400 25:256:480"}
 COUNTS=${COUNTS:-"4 8 12 16"}
 [ -x "$bin/spectrum-blobd" ] || { echo "build first: make build" >&2; exit 1; }
 
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-freeport() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=benchlib.sh
+source "$here/benchlib.sh"  # $work, pids, cleanup, freeport, stats
 
 head -c "${SIZE_MB}M" /dev/urandom > "$work/blob.bin"
 echo bench-token > "$work/token"
@@ -54,7 +51,7 @@ for link in $LINKS; do
   printf '  %-8s %10s %10s %10s\n' streams "best s" "median s" "MB/s"
   bestfixed=""; bestfixedmed=""
   for n in $COUNTS auto; do
-    read -r best med < <(printf '%s\n' ${times[$n]} | sort -g | awk '{a[NR]=$1} END{print a[1], (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
+    read -r best med < <(printf '%s\n' ${times[$n]} | stats)
     printf '  %-8s %10.2f %10.2f %10.1f\n' "$n" "$best" "$med" "$(awk "BEGIN{print $SIZE_MB*1.048576/$best}")"
     if [ "$n" != auto ]; then
       if [ -z "$bestfixed" ] || awk "BEGIN{exit !($best < $bestfixed)}"; then bestfixed=$best; fi

@@ -23,11 +23,8 @@ if [ ! -x "$venv/bin/aws" ]; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check awscli==1.46.3
 fi
 
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-freeport() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=benchlib.sh
+source "$here/benchlib.sh"  # $work, pids, cleanup, freeport, stats
 
 export AWS_ACCESS_KEY_ID=AKIABENCH AWS_SECRET_ACCESS_KEY=bench/secret AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
 sport=$(freeport)
@@ -84,7 +81,7 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 
-stats() { printf '%s\n' ${times[$1]} | sort -g | awk '{a[NR]=$1} END{print a[1], (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+timesOf() { printf '%s\n' ${times[$1]} | stats; }
 echo "s3.sh $ROUNDS rounds, $(date -u +%Y-%m-%d), $(nproc) cores; versitygw 1.8.0 on loopback; aws-cli 1.46.3 (botocore's transfer manager)"
 for part in put get wan; do
   mb=$SIZE_MB; [ $part = wan ] && mb=$WAN_MB
@@ -96,7 +93,7 @@ for part in put get wan; do
   for who in spectrum aws; do
     list=$OURS; [ $who = aws ] && list=$PEER
     for n in $list; do
-      read -r b m < <(stats "$part $who $n")
+      read -r b m < <(timesOf "$part $who $n")
       label="$who, $n at once"
       printf '  %-22s %9.2f %9.2f %9.0f\n' "$label" "$b" "$m" "$(awk "BEGIN{print $mb*1.048576/$b}")"
       if [ $who = spectrum ]; then
