@@ -10,6 +10,8 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include <utility>
+
 namespace spectrum {
 
 namespace {
@@ -91,10 +93,27 @@ QStringList DicomImport::expand(const QStringList &paths)
     return files;
 }
 
+namespace {
+constexpr int kFilesAtOnce = 16;
+constexpr qint64 kBytesAtOnce = qint64(256) << 20;
+} // namespace
+
 void DicomImport::start()
 {
-    runOnPool<QStringList>(blockingPool(), this, [paths = m_paths] { return expand(paths); }, [this](QStringList &&files) {
-        m_files = std::move(files);
+    struct Listed
+    {
+        QStringList files;
+        QList<qint64> sizes;
+    };
+    runOnPool<Listed>(blockingPool(), this, [paths = m_paths] {
+        Listed l;
+        l.files = expand(paths);
+        for (const QString &f : l.files)
+            l.sizes << QFileInfo(f).size();
+        return l;
+    }, [this](Listed &&l) {
+        m_files = std::move(l.files);
+        m_sizes = std::move(l.sizes);
         Q_EMIT progress(0, int(m_files.size()));
         next();
     });
@@ -107,37 +126,75 @@ void DicomImport::cancel()
 
 void DicomImport::next()
 {
-    if (m_cancelled || m_at >= m_files.size()) {
+    while (!m_cancelled && m_at < m_files.size() && m_inFlight < kFilesAtOnce
+           && (m_inFlight == 0 || m_bytesInFlight + m_sizes[m_at] <= kBytesAtOnce)) {
+        const int index = m_at++;
+        const QString path = m_files[index];
+        const qint64 size = m_sizes[index];
+        ++m_inFlight;
+        m_bytesInFlight += size;
+        runOnPool<Checked>(blockingPool(), this, [path] { return check(path); }, [this, index, path, size](Checked &&c) {
+            if (!c.problem.isEmpty()) {
+                m_failed.insert(index, {path, c.problem});
+                return fileDone(size);
+            }
+            if (!c.dicom) {
+                m_notDicom.insert(index, path);
+                return fileDone(size);
+            }
+            store(index, c.identity.sopInstanceUid, c.bytes, c.identity);
+        });
+    }
+    if (m_inFlight == 0 && !m_finished && (m_cancelled || m_at >= m_files.size())) {
+        m_finished = true;
         m_summary.cancelled = m_cancelled && m_at < m_files.size();
-        Q_EMIT finished(m_summary);
+        for (const QString &f : std::as_const(m_notDicom))
+            m_summary.notDicom << f;
+        // Finished once what was imported is on the disk: one sync for all of it.
+        whenDone(m_cache->syncToDisk(), this, [this](const Result<Done> &synced) {
+            if (!synced.isOk())
+                m_failed.insert(int(m_files.size()), {m_cache->root(), synced.error().toString()});
+            for (const auto &f : std::as_const(m_failed))
+                m_summary.failed << f;
+            Q_EMIT finished(m_summary);
+        });
+    }
+}
+
+void DicomImport::store(int index, const QString &key, const QByteArray &bytes, const DicomIdentity &identity)
+{
+    if (m_keysInFlight.contains(key)) {
+        m_waitingForKey << [this, index, key, bytes, identity] { store(index, key, bytes, identity); };
         return;
     }
-    const QString path = m_files[m_at];
-    runOnPool<Checked>(blockingPool(), this, [path] { return check(path); }, [this, path](Checked &&c) {
-        auto done = [this] {
-            ++m_at;
-            Q_EMIT progress(m_at, int(m_files.size()));
-            next();
-        };
-        if (!c.problem.isEmpty()) {
-            m_summary.failed.append({path, c.problem});
-            return done();
+    m_keysInFlight.insert(key);
+    CommitOptions options;
+    options.knownIdentity = identity;  // read by check(): not parsed again
+    options.durable = false;           // synced all at once when the import ends (FileStore::syncToDisk)
+    whenDone(m_cache->put(key, ByteView(bytes), options), this, [this, index, key, identity](const Result<BlobInfo> &r) {
+        if (r.isOk()) {
+            ++m_summary.imported;
+            m_summary.studies.insert(identity.studyInstanceUid);
+        } else {
+            m_failed.insert(index, {m_files[index], r.error().toString()});
         }
-        if (!c.dicom) {
-            m_summary.notDicom << path;
-            return done();
+        m_keysInFlight.remove(key);
+        if (!m_waitingForKey.isEmpty()) {  // another file of an instance: stored now (it may be this one's)
+            const QList<std::function<void()>> waiting = std::exchange(m_waitingForKey, {});
+            for (const auto &again : waiting)
+                again();
         }
-        const DicomIdentity id = c.identity;
-        whenDone(m_cache->put(id.sopInstanceUid, ByteView(std::move(c.bytes))), this, [this, path, id, done](const Result<BlobInfo> &r) {
-            if (r.isOk()) {
-                ++m_summary.imported;
-                m_summary.studies.insert(id.studyInstanceUid);
-            } else {
-                m_summary.failed.append({path, r.error().toString()});
-            }
-            done();
-        });
+        fileDone(m_sizes[index]);
     });
+}
+
+void DicomImport::fileDone(qint64 bytes)
+{
+    --m_inFlight;
+    m_bytesInFlight -= bytes;
+    ++m_done;
+    Q_EMIT progress(m_done, int(m_files.size()));
+    next();
 }
 
 } // namespace spectrum

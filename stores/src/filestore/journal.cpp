@@ -81,6 +81,52 @@ bool entryFromRecord(const QJsonObject &o, Entry *e)
 
 } // namespace cachedisk
 
+ResultJob<Done> *FileStore::syncToDisk()
+{
+    return makeJob<Done>([d = d](const CancelToken &) -> Result<Done> {
+        const QString boot = kernelBootId();
+        QMutexLocker journalLock(&d->journalMutex);  // no commit appends meanwhile: what is tagged is written
+        if (d->closed)
+            return d->closedError();
+        if (boot.isEmpty())
+            return Done{};  // without a boot ID every commit was synced
+        bool any = false;
+        {
+            QMutexLocker lock(&d->mutex);
+            for (const QString &key : d->entries.order()) {
+                if (d->entries.find(key)->unsyncedBoot == boot) {
+                    any = true;
+                    break;
+                }
+            }
+        }
+        if (!any)
+            return Done{};
+        const int fd = ::open(QFile::encodeName(d->root).constData(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return ioError(QStringLiteral("cannot open the disk cache %1").arg(d->root), errno);
+        const bool synced = ::syncfs(fd) == 0;
+        const int err = errno;
+        ::close(fd);
+        if (!synced)
+            return ioError(QStringLiteral("cannot sync the disk cache %1").arg(d->root), err);
+        QList<QJsonObject> records;
+        {
+            QMutexLocker lock(&d->mutex);
+            for (const QString &key : d->entries.order()) {
+                Entry *e = d->entries.find(key);
+                if (e->unsyncedBoot == boot) {
+                    e->unsyncedBoot.clear();
+                    records << putRecord(*e);
+                }
+            }
+        }
+        if (Error e = d->appendLocked(records, true); e.isError())
+            return e.withContext(QStringLiteral("the imported blobs were written but not recorded as synced; the next start syncs them"));
+        return Done{};
+    });
+}
+
 /// Makes the renames and journal records up to `seq` durable (see appendedSeq). Caller holds no lock.
 Error FileStore::State::syncUpTo(quint64 seq)
 {

@@ -2,16 +2,24 @@
 // DicomImport: DICOM files from outside — chosen files, folders walked whole, a CD or USB stick's DICOMDIR (its
 // folder) — into the workstation's cache, each instance under its SOP Instance UID. Every file is checked as it
 // goes (a Part 10 instance with its UIDs); what is not DICOM (the DICOMDIR itself, viewers' programs on a CD,
-// readme files) is counted and named, never fatal. One file at a time: its bytes read and checked on the pool,
-// then stored (FileStore::put), so the caller's thread never waits on the disk. The same import serves the
-// workstation's File ▸ Import and drag and drop, and `spectrum-cli import` handed to a running workstation.
+// readme files) is counted and named, never fatal. Up to 16 files (and 256 MiB) at once: their bytes read and
+// checked on the pool, then stored (FileStore::put, with the identity already read), so the caller's thread never
+// waits on the disk and the cache's group commit syncs many commits at once (one file at a time waited for a sync
+// each: ~600 files/s). Files of one SOP Instance UID are stored one after the other; the one read last stays. The
+// same import serves the workstation's File ▸ Import and drag and drop, and `spectrum-cli import` handed to a
+// running workstation.
 
 #include "spectrum/core/error.h"
 
+#include "spectrum/core/dicomidentity.h"
+
+#include <QMap>
 #include <QObject>
 #include <QPair>
 #include <QSet>
 #include <QStringList>
+
+#include <functional>
 
 namespace spectrum {
 
@@ -49,12 +57,23 @@ Q_SIGNALS:
 
 private:
     void next();
+    void store(int index, const QString &key, const QByteArray &bytes, const DicomIdentity &identity);
+    void fileDone(qint64 bytes);
 
     FileStore *m_cache;
     QStringList m_paths;
     QStringList m_files;
-    int m_at = 0;
+    QList<qint64> m_sizes;            ///< of each file, read with the list (on the pool)
+    int m_at = 0;                     ///< the next file to start
+    int m_done = 0;                   ///< files finished, in any order
+    int m_inFlight = 0;
+    qint64 m_bytesInFlight = 0;
     bool m_cancelled = false;
+    bool m_finished = false;
+    QSet<QString> m_keysInFlight;     ///< SOP Instance UIDs being stored
+    QList<std::function<void()>> m_waitingForKey;  ///< stores of a UID being stored, in the order they came
+    QMap<int, QString> m_notDicom;    ///< by file index: the summary lists them in file order
+    QMap<int, QPair<QString, QString>> m_failed;
     ImportSummary m_summary;
 };
 

@@ -77,6 +77,11 @@ public:
     /// Commits the file at `path` as `key`, copied inside the kernel (copy_file_range), never through our memory
     /// whole; `path` is removed once the blob is committed. For instances that arrived as files (DIMSE).
     ResultJob<BlobInfo> *importFile(const QString &key, const QString &path, const CommitOptions &options = CommitOptions());
+    /// Makes every blob committed without a sync (CommitOptions::durable false) in this boot durable at once: one
+    /// sync of the file system, then their journal records without the tag, synced. For bulk imports, which commit
+    /// thousands of small files: one sync at the end instead of one per file; what a kill interrupts before it is
+    /// kept all the same (the next open syncs), and what a system crash interrupts is checked before it is served.
+    ResultJob<Done> *syncToDisk();
     /// Stores `bytes`, a whole blob already in memory, as `key`: written with one pwrite() and hashed from
     /// memory, without a reservation's preallocation and mapping; up to 4 MiB appended to a pack, larger into a
     /// file of its own. For instances received whole (WADO-RS parts).

@@ -1,0 +1,85 @@
+// DicomImport, the import of DICOM files from outside (a folder, a CD): many files at once, what is not DICOM and
+// what cannot be read named in file order, two files of one instance stored one after the other, and — the point of
+// storing many at once without a sync each — nothing said to be imported before it is on the disk: the import ends
+// with one sync of the whole, after which no journal record of it is still tagged unsynced.
+
+#include "spectrum/stores/dicomimport.h"
+#include "spectrum/stores/filestore.h"
+#include "testsupport.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+class tst_DicomImport : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void aFolderComesInWholeAndSynced();
+};
+
+void tst_DicomImport::aFolderComesInWholeAndSynced()
+{
+    QTemporaryDir dir;
+    const QString in = dir.filePath(QStringLiteral("in"));
+    const ProcessResult demo = run(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("demo"), QStringLiteral("--out"), in,
+                                                                          QStringLiteral("--only"), QStringLiteral("demo-mr")});
+    QVERIFY2(demo.ok(), demo.err.constData());
+    const QDir mr(in + QStringLiteral("/demo-mr"));
+    const QStringList files = mr.entryList(QDir::Files, QDir::Name);
+    QVERIFY(files.size() > 16);  // more than the import takes at once
+    // The same instance twice (a copy under another name), a file that is not DICOM, and one that is gone.
+    QVERIFY(QFile::copy(mr.filePath(files[3]), in + QStringLiteral("/zz-copy.dcm")));
+    QVERIFY(writeFile(in + QStringLiteral("/README.TXT"), "not an image\n"));
+    const QString gone = dir.filePath(QStringLiteral("gone.dcm"));
+
+    const QString root = dir.filePath(QStringLiteral("cache"));
+    auto cache = FileStore::open(root, 0);
+    QVERIFY(cache.isOk());
+    DicomImport import(cache.value().get(), {in, gone});
+    QSignalSpy finished(&import, &DicomImport::finished);
+    QSignalSpy progress(&import, &DicomImport::progress);
+    import.start();
+    QVERIFY(finished.wait(60000));
+    const ImportSummary s = finished.first().first().value<ImportSummary>();
+    QCOMPARE(s.imported, int(files.size()) + 1);  // the copy too: one instance, stored twice
+    QCOMPARE(s.studies.size(), 1);
+    QCOMPARE(s.notDicom, QStringList{QFileInfo(in + QStringLiteral("/README.TXT")).canonicalFilePath()});
+    QCOMPARE(s.failed.size(), 1);
+    QCOMPARE(s.failed[0].first, QFileInfo(gone).absoluteFilePath());
+    QCOMPARE(progress.last().at(0).toInt(), int(files.size()) + 3);
+
+    // Every instance is in the cache, whole; and the journal's last word on each is synced.
+    Result<QList<BlobInfo>> all = runSync(cache.value()->query(BlobQuery()));
+    QVERIFY(all.isOk());
+    QCOMPARE(all.value().size(), files.size());
+    for (const QString &f : files) {
+        const QByteArray original = readFile(mr.filePath(f));
+        bool found = false;
+        for (const BlobInfo &b : all.value()) {
+            Result<ByteView> bytes = runSync(cache.value()->read(b.key));
+            QVERIFY(bytes.isOk());
+            found = found || bytes.value().toByteArray() == original;
+        }
+        QVERIFY2(found, qPrintable(f));
+    }
+    QHash<QString, QJsonObject> last;
+    for (const QByteArray &line : readFile(root + QStringLiteral("/journal")).split('\n')) {
+        const QJsonObject record = QJsonDocument::fromJson(line).object();
+        if (record.value(QStringLiteral("op")).toString() == QLatin1String("put"))
+            last.insert(record.value(QStringLiteral("key")).toString(), record);
+    }
+    QCOMPARE(last.size(), files.size());
+    for (const QJsonObject &record : std::as_const(last))
+        QVERIFY2(!record.contains(QStringLiteral("unsynced")), qPrintable(record.value(QStringLiteral("key")).toString()));
+}
+
+QTEST_GUILESS_MAIN(tst_DicomImport)
+#include "tst_dicomimport.moc"
