@@ -14,7 +14,7 @@ N=${N:-20000}
 # shellcheck source=benchlib.sh
 source "$here/benchlib.sh"  # $work, pids, cleanup, freeport, stats
 
-/usr/bin/python3 "$here/importfiles.py" "$work/in" "$N"
+/usr/bin/python3 "$repo/tests/support/importfiles.py" "$work/in" "$N"
 declare -A times=()
 for round in $(seq "$ROUNDS"); do
   rm -rf "$work/cache" "$work/copy"; sync

@@ -11,6 +11,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -23,6 +24,7 @@ class tst_DicomImport : public QObject
     Q_OBJECT
 private Q_SLOTS:
     void aFolderComesInWholeAndSynced();
+    void killedMidwayKeepsWholeInstancesAndImportsTheRestAgain();
 };
 
 void tst_DicomImport::aFolderComesInWholeAndSynced()
@@ -79,6 +81,54 @@ void tst_DicomImport::aFolderComesInWholeAndSynced()
     QCOMPARE(last.size(), files.size());
     for (const QJsonObject &record : std::as_const(last))
         QVERIFY2(!record.contains(QStringLiteral("unsynced")), qPrintable(record.value(QStringLiteral("key")).toString()));
+}
+
+void tst_DicomImport::killedMidwayKeepsWholeInstancesAndImportsTheRestAgain()
+{
+    // 600 small instances written by pydicom; `spectrum-cli import` killed -9 once it has said it is a sixth through.
+    QTemporaryDir dir;
+    const QString in = dir.filePath(QStringLiteral("in"));
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(IMPORT_FILES_SCRIPT), in, QStringLiteral("600")});
+    QVERIFY2(made.ok(), made.err.constData());
+    const QString root = dir.filePath(QStringLiteral("cache"));
+    QProcess cli;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), root);
+    cli.setProcessEnvironment(env);
+    cli.setProcessChannelMode(QProcess::MergedChannels);
+    QByteArray said;
+    cli.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("import"), in});
+    QVERIFY(cli.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT((said += cli.readAll()).contains(" of 600 files") || cli.state() != QProcess::Running, 30000);
+    QVERIFY2(cli.state() == QProcess::Running, said.constData());  // killed midway, not after the end
+    cli.kill();
+    cli.waitForFinished();
+    qInfo() << "killed after:" << said.trimmed().split('\n').last();
+
+    {
+        // Whatever the kill left: the cache opens, and every instance it holds is whole (checked when read).
+        auto cache = FileStore::open(root, 0);
+        QVERIFY2(cache.isOk(), qPrintable(cache.error().toString()));
+        Result<QList<BlobInfo>> kept = runSync(cache.value()->query(BlobQuery()));
+        QVERIFY(kept.isOk());
+        QVERIFY(kept.value().size() <= 600);
+        for (const BlobInfo &b : kept.value())
+            QVERIFY2(runSync(cache.value()->read(b.key)).isOk(), qPrintable(b.key));
+        qInfo() << kept.value().size() << "instances kept after the kill";
+    }
+    // The same import again: all of them.
+    QProcess second;
+    second.setProcessEnvironment(env);
+    second.setProcessChannelMode(QProcess::MergedChannels);
+    second.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("import"), in});
+    QVERIFY(second.waitForFinished(60000));
+    const QByteArray out = second.readAll();
+    QVERIFY2(second.exitCode() == 0 && out.contains("600 imported"), out.constData());
+    auto cache = FileStore::open(root, 0);
+    QVERIFY(cache.isOk());
+    Result<QList<BlobInfo>> all = runSync(cache.value()->query(BlobQuery()));
+    QVERIFY(all.isOk());
+    QCOMPARE(all.value().size(), 600);
 }
 
 QTEST_GUILESS_MAIN(tst_DicomImport)
