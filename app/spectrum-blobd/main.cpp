@@ -2,14 +2,13 @@
 // (transfer/PROTOCOL.md). Wiring only: BlobServer and FileStore do the work.
 
 #include "spectrum/stores/blobserver.h"
+#include "spectrum/stores/cacheshare.h"
 #include "spectrum/stores/filestore.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QFile>
 #include <QSocketNotifier>
-#include <QSslCertificate>
-#include <QSslKey>
 #include <QSslSocket>
 
 #include <csignal>
@@ -60,6 +59,7 @@ int main(int argc, char **argv)
     p.addOption({QStringLiteral("tls-cert"), QStringLiteral("PEM certificate (chain) for TLS on every connection."), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("tls-key"), QStringLiteral("PEM private key of the certificate."), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("socket-buffer"), QStringLiteral("SO_SNDBUF/SO_RCVBUF in bytes (default: the system's)."), QStringLiteral("BYTES"), QStringLiteral("0")});
+    p.addOption({QStringLiteral("read-only"), QStringLiteral("Serve reads only: storing and removing blobs are refused.")});
     p.process(app);
 
     if (!p.isSet(QStringLiteral("root")))
@@ -80,30 +80,18 @@ int main(int argc, char **argv)
     options.maxStreamsPerSession = p.value(QStringLiteral("max-streams")).toInt();
     options.idleTimeoutMs = p.value(QStringLiteral("idle-timeout")).toInt() * 1000;
     options.socketBufferBytes = p.value(QStringLiteral("socket-buffer")).toInt();
+    options.readOnly = p.isSet(QStringLiteral("read-only"));
     if (options.maxConnections < 1 || options.maxStreamsPerSession < 1 || options.idleTimeoutMs < 1000)
         return fail(QStringLiteral("--max-connections, --max-streams and --idle-timeout must be positive"), 2);
 
     if (p.isSet(QStringLiteral("tls-cert")) != p.isSet(QStringLiteral("tls-key")))
         return fail(QStringLiteral("--tls-cert and --tls-key go together"), 2);
     if (p.isSet(QStringLiteral("tls-cert"))) {
-        const QList<QSslCertificate> chain = QSslCertificate::fromPath(p.value(QStringLiteral("tls-cert")));
-        QFile keyFile(p.value(QStringLiteral("tls-key")));
-        if (chain.isEmpty())
-            return fail(QStringLiteral("no PEM certificate in %1").arg(p.value(QStringLiteral("tls-cert"))));
-        if (!keyFile.open(QIODevice::ReadOnly))
-            return fail(QStringLiteral("cannot read %1: %2").arg(keyFile.fileName(), keyFile.errorString()));
-        const QByteArray pem = keyFile.readAll();
-        QSslKey key(pem, QSsl::Rsa, QSsl::Pem);
-        if (key.isNull())
-            key = QSslKey(pem, QSsl::Ec, QSsl::Pem);
-        if (key.isNull())
-            return fail(QStringLiteral("no RSA or EC private key in %1").arg(keyFile.fileName()));
-        QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
-        conf.setLocalCertificateChain(chain);
-        conf.setPrivateKey(key);
-        conf.setPeerVerifyMode(QSslSocket::VerifyNone);  // clients authenticate with the token
+        Result<QSslConfiguration> conf = serverTlsConfiguration(p.value(QStringLiteral("tls-cert")), p.value(QStringLiteral("tls-key")));
+        if (!conf.isOk())
+            return fail(conf.error().message());
         options.tls = true;
-        options.tlsConfiguration = conf;
+        options.tlsConfiguration = conf.value();
     }
     auto store = FileStore::open(p.value(QStringLiteral("root")), p.value(QStringLiteral("budget-mb")).toLongLong() * 1024 * 1024);
     if (!store.isOk())

@@ -227,6 +227,46 @@ int cmdStoresRemove(const QStringList &args)
     return 0;
 }
 
+int cmdStoresShare(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Shares this workstation's disk cache read-only with the other workstations of its reading room: while it runs, "
+        "a blob server over its cache answers them (they add it with: stores add NAME --kind blobd --url blob://THIS-HOST:PORT "
+        "--token-file FILE). Over TLS (blobs://) when the workstation has a certificate (its \"tls\" in the configuration)."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addOption({QStringLiteral("port"), QStringLiteral("The port to serve on."), QStringLiteral("N")});
+    p.addOption({QStringLiteral("token-file"), QStringLiteral("A file holding the token the others must present (sealed into the configuration)."), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("off"), QStringLiteral("Stop sharing.")});
+    p.process(args);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    if (p.isSet(QStringLiteral("off"))) {
+        config.value().workstation.sharePort = 0;
+        config.value().workstation.shareToken = Secret();
+        if (Error e = config.value().save(); e.isError())
+            return fail(e.toString());
+        out(QStringLiteral("the cache is not shared"));
+        return 0;
+    }
+    bool ok = false;
+    const int port = p.value(QStringLiteral("port")).toInt(&ok);
+    if (!ok || port < 1 || port > 65535 || !p.isSet(QStringLiteral("token-file")))
+        return fail(QStringLiteral("stores share: --port 1-65535 and --token-file FILE (or --off)"), 2);
+    Result<Secret> sealed = sealFromFile(config.value(), p.value(QStringLiteral("token-file")));
+    if (!sealed.isOk())
+        return fail(sealed.error().toString());
+    config.value().workstation.sharePort = port;
+    config.value().workstation.shareToken = sealed.value();
+    if (Error e = config.value().save(); e.isError())
+        return fail(e.toString());
+    const bool tls = !config.value().workstation.tlsCertificate.isEmpty();
+    out(QStringLiteral("the cache is shared read-only on port %1%2 while the workstation runs").arg(port).arg(tls ? QStringLiteral(" (TLS: blobs://)") : QString()));
+    return 0;
+}
+
 QString displayDate(const QString &dicomDate)
 {
     const QDate d = QDate::fromString(dicomDate, QStringLiteral("yyyyMMdd"));
@@ -261,14 +301,16 @@ int cmdStores(const QStringList &args)
     if (sub == QLatin1String("list")) return cmdStoresList(rest);
     if (sub == QLatin1String("test")) return cmdStoresTest(rest);
     if (sub == QLatin1String("remove")) return cmdStoresRemove(rest);
+    if (sub == QLatin1String("share")) return cmdStoresShare(rest);
     const bool asked = sub == QLatin1String("--help") || sub == QLatin1String("-h");
     std::fprintf(asked ? stdout : stderr,
-                 "Usage: spectrum-cli stores add|list|test|remove [options]\n"
+                 "Usage: spectrum-cli stores add|list|test|remove|share [options]\n"
                  "The archives this workstation reads from and sends to (the store configuration, stores.json).\n"
                  "  add NAME --kind dicomweb|dimse|blobd|s3|local …   add one (add --help: every option)\n"
                  "  list                                           the stores, secrets never shown\n"
                  "  test [NAME]                                    C-ECHO, a QIDO request or a blobd listing: ok, or why not\n"
-                 "  remove NAME                                    forget one\n");
+                 "  remove NAME                                    forget one\n"
+                 "  share --port N --token-file F | --off          this workstation's cache, read-only, to its reading room\n");
     return asked ? 0 : 2;
 }
 

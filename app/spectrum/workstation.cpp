@@ -28,6 +28,7 @@ Workstation::~Workstation()
 {
     if (m_scp)
         m_scp->stop();  // no more pushes into the store
+    m_share.reset();    // no more reads by the reading room
     // Jobs on the pool use the store: stop them and let them drain before it goes away.
     if (m_openJob)
         m_openJob->cancel();
@@ -77,6 +78,7 @@ void Workstation::start()
         refreshStudies();
         startListening();
         followListening();
+        followSharing();
         if (!m_options.storesFile.isEmpty()) {
             if (QFile known(m_options.storesFile); known.open(QIODevice::ReadOnly))
                 m_storesFileBytes = known.readAll();  // what the options hold already
@@ -173,6 +175,7 @@ void Workstation::setStoreConfig(const StoreConfigFile &config)
     if (m_registry)
         m_registry->setConfig(config);
     followListening();
+    followSharing();
     Q_EMIT storeConfigChanged();
 }
 
@@ -192,6 +195,33 @@ void Workstation::followListening()
     m_options.storageAeTitle = w.aeTitle;
     m_options.storagePort = quint16(w.storagePort);
     startListening();
+}
+
+bool Workstation::isSharingCache() const
+{
+    return m_share && m_share->isSharing();
+}
+
+quint16 Workstation::sharePort() const
+{
+    return m_share ? m_share->port() : 0;
+}
+
+void Workstation::followSharing()
+{
+    if (!m_store)
+        return;
+    if (!m_share)
+        m_share = std::make_unique<CacheShare>(m_store.get());
+    const bool was = m_share->isSharing();
+    const quint16 wasPort = m_share->port();
+    if (Error e = m_share->follow(m_options.stores); e.isError())
+        return Q_EMIT errorOccurred(e);
+    if (m_share->isSharing() && (!was || wasPort != m_share->port()))
+        Q_EMIT statusMessage(tr("This workstation's cache is shared read-only with the reading room on port %1%2")
+                                 .arg(m_share->port()).arg(m_share->tls() ? tr(" (TLS)") : QString()));
+    else if (was && !m_share->isSharing())
+        Q_EMIT statusMessage(tr("This workstation's cache is no longer shared"));
 }
 
 void Workstation::reloadStoresFile()

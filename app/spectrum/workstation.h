@@ -5,6 +5,7 @@
 #include "imagememorycache.h"
 
 #include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/cacheshare.h"
 #include "spectrum/stores/dicomimport.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/importservice.h"
@@ -98,6 +99,9 @@ public:
     bool isSeeding() const { return m_seedJob != nullptr || m_seedingEndsAfterRefresh; }
     /// The Storage SCP listens (started with the cache when Options::storagePort is set).
     bool isListening() const;
+    /// The cache is shared read-only with the reading room (the configuration's workstation "share").
+    bool isSharingCache() const;
+    quint16 sharePort() const;
     /// Copies DICOM files, folders or a DICOMDIR's folder into the cache (DicomImport); progress and the outcome
     /// in the status messages and importFinished(). Null before started().
     DicomImport *importFiles(const QStringList &paths);
@@ -133,6 +137,8 @@ private:
     void startListening();
     /// Listens, stops or restarts the Storage SCP as the options and configuration now say.
     void followListening();
+    /// Shares the cache with the reading room, stops or moves, as the configuration now says (CacheShare).
+    void followSharing();
     void reloadStoresFile();
 
     Options m_options;
@@ -146,6 +152,7 @@ private:
     bool m_refreshAgain = false;
     bool m_seedingEndsAfterRefresh = false;
     std::unique_ptr<StorageScp> m_scp;
+    std::unique_ptr<CacheShare> m_share;
     std::unique_ptr<StoreRegistry> m_registry;
     std::unique_ptr<PriorPrefetcher> m_prefetcher;
     std::unique_ptr<SavedSearchRunner> m_searchRunner;

@@ -22,6 +22,7 @@ QString Error::codeName(ErrorCode code)
     case ErrorCode::InvalidDicom: return QStringLiteral("invalid DICOM");
     case ErrorCode::Busy: return QStringLiteral("busy");
     case ErrorCode::Changed: return QStringLiteral("changed");
+    case ErrorCode::NotAllowed: return QStringLiteral("not allowed");
     case ErrorCode::Internal: return QStringLiteral("internal error");
     }
     return QStringLiteral("unknown error");

@@ -305,6 +305,8 @@ private:
         }
         const QString key = m.value(QStringLiteral("key")).toString();
         QPointer<Connection> self(this);
+        if (m_server->opt.readOnly && (t == QLatin1String("reserve") || t == QLatin1String("commit") || t == QLatin1String("remove")))
+            return answer(errorMessage(id, Error(ErrorCode::NotAllowed, QStringLiteral("this server shares its blobs read-only: it takes none, and removes none"))));
         if (t == QLatin1String("stat")) {
             auto *job = m_server->store->stat(key);
             connect(job, &Job::finished, this, [this, job, id] {

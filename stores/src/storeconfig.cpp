@@ -415,6 +415,24 @@ Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QSt
         if (f.workstation.tlsCertificate.isEmpty() || f.workstation.tlsKey.isEmpty())
             return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation tls needs both a certificate and a key").arg(path));
     }
+    if (ws.contains(QStringLiteral("share"))) {
+        const QJsonObject share = ws.value(QStringLiteral("share")).toObject();
+        for (const QString &field : share.keys()) {
+            if (field != QLatin1String("port") && field != QLatin1String("token"))
+                return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation share: unknown field '%2' (port, token)").arg(path, field));
+        }
+        const QJsonValue port = share.value(QStringLiteral("port"));
+        if (!ws.value(QStringLiteral("share")).isObject() || !port.isDouble() || port.toDouble() < 1 || port.toDouble() > 65535
+            || port.toDouble() != double(int(port.toDouble())))
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation share takes {\"port\": 1-65535, \"token\": SECRET}").arg(path));
+        Result<Secret> token = Secret::fromJson(share.value(QStringLiteral("token")), path + QStringLiteral(": workstation share token"));
+        if (!token.isOk())
+            return token.error();
+        if (!token.value().isSet())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation share needs a token: a cache is never shared without one").arg(path));
+        f.workstation.sharePort = int(port.toDouble());
+        f.workstation.shareToken = token.value();
+    }
     const QJsonArray stores = root.value(QStringLiteral("stores")).toArray();
     for (int i = 0; i < stores.size(); ++i) {
         const QString where = QStringLiteral("%1: stores[%2]").arg(path).arg(i);
@@ -442,6 +460,8 @@ Error StoreConfigFile::save() const
             tls.insert(QStringLiteral("clientCa"), workstation.tlsClientCa);
         ws.insert(QStringLiteral("tls"), tls);
     }
+    if (workstation.sharePort > 0)
+        ws.insert(QStringLiteral("share"), QJsonObject{{QStringLiteral("port"), workstation.sharePort}, {QStringLiteral("token"), workstation.shareToken.toJson()}});
     const QJsonObject root{{QStringLiteral("version"), 1}, {QStringLiteral("workstation"), ws}, {QStringLiteral("stores"), stores}};
     return writePrivately(m_path, QJsonDocument(root).toJson(QJsonDocument::Indented));
 }

@@ -18,6 +18,7 @@
 #include "spectrum/stores/storeregistry.h"
 #include "guisupport.h"
 #include "demosuite.h"
+#include "spectrum/transfer/blobclient.h"
 #include "testsupport.h"
 
 #include <QAction>
@@ -66,6 +67,7 @@ private Q_SLOTS:
     void decodedImagesStayWithinTheMemoryBudget();
     void settingsAreRememberedAcrossRestarts();
     void reopeningUsesTheCacheWithoutReseeding();
+    void theCacheIsSharedAsConfigured();
     void aCacheInUseIsAClearStartError();
 };
 
@@ -524,6 +526,37 @@ void tst_Workstation::reopeningUsesTheCacheWithoutReseeding()
     QCOMPARE(failed.count(), 0);
     QVERIFY(!again.isSeeding());
     QCOMPARE(again.studies().size(), 5);
+}
+
+/// The workstation shares its cache with the reading room as its configuration says, from the start and as the
+/// configuration changes (CacheShare; tested in depth in tst_storeregistry).
+void tst_Workstation::theCacheIsSharedAsConfigured()
+{
+    QTemporaryDir dir;
+    Workstation::Options options;
+    options.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    options.stores = StoreConfigFile::parse("{}", dir.filePath(QStringLiteral("stores.json"))).value();
+    options.stores.workstation.sharePort = freePort();
+    options.stores.workstation.shareToken = options.stores.seal(QStringLiteral("room")).value();
+    Workstation ws(options);
+    QSignalSpy seeded(&ws, &Workstation::seedingFinished);
+    ws.start();
+    QVERIFY(seeded.wait(30000));
+    QVERIFY(ws.isSharingCache());
+    BlobEndpoint ep;
+    ep.port = ws.sharePort();
+    ep.token = QStringLiteral("room");
+    BlobClient client(ep);
+    Result<QList<RemoteBlobInfo>> listed = runSync(client.list(QString()));
+    QVERIFY2(listed.isOk(), qPrintable(listed.error().toString()));
+    QCOMPARE(listed.value().size(), int(ws.cache()->usage().blobs));  // the demo studies, as the cache holds them
+    QCOMPARE(runSync(client.push(QStringLiteral("x"), ByteView(QByteArray("x")))).error().code(), ErrorCode::NotAllowed);
+
+    StoreConfigFile off = ws.storeConfig();
+    off.workstation.sharePort = 0;
+    ws.setStoreConfig(off);
+    QVERIFY(!ws.isSharingCache());
+    QCOMPARE(runSync(client.list(QString())).error().code(), ErrorCode::Network);
 }
 
 void tst_Workstation::aCacheInUseIsAClearStartError()

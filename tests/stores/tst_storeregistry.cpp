@@ -5,6 +5,7 @@
 #include "spectrum/imaging/derivedinstance.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/transfer/dicomweb.h"
+#include "spectrum/stores/cacheshare.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/memorystore.h"
 #include "spectrum/transfer/blobclient.h"
@@ -48,6 +49,7 @@ private Q_SLOTS:
     void brokenAnswersLeaveNothingHalfCached();
     void aStudyStreamsAtOnceAndGivesWayToSeriesRequests();
     void theNearestStoreComesFirst();
+    void aWorkstationsCacheSharedWithTheReadingRoom();
 };
 
 void tst_StoreRegistry::configRoundTripAndPrivacy()
@@ -463,6 +465,88 @@ void tst_StoreRegistry::theNearestStoreComesFirst()
     Result<ByteView> cached = runSync(disk->read(mr->identity.sopInstanceUid));
     QVERIFY(cached.isOk());
     QVERIFY(cached.value().toByteArray() == mr->bytes);
+}
+
+// The seeds' cluster store: workstation A shares its cache read-only (CacheShare, as the workstation runs it from its
+// configuration); workstation B, with A as a blobd store, finds A's studies by patient and fetches them into its own
+// cache, checked. Nobody can store into A's cache or remove from it, a wrong token gets nothing, and the share
+// follows A's configuration (moved to another port, then off).
+void tst_StoreRegistry::aWorkstationsCacheSharedWithTheReadingRoom()
+{
+    QList<const DemoInstance *> mr;
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.modality == QLatin1String("MR"))
+            mr << &i;
+    }
+    QVERIFY(mr.size() > 2);
+    auto openedA = FileStore::open(m_dir.filePath(QStringLiteral("share-a-cache")), 0);
+    QVERIFY(openedA.isOk());
+    for (const DemoInstance *i : mr)
+        QVERIFY(runSync(openedA.value()->put(i->identity.sopInstanceUid, ByteView(i->bytes))).isOk());
+
+    StoreConfigFile a = config(QStringLiteral("share-a"));
+    const QString token = QStringLiteral("reading-room-4711");
+    a.workstation.sharePort = freePort();
+    a.workstation.shareToken = a.seal(token).value();
+    QCOMPARE(a.save(), Error());
+    Result<StoreConfigFile> reread = StoreConfigFile::load(a.path());  // what `spectrum-cli stores share` writes, read back
+    QVERIFY2(reread.isOk(), qPrintable(reread.error().toString()));
+    QCOMPARE(reread.value().workstation.sharePort, a.workstation.sharePort);
+    QVERIFY(!readFile(a.path()).contains(token.toUtf8()));  // sealed, never in clear
+    CacheShare share(openedA.value().get());
+    QCOMPARE(share.follow(reread.value()), Error());
+    QVERIFY(share.isSharing());
+    QCOMPARE(share.port(), quint16(a.workstation.sharePort));
+
+    StoreConfigFile b = config(QStringLiteral("share-b"));
+    StoreConfig room;
+    room.name = QStringLiteral("room-a");
+    room.kind = StoreKind::Blobd;
+    room.url = QStringLiteral("blob://127.0.0.1:%1").arg(share.port());
+    room.token = b.seal(token).value();
+    QCOMPARE(b.add(room), Error());
+    auto openedB = FileStore::open(m_dir.filePath(QStringLiteral("share-b-cache")), 0);
+    QVERIFY(openedB.isOk());
+    std::shared_ptr<FileStore> diskB(openedB.takeValue());
+    StoreRegistry reg(b, diskB);
+    DicomQuery byPatient;
+    byPatient.patientName = mr.first()->identity.patientName;
+    Result<QList<StudyHit>> found = runSync(reg.findStudies(byPatient, {QStringLiteral("room-a")}));
+    QVERIFY2(found.isOk(), qPrintable(found.error().toString()));
+    QCOMPARE(found.value().size(), 1);
+    QCOMPARE(found.value().first().study.identity.studyInstanceUid, mr.first()->identity.studyInstanceUid);
+    Result<FetchSummary> fetched = runSync(reg.fetchStudy(QStringLiteral("room-a"), mr.first()->identity.studyInstanceUid));
+    QVERIFY2(fetched.isOk(), qPrintable(fetched.error().toString()));
+    QCOMPARE(fetched.value().instances, int(mr.size()));
+    for (const DemoInstance *i : mr) {
+        Result<ByteView> cached = runSync(diskB->read(i->identity.sopInstanceUid));
+        QVERIFY(cached.isOk());
+        QVERIFY(cached.value().toByteArray() == i->bytes);
+    }
+
+    // Read-only: nothing stored, nothing removed; a wrong token gets nothing at all.
+    BlobClient client(blobEndpointFor(room, b).value());
+    Result<RemoteBlobInfo> pushed = runSync(client.push(QStringLiteral("intruder"), ByteView(QByteArray("not an image"))));
+    QCOMPARE(pushed.error().code(), ErrorCode::NotAllowed);
+    QCOMPARE(runSync(client.remove(mr.first()->identity.sopInstanceUid)).error().code(), ErrorCode::NotAllowed);
+    QVERIFY(runSync(openedA.value()->stat(mr.first()->identity.sopInstanceUid)).isOk());
+    QVERIFY(runSync(openedA.value()->stat(QStringLiteral("intruder"))).error().code() == ErrorCode::NotFound);
+    BlobEndpoint wrong = blobEndpointFor(room, b).value();
+    wrong.token = QStringLiteral("guess");
+    QCOMPARE(runSync(BlobClient(wrong).stat(mr.first()->identity.sopInstanceUid)).error().code(), ErrorCode::Authentication);
+
+    // It follows the configuration: another port (the old one closes), then off.
+    const quint16 before = share.port();
+    StoreConfigFile moved = reread.value();
+    moved.workstation.sharePort = freePort();
+    QCOMPARE(share.follow(moved), Error());
+    QCOMPARE(share.port(), quint16(moved.workstation.sharePort));
+    BlobEndpoint old = blobEndpointFor(room, b).value();
+    old.port = before;
+    QCOMPARE(runSync(BlobClient(old).stat(mr.first()->identity.sopInstanceUid)).error().code(), ErrorCode::Network);
+    moved.workstation.sharePort = 0;
+    QCOMPARE(share.follow(moved), Error());
+    QVERIFY(!share.isSharing());
 }
 
 QTEST_GUILESS_MAIN(tst_StoreRegistry)

@@ -196,6 +196,7 @@ const CodeName kCodes[] = {
     {ErrorCode::OutOfRange, "out-of-range"},
     {ErrorCode::InvalidArgument, "invalid-argument"},
     {ErrorCode::Busy, "busy"},
+    {ErrorCode::NotAllowed, "not-allowed"},
     {ErrorCode::DiskFull, "disk-full"},
     {ErrorCode::Corrupt, "corrupt"},
     {ErrorCode::Protocol, "protocol"},

@@ -25,6 +25,7 @@ enum class ErrorCode {
     InvalidDicom,     // input that is not a well-formed DICOM object
     Busy,             // the resource is held by someone else (another process owns the cache), or the server asks us to slow down
     Changed,          // the resource changed since it was first read (a conditional request's precondition failed)
+    NotAllowed,       // the peer does not take this kind of request from us (a cache shared read-only)
     Internal,         // a bug: a state that should not be reachable
 };
 

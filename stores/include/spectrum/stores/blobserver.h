@@ -22,6 +22,9 @@ struct BlobServerOptions
     int idleTimeoutMs = 120000;           ///< a connection silent this long is closed
     int socketBufferBytes = 0;            ///< SO_SNDBUF / SO_RCVBUF for accepted sockets; 0: system default
     bool tls = false;                     ///< every connection encrypted with tlsConfiguration (certificate, key)
+    /// Serves reads only (stat, list, open, read): reserve, commit and remove are refused (NotAllowed). A
+    /// workstation's cache shared with its reading room, an archive folder served as it is.
+    bool readOnly = false;
     QSslConfiguration tlsConfiguration;
 };
 

@@ -87,6 +87,12 @@ struct WorkstationConfig
     QString tlsCertificate;
     QString tlsKey;
     QString tlsClientCa;
+    /// The cache shared read-only with the other workstations of the reading room ("share": {"port", "token"}): a
+    /// blob server over this workstation's disk cache, on every address, TLS with the certificate above when there
+    /// is one; the others add it as a blobd store (blob://HOST:PORT or blobs://). Port 0: not shared. The token is
+    /// required of every client.
+    int sharePort = 0;
+    Secret shareToken;
 };
 
 class StoreConfigFile

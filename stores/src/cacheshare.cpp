@@ -1,0 +1,89 @@
+#include "spectrum/stores/cacheshare.h"
+
+#include "spectrum/stores/blobserver.h"
+#include "spectrum/stores/storeconfig.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QSslKey>
+
+namespace spectrum {
+
+Result<QSslConfiguration> serverTlsConfiguration(const QString &certificateFile, const QString &keyFile)
+{
+    const QList<QSslCertificate> chain = QSslCertificate::fromPath(certificateFile);
+    if (chain.isEmpty())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("no PEM certificate in %1").arg(certificateFile));
+    QFile file(keyFile);
+    if (!file.open(QIODevice::ReadOnly))
+        return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(keyFile, file.errorString()));
+    const QByteArray pem = file.readAll();
+    QSslKey key(pem, QSsl::Rsa, QSsl::Pem);
+    if (key.isNull())
+        key = QSslKey(pem, QSsl::Ec, QSsl::Pem);
+    if (key.isNull())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("no RSA or EC private key in %1").arg(keyFile));
+    QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
+    conf.setLocalCertificateChain(chain);
+    conf.setPrivateKey(key);
+    conf.setPeerVerifyMode(QSslSocket::VerifyNone);  // clients authenticate with the token
+    return conf;
+}
+
+CacheShare::CacheShare(BlobStore *cache, QObject *parent) : QObject(parent), m_cache(cache) {}
+
+CacheShare::~CacheShare() = default;
+
+quint16 CacheShare::port() const
+{
+    return m_server ? m_server->port() : 0;
+}
+
+void CacheShare::stop()
+{
+    if (m_server)
+        m_server->close();
+    m_server.reset();
+    m_serving.clear();
+    m_tls = false;
+}
+
+Error CacheShare::follow(const StoreConfigFile &config)
+{
+    const WorkstationConfig &w = config.workstation;
+    if (w.sharePort <= 0) {
+        stop();
+        return Error();
+    }
+    Result<QString> token = config.reveal(w.shareToken);
+    if (!token.isOk() || token.value().isEmpty()) {
+        stop();
+        return Error(ErrorCode::Authentication, QStringLiteral("the cache is not shared: its token cannot be read (%1)")
+                                                    .arg(token.isOk() ? QStringLiteral("empty") : token.error().toString()));
+    }
+    // What the server runs on, the token only as a digest: an unchanged configuration keeps it (and its clients).
+    const QString serving = QStringLiteral("%1|%2|%3|%4").arg(w.sharePort).arg(QString::fromLatin1(QCryptographicHash::hash(token.value().toUtf8(), QCryptographicHash::Sha256).toHex()),
+                                                              w.tlsCertificate, w.tlsKey);
+    if (m_server && serving == m_serving)
+        return Error();
+    stop();
+    BlobServerOptions options;
+    options.token = token.value();
+    options.readOnly = true;
+    if (!w.tlsCertificate.isEmpty()) {
+        Result<QSslConfiguration> tls = serverTlsConfiguration(w.tlsCertificate, w.tlsKey);
+        if (!tls.isOk())
+            return tls.error().withContext(QStringLiteral("the cache is not shared"));
+        options.tls = true;
+        options.tlsConfiguration = tls.value();
+    }
+    auto server = std::make_unique<BlobServer>(m_cache, options);
+    if (Error e = server->listen(QHostAddress::Any, quint16(w.sharePort)); e.isError())
+        return e.withContext(QStringLiteral("the cache is not shared on port %1").arg(w.sharePort));
+    m_server = std::move(server);
+    m_serving = serving;
+    m_tls = options.tls;
+    return Error();
+}
+
+} // namespace spectrum
