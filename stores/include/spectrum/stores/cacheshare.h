@@ -20,7 +20,6 @@ class StoreConfigFile;
 
 class CacheShare : public QObject
 {
-    Q_OBJECT
 public:
     /// `cache` must outlive the share.
     explicit CacheShare(BlobStore *cache, QObject *parent = nullptr);
