@@ -425,7 +425,10 @@ protected:
         advance(s, e);
         fill(s);
         if (crcOk && m_checkTree) {
-            // Nobody hears of these bytes before their leaf is checked against the tree (leafChecked).
+            // Nobody hears of these bytes before their leaf is checked against the tree (leafChecked). A resumable
+            // sink records them at once, as it did before trees: a later attempt checks kept bytes against the tree
+            // before it uses them (opened()), so what a cut or a kill interrupts is not fetched again.
+            m_sink->rangeVerified(b - m_result.begin, e - m_result.begin);
             m_done.add(b, e);
             checkLeaves(b, e);
             QPointer<QObject> self(this);
@@ -594,7 +597,6 @@ protected:
             return;
         }
         m_leafState[size_t(leaf)] = LeafState::Verified;
-        m_sink->rangeVerified(lb, le);
         const qint64 before = m_verified.prefixEnd(0);
         m_verified.add(lb, le);
         const qint64 after = m_verified.prefixEnd(0);

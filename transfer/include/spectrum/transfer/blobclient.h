@@ -64,8 +64,9 @@ struct TransferOptions
     int maxReconnects = 8;                  ///< data connections re-opened after failures, in all
     int socketBufferBytes = 0;              ///< SO_RCVBUF / SO_SNDBUF; 0: the system's auto-tuning
     /// Whole-blob pulls: check every byte against the server's digests. With the server's hash tree (hashTree),
-    /// each 1 MiB leaf is hashed on the pool as it lands and checked before it is reported (dataAvailable, the
-    /// sink's rangeVerified), so the first leaf that differs fails the pull; from a server without one, the whole
+    /// each 1 MiB leaf is hashed on the pool as it lands and checked before it is reported (dataAvailable; a
+    /// resumable sink records frames as they pass their XXH3, and kept bytes are hashed when resumed), so the
+    /// first leaf that differs fails the pull; from a server without one, the whole
     /// blob's SHA-256 is checked at the end. Off, only the per-frame XXH3 checks remain (they catch transport
     /// damage, not a forged or rotten blob). SHA-256 costs ~0.7 CPU-seconds per GiB with the CPU's SHA instructions.
     bool verifySha256 = true;
