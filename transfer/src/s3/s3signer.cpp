@@ -1,5 +1,7 @@
 #include "spectrum/transfer/s3signer.h"
 
+#include "spectrum/transfer/sha256.h"
+
 #include <QCryptographicHash>
 #include <QMessageAuthenticationCode>
 
@@ -38,7 +40,9 @@ QByteArray canonicalValue(const QByteArray &value)
 
 QByteArray payloadHash(const QByteArray &bytes)
 {
-    return QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex();
+    // OpenSSL's (the CPU's SHA instructions): a part of 16 MiB is hashed here; Qt's own SHA-256 took ten times as
+    // long, and with the checksum and the composite's digest it held PUTs to ~60 MB/s on one core.
+    return Sha256::hash(bytes.constData(), bytes.size()).toHex();
 }
 
 QByteArray uriEncode(const QString &text, bool keepSlash)

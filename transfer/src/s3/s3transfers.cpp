@@ -5,6 +5,8 @@
 
 #include "spectrum/core/compoundjob.h"
 
+#include "spectrum/transfer/sha256.h"
+
 #include <QCryptographicHash>
 
 #include <QTimer>
@@ -129,7 +131,7 @@ private:
             if (!bytes.isOk() || bytes.value().size() != length)
                 return fail(bytes.isOk() ? Error(ErrorCode::Io, QStringLiteral("%1: part %2 could not be read whole").arg(m_what).arg(part + 1))
                                          : bytes.error().withContext(m_what));
-            m_digests[part] = QCryptographicHash::hash(bytes.value(), QCryptographicHash::Sha256);
+            m_digests[part] = Sha256::hash(bytes.value().constData(), bytes.value().size());
             const QByteArray checksum = m_digests[part].toBase64();
             const Query query{qMakePair(QStringLiteral("partNumber"), QString::number(part + 1)), qMakePair(QStringLiteral("uploadId"), m_uploadId)};
             ++m_inFlight;
