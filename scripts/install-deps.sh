@@ -12,6 +12,8 @@ packages=(
   libdcmtk-dev dcmtk
   # JPEG 2000; fast checksums (XXH3) for the blob protocol; SHA-256 and TLS through OpenSSL
   libopenjp2-7-dev libxxhash-dev libssl-dev
+  # the disk cache's index
+  libsqlite3-dev
   # PNG for spectrum-cli render (imaging itself needs no GUI library)
   libpng-dev
   # FFmpeg's libraries: cines exported as MP4 (H.264); ffprobe checks them in the tests

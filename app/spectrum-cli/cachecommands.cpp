@@ -1,5 +1,6 @@
 // spectrum-cli's local commands: the demo studies, the disk cache's studies, importing files into it.
 
+#include "archivesupport.h"
 #include "commands.h"
 #include "output.h"
 
@@ -92,13 +93,17 @@ int cmdDemo(const QStringList &args)
 int cmdStudies(const QStringList &args)
 {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Lists the studies in the workstation's disk cache."));
+    p.setApplicationDescription(QStringLiteral("Lists the studies in the workstation's disk cache, newest first; the options narrow the list."));
     p.addHelpOption();
+    addQueryOptions(p);
     p.process(args);
+    const Result<DicomQuery> query = queryFrom(p);
+    if (!query.isOk())
+        return fail(query.error().toString(), 2);
     auto cache = openCache();
     if (!cache.isOk())
         return fail(cache.error().toString());
-    Result<QList<StudySummary>> studies = runSync(loadStudies(cache.value().get()));
+    Result<QList<StudySummary>> studies = runSync(cache.value()->studies(query.value()));
     if (!studies.isOk())
         return fail(studies.error().toString());
     for (const StudySummary &s : studies.value()) {

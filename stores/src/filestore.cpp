@@ -50,11 +50,8 @@ Result<std::unique_ptr<FileStore>> FileStore::open(const QString &root, qint64 b
     state->budget = std::max<qint64>(0, budgetBytes);
     {
         QMutexLocker journalLock(&state->journalMutex);
-        {
-            QMutexLocker lock(&state->mutex);
-            if (Error e = state->openLocked(); e.isError())
-                return e;
-        }
+        if (Error e = state->openLocked(); e.isError())
+            return e;
         state->evictJournalLocked(QString());
     }
     return std::unique_ptr<FileStore>(new FileStore(std::move(state)));

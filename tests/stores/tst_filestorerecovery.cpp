@@ -1,10 +1,12 @@
-// The disk cache after what goes wrong: interrupted writes, torn journals, missing files, kills, system crashes,
-// damaged bytes, a second process; and its packs, whose space comes back and which reopen without leftovers.
+// The disk cache after what goes wrong: interrupted writes, kills, missing files, system crashes, damaged bytes, a
+// second process; an old cache's journal taken over; and its packs, whose space comes back and which reopen without
+// leftovers.
 
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/stores/filestore.h"
 #include "filestoresupport.h"
 #include "testsupport.h"
+#include "cacheindex.h"
 
 #include <QCryptographicHash>
 #include <QDir>
@@ -29,8 +31,9 @@ class tst_FileStoreRecovery : public QObject
     Q_OBJECT
 private Q_SLOTS:
     void interruptedWriteIsInvisibleAfterReopen();
-    void tornJournalLineAndOrphansAreCleanedUp();
-    void aCurrentJournalIsAppendedToAsItIs();
+    void orphansOfAKilledProcessAreCleanedUp();
+    void anOldCachesJournalIsTakenOver();
+    void aCleanCloseReopensWithoutReadingTheFiles();
     void missingOrTruncatedFilesAreDropped();
     void secondOpenIsRefused();
     void aLockLeftByAKilledProcessDoesNotHoldTheCache_data();
@@ -64,29 +67,27 @@ void tst_FileStoreRecovery::interruptedWriteIsInvisibleAfterReopen()
     QVERIFY(filesUnder(crashed.path()).filter(QStringLiteral("staging/")).isEmpty());
 }
 
-void tst_FileStoreRecovery::tornJournalLineAndOrphansAreCleanedUp()
+// Killed between writing a file and recording it (an orphan), or with a whole blob half written under its final
+// name: the next open, finding the index not closed cleanly, removes what no row names.
+void tst_FileStoreRecovery::orphansOfAKilledProcessAreCleanedUp()
 {
-    QTemporaryDir dir;
+    QTemporaryDir dir, killed;
     {
         auto store = openStore(dir.path());
         QVERIFY(putBlob(*store, QStringLiteral("a"), pattern(1000, 1)).isOk());
+        copyTree(dir.path(), killed.path());  // the process is killed here
     }
-    // A crash during an append leaves half a line; a crash between rename and journal leaves an orphan file.
-    QFile journal(dir.filePath(QStringLiteral("journal")));
-    QVERIFY(journal.open(QIODevice::Append));
-    journal.write("{\"op\":\"put\",\"key\":\"b\",\"vers");
-    journal.close();
-    QVERIFY(writeFile(dir.filePath(QStringLiteral("objects/orphan~99")), pattern(10, 1)));
-    // A whole blob is written under its final name (put): a crash before its record leaves half of it there,
+    QVERIFY(writeFile(killed.filePath(QStringLiteral("objects/orphan~99")), pattern(10, 1)));
+    // A whole blob is written under its final name (put): a kill before its record leaves half of it there,
     // under the very name the next version of it will get.
-    QVERIFY(writeFile(dir.filePath(QStringLiteral("objects/b~2")), pattern(5, 9)));
-    auto store = openStore(dir.path());
+    QVERIFY(writeFile(killed.filePath(QStringLiteral("objects/b~2")), pattern(5, 9)));
+    auto store = openStore(killed.path());
     QVERIFY(store);
     QCOMPARE(readBlob(*store, QStringLiteral("a")), pattern(1000, 1));
     QCOMPARE(store->usage().blobs, 1);
     QCOMPARE(runSync(store->read(QStringLiteral("b"))).error().code(), ErrorCode::NotFound);  // never served
-    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("objects/orphan~99"))));
-    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("objects/b~2"))));
+    QVERIFY(!QFile::exists(killed.filePath(QStringLiteral("objects/orphan~99"))));
+    QVERIFY(!QFile::exists(killed.filePath(QStringLiteral("objects/b~2"))));
     // The index is writable again, and a put writes under that same name now.
     Result<BlobInfo> b = runSync(store->put(QStringLiteral("b"), ByteView(pattern(10, 2))));
     QVERIFY2(b.isOk(), qPrintable(b.error().toString()));
@@ -94,79 +95,129 @@ void tst_FileStoreRecovery::tornJournalLineAndOrphansAreCleanedUp()
     QCOMPARE(readBlob(*store, QStringLiteral("b")), pattern(10, 2));
 }
 
-// A journal that holds exactly the entries (one record each, whole lines) is not rewritten at open; one that needs
-// it — a record without its newline, a removal — is, and what is appended afterwards reads back.
-void tst_FileStoreRecovery::aCurrentJournalIsAppendedToAsItIs()
+// A cache written by a version that kept its index as a journal of JSON lines: the first open takes the entries
+// over (in their use order, with their digests and DICOM identities), checks them against the files, skips a torn
+// last line and a removed entry, and deletes the journal.
+void tst_FileStoreRecovery::anOldCachesJournalIsTakenOver()
 {
     QTemporaryDir dir;
-    const QString journal = dir.filePath(QStringLiteral("journal"));
-    auto inode = [&] {
-        struct stat st {};
-        return ::stat(QFile::encodeName(journal).constData(), &st) == 0 ? qint64(st.st_ino) : -1;
-    };
+    const QByteArray a = pattern(1000, 1), c = pattern(3000, 3);
+    auto sha = [](const QByteArray &bytes) { return QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex(); };
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("objects")));
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("objects/a~1")), a));
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("objects/c~3")), c));
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("objects/gone~2")), pattern(10, 2)));
+    const QByteArray dicom = R"({"patientName":"OLD^CACHE","patientId":"P-OLD","studyInstanceUid":"1.2.3","seriesInstanceUid":"1.2.3.4",)"
+                             R"("sopInstanceUid":"1.2.3.4.5","modality":"CT","studyDate":"20200102"})";
+    const QByteArray journal =
+        "{\"op\":\"put\",\"key\":\"c\",\"version\":\"3\",\"size\":\"3000\",\"sha256\":\"" + sha(c) + "\",\"committed\":1,\"access\":1}\n"
+        "{\"op\":\"put\",\"key\":\"gone\",\"version\":\"2\",\"size\":\"10\",\"sha256\":\"" + sha(pattern(10, 2)) + "\"}\n"
+        "{\"op\":\"put\",\"key\":\"a\",\"version\":\"1\",\"size\":\"1000\",\"sha256\":\"" + sha(a) + "\",\"dicom\":" + dicom + "}\n"
+        "{\"op\":\"del\",\"key\":\"gone\"}\n"
+        "{\"op\":\"put\",\"key\":\"b\",\"vers";  // torn by a crash during an append
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("journal")), journal));
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(store);
+        QCOMPARE(store->usage().blobs, 2);
+        QCOMPARE(readBlob(*store, QStringLiteral("a")), a);
+        QCOMPARE(runSync(store->stat(QStringLiteral("c"))).value().sha256.toHex(), sha(c));
+        QCOMPARE(runSync(store->stat(QStringLiteral("b"))).error().code(), ErrorCode::NotFound);
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("journal"))));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("objects/gone~2"))));  // removed in the journal: an orphan
+        Result<QList<StudySummary>> studies = runSync(store->studies(DicomQuery()));
+        QVERIFY(studies.isOk());
+        QCOMPARE(studies.value().size(), 1);
+        QCOMPARE(studies.value().first().identity.patientName, QStringLiteral("OLD^CACHE"));
+        QCOMPARE(studies.value().first().instanceCount, 1);
+        // New versions are numbered past the journal's.
+        Result<BlobInfo> d = runSync(store->put(QStringLiteral("d"), ByteView(pattern(10, 4))));
+        QVERIFY(d.isOk());
+        QVERIFY(d.value().version > 3);
+        // c was used before a in the journal: it goes first.
+        store->setBudget(1000 + 10);
+        QCOMPARE(runSync(store->stat(QStringLiteral("c"))).error().code(), ErrorCode::NotFound);
+        QCOMPARE(readBlob(*store, QStringLiteral("a")), a);
+    }
+    auto store = openStore(dir.path());
+    QVERIFY(store);
+    QCOMPARE(store->usage().blobs, 2);
+    QCOMPARE(readBlob(*store, QStringLiteral("a")), a);
+}
+
+// After a clean close the index is taken as it is: the next open does not look at the files (what lets a cache of
+// a million instances open at once), and says it closed cleanly; the index is marked in use while open, so that a
+// kill is found.
+void tst_FileStoreRecovery::aCleanCloseReopensWithoutReadingTheFiles()
+{
+    QTemporaryDir dir;
     {
         auto store = openStore(dir.path());
         QVERIFY(store);
         QVERIFY(runSync(store->put(QStringLiteral("a"), ByteView(pattern(1000, 1)))).isOk());
         QVERIFY(runSync(store->put(QStringLiteral("b"), ByteView(pattern(1000, 2)))).isOk());
+        QCOMPARE(indexSql(dir.path(), QStringLiteral("SELECT value FROM meta WHERE name = 'clean'")), QStringList{QStringLiteral("0")});
     }
-    const qint64 before = inode();
-    QVERIFY(before > 0);
+    QCOMPARE(indexSql(dir.path(), QStringLiteral("SELECT value FROM meta WHERE name = 'clean'")), QStringList{QStringLiteral("1")});
+    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("journal"))));
+    // A pack no row names is left alone after a clean close (no crash made it); after a kill it goes.
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("packs/999")), pattern(10, 1)));
     {
         auto store = openStore(dir.path());
         QVERIFY(store);
-        QCOMPARE(inode(), before);  // not rewritten
+        QCOMPARE(store->usage().blobs, 2);
+        QCOMPARE(store->usage().bytes, 2000);
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("packs/999"))));
+        QCOMPARE(readBlob(*store, QStringLiteral("b")), pattern(1000, 2));
         QVERIFY(runSync(store->put(QStringLiteral("c"), ByteView(pattern(1000, 3)))).isOk());
         QVERIFY(runSync(store->remove(QStringLiteral("a"))).isOk());
     }
-    {
-        auto store = openStore(dir.path());
-        QVERIFY(store);
-        QVERIFY(inode() != before);  // a removal in it: rewritten without it
-        QCOMPARE(store->usage().blobs, 2);
-    }
-    // The last record lost its newline (a crash between the two writes of an append, or an editor).
-    QFile f(journal);
-    QVERIFY(f.open(QIODevice::ReadWrite));
-    QByteArray text = f.readAll();
-    QVERIFY(text.endsWith('\n'));
-    text.chop(1);
-    QVERIFY(f.resize(0) && f.seek(0) && f.write(text) == text.size());
-    f.close();
-    {
-        auto store = openStore(dir.path());
-        QVERIFY(store);
-        QCOMPARE(store->usage().blobs, 2);
-        QVERIFY(runSync(store->put(QStringLiteral("d"), ByteView(pattern(1000, 4)))).isOk());
-    }
     auto store = openStore(dir.path());
     QVERIFY(store);
-    QCOMPARE(store->usage().blobs, 3);
+    QCOMPARE(store->usage().blobs, 2);
+    QCOMPARE(store->usage().bytes, 2000);
     QCOMPARE(readBlob(*store, QStringLiteral("b")), pattern(1000, 2));
     QCOMPARE(readBlob(*store, QStringLiteral("c")), pattern(1000, 3));
-    QCOMPARE(readBlob(*store, QStringLiteral("d")), pattern(1000, 4));
+    QVERIFY(runSync(store->put(QStringLiteral("d"), ByteView(pattern(1000, 4)))).isOk());  // past pack 999
+    QVERIFY(QFile::exists(dir.filePath(QStringLiteral("packs/999"))));
 }
 
+// Files removed or cut short behind the cache's back. After a kill the open finds them; after a clean close the
+// first read does — it says the blob is missing, drops the entry, and never maps past a file's end.
 void tst_FileStoreRecovery::missingOrTruncatedFilesAreDropped()
 {
-    QTemporaryDir dir;
+    QTemporaryDir dir, killed;
     {
         auto store = openStore(dir.path());
         QVERIFY(putBlob(*store, QStringLiteral("keep"), pattern(1000, 1)).isOk());
         QVERIFY(putBlob(*store, QStringLiteral("lost"), pattern(1000, 2)).isOk());
         QVERIFY(putBlob(*store, QStringLiteral("cut"), pattern(1000, 3)).isOk());
+        copyTree(dir.path(), killed.path());
     }
-    QDir objects(dir.filePath(QStringLiteral("objects")));
-    for (const QString &name : objects.entryList(QDir::Files)) {
-        if (name.startsWith(QLatin1String("lost~")))
-            QVERIFY(objects.remove(name));
-        if (name.startsWith(QLatin1String("cut~")))
-            QVERIFY(QFile::resize(objects.filePath(name), 500));
+    for (const QString &root : {dir.path(), killed.path()}) {
+        QDir objects(root + QStringLiteral("/objects"));
+        for (const QString &name : objects.entryList(QDir::Files)) {
+            if (name.startsWith(QLatin1String("lost~")))
+                QVERIFY(objects.remove(name));
+            if (name.startsWith(QLatin1String("cut~")))
+                QVERIFY(QFile::resize(objects.filePath(name), 500));
+        }
+    }
+    {
+        auto store = openStore(killed.path());
+        QVERIFY(runSync(store->stat(QStringLiteral("keep"))).isOk());
+        QCOMPARE(runSync(store->stat(QStringLiteral("lost"))).error().code(), ErrorCode::NotFound);
+        QCOMPARE(runSync(store->stat(QStringLiteral("cut"))).error().code(), ErrorCode::NotFound);
+        QCOMPARE(store->usage().bytes, 1000);
     }
     auto store = openStore(dir.path());
-    QVERIFY(runSync(store->stat(QStringLiteral("keep"))).isOk());
-    QCOMPARE(runSync(store->stat(QStringLiteral("lost"))).error().code(), ErrorCode::NotFound);
-    QCOMPARE(runSync(store->stat(QStringLiteral("cut"))).error().code(), ErrorCode::NotFound);
+    for (const QString &key : {QStringLiteral("lost"), QStringLiteral("cut")}) {
+        const Result<ByteView> read = runSync(store->read(key));
+        QCOMPARE(read.error().code(), ErrorCode::NotFound);
+        QVERIFY2(read.error().message().contains(QStringLiteral("fetch it again")), qPrintable(read.error().toString()));
+        QCOMPARE(runSync(store->stat(key)).error().code(), ErrorCode::NotFound);  // dropped
+    }
+    QCOMPARE(readBlob(*store, QStringLiteral("keep")), pattern(1000, 1));
     QCOMPARE(store->usage().bytes, 1000);
 }
 
@@ -216,11 +267,8 @@ void tst_FileStoreRecovery::unsyncedCommitsSurviveAKillAndAreCheckedAfterASystem
     QVERIFY(runSync(store->put(QStringLiteral("a"), ByteView(a), refetchable)).isOk());
     QVERIFY(runSync(store->put(QStringLiteral("b"), ByteView(b), refetchable)).isOk());
     QVERIFY(putBlob(*store, QStringLiteral("c"), c).isOk());  // durable
-    QFile journal(dir.filePath(QStringLiteral("journal")));
-    QVERIFY(journal.open(QIODevice::ReadOnly));
-    const QByteArray records = journal.readAll();
-    journal.close();
-    QCOMPARE(records.count("\"unsynced\""), 2);  // tagged with this boot, not synced
+    const QString tagged = QStringLiteral("SELECT count(*) FROM blobs WHERE unsynced IS NOT NULL");
+    QCOMPARE(indexSql(dir.path(), tagged), QStringList{QStringLiteral("2")});  // tagged with this boot, not synced
 
     // The process is killed: the kernel still holds every byte. The same boot reopens it whole, synced.
     copyTree(dir.path(), killed.path());
@@ -231,23 +279,12 @@ void tst_FileStoreRecovery::unsyncedCommitsSurviveAKillAndAreCheckedAfterASystem
         QVERIFY(reopened);
         QCOMPARE(readBlob(*reopened, QStringLiteral("a")), a);
         QCOMPARE(readBlob(*reopened, QStringLiteral("b")), b);
-        QFile after(killed.filePath(QStringLiteral("journal")));
-        QVERIFY(after.open(QIODevice::ReadOnly));
-        QVERIFY(!after.readAll().contains("unsynced"));
+        QCOMPARE(indexSql(killed.path(), tagged), QStringList{QStringLiteral("0")});
     }
 
-    // The system went down instead (another boot ID in the records), and b's bytes never reached the disk.
-    QFile j(crashed.filePath(QStringLiteral("journal")));
-    QVERIFY(j.open(QIODevice::ReadOnly));
-    QByteArray text = j.readAll();
-    j.close();
-    const int at = text.indexOf("\"unsynced\":\"") + 12;
-    const QByteArray boot = text.mid(at, text.indexOf('"', at) - at);
-    QVERIFY(!boot.isEmpty());
-    text.replace(boot, "00000000-0000-0000-0000-000000000000");
-    QVERIFY(j.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    j.write(text);
-    j.close();
+    // The system went down instead (another boot ID in the rows), and b's bytes never reached the disk.
+    QCOMPARE(indexSql(crashed.path(), QStringLiteral("UPDATE blobs SET unsynced = '00000000-0000-0000-0000-000000000000' "
+                                                     "WHERE unsynced IS NOT NULL")), QStringList());
     QVERIFY(damageOnDisk(crashed.path(), b, 100000, QByteArray(4096, '\0')));  // what a lost page reads as
     {
         auto reopened = openStore(crashed.path());
@@ -413,18 +450,19 @@ void tst_FileStoreRecovery::aFullPackIsDeletedWithItsLastBlob()
 // a pack cut shorter than a record says. The store reopens with exactly the blobs it can serve whole.
 void tst_FileStoreRecovery::packsReopenWithoutCrashLeftovers()
 {
-    QTemporaryDir dir, cut;
+    QTemporaryDir original, dir, cut;
     const QByteArray a = pattern(70000, 1), b = pattern(70000, 2), c = pattern(70000, 3);
     {
-        auto store = openStore(dir.path());
+        auto store = openStore(original.path());
         QVERIFY(store);
         for (const auto &[key, bytes] : {std::pair{"a", a}, std::pair{"b", b}, std::pair{"c", c}})
             QVERIFY(runSync(store->put(QString::fromLatin1(key), ByteView(bytes))).isOk());
+        copyTree(original.path(), dir.path());  // killed here, twice
+        copyTree(original.path(), cut.path());
     }
     const QStringList packs = filesUnder(dir.filePath(QStringLiteral("packs")));
     QCOMPARE(packs.size(), 1);
     const QString pack = dir.filePath(QStringLiteral("packs/") + packs.first());
-    copyTree(dir.path(), cut.path());
     {
         QFile f(pack);
         QVERIFY(f.open(QIODevice::Append));

@@ -1,9 +1,12 @@
-// FileStore's index in memory: what may come in (admission), what was used last (LRU), what goes when the
-// budget is reached (eviction) or asked (removal), and entries written without a sync checked after a crash.
+// FileStore's bookkeeping over its index (indexdb.h): what may come in (admission), changes as transactions, what
+// was used last (LRU), what goes when the budget is reached (eviction) or asked (removal), and entries written
+// without a sync checked after a system crash.
 
 #include "filestore/state.h"
 
+#include "spectrum/core/bootid.h"
 #include "spectrum/core/logging.h"
+#include "spectrum/core/threadpools.h"
 
 #include <QDir>
 #include <QFile>
@@ -38,14 +41,16 @@ Error checkFreeSpace(const QString &root, const QString &key, qint64 size)
 
 } // namespace cachedisk
 
-/// Persists access times (so LRU order survives a clean restart) and releases the directory. Jobs that
-/// still hold the state afterwards fail with a clear error instead of touching a closed cache.
 void FileStore::State::close()
 {
     QMutexLocker journalLocker(&journalMutex);
-    QMutexLocker locker(&mutex);
     if (closed)
         return;
+    if (index) {
+        if (Error e = flushUsesLocked(); e.isError())
+            qCWarning(lcStores) << "cache" << root << ": the last uses were not written down:" << e.toString();
+    }
+    QMutexLocker locker(&mutex);
     closed = true;
     {
         std::lock_guard<std::mutex> idle(packMutex);
@@ -54,13 +59,11 @@ void FileStore::State::close()
         idlePacks.clear();
         packsAppending.clear();  // one still in a put() is closed when it comes back (sealPack)
     }
-    if (journalFd >= 0) {
-        // Reads reorder the LRU without a record: write the order down. Without reads the journal already
-        // holds it (every put and removal appended in order), and closing costs no rewrite and no sync.
-        if (usedSinceCompaction)
-            compactJournalLocked();
-        ::close(journalFd);
-        journalFd = -1;
+    if (index) {
+        // A clean close: the next open takes the index as it is, without checking the files.
+        if (Error e = index->markClosed(nextVersion); e.isError())
+            qCWarning(lcStores) << "cache" << root << ": not closed cleanly; the next open checks it:" << e.toString();
+        index.reset();
     }
     lock.reset();
 }
@@ -89,56 +92,119 @@ Result<quint64> FileStore::State::admit(const QString &key, qint64 size)
     return version;
 }
 
-/// Puts a journalled `entry` into the index in place of an older version, then evicts down to the budget.
-/// What the old version and the evicted blobs leave to do on the disk goes to `space`; the evicted keys are
-/// returned. Caller holds journalMutex, not mutex.
-QStringList FileStore::State::enterJournalLocked(const Entry &entry, QList<Reclaim> *space)
+Error FileStore::State::changeLocked(const std::function<Error()> &change)
 {
-    {
-        QMutexLocker lock(&mutex);
-        if (const Entry *previous = entries.find(entry.info.key)) {
-            total -= previous->info.size;
-            *space << releaseLocked(*previous);
-        }
-        entries.insert(entry.info.key, entry);
-        total += entry.info.size;
-        if (entry.pack)
-            ++packLive[entry.pack];
+    if (closed || !index)
+        return closedError();
+    QMutexLocker lock(&mutex);
+    if (Error e = index->begin(); e.isError())
+        return e;
+    Error e = change();
+    if (e.isError()) {
+        index->rollback();
+        return e;
     }
-    return evictJournalLocked(entry.info.key, space);
+    if (Error c = index->commit(); c.isError())
+        return c;
+    ++appendedSeq;
+    lock.unlock();
+    index->checkpointIfLarge();
+    return Error();
 }
 
-/// Evicts least recently used blobs (never `keep`) until the budget holds: out of the index, then into
-/// the journal, then off the disk — or, with `later`, what is left to do on the disk goes there, for the
-/// caller to have done elsewhere. Caller holds journalMutex, not mutex.
+Error FileStore::State::flushUsesLocked()
+{
+    QHash<QString, Use> taken;
+    {
+        QMutexLocker lock(&mutex);
+        taken.swap(uses);
+        usesFlushQueued = false;
+    }
+    if (taken.isEmpty())
+        return Error();
+    QList<QPair<quint64, QString>> order;
+    order.reserve(taken.size());
+    for (auto it = taken.cbegin(); it != taken.cend(); ++it)
+        order << qMakePair(it->order, it.key());
+    std::sort(order.begin(), order.end());
+    return changeLocked([&]() -> Error {
+        for (const auto &[n, key] : std::as_const(order)) {
+            const Use &use = taken[key];
+            if (Error e = index->touch(key, use.ms); e.isError())
+                return e;
+            if (use.confirmed) {
+                std::optional<Entry> e = index->find(key);  // committed rows only: nothing else changed in between
+                if (e && e->info.version == use.version) {
+                    e->unsyncedBoot.clear();
+                    if (Error u = index->updateDescription(*e); u.isError())
+                        return u;
+                }
+            }
+        }
+        return Error();
+    });
+}
+
+Error FileStore::State::recordLocked(const Entry &entry, QList<Reclaim> *space, QStringList *evicted, quint64 *seq)
+{
+    if (Error e = flushUsesLocked(); e.isError())
+        qCWarning(lcStores) << "cache" << root << ": uses not written down:" << e.toString();
+    Error e = changeLocked([&]() -> Error {
+        Result<std::optional<Entry>> previous = index->take(entry.info.key);
+        if (!previous.isOk())
+            return previous.error();
+        if (Error inserted = index->insert(entry); inserted.isError())
+            return inserted;
+        if (previous.value())
+            *space << releaseLocked(*previous.value());
+        return Error();
+    });
+    if (e.isError())
+        return e;
+    *seq = appendedSeq;
+    *evicted = evictJournalLocked(entry.info.key, space);
+    return Error();
+}
+
+/// Evicts least recently used blobs (never `keep`) until the budget holds: out of the index, then off the disk —
+/// or, with `later`, what is left to do on the disk goes there, for the caller to have done elsewhere. Caller holds
+/// journalMutex, not mutex.
 QStringList FileStore::State::evictJournalLocked(const QString &keep, QList<Reclaim> *later)
 {
-    QList<Entry> victims;
-    QList<Reclaim> space;
-    {
-        QMutexLocker locker(&mutex);
-        if (budget <= 0)
-            return {};
-        auto it = entries.order().begin();
-        while (total > budget && it != entries.order().end()) {
-            const QString key = *it++;
-            if (key == keep)
-                continue;
-            victims << *entries.find(key);
-            total -= victims.last().info.size;
-            space << releaseLocked(victims.last());
-            entries.remove(key);
-        }
-    }
-    QList<QJsonObject> records;
     QStringList keys;
-    for (const Entry &v : victims) {
-        records << QJsonObject{{QStringLiteral("op"), QStringLiteral("del")}, {QStringLiteral("key"), v.info.key}};
-        keys << v.info.key;
-    }
-    if (!records.isEmpty()) {
-        if (Error e = appendLocked(records); e.isError())
-            qCWarning(lcStores) << "eviction not journalled; the blobs come back at the next open:" << e.toString();
+    QList<Reclaim> space;
+    if (budget <= 0 || !index || index->totalBytes() <= budget)
+        return keys;
+    if (Error e = flushUsesLocked(); e.isError())
+        qCWarning(lcStores) << "cache" << root << ": uses not written down before an eviction:" << e.toString();
+    while (index->totalBytes() > budget) {
+        QStringList batch;
+        QList<Reclaim> batchSpace;
+        Error e = changeLocked([&]() -> Error {
+            Result<QList<Entry>> oldest = index->oldest(64);
+            if (!oldest.isOk())
+                return oldest.error();
+            for (const Entry &v : oldest.value()) {
+                if (index->totalBytes() <= budget)
+                    break;
+                if (v.info.key == keep)
+                    continue;
+                Result<std::optional<Entry>> gone = index->take(v.info.key);
+                if (!gone.isOk())
+                    return gone.error();
+                batchSpace << releaseLocked(v);
+                batch << v.info.key;
+            }
+            return Error();
+        });
+        if (e.isError()) {
+            qCWarning(lcStores) << "cache" << root << ": eviction failed:" << e.toString();
+            break;
+        }
+        if (batch.isEmpty())
+            break;  // only `keep` is left over the budget
+        keys += batch;
+        space += batchSpace;
     }
     if (later)
         *later += space;
@@ -152,71 +218,80 @@ QStringList FileStore::State::evictJournalLocked(const QString &keep, QList<Recl
 void FileStore::State::dropDamaged(const QString &key, quint64 version)
 {
     QMutexLocker journalLock(&journalMutex);
-    QMutexLocker lock(&mutex);
-    const Entry *e = entries.find(key);
-    if (closed || !e || e->info.version != version)
-        return;  // replaced or removed meanwhile
-    qCWarning(lcStores) << "cache entry" << key << "changed on the disk since it was committed; dropped";
-    total -= e->info.size;
-    const Reclaim space = releaseLocked(*e);
-    entries.remove(key);
-    lock.unlock();
-    reclaim(space);
-    if (Error err = appendLocked({QJsonObject{{QStringLiteral("op"), QStringLiteral("del")}, {QStringLiteral("key"), key}}}, false); err.isError())
-        qCWarning(lcStores) << "removal of" << key << "not journalled; the next open drops it (its file is gone):" << err.toString();
+    if (closed || !index)
+        return;
+    Reclaim space;
+    Error e = changeLocked([&]() -> Error {
+        const std::optional<Entry> current = index->find(key);
+        if (!current || current->info.version != version)
+            return Error();  // replaced or removed meanwhile
+        qCWarning(lcStores) << "cache entry" << key << "is not on the disk as it was committed; dropped";
+        if (Result<std::optional<Entry>> gone = index->take(key); !gone.isOk())
+            return gone.error();
+        space = releaseLocked(*current);
+        return Error();
+    });
+    if (e.isError())
+        qCWarning(lcStores) << "the damaged blob" << key << "could not be dropped from the index:" << e.toString();
+    else
+        reclaim(space);
 }
 
 /// The entry for `key`, marked as just used. Caller holds `mutex`.
-Result<Entry *> FileStore::State::useLocked(const QString &key)
+Result<Entry> FileStore::State::useLocked(const QString &key, quint64 *damaged)
 {
-    if (closed)
+    *damaged = 0;
+    if (closed || !index)
         return closedError();
-    Entry *e = entries.find(key);
+    std::optional<Entry> e = index->find(key);
     if (!e)
         return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+    Use &use = uses[key];
+    if (use.version != e->info.version)
+        use = Use{};
+    use.version = e->info.version;
+    e->unconfirmed = !e->unsyncedBoot.isEmpty() && e->unsyncedBoot != kernelBootId() && !use.confirmed;
     if (e->unconfirmed) {
-        if (Error err = confirmLocked(e); err.isError())
-            return err;
+        if (!confirmLocked(*e)) {
+            uses.remove(key);
+            *damaged = e->info.version;
+            qCWarning(lcStores) << "cache entry" << key << "was not on the disk when the system went down; dropped";
+            return Error(ErrorCode::NotFound, QStringLiteral("blob '%1' was lost from the disk cache in a system crash; fetch it again").arg(key));
+        }
+        use.confirmed = true;
     }
-    e->lastAccessMs = QDateTime::currentMSecsSinceEpoch();
-    entries.touch(key);
-    usedSinceCompaction = true;
-    return e;
+    use.ms = QDateTime::currentMSecsSinceEpoch();
+    use.order = ++useOrder;
+    // Written down by the next change; a reading session that changes nothing has them written from the pool.
+    if (uses.size() >= 4096 && !usesFlushQueued) {
+        usesFlushQueued = true;
+        startOnPool(blockingPool(), [weak = weak_from_this()] {
+            if (std::shared_ptr<State> d = weak.lock()) {
+                QMutexLocker journalLock(&d->journalMutex);
+                if (!d->closed)
+                    d->flushUsesLocked();
+            }
+        });
+    }
+    return *e;
 }
 
-/// Checks an entry written without a sync under an earlier boot against its checksum: kept (and known to be
-/// on the disk) when it matches, dropped when the crash left other bytes. Caller holds `mutex`.
-Error FileStore::State::confirmLocked(Entry *e)
+/// Checks an entry written without a sync under an earlier boot against its checksum. Caller holds `mutex`.
+bool FileStore::State::confirmLocked(const Entry &e)
 {
-    const QString key = e->info.key;
-    const QString path = e->pack ? packPath(e->pack) : objectPath(key, e->info.version);
-    bool same = false;
-    {
-        QFile f(path);
-        if (f.open(QIODevice::ReadOnly) && (e->pack ? f.size() >= e->offset + e->info.size : f.size() == e->info.size)) {
-            const uchar *p = e->info.size > 0 ? f.map(e->offset, e->info.size) : nullptr;
-            if (p || e->info.size == 0) {
-                const char *bytes = reinterpret_cast<const char *>(p);
-                if (!e->check.isEmpty()) {
-                    same = xxh3Digest(bytes, e->info.size) == e->check;
-                } else {
-                    same = Sha256::hash(bytes, e->info.size) == e->info.sha256;
-                    Sha256::releaseThreadState();
-                }
-            }
-        }
-    }
-    if (same) {
-        e->unconfirmed = false;
-        e->unsyncedBoot.clear();
-        return Error();
-    }
-    qCWarning(lcStores) << "cache entry" << key << "was not on the disk when the system went down; dropped";
-    total -= e->info.size;
-    const Reclaim space = releaseLocked(*e);
-    entries.remove(key);
-    reclaim(space);  // its record goes at the next open, which finds no file (or no blob in its pack)
-    return Error(ErrorCode::NotFound, QStringLiteral("blob '%1' was lost from the disk cache in a system crash; fetch it again").arg(key));
+    const QString path = e.pack ? packPath(e.pack) : objectPath(e.info.key, e.info.version);
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly) || (e.pack ? f.size() < e.offset + e.info.size : f.size() != e.info.size))
+        return false;
+    const uchar *p = e.info.size > 0 ? f.map(e.offset, e.info.size) : nullptr;
+    if (!p && e.info.size > 0)
+        return false;
+    const char *bytes = reinterpret_cast<const char *>(p);
+    if (!e.check.isEmpty())
+        return xxh3Digest(bytes, e.info.size) == e.check;
+    const bool same = Sha256::hash(bytes, e.info.size) == e.info.sha256;
+    Sha256::releaseThreadState();
+    return same;
 }
 
 ResultJob<Done> *FileStore::remove(const QString &key)
@@ -226,23 +301,26 @@ ResultJob<Done> *FileStore::remove(const QString &key)
             QMutexLocker journalLock(&d->journalMutex);
             if (d->closed)
                 return d->closedError();
-            {
-                QMutexLocker lock(&d->mutex);
-                if (!d->entries.find(key))
-                    return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
-            }
-            if (Error err = d->appendLocked({QJsonObject{{QStringLiteral("op"), QStringLiteral("del")},
-                                                         {QStringLiteral("key"), key}}}); err.isError())
-                return err;
+            if (Error e = d->flushUsesLocked(); e.isError())
+                qCWarning(lcStores) << "uses not written down:" << e.toString();
             Reclaim space;
-            {
-                QMutexLocker lock(&d->mutex);
-                if (const Entry *e = d->entries.find(key)) {  // unless a failed check dropped it meanwhile
-                    d->total -= e->info.size;
-                    space = d->releaseLocked(*e);
-                    d->entries.remove(key);
-                }
-            }
+            bool found = false;
+            if (Error err = d->changeLocked([&]() -> Error {
+                    Result<std::optional<Entry>> gone = d->index->take(key);
+                    if (!gone.isOk())
+                        return gone.error();
+                    found = bool(gone.value());
+                    if (found)
+                        space = d->releaseLocked(*gone.value());
+                    return Error();
+                });
+                err.isError())
+                return err;
+            if (!found)
+                return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
+            // Durable before the call returns, as a removal always was.
+            if (::fdatasync(d->index->walFd()) != 0)
+                return ioError(QStringLiteral("cannot sync the cache index"), errno);
             d->reclaim(space);
         }
         notifier->announceRemoved({key});
@@ -253,7 +331,9 @@ ResultJob<Done> *FileStore::remove(const QString &key)
 StoreUsage FileStore::usage() const
 {
     QMutexLocker lock(&d->mutex);
-    return StoreUsage{d->total, d->budget, d->entries.size()};
+    if (!d->index)
+        return StoreUsage{0, d->budget, 0};
+    return StoreUsage{d->index->totalBytes(), d->budget, d->index->blobCount()};
 }
 
 void FileStore::setBudget(qint64 budgetBytes)

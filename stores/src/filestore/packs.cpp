@@ -22,17 +22,15 @@ namespace spectrum {
 
 using namespace cachedisk;
 
-/// `e` has just left the index (caller holds `mutex`): what to do on the disk about it, after the lock.
+/// `e` has just left the index in the open change (caller holds journalMutex): what to do on the disk about it,
+/// after the change is committed.
 Reclaim FileStore::State::releaseLocked(const Entry &e)
 {
     if (!e.pack)
         return Reclaim{objectPath(e.info.key, e.info.version)};
-    auto live = packLive.find(e.pack);
-    if (live != packLive.end() && --live.value() <= 0) {
-        packLive.erase(live);
-        if (!packsAppending.contains(e.pack))
-            return Reclaim{packPath(e.pack), true};  // nothing else in it, and nothing more to come
-    }
+    const Result<bool> inUse = index->packInUse(e.pack);
+    if (inUse.isOk() && !inUse.value() && !packsAppending.contains(e.pack))
+        return Reclaim{packPath(e.pack), true};  // nothing else in it, and nothing more to come
     return Reclaim{packPath(e.pack), true, e.offset, alignUp(e.offset + e.info.size) - e.offset};
 }
 
@@ -112,10 +110,14 @@ void FileStore::State::givePack(std::unique_ptr<Pack> p)
 void FileStore::State::sealPack(std::unique_ptr<Pack> p)
 {
     ::close(p->fd);
+    QMutexLocker journalLock(&journalMutex);  // the index's writer answers whether the pack is in use
     QMutexLocker lock(&mutex);
     packsAppending.remove(p->id);
-    if (closed || packLive.value(p->id) > 0)
+    if (closed || !index)
         return;  // after a close the next open deletes what no record names
+    const Result<bool> inUse = index->packInUse(p->id);
+    if (!inUse.isOk() || inUse.value())
+        return;
     lock.unlock();
     reclaim(Reclaim{packPath(p->id), true});
 }
@@ -165,10 +167,8 @@ Result<BlobInfo> FileStore::putPacked(const std::shared_ptr<State> &d, const std
         QMutexLocker journalLock(&d->journalMutex);
         if (d->closed) {
             recorded = d->closedError();
-        } else if (Error e = d->appendLocked({putRecord(entry)}, false, &seq); e.isError()) {
+        } else if (Error e = d->recordLocked(entry, &space, &evicted, &seq); e.isError()) {
             recorded = e.withContext(QStringLiteral("blob '%1' not committed").arg(key));
-        } else {
-            evicted = d->enterJournalLocked(entry, &space);
         }
     }
     d->givePack(std::move(pack));  // after the entry counts in it: a full pack with no entry would be deleted

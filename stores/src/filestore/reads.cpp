@@ -2,7 +2,6 @@
 // before its blocks can be given back; a whole blob is checked against its XXH3 before anyone uses it.
 
 #include "filestore/state.h"
-#include "queryindex.h"
 
 #include "spectrum/core/logging.h"
 
@@ -27,14 +26,26 @@ using namespace cachedisk;
 
 namespace {
 
-/// Maps [begin, end) of a blob's file. Caller holds the index lock (so eviction cannot race the open).
-Result<ByteView> mapLocked(const QString &path, const QString &key, qint64 begin, qint64 end)
+Error lostFile(const QString &key)
 {
+    return Error(ErrorCode::NotFound, QStringLiteral("blob '%1' is missing from the disk cache (its file was removed or cut short "
+                                                     "behind the cache's back); fetch it again").arg(key));
+}
+
+/// Maps [begin, end) of a blob's file of `size` bytes. Caller holds the index lock (so eviction cannot race the
+/// open). A file gone or of another size is NotFound (lostFile()): a mapping past its end would crash the reader.
+Result<ByteView> mapLocked(const QString &path, const QString &key, qint64 size, qint64 begin, qint64 end)
+{
+    auto file = std::make_shared<QFile>(path);
+    if (!file->open(QIODevice::ReadOnly)) {
+        if (file->error() == QFileDevice::OpenError && !QFile::exists(path))
+            return lostFile(key);
+        return Error(ErrorCode::Io, QStringLiteral("cannot open blob '%1': %2").arg(key, file->errorString()));
+    }
+    if (file->size() != size)
+        return lostFile(key);
     if (begin == end)
         return ByteView();
-    auto file = std::make_shared<QFile>(path);
-    if (!file->open(QIODevice::ReadOnly))
-        return Error(ErrorCode::Io, QStringLiteral("cannot open blob '%1': %2").arg(key, file->errorString()));
     uchar *p = file->map(begin, end - begin);
     if (!p)
         return Error(ErrorCode::Io, QStringLiteral("cannot map blob '%1': %2").arg(key, file->errorString()));
@@ -46,7 +57,7 @@ Result<ByteView> mapLocked(const QString &path, const QString &key, qint64 begin
 Result<ByteView> FileStore::State::bytesOf(const Entry &e, qint64 begin, qint64 end, QMutexLocker<QMutex> &lock)
 {
     if (!e.pack) {
-        Result<ByteView> mapped = mapLocked(objectPath(e.info.key, e.info.version), e.info.key, begin, end);
+        Result<ByteView> mapped = mapLocked(objectPath(e.info.key, e.info.version), e.info.key, e.info.size, begin, end);
         lock.unlock();
         return mapped;
     }
@@ -57,11 +68,13 @@ Result<ByteView> FileStore::State::bytesOf(const Entry &e, qint64 begin, qint64 
     const QString key = e.info.key;
     const qint64 from = e.offset + begin;
     lock.unlock();
-    if (begin == end)
-        return ByteView();
     const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return ioError(QStringLiteral("cannot open blob '%1'").arg(key), errno);
+        return errno == ENOENT ? lostFile(key) : ioError(QStringLiteral("cannot open blob '%1'").arg(key), errno);
+    if (begin == end) {
+        ::close(fd);
+        return ByteView();
+    }
     QByteArray bytes(end - begin, Qt::Uninitialized);
     qint64 done = 0;
     while (done < bytes.size()) {
@@ -69,9 +82,9 @@ Result<ByteView> FileStore::State::bytesOf(const Entry &e, qint64 begin, qint64 
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            const int err = n < 0 ? errno : EIO;
+            const int err = errno;
             ::close(fd);
-            return ioError(QStringLiteral("cannot read blob '%1'").arg(key), err);
+            return n == 0 ? lostFile(key) : ioError(QStringLiteral("cannot read blob '%1'").arg(key), err);  // 0: the pack was cut short
         }
         done += n;
     }
@@ -86,22 +99,25 @@ ResultJob<BlobInfo> *FileStore::stat(const QString &key)
     bool digestPending = false;
     {
         QMutexLocker lock(&d->mutex);
-        const Entry *e = d->entries.find(key);
+        const std::optional<Entry> e = d->closed ? std::nullopt : d->index->find(key);
         digestPending = e && e->info.sha256.isEmpty();
     }
     return makeJob<BlobInfo>([d = d, key](const CancelToken &) -> Result<BlobInfo> {
         QMutexLocker lock(&d->mutex);
         if (d->closed)
             return d->closedError();
-        const Entry *e = d->entries.find(key);
+        const std::optional<Entry> e = d->index->find(key);
         if (!e)
             return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
         const BlobInfo info = e->info;
         if (!info.sha256.isEmpty())
             return info;
         Result<ByteView> bytes = d->bytesOf(*e, 0, info.size, lock);
-        if (!bytes.isOk())
+        if (!bytes.isOk()) {
+            if (bytes.error().code() == ErrorCode::NotFound)
+                d->dropDamaged(key, info.version);
             return bytes.error();
+        }
         return withDigest(d, info, bytes.value());
     }, digestPending ? RunOn::Pool : RunOn::Caller);
 }
@@ -118,7 +134,7 @@ Result<BlobInfo> FileStore::withDigest(const std::shared_ptr<State> &d, const Bl
     QByteArray check;
     {
         QMutexLocker lock(&d->mutex);
-        if (const Entry *e = d->entries.find(info.key); e && e->info.version == info.version)
+        if (const std::optional<Entry> e = d->closed ? std::nullopt : d->index->find(info.key); e && e->info.version == info.version)
             check = e->check;
     }
     if (!check.isEmpty() && xxh3Digest(bytes.data(), bytes.size()) != check) {
@@ -138,19 +154,19 @@ Result<BlobInfo> FileStore::withDigest(const std::shared_ptr<State> &d, const Bl
     }
     Sha256::releaseThreadState();
     QMutexLocker journalLock(&d->journalMutex);
-    QJsonObject record;
-    {
-        QMutexLocker lock(&d->mutex);
-        Entry *e = d->entries.find(info.key);
-        if (d->closed || !e || e->info.version != info.version || digested(e->info))
-            return out;  // replaced, removed, or digested by someone else meanwhile
+    if (d->closed)
+        return out;
+    // Not synced: if this change is lost the digest is simply computed again.
+    Error err = d->changeLocked([&]() -> Error {
+        std::optional<Entry> e = d->index->find(info.key);
+        if (!e || e->info.version != info.version || digested(e->info))
+            return Error();  // replaced, removed, or digested by someone else meanwhile
         e->info.sha256 = out.sha256;
         e->info.tree = out.tree;
-        record = putRecord(*e);
-    }
-    // Not synced: if this record is lost the digest is simply computed again.
-    if (Error err = d->appendLocked({record}, false); err.isError())
-        qCWarning(lcStores) << "the SHA-256 of" << info.key << "was not journalled:" << err.toString();
+        return d->index->updateDescription(*e);
+    });
+    if (err.isError())
+        qCWarning(lcStores) << "the SHA-256 of" << info.key << "was not recorded:" << err.toString();
     return out;
 }
 
@@ -162,10 +178,23 @@ ResultJob<QList<BlobInfo>> *FileStore::query(const BlobQuery &query)
             QMutexLocker lock(&d->mutex);
             if (d->closed)
                 return d->closedError();
-            out = matchingBlobs(d->entries, query);
+            Result<QList<BlobInfo>> found = d->index->matching(query);
+            if (!found.isOk())
+                return found.error();
+            out = found.takeValue();
         }
         query.arrange(&out);
         return out;
+    });
+}
+
+ResultJob<QList<StudySummary>> *FileStore::studies(const DicomQuery &query)
+{
+    return makeJob<QList<StudySummary>>([d = d, query](const CancelToken &) -> Result<QList<StudySummary>> {
+        QMutexLocker lock(&d->mutex);
+        if (d->closed)
+            return d->closedError();
+        return d->index->studies(query);
     });
 }
 
@@ -175,16 +204,23 @@ ResultJob<ByteView> *FileStore::read(const QString &key, ByteRange range)
         // Opened under the lock so eviction cannot delete the file in between; once open (and mapped) the
         // bytes stay readable even if the file is unlinked later.
         QMutexLocker lock(&d->mutex);
-        Result<Entry *> e = d->useLocked(key);
-        if (!e.isOk())
+        quint64 damaged = 0;
+        Result<Entry> e = d->useLocked(key, &damaged);
+        if (!e.isOk()) {
+            lock.unlock();
+            if (damaged)
+                d->dropDamaged(key, damaged);
             return e.error();
+        }
         qint64 begin = 0, end = 0;
-        if (Error err = range.resolve(e.value()->info.size, &begin, &end); err.isError())
+        if (Error err = range.resolve(e.value().info.size, &begin, &end); err.isError())
             return err.withContext(key);
-        const QByteArray check = e.value()->check;
-        const quint64 version = e.value()->info.version;
-        const qint64 size = e.value()->info.size;
-        Result<ByteView> bytes = d->bytesOf(*e.value(), begin, end, lock);
+        const QByteArray check = e.value().check;
+        const quint64 version = e.value().info.version;
+        const qint64 size = e.value().info.size;
+        Result<ByteView> bytes = d->bytesOf(e.value(), begin, end, lock);
+        if (!bytes.isOk() && bytes.error().code() == ErrorCode::NotFound)
+            d->dropDamaged(key, version);
         // A whole blob is checked against its checksum before anyone uses it (XXH3: 50 µs for a CT slice): a
         // byte changed on the disk is never shown as an image. The entry goes; the caller fetches it again.
         if (bytes.isOk() && begin == 0 && end == size && !check.isEmpty() && xxh3Digest(bytes.value().data(), bytes.value().size()) != check) {
@@ -199,13 +235,21 @@ ResultJob<BlobSnapshot> *FileStore::snapshot(const QString &key)
 {
     return makeJob<BlobSnapshot>([d = d, key](const CancelToken &) -> Result<BlobSnapshot> {
         QMutexLocker lock(&d->mutex);
-        Result<Entry *> e = d->useLocked(key);
-        if (!e.isOk())
+        quint64 damaged = 0;
+        Result<Entry> e = d->useLocked(key, &damaged);
+        if (!e.isOk()) {
+            lock.unlock();
+            if (damaged)
+                d->dropDamaged(key, damaged);
             return e.error();
-        const BlobInfo info = e.value()->info;
-        Result<ByteView> bytes = d->bytesOf(*e.value(), 0, info.size, lock);
-        if (!bytes.isOk())
+        }
+        const BlobInfo info = e.value().info;
+        Result<ByteView> bytes = d->bytesOf(e.value(), 0, info.size, lock);
+        if (!bytes.isOk()) {
+            if (bytes.error().code() == ErrorCode::NotFound)
+                d->dropDamaged(key, info.version);
             return bytes.error();
+        }
         Result<BlobInfo> digested = withDigest(d, info, bytes.value());
         if (!digested.isOk())
             return digested.error();

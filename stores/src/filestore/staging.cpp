@@ -244,7 +244,8 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
         }
         w->committed = !resumable;  // a moved or final file is the entry's now; the writer must not delete it
         // Made durable below, together with the commits that run meanwhile (group commit).
-        if (Error e = d->appendLocked({putRecord(entry)}, false, &seq); e.isError()) {
+        QList<Reclaim> space;
+        if (Error e = d->recordLocked(entry, &space, &evicted, &seq); e.isError()) {
             QFile::remove(target);  // without its record the file would be an orphan: not committed
             return e.withContext(QStringLiteral("blob '%1' not committed").arg(w->key()));
         }
@@ -253,8 +254,6 @@ Result<BlobInfo> FileStore::commitNow(const std::shared_ptr<State> &d, const std
             w->progress->remove();                 // first the record, then the file it names
             QFile::remove(w->file.fileName());     // the entry has its own link
         }
-        QList<Reclaim> space;
-        evicted = d->enterJournalLocked(entry, &space);
         for (const Reclaim &r : space)
             d->reclaim(r);  // readers that mapped an old file keep their mapping; packed blobs were copied
     }

@@ -1,23 +1,28 @@
 #pragma once
 // FileStore's insides, shared by the files that each do one of its jobs (see filestore.h for what it promises):
 //   filestore.cpp   opening and closing, errors of the operating system
-//   journal.cpp     the journal: records, appends, group commit, compaction, and recovery at open
-//   index.cpp       the index in memory: admission, use (LRU order), eviction, removal, checks after a crash
+//   indexdb.cpp     the index on the disk (SQLite): rows, the use order, study and series counts, searches
+//   opening.cpp     opening: the index, the check of the files after a kill or crash, cleanup; group commit
+//   oldjournal.cpp  the journal of caches made before the index was a database, taken over at their first open
+//   index.cpp       admission, use (LRU order), eviction, removal, checks after a system crash
 //   packs.cpp       small blobs appended to pack files, and space given back by punching holes
 //   staging.cpp     reservations in the staging folder, resumable ones, commits, put and import
 //   reads.cpp       stat, query, read and snapshot: mapped files, copies out of packs, digests computed late
 // The disk format and its crash-safety are described in docs/CACHE.md.
 
 #include "directorylock.h"
-#include "lrumap.h"
+#include "filestore/entry.h"
+#include "filestore/indexdb.h"
 
 #include "spectrum/stores/filestore.h"
 
 #include <QHash>
 #include <QJsonObject>
 #include <QMutex>
+#include <QStringList>
 #include <QSet>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -29,7 +34,7 @@ namespace cachedisk {
 
 inline constexpr auto kObjects = "objects";
 inline constexpr auto kStaging = "staging";
-inline constexpr auto kJournal = "journal";
+inline constexpr auto kJournal = "journal";  ///< the index of caches made before index.sqlite (taken over)
 inline constexpr auto kPacks = "packs";
 // Whole blobs up to this size that arrive in memory (put(): instances fetched from an archive) are appended to a
 // pack file instead of getting a file each; a pack takes appends until it holds this much.
@@ -41,22 +46,6 @@ inline constexpr qint64 kPackAlign = 4096;
 
 inline qint64 alignUp(qint64 n) { return (n + kPackAlign - 1) & ~(kPackAlign - 1); }
 
-struct Entry
-{
-    BlobInfo info;
-    QByteArray check;  ///< XXH3-128 of the bytes; empty for entries journalled before checksums were kept
-    qint64 lastAccessMs = 0;
-    /// Committed without a sync (CommitOptions::durable false): the boot ID of the kernel that holds its
-    /// bytes. Empty once known to be on the disk.
-    QString unsyncedBoot;
-    /// Its bytes must be checked against the checksum before they are served: written without a sync under a
-    /// kernel that has since gone (another boot).
-    bool unconfirmed = false;
-    /// The pack file holding its bytes (packs/<pack>, from `offset` on); 0: a file of its own,
-    /// objects/<key>~<version>.
-    quint64 pack = 0;
-    qint64 offset = 0;
-};
 
 /// What is left to do on the disk once an entry has left the index: nothing, delete a file (its own, or a pack
 /// no entry uses any more), or give back the blocks its bytes took in a pack that others still use.
@@ -77,31 +66,43 @@ Error checkFreeSpace(const QString &root, const QString &key, qint64 size);
 /// Describes `content` in `entry` as `options` say: its XXH3 (`check` when the caller has it), its SHA-256
 /// (computed, given, or deferred), its DICOM identity. Corrupt when it is not the SHA-256 the caller expected.
 Error describeContent(Entry *entry, const ByteView &content, const CommitOptions &options, const QByteArray &check);
-/// A journal record of `e`, and back.
-QJsonObject putRecord(const Entry &e);
-bool entryFromRecord(const QJsonObject &o, Entry *e);
+/// The entries an old cache's journal names, least recently used first (oldjournal.cpp). Corrupt when it
+/// cannot be read.
+Result<QList<Entry>> readOldJournal(const QString &path);
 
 } // namespace cachedisk
 
 using cachedisk::Entry;
 using cachedisk::Reclaim;
 
-struct FileStore::State
+struct FileStore::State : std::enable_shared_from_this<FileStore::State>
 {
     QString root;
-    // Two locks, always taken in this order. journalMutex serialises changes to the disk — renames, journal
-    // appends, deletions — and may be held across fsync. mutex guards the in-memory index below and is only ever
-    // held briefly, so readers (and the GUI thread asking for usage()) never wait on the disk.
+    // Two locks, always taken in this order. journalMutex serialises changes to the disk — renames, the index's
+    // writes, deletions — and may be held across fsync. mutex guards reading the index and is only ever held
+    // briefly (a change is committed under it too, see indexdb.h), so readers (and the GUI thread asking for
+    // usage()) never wait on the disk.
     QMutex journalMutex;
     mutable QMutex mutex;
-    LruMap<Entry> entries;
-    qint64 total = 0;
+    std::unique_ptr<cachedisk::IndexDb> index;
     qint64 budget = 0;
     quint64 nextVersion = 1;
-    int journalFd = -1;
     std::unique_ptr<DirectoryLock> lock;
-    // Group commit: records appended without a sync get a sequence number; syncUpTo() makes everything up to a
-    // number durable with one fsync of the objects folder and one of the journal, shared by every commit that
+    // Reads change the use order without a write each: the uses are kept here (guarded by mutex) and written with
+    // the next change, at close, or — once many have gathered — by a task on the pool. `confirmed`: its bytes
+    // were checked after a system crash (Entry::unconfirmed), and its tag of that boot goes with the use.
+    struct Use
+    {
+        qint64 ms = 0;
+        quint64 order = 0;
+        quint64 version = 0;
+        bool confirmed = false;
+    };
+    QHash<QString, Use> uses;
+    quint64 useOrder = 0;
+    bool usesFlushQueued = false;
+    // Group commit: changes committed without a sync get a sequence number; syncUpTo() makes everything up to a
+    // number durable with one fsync of the objects folder and one of the index's log, shared by every commit that
     // waits meanwhile (many instances of a study arrive at once: one sync each cost 0.25 s per 200 instances).
     quint64 appendedSeq = 0;  ///< guarded by journalMutex
     QMutex syncMutex;         ///< taken after journalMutex is released, never with it
@@ -126,17 +127,15 @@ struct FileStore::State
     std::mutex packMutex;  ///< guards idlePacks and nextPackId
     std::vector<std::unique_ptr<Pack>> idlePacks;
     quint64 nextPackId = 1;
-    QHash<quint64, int> packLive;     ///< guarded by mutex: entries per pack
     QSet<quint64> packsAppending;     ///< guarded by mutex: packs that may still take appends
     std::shared_mutex punchMutex;
 
     bool closed = false;
-    bool usedSinceCompaction = false;  ///< guarded by mutex: an entry was read since the journal was last rewritten
 
     ~State() { close(); }
 
-    /// Persists access times (so LRU order survives a clean restart) and releases the directory. Jobs that
-    /// still hold the state afterwards fail with a clear error instead of touching a closed cache.
+    /// Writes the uses down and marks the index closed cleanly, then releases the directory. Jobs that still
+    /// hold the state afterwards fail with a clear error instead of touching a closed cache.
     void close();
 
     Error closedError() const
@@ -158,7 +157,8 @@ struct FileStore::State
         return root + QLatin1Char('/') + QLatin1String(cachedisk::kPacks) + QLatin1Char('/') + QString::number(pack);
     }
 
-    /// `e` has just left the index (caller holds `mutex`): what to do on the disk about it, after the lock.
+    /// `e` has just left the index in the open change (caller holds journalMutex): what to do on the disk about
+    /// it, after the change is committed.
     Reclaim releaseLocked(const Entry &e);
 
     /// Does what releaseLocked() said. Caller holds `mutex` or nothing (never waits on a reader while holding it
@@ -178,41 +178,45 @@ struct FileStore::State
     /// version.
     Result<quint64> admit(const QString &key, qint64 size);
 
-    /// Puts a journalled `entry` into the index in place of an older version, then evicts down to the budget.
-    /// What the old version and the evicted blobs leave to do on the disk goes to `space`; the evicted keys are
-    /// returned. Caller holds journalMutex, not mutex.
-    QStringList enterJournalLocked(const Entry &entry, QList<Reclaim> *space);
+    /// Records `entry` in the index in place of an older version (not synced: `seq` is for syncUpTo()), then
+    /// evicts down to the budget. What the old version and the evicted blobs leave to do on the disk goes to
+    /// `space`; the evicted keys to `evicted`. Caller holds journalMutex, not mutex.
+    Error recordLocked(const Entry &entry, QList<Reclaim> *space, QStringList *evicted, quint64 *seq);
+
+    /// Runs `change` as one transaction of the index, committed under `mutex`; rolled back when it fails.
+    /// Caller holds journalMutex, not mutex.
+    Error changeLocked(const std::function<Error()> &change);
 
     /// Reads [begin, end) of `e` (caller holds `mutex`, which this releases): a mapping of a file of its own; a
-    /// copy of a packed blob, made before anyone can give its blocks back.
+    /// copy of a packed blob, made before anyone can give its blocks back. NotFound when its file is gone or cut
+    /// short behind the cache's back (the caller drops the entry: dropDamaged()).
     Result<ByteView> bytesOf(const Entry &e, qint64 begin, qint64 end, QMutexLocker<QMutex> &lock);
 
-    /// Makes the renames and journal records up to `seq` durable (see appendedSeq). Caller holds no lock.
+    /// Makes the changes up to `seq` durable (see appendedSeq). Caller holds no lock.
     Error syncUpTo(quint64 seq);
 
-    /// Appends records; with `sync` false they become durable only through syncUpTo(the returned sequence).
-    Error appendLocked(const QList<QJsonObject> &records, bool sync = true, quint64 *seq = nullptr);
+    /// Writes the uses gathered since the last change into the index. Caller holds journalMutex, not mutex.
+    Error flushUsesLocked();
 
-    /// Rewrites the journal as one put record per entry, oldest access first. Atomic: temp file + rename.
-    Error compactJournalLocked();
-
-    /// Evicts least recently used blobs (never `keep`) until the budget holds: out of the index, then into
-    /// the journal, then off the disk — or, with `later`, what is left to do on the disk goes there, for the
-    /// caller to have done elsewhere. Caller holds journalMutex, not mutex.
+    /// Evicts least recently used blobs (never `keep`) until the budget holds: out of the index, then off the
+    /// disk — or, with `later`, what is left to do on the disk goes there, for the caller to have done elsewhere.
+    /// Caller holds journalMutex, not mutex.
     QStringList evictJournalLocked(const QString &keep, QList<Reclaim> *later = nullptr);
 
-    /// Replays the journal into the index and removes from the disk whatever it does not name (journal.cpp).
+    /// Opens the index (taking an old journal over), checks it against the files after a kill or crash, and
+    /// removes from the disk whatever it does not name (opening.cpp). Caller holds journalMutex, not mutex.
     Error openLocked();
 
     /// Forgets `key` at `version` and deletes its file: its bytes are not what was committed. Takes both locks.
     void dropDamaged(const QString &key, quint64 version);
 
-    /// The entry for `key`, marked as just used. Caller holds `mutex`.
-    Result<Entry *> useLocked(const QString &key);
+    /// The entry for `key`, marked as just used. Caller holds `mutex`. `damaged` (not 0): the version whose bytes
+    /// were lost in a system crash — the caller drops it (dropDamaged()) once it has let go of `mutex`.
+    Result<Entry> useLocked(const QString &key, quint64 *damaged);
 
-    /// Checks an entry written without a sync under an earlier boot against its checksum: kept (and known to be
-    /// on the disk) when it matches, dropped when the crash left other bytes. Caller holds `mutex`.
-    Error confirmLocked(Entry *e);
+    /// Checks an entry written without a sync under an earlier boot against its checksum: whether its bytes are
+    /// the ones committed. Caller holds `mutex`.
+    bool confirmLocked(const Entry &e);
 };
 
 } // namespace spectrum

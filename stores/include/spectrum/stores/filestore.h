@@ -10,14 +10,18 @@
 //                            after another on 4 KiB boundaries, up to 64 MiB per pack
 //   staging/<key>~<version>.part   reserved blobs being written; removed at open (an interrupted write is never
 //                            served), unless a resumable reservation's record staging/<key>.resume keeps it
-//   journal                  the index: one JSON record per line, appended and fsynced per change (see durable below)
+//   index.sqlite             the index (SQLite, with its -wal and -shm): a row per blob, and the counts per study and
+//                            series that study lists are answered from (caches from before it had a `journal` of
+//                            JSON lines instead, taken over at their first open)
 //   lock                     flock()ed while a process has the store open (the kernel lets go when it ends)
 //
-// Commit order — write the file, fsync it, rename it into objects/ (a staging file), fsync the directory, append
-// the journal record and fsync it, then delete the previous version — means that after a crash at any point the
+// Commit order — write the file, fsync it, rename it into objects/ (a staging file), fsync the directory, commit
+// the index's row and sync its log, then delete the previous version — means that after a crash at any point the
 // store reopens to either the old or the new version of a blob, complete, and never a half-written one: only the
-// record makes a file an entry. Files that no record names are deleted at open; records whose file is missing or
-// has the wrong size are dropped.
+// row makes a file an entry. An open after a kill or crash (the index was not marked closed cleanly) deletes the
+// files that no row names and drops the rows whose file is missing or has the wrong size. An open after a clean
+// close reads neither files nor rows — a cache of a million instances opens in milliseconds — and a file lost
+// behind the cache's back meanwhile is found when first read: NotFound, the entry dropped.
 //
 // Packs: a study is hundreds of instances of half a megabyte, and a file each cost more than writing their bytes
 // (a 300-instance fetch spent 100 ms of CPU creating 300 files on ext4 just after 300 others were deleted). A
@@ -28,18 +32,20 @@
 // blobs are read by copy, not mapped: a mapping would show the zeros of a punched hole if its blob were evicted
 // while someone still held the view.
 //
-// A commit with CommitOptions::durable false (blobs that can be fetched again) skips the syncs: its record
+// A commit with CommitOptions::durable false (blobs that can be fetched again) skips the syncs: its row
 // carries the kernel's boot ID instead. A killed process loses nothing the kernel already holds, so within the
 // same boot such an entry is as good as a synced one; after an operating-system crash or power loss (another
 // boot ID) its bytes are checked against their checksum before they are first served, and the entry is dropped
 // if they differ. The next open in the same boot syncs the file system and removes the tags.
 //
-// Every entry carries an XXH3-128 checksum of its bytes (journal field "xxh3", tens of GB/s) besides its SHA-256.
+// Every entry carries an XXH3-128 checksum of its bytes (column "xxh3", tens of GB/s) besides its SHA-256.
 // A blob committed with CommitOptions::deferSha256 gets its SHA-256 when stat() or snapshot() first asks for it:
-// the bytes are then checked against the checksum, hashed, and the digest is journalled; bytes that changed on
+// the bytes are then checked against the checksum, hashed, and the digest is recorded; bytes that changed on
 // the disk meanwhile drop the entry with ErrorCode::Corrupt (fetch it again).
 
+#include "spectrum/core/dicomquery.h"
 #include "spectrum/stores/blobstore.h"
+#include "spectrum/stores/studycatalog.h"
 
 namespace spectrum {
 
@@ -47,11 +53,11 @@ class FileStore : public BlobStore
 {
     Q_OBJECT
 public:
-    /// Opens (creating if needed) the store at `root`. Blocking: replays the journal and cleans up after a
-    /// crash. ErrorCode::Busy when another process has it open; Io when the directory is not writable.
+    /// Opens (creating if needed) the store at `root`. Blocking: opens the index (after a kill or crash, checks
+    /// it against the files and cleans up). ErrorCode::Busy when another process has it open; Io when the directory is not writable.
     /// `budgetBytes` 0: no budget.
     static Result<std::unique_ptr<FileStore>> open(const QString &root, qint64 budgetBytes);
-    /// The same as a job: the index is replayed on the pool, and the store handed back belongs to the thread
+    /// The same as a job: the index is opened on the pool, and the store handed back belongs to the thread
     /// that started the job (its signals arrive there). For callers that must not block, like the GUI.
     static ResultJob<std::shared_ptr<FileStore>> *openJob(const QString &root, qint64 budgetBytes);
     ~FileStore() override;
@@ -86,6 +92,12 @@ public:
     /// memory, without a reservation's preallocation and mapping; up to 4 MiB appended to a pack, larger into a
     /// file of its own. For instances received whole (WADO-RS parts).
     ResultJob<BlobInfo> *put(const QString &key, const ByteView &bytes, const CommitOptions &options = CommitOptions());
+
+    /// The studies held, matching `query` at study level (patient name and ID, accession, description, dates,
+    /// modality; limit and offset), newest first: their identity, instance count and bytes, and their series with
+    /// instance counts (SeriesSummary::listedInstances) but without instances — loadStudies() of one study gives
+    /// those. Answered from the index's study counts, never by reading every instance's row.
+    ResultJob<QList<StudySummary>> *studies(const DicomQuery &query);
 
     /// Changes the budget; evicts at once if the store is now over it.
     void setBudget(qint64 budgetBytes);

@@ -1,0 +1,25 @@
+#pragma once
+// One blob of the disk cache as its index knows it (state.h: who uses it; indexdb.h: how it is kept).
+
+#include "spectrum/stores/blobstore.h"
+
+namespace spectrum::cachedisk {
+
+struct Entry
+{
+    BlobInfo info;
+    QByteArray check;  ///< XXH3-128 of the bytes; empty for entries journalled before checksums were kept
+    qint64 lastAccessMs = 0;
+    /// Committed without a sync (CommitOptions::durable false): the boot ID of the kernel that holds its
+    /// bytes. Empty once known to be on the disk.
+    QString unsyncedBoot;
+    /// Its bytes must be checked against the checksum before they are served: written without a sync under a
+    /// kernel that has since gone (another boot).
+    bool unconfirmed = false;
+    /// The pack file holding its bytes (packs/<pack>, from `offset` on); 0: a file of its own,
+    /// objects/<key>~<version>.
+    quint64 pack = 0;
+    qint64 offset = 0;
+};
+
+} // namespace spectrum::cachedisk
