@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include <QRegularExpression>
 
 namespace spectrum {
 
@@ -52,21 +51,38 @@ QString DicomQuery::dicomDateRange() const
 }
 
 namespace {
-/// DICOM wildcard matching (* and ?), case-insensitive as most archives do it for names.
+/// DICOM wildcard matching (* and ?), case-insensitive as most archives do it for names. Greedy, going back only
+/// to the last star: linear in practice and never exponential, and no pattern compiled per value (a cache's study
+/// search matches thousands of names).
 bool wildcardMatch(const QString &pattern, const QString &value)
 {
     if (pattern.isEmpty())
         return true;
-    QString re;
-    for (const QChar c : pattern) {
-        if (c == QLatin1Char('*'))
-            re += QStringLiteral(".*");
-        else if (c == QLatin1Char('?'))
-            re += QLatin1Char('.');
-        else
-            re += QRegularExpression::escape(QString(c));
+    auto same = [](QChar a, QChar b) { return a == b || a.toCaseFolded() == b.toCaseFolded(); };
+    // '?' stands for one character: both halves of a surrogate pair.
+    auto width = [&](qsizetype at) { return value[at].isHighSurrogate() && at + 1 < value.size() && value[at + 1].isLowSurrogate() ? 2 : 1; };
+    qsizetype p = 0, v = 0, star = -1, mark = 0;
+    while (v < value.size()) {
+        if (p < pattern.size() && pattern[p] == QLatin1Char('*')) {
+            star = p++;
+            mark = v;
+        } else if (p < pattern.size() && pattern[p] == QLatin1Char('?')) {
+            ++p;
+            v += width(v);
+        } else if (p < pattern.size() && same(pattern[p], value[v])) {
+            ++p;
+            ++v;
+        } else if (star >= 0) {
+            p = star + 1;
+            mark += width(mark);
+            v = mark;
+        } else {
+            return false;
+        }
     }
-    return QRegularExpression(QRegularExpression::anchoredPattern(re), QRegularExpression::CaseInsensitiveOption).match(value).hasMatch();
+    while (p < pattern.size() && pattern[p] == QLatin1Char('*'))
+        ++p;
+    return p == pattern.size();
 }
 } // namespace
 

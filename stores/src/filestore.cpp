@@ -48,11 +48,14 @@ Result<std::unique_ptr<FileStore>> FileStore::open(const QString &root, qint64 b
     auto state = std::make_shared<State>();
     state->root = QDir(root).absolutePath();
     state->budget = std::max<qint64>(0, budgetBytes);
+    bool set = false;
+    if (const int ms = qEnvironmentVariableIntValue("SPECTRUM_CACHE_DEFER_MS", &set); set && ms >= 0)
+        state->deferMs = (unsigned long)(ms);
     {
         QMutexLocker journalLock(&state->journalMutex);
         if (Error e = state->openLocked(); e.isError())
             return e;
-        state->evictJournalLocked(QString());
+        state->evictJournalLocked({});
     }
     return std::unique_ptr<FileStore>(new FileStore(std::move(state)));
 }
@@ -70,7 +73,10 @@ ResultJob<std::shared_ptr<FileStore>> *FileStore::openJob(const QString &root, q
     });
 }
 
-FileStore::FileStore(std::shared_ptr<State> state) : d(std::move(state)) {}
+FileStore::FileStore(std::shared_ptr<State> state) : d(std::move(state))
+{
+    d->notifier = notifier();
+}
 
 FileStore::~FileStore()
 {

@@ -39,6 +39,7 @@ private Q_SLOTS:
     void aLockLeftByAKilledProcessDoesNotHoldTheCache_data();
     void aLockLeftByAKilledProcessDoesNotHoldTheCache();
     void unsyncedCommitsSurviveAKillAndAreCheckedAfterASystemCrash();
+    void deferredRowsAreSeenAtOnceAndSurviveAKill();
     void deferredSha256IsComputedWhenAskedForAndChecked();
     void aChangedByteIsFoundOnReadAndTheEntryDropped();
     void smallWholeBlobsShareAPackAndGiveTheirSpaceBack();
@@ -267,7 +268,7 @@ void tst_FileStoreRecovery::unsyncedCommitsSurviveAKillAndAreCheckedAfterASystem
     QVERIFY(runSync(store->put(QStringLiteral("a"), ByteView(a), refetchable)).isOk());
     QVERIFY(runSync(store->put(QStringLiteral("b"), ByteView(b), refetchable)).isOk());
     QVERIFY(putBlob(*store, QStringLiteral("c"), c).isOk());  // durable
-    const QString tagged = QStringLiteral("SELECT count(*) FROM blobs WHERE unsynced IS NOT NULL");
+    const QString tagged = kUnsyncedBlobs;
     QCOMPARE(indexSql(dir.path(), tagged), QStringList{QStringLiteral("2")});  // tagged with this boot, not synced
 
     // The process is killed: the kernel still holds every byte. The same boot reopens it whole, synced.
@@ -285,6 +286,7 @@ void tst_FileStoreRecovery::unsyncedCommitsSurviveAKillAndAreCheckedAfterASystem
     // The system went down instead (another boot ID in the rows), and b's bytes never reached the disk.
     QCOMPARE(indexSql(crashed.path(), QStringLiteral("UPDATE blobs SET unsynced = '00000000-0000-0000-0000-000000000000' "
                                                      "WHERE unsynced IS NOT NULL")), QStringList());
+    QCOMPARE(indexSql(crashed.path(), tagged), QStringList{QStringLiteral("2")});
     QVERIFY(damageOnDisk(crashed.path(), b, 100000, QByteArray(4096, '\0')));  // what a lost page reads as
     {
         auto reopened = openStore(crashed.path());
@@ -299,6 +301,53 @@ void tst_FileStoreRecovery::unsyncedCommitsSurviveAKillAndAreCheckedAfterASystem
     auto last = openStore(crashed.path());
     QCOMPARE(last->usage().blobs, 2);
     QCOMPARE(readBlob(*last, QStringLiteral("a")), a);
+}
+
+// A blob committed without a sync is recorded in memory and in the log of deferred rows, and in the index a moment
+// later, many at once: readers and searches see it at once, and a kill before the index has it loses nothing.
+void tst_FileStoreRecovery::deferredRowsAreSeenAtOnceAndSurviveAKill()
+{
+    QTemporaryDir dir, killed;
+    qputenv("SPECTRUM_CACHE_DEFER_MS", "600000");  // nothing written down by the clock: the kill comes first
+    auto store = openStore(dir.path());
+    qunsetenv("SPECTRUM_CACHE_DEFER_MS");
+    QVERIFY(store);
+    CommitOptions fetched;
+    fetched.durable = false;
+    fetched.deferSha256 = true;
+    DicomIdentity id;
+    id.patientName = QStringLiteral("DEFERRED^ROW");
+    id.patientId = QStringLiteral("P-DEF");
+    id.studyInstanceUid = QStringLiteral("1.2.3.99");
+    id.seriesInstanceUid = QStringLiteral("1.2.3.99.1");
+    QList<QByteArray> blobs;
+    for (int i = 0; i < 5; ++i) {
+        blobs << pattern(3000 + i, char(i));
+        id.sopInstanceUid = QStringLiteral("1.2.3.99.1.%1").arg(i);
+        fetched.knownIdentity = id;
+        QVERIFY(runSync(store->put(id.sopInstanceUid, ByteView(blobs.last()), fetched)).isOk());
+    }
+    copyTree(dir.path(), killed.path());  // killed the moment the last put returned
+    // The scenario holds: the rows were still only in the log when the process went.
+    QVERIFY(QFileInfo(killed.filePath(QStringLiteral("deferred.log"))).size() > 0);
+    QCOMPARE(readBlob(*store, QStringLiteral("1.2.3.99.1.4")), blobs[4]);
+    QCOMPARE(store->usage().blobs, 5);
+    Result<QList<StudySummary>> studies = runSync(store->studies(DicomQuery()));
+    QVERIFY(studies.isOk());
+    QCOMPARE(studies.value().size(), 1);
+    QCOMPARE(studies.value().first().instanceCount, 5);
+    QCOMPARE(QFileInfo(dir.filePath(QStringLiteral("deferred.log"))).size(), 0);  // the search wrote them down
+    store.reset();
+
+    auto reopened = openStore(killed.path());
+    QVERIFY(reopened);
+    QCOMPARE(reopened->usage().blobs, 5);
+    for (int i = 0; i < 5; ++i)
+        QCOMPARE(readBlob(*reopened, QStringLiteral("1.2.3.99.1.%1").arg(i)), blobs[i]);
+    studies = runSync(reopened->studies(DicomQuery()));
+    QCOMPARE(studies.value().size(), 1);
+    QCOMPARE(studies.value().first().identity.patientName, QStringLiteral("DEFERRED^ROW"));
+    QCOMPARE(QFileInfo(killed.filePath(QStringLiteral("deferred.log"))).size(), 0);
 }
 
 // A byte changed on the disk under a committed blob: a whole read finds it (the checksum) before anyone uses the

@@ -10,6 +10,12 @@
 
 namespace spectrum::test {
 
+/// Counts the blobs written without a sync that no later sync of their boot covers (what a system crash may have
+/// lost): a row tagged with a boot, recorded (seq) after the last sync the index noted for that boot.
+inline const QString kUnsyncedBlobs = QStringLiteral(
+    "SELECT count(*) FROM blobs b WHERE unsynced IS NOT NULL"
+    " AND NOT EXISTS (SELECT 1 FROM meta WHERE name = 'synced:' || b.unsynced AND value > b.seq)");
+
 /// Runs `sql` on the index of the cache at `root`; the first column of each row it returns, as text (NULL: "").
 /// A statement that fails gives {"<error: …>"}.
 inline QStringList indexSql(const QString &root, const QString &sql)

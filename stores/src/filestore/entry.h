@@ -13,6 +13,9 @@ struct Entry
     /// Committed without a sync (CommitOptions::durable false): the boot ID of the kernel that holds its
     /// bytes. Empty once known to be on the disk.
     QString unsyncedBoot;
+    /// When it was recorded, in the index's order of changes: a sync of the whole file system under a boot covers
+    /// every entry recorded before it (IndexDb::markSynced()).
+    qint64 seq = 0;
     /// Its bytes must be checked against the checksum before they are served: written without a sync under a
     /// kernel that has since gone (another boot).
     bool unconfirmed = false;

@@ -9,6 +9,7 @@
 #include "spectrum/core/threadpools.h"
 
 #include <QDir>
+#include <QThread>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -43,10 +44,17 @@ Error checkFreeSpace(const QString &root, const QString &key, qint64 size)
 
 void FileStore::State::close()
 {
+    {
+        std::lock_guard<std::mutex> waking(deferMutex);
+        deferWake = true;
+    }
+    deferCv.notify_all();
     QMutexLocker journalLocker(&journalMutex);
     if (closed)
         return;
     if (index) {
+        if (Error e = flushPendingLocked(); e.isError())
+            qCWarning(lcStores) << "cache" << root << ": the last fetched blobs were not recorded; the next open gives their space back:" << e.toString();
         if (Error e = flushUsesLocked(); e.isError())
             qCWarning(lcStores) << "cache" << root << ": the last uses were not written down:" << e.toString();
     }
@@ -58,6 +66,10 @@ void FileStore::State::close()
             ::close(p->fd);
         idlePacks.clear();
         packsAppending.clear();  // one still in a put() is closed when it comes back (sealPack)
+    }
+    if (deferredLogFd >= 0) {
+        ::close(deferredLogFd);
+        deferredLogFd = -1;
     }
     if (index) {
         // A clean close: the next open takes the index as it is, without checking the files.
@@ -96,6 +108,8 @@ Error FileStore::State::changeLocked(const std::function<Error()> &change)
 {
     if (closed || !index)
         return closedError();
+    if (Error e = flushPendingLocked(); e.isError())
+        return e;
     QMutexLocker lock(&mutex);
     if (Error e = index->begin(); e.isError())
         return e;
@@ -109,6 +123,119 @@ Error FileStore::State::changeLocked(const std::function<Error()> &change)
     ++appendedSeq;
     lock.unlock();
     index->checkpointIfLarge();
+    return Error();
+}
+
+std::optional<Entry> FileStore::State::findLocked(const QString &key)
+{
+    if (auto at = pendingAt.constFind(key); at != pendingAt.constEnd())
+        return pending[size_t(*at)];
+    return index->find(key);
+}
+
+Error FileStore::State::recordDeferred(const Entry &entry)
+{
+    bool flushNow = false;
+    {
+        QMutexLocker lock(&mutex);
+        if (closed || !index)
+            return closedError();
+        // The line first: a row readers see is one a kill cannot lose.
+        const QByteArray line = recordLine(entry);
+        if (deferredLogFd < 0 || ::write(deferredLogFd, line.constData(), size_t(line.size())) != line.size())
+            return ioError(QStringLiteral("cannot record blob '%1' in the cache's log").arg(entry.info.key), deferredLogFd < 0 ? EBADF : errno);
+        const std::optional<Entry> previous = findLocked(entry.info.key);
+        pendingBytes += entry.info.size - (previous ? previous->info.size : 0);
+        pendingBlobs += previous ? 0 : 1;
+        pendingAt.insert(entry.info.key, int(pending.size()));
+        pending.push_back(entry);
+        flushNow = pending.size() >= 256;
+        if (!flushNow && !pendingFlushQueued) {
+            pendingFlushQueued = true;
+            startOnPool(blockingPool(), [weak = weak_from_this()] {
+                std::shared_ptr<State> d = weak.lock();
+                if (!d)
+                    return;
+                {
+                    // A deadline, not a wait for something: the rows of the next moments go together. A close
+                    // ends it early (and writes them itself).
+                    std::unique_lock<std::mutex> waiting(d->deferMutex);
+                    d->deferCv.wait_for(waiting, std::chrono::milliseconds(d->deferMs), [&] { return d->deferWake; });
+                }
+                {
+                    QMutexLocker lock(&d->mutex);
+                    d->pendingFlushQueued = false;  // one such task at a time: rows from now on queue the next
+                }
+                {
+                    QStringList evicted;
+                    {
+                        QMutexLocker journalLock(&d->journalMutex);
+                        if (d->closed)
+                            return;
+                        if (Error e = d->flushPendingLocked(); e.isError())
+                            qCWarning(lcStores) << "cache" << d->root << ": fetched blobs not recorded yet:" << e.toString();
+                        evicted = d->evictJournalLocked({});
+                    }
+                    if (d->notifier)
+                        d->notifier->announceRemoved(evicted);
+                }
+            });
+        }
+    }
+    if (flushNow) {
+        QStringList evicted;
+        {
+            QMutexLocker journalLock(&journalMutex);
+            if (closed)
+                return closedError();
+            // Failing, the rows stay deferred (and this blob readable): the next change writes them, or the close
+            // says why.
+            if (Error e = flushPendingLocked(); e.isError())
+                qCWarning(lcStores) << "cache" << root << ": fetched blobs not recorded yet:" << e.toString();
+            evicted = evictJournalLocked({});
+        }
+        if (notifier)
+            notifier->announceRemoved(evicted);
+    }
+    return Error();
+}
+
+Error FileStore::State::flushPendingLocked()
+{
+    if (closed || !index)
+        return closedError();
+    QList<Reclaim> space;
+    {
+        QMutexLocker lock(&mutex);
+        if (pending.empty())
+            return Error();
+        if (Error e = index->begin(); e.isError())
+            return e;
+        for (const Entry &entry : pending) {
+            Result<std::optional<Entry>> previous = index->take(entry.info.key);
+            Error e = previous.isOk() ? index->insert(entry) : previous.error();
+            if (e.isError()) {
+                index->rollback();
+                space.clear();
+                return e;
+            }
+            if (previous.value())
+                space << releaseLocked(*previous.value());
+        }
+        if (Error e = index->commit(); e.isError())
+            return e;
+        ++appendedSeq;
+        pending.clear();
+        pendingAt.clear();
+        pendingBytes = pendingBlobs = 0;
+        // The index has them: the log starts over (a kill before this replays rows the index already holds,
+        // which changes nothing).
+        if (deferredLogFd >= 0 && ::ftruncate(deferredLogFd, 0) != 0)
+            qCWarning(lcStores) << "cache" << root << ": cannot empty the log of deferred rows:" << osError(errno);
+    }
+    index->checkpointIfLarge();
+    for (const Reclaim &r : space)
+        reclaim(r);
     return Error();
 }
 
@@ -162,17 +289,99 @@ Error FileStore::State::recordLocked(const Entry &entry, QList<Reclaim> *space, 
     if (e.isError())
         return e;
     *seq = appendedSeq;
-    *evicted = evictJournalLocked(entry.info.key, space);
+    *evicted = evictJournalLocked({entry.info.key}, space);
     return Error();
+}
+
+Error FileStore::State::recordBatched(const Entry &entry, QList<Reclaim> *space, QStringList *evicted, quint64 *seq)
+{
+    Recording mine;
+    mine.entry = &entry;
+    std::unique_lock<std::mutex> lock(recordMutex);
+    recordQueue.push_back(&mine);
+    while (!mine.done) {
+        if (recordLeader) {
+            recordCv.wait(lock);
+            continue;
+        }
+        // The first to come records every entry waiting, its own among them, in one change.
+        recordLeader = true;
+        std::vector<Recording *> batch;
+        batch.swap(recordQueue);
+        lock.unlock();
+        {
+            QMutexLocker journalLock(&journalMutex);
+            recordManyLocked(batch);
+        }
+        lock.lock();
+        recordLeader = false;
+        for (Recording *r : batch)
+            r->done = true;
+        recordCv.notify_all();
+    }
+    *space = std::move(mine.space);
+    *evicted = std::move(mine.evicted);
+    *seq = mine.seq;
+    return mine.error;
+}
+
+void FileStore::State::recordManyLocked(const std::vector<Recording *> &batch)
+{
+    if (closed || !index) {
+        for (Recording *r : batch)
+            r->error = closedError();
+        return;
+    }
+    if (Error e = flushUsesLocked(); e.isError())
+        qCWarning(lcStores) << "cache" << root << ": uses not written down:" << e.toString();
+    auto recordOne = [&](Recording *r) -> Error {
+        Result<std::optional<Entry>> previous = index->take(r->entry->info.key);
+        if (!previous.isOk())
+            return previous.error();
+        if (Error inserted = index->insert(*r->entry); inserted.isError())
+            return inserted;
+        if (previous.value())
+            r->space << releaseLocked(*previous.value());
+        return Error();
+    };
+    Error e = changeLocked([&]() -> Error {
+        for (Recording *r : batch) {
+            if (Error one = recordOne(r); one.isError())
+                return one;
+        }
+        return Error();
+    });
+    if (e.isError() && batch.size() > 1) {
+        // One entry's failure is not the others': each on its own.
+        for (Recording *r : batch) {
+            r->space.clear();
+            r->error = changeLocked([&] { return recordOne(r); });
+        }
+    } else if (e.isError()) {
+        batch.front()->space.clear();
+        batch.front()->error = e;
+    }
+    QSet<QString> keep;
+    for (Recording *r : batch) {
+        r->seq = appendedSeq;
+        if (!r->error.isError())
+            keep.insert(r->entry->info.key);
+    }
+    // What the eviction leaves to do goes to the first: each put announces and reclaims what it is given.
+    batch.front()->evicted = evictJournalLocked(keep, &batch.front()->space);
 }
 
 /// Evicts least recently used blobs (never `keep`) until the budget holds: out of the index, then off the disk —
 /// or, with `later`, what is left to do on the disk goes there, for the caller to have done elsewhere. Caller holds
 /// journalMutex, not mutex.
-QStringList FileStore::State::evictJournalLocked(const QString &keep, QList<Reclaim> *later)
+QStringList FileStore::State::evictJournalLocked(const QSet<QString> &keep, QList<Reclaim> *later)
 {
     QStringList keys;
     QList<Reclaim> space;
+    if (budget > 0 && index && !closed) {
+        if (Error e = flushPendingLocked(); e.isError())
+            qCWarning(lcStores) << "cache" << root << ": fetched blobs not recorded before an eviction:" << e.toString();
+    }
     if (budget <= 0 || !index || index->totalBytes() <= budget)
         return keys;
     if (Error e = flushUsesLocked(); e.isError())
@@ -187,7 +396,7 @@ QStringList FileStore::State::evictJournalLocked(const QString &keep, QList<Recl
             for (const Entry &v : oldest.value()) {
                 if (index->totalBytes() <= budget)
                     break;
-                if (v.info.key == keep)
+                if (keep.contains(v.info.key))
                     continue;
                 Result<std::optional<Entry>> gone = index->take(v.info.key);
                 if (!gone.isOk())
@@ -202,7 +411,7 @@ QStringList FileStore::State::evictJournalLocked(const QString &keep, QList<Recl
             break;
         }
         if (batch.isEmpty())
-            break;  // only `keep` is left over the budget
+            break;  // only what is kept is left over the budget
         keys += batch;
         space += batchSpace;
     }
@@ -243,14 +452,14 @@ Result<Entry> FileStore::State::useLocked(const QString &key, quint64 *damaged)
     *damaged = 0;
     if (closed || !index)
         return closedError();
-    std::optional<Entry> e = index->find(key);
+    std::optional<Entry> e = findLocked(key);
     if (!e)
         return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
     Use &use = uses[key];
     if (use.version != e->info.version)
         use = Use{};
     use.version = e->info.version;
-    e->unconfirmed = !e->unsyncedBoot.isEmpty() && e->unsyncedBoot != kernelBootId() && !use.confirmed;
+    e->unconfirmed = !index->synced(*e) && e->unsyncedBoot != kernelBootId() && !use.confirmed;
     if (e->unconfirmed) {
         if (!confirmLocked(*e)) {
             uses.remove(key);
@@ -333,7 +542,7 @@ StoreUsage FileStore::usage() const
     QMutexLocker lock(&d->mutex);
     if (!d->index)
         return StoreUsage{0, d->budget, 0};
-    return StoreUsage{d->index->totalBytes(), d->budget, d->index->blobCount()};
+    return StoreUsage{d->index->totalBytes() + d->pendingBytes, d->budget, d->index->blobCount() + d->pendingBlobs};
 }
 
 void FileStore::setBudget(qint64 budgetBytes)
@@ -345,7 +554,7 @@ void FileStore::setBudget(qint64 budgetBytes)
             QMutexLocker lock(&d->mutex);
             d->budget = std::max<qint64>(0, budgetBytes);
         }
-        evicted = d->evictJournalLocked(QString());
+        evicted = d->evictJournalLocked({});
     }
     notifier()->announceRemoved(evicted);
 }

@@ -24,7 +24,7 @@ constexpr int kSchema = 1;
 // The log is copied into the database past this many pages (4 KiB each).
 constexpr int kCheckpointPages = 4096;
 
-constexpr auto kColumns = "key, version, size, sha256, xxh3, tree, committed, access, unsynced, pack, offset, dicom";
+constexpr auto kColumns = "key, version, size, sha256, xxh3, tree, committed, access, unsynced, pack, offset, dicom, seq";
 
 QString text(sqlite3_stmt *st, int col)
 {
@@ -58,6 +58,7 @@ Entry entryAt(sqlite3_stmt *st)
     e.offset = sqlite3_column_int64(st, 10);
     if (sqlite3_column_type(st, 11) != SQLITE_NULL)
         e.info.dicom = DicomIdentity::fromJson(QJsonDocument::fromJson(blob(st, 11)).object());
+    e.seq = sqlite3_column_int64(st, 12);
     return e;
 }
 
@@ -116,7 +117,7 @@ struct Using
 /// `studies` (the modality is matched afterwards, over the series).
 void studyMatches(sqlite3_context *ctx, int, sqlite3_value **v)
 {
-    const auto *q = static_cast<const DicomQuery *>(sqlite3_user_data(ctx));
+    const auto *studyFields = static_cast<const DicomQuery *>(sqlite3_user_data(ctx));
     auto str = [&](int i) {
         const auto *p = reinterpret_cast<const char *>(sqlite3_value_text(v[i]));
         return p ? QString::fromUtf8(p, sqlite3_value_bytes(v[i])) : QString();
@@ -127,10 +128,7 @@ void studyMatches(sqlite3_context *ctx, int, sqlite3_value **v)
     id.accessionNumber = str(2);
     id.studyDescription = str(3);
     id.studyDate = str(4);
-    DicomQuery studyFields = *q;
-    studyFields.modality.clear();
-    studyFields.studyInstanceUid.clear();  // matched by the statement
-    sqlite3_result_int(ctx, studyFields.matchesStudy(id, {}) ? 1 : 0);
+    sqlite3_result_int(ctx, studyFields->matchesStudy(id, {}) ? 1 : 0);
 }
 
 } // namespace
@@ -207,13 +205,13 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
                            "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;"
                            "CREATE TABLE IF NOT EXISTS blobs(key TEXT PRIMARY KEY NOT NULL, version INTEGER NOT NULL,"
                            " size INTEGER NOT NULL, sha256 BLOB, xxh3 BLOB, tree BLOB, committed INTEGER, access INTEGER,"
-                           " use INTEGER NOT NULL, unsynced TEXT, pack INTEGER NOT NULL DEFAULT 0, offset INTEGER NOT NULL DEFAULT 0,"
+                           " use INTEGER NOT NULL, seq INTEGER NOT NULL, unsynced TEXT, pack INTEGER NOT NULL DEFAULT 0, offset INTEGER NOT NULL DEFAULT 0,"
                            " dicom TEXT, study TEXT, patient TEXT, series TEXT, sop TEXT);"
                            "CREATE INDEX IF NOT EXISTS blobs_use ON blobs(use);"
                            "CREATE INDEX IF NOT EXISTS blobs_study ON blobs(study) WHERE study IS NOT NULL;"
                            "CREATE INDEX IF NOT EXISTS blobs_sop ON blobs(sop) WHERE sop IS NOT NULL;"
                            "CREATE INDEX IF NOT EXISTS blobs_pack ON blobs(pack) WHERE pack > 0;"
-                           "CREATE INDEX IF NOT EXISTS blobs_unsynced ON blobs(unsynced) WHERE unsynced IS NOT NULL;"
+                           "CREATE INDEX IF NOT EXISTS blobs_unsynced ON blobs(unsynced, seq) WHERE unsynced IS NOT NULL;"
                            "CREATE TABLE IF NOT EXISTS studies(study TEXT NOT NULL, patient TEXT NOT NULL, name TEXT,"
                            " accession TEXT, description TEXT, date TEXT, sortkey TEXT, identity TEXT,"
                            " instances INTEGER NOT NULL, bytes INTEGER NOT NULL, PRIMARY KEY(study, patient)) WITHOUT ROWID;"
@@ -237,7 +235,7 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
     const QByteArray find = sql(QStringLiteral("SELECT %1 FROM blobs WHERE key = ?").arg(QLatin1String(cols)));
     const QByteArray take = sql(QStringLiteral("DELETE FROM blobs WHERE key = ? RETURNING %1").arg(QLatin1String(cols)));
     const QByteArray oldest = sql(QStringLiteral("SELECT %1 FROM blobs ORDER BY use LIMIT ?").arg(QLatin1String(cols)));
-    const QByteArray unsynced = sql(QStringLiteral("SELECT %1 FROM blobs WHERE unsynced = ?").arg(QLatin1String(cols)));
+    const QByteArray unsynced("SELECT 1 FROM blobs WHERE unsynced = ? AND seq >= ? LIMIT 1");
     const QByteArray all = sql(QStringLiteral("SELECT %1 FROM blobs").arg(QLatin1String(cols)));
     sqlite3 *w = db->m_writer;
     s.find = db->prepare(db->m_reader, find.constData());
@@ -245,7 +243,7 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
                                            " WHERE study = ? AND patient = ? ORDER BY number, series");
     s.take = db->prepare(w, take.constData());
     s.insert = db->prepare(w, "INSERT INTO blobs(key, version, size, sha256, xxh3, tree, committed, access, use, unsynced, pack,"
-                              " offset, dicom, study, patient, series, sop) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                              " offset, dicom, study, patient, series, sop, seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?9)");
     s.update = db->prepare(w, "UPDATE blobs SET sha256 = ?, tree = ?, unsynced = ? WHERE key = ? AND version = ?");
     s.touch = db->prepare(w, "UPDATE blobs SET use = ?, access = ? WHERE key = ?");
     s.oldest = db->prepare(w, oldest.constData());
@@ -290,6 +288,8 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
             db->m_totalBytes = v;
         else if (n == "blobs")
             db->m_blobs = v;
+        else if (n.startsWith("synced:"))
+            db->m_syncedBelow.insert(QString::fromLatin1(n.mid(7)), v);
     }
     sqlite3_finalize(meta);
     if (schema != 0 && schema != kSchema)
@@ -422,10 +422,13 @@ Result<QList<BlobInfo>> IndexDb::matching(const BlobQuery &query)
 
 Result<QList<StudySummary>> IndexDb::studies(const DicomQuery &query)
 {
-    DicomQuery q = query;
+    const DicomQuery &q = query;
+    DicomQuery studyFields = query;
+    studyFields.modality.clear();          // matched over the series, below
+    studyFields.studyInstanceUid.clear();  // matched by the statement
     const bool anyField = !q.patientName.isEmpty() || !q.patientId.isEmpty() || !q.accessionNumber.isEmpty()
         || !q.description.isEmpty() || q.dateFrom.isValid() || q.dateTo.isValid();
-    if (anyField && sqlite3_create_function_v2(m_reader, "spectrum_study_matches", 5, SQLITE_UTF8 | SQLITE_DETERMINISTIC, &q,
+    if (anyField && sqlite3_create_function_v2(m_reader, "spectrum_study_matches", 5, SQLITE_UTF8 | SQLITE_DETERMINISTIC, &studyFields,
                                                studyMatches, nullptr, nullptr, nullptr) != SQLITE_OK)
         return error(m_reader, QStringLiteral("cannot search"));
     QString sql = QStringLiteral("SELECT study, patient, identity, instances, bytes,"
@@ -666,17 +669,29 @@ Result<bool> IndexDb::packInUse(quint64 pack)
     return rc == SQLITE_ROW;
 }
 
-Result<QList<Entry>> IndexDb::unsyncedUnder(const QString &boot)
+Result<bool> IndexDb::anyUnsyncedUnder(const QString &boot)
 {
     Using u(m_st->unsynced);
     bindText(u.st, 1, boot);
-    QList<Entry> out;
-    int rc = SQLITE_ROW;
-    while ((rc = sqlite3_step(u.st)) == SQLITE_ROW)
-        out << entryAt(u.st);
-    if (rc != SQLITE_DONE)
+    sqlite3_bind_int64(u.st, 2, m_syncedBelow.value(boot, 0));
+    const int rc = sqlite3_step(u.st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return error(m_writer, QStringLiteral("cannot read the unsynced blobs"));
-    return out;
+    return rc == SQLITE_ROW;
+}
+
+Error IndexDb::markSynced(const QString &boot)
+{
+    const QByteArray name = "synced:" + boot.toLatin1();
+    if (Error e = setMeta(name.constData(), m_nextUse); e.isError())
+        return e;
+    m_syncedBelow.insert(boot, m_nextUse);
+    return Error();
+}
+
+bool IndexDb::synced(const Entry &e) const
+{
+    return e.unsyncedBoot.isEmpty() || m_syncedBelow.value(e.unsyncedBoot, 0) > e.seq;
 }
 
 Error IndexDb::forEach(const std::function<void(const Entry &)> &visit)

@@ -15,6 +15,8 @@
 #include "spectrum/core/result.h"
 #include "spectrum/stores/studycatalog.h"
 
+#include <QHash>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -73,8 +75,13 @@ public:
     Result<QList<Entry>> oldest(int n);
     /// Whether any blob is in pack `pack`.
     Result<bool> packInUse(quint64 pack);
-    /// The entries tagged as written without a sync under `boot`.
-    Result<QList<Entry>> unsyncedUnder(const QString &boot);
+    /// Whether entries written without a sync under `boot` were recorded since the last markSynced(boot).
+    Result<bool> anyUnsyncedUnder(const QString &boot);
+    /// Records that the file system was synced under `boot`: every entry recorded so far under it is on the disk.
+    /// (Their tags stay: a million rows are not rewritten for it.) In the open change.
+    Error markSynced(const QString &boot);
+    /// Whether `e` is known to be on the disk: committed with a sync, or covered by a markSynced() of its boot.
+    bool synced(const Entry &e) const;
     /// Every row, in no particular order (the check after a crash). Stops at the first error of `visit`.
     Error forEach(const std::function<void(const Entry &)> &visit);
 
@@ -106,6 +113,7 @@ private:
     qint64 m_nextUse = 1;
     int m_walFd = -1;
     int m_walPages = 0;
+    QHash<QString, qint64> m_syncedBelow;  ///< boot → entries recorded under it with a lower seq are synced
 };
 
 } // namespace spectrum::cachedisk

@@ -31,10 +31,12 @@ ResultJob<Done> *FileStore::syncToDisk()
             return d->closedError();
         if (boot.isEmpty())
             return Done{};  // without a boot ID every commit was synced
-        Result<QList<Entry>> tagged = d->index->unsyncedUnder(boot);
+        if (Error e = d->flushPendingLocked(); e.isError())
+            return e;
+        Result<bool> tagged = d->index->anyUnsyncedUnder(boot);
         if (!tagged.isOk())
             return tagged.error();
-        if (tagged.value().isEmpty())
+        if (!tagged.value())
             return Done{};
         const int fd = ::open(QFile::encodeName(d->root).constData(), O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -44,14 +46,9 @@ ResultJob<Done> *FileStore::syncToDisk()
         ::close(fd);
         if (!synced)
             return ioError(QStringLiteral("cannot sync the disk cache %1").arg(d->root), err);
-        Error e = d->changeLocked([&]() -> Error {
-            for (Entry entry : tagged.value()) {
-                entry.unsyncedBoot.clear();
-                if (Error u = d->index->updateDescription(entry); u.isError())
-                    return u;
-            }
-            return Error();
-        });
+        // Everything recorded so far under this boot is on the disk now (commits record after writing their bytes,
+        // and none records while journalMutex is held here).
+        Error e = d->changeLocked([&] { return d->index->markSynced(boot); });
         if (!e.isError() && ::fdatasync(d->index->walFd()) != 0)
             e = ioError(QStringLiteral("cannot sync the cache index"), errno);
         if (e.isError())
@@ -110,7 +107,7 @@ Error FileStore::State::openLocked()
     // on the disk; an index found made (its schema recorded) wins over a journal left beside it.
     const bool oldJournal = QFile::exists(journalPath());
     if (index->created() && oldJournal) {
-        Result<QList<Entry>> old = readOldJournal(journalPath());
+        Result<QList<Entry>> old = readRecords(journalPath());
         if (!old.isOk())
             return old.error();
         Error e = changeLocked([&]() -> Error {
@@ -124,6 +121,32 @@ Error FileStore::State::openLocked()
             return e.withContext(QStringLiteral("cannot take the cache's old index over"));
         qCInfo(lcStores) << "cache" << root << ": took" << old.value().size() << "entries over from the old journal";
     }
+
+    // Rows recorded in memory and in the log of deferred rows, not yet in the index when the process was killed:
+    // put in now (unless the index holds that version or a newer one already), then checked with the rest.
+    const QString logPath = root + QLatin1Char('/') + QLatin1String(kDeferredLog);
+    if (QFileInfo(logPath).size() > 0) {
+        Result<QList<Entry>> deferred = readRecords(logPath);
+        if (!deferred.isOk())
+            return deferred.error();
+        Error e = changeLocked([&]() -> Error {
+            for (const Entry &entry : deferred.value()) {
+                Result<std::optional<Entry>> there = index->take(entry.info.key);
+                if (!there.isOk())
+                    return there.error();
+                const bool newer = there.value() && there.value()->info.version >= entry.info.version;
+                if (Error inserted = index->insert(newer ? *there.value() : entry); inserted.isError())
+                    return inserted;
+            }
+            return Error();
+        });
+        if (e.isError())
+            return e.withContext(QStringLiteral("cannot take the cache's deferred rows in"));
+        qCInfo(lcStores) << "cache" << root << ": took" << deferred.value().size() << "deferred rows in after an interruption";
+    }
+    deferredLogFd = ::open(QFile::encodeName(logPath).constData(), O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (deferredLogFd < 0)
+        return ioError(QStringLiteral("cannot open %1").arg(logPath), errno);
 
     // After a kill or a crash (the index was not closed cleanly), every row is checked against the disk: kept only
     // with its file there at the right size (its pack reaching to its end). After a clean close the index is taken
@@ -179,24 +202,16 @@ Error FileStore::State::openLocked()
     // Entries committed without a sync: those of this boot reach the disk now, with one sync of the file
     // system (usually long since written back); those of an earlier boot are checked before they are served.
     if (!kernelBootId().isEmpty()) {
-        Result<QList<Entry>> tagged = index->unsyncedUnder(kernelBootId());
+        Result<bool> tagged = index->anyUnsyncedUnder(kernelBootId());
         if (!tagged.isOk())
             return tagged.error();
-        if (!tagged.value().isEmpty()) {
+        if (tagged.value()) {
             const int fd = ::open(QFile::encodeName(root).constData(), O_RDONLY | O_CLOEXEC);
             const bool synced = fd >= 0 && ::syncfs(fd) == 0;
             if (fd >= 0)
                 ::close(fd);
             if (synced) {
-                Error e = changeLocked([&]() -> Error {
-                    for (Entry entry : tagged.value()) {
-                        entry.unsyncedBoot.clear();
-                        if (Error u = index->updateDescription(entry); u.isError())
-                            return u;
-                    }
-                    return Error();
-                });
-                if (e.isError())
+                if (Error e = changeLocked([&] { return index->markSynced(kernelBootId()); }); e.isError())
                     return e;
             }
         }

@@ -118,6 +118,10 @@ void FileStore::State::sealPack(std::unique_ptr<Pack> p)
     const Result<bool> inUse = index->packInUse(p->id);
     if (!inUse.isOk() || inUse.value())
         return;
+    for (const Entry &e : pending) {
+        if (e.pack == p->id)
+            return;  // a deferred row is in it
+    }
     lock.unlock();
     reclaim(Reclaim{packPath(p->id), true});
 }
@@ -163,14 +167,10 @@ Result<BlobInfo> FileStore::putPacked(const std::shared_ptr<State> &d, const std
     QList<Reclaim> space;  // what the old version and the evicted blobs leave to do on the disk
     quint64 seq = 0;
     Error recorded;
-    {
-        QMutexLocker journalLock(&d->journalMutex);
-        if (d->closed) {
-            recorded = d->closedError();
-        } else if (Error e = d->recordLocked(entry, &space, &evicted, &seq); e.isError()) {
-            recorded = e.withContext(QStringLiteral("blob '%1' not committed").arg(key));
-        }
-    }
+    // Durable: recorded (with others arriving meanwhile) and synced before the call returns. Not: recorded in
+    // memory now and in the index within moments (recordDeferred()).
+    if (Error e = synced ? d->recordBatched(entry, &space, &evicted, &seq) : d->recordDeferred(entry); e.isError())
+        recorded = e.withContext(QStringLiteral("blob '%1' not committed").arg(key));
     d->givePack(std::move(pack));  // after the entry counts in it: a full pack with no entry would be deleted
     if (!space.isEmpty()) {
         // Punching holes and deleting files is done on the pool: a put usually runs on the thread that reads a

@@ -99,14 +99,14 @@ ResultJob<BlobInfo> *FileStore::stat(const QString &key)
     bool digestPending = false;
     {
         QMutexLocker lock(&d->mutex);
-        const std::optional<Entry> e = d->closed ? std::nullopt : d->index->find(key);
+        const std::optional<Entry> e = d->closed ? std::nullopt : d->findLocked(key);
         digestPending = e && e->info.sha256.isEmpty();
     }
     return makeJob<BlobInfo>([d = d, key](const CancelToken &) -> Result<BlobInfo> {
         QMutexLocker lock(&d->mutex);
         if (d->closed)
             return d->closedError();
-        const std::optional<Entry> e = d->index->find(key);
+        const std::optional<Entry> e = d->findLocked(key);
         if (!e)
             return Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' in the disk cache").arg(key));
         const BlobInfo info = e->info;
@@ -134,7 +134,7 @@ Result<BlobInfo> FileStore::withDigest(const std::shared_ptr<State> &d, const Bl
     QByteArray check;
     {
         QMutexLocker lock(&d->mutex);
-        if (const std::optional<Entry> e = d->closed ? std::nullopt : d->index->find(info.key); e && e->info.version == info.version)
+        if (const std::optional<Entry> e = d->closed ? std::nullopt : d->findLocked(info.key); e && e->info.version == info.version)
             check = e->check;
     }
     if (!check.isEmpty() && xxh3Digest(bytes.data(), bytes.size()) != check) {
@@ -174,6 +174,8 @@ ResultJob<QList<BlobInfo>> *FileStore::query(const BlobQuery &query)
 {
     return makeJob<QList<BlobInfo>>([d = d, query](const CancelToken &) -> Result<QList<BlobInfo>> {
         QList<BlobInfo> out;
+        if (Error e = d->flushPendingFor(); e.isError())
+            return e;
         {
             QMutexLocker lock(&d->mutex);
             if (d->closed)
@@ -191,6 +193,8 @@ ResultJob<QList<BlobInfo>> *FileStore::query(const BlobQuery &query)
 ResultJob<QList<StudySummary>> *FileStore::studies(const DicomQuery &query)
 {
     return makeJob<QList<StudySummary>>([d = d, query](const CancelToken &) -> Result<QList<StudySummary>> {
+        if (Error e = d->flushPendingFor(); e.isError())
+            return e;
         QMutexLocker lock(&d->mutex);
         if (d->closed)
             return d->closedError();

@@ -3,7 +3,7 @@
 //   filestore.cpp   opening and closing, errors of the operating system
 //   indexdb.cpp     the index on the disk (SQLite): rows, the use order, study and series counts, searches
 //   opening.cpp     opening: the index, the check of the files after a kill or crash, cleanup; group commit
-//   oldjournal.cpp  the journal of caches made before the index was a database, taken over at their first open
+//   recordlog.cpp   entries as JSON lines: an old cache's journal (taken over), the log of deferred rows
 //   index.cpp       admission, use (LRU order), eviction, removal, checks after a system crash
 //   packs.cpp       small blobs appended to pack files, and space given back by punching holes
 //   staging.cpp     reservations in the staging folder, resumable ones, commits, put and import
@@ -22,7 +22,9 @@
 #include <QStringList>
 #include <QSet>
 
+#include <condition_variable>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -35,6 +37,7 @@ namespace cachedisk {
 inline constexpr auto kObjects = "objects";
 inline constexpr auto kStaging = "staging";
 inline constexpr auto kJournal = "journal";  ///< the index of caches made before index.sqlite (taken over)
+inline constexpr auto kDeferredLog = "deferred.log";  ///< rows recorded in memory, not yet in the index
 inline constexpr auto kPacks = "packs";
 // Whole blobs up to this size that arrive in memory (put(): instances fetched from an archive) are appended to a
 // pack file instead of getting a file each; a pack takes appends until it holds this much.
@@ -66,9 +69,11 @@ Error checkFreeSpace(const QString &root, const QString &key, qint64 size);
 /// Describes `content` in `entry` as `options` say: its XXH3 (`check` when the caller has it), its SHA-256
 /// (computed, given, or deferred), its DICOM identity. Corrupt when it is not the SHA-256 the caller expected.
 Error describeContent(Entry *entry, const ByteView &content, const CommitOptions &options, const QByteArray &check);
-/// The entries an old cache's journal names, least recently used first (oldjournal.cpp). Corrupt when it
-/// cannot be read.
-Result<QList<Entry>> readOldJournal(const QString &path);
+/// The entries a file of JSON records names (an old cache's journal, the log of deferred rows), least recently
+/// used first; a torn last line is skipped (recordlog.cpp). Corrupt when it cannot be read.
+Result<QList<Entry>> readRecords(const QString &path);
+/// `e` as one line of such a file.
+QByteArray recordLine(const Entry &e);
 
 } // namespace cachedisk
 
@@ -198,10 +203,64 @@ struct FileStore::State : std::enable_shared_from_this<FileStore::State>
     /// Writes the uses gathered since the last change into the index. Caller holds journalMutex, not mutex.
     Error flushUsesLocked();
 
-    /// Evicts least recently used blobs (never `keep`) until the budget holds: out of the index, then off the
-    /// disk — or, with `later`, what is left to do on the disk goes there, for the caller to have done elsewhere.
-    /// Caller holds journalMutex, not mutex.
-    QStringList evictJournalLocked(const QString &keep, QList<Reclaim> *later = nullptr);
+    /// Evicts least recently used blobs (never those in `keep`) until the budget holds: out of the index, then off
+    /// the disk — or, with `later`, what is left to do on the disk goes there, for the caller to have done
+    /// elsewhere. Caller holds journalMutex, not mutex.
+    QStringList evictJournalLocked(const QSet<QString> &keep, QList<Reclaim> *later = nullptr);
+
+    /// recordLocked() for many threads at once: whoever comes first records every entry waiting meanwhile in one
+    /// change of the index (a study's instances arrive together: one change each wrote the same index pages again
+    /// and again). Caller holds no lock.
+    Error recordBatched(const Entry &entry, QList<Reclaim> *space, QStringList *evicted, quint64 *seq);
+    struct Recording
+    {
+        const Entry *entry = nullptr;
+        Error error;
+        QList<Reclaim> space;
+        QStringList evicted;
+        quint64 seq = 0;
+        bool done = false;
+    };
+    void recordManyLocked(const std::vector<Recording *> &batch);
+    /// Records a blob committed without a sync (CommitOptions::durable false: a fetched or imported instance) in
+    /// memory at once, visible to every reader, and appended to deferred.log; in the index with the next change or
+    /// within 25 ms — many in one change. A kill loses none (the next open replays the log). Caller holds no lock.
+    Error recordDeferred(const Entry &entry);
+    /// Writes the deferred rows into the index in one change (changeLocked() does it first thing). What replaced
+    /// rows leave on the disk is reclaimed. Caller holds journalMutex, not mutex.
+    Error flushPendingLocked();
+    /// flushPendingLocked() for a search, which must see every blob: takes journalMutex when rows are waiting.
+    Error flushPendingFor()
+    {
+        {
+            QMutexLocker lock(&mutex);
+            if (pending.empty())
+                return Error();
+        }
+        QMutexLocker journalLock(&journalMutex);
+        return closed ? closedError() : flushPendingLocked();
+    }
+    /// The entry of `key`: a deferred one, else the index's. Caller holds `mutex`.
+    std::optional<Entry> findLocked(const QString &key);
+    std::vector<Entry> pending;               ///< guarded by mutex: deferred rows, in commit order
+    QHash<QString, int> pendingAt;            ///< guarded by mutex: key → its latest row in `pending`
+    qint64 pendingBytes = 0, pendingBlobs = 0;  ///< guarded by mutex: what they add to the index's totals
+    bool pendingFlushQueued = false;          ///< guarded by mutex
+    /// How long deferred rows wait at most: 25 ms (SPECTRUM_CACHE_DEFER_MS, for tests that look at the moment
+    /// before they are written).
+    unsigned long deferMs = 25;
+    std::mutex deferMutex;  ///< guards deferWake; never held with another lock
+    std::condition_variable deferCv;
+    bool deferWake = false;  ///< the store closes: a flush waiting for its moment goes at once
+    std::shared_ptr<StoreNotifier> notifier;  ///< announces what a flush of deferred rows evicted
+    /// deferred.log, appended (without a sync) with each deferred row under `mutex`, emptied when they are written
+    /// into the index: a kill loses none of them (the kernel holds the lines), the next open replays them.
+    int deferredLogFd = -1;
+
+    std::mutex recordMutex;  ///< guards recordQueue and recordLeader; taken before journalMutex, never inside it
+    std::condition_variable recordCv;
+    std::vector<Recording *> recordQueue;
+    bool recordLeader = false;
 
     /// Opens the index (taking an old journal over), checks it against the files after a kill or crash, and
     /// removes from the disk whatever it does not name (opening.cpp). Caller holds journalMutex, not mutex.

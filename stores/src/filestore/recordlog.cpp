@@ -1,5 +1,6 @@
-// The journal of caches made before the index was a database: one JSON record per line (put, del), replayed
-// once at the first open by this version, whose index then takes its entries over (opening.cpp).
+// Entries as JSON lines: the journal of caches made before the index was a database (put and del records, taken
+// over at their first open by this version), and the log of deferred rows (put records, appended without a sync
+// and emptied once the index has them; replayed after a kill). opening.cpp reads both; index.cpp appends.
 
 #include "filestore/state.h"
 
@@ -12,6 +13,33 @@
 namespace spectrum::cachedisk {
 
 namespace {
+
+QJsonObject putRecord(const Entry &e)
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("op"), QStringLiteral("put"));
+    o.insert(QStringLiteral("key"), e.info.key);
+    o.insert(QStringLiteral("version"), QString::number(e.info.version));
+    o.insert(QStringLiteral("size"), QString::number(e.info.size));
+    if (!e.info.sha256.isEmpty())
+        o.insert(QStringLiteral("sha256"), QString::fromLatin1(e.info.sha256.toHex()));
+    if (!e.check.isEmpty())
+        o.insert(QStringLiteral("xxh3"), QString::fromLatin1(e.check.toHex()));
+    // A blob of one leaf has its SHA-256 as its tree: only longer trees are written.
+    if (hashtree::leafCount(e.info.size) > 1 && hashtree::fits(e.info.tree, e.info.size))
+        o.insert(QStringLiteral("tree"), QString::fromLatin1(e.info.tree.toBase64()));
+    o.insert(QStringLiteral("committed"), e.info.committed.toMSecsSinceEpoch());
+    o.insert(QStringLiteral("access"), e.lastAccessMs);
+    if (e.info.dicom.isValid())
+        o.insert(QStringLiteral("dicom"), e.info.dicom.toJson());
+    if (!e.unsyncedBoot.isEmpty())
+        o.insert(QStringLiteral("unsynced"), e.unsyncedBoot);
+    if (e.pack) {
+        o.insert(QStringLiteral("pack"), QString::number(e.pack));
+        o.insert(QStringLiteral("offset"), QString::number(e.offset));
+    }
+    return o;
+}
 
 bool entryFromRecord(const QJsonObject &o, Entry *e)
 {
@@ -43,13 +71,18 @@ bool entryFromRecord(const QJsonObject &o, Entry *e)
 
 } // namespace
 
-Result<QList<Entry>> readOldJournal(const QString &path)
+QByteArray recordLine(const Entry &e)
+{
+    return QJsonDocument(putRecord(e)).toJson(QJsonDocument::Compact) + '\n';
+}
+
+Result<QList<Entry>> readRecords(const QString &path)
 {
     // Journal order is use order: compaction wrote entries least recently used first, and every later put moved
     // its key to the end. A torn last line (a crash during an append) is expected and skipped.
     QFile journal(path);
     if (!journal.open(QIODevice::ReadOnly))
-        return Error(ErrorCode::Corrupt, QStringLiteral("cannot read the cache's old index %1: %2").arg(path, journal.errorString()));
+        return Error(ErrorCode::Corrupt, QStringLiteral("cannot read %1: %2").arg(path, journal.errorString()));
     QHash<QString, Entry> entries;
     QHash<QString, quint64> order;
     quint64 at = 0;
@@ -71,7 +104,7 @@ Result<QList<Entry>> readOldJournal(const QString &path)
         }
     }
     if (skipped > 0)
-        qCWarning(lcStores) << "old cache index" << path << ": skipped" << skipped << "unreadable record(s) of" << lineNo;
+        qCWarning(lcStores) << path << ": skipped" << skipped << "unreadable record(s) of" << lineNo;
     QList<Entry> out = entries.values();
     std::sort(out.begin(), out.end(), [&](const Entry &a, const Entry &b) { return order.value(a.info.key) < order.value(b.info.key); });
     return out;
