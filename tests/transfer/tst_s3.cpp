@@ -3,7 +3,8 @@
 // unsigned payloads —; then S3Client against a real S3 server started here on loopback (versitygw, which checks
 // signatures): a bucket made, objects put, read whole and by range, listed by prefix and page, conditional reads
 // and writes, removed; and what a site gets wrong — a wrong secret, an unknown access key, a clock 20 minutes off,
-// a bucket that does not exist — each a clear error.
+// a bucket that does not exist — each a clear error; and what goes wrong between (tests/support/s3faultproxy.py): a
+// store that asks to slow down, waited out, and a bit flipped on the way, caught by the store's own checksum.
 
 #include "spectrum/transfer/s3client.h"
 #include "spectrum/imaging/dicomdecoder.h"
@@ -39,6 +40,26 @@ S3Endpoint endpointOf(quint16 port, const QString &bucket)
     return e;
 }
 
+/// A process stopped with the test that started it.
+struct FaultProxy : QProcess
+{
+    ~FaultProxy() override
+    {
+        kill();
+        waitForFinished();
+    }
+};
+
+/// s3faultproxy.py in front of the test server, going wrong as `args` say; its port, 0 when it did not start.
+quint16 startFaultProxy(QProcess &proxy, quint16 upstream, const QStringList &args)
+{
+    proxy.start(QStringLiteral(PYTHON3_EXECUTABLE), QStringList{QStringLiteral(S3_FAULT_PROXY_SCRIPT), QString::number(upstream)} + args);
+    if (!proxy.waitForStarted() || !proxy.waitForReadyRead(20000))
+        return 0;
+    const QByteArray line = proxy.readLine().trimmed();
+    return line.startsWith("listening ") ? quint16(line.mid(10).toUInt()) : 0;
+}
+
 } // namespace
 
 class tst_S3 : public QObject
@@ -57,6 +78,8 @@ private Q_SLOTS:
     void keysAreSentAsWritten();
     void theCommandLineSpeaksS3();
     void studiesGoInAndComeBackThroughAnS3Store();
+    void aThrottlingStoreIsWaitedOut();
+    void aByteFlippedOnTheWayIsCaught();
 
 private:
     S3Server m_server;
@@ -272,7 +295,8 @@ void tst_S3::bigObjectsGoUpInPartsAndComeBackOverSeveralConnections()
     QCOMPARE(head.value().checksumSha256, s3::compositeChecksum(digests));  // as the store keeps it, not our copy
     QVERIFY(runSync(m_client->pendingUploads(QStringLiteral("big/"))).value().isEmpty());
 
-    // Back in 3 MiB ranges over four connections, into place as each comes.
+    // Back over four connections, into place as each range comes: checked, its ranges are its parts (5 MiB, the
+    // last shorter), each hashed as it lands and their composite held against the store's.
     QByteArray back(blob.size(), '\0');
     int ranges = 0;
     S3DownloadOptions down;
@@ -287,7 +311,24 @@ void tst_S3::bigObjectsGoUpInPartsAndComeBackOverSeveralConnections()
         },
         down));
     QVERIFY2(downloaded.isOk(), qPrintable(downloaded.isOk() ? QString() : downloaded.error().toString()));
-    QCOMPARE(ranges, 8);
+    QCOMPARE(ranges, int((blob.size() + (5 << 20) - 1) / (5 << 20)));
+    QVERIFY(downloaded.value().verified);
+    QVERIFY(back == blob);
+    // Unchecked (asked so), in the 3 MiB ranges asked for.
+    down.verify = false;
+    ranges = 0;
+    back.fill('\0');
+    const Result<S3Object> unchecked = runSync(m_client->download(
+        QStringLiteral("big/study.bin"),
+        [&](qint64 offset, const QByteArray &bytes) {
+            std::memcpy(back.data() + offset, bytes.constData(), size_t(bytes.size()));
+            ++ranges;
+            return Error();
+        },
+        down));
+    QVERIFY(unchecked.isOk());
+    QVERIFY(!unchecked.value().verified);
+    QCOMPARE(ranges, int((blob.size() + (3 << 20) - 1) / (3 << 20)));
     QVERIFY(back == blob);
 
     // An object smaller than one part goes up in one PUT.
@@ -300,6 +341,7 @@ void tst_S3::bigObjectsGoUpInPartsAndComeBackOverSeveralConnections()
     S3DownloadOptions oneByOne;
     oneByOne.streams = 1;
     oneByOne.chunk = 1 << 20;
+    oneByOne.verify = false;  // checked, a whole object comes in one range: nothing to put a new range beside
     int taken = 0;
     const Result<S3Object> spliced = runSync(m_client->download(
         QStringLiteral("big/changing.bin"),
@@ -532,6 +574,97 @@ void tst_S3::studiesGoInAndComeBackThroughAnS3Store()
         same += readFile(dir.filePath(QStringLiteral("back/%1.dcm").arg(id.value().sopInstanceUid))) == original;
     }
     QCOMPARE(same, 12);
+}
+
+// A store that asks to slow down (503 SlowDown) is asked again after a backoff, and the request goes through; one
+// that keeps asking is given up on with its words, not hammered.
+void tst_S3::aThrottlingStoreIsWaitedOut()
+{
+    FaultProxy proxy;
+    const quint16 port = startFaultProxy(proxy, m_server.port(), {QStringLiteral("--slowdown"), QStringLiteral("2")});
+    QVERIFY(port);
+    S3Client client(endpointOf(port, QStringLiteral("spectrum-test")));  // four tries, from 20 ms on
+    const QByteArray bytes = randomBytes(5000, 21);
+    const Result<S3Object> put = runSync(client.put(QStringLiteral("throttled/a.bin"), bytes));
+    QVERIFY2(put.isOk(), qPrintable(put.isOk() ? QString() : put.error().toString()));
+    QCOMPARE(runSync(client.get(QStringLiteral("throttled/a.bin"))).value(), bytes);
+    QByteArray said;
+    QTRY_COMPARE((said += proxy.readAllStandardError()).count("503 SlowDown"), qsizetype(2));
+
+    FaultProxy stubborn;
+    const quint16 busy = startFaultProxy(stubborn, m_server.port(), {QStringLiteral("--slowdown"), QStringLiteral("100")});
+    QVERIFY(busy);
+    S3Client patient(endpointOf(busy, QStringLiteral("spectrum-test")));
+    const Result<QByteArray> refused = runSync(patient.get(QStringLiteral("throttled/a.bin")));
+    QCOMPARE(refused.error().code(), ErrorCode::Busy);
+    QVERIFY2(refused.error().message().contains(QLatin1String("SlowDown")) || refused.error().message().contains(QLatin1String("slow down")),
+             qPrintable(refused.error().toString()));
+    QByteArray stubbornSaid;
+    QTRY_COMPARE((stubbornSaid += stubborn.readAllStandardError()).count("503 SlowDown"), qsizetype(4));  // the four tries
+    QTest::qWait(300);
+    QCOMPARE((stubbornSaid += stubborn.readAllStandardError()).count("503 SlowDown"), qsizetype(4));  // and no more
+}
+
+// One bit flipped between the store and us, where nothing else would see it (plain HTTP): a whole object is
+// checked against the SHA-256 the store keeps of it before anyone gets its bytes; a multipart download's parts
+// are hashed as they land and their composite held against the store's — the download fails, and a file it was
+// writing is never left behind.
+void tst_S3::aByteFlippedOnTheWayIsCaught()
+{
+    const QByteArray small = randomBytes(300000, 22), big = randomBytes((12 << 20) + 3, 23);
+    QVERIFY(runSync(m_client->put(QStringLiteral("flipped/small.bin"), small)).isOk());
+    S3UploadOptions parts;
+    parts.partSize = 5 << 20;
+    QVERIFY(runSync(m_client->upload(QStringLiteral("flipped/big.bin"), S3Source::of(big), parts)).isOk());
+
+    FaultProxy proxy;
+    const quint16 port = startFaultProxy(proxy, m_server.port(), {QStringLiteral("--flip-get"), QStringLiteral("1")});
+    QVERIFY(port);
+    S3Client through(endpointOf(port, QStringLiteral("spectrum-test")));
+    const Result<QByteArray> damaged = runSync(through.get(QStringLiteral("flipped/small.bin")));
+    QCOMPARE(damaged.error().code(), ErrorCode::Corrupt);
+    QVERIFY2(damaged.error().message().contains(QLatin1String("do not match the SHA-256 the store keeps")), qPrintable(damaged.error().toString()));
+    QCOMPARE(runSync(through.get(QStringLiteral("flipped/small.bin"))).value(), small);  // the next answer is whole
+
+    FaultProxy second;
+    const quint16 port2 = startFaultProxy(second, m_server.port(), {QStringLiteral("--flip-get"), QStringLiteral("2")});
+    QVERIFY(port2);
+    S3Client through2(endpointOf(port2, QStringLiteral("spectrum-test")));
+    QByteArray back(big.size(), '\0');
+    const Result<S3Object> download = runSync(through2.download(QStringLiteral("flipped/big.bin"), [&](qint64 offset, const QByteArray &bytes) {
+        std::memcpy(back.data() + offset, bytes.constData(), size_t(bytes.size()));
+        return Error();
+    }));
+    QCOMPARE(download.error().code(), ErrorCode::Corrupt);
+    QVERIFY(back != big);  // the flipped bit did reach the sink: only the check stood between it and use
+    QByteArray secondSaid;
+    QTRY_VERIFY2((secondSaid += second.readAllStandardError()).contains("flipped a bit"), secondSaid.constData());
+
+    // The command line writes beside the file and renames it only once checked: nothing is left.
+    QTemporaryDir dir;
+    QProcess cli;
+    FaultProxy third;
+    const quint16 port3 = startFaultProxy(third, m_server.port(), {QStringLiteral("--flip-get"), QStringLiteral("3")});
+    QVERIFY(port3);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), kAccess);
+    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), kSecret);
+    env.insert(QStringLiteral("AWS_ENDPOINT_URL"), QStringLiteral("http://127.0.0.1:%1").arg(port3));
+    cli.setProcessEnvironment(env);
+    const QString out = dir.filePath(QStringLiteral("big.bin"));
+    cli.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("get"), QStringLiteral("s3://spectrum-test/flipped/big.bin"), out});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY(cli.exitCode() != 0);
+    QVERIFY2(cli.readAllStandardError().contains("do not match the SHA-256"), "the command line did not say why");
+    QVERIFY(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).isEmpty());
+    // Straight from the store: whole and checked.
+    QByteArray direct(big.size(), '\0');
+    const Result<S3Object> clean = runSync(m_client->download(QStringLiteral("flipped/big.bin"), [&](qint64 offset, const QByteArray &bytes) {
+        std::memcpy(direct.data() + offset, bytes.constData(), size_t(bytes.size()));
+        return Error();
+    }));
+    QVERIFY(clean.isOk() && clean.value().verified);
+    QVERIFY(direct == big);
 }
 
 QTEST_GUILESS_MAIN(tst_S3)

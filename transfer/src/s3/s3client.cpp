@@ -33,9 +33,11 @@ S3Object objectOf(const QString &key, QNetworkReply *reply, qint64 size)
 class HeadJob : public S3Job<S3Object>
 {
 public:
-    // With the checksum the store keeps of the object, when it keeps one.
-    HeadJob(S3Client *c, const QString &key)
-        : S3Job(c, "HEAD", key, {}, {qMakePair(QByteArray("x-amz-checksum-mode"), QByteArray("ENABLED"))}, {}, describe("HEAD", key, c->endpoint())), m_key(key)
+    // With the checksum the store keeps of the object, when it keeps one. With `part` (from 1): that part of a
+    // multipart object (its size; the object's number of parts).
+    HeadJob(S3Client *c, const QString &key, int part = 0)
+        : S3Job(c, "HEAD", key, part > 0 ? Query{qMakePair(QStringLiteral("partNumber"), QString::number(part))} : Query{},
+                {qMakePair(QByteArray("x-amz-checksum-mode"), QByteArray("ENABLED"))}, {}, describe("HEAD", key, c->endpoint())), m_key(key)
     {
     }
 
@@ -46,7 +48,9 @@ protected:
         const qint64 size = reply->rawHeader("Content-Length").toLongLong(&ok);
         if (!ok)
             return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: the store gave no size").arg(m_what)));
-        finishWith(objectOf(m_key, reply, size));
+        S3Object o = objectOf(m_key, reply, size);
+        o.partsCount = reply->rawHeader("x-amz-mp-parts-count").toInt();
+        finishWith(o);
     }
 
 private:
@@ -60,6 +64,9 @@ Headers getHeaders(const S3GetOptions &o)
         h << qMakePair(QByteArray("range"), "bytes=" + QByteArray::number(o.offset) + '-' + (o.length >= 0 ? QByteArray::number(o.offset + o.length - 1) : QByteArray()));
     if (!o.ifMatch.isEmpty())
         h << qMakePair(QByteArray("if-match"), o.ifMatch);
+    // A whole object comes with the checksum the store keeps of it, when it keeps one (checked in done()).
+    if (o.offset == 0 && o.length < 0)
+        h << qMakePair(QByteArray("x-amz-checksum-mode"), QByteArray("ENABLED"));
     return h;
 }
 
@@ -86,6 +93,17 @@ protected:
             const qint64 total = range.mid(range.lastIndexOf('/') + 1).toLongLong();
             if (m_options.offset + answer.size() != total)
                 return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: %2 bytes came for %3").arg(m_what).arg(answer.size()).arg(m_options.length)));
+        }
+        // A whole object whose SHA-256 the store keeps (put with one): the bytes are checked against it before
+        // anyone uses them. (A multipart object's is a composite of its parts': download() checks those.)
+        const QByteArray kept = reply->rawHeader("x-amz-checksum-sha256");
+        if (!ranged && !kept.isEmpty() && !kept.contains('-')) {
+            const QByteArray came = Sha256::hash(answer.constData(), answer.size()).toBase64();
+            Sha256::releaseThreadState();
+            if (came != kept)
+                return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the bytes that came do not match the SHA-256 the store keeps of the object "
+                                                                           "(%2, they hash to %3): damaged on the way, or in the store; nothing was used")
+                                                                .arg(m_what, QString::fromLatin1(kept), QString::fromLatin1(came))));
         }
         finishWith(answer);
     }
@@ -216,6 +234,13 @@ S3Client::Prepared S3Client::prepare(const QByteArray &method, const QString &ke
     p.headers << qMakePair(QByteArray("Authorization"), s.authorization) << qMakePair(QByteArray("x-amz-date"), s.amzDate)
               << qMakePair(QByteArray("x-amz-content-sha256"), s.contentSha256);
     return p;
+}
+
+ResultJob<S3Object> *S3Client::headPart(const QString &key, int part)
+{
+    if (key.isEmpty() || part < 1)
+        return failedJob<S3Object>(Error(ErrorCode::InvalidArgument, QStringLiteral("a part of an object needs its key and a number from 1")));
+    return new HeadJob(this, key, part);
 }
 
 ResultJob<S3Object> *S3Client::head(const QString &key)

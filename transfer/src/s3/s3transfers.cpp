@@ -4,6 +4,7 @@
 #include "s3job.h"
 
 #include "spectrum/core/compoundjob.h"
+#include "spectrum/core/logging.h"
 
 #include "spectrum/transfer/sha256.h"
 
@@ -245,22 +246,59 @@ protected:
                                                                  .arg(describe("GET", m_key, m_client->endpoint()))));
             if ((m_object.size + m_options.chunk - 1) / m_options.chunk > std::numeric_limits<int>::max())
                 return finishWith(Error(ErrorCode::InvalidArgument, QStringLiteral("the object is too large for ranges of %1 bytes").arg(m_options.chunk)));
-            m_chunks = int((m_object.size + m_options.chunk - 1) / m_options.chunk);
-            pump();
+            planChecks();
         });
     }
 
 private:
+    /// How the bytes will be checked: a multipart object's checksum is a composite of its parts' SHA-256s, so its
+    /// ranges become its parts (their size from the first part's HEAD: parts of one size, the last shorter, as
+    /// every uploader makes them); a whole object's is its SHA-256, checked over one range.
+    void planChecks()
+    {
+        const QByteArray kept = m_object.checksumSha256;
+        const int dash = int(kept.indexOf('-'));
+        if (!m_options.verify || kept.isEmpty())
+            return start();
+        if (dash < 0) {
+            if (m_object.size <= (qint64(256) << 20)) {
+                m_check = Check::Whole;
+                m_options.chunk = m_object.size;
+            }
+            return start();
+        }
+        const int parts = kept.mid(dash + 1).toInt();
+        addSubjob(m_client->headPart(m_key, 1), [this, parts](const Result<S3Object> &first) {
+            const qint64 partSize = first.isOk() ? first.value().size : 0;
+            if (parts > 0 && partSize > 0 && (m_object.size + partSize - 1) / partSize == parts
+                && (first.value().etag.isEmpty() || first.value().etag == m_object.etag)) {
+                m_check = Check::Parts;
+                m_options.chunk = partSize;
+                m_partDigests.resize(parts);
+            } else {
+                qCWarning(lcTransfer) << describe("GET", m_key, m_client->endpoint()) << ": parts of uneven size; the bytes are not checked";
+            }
+            start();
+        });
+    }
+
+    void start()
+    {
+        m_chunks = int((m_object.size + m_options.chunk - 1) / m_options.chunk);
+        pump();
+    }
+
     void pump()
     {
         while (m_inFlight < std::max(1, m_options.streams) && m_next < m_chunks) {
-            const qint64 offset = qint64(m_next++) * m_options.chunk;
+            const int chunk = m_next++;
+            const qint64 offset = qint64(chunk) * m_options.chunk;
             S3GetOptions range;
             range.offset = offset;
             range.length = std::min(m_options.chunk, m_object.size - offset);
             range.ifMatch = m_object.etag;  // every range from the version the head saw
             ++m_inFlight;
-            addSubjob(m_client->get(m_key, range), [this, range](const Result<QByteArray> &r) {
+            addSubjob(m_client->get(m_key, range), [this, range, chunk](const Result<QByteArray> &r) {
                 --m_inFlight;
                 if (!r.isOk())
                     return failDownload(r.error());
@@ -272,13 +310,50 @@ private:
                                                                      .arg(range.offset)));
                 if (Error e = m_sink(range.offset, r.value()); e.isError())
                     return failDownload(e);
+                if (m_check != Check::None) {
+                    // Hashed on the pool, so that the parts' SHA-256s take every core and the loop goes on.
+                    ++m_hashing;
+                    const QByteArray bytes = r.value();
+                    addSubjob(makeJob<QByteArray>([bytes](const CancelToken &) -> Result<QByteArray> {
+                                  const QByteArray digest = Sha256::hash(bytes.constData(), bytes.size());
+                                  Sha256::releaseThreadState();
+                                  return digest;
+                              }),
+                              [this, chunk](const Result<QByteArray> &digest) {
+                                  --m_hashing;
+                                  if (!digest.isOk())
+                                      return failDownload(digest.error());
+                                  if (m_check == Check::Parts)
+                                      m_partDigests[size_t(chunk)] = digest.value();
+                                  else
+                                      m_wholeDigest = digest.value();
+                                  finishIfDone();
+                              });
+                }
                 m_received += range.length;
                 setProgress(m_received, m_object.size);
-                if (++m_done == m_chunks)
-                    return finishWith(m_object);
+                ++m_done;
+                finishIfDone();
                 pump();
             });
         }
+    }
+
+    void finishIfDone()
+    {
+        if (m_done < m_chunks || m_hashing > 0 || isFinished())
+            return;
+        if (m_check != Check::None) {
+            const QByteArray ours = m_check == Check::Parts ? s3::compositeChecksum(QList<QByteArray>(m_partDigests.begin(), m_partDigests.end()))
+                                                            : m_wholeDigest.toBase64();
+            if (ours != m_object.checksumSha256)
+                return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the bytes that came do not match the SHA-256 the store keeps of the object "
+                                                                           "(%2, they make %3): damaged on the way, or in the store")
+                                                                .arg(describe("GET", m_key, m_client->endpoint()), QString::fromLatin1(m_object.checksumSha256),
+                                                                     QString::fromLatin1(ours))));
+            m_object.verified = true;
+        }
+        finishWith(m_object);
     }
 
     void failDownload(const Error &error)
@@ -292,8 +367,11 @@ private:
     S3Sink m_sink;
     S3DownloadOptions m_options;
     S3Object m_object;
-    int m_chunks = 0, m_next = 0, m_inFlight = 0, m_done = 0;
+    int m_chunks = 0, m_next = 0, m_inFlight = 0, m_done = 0, m_hashing = 0;
     qint64 m_received = 0;
+    enum class Check { None, Whole, Parts } m_check = Check::None;
+    std::vector<QByteArray> m_partDigests;
+    QByteArray m_wholeDigest;
 };
 
 } // namespace

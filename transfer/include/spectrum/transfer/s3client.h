@@ -49,6 +49,8 @@ struct S3Object
     /// x-amz-checksum-sha256 as the store keeps it: base64 of the SHA-256, or for a multipart upload of the SHA-256
     /// of the parts' SHA-256s, then "-" and the number of parts. Empty when the store did not say.
     QByteArray checksumSha256;
+    int partsCount = 0;         ///< headPart(): how many parts the object has (0: not said)
+    bool verified = false;      ///< download(): the bytes matched the store's checksum
 };
 
 struct S3Listing
@@ -113,14 +115,15 @@ struct S3UploadOptions
     QByteArray contentType = "application/octet-stream";
 };
 
-/// Where a download's bytes go: called on the client's thread with each verified range as it completes (in any
-/// order). An error stops the download.
+/// Where a download's bytes go: called on the client's thread with each range as it completes (in any order). An
+/// error stops the download.
 using S3Sink = std::function<Error(qint64 offset, const QByteArray &bytes)>;
 
 struct S3DownloadOptions
 {
     int streams = 4;             ///< ranges in flight at once (each its own connection)
-    qint64 chunk = 8 << 20;      ///< bytes per ranged GET
+    qint64 chunk = 8 << 20;      ///< bytes per ranged GET (a checked multipart object: its part size)
+    bool verify = true;          ///< check the bytes against the store's checksum (see download())
 };
 
 class S3Client : public QObject
@@ -133,6 +136,8 @@ public:
     const S3Endpoint &endpoint() const { return m_endpoint; }
 
     ResultJob<S3Object> *head(const QString &key);
+    /// HEAD of part `part` (from 1) of a multipart object: its size, and the object's number of parts.
+    ResultJob<S3Object> *headPart(const QString &key, int part);
     ResultJob<QByteArray> *get(const QString &key, const S3GetOptions &options = {});
     /// The stored object's size and ETag come back (its key as given).
     ResultJob<S3Object> *put(const QString &key, const QByteArray &body, const S3PutOptions &options = {});
@@ -147,6 +152,11 @@ public:
     ResultJob<S3Object> *upload(const QString &key, S3Source source, const S3UploadOptions &options = {});
     /// The object in ranges over `streams` connections at once, every range bound to the ETag the first answer
     /// gave (a changed object is never spliced: ErrorCode::Changed). progress(bytes received, size).
+    /// Checked against the SHA-256 the store keeps, when it keeps one: a multipart object's ranges are its parts,
+    /// each hashed on the pool as it lands, and their composite compared when the last is in; a whole object's is
+    /// its SHA-256 (up to 256 MiB, fetched in one range). A mismatch fails the download (ErrorCode::Corrupt) after
+    /// the sink had the bytes: write them where nothing uses them before the download succeeds (QSaveFile, a cache
+    /// reservation committed after).
     ResultJob<S3Object> *download(const QString &key, S3Sink sink, const S3DownloadOptions &options = {});
     /// Multipart uploads under `prefix` begun and neither completed nor aborted: (key, upload ID).
     ResultJob<QList<QPair<QString, QString>>> *pendingUploads(const QString &prefix = {});
