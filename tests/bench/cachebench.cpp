@@ -6,6 +6,7 @@
 //                   process: prints the open and search times in ms, the studies found and the resident memory
 
 #include "output.h"
+#include "procmemory.h"
 
 #include "spectrum/core/resultjob.h"
 #include "spectrum/stores/filestore.h"
@@ -21,20 +22,9 @@
 using namespace spectrum;
 using spectrum::cli::fail;
 using spectrum::cli::out;
+using spectrum::bench::memoryOf;
 
 namespace {
-
-qint64 memoryOf(const char *field)
-{
-    QFile f(QStringLiteral("/proc/self/status"));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n')) {
-        if (line.startsWith(field))
-            return line.mid(qstrlen(field) + 1).trimmed().split(' ').value(0).toLongLong() * 1024;
-    }
-    return -1;
-}
 
 QString familyName(int i)
 {

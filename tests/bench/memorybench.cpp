@@ -3,6 +3,7 @@
 
 #include "benchimage.h"
 #include "output.h"
+#include "procmemory.h"
 
 #include "spectrum/imaging/bandprocessor.h"
 #include "spectrum/imaging/demostudies.h"
@@ -23,22 +24,10 @@
 using namespace spectrum;
 using spectrum::cli::fail;
 using spectrum::cli::out;
+using spectrum::bench::memoryOf;
 using spectrum::bench::benchImage;
 
 namespace {
-
-/// Resident memory of this process from /proc/self/status: "VmRSS" now, "VmHWM" at its peak (bytes).
-qint64 memoryOf(const char *field)
-{
-    QFile f(QStringLiteral("/proc/self/status"));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n')) {
-        if (line.startsWith(field))
-            return line.mid(qstrlen(field) + 1).trimmed().split(' ').value(0).toLongLong() * 1024;
-    }
-    return -1;
-}
 
 /// The measured part of bench memory, in a process of its own (so that its peak is only this): the file read in
 /// 1 MiB pieces into the streaming decoder, each new band through the chain into the output.

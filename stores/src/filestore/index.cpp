@@ -126,6 +126,33 @@ Error FileStore::State::changeLocked(const std::function<Error()> &change)
     return Error();
 }
 
+namespace {
+
+/// Appends `line` whole, or not at all: a line cut short (a full disk) is cut off again, so that the next one
+/// starts on a line of its own.
+Error appendWhole(int fd, const QByteArray &line)
+{
+    if (fd < 0)
+        return Error(ErrorCode::Io, QStringLiteral("the log is not open"));
+    const off_t before = ::lseek(fd, 0, SEEK_END);
+    qint64 done = 0;
+    while (done < line.size()) {
+        const ssize_t n = ::write(fd, line.constData() + done, size_t(line.size() - done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const int err = n < 0 ? errno : EIO;
+            if (before >= 0 && ::ftruncate(fd, before) != 0)
+                qCWarning(lcStores) << "cannot cut a partial line off the cache's log:" << osError(errno);
+            return ioError(QStringLiteral("cannot append to the cache's log"), err);
+        }
+        done += n;
+    }
+    return Error();
+}
+
+} // namespace
+
 std::optional<Entry> FileStore::State::findLocked(const QString &key)
 {
     if (auto at = pendingAt.constFind(key); at != pendingAt.constEnd())
@@ -142,8 +169,8 @@ Error FileStore::State::recordDeferred(const Entry &entry)
             return closedError();
         // The line first: a row readers see is one a kill cannot lose.
         const QByteArray line = recordLine(entry);
-        if (deferredLogFd < 0 || ::write(deferredLogFd, line.constData(), size_t(line.size())) != line.size())
-            return ioError(QStringLiteral("cannot record blob '%1' in the cache's log").arg(entry.info.key), deferredLogFd < 0 ? EBADF : errno);
+        if (Error e = appendWhole(deferredLogFd, line); e.isError())
+            return e.withContext(QStringLiteral("blob '%1' not recorded in the cache's log").arg(entry.info.key));
         const std::optional<Entry> previous = findLocked(entry.info.key);
         pendingBytes += entry.info.size - (previous ? previous->info.size : 0);
         pendingBlobs += previous ? 0 : 1;
@@ -211,17 +238,21 @@ Error FileStore::State::flushPendingLocked()
             return Error();
         if (Error e = index->begin(); e.isError())
             return e;
+        // Every row in first, then what the replaced ones leave: whether a pack is still in use is asked once all
+        // the rows that may be in it are.
+        QList<Entry> replaced;
         for (const Entry &entry : pending) {
             Result<std::optional<Entry>> previous = index->take(entry.info.key);
             Error e = previous.isOk() ? index->insert(entry) : previous.error();
             if (e.isError()) {
                 index->rollback();
-                space.clear();
                 return e;
             }
             if (previous.value())
-                space << releaseLocked(*previous.value());
+                replaced << *previous.value();
         }
+        for (const Entry &old : std::as_const(replaced))
+            space << releaseLocked(old);
         if (Error e = index->commit(); e.isError())
             return e;
         ++appendedSeq;
@@ -334,6 +365,9 @@ void FileStore::State::recordManyLocked(const std::vector<Recording *> &batch)
     }
     if (Error e = flushUsesLocked(); e.isError())
         qCWarning(lcStores) << "cache" << root << ": uses not written down:" << e.toString();
+    // Every row in first, then what the replaced ones leave (whether a pack is still in use is asked once all the
+    // rows that may be in it are).
+    QList<QPair<Recording *, Entry>> replaced;
     auto recordOne = [&](Recording *r) -> Error {
         Result<std::optional<Entry>> previous = index->take(r->entry->info.key);
         if (!previous.isOk())
@@ -341,7 +375,12 @@ void FileStore::State::recordManyLocked(const std::vector<Recording *> &batch)
         if (Error inserted = index->insert(*r->entry); inserted.isError())
             return inserted;
         if (previous.value())
-            r->space << releaseLocked(*previous.value());
+            replaced << qMakePair(r, *previous.value());
+        return Error();
+    };
+    auto releaseReplaced = [&] {
+        for (const auto &[r, old] : std::as_const(replaced))
+            r->space << releaseLocked(old);
         return Error();
     };
     Error e = changeLocked([&]() -> Error {
@@ -349,13 +388,17 @@ void FileStore::State::recordManyLocked(const std::vector<Recording *> &batch)
             if (Error one = recordOne(r); one.isError())
                 return one;
         }
-        return Error();
+        return releaseReplaced();
     });
     if (e.isError() && batch.size() > 1) {
         // One entry's failure is not the others': each on its own.
         for (Recording *r : batch) {
+            replaced.clear();
             r->space.clear();
-            r->error = changeLocked([&] { return recordOne(r); });
+            r->error = changeLocked([&] {
+                Error one = recordOne(r);
+                return one.isError() ? one : releaseReplaced();
+            });
         }
     } else if (e.isError()) {
         batch.front()->space.clear();

@@ -247,7 +247,7 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
     s.update = db->prepare(w, "UPDATE blobs SET sha256 = ?, tree = ?, unsynced = ? WHERE key = ? AND version = ?");
     s.touch = db->prepare(w, "UPDATE blobs SET use = ?, access = ? WHERE key = ?");
     s.oldest = db->prepare(w, oldest.constData());
-    s.packInUse = db->prepare(w, "SELECT 1 FROM blobs WHERE pack = ? LIMIT 1");
+    s.packInUse = db->prepare(w, "SELECT 1 FROM blobs WHERE pack = ?1 AND pack > 0 LIMIT 1"  /* the partial index needs the "> 0" said */);
     s.unsynced = db->prepare(w, unsynced.constData());
     s.all = db->prepare(w, all.constData());
     s.studyAdd = db->prepare(w, "INSERT INTO studies(study, patient, name, accession, description, date, sortkey, identity, instances,"
@@ -284,6 +284,8 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
             db->m_clean = v != 0;
         else if (n == "next_version")
             db->m_keptNextVersion = quint64(v);
+        else if (n == "next_use")
+            db->m_keptNextUse = v;
         else if (n == "bytes")
             db->m_totalBytes = v;
         else if (n == "blobs")
@@ -311,6 +313,12 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
     if (sqlite3_prepare_v2(w, "SELECT max(use) FROM blobs", -1, &maxUse, nullptr) == SQLITE_OK && sqlite3_step(maxUse) == SQLITE_ROW)
         db->m_nextUse = sqlite3_column_int64(maxUse, 0) + 1;
     sqlite3_finalize(maxUse);
+    // The counter never goes back, even when the newest rows are gone: a row's seq below a noted sync bound would
+    // count as synced. (A row's use is never below its seq, so max(use) covers the rows there; the bounds and the
+    // counter kept at the last close cover the rows gone.)
+    db->m_nextUse = std::max(db->m_nextUse, db->m_keptNextUse);
+    for (const qint64 bound : std::as_const(db->m_syncedBelow))
+        db->m_nextUse = std::max(db->m_nextUse, bound);
     return db;
 }
 
@@ -354,6 +362,8 @@ Error IndexDb::markClosed(quint64 nextVersion)
     Error e = begin();
     if (!e.isError())
         e = setMeta("next_version", qint64(nextVersion));
+    if (!e.isError())
+        e = setMeta("next_use", m_nextUse);
     if (!e.isError())
         e = setMeta("bytes", m_totalBytes);
     if (!e.isError())
@@ -680,12 +690,13 @@ Result<bool> IndexDb::anyUnsyncedUnder(const QString &boot)
     return rc == SQLITE_ROW;
 }
 
-Error IndexDb::markSynced(const QString &boot)
+Error IndexDb::markSynced(const QString &boot, qint64 below)
 {
     const QByteArray name = "synced:" + boot.toLatin1();
-    if (Error e = setMeta(name.constData(), m_nextUse); e.isError())
+    below = std::max(below, m_syncedBelow.value(boot, 0));
+    if (Error e = setMeta(name.constData(), below); e.isError())
         return e;
-    m_syncedBelow.insert(boot, m_nextUse);
+    m_syncedBelow.insert(boot, below);
     return Error();
 }
 

@@ -77,9 +77,12 @@ public:
     Result<bool> packInUse(quint64 pack);
     /// Whether entries written without a sync under `boot` were recorded since the last markSynced(boot).
     Result<bool> anyUnsyncedUnder(const QString &boot);
-    /// Records that the file system was synced under `boot`: every entry recorded so far under it is on the disk.
-    /// (Their tags stay: a million rows are not rewritten for it.) In the open change.
-    Error markSynced(const QString &boot);
+    /// The seq the next row will get: read before a sync of the file system, it bounds what the sync covers.
+    qint64 nextSeq() const { return m_nextUse; }
+    /// Records that the file system was synced under `boot` after every entry with a seq below `below` was
+    /// written: those are on the disk. (Their tags stay: a million rows are not rewritten for it.) In the open
+    /// change.
+    Error markSynced(const QString &boot, qint64 below);
     /// Whether `e` is known to be on the disk: committed with a sync, or covered by a markSynced() of its boot.
     bool synced(const Entry &e) const;
     /// Every row, in no particular order (the check after a crash). Stops at the first error of `visit`.
@@ -106,6 +109,7 @@ private:
     bool m_created = false;
     bool m_clean = false;
     quint64 m_keptNextVersion = 0;
+    qint64 m_keptNextUse = 0;
     qint64 m_totalBytes = 0;
     qint64 m_blobs = 0;
     qint64 m_beganBytes = 0;

@@ -38,6 +38,9 @@ ResultJob<Done> *FileStore::syncToDisk()
             return tagged.error();
         if (!tagged.value())
             return Done{};
+        // What the sync covers: the rows recorded before it (their bytes were written before they were recorded).
+        // A deferred row that comes while it runs gets a later seq, and stays to be checked after a crash.
+        const qint64 below = d->index->nextSeq();
         const int fd = ::open(QFile::encodeName(d->root).constData(), O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             return ioError(QStringLiteral("cannot open the disk cache %1").arg(d->root), errno);
@@ -46,9 +49,7 @@ ResultJob<Done> *FileStore::syncToDisk()
         ::close(fd);
         if (!synced)
             return ioError(QStringLiteral("cannot sync the disk cache %1").arg(d->root), err);
-        // Everything recorded so far under this boot is on the disk now (commits record after writing their bytes,
-        // and none records while journalMutex is held here).
-        Error e = d->changeLocked([&] { return d->index->markSynced(boot); });
+        Error e = d->changeLocked([&] { return d->index->markSynced(boot, below); });
         if (!e.isError() && ::fdatasync(d->index->walFd()) != 0)
             e = ioError(QStringLiteral("cannot sync the cache index"), errno);
         if (e.isError())
@@ -125,7 +126,8 @@ Error FileStore::State::openLocked()
     // Rows recorded in memory and in the log of deferred rows, not yet in the index when the process was killed:
     // put in now (unless the index holds that version or a newer one already), then checked with the rest.
     const QString logPath = root + QLatin1Char('/') + QLatin1String(kDeferredLog);
-    if (QFileInfo(logPath).size() > 0) {
+    const bool replay = QFileInfo(logPath).size() > 0;
+    if (replay) {
         Result<QList<Entry>> deferred = readRecords(logPath);
         if (!deferred.isOk())
             return deferred.error();
@@ -152,7 +154,7 @@ Error FileStore::State::openLocked()
     // with its file there at the right size (its pack reaching to its end). After a clean close the index is taken
     // as it is — that is what makes a cache of millions of blobs open at once — and a file lost behind the cache's
     // back is found when it is read (bytesOf()).
-    const bool check = !index->closedCleanly();
+    const bool check = !index->closedCleanly() || replay;  // a replayed row may have replaced one whose file stays
     QSet<QString> referenced;
     QHash<quint64, qint64> packSizes;
     QHash<quint64, QList<QPair<qint64, qint64>>> packRanges;  // pack → [offset, end) of its entries
@@ -206,12 +208,13 @@ Error FileStore::State::openLocked()
         if (!tagged.isOk())
             return tagged.error();
         if (tagged.value()) {
+            const qint64 below = index->nextSeq();
             const int fd = ::open(QFile::encodeName(root).constData(), O_RDONLY | O_CLOEXEC);
             const bool synced = fd >= 0 && ::syncfs(fd) == 0;
             if (fd >= 0)
                 ::close(fd);
             if (synced) {
-                if (Error e = changeLocked([&] { return index->markSynced(kernelBootId()); }); e.isError())
+                if (Error e = changeLocked([&] { return index->markSynced(kernelBootId(), below); }); e.isError())
                     return e;
             }
         }
@@ -238,6 +241,23 @@ Error FileStore::State::openLocked()
             staging.remove(name);
     }
     QDir packs(root + QLatin1Char('/') + QLatin1String(kPacks));
+    if (!check) {
+        // After a clean close: what a put in flight at the close wrote, and a pack emptied while it still took
+        // appends, are named by no row. Looked up file by file (few: packs hold the small blobs), not row by row.
+        QDir objects(root + QLatin1Char('/') + QLatin1String(kObjects));
+        for (const QString &name : objects.entryList(QDir::Files | QDir::Hidden | QDir::System)) {
+            const std::optional<Entry> e = index->find(name.section(QLatin1Char('~'), 0, -2));
+            if (!e || e->pack || QString::number(e->info.version) != name.section(QLatin1Char('~'), -1))
+                objects.remove(name);
+        }
+        for (const QString &name : packs.entryList(QDir::Files | QDir::Hidden | QDir::System)) {
+            bool numbered = false;
+            const quint64 id = name.toULongLong(&numbered);
+            const Result<bool> inUse = numbered ? index->packInUse(id) : Result<bool>(false);
+            if (inUse.isOk() && !inUse.value())
+                packs.remove(name);
+        }
+    }
     if (check) {
         QDir objects(root + QLatin1Char('/') + QLatin1String(kObjects));
         for (const QString &name : objects.entryList(QDir::Files | QDir::Hidden | QDir::System)) {

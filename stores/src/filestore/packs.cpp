@@ -15,6 +15,8 @@
 #include "spectrum/core/threadpools.h"
 #include "spectrum/transfer/filesink.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -29,7 +31,8 @@ Reclaim FileStore::State::releaseLocked(const Entry &e)
     if (!e.pack)
         return Reclaim{objectPath(e.info.key, e.info.version)};
     const Result<bool> inUse = index->packInUse(e.pack);
-    if (inUse.isOk() && !inUse.value() && !packsAppending.contains(e.pack))
+    const bool deferredIn = std::any_of(pending.begin(), pending.end(), [&](const Entry &p) { return p.pack == e.pack; });
+    if (inUse.isOk() && !inUse.value() && !deferredIn && !packsAppending.contains(e.pack))
         return Reclaim{packPath(e.pack), true};  // nothing else in it, and nothing more to come
     return Reclaim{packPath(e.pack), true, e.offset, alignUp(e.offset + e.info.size) - e.offset};
 }
@@ -114,7 +117,7 @@ void FileStore::State::sealPack(std::unique_ptr<Pack> p)
     QMutexLocker lock(&mutex);
     packsAppending.remove(p->id);
     if (closed || !index)
-        return;  // after a close the next open deletes what no record names
+        return;  // after a close the next open deletes a pack no row names
     const Result<bool> inUse = index->packInUse(p->id);
     if (!inUse.isOk() || inUse.value())
         return;

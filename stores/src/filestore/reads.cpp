@@ -208,14 +208,9 @@ ResultJob<ByteView> *FileStore::read(const QString &key, ByteRange range)
         // Opened under the lock so eviction cannot delete the file in between; once open (and mapped) the
         // bytes stay readable even if the file is unlinked later.
         QMutexLocker lock(&d->mutex);
-        quint64 damaged = 0;
-        Result<Entry> e = d->useLocked(key, &damaged);
-        if (!e.isOk()) {
-            lock.unlock();
-            if (damaged)
-                d->dropDamaged(key, damaged);
+        Result<Entry> e = d->use(key, lock);
+        if (!e.isOk())
             return e.error();
-        }
         qint64 begin = 0, end = 0;
         if (Error err = range.resolve(e.value().info.size, &begin, &end); err.isError())
             return err.withContext(key);
@@ -239,14 +234,9 @@ ResultJob<BlobSnapshot> *FileStore::snapshot(const QString &key)
 {
     return makeJob<BlobSnapshot>([d = d, key](const CancelToken &) -> Result<BlobSnapshot> {
         QMutexLocker lock(&d->mutex);
-        quint64 damaged = 0;
-        Result<Entry> e = d->useLocked(key, &damaged);
-        if (!e.isOk()) {
-            lock.unlock();
-            if (damaged)
-                d->dropDamaged(key, damaged);
+        Result<Entry> e = d->use(key, lock);
+        if (!e.isOk())
             return e.error();
-        }
         const BlobInfo info = e.value().info;
         Result<ByteView> bytes = d->bytesOf(e.value(), 0, info.size, lock);
         if (!bytes.isOk()) {

@@ -273,6 +273,20 @@ struct FileStore::State : std::enable_shared_from_this<FileStore::State>
     /// were lost in a system crash — the caller drops it (dropDamaged()) once it has let go of `mutex`.
     Result<Entry> useLocked(const QString &key, quint64 *damaged);
 
+    /// useLocked(), and a blob lost in a system crash dropped (after letting go of `lock`, which it then leaves
+    /// unlocked).
+    Result<Entry> use(const QString &key, QMutexLocker<QMutex> &lock)
+    {
+        quint64 damaged = 0;
+        Result<Entry> e = useLocked(key, &damaged);
+        if (!e.isOk()) {
+            lock.unlock();
+            if (damaged)
+                dropDamaged(key, damaged);
+        }
+        return e;
+    }
+
     /// Checks an entry written without a sync under an earlier boot against its checksum: whether its bytes are
     /// the ones committed. Caller holds `mutex`.
     bool confirmLocked(const Entry &e);

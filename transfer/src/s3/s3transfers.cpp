@@ -13,7 +13,9 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <map>
 
 namespace spectrum {
 
@@ -251,21 +253,21 @@ protected:
     }
 
 private:
-    /// How the bytes will be checked: a multipart object's checksum is a composite of its parts' SHA-256s, so its
-    /// ranges become its parts (their size from the first part's HEAD: parts of one size, the last shorter, as
-    /// every uploader makes them); a whole object's is its SHA-256, checked over one range.
+    /// How the bytes will be checked: a multipart object's checksum is a composite of its parts' SHA-256s (their
+    /// size from the first part's HEAD: parts of one size, the last shorter, as every uploader makes them), so its
+    /// ranges never straddle a part and each part is hashed once all its ranges are in; a whole object's is its
+    /// SHA-256, over the object gathered whole (up to 256 MiB). The ranges keep the size asked for either way:
+    /// over a long path it is their number in flight that makes the speed.
     void planChecks()
     {
         const QByteArray kept = m_object.checksumSha256;
         const int dash = int(kept.indexOf('-'));
         if (!m_options.verify || kept.isEmpty())
-            return start();
+            return start(m_object.size);
         if (dash < 0) {
-            if (m_object.size <= (qint64(256) << 20)) {
+            if (m_object.size <= (qint64(256) << 20))
                 m_check = Check::Whole;
-                m_options.chunk = m_object.size;
-            }
-            return start();
+            return start(m_object.size);
         }
         const int parts = kept.mid(dash + 1).toInt();
         addSubjob(m_client->headPart(m_key, 1), [this, parts](const Result<S3Object> &first) {
@@ -273,32 +275,39 @@ private:
             if (parts > 0 && partSize > 0 && (m_object.size + partSize - 1) / partSize == parts
                 && (first.value().etag.isEmpty() || first.value().etag == m_object.etag)) {
                 m_check = Check::Parts;
-                m_options.chunk = partSize;
-                m_partDigests.resize(parts);
-            } else {
-                qCWarning(lcTransfer) << describe("GET", m_key, m_client->endpoint()) << ": parts of uneven size; the bytes are not checked";
+                m_partDigests.resize(size_t(parts));
+                return start(partSize);
             }
-            start();
+            qCWarning(lcTransfer) << describe("GET", m_key, m_client->endpoint()) << ": parts of uneven size; the bytes are not checked";
+            start(m_object.size);
         });
     }
 
-    void start()
+    /// Ranges of at most the chunk size asked for, none across a boundary of `unit` (a part; or the whole object).
+    void start(qint64 unit)
     {
-        m_chunks = int((m_object.size + m_options.chunk - 1) / m_options.chunk);
+        m_unit = unit;
+        for (qint64 from = 0; from < m_object.size; from += unit) {
+            const qint64 end = std::min(from + unit, m_object.size);
+            for (qint64 at = from; at < end; at += m_options.chunk)
+                m_ranges.push_back({at, std::min(m_options.chunk, end - at)});
+        }
+        if (m_ranges.size() > size_t(std::numeric_limits<int>::max()))
+            return finishWith(Error(ErrorCode::InvalidArgument, QStringLiteral("the object is too large for ranges of %1 bytes").arg(m_options.chunk)));
+        m_chunks = int(m_ranges.size());
         pump();
     }
 
     void pump()
     {
         while (m_inFlight < std::max(1, m_options.streams) && m_next < m_chunks) {
-            const int chunk = m_next++;
-            const qint64 offset = qint64(chunk) * m_options.chunk;
+            const auto [offset, length] = m_ranges[size_t(m_next++)];
             S3GetOptions range;
             range.offset = offset;
-            range.length = std::min(m_options.chunk, m_object.size - offset);
+            range.length = length;
             range.ifMatch = m_object.etag;  // every range from the version the head saw
             ++m_inFlight;
-            addSubjob(m_client->get(m_key, range), [this, range, chunk](const Result<QByteArray> &r) {
+            addSubjob(m_client->get(m_key, range), [this, range](const Result<QByteArray> &r) {
                 --m_inFlight;
                 if (!r.isOk())
                     return failDownload(r.error());
@@ -310,26 +319,8 @@ private:
                                                                      .arg(range.offset)));
                 if (Error e = m_sink(range.offset, r.value()); e.isError())
                     return failDownload(e);
-                if (m_check != Check::None) {
-                    // Hashed on the pool, so that the parts' SHA-256s take every core and the loop goes on.
-                    ++m_hashing;
-                    const QByteArray bytes = r.value();
-                    addSubjob(makeJob<QByteArray>([bytes](const CancelToken &) -> Result<QByteArray> {
-                                  const QByteArray digest = Sha256::hash(bytes.constData(), bytes.size());
-                                  Sha256::releaseThreadState();
-                                  return digest;
-                              }),
-                              [this, chunk](const Result<QByteArray> &digest) {
-                                  --m_hashing;
-                                  if (!digest.isOk())
-                                      return failDownload(digest.error());
-                                  if (m_check == Check::Parts)
-                                      m_partDigests[size_t(chunk)] = digest.value();
-                                  else
-                                      m_wholeDigest = digest.value();
-                                  finishIfDone();
-                              });
-                }
+                if (m_check != Check::None)
+                    gather(range.offset, r.value());
                 m_received += range.length;
                 setProgress(m_received, m_object.size);
                 ++m_done;
@@ -337,6 +328,43 @@ private:
                 pump();
             });
         }
+    }
+
+    /// Keeps a range's bytes with the others of its unit (a part, or the whole object) until the unit is complete,
+    /// then hashes it on the pool, so that the parts' SHA-256s take every core and the loop goes on.
+    void gather(qint64 offset, const QByteArray &bytes)
+    {
+        const int unit = int(offset / m_unit);
+        const qint64 unitStart = qint64(unit) * m_unit, unitLength = std::min(m_unit, m_object.size - unitStart);
+        Gathering &g = m_gathering[unit];
+        if (unitLength == bytes.size()) {
+            g.bytes = bytes;  // the range is the unit: no copy
+        } else {
+            if (g.bytes.isEmpty())
+                g.bytes = QByteArray(unitLength, Qt::Uninitialized);
+            std::memcpy(g.bytes.data() + (offset - unitStart), bytes.constData(), size_t(bytes.size()));
+        }
+        g.received += bytes.size();
+        if (g.received < unitLength)
+            return;
+        const QByteArray whole = std::move(g.bytes);
+        m_gathering.erase(unit);
+        ++m_hashing;
+        addSubjob(makeJob<QByteArray>([whole](const CancelToken &) -> Result<QByteArray> {
+                      const QByteArray digest = Sha256::hash(whole.constData(), whole.size());
+                      Sha256::releaseThreadState();
+                      return digest;
+                  }),
+                  [this, unit](const Result<QByteArray> &digest) {
+                      --m_hashing;
+                      if (!digest.isOk())
+                          return failDownload(digest.error());
+                      if (m_check == Check::Parts)
+                          m_partDigests[size_t(unit)] = digest.value();
+                      else
+                          m_wholeDigest = digest.value();
+                      finishIfDone();
+                  });
     }
 
     void finishIfDone()
@@ -370,6 +398,14 @@ private:
     int m_chunks = 0, m_next = 0, m_inFlight = 0, m_done = 0, m_hashing = 0;
     qint64 m_received = 0;
     enum class Check { None, Whole, Parts } m_check = Check::None;
+    qint64 m_unit = 0;                                  ///< ranges never cross a multiple of it
+    std::vector<std::pair<qint64, qint64>> m_ranges;    ///< offset, length
+    struct Gathering
+    {
+        QByteArray bytes;
+        qint64 received = 0;
+    };
+    std::map<int, Gathering> m_gathering;               ///< units whose ranges are partly in
     std::vector<QByteArray> m_partDigests;
     QByteArray m_wholeDigest;
 };

@@ -122,7 +122,7 @@ using S3Sink = std::function<Error(qint64 offset, const QByteArray &bytes)>;
 struct S3DownloadOptions
 {
     int streams = 4;             ///< ranges in flight at once (each its own connection)
-    qint64 chunk = 8 << 20;      ///< bytes per ranged GET (a checked multipart object: its part size)
+    qint64 chunk = 8 << 20;      ///< bytes per ranged GET (at most; checked, a range ends where a part does)
     bool verify = true;          ///< check the bytes against the store's checksum (see download())
 };
 
@@ -152,9 +152,9 @@ public:
     ResultJob<S3Object> *upload(const QString &key, S3Source source, const S3UploadOptions &options = {});
     /// The object in ranges over `streams` connections at once, every range bound to the ETag the first answer
     /// gave (a changed object is never spliced: ErrorCode::Changed). progress(bytes received, size).
-    /// Checked against the SHA-256 the store keeps, when it keeps one: a multipart object's ranges are its parts,
-    /// each hashed on the pool as it lands, and their composite compared when the last is in; a whole object's is
-    /// its SHA-256 (up to 256 MiB, fetched in one range). A mismatch fails the download (ErrorCode::Corrupt) after
+    /// Checked against the SHA-256 the store keeps, when it keeps one: for a multipart object no range crosses a
+    /// part, each part is hashed on the pool once its ranges are in, and their composite compared when the last is;
+    /// a whole object's is its SHA-256 (up to 256 MiB, gathered whole). A mismatch fails the download (ErrorCode::Corrupt) after
     /// the sink had the bytes: write them where nothing uses them before the download succeeds (QSaveFile, a cache
     /// reservation committed after).
     ResultJob<S3Object> *download(const QString &key, S3Sink sink, const S3DownloadOptions &options = {});
