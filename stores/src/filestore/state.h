@@ -1,10 +1,12 @@
 #pragma once
 // FileStore's insides, shared by the files that each do one of its jobs (see filestore.h for what it promises):
 //   filestore.cpp   opening and closing, errors of the operating system
-//   indexdb.cpp     the index on the disk (SQLite): rows, the use order, study and series counts, searches
+//   indexdb.cpp     the index on the disk (SQLite): schema, opening and closing, rows, the use order, changes
+//   indexstudies.cpp  the index's study and series counts, and the study searches answered from them
+//   recording.cpp   how commits reach the index: one by one, several threads' in one change, or deferred
 //   opening.cpp     opening: the index, the check of the files after a kill or crash, cleanup; group commit
 //   recordlog.cpp   entries as JSON lines: an old cache's journal (taken over), the log of deferred rows
-//   index.cpp       admission, use (LRU order), eviction, removal, checks after a system crash
+//   index.cpp       admission, changes as transactions, use (LRU order), eviction, removal, checks after a crash
 //   packs.cpp       small blobs appended to pack files, and space given back by punching holes
 //   staging.cpp     reservations in the staging folder, resumable ones, commits, put and import
 //   reads.cpp       stat, query, read and snapshot: mapped files, copies out of packs, digests computed late
