@@ -82,7 +82,7 @@ port=$(sed -n 's/.*listening on [^:]*:\([0-9]*\).*/\1/p' "$root/tmp/blobd.out")
 in_root spectrum-cli put "blob://127.0.0.1:$port/cr" "/$cr" --token-file /tmp/token 2>/dev/null
 in_root spectrum-cli stat "blob://127.0.0.1:$port/cr" --token-file /tmp/token | grep -q "$(stat -c %s "$root/$cr") bytes" \
   || { echo "check-deb: the blob did not come back" >&2; exit 1; }
-[ "$(chroot "$root" stat -c %U /var/lib/spectrum-blobd/journal)" = spectrum-blobd ] \
+[ "$(chroot "$root" stat -c %U /var/lib/spectrum-blobd/index.sqlite)" = spectrum-blobd ] \
   || { echo "check-deb: the blobs are not the service user's" >&2; exit 1; }
 kill "$blobd"; wait "$blobd" 2>/dev/null || true; blobd=
 
