@@ -40,6 +40,7 @@ private Q_SLOTS:
     void aLockLeftByAKilledProcessDoesNotHoldTheCache();
     void unsyncedCommitsSurviveAKillAndAreCheckedAfterASystemCrash();
     void deferredRowsAreSeenAtOnceAndSurviveAKill();
+    void seriesFieldsAreListedAndAnOlderIndexIsBroughtUpToDate();
     void deferredSha256IsComputedWhenAskedForAndChecked();
     void aChangedByteIsFoundOnReadAndTheEntryDropped();
     void smallWholeBlobsShareAPackAndGiveTheirSpaceBack();
@@ -351,6 +352,72 @@ void tst_FileStoreRecovery::deferredRowsAreSeenAtOnceAndSurviveAKill()
     QCOMPARE(studies.value().size(), 1);
     QCOMPARE(studies.value().first().identity.patientName, QStringLiteral("DEFERRED^ROW"));
     QCOMPARE(QFileInfo(killed.filePath(QStringLiteral("deferred.log"))).size(), 0);
+}
+
+// The study list's series carry what the hanging protocols and the prior search match on (body part, view, plane,
+// slice thickness), from the first instance that records each — without reading the instances. An index written
+// before the series kept them (schema 1) gets them from its rows at its first open.
+void tst_FileStoreRecovery::seriesFieldsAreListedAndAnOlderIndexIsBroughtUpToDate()
+{
+    QTemporaryDir dir;
+    auto check = [](FileStore &store) {
+        Result<QList<StudySummary>> studies = runSync(store.studies(DicomQuery()));
+        QVERIFY(studies.isOk());
+        QCOMPARE(studies.value().size(), 1);
+        const QList<SeriesSummary> &series = studies.value().first().series;
+        QCOMPARE(series.size(), 2);
+        QCOMPARE(series[0].seriesNumber, 2);
+        QCOMPARE(series[0].bodyPart, QStringLiteral("CHEST"));  // the second instance's: the first has none
+        QCOMPARE(series[0].plane, QStringLiteral("Axial"));
+        QCOMPARE(series[0].sliceThickness, 2.5);
+        QCOMPARE(series[0].listedInstances, 3);
+        QVERIFY(series[0].instances.isEmpty());
+        QCOMPARE(series[1].viewPosition, QStringLiteral("PA"));
+        QCOMPARE(series[1].plane, QString());
+        QCOMPARE(series[1].sliceThickness, 0.0);
+    };
+    {
+        auto store = openStore(dir.path());
+        QVERIFY(store);
+        DicomIdentity id;
+        id.patientName = QStringLiteral("SERIES^FIELDS");
+        id.patientId = QStringLiteral("P-SER");
+        id.studyInstanceUid = QStringLiteral("1.2.3.77");
+        id.studyDate = QStringLiteral("20260102");
+        for (int i = 0; i < 4; ++i) {
+            const bool ct = i < 3;
+            id.seriesInstanceUid = ct ? QStringLiteral("1.2.3.77.2") : QStringLiteral("1.2.3.77.9");
+            id.seriesNumber = ct ? 2 : 9;
+            id.modality = ct ? QStringLiteral("CT") : QStringLiteral("CR");
+            id.bodyPartExamined = ct && i > 0 ? (i == 1 ? QStringLiteral("CHEST") : QStringLiteral("ABDOMEN")) : QString();
+            id.imageOrientation = ct ? QStringLiteral("1\\0\\0\\0\\1\\0") : QString();
+            id.sliceThickness = ct ? QStringLiteral("2.5") : QString();
+            id.viewPosition = ct ? QString() : QStringLiteral("PA");
+            id.sopInstanceUid = QStringLiteral("1.2.3.77.%1").arg(10 + i);
+            CommitOptions o;
+            o.knownIdentity = id;
+            QVERIFY(runSync(store->put(id.sopInstanceUid, ByteView(pattern(500 + i, char(i))), o)).isOk());
+        }
+        check(*store);
+        if (QTest::currentTestFailed())
+            return;
+    }
+    // As schema 1 left it: no such columns, and the schema said.
+    QCOMPARE(indexSql(dir.path(), QStringLiteral("ALTER TABLE series DROP COLUMN body; ALTER TABLE series DROP COLUMN view;"
+                                                 " ALTER TABLE series DROP COLUMN plane; ALTER TABLE series DROP COLUMN thickness;"
+                                                 " UPDATE meta SET value = 1 WHERE name = 'schema'")),
+             QStringList());
+    auto reopened = openStore(dir.path());
+    QVERIFY(reopened);
+    check(*reopened);
+    QCOMPARE(reopened->usage().blobs, 4);
+    QCOMPARE(indexSql(dir.path(), QStringLiteral("SELECT value FROM meta WHERE name = 'schema'")), QStringList{QStringLiteral("2")});
+    reopened.reset();
+    // A newer Spectrum's index is refused, not rewritten.
+    QCOMPARE(indexSql(dir.path(), QStringLiteral("UPDATE meta SET value = 3 WHERE name = 'schema'")), QStringList());
+    auto newer = runSync(FileStore::openJob(dir.path(), 0));
+    QVERIFY(!newer.isOk());
+    QVERIFY2(newer.error().message().contains(QStringLiteral("newer")), qPrintable(newer.error().toString()));
 }
 
 // A byte changed on the disk under a committed blob: a whole read finds it (the checksum) before anyone uses the

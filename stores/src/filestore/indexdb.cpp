@@ -21,8 +21,9 @@ using namespace indexsql;
 
 namespace {
 
-// Bumped when the schema changes; an index of another schema is rebuilt from the files (see FileStore's open).
-constexpr int kSchema = 1;
+// Bumped when the schema changes. Schema 1 (no series-level fields beyond the description) is brought up to date at
+// its first open (upgradeSeries()); an index of a newer schema is refused (FileStore's open says so).
+constexpr int kSchema = 2;
 // The log is copied into the database past this many pages (4 KiB each).
 constexpr int kCheckpointPages = 4096;
 
@@ -125,9 +126,26 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
                            "CREATE INDEX IF NOT EXISTS studies_newest ON studies(sortkey DESC, study);"
                            "CREATE TABLE IF NOT EXISTS series(study TEXT NOT NULL, patient TEXT NOT NULL, series TEXT NOT NULL,"
                            " modality TEXT, number INTEGER, description TEXT, instances INTEGER NOT NULL,"
+                           " body TEXT, view TEXT, plane TEXT, thickness REAL,"
                            " PRIMARY KEY(study, patient, series)) WITHOUT ROWID;");
         e.isError())
         return e;
+    // Schema 1's series table, made before the series-level fields were kept: the columns now, their values once
+    // the statements are ready (below).
+    bool upgradeSeries = false;
+    {
+        sqlite3_stmt *cols = nullptr;
+        if (sqlite3_prepare_v2(db->m_writer, "SELECT count(*) FROM pragma_table_info('series') WHERE name = 'body'", -1, &cols, nullptr) != SQLITE_OK)
+            return db->error(db->m_writer, QStringLiteral("cannot read"));
+        upgradeSeries = sqlite3_step(cols) == SQLITE_ROW && sqlite3_column_int(cols, 0) == 0;
+        sqlite3_finalize(cols);
+        if (upgradeSeries) {
+            if (Error e = db->exec(db->m_writer, "ALTER TABLE series ADD COLUMN body TEXT; ALTER TABLE series ADD COLUMN view TEXT;"
+                                                 " ALTER TABLE series ADD COLUMN plane TEXT; ALTER TABLE series ADD COLUMN thickness REAL");
+                e.isError())
+                return e;
+        }
+    }
     if (Error e = db->exec(db->m_reader, "PRAGMA cache_size=-8192"); e.isError())
         return e;
     sqlite3_wal_hook(db->m_writer, [](void *self, sqlite3 *, const char *, int pages) {
@@ -146,7 +164,7 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
     const QByteArray all = sql(QStringLiteral("SELECT %1 FROM blobs").arg(QLatin1String(cols)));
     sqlite3 *w = db->m_writer;
     s.find = db->prepare(db->m_reader, find.constData());
-    s.seriesOf = db->prepare(db->m_reader, "SELECT series, modality, number, description, instances FROM series"
+    s.seriesOf = db->prepare(db->m_reader, "SELECT series, modality, number, description, instances, body, view, plane, thickness FROM series"
                                            " WHERE study = ? AND patient = ? ORDER BY number, series");
     s.take = db->prepare(w, take.constData());
     s.insert = db->prepare(w, "INSERT INTO blobs(key, version, size, sha256, xxh3, tree, committed, access, use, unsynced, pack,"
@@ -162,8 +180,12 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
                                 " instances = instances + 1, bytes = bytes + excluded.bytes");
     s.studySub = db->prepare(w, "UPDATE studies SET instances = instances - 1, bytes = bytes - ? WHERE study = ? AND patient = ?");
     s.studyDrop = db->prepare(w, "DELETE FROM studies WHERE study = ? AND patient = ? AND instances <= 0");
-    s.seriesAdd = db->prepare(w, "INSERT INTO series(study, patient, series, modality, number, description, instances)"
-                                 " VALUES(?,?,?,?,?,?,1) ON CONFLICT(study, patient, series) DO UPDATE SET instances = instances + 1");
+    // A series' fields come from its first instance that records them (as summarizeStudies() takes them).
+    s.seriesAdd = db->prepare(w, "INSERT INTO series(study, patient, series, modality, number, description, body, view, plane, thickness,"
+                                 " instances) VALUES(?,?,?,?,?,?,?,?,?,?,1) ON CONFLICT(study, patient, series) DO UPDATE SET"
+                                 " instances = instances + 1, body = coalesce(nullif(body, ''), excluded.body),"
+                                 " view = coalesce(nullif(view, ''), excluded.view), plane = coalesce(nullif(plane, ''), excluded.plane),"
+                                 " thickness = CASE WHEN thickness > 0 THEN thickness ELSE excluded.thickness END");
     s.seriesSub = db->prepare(w, "UPDATE series SET instances = instances - 1 WHERE study = ? AND patient = ? AND series = ?");
     s.seriesDrop = db->prepare(w, "DELETE FROM series WHERE study = ? AND patient = ? AND series = ? AND instances <= 0");
     s.meta = db->prepare(w, "INSERT INTO meta(name, value) VALUES(?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value");
@@ -201,9 +223,13 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
             db->m_syncedBelow.insert(QString::fromLatin1(n.mid(7)), v);
     }
     sqlite3_finalize(meta);
-    if (schema != 0 && schema != kSchema)
-        return Error(ErrorCode::Corrupt, QStringLiteral("the cache index %1 is of schema %2; this version reads schema %3")
-                                             .arg(path).arg(schema).arg(kSchema));
+    if (schema > kSchema)
+        return Error(ErrorCode::Corrupt, QStringLiteral("the cache index %1 is of schema %2, made by a newer Spectrum; this version reads "
+                                                        "schema %3").arg(path).arg(schema).arg(kSchema));
+    if (schema != 0 && upgradeSeries) {
+        if (Error e = db->upgradeSeries(); e.isError())
+            return e.withContext(QStringLiteral("cannot bring the cache index up to date"));
+    }
     if (schema == 0) {
         // Made now, or by an open cut short before it recorded the schema (a journal being taken over): emptied,
         // and counted as new.
@@ -488,6 +514,30 @@ Error IndexDb::markSynced(const QString &boot, qint64 below)
 bool IndexDb::synced(const Entry &e) const
 {
     return e.unsyncedBoot.isEmpty() || m_syncedBelow.value(e.unsyncedBoot, 0) > e.seq;
+}
+
+Error IndexDb::upgradeSeries()
+{
+    if (Error e = begin(); e.isError())
+        return e;
+    Error e = exec(m_writer, "DELETE FROM series");
+    sqlite3_stmt *rows = nullptr;
+    if (!e.isError() && sqlite3_prepare_v2(m_writer, "SELECT dicom FROM blobs WHERE dicom IS NOT NULL", -1, &rows, nullptr) != SQLITE_OK)
+        e = error(m_writer, QStringLiteral("cannot read"));
+    int rc = SQLITE_DONE;
+    while (!e.isError() && (rc = sqlite3_step(rows)) == SQLITE_ROW) {
+        const DicomIdentity id = DicomIdentity::fromJson(QJsonDocument::fromJson(blob(rows, 0)).object());
+        if (id.isValid())
+            e = addSeries(id);
+    }
+    if (!e.isError() && rc != SQLITE_DONE)
+        e = error(m_writer, QStringLiteral("cannot read"));
+    sqlite3_finalize(rows);
+    if (!e.isError())
+        e = commit();
+    else
+        rollback();
+    return e;
 }
 
 Error IndexDb::forEach(const std::function<void(const Entry &)> &visit)

@@ -100,6 +100,10 @@ private:
     sqlite3_stmt *prepare(sqlite3 *db, const char *sql);
     Error setMeta(const char *name, qint64 value);
     Error count(const Entry &e, int sign);
+    /// Counts one more instance `id` in its series, taking the series' fields from it if not known yet.
+    Error addSeries(const DicomIdentity &id);
+    /// Schema 1 to 2: the series' fields (body part, view, plane, slice thickness) from the rows, in one transaction.
+    Error upgradeSeries();
 
     QString m_path;
     sqlite3 *m_reader = nullptr;

@@ -95,6 +95,10 @@ Result<QList<StudySummary>> IndexDb::studies(const DicomQuery &query)
                 x.seriesNumber = sqlite3_column_int(series.st, 2);
                 x.description = text(series.st, 3);
                 x.listedInstances = sqlite3_column_int(series.st, 4);
+                x.bodyPart = text(series.st, 5);
+                x.viewPosition = text(series.st, 6);
+                x.plane = text(series.st, 7);
+                x.sliceThickness = sqlite3_column_double(series.st, 8);
                 if (!x.modality.isEmpty() && !s.modalities.contains(x.modality))
                     s.modalities << x.modality;
                 s.series << x;
@@ -120,6 +124,24 @@ Result<QList<StudySummary>> IndexDb::studies(const DicomQuery &query)
 }
 
 
+Error IndexDb::addSeries(const DicomIdentity &id)
+{
+    Using x(m_st->seriesAdd);
+    bindText(x.st, 1, id.studyInstanceUid);
+    bindText(x.st, 2, id.patientId);
+    bindText(x.st, 3, id.seriesInstanceUid);
+    bindText(x.st, 4, id.modality);
+    sqlite3_bind_int(x.st, 5, id.seriesNumber);
+    bindText(x.st, 6, id.seriesDescription);
+    bindText(x.st, 7, id.bodyPartExamined);
+    bindText(x.st, 8, id.viewPosition);
+    bindText(x.st, 9, DicomIdentity::planeOf(id.imageOrientation, true));
+    sqlite3_bind_double(x.st, 10, id.sliceThickness.toDouble());
+    if (sqlite3_step(x.st) != SQLITE_DONE)
+        return error(m_writer, QStringLiteral("cannot count a series"));
+    return Error();
+}
+
 Error IndexDb::count(const Entry &e, int sign)
 {
     m_totalBytes += sign * e.info.size;
@@ -141,16 +163,7 @@ Error IndexDb::count(const Entry &e, int sign)
         sqlite3_bind_int64(s.st, 9, e.info.size);
         if (sqlite3_step(s.st) != SQLITE_DONE)
             return error(m_writer, QStringLiteral("cannot count a study"));
-        Using x(m_st->seriesAdd);
-        bindText(x.st, 1, id.studyInstanceUid);
-        bindText(x.st, 2, id.patientId);
-        bindText(x.st, 3, id.seriesInstanceUid);
-        bindText(x.st, 4, id.modality);
-        sqlite3_bind_int(x.st, 5, id.seriesNumber);
-        bindText(x.st, 6, id.seriesDescription);
-        if (sqlite3_step(x.st) != SQLITE_DONE)
-            return error(m_writer, QStringLiteral("cannot count a series"));
-        return Error();
+        return addSeries(id);
     }
     for (sqlite3_stmt *st : {m_st->studySub, m_st->studyDrop}) {
         Using s(st);
