@@ -70,7 +70,17 @@ private:
         if (m_workstation->isSeeding())
             return;  // open it once it is complete
         m_opened = true;
-        StudyViewer *viewer = m_window->openStudy(m_study);
+        // The viewer comes once the study's instances are read from the cache (at once when it is open already).
+        connect(m_window, &MainWindow::studyOpened, this, &ScreenshotTaker::watch);
+        if (StudyViewer *open = m_window->openStudy(m_study))
+            watch(open);
+    }
+
+    void watch(StudyViewer *viewer)
+    {
+        if (m_watched)
+            return;
+        m_watched = true;
         connect(viewer, &StudyViewer::imageShown, this, [this, viewer](int index) {
             const int wanted = m_slice > 0 ? std::min(m_slice, viewer->sliceCount()) - 1 : index;
             if (index == wanted && !m_prepared) {
@@ -161,6 +171,7 @@ private:
     bool m_measure;
     std::optional<QString> m_saveFindings;
     bool m_opened = false;
+    bool m_watched = false;
     bool m_prepared = false;
     bool m_done = false;
 };
@@ -298,8 +309,10 @@ int main(int argc, char **argv)
             const QString study = parser.value(QStringLiteral("open"));
             auto opened = std::make_shared<bool>(false);
             QObject::connect(&workstation, &Workstation::studiesChanged, &window, [&window, &workstation, study, opened] {
-                if (!*opened && !workstation.isSeeding() && workstation.findStudy(study))
-                    *opened = window.openStudy(study) != nullptr;
+                if (!*opened && !workstation.isSeeding() && workstation.findStudy(study)) {
+                    *opened = true;
+                    window.openStudy(study);  // the viewer comes once its instances are read
+                }
             });
         }
     }

@@ -415,17 +415,11 @@ void MainWindow::onStudiesChanged()
         const StudySummary *local = viewer ? m_workstation->findStudy(viewer->study().identity.studyInstanceUid) : nullptr;
         if (!local || local->identity.patientId != viewer->study().identity.patientId || local->identityConflict)
             continue;
-        StudySummary merged = viewer->study();
-        for (const SeriesSummary &s : local->series) {
-            if (std::none_of(merged.series.begin(), merged.series.end(), [&s](const SeriesSummary &m) { return m.seriesInstanceUid == s.seriesInstanceUid; })) {
-                merged.series << s;
-                merged.instanceCount += int(s.instances.size());
-                if (!merged.modalities.contains(s.modality))
-                    merged.modalities << s.modality;
-            }
-        }
-        if (merged.series.size() != viewer->study().series.size())
-            viewer->setStudy(merged);
+        const QList<SeriesSummary> &have = viewer->study().series;
+        if (std::any_of(local->series.begin(), local->series.end(), [&have](const SeriesSummary &s) {
+                return std::none_of(have.begin(), have.end(), [&s](const SeriesSummary &m) { return m.seriesInstanceUid == s.seriesInstanceUid; });
+            }))
+            addArrivedSeries(viewer, *local);
     }
     if (BlobStore *store = m_workstation->localStore()) {
         const StoreUsage u = store->usage();
@@ -453,18 +447,6 @@ StudyViewer *MainWindow::viewerOf(const QString &studyUid, const QString &patien
     return nullptr;
 }
 
-StudyViewer *MainWindow::openStudy(const QString &uidOrAlias)
-{
-    const StudySummary *study = m_workstation->findStudy(uidOrAlias);
-    if (!study)
-        return nullptr;
-    if (StudyViewer *open = viewerOf(study->identity.studyInstanceUid, study->identity.patientId)) {
-        m_tabs->setCurrentWidget(open);
-        return open;
-    }
-    return addViewer(new StudyViewer(m_workstation->localStore(), m_workstation->images(), *study), *study);
-}
-
 void MainWindow::openFound(const FoundStudy &found)
 {
     if (StudyViewer *open = viewerOf(found.identity.studyInstanceUid, found.identity.patientId)) {
@@ -474,7 +456,7 @@ void MainWindow::openFound(const FoundStudy &found)
     if (found.isCached() || found.stores.isEmpty()) {
         for (const StudySummary &s : m_workstation->studies()) {
             if (s.identity.studyInstanceUid == found.identity.studyInstanceUid && s.identity.patientId == found.identity.patientId) {
-                addViewer(new StudyViewer(m_workstation->localStore(), m_workstation->images(), s), s);
+                openFromCache(s);
                 return;
             }
         }

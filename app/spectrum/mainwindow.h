@@ -10,6 +10,7 @@
 #include "spectrum/imaging/deidentify.h"
 
 #include <QMainWindow>
+#include <QSet>
 
 class QDockWidget;
 class QMenu;
@@ -34,7 +35,10 @@ class MainWindow : public QMainWindow
 public:
     explicit MainWindow(Workstation *workstation, QWidget *parent = nullptr);
 
-    /// Opens (or switches to) the study with this UID or demo alias from the cache. Returns the viewer, or nullptr.
+    /// Opens the study with this UID or demo alias from the cache: its instances (and those of its most recent
+    /// comparable prior here, for the hanging protocol) are read off the GUI thread, then its viewer comes through
+    /// studyOpened(). Returns the viewer when the study is open already (its tab made current), else nullptr —
+    /// also when the cache does not list it (problems go to the status bar).
     StudyViewer *openStudy(const QString &uidOrAlias);
     /// Opens a study from a configured store while it arrives: asks the store what it holds, opens a viewer on
     /// it, and fetches into the cache what is in view first (StudyStreamer). The viewer arrives through
@@ -172,7 +176,12 @@ private:
     void addCompareActions(QMenu *view);
     /// The protocol entries of the View menu.
     void addProtocolActions(QMenu *view);
-    /// The most recent comparable prior of `viewer`'s study when all of it is here (else null).
+    /// openStudy() of a study the cache lists (Workstation::studies()): the open viewer, or nullptr and the
+    /// viewer through studyOpened() once the instances are read.
+    StudyViewer *openFromCache(const StudySummary &study);
+    /// Series that reached the cache since `viewer`'s study was opened join it (read from the cache).
+    void addArrivedSeries(StudyViewer *viewer, const StudySummary &listed);
+    /// The most recent comparable prior of `viewer`'s study when all of it is here and read (else null).
     const StudySummary *cachedComparablePrior(StudyViewer *viewer) const;
     /// The open viewer of this study and patient, if any.
     StudyViewer *viewerOf(const QString &studyUid, const QString &patientId) const;
@@ -184,6 +193,7 @@ private:
     QDockWidget *m_tagDock = nullptr;
     FindingsPanel *m_findingsPanel = nullptr;
     bool m_quietDialogs = false;
+    QSet<QString> m_opening;  ///< "study UID\npatient ID" of the studies whose instances are being read to open
     QDockWidget *m_findingsDock = nullptr;
     TransfersPanel *m_transfers;
     QLabel *m_transferLabel;

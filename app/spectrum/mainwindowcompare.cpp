@@ -92,9 +92,20 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
         }
     }
     if (prior.isCached() || prior.stores.isEmpty()) {
+        if (const StudySummary *read = m_workstation->loadedStudy(id.studyInstanceUid, id.patientId); read && !read->identityConflict) {
+            viewer->openBeside(*read);
+            return;
+        }
         for (const StudySummary &s : m_workstation->studies()) {
             if (s.identity.studyInstanceUid == id.studyInstanceUid && s.identity.patientId == id.patientId && !s.identityConflict) {
-                viewer->openBeside(s);
+                // Its instances read from the cache first (off the GUI thread).
+                viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("reading it from the cache…"));
+                whenDone(m_workstation->loadStudy(s), viewer, [viewer, uid = id.studyInstanceUid](const Result<StudySummary> &r) {
+                    if (!r.isOk())
+                        viewer->priorsPanel()->setOpening(uid, tr("cannot be opened: %1").arg(r.error().toString()));
+                    else
+                        viewer->openBeside(r.value());  // what it refuses it says on the prior's row
+                });
                 return;
             }
         }

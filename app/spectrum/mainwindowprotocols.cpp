@@ -39,11 +39,9 @@ const StudySummary *MainWindow::cachedComparablePrior(StudyViewer *viewer) const
         if (viewer->comparison(i).identity.studyInstanceUid == id.studyInstanceUid)
             return &viewer->comparison(i);
     }
-    for (const StudySummary &s : m_workstation->studies()) {
-        if (s.identity.studyInstanceUid == id.studyInstanceUid && s.identity.patientId == id.patientId && !s.identityConflict)
-            return &s;
-    }
-    return nullptr;
+    // Read from the cache when the study opened (openFromCache()), with its instances.
+    const StudySummary *read = m_workstation->loadedStudy(id.studyInstanceUid, id.patientId);
+    return read && !read->identityConflict ? read : nullptr;
 }
 
 void MainWindow::applyProtocol(StudyViewer *viewer, int index)

@@ -156,7 +156,7 @@ void Workstation::startListening()
     connect(m_scp.get(), &StorageScp::instanceReceived, this, [this](const ReceivedInstance &i) {
         ++m_received;
         if (m_prefetcher)
-            m_pushed.insert(i.sopInstanceUid);  // its study's priors, once the study list has it
+            notePushed(i.sopInstanceUid);  // its study's priors, once the study list has it
         Q_EMIT instanceReceived(i.sopInstanceUid);
         Q_EMIT statusMessage(tr("%n instance(s) received from the PACS", nullptr, m_received));
     });
@@ -245,18 +245,6 @@ void Workstation::reloadStoresFile()
     Q_EMIT statusMessage(tr("The store configuration changed: %n store(s)", nullptr, int(m_options.stores.stores().size())));
 }
 
-const StudySummary *Workstation::findStudy(const QString &uidOrAlias) const
-{
-    QString uid = uidOrAlias;
-    if (const auto demo = DemoArchive::fromAlias(uidOrAlias))
-        uid = DemoArchive::studyUid(*demo);
-    for (const StudySummary &s : m_studies) {
-        if (s.identity.studyInstanceUid == uid)
-            return &s;
-    }
-    return nullptr;
-}
-
 void Workstation::seedDemo()
 {
     Q_EMIT statusMessage(tr("Preparing the demo studies…"));
@@ -321,51 +309,6 @@ Error Workstation::removeSavedSearch(const QString &name)
     return changeSavedSearches(tr("deleted"), [&](SavedSearches &all) {
         return all.remove(name) ? Error() : Error(ErrorCode::NotFound, tr("no saved search is named \"%1\"").arg(name));
     });
-}
-
-void Workstation::prefetchPriorsOfPushed()
-{
-    if (!m_prefetcher || m_pushed.isEmpty())
-        return;
-    for (const StudySummary &s : std::as_const(m_studies)) {
-        for (const SeriesSummary &series : s.series) {
-            for (const InstanceRef &i : series.instances) {
-                // Two patients under one Study UID: nothing is fetched for it (and its keys are done with).
-                if (m_pushed.remove(i.key) && !s.identityConflict)
-                    m_prefetcher->add(s);  // once per study (the prefetcher counts each once)
-            }
-        }
-    }
-}
-
-void Workstation::refreshStudies()
-{
-    if (m_refreshJob) {  // one at a time; the newest state wins
-        m_refreshAgain = true;
-        return;
-    }
-    auto *job = loadStudies(m_store.get());
-    m_refreshJob = job;
-    connect(job, &Job::finished, this, [this, job] {
-        m_refreshJob = nullptr;
-        const bool again = m_refreshAgain;  // a newer state is waiting: this list may predate it
-        m_refreshAgain = false;
-        if (job->hasError()) {
-            if (job->error().code() != ErrorCode::Cancelled)
-                Q_EMIT errorOccurred(job->error());
-        } else {
-            m_studies = job->result().value();
-            prefetchPriorsOfPushed();
-            Q_EMIT studiesChanged();
-        }
-        if (again) {
-            refreshStudies();
-        } else if (m_seedingEndsAfterRefresh) {
-            m_seedingEndsAfterRefresh = false;
-            Q_EMIT seedingFinished();
-        }
-    });
-    job->start(ExecutionPolicy::Async);
 }
 
 } // namespace spectrum

@@ -92,9 +92,19 @@ public:
     /// A changed configuration (the stores dialog, or the followed file): searches and fetches from now on use it,
     /// and the Storage SCP follows the workstation's AE title and port in it.
     void setStoreConfig(const StoreConfigFile &config);
+    /// The studies in the cache, newest first, as its index counts them (FileStore::studies()): identity,
+    /// instance count and bytes, and the series with their fields and instance counts
+    /// (SeriesSummary::listedInstances) — but no instances, so that a cache of a million instances lists in
+    /// milliseconds. loadStudy() reads a study's instances (workstationstudies.cpp).
     const QList<StudySummary> &studies() const { return m_studies; }
-    /// A study by UID or by demo alias ("demo-ct"); nullptr if unknown.
+    /// A study of studies() by UID or by demo alias ("demo-ct"); nullptr if unknown.
     const StudySummary *findStudy(const QString &uidOrAlias) const;
+    /// `study` (one of studies()) with its instances, read from the cache, and kept for loadedStudy(). NotFound
+    /// when the cache no longer holds it; Corrupt when the identity read disagrees with the list's.
+    ResultJob<StudySummary> *loadStudy(const StudySummary &study);
+    /// The last loadStudy() of (study UID, patient ID), while the list still counts that study the same
+    /// (instances and bytes); nullptr otherwise.
+    const StudySummary *loadedStudy(const QString &studyUid, const QString &patientId) const;
     /// True until the demo is seeded and a study list that includes all of it is in.
     bool isSeeding() const { return m_seedJob != nullptr || m_seedingEndsAfterRefresh; }
     /// The Storage SCP listens (started with the cache when Options::storagePort is set).
@@ -129,8 +139,12 @@ Q_SIGNALS:
 
 private:
     void refreshStudies();
+    /// A PACS pushed `sopInstanceUid` into the cache: its study's priors are prefetched once the list has it.
+    void notePushed(const QString &sopInstanceUid);
     /// The priors of the studies pushed here since the last list, to the prefetcher.
     void prefetchPriorsOfPushed();
+    /// Drops the loaded studies the new list counts differently (or not at all).
+    void forgetChangedLoads();
     /// `change` applied to the saved searches as the file holds them now, then kept (setSavedSearches).
     Error changeSavedSearches(const QString &verb, const std::function<Error(SavedSearches &)> &change);
     void seedDemo();
@@ -156,7 +170,11 @@ private:
     std::unique_ptr<StoreRegistry> m_registry;
     std::unique_ptr<PriorPrefetcher> m_prefetcher;
     std::unique_ptr<SavedSearchRunner> m_searchRunner;
-    QSet<QString> m_pushed;  ///< SOP Instance UIDs a PACS pushed, whose studies' priors are still to be asked for
+    /// Studies a PACS pushed instances of ("study UID\npatient ID"), whose priors are still to be asked for.
+    QSet<QString> m_pushed;
+    /// loadStudy()'s results by "study UID\npatient ID", the most recent last in m_loadOrder; a few kept.
+    QHash<QString, StudySummary> m_loaded;
+    QStringList m_loadOrder;
     std::unique_ptr<ImportService> m_importService;
     QFileSystemWatcher *m_storesWatcher = nullptr;
     QByteArray m_storesFileBytes;  ///< the followed file as last read

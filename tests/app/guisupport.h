@@ -1,7 +1,15 @@
 #pragma once
 // What the workstation's GUI suites share: synthetic input events and a look at rendered pixels.
 
+#include "mainwindow.h"
+#include "studyviewer.h"
+#include "workstation.h"
+
 #include <QApplication>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <optional>
 #include <QImage>
 #include <QMouseEvent>
 #include <QWheelEvent>
@@ -48,6 +56,36 @@ inline void click(QWidget *w, QPoint at)
     sendMouse(w, QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
     sendMouse(w, QEvent::MouseButtonPress, at, Qt::LeftButton, Qt::LeftButton);
     sendMouse(w, QEvent::MouseButtonRelease, at, Qt::LeftButton, Qt::NoButton);
+}
+
+/// MainWindow::openStudy() and the wait for its viewer: the study's instances are read from the cache off the GUI
+/// thread. nullptr when it does not open.
+inline StudyViewer *openAndWait(MainWindow *window, const QString &uidOrAlias, int timeoutMs = 20000)
+{
+    qRegisterMetaType<StudyViewer *>();
+    QSignalSpy opened(window, &MainWindow::studyOpened);
+    if (StudyViewer *open = window->openStudy(uidOrAlias))
+        return open;  // open already
+    if (opened.isEmpty() && !opened.wait(timeoutMs))
+        return nullptr;
+    return opened.first().first().value<StudyViewer *>();
+}
+
+/// Workstation::loadStudy() waited for: `listed` (from Workstation::studies()) with its instances; nullopt when it
+/// cannot be read.
+inline std::optional<StudySummary> readStudy(Workstation *ws, const StudySummary &listed, int timeoutMs = 20000)
+{
+    std::optional<StudySummary> read;
+    bool done = false;
+    QObject context;
+    whenDone(ws->loadStudy(listed), &context, [&](const Result<StudySummary> &r) {
+        done = true;
+        if (r.isOk())
+            read = r.value();
+    });
+    if (!QTest::qWaitFor([&] { return done; }, timeoutMs))
+        return std::nullopt;
+    return read;
 }
 
 } // namespace spectrum::test

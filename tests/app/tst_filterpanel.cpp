@@ -60,7 +60,7 @@ private Q_SLOTS:
 
 void tst_FilterPanel::filtersApplyLiveAndToggleOff()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     ImageViewport *vp = viewer->viewport();
     QTRY_VERIFY(vp->hasImage());
@@ -98,7 +98,7 @@ void tst_FilterPanel::filtersApplyLiveAndToggleOff()
 
 void tst_FilterPanel::valuesAndMeasurementsIgnoreTheFilters()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     ImageViewport *vp = viewer->viewport();
     FilterPanel *panel = m_window->filterPanel();
@@ -148,20 +148,20 @@ void tst_FilterPanel::valuesAndMeasurementsIgnoreTheFilters()
 void tst_FilterPanel::filtersStayWithTheirStudyUnlessAPresetSaysSo()
 {
     FilterPanel *panel = m_window->filterPanel();
-    StudyViewer *ct = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *ct = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(ct);
     panel->setSpecs({QStringLiteral("sharpen")});
     QTRY_VERIFY(ct->isFiltering());
 
     // Another patient's study opens as acquired: the chain stays with the CT.
-    StudyViewer *mr = m_window->openStudy(QStringLiteral("demo-mr"));
+    StudyViewer *mr = openAndWait(m_window.get(), QStringLiteral("demo-mr"));
     QVERIFY(mr && mr != ct);
     QTRY_VERIFY(mr->viewport()->hasImage());
     QVERIFY(!mr->isFiltering());
     QVERIFY(!mr->viewport()->isFiltered());
     QVERIFY(panel->specs().isEmpty());
     QVERIFY(ct->isFiltering());
-    QCOMPARE(m_window->openStudy(QStringLiteral("demo-ct")), ct);  // back to the CT: its chain in the panel
+    QCOMPARE(openAndWait(m_window.get(), QStringLiteral("demo-ct")), ct);  // back to the CT: its chain in the panel
     QCOMPARE(panel->specs(), QStringList{QStringLiteral("sharpen")});
     QVERIFY(ct->isFiltering());
 
@@ -169,21 +169,21 @@ void tst_FilterPanel::filtersStayWithTheirStudyUnlessAPresetSaysSo()
     QVERIFY(panel->savePreset({QStringLiteral("MR smooth"), {QStringLiteral("gaussian:sigma=1")}, QStringLiteral("MR")}));
     QVERIFY(!panel->savePreset({QStringLiteral("MR smooth"), {QStringLiteral("sharpen")}, QString()}));  // never silently replaced
     QVERIFY(!panel->savePreset({QStringLiteral("Broken"), {QStringLiteral("gaussian:sigma=-1")}, QString()}));
-    QCOMPARE(m_window->openStudy(QStringLiteral("demo-mr")), mr);
+    QCOMPARE(openAndWait(m_window.get(), QStringLiteral("demo-mr")), mr);
     QTest::keySequence(m_window.get(), QKeySequence::Close);
     QTRY_VERIFY(m_window->currentViewer() != mr);
-    mr = m_window->openStudy(QStringLiteral("demo-mr"));
+    mr = openAndWait(m_window.get(), QStringLiteral("demo-mr"));
     QVERIFY(mr);
     QVERIFY(mr->isFiltering());
     QVERIFY2(mr->filterDescription().contains(QStringLiteral("MR smooth")), qPrintable(mr->filterDescription()));
     QTRY_VERIFY(mr->viewport()->isFiltered());
     QCOMPARE(panel->presetName(), QStringLiteral("MR smooth"));
     // The CR (another modality) is not touched by it.
-    StudyViewer *cr = m_window->openStudy(QStringLiteral("demo-cr"));
+    StudyViewer *cr = openAndWait(m_window.get(), QStringLiteral("demo-cr"));
     QVERIFY(cr && !cr->isFiltering());
 
     // Filters that move pixels are refused on screen: values and letters would land on the wrong side.
-    m_window->openStudy(QStringLiteral("demo-ct"));
+    openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     panel->setSpecs({QStringLiteral("flip:axis=horizontal")});
     QVERIFY2(panel->problem().contains(QStringLiteral("moves the image's pixels")), qPrintable(panel->problem()));
     QTRY_VERIFY(!ct->isFiltering());
@@ -191,7 +191,7 @@ void tst_FilterPanel::filtersStayWithTheirStudyUnlessAPresetSaysSo()
 
     panel->removePreset(QStringLiteral("MR smooth"));
     QVERIFY(panel->presets().isEmpty());
-    m_window->openStudy(QStringLiteral("demo-ct"));
+    openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     panel->setSpecs({});
     QTRY_VERIFY(!ct->isFiltering());
 }

@@ -159,7 +159,7 @@ void tst_Incoming::namesInOtherAlphabetsEverywhereTheyAreShown()
     const StudySummary cyrillic = *std::find_if(ws.studies().begin(), ws.studies().end(), [](const StudySummary &s) {
         return s.identity.patientId == QLatin1String("CS-CYRILLIC");
     });
-    StudyViewer *viewer = window.openStudy(cyrillic.identity.studyInstanceUid);
+    StudyViewer *viewer = openAndWait(&window, cyrillic.identity.studyInstanceUid);
     QVERIFY(viewer);
     QTRY_VERIFY(viewer->viewport()->hasImage());
     const QTabWidget *tabs = window.findChild<QTabWidget *>();
@@ -191,7 +191,7 @@ void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
     MainWindow window(ws.get());
     window.resize(1200, 800);
     window.show();
-    StudyViewer *viewer = window.openStudy(ws->studies().first().identity.studyInstanceUid);
+    StudyViewer *viewer = openAndWait(&window, ws->studies().first().identity.studyInstanceUid);
     QVERIFY(viewer);
     QCOMPARE(viewer->study().series.size(), 3);
     ImageViewport *vp = viewer->viewport();
@@ -273,7 +273,7 @@ void tst_Incoming::aSegmentationIsShownOverItsSource()
     MainWindow window(ws.get());
     window.resize(1000, 700);
     window.show();
-    StudyViewer *viewer = window.openStudy(ws->studies().first().identity.studyInstanceUid);
+    StudyViewer *viewer = openAndWait(&window, ws->studies().first().identity.studyInstanceUid);
     QVERIFY(viewer);
     int ct = -1;
     for (int s = 0; s < viewer->study().series.size(); ++s)

@@ -3,6 +3,7 @@
 // takes the other planes through the point, the wheel moves a plane one slice along its normal; each plane shows the
 // others as reference lines; a slab and an oblique plane say what they are; a slice missing from the series is a
 // hatched row with no value (never a value interpolated across it), and a slice not yet in fills in when it comes.
+#include "guisupport.h"
 #include "demosuite.h"
 #include "mprview.h"
 #include "mprvolume.h"
@@ -73,7 +74,7 @@ void tst_Mpr::cleanupTestCase()
 
 MprView *tst_Mpr::openMpr(const QString &study)
 {
-    m_viewer = m_window->openStudy(study);
+    m_viewer = openAndWait(m_window.get(), study);
     if (!m_viewer)
         return nullptr;
     int thin = -1;
@@ -91,7 +92,9 @@ MprView *tst_Mpr::openMpr(const QString &study)
 
 double tst_Mpr::sourceHu(const QString &study, const PatientPoint &point)
 {
-    const StudySummary *s = m_ws->findStudy(study);
+    const std::optional<StudySummary> s = readStudy(m_ws.get(), *m_ws->findStudy(study));
+    if (!s)
+        return NAN;
     for (const SeriesSummary &series : s->series)
         for (const InstanceRef &i : series.instances) {
             if (series.instances.size() < 39 || !i.hasPlace || std::abs(i.position[2] - point[2]) > 0.01)  // the thin series (40, or 39 with the gap)
@@ -210,7 +213,7 @@ void tst_Mpr::slabsAndObliquePlanesSayWhatTheyAre()
 void tst_Mpr::aMissingSliceIsHatchedAndHasNoValue()
 {
     // Slice 20 of the thin series taken out of the cache: a gap in the volume.
-    const StudySummary *ct = m_ws->findStudy(QStringLiteral("demo-ct"));
+    const std::optional<StudySummary> ct = readStudy(m_ws.get(), *m_ws->findStudy(QStringLiteral("demo-ct")));
     QVERIFY(ct);
     QString gone;
     for (const SeriesSummary &s : ct->series)
@@ -222,7 +225,7 @@ void tst_Mpr::aMissingSliceIsHatchedAndHasNoValue()
     QVERIFY(runSync(m_ws->cache()->remove(gone)).isOk());
     QTRY_VERIFY(m_ws->findStudy(QStringLiteral("demo-ct"))->series.size() > 0
                 && std::none_of(m_ws->findStudy(QStringLiteral("demo-ct"))->series.begin(), m_ws->findStudy(QStringLiteral("demo-ct"))->series.end(),
-                                [](const SeriesSummary &s) { return s.instances.size() == 40; }));
+                                [](const SeriesSummary &s) { return s.listedInstances == 40; }));
     MprView *mpr = openMpr(QStringLiteral("demo-ct"));
     QVERIFY(mpr);
     QCOMPARE(mpr->mprVolume()->volume()->geometry().missing.size(), 1);
@@ -266,12 +269,13 @@ void tst_Mpr::aSliceNotYetInFillsInWhenItComes()
     const QString path = m_dir.filePath(QStringLiteral("late.dcm"));
     QVERIFY(writeFile(path, slices[missingIndex]));
     // The viewer opened on the listing with it; the cache without it.
-    StudySummary listed = *m_ws->findStudy(QStringLiteral("demo-ct"));
     QVERIFY(runSync(m_ws->cache()->importFile(missingKey, path)).isOk());
     QVERIFY(writeFile(path, slices[missingIndex]));  // taken by the import: written again for later
     QTRY_VERIFY(std::any_of(m_ws->findStudy(QStringLiteral("demo-ct"))->series.begin(), m_ws->findStudy(QStringLiteral("demo-ct"))->series.end(),
-                            [](const SeriesSummary &s) { return s.instances.size() == 40; }));
-    listed = *m_ws->findStudy(QStringLiteral("demo-ct"));
+                            [](const SeriesSummary &s) { return s.listedInstances == 40; }));
+    const std::optional<StudySummary> read = readStudy(m_ws.get(), *m_ws->findStudy(QStringLiteral("demo-ct")));
+    QVERIFY(read);
+    const StudySummary listed = *read;
     QVERIFY(runSync(m_ws->cache()->remove(missingKey)).isOk());
     m_ws->images()->clear();  // not decoded anywhere either: it has to come
     auto *viewer = new StudyViewer(m_ws->cache(), m_ws->images(), listed);
@@ -301,7 +305,7 @@ void tst_Mpr::aSliceNotYetInFillsInWhenItComes()
     QTRY_VERIFY_WITH_TIMEOUT(mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && !coronal->hasNoValue(QPoint(200, row)), 20000);
     // The source slice decoded apart, once the cache lists it again.
     QTRY_VERIFY(std::any_of(m_ws->findStudy(QStringLiteral("demo-ct"))->series.begin(), m_ws->findStudy(QStringLiteral("demo-ct"))->series.end(),
-                            [](const SeriesSummary &s) { return s.instances.size() == 40; }));
+                            [](const SeriesSummary &s) { return s.listedInstances == 40; }));
     const std::optional<PatientPoint> p = patientPointAt(coronal->image().info, QPointF(200.5, row + 0.5));
     QCOMPARE(modalityValueAt(coronal->image(), 0, QPoint(200, row)), sourceHu(QStringLiteral("demo-ct"), *p));
     delete viewer;
@@ -492,7 +496,7 @@ void tst_Mpr::aProtocolCanAskForMpr()
     QVERIFY(set.value().protocols.first().mpr);
     QVERIFY(ProtocolSet::fromJson(set.value().toJson()).value().protocols.first().mpr);
     m_window->setProtocols(set.value());
-    m_viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    m_viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(m_viewer);
     QTRY_VERIFY(m_viewer->isMprShown());
     QVERIFY(m_viewer->plan().mpr);

@@ -2,6 +2,7 @@
 // study, the most recent comparable one opened beside it (labelled PRIOR, in its own colour), linked scrolling
 // across the two studies by patient position and with the reader's offset, linked window/level and zoom,
 // layouts up to 4 × 4 with a prior's series in any pane — and never a study of another patient.
+#include "guisupport.h"
 #include "demosuite.h"
 #include "priorspanel.h"
 #include "seriespane.h"
@@ -63,7 +64,7 @@ void tst_Priors::cleanupTestCase()
 
 void tst_Priors::theOtherStudiesAreListedByDate()
 {
-    m_viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    m_viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(m_viewer);
     PriorsPanel *panel = m_viewer->priorsPanel();
     QTRY_COMPARE(panel->priors().studies.size(), 2);  // the head MR and the CT a year earlier; not the chest patient's

@@ -2,6 +2,7 @@
 // prior, linked, in the brain window, before anything is painted; the chest PA and lateral above their prior's —
 // the next and previous protocols are a key away, the layout on screen can be saved as a protocol and is used the
 // next time, and the dialog edits, orders and tests them.
+#include "guisupport.h"
 #include "demosuite.h"
 #include "priorspanel.h"
 #include "protocolsdialog.h"
@@ -79,7 +80,7 @@ void tst_Protocols::theHeadCtOpensBesideItsPriorBeforeTheFirstPaint()
         priorInPaneTwo = v->paneCount() > 1 ? v->pane(1)->study()->identity.studyInstanceUid : QString();
     });
     const auto forget = qScopeGuard([&] { disconnect(note); });
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     QCOMPARE(panes, 2);
     QCOMPARE(shown, 0);  // laid out before a single image was on screen
@@ -123,7 +124,7 @@ void tst_Protocols::theHeadCtOpensBesideItsPriorBeforeTheFirstPaint()
 
 void tst_Protocols::theChestPaAndLateralAboveTheirPrior()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-cr"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-cr"));
     QVERIFY(viewer);
     QCOMPARE(viewer->plan().name, QStringLiteral("Chest X-ray PA and lateral with prior"));
     QCOMPARE(viewer->paneCount(), 4);
@@ -141,7 +142,7 @@ void tst_Protocols::theChestPaAndLateralAboveTheirPrior()
 
 void tst_Protocols::nextAndPreviousProtocolOnKeys()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     QCOMPARE(viewer->plan().name, QStringLiteral("CT head with prior"));
     viewer->setFocus();
@@ -159,7 +160,7 @@ void tst_Protocols::nextAndPreviousProtocolOnKeys()
 
 void tst_Protocols::theLayoutOnScreenSavedAsAProtocol()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     // The reader's own: three across — the current study, its prior, the current study again in the bone window.
     viewer->setGrid(1, 3);
@@ -180,7 +181,7 @@ void tst_Protocols::theLayoutOnScreenSavedAsAProtocol()
     // Opened again (as after a restart: the file read anew), the study is laid out that way.
     delete viewer;
     QVERIFY(!m_window->loadProtocolsFile(m_window->protocolsFile()).isError());
-    viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QCOMPARE(viewer->plan().name, QStringLiteral("My head CT"));
     QCOMPARE(viewer->paneCount(), 3);
     QCOMPARE(viewer->pane(1)->study()->identity.studyInstanceUid, DemoArchive::studyUid(DemoStudy::HeadCtPrior));
@@ -196,9 +197,11 @@ void tst_Protocols::theLayoutOnScreenSavedAsAProtocol()
 
 void tst_Protocols::theDialogEditsOrdersAndTests()
 {
-    const StudySummary *ct = m_ws->findStudy(QStringLiteral("demo-ct"));
+    const StudySummary *listed = m_ws->findStudy(QStringLiteral("demo-ct"));
+    QVERIFY(listed);
+    const std::optional<StudySummary> ct = readStudy(m_ws.get(), *listed);  // as the study in view has them: its instances
     QVERIFY(ct);
-    ProtocolsDialog dialog(ProtocolSet::builtIn(), ct);
+    ProtocolsDialog dialog(ProtocolSet::builtIn(), &*ct);
     QCOMPARE(dialog.list()->count(), ProtocolSet::builtIn().protocols.size());
     dialog.list()->setCurrentRow(1);  // "CT head"
     dialog.testCurrent();

@@ -1,6 +1,7 @@
 // Reference lines and the crosshair: an axial stack and coronal images of the same frame of reference side by
 // side — the axial slice in view is drawn as a line across the coronal image at its height, and a point picked
 // with the crosshair on the coronal takes the axial pane to the slice through it, marked where it lies.
+#include "guisupport.h"
 #include "demosuite.h"
 #include "priorspanel.h"
 #include "seriespane.h"
@@ -89,7 +90,7 @@ void tst_ReferenceLines::cleanupTestCase()
 
 void tst_ReferenceLines::theAxialSliceIsALineOnTheCoronal()
 {
-    m_viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    m_viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(m_viewer);
     m_viewer->setGrid(1, 2);
     const int coronal = seriesNamed(QStringLiteral("Coronal")), axial = seriesNamed(QStringLiteral("Axial 6.25 mm"));

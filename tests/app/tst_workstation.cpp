@@ -86,7 +86,7 @@ void tst_Workstation::demoStudiesFillTheList()
 
 void tst_Workstation::openScrollAndWindowTheCt()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     QSignalSpy shown(viewer, &StudyViewer::imageShown);
     QVERIFY(shown.wait(30000));
@@ -148,7 +148,7 @@ void tst_Workstation::openScrollAndWindowTheCt()
 
 void tst_Workstation::keysFromTheMenusActOnTheOpenStudy()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     ImageViewport *vp = viewer->viewport();
     QTRY_VERIFY(vp->hasImage());
@@ -195,7 +195,7 @@ void tst_Workstation::keysFromTheMenusActOnTheOpenStudy()
 /// Typing "D" into the patient name field types a D: no tool changes, nothing flips; Help lists every binding.
 void tst_Workstation::singleKeysNeverFireWhileTyping()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     const ImageViewport::Tool before = viewer->viewport()->tool();
     const bool flipped = viewer->viewport()->isFlippedHorizontally();
@@ -223,7 +223,7 @@ void tst_Workstation::singleKeysNeverFireWhileTyping()
 /// View > DICOM tags lists the elements of the image in view, follows it, and finds by tag, keyword or value.
 void tst_Workstation::theTagViewerFollowsTheImageAndSearches()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     viewer->showSlice(10);
     QTRY_VERIFY(viewer->viewport()->hasImage() && viewer->sliceIndex() == 10);
@@ -260,7 +260,7 @@ void tst_Workstation::theTagViewerFollowsTheImageAndSearches()
 
 void tst_Workstation::seriesThumbnailsShowTheirMiddleImage()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-mr"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-mr"));
     QVERIFY(viewer);
     QTRY_VERIFY(!viewer->thumbnail(0).isNull());
     const QList<InstanceRef> &in = viewer->study().series[0].instances;
@@ -274,7 +274,7 @@ void tst_Workstation::seriesThumbnailsShowTheirMiddleImage()
 
 void tst_Workstation::layoutsSynchronisedScrollingAndDroppingASeries()
 {
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     QTRY_VERIFY(viewer->viewport()->hasImage());
     m_window->activateWindow();
@@ -385,7 +385,7 @@ void tst_Workstation::synchronisedScrollingFollowsTheFrameOfReference()
     QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(study) && m_ws->findStudy(study)->instanceCount == 55, 10000);
     QCOMPARE(m_ws->findStudy(study)->series.size(), 3);
 
-    StudyViewer *viewer = m_window->openStudy(study);
+    StudyViewer *viewer = openAndWait(m_window.get(), study);
     QVERIFY(viewer);
     auto press = [&](const char *key) { QTest::keySequence(m_window.get(), QKeySequence(QString::fromLatin1(key))); };
     m_window->activateWindow();
@@ -450,7 +450,7 @@ void tst_Workstation::decodedImagesStayWithinTheMemoryBudget()
     QCOMPARE(images->budget(), qint64(16'000'000));
     QCOMPARE(m_ws->cache()->usage().budget, qint64(0));  // the disk's budget left alone
 
-    StudyViewer *viewer = m_window->openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     viewer->setGrid(1, 2);  // both panes on the CT: they share its decoded slices
     QTRY_VERIFY(viewer->pane(1)->viewport()->hasImage());
@@ -485,7 +485,7 @@ void tst_Workstation::settingsAreRememberedAcrossRestarts()
     const FilterPreset bone{QStringLiteral("Bone detail"), {QStringLiteral("despeckle"), QStringLiteral("sharpen:p=0.3")}, QStringLiteral("CR")};
     {
         MainWindow first(m_ws.get());
-        QVERIFY(first.openStudy(QStringLiteral("demo-ct")));
+        QVERIFY(openAndWait(&first, QStringLiteral("demo-ct")));
         first.filterPanel()->setSpecs({QStringLiteral("gaussian:sigma=2")});  // a working chain: this study's alone
         QVERIFY(first.filterPanel()->savePreset(bone));
         const QList<QAction *> actions = first.findChildren<QAction *>();
@@ -502,10 +502,10 @@ void tst_Workstation::settingsAreRememberedAcrossRestarts()
     QCOMPARE(second.filterPanel()->presets(), QList<FilterPreset>{bone});
     QCOMPARE(second.size(), QSize(1111, 777));
     // The working chain was not kept: after a restart the CT opens as acquired; the CR through its preset.
-    StudyViewer *ct = second.openStudy(QStringLiteral("demo-ct"));
+    StudyViewer *ct = openAndWait(&second, QStringLiteral("demo-ct"));
     QVERIFY(ct && !ct->isFiltering());
     QVERIFY(second.filterPanel()->specs().isEmpty());
-    StudyViewer *viewer = second.openStudy(QStringLiteral("demo-cr"));
+    StudyViewer *viewer = openAndWait(&second, QStringLiteral("demo-cr"));
     QVERIFY(viewer);
     QVERIFY(viewer->isFiltering());
     QCOMPARE(second.filterPanel()->specs(), bone.specs);

@@ -11,6 +11,7 @@
 
 #include "heartbeat.h"
 #include "mainwindow.h"
+#include "openwait.h"
 #include "mprview.h"
 #include "mprvolume.h"
 #include "studyviewer.h"
@@ -75,10 +76,15 @@ int main(int argc, char **argv)
     QPointer<MprView> mpr;
     double readyMs = -1;
 
+    bool opening = false;
     auto go = [&] {
-        if (mpr || !ws.isStarted() || ws.isSeeding() || !ws.findStudy(QStringLiteral("demo-ct")))
+        if (opening || mpr || !ws.isStarted() || ws.isSeeding() || !ws.findStudy(QStringLiteral("demo-ct")))
             return;
-        StudyViewer *v = window.openStudy(QStringLiteral("demo-ct"));
+        opening = true;  // the wait below runs the event loop: the list may change meanwhile
+        StudyViewer *v = spectrum::bench::openNow(window, QStringLiteral("demo-ct"));
+        opening = false;
+        if (!v)
+            return;
         int thin = 0;
         for (int i = 0; i < v->study().series.size(); ++i)
             if (v->study().series[i].instances.size() > v->study().series[thin].instances.size())

@@ -15,6 +15,7 @@
 #include "heartbeat.h"
 #include "imageviewport.h"
 #include "mainwindow.h"
+#include "openwait.h"
 #include "priorspanel.h"
 #include "seriespane.h"
 #include "studyviewer.h"
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
             window.setProtocols(ProtocolSet());  // one pane, the CT
         whenReady([&] {
             clock.start();
-            StudyViewer *v = window.openStudy(QStringLiteral("demo-ct"));
+            StudyViewer *v = spectrum::bench::openNow(window, QStringLiteral("demo-ct"));
             // Done when every pane shows its image and has painted it.
             auto check = [&, v, done = false]() mutable {
                 if (done || !allShown(v))
@@ -189,8 +190,8 @@ int main(int argc, char **argv)
     } else if (mode == QLatin1String("protocols")) {
         whenReady([&] {
             const ProtocolSet set = fiftyProtocols();
-            const StudySummary ct = *ws.findStudy(QStringLiteral("demo-ct"));
-            const StudySummary prior = *ws.findStudy(QStringLiteral("demo-ct-prior"));
+            const StudySummary ct = spectrum::bench::loadNow(ws, *ws.findStudy(QStringLiteral("demo-ct")));
+            const StudySummary prior = spectrum::bench::loadNow(ws, *ws.findStudy(QStringLiteral("demo-ct-prior")));
             double bestPlan = 1e9;
             HangingPlan plan;
             for (int i = 0; i < 200; ++i) {
@@ -200,7 +201,7 @@ int main(int argc, char **argv)
                 bestPlan = std::min(bestPlan, t.nsecsElapsed() / 1e6);
             }
             window.setProtocols(set);
-            StudyViewer *v = window.openStudy(QStringLiteral("demo-ct"));
+            StudyViewer *v = spectrum::bench::openNow(window, QStringLiteral("demo-ct"));
             double bestApply = 1e9;
             for (int i = 0; i < 200; ++i) {
                 QElapsedTimer t;
@@ -282,7 +283,7 @@ int main(int argc, char **argv)
             }
         });
         whenReady([&] {
-            viewer = window.openStudy(QStringLiteral("demo-ct"));  // the built-in protocol: the prior beside it, linked
+            viewer = spectrum::bench::openNow(window, QStringLiteral("demo-ct"));  // the built-in protocol: the prior beside it, linked
             if (viewer->paneCount() < 2 || !viewer->isSynchronized()) {
                 rc = fail(QStringLiteral("the CT did not open beside its prior"));
                 QCoreApplication::quit();

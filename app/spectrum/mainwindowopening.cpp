@@ -1,0 +1,109 @@
+// MainWindow and the studies in the local cache: opening one (its instances read off the GUI thread, with its most
+// recent comparable prior's, so that the hanging protocol lays both out at once), and the series that reach the
+// cache later joining the open study.
+#include "mainwindow.h"
+#include "studyviewer.h"
+
+#include "spectrum/stores/priorsearch.h"
+
+#include <QPointer>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include <memory>
+#include <optional>
+
+namespace spectrum {
+
+StudyViewer *MainWindow::openStudy(const QString &uidOrAlias)
+{
+    const StudySummary *study = m_workstation->findStudy(uidOrAlias);
+    if (!study) {
+        statusBar()->showMessage(tr("Study %1 is not in the local cache").arg(uidOrAlias), 6000);
+        return nullptr;
+    }
+    return openFromCache(*study);
+}
+
+StudyViewer *MainWindow::openFromCache(const StudySummary &study)
+{
+    const DicomIdentity id = study.identity;
+    if (StudyViewer *open = viewerOf(id.studyInstanceUid, id.patientId)) {
+        m_tabs->setCurrentWidget(open);
+        return open;
+    }
+    const QString key = id.studyInstanceUid + QLatin1Char('\n') + id.patientId;
+    if (m_opening.contains(key))
+        return nullptr;  // being read: a second click opens nothing twice
+    m_opening.insert(key);
+    // The study, and its most recent comparable prior in the cache: its protocol may hang the two side by side.
+    QList<StudySummary> wanted{study};
+    const PriorList priors = arrangePriors(study, m_workstation->studies(), {});
+    if (const int comparable = priors.mostRecentComparable(id); comparable >= 0) {
+        const DicomIdentity &p = priors.studies[comparable].identity;
+        for (const StudySummary &s : m_workstation->studies()) {
+            if (s.identity.studyInstanceUid == p.studyInstanceUid && s.identity.patientId == p.patientId && !s.identityConflict
+                && !m_workstation->loadedStudy(p.studyInstanceUid, p.patientId))
+                wanted << s;
+        }
+    }
+    statusBar()->showMessage(tr("Opening %1 — %2 …").arg(DicomIdentity::displayName(id.patientName), study.modalities.join(QLatin1Char('/'))));
+    auto remaining = std::make_shared<int>(int(wanted.size()));
+    auto loaded = std::make_shared<Result<StudySummary>>(Error(ErrorCode::NotFound, tr("not read")));
+    for (int i = 0; i < wanted.size(); ++i) {
+        const bool theStudy = i == 0;
+        whenDone(m_workstation->loadStudy(wanted[i]), this, [this, theStudy, remaining, loaded, key, id](const Result<StudySummary> &r) {
+            if (theStudy)
+                *loaded = r;
+            if (--*remaining > 0)
+                return;
+            m_opening.remove(key);
+            if (!loaded->isOk()) {
+                statusBar()->showMessage(tr("Cannot open the study: %1").arg(loaded->error().toString()));
+                return;
+            }
+            if (StudyViewer *open = viewerOf(id.studyInstanceUid, id.patientId)) {  // opened from elsewhere meanwhile
+                m_tabs->setCurrentWidget(open);
+                return;
+            }
+            statusBar()->clearMessage();
+            const StudySummary &s = loaded->value();
+            addViewer(new StudyViewer(m_workstation->localStore(), m_workstation->images(), s), s);
+        });
+    }
+    return nullptr;
+}
+
+void MainWindow::addArrivedSeries(StudyViewer *viewer, const StudySummary &listed)
+{
+    // One read at a time per viewer; a list that changed meanwhile asks again when it lands.
+    if (viewer->property("spectrumReadingArrived").toBool())
+        return;
+    viewer->setProperty("spectrumReadingArrived", true);
+    whenDone(m_workstation->loadStudy(listed), viewer, [this, viewer, listed](const Result<StudySummary> &r) {
+        viewer->setProperty("spectrumReadingArrived", false);
+        // The list moved on while this was read: read again for what came since.
+        const StudySummary *now = m_workstation->findStudy(listed.identity.studyInstanceUid);
+        if (now && now->identity.patientId == listed.identity.patientId && !now->identityConflict
+            && now->series.size() != listed.series.size())
+            QMetaObject::invokeMethod(this, [this, viewer = QPointer<StudyViewer>(viewer), again = *now] {
+                if (viewer)
+                    addArrivedSeries(viewer, again);
+            }, Qt::QueuedConnection);
+        if (!r.isOk())
+            return;
+        StudySummary merged = viewer->study();
+        for (const SeriesSummary &s : r.value().series) {
+            if (std::none_of(merged.series.begin(), merged.series.end(), [&s](const SeriesSummary &m) { return m.seriesInstanceUid == s.seriesInstanceUid; })) {
+                merged.series << s;
+                merged.instanceCount += int(s.instances.size());
+                if (!merged.modalities.contains(s.modality))
+                    merged.modalities << s.modality;
+            }
+        }
+        if (merged.series.size() != viewer->study().series.size())
+            viewer->setStudy(merged);
+    });
+}
+
+} // namespace spectrum

@@ -1,0 +1,141 @@
+// The workstation's study list: what the cache holds, as its index counts it (never every instance), refreshed as
+// blobs come and go; a study's instances read when it is opened; the priors of studies a PACS pushes.
+#include "workstation.h"
+
+#include "spectrum/stores/demoseeder.h"
+#include "spectrum/stores/priorprefetch.h"
+
+namespace spectrum {
+
+namespace {
+
+QString studyKey(const QString &studyUid, const QString &patientId)
+{
+    return studyUid + QLatin1Char('\n') + patientId;
+}
+
+constexpr int kLoadedKept = 16;  // studies open side by side, and their priors
+
+} // namespace
+
+const StudySummary *Workstation::findStudy(const QString &uidOrAlias) const
+{
+    QString uid = uidOrAlias;
+    if (const auto demo = DemoArchive::fromAlias(uidOrAlias))
+        uid = DemoArchive::studyUid(*demo);
+    for (const StudySummary &s : m_studies) {
+        if (s.identity.studyInstanceUid == uid)
+            return &s;
+    }
+    return nullptr;
+}
+
+ResultJob<StudySummary> *Workstation::loadStudy(const StudySummary &study)
+{
+    if (!m_store)
+        return failedJob<StudySummary>(Error(ErrorCode::NotFound, tr("the cache is not open")));
+    const DicomIdentity listed = study.identity;
+    const bool conflict = study.identityConflict;
+    auto *job = chainJob<StudySummary>(loadStudies(m_store.get(), listed.studyInstanceUid),
+                                       [listed, conflict](const QList<StudySummary> &all, const CancelToken &) -> Result<StudySummary> {
+        for (const StudySummary &s : all) {
+            if (s.identity.patientId != listed.patientId)
+                continue;
+            StudySummary out = s;
+            out.identityConflict = out.identityConflict || conflict;
+            return out;
+        }
+        return Error(ErrorCode::NotFound, tr("study %1 of patient '%2' is no longer in the cache").arg(listed.studyInstanceUid, listed.patientId));
+    });
+    // Kept before the caller hears of it: what the caller then asks loadedStudy() is there.
+    connect(job, &Job::finished, this, [this, job] {
+        if (!job->result().isOk())
+            return;
+        const StudySummary &s = job->result().value();
+        const QString key = studyKey(s.identity.studyInstanceUid, s.identity.patientId);
+        m_loaded.insert(key, s);
+        m_loadOrder.removeAll(key);
+        m_loadOrder << key;
+        while (m_loadOrder.size() > kLoadedKept)
+            m_loaded.remove(m_loadOrder.takeFirst());
+    });
+    return job;
+}
+
+const StudySummary *Workstation::loadedStudy(const QString &studyUid, const QString &patientId) const
+{
+    const auto loaded = m_loaded.constFind(studyKey(studyUid, patientId));
+    if (loaded == m_loaded.cend())
+        return nullptr;
+    for (const StudySummary &s : m_studies) {
+        if (s.identity.studyInstanceUid == studyUid && s.identity.patientId == patientId)
+            return s.instanceCount == loaded->instanceCount && s.bytes == loaded->bytes ? &*loaded : nullptr;
+    }
+    return nullptr;
+}
+
+void Workstation::forgetChangedLoads()
+{
+    for (const QString &key : QStringList(m_loadOrder)) {
+        const StudySummary &l = m_loaded[key];
+        if (!loadedStudy(l.identity.studyInstanceUid, l.identity.patientId)) {
+            m_loaded.remove(key);
+            m_loadOrder.removeAll(key);
+        }
+    }
+}
+
+void Workstation::notePushed(const QString &sopInstanceUid)
+{
+    // The instance's study, from the cache's record of it (the push says only the SOP Instance UID).
+    whenDone(m_store->stat(sopInstanceUid), this, [this](const Result<BlobInfo> &info) {
+        if (!info.isOk() || !info.value().dicom.isValid())
+            return;
+        m_pushed.insert(studyKey(info.value().dicom.studyInstanceUid, info.value().dicom.patientId));
+        prefetchPriorsOfPushed();
+    });
+}
+
+void Workstation::prefetchPriorsOfPushed()
+{
+    if (!m_prefetcher || m_pushed.isEmpty())
+        return;
+    for (const StudySummary &s : std::as_const(m_studies)) {
+        // Two patients under one Study UID: nothing is fetched for it.
+        if (m_pushed.remove(studyKey(s.identity.studyInstanceUid, s.identity.patientId)) && !s.identityConflict)
+            m_prefetcher->add(s);
+    }
+}
+
+void Workstation::refreshStudies()
+{
+    if (m_refreshJob) {  // one at a time; the newest state wins
+        m_refreshAgain = true;
+        return;
+    }
+    auto *job = m_store->studies(DicomQuery());
+    m_refreshJob = job;
+    connect(job, &Job::finished, this, [this, job] {
+        m_refreshJob = nullptr;
+        const bool again = m_refreshAgain;  // a newer state is waiting: this list may predate it
+        m_refreshAgain = false;
+        if (job->hasError()) {
+            if (job->error().code() != ErrorCode::Cancelled)
+                Q_EMIT errorOccurred(job->error());
+        } else {
+            m_studies = job->result().value();
+            forgetChangedLoads();
+            prefetchPriorsOfPushed();
+            Q_EMIT studiesChanged();
+        }
+        if (again) {
+            refreshStudies();
+        } else if (m_seedingEndsAfterRefresh) {
+            m_seedingEndsAfterRefresh = false;
+            Q_EMIT seedingFinished();
+        }
+    });
+    job->start(ExecutionPolicy::Async);
+}
+
+} // namespace spectrum
