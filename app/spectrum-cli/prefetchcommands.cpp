@@ -143,7 +143,8 @@ int cmdPrefetch(const QStringList &args)
     Result<QList<StudyHit>> hits = runSync(registry.findStudies(q, names));
     if (!hits.isOk())
         return fail(QStringLiteral("prefetch: ") + hits.error().toString());
-    auto cachedStudies = [&cache] { return runSync(loadStudies(cache.get())).valueOr(QList<StudySummary>()); };
+    // What the cache holds, from its index's study counts (never every instance).
+    auto cachedStudies = [&cache] { return runSync(cache->studies(DicomQuery())).valueOr(QList<StudySummary>()); };
     QStringList problems;
     int studiesFetched = 0, studiesHere = 0, studyInstances = 0;
     QList<StudySummary> found;

@@ -82,6 +82,25 @@ void tst_Workstation::demoStudiesFillTheList()
     const StudySummary *ct = m_ws->findStudy(QStringLiteral("demo-ct"));
     QVERIFY(ct);
     QCOMPARE(ct->instanceCount, 200);
+    // Listed from the cache's counts, not its instances: each series says how many it holds, and what the
+    // protocols match on; the instances are read when the study opens.
+    int listed = 0;
+    for (const SeriesSummary &s : ct->series) {
+        QVERIFY(s.instances.isEmpty());
+        listed += s.listedInstances;
+    }
+    QCOMPARE(listed, 200);
+    const std::optional<StudySummary> read = readStudy(m_ws.get(), *ct);
+    QVERIFY(read);
+    QCOMPARE(read->series.size(), ct->series.size());
+    for (int i = 0; i < read->series.size(); ++i) {
+        QCOMPARE(read->series[i].seriesInstanceUid, ct->series[i].seriesInstanceUid);
+        QCOMPARE(int(read->series[i].instances.size()), ct->series[i].listedInstances);
+        QCOMPARE(read->series[i].plane, ct->series[i].plane);
+        QCOMPARE(read->series[i].bodyPart, ct->series[i].bodyPart);
+        QCOMPARE(read->series[i].sliceThickness, ct->series[i].sliceThickness);
+    }
+    QVERIFY(m_ws->loadedStudy(ct->identity.studyInstanceUid, ct->identity.patientId));
 }
 
 void tst_Workstation::openScrollAndWindowTheCt()

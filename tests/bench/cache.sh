@@ -4,6 +4,8 @@
 # patient name — in one process (spectrum-cachebench: open and search times, resident memory) and as a user runs it
 # (`spectrum-cli studies --patient-name`, wall time and peak memory by /usr/bin/time). Peer: the sqlite3 shell
 # answering the same search from the same index file (SQLite alone, with no cache around it: the floor).
+# And the workstation as a radiologist starts it on that cache: `spectrum --screenshot` (offscreen) opens the cache,
+# lists every study in the browser and saves the window — wall time and peak memory by /usr/bin/time.
 # Issue 23's goals: open ≤ 1 s, search ≤ 50 ms, RSS ≤ 200 MB.
 # Usage: tests/bench/cache.sh [ROUNDS]      (N=…; KEEP=dir to keep the filled cache there and reuse it)
 set -euo pipefail
@@ -12,7 +14,7 @@ repo=$(cd "$here/../.." && pwd)
 bin=$repo/build/bin
 ROUNDS=${1:-5}
 N=${N:-1000000}
-[ -x "$bin/spectrum-cachebench" ] || { echo "build first: make build" >&2; exit 1; }
+[ -x "$bin/spectrum-cachebench" ] && [ -x "$bin/spectrum" ] || { echo "build first: make build" >&2; exit 1; }
 command -v sqlite3 >/dev/null || { echo "sqlite3 missing: apt-get install sqlite3" >&2; exit 1; }
 # shellcheck source=benchlib.sh
 source "$here/benchlib.sh"  # $work, pids, cleanup, freeport, stats
@@ -34,6 +36,12 @@ for round in $(seq "$ROUNDS"); do
   sqlite3 -readonly "$cache/index.sqlite" "SELECT study FROM studies WHERE name GLOB 'COCOSON*' ORDER BY sortkey DESC" >"$work/sqlite.txt"
   t1=$(date +%s.%N)
   times[sqlite]+="$(awk "BEGIN{print ($t1-$t0)*1000}") "
+  mkdir -p "$work/home"
+  /usr/bin/time -f "%e %M" -o "$work/time.txt" env QT_QPA_PLATFORM=offscreen HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" \
+    SPECTRUM_CACHE_DIR="$cache" "$bin/spectrum" --screenshot "$work/list.png" >/dev/null 2>"$work/gui.txt" \
+    || { echo "the workstation did not list the cache:" >&2; cat "$work/gui.txt" >&2; exit 1; }
+  read -r wall kb <"$work/time.txt"
+  times[gui]+="$(awk "BEGIN{print $wall*1000}") "; times[guirss]+="$(awk "BEGIN{print $kb/1000}") "
 done
 [ "$(wc -l <"$work/cli.txt")" = "$studies" ] || { echo "spectrum-cli found $(wc -l <"$work/cli.txt") studies, the bench $studies" >&2; exit 1; }
 [ "$(wc -l <"$work/sqlite.txt")" = "$studies" ] || { echo "sqlite3 found $(wc -l <"$work/sqlite.txt") studies, the bench $studies" >&2; exit 1; }
@@ -47,3 +55,7 @@ row rss "resident memory after both (MB)" "≤ 200"
 row cli "spectrum-cli studies --patient-name (ms)" ""
 row clirss "spectrum-cli studies peak memory (MB)" "≤ 200"
 row sqlite "sqlite3 shell, same search, same file (ms)" "peer"
+row gui "workstation started, every study listed (ms)" ""
+row guirss "workstation peak memory (MB)" "≤ 200"
+[ -n "${SHOT:-}" ] && cp "$work/list.png" "$SHOT"
+true
