@@ -249,6 +249,7 @@ QList<Command> blobCommands()
         {"put", "URL FILE", "store a file as blob://HOST:PORT/KEY or s3://BUCKET/KEY", cmdPut},
         {"stat", "URL", "size, version and checksum of a blob or S3 object", cmdStat},
         {"ls", "URL-PREFIX", "blobs or S3 objects whose key starts with the prefix", cmdLs},
+        {"uploads", "s3://BUCKET/PREFIX [--abort]", "multipart uploads left unfinished in an S3 bucket (a killed put's parts): listed, or aborted", s3Uploads},
     };
 }
 

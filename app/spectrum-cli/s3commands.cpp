@@ -182,12 +182,18 @@ int s3Put(const QStringList &args)
     S3UploadOptions options;
     options.parallel = intOption(p, "streams", 4);
     options.partSize = qint64(intOption(p, "chunk", 16)) << 20;
+    // Run again after an interruption (a kill, a power cut), the parts the store holds already — checked by their
+    // SHA-256 — are not sent again.
+    options.resume = true;
     QElapsedTimer clock;
     clock.start();
     const Result<S3Object> r = runSync(t.client->upload(t.key, source, options));
     if (!r.isOk())
         return fail(r.error().toString());
     summary("put", r.value().size, clock);
+    if (r.value().keptBytes > 0)
+        std::fprintf(stderr, "resumed: %lld bytes were at the store already (an upload begun before), checked by their SHA-256\n",
+                     qlonglong(r.value().keptBytes));
     out(QStringLiteral("%1\t%2 bytes\tETag %3%4")
             .arg(t.key)
             .arg(r.value().size)
@@ -229,6 +235,31 @@ int s3Ls(const QStringList &args)
         token = page.value().truncated ? page.value().nextToken : QString();
     } while (!token.isEmpty());
     return 0;
+}
+
+int s3Uploads(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.addOption({QStringLiteral("abort"), QStringLiteral("Abort them: the store deletes their parts (a put run again then starts afresh).")});
+    S3Target t;
+    if (int rc = parse(p, args, QStringLiteral("Lists multipart uploads begun and neither completed nor aborted (the parts a killed put left, "
+                                              "which the store keeps and bills): spectrum-cli uploads s3://BUCKET/[PREFIX] [--abort]"),
+                       {{QStringLiteral("url"), QStringLiteral("s3://BUCKET/PREFIX")}}, &t))
+        return rc;
+    const Result<QList<QPair<QString, QString>>> pending = runSync(t.client->pendingUploads(t.key));
+    if (!pending.isOk())
+        return fail(pending.error().toString());
+    int failed = 0;
+    for (const auto &[key, id] : pending.value()) {
+        if (!p.isSet(QStringLiteral("abort"))) {
+            out(QStringLiteral("%1\t%2").arg(key, id));
+            continue;
+        }
+        const Error e = runSync(t.client->abortUpload(key, id)).error();
+        out(QStringLiteral("%1\t%2\t%3").arg(key, id, e.isError() ? QStringLiteral("not aborted: ") + e.toString() : QStringLiteral("aborted")));
+        failed += e.isError() ? 1 : 0;
+    }
+    return failed > 0 ? 1 : 0;
 }
 
 } // namespace spectrum::cli

@@ -1,4 +1,4 @@
-// What an S3 store answers in XML — ListObjectsV2 pages, multipart uploads begun, completed and listed, error
+// What an S3 store answers in XML — ListObjectsV2 pages, multipart uploads begun, completed and listed, their parts, error
 // bodies — on any bytes: a listing is either an
 // error or objects with keys and sizes that are not negative, a truncated page always says where to go on, and
 // an error answer's code and message are bounded; never a crash.
@@ -33,6 +33,14 @@ SPECTRUM_FUZZ_TARGET(s3xml)
         for (const auto &[key, upload] : uploads.value())
             if (key.isEmpty() || upload.isEmpty())
                 std::abort();
+    const Result<S3PartListing> parts = s3::parseParts(body);
+    if (parts.isOk()) {
+        for (const S3Part &p : parts.value().parts)
+            if (p.number < 1 || p.number > 10000 || p.size < 0 || p.etag.isEmpty())
+                std::abort();
+        if (parts.value().truncated && parts.value().nextMarker < 1)
+            std::abort();
+    }
     const S3ErrorAnswer e = s3::parseError(body);
     if (e.code.size() > 64 || e.message.size() > 300)
         std::abort();

@@ -17,6 +17,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -94,6 +95,7 @@ private Q_SLOTS:
     void studiesGoInAndComeBackThroughAnS3Store();
     void aThrottlingStoreIsWaitedOut();
     void aByteFlippedOnTheWayIsCaught();
+    void aPutKilledMidwayResumesOrIsAborted();
 
 private:
     S3Server m_server;
@@ -662,6 +664,73 @@ void tst_S3::aByteFlippedOnTheWayIsCaught()
     const Result<S3Object> clean = downloadInto(*m_client, QStringLiteral("flipped/big.bin"), &direct);
     QVERIFY(clean.isOk() && clean.value().verified);
     QVERIFY(direct == big);
+}
+
+void tst_S3::aPutKilledMidwayResumesOrIsAborted()
+{
+    // `spectrum-cli put` killed (-9) in the middle of a multipart upload, over a link slow enough to be caught
+    // midway: the store keeps the parts sent. Run again, the command carries that upload on — the parts the store
+    // holds with our SHA-256 are not sent again — and completes it, checked. Left instead, `spectrum-cli uploads`
+    // lists it and --abort deletes its parts.
+    QTemporaryDir dir;
+    const QByteArray blob = randomBytes((30 << 20) + 7, 24);
+    const QString file = dir.filePath(QStringLiteral("in.bin"));
+    QVERIFY(writeFile(file, blob));
+    LinkEmulator link(m_server.port(), 2, 256, 80);  // 10 MB/s: some three seconds for the whole
+    QVERIFY(link.waitUntilListening());
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), kAccess);
+    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), kSecret);
+    env.insert(QStringLiteral("AWS_ENDPOINT_URL"), QStringLiteral("http://127.0.0.1:%1").arg(link.port()));
+    auto killMidway = [&](const QString &url, const QString &key) -> bool {
+        QProcess put;
+        put.setProcessEnvironment(env);
+        put.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("put"), url, file, QStringLiteral("--chunk"), QStringLiteral("5"),
+                                                            QStringLiteral("--streams"), QStringLiteral("1")});
+        // Two parts at the store, then the kill.
+        const bool midway = QTest::qWaitFor([&] {
+            const Result<QList<QPair<QString, QString>>> pending = runSync(m_client->pendingUploads(key));
+            if (!pending.isOk() || pending.value().isEmpty())
+                return false;
+            const Result<S3PartListing> parts = runSync(m_client->uploadedParts(key, pending.value().first().second));
+            return parts.isOk() && parts.value().parts.size() >= 2;
+        }, 30000);
+        put.kill();
+        put.waitForFinished();
+        return midway && put.exitStatus() == QProcess::CrashExit;
+    };
+    auto cli = [&](const QStringList &args) {
+        QProcess p;
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
+        p.waitForFinished(120000);
+        return std::make_tuple(p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError());
+    };
+
+    const QString key = QStringLiteral("killed/resumed.bin"), url = QStringLiteral("s3://spectrum-test/") + key;
+    QVERIFY(killMidway(url, key));
+    QCOMPARE(runSync(m_client->head(key)).error().code(), ErrorCode::NotFound);  // nothing half-made at the key
+    auto [rc, out, err] = cli({QStringLiteral("uploads"), QStringLiteral("s3://spectrum-test/killed/")});
+    QVERIFY2(rc == 0 && out.startsWith(key.toUtf8() + '\t'), out.constData());
+    std::tie(rc, out, err) = cli({QStringLiteral("put"), url, file, QStringLiteral("--chunk"), QStringLiteral("5")});
+    QVERIFY2(rc == 0, err.constData());
+    const QRegularExpressionMatch kept = QRegularExpression(QStringLiteral("resumed: (\\d+) bytes")).match(QString::fromUtf8(err));
+    QVERIFY2(kept.hasMatch(), err.constData());
+    QVERIFY(kept.captured(1).toLongLong() >= 2 * (5 << 20) && kept.captured(1).toLongLong() < blob.size());
+    QVERIFY2(out.contains("=-7 (checked by the store)"), out.constData());  // seven parts, their composite checksum ours
+    QByteArray back(blob.size(), '\0');
+    const Result<S3Object> download = downloadInto(*m_client, key, &back);
+    QVERIFY(download.isOk() && download.value().verified);
+    QVERIFY(back == blob);
+    QVERIFY(runSync(m_client->pendingUploads(QStringLiteral("killed/"))).value().isEmpty());
+
+    // Another one killed, then given up: aborted, its parts gone, no object made.
+    const QString left = QStringLiteral("killed/abandoned.bin");
+    QVERIFY(killMidway(QStringLiteral("s3://spectrum-test/") + left, left));
+    std::tie(rc, out, err) = cli({QStringLiteral("uploads"), QStringLiteral("s3://spectrum-test/killed/"), QStringLiteral("--abort")});
+    QVERIFY2(rc == 0 && out.contains(left.toUtf8()) && out.contains("\taborted"), out.constData());
+    QVERIFY(runSync(m_client->pendingUploads(QStringLiteral("killed/"))).value().isEmpty());
+    QCOMPARE(runSync(m_client->head(left)).error().code(), ErrorCode::NotFound);
 }
 
 QTEST_GUILESS_MAIN(tst_S3)

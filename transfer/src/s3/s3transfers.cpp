@@ -91,6 +91,58 @@ protected:
         m_parts = int((m_source.size + m_partSize - 1) / m_partSize);
         if (m_parts <= 1)
             return putWhole();
+        if (m_options.resume)
+            return findBegun();
+        begin();
+    }
+
+    void doCancel() override
+    {
+        CompoundJob::doCancel();
+        abortAtStore();
+    }
+
+private:
+    /// An upload of this key begun before: the most recent the store lists is carried on (its parts listed), the
+    /// others left as they are (`spectrum-cli uploads` shows them). A store that cannot say: begun afresh.
+    void findBegun()
+    {
+        addSubjob(m_client->pendingUploads(m_key), [this](const Result<QList<QPair<QString, QString>>> &r) {
+            QString begun;
+            if (r.isOk()) {
+                for (const auto &[key, id] : r.value())
+                    if (key == m_key)
+                        begun = id;  // listed oldest first
+            } else {
+                qCInfo(lcTransfer) << m_what << ": uploads begun before cannot be listed, beginning afresh:" << r.error().toString();
+            }
+            if (begun.isEmpty())
+                return begin();
+            listKept(begun, 0);
+        });
+    }
+
+    void listKept(const QString &uploadId, int marker)
+    {
+        addSubjob(m_client->uploadedParts(m_key, uploadId, marker), [this, uploadId, marker](const Result<S3PartListing> &r) {
+            if (!r.isOk()) {
+                qCInfo(lcTransfer) << m_what << ": the parts of the upload begun before cannot be listed, beginning afresh:" << r.error().toString();
+                m_kept.clear();
+                return begin();
+            }
+            for (const S3Part &p : r.value().parts)
+                m_kept.insert(p.number, p);
+            if (r.value().truncated && r.value().nextMarker > marker)
+                return listKept(uploadId, r.value().nextMarker);
+            m_uploadId = uploadId;
+            m_digests = QList<QByteArray>(m_parts);
+            m_etags = QList<QByteArray>(m_parts);
+            pump();
+        });
+    }
+
+    void begin()
+    {
         const Headers headers{qMakePair(QByteArray("content-type"), m_options.contentType), qMakePair(QByteArray("x-amz-checksum-algorithm"), QByteArray("SHA256"))};
         addSubjob(new XmlAnswerJob<QString>(m_client, "POST", m_key, {qMakePair(QStringLiteral("uploads"), QString())}, headers, {},
                                             QStringLiteral("%1: starting it").arg(m_what), &s3::parseUploadId),
@@ -104,13 +156,6 @@ protected:
                   });
     }
 
-    void doCancel() override
-    {
-        CompoundJob::doCancel();
-        abortAtStore();
-    }
-
-private:
     void putWhole()
     {
         Result<QByteArray> bytes = m_source.read(0, m_source.size);
@@ -136,6 +181,17 @@ private:
                                          : bytes.error().withContext(m_what));
             m_digests[part] = Sha256::hash(bytes.value().constData(), bytes.value().size());
             const QByteArray checksum = m_digests[part].toBase64();
+            if (const auto kept = m_kept.constFind(part + 1);
+                kept != m_kept.cend() && kept->size == length && !kept->checksumSha256.isEmpty() && kept->checksumSha256 == checksum) {
+                // The store holds this part as ours already (checked by its SHA-256): not sent again.
+                m_etags[part] = kept->etag;
+                m_sent += length;
+                m_keptBytes += length;
+                setProgress(m_sent, m_source.size);
+                if (++m_done == m_parts)
+                    complete();
+                continue;
+            }
             const Query query{qMakePair(QStringLiteral("partNumber"), QString::number(part + 1)), qMakePair(QStringLiteral("uploadId"), m_uploadId)};
             ++m_inFlight;
             addSubjob(new PartJob(m_client, "PUT", m_key, query, {qMakePair(QByteArray("x-amz-checksum-sha256"), checksum)}, bytes.value(),
@@ -188,6 +244,7 @@ private:
                           return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the store's checksum of the object (%2) is not ours (%3)")
                                                                           .arg(m_what, QString::fromLatin1(o.checksumSha256), QString::fromLatin1(ours))));
                       m_uploadId.clear();  // nothing to abort any more
+                      o.keptBytes = m_keptBytes;
                       finishWith(o);
                   });
     }
@@ -220,8 +277,9 @@ private:
     QString m_uploadId;
     QList<QByteArray> m_digests;  ///< raw SHA-256 of each part
     QList<QByteArray> m_etags;
+    QHash<int, S3Part> m_kept;  ///< resuming: the parts the store holds, by number
     int m_next = 0, m_inFlight = 0, m_done = 0, m_completeAttempts = 0;
-    qint64 m_sent = 0;
+    qint64 m_sent = 0, m_keptBytes = 0;
 };
 
 class DownloadJob : public CompoundJob<S3Object>
@@ -432,6 +490,14 @@ ResultJob<QList<QPair<QString, QString>>> *S3Client::pendingUploads(const QStrin
     if (!prefix.isEmpty())
         q << qMakePair(QStringLiteral("prefix"), prefix);
     return new XmlAnswerJob<QList<QPair<QString, QString>>>(this, "GET", {}, q, {}, {}, describe("LIST uploads", prefix, m_endpoint), &s3::parseUploads);
+}
+
+ResultJob<S3PartListing> *S3Client::uploadedParts(const QString &key, const QString &uploadId, int marker)
+{
+    Query q{qMakePair(QStringLiteral("uploadId"), uploadId)};
+    if (marker > 0)
+        q << qMakePair(QStringLiteral("part-number-marker"), QString::number(marker));
+    return new XmlAnswerJob<S3PartListing>(this, "GET", key, q, {}, {}, describe("LIST parts", key, m_endpoint), &s3::parseParts);
 }
 
 ResultJob<Done> *S3Client::abortUpload(const QString &key, const QString &uploadId)

@@ -178,6 +178,46 @@ Result<QList<QPair<QString, QString>>> parseUploads(const QByteArray &bytes)
     return uploads;
 }
 
+Result<S3PartListing> parseParts(const QByteArray &bytes)
+{
+    QXmlStreamReader xml(bytes);
+    if (!xml.readNextStartElement() || xml.name() != QLatin1String("ListPartsResult"))
+        return Error(ErrorCode::Protocol, QStringLiteral("the store's list of parts is not a ListPartsResult"));
+    S3PartListing listing;
+    while (xml.readNextStartElement()) {
+        if (xml.name() == QLatin1String("IsTruncated")) {
+            listing.truncated = textOf(xml) == QLatin1String("true");
+        } else if (xml.name() == QLatin1String("NextPartNumberMarker")) {
+            listing.nextMarker = textOf(xml).toInt();
+        } else if (xml.name() == QLatin1String("Part") && listing.parts.size() < kMaxListed) {
+            S3Part part;
+            bool sized = false;
+            while (xml.readNextStartElement()) {
+                if (xml.name() == QLatin1String("PartNumber"))
+                    part.number = textOf(xml).toInt();
+                else if (xml.name() == QLatin1String("Size"))
+                    part.size = textOf(xml).toLongLong(&sized);
+                else if (xml.name() == QLatin1String("ETag"))
+                    part.etag = textOf(xml).toUtf8().left(256);
+                else if (xml.name() == QLatin1String("ChecksumSHA256"))
+                    part.checksumSha256 = textOf(xml).toUtf8().left(256);
+                else
+                    xml.skipCurrentElement();
+            }
+            if (part.number < 1 || part.number > 10000 || !sized || part.size < 0 || part.etag.isEmpty())
+                return Error(ErrorCode::Protocol, QStringLiteral("the store's list of parts has one without a number from 1 to 10000, a size or an ETag"));
+            listing.parts << part;
+        } else {
+            xml.skipCurrentElement();
+        }
+    }
+    if (xml.hasError())
+        return Error(ErrorCode::Protocol, QStringLiteral("the store's list of parts is not well-formed XML: %1").arg(xml.errorString()));
+    if (listing.truncated && (listing.nextMarker < 1 || listing.nextMarker >= 10000))
+        return Error(ErrorCode::Protocol, QStringLiteral("the store's list of parts is cut short without saying where it goes on"));
+    return listing;
+}
+
 QByteArray compositeChecksum(const QList<QByteArray> &partDigests)
 {
     QCryptographicHash h(QCryptographicHash::Sha256);

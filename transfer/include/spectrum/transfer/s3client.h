@@ -51,6 +51,24 @@ struct S3Object
     QByteArray checksumSha256;
     int partsCount = 0;         ///< headPart(): how many parts the object has (0: not said)
     bool verified = false;      ///< download(): the bytes matched the store's checksum
+    qint64 keptBytes = 0;       ///< upload() resumed: bytes of parts the store held already, not sent again
+};
+
+/// A part of a multipart upload as the store keeps it (ListParts).
+struct S3Part
+{
+    int number = 0;             ///< from 1
+    qint64 size = 0;
+    QByteArray etag;
+    QByteArray checksumSha256;  ///< base64, when the upload was begun with SHA-256 checksums
+};
+
+/// One page of a ListParts answer.
+struct S3PartListing
+{
+    QList<S3Part> parts;
+    bool truncated = false;
+    int nextMarker = 0;         ///< ask again from after this part number for the rest
 };
 
 struct S3Listing
@@ -79,6 +97,8 @@ Result<QString> parseUploadId(const QByteArray &xml);
 Result<S3Object> parseCompleted(const QByteArray &xml);
 /// A ListMultipartUploadsResult: (key, upload ID) of each upload begun and neither completed nor aborted.
 Result<QList<QPair<QString, QString>>> parseUploads(const QByteArray &xml);
+/// A ListPartsResult: part numbers from 1 to 10,000, sizes not negative; a truncated page says where to go on.
+Result<S3PartListing> parseParts(const QByteArray &xml);
 /// The composite checksum of a multipart upload from its parts' SHA-256s (raw, in part order): base64 of their
 /// SHA-256, "-", their number — what the store must report for the object.
 QByteArray compositeChecksum(const QList<QByteArray> &partDigests);
@@ -113,6 +133,10 @@ struct S3UploadOptions
     qint64 partSize = 16 << 20;  ///< S3 asks at least 5 MiB for every part but the last, at most 10,000 parts
     int parallel = 4;            ///< parts in flight at once
     QByteArray contentType = "application/octet-stream";
+    /// Carry on an upload of this key begun before and neither completed nor aborted (a process killed midway):
+    /// the parts the store holds with this source's SHA-256 and size are kept, the others sent. Without one (or
+    /// when the store cannot list them) the upload starts afresh.
+    bool resume = false;
 };
 
 /// Where a download's bytes go: called on the client's thread with each range as it completes (in any order). An
@@ -160,6 +184,8 @@ public:
     ResultJob<S3Object> *download(const QString &key, S3Sink sink, const S3DownloadOptions &options = {});
     /// Multipart uploads under `prefix` begun and neither completed nor aborted: (key, upload ID).
     ResultJob<QList<QPair<QString, QString>>> *pendingUploads(const QString &prefix = {});
+    /// The parts of upload `uploadId` of `key` the store holds, one page from after part `marker`.
+    ResultJob<S3PartListing> *uploadedParts(const QString &key, const QString &uploadId, int marker = 0);
     /// Aborts an upload begun elsewhere (a workstation killed mid-upload): its parts are deleted at the store.
     ResultJob<Done> *abortUpload(const QString &key, const QString &uploadId);
     /// Makes the bucket (for tests and first set-up; a hospital's admin usually has it made).
