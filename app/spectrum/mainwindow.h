@@ -181,6 +181,12 @@ private:
     StudyViewer *openFromCache(const StudySummary &study);
     /// Series that reached the cache since `viewer`'s study was opened join it (read from the cache).
     void addArrivedSeries(StudyViewer *viewer, const StudySummary &listed);
+    /// applyProtocol() and stepProtocol() once the comparable prior is read (readComparablePriorFirst()).
+    void applyProtocolNow(StudyViewer *viewer, int index);
+    void stepProtocolNow(StudyViewer *viewer, int step);
+    /// When `viewer`'s most recent comparable prior is in the cache but its instances are not read yet: reads them
+    /// and then calls `then` (on the GUI thread, while the viewer lives), and returns true. Else false, at once.
+    bool readComparablePriorFirst(StudyViewer *viewer, const std::function<void()> &then);
     /// The most recent comparable prior of `viewer`'s study when all of it is here and read (else null).
     const StudySummary *cachedComparablePrior(StudyViewer *viewer) const;
     /// The open viewer of this study and patient, if any.

@@ -103,8 +103,10 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
                 whenDone(m_workstation->loadStudy(s), viewer, [viewer, uid = id.studyInstanceUid](const Result<StudySummary> &r) {
                     if (!r.isOk())
                         viewer->priorsPanel()->setOpening(uid, tr("cannot be opened: %1").arg(r.error().toString()));
-                    else
-                        viewer->openBeside(r.value());  // what it refuses it says on the prior's row
+                    else if (r.value().identityConflict)
+                        viewer->priorsPanel()->setOpening(uid, tr("not opened: the cache holds this study under more than one patient"));
+                    else if (!viewer->openBeside(r.value()))
+                        viewer->priorsPanel()->setOpening(uid, tr("not opened: it is not plainly this patient's"));
                 });
                 return;
             }

@@ -22,6 +22,12 @@ StudyViewer *MainWindow::openStudy(const QString &uidOrAlias)
         statusBar()->showMessage(tr("Study %1 is not in the local cache").arg(uidOrAlias), 6000);
         return nullptr;
     }
+    // A Study UID alone does not say whose study it is when the cache holds it under two patients: the reader
+    // chooses the row (each patient's is listed apart, flagged).
+    if (study->identityConflict) {
+        statusBar()->showMessage(tr("Study %1 is in the cache under more than one patient: choose it in the study list (⚠)").arg(uidOrAlias));
+        return nullptr;
+    }
     return openFromCache(*study);
 }
 

@@ -10,6 +10,7 @@
 #include <QInputDialog>
 #include <QMenu>
 #include <QMessageBox>
+#include <QPointer>
 #include <QRegularExpression>
 #include <QStatusBar>
 
@@ -44,10 +45,35 @@ const StudySummary *MainWindow::cachedComparablePrior(StudyViewer *viewer) const
     return read && !read->identityConflict ? read : nullptr;
 }
 
+bool MainWindow::readComparablePriorFirst(StudyViewer *viewer, const std::function<void()> &then)
+{
+    const PriorList &priors = viewer->priorsPanel()->priors();
+    const int index = priors.mostRecentComparable(viewer->study().identity);
+    if (index < 0 || !priors.studies[index].isCached() || cachedComparablePrior(viewer))
+        return false;
+    const DicomIdentity id = priors.studies[index].identity;
+    for (const StudySummary &s : m_workstation->studies()) {
+        if (s.identity.studyInstanceUid != id.studyInstanceUid || s.identity.patientId != id.patientId || s.identityConflict)
+            continue;
+        // In the cache but not read (the study came from an archive; the prior arrived later): its instances first.
+        // Whatever the read gives, `then` runs once, and finds it read or not.
+        whenDone(m_workstation->loadStudy(s), viewer, [then](const Result<StudySummary> &) { then(); });
+        return true;
+    }
+    return false;
+}
+
 void MainWindow::applyProtocol(StudyViewer *viewer, int index)
 {
     if (!viewer)
         return;
+    if (readComparablePriorFirst(viewer, [this, viewer, index] { applyProtocolNow(viewer, index); }))
+        return;
+    applyProtocolNow(viewer, index);
+}
+
+void MainWindow::applyProtocolNow(StudyViewer *viewer, int index)
+{
     const StudySummary *prior = cachedComparablePrior(viewer);
     const StudySummary study = viewer->study();
     HangingPlan plan;
@@ -66,7 +92,8 @@ void MainWindow::applyProtocol(StudyViewer *viewer, int index)
     if (!prior && comparable >= 0)
         statusBar()->showMessage(tr("A comparable prior (%1) is in %2: Shift+P opens it beside this study")
                                      .arg(DicomIdentity::displayDate(priors.studies[comparable].identity.studyDate),
-                                          priors.studies[comparable].stores.join(QStringLiteral(", "))),
+                                          priors.studies[comparable].isCached() ? tr("the local cache")
+                                                                                : priors.studies[comparable].stores.join(QStringLiteral(", "))),
                                  8000);
 }
 
@@ -75,6 +102,16 @@ void MainWindow::stepProtocol(int step)
     StudyViewer *viewer = currentViewer();
     if (!viewer)
         return;
+    if (readComparablePriorFirst(viewer, [this, step, viewer = QPointer<StudyViewer>(viewer)] {
+            if (viewer && viewer == currentViewer())
+                stepProtocolNow(viewer, step);
+        }))
+        return;
+    stepProtocolNow(viewer, step);
+}
+
+void MainWindow::stepProtocolNow(StudyViewer *viewer, int step)
+{
     const QList<int> matching = m_protocols.matching(viewer->study(), cachedComparablePrior(viewer) != nullptr);
     if (matching.isEmpty()) {
         statusBar()->showMessage(tr("No hanging protocol matches this study."), 4000);
@@ -82,7 +119,7 @@ void MainWindow::stepProtocol(int step)
     }
     const int at = int(matching.indexOf(viewer->plan().protocol));
     const int next = at < 0 ? (step > 0 ? 0 : int(matching.size()) - 1) : int((at + step + matching.size()) % matching.size());
-    applyProtocol(viewer, matching[next]);
+    applyProtocolNow(viewer, matching[next]);
 }
 
 Error MainWindow::saveLayoutAsProtocol(const QString &name)

@@ -100,10 +100,12 @@ public:
     /// A study of studies() by UID or by demo alias ("demo-ct"); nullptr if unknown.
     const StudySummary *findStudy(const QString &uidOrAlias) const;
     /// `study` (one of studies()) with its instances, read from the cache, and kept for loadedStudy(). NotFound
-    /// when the cache no longer holds it; Corrupt when the identity read disagrees with the list's.
+    /// when the cache no longer holds it; Corrupt when the patient read is not plainly the list's
+    /// (patientMismatch()).
     ResultJob<StudySummary> *loadStudy(const StudySummary &study);
     /// The last loadStudy() of (study UID, patient ID), while the list still counts that study the same
-    /// (instances and bytes); nullptr otherwise.
+    /// (instances, bytes, and whether another patient claims its UID); nullptr otherwise. Valid until the list
+    /// changes or another study is read: copy what is kept.
     const StudySummary *loadedStudy(const QString &studyUid, const QString &patientId) const;
     /// True until the demo is seeded and a study list that includes all of it is in.
     bool isSeeding() const { return m_seedJob != nullptr || m_seedingEndsAfterRefresh; }
@@ -172,6 +174,10 @@ private:
     std::unique_ptr<SavedSearchRunner> m_searchRunner;
     /// Studies a PACS pushed instances of ("study UID\npatient ID"), whose priors are still to be asked for.
     QSet<QString> m_pushed;
+    /// Studies whose pushes' priors were handed to the prefetcher already (once per study).
+    QSet<QString> m_pushedDone;
+    /// m_studies' index by "study UID\npatient ID".
+    QHash<QString, int> m_listed;
     /// loadStudy()'s results by "study UID\npatient ID", the most recent last in m_loadOrder; a few kept.
     QHash<QString, StudySummary> m_loaded;
     QStringList m_loadOrder;

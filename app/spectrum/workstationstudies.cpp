@@ -4,6 +4,7 @@
 
 #include "spectrum/stores/demoseeder.h"
 #include "spectrum/stores/priorprefetch.h"
+#include "spectrum/stores/priorsearch.h"
 
 namespace spectrum {
 
@@ -41,6 +42,11 @@ ResultJob<StudySummary> *Workstation::loadStudy(const StudySummary &study)
         for (const StudySummary &s : all) {
             if (s.identity.patientId != listed.patientId)
                 continue;
+            // The list's identity (the index's first instance) and the read one (the first by key) are the same
+            // patient, or nothing is shown: instances that disagree on the patient are not mixed on one screen.
+            if (const QString why = patientMismatch(listed, s.identity); !why.isEmpty())
+                return Error(ErrorCode::Corrupt, tr("the instances of study %1 in the cache disagree on the patient (%2): not shown")
+                                                     .arg(listed.studyInstanceUid, why));
             StudySummary out = s;
             out.identityConflict = out.identityConflict || conflict;
             return out;
@@ -67,18 +73,18 @@ const StudySummary *Workstation::loadedStudy(const QString &studyUid, const QStr
     const auto loaded = m_loaded.constFind(studyKey(studyUid, patientId));
     if (loaded == m_loaded.cend())
         return nullptr;
-    for (const StudySummary &s : m_studies) {
-        if (s.identity.studyInstanceUid == studyUid && s.identity.patientId == patientId)
-            return s.instanceCount == loaded->instanceCount && s.bytes == loaded->bytes ? &*loaded : nullptr;
-    }
-    return nullptr;
+    const auto listed = m_listed.constFind(studyKey(studyUid, patientId));
+    if (listed == m_listed.cend())
+        return nullptr;
+    const StudySummary &s = m_studies[*listed];
+    return s.instanceCount == loaded->instanceCount && s.bytes == loaded->bytes && s.identityConflict == loaded->identityConflict ? &*loaded : nullptr;
 }
 
 void Workstation::forgetChangedLoads()
 {
     for (const QString &key : QStringList(m_loadOrder)) {
-        const StudySummary &l = m_loaded[key];
-        if (!loadedStudy(l.identity.studyInstanceUid, l.identity.patientId)) {
+        const auto l = m_loaded.constFind(key);
+        if (l == m_loaded.cend() || !loadedStudy(l->identity.studyInstanceUid, l->identity.patientId)) {
             m_loaded.remove(key);
             m_loadOrder.removeAll(key);
         }
@@ -91,7 +97,10 @@ void Workstation::notePushed(const QString &sopInstanceUid)
     whenDone(m_store->stat(sopInstanceUid), this, [this](const Result<BlobInfo> &info) {
         if (!info.isOk() || !info.value().dicom.isValid())
             return;
-        m_pushed.insert(studyKey(info.value().dicom.studyInstanceUid, info.value().dicom.patientId));
+        const QString key = studyKey(info.value().dicom.studyInstanceUid, info.value().dicom.patientId);
+        if (m_pushedDone.contains(key) || m_pushed.contains(key))
+            return;  // a push of a whole study: its priors asked for once
+        m_pushed.insert(key);
         prefetchPriorsOfPushed();
     });
 }
@@ -100,10 +109,17 @@ void Workstation::prefetchPriorsOfPushed()
 {
     if (!m_prefetcher || m_pushed.isEmpty())
         return;
-    for (const StudySummary &s : std::as_const(m_studies)) {
-        // Two patients under one Study UID: nothing is fetched for it.
-        if (m_pushed.remove(studyKey(s.identity.studyInstanceUid, s.identity.patientId)) && !s.identityConflict)
+    for (auto it = m_pushed.begin(); it != m_pushed.end();) {
+        const auto listed = m_listed.constFind(*it);
+        if (listed == m_listed.cend()) {
+            ++it;  // not in the list yet: at its next refresh
+            continue;
+        }
+        const StudySummary &s = m_studies[*listed];
+        if (!s.identityConflict)  // two patients under one Study UID: nothing is fetched for it
             m_prefetcher->add(s);
+        m_pushedDone.insert(*it);
+        it = m_pushed.erase(it);
     }
 }
 
@@ -124,6 +140,9 @@ void Workstation::refreshStudies()
                 Q_EMIT errorOccurred(job->error());
         } else {
             m_studies = job->result().value();
+            m_listed.clear();
+            for (int i = 0; i < m_studies.size(); ++i)
+                m_listed.insert(studyKey(m_studies[i].identity.studyInstanceUid, m_studies[i].identity.patientId), i);
             forgetChangedLoads();
             prefetchPriorsOfPushed();
             Q_EMIT studiesChanged();

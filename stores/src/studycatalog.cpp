@@ -87,6 +87,11 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
             series = s.series.end() - 1;
         }
         series->instances << InstanceRef::of(b.key, id, b.size);
+        // Each field from the first instance that records it (as the cache index counts series).
+        if (series->bodyPart.isEmpty())
+            series->bodyPart = id.bodyPartExamined;
+        if (series->viewPosition.isEmpty())
+            series->viewPosition = id.viewPosition;
         if (series->plane.isEmpty())
             series->plane = DicomIdentity::planeOf(id.imageOrientation, true);
         if (series->sliceThickness <= 0)

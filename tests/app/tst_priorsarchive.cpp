@@ -14,6 +14,7 @@
 #include <QListWidget>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QTabWidget>
 #include <QTreeWidget>
 
 using namespace spectrum;
@@ -26,6 +27,7 @@ private Q_SLOTS:
     void initTestCase() { ReadingRoomSuite::initTestCase(); }
     void cleanupTestCase() { ReadingRoomSuite::cleanupTestCase(); }
     void aPriorInTheArchiveIsFoundAndOpensBesideWhileItArrives();
+    void aPriorInTheCacheIsHungBesideAStudyFromTheArchive();
     void cliPrefetchesAQueryAndItsPriorsAndGoesOnAfterAKill();
     void aStudyPushedHereHasItsPriorFetched();
     void aSavedSearchPrefetchesWhatItListsAndItsPriors();
@@ -78,6 +80,30 @@ void tst_PriorsArchive::aPriorInTheArchiveIsFoundAndOpensBesideWhileItArrives()
     QTRY_COMPARE(pane->sliceCount(), 12);
     QCOMPARE(viewer->pane(1), pane);
     QCOMPARE(pane->viewport()->image().info.identity.sopInstanceUid, pane->study()->series[pane->seriesIndex()].instances[pane->sliceIndex()].sopInstanceUid);
+}
+
+// The same study opened from the archive again, its prior now in the cache (fetched above, never read as a whole
+// study): the hanging protocol reads the prior's instances from the cache first and hangs it beside the study.
+void tst_PriorsArchive::aPriorInTheCacheIsHungBesideAStudyFromTheArchive()
+{
+    const QString priorUid = DemoArchive::studyUid(DemoStudy::HeadCtPrior);
+    QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(priorUid) && m_ws->findStudy(priorUid)->instanceCount == 12, 30000);
+    auto *tabs = m_window->findChild<QTabWidget *>();
+    QVERIFY(tabs);
+    while (tabs->count() > 1)
+        Q_EMIT tabs->tabCloseRequested(tabs->count() - 1);
+    QVERIFY(!m_ws->loadedStudy(priorUid, m_ws->findStudy(priorUid)->identity.patientId));  // the scenario holds
+    QSignalSpy opened(m_window.get(), &MainWindow::studyOpened);
+    m_window->openRemoteStudy(QStringLiteral("pacs"), m_ctUid);
+    QVERIFY(opened.wait(20000));
+    auto *viewer = opened.first().first().value<StudyViewer *>();
+    QVERIFY(viewer);
+    QTRY_VERIFY_WITH_TIMEOUT(viewer->paneCount() == 2 && viewer->pane(1)->study()->identity.studyInstanceUid == priorUid, 20000);
+    QCOMPARE(viewer->plan().name, QStringLiteral("CT head with prior"));
+    QTRY_VERIFY_WITH_TIMEOUT(viewer->pane(1)->viewport()->hasImage(), 20000);
+    QCOMPARE(viewer->pane(1)->viewport()->image().info.identity.studyInstanceUid, priorUid);
+    while (tabs->count() > 1)
+        Q_EMIT tabs->tabCloseRequested(tabs->count() - 1);
 }
 
 // spectrum-cli prefetch, headless: the head CT of a day and its comparable prior, over a slow link; killed

@@ -109,6 +109,23 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
         if (Error e = db->exec(db->m_writer, sql); e.isError())
             return e;
     }
+    // What schema the file holds, before anything in it is changed: a newer Spectrum's index is refused as it is,
+    // schema 1's is brought up to date in one transaction (an interrupted upgrade is done again at the next open).
+    int schema = 0;
+    {
+        sqlite3_stmt *st = nullptr;
+        if (sqlite3_prepare_v2(db->m_writer, "SELECT value FROM meta WHERE name = 'schema'", -1, &st, nullptr) == SQLITE_OK
+            && sqlite3_step(st) == SQLITE_ROW)
+            schema = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);  // no meta table: a new index
+    }
+    if (schema > kSchema)
+        return Error(ErrorCode::Corrupt, QStringLiteral("the cache index %1 is of schema %2, made by a newer Spectrum; this version reads "
+                                                        "schema %3").arg(path).arg(schema).arg(kSchema));
+    if (schema == 1) {
+        if (Error e = db->upgradeSchema1(); e.isError())
+            return e.withContext(QStringLiteral("cannot bring the cache index up to date"));
+    }
     if (Error e = db->exec(db->m_writer,
                            "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;"
                            "CREATE TABLE IF NOT EXISTS blobs(key TEXT PRIMARY KEY NOT NULL, version INTEGER NOT NULL,"
@@ -130,22 +147,6 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
                            " PRIMARY KEY(study, patient, series)) WITHOUT ROWID;");
         e.isError())
         return e;
-    // Schema 1's series table, made before the series-level fields were kept: the columns now, their values once
-    // the statements are ready (below).
-    bool upgradeSeries = false;
-    {
-        sqlite3_stmt *cols = nullptr;
-        if (sqlite3_prepare_v2(db->m_writer, "SELECT count(*) FROM pragma_table_info('series') WHERE name = 'body'", -1, &cols, nullptr) != SQLITE_OK)
-            return db->error(db->m_writer, QStringLiteral("cannot read"));
-        upgradeSeries = sqlite3_step(cols) == SQLITE_ROW && sqlite3_column_int(cols, 0) == 0;
-        sqlite3_finalize(cols);
-        if (upgradeSeries) {
-            if (Error e = db->exec(db->m_writer, "ALTER TABLE series ADD COLUMN body TEXT; ALTER TABLE series ADD COLUMN view TEXT;"
-                                                 " ALTER TABLE series ADD COLUMN plane TEXT; ALTER TABLE series ADD COLUMN thickness REAL");
-                e.isError())
-                return e;
-        }
-    }
     if (Error e = db->exec(db->m_reader, "PRAGMA cache_size=-8192"); e.isError())
         return e;
     sqlite3_wal_hook(db->m_writer, [](void *self, sqlite3 *, const char *, int pages) {
@@ -180,12 +181,7 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
                                 " instances = instances + 1, bytes = bytes + excluded.bytes");
     s.studySub = db->prepare(w, "UPDATE studies SET instances = instances - 1, bytes = bytes - ? WHERE study = ? AND patient = ?");
     s.studyDrop = db->prepare(w, "DELETE FROM studies WHERE study = ? AND patient = ? AND instances <= 0");
-    // A series' fields come from its first instance that records them (as summarizeStudies() takes them).
-    s.seriesAdd = db->prepare(w, "INSERT INTO series(study, patient, series, modality, number, description, body, view, plane, thickness,"
-                                 " instances) VALUES(?,?,?,?,?,?,?,?,?,?,1) ON CONFLICT(study, patient, series) DO UPDATE SET"
-                                 " instances = instances + 1, body = coalesce(nullif(body, ''), excluded.body),"
-                                 " view = coalesce(nullif(view, ''), excluded.view), plane = coalesce(nullif(plane, ''), excluded.plane),"
-                                 " thickness = CASE WHEN thickness > 0 THEN thickness ELSE excluded.thickness END");
+    s.seriesAdd = db->prepare(w, kSeriesAdd);
     s.seriesSub = db->prepare(w, "UPDATE series SET instances = instances - 1 WHERE study = ? AND patient = ? AND series = ?");
     s.seriesDrop = db->prepare(w, "DELETE FROM series WHERE study = ? AND patient = ? AND series = ? AND instances <= 0");
     s.meta = db->prepare(w, "INSERT INTO meta(name, value) VALUES(?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value");
@@ -203,7 +199,7 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
     sqlite3_stmt *meta = nullptr;
     if (sqlite3_prepare_v2(w, "SELECT name, value FROM meta", -1, &meta, nullptr) != SQLITE_OK)
         return db->error(w, QStringLiteral("cannot read"));
-    int schema = 0;
+    schema = 0;  // as the meta rows say now (after an upgrade)
     while (sqlite3_step(meta) == SQLITE_ROW) {
         const QByteArray n(reinterpret_cast<const char *>(sqlite3_column_text(meta, 0)));
         const qint64 v = sqlite3_column_int64(meta, 1);
@@ -223,13 +219,6 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
             db->m_syncedBelow.insert(QString::fromLatin1(n.mid(7)), v);
     }
     sqlite3_finalize(meta);
-    if (schema > kSchema)
-        return Error(ErrorCode::Corrupt, QStringLiteral("the cache index %1 is of schema %2, made by a newer Spectrum; this version reads "
-                                                        "schema %3").arg(path).arg(schema).arg(kSchema));
-    if (schema != 0 && upgradeSeries) {
-        if (Error e = db->upgradeSeries(); e.isError())
-            return e.withContext(QStringLiteral("cannot bring the cache index up to date"));
-    }
     if (schema == 0) {
         // Made now, or by an open cut short before it recorded the schema (a journal being taken over): emptied,
         // and counted as new.
@@ -516,27 +505,48 @@ bool IndexDb::synced(const Entry &e) const
     return e.unsyncedBoot.isEmpty() || m_syncedBelow.value(e.unsyncedBoot, 0) > e.seq;
 }
 
-Error IndexDb::upgradeSeries()
+Error IndexDb::upgradeSchema1()
 {
-    if (Error e = begin(); e.isError())
+    // One transaction: the columns, the series counted again from the rows with their fields, the schema noted.
+    if (Error e = exec(m_writer, "BEGIN IMMEDIATE"); e.isError())
         return e;
-    Error e = exec(m_writer, "DELETE FROM series");
-    sqlite3_stmt *rows = nullptr;
-    if (!e.isError() && sqlite3_prepare_v2(m_writer, "SELECT dicom FROM blobs WHERE dicom IS NOT NULL", -1, &rows, nullptr) != SQLITE_OK)
+    Error e;
+    for (const char *column : {"body TEXT", "view TEXT", "plane TEXT", "thickness REAL"}) {
+        const QByteArray name = QByteArray(column).split(' ').first();
+        sqlite3_stmt *has = nullptr;
+        bool there = false;
+        if (sqlite3_prepare_v2(m_writer, "SELECT count(*) FROM pragma_table_info('series') WHERE name = ?", -1, &has, nullptr) == SQLITE_OK) {
+            sqlite3_bind_text(has, 1, name.constData(), int(name.size()), SQLITE_TRANSIENT);
+            there = sqlite3_step(has) == SQLITE_ROW && sqlite3_column_int(has, 0) > 0;
+        }
+        sqlite3_finalize(has);
+        if (!there)
+            e = exec(m_writer, (QByteArray("ALTER TABLE series ADD COLUMN ") + column).constData());
+        if (e.isError())
+            break;
+    }
+    if (!e.isError())
+        e = exec(m_writer, "DELETE FROM series");
+    sqlite3_stmt *rows = nullptr, *add = nullptr;
+    if (!e.isError() && (sqlite3_prepare_v2(m_writer, "SELECT dicom FROM blobs WHERE dicom IS NOT NULL", -1, &rows, nullptr) != SQLITE_OK
+                         || sqlite3_prepare_v2(m_writer, kSeriesAdd, -1, &add, nullptr) != SQLITE_OK))
         e = error(m_writer, QStringLiteral("cannot read"));
     int rc = SQLITE_DONE;
     while (!e.isError() && (rc = sqlite3_step(rows)) == SQLITE_ROW) {
         const DicomIdentity id = DicomIdentity::fromJson(QJsonDocument::fromJson(blob(rows, 0)).object());
         if (id.isValid())
-            e = addSeries(id);
+            e = addSeries(add, id);
     }
     if (!e.isError() && rc != SQLITE_DONE)
         e = error(m_writer, QStringLiteral("cannot read"));
     sqlite3_finalize(rows);
+    sqlite3_finalize(add);
     if (!e.isError())
-        e = commit();
-    else
-        rollback();
+        e = exec(m_writer, "UPDATE meta SET value = 2 WHERE name = 'schema'");
+    if (!e.isError())
+        e = exec(m_writer, "COMMIT");
+    if (e.isError())
+        exec(m_writer, "ROLLBACK");
     return e;
 }
 

@@ -100,10 +100,13 @@ private:
     sqlite3_stmt *prepare(sqlite3 *db, const char *sql);
     Error setMeta(const char *name, qint64 value);
     Error count(const Entry &e, int sign);
-    /// Counts one more instance `id` in its series, taking the series' fields from it if not known yet.
+    /// Counts one more instance `id` in its series, taking the series' fields from it if not known yet (through
+    /// `statement`, kSeriesAdd prepared; by default the index's own).
     Error addSeries(const DicomIdentity &id);
-    /// Schema 1 to 2: the series' fields (body part, view, plane, slice thickness) from the rows, in one transaction.
-    Error upgradeSeries();
+    Error addSeries(sqlite3_stmt *statement, const DicomIdentity &id);
+    /// Schema 1 to 2, before the statements are prepared: the series' fields (body part, view, plane, slice
+    /// thickness) as columns, their values from the rows, and the schema noted — one transaction.
+    Error upgradeSchema1();
 
     QString m_path;
     sqlite3 *m_reader = nullptr;

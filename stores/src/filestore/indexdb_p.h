@@ -26,6 +26,15 @@ struct IndexDb::Statements
 
 namespace indexsql {
 
+/// Counts one more instance into its series; the series' fields come from its first instance that records each
+/// (as summarizeStudies() takes them). Bound by IndexDb::addSeries.
+inline constexpr const char *kSeriesAdd =
+    "INSERT INTO series(study, patient, series, modality, number, description, body, view, plane, thickness,"
+    " instances) VALUES(?,?,?,?,?,?,?,?,?,?,1) ON CONFLICT(study, patient, series) DO UPDATE SET"
+    " instances = instances + 1, body = coalesce(nullif(body, ''), excluded.body),"
+    " view = coalesce(nullif(view, ''), excluded.view), plane = coalesce(nullif(plane, ''), excluded.plane),"
+    " thickness = CASE WHEN thickness > 0 THEN thickness ELSE excluded.thickness END";
+
 inline QString text(sqlite3_stmt *st, int col)
 {
     const auto *p = reinterpret_cast<const char *>(sqlite3_column_text(st, col));

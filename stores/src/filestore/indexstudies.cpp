@@ -126,7 +126,12 @@ Result<QList<StudySummary>> IndexDb::studies(const DicomQuery &query)
 
 Error IndexDb::addSeries(const DicomIdentity &id)
 {
-    Using x(m_st->seriesAdd);
+    return addSeries(m_st->seriesAdd, id);
+}
+
+Error IndexDb::addSeries(sqlite3_stmt *statement, const DicomIdentity &id)
+{
+    Using x(statement);
     bindText(x.st, 1, id.studyInstanceUid);
     bindText(x.st, 2, id.patientId);
     bindText(x.st, 3, id.seriesInstanceUid);
