@@ -7,6 +7,7 @@
 #include "output.h"
 #include "s3commands.h"
 
+#include "spectrum/transfer/filesink.h"
 #include "spectrum/transfer/s3client.h"
 
 #include <QCommandLineParser>
@@ -15,6 +16,7 @@
 #include <QSaveFile>
 
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 namespace spectrum::cli {
@@ -117,45 +119,91 @@ int s3Get(const QStringList &args)
                        {{QStringLiteral("url"), QStringLiteral("s3://BUCKET/KEY")}, {QStringLiteral("out"), QStringLiteral("Output file, or - for standard output.")}}, &t))
         return rc;
     const QString outPath = p.positionalArguments().at(1);
-    const bool toStdout = outPath == QLatin1String("-");
-    // A file appears whole or not at all (written beside it, renamed when every range is in).
-    QSaveFile file(outPath);
-    if (!toStdout && !file.open(QIODevice::WriteOnly))
-        return fail(QStringLiteral("cannot write %1: %2").arg(outPath, file.errorString()));
-    // Standard output in order: ranges that come early wait for the ones before them.
-    std::map<qint64, QByteArray> early;
-    qint64 written = 0;
     S3DownloadOptions options;
     options.streams = intOption(p, "streams", 4);
     options.chunk = qint64(intOption(p, "chunk", 8)) << 20;
     QElapsedTimer clock;
     clock.start();
+    if (outPath == QLatin1String("-")) {
+        // Standard output in order: ranges that come early wait for the ones before them.
+        std::map<qint64, QByteArray> early;
+        qint64 written = 0;
+        const Result<S3Object> r = runSync(t.client->download(
+            t.key,
+            [&](qint64 offset, const QByteArray &bytes) -> Error {
+                early[offset] = bytes;
+                while (!early.empty() && early.begin()->first == written) {
+                    const QByteArray &next = early.begin()->second;
+                    if (std::fwrite(next.constData(), 1, size_t(next.size()), stdout) != size_t(next.size()))
+                        return Error(ErrorCode::Io, QStringLiteral("standard output was closed"));
+                    written += next.size();
+                    early.erase(early.begin());
+                }
+                return Error();
+            },
+            options));
+        if (!r.isOk())
+            return fail(r.error().toString());
+        std::fflush(stdout);
+        summary("got", r.value().size, clock);
+        return 0;
+    }
+
+    // A file appears whole and checked, or not at all: the bytes go to FILE.part (with a record of what is in it,
+    // FILE.part.partial), renamed to FILE once the last range is in and the whole matches the store's checksum. Run
+    // again after an interruption, the ranges of the same version that are there are not fetched again — read
+    // back and checked with the rest.
+    const Result<S3Object> head = runSync(t.client->head(t.key));
+    if (!head.isOk())
+        return fail(head.error().toString());
+    if (head.value().size == 0) {
+        QSaveFile empty(outPath);
+        if (!empty.open(QIODevice::WriteOnly) || !empty.commit())
+            return fail(QStringLiteral("cannot write %1: %2").arg(outPath, empty.errorString()));
+        summary("got", 0, clock);
+        return 0;
+    }
+    const QString partPath = outPath + QStringLiteral(".part");
+    Result<std::unique_ptr<FileSink>> opened = FileSink::createOrResume(partPath, head.value().size,
+                                                                      QStringLiteral("s3 %1 %2").arg(QString::fromLatin1(head.value().etag)).arg(head.value().size));
+    if (!opened.isOk())
+        return fail(opened.error().toString());
+    std::unique_ptr<FileSink> sink = opened.takeValue();
+    options.kept = sink->completedRanges();
+    options.keptEtag = head.value().etag;
+    options.readKept = [&sink](qint64 offset, qint64 length) { return QByteArray(sink->data() + offset, length); };
+    auto dropPart = [&] {
+        (void)sink->finish();  // its record first: nothing is resumed from these bytes
+        sink.reset();
+        QFile::remove(partPath);
+    };
     const Result<S3Object> r = runSync(t.client->download(
         t.key,
         [&](qint64 offset, const QByteArray &bytes) -> Error {
-            if (!toStdout) {
-                if (!file.seek(offset) || file.write(bytes) != bytes.size())
-                    return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(outPath, file.errorString()));
-                return Error();
-            }
-            early[offset] = bytes;
-            while (!early.empty() && early.begin()->first == written) {
-                const QByteArray &next = early.begin()->second;
-                if (std::fwrite(next.constData(), 1, size_t(next.size()), stdout) != size_t(next.size()))
-                    return Error(ErrorCode::Io, QStringLiteral("standard output was closed"));
-                written += next.size();
-                early.erase(early.begin());
-            }
+            if (Error e = sink->writeAt(offset, bytes.constData(), bytes.size()); e.isError())
+                return e;
+            sink->rangeVerified(offset, offset + bytes.size());  // in the file (synced): not fetched again; checked at the end
             return Error();
         },
         options));
-    if (!r.isOk())
-        return fail(r.error().toString());  // the file (if any) is dropped, never left half-written
-    if (toStdout)
-        std::fflush(stdout);
-    else if (!file.commit())
-        return fail(QStringLiteral("cannot write %1: %2").arg(outPath, file.errorString()));
+    if (!r.isOk()) {
+        const ErrorCode code = r.error().code();
+        if (code == ErrorCode::Corrupt || code == ErrorCode::Changed || code == ErrorCode::NotFound) {
+            dropPart();  // damaged, or another version now: nothing of it is kept
+        } else {
+            std::fprintf(stderr, "spectrum-cli: the same command resumes where this one stopped\n");
+        }
+        return fail(r.error().toString());
+    }
+    if (Error e = sink->finish(); e.isError())
+        return fail(e.toString());
+    sink.reset();
+    if (::rename(QFile::encodeName(partPath).constData(), QFile::encodeName(outPath).constData()) != 0)
+        return fail(QStringLiteral("cannot write %1: %2").arg(outPath, QString::fromLocal8Bit(std::strerror(errno))));
     summary("got", r.value().size, clock);
+    if (r.value().keptBytes > 0)
+        std::fprintf(stderr, "resumed: %lld bytes were there from an interrupted get, checked with the rest%s\n", qlonglong(r.value().keptBytes),
+                     r.value().verified ? "" : " (the store keeps no checksum of this object: nothing was checked)");
     return 0;
 }
 

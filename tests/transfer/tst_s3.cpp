@@ -6,6 +6,7 @@
 // a bucket that does not exist — each a clear error; and what goes wrong between (tests/support/s3faultproxy.py): a
 // store that asks to slow down, waited out, and a bit flipped on the way, caught by the store's own checksum.
 
+#include "spectrum/transfer/progressrecord.h"
 #include "spectrum/transfer/s3client.h"
 #include "spectrum/imaging/dicomdecoder.h"
 
@@ -96,6 +97,7 @@ private Q_SLOTS:
     void aThrottlingStoreIsWaitedOut();
     void aByteFlippedOnTheWayIsCaught();
     void aPutKilledMidwayResumesOrIsAborted();
+    void aGetKilledMidwayResumesAndIsChecked();
 
 private:
     S3Server m_server;
@@ -731,6 +733,84 @@ void tst_S3::aPutKilledMidwayResumesOrIsAborted()
     QVERIFY2(rc == 0 && out.contains(left.toUtf8()) && out.contains("\taborted"), out.constData());
     QVERIFY(runSync(m_client->pendingUploads(QStringLiteral("killed/"))).value().isEmpty());
     QCOMPARE(runSync(m_client->head(left)).error().code(), ErrorCode::NotFound);
+}
+
+void tst_S3::aGetKilledMidwayResumesAndIsChecked()
+{
+    // `spectrum-cli get` killed (-9) midway over a slow link: FILE is not there, FILE.part holds what came. Run
+    // again, it fetches only the rest, reads the kept bytes back and checks them with the rest against the store's
+    // SHA-256, and renames the file into place. Kept bytes damaged on the disk meanwhile are caught, the partial
+    // file dropped, and the next run fetches everything.
+    const QByteArray blob = randomBytes((30 << 20) + 11, 25);
+    const QString key = QStringLiteral("killedget/big.bin"), url = QStringLiteral("s3://spectrum-test/") + key;
+    S3UploadOptions parts;
+    parts.partSize = 5 << 20;
+    QVERIFY(runSync(m_client->upload(key, S3Source::of(blob), parts)).isOk());
+    const Result<S3Object> head = runSync(m_client->head(key));
+    QVERIFY(head.isOk());
+    const QString identity = QStringLiteral("s3 %1 %2").arg(QString::fromLatin1(head.value().etag)).arg(blob.size());
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("big.bin")), part = out + QStringLiteral(".part");
+    LinkEmulator link(m_server.port(), 2, 256, 80);  // 10 MB/s
+    QVERIFY(link.waitUntilListening());
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), kAccess);
+    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), kSecret);
+    env.insert(QStringLiteral("AWS_ENDPOINT_URL"), QStringLiteral("http://127.0.0.1:%1").arg(link.port()));
+    const QStringList args{QStringLiteral("get"), url, out, QStringLiteral("--chunk"), QStringLiteral("1"), QStringLiteral("--streams"), QStringLiteral("2")};
+    auto killMidway = [&] {
+        QProcess get;
+        get.setProcessEnvironment(env);
+        get.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
+        if (!get.waitForStarted())
+            return false;
+        // A third of it recorded as come (the record spectrum-cli keeps beside FILE.part), then the kill.
+        const bool midway = QTest::qWaitFor([&] {
+            ProgressRecord record(part + QStringLiteral(".partial"), identity, blob.size());
+            qint64 have = 0;
+            if (record.load())
+                for (const auto &[begin, end] : record.ranges())
+                    have += end - begin;
+            return have >= blob.size() / 3 || get.state() != QProcess::Running;
+        }, 30000);
+        get.kill();
+        get.waitForFinished();
+        return midway && get.exitStatus() == QProcess::CrashExit;
+    };
+    auto cli = [&] {
+        QProcess p;
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
+        p.waitForFinished(120000);
+        return std::make_tuple(p.exitCode(), p.readAllStandardError());
+    };
+
+    QVERIFY(killMidway());
+    QVERIFY(!QFile::exists(out));  // never a half-received file under its name
+    QVERIFY(QFile::exists(part));
+    auto [rc, err] = cli();
+    QVERIFY2(rc == 0, err.constData());
+    const QRegularExpressionMatch kept = QRegularExpression(QStringLiteral("resumed: (\\d+) bytes")).match(QString::fromUtf8(err));
+    QVERIFY2(kept.hasMatch(), err.constData());
+    QVERIFY(kept.captured(1).toLongLong() >= (1 << 20) && kept.captured(1).toLongLong() < blob.size());
+    QVERIFY(readFile(out) == blob);
+    QVERIFY(!QFile::exists(part) && !QFile::exists(part + QStringLiteral(".partial")));
+
+    // Killed again; a kept byte damaged on the disk before the next run: caught by the store's checksum, nothing
+    // renamed into place, the partial file gone — and the run after fetches it whole.
+    QVERIFY(QFile::remove(out));
+    QVERIFY(killMidway());
+    {
+        QFile f(part);
+        QVERIFY(f.open(QIODevice::ReadWrite) && f.seek(100) && f.putChar(char(blob.at(100) ^ 0x20)));
+    }
+    std::tie(rc, err) = cli();
+    QCOMPARE(rc, 1);
+    QVERIFY2(err.contains("do not match the SHA-256"), err.constData());
+    QVERIFY(!QFile::exists(out) && !QFile::exists(part) && !QFile::exists(part + QStringLiteral(".partial")));
+    std::tie(rc, err) = cli();
+    QVERIFY2(rc == 0 && !err.contains("resumed"), err.constData());
+    QVERIFY(readFile(out) == blob);
 }
 
 QTEST_GUILESS_MAIN(tst_S3)

@@ -353,13 +353,39 @@ private:
         if (m_ranges.size() > size_t(std::numeric_limits<int>::max()))
             return finishWith(Error(ErrorCode::InvalidArgument, QStringLiteral("the object is too large for ranges of %1 bytes").arg(m_options.chunk)));
         m_chunks = int(m_ranges.size());
+        if (!m_options.kept.isEmpty() && m_options.readKept && m_options.keptEtag == m_object.etag)
+            m_kept = m_options.kept;
         pump();
+    }
+
+    /// Whether [offset, offset + length) is wholly inside a range an earlier download left.
+    bool isKept(qint64 offset, qint64 length) const
+    {
+        return std::any_of(m_kept.cbegin(), m_kept.cend(), [&](const QPair<qint64, qint64> &k) { return k.first <= offset && offset + length <= k.second; });
     }
 
     void pump()
     {
         while (m_inFlight < std::max(1, m_options.streams) && m_next < m_chunks) {
             const auto [offset, length] = m_ranges[size_t(m_next++)];
+            if (isKept(offset, length)) {
+                // Left by an earlier download of this version: read back, and checked with the rest.
+                if (m_check != Check::None) {
+                    const QByteArray bytes = m_options.readKept(offset, length);
+                    if (bytes.size() != length)
+                        return failDownload(Error(ErrorCode::Io, QStringLiteral("%1: the bytes kept from before cannot be read back")
+                                                                     .arg(describe("GET", m_key, m_client->endpoint()))));
+                    gather(offset, bytes);
+                }
+                m_received += length;
+                m_object.keptBytes += length;
+                setProgress(m_received, m_object.size);
+                ++m_done;
+                finishIfDone();
+                if (isFinished())
+                    return;
+                continue;
+            }
             S3GetOptions range;
             range.offset = offset;
             range.length = length;
@@ -466,6 +492,7 @@ private:
     std::map<int, Gathering> m_gathering;               ///< units whose ranges are partly in
     std::vector<QByteArray> m_partDigests;
     QByteArray m_wholeDigest;
+    QList<QPair<qint64, qint64>> m_kept;                ///< resuming: ranges left by an earlier download
 };
 
 } // namespace

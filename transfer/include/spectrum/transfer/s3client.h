@@ -51,7 +51,9 @@ struct S3Object
     QByteArray checksumSha256;
     int partsCount = 0;         ///< headPart(): how many parts the object has (0: not said)
     bool verified = false;      ///< download(): the bytes matched the store's checksum
-    qint64 keptBytes = 0;       ///< upload() resumed: bytes of parts the store held already, not sent again
+    /// upload() resumed: bytes of parts the store held already, not sent again; download() resumed: bytes an
+    /// earlier download left, not fetched again (checked all the same)
+    qint64 keptBytes = 0;
 };
 
 /// A part of a multipart upload as the store keeps it (ListParts).
@@ -148,6 +150,13 @@ struct S3DownloadOptions
     int streams = 4;             ///< ranges in flight at once (each its own connection)
     qint64 chunk = 8 << 20;      ///< bytes per ranged GET (at most; checked, a range ends where a part does)
     bool verify = true;          ///< check the bytes against the store's checksum (see download())
+    /// Resuming: the byte ranges [begin, end) an earlier download of the object left where the sink writes, and
+    /// the ETag of the version they came from. When the object is still that version, ranges inside them are not
+    /// fetched again: their bytes are read back through readKept (on the client's thread) and checked with the
+    /// rest. Another version: everything is fetched.
+    QList<QPair<qint64, qint64>> kept;
+    QByteArray keptEtag;
+    std::function<QByteArray(qint64 offset, qint64 length)> readKept;
 };
 
 class S3Client : public QObject
