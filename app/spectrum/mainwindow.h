@@ -43,7 +43,9 @@ public:
     /// Opens a study from a configured store while it arrives: asks the store what it holds, opens a viewer on
     /// it, and fetches into the cache what is in view first (StudyStreamer). The viewer arrives through
     /// studyOpened(); problems go to the status bar.
-    void openRemoteStudy(const QString &store, const QString &studyUid);
+    /// `fallbacks`: the other stores holding it, nearest first, for when `store` stops answering
+    /// (StudyStreamer::setFallbacks()).
+    void openRemoteStudy(const QString &store, const QString &studyUid, const QStringList &fallbacks = {});
     /// A study the browser found: from the cache when all of it is there, else from the first store holding it.
     void openFound(const FoundStudy &study);
     /// Fetches studies into the cache for later reading (the batch workflow), each from the first store holding

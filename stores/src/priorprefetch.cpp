@@ -62,6 +62,7 @@ void PriorPrefetcher::addWithStudy(const StudySummary &study, int instancesInArc
     } else {
         Pending pending;
         pending.store = nearest.first();
+        pending.fallbacks = nearest.mid(1);
         pending.studyUid = study.identity.studyInstanceUid;
         pending.title = QStringLiteral("%1 from %2").arg(title, pending.store);
         const qint64 perInstance = study.instanceCount > 0 && study.bytes > 0 ? study.bytes / study.instanceCount : kTypicalInstanceBytes;
@@ -110,6 +111,7 @@ void PriorPrefetcher::searched(PriorSearch *search)
         Pending pending;
         pending.key = key;
         pending.store = nearest.first();
+        pending.fallbacks = nearest.mid(1);
         pending.studyUid = p.identity.studyInstanceUid;
         pending.title = titleOf(p, pending.store);
         const int missing = p.instances > 0 ? std::max(0, p.instances - p.cachedInstances) : 0;
@@ -140,6 +142,7 @@ void PriorPrefetcher::pump()
             }
         }
         StudyStreamer *streamer = new StudyStreamer(m_registry, m_cache, next.store, next.studyUid, this);
+        streamer->setFallbacks(next.fallbacks);
         m_current = streamer;
         m_currentUid = next.studyUid;
         m_currentKey = next.key;

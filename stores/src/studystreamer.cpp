@@ -96,6 +96,32 @@ void StudyStreamer::retryTransient()
     pump();
 }
 
+bool StudyStreamer::fallBack(const QString &store, const Error &error)
+{
+    // Only a store that does not answer any more (not one that refuses, or lacks an instance), only the one in use
+    // (several requests fail together when it goes), and only while there is another.
+    const bool unreachable = error.code() == ErrorCode::Network || error.code() == ErrorCode::Timeout;
+    if (!unreachable || store != m_store || m_fallbacks.isEmpty() || m_stopped)
+        return false;
+    const QString from = m_store;
+    m_store = m_fallbacks.takeFirst();
+    qCInfo(lcStores) << "study" << m_studyUid << ":" << from << "does not answer (" << error.toString() << ") - going on from" << m_store;
+    // What failed because of it is fetched from the next store at once, its attempts counted afresh.
+    for (auto it = m_failed.begin(); it != m_failed.end();) {
+        if (isTransient(it.value())) {
+            m_attempts.remove(it.key());
+            it = m_failed.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    m_retry.stop();
+    m_backoffMs = 0;
+    m_bulkEnded = false;  // the rest in bulk from the next store, when it is worth it
+    Q_EMIT sourceChanged(from, m_store, error);
+    return true;
+}
+
 void StudyStreamer::markCached(const QString &key, qint64 bytes)
 {
     if (m_cached.contains(key))
@@ -172,11 +198,13 @@ void StudyStreamer::startBulk()
         m_bulkDone = done;
         m_bulkExpected = expected;
     });
-    whenDone(job, this, [this, job](const Result<FetchSummary> &r) {
+    whenDone(job, this, [this, job, store = m_store](const Result<FetchSummary> &r) {
         if (m_bulk != job)
             return;  // stopped meanwhile
         m_bulk = nullptr;
         m_bulkEnded = true;
+        if (!r.isOk())
+            fallBack(store, r.error());
         qCDebug(lcStores) << "streamer: bulk fetch ended at" << m_clock.elapsed() << "ms";
         // Only a stream that brought, without a problem, as many instances as the archive said the study has.
         const bool whole = r.isOk() && r.value().problems.isEmpty() && r.value().rejected == 0 && m_bulkExpected > 0
@@ -293,9 +321,13 @@ void StudyStreamer::startListing()
     qCDebug(lcStores) << "streamer: listing from" << m_clock.elapsed() << "ms";
     auto *listing = m_registry->listStudy(m_store, m_studyUid);
     m_listing = listing;
-    whenDone(listing, this, [this](const Result<StudySummary> &r) {
+    whenDone(listing, this, [this, store = m_store](const Result<StudySummary> &r) {
         if (m_listed || m_listingWaits)
             return;  // listed from the bulk fetch already
+        if (!r.isOk() && fallBack(store, r.error())) {
+            m_listingStarted = false;
+            return startListing();  // asked of the next store
+        }
         if (!r.isOk()) {
             qCWarning(lcStores) << "streamer: cannot list" << m_studyUid << "from" << m_store << ":" << r.error().toString();
             stop();  // the bulk lane too: nothing is fetched for a study that cannot be listed
@@ -474,7 +506,7 @@ void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, co
     auto *job = m_registry->fetchInstance(m_store, m_studyUid, seriesUid, sopUid, options);
     m_running.insert(key, job);
     ++m_requests;
-    whenDone(job, this, [this, key](const Result<FetchSummary> &r) {
+    whenDone(job, this, [this, key, store = m_store](const Result<FetchSummary> &r) {
         if (!m_running.remove(key))
             return;  // stopped meanwhile
         if (r.isOk() && r.value().sopInstanceUids.contains(key)) {
@@ -483,8 +515,17 @@ void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, co
             return;  // the first look's instance: fetched again with the rest once listed
         } else if (!m_cached.contains(key)) {
             const Error e = r.isOk() ? Error(ErrorCode::Corrupt, QStringLiteral("the store sent something else for %1").arg(key)) : r.error();
+            if (store != m_store && isTransient(e)) {
+                // From a store left since (it went while this was under way): fetched from the one in use, at once.
+                pump();
+                return;
+            }
             m_failed.insert(key, e);
             const int attempts = ++m_attempts[key];
+            if (fallBack(store, e)) {
+                pump();
+                return;  // from the next store, at once
+            }
             if (isTransient(e) && attempts < kMaxAttempts)
                 scheduleRetry();
             Q_EMIT instanceFailed(key, e);

@@ -11,6 +11,7 @@
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/storeregistry.h"
+#include "spectrum/stores/studystreamer.h"
 #include "spectrum/transfer/dimse.h"
 #include "archives.h"
 #include "registrysuite.h"
@@ -50,6 +51,7 @@ private Q_SLOTS:
     void aStudyStreamsAtOnceAndGivesWayToSeriesRequests();
     void theNearestStoreComesFirst();
     void aWorkstationsCacheSharedWithTheReadingRoom();
+    void aPeerThatVanishesMidReadIsLeftForTheArchive();
 };
 
 void tst_StoreRegistry::configRoundTripAndPrivacy()
@@ -547,6 +549,70 @@ void tst_StoreRegistry::aWorkstationsCacheSharedWithTheReadingRoom()
     moved.workstation.sharePort = 0;
     QCOMPARE(share.follow(moved), Error());
     QVERIFY(!share.isSharing());
+}
+
+// The reading room's peer goes away while a study is read from it (switched off: its connections reset): the
+// stream goes on from the next store holding the study — the archive — and the study is whole and the archive's
+// bytes; what came from the peer before stays.
+void tst_StoreRegistry::aPeerThatVanishesMidReadIsLeftForTheArchive()
+{
+    const QString ctUid = DemoArchive::studyUid(DemoStudy::HeadCt);
+    QList<const DemoInstance *> ct;
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.studyInstanceUid == ctUid)
+            ct << &i;
+    }
+    QVERIFY(ct.size() >= 6);
+    auto openedA = FileStore::open(m_dir.filePath(QStringLiteral("vanish-a-cache")), 0);
+    QVERIFY(openedA.isOk());
+    for (const DemoInstance *i : ct)
+        QVERIFY(runSync(openedA.value()->put(i->identity.sopInstanceUid, ByteView(i->bytes))).isOk());
+    StoreConfigFile a = config(QStringLiteral("vanish-a"));
+    const QString token = QStringLiteral("reading-room-0815");
+    a.workstation.sharePort = freePort();
+    a.workstation.shareToken = a.seal(token).value();
+    CacheShare share(openedA.value().get());
+    QCOMPARE(share.follow(a), Error());
+    // The peer over a slow link (1 MB/s): the study takes seconds, and the link can be cut midway.
+    auto link = std::make_unique<LinkEmulator>(share.port(), 4, 64, 8);
+    QVERIFY(link->waitUntilListening());
+
+    StoreConfigFile b = config(QStringLiteral("vanish-b"));
+    StoreConfig room;
+    room.name = QStringLiteral("room-a");
+    room.kind = StoreKind::Blobd;
+    room.url = QStringLiteral("blob://127.0.0.1:%1").arg(link->port());
+    room.token = b.seal(token).value();
+    QCOMPARE(b.add(room), Error());
+    auto openedB = FileStore::open(m_dir.filePath(QStringLiteral("vanish-b-cache")), 0);
+    QVERIFY(openedB.isOk());
+    std::shared_ptr<FileStore> diskB(openedB.takeValue());
+    StoreRegistry reg(b, diskB);
+    const QStringList nearest = reg.nearestFirst({QStringLiteral("web"), QStringLiteral("room-a")});
+    QCOMPARE(nearest, (QStringList{QStringLiteral("room-a"), QStringLiteral("web")}));
+
+    StudyStreamer streamer(&reg, diskB.get(), nearest.first(), ctUid);
+    streamer.setFallbacks(nearest.mid(1));
+    QSignalSpy changed(&streamer, &StudyStreamer::sourceChanged);
+    QSignalSpy failed(&streamer, &StudyStreamer::failed);
+    streamer.start();
+    QVERIFY(QTest::qWaitFor([&] { return streamer.isListed() && streamer.cachedCount() >= 2; }, 30000));
+    const int fromThePeer = streamer.cachedCount();
+    QVERIFY2(fromThePeer < ct.size(), "the link was not slow enough to be cut midway");
+    link.reset();  // the peer is gone: every connection to it reset, new ones refused
+    QVERIFY(changed.wait(30000) || !changed.isEmpty());
+    QCOMPARE(changed.first().at(0).toString(), QStringLiteral("room-a"));
+    QCOMPARE(changed.first().at(1).toString(), QStringLiteral("web"));
+    QCOMPARE(streamer.storeName(), QStringLiteral("web"));
+    QTRY_VERIFY_WITH_TIMEOUT(streamer.isComplete(), 60000);
+    QCOMPARE(streamer.cachedCount(), int(ct.size()));
+    QCOMPARE(streamer.failedCount(), 0);
+    QVERIFY(failed.isEmpty());
+    for (const DemoInstance *i : ct) {
+        Result<ByteView> cached = runSync(diskB->read(i->identity.sopInstanceUid));
+        QVERIFY(cached.isOk());
+        QVERIFY(cached.value().toByteArray() == i->bytes);
+    }
 }
 
 QTEST_GUILESS_MAIN(tst_StoreRegistry)

@@ -81,6 +81,7 @@ private:
     struct Pending
     {
         QString store;
+        QStringList fallbacks;  ///< the other stores holding it, nearest first
         QString studyUid;
         QString title;
         qint64 estimate = 0;

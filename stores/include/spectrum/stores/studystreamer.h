@@ -51,7 +51,13 @@ public:
     const StudySummary &firstLook() const { return m_firstLook; }
     bool isListed() const { return m_listed; }
     const StudySummary &study() const { return m_study; }
+    /// The store it fetches from now (the one it was made with, or a fallback since).
     QString storeName() const { return m_store; }
+    /// Stores that hold the study too, nearest first (StoreRegistry::nearestFirst), for when the store fetched
+    /// from stops answering — a reading room's peer switched off mid-read, an archive down: the listing, the
+    /// bulk lane and the instances not here yet go on from the next one (sourceChanged()). The instances cached
+    /// stay; one cut short is fetched whole from the next store.
+    void setFallbacks(const QStringList &stores) { m_fallbacks = stores; }
 
     /// The slice in view: it is fetched next, then its neighbours.
     void setFocus(int series, int index);
@@ -131,6 +137,8 @@ Q_SIGNALS:
     void finished();
     /// Failed instances will be tried again by themselves in `ms` milliseconds.
     void retryScheduled(int ms);
+    /// Store `from` stopped answering (`why`): the rest comes from `to` (setFallbacks()).
+    void sourceChanged(const QString &from, const QString &to, const spectrum::Error &why);
 
 private:
     void pump();
@@ -142,6 +150,9 @@ private:
     StoreRegistry *m_registry;
     FileStore *m_cache;
     QString m_store;
+    QStringList m_fallbacks;
+    /// Goes on from the next fallback when `error`, from `store`, says the store no longer answers; whether it did.
+    bool fallBack(const QString &store, const Error &error);
     QString m_studyUid;
     StudySummary m_study;
     StudySummary m_firstLook;
