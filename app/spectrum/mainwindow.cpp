@@ -351,6 +351,8 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     });
 
     connect(m_workstation, &Workstation::studiesChanged, this, &MainWindow::onStudiesChanged);
+    connect(m_workstation, &Workstation::sharingChanged, this, &MainWindow::updateCacheLabel);
+    updateCacheLabel();  // a workstation started before this window
     connect(m_workstation, &Workstation::started, this, &MainWindow::configurePrefetcher);
     if (m_workstation->isStarted())
         configurePrefetcher();
@@ -421,10 +423,24 @@ void MainWindow::onStudiesChanged()
             }))
             addArrivedSeries(viewer, *local);
     }
-    if (BlobStore *store = m_workstation->localStore()) {
-        const StoreUsage u = store->usage();
-        m_cacheLabel->setText(tr("Local cache: %1 images, %2 MB").arg(u.blobs).arg(u.bytes / 1e6, 0, 'f', 0));
-    }
+    updateCacheLabel();
+}
+
+void MainWindow::updateCacheLabel()
+{
+    BlobStore *store = m_workstation->localStore();
+    if (!store)
+        return;
+    const StoreUsage u = store->usage();
+    QString text = tr("Local cache: %1 images, %2 MB").arg(u.blobs).arg(u.bytes / 1e6, 0, 'f', 0);
+    // Whether the others of the reading room read from it (the configuration's workstation share).
+    if (m_workstation->isSharingCache())
+        text += tr(" · shared with the reading room on port %1%2").arg(m_workstation->sharePort()).arg(m_workstation->isShareTls() ? tr(" (TLS)") : QString());
+    m_cacheLabel->setText(text);
+    m_cacheLabel->setToolTip(m_workstation->isSharingCache()
+                                 ? tr("The other workstations of the reading room read this cache (read-only, with the room's token) before asking the archives. "
+                                      "spectrum-cli stores share changes it; the workstation follows its configuration file.")
+                                 : tr("Not shared with the reading room (spectrum-cli stores share --port P --token-file F shares it read-only)."));
 }
 
 void MainWindow::showFilterPanel()

@@ -158,6 +158,8 @@ private:
     /// Saves the findings and key images (with `findings`) and the view of the series in view.
     void saveDocuments(const QString &store, bool findings);
     void onStudiesChanged();
+    /// The status bar's line on the cache: its size, and whether the reading room shares it.
+    void updateCacheLabel();
     /// Opens the study an import brought, once the study list has it.
     void openImportedWhenListed();
     /// Asks which store and what to send, then sends.

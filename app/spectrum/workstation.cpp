@@ -197,6 +197,11 @@ void Workstation::followListening()
     startListening();
 }
 
+bool Workstation::isShareTls() const
+{
+    return m_share && m_share->isSharing() && m_share->tls();
+}
+
 bool Workstation::isSharingCache() const
 {
     return m_share && m_share->isSharing();
@@ -222,6 +227,8 @@ void Workstation::followSharing()
                                  .arg(m_share->port()).arg(m_share->tls() ? tr(" (TLS)") : QString()));
     else if (was && !m_share->isSharing())
         Q_EMIT statusMessage(tr("This workstation's cache is no longer shared"));
+    if (was != m_share->isSharing() || wasPort != m_share->port())
+        Q_EMIT sharingChanged();
 }
 
 void Workstation::reloadStoresFile()

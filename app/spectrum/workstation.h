@@ -114,6 +114,8 @@ public:
     /// The cache is shared read-only with the reading room (the configuration's workstation "share").
     bool isSharingCache() const;
     quint16 sharePort() const;
+    /// The share speaks TLS (the workstation's certificate).
+    bool isShareTls() const;
     /// Copies DICOM files, folders or a DICOMDIR's folder into the cache (DicomImport); progress and the outcome
     /// in the status messages and importFinished(). Null before started().
     DicomImport *importFiles(const QStringList &paths);
@@ -134,6 +136,8 @@ Q_SIGNALS:
     void seedingFinished();
     /// A PACS pushed an instance and it is in the cache (the study list follows through studiesChanged()).
     void instanceReceived(const QString &sopInstanceUid);
+    /// The cache began or stopped being shared with the reading room, or moved to another port.
+    void sharingChanged();
     /// The store configuration changed (in the dialog, or in its file under the workstation's feet).
     void storeConfigChanged();
     /// An import ended (from the GUI, or handed over by `spectrum-cli import`).

@@ -37,6 +37,7 @@
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QDockWidget>
 #include <QComboBox>
@@ -570,11 +571,20 @@ void tst_Workstation::theCacheIsSharedAsConfigured()
     QVERIFY2(listed.isOk(), qPrintable(listed.error().toString()));
     QCOMPARE(listed.value().size(), int(ws.cache()->usage().blobs));  // the demo studies, as the cache holds them
     QCOMPARE(runSync(client.push(QStringLiteral("x"), ByteView(QByteArray("x")))).error().code(), ErrorCode::NotAllowed);
+    // The reader sees it: the status bar's line on the cache says so, and stops saying so when it stops.
+    MainWindow window(&ws);
+    QLabel *cacheLine = nullptr;
+    for (QLabel *l : window.statusBar()->findChildren<QLabel *>())
+        if (l->text().startsWith(QStringLiteral("Local cache")))
+            cacheLine = l;
+    QVERIFY(cacheLine);
+    QVERIFY2(cacheLine->text().contains(QStringLiteral("shared with the reading room on port %1").arg(ws.sharePort())), qPrintable(cacheLine->text()));
 
     StoreConfigFile off = ws.storeConfig();
     off.workstation.sharePort = 0;
     ws.setStoreConfig(off);
     QVERIFY(!ws.isSharingCache());
+    QVERIFY2(!cacheLine->text().contains(QStringLiteral("shared")), qPrintable(cacheLine->text()));
     QCOMPARE(runSync(client.list(QString())).error().code(), ErrorCode::Network);
 }
 
