@@ -3,6 +3,7 @@
 #include "studylisting.h"
 
 #include "spectrum/core/compoundjob.h"
+#include "spectrum/core/logging.h"
 #include "spectrum/core/uid.h"
 
 #include <QPointer>
@@ -119,6 +120,48 @@ private:
 
 } // namespace
 
+QList<DicomRecord> mergeDuplicateRecords(const QList<DicomRecord> &records, QueryLevel level, int *merged)
+{
+    // What makes one record of the level: a study is one per Patient ID too (two patients under one Study UID stay
+    // two answers, for the registry to flag).
+    auto keyOf = [level](const DicomRecord &r) {
+        const DicomIdentity &id = r.identity;
+        switch (level) {
+        case QueryLevel::Patient: return id.patientId + QLatin1Char('\n') + id.issuerOfPatientId;
+        case QueryLevel::Study: return id.studyInstanceUid + QLatin1Char('\n') + id.patientId;
+        case QueryLevel::Series: return id.studyInstanceUid + QLatin1Char('\n') + id.seriesInstanceUid;
+        case QueryLevel::Instance: return id.seriesInstanceUid + QLatin1Char('\n') + id.sopInstanceUid;
+        }
+        return QString();
+    };
+    QList<DicomRecord> out;
+    QHash<QString, int> at;
+    int dropped = 0;
+    for (const DicomRecord &r : records) {
+        const QString key = keyOf(r);
+        const auto seen = at.constFind(key);
+        if (seen == at.cend()) {
+            at.insert(key, int(out.size()));
+            out << r;
+            continue;
+        }
+        // The same study (series…) again: what it adds is kept; counts only when a record says them.
+        ++dropped;
+        DicomRecord &first = out[*seen];
+        for (const QString &m : r.modalitiesInStudy)
+            if (!first.modalitiesInStudy.contains(m))
+                first.modalitiesInStudy << m;
+        first.relatedStudies = std::max(first.relatedStudies, r.relatedStudies);
+        first.relatedSeries = std::max(first.relatedSeries, r.relatedSeries);
+        first.relatedInstances = std::max(first.relatedInstances, r.relatedInstances);
+        if (first.identity.modality.isEmpty())
+            first.identity.modality = r.identity.modality;
+    }
+    if (merged)
+        *merged = dropped;
+    return out;
+}
+
 Find QueryArchive::finder()
 {
     // A job waiting for its start, or between its queries, may outlive the archive (the workstation closing): its
@@ -126,7 +169,15 @@ Find QueryArchive::finder()
     return [self = QPointer<QueryArchive>(this)](const DicomQuery &q) -> ResultJob<QList<DicomRecord>> * {
         if (!self)
             return failedJob<QList<DicomRecord>>(Error(ErrorCode::Cancelled, QStringLiteral("the store was closed")));
-        return self->find(q);
+        // Some archives answer a study (or series) once per instance it holds (pynetdicom's Q/R SCP): one record
+        // each, as the query asked.
+        return chainJob<QList<DicomRecord>>(self->find(q), [level = q.level, name = self->name()](const QList<DicomRecord> &records, const CancelToken &) {
+            int merged = 0;
+            QList<DicomRecord> out = mergeDuplicateRecords(records, level, &merged);
+            if (merged > 0)
+                qCDebug(lcStores) << name << ": merged" << merged << "repeated answers of" << records.size();
+            return Result<QList<DicomRecord>>(std::move(out));
+        });
     };
 }
 

@@ -6,13 +6,18 @@
 
 namespace spectrum {
 
+/// `records` of one `level` with each study (series, instance, patient) once — its first record, with what the
+/// repeats add (modalities, counts when a repeat says them). `merged`: how many repeats were dropped.
+QList<DicomRecord> mergeDuplicateRecords(const QList<DicomRecord> &records, QueryLevel level, int *merged = nullptr);
+
 class QueryArchive : public Archive
 {
     Q_OBJECT
 public:
     using Archive::Archive;
 
-    ResultJob<QList<DicomRecord>> *search(const DicomQuery &query) override { return track(find(query)); }
+    /// find(), with the records an archive repeats merged (mergeDuplicateRecords()).
+    ResultJob<QList<DicomRecord>> *search(const DicomQuery &query) override { return track(finder()(query)); }
     /// Series first (descriptions, numbers), then every instance of the study.
     ResultJob<StudySummary> *list(const QString &studyUid) override;
     /// Two small queries: the study's series, then the one instance its first series (by Series Number) opens

@@ -54,6 +54,15 @@ void quietDcmtk()
 {
     static std::once_flag once;
     std::call_once(once, [] {
+        // SPECTRUM_DCMTK_LOG=debug (or info, warn…): DCMTK's own account of an association on stderr, for an
+        // admin finding out why a PACS refuses us.
+        const QByteArray level = qgetenv("SPECTRUM_DCMTK_LOG").toLower();
+        if (!level.isEmpty()) {
+            const OFLogger::LogLevel l = level == "trace" ? OFLogger::TRACE_LOG_LEVEL : level == "debug" ? OFLogger::DEBUG_LOG_LEVEL
+                : level == "info" ? OFLogger::INFO_LOG_LEVEL : OFLogger::WARN_LOG_LEVEL;
+            OFLog::configure(l);
+            return;
+        }
         OFLog::configure(OFLogger::ERROR_LOG_LEVEL);
         DCM_dcmnetLogger.setLogLevel(OFLogger::FATAL_LOG_LEVEL);  // failures come back to us as conditions
         DCM_dcmtlsLogger.setLogLevel(OFLogger::FATAL_LOG_LEVEL);  // the same for TLS (a key it cannot read…)

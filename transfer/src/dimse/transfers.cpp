@@ -16,7 +16,11 @@
 #include <QtConcurrent>
 
 #include <dcmtk/dcmdata/dcdeftag.h>
+#include <dcmtk/dcmdata/dcrledrg.h>
 #include <dcmtk/dcmdata/dcuid.h>
+#include <dcmtk/dcmdata/dcxfer.h>
+#include <dcmtk/dcmjpeg/djdecode.h>
+#include <dcmtk/dcmjpls/djdecode.h>
 #include <dcmtk/dcmnet/diutil.h>
 #include <dcmtk/dcmnet/dstorscp.h>
 #include <dcmtk/dcmnet/dstorscu.h>
@@ -203,6 +207,22 @@ ResultJob<RetrieveCount> *DimseClient::move(const QString &studyUid, const QStri
     });
 }
 
+namespace {
+
+/// DCMTK's decoders of what it can decompress (JPEG, JPEG-LS, RLE), for a C-STORE to an archive that takes only
+/// uncompressed images. Process-wide, as DCMTK keeps them (the same registration imaging's decoder makes).
+void registerDecompressionCodecs()
+{
+    static std::once_flag once;
+    std::call_once(once, [] {
+        DJDecoderRegistration::registerCodecs(EDC_photometricInterpretation);
+        DJLSDecoderRegistration::registerCodecs();
+        DcmRLEDecoderRegistration::registerCodecs();
+    });
+}
+
+} // namespace
+
 ResultJob<StoreCount> *DimseClient::store(const QStringList &files)
 {
     return new PoolJob<StoreCount>([ep = m_endpoint, files](const CancelToken &token, const PoolJob<StoreCount>::Report &report) -> Result<StoreCount> {
@@ -234,6 +254,12 @@ ResultJob<StoreCount> *DimseClient::store(const QStringList &files)
         scu.setDIMSETimeout(Uint32(ep.timeoutSeconds));
         scu.setDIMSEBlockingMode(DIMSE_NONBLOCKING);
         scu.setHaltOnUnsuccessfulStoreMode(OFFalse);
+        // Each instance is offered as it is stored and, when that is compressed, uncompressed too: an archive that
+        // takes only uncompressed syntaxes (pynetdicom's storage SCP, many older PACS) gets it decompressed. A lossy
+        // image decompressed keeps what it is (Lossy Image Compression stays "01"); nothing is compressed here.
+        registerDecompressionCodecs();
+        scu.setDecompressionMode(DcmStorageSCU::DM_lossyAndLossless);
+        scu.setDatasetConversionMode(OFTrue);  // converted to what the association accepted, when that is another syntax
         if (ep.tls) {
             Result<std::unique_ptr<DcmTLSTransportLayer>> layer = tlsLayerFor(ep);
             if (!layer.isOk())
@@ -251,11 +277,17 @@ ResultJob<StoreCount> *DimseClient::store(const QStringList &files)
         const int total = int(scu.getNumberOfSOPInstances());
         scu.sent = [&](const StoreScu::Entry &entry) {
             const QString uid = qs(entry.SOPInstanceUID);
+            // DcmStorageSCU marks an instance it could not offer or send with a "pending" status of its own
+            // (0xFFxx): no C-STORE answer ever has it.
+            const bool notOffered = !entry.RequestSent || (entry.ResponseStatusCode & 0xff00) == 0xff00;
+            const QString syntax = qs(DcmXfer(entry.TransferSyntaxUID.c_str()).getXferName());
             if (entry.RequestSent && entry.ResponseStatusCode == STATUS_Success)
                 result.stored << uid;
+            else if (notOffered)
+                result.failed.append({uid, QStringLiteral("not sent: the archive accepts it in none of the transfer syntaxes it can be sent in "
+                                                          "(stored as %1; what DCMTK cannot decompress, such as JPEG 2000, goes only as it is)").arg(syntax)});
             else
-                result.failed.append({uid, entry.RequestSent ? QStringLiteral("refused with status 0x%1").arg(entry.ResponseStatusCode, 4, 16, QLatin1Char('0'))
-                                                             : QStringLiteral("not sent (no accepted presentation context)")});
+                result.failed.append({uid, QStringLiteral("refused with status 0x%1").arg(entry.ResponseStatusCode, 4, 16, QLatin1Char('0'))});
             report(++done, total);
         };
         if (OFCondition c = scu.addPresentationContexts(); c.bad())

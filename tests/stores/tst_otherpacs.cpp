@@ -1,0 +1,217 @@
+// DIMSE stacks no one here wrote, started here on loopback: pynetdicom's Query/Retrieve SCP (which answers a
+// study-level C-FIND once per instance it holds) and its Storage SCP set to take implicit VR little endian alone. The workstation finds, lists and fetches from the first as from any PACS, and sends to the second
+// what is stored compressed, decompressed on the way — or says plainly why it cannot.
+
+#include "../imaging/jpeg2000files.h"
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/storeconfig.h"
+#include "spectrum/stores/storeregistry.h"
+#include "archives.h"
+#include "testsupport.h"
+
+#include <QDir>
+#include <QProcess>
+#include <QSet>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+namespace {
+
+/// One of pynetdicom's applications (`python -m pynetdicom APP ARGS`) from the tests' venv, until destroyed.
+class PynetdicomApp
+{
+public:
+    PynetdicomApp() { m_process.setProcessChannelMode(QProcess::MergedChannels); dieWithParent(m_process); }
+    ~PynetdicomApp() { stopProcess(m_process); }
+    bool start(const QString &app, const QStringList &args, quint16 port)
+    {
+        m_process.start(QStringLiteral(TEST_VENV_DIR "/bin/python"), QStringList{QStringLiteral("-m"), QStringLiteral("pynetdicom"), app} + args);
+        if (!m_process.waitForStarted())
+            return false;
+        for (int i = 0; i < 200 && m_process.state() == QProcess::Running; ++i) {
+            QTcpSocket probe;
+            probe.connectToHost(QStringLiteral("127.0.0.1"), port);
+            if (probe.waitForConnected(100))
+                return true;
+            QTest::qWait(50);
+        }
+        qWarning("pynetdicom %s did not listen: %s", qPrintable(app), m_process.readAll().constData());
+        return false;
+    }
+
+private:
+    QProcess m_process;
+};
+
+/// The decoded pixels of a DICOM file, for comparing what arrived with what was sent.
+QByteArray pixelsOf(const QString &path)
+{
+    Result<DecodedImage> image = decodeDicom(ByteView(readFile(path)));
+    return image.isOk() ? QByteArray(reinterpret_cast<const char *>(image.value().pixels.frameData(0)), image.value().pixels.frameBytes()) : QByteArray();
+}
+
+} // namespace
+
+class tst_OtherPacs : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void aQrScpThatRepeatsItsAnswersIsReadAsAnyPacs();
+    void compressedInstancesAreDecompressedForAnArchiveThatTakesOnlyUncompressed();
+
+private:
+    QTemporaryDir m_dir;
+    PynetdicomApp m_qr, m_store;
+    quint16 m_qrPort = 0, m_storePort = 0;
+    QList<DemoInstance> m_instances;
+    QStringList m_files;  ///< the demo instances as files, uncompressed
+    std::unique_ptr<StoreRegistry> m_registry;
+    std::shared_ptr<FileStore> m_cache;
+};
+
+void tst_OtherPacs::initTestCase()
+{
+    const ProcessResult venv = run(QStringLiteral(PYVENV_SCRIPT), {QStringLiteral(TEST_VENV_DIR), QStringLiteral(TEST_PEERS_REQUIREMENTS)}, 600000);
+    QVERIFY2(venv.ok(), venv.err.constData());
+    m_qrPort = freePort();
+    m_storePort = freePort();
+    QVERIFY(writeFile(m_dir.filePath(QStringLiteral("qrscp.ini")),
+                      QStringLiteral("[DEFAULT]\n  ae_title: QRSCP\n  port: %1\n  max_pdu: 16382\n  acse_timeout: 30\n  dimse_timeout: 30\n"
+                                     "  network_timeout: 30\n  bind_address: 127.0.0.1\n  instance_location: %2\n  database_location: %3\n"
+                                     "  log_identifier: False\n")
+                          .arg(m_qrPort)
+                          .arg(m_dir.filePath(QStringLiteral("qr-instances")), m_dir.filePath(QStringLiteral("qr.sqlite")))
+                          .toUtf8()));
+    QVERIFY(m_qr.start(QStringLiteral("qrscp"), {QStringLiteral("-c"), m_dir.filePath(QStringLiteral("qrscp.ini"))}, m_qrPort));
+    QVERIFY(QDir().mkpath(m_dir.filePath(QStringLiteral("received"))));
+    // The Storage SCP set to take implicit VR little endian alone (-xi), as many older archives do.
+    QVERIFY(m_store.start(QStringLiteral("storescp"), {QString::number(m_storePort), QStringLiteral("-xi"), QStringLiteral("-aet"), QStringLiteral("STORESCP"), QStringLiteral("-od"),
+                                                       m_dir.filePath(QStringLiteral("received"))},
+                          m_storePort));
+
+    DemoOptions demo;
+    demo.ctSlices = 6;
+    demo.mrSlices = 3;
+    demo.studies = {DemoStudy::HeadCt, DemoStudy::HeadMr};
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
+                 const QString path = m_dir.filePath(QStringLiteral("demo/%1.dcm").arg(i.identity.sopInstanceUid));
+                 if (!QDir().mkpath(m_dir.filePath(QStringLiteral("demo"))) || !writeFile(path, i.bytes))
+                     return Error(ErrorCode::Io, QStringLiteral("cannot write %1").arg(path));
+                 m_files << path;
+                 m_instances << std::move(i);
+                 return Error();
+             }).isError());
+
+    StoreConfigFile config = StoreConfigFile::parse("{}", m_dir.filePath(QStringLiteral("stores.json"))).value();
+    config.workstation.aeTitle = QStringLiteral("SPECTRUMOP");
+    QCOMPARE(config.add(dimseStore(QStringLiteral("qr"), m_qrPort, QStringLiteral("QRSCP"))), Error());
+    QCOMPARE(config.add(dimseStore(QStringLiteral("store"), m_storePort, QStringLiteral("STORESCP"))), Error());
+    auto opened = FileStore::open(m_dir.filePath(QStringLiteral("cache")), 0);
+    QVERIFY(opened.isOk());
+    m_cache = std::shared_ptr<FileStore>(opened.takeValue());
+    m_registry = std::make_unique<StoreRegistry>(config, m_cache);
+}
+
+void tst_OtherPacs::aQrScpThatRepeatsItsAnswersIsReadAsAnyPacs()
+{
+    const Result<ExportSummary> sent = runSync(m_registry->exportFiles(QStringLiteral("qr"), m_files));
+    QVERIFY2(sent.isOk(), qPrintable(sent.error().toString()));
+    QCOMPARE(sent.value().stored.size(), m_files.size());
+
+    // Its study-level answer comes once per instance: read as one study each, the patient as it holds it.
+    const QString ctUid = DemoArchive::studyUid(DemoStudy::HeadCt);
+    DicomQuery all;
+    const Result<QList<StudyHit>> found = runSync(m_registry->findStudies(all, {QStringLiteral("qr")}));
+    QVERIFY2(found.isOk(), qPrintable(found.error().toString()));
+    QCOMPARE(found.value().size(), 2);
+    for (const StudyHit &h : found.value()) {
+        QVERIFY(h.conflicts.isEmpty());
+        QCOMPARE(h.study.identity.patientId, QStringLiteral("DEMO-HEAD-001"));
+    }
+    // Its series-level answer too: each series once, with all its instances under it.
+    QSet<QString> series;
+    int ctInstances = 0;
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.studyInstanceUid == ctUid) {
+            series.insert(i.identity.seriesInstanceUid);
+            ++ctInstances;
+        }
+    }
+    const Result<StudySummary> listed = runSync(m_registry->listStudy(QStringLiteral("qr"), ctUid));
+    QVERIFY2(listed.isOk(), qPrintable(listed.error().toString()));
+    QCOMPARE(listed.value().series.size(), series.size());
+    QCOMPARE(listed.value().instanceCount, ctInstances);
+    int inSeries = 0;
+    for (const SeriesSummary &s : listed.value().series)
+        inSeries += int(s.instances.size());
+    QCOMPARE(inSeries, ctInstances);
+
+    // Fetched (C-GET) into the cache: every instance, the pixels as sent.
+    const Result<FetchSummary> fetched = runSync(m_registry->fetchStudy(QStringLiteral("qr"), ctUid));
+    QVERIFY2(fetched.isOk(), qPrintable(fetched.error().toString()));
+    QCOMPARE(fetched.value().instances, ctInstances);
+    for (int k = 0; k < m_instances.size(); ++k) {
+        const DemoInstance &i = m_instances[k];
+        if (i.identity.studyInstanceUid != ctUid)
+            continue;
+        Result<ByteView> cached = runSync(m_cache->read(i.identity.sopInstanceUid));
+        QVERIFY(cached.isOk());
+        Result<DecodedImage> image = decodeDicom(cached.value());
+        QVERIFY(image.isOk());
+        QCOMPARE(QByteArray(reinterpret_cast<const char *>(image.value().pixels.frameData(0)), image.value().pixels.frameBytes()), pixelsOf(m_files[k]));
+    }
+}
+
+void tst_OtherPacs::compressedInstancesAreDecompressedForAnArchiveThatTakesOnlyUncompressed()
+{
+    // Four CT slices, each stored compressed another way; the archive takes only uncompressed syntaxes.
+    QStringList ct;
+    for (int k = 0; k < m_instances.size() && ct.size() < 4; ++k)
+        if (m_instances[k].identity.modality == QLatin1String("CT") && m_instances[k].identity.imageOrientation.size() > 0)
+            ct << m_files[k];
+    QVERIFY(ct.size() == 4);
+    QStringList compressed;
+    const QStringList tools{QStringLiteral(DCMCJPEG_EXECUTABLE), QStringLiteral(DCMCJPLS_EXECUTABLE), QStringLiteral(DCMCRLE_EXECUTABLE)};
+    for (int k = 0; k < 3; ++k) {
+        const QString out = m_dir.filePath(QStringLiteral("compressed%1.dcm").arg(k));
+        QStringList args;
+        if (k == 0)
+            args << QStringLiteral("+e1");  // JPEG lossless, process 14, first-order prediction
+        const ProcessResult r = run(tools[k], args << ct[k] << out);
+        QVERIFY2(r.ok(), r.err.constData());
+        compressed << out;
+    }
+    QVERIFY(QDir().mkpath(m_dir.filePath(QStringLiteral("j2k"))));
+    const QString j2k = makeJpeg2000(ct[3], m_dir.filePath(QStringLiteral("j2k")), 0, 0);
+    QVERIFY(!j2k.isEmpty());
+    compressed << j2k;
+
+    const Result<ExportSummary> sent = runSync(m_registry->exportFiles(QStringLiteral("store"), compressed));
+    QVERIFY2(sent.isOk(), qPrintable(sent.error().toString()));
+    QCOMPARE(sent.value().stored.size(), 3);
+    // JPEG 2000 is not something DCMTK decompresses: not sent, and said why.
+    QCOMPARE(sent.value().failed.size(), 1);
+    QVERIFY2(sent.value().failed.first().second.contains(QStringLiteral("JPEG 2000")), qPrintable(sent.value().failed.first().second));
+    // What arrived is the same image, uncompressed.
+    const QDir received(m_dir.filePath(QStringLiteral("received")));
+    for (int k = 0; k < 3; ++k) {
+        const Result<DicomIdentity> id = readDicomIdentity(ByteView(readFile(ct[k])));
+        QVERIFY(id.isOk());
+        const QString there = received.filePath(QStringLiteral("CT.") + id.value().sopInstanceUid);
+        QVERIFY2(QFile::exists(there), qPrintable(there));
+        const ProcessResult syntax = run(QStringLiteral(DCMDUMP_EXECUTABLE), {QStringLiteral("-M"), QStringLiteral("+P"), QStringLiteral("0002,0010"), there});
+        QVERIFY2(syntax.out.contains("=LittleEndianImplicit"), syntax.out.constData());
+        QCOMPARE(pixelsOf(there), pixelsOf(ct[k]));
+    }
+}
+
+QTEST_GUILESS_MAIN(tst_OtherPacs)
+#include "tst_otherpacs.moc"
