@@ -33,6 +33,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <set>
 
@@ -218,6 +219,13 @@ void registerDecompressionCodecs()
         DJDecoderRegistration::registerCodecs(EDC_photometricInterpretation);
         DJLSDecoderRegistration::registerCodecs();
         DcmRLEDecoderRegistration::registerCodecs();
+        // Unregistered at exit (a second cleanup, by imaging's registration, does nothing): DCMTK's list would
+        // otherwise be freed without its entries, which LeakSanitizer reports.
+        std::atexit([] {
+            DcmRLEDecoderRegistration::cleanup();
+            DJLSDecoderRegistration::cleanup();
+            DJDecoderRegistration::cleanup();
+        });
     });
 }
 
