@@ -2,6 +2,7 @@
 
 #include "s3job.h"
 
+#include "spectrum/core/threadpools.h"
 #include "spectrum/transfer/sha256.h"
 
 #include <QCryptographicHash>
@@ -98,12 +99,21 @@ protected:
         // anyone uses them. (A multipart object's is a composite of its parts': download() checks those.)
         const QByteArray kept = reply->rawHeader("x-amz-checksum-sha256");
         if (!ranged && !kept.isEmpty() && !kept.contains('-')) {
-            const QByteArray came = Sha256::hash(answer.constData(), answer.size()).toBase64();
-            Sha256::releaseThreadState();
-            if (came != kept)
-                return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the bytes that came do not match the SHA-256 the store keeps of the object "
-                                                                           "(%2, they hash to %3): damaged on the way, or in the store; nothing was used")
-                                                                .arg(m_what, QString::fromLatin1(kept), QString::fromLatin1(came))));
+            // Hashed on the pool: the loop goes on taking the other answers meanwhile (a study from S3 is hundreds of
+            // GETs at once, and on this thread their hashing was what held them back). The job finishes with the
+            // bytes only once they match.
+            runOnPool<QByteArray>(computePool(), this, [answer] {
+                const QByteArray digest = Sha256::hash(answer.constData(), answer.size()).toBase64();
+                Sha256::releaseThreadState();
+                return digest;
+            }, [this, answer, kept](QByteArray &&came) {
+                if (came != kept)
+                    return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the bytes that came do not match the SHA-256 the store keeps of the object "
+                                                                               "(%2, they hash to %3): damaged on the way, or in the store; nothing was used")
+                                                                    .arg(m_what, QString::fromLatin1(kept), QString::fromLatin1(came))));
+                finishWith(answer);
+            });
+            return;
         }
         finishWith(answer);
     }
