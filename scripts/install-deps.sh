@@ -28,6 +28,8 @@ packages=(
   python3-venv
   # test peers: a real PACS and an HTTP client to talk to it; xvfb for running the GUI without a display
   orthanc orthanc-dicomweb curl openssl xvfb xauth
+  # another PACS no one here wrote: PixelMed's DICOM storage and Q/R server (Java; tests/stores/tst_otherpacs)
+  pixelmed-apps
   # nginx: an HTTPS reverse proxy with Bearer tokens in front of Orthanc, for the DICOMweb TLS and token tests
   nginx-light
   # installing: manual pages from --help (help2man), and the tools that check what is installed (the desktop

@@ -1,5 +1,6 @@
 // DIMSE stacks no one here wrote, started here on loopback: pynetdicom's Query/Retrieve SCP (which answers a
-// study-level C-FIND once per instance it holds) and its Storage SCP set to take implicit VR little endian alone. The workstation finds, lists and fetches from the first as from any PACS, and sends to the second
+// study-level C-FIND once per instance it holds) and its Storage SCP set to take implicit VR little endian alone;
+// PixelMed's storage and Q/R server (Debian's pixelmed-apps, Java), fetched from by C-GET and by C-MOVE. The workstation finds, lists and fetches from the first as from any PACS, and sends to the second
 // what is stored compressed, decompressed on the way — or says plainly why it cannot.
 
 #include "../imaging/jpeg2000files.h"
@@ -14,6 +15,7 @@
 
 #include <QDir>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSet>
 #include <QTcpSocket>
 #include <QTemporaryDir>
@@ -66,6 +68,7 @@ private Q_SLOTS:
     void initTestCase();
     void aQrScpThatRepeatsItsAnswersIsReadAsAnyPacs();
     void compressedInstancesAreDecompressedForAnArchiveThatTakesOnlyUncompressed();
+    void pixelmedsServerIsReadAndWrittenAsAnyPacs();
 
 private:
     QTemporaryDir m_dir;
@@ -210,6 +213,83 @@ void tst_OtherPacs::compressedInstancesAreDecompressedForAnArchiveThatTakesOnlyU
         const ProcessResult syntax = run(QStringLiteral(DCMDUMP_EXECUTABLE), {QStringLiteral("-M"), QStringLiteral("+P"), QStringLiteral("0002,0010"), there});
         QVERIFY2(syntax.out.contains("=LittleEndianImplicit"), syntax.out.constData());
         QCOMPARE(pixelsOf(there), pixelsOf(ct[k]));
+    }
+}
+
+void tst_OtherPacs::pixelmedsServerIsReadAndWrittenAsAnyPacs()
+{
+    const QString jars = QStringLiteral("/usr/share/java");
+    QStringList classPath;
+    for (const char *jar : {"pixelmed", "hsqldb", "commons-codec", "commons-net", "jmdns", "slf4j-api", "slf4j-simple", "javax.json", "jaxb-api", "vecmath"})
+        classPath << QStringLiteral("%1/%2.jar").arg(jars, QLatin1String(jar));
+    QVERIFY2(QFile::exists(classPath.first()), "PixelMed is not installed (scripts/install-deps.sh installs pixelmed-apps)");
+    const quint16 port = freePort(), web = freePort(), ours = freePort();
+    QVERIFY(writeFile(m_dir.filePath(QStringLiteral("pixelmed.properties")),
+                      QStringLiteral("Dicom.ListeningPort=%1\nDicom.CalledAETitle=PIXELMED\nDicom.CallingAETitle=PIXELMED\nDicom.PrimaryDeviceType=ARCHIVE\n"
+                                     "Application.SavedImagesFolderName=%2\nApplication.DatabaseFileName=%3\nApplication.DatabaseServerName=spectrumtest\n"
+                                     "WebServer.ListeningPort=%4\nWebServer.RootURL=/\n"
+                                     // where C-MOVE sends: this test's Storage SCP
+                                     "Dicom.RemoteAEs=SPECTRUMOP\nDicom.RemoteAEs.SPECTRUMOP.CalledAETitle=SPECTRUMOP\n"
+                                     "Dicom.RemoteAEs.SPECTRUMOP.HostNameOrIPAddress=127.0.0.1\nDicom.RemoteAEs.SPECTRUMOP.Port=%5\n")
+                          .arg(port)
+                          .arg(m_dir.filePath(QStringLiteral("pixelmed-images")), m_dir.filePath(QStringLiteral("pixelmed-db")))
+                          .arg(web)
+                          .arg(ours)
+                          .toUtf8()));
+    QProcess server;
+    server.setProcessChannelMode(QProcess::MergedChannels);
+    server.setStandardOutputFile(m_dir.filePath(QStringLiteral("pixelmed.log")));
+    dieWithParent(server);
+    server.start(QStringLiteral("java"), {QStringLiteral("-cp"), classPath.join(QLatin1Char(':')), QStringLiteral("com.pixelmed.server.DicomAndWebStorageServer"),
+                                          m_dir.filePath(QStringLiteral("pixelmed.properties"))});
+    QVERIFY(server.waitForStarted());
+    auto stop = qScopeGuard([&] { stopProcess(server); });
+    QVERIFY2(QTest::qWaitFor([&] {
+                 QTcpSocket probe;
+                 probe.connectToHost(QStringLiteral("127.0.0.1"), port);
+                 return probe.waitForConnected(100) || server.state() != QProcess::Running;
+             }, 60000) && server.state() == QProcess::Running,
+             readFile(m_dir.filePath(QStringLiteral("pixelmed.log"))).right(2000).constData());
+
+    StoreConfigFile config = StoreConfigFile::parse("{}", m_dir.filePath(QStringLiteral("pixelmed-stores.json"))).value();
+    config.workstation.aeTitle = QStringLiteral("SPECTRUMOP");
+    config.workstation.storagePort = ours;
+    StoreConfig get = dimseStore(QStringLiteral("pixelmed"), port, QStringLiteral("PIXELMED"));
+    StoreConfig move = get;
+    move.name = QStringLiteral("pixelmed-move");
+    move.retrieve = QStringLiteral("move");
+    QCOMPARE(config.add(get), Error());
+    QCOMPARE(config.add(move), Error());
+    for (const QString &kind : {QStringLiteral("get"), QStringLiteral("move")}) {
+        auto opened = FileStore::open(m_dir.filePath(QStringLiteral("pixelmed-cache-") + kind), 0);
+        QVERIFY(opened.isOk());
+        std::shared_ptr<FileStore> cache(opened.takeValue());
+        StoreRegistry registry(config, cache);
+        if (kind == QLatin1String("get")) {
+            QVERIFY(runSync(registry.test(QStringLiteral("pixelmed"))).isOk());
+            const Result<ExportSummary> sent = runSync(registry.exportFiles(QStringLiteral("pixelmed"), m_files));
+            QVERIFY2(sent.isOk(), qPrintable(sent.error().toString()));
+            QCOMPARE(sent.value().stored.size(), m_files.size());
+            const Result<QList<StudyHit>> found = runSync(registry.findStudies(DicomQuery(), {QStringLiteral("pixelmed")}));
+            QVERIFY2(found.isOk(), qPrintable(found.error().toString()));
+            QCOMPARE(found.value().size(), 2);
+        }
+        const QString store = kind == QLatin1String("get") ? QStringLiteral("pixelmed") : QStringLiteral("pixelmed-move");
+        const QString mrUid = DemoArchive::studyUid(DemoStudy::HeadMr);
+        const Result<FetchSummary> fetched = runSync(registry.fetchStudy(store, mrUid));
+        QVERIFY2(fetched.isOk(), qPrintable(QStringLiteral("%1: %2").arg(kind, fetched.error().toString())));
+        int mr = 0;
+        for (int k = 0; k < m_instances.size(); ++k) {
+            if (m_instances[k].identity.studyInstanceUid != mrUid)
+                continue;
+            ++mr;
+            Result<ByteView> cached = runSync(cache->read(m_instances[k].identity.sopInstanceUid));
+            QVERIFY2(cached.isOk(), qPrintable(kind));
+            Result<DecodedImage> image = decodeDicom(cached.value());
+            QVERIFY(image.isOk());
+            QCOMPARE(QByteArray(reinterpret_cast<const char *>(image.value().pixels.frameData(0)), image.value().pixels.frameBytes()), pixelsOf(m_files[k]));
+        }
+        QCOMPARE(fetched.value().instances, mr);
     }
 }
 
