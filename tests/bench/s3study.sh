@@ -38,16 +38,17 @@ SPECTRUM_CACHE_DIR=$work/seed-cache "$bin/spectrum-cli" export --store s3 "${fil
 study=$(curl -sf "http://127.0.0.1:$http/dicom-web/studies" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["0020000D"]["Value"][0])')
 bytes=$(du -cb "${files[@]}" | tail -1 | cut -f1)
 
-declare -A times=()
-fetch() {  # name store: a whole fetch into a fresh cache, its wall time into times[name]
+declare -A times=() cpu=()
+fetch() {  # name store: a whole fetch into a fresh cache, its wall time into times[name], our CPU seconds into cpu[name]
   rm -rf "$work/cache"
   local t0 t1
   t0=$(date +%s.%N)
-  SPECTRUM_CACHE_DIR=$work/cache ${PERF_S3:+$([ "$2" = s3 ] && echo perf record -q -g -o /tmp/s3perf.data --)} "$bin/spectrum-cli" fetch --store "$2" "$study" >"$work/fetch.log" 2>&1 \
-    || { echo "failed: $1" >&2; tail -5 "$work/fetch.log" >&2; exit 1; }
+  SPECTRUM_CACHE_DIR=$work/cache ${PERF_S3:+$([ "$2" = s3 ] && echo perf record -q -g -o /tmp/s3perf.data --)} /usr/bin/time -o "$work/cpu" -f "%U %S" \
+    "$bin/spectrum-cli" fetch --store "$2" "$study" >"$work/fetch.log" 2>&1 || { echo "failed: $1" >&2; tail -5 "$work/fetch.log" >&2; exit 1; }
   t1=$(date +%s.%N)
   grep -q "^$SLICES instance(s)" "$work/fetch.log" || { echo "$1 brought less than the study:" >&2; cat "$work/fetch.log" >&2; exit 1; }
   times[$1]+="$(awk "BEGIN{print $t1-$t0}") "
+  cpu[$1]+="$(awk '{print $1 + $2}' "$work/cpu") "
 }
 for _ in $(seq "$ROUNDS"); do
   fetch orthanc web
@@ -56,7 +57,9 @@ done
 echo "s3study.sh $ROUNDS rounds, $SLICES instances ($((bytes / 1000000)) MB), $PARALLEL requests at once, $(date -u +%Y-%m-%d), $(nproc) cores"
 read -r ob om < <(printf '%s\n' ${times[orthanc]} | stats)
 read -r sb sm < <(printf '%s\n' ${times[s3]} | stats)
-printf '  %-48s %8s %8s\n' "" "best s" "median s"
-printf '  %-48s %8.3f %8.3f\n' "from Orthanc over DICOMweb into the cache" "$ob" "$om"
-printf '  %-48s %8.3f %8.3f\n' "from S3 into the cache" "$sb" "$sm"
+read -r _ oc < <(printf '%s\n' ${cpu[orthanc]} | stats)
+read -r _ sc < <(printf '%s\n' ${cpu[s3]} | stats)
+printf '  %-48s %8s %8s %12s\n' "" "best s" "median s" "our CPU s"
+printf '  %-48s %8.3f %8.3f %12.2f\n' "from Orthanc over DICOMweb into the cache" "$ob" "$om" "$oc"
+printf '  %-48s %8.3f %8.3f %12.2f\n' "from S3 into the cache (SHA-256 checked)" "$sb" "$sm" "$sc"
 printf '  S3 / Orthanc: %.2f× best, %.2f× median (goal ≤ 1.0×)\n' "$(awk "BEGIN{print $sb/$ob}")" "$(awk "BEGIN{print $sm/$om}")"

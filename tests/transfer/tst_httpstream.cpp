@@ -10,6 +10,7 @@
 
 #include <QElapsedTimer>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QTimer>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -53,6 +54,58 @@ public:
     }
     bool listen() { return m_server.listen(QHostAddress::LocalHost); }
     QUrl url(const QString &path) const { return QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(m_server.serverPort()).arg(path)); }
+
+private:
+    QTcpServer m_server;
+};
+
+/// An HTTP/1.1 server that keeps connections open: it reads each request (its head, and the body its
+/// Content-Length says) and answers with `answer(request)`, on the same connection, until the client closes — or,
+/// with `dropReused`, closes a connection without a word when a second request comes on it (as a server does that
+/// closed an idle connection just as the client sent on it).
+class KeepAliveServer : public QObject
+{
+public:
+    std::function<QByteArray(const QByteArray &request)> answer;
+    bool dropReused = false;
+    QList<QByteArray> requests;
+    int connections = 0;
+
+    KeepAliveServer()
+    {
+        QObject::connect(&m_server, &QTcpServer::newConnection, this, [this] {
+            while (QTcpSocket *s = m_server.nextPendingConnection()) {
+                s->setParent(this);
+                ++connections;
+                auto pending = std::make_shared<QByteArray>();
+                auto served = std::make_shared<int>(0);
+                QObject::connect(s, &QTcpSocket::readyRead, s, [this, s, pending, served] {
+                    *pending += s->readAll();
+                    for (;;) {
+                        const qsizetype end = pending->indexOf("\r\n\r\n");
+                        if (end < 0)
+                            return;
+                        const QByteArray head = pending->left(end + 4);
+                        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("Content-Length: (\\d+)")).match(QString::fromLatin1(head));
+                        const qint64 length = m.hasMatch() ? m.captured(1).toLongLong() : 0;
+                        if (pending->size() < head.size() + length)
+                            return;
+                        const QByteArray request = pending->left(head.size() + length);
+                        pending->remove(0, request.size());
+                        if (dropReused && ++*served > 1) {
+                            s->abort();
+                            return;
+                        }
+                        requests << request;
+                        s->write(answer(request));
+                    }
+                });
+            }
+        });
+    }
+    bool listen() { return m_server.listen(QHostAddress::LocalHost); }
+    QUrl url(const QString &path) const { return QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(m_server.serverPort()).arg(path)); }
+    QByteArray peer() const { return QByteArray("127.0.0.1:") + QByteArray::number(m_server.serverPort()); }
 
 private:
     QTcpServer m_server;
@@ -117,6 +170,19 @@ Error get(const QUrl &url, Collector &c, int timeoutMs = 5000, HttpCancel *cance
     return f.result();
 }
 
+/// runHttp on a worker thread while this thread's event loop serves.
+Error exchange(const HttpRequest &request, Collector &c, int timeoutMs = 5000)
+{
+    HttpCancel cancel;
+    QFuture<Error> f = QtConcurrent::run([&] { return runHttp(request, timeoutMs, c, cancel); });
+    if (!QTest::qWaitFor([&] { return f.isFinished(); }, timeoutMs + 10000)) {
+        cancel.cancel();
+        f.waitForFinished();
+        return Error(ErrorCode::Internal, QStringLiteral("the reader did not return"));
+    }
+    return f.result();
+}
+
 } // namespace
 
 class tst_HttpStream : public QObject
@@ -130,6 +196,8 @@ private slots:
     void aBodyCutShortIsAnError();
     void aStalledServerTimesOutAndACancelEndsTheWaitAtOnce();
     void aRefusedConnectionIsANetworkError();
+    void keptConnectionsCarryTheNextRequestsAndBodiesGoOut();
+    void aKeptConnectionThePeerClosedIsReplacedUnseen();
     void dicomWebRetrievalRefreshesARefusedToken();
 };
 
@@ -238,6 +306,83 @@ void tst_HttpStream::aRefusedConnectionIsANetworkError()
     const Error e = get(QUrl(QStringLiteral("http://127.0.0.1:%1/x").arg(freePort())), c);
     QCOMPARE(e.code(), ErrorCode::Network);
     QVERIFY2(e.message().contains(QStringLiteral("refused"), Qt::CaseInsensitive), qPrintable(e.toString()));
+}
+
+void tst_HttpStream::keptConnectionsCarryTheNextRequestsAndBodiesGoOut()
+{
+    // Kept open: GET, HEAD and PUT one after the other over one connection. The HEAD's Content-Length is not a
+    // body to wait for; the PUT's body goes out with its length (a large one after its head).
+    KeepAliveServer server;
+    QVERIFY(server.listen());
+    HttpConnections::shared().clear();
+    const QByteArray object = randomBytes(500'000, 8), upload = randomBytes(300'000, 9);
+    server.answer = [&](const QByteArray &request) -> QByteArray {
+        if (request.startsWith("HEAD "))
+            return "HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(object.size()) + "\r\nETag: \"e\"\r\n\r\n";
+        if (request.startsWith("PUT "))
+            return "HTTP/1.1 200 OK\r\nETag: \"" + QByteArray::number(request.size()) + "\"\r\nContent-Length: 0\r\n\r\n";
+        return "HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(object.size()) + "\r\n\r\n" + object;
+    };
+    HttpRequest get;
+    get.url = server.url(QStringLiteral("/o"));
+    get.keepAlive = true;
+    for (int round = 0; round < 3; ++round) {
+        Collector c;
+        QCOMPARE(exchange(get, c), Error());
+        QVERIFY(c.ended && c.body == object);
+        QCOMPARE(HttpConnections::shared().idle(server.peer()), 1);
+    }
+    HttpRequest head = get;
+    head.method = "HEAD";
+    Collector h;
+    QCOMPARE(exchange(head, h), Error());
+    QVERIFY(h.ended && h.body.isEmpty());
+    QCOMPARE(h.headSeen.value("content-length"), QByteArray::number(object.size()));
+    HttpRequest put = get;
+    put.method = "PUT";
+    put.body = upload;
+    Collector p;
+    QCOMPARE(exchange(put, p), Error());
+    QVERIFY(p.ended);
+    QCOMPARE(server.connections, 1);
+    QCOMPARE(server.requests.size(), 5);
+    QVERIFY(!server.requests[0].contains("Connection: close"));
+    QVERIFY(server.requests[4].startsWith("PUT /o HTTP/1.1\r\n"));
+    QVERIFY(server.requests[4].contains("\r\nContent-Length: 300000\r\n"));
+    QVERIFY(server.requests[4].endsWith(upload));
+
+    // An answer that says it closes is not kept.
+    server.answer = [&](const QByteArray &) { return QByteArray("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"); };
+    Collector last;
+    QCOMPARE(exchange(get, last), Error());
+    QCOMPARE(last.body, QByteArray("ok"));
+    QCOMPARE(HttpConnections::shared().idle(server.peer()), 0);
+    HttpConnections::shared().clear();
+}
+
+void tst_HttpStream::aKeptConnectionThePeerClosedIsReplacedUnseen()
+{
+    // The server drops every connection at its second request without answering. The client sends it again on
+    // a new connection: the caller sees one clean answer each time.
+    KeepAliveServer server;
+    QVERIFY(server.listen());
+    HttpConnections::shared().clear();
+    server.dropReused = true;
+    server.answer = [](const QByteArray &request) {
+        const QByteArray path = request.mid(4, request.indexOf(" HTTP/") - 4);
+        return "HTTP/1.1 200 OK\r\nContent-Length: " + QByteArray::number(path.size()) + "\r\n\r\n" + path;
+    };
+    for (int i = 0; i < 4; ++i) {
+        HttpRequest get;
+        get.url = server.url(QStringLiteral("/n%1").arg(i));
+        get.keepAlive = true;
+        Collector c;
+        QCOMPARE(exchange(get, c), Error());
+        QCOMPARE(c.body, QByteArray("/n") + QByteArray::number(i));
+    }
+    QCOMPARE(server.requests.size(), 4);
+    QCOMPARE(server.connections, 4);
+    HttpConnections::shared().clear();
 }
 
 void tst_HttpStream::dicomWebRetrievalRefreshesARefusedToken()

@@ -308,6 +308,7 @@ void tst_S3::bigObjectsGoUpInPartsAndComeBackOverSeveralConnections()
     QCOMPARE(uploaded.value().checksumSha256, s3::compositeChecksum(digests));
     QVERIFY(uploaded.value().etag.endsWith("-5\""));  // a multipart ETag: its number of parts
     const Result<S3Object> head = runSync(m_client->head(QStringLiteral("big/study.bin")));
+    QVERIFY2(head.isOk(), qPrintable(head.isOk() ? QString() : head.error().toString()));
     QCOMPARE(head.value().size, qint64(blob.size()));
     QVERIFY(std::abs(head.value().lastModified.secsTo(QDateTime::currentDateTimeUtc())) < 300);
     QCOMPARE(head.value().checksumSha256, s3::compositeChecksum(digests));  // as the store keeps it, not our copy

@@ -1,10 +1,13 @@
 #include "httpstream.h"
 
+#include <QDeadlineTimer>
 #include <QElapsedTimer>
+#include <QNetworkProxy>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -61,6 +64,18 @@ public:
     {
         if (m_fd >= 0)
             ::close(m_fd);
+    }
+
+    /// A connection kept open from an earlier exchange.
+    void adopt(int fd) { m_fd = fd; }
+    /// Gives the connection up (to be kept for another exchange): as an adopted one expects it.
+    int release()
+    {
+        if (m_lowWater != 1) {
+            const int one = 1;
+            ::setsockopt(m_fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
+        }
+        return std::exchange(m_fd, -1);
     }
 
     Error connectTo(const QByteArray &host, quint16 port)
@@ -320,53 +335,156 @@ Result<HttpHead> parseHead(const QByteArray &bytes)
 
 } // namespace
 
-Error runHttpGet(const QUrl &url, const QList<QPair<QByteArray, QByteArray>> &fields, int timeoutMs, HttpBodyConsumer &consumer,
-                 const HttpCancel &cancel)
+bool canStreamDirectly(const QUrl &url)
 {
-    if (url.scheme() != QLatin1String("http") || url.host().isEmpty())
-        return Error(ErrorCode::InvalidArgument, QStringLiteral("not a plain http:// address"));
-    const quint16 port = quint16(url.port(80));
-    const QString peer = QStringLiteral("%1:%2").arg(url.host()).arg(port);
-    Socket socket(cancel, timeoutMs > 0 ? timeoutMs : 60000, peer);
-    if (Error e = socket.connectTo(url.host(QUrl::FullyEncoded).toLatin1(), port); e.isError())
-        return e;
+    if (url.scheme() != QLatin1String("http") || QNetworkProxy::applicationProxy().type() != QNetworkProxy::NoProxy)
+        return false;
+    for (const char *var : {"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"})
+        if (!qEnvironmentVariableIsEmpty(var))
+            return false;
+    return true;
+}
 
-    QByteArray request = "GET " + url.toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority | QUrl::RemoveFragment) + " HTTP/1.1\r\n";
-    if (request.startsWith("GET  "))
-        request.insert(4, '/');
+HttpConnections &HttpConnections::shared()
+{
+    static HttpConnections connections;
+    return connections;
+}
+
+HttpConnections::~HttpConnections()
+{
+    clear();
+}
+
+int HttpConnections::take(const QByteArray &peer)
+{
+    const qint64 now = QDeadlineTimer::current().deadline();
+    QMutexLocker lock(&m_mutex);
+    for (auto &[name, idle] : m_peers) {
+        if (name != peer)
+            continue;
+        while (!idle.empty()) {
+            const Idle last = idle.back();  // the most recently used: the least likely to have been closed
+            idle.pop_back();
+            // Closed by the peer (readable: its FIN, or bytes no one asked for), or idle past what servers keep.
+            pollfd p{last.fd, POLLIN, 0};
+            if (now - last.since > kIdleMs || ::poll(&p, 1, 0) != 0) {
+                ::close(last.fd);
+                continue;
+            }
+            return last.fd;
+        }
+        return -1;
+    }
+    return -1;
+}
+
+void HttpConnections::give(const QByteArray &peer, int fd)
+{
+    const qint64 now = QDeadlineTimer::current().deadline();
+    QMutexLocker lock(&m_mutex);
+    auto it = std::find_if(m_peers.begin(), m_peers.end(), [&](const auto &p) { return p.first == peer; });
+    if (it == m_peers.end()) {
+        m_peers.emplace_back(peer, std::vector<Idle>());
+        it = m_peers.end() - 1;
+    }
+    std::vector<Idle> &idle = it->second;
+    // The oldest go first: past their time, or beyond the most kept.
+    idle.erase(std::remove_if(idle.begin(), idle.end(), [&](const Idle &i) { return now - i.since > kIdleMs && ::close(i.fd) == 0; }), idle.end());
+    if (int(idle.size()) >= kMaxIdlePerPeer) {
+        ::close(idle.front().fd);
+        idle.erase(idle.begin());
+    }
+    idle.push_back({fd, now});
+}
+
+int HttpConnections::idle(const QByteArray &peer) const
+{
+    QMutexLocker lock(&m_mutex);
+    for (const auto &[name, idle] : m_peers)
+        if (name == peer)
+            return int(idle.size());
+    return 0;
+}
+
+void HttpConnections::clear()
+{
+    QMutexLocker lock(&m_mutex);
+    for (auto &[name, idle] : m_peers)
+        for (const Idle &i : idle)
+            ::close(i.fd);
+    m_peers.clear();
+}
+
+namespace {
+
+/// A method whose request carries a body (sent with its length, even an empty one).
+bool carriesBody(const QByteArray &method)
+{
+    return method == "PUT" || method == "POST" || method == "PATCH";
+}
+
+enum class Outcome { Done, Failed, PeerHadClosed };
+
+/// One exchange over `socket`. PeerHadClosed: a kept connection gave nothing back (closed or reset before the
+/// first byte of the answer) — the consumer saw nothing and the request may be sent again on a new one.
+Outcome exchange(Socket &socket, const HttpRequest &request, const QString &peer, bool reused, HttpBodyConsumer &consumer, const HttpCancel &cancel,
+                 Error *error, bool *reusable)
+{
+    *reusable = false;
+    const QUrl &url = request.url;
+    const quint16 port = quint16(url.port(80));
+    QByteArray head = request.method + ' ' + url.toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority | QUrl::RemoveFragment) + " HTTP/1.1\r\n";
+    if (head.startsWith(request.method + "  "))
+        head.insert(request.method.size() + 1, '/');
     const QByteArray host = url.host(QUrl::FullyEncoded).toLatin1();
-    request += "Host: " + (host.contains(':') ? "[" + host + "]" : host) + (url.port() > 0 ? ":" + QByteArray::number(port) : QByteArray()) + "\r\n";
-    for (const auto &[name, value] : fields)
-        request += name + ": " + value + "\r\n";
-    request += "Connection: close\r\n\r\n";  // one exchange per connection: the end of the stream ends the answer
-    if (Error e = socket.sendAll(request); e.isError())
-        return e;
+    head += "Host: " + (host.contains(':') ? "[" + host + "]" : host) + (url.port() > 0 ? ":" + QByteArray::number(port) : QByteArray()) + "\r\n";
+    for (const auto &[name, value] : request.fields)
+        head += name + ": " + value + "\r\n";
+    if (carriesBody(request.method))
+        head += "Content-Length: " + QByteArray::number(request.body.size()) + "\r\n";
+    // Without keeping: one exchange per connection, whose end ends the answer.
+    head += request.keepAlive ? QByteArray("\r\n") : QByteArray("Connection: close\r\n\r\n");
+    const auto lost = [&](const Error &e) {
+        *error = e;
+        return reused && e.code() == ErrorCode::Network ? Outcome::PeerHadClosed : Outcome::Failed;
+    };
+    // Small bodies go out with the head, in one segment.
+    const bool together = carriesBody(request.method) && request.body.size() <= 64 * 1024;
+    if (Error e = socket.sendAll(together ? head + request.body : head); e.isError())
+        return lost(e);
+    if (carriesBody(request.method) && !together) {
+        if (Error e = socket.sendAll(request.body); e.isError())
+            return lost(e);
+    }
 
     // The head, then whatever of the body came with it.
-    QByteArray head;
+    QByteArray answer;
     qsizetype headEnd = -1;
     char chunk[64 * 1024];
     while (headEnd < 0) {
         const Result<qint64> n = socket.receive(chunk, sizeof chunk);
         if (!n.isOk())
-            return n.error();
-        if (n.value() == 0)
-            return Error(ErrorCode::Network, QStringLiteral("%1 closed the connection without an answer").arg(peer));
-        head.append(chunk, n.value());
-        headEnd = head.indexOf("\r\n\r\n");
-        if (headEnd < 0 && head.size() > kMaxHeaderBytes)
-            return Error(ErrorCode::Network, QStringLiteral("the answer's header is longer than %1 bytes").arg(kMaxHeaderBytes));
+            return answer.isEmpty() ? lost(n.error()) : (*error = n.error(), Outcome::Failed);
+        if (n.value() == 0) {
+            const Error e(ErrorCode::Network, QStringLiteral("%1 closed the connection without an answer").arg(peer));
+            return answer.isEmpty() ? lost(e) : (*error = e, Outcome::Failed);
+        }
+        answer.append(chunk, n.value());
+        headEnd = answer.indexOf("\r\n\r\n");
+        if (headEnd < 0 && answer.size() > kMaxHeaderBytes)
+            return *error = Error(ErrorCode::Network, QStringLiteral("the answer's header is longer than %1 bytes").arg(kMaxHeaderBytes)), Outcome::Failed;
     }
-    Result<HttpHead> parsed = parseHead(head.left(headEnd));
+    Result<HttpHead> parsed = parseHead(answer.left(headEnd));
     if (!parsed.isOk())
-        return parsed.error();
+        return *error = parsed.error(), Outcome::Failed;
     const HttpHead &h = parsed.value();
     if (Error e = consumer.head(h); e.isError())
-        return e;
+        return *error = e, Outcome::Failed;
 
     Body::Framing framing = Body::Framing::UntilClose;
     qint64 length = 0;
-    if (h.status == 204 || h.status == 304 || h.status < 200) {
+    if (request.method == "HEAD" || h.status == 204 || h.status == 304 || h.status < 200) {
         framing = Body::Framing::None;
     } else if (h.value("transfer-encoding").toLower().contains("chunked")) {
         framing = Body::Framing::Chunked;
@@ -374,42 +492,84 @@ Error runHttpGet(const QUrl &url, const QList<QPair<QByteArray, QByteArray>> &fi
         bool ok = false;
         length = h.value("content-length").toLongLong(&ok);
         if (!ok || length < 0)
-            return Error(ErrorCode::Network, QStringLiteral("a broken Content-Length in the answer"));
+            return *error = Error(ErrorCode::Network, QStringLiteral("a broken Content-Length in the answer")), Outcome::Failed;
         framing = Body::Framing::Length;
     }
     Body body(framing, length, consumer);
-    qint64 received = head.size() - headEnd - 4;
-    if (Error e = body.take(head.constData() + headEnd + 4, received); e.isError())
-        return e;
-    head = QByteArray();
+    qint64 received = answer.size() - headEnd - 4;
+    if (Error e = body.take(answer.constData() + headEnd + 4, received); e.isError())
+        return *error = e, Outcome::Failed;
+    answer = QByteArray();
 
     while (!body.isComplete()) {
         if (cancel.isCancelled())
-            return Error(ErrorCode::Cancelled, QStringLiteral("cancelled"));
+            return *error = Error(ErrorCode::Cancelled, QStringLiteral("cancelled")), Outcome::Failed;
         qint64 capacity = 0;
         const qint64 wanted = body.dataWanted();
         char *direct = wanted > 0 ? consumer.directBuffer(wanted, &capacity) : nullptr;
         if (direct && capacity > 0) {
             const Result<qint64> n = socket.receive(direct, std::min(capacity, wanted), true);
             if (!n.isOk())
-                return n.error();
+                return *error = n.error(), Outcome::Failed;
             if (Error e = n.value() > 0 ? body.tookDirect(n.value()) : consumer.tookDirect(0); e.isError())
-                return e;
+                return *error = e, Outcome::Failed;
             received += n.value();
             if (n.value() == 0) {
                 if (Error e = body.closed(received); e.isError())
-                    return e;
+                    return *error = e, Outcome::Failed;
             }
             continue;
         }
         const Result<qint64> n = socket.receive(chunk, sizeof chunk);
         if (!n.isOk())
-            return n.error();
+            return *error = n.error(), Outcome::Failed;
         received += n.value();
         if (Error e = n.value() > 0 ? body.take(chunk, n.value()) : body.closed(received); e.isError())
-            return e;
+            return *error = e, Outcome::Failed;
     }
-    return consumer.end();
+    // Kept for the next exchange when the answer ended by its framing and neither side asked to close.
+    *reusable = request.keepAlive && framing != Body::Framing::UntilClose && !h.value("connection").toLower().contains("close")
+        && parsed.value().status >= 200;
+    *error = consumer.end();
+    return error->isError() ? Outcome::Failed : Outcome::Done;
+}
+
+} // namespace
+
+Error runHttp(const HttpRequest &request, int timeoutMs, HttpBodyConsumer &consumer, const HttpCancel &cancel)
+{
+    const QUrl &url = request.url;
+    if (url.scheme() != QLatin1String("http") || url.host().isEmpty())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("not a plain http:// address"));
+    const quint16 port = quint16(url.port(80));
+    const QString peer = QStringLiteral("%1:%2").arg(url.host()).arg(port);
+    const QByteArray key = peer.toUtf8();
+    for (;;) {
+        Socket socket(cancel, timeoutMs > 0 ? timeoutMs : 60000, peer);
+        const int kept = request.keepAlive ? HttpConnections::shared().take(key) : -1;
+        if (kept >= 0) {
+            socket.adopt(kept);
+        } else if (Error e = socket.connectTo(url.host(QUrl::FullyEncoded).toLatin1(), port); e.isError()) {
+            return e;
+        }
+        Error error;
+        bool reusable = false;
+        const Outcome outcome = exchange(socket, request, peer, kept >= 0, consumer, cancel, &error, &reusable);
+        if (outcome == Outcome::PeerHadClosed && !cancel.isCancelled())
+            continue;  // that connection was closed while kept: the next one (or a new one) is asked
+        if (outcome == Outcome::Done && reusable)
+            HttpConnections::shared().give(key, socket.release());
+        return error;
+    }
+}
+
+Error runHttpGet(const QUrl &url, const QList<QPair<QByteArray, QByteArray>> &fields, int timeoutMs, HttpBodyConsumer &consumer,
+                 const HttpCancel &cancel)
+{
+    HttpRequest request;
+    request.url = url;
+    request.fields = fields;
+    return runHttp(request, timeoutMs, consumer, cancel);
 }
 
 } // namespace spectrum

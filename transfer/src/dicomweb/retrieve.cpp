@@ -35,17 +35,6 @@ using namespace webwire;
 
 namespace {
 
-/// Whether a request can go straight to the socket (httpstream.h): plain HTTP with no proxy to go through.
-bool canStreamDirectly(const QUrl &url)
-{
-    if (url.scheme() != QLatin1String("http") || QNetworkProxy::applicationProxy().type() != QNetworkProxy::NoProxy)
-        return false;
-    for (const char *var : {"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"})
-        if (!qEnvironmentVariableIsEmpty(var))
-            return false;
-    return true;
-}
-
 /// A WADO-RS answer read straight from the socket on a thread of its own (httpstream.h): each part is read into
 /// its own buffer (reserved from its Content-Length) and posted whole to the job's thread; an error answer's
 /// text is kept for the message.

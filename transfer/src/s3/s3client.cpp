@@ -17,17 +17,17 @@ using namespace s3wire;
 
 namespace {
 
-S3Object objectOf(const QString &key, QNetworkReply *reply, qint64 size)
+S3Object objectOf(const QString &key, const Answer &reply, qint64 size)
 {
     S3Object o;
     o.key = key;
     o.size = size;
-    o.etag = reply->rawHeader("ETag");
+    o.etag = reply.header("etag");
     // An HTTP date ("Wed, 25 Nov 2026 17:27:44 GMT"), which Qt's RFC 2822 reading does not take with "GMT".
-    QDateTime modified = QLocale::c().toDateTime(QString::fromLatin1(reply->rawHeader("Last-Modified")), QStringLiteral("ddd, dd MMM yyyy HH:mm:ss 'GMT'"));
+    QDateTime modified = QLocale::c().toDateTime(QString::fromLatin1(reply.header("last-modified")), QStringLiteral("ddd, dd MMM yyyy HH:mm:ss 'GMT'"));
     modified.setTimeSpec(Qt::UTC);
     o.lastModified = modified;
-    o.checksumSha256 = reply->rawHeader("x-amz-checksum-sha256");
+    o.checksumSha256 = reply.header("x-amz-checksum-sha256");
     return o;
 }
 
@@ -43,14 +43,14 @@ public:
     }
 
 protected:
-    void done(const QByteArray &, QNetworkReply *reply) override
+    void done(const QByteArray &, const Answer &reply) override
     {
         bool ok = false;
-        const qint64 size = reply->rawHeader("Content-Length").toLongLong(&ok);
+        const qint64 size = reply.header("content-length").toLongLong(&ok);
         if (!ok)
             return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: the store gave no size").arg(m_what)));
         S3Object o = objectOf(m_key, reply, size);
-        o.partsCount = reply->rawHeader("x-amz-mp-parts-count").toInt();
+        o.partsCount = reply.header("x-amz-mp-parts-count").toInt();
         finishWith(o);
     }
 
@@ -78,47 +78,46 @@ public:
         : S3Job(c, "GET", key, {}, getHeaders(o), {}, describe("GET", key, c->endpoint())), m_options(o)
     {
         setAnswerLimit(o.length >= 0 ? o.length : qint64(std::numeric_limits<int>::max() - 64));  // whole: what one QByteArray holds
+        if (o.offset == 0 && o.length < 0) {
+            setVerify(&checkWhole);
+            setHashAsItComes(true);
+        }
     }
 
 protected:
-    void done(const QByteArray &answer, QNetworkReply *reply) override
+    void done(const QByteArray &answer, const Answer &reply) override
     {
-        const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
         const bool ranged = m_options.offset > 0 || m_options.length >= 0;
         // A 200 for a range is the whole object: right only when the range was the whole object.
-        if (ranged && status != 206 && !(status == 200 && m_options.offset == 0 && answer.size() == m_options.length))
+        if (ranged && reply.status != 206 && !(reply.status == 200 && m_options.offset == 0 && answer.size() == m_options.length))
             return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: the store sent the whole object for a range").arg(m_what)));
         if (m_options.length >= 0 && answer.size() != m_options.length) {
             // Short only at the object's end, which Content-Range then says.
-            const QByteArray range = reply->rawHeader("Content-Range");
+            const QByteArray range = reply.header("content-range");
             const qint64 total = range.mid(range.lastIndexOf('/') + 1).toLongLong();
             if (m_options.offset + answer.size() != total)
                 return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: %2 bytes came for %3").arg(m_what).arg(answer.size()).arg(m_options.length)));
-        }
-        // A whole object whose SHA-256 the store keeps (put with one): the bytes are checked against it before
-        // anyone uses them. (A multipart object's is a composite of its parts': download() checks those.)
-        const QByteArray kept = reply->rawHeader("x-amz-checksum-sha256");
-        if (!ranged && !kept.isEmpty() && !kept.contains('-')) {
-            // Hashed on the pool: the loop goes on taking the other answers meanwhile (a study from S3 is hundreds of
-            // GETs at once, and on this thread their hashing was what held them back). The job finishes with the
-            // bytes only once they match.
-            runOnPool<QByteArray>(computePool(), this, [answer] {
-                const QByteArray digest = Sha256::hash(answer.constData(), answer.size()).toBase64();
-                Sha256::releaseThreadState();
-                return digest;
-            }, [this, answer, kept](QByteArray &&came) {
-                if (came != kept)
-                    return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the bytes that came do not match the SHA-256 the store keeps of the object "
-                                                                               "(%2, they hash to %3): damaged on the way, or in the store; nothing was used")
-                                                                    .arg(m_what, QString::fromLatin1(kept), QString::fromLatin1(came))));
-                finishWith(answer);
-            });
-            return;
         }
         finishWith(answer);
     }
 
 private:
+    /// A whole object whose SHA-256 the store keeps (put with one): the bytes are checked against it before anyone
+    /// uses them, off the job's thread. (A multipart object's is a composite of its parts': download() checks those.)
+    static Error checkWhole(const QByteArray &answer, const Answer &reply)
+    {
+        const QByteArray kept = reply.header("x-amz-checksum-sha256");
+        if (kept.isEmpty() || kept.contains('-'))
+            return Error();
+        const QByteArray came = reply.bodySha256.isEmpty() ? Sha256::hash(answer.constData(), answer.size()).toBase64() : reply.bodySha256;
+        Sha256::releaseThreadState();
+        if (came != kept)
+            return Error(ErrorCode::Corrupt, QStringLiteral("the bytes that came do not match the SHA-256 the store keeps of the object "
+                                                            "(%1, they hash to %2): damaged on the way, or in the store; nothing was used")
+                                                 .arg(QString::fromLatin1(kept), QString::fromLatin1(came)));
+        return Error();
+    }
+
     S3GetOptions m_options;
 };
 
@@ -143,7 +142,7 @@ public:
     }
 
 protected:
-    void done(const QByteArray &, QNetworkReply *reply) override { finishWith(objectOf(m_key, reply, m_size)); }
+    void done(const QByteArray &, const Answer &reply) override { finishWith(objectOf(m_key, reply, m_size)); }
 
 private:
     QString m_key;
@@ -156,7 +155,7 @@ public:
     ListJob(S3Client *c, const Query &query, const QString &prefix) : S3Job(c, "GET", {}, query, {}, {}, describe("LIST", prefix, c->endpoint())) {}
 
 protected:
-    void done(const QByteArray &answer, QNetworkReply *) override
+    void done(const QByteArray &answer, const Answer &) override
     {
         Result<S3Listing> listing = s3::parseListing(answer);
         finishWith(listing.isOk() ? std::move(listing) : Result<S3Listing>(listing.error().withContext(m_what)));

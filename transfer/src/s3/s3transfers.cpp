@@ -39,7 +39,7 @@ public:
     }
 
 protected:
-    void done(const QByteArray &answer, QNetworkReply *) override
+    void done(const QByteArray &answer, const Answer &) override
     {
         Result<T> r = m_parse(answer);
         this->finishWith(r.isOk() ? std::move(r) : Result<T>(r.error().withContext(this->m_what)));
@@ -56,11 +56,11 @@ public:
     using S3Job::S3Job;
 
 protected:
-    void done(const QByteArray &, QNetworkReply *reply) override
+    void done(const QByteArray &, const Answer &reply) override
     {
         S3Object o;
-        o.etag = reply->rawHeader("ETag");
-        o.checksumSha256 = reply->rawHeader("x-amz-checksum-sha256");
+        o.etag = reply.header("etag");
+        o.checksumSha256 = reply.header("x-amz-checksum-sha256");
         if (o.etag.isEmpty())
             return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: the store gave the part no ETag").arg(m_what)));
         finishWith(o);

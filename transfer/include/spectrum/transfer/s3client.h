@@ -38,6 +38,9 @@ struct S3Endpoint
     int timeoutMs = 60000;      ///< a request that moves no byte this long fails
     int attempts = 4;           ///< tries of a request the store asked us to slow down for (503, 500)
     int backoffMs = 200;        ///< the first wait before trying again; doubled each time
+    /// Plain HTTP with no proxy: GET, HEAD and PUT straight to the socket over connections kept between requests
+    /// (off: all through QNetworkAccessManager, for comparison)
+    bool directSockets = true;
 };
 
 struct S3Object
@@ -215,6 +218,7 @@ public:
     /// The connection pool for the next request: Qt opens at most 6 connections per host and manager, so a
     /// client spreads its requests over several.
     QNetworkAccessManager *manager();
+    bool directSockets() const { return m_endpoint.directSockets; }
 
 private:
     S3Endpoint m_endpoint;
