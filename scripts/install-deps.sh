@@ -30,6 +30,9 @@ packages=(
   orthanc orthanc-dicomweb curl openssl xvfb xauth
   # another PACS no one here wrote: PixelMed's DICOM storage and Q/R server (Java; tests/stores/tst_otherpacs)
   pixelmed-apps
+  # an Orthanc cluster as hospitals scale it (tests/stores/tst_orthanccluster): two Orthancs over one PostgreSQL
+  # index, their files in the S3 test server through a Python storage plugin
+  postgresql orthanc-postgresql orthanc-python python3-boto3
   # nginx: an HTTPS reverse proxy with Bearer tokens in front of Orthanc, for the DICOMweb TLS and token tests
   nginx-light
   # installing: manual pages from --help (help2man), and the tools that check what is installed (the desktop

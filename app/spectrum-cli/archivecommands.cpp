@@ -63,6 +63,7 @@ int cmdStoresAdd(const QStringList &args)
     p.addOptions({
         {QStringLiteral("kind"), QStringLiteral("dicomweb, dimse, blobd, s3 or local."), QStringLiteral("KIND")},
         {QStringLiteral("url"), QStringLiteral("dicomweb: http(s)://HOST/dicom-web; blobd: blob://HOST:PORT or blobs://…; s3: http(s)://HOST[:PORT]"), QStringLiteral("URL")},
+        {QStringLiteral("mirror"), QStringLiteral("dicomweb: another server of the same archive (an Orthanc cluster), same path and credentials; repeat for more."), QStringLiteral("URL")},
         {QStringLiteral("bucket"), QStringLiteral("s3: the bucket."), QStringLiteral("BUCKET")},
         {QStringLiteral("prefix"), QStringLiteral("s3: keys start with it, e.g. spectrum/ (default: none)."), QStringLiteral("PREFIX")},
         {QStringLiteral("region"), QStringLiteral("s3: the bucket's region (default us-east-1)."), QStringLiteral("REGION")},
@@ -97,6 +98,7 @@ int cmdStoresAdd(const QStringList &args)
         return fail(QStringLiteral("stores add: --kind: %1").arg(kind.error().message()), 2);
     s.kind = kind.value();
     s.url = p.value(QStringLiteral("url"));
+    s.mirrors = p.values(QStringLiteral("mirror"));
     s.caFile = p.value(QStringLiteral("ca-file"));
     s.tls = p.isSet(QStringLiteral("tls"));
     s.host = p.value(QStringLiteral("host"));
@@ -409,6 +411,10 @@ int cmdFetch(const QStringList &args)
                  s.bytes / std::max(1e-9, s.seconds) / 1e6, s.firstInstanceSeconds,
                  s.rejected ? qPrintable(QStringLiteral(", %1 rejected (another study or patient)").arg(s.rejected)) : "",
                  outDir.isEmpty() ? qPrintable(WorkstationPaths::cacheDirectory()) : qPrintable(outDir));
+    if (!s.servers.isEmpty())
+        std::fprintf(stderr, "  from %s\n", qPrintable(s.servers.join(QStringLiteral(", "))));
+    for (const QString &lost : s.serversLost)
+        std::fprintf(stderr, "  %s stopped answering: its series came from the others\n", qPrintable(lost));
     for (const QString &problem : s.problems)
         std::fprintf(stderr, "  %s\n", qPrintable(problem));
     return s.rejected == 0 && s.problems.isEmpty() ? 0 : 1;

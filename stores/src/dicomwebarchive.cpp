@@ -5,8 +5,10 @@
 #include "spectrum/core/logging.h"
 #include "spectrum/stores/storeregistry.h"
 
+#include <QDeadlineTimer>
 #include <QFile>
 
+#include <algorithm>
 #include <deque>
 
 namespace spectrum {
@@ -41,7 +43,80 @@ Result<DicomWebEndpoint> dicomWebEndpointFor(const StoreConfig &s, const StoreCo
     return ep;
 }
 
+bool serverUnreachable(const Error &e)
+{
+    return e.code() == ErrorCode::Network || e.code() == ErrorCode::Timeout;
+}
+
+bool DicomWebNodes::isUp(int node) const
+{
+    return size_t(node) >= m_downUntil.size() || m_downUntil[size_t(node)] <= QDeadlineTimer::current().deadline();
+}
+
+void DicomWebNodes::markDown(int node)
+{
+    if (m_downUntil.size() < size_t(clients.size()))
+        m_downUntil.resize(size_t(clients.size()), 0);
+    m_downUntil[size_t(node)] = QDeadlineTimer::current().deadline() + kDownMs;
+}
+
+void DicomWebNodes::markUp(int node)
+{
+    if (size_t(node) < m_downUntil.size())
+        m_downUntil[size_t(node)] = 0;
+}
+
+QList<int> DicomWebNodes::order() const
+{
+    QList<int> up, down;
+    for (int i = 0; i < clients.size(); ++i)
+        (isUp(i) ? up : down) << i;
+    std::stable_sort(down.begin(), down.end(), [this](int a, int b) { return m_downUntil[size_t(a)] < m_downUntil[size_t(b)]; });
+    return up + down;
+}
+
+QString DicomWebNodes::name(int node) const
+{
+    return clients.value(node) ? clients[node]->endpoint().base.toString(QUrl::RemoveUserInfo) : QString();
+}
+
 namespace {
+
+/// A search asked of the archive's servers in turn: the next when one is not there (a refusal is an answer).
+class FailoverSearch : public CompoundJob<QList<DicomRecord>>
+{
+public:
+    FailoverSearch(std::shared_ptr<DicomWebNodes> nodes, DicomQuery query) : m_nodes(std::move(nodes)), m_query(std::move(query)) {}
+
+protected:
+    void doStart() override
+    {
+        m_order = m_nodes->order();
+        next();
+    }
+
+private:
+    void next()
+    {
+        const int node = m_order.at(m_tried++);
+        addSubjob(m_nodes->clients[node]->search(m_query), [this, node](const Result<QList<DicomRecord>> &r) {
+            if (r.isOk() || !serverUnreachable(r.error()) || m_tried == m_order.size()) {
+                if (r.isOk())
+                    m_nodes->markUp(node);
+                return finishWith(r);
+            }
+            qCWarning(lcStores) << "search: trying the next server after" << r.error().toString();
+            m_nodes->markDown(node);
+            next();
+        });
+    }
+
+    std::shared_ptr<DicomWebNodes> m_nodes;
+    DicomQuery m_query;
+    QList<int> m_order;
+    int m_tried = 0;
+};
+
 
 /// A study, a series or an instance over WADO-RS into the cache. One instance: straight to it, its bytes shown
 /// while they arrive when someone watches (FetchOptions::arriving). A study (or series): asked for at once as one
@@ -57,24 +132,33 @@ namespace {
 class DicomWebFetch : public FetchJob
 {
 public:
-    DicomWebFetch(DicomWebClient *client, FetchRequest what, FetchOptions options, std::shared_ptr<FileStore> cache, Archive::Kept kept)
-        : FetchJob(std::move(what), std::move(options), std::move(cache), std::move(kept)), m_client(client) {}
+    DicomWebFetch(std::shared_ptr<DicomWebNodes> nodes, FetchRequest what, FetchOptions options, std::shared_ptr<FileStore> cache, Archive::Kept kept)
+        : FetchJob(std::move(what), std::move(options), std::move(cache), std::move(kept)), m_nodes(std::move(nodes)),
+          m_running(size_t(m_nodes->clients.size()), 0)
+    {
+    }
 
 protected:
     void doStart() override
     {
+        const QList<int> order = m_nodes->order();
         if (!m_what.sopUid.isEmpty())
-            return fetchInstance();
-        m_whole = m_client->retrieve(m_what.studyUid, m_what.seriesUid, QString(), callbacks());
+            return fetchInstance(order, 0);
+        m_wholeNode = order.first();
+        m_whole = client(m_wholeNode)->retrieve(m_what.studyUid, m_what.seriesUid, QString(), callbacks());
         addSubjob(m_whole.data(), [this](const Result<RetrieveSummary> &r) { wholeEnded(r); });
         DicomQuery q;
         q.level = QueryLevel::Series;
         q.studyInstanceUid = m_what.studyUid;
         q.seriesInstanceUid = m_what.seriesUid;
-        addSubjob(m_client->search(q), [this](const Result<QList<DicomRecord>> &r) { seriesListed(r); });
+        addSubjob(new FailoverSearch(m_nodes, q), [this](const Result<QList<DicomRecord>> &r) { seriesListed(r); });
     }
 
 private:
+    DicomWebClient *client(int node) const { return m_nodes->clients[node]; }
+    int maxParallel() const { return m_nodes->clients.first()->endpoint().maxParallel; }
+    bool mirrored() const { return m_nodes->clients.size() > 1; }
+
     /// Each whole part to the cache: on the reading thread when it goes into the cache, else on the pool.
     RetrieveCallbacks callbacks()
     {
@@ -89,7 +173,8 @@ private:
         return cb;
     }
 
-    void fetchInstance()
+    /// One instance, from the first server that answers.
+    void fetchInstance(const QList<int> &order, int at)
     {
         setExpected(1);
         RetrieveCallbacks cb = callbacks();
@@ -99,8 +184,15 @@ private:
                     arriving(a);
             };
         }
-        addSubjob(m_client->retrieve(m_what.studyUid, m_what.seriesUid, m_what.sopUid, cb),
-                  [this](const Result<RetrieveSummary> &r) { transferEnded(r.isOk() ? Error() : r.error()); });
+        const int node = order.at(at);
+        addSubjob(client(node)->retrieve(m_what.studyUid, m_what.seriesUid, m_what.sopUid, cb), [this, order, at, node](const Result<RetrieveSummary> &r) {
+            if (!r.isOk() && serverUnreachable(r.error()) && at + 1 < order.size()) {
+                m_nodes->markDown(node);
+                noteServer(m_nodes->name(node), true);
+                return fetchInstance(order, at + 1);
+            }
+            transferEnded(r.isOk() ? Error() : r.error());
+        });
     }
 
     void wholeEnded(const Result<RetrieveSummary> &r)
@@ -108,8 +200,15 @@ private:
         if (m_perSeries)
             return;  // cancelled: the series requests carry on
         m_whole = nullptr;
-        if (r.isOk())
+        if (r.isOk()) {
+            if (mirrored())
+                noteServer(m_nodes->name(m_wholeNode));
             return transferEnded(Error());
+        }
+        if (serverUnreachable(r.error()) && mirrored()) {
+            m_nodes->markDown(m_wholeNode);
+            noteServer(m_nodes->name(m_wholeNode), true);
+        }
         if (!m_seriesAnswered) {
             m_wholeFailed = r.error();  // the series list decides
             return;
@@ -137,7 +236,8 @@ private:
             qCWarning(lcStores) << "fetch: asked series by series after" << m_wholeFailed.toString();
             return giveWay();
         }
-        if (m_whole && m_series.size() >= 2 && m_client->endpoint().maxParallel >= 2)
+        // Series by series where more than one request may run: on one server, or spread over several.
+        if (m_whole && m_series.size() >= 2 && (maxParallel() >= 2 || mirrored()))
             giveWay();  // otherwise the stream brings it all
     }
 
@@ -152,37 +252,106 @@ private:
         nextSeries();
     }
 
+    /// The server that takes the next series: of those up, the one with the fewest requests running (below the
+    /// limit), or -1.
+    int pickNode() const
+    {
+        int best = -1;
+        for (int node = 0; node < m_nodes->clients.size(); ++node) {
+            if (!m_nodes->isUp(node) || m_running[size_t(node)] >= maxParallel())
+                continue;
+            if (best < 0 || m_running[size_t(node)] < m_running[size_t(best)])
+                best = node;
+        }
+        return best;
+    }
+
     void nextSeries()
     {
-        while (m_running < m_client->endpoint().maxParallel && !m_queue.empty() && !isFinished()) {
+        while (!m_queue.empty() && !isFinished()) {
+            const int node = pickNode();
+            if (node < 0)
+                break;
             const DicomRecord series = m_queue.front();
             m_queue.pop_front();
-            ++m_running;
-            addSubjob(m_client->retrieve(series.identity.studyInstanceUid, series.identity.seriesInstanceUid, QString(), callbacks()),
-                      [this](const Result<RetrieveSummary> &r) { seriesEnded(r); });
+            ++m_running[size_t(node)];
+            ++m_runningAll;
+            addSubjob(client(node)->retrieve(series.identity.studyInstanceUid, series.identity.seriesInstanceUid, QString(), callbacks()),
+                      [this, node, series](const Result<RetrieveSummary> &r) { seriesEnded(node, series, r); });
+        }
+        if (m_runningAll == 0 && !m_queue.empty() && !isFinished()) {
+            // Every server of the archive stopped answering: what is left cannot come.
+            m_queue.clear();
+            transferEnded(m_lastError.isError() ? m_lastError : Error(ErrorCode::Network, QStringLiteral("no server of the archive answers")));
         }
     }
 
-    void seriesEnded(const Result<RetrieveSummary> &r)
+    void seriesEnded(int node, const DicomRecord &series, const Result<RetrieveSummary> &r)
     {
-        --m_running;
+        --m_running[size_t(node)];
+        --m_runningAll;
+        if (r.isOk() && mirrored())
+            noteServer(m_nodes->name(node));
+        if (!r.isOk() && mirrored() && serverUnreachable(r.error())) {
+            // That server is gone: its series again from the others (what it brought before is kept, and counted once).
+            qCWarning(lcStores) << "fetch: series" << series.identity.seriesInstanceUid << "from another server after" << r.error().toString();
+            m_nodes->markDown(node);
+            noteServer(m_nodes->name(node), true);
+            m_lastError = r.error();
+            m_queue.push_front(series);
+            return nextSeries();
+        }
         if (!r.isOk())
             qCWarning(lcStores) << "fetch:" << r.error().toString();
-        if (m_queue.empty() && m_running == 0)
+        if (m_queue.empty() && m_runningAll == 0)
             return transferEnded(r.isOk() ? Error() : r.error());
         if (!r.isOk())
             transferProblem(r.error());
         nextSeries();
     }
 
-    DicomWebClient *m_client;
+    std::shared_ptr<DicomWebNodes> m_nodes;
     QPointer<ResultJob<RetrieveSummary>> m_whole;  ///< the stream, while it runs
+    int m_wholeNode = 0;
     bool m_perSeries = false;                      ///< the stream gave way
     bool m_seriesAnswered = false;
     QList<DicomRecord> m_series;                   ///< what the QIDO-RS answer listed
     Error m_wholeFailed;                           ///< the stream's error while the series were still being listed
     std::deque<DicomRecord> m_queue;
-    int m_running = 0;
+    std::vector<int> m_running;                    ///< requests under way, per server
+    int m_runningAll = 0;
+    Error m_lastError;                             ///< why the last server was left
+};
+
+/// Every server of a mirrored archive asked at once; one that does not answer is named (the others still serve,
+/// but an admin testing the store wants to know).
+class PingAll : public CompoundJob<Done>
+{
+public:
+    explicit PingAll(std::shared_ptr<DicomWebNodes> nodes) : m_nodes(std::move(nodes)) {}
+
+protected:
+    void doStart() override
+    {
+        m_left = int(m_nodes->clients.size());
+        for (int node = 0; node < m_nodes->clients.size(); ++node) {
+            addSubjob(m_nodes->clients[node]->ping(), [this, node](const Result<Done> &r) {
+                if (!r.isOk())
+                    m_failures << QStringLiteral("%1: %2").arg(m_nodes->name(node), r.error().message());
+                if (--m_left > 0)
+                    return;
+                if (m_failures.isEmpty())
+                    return finishWith(Done{});
+                finishWith(Error(ErrorCode::Network, QStringLiteral("%1 of %2 servers do not answer: %3")
+                                                         .arg(m_failures.size()).arg(m_nodes->clients.size()).arg(m_failures.join(QStringLiteral("; ")))));
+            });
+        }
+    }
+
+private:
+    std::shared_ptr<DicomWebNodes> m_nodes;
+    QStringList m_failures;
+    int m_left = 0;
 };
 
 } // namespace
@@ -191,32 +360,47 @@ DicomWebArchive::DicomWebArchive(StoreConfig config, StoreConfigFile all, std::s
     : QueryArchive(std::move(config), std::move(all), std::move(cache), parent)
 {
     Result<DicomWebEndpoint> ep = dicomWebEndpointFor(m_config, m_all);
-    if (ep.isOk())
-        m_client = new DicomWebClient(ep.value(), this);
-    else
+    if (!ep.isOk()) {
         m_endpointError = ep.error();
+        return;
+    }
+    m_nodes = std::make_shared<DicomWebNodes>();
+    m_nodes->clients << new DicomWebClient(ep.value(), this);
+    for (const QString &mirror : m_config.mirrors) {
+        DicomWebEndpoint other = ep.value();
+        other.base = QUrl(mirror);
+        m_nodes->clients << new DicomWebClient(other, this);
+    }
 }
 
 ResultJob<Done> *DicomWebArchive::test()
 {
-    return track(m_client ? m_client->ping() : failedJob<Done>(m_endpointError));
+    if (!m_nodes)
+        return track(failedJob<Done>(m_endpointError));
+    if (m_nodes->clients.size() == 1)
+        return track(m_nodes->clients.first()->ping());
+    return track(new PingAll(m_nodes));
 }
 
 ResultJob<QList<DicomRecord>> *DicomWebArchive::find(const DicomQuery &query)
 {
-    return m_client ? m_client->search(query) : failedJob<QList<DicomRecord>>(m_endpointError);
+    if (!m_nodes)
+        return failedJob<QList<DicomRecord>>(m_endpointError);
+    if (m_nodes->clients.size() == 1)
+        return m_nodes->clients.first()->search(query);
+    return new FailoverSearch(m_nodes, query);
 }
 
 ResultJob<FetchSummary> *DicomWebArchive::fetch(const FetchRequest &what, const FetchOptions &options, Kept kept)
 {
-    if (!m_client)
+    if (!m_nodes)
         return track(failedJob<FetchSummary>(m_endpointError));
-    return track(new DicomWebFetch(m_client, what, options, m_cache, std::move(kept)));
+    return track(new DicomWebFetch(m_nodes, what, options, m_cache, std::move(kept)));
 }
 
 ResultJob<ExportSummary> *DicomWebArchive::send(const QStringList &files)
 {
-    if (!m_client)
+    if (!m_nodes)
         return track(failedJob<ExportSummary>(m_endpointError));
     ExportSummary pre;
     QList<ByteView> instances;
@@ -230,7 +414,7 @@ ResultJob<ExportSummary> *DicomWebArchive::send(const QStringList &files)
     }
     if (instances.isEmpty())
         return track(makeJob<ExportSummary>([pre](const CancelToken &) -> Result<ExportSummary> { return pre; }, RunOn::Caller));
-    return track(chainJob<ExportSummary>(m_client->store(instances), [pre](const StowResult &r, const CancelToken &) -> Result<ExportSummary> {
+    return track(chainJob<ExportSummary>(m_nodes->clients.at(m_nodes->order().first())->store(instances), [pre](const StowResult &r, const CancelToken &) -> Result<ExportSummary> {
         ExportSummary out = pre;
         out.stored = r.stored;
         for (const auto &[uid, reason] : r.failed)

@@ -41,6 +41,13 @@ protected:
     void transferEnded(const Error &e);
     /// Something went wrong on the way, but the transfer goes on.
     void transferProblem(const Error &e);
+    /// A server of a mirrored archive sent instances, or stopped answering (FetchSummary::servers, serversLost).
+    void noteServer(const QString &server, bool lost = false)
+    {
+        QStringList &list = lost ? m_summary.serversLost : m_summary.servers;
+        if (!list.contains(server))
+            list << server;
+    }
     /// How many instances the transfer will bring, when it knows (progress).
     void setExpected(int instances) { m_expected = instances; }
 

@@ -156,6 +156,13 @@ Error StoreConfig::validate() const
             return invalid(where, QStringLiteral("url must be an http:// or https:// address, e.g. https://pacs.example/dicom-web"));
         if (!u.userInfo().isEmpty())
             return invalid(where, QStringLiteral("credentials do not belong in the url: use user and password"));
+        for (const QString &mirror : mirrors) {
+            const QUrl m(mirror, QUrl::StrictMode);
+            if (!m.isValid() || (m.scheme() != QLatin1String("http") && m.scheme() != QLatin1String("https")) || m.host().isEmpty() || !m.userInfo().isEmpty())
+                return invalid(where, QStringLiteral("mirror '%1' must be an http:// or https:// address without credentials").arg(mirror));
+            if (m == u || mirrors.count(mirror) > 1)
+                return invalid(where, QStringLiteral("mirror '%1' is named twice").arg(mirror));
+        }
         if (auth == QLatin1String("basic")) {
             if (user.isEmpty() || !password.isSet())
                 return invalid(where, QStringLiteral("basic authentication needs user and password"));
@@ -219,6 +226,8 @@ QJsonObject StoreConfig::toJson() const
         break;
     case StoreKind::DicomWeb:
         put("url", url);
+        if (!mirrors.isEmpty())
+            o.insert(QStringLiteral("mirrors"), QJsonArray::fromStringList(mirrors));
         put("caFile", caFile);
         o.insert(QStringLiteral("auth"), auth);
         put("user", user);
@@ -268,7 +277,8 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
                                    QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("aeTitle"), QStringLiteral("ourAeTitle"),
                                    QStringLiteral("retrieve"), QStringLiteral("maxParallel"), QStringLiteral("timeoutSeconds"), QStringLiteral("path"),
                                    QStringLiteral("tls"), QStringLiteral("bucket"), QStringLiteral("prefix"), QStringLiteral("region"),
-                                   QStringLiteral("addressing"), QStringLiteral("accessKey"), QStringLiteral("secretKey")};
+                                   QStringLiteral("addressing"), QStringLiteral("accessKey"), QStringLiteral("secretKey"),
+                                   QStringLiteral("mirrors")};
     for (auto it = o.begin(); it != o.end(); ++it) {
         if (!known.contains(it.key()))
             return invalid(where, QStringLiteral("unknown field '%1'").arg(it.key()));
@@ -311,6 +321,16 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
         if (e.isError())
             return e;
     }
+    const QJsonValue mirrors = o.value(QStringLiteral("mirrors"));
+    if (!mirrors.isUndefined()) {
+        if (!mirrors.isArray())
+            return invalid(where, QStringLiteral("mirrors must be a list of addresses"));
+        for (const QJsonValue &m : mirrors.toArray()) {
+            if (!m.isString())
+                return invalid(where, QStringLiteral("mirrors must be a list of addresses"));
+            c.mirrors << m.toString();
+        }
+    }
     const QJsonValue tls = o.value(QStringLiteral("tls"));
     if (!tls.isUndefined() && !tls.isBool())
         return invalid(where, QStringLiteral("tls must be true or false"));
@@ -344,7 +364,9 @@ QString StoreConfig::summary() const
     case StoreKind::Local:
         return QStringLiteral("local %1").arg(path.isEmpty() ? QStringLiteral("(the workstation's cache)") : path);
     case StoreKind::DicomWeb:
-        return QStringLiteral("dicomweb %1 (%2%3)").arg(url, auth, user.isEmpty() ? QString() : QStringLiteral(", ") + user);
+        return QStringLiteral("dicomweb %1%4 (%2%3)")
+            .arg(url, auth, user.isEmpty() ? QString() : QStringLiteral(", ") + user,
+                 mirrors.isEmpty() ? QString() : QStringLiteral(" + ") + mirrors.join(QStringLiteral(" + ")));
     case StoreKind::Blobd:
         return QStringLiteral("blobd %1%2").arg(url, token.isSet() ? QStringLiteral(" (token)") : QString());
     case StoreKind::S3:

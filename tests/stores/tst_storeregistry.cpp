@@ -73,6 +73,14 @@ void tst_StoreRegistry::configRoundTripAndPrivacy()
     QVERIFY(web);
     QCOMPARE(again.value().reveal(web->password).value(), kPassword);
     QCOMPARE(again.value().find(QStringLiteral("pacs"))->port, int(m_orthanc.dicomPort()));
+    // A DICOMweb archive of several servers keeps its mirrors.
+    StoreConfigFile mirrored = again.value();
+    StoreConfig cluster = dicomWebStore(QStringLiteral("cluster"), QStringLiteral("http://pacs-a/dicom-web"));
+    cluster.mirrors = {QStringLiteral("http://pacs-b/dicom-web"), QStringLiteral("https://pacs-c/dicom-web")};
+    QCOMPARE(mirrored.add(cluster), Error());
+    QCOMPARE(mirrored.save(), Error());
+    QCOMPARE(StoreConfigFile::load(path).value().find(QStringLiteral("cluster"))->mirrors, cluster.mirrors);
+    QVERIFY(cluster.summary().contains(QStringLiteral("http://pacs-b/dicom-web")));
     // The workstation's DICOM TLS identity: kept, and given to DIMSE stores that use TLS (and only to those).
     StoreConfigFile withTls = again.value();
     const QString cert = m_dir.filePath(QStringLiteral("ws.pem")), key = m_dir.filePath(QStringLiteral("ws.key"));
@@ -108,6 +116,9 @@ void tst_StoreRegistry::configErrorsNameTheStoreAndField_data()
                              << QStringLiteral("aeTitle");
     QTest::newRow("url credentials") << QByteArray(R"({"stores":[{"name":"w","kind":"dicomweb","url":"http://u:p@h/dw"}]})") << QStringLiteral("credentials");
     QTest::newRow("unknown field") << QByteArray(R"({"stores":[{"name":"w","kind":"local","colour":"red"}]})") << QStringLiteral("colour");
+    QTest::newRow("mirror not http") << QByteArray(R"({"stores":[{"name":"w","kind":"dicomweb","url":"http://h/dw","mirrors":["ftp://h2/dw"]}]})") << QStringLiteral("ftp://h2/dw");
+    QTest::newRow("mirror twice") << QByteArray(R"({"stores":[{"name":"w","kind":"dicomweb","url":"http://h/dw","mirrors":["http://h/dw"]}]})") << QStringLiteral("named twice");
+    QTest::newRow("mirrors not a list") << QByteArray(R"({"stores":[{"name":"w","kind":"dicomweb","url":"http://h/dw","mirrors":"http://h2/dw"}]})") << QStringLiteral("mirrors");
     QTest::newRow("duplicate") << QByteArray(R"({"stores":[{"name":"w","kind":"local"},{"name":"w","kind":"local"}]})") << QStringLiteral("two stores");
     QTest::newRow("bad name") << QByteArray(R"({"stores":[{"name":"../x","kind":"local"}]})") << QStringLiteral("name");
     QTest::newRow("tls without key") << QByteArray(R"({"workstation":{"tls":{"certificate":"/etc/passwd"}}})") << QStringLiteral("tls");

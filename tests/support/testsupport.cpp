@@ -216,7 +216,10 @@ bool OrthancProcess::start(const Options &options)
     QJsonObject modalities;
     for (const auto &[ae, host, port] : options.modalities)
         modalities.insert(ae, QJsonArray{ae, host, port});
-    const QJsonObject config{
+    QJsonArray plugins{QStringLiteral(ORTHANC_DICOMWEB_PLUGIN)};
+    for (const QString &plugin : options.plugins)
+        plugins.append(plugin);
+    QJsonObject config{
         {QStringLiteral("Name"), QStringLiteral("spectrum-test")},
         {QStringLiteral("StorageDirectory"), m_dir + QStringLiteral("/storage")},
         {QStringLiteral("IndexDirectory"), m_dir + QStringLiteral("/index")},
@@ -230,9 +233,11 @@ bool OrthancProcess::start(const Options &options)
         {QStringLiteral("DicomAlwaysAllowEcho"), true},
         {QStringLiteral("DicomAlwaysAllowStore"), true},
         {QStringLiteral("DicomCheckCalledAet"), false},
-        {QStringLiteral("Plugins"), QJsonArray{QStringLiteral(ORTHANC_DICOMWEB_PLUGIN)}},
+        {QStringLiteral("Plugins"), plugins},
         {QStringLiteral("DicomWeb"), QJsonObject{{QStringLiteral("Enable"), true}, {QStringLiteral("Root"), QStringLiteral("/dicom-web/")}}},
     };
+    for (auto it = options.extra.begin(); it != options.extra.end(); ++it)
+        config.insert(it.key(), it.value());
     const QString configPath = m_dir + QStringLiteral("/orthanc.json");
     writeFile(configPath, QJsonDocument(config).toJson());
     m_process->setProcessChannelMode(QProcess::MergedChannels);
@@ -255,6 +260,12 @@ bool OrthancProcess::start(const Options &options)
 void OrthancProcess::stop()
 {
     stopProcess(*m_process);
+}
+
+void OrthancProcess::kill()
+{
+    m_process->kill();
+    m_process->waitForFinished(10000);
 }
 
 QString OrthancProcess::dicomWebUrl() const

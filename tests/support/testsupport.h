@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the test suites: running external tools, free ports, temporary folders.
 
+#include <QJsonObject>
 #include <QByteArray>
 #include <QString>
 #include <QList>
@@ -82,6 +83,8 @@ public:
         QList<QPair<QString, QString>> users;  ///< none: no authentication
         /// DIMSE peers Orthanc may send to (C-MOVE destinations): AE title, host, port.
         QList<std::tuple<QString, QString, quint16>> modalities;
+        QStringList plugins;  ///< besides DICOMweb's
+        QJsonObject extra;    ///< more of the configuration (a plugin's section…), over the defaults
     };
     OrthancProcess();
     ~OrthancProcess();
@@ -89,6 +92,8 @@ public:
     bool start(const Options &options);
     bool start() { return start(Options()); }
     void stop();
+    /// Killed (SIGKILL): a server that dies, answers cut off mid-way.
+    void kill();
     quint16 httpPort() const { return m_httpPort; }
     quint16 dicomPort() const { return m_dicomPort; }
     QString aeTitle() const { return m_aeTitle; }

@@ -36,6 +36,10 @@ struct FetchSummary
     QStringList sopInstanceUids;
     QList<DicomIdentity> identities;   ///< of the instances counted (kept, or here already), as their headers say
     QStringList problems;              ///< what went wrong with the rest (a part that is not DICOM, a cut answer…)
+    /// A DICOMweb archive of several servers (StoreConfig::mirrors): those that sent series, and those that
+    /// stopped answering midway (their series were fetched from the others).
+    QStringList servers;
+    QStringList serversLost;
 };
 
 /// Keys already held, shared with fetches under way (thread-safe): an instance a fetch brings again — a study's

@@ -43,6 +43,10 @@ struct StoreConfig
     // dicomweb, blobd
     QString url;
     QString caFile;          ///< HTTPS / blobs:// / DIMSE over TLS: PEM certificates to trust besides the system's
+    /// dicomweb: the other servers of the same archive (an Orthanc cluster: several servers over one database and
+    /// one storage), same path and credentials. A study's series are fetched from all of them at once; one that
+    /// stops answering leaves its series to the others, and searches go to the next.
+    QStringList mirrors;
     bool tls = false;        ///< DIMSE: associations over TLS (DICOM's BCP 195 profile)
     // dicomweb authentication: "none", "basic" (user + password) or "bearer" (token); blobd: token
     QString auth = QStringLiteral("none");
