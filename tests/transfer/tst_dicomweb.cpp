@@ -1,5 +1,6 @@
 // DicomWebClient against a real DICOMweb server: Orthanc with its DICOMweb plugin, started here on loopback
-// with HTTP Basic authentication, holding the demo studies.
+// with HTTP Basic authentication, holding the demo studies. What we make of its answers is held against what
+// dicomweb-client (PyPI, not ours) makes of them.
 
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/dicomdecoder.h"
@@ -8,6 +9,9 @@
 #include "testsupport.h"
 
 #include <QHash>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QSet>
@@ -39,6 +43,7 @@ private Q_SLOTS:
     void deadServerIsANetworkError();
     void httpsWithBearerTokenThroughNginx();
     void brokenServersGiveClearErrors();
+    void anIndependentClientReadsTheArchiveAsWeDo();
 
 private:
     DicomWebEndpoint endpoint() const;
@@ -567,6 +572,66 @@ void tst_DicomWeb::brokenServersGiveClearErrors()
     completed.clear();
     QCOMPARE(runSync(client("sh")->retrieve(QStringLiteral("1.2.3"), {}, {}, cb)).error().code(), ErrorCode::Protocol);
     QVERIFY(completed.isEmpty());
+}
+
+
+void tst_DicomWeb::anIndependentClientReadsTheArchiveAsWeDo()
+{
+    // Names in other alphabets, written by pydicom and sent by our STOW-RS, beside the demo studies; then every
+    // study, series and instance as our QIDO-RS reads them and every data set as our WADO-RS retrieves it, held
+    // against dicomweb-client's reading of the same archive (tests/support/dicomweb_crosscheck.py).
+    const ProcessResult venv = run(QStringLiteral(PYVENV_SCRIPT), {QStringLiteral(TEST_VENV_DIR), QStringLiteral(TEST_PEERS_REQUIREMENTS)}, 600000);
+    QVERIFY2(venv.ok(), venv.err.constData());
+    QTemporaryDir dir;
+    const QString names = dir.filePath(QStringLiteral("names")), ours = dir.filePath(QStringLiteral("ours"));
+    QVERIFY(QDir().mkpath(ours));
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(CHARSET_FILES_SCRIPT), names});
+    QVERIFY2(made.ok(), made.err.constData());
+    QList<ByteView> files;
+    for (const QFileInfo &f : QDir(names).entryInfoList({QStringLiteral("*.dcm")}, QDir::Files))
+        files << ByteView(readFile(f.filePath()));
+    QVERIFY(files.size() >= 5);
+    DicomWebClient client(endpoint());
+    const Result<StowResult> stored = runSync(client.store(files));
+    QVERIFY2(stored.isOk() && stored.value().allStored(), qPrintable(stored.isOk() ? QString::number(stored.value().stored.size()) : stored.error().toString()));
+
+    QJsonArray studies, series, instances;
+    const Result<QList<DicomRecord>> found = runSync(client.search(DicomQuery()));
+    QVERIFY2(found.isOk(), qPrintable(found.isOk() ? QString() : found.error().toString()));
+    int part = 0;
+    for (const DicomRecord &study : found.value()) {
+        QJsonObject s = study.identity.toJson();
+        s.insert(QStringLiteral("modalities"), QJsonArray::fromStringList(study.modalitiesInStudy));
+        s.insert(QStringLiteral("relatedSeries"), study.relatedSeries);
+        s.insert(QStringLiteral("relatedInstances"), study.relatedInstances);
+        studies.append(s);
+        for (const QueryLevel level : {QueryLevel::Series, QueryLevel::Instance}) {
+            DicomQuery q;
+            q.level = level;
+            q.studyInstanceUid = study.identity.studyInstanceUid;
+            const Result<QList<DicomRecord>> below = runSync(client.search(q));
+            QVERIFY2(below.isOk(), qPrintable(below.isOk() ? QString() : below.error().toString()));
+            for (const DicomRecord &r : below.value()) {
+                QJsonObject o = r.identity.toJson();
+                o.insert(QStringLiteral("studyInstanceUid"), study.identity.studyInstanceUid);
+                o.insert(QStringLiteral("relatedInstances"), r.relatedInstances);
+                (level == QueryLevel::Series ? series : instances).append(o);
+            }
+        }
+        RetrieveCallbacks keep;
+        keep.complete = [&](const WadoPart &, const ByteView &bytes) {
+            return writeFile(QStringLiteral("%1/%2.dcm").arg(ours).arg(part++), bytes.toByteArray()) ? Error() : Error(ErrorCode::Io, QStringLiteral("cannot write"));
+        };
+        const Result<RetrieveSummary> retrieved = runSync(client.retrieve(study.identity.studyInstanceUid, QString(), QString(), keep));
+        QVERIFY2(retrieved.isOk(), qPrintable(retrieved.isOk() ? QString() : retrieved.error().toString()));
+    }
+    QVERIFY(writeFile(ours + QStringLiteral("/answers.json"),
+                      QJsonDocument(QJsonObject{{QStringLiteral("studies"), studies}, {QStringLiteral("series"), series}, {QStringLiteral("instances"), instances}}).toJson()));
+    const ProcessResult checked = run(QStringLiteral(TEST_VENV_DIR "/bin/python"),
+                                      {QStringLiteral(DICOMWEB_CROSSCHECK_SCRIPT), endpoint().base.toString(), kUser, kPassword, ours});
+    QVERIFY2(checked.ok(), (checked.out + checked.err).constData());
+    QVERIFY2(checked.out.startsWith("agreed: "), checked.out.constData());
+    qInfo("%s", checked.out.trimmed().constData());
 }
 
 QTEST_GUILESS_MAIN(tst_DicomWeb)

@@ -49,8 +49,22 @@ QString text(const QJsonValue &v)
         const double d = v.toDouble();
         return d == double(qint64(d)) ? QString::number(qint64(d)) : QString::number(d);
     }
-    if (v.isObject())  // PN: {"Alphabetic": "DOE^JOHN"}
-        return v.toObject().value(QStringLiteral("Alphabetic")).toString();
+    if (v.isObject()) {
+        // PN: {"Alphabetic": "Yamada^Tarou", "Ideographic": "山田^太郎", "Phonetic": "やまだ^たろう"} — the whole name,
+        // its groups joined as the DICOM value joins them (a name written in two alphabets is not cut to one),
+        // empty trailing components and groups left off (PS3.5 6.2.1: "^" is an empty name).
+        const QJsonObject pn = v.toObject();
+        QStringList groups;
+        for (const char *group : {"Alphabetic", "Ideographic", "Phonetic"}) {
+            QString g = pn.value(QLatin1String(group)).toString();
+            while (g.endsWith(QLatin1Char('^')))
+                g.chop(1);
+            groups << g;
+        }
+        while (!groups.isEmpty() && groups.last().isEmpty())
+            groups.removeLast();
+        return groups.join(QLatin1Char('='));
+    }
     return {};
 }
 } // namespace
