@@ -308,8 +308,14 @@ Error decodeJpeg2000Frame(const pixels::Plan &plan, const ImageInfo &stored, con
 {
     if (!plan.palette) {
         int precision = 0;
-        if (Error e = jpeg2000::decodeFrame(codestream, stored.columns, stored.rows, plan.format, stored.bitsStored, out, &precision); e.isError())
+        bool reread = false;
+        if (Error e = jpeg2000::decodeFrame(codestream, stored.columns, stored.rows, plan.format, stored.bitsStored, out, &precision, &reread); e.isError())
             return e;
+        const QString signNote = QStringLiteral("JPEG 2000 stream of %1 samples, Pixel Representation says %2: read as Pixel Representation says")
+                                     .arg(stored.isSigned ? QStringLiteral("unsigned") : QStringLiteral("signed"),
+                                          stored.isSigned ? QStringLiteral("signed") : QStringLiteral("unsigned"));
+        if (shown && reread && !shown->notes.contains(signNote))
+            shown->notes << signNote;
         if (shown && precision > 0 && precision != stored.bitsStored && plan.format != PixelFormat::Rgb24 && shown->bitsStored != precision) {
             shown->bitsStored = precision;
             shown->highBit = precision - 1;

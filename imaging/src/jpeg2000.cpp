@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 namespace spectrum::jpeg2000 {
 
@@ -53,16 +54,34 @@ void collect(const char *message, void *user)
         *text = QString::fromLocal8Bit(message).trimmed();
 }
 
+/// The samples into `out`, signed or not as Pixel Representation says (T's signedness). A stream whose signedness
+/// disagrees holds the same bit patterns read the other way: each is read again as a `prec`-bit two's complement
+/// number (signed) or as its `prec`-bit pattern (unsigned) — what pydicom does with such files. True when it did.
 template <typename T>
-void copyGray(const opj_image_comp_t &c, T *out, qint64 count)
+bool copyGray(const opj_image_comp_t &c, T *out, qint64 count)
 {
-    for (qint64 i = 0; i < count; ++i)
-        out[i] = T(c.data[i]);
+    const bool wantSigned = std::is_signed_v<T>;
+    if (bool(c.sgnd) == wantSigned || c.prec < 1 || c.prec > 16) {
+        for (qint64 i = 0; i < count; ++i)
+            out[i] = T(c.data[i]);
+        return false;
+    }
+    const OPJ_INT32 half = OPJ_INT32(1) << (c.prec - 1), full = half * 2;
+    for (qint64 i = 0; i < count; ++i) {
+        OPJ_INT32 v = c.data[i];
+        if (wantSigned && v >= half)
+            v -= full;
+        else if (!wantSigned && v < 0)
+            v += full;
+        out[i] = T(v);
+    }
+    return true;
 }
 
 } // namespace
 
-Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out, int *streamPrecision)
+Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out, int *streamPrecision,
+                  bool *signReread)
 {
     static const uchar jp2Signature[12] = {0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A};
     const bool jp2 = codestream.size() >= 12 && std::memcmp(codestream.constData(), jp2Signature, 12) == 0;
@@ -110,18 +129,19 @@ Error decodeFrame(const QByteArray &codestream, int width, int height, PixelForm
     if (streamPrecision)
         *streamPrecision = int(image->comps[0].prec);
     const qint64 count = qint64(width) * height;
+    bool reread = false;
     switch (format) {
     case PixelFormat::Gray8:
-        copyGray(image->comps[0], reinterpret_cast<quint8 *>(out), count);
+        reread = copyGray(image->comps[0], reinterpret_cast<quint8 *>(out), count);
         break;
     case PixelFormat::Gray8Signed:
-        copyGray(image->comps[0], reinterpret_cast<qint8 *>(out), count);
+        reread = copyGray(image->comps[0], reinterpret_cast<qint8 *>(out), count);
         break;
     case PixelFormat::Gray16:
-        copyGray(image->comps[0], reinterpret_cast<quint16 *>(out), count);
+        reread = copyGray(image->comps[0], reinterpret_cast<quint16 *>(out), count);
         break;
     case PixelFormat::Gray16Signed:
-        copyGray(image->comps[0], reinterpret_cast<qint16 *>(out), count);
+        reread = copyGray(image->comps[0], reinterpret_cast<qint16 *>(out), count);
         break;
     case PixelFormat::Rgb24:
         for (int c = 0; c < 3; ++c) {
@@ -134,6 +154,8 @@ Error decodeFrame(const QByteArray &codestream, int width, int height, PixelForm
     case PixelFormat::Float64:
         return Error(ErrorCode::Unsupported, QStringLiteral("JPEG 2000 with 32-bit samples"));
     }
+    if (signReread)
+        *signReread = reread;
     return Error();
 }
 

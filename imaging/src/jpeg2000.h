@@ -14,7 +14,9 @@ namespace spectrum::jpeg2000 {
 /// DICOM header says; otherwise a clear error.
 /// A stream whose precision differs from Bits Stored (14 in the header, 16 in the stream) is decoded at the
 /// stream's precision, given in `streamPrecision`; colour deeper than 8 bits is scaled to 8 for display.
+/// A gray stream whose signedness disagrees with `format`'s (Pixel Representation) is read as Pixel Representation
+/// says, its bit patterns kept; `signReread` says so (the reader is told).
 Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out,
-                  int *streamPrecision = nullptr);
+                  int *streamPrecision = nullptr, bool *signReread = nullptr);
 
 } // namespace spectrum::jpeg2000

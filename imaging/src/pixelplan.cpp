@@ -83,7 +83,7 @@ Result<Plan> makePlan(DcmItem *ds, ImageInfo &info, bool jpeg2000)
                                                  .arg(info.photometricName).arg(info.samplesPerPixel));
     }
     if ((plan.color || plan.palette) && info.bitsAllocated != 8 && info.bitsAllocated != 16)
-        return Error(ErrorCode::InvalidDicom, QStringLiteral("%1-bit colour (DICOM allows 8 and 16)").arg(info.bitsAllocated));
+        return Error(ErrorCode::Unsupported, QStringLiteral("%1-bit colour samples (8- and 16-bit colour is shown)").arg(info.bitsAllocated));
     if (plan.ybr && info.bitsAllocated != 8)
         return Error(ErrorCode::Unsupported, QStringLiteral("%1 with %2-bit samples").arg(info.photometricName).arg(info.bitsAllocated));
     if (info.floatSamples && !plan.gray)
