@@ -480,7 +480,7 @@ void MainWindow::openFound(const FoundStudy &found)
     // From the nearest place that holds it: the cluster before the central archives.
     const QStringList nearest = m_workstation->registry() ? m_workstation->registry()->nearestFirst(found.stores) : QStringList();
     if (!nearest.isEmpty())
-        openRemoteStudy(nearest.first(), found.identity.studyInstanceUid, nearest.mid(1));
+        openRemoteStudy(nearest.first(), found.identity.studyInstanceUid, nearest.mid(1), found.instances);
 }
 
 void MainWindow::prefetch(const QList<FoundStudy> &studies)
@@ -494,6 +494,7 @@ void MainWindow::prefetch(const QList<FoundStudy> &studies)
             continue;
         auto *streamer = new StudyStreamer(registry, m_workstation->cache(), nearest.first(), f.identity.studyInstanceUid, this);
         streamer->setFallbacks(nearest.mid(1));
+        streamer->setExpectedInstances(f.instances);
         const QString title = tr("%1 — %2 from %3 (prefetch)").arg(DicomIdentity::displayName(f.identity.patientName), f.description, nearest.first());
         connect(streamer, &StudyStreamer::listed, this, [this, streamer, title] { m_transfers->addStudy(streamer, title); });
         connect(streamer, &StudyStreamer::failed, this, [this, streamer, title](const Error &e) {
@@ -506,14 +507,17 @@ void MainWindow::prefetch(const QList<FoundStudy> &studies)
     statusBar()->showMessage(tr("Prefetching %n study(ies) for later", nullptr, int(studies.size())), 4000);
 }
 
-void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, const QStringList &fallbacks)
+void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, const QStringList &fallbacks, int expectedInstances)
 {
     if (!m_workstation->registry())
         return statusBar()->showMessage(tr("The local cache is not open yet."));
     auto *streamer = new StudyStreamer(m_workstation->registry(), m_workstation->cache(), store, studyUid, this);
     streamer->setFallbacks(fallbacks);
+    streamer->setExpectedInstances(expectedInstances);
     connect(streamer, &StudyStreamer::sourceChanged, this, [this](const QString &from, const QString &to, const Error &why) {
-        statusBar()->showMessage(tr("%1 stopped answering (%2): the rest of the study comes from %3").arg(from, why.message(), to), 8000);
+        statusBar()->showMessage(why.code() == ErrorCode::NotFound ? tr("%1: the study comes from %2").arg(why.message(), to)
+                                                                   : tr("%1 stopped answering (%2): the rest of the study comes from %3").arg(from, why.message(), to),
+                                 8000);
     });
     statusBar()->showMessage(tr("Asking %1 for the study…").arg(store));
     // The first look (the slice a stack opens at, found with two small queries) opens the viewer while the

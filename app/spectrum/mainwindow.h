@@ -45,7 +45,7 @@ public:
     /// studyOpened(); problems go to the status bar.
     /// `fallbacks`: the other stores holding it, nearest first, for when `store` stops answering
     /// (StudyStreamer::setFallbacks()).
-    void openRemoteStudy(const QString &store, const QString &studyUid, const QStringList &fallbacks = {});
+    void openRemoteStudy(const QString &store, const QString &studyUid, const QStringList &fallbacks = {}, int expectedInstances = 0);
     /// A study the browser found: from the cache when all of it is there, else from the first store holding it.
     void openFound(const FoundStudy &study);
     /// Fetches studies into the cache for later reading (the batch workflow), each from the first store holding

@@ -121,6 +121,7 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
     // Streamed in like any study: the slices in view first. The viewer owns the stream once it has the listing.
     auto *streamer = new StudyStreamer(registry, m_workstation->cache(), nearest.first(), id.studyInstanceUid, viewer);
     streamer->setFallbacks(nearest.mid(1));
+    streamer->setExpectedInstances(prior.instances);
     viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("fetching from %1…").arg(nearest.first()));
     auto opened = std::make_shared<bool>(false);
     // Opened on its first look (the slice a stack opens at, found with two small queries), as the study being

@@ -63,6 +63,7 @@ void PriorPrefetcher::addWithStudy(const StudySummary &study, int instancesInArc
         Pending pending;
         pending.store = nearest.first();
         pending.fallbacks = nearest.mid(1);
+        pending.instances = std::max(0, instancesInArchive);
         pending.studyUid = study.identity.studyInstanceUid;
         pending.title = QStringLiteral("%1 from %2").arg(title, pending.store);
         const qint64 perInstance = study.instanceCount > 0 && study.bytes > 0 ? study.bytes / study.instanceCount : kTypicalInstanceBytes;
@@ -112,6 +113,7 @@ void PriorPrefetcher::searched(PriorSearch *search)
         pending.key = key;
         pending.store = nearest.first();
         pending.fallbacks = nearest.mid(1);
+        pending.instances = std::max(0, p.instances);
         pending.studyUid = p.identity.studyInstanceUid;
         pending.title = titleOf(p, pending.store);
         const int missing = p.instances > 0 ? std::max(0, p.instances - p.cachedInstances) : 0;
@@ -143,6 +145,7 @@ void PriorPrefetcher::pump()
         }
         StudyStreamer *streamer = new StudyStreamer(m_registry, m_cache, next.store, next.studyUid, this);
         streamer->setFallbacks(next.fallbacks);
+        streamer->setExpectedInstances(next.instances);
         m_current = streamer;
         m_currentUid = next.studyUid;
         m_currentKey = next.key;

@@ -17,7 +17,8 @@ namespace spectrum {
 
 namespace {
 
-/// Merges per-store answers: one hit per study, unless the stores disagree on the patient.
+/// Merges per-store answers: one hit per study, unless the stores disagree on the patient; its counts the most any
+/// store reported, its modalities those of all.
 QList<StudyHit> merge(const QList<QPair<QString, QList<DicomRecord>>> &answers)
 {
     QList<StudyHit> hits;
@@ -32,6 +33,12 @@ QList<StudyHit> merge(const QList<QPair<QString, QList<DicomRecord>>> &answers)
                 if (h.study.identity.patientId == r.identity.patientId) {
                     if (!h.stores.contains(store))
                         h.stores << store;
+                    // The study as the store holding most of it says: a peer that cached part of it counts less.
+                    h.study.relatedInstances = std::max(h.study.relatedInstances, r.relatedInstances);
+                    h.study.relatedSeries = std::max(h.study.relatedSeries, r.relatedSeries);
+                    for (const QString &m : r.modalitiesInStudy)
+                        if (!h.study.modalitiesInStudy.contains(m))
+                            h.study.modalitiesInStudy << m;
                     placed = true;
                 } else {
                     disagreeing << i;

@@ -103,9 +103,15 @@ bool StudyStreamer::fallBack(const QString &store, const Error &error)
     const bool unreachable = error.code() == ErrorCode::Network || error.code() == ErrorCode::Timeout;
     if (!unreachable || store != m_store || m_fallbacks.isEmpty() || m_stopped)
         return false;
+    qCInfo(lcStores) << "study" << m_studyUid << ":" << m_store << "does not answer (" << error.toString() << ") - going on from" << m_fallbacks.first();
+    switchToNext(error);
+    return true;
+}
+
+void StudyStreamer::switchToNext(const Error &why)
+{
     const QString from = m_store;
     m_store = m_fallbacks.takeFirst();
-    qCInfo(lcStores) << "study" << m_studyUid << ":" << from << "does not answer (" << error.toString() << ") - going on from" << m_store;
     // What failed because of it is fetched from the next store at once, its attempts counted afresh.
     for (auto it = m_failed.begin(); it != m_failed.end();) {
         if (isTransient(it.value())) {
@@ -118,8 +124,7 @@ bool StudyStreamer::fallBack(const QString &store, const Error &error)
     m_retry.stop();
     m_backoffMs = 0;
     m_bulkEnded = false;  // the rest in bulk from the next store, when it is worth it
-    Q_EMIT sourceChanged(from, m_store, error);
-    return true;
+    Q_EMIT sourceChanged(from, m_store, why);
 }
 
 void StudyStreamer::markCached(const QString &key, qint64 bytes)
@@ -339,6 +344,14 @@ void StudyStreamer::startListing()
 
 void StudyStreamer::listedAs(const StudySummary &study)
 {
+    if (study.instanceCount < m_expectedInstances && !m_fallbacks.isEmpty() && !m_stopped) {
+        // Part of the study (a peer that cached what its reader looked at): the next store lists it whole.
+        const Error why(ErrorCode::NotFound, QStringLiteral("%1 holds %2 of the study's %3 instances").arg(m_store).arg(study.instanceCount).arg(m_expectedInstances));
+        qCInfo(lcStores) << "study" << m_studyUid << ":" << why.message() << "- listing it from" << m_fallbacks.first();
+        switchToNext(why);
+        m_listingStarted = false;
+        return startListing();
+    }
     m_study = study;
     for (const SeriesSummary &s : m_study.series)
         for (const InstanceRef &i : s.instances)

@@ -52,6 +52,7 @@ private Q_SLOTS:
     void theNearestStoreComesFirst();
     void aWorkstationsCacheSharedWithTheReadingRoom();
     void aPeerThatVanishesMidReadIsLeftForTheArchive();
+    void aPeerHoldingPartOfTheStudyIsLeftForTheArchive();
 };
 
 void tst_StoreRegistry::configRoundTripAndPrivacy()
@@ -619,6 +620,68 @@ void tst_StoreRegistry::aPeerThatVanishesMidReadIsLeftForTheArchive()
     QCOMPARE(streamer.cachedCount(), int(ct.size()));
     QCOMPARE(streamer.failedCount(), 0);
     QVERIFY(failed.isEmpty());
+    for (const DemoInstance *i : ct) {
+        Result<ByteView> cached = runSync(diskB->read(i->identity.sopInstanceUid));
+        QVERIFY(cached.isOk());
+        QVERIFY(cached.value().toByteArray() == i->bytes);
+    }
+}
+
+void tst_StoreRegistry::aPeerHoldingPartOfTheStudyIsLeftForTheArchive()
+{
+    // A reading-room peer that cached half of a CT (what its reader scrolled through) lists half. The search says
+    // how many the study has (the most any store reported); the streamer leaves the peer for the archive, which
+    // lists it whole, and the study is complete — never taken as whole from the peer's half.
+    const QString ctUid = DemoArchive::studyUid(DemoStudy::HeadCt);
+    QList<const DemoInstance *> ct;
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.studyInstanceUid == ctUid)
+            ct << &i;
+    }
+    QVERIFY(ct.size() >= 6);
+    auto openedA = FileStore::open(m_dir.filePath(QStringLiteral("half-a-cache")), 0);
+    QVERIFY(openedA.isOk());
+    for (qsizetype n = 0; n < ct.size() / 2; ++n)
+        QVERIFY(runSync(openedA.value()->put(ct[n]->identity.sopInstanceUid, ByteView(ct[n]->bytes))).isOk());
+    StoreConfigFile a = config(QStringLiteral("half-a"));
+    const QString token = QStringLiteral("reading-room-4711");
+    a.workstation.sharePort = freePort();
+    a.workstation.shareToken = a.seal(token).value();
+    CacheShare share(openedA.value().get());
+    QCOMPARE(share.follow(a), Error());
+
+    StoreConfigFile b = config(QStringLiteral("half-b"));
+    StoreConfig room;
+    room.name = QStringLiteral("room-a");
+    room.kind = StoreKind::Blobd;
+    room.url = QStringLiteral("blob://127.0.0.1:%1").arg(share.port());
+    room.token = b.seal(token).value();
+    QCOMPARE(b.add(room), Error());
+    auto openedB = FileStore::open(m_dir.filePath(QStringLiteral("half-b-cache")), 0);
+    QVERIFY(openedB.isOk());
+    std::shared_ptr<FileStore> diskB(openedB.takeValue());
+    StoreRegistry reg(b, diskB);
+    DicomQuery q;
+    q.studyInstanceUid = ctUid;
+    const Result<QList<StudyHit>> found = runSync(reg.findStudies(q, {QStringLiteral("web"), QStringLiteral("room-a")}));
+    QVERIFY(found.isOk() && found.value().size() == 1);
+    const StudyHit hit = found.value().first();
+    QCOMPARE(hit.study.relatedInstances, int(ct.size()));  // the most any store holds: the archive's count
+    const QStringList nearest = reg.nearestFirst(hit.stores);
+    QCOMPARE(nearest, (QStringList{QStringLiteral("room-a"), QStringLiteral("web")}));
+
+    StudyStreamer streamer(&reg, diskB.get(), nearest.first(), ctUid);
+    streamer.setFallbacks(nearest.mid(1));
+    streamer.setExpectedInstances(hit.study.relatedInstances);
+    QSignalSpy changed(&streamer, &StudyStreamer::sourceChanged);
+    streamer.start();
+    QTRY_VERIFY_WITH_TIMEOUT(streamer.isComplete(), 60000);
+    QCOMPARE(changed.size(), 1);
+    QCOMPARE(changed.first().at(0).toString(), QStringLiteral("room-a"));
+    QCOMPARE(changed.first().at(1).toString(), QStringLiteral("web"));
+    QVERIFY(changed.first().at(2).value<Error>().message().contains(QStringLiteral("holds %1 of the study's %2 instances").arg(ct.size() / 2).arg(ct.size())));
+    QCOMPARE(streamer.total(), int(ct.size()));
+    QCOMPARE(streamer.cachedCount(), int(ct.size()));
     for (const DemoInstance *i : ct) {
         Result<ByteView> cached = runSync(diskB->read(i->identity.sopInstanceUid));
         QVERIFY(cached.isOk());

@@ -85,6 +85,7 @@ private:
         QString studyUid;
         QString title;
         qint64 estimate = 0;
+        int instances = 0;      ///< as many as any store said it holds (0: unknown)
         bool prior = true;
         QString key;  ///< in m_queued
     };

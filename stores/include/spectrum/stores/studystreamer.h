@@ -58,6 +58,10 @@ public:
     /// bulk lane and the instances not here yet go on from the next one (sourceChanged()). The instances cached
     /// stay; one cut short is fetched whole from the next store.
     void setFallbacks(const QStringList &stores) { m_fallbacks = stores; }
+    /// The most instances any store said the study holds (its search answers). A store whose listing has fewer —
+    /// a reading-room peer that cached part of the study — is left for the next (setFallbacks()), which lists it
+    /// whole: a study is never taken as complete from a store holding part of it. What came from it stays.
+    void setExpectedInstances(int instances) { m_expectedInstances = instances; }
 
     /// The slice in view: it is fetched next, then its neighbours.
     void setFocus(int series, int index);
@@ -137,7 +141,8 @@ Q_SIGNALS:
     void finished();
     /// Failed instances will be tried again by themselves in `ms` milliseconds.
     void retryScheduled(int ms);
-    /// Store `from` stopped answering (`why`): the rest comes from `to` (setFallbacks()).
+    /// Store `from` stopped answering, or holds only part of the study (`why`): the rest comes from `to`
+    /// (setFallbacks()).
     void sourceChanged(const QString &from, const QString &to, const spectrum::Error &why);
 
 private:
@@ -151,8 +156,11 @@ private:
     FileStore *m_cache;
     QString m_store;
     QStringList m_fallbacks;
+    int m_expectedInstances = 0;
     /// Goes on from the next fallback when `error`, from `store`, says the store no longer answers; whether it did.
     bool fallBack(const QString &store, const Error &error);
+    /// Goes on from the next fallback store (`why` for sourceChanged()).
+    void switchToNext(const Error &why);
     QString m_studyUid;
     StudySummary m_study;
     StudySummary m_firstLook;
