@@ -514,6 +514,9 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
     auto *streamer = new StudyStreamer(m_workstation->registry(), m_workstation->cache(), store, studyUid, this);
     streamer->setFallbacks(fallbacks);
     streamer->setExpectedInstances(expectedInstances);
+    connect(streamer, &StudyStreamer::listedShort, this, [this](const QString &from, int listed, int expected) {
+        statusBar()->showMessage(tr("%1 lists %2 of the %3 instances the search reported: this study may be incomplete").arg(from).arg(listed).arg(expected));
+    });
     connect(streamer, &StudyStreamer::sourceChanged, this, [this](const QString &from, const QString &to, const Error &why) {
         statusBar()->showMessage(why.code() == ErrorCode::NotFound ? tr("%1: the study comes from %2").arg(why.message(), to)
                                                                    : tr("%1 stopped answering (%2): the rest of the study comes from %3").arg(from, why.message(), to),

@@ -290,8 +290,10 @@ private:
     {
         --m_running[size_t(node)];
         --m_runningAll;
-        if (r.isOk() && mirrored())
+        if (r.isOk() && mirrored()) {
             noteServer(m_nodes->name(node));
+            m_nodes->markUp(node);  // it answers: a timeout before does not keep it aside
+        }
         if (!r.isOk() && mirrored() && serverUnreachable(r.error())) {
             // That server is gone: its series again from the others (what it brought before is kept, and counted once).
             qCWarning(lcStores) << "fetch: series" << series.identity.seriesInstanceUid << "from another server after" << r.error().toString();

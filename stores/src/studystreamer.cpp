@@ -207,13 +207,21 @@ void StudyStreamer::startBulk()
         if (m_bulk != job)
             return;  // stopped meanwhile
         m_bulk = nullptr;
+        if (store != m_store) {
+            // From a store left meanwhile (it held part of the study, or stopped answering): what it brought
+            // stays; it says nothing of the study, and the next store's bulk lane may still run.
+            qCDebug(lcStores) << "streamer: the bulk fetch from" << store << "ended after the switch to" << m_store;
+            startBulk();
+            return pump();
+        }
         m_bulkEnded = true;
         if (!r.isOk())
             fallBack(store, r.error());
         qCDebug(lcStores) << "streamer: bulk fetch ended at" << m_clock.elapsed() << "ms";
-        // Only a stream that brought, without a problem, as many instances as the archive said the study has.
+        // Only a stream that brought, without a problem, as many instances as the archive said the study has —
+        // and as many as any store said it holds (a peer's whole is not the study's).
         const bool whole = r.isOk() && r.value().problems.isEmpty() && r.value().rejected == 0 && m_bulkExpected > 0
-                           && r.value().instances >= m_bulkExpected;
+                           && r.value().instances >= m_bulkExpected && r.value().instances >= m_expectedInstances;
         if (!m_listed && !m_listingWaits && whole) {
             // The whole study came before its listing (a quick archive: Orthanc lists 300 instances in 0.25 s,
             // and streams them in as long): what the archive sent is the study. The listing is not waited for.
@@ -344,13 +352,18 @@ void StudyStreamer::startListing()
 
 void StudyStreamer::listedAs(const StudySummary &study)
 {
-    if (study.instanceCount < m_expectedInstances && !m_fallbacks.isEmpty() && !m_stopped) {
+    if (study.instanceCount < m_expectedInstances && !m_stopped) {
         // Part of the study (a peer that cached what its reader looked at): the next store lists it whole.
         const Error why(ErrorCode::NotFound, QStringLiteral("%1 holds %2 of the study's %3 instances").arg(m_store).arg(study.instanceCount).arg(m_expectedInstances));
-        qCInfo(lcStores) << "study" << m_studyUid << ":" << why.message() << "- listing it from" << m_fallbacks.first();
-        switchToNext(why);
-        m_listingStarted = false;
-        return startListing();
+        if (!m_fallbacks.isEmpty()) {
+            qCInfo(lcStores) << "study" << m_studyUid << ":" << why.message() << "- listing it from" << m_fallbacks.first();
+            switchToNext(why);
+            m_listingStarted = false;
+            return startListing();
+        }
+        // No store left that may hold more: what is listed is read, and the reader is told it is less.
+        qCWarning(lcStores) << "study" << m_studyUid << ":" << why.message() << "and no other store holds it";
+        Q_EMIT listedShort(m_store, study.instanceCount, m_expectedInstances);
     }
     m_study = study;
     for (const SeriesSummary &s : m_study.series)

@@ -351,6 +351,13 @@ void tst_HttpStream::keptConnectionsCarryTheNextRequestsAndBodiesGoOut()
     QVERIFY(server.requests[4].contains("\r\nContent-Length: 300000\r\n"));
     QVERIFY(server.requests[4].endsWith(upload));
 
+    // An interim answer (100 Continue) before the final one is passed over.
+    server.answer = [&](const QByteArray &) { return QByteArray("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfinal"); };
+    Collector interim;
+    QCOMPARE(exchange(get, interim), Error());
+    QCOMPARE(interim.headSeen.status, 200);
+    QCOMPARE(interim.body, QByteArray("final"));
+
     // An answer that says it closes is not kept.
     server.answer = [&](const QByteArray &) { return QByteArray("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"); };
     Collector last;

@@ -347,8 +347,10 @@ bool canStreamDirectly(const QUrl &url)
 
 HttpConnections &HttpConnections::shared()
 {
-    static HttpConnections connections;
-    return connections;
+    // Never destroyed: reader threads of the network pool may still give connections back while the program's
+    // statics go (the kernel closes what is left at exit).
+    static HttpConnections *connections = new HttpConnections;
+    return *connections;
 }
 
 HttpConnections::~HttpConnections()
@@ -390,7 +392,10 @@ void HttpConnections::give(const QByteArray &peer, int fd)
     }
     std::vector<Idle> &idle = it->second;
     // The oldest go first: past their time, or beyond the most kept.
-    idle.erase(std::remove_if(idle.begin(), idle.end(), [&](const Idle &i) { return now - i.since > kIdleMs && ::close(i.fd) == 0; }), idle.end());
+    const auto stale = std::remove_if(idle.begin(), idle.end(), [&](const Idle &i) { return now - i.since > kIdleMs; });
+    for (auto it = stale; it != idle.end(); ++it)
+        ::close(it->fd);  // gone whatever close() says: the descriptor is released either way
+    idle.erase(stale, idle.end());
     if (int(idle.size()) >= kMaxIdlePerPeer) {
         ::close(idle.front().fd);
         idle.erase(idle.begin());
@@ -424,6 +429,12 @@ bool carriesBody(const QByteArray &method)
     return method == "PUT" || method == "POST" || method == "PATCH";
 }
 
+/// A method that may be sent twice (RFC 9110 9.2.2): only those are sent again on a new connection.
+bool idempotent(const QByteArray &method)
+{
+    return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE" || method == "OPTIONS";
+}
+
 enum class Outcome { Done, Failed, PeerHadClosed };
 
 /// One exchange over `socket`. PeerHadClosed: a kept connection gave nothing back (closed or reset before the
@@ -447,7 +458,7 @@ Outcome exchange(Socket &socket, const HttpRequest &request, const QString &peer
     head += request.keepAlive ? QByteArray("\r\n") : QByteArray("Connection: close\r\n\r\n");
     const auto lost = [&](const Error &e) {
         *error = e;
-        return reused && e.code() == ErrorCode::Network ? Outcome::PeerHadClosed : Outcome::Failed;
+        return reused && e.code() == ErrorCode::Network && idempotent(request.method) ? Outcome::PeerHadClosed : Outcome::Failed;
     };
     // Small bodies go out with the head, in one segment.
     const bool together = carriesBody(request.method) && request.body.size() <= 64 * 1024;
@@ -458,11 +469,19 @@ Outcome exchange(Socket &socket, const HttpRequest &request, const QString &peer
             return lost(e);
     }
 
-    // The head, then whatever of the body came with it.
+    // The head, then whatever of the body came with it. Interim answers (1xx: "100 Continue", "103 Early Hints")
+    // come before the final one and are passed over.
     QByteArray answer;
     qsizetype headEnd = -1;
     char chunk[64 * 1024];
-    while (headEnd < 0) {
+    for (;;) {
+        headEnd = answer.indexOf("\r\n\r\n");
+        if (headEnd >= 0 && answer.startsWith("HTTP/1.") && answer.size() > 12 && answer[9] == '1' && !answer.startsWith("HTTP/1.1 101")) {
+            answer.remove(0, headEnd + 4);
+            continue;
+        }
+        if (headEnd >= 0)
+            break;
         const Result<qint64> n = socket.receive(chunk, sizeof chunk);
         if (!n.isOk())
             return answer.isEmpty() ? lost(n.error()) : (*error = n.error(), Outcome::Failed);
@@ -471,8 +490,7 @@ Outcome exchange(Socket &socket, const HttpRequest &request, const QString &peer
             return answer.isEmpty() ? lost(e) : (*error = e, Outcome::Failed);
         }
         answer.append(chunk, n.value());
-        headEnd = answer.indexOf("\r\n\r\n");
-        if (headEnd < 0 && answer.size() > kMaxHeaderBytes)
+        if (answer.indexOf("\r\n\r\n") < 0 && answer.size() > kMaxHeaderBytes)
             return *error = Error(ErrorCode::Network, QStringLiteral("the answer's header is longer than %1 bytes").arg(kMaxHeaderBytes)), Outcome::Failed;
     }
     Result<HttpHead> parsed = parseHead(answer.left(headEnd));

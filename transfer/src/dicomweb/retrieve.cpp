@@ -35,6 +35,24 @@ using namespace webwire;
 
 namespace {
 
+/// Whether an answer ends where its connection closes (no Content-Length, not chunked), as Orthanc's WADO-RS does.
+bool endsAtClose(const QByteArray &contentLength, const QByteArray &transferEncoding)
+{
+    return contentLength.isEmpty() && !transferEncoding.toLower().contains("chunked");
+}
+
+/// The answer's end as the multipart body sees it. An answer that ends where its connection closes, ended inside
+/// the multipart body after a part had begun — a server that died midway — is a network failure (another server may
+/// send it), not a malformed answer; what came whole before is kept. A framed answer without its closing delimiter
+/// is a malformed one.
+Error endOfMultipart(MultipartReader &reader, bool closeFramed)
+{
+    Error e = reader.finish();
+    if (closeFramed && e.isError() && e.code() == ErrorCode::Protocol && (reader.partsCompleted() > 0 || reader.isInPartBody()) && !reader.isComplete())
+        return Error(ErrorCode::Network, QStringLiteral("the answer broke off before its end (%1)").arg(e.message()));
+    return e;
+}
+
 /// A WADO-RS answer read straight from the socket on a thread of its own (httpstream.h): each part is read into
 /// its own buffer (reserved from its Content-Length) and posted whole to the job's thread; an error answer's
 /// text is kept for the message.
@@ -63,6 +81,7 @@ public:
         if (!boundary.isOk())
             return Error(ErrorCode::Protocol, boundary.error().message());
         sawMultipart = true;
+        m_closeFramed = endsAtClose(h.value("content-length"), h.value("transfer-encoding"));
         m_reader = std::make_unique<MultipartReader>(boundary.value());
         m_reader->onPartBegin = [this](int index, const MultipartHeaders &headers) { m_part = m_bytes.begin(index, headers); };
         m_reader->onPartData = [this](int, const char *data, qint64 n) {
@@ -113,13 +132,14 @@ public:
         return m_reader->feed(data, n);
     }
 
-    Error end() override { return m_reader ? m_reader->finish() : Error(); }
+    Error end() override { return m_reader ? endOfMultipart(*m_reader, m_closeFramed) : Error(); }
 
 private:
     std::unique_ptr<MultipartReader> m_reader;
     WadoPart m_part;
     PartBuffer m_bytes;
     bool m_overrun = false;
+    bool m_closeFramed = false;
 };
 
 /// A multipart answer parsed as it arrives.
@@ -215,14 +235,15 @@ protected:
         setProgress(m_summary.bytes, 0);
     }
 
-    void done(int status, const QByteArray &, QNetworkReply *) override
+    void done(int status, const QByteArray &, QNetworkReply *reply) override
     {
         if (m_error.isError())
             return finishWith(m_error);
         if (status == 204 || !m_reader)
             return finishWith(Error(ErrorCode::NotFound, QStringLiteral("%1: the server sent no instance").arg(m_what)));
-        if (Error e = m_reader->finish(); e.isError())
-            return finishWith(e);  // a part cut short is never passed on as complete
+        const bool closeFramed = endsAtClose(reply->rawHeader("Content-Length"), reply->rawHeader("Transfer-Encoding"));
+        if (Error e = endOfMultipart(*m_reader, closeFramed); e.isError())
+            return finishWith(e.withContext(m_what));  // a part cut short is never passed on as complete
         m_summary.seconds = m_clock.nsecsElapsed() / 1e9;
         finishWith(m_summary);
     }

@@ -234,15 +234,15 @@ S3Client::Prepared S3Client::prepare(const QByteArray &method, const QString &ke
     r.headers = headers;
     // Over TLS the channel protects the bytes; over plain HTTP their hash is signed.
     r.payloadHash = https ? QByteArray(s3::kUnsignedPayload) : QByteArray();
-    if (r.payloadHash.isEmpty()) {
-        // A body sent with its SHA-256 for the store to check (a part, a whole object) is not hashed a second time
-        // for the signature: the same digest, in hex.
+    if (r.payloadHash.isEmpty() && method == "PUT") {
+        // A PUT's body sent with its SHA-256 for the store to check (a part, a whole object) is not hashed a second
+        // time for the signature: the same digest, in hex (the store checks both against the bytes).
         for (const auto &[name, value] : headers)
             if (name.compare("x-amz-checksum-sha256", Qt::CaseInsensitive) == 0 && QByteArray::fromBase64(value).size() == 32)
                 r.payloadHash = QByteArray::fromBase64(value).toHex();
-        if (r.payloadHash.isEmpty())
-            r.payloadHash = s3::payloadHash(body);
     }
+    if (r.payloadHash.isEmpty())
+        r.payloadHash = s3::payloadHash(body);
     const s3::Signed s = s3::sign(r, m_endpoint.credentials, when.isValid() ? when : QDateTime::currentDateTimeUtc().addMSecs(m_clockOffsetMs));
     QByteArray url = e.scheme().toUtf8() + "://" + r.host + r.encodedPath;
     if (!s.encodedQuery.isEmpty())

@@ -127,6 +127,8 @@ public:
     }
     Error end() override
     {
+        if (m_sized && m_at != m_out.body.size())  // an answer framed shorter than its Content-Length (a 204 with one)
+            return Error(ErrorCode::Network, QStringLiteral("the answer ended after %1 of the %2 bytes it announced").arg(m_at).arg(m_out.body.size()));
         if (m_hash)
             m_out.answer.bodySha256 = m_hash->result().toBase64();
         return Error();
@@ -165,6 +167,12 @@ public:
         this->setParent(client);  // a job whose client goes, goes with it
         m_wait.setSingleShot(true);
         QObject::connect(&m_wait, &QTimer::timeout, this, [this] { send(); });
+    }
+
+    ~S3Job() override
+    {
+        if (m_cancel)
+            m_cancel->cancel();  // a direct read of a job that goes stops (what it posts is dropped)
     }
 
 protected:

@@ -141,6 +141,9 @@ Q_SIGNALS:
     void finished();
     /// Failed instances will be tried again by themselves in `ms` milliseconds.
     void retryScheduled(int ms);
+    /// The last store that may hold the study lists fewer instances than a search reported
+    /// (setExpectedInstances()): what it lists is read; the reader is to be told the study may be incomplete.
+    void listedShort(const QString &store, int listed, int expected);
     /// Store `from` stopped answering, or holds only part of the study (`why`): the rest comes from `to`
     /// (setFallbacks()).
     void sourceChanged(const QString &from, const QString &to, const spectrum::Error &why);
