@@ -12,6 +12,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QRegularExpression>
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
@@ -32,6 +33,11 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     resize(820, 480);
     for (StoreKind k : {StoreKind::DicomWeb, StoreKind::Dimse, StoreKind::Blobd, StoreKind::S3})
         m_kind->addItem(storeKindName(k), int(k));
+    m_mirrors = new QLineEdit;
+    m_mirrors->setPlaceholderText(tr("none   or   https://pacs-b.example.org/dicom-web …"));
+    m_mirrors->setToolTip(tr("Other servers of the same archive (an Orthanc cluster over one database and storage), same path and "
+                             "credentials, separated by spaces: a study's series are fetched from all of them, and a server that "
+                             "stops answering is left for the others"));
     m_bucket = new QLineEdit;
     m_prefix = new QLineEdit;
     m_prefix->setPlaceholderText(tr("none, or like spectrum/"));
@@ -67,6 +73,7 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     form->addRow(tr("Name"), m_name);
     form->addRow(tr("Kind"), m_kind);
     form->addRow(tr("URL"), m_url);
+    form->addRow(tr("Same archive at"), m_mirrors);
     form->addRow(tr("Authentication"), m_auth);
     form->addRow(tr("User"), m_user);
     form->addRow(tr("Bucket"), m_bucket);
@@ -154,7 +161,7 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
         showStore(name);
     });
     // Any change to the form is an edit, until saved or dropped.
-    for (QLineEdit *e : {m_name, m_url, m_user, m_secret, m_host, m_aeTitle, m_ourAeTitle, m_caFile, m_bucket, m_prefix, m_region, m_accessKey})
+    for (QLineEdit *e : {m_name, m_url, m_mirrors, m_user, m_secret, m_host, m_aeTitle, m_ourAeTitle, m_caFile, m_bucket, m_prefix, m_region, m_accessKey})
         connect(e, &QLineEdit::textEdited, this, [this] { m_dirty = !m_filling; });
     for (QComboBox *c : {m_kind, m_auth, m_retrieve})
         connect(c, &QComboBox::currentIndexChanged, this, [this] { m_dirty = m_dirty || !m_filling; });
@@ -247,6 +254,7 @@ void StoresDialog::updateFields()
         m_form->setRowVisible(field, on);
     };
     show(m_url, web || blobd || s3);
+    show(m_mirrors, web);
     show(m_auth, web);
     show(m_user, web && auth == QLatin1String("basic"));
     show(m_secret, (web && auth != QLatin1String("none")) || blobd || s3);
@@ -268,6 +276,7 @@ void StoresDialog::newStore()
     m_name->clear();
     m_name->setEnabled(true);
     m_url->clear();
+    m_mirrors->clear();
     m_user->clear();
     m_secret->clear();
     m_secret->setPlaceholderText(QString());
@@ -300,6 +309,7 @@ void StoresDialog::showStore(const QString &name)
     m_name->setText(s->name);
     m_kind->setCurrentIndex(m_kind->findData(int(s->kind)));
     m_url->setText(s->url);
+    m_mirrors->setText(s->mirrors.join(QLatin1Char(' ')));
     m_auth->setCurrentIndex(std::max(0, m_auth->findData(s->auth)));
     m_user->setText(s->user);
     m_secret->clear();
@@ -332,6 +342,7 @@ Result<StoreConfig> StoresDialog::formStore() const
     s.name = m_name->text().trimmed();
     s.kind = StoreKind(m_kind->currentData().toInt());
     s.url = m_url->text().trimmed();
+    s.mirrors = s.kind == StoreKind::DicomWeb ? m_mirrors->text().split(QRegularExpression(QStringLiteral("[\\s,]+")), Qt::SkipEmptyParts) : QStringList();
     s.auth = s.kind == StoreKind::DicomWeb ? m_auth->currentData().toString() : QStringLiteral("none");
     s.user = s.auth == QLatin1String("basic") ? m_user->text().trimmed() : QString();
     s.host = m_host->text().trimmed();

@@ -34,6 +34,7 @@ public:
     QLineEdit *nameField() const { return m_name; }
     QComboBox *kindField() const { return m_kind; }
     QLineEdit *urlField() const { return m_url; }
+    QLineEdit *mirrorsField() const { return m_mirrors; }
     QComboBox *authField() const { return m_auth; }
     QLineEdit *userField() const { return m_user; }
     QLineEdit *secretField() const { return m_secret; }
@@ -93,6 +94,7 @@ private:
     QLineEdit *m_name;
     QComboBox *m_kind;
     QLineEdit *m_url;
+    QLineEdit *m_mirrors = nullptr;  ///< dicomweb: the archive's other servers, space-separated
     QComboBox *m_auth;
     QLineEdit *m_user;
     QLineEdit *m_secret;

@@ -118,11 +118,15 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     QTest::keyClicks(dialog.nameField(), QStringLiteral("archive"));
     QVERIFY(dialog.hasUnsavedChanges());
     dialog.urlField()->setText(QStringLiteral("http://127.0.0.1:1/dicom-web"));
+    QVERIFY(dialog.isFieldShown(dialog.mirrorsField()));  // a DICOMweb archive may have several servers
+    dialog.mirrorsField()->setText(QStringLiteral("http://127.0.0.1:3/dicom-web,  http://127.0.0.1:4/dicom-web"));
     dialog.timeoutField()->setValue(45);
     dialog.saveStore();
     QVERIFY2(dialog.status().contains(QStringLiteral("saved")), qPrintable(dialog.status()));
     QVERIFY(!dialog.hasUnsavedChanges());
     QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->timeoutSeconds, 45);
+    QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->mirrors,
+             (QStringList{QStringLiteral("http://127.0.0.1:3/dicom-web"), QStringLiteral("http://127.0.0.1:4/dicom-web")}));
     dialog.newStore();
     dialog.nameField()->setText(QStringLiteral("archive"));
     dialog.urlField()->setText(QStringLiteral("http://127.0.0.1:2/dicom-web"));
@@ -147,6 +151,7 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     dialog.newStore();
     dialog.kindField()->setCurrentIndex(dialog.kindField()->findData(int(StoreKind::S3)));
     QVERIFY(dialog.isFieldShown(dialog.bucketField()) && dialog.isFieldShown(dialog.accessKeyField()) && dialog.isFieldShown(dialog.regionField()));
+    QVERIFY(!dialog.isFieldShown(dialog.mirrorsField()));
     QVERIFY(!dialog.isFieldShown(dialog.hostField()) && !dialog.isFieldShown(dialog.userField()));
     dialog.nameField()->setText(QStringLiteral("objects"));
     dialog.urlField()->setText(QStringLiteral("http://127.0.0.1:9000"));
