@@ -127,6 +127,8 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->timeoutSeconds, 45);
     QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->mirrors,
              (QStringList{QStringLiteral("http://127.0.0.1:3/dicom-web"), QStringLiteral("http://127.0.0.1:4/dicom-web")}));
+    if (const QString shots = qEnvironmentVariable("SPECTRUM_TEST_SHOTS"); !shots.isEmpty())
+        dialog.grab().save(shots + QStringLiteral("/stores-dialog-mirrors.png"));  // to look at, as an admin would
     dialog.newStore();
     dialog.nameField()->setText(QStringLiteral("archive"));
     dialog.urlField()->setText(QStringLiteral("http://127.0.0.1:2/dicom-web"));
