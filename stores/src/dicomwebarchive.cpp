@@ -86,7 +86,10 @@ namespace {
 class FailoverSearch : public CompoundJob<QList<DicomRecord>>
 {
 public:
-    FailoverSearch(std::shared_ptr<DicomWebNodes> nodes, DicomQuery query) : m_nodes(std::move(nodes)), m_query(std::move(query)) {}
+    FailoverSearch(std::shared_ptr<DicomWebNodes> nodes, DicomQuery query) : m_nodes(std::move(nodes)), m_query(std::move(query))
+    {
+        setParent(m_nodes->clients.first());  // as the clients' own jobs: one stopped before it ends goes with them
+    }
 
 protected:
     void doStart() override

@@ -658,12 +658,7 @@ void tst_ReadingRoom::aStudyKeptInS3OpensLikeAnyOther()
     S3Server s3;
     QVERIFY2(s3.start(), "the S3 test server did not start (scripts/install-deps.sh builds it)");
     {
-        S3Endpoint e;
-        e.endpoint = QUrl(QStringLiteral("http://127.0.0.1:%1").arg(s3.port()));
-        e.bucket = QStringLiteral("reading-room");
-        e.credentials.accessKey = S3Server::accessKey();
-        e.credentials.secretKey = S3Server::secretKey();
-        S3Client client(e);
+        S3Client client(s3.endpoint(QStringLiteral("reading-room")));
         QVERIFY(runSync(client.createBucket()).isOk());
     }
     qputenv("SPECTRUM_TEST_S3_SECRET", S3Server::secretKey().toUtf8());

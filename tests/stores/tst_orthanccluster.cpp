@@ -52,11 +52,7 @@ void tst_OrthancCluster::initTestCase()
 {
     QVERIFY(m_postgres.start(QStringLiteral("orthanc")));
     QVERIFY(m_s3.start());
-    S3Endpoint e;
-    e.endpoint = QUrl(QStringLiteral("http://127.0.0.1:%1").arg(m_s3.port()));
-    e.bucket = QStringLiteral("pacs");
-    e.credentials.accessKey = S3Server::accessKey();
-    e.credentials.secretKey = S3Server::secretKey();
+    const S3Endpoint e = m_s3.endpoint(QStringLiteral("pacs"));
     S3Client s3(e);
     QVERIFY(runSync(s3.createBucket()).isOk());
 
@@ -127,12 +123,7 @@ void tst_OrthancCluster::anInstanceSentToOneIsServedByTheOtherFromS3()
     // Server B lists and serves what went to A: the index is shared, and the files are objects in the bucket.
     const QJsonArray onB = QJsonDocument::fromJson(m_b.rest("GET", QStringLiteral("/instances"))).array();
     QCOMPARE(onB.size(), m_instances.size());
-    S3Endpoint e;
-    e.endpoint = QUrl(QStringLiteral("http://127.0.0.1:%1").arg(m_s3.port()));
-    e.bucket = QStringLiteral("pacs");
-    e.credentials.accessKey = S3Server::accessKey();
-    e.credentials.secretKey = S3Server::secretKey();
-    S3Client s3(e);
+    S3Client s3(m_s3.endpoint(QStringLiteral("pacs")));
     int objects = 0;
     QString token;
     do {

@@ -53,7 +53,62 @@ private Q_SLOTS:
     void aWorkstationsCacheSharedWithTheReadingRoom();
     void aPeerThatVanishesMidReadIsLeftForTheArchive();
     void aPeerHoldingPartOfTheStudyIsLeftForTheArchive();
+
+private:
+    /// A reading-room peer: a cache of its own holding `instances`, shared with the room under `token`.
+    struct Peer
+    {
+        std::unique_ptr<FileStore> cache;
+        std::unique_ptr<CacheShare> share;
+    };
+    Peer sharedPeer(const QString &name, const QList<const DemoInstance *> &instances, const QString &token);
+    /// Another workstation's configuration with that peer as store "room-a" at `port` (its share's, or a link's).
+    StoreConfigFile withPeer(const QString &name, quint16 port, const QString &token);
+    /// The demo head CT's instances.
+    QList<const DemoInstance *> headCt() const;
 };
+
+tst_StoreRegistry::Peer tst_StoreRegistry::sharedPeer(const QString &name, const QList<const DemoInstance *> &instances, const QString &token)
+{
+    Peer peer;
+    auto opened = FileStore::open(m_dir.filePath(name + QStringLiteral("-cache")), 0);
+    if (!opened.isOk())
+        return peer;
+    peer.cache = opened.takeValue();
+    for (const DemoInstance *i : instances)
+        if (!runSync(peer.cache->put(i->identity.sopInstanceUid, ByteView(i->bytes))).isOk())
+            return Peer();
+    StoreConfigFile a = config(name);
+    a.workstation.sharePort = freePort();
+    a.workstation.shareToken = a.seal(token).value();
+    peer.share = std::make_unique<CacheShare>(peer.cache.get());
+    if (peer.share->follow(a).isError())
+        return Peer();
+    return peer;
+}
+
+StoreConfigFile tst_StoreRegistry::withPeer(const QString &name, quint16 port, const QString &token)
+{
+    StoreConfigFile b = config(name);
+    StoreConfig room;
+    room.name = QStringLiteral("room-a");
+    room.kind = StoreKind::Blobd;
+    room.url = QStringLiteral("blob://127.0.0.1:%1").arg(port);
+    room.token = b.seal(token).value();
+    if (Error e = b.add(room); e.isError())
+        qWarning("%s", qPrintable(e.toString()));
+    return b;
+}
+
+QList<const DemoInstance *> tst_StoreRegistry::headCt() const
+{
+    QList<const DemoInstance *> ct;
+    for (const DemoInstance &i : m_instances) {
+        if (i.identity.studyInstanceUid == DemoArchive::studyUid(DemoStudy::HeadCt))
+            ct << &i;
+    }
+    return ct;
+}
 
 void tst_StoreRegistry::configRoundTripAndPrivacy()
 {
@@ -569,33 +624,16 @@ void tst_StoreRegistry::aWorkstationsCacheSharedWithTheReadingRoom()
 void tst_StoreRegistry::aPeerThatVanishesMidReadIsLeftForTheArchive()
 {
     const QString ctUid = DemoArchive::studyUid(DemoStudy::HeadCt);
-    QList<const DemoInstance *> ct;
-    for (const DemoInstance &i : m_instances) {
-        if (i.identity.studyInstanceUid == ctUid)
-            ct << &i;
-    }
+    const QList<const DemoInstance *> ct = headCt();
     QVERIFY(ct.size() >= 6);
-    auto openedA = FileStore::open(m_dir.filePath(QStringLiteral("vanish-a-cache")), 0);
-    QVERIFY(openedA.isOk());
-    for (const DemoInstance *i : ct)
-        QVERIFY(runSync(openedA.value()->put(i->identity.sopInstanceUid, ByteView(i->bytes))).isOk());
-    StoreConfigFile a = config(QStringLiteral("vanish-a"));
     const QString token = QStringLiteral("reading-room-0815");
-    a.workstation.sharePort = freePort();
-    a.workstation.shareToken = a.seal(token).value();
-    CacheShare share(openedA.value().get());
-    QCOMPARE(share.follow(a), Error());
+    const Peer peer = sharedPeer(QStringLiteral("vanish-a"), ct, token);
+    QVERIFY(peer.share);
     // The peer over a slow link (1 MB/s): the study takes seconds, and the link can be cut midway.
-    auto link = std::make_unique<LinkEmulator>(share.port(), 4, 64, 8);
+    auto link = std::make_unique<LinkEmulator>(peer.share->port(), 4, 64, 8);
     QVERIFY(link->waitUntilListening());
 
-    StoreConfigFile b = config(QStringLiteral("vanish-b"));
-    StoreConfig room;
-    room.name = QStringLiteral("room-a");
-    room.kind = StoreKind::Blobd;
-    room.url = QStringLiteral("blob://127.0.0.1:%1").arg(link->port());
-    room.token = b.seal(token).value();
-    QCOMPARE(b.add(room), Error());
+    StoreConfigFile b = withPeer(QStringLiteral("vanish-b"), link->port(), token);
     auto openedB = FileStore::open(m_dir.filePath(QStringLiteral("vanish-b-cache")), 0);
     QVERIFY(openedB.isOk());
     std::shared_ptr<FileStore> diskB(openedB.takeValue());
@@ -633,30 +671,13 @@ void tst_StoreRegistry::aPeerHoldingPartOfTheStudyIsLeftForTheArchive()
     // how many the study has (the most any store reported); the streamer leaves the peer for the archive, which
     // lists it whole, and the study is complete — never taken as whole from the peer's half.
     const QString ctUid = DemoArchive::studyUid(DemoStudy::HeadCt);
-    QList<const DemoInstance *> ct;
-    for (const DemoInstance &i : m_instances) {
-        if (i.identity.studyInstanceUid == ctUid)
-            ct << &i;
-    }
+    const QList<const DemoInstance *> ct = headCt();
     QVERIFY(ct.size() >= 6);
-    auto openedA = FileStore::open(m_dir.filePath(QStringLiteral("half-a-cache")), 0);
-    QVERIFY(openedA.isOk());
-    for (qsizetype n = 0; n < ct.size() / 2; ++n)
-        QVERIFY(runSync(openedA.value()->put(ct[n]->identity.sopInstanceUid, ByteView(ct[n]->bytes))).isOk());
-    StoreConfigFile a = config(QStringLiteral("half-a"));
     const QString token = QStringLiteral("reading-room-4711");
-    a.workstation.sharePort = freePort();
-    a.workstation.shareToken = a.seal(token).value();
-    CacheShare share(openedA.value().get());
-    QCOMPARE(share.follow(a), Error());
+    const Peer peer = sharedPeer(QStringLiteral("half-a"), ct.mid(0, ct.size() / 2), token);
+    QVERIFY(peer.share);
 
-    StoreConfigFile b = config(QStringLiteral("half-b"));
-    StoreConfig room;
-    room.name = QStringLiteral("room-a");
-    room.kind = StoreKind::Blobd;
-    room.url = QStringLiteral("blob://127.0.0.1:%1").arg(share.port());
-    room.token = b.seal(token).value();
-    QCOMPARE(b.add(room), Error());
+    StoreConfigFile b = withPeer(QStringLiteral("half-b"), peer.share->port(), token);
     auto openedB = FileStore::open(m_dir.filePath(QStringLiteral("half-b-cache")), 0);
     QVERIFY(openedB.isOk());
     std::shared_ptr<FileStore> diskB(openedB.takeValue());

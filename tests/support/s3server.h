@@ -5,6 +5,10 @@
 
 #include "testsupport.h"
 
+#if __has_include("spectrum/transfer/s3client.h")
+#include "spectrum/transfer/s3client.h"
+#endif
+
 #include <QProcess>
 #include <QTcpSocket>
 #include <QTemporaryDir>
@@ -48,6 +52,18 @@ public:
         return false;
     }
     quint16 port() const { return m_port; }
+#if __has_include("spectrum/transfer/s3client.h")
+    /// The endpoint of `bucket` on this server, with the tests' credentials.
+    spectrum::S3Endpoint endpoint(const QString &bucket) const
+    {
+        spectrum::S3Endpoint e;
+        e.endpoint = QUrl(QStringLiteral("http://127.0.0.1:%1").arg(m_port));
+        e.bucket = bucket;
+        e.credentials.accessKey = accessKey();
+        e.credentials.secretKey = secretKey();
+        return e;
+    }
+#endif
 
 private:
     QTemporaryDir m_dir;
