@@ -288,6 +288,7 @@ ResultJob<ExportSummary> *S3Archive::send(const QStringList &files)
             }
             S3PutOptions put;
             put.contentType = "application/dicom";
+            put.checksum = S3Checksum::Crc32c;  // read whole and often: checked on every fetch at memory speed (decision 0025)
             const Result<S3Object> stored = runSync(client.put(s3InstanceKey(prefix, id.value()), bytes, put));
             if (!stored.isOk()) {
                 out.failed.append({f, stored.error().toString()});

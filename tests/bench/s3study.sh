@@ -21,7 +21,7 @@ source "$here/benchlib.sh"  # $work, pids, cleanup, freeport, stats, start_ortha
 start_orthanc pacs BENCHPACS
 sport=$(freeport)
 mkdir -p "$work/gw/bench"  # versitygw's posix backend: a folder is a bucket
-"$gw" --port "127.0.0.1:$sport" --access AKIABENCH --secret bench/secret --quiet posix "$work/gw" & pids+=($!)
+"$gw" --port "127.0.0.1:$sport" --access AKIABENCH --secret bench/secret --keep-alive --quiet posix "$work/gw" & pids+=($!)
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$sport/" && break; sleep 0.1; done
 printf 'bench/secret' > "$work/secret"
 
@@ -61,5 +61,5 @@ read -r _ oc < <(printf '%s\n' ${cpu[orthanc]} | stats)
 read -r _ sc < <(printf '%s\n' ${cpu[s3]} | stats)
 printf '  %-48s %8s %8s %12s\n' "" "best s" "median s" "our CPU s"
 printf '  %-48s %8.3f %8.3f %12.2f\n' "from Orthanc over DICOMweb into the cache" "$ob" "$om" "$oc"
-printf '  %-48s %8.3f %8.3f %12.2f\n' "from S3 into the cache (SHA-256 checked)" "$sb" "$sm" "$sc"
+printf '  %-48s %8.3f %8.3f %12.2f\n' "from S3 into the cache (CRC32C checked)" "$sb" "$sm" "$sc"
 printf '  S3 / Orthanc: %.2f× best, %.2f× median (goal ≤ 1.0×)\n' "$(awk "BEGIN{print $sb/$ob}")" "$(awk "BEGIN{print $sm/$om}")"

@@ -36,7 +36,8 @@ public:
         }
         m_process.start(QStringLiteral(VERSITYGW_EXECUTABLE),
                         {QStringLiteral("--port"), QStringLiteral("127.0.0.1:%1").arg(m_port), QStringLiteral("--access"), accessKey(), QStringLiteral("--secret"), secretKey(),
-                         QStringLiteral("--quiet"), QStringLiteral("posix"), m_dir.path()});
+                         // Connections kept between requests, as AWS, Ceph RGW and Garage keep them (versitygw closes each by default).
+                         QStringLiteral("--keep-alive"), QStringLiteral("--quiet"), QStringLiteral("posix"), m_dir.path()});
         if (!m_process.waitForStarted())
             return false;
         for (int i = 0; i < 200; ++i) {

@@ -6,6 +6,7 @@
 // a bucket that does not exist — each a clear error; and what goes wrong between (tests/support/s3faultproxy.py): a
 // store that asks to slow down, waited out, and a bit flipped on the way, caught by the store's own checksum.
 
+#include "spectrum/transfer/crc32c.h"
 #include "spectrum/transfer/progressrecord.h"
 #include "spectrum/transfer/s3client.h"
 #include "spectrum/imaging/dicomdecoder.h"
@@ -96,6 +97,8 @@ private Q_SLOTS:
     void studiesGoInAndComeBackThroughAnS3Store();
     void aThrottlingStoreIsWaitedOut();
     void aByteFlippedOnTheWayIsCaught();
+    void crc32cIsCastagnolis();
+    void objectsPutWithACrc32cAreCheckedAgainstIt();
     void aPutKilledMidwayResumesOrIsAborted();
     void aGetKilledMidwayResumesAndIsChecked();
 
@@ -582,6 +585,9 @@ void tst_S3::studiesGoInAndComeBackThroughAnS3Store()
         same += readFile(dir.filePath(QStringLiteral("back/%1.dcm").arg(id.value().sopInstanceUid))) == original;
     }
     QCOMPARE(same, 12);
+    // They went up with a CRC32C, which every fetch checks (decision 0025).
+    const Result<S3Object> kept = runSync(m_client->head(QStringLiteral("archive/%1/%2/%3.dcm").arg(study, one.value().seriesInstanceUid, one.value().sopInstanceUid)));
+    QVERIFY2(kept.isOk() && !kept.value().checksumCrc32c.isEmpty(), qPrintable(kept.isOk() ? QStringLiteral("no CRC32C") : kept.error().toString()));
 }
 
 // A store that asks to slow down (503 SlowDown) is asked again after a backoff, and the request goes through; one
@@ -667,6 +673,82 @@ void tst_S3::aByteFlippedOnTheWayIsCaught()
     const Result<S3Object> clean = downloadInto(*m_client, QStringLiteral("flipped/big.bin"), &direct);
     QVERIFY(clean.isOk() && clean.value().verified);
     QVERIFY(direct == big);
+}
+
+// CRC32C as iSCSI defines it (RFC 3720, B.4) and S3 writes it (base64 of the four bytes, most significant first);
+// the CPU's instruction and the table walk of CPUs without it give the same, at every length and alignment.
+void tst_S3::crc32cIsCastagnolis()
+{
+    const QByteArray zeros(32, '\0'), ones(32, '\xff');
+    QByteArray ascending, descending;
+    for (int i = 0; i < 32; ++i)
+        ascending += char(i), descending += char(31 - i);
+    QCOMPARE(Crc32c::of(zeros.constData(), zeros.size()), 0x8A9136AAu);
+    QCOMPARE(Crc32c::of(ones.constData(), ones.size()), 0x62A8AB43u);
+    QCOMPARE(Crc32c::of(ascending.constData(), ascending.size()), 0x46DD794Eu);
+    QCOMPARE(Crc32c::of(descending.constData(), descending.size()), 0x113FDB5Cu);
+    QCOMPARE(Crc32c::of("123456789", 9), 0xE3069283u);
+    QCOMPARE(Crc32c::ofWithoutInstruction("123456789", 9), 0xE3069283u);
+    Crc32c sum;
+    sum.add("1234", 4);
+    sum.add("56789", 5);
+    QCOMPARE(sum.toBase64(), QByteArray("4waSgw=="));
+    const QByteArray random = randomBytes(100003, 31);
+    for (int from : {0, 1, 3, 7}) {
+        for (int length : {0, 1, 7, 8, 31, 32, 33, 1000, 65536 + 5}) {
+            const char *at = random.constData() + from;
+            QCOMPARE(Crc32c::of(at, length), Crc32c::ofWithoutInstruction(at, length));
+        }
+    }
+    Crc32c pieces;
+    for (qint64 at = 0; at < random.size(); at += 4099)
+        pieces.add(random.constData() + at, std::min<qint64>(4099, random.size() - at));
+    QCOMPARE(pieces.value(), Crc32c::of(random.constData(), random.size()));
+}
+
+// An object put with a CRC32C (as a study's instances are) is kept by the store with the CRC32C we sent — the store
+// checked the body against it, so ours and the store's agree — and every GET of it is checked against it: a bit
+// flipped on the way is caught whole or in ranges, and the clean answer passes.
+void tst_S3::objectsPutWithACrc32cAreCheckedAgainstIt()
+{
+    const QByteArray small = randomBytes(300001, 41), big = randomBytes((3 << 20) + 11, 42);
+    S3PutOptions crc;
+    crc.checksum = S3Checksum::Crc32c;
+    const Result<S3Object> put = runSync(m_client->put(QStringLiteral("crc/small.dcm"), small, crc));
+    QVERIFY2(put.isOk(), qPrintable(put.isOk() ? QString() : put.error().toString()));
+    QVERIFY(runSync(m_client->put(QStringLiteral("crc/big.dcm"), big, crc)).isOk());
+    const Result<S3Object> head = runSync(m_client->head(QStringLiteral("crc/small.dcm")));
+    QVERIFY(head.isOk());
+    Crc32c ours;
+    ours.add(small.constData(), small.size());
+    QCOMPARE(head.value().checksumCrc32c, ours.toBase64());
+    QVERIFY(head.value().checksumSha256.isEmpty());
+    QCOMPARE(runSync(m_client->get(QStringLiteral("crc/small.dcm"))).value(), small);
+
+    FaultProxy proxy;
+    const quint16 port = startFaultProxy(proxy, m_server.port(), {QStringLiteral("--flip-get"), QStringLiteral("1")});
+    QVERIFY(port);
+    S3Client through(endpointOf(port, QStringLiteral("spectrum-test")));
+    const Result<QByteArray> damaged = runSync(through.get(QStringLiteral("crc/small.dcm")));
+    QCOMPARE(damaged.error().code(), ErrorCode::Corrupt);
+    QVERIFY2(damaged.error().message().contains(QLatin1String("do not match the CRC32C the store keeps")), qPrintable(damaged.error().toString()));
+    QCOMPARE(runSync(through.get(QStringLiteral("crc/small.dcm"))).value(), small);
+
+    // In ranges over several connections: gathered, and checked whole.
+    S3DownloadOptions ranged;
+    ranged.chunk = 1 << 20;
+    QByteArray back(big.size(), '\0');
+    const Result<S3Object> clean = downloadInto(*m_client, QStringLiteral("crc/big.dcm"), &back, ranged);
+    QVERIFY2(clean.isOk() && clean.value().verified, qPrintable(clean.isOk() ? QStringLiteral("not checked") : clean.error().toString()));
+    QVERIFY(back == big);
+    FaultProxy second;
+    const quint16 port2 = startFaultProxy(second, m_server.port(), {QStringLiteral("--flip-get"), QStringLiteral("2")});
+    QVERIFY(port2);
+    S3Client through2(endpointOf(port2, QStringLiteral("spectrum-test")));
+    back.fill('\0');
+    const Result<S3Object> download = downloadInto(through2, QStringLiteral("crc/big.dcm"), &back, ranged);
+    QCOMPARE(download.error().code(), ErrorCode::Corrupt);
+    QVERIFY2(download.error().message().contains(QLatin1String("CRC32C")), qPrintable(download.error().toString()));
 }
 
 void tst_S3::aPutKilledMidwayResumesOrIsAborted()

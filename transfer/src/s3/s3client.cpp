@@ -28,6 +28,7 @@ S3Object objectOf(const QString &key, const Answer &reply, qint64 size)
     modified.setTimeSpec(Qt::UTC);
     o.lastModified = modified;
     o.checksumSha256 = reply.header("x-amz-checksum-sha256");
+    o.checksumCrc32c = reply.header("x-amz-checksum-crc32c");
     return o;
 }
 
@@ -102,10 +103,22 @@ protected:
     }
 
 private:
-    /// A whole object whose SHA-256 the store keeps (put with one): the bytes are checked against it before anyone
-    /// uses them, off the job's thread. (A multipart object's is a composite of its parts': download() checks those.)
+    /// A whole object whose SHA-256 or CRC32C the store keeps (put with one): the bytes are checked against it
+    /// before anyone uses them, off the job's thread. (A multipart object's is a composite of its parts':
+    /// download() checks those.)
     static Error checkWhole(const QByteArray &answer, const Answer &reply)
     {
+        if (const QByteArray crc = reply.header("x-amz-checksum-crc32c"); !crc.isEmpty() && !crc.contains('-')) {
+            Crc32c sum;
+            if (reply.bodyCrc32c.isEmpty())
+                sum.add(answer.constData(), answer.size());
+            const QByteArray came = reply.bodyCrc32c.isEmpty() ? sum.toBase64() : reply.bodyCrc32c;
+            if (came != crc)
+                return Error(ErrorCode::Corrupt, QStringLiteral("the bytes that came do not match the CRC32C the store keeps of the object "
+                                                                "(%1, they make %2): damaged on the way, or in the store; nothing was used")
+                                                     .arg(QString::fromLatin1(crc), QString::fromLatin1(came)));
+            return Error();
+        }
         const QByteArray kept = reply.header("x-amz-checksum-sha256");
         if (kept.isEmpty() || kept.contains('-'))
             return Error();
@@ -123,9 +136,14 @@ private:
 
 Headers putHeaders(const S3PutOptions &o, const QByteArray &body)
 {
+    // The store checks the bytes against it: a body damaged on the way is refused, not stored.
     Headers h{qMakePair(QByteArray("content-type"), o.contentType),
-              // The store checks the bytes against it: a body damaged on the way is refused, not stored.
-              qMakePair(QByteArray("x-amz-checksum-sha256"), Sha256::hash(body.constData(), body.size()).toBase64())};
+              o.checksum == S3Checksum::Crc32c ? qMakePair(QByteArray("x-amz-checksum-crc32c"), [&] {
+                  Crc32c sum;
+                  sum.add(body.constData(), body.size());
+                  return sum.toBase64();
+              }())
+                                               : qMakePair(QByteArray("x-amz-checksum-sha256"), Sha256::hash(body.constData(), body.size()).toBase64())};
     if (o.ifNoneMatch)
         h << qMakePair(QByteArray("if-none-match"), QByteArray("*"));
     if (!o.ifMatch.isEmpty())

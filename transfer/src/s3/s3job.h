@@ -9,6 +9,7 @@
 #include "spectrum/transfer/s3client.h"
 
 #include "spectrum/core/threadpools.h"
+#include "spectrum/transfer/crc32c.h"
 #include "spectrum/transfer/sha256.h"
 
 #include "httpstream.h"
@@ -34,8 +35,9 @@ struct Answer
 {
     int status = 0;
     Headers fields;
-    /// Base64 of the body's SHA-256, hashed as it came (direct path, when asked: setHashAsItComes), else empty.
-    QByteArray bodySha256;
+    /// Base64 of the body's SHA-256 or CRC32C — whichever the store keeps of the object — hashed as it came
+    /// (direct path, when asked: setHashAsItComes), else empty.
+    QByteArray bodySha256, bodyCrc32c;
     QByteArray header(const QByteArray &lowerCaseName) const
     {
         for (const auto &[name, value] : fields)
@@ -64,8 +66,9 @@ class AnswerReader : public HttpBodyConsumer
 {
 public:
     /// `head`: the answer to a HEAD, whose Content-Length is the object's, not of a body that follows.
-    /// `hash`: a successful body whose SHA-256 the store keeps (x-amz-checksum-sha256, not a composite) is hashed
-    /// as it comes, while the next bytes are on their way, into Answer::bodySha256.
+    /// `hash`: a successful body whose SHA-256 or CRC32C the store keeps (x-amz-checksum-sha256 or -crc32c, not a
+    /// composite) is hashed as it comes, while the next bytes are on their way, into Answer::bodySha256 or
+    /// bodyCrc32c.
     AnswerReader(DirectOutcome &out, qint64 limit, qint64 errorLimit, bool head, bool hash)
         : m_out(out), m_limit(limit), m_errorLimit(errorLimit), m_headOnly(head), m_hashWanted(hash)
     {
@@ -78,7 +81,10 @@ public:
         m_success = h.status >= 200 && h.status < 300;
         if (m_headOnly)
             return Error();
-        if (m_success && m_hashWanted && !h.value("x-amz-checksum-sha256").isEmpty() && !h.value("x-amz-checksum-sha256").contains('-'))
+        auto kept = [&h](const char *name) { return !h.value(name).isEmpty() && !h.value(name).contains('-'); };
+        if (m_success && m_hashWanted && kept("x-amz-checksum-crc32c"))
+            m_crc = std::make_unique<Crc32c>();
+        else if (m_success && m_hashWanted && kept("x-amz-checksum-sha256"))
             m_hash = std::make_unique<Sha256>();
         bool known = false;
         const qint64 length = h.value("content-length").toLongLong(&known);
@@ -99,8 +105,7 @@ public:
     }
     Error tookDirect(qint64 n) override
     {
-        if (m_hash)
-            m_hash->add(m_out.body.constData() + m_at, n);
+        hash(m_out.body.constData() + m_at, n);
         m_at += n;
         return Error();
     }
@@ -110,13 +115,12 @@ public:
             if (m_at + n > m_out.body.size())
                 return tooMuch();
             std::memcpy(m_out.body.data() + m_at, data, size_t(n));
-            if (m_hash)
-                m_hash->add(data, n);
+            hash(data, n);
             m_at += n;
             return Error();
         }
-        if (m_hash && m_success)
-            m_hash->add(data, n);
+        if (m_success)
+            hash(data, n);
         if (m_out.body.size() + n > (m_success ? m_limit : m_errorLimit)) {
             if (m_success)
                 return tooMuch();
@@ -131,10 +135,20 @@ public:
             return Error(ErrorCode::Network, QStringLiteral("the answer ended after %1 of the %2 bytes it announced").arg(m_at).arg(m_out.body.size()));
         if (m_hash)
             m_out.answer.bodySha256 = m_hash->result().toBase64();
+        if (m_crc)
+            m_out.answer.bodyCrc32c = m_crc->toBase64();
         return Error();
     }
 
 private:
+    void hash(const char *data, qint64 n)
+    {
+        if (m_hash)
+            m_hash->add(data, n);
+        else if (m_crc)
+            m_crc->add(data, n);
+    }
+
     Error tooMuch()
     {
         m_out.tooMuch = true;
@@ -145,6 +159,7 @@ private:
     qint64 m_limit, m_errorLimit;
     bool m_headOnly, m_hashWanted;
     std::unique_ptr<Sha256> m_hash;
+    std::unique_ptr<Crc32c> m_crc;
     bool m_success = false, m_sized = false;
     qint64 m_at = 0;
 };
@@ -200,7 +215,8 @@ protected:
     /// A check of a successful answer's bytes run off this thread before done() (on the reading thread, or the
     /// compute pool): the loop goes on taking the other answers meanwhile. It may not touch the job.
     void setVerify(Verify verify) { m_verify = std::move(verify); }
-    /// The direct path hashes a body whose SHA-256 the store keeps as it comes (Answer::bodySha256).
+    /// The direct path hashes a body whose SHA-256 or CRC32C the store keeps as it comes (Answer::bodySha256,
+    /// bodyCrc32c).
     void setHashAsItComes(bool on) { m_hashAsItComes = on; }
 
     QString m_what;

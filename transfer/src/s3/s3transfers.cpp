@@ -6,6 +6,7 @@
 #include "spectrum/core/compoundjob.h"
 #include "spectrum/core/logging.h"
 
+#include "spectrum/transfer/crc32c.h"
 #include "spectrum/transfer/sha256.h"
 
 #include <QCryptographicHash>
@@ -314,10 +315,16 @@ private:
     /// How the bytes will be checked: a multipart object's checksum is a composite of its parts' SHA-256s (their
     /// size from the first part's HEAD: parts of one size, the last shorter, as every uploader makes them), so its
     /// ranges never straddle a part and each part is hashed once all its ranges are in; a whole object's is its
-    /// SHA-256, over the object gathered whole (up to 256 MiB). The ranges keep the size asked for either way:
-    /// over a long path it is their number in flight that makes the speed.
+    /// SHA-256, over the object gathered whole (up to 256 MiB); or its CRC32C, when it was put with one. The
+    /// ranges keep the size asked for either way: over a long path it is their number in flight that makes the speed.
     void planChecks()
     {
+        if (m_options.verify && !m_object.checksumCrc32c.isEmpty() && !m_object.checksumCrc32c.contains('-')) {
+            m_crc = true;
+            if (m_object.size <= (qint64(256) << 20))
+                m_check = Check::Whole;
+            return start(m_object.size);
+        }
         const QByteArray kept = m_object.checksumSha256;
         const int dash = int(kept.indexOf('-'));
         if (!m_options.verify || kept.isEmpty())
@@ -434,7 +441,12 @@ private:
         const QByteArray whole = std::move(g.bytes);
         m_gathering.erase(unit);
         ++m_hashing;
-        addSubjob(makeJob<QByteArray>([whole](const CancelToken &) -> Result<QByteArray> {
+        addSubjob(makeJob<QByteArray>([whole, crc = m_crc](const CancelToken &) -> Result<QByteArray> {
+                      if (crc) {
+                          Crc32c sum;
+                          sum.add(whole.constData(), whole.size());
+                          return sum.toBase64();
+                      }
                       const QByteArray digest = Sha256::hash(whole.constData(), whole.size());
                       Sha256::releaseThreadState();
                       return digest;
@@ -457,12 +469,14 @@ private:
             return;
         if (m_check != Check::None) {
             const QByteArray ours = m_check == Check::Parts ? s3::compositeChecksum(QList<QByteArray>(m_partDigests.begin(), m_partDigests.end()))
+                                    : m_crc                 ? m_wholeDigest
                                                             : m_wholeDigest.toBase64();
-            if (ours != m_object.checksumSha256)
-                return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the bytes that came do not match the SHA-256 the store keeps of the object "
-                                                                           "(%2, they make %3): damaged on the way, or in the store")
-                                                                .arg(describe("GET", m_key, m_client->endpoint()), QString::fromLatin1(m_object.checksumSha256),
-                                                                     QString::fromLatin1(ours))));
+            const QByteArray kept = m_crc ? m_object.checksumCrc32c : m_object.checksumSha256;
+            if (ours != kept)
+                return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the bytes that came do not match the %2 the store keeps of the object "
+                                                                           "(%3, they make %4): damaged on the way, or in the store")
+                                                                .arg(describe("GET", m_key, m_client->endpoint()), m_crc ? QStringLiteral("CRC32C") : QStringLiteral("SHA-256"),
+                                                                     QString::fromLatin1(kept), QString::fromLatin1(ours))));
             m_object.verified = true;
         }
         finishWith(m_object);
@@ -482,6 +496,7 @@ private:
     int m_chunks = 0, m_next = 0, m_inFlight = 0, m_done = 0, m_hashing = 0;
     qint64 m_received = 0;
     enum class Check { None, Whole, Parts } m_check = Check::None;
+    bool m_crc = false;  ///< the whole object's CRC32C is checked, not a SHA-256
     qint64 m_unit = 0;                                  ///< ranges never cross a multiple of it
     std::vector<std::pair<qint64, qint64>> m_ranges;    ///< offset, length
     struct Gathering
