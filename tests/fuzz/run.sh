@@ -11,7 +11,7 @@ seconds=${2:-60}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$here/crashes"
-for target in dicomdecoder dicomdocuments dicomtext multipart blobprotocol storeconfig userfiles s3xml; do
+for target in dicomdecoder dicomdocuments dicomtext multipart blobprotocol storeconfig userfiles s3xml httpanswer; do
   mkdir -p "$scratch/$target"
   cp "$here/inputs/$target"/* "$scratch/$target/"
   echo "== fuzz_$target, ${seconds} s"

@@ -265,6 +265,11 @@ void tst_HttpStream::aBodyCutShortIsAnError_data()
     QTest::newRow("no answer at all") << QByteArray();
     QTest::newRow("not HTTP") << QByteArray("SSH-2.0-OpenSSH\r\n\r\n");
     QTest::newRow("a header without end") << QByteArray("HTTP/1.1 200 OK\r\n") + QByteArray(70000, 'h');
+    // Found by fuzz_httpanswer: a status line whose version is not HTTP/1.x was taken for an answer.
+    QTest::newRow("a garbled version") << QByteArray("HTTP/1.1\x01\x01 100 Continue\r\n\r\n");
+    QTest::newRow("a status of four digits") << QByteArray("HTTP/1.1 2000 OK\r\nContent-Length: 0\r\n\r\n");
+    QTest::newRow("protocols switched unasked") << QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n");
+    QTest::newRow("only interim answers") << QByteArray("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n");
 }
 
 void tst_HttpStream::aBodyCutShortIsAnError()

@@ -19,14 +19,6 @@
 
 namespace spectrum {
 
-QByteArray HttpHead::value(const QByteArray &lowerCaseName) const
-{
-    for (const auto &[name, v] : fields)
-        if (name == lowerCaseName)
-            return v;
-    return {};
-}
-
 HttpCancel::HttpCancel()
 {
     if (::pipe2(m_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -52,10 +44,7 @@ void HttpCancel::cancel()
 
 namespace {
 
-constexpr qint64 kMaxHeaderBytes = 64 * 1024;
-constexpr qint64 kMaxChunkLine = 4096;
-
-class Socket
+class Socket : public HttpAnswerSource
 {
 public:
     Socket(const HttpCancel &cancel, int timeoutMs, QString peer) : m_cancel(cancel), m_timeoutMs(timeoutMs), m_peer(std::move(peer)) {}
@@ -141,7 +130,7 @@ public:
     /// wants many bytes (a part's body) — then woken only once a good share of it is in (the kernel's low-water
     /// mark), not for every segment: 150 MiB are a few hundred wake-ups instead of thousands. A trickle is still
     /// read within kLowWaterPatienceMs (wait() looks at what is there). Heads and framing: at once.
-    Result<qint64> receive(char *into, qint64 capacity, bool bulk = false)
+    Result<qint64> receive(char *into, qint64 capacity, bool bulk) override
     {
         const int lowWater = bulk ? int(std::clamp<qint64>(capacity / 2, 1, kLowWater)) : 1;
         if (lowWater != m_lowWater && ::setsockopt(m_fd, SOL_SOCKET, SO_RCVLOWAT, &lowWater, sizeof lowWater) == 0)
@@ -198,139 +187,6 @@ private:
     QString m_peer;
     int m_fd = -1;
 };
-
-/// The body's framing (RFC 9112 section 6): a length, chunks, or everything until the connection closes.
-class Body
-{
-public:
-    enum class Framing { None, Length, Chunked, UntilClose };
-
-    Body(Framing framing, qint64 length, HttpBodyConsumer &consumer) : m_framing(framing), m_left(length), m_consumer(consumer) {}
-
-    bool isComplete() const { return m_framing == Framing::None || (m_framing == Framing::Length && m_left == 0) || m_state == State::Done; }
-    /// How many bytes may now be read straight into the consumer's memory (0: the next bytes are framing).
-    qint64 dataWanted() const
-    {
-        switch (m_framing) {
-        case Framing::None: return 0;
-        case Framing::Length: return m_left;
-        case Framing::UntilClose: return qint64(1) << 40;
-        case Framing::Chunked: return m_state == State::Data ? m_left : 0;
-        }
-        return 0;
-    }
-    Error tookDirect(qint64 n)
-    {
-        if (m_framing != Framing::UntilClose) {
-            m_left -= n;
-            if (m_framing == Framing::Chunked && m_left == 0)
-                m_state = State::DataEnd;
-        }
-        return m_consumer.tookDirect(n);
-    }
-
-    /// Bytes as they came off the socket.
-    Error take(const char *data, qint64 n)
-    {
-        while (n > 0 && !isComplete()) {
-            if (const qint64 wanted = dataWanted(); wanted > 0) {
-                const qint64 k = std::min(wanted, n);
-                if (m_framing != Framing::UntilClose) {
-                    m_left -= k;
-                    if (m_framing == Framing::Chunked && m_left == 0)
-                        m_state = State::DataEnd;
-                }
-                if (Error e = m_consumer.feed(data, k); e.isError())
-                    return e;
-                data += k;
-                n -= k;
-                continue;
-            }
-            // Chunk framing, a line at a time: "SIZE[;ext]" CRLF, the data's CRLF, trailer lines, an empty line.
-            const char *nl = static_cast<const char *>(std::memchr(data, '\n', size_t(n)));
-            const qint64 k = nl ? nl - data + 1 : n;
-            m_line.append(data, k);
-            data += k;
-            n -= k;
-            if (m_line.size() > kMaxChunkLine)
-                return Error(ErrorCode::Network, QStringLiteral("a chunk header longer than %1 bytes").arg(kMaxChunkLine));
-            if (!nl)
-                continue;
-            const QByteArray line = m_line.trimmed();
-            m_line.clear();
-            if (Error e = chunkLine(line); e.isError())
-                return e;
-        }
-        if (n > 0 && m_framing != Framing::UntilClose)
-            return Error(ErrorCode::Network, QStringLiteral("%1 bytes after the end of the answer").arg(n));
-        return Error();
-    }
-
-    /// The connection closed.
-    Error closed(qint64 received)
-    {
-        if (m_framing == Framing::UntilClose)
-            m_state = State::Done;
-        if (!isComplete())
-            return Error(ErrorCode::Network, QStringLiteral("the answer broke off after %1 bytes").arg(received));
-        return Error();
-    }
-
-private:
-    enum class State { Size, Data, DataEnd, Trailer, Done };
-
-    Error chunkLine(const QByteArray &line)
-    {
-        switch (m_state) {
-        case State::Size: {
-            bool ok = false;
-            const qint64 size = line.left(line.indexOf(';') < 0 ? line.size() : line.indexOf(';')).trimmed().toLongLong(&ok, 16);
-            if (!ok || size < 0)
-                return Error(ErrorCode::Network, QStringLiteral("a broken chunk size in the answer"));
-            m_left = size;
-            m_state = size == 0 ? State::Trailer : State::Data;
-            return Error();
-        }
-        case State::DataEnd:
-            if (!line.isEmpty())
-                return Error(ErrorCode::Network, QStringLiteral("a chunk longer than its size"));
-            m_state = State::Size;
-            return Error();
-        case State::Trailer:
-            if (line.isEmpty())
-                m_state = State::Done;
-            return Error();
-        case State::Data:
-        case State::Done:
-            break;
-        }
-        return Error();
-    }
-
-    Framing m_framing;
-    qint64 m_left;
-    HttpBodyConsumer &m_consumer;
-    State m_state = State::Size;
-    QByteArray m_line;
-};
-
-Result<HttpHead> parseHead(const QByteArray &bytes)
-{
-    const QList<QByteArray> lines = bytes.split('\n');
-    HttpHead head;
-    const QList<QByteArray> status = lines.value(0).trimmed().split(' ');
-    bool ok = false;
-    head.status = status.value(1).toInt(&ok);
-    if (!status.value(0).startsWith("HTTP/1.") || !ok || head.status < 100 || head.status > 999)
-        return Error(ErrorCode::Network, QStringLiteral("not an HTTP answer: %1").arg(QString::fromLatin1(lines.value(0).left(80).trimmed())));
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-        const QByteArray line = lines[i].trimmed();
-        const qsizetype colon = line.indexOf(':');
-        if (colon > 0)
-            head.fields.append({line.left(colon).trimmed().toLower(), line.mid(colon + 1).trimmed()});
-    }
-    return head;
-}
 
 } // namespace
 
@@ -392,87 +248,12 @@ Outcome exchange(Socket &socket, const HttpRequest &request, const QString &peer
             return lost(e);
     }
 
-    // The head, then whatever of the body came with it. Interim answers (1xx: "100 Continue", "103 Early Hints")
-    // come before the final one and are passed over.
-    QByteArray answer;
-    qsizetype headEnd = -1;
-    char chunk[64 * 1024];
-    for (;;) {
-        headEnd = answer.indexOf("\r\n\r\n");
-        if (headEnd >= 0 && answer.startsWith("HTTP/1.") && answer.size() > 12 && answer[9] == '1' && !answer.startsWith("HTTP/1.1 101")) {
-            answer.remove(0, headEnd + 4);
-            continue;
-        }
-        if (headEnd >= 0)
-            break;
-        const Result<qint64> n = socket.receive(chunk, sizeof chunk);
-        if (!n.isOk())
-            return answer.isEmpty() ? lost(n.error()) : (*error = n.error(), Outcome::Failed);
-        if (n.value() == 0) {
-            const Error e(ErrorCode::Network, QStringLiteral("%1 closed the connection without an answer").arg(peer));
-            return answer.isEmpty() ? lost(e) : (*error = e, Outcome::Failed);
-        }
-        answer.append(chunk, n.value());
-        if (answer.indexOf("\r\n\r\n") < 0 && answer.size() > kMaxHeaderBytes)
-            return *error = Error(ErrorCode::Network, QStringLiteral("the answer's header is longer than %1 bytes").arg(kMaxHeaderBytes)), Outcome::Failed;
-    }
-    Result<HttpHead> parsed = parseHead(answer.left(headEnd));
-    if (!parsed.isOk())
-        return *error = parsed.error(), Outcome::Failed;
-    const HttpHead &h = parsed.value();
-    if (Error e = consumer.head(h); e.isError())
-        return *error = e, Outcome::Failed;
-
-    Body::Framing framing = Body::Framing::UntilClose;
-    qint64 length = 0;
-    if (request.method == "HEAD" || h.status == 204 || h.status == 304 || h.status < 200) {
-        framing = Body::Framing::None;
-    } else if (h.value("transfer-encoding").toLower().contains("chunked")) {
-        framing = Body::Framing::Chunked;
-    } else if (!h.value("content-length").isEmpty()) {
-        bool ok = false;
-        length = h.value("content-length").toLongLong(&ok);
-        if (!ok || length < 0)
-            return *error = Error(ErrorCode::Network, QStringLiteral("a broken Content-Length in the answer")), Outcome::Failed;
-        framing = Body::Framing::Length;
-    }
-    Body body(framing, length, consumer);
-    qint64 received = answer.size() - headEnd - 4;
-    if (Error e = body.take(answer.constData() + headEnd + 4, received); e.isError())
-        return *error = e, Outcome::Failed;
-    answer = QByteArray();
-
-    while (!body.isComplete()) {
-        if (cancel.isCancelled())
-            return *error = Error(ErrorCode::Cancelled, QStringLiteral("cancelled")), Outcome::Failed;
-        qint64 capacity = 0;
-        const qint64 wanted = body.dataWanted();
-        char *direct = wanted > 0 ? consumer.directBuffer(wanted, &capacity) : nullptr;
-        if (direct && capacity > 0) {
-            const Result<qint64> n = socket.receive(direct, std::min(capacity, wanted), true);
-            if (!n.isOk())
-                return *error = n.error(), Outcome::Failed;
-            if (Error e = n.value() > 0 ? body.tookDirect(n.value()) : consumer.tookDirect(0); e.isError())
-                return *error = e, Outcome::Failed;
-            received += n.value();
-            if (n.value() == 0) {
-                if (Error e = body.closed(received); e.isError())
-                    return *error = e, Outcome::Failed;
-            }
-            continue;
-        }
-        const Result<qint64> n = socket.receive(chunk, sizeof chunk);
-        if (!n.isOk())
-            return *error = n.error(), Outcome::Failed;
-        received += n.value();
-        if (Error e = n.value() > 0 ? body.take(chunk, n.value()) : body.closed(received); e.isError())
-            return *error = e, Outcome::Failed;
-    }
+    const HttpAnswerEnd answer = readHttpAnswer(socket, request.method, peer, consumer, &cancel);
+    if (answer.error.isError())
+        return answer.nothingCame ? lost(answer.error) : (*error = answer.error, Outcome::Failed);
     // Kept for the next exchange when the answer ended by its framing and neither side asked to close.
-    *reusable = request.keepAlive && framing != Body::Framing::UntilClose && !h.value("connection").toLower().contains("close")
-        && parsed.value().status >= 200;
-    *error = consumer.end();
-    return error->isError() ? Outcome::Failed : Outcome::Done;
+    *reusable = request.keepAlive && answer.reusable;
+    return Outcome::Done;
 }
 
 } // namespace

@@ -11,8 +11,7 @@
 // next request to the same peer (HttpConnections), one retried afresh when the peer had closed it meanwhile. TLS,
 // proxies and every other request stay with QNetworkAccessManager (the clients choose: canStreamDirectly()).
 
-#include "spectrum/core/error.h"
-#include "spectrum/core/result.h"
+#include "httpanswer.h"
 
 #include <QByteArray>
 #include <QList>
@@ -25,47 +24,6 @@
 #include <vector>
 
 namespace spectrum {
-
-struct HttpHead
-{
-    int status = 0;
-    QList<QPair<QByteArray, QByteArray>> fields;  ///< names in lower case, values trimmed
-    QByteArray value(const QByteArray &lowerCaseName) const;
-};
-
-/// What takes the answer, called on the stream's thread.
-class HttpBodyConsumer
-{
-public:
-    virtual ~HttpBodyConsumer() = default;
-    /// The status line and header fields are in. An error stops the exchange with it.
-    virtual Error head(const HttpHead &head) = 0;
-    /// Memory for at most `wanted` of the next body bytes, read into it directly; null: hand them to feed().
-    /// `*capacity` (≤ wanted) says how much it holds.
-    virtual char *directBuffer(qint64 wanted, qint64 *capacity) = 0;
-    /// `n` bytes were read into the last directBuffer().
-    virtual Error tookDirect(qint64 n) = 0;
-    virtual Error feed(const char *data, qint64 n) = 0;
-    /// The body is complete.
-    virtual Error end() = 0;
-};
-
-/// Makes a cancel reach a stream blocked in the kernel at once (a pipe it also waits on).
-class HttpCancel
-{
-public:
-    HttpCancel();
-    ~HttpCancel();
-    HttpCancel(const HttpCancel &) = delete;
-    HttpCancel &operator=(const HttpCancel &) = delete;
-    void cancel();
-    bool isCancelled() const { return m_cancelled.load(); }
-    int fd() const { return m_pipe[0]; }
-
-private:
-    std::atomic<bool> m_cancelled{false};
-    int m_pipe[2] = {-1, -1};
-};
 
 /// Connections left open by answers that ended cleanly, per peer ("host:port"), for the next request there.
 /// Process-wide (every client to a peer shares them); idle ones are closed after kIdleMs, or when the peer has
