@@ -8,6 +8,7 @@
 #include <QCryptographicHash>
 #include <QDir>
 #include <QDirIterator>
+#include <QRegularExpression>
 #include <QtConcurrent/QtConcurrentRun>
 #include <QSignalSpy>
 #include <QSysInfo>
@@ -30,6 +31,7 @@ private Q_SLOTS:
     void roundTripRangesAndEmptyBlobs();
     void readsAreMappedViewsThatOutliveReplacement();
     void readersSeeTheOldVersionDuringAWrite();
+    void theNewerOfTwoReservationsStaysWhicheverCommitsLast();
     void persistsAcrossReopen();
     void evictsLeastRecentlyUsedUnderBudget();
     void lruOrderSurvivesReopen();
@@ -104,6 +106,51 @@ void tst_FileStore::readersSeeTheOldVersionDuringAWrite()
     QVERIFY(runSync(store->commit(w.value())).isOk());
     QCOMPARE(readBlob(*store, QStringLiteral("k")), v2);
     QCOMPARE(runSync(store->commit(w.value())).error().code(), ErrorCode::InvalidArgument);  // only once
+}
+
+// Two reservations of one key (two fetches of one instance, a pull that restarted): the one reserved later holds
+// the newer bytes, and it stays even when the older one commits after it — committed one at a time, or the newer
+// one deferred (a fetched instance, not synced) and written into the index by the older one's commit. The older
+// one's bytes leave the disk. As after a reopen.
+void tst_FileStore::theNewerOfTwoReservationsStaysWhicheverCommitsLast()
+{
+    QTemporaryDir dir;
+    const QByteArray older = pattern(200000, 7), newer = pattern(210000, 8), small = pattern(3000, 9);
+    quint64 kept = 0;
+    {
+        auto store = openStore(dir.path());
+        auto reserveWhole = [&](const QString &key, const QByteArray &bytes) -> BlobWriterPtr {
+            Result<BlobWriterPtr> w = runSync(store->reserve(key, bytes.size()));
+            if (!w.isOk() || w.value()->writeAt(0, bytes.constData(), bytes.size()).isError())
+                return nullptr;
+            return w.value();
+        };
+        const BlobWriterPtr first = reserveWhole(QStringLiteral("a"), older), second = reserveWhole(QStringLiteral("a"), newer);
+        QVERIFY(first && second);
+        const Result<BlobInfo> newerIn = runSync(store->commit(second));
+        QVERIFY(newerIn.isOk());
+        QVERIFY(runSync(store->commit(first)).isOk());
+        QCOMPARE(readBlob(*store, QStringLiteral("a")), newer);
+        QCOMPARE(runSync(store->stat(QStringLiteral("a"))).value().version, newerIn.value().version);
+        kept = newerIn.value().version;
+
+        // The newer one small and deferred (in memory and the log), the older one's commit writing it in first.
+        const BlobWriterPtr third = reserveWhole(QStringLiteral("b"), older);
+        QVERIFY(third);
+        CommitOptions deferred;
+        deferred.durable = false;
+        QVERIFY(runSync(store->put(QStringLiteral("b"), ByteView(small), deferred)).isOk());
+        QVERIFY(runSync(store->commit(third)).isOk());
+        QCOMPARE(readBlob(*store, QStringLiteral("b")), small);
+    }
+    auto store = openStore(dir.path());
+    QCOMPARE(readBlob(*store, QStringLiteral("a")), newer);
+    QCOMPARE(runSync(store->stat(QStringLiteral("a"))).value().version, kept);
+    QCOMPARE(readBlob(*store, QStringLiteral("b")), small);
+    // Only the newer one's file is left of "a", and none of "b" (small blobs live in packs).
+    const QStringList files = QDir(dir.filePath(QStringLiteral("objects"))).entryList(QDir::Files);
+    QCOMPARE(files.filter(QRegularExpression(QStringLiteral("^a~"))).size(), 1);
+    QCOMPARE(files.filter(QRegularExpression(QStringLiteral("^b~"))).size(), 0);
 }
 
 void tst_FileStore::persistsAcrossReopen()

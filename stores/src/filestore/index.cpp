@@ -164,19 +164,29 @@ Error FileStore::State::recordLocked(const Entry &entry, QList<Reclaim> *space, 
     if (Error e = flushUsesLocked(); e.isError())
         qCWarning(lcStores) << "cache" << root << ": uses not written down:" << e.toString();
     Error e = changeLocked([&]() -> Error {
-        Result<std::optional<Entry>> previous = index->take(entry.info.key);
-        if (!previous.isOk())
-            return previous.error();
-        if (Error inserted = index->insert(entry); inserted.isError())
-            return inserted;
-        if (previous.value())
-            *space << releaseLocked(*previous.value());
+        std::optional<Entry> lost;
+        if (Error replaced = replaceRowLocked(entry, &lost); replaced.isError())
+            return replaced;
+        if (lost)
+            *space << releaseLocked(*lost);
         return Error();
     });
     if (e.isError())
         return e;
     *seq = appendedSeq;
     *evicted = evictJournalLocked({entry.info.key}, space);
+    return Error();
+}
+
+Error FileStore::State::replaceRowLocked(const Entry &entry, std::optional<Entry> *lost)
+{
+    Result<std::optional<Entry>> previous = index->take(entry.info.key);
+    if (!previous.isOk())
+        return previous.error();
+    const bool newerThere = previous.value() && previous.value()->info.version > entry.info.version;
+    if (Error inserted = index->insert(newerThere ? *previous.value() : entry); inserted.isError())
+        return inserted;
+    *lost = newerThere ? std::optional<Entry>(entry) : previous.value();
     return Error();
 }
 

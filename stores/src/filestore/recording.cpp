@@ -54,7 +54,7 @@ std::optional<Entry> FileStore::State::findLocked(const QString &key)
 
 Error FileStore::State::recordDeferred(const Entry &entry)
 {
-    bool flushNow = false;
+    bool flushNow = false, superseded = false;
     {
         QMutexLocker lock(&mutex);
         if (closed || !index)
@@ -64,42 +64,30 @@ Error FileStore::State::recordDeferred(const Entry &entry)
         if (Error e = appendWhole(deferredLogFd, line); e.isError())
             return e.withContext(QStringLiteral("blob '%1' not recorded in the cache's log").arg(entry.info.key));
         const std::optional<Entry> previous = findLocked(entry.info.key);
-        pendingBytes += entry.info.size - (previous ? previous->info.size : 0);
-        pendingBlobs += previous ? 0 : 1;
-        pendingAt.insert(entry.info.key, int(pending.size()));
-        pending.push_back(entry);
-        flushNow = pending.size() >= 256;
-        if (!flushNow && !pendingFlushQueued) {
-            pendingFlushQueued = true;
-            startOnPool(blockingPool(), [weak = weak_from_this()] {
-                std::shared_ptr<State> d = weak.lock();
-                if (!d)
-                    return;
-                {
-                    // A deadline, not a wait for something: the rows of the next moments go together. A close
-                    // ends it early (and writes them itself).
-                    std::unique_lock<std::mutex> waiting(d->deferMutex);
-                    d->deferCv.wait_for(waiting, std::chrono::milliseconds(d->deferMs), [&] { return d->deferWake; });
-                }
-                {
-                    QMutexLocker lock(&d->mutex);
-                    d->pendingFlushQueued = false;  // one such task at a time: rows from now on queue the next
-                }
-                {
-                    QStringList evicted;
-                    {
-                        QMutexLocker journalLock(&d->journalMutex);
-                        if (d->closed)
-                            return;
-                        if (Error e = d->flushPendingLocked(); e.isError())
-                            qCWarning(lcStores) << "cache" << d->root << ": fetched blobs not recorded yet:" << e.toString();
-                        evicted = d->evictJournalLocked({});
-                    }
-                    if (d->notifier)
-                        d->notifier->announceRemoved(evicted);
-                }
-            });
+        superseded = previous && previous->info.version > entry.info.version;
+        if (!superseded) {
+            pendingBytes += entry.info.size - (previous ? previous->info.size : 0);
+            pendingBlobs += previous ? 0 : 1;
+            pendingAt.insert(entry.info.key, int(pending.size()));
+            pending.push_back(entry);
+            flushNow = pending.size() >= 256;
+            if (!flushNow && !pendingFlushQueued)
+                queueFlushLocked();
         }
+    }
+    if (superseded) {
+        // A newer version of the key came first (two reservations committed out of order): it stays, and this
+        // one's bytes go. (Its line in the log changes nothing: an open puts a row in only over an older version.)
+        Reclaim space;
+        {
+            QMutexLocker journalLock(&journalMutex);  // whether its pack is still in use is the index's to say
+            QMutexLocker lock(&mutex);
+            if (closed || !index)
+                return Error();  // its pack range is dead space the next open gives back
+            space = releaseLocked(entry);
+        }
+        reclaim(space);
+        return Error();
     }
     if (flushNow) {
         QStringList evicted;
@@ -119,6 +107,40 @@ Error FileStore::State::recordDeferred(const Entry &entry)
     return Error();
 }
 
+/// Writes the deferred rows within deferMs, on the pool: the rows of the next moments go together.
+void FileStore::State::queueFlushLocked()
+{
+    pendingFlushQueued = true;
+    startOnPool(blockingPool(), [weak = weak_from_this()] {
+        std::shared_ptr<State> d = weak.lock();
+        if (!d)
+            return;
+        {
+            // A deadline, not a wait for something: the rows of the next moments go together. A close
+            // ends it early (and writes them itself).
+            std::unique_lock<std::mutex> waiting(d->deferMutex);
+            d->deferCv.wait_for(waiting, std::chrono::milliseconds(d->deferMs), [&] { return d->deferWake; });
+        }
+        {
+            QMutexLocker lock(&d->mutex);
+            d->pendingFlushQueued = false;  // one such task at a time: rows from now on queue the next
+        }
+        {
+            QStringList evicted;
+            {
+                QMutexLocker journalLock(&d->journalMutex);
+                if (d->closed)
+                    return;
+                if (Error e = d->flushPendingLocked(); e.isError())
+                    qCWarning(lcStores) << "cache" << d->root << ": fetched blobs not recorded yet:" << e.toString();
+                evicted = d->evictJournalLocked({});
+            }
+            if (d->notifier)
+                d->notifier->announceRemoved(evicted);
+        }
+    });
+}
+
 Error FileStore::State::flushPendingLocked()
 {
     if (closed || !index)
@@ -134,14 +156,13 @@ Error FileStore::State::flushPendingLocked()
         // the rows that may be in it are.
         QList<Entry> replaced;
         for (const Entry &entry : pending) {
-            Result<std::optional<Entry>> previous = index->take(entry.info.key);
-            Error e = previous.isOk() ? index->insert(entry) : previous.error();
-            if (e.isError()) {
+            std::optional<Entry> lost;
+            if (Error e = replaceRowLocked(entry, &lost); e.isError()) {
                 index->rollback();
                 return e;
             }
-            if (previous.value())
-                replaced << *previous.value();
+            if (lost)
+                replaced << *lost;
         }
         for (const Entry &old : std::as_const(replaced))
             space << releaseLocked(old);
@@ -207,13 +228,11 @@ void FileStore::State::recordManyLocked(const std::vector<Recording *> &batch)
     // rows that may be in it are).
     QList<QPair<Recording *, Entry>> replaced;
     auto recordOne = [&](Recording *r) -> Error {
-        Result<std::optional<Entry>> previous = index->take(r->entry->info.key);
-        if (!previous.isOk())
-            return previous.error();
-        if (Error inserted = index->insert(*r->entry); inserted.isError())
-            return inserted;
-        if (previous.value())
-            replaced << qMakePair(r, *previous.value());
+        std::optional<Entry> lost;
+        if (Error e = replaceRowLocked(*r->entry, &lost); e.isError())
+            return e;
+        if (lost)
+            replaced << qMakePair(r, *lost);
         return Error();
     };
     auto releaseReplaced = [&] {

@@ -167,6 +167,10 @@ struct FileStore::State : std::enable_shared_from_this<FileStore::State>
     /// `e` has just left the index in the open change (caller holds journalMutex): what to do on the disk about
     /// it, after the change is committed.
     Reclaim releaseLocked(const Entry &e);
+    /// In the open change: `entry` takes the place of its key's row — unless that row is of a newer version (two
+    /// reservations of one key committed out of order: the newer stays, whichever committed last). `*lost` is the
+    /// row that lost, its disk space for releaseLocked(). Caller holds journalMutex and mutex.
+    Error replaceRowLocked(const Entry &entry, std::optional<Entry> *lost);
 
     /// Does what releaseLocked() said. Caller holds `mutex` or nothing (never waits on a reader while holding it
     /// unless the reader does not need it: readers take punchMutex after `mutex`, and copy without it).
@@ -231,6 +235,8 @@ struct FileStore::State : std::enable_shared_from_this<FileStore::State>
     /// Writes the deferred rows into the index in one change (changeLocked() does it first thing). What replaced
     /// rows leave on the disk is reclaimed. Caller holds journalMutex, not mutex.
     Error flushPendingLocked();
+    /// Has a task on the pool write the deferred rows within deferMs. Caller holds `mutex`.
+    void queueFlushLocked();
     /// flushPendingLocked() for a search, which must see every blob: takes journalMutex when rows are waiting.
     Error flushPendingFor()
     {
