@@ -4,16 +4,13 @@
 // hash tree is hashed on the pool as soon as its bytes are here and checked before anyone hears of them; from a
 // server that keeps no tree, the whole blob's SHA-256 is computed as the received prefix grows.
 
+#include "blobclient/pullchecks.h"
 #include "blobclient/transferjob.h"
 
 #include "spectrum/core/threadpools.h"
 #include "spectrum/transfer/hashtree.h"
-#include "spectrum/transfer/sha256.h"
 
-#include <QFuture>
 #include <QPointer>
-#include <QThread>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <cstring>
 #include <set>
@@ -26,7 +23,17 @@ class PullJob : public TransferJob<PullResult>
 {
 public:
     PullJob(BlobEndpoint ep, QString key, BlobClient::SinkFactory factory, ByteRange range, TransferOptions opt)
-        : TransferJob(std::move(ep), std::move(key), opt), m_factory(std::move(factory)), m_range(range) {}
+        : TransferJob(std::move(ep), std::move(key), opt), m_factory(std::move(factory)), m_range(range)
+    {
+        m_checks.onLeaf = [this](qint64 leaf, bool matched) {
+            leafChecked(leaf, matched);
+            return !isFinished();
+        };
+        m_checks.onHashed = [this] {
+            hashAhead();
+            maybeFinish();
+        };
+    }
 
 protected:
     void doStart() override
@@ -88,21 +95,13 @@ protected:
             qCInfo(lcTransfer) << m_key << "changed on the server; starting over";
             if (now.size != m_result.blob.size)
                 return fail(Error(ErrorCode::Corrupt, QStringLiteral("'%1' changed size on the server during the transfer").arg(m_key)));
-            waitForHashing();
-            ++m_hashGeneration;
+            m_checks.restart(now.tree);
             m_result.blob = now;
             m_done.clear();
-            m_sha.reset();
-            m_hashedUpTo = 0;
-            m_hashing = false;
             if (m_checkTree && !useTree(now))
                 return fail(Error(ErrorCode::Protocol, QStringLiteral("'%1' changed on the server and came back without a hash tree").arg(m_key)));
-            m_verified.clear();
             m_announced = m_result.begin;
             m_leafRefetched.clear();
-            m_leafQueue.clear();
-            m_leafTasks = 0;  // waitForHashing() saw every task of the old generation end
-            std::fill(m_leafState.begin(), m_leafState.end(), LeafState::Waiting);
             m_pending.clear();
             for (qint64 at = m_result.begin; at < m_result.end; at += m_opt.chunkSize)
                 m_pending.push_back({at, std::min(m_result.end, at + m_opt.chunkSize)});
@@ -138,7 +137,9 @@ protected:
         m_checkTree = whole && m_opt.hashTree && useTree(m_result.blob);
         m_checkSha = whole && !m_checkTree;
         if (m_checkTree)
-            m_leafState.assign(size_t(hashtree::leafCount(m_result.blob.size)), LeafState::Waiting);
+            m_checks.checkTree(m_result.blob.tree, m_result.blob.size, m_dest);
+        else if (m_checkSha)
+            m_checks.checkSha256(m_dest);
         // What an earlier attempt left in the destination is not fetched again.
         for (const auto &[b, e] : m_sink->completedRanges())
             m_done.add(m_result.begin + std::clamp<qint64>(b, 0, length), m_result.begin + std::clamp<qint64>(e, 0, length));
@@ -156,7 +157,7 @@ protected:
             // Bytes kept from before are checked like any others: a leaf damaged meanwhile is fetched again.
             const qint64 prefix = m_done.prefixEnd(m_result.begin);
             if (m_checkTree)
-                checkLeaves(m_result.begin, m_result.end);
+                m_checks.leavesArrived(m_result.begin, m_result.end, m_done);
             else if (prefix > m_result.begin) {
                 m_announced = prefix;
                 emitDataAvailable(0, prefix - m_result.begin);
@@ -430,7 +431,7 @@ protected:
             // before it uses them (opened()), so what a cut or a kill interrupts is not fetched again.
             m_sink->rangeVerified(b - m_result.begin, e - m_result.begin);
             m_done.add(b, e);
-            checkLeaves(b, e);
+            m_checks.leavesArrived(b, e, m_done);
             QPointer<QObject> self(this);
             setProgress(m_done.covered(), m_result.end - m_result.begin);
             if (!self)
@@ -515,55 +516,6 @@ protected:
 
     static bool useTree(const RemoteBlobInfo &blob) { return !blob.tree.isEmpty() && hashtree::fits(blob.tree, blob.size); }
 
-    /// Every leaf overlapping [b, e) whose bytes are all here goes to the pool to be hashed.
-    void checkLeaves(qint64 b, qint64 e)
-    {
-        const qint64 size = m_result.blob.size;
-        const qint64 last = std::min<qint64>(hashtree::leafCount(size), (e + hashtree::kLeafSize - 1) / hashtree::kLeafSize);
-        for (qint64 leaf = b / hashtree::kLeafSize; leaf < last; ++leaf) {
-            const qint64 lb = hashtree::leafBegin(leaf), le = hashtree::leafEnd(leaf, size);
-            if (m_leafState[size_t(leaf)] != LeafState::Waiting || !m_done.covers(lb, le))
-                continue;
-            m_leafState[size_t(leaf)] = LeafState::Hashing;
-            m_leafQueue.push_back(leaf);
-        }
-        hashLeaves();
-    }
-
-    /// Starts hashing queued leaves, at most one per core but one at once: the receiving thread (and on one machine,
-    /// the server) needs a core too, and more hashing threads than cores only take turns (measured: slower than one
-    /// whole-blob hash on two cores).
-    void hashLeaves()
-    {
-        const int limit = std::max(1, QThread::idealThreadCount() - 1);
-        while (m_leafTasks < limit && !m_leafQueue.empty()) {
-            // Up to 8 leaves a task: one pool task and one call back per leaf cost more than the hash of some.
-            const size_t take = std::min<size_t>(m_leafQueue.size(), 8);
-            std::vector<qint64> leaves(m_leafQueue.begin(), m_leafQueue.begin() + qptrdiff(take));
-            m_leafQueue.erase(m_leafQueue.begin(), m_leafQueue.begin() + qptrdiff(take));
-            ++m_leafTasks;
-            std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
-            m_leafFutures.push_back(QtConcurrent::run(computePool(), [this, leaves, toJob, tree = m_result.blob.tree, dest = m_dest,
-                                                                      size = m_result.blob.size, generation = m_hashGeneration] {
-                std::vector<char> ok(leaves.size());
-                for (size_t i = 0; i < leaves.size(); ++i) {
-                    const qint64 lb = hashtree::leafBegin(leaves[i]), le = hashtree::leafEnd(leaves[i], size);
-                    ok[i] = hashtree::leafMatches(tree, leaves[i], dest + lb, le - lb);
-                }
-                Sha256::releaseThreadState();
-                toJob->post([this, leaves, ok, generation] {
-                    if (generation != m_hashGeneration)
-                        return;
-                    --m_leafTasks;
-                    for (size_t i = 0; i < leaves.size() && !isFinished(); ++i)
-                        leafChecked(leaves[i], ok[i] != 0);
-                    if (!isFinished())
-                        hashLeaves();
-                });
-            }));
-        }
-    }
-
     /// A leaf's bytes matched its digest, or did not: then it is fetched once more (bytes kept from an earlier
     /// attempt may have been damaged on this disk), and a second mismatch fails the pull — the server's copy is
     /// damaged or forged, and nothing from that leaf on was handed to anyone.
@@ -571,8 +523,6 @@ protected:
     {
         if (isFinished())
             return;
-        m_leafFutures.erase(std::remove_if(m_leafFutures.begin(), m_leafFutures.end(), [](const QFuture<void> &f) { return f.isFinished(); }),
-                            m_leafFutures.end());
         const qint64 lb = hashtree::leafBegin(leaf), le = hashtree::leafEnd(leaf, m_result.blob.size);
         if (!ok) {
             if (m_leafRefetched.count(leaf)) {
@@ -583,7 +533,7 @@ protected:
             qCInfo(lcTransfer) << "leaf" << leaf << "of" << m_key << "does not match the hash tree; fetching it again";
             m_leafRefetched.insert(leaf);
             ++m_result.framesRefetched;
-            m_leafState[size_t(leaf)] = LeafState::Waiting;
+            m_checks.leafAgain(leaf);
             m_done.remove(lb, le);
             for (qint64 at = le; at > lb;) {  // in pieces the server takes (its maxChunk), first piece first
                 const qint64 from = std::max(lb, at - m_opt.chunkSize);
@@ -596,10 +546,9 @@ protected:
                 fill(s.get());
             return;
         }
-        m_leafState[size_t(leaf)] = LeafState::Verified;
-        const qint64 before = m_verified.prefixEnd(0);
-        m_verified.add(lb, le);
-        const qint64 after = m_verified.prefixEnd(0);
+        const qint64 before = m_checks.verified().prefixEnd(0);
+        m_checks.leafMatched(leaf);
+        const qint64 after = m_checks.verified().prefixEnd(0);
         QPointer<QObject> self(this);
         if (after > before)
             emitDataAvailable(0, after);
@@ -607,41 +556,11 @@ protected:
             maybeFinish();
     }
 
-    void waitForHashing()
-    {
-        m_hashFuture.waitForFinished();
-        for (QFuture<void> &f : m_leafFutures)
-            f.waitForFinished();
-        m_leafFutures.clear();
-    }
-
-    // The whole blob's SHA-256 is computed on the pool as the verified prefix grows, one step at a time.
+    /// The whole blob's SHA-256 goes on over the prefix received (a server without a tree).
     void hashAhead()
     {
-        if (!m_checkSha || m_hashing)
-            return;
-        // Steps of at most 16 MiB keep each pool task short (and a cancel's wait for it).
-        const qint64 upTo = std::min(m_done.prefixEnd(0), m_hashedUpTo + (qint64(16) << 20));
-        if (upTo <= m_hashedUpTo)
-            return;
-        m_hashing = true;
-        Sha256 *sha = &m_sha;
-        const char *from = m_dest + m_hashedUpTo;
-        const qint64 n = upTo - m_hashedUpTo;
-        // Reported back through one posted call, delivered only while the job lives (it waits for the step).
-        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
-        m_hashFuture = QtConcurrent::run(computePool(), [this, sha, from, n, upTo, toJob, generation = m_hashGeneration] {
-            sha->add(from, n);
-            Sha256::releaseThreadState();
-            toJob->post([this, upTo, generation] {
-                if (generation != m_hashGeneration)
-                    return;  // a step of the hash before the blob changed on the server and it started over
-                m_hashing = false;
-                m_hashedUpTo = upTo;
-                hashAhead();
-                maybeFinish();
-            });
-        });
+        if (m_checkSha)
+            m_checks.hashAhead(m_done.prefixEnd(0));
     }
 
     void maybeFinish()
@@ -649,16 +568,16 @@ protected:
         // Every byte received and checked is enough: duplicates still on the wire are abandoned.
         if (isFinished() || m_done.covered() != m_result.end - m_result.begin)
             return;
-        if (m_checkSha && (m_hashing || m_hashedUpTo != m_result.end))
+        if (m_checkSha && !m_checks.hashedUpTo(m_result.end))
             return;
-        if (m_checkTree && m_verified.covered() != m_result.blob.size)
+        if (m_checkTree && m_checks.verified().covered() != m_result.blob.size)
             return;
         if (m_checkTree) {
             m_result.verified = true;
             m_result.verifiedByTree = true;
         }
         if (m_checkSha) {
-            if (m_sha.result() != m_result.blob.sha256) {
+            if (m_checks.sha256() != m_result.blob.sha256) {
                 return fail(Error(ErrorCode::Corrupt, QStringLiteral("'%1' arrived whole but its SHA-256 does not match the server's")
                                                           .arg(m_key)));
             }
@@ -677,11 +596,11 @@ protected:
     {
         TransferJob::shutdown();
         // A hash step may still read the destination: the caller may free it once we finish. Steps are short.
-        waitForHashing();
+        m_checks.waitForHashing();
     }
     void doCancel() override { shutdown(); }
 
-    ~PullJob() override { waitForHashing(); }
+    ~PullJob() override { m_checks.waitForHashing(); }
 
 private:
     BlobClient::SinkFactory m_factory;
@@ -694,20 +613,10 @@ private:
     bool m_checkSha = false;   ///< the whole blob's SHA-256 (a server without a hash tree)
     bool m_checkTree = false;  ///< leaf by leaf against the server's hash tree
     qint64 m_announced = 0;    ///< the prefix reported so far (without a tree)
-    enum class LeafState : quint8 { Waiting, Hashing, Verified };
-    std::vector<LeafState> m_leafState;
-    std::vector<QFuture<void>> m_leafFutures;
-    std::deque<qint64> m_leafQueue;  ///< leaves whose bytes are all here, waiting for a hashing thread
-    int m_leafTasks = 0;             ///< leaves being hashed
     std::set<qint64> m_leafRefetched;
-    RangeSet m_verified;  ///< the leaves checked against the tree
     std::deque<Range> m_pending;
     RangeSet m_done;
-    Sha256 m_sha;
-    quint64 m_hashGeneration = 0;  ///< bumps when the hash starts over: late steps of the old one are ignored
-    qint64 m_hashedUpTo = 0;
-    bool m_hashing = false;
-    QFuture<void> m_hashFuture;
+    PullChecks m_checks{this};
     std::set<qint64> m_duplicated;  ///< request starts asked for twice in the endgame
     QTimer *m_endgameTimer = nullptr;
     QByteArray m_scratch;           ///< where duplicate frames land
