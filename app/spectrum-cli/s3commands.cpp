@@ -263,7 +263,9 @@ int s3Stat(const QStringList &args)
             .arg(t.key)
             .arg(r.value().size)
             .arg(QString::fromLatin1(r.value().etag), r.value().lastModified.toString(Qt::ISODate),
-                 r.value().checksumSha256.isEmpty() ? QString() : QStringLiteral("\tsha256 %1").arg(QString::fromLatin1(r.value().checksumSha256))));
+                 !r.value().checksumSha256.isEmpty()   ? QStringLiteral("\tsha256 %1").arg(QString::fromLatin1(r.value().checksumSha256))
+                 : !r.value().checksumCrc32c.isEmpty() ? QStringLiteral("\tcrc32c %1").arg(QString::fromLatin1(r.value().checksumCrc32c))
+                                                       : QString()));
     return 0;
 }
 

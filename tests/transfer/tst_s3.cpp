@@ -724,6 +724,17 @@ void tst_S3::objectsPutWithACrc32cAreCheckedAgainstIt()
     QCOMPARE(head.value().checksumCrc32c, ours.toBase64());
     QVERIFY(head.value().checksumSha256.isEmpty());
     QCOMPARE(runSync(m_client->get(QStringLiteral("crc/small.dcm"))).value(), small);
+    // The command line names it.
+    QProcess stat;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), kAccess);
+    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), kSecret);
+    env.insert(QStringLiteral("AWS_ENDPOINT_URL"), QStringLiteral("http://127.0.0.1:%1").arg(m_server.port()));
+    stat.setProcessEnvironment(env);
+    stat.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("stat"), QStringLiteral("s3://spectrum-test/crc/small.dcm")});
+    QVERIFY(stat.waitForFinished(60000) && stat.exitCode() == 0);
+    const QByteArray said = stat.readAllStandardOutput();
+    QVERIFY2(said.contains("crc32c " + ours.toBase64()), said.constData());
 
     FaultProxy proxy;
     const quint16 port = startFaultProxy(proxy, m_server.port(), {QStringLiteral("--flip-get"), QStringLiteral("1")});
