@@ -57,6 +57,16 @@ Result<S3Object> downloadInto(S3Client &client, const QString &key, QByteArray *
         options));
 }
 
+/// What spectrum-cli needs to reach the test server (or a proxy before it) at `port`, as the AWS tools take it.
+QProcessEnvironment awsEnvironment(quint16 port)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), kAccess);
+    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), kSecret);
+    env.insert(QStringLiteral("AWS_ENDPOINT_URL"), QStringLiteral("http://127.0.0.1:%1").arg(port));
+    return env;
+}
+
 /// A process stopped with the test that started it.
 struct FaultProxy : QProcess
 {
@@ -657,10 +667,7 @@ void tst_S3::aByteFlippedOnTheWayIsCaught()
     FaultProxy third;
     const quint16 port3 = startFaultProxy(third, m_server.port(), {QStringLiteral("--flip-get"), QStringLiteral("3")});
     QVERIFY(port3);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), kAccess);
-    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), kSecret);
-    env.insert(QStringLiteral("AWS_ENDPOINT_URL"), QStringLiteral("http://127.0.0.1:%1").arg(port3));
+    const QProcessEnvironment env = awsEnvironment(port3);
     cli.setProcessEnvironment(env);
     const QString out = dir.filePath(QStringLiteral("big.bin"));
     cli.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("get"), QStringLiteral("s3://spectrum-test/flipped/big.bin"), out});
@@ -726,10 +733,7 @@ void tst_S3::objectsPutWithACrc32cAreCheckedAgainstIt()
     QCOMPARE(runSync(m_client->get(QStringLiteral("crc/small.dcm"))).value(), small);
     // The command line names it.
     QProcess stat;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), kAccess);
-    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), kSecret);
-    env.insert(QStringLiteral("AWS_ENDPOINT_URL"), QStringLiteral("http://127.0.0.1:%1").arg(m_server.port()));
+    const QProcessEnvironment env = awsEnvironment(m_server.port());
     stat.setProcessEnvironment(env);
     stat.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("stat"), QStringLiteral("s3://spectrum-test/crc/small.dcm")});
     QVERIFY(stat.waitForFinished(60000) && stat.exitCode() == 0);
@@ -774,10 +778,7 @@ void tst_S3::aPutKilledMidwayResumesOrIsAborted()
     QVERIFY(writeFile(file, blob));
     LinkEmulator link(m_server.port(), 2, 256, 80);  // 10 MB/s: some three seconds for the whole
     QVERIFY(link.waitUntilListening());
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), kAccess);
-    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), kSecret);
-    env.insert(QStringLiteral("AWS_ENDPOINT_URL"), QStringLiteral("http://127.0.0.1:%1").arg(link.port()));
+    const QProcessEnvironment env = awsEnvironment(link.port());
     auto killMidway = [&](const QString &url, const QString &key) -> bool {
         QProcess put;
         put.setProcessEnvironment(env);
@@ -847,10 +848,7 @@ void tst_S3::aGetKilledMidwayResumesAndIsChecked()
     const QString out = dir.filePath(QStringLiteral("big.bin")), part = out + QStringLiteral(".part");
     LinkEmulator link(m_server.port(), 2, 256, 80);  // 10 MB/s
     QVERIFY(link.waitUntilListening());
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("AWS_ACCESS_KEY_ID"), kAccess);
-    env.insert(QStringLiteral("AWS_SECRET_ACCESS_KEY"), kSecret);
-    env.insert(QStringLiteral("AWS_ENDPOINT_URL"), QStringLiteral("http://127.0.0.1:%1").arg(link.port()));
+    const QProcessEnvironment env = awsEnvironment(link.port());
     const QStringList args{QStringLiteral("get"), url, out, QStringLiteral("--chunk"), QStringLiteral("1"), QStringLiteral("--streams"), QStringLiteral("2")};
     auto killMidway = [&] {
         QProcess get;
