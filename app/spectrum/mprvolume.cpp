@@ -29,6 +29,7 @@ struct MprVolume::Layout
     QHash<QString, QList<std::pair<int, int>>> slicesOf;
     QStringList toFill;                                ///< read from the cache first, those placed by the listing after
     QSet<QString> carried;                             ///< copied from the volume laid out while the series arrived
+    QSet<QString> leftOut;                             ///< neither placed by the listing nor in the cache yet
 };
 
 namespace {
@@ -75,7 +76,7 @@ void MprVolume::relist(const SeriesSummary &series)
     layOutListed(arrived);  // the volume laid out so far stays on screen meanwhile
 }
 
-void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived)
+void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived, bool adopt)
 {
     if (!m_store->readsOnAnyThread()) {
         m_refusal = tr("the series is not in this workstation's cache");
@@ -103,10 +104,14 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived)
                 h.info = arrived.headers.value(ref.key);
             headers << h;
         }
+        QSet<QString> absent;  // read, and not in the cache (yet)
         auto read = [&](Header &h) {
-            if (Result<ByteView> bytes = runSync(store->read(h.key)); bytes.isOk())
+            if (Result<ByteView> bytes = runSync(store->read(h.key)); bytes.isOk()) {
                 if (Result<ImageInfo> info = readDicomImageInfo(bytes.value()); info.isOk() && info.value().rows > 0)
                     h.info = info.value();
+            } else if (bytes.error().code() == ErrorCode::NotFound) {
+                absent << h.key;
+            }
             return h.info.has_value();
         };
         const ImageInfo *model = nullptr;
@@ -149,6 +154,8 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived)
                 laidOutByListing << h.key;
             } else {
                 ++unplaced;
+                if (absent.contains(h.key))
+                    layout.leftOut << h.key;  // laid out again when it comes
             }
         }
         // One patient, one study, one series: a header that names another is never made part of the volume.
@@ -175,7 +182,9 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived)
         }
         layout.volume = made.value();
         if (unplaced > 0)
-            layout.volume->note(tr("%n slice(s) left out: not in the cache yet, and the study's listing does not say where they lie", nullptr, unplaced));
+            layout.volume->note(tr("%n slice(s) left out: not in the cache yet, and the study's listing does not say where they lie "
+                                   "(the volume is laid out again as they come)",
+                                   nullptr, unplaced));
         for (int i = 0; i < slices.size(); ++i)
             layout.slicesOf[origin[i].first] << std::make_pair(i, origin[i].second);
         // What came while the series arrived: its voxels taken over when it was laid out as the listing lays it
@@ -193,7 +202,7 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived)
                 }
             }
         }
-        if (arrived.volume && layout.volume->adoptVoxels(*arrived.volume, sameSlice)) {
+        if (arrived.volume && adopt && layout.volume->adoptVoxels(*arrived.volume, sameSlice)) {
             for (auto it = layout.slicesOf.cbegin(); it != layout.slicesOf.cend(); ++it)
                 if (std::all_of(it.value().begin(), it.value().end(),
                                 [&](const std::pair<int, int> &s) { return layout.volume->slotState(layout.volume->slotOf(s.first)) == SlotState::Filled; }))
@@ -231,6 +240,7 @@ void MprVolume::apply(Layout &&layout)
     if (layout.generation != m_generation)
         return;  // laid out again since
     m_layingOut = false;
+    m_leftOut.clear();
     if (!layout.refusal.isEmpty()) {
         m_refusal = layout.refusal;
         m_volume.reset();
@@ -244,18 +254,47 @@ void MprVolume::apply(Layout &&layout)
     m_volume = layout.volume;
     m_slicesOf = layout.slicesOf;
     m_done = layout.carried;
+    m_leftOut = layout.leftOut;
     m_filling.clear();  // fills under way are into the volume before: their slices are filled again here
     if (m_msToReady < 0)
         m_msToReady = m_clock.elapsed();
     emit ready();
+    for (auto it = m_failed.cbegin(); it != m_failed.cend(); ++it)
+        onInstanceFailed(it.key(), it.value());  // refused in this layout too, never waited for
     for (const QString &key : std::as_const(layout.toFill))
         fillFrom(key);
-    for (const QString &key : std::exchange(m_early, {}))
+    bool cameSince = false;  // a slice left out was cached while it was laid out: laid out again with it
+    for (const QString &key : std::exchange(m_early, {})) {
+        cameSince = cameSince || m_leftOut.contains(key);
         fillFrom(key);
+    }
     const QHash<QString, QString> failures = std::exchange(m_earlyFailures, {});
     for (auto it = failures.begin(); it != failures.end(); ++it)
         onInstanceFailed(it.key(), it.value());
-    noteFilled();
+    if (cameSince)
+        layOutAgain();
+    else
+        noteFilled();
+}
+
+void MprVolume::layOutAgain()
+{
+    ArrivingVolume::Snapshot filled;  // the slots filled so far, as where they are in this volume
+    if (m_volume) {
+        filled.volume = m_volume;
+        for (auto it = m_slicesOf.cbegin(); it != m_slicesOf.cend(); ++it) {
+            if (!m_done.contains(it.key()))
+                continue;
+            QList<int> slotsOfFrames;
+            for (const auto &[slice, frame] : it.value()) {
+                while (slotsOfFrames.size() <= frame)
+                    slotsOfFrames << -1;
+                slotsOfFrames[frame] = m_volume->slotOf(slice);
+            }
+            filled.placed.insert(it.key(), slotsOfFrames);
+        }
+    }
+    layOutListed(filled, false);  // fills under way still write into the volume on screen: copied, never shared
 }
 
 void MprVolume::startArriving(const DicomIdentity &study)
@@ -428,7 +467,7 @@ void MprVolume::noteFilled()
 
 bool MprVolume::isComplete() const
 {
-    if (!m_volume || m_arriving || m_layingOut || !m_filling.isEmpty())
+    if (!m_volume || m_arriving || m_layingOut || !m_filling.isEmpty() || !m_leftOut.isEmpty())
         return false;
     for (int s = 0; s < m_volume->slotCount(); ++s)
         if (m_volume->slotState(s) == SlotState::Arriving)
@@ -438,6 +477,7 @@ bool MprVolume::isComplete() const
 
 void MprVolume::onInstanceCached(const QString &key)
 {
+    const bool failedBefore = m_failed.remove(key) > 0;  // fetched after all
     if (m_waitingForFirst && std::any_of(m_series.instances.begin(), m_series.instances.end(), [&](const InstanceRef &i) { return i.key == key; })) {
         m_waitingForFirst = false;
         layOutListed({});  // the headers again, this one among them
@@ -445,6 +485,10 @@ void MprVolume::onInstanceCached(const QString &key)
     }
     if (m_layingOut || m_arriving)
         m_early << key;  // filled once the volume is laid out for good
+    else if (m_leftOut.contains(key)
+             || (failedBefore && !m_slicesOf.contains(key)
+                 && std::any_of(m_series.instances.begin(), m_series.instances.end(), [&](const InstanceRef &i) { return i.key == key; })))
+        layOutAgain();  // the listing did not place it: its own header does
     else
         fillFrom(key);
 }
@@ -453,6 +497,13 @@ void MprVolume::onInstanceFailed(const QString &key, const QString &why)
 {
     if (m_layingOut || m_arriving) {
         m_earlyFailures.insert(key, why);
+        return;
+    }
+    m_failed.insert(key, why);
+    if (m_leftOut.remove(key)) {  // left out, and it will not come
+        if (m_volume)
+            m_volume->note(tr("%1 could not be fetched: %2").arg(key, why));
+        noteFilled();
         return;
     }
     if (!m_volume || !m_slicesOf.contains(key) || m_done.contains(key))

@@ -11,6 +11,10 @@
 // the archive is still listing the study. relist() then lays it out for good from the listing, keeping every slot
 // in, and checks each against the listing.
 //
+// A slice the listing does not place (an archive whose C-FIND answer leaves out Image Position) and not in the cache
+// yet when the volume is laid out is left out, said in the volume's notes, and the volume is laid out again — keeping
+// what is in — when it comes: the volume is not complete until it has come or failed.
+//
 // Tells the panes each time more is in, so a plane of a study still streaming fills in row by row.
 
 #include "imagememorycache.h"
@@ -91,8 +95,11 @@ Q_SIGNALS:
 private:
     struct Header;
     struct Layout;
-    /// Reads the headers not known yet, lays the volume out and carries over what `arrived` holds, on the pool.
-    void layOutListed(const ArrivingVolume::Snapshot &arrived);
+    /// Reads the headers not known yet, lays the volume out and carries over what `arrived` holds, on the pool:
+    /// its voxels taken over when `adopt` (it is no longer written) and it is laid out the same, else copied.
+    void layOutListed(const ArrivingVolume::Snapshot &arrived, bool adopt = true);
+    /// Lays the listed series out again (a slice left out has come), carrying over the slots filled so far.
+    void layOutAgain();
     void apply(Layout &&layout);
     void onAdded(const ArrivingVolume::Added &added);
     /// Decodes instance `key` (or takes it from the memory cache) into the slots of its slices, on the pool.
@@ -114,6 +121,8 @@ private:
     int m_generation = 0;                                  ///< of the layout under way (an older one's answer is dropped)
     bool m_waitingForFirst = false;                        ///< listed and placed, none here yet
     QSet<QString> m_early;                                 ///< cached while it was laid out
+    QHash<QString, QString> m_failed;                      ///< could not be fetched, and why (refused in every layout)
+    QSet<QString> m_leftOut;                               ///< not placed by the listing nor in the cache yet: may come
     QHash<QString, QString> m_earlyFailures;               ///< failed meanwhile, and why
     std::shared_ptr<ArrivingVolume> m_arriving;            ///< before the listing
     QSet<QString> m_arrivingKeys;                          ///< instances given to it (or being decoded for it)

@@ -27,6 +27,7 @@ private Q_SLOTS:
     void aMissingSliceIsHatchedAndHasNoValue();
     void aSliceNotYetInFillsInWhenItComes();
     void aSeriesStillBeingListedIsLaidOutAsItsSlicesCome();
+    void aSliceTheListingDoesNotPlaceJoinsWhenItComes();
     void aSecondStackFoundWhileArrivingShowsNothing();
     void aProtocolCanAskForMpr();
 
@@ -40,6 +41,9 @@ private:
         Q_EMIT tabs->tabCloseRequested(tabs->indexOf(m_viewer));
         m_viewer = nullptr;
     }
+    /// Each coronal row of `view`: the slice of `thin` at its place, decoded apart, or no value when that slice is
+    /// not among `come` (indices into `thin`).
+    bool coronalIsTheSlices(MprView &view, const QList<DemoInstance> &thin, const QList<int> &come);
     /// The HU at `point` in the thin series' axial slice through it, decoded on its own (not by the volume).
     double sourceHu(const QString &study, const PatientPoint &point);
 
@@ -372,44 +376,10 @@ void tst_Mpr::aSeriesStillBeingListedIsLaidOutAsItsSlicesCome()
     QCOMPARE(volume.volume(), laidOut);  // placed into the layout made, not laid out again
     QTRY_VERIFY(view.cutsPending() == 0 && view.statusText().contains(QLatin1String("27 slice(s) arriving")));
     QVERIFY(view.statusText().contains(QLatin1String("laid out from the slices come so far")));
-    // Each coronal row: the slice at its place, decoded apart, or no value when that slice has not come.
-    auto checkCoronal = [&](const QList<int> &come) {
-        ImageViewport *coronal = view.viewport(1);
-        const ImageInfo &info = coronal->image().info;
-        int checked = 0;
-        for (int y = 0; y < info.rows; ++y) {
-            const std::optional<PatientPoint> p = patientPointAt(info, QPointF(300.5, y + 0.5));
-            if (!p)
-                return false;
-            const auto slice = std::find_if(thin.begin(), thin.end(), [&](const DemoInstance &i) { return std::abs(refOf(i).position[2] - (*p)[2]) < 0.01; });
-            if (slice == thin.end()) {
-                qWarning("row %d: no slice at z %f", y, (*p)[2]);
-                return false;
-            }
-            if (!come.contains(int(slice - thin.begin()))) {
-                if (!coronal->hasNoValue(QPoint(300, y))) {
-                    qWarning("row %d: slice %d has a value though it has not come", y, int(slice - thin.begin()));
-                    return false;
-                }
-                continue;
-            }
-            Result<DecodedImage> apart = decodeDicom(ByteView(slice->bytes));
-            const std::optional<QPointF> px = imagePointOf(apart.value().info, *p);
-            if (!px || coronal->hasNoValue(QPoint(300, y))
-                || modalityValueAt(coronal->image(), 0, QPoint(300, y)) != modalityValueAt(apart.value(), 0, QPoint(int(px->x()), int(px->y())))) {
-                qWarning("row %d: slice %d differs", y, int(slice - thin.begin()));
-                return false;
-            }
-            ++checked;
-        }
-        if (checked != come.size())
-            qWarning("%d rows checked of %d", checked, int(come.size()));
-        return checked == come.size();
-    };
     QList<int> come{20};
     for (int k = 0; k < 12; ++k)
         come << k;
-    QTRY_VERIFY(checkCoronal(come));  // once the plane is cut again after the last of them
+    QTRY_VERIFY(coronalIsTheSlices(view, thin, come));  // once the plane is cut again after the last of them
     // The listing: the whole series, laid out for good; what came is kept, the rest read from the cache.
     for (int k = 12; k < 40; ++k)
         if (k != 20)
@@ -431,7 +401,113 @@ void tst_Mpr::aSeriesStillBeingListedIsLaidOutAsItsSlicesCome()
     QList<int> all;
     for (int k = 0; k < 40; ++k)
         all << k;
-    QTRY_VERIFY(checkCoronal(all));
+    QTRY_VERIFY(coronalIsTheSlices(view, thin, all));
+}
+
+void tst_Mpr::aSliceTheListingDoesNotPlaceJoinsWhenItComes()
+{
+    // An archive whose listing does not say where its instances lie (a C-FIND answer without Image Position): the
+    // volume is laid out from the headers of the slices in the cache; those not in yet are left out, and said to
+    // be; the volume is laid out again with each when it comes; one that cannot be fetched is said, and the volume
+    // complete without it — until it is fetched after all.
+    DemoOptions demo;
+    demo.studies = {DemoStudy::HeadCt};
+    demo.ctSlices = 40;
+    QList<DemoInstance> thin;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) { thin << i; return Error(); }).isError());
+    QCOMPARE(thin.size(), 40);  // the head CT of 40 slices, nothing beside it
+    std::sort(thin.begin(), thin.end(), [](const DemoInstance &a, const DemoInstance &b) { return a.identity.instanceNumber < b.identity.instanceNumber; });
+    MemoryStore store(0);
+    auto put = [&store](const DemoInstance &i) {
+        Result<BlobWriterPtr> w = runSync(store.reserve(i.identity.sopInstanceUid, i.bytes.size()));
+        return w.isOk() && runSync(store.write(w.value(), 0, ByteView(i.bytes))).isOk() && runSync(store.commit(w.value())).isOk();
+    };
+    SeriesSummary listed;
+    listed.seriesInstanceUid = thin[0].identity.seriesInstanceUid;
+    listed.modality = thin[0].identity.modality;
+    listed.listedInstances = 40;
+    for (const DemoInstance &i : std::as_const(thin)) {
+        DicomIdentity asListed = i.identity;
+        asListed.imagePosition.clear();  // not in the archive's answer
+        listed.instances << InstanceRef::of(i.identity.sopInstanceUid, asListed, i.bytes.size());
+        QVERIFY(!listed.instances.last().hasPlace);
+    }
+    const QList<int> late{10, 37, 38, 39};
+    const int lost = 25;
+    QList<int> in;
+    for (int k = 0; k < 40; ++k)
+        if (!late.contains(k) && k != lost) {
+            QVERIFY(put(thin[k]));
+            in << k;
+        }
+    ImageMemoryCache images(qint64(256) << 20);
+    MprVolume volume(&store, &images, listed, qint64(1) << 30, m_dir.path());
+    MprView view(&volume);
+    view.resize(1200, 500);
+    view.show();
+    QSignalSpy ready(&volume, &MprVolume::ready);
+    volume.start();
+    QVERIFY(ready.wait(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(volume.volume()->filledSlots() == 35 && view.cutsPending() == 0 && view.viewport(1)->hasImage(), 20000);
+    QVERIFY(volume.volume()->slotCount() < 40);  // the last three not in: the volume ends at the last one in
+    QVERIFY2(volume.volume()->notes().join(QLatin1Char(' ')).contains(QLatin1String("5 slice(s) left out")), qPrintable(volume.volume()->notes().join(QLatin1Char(' '))));
+    QVERIFY(!volume.isComplete());  // they may come
+    // They come, one after another (the next while the volume is laid out again for the one before).
+    for (int k : late) {
+        QVERIFY(put(thin[k]));
+        volume.onInstanceCached(thin[k].identity.sopInstanceUid);
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(volume.volume()->slotCount() == 40 && volume.volume()->filledSlots() == 39 && view.cutsPending() == 0, 20000);
+    QVERIFY(!volume.isComplete());  // one still to come
+    in << late;
+    QTRY_VERIFY(coronalIsTheSlices(view, thin, in));
+    // It cannot be fetched: said, the volume complete without it.
+    volume.onInstanceFailed(thin[lost].identity.sopInstanceUid, QStringLiteral("the archive refused it"));
+    QTRY_VERIFY(volume.isComplete());
+    QVERIFY(volume.volume()->notes().join(QLatin1Char(' ')).contains(QLatin1String("the archive refused it")));
+    QCOMPARE(volume.volume()->filledSlots(), 39);
+    // Fetched after all (the reader retried): laid out again with it.
+    QVERIFY(put(thin[lost]));
+    volume.onInstanceCached(thin[lost].identity.sopInstanceUid);
+    QTRY_VERIFY_WITH_TIMEOUT(volume.volume()->filledSlots() == 40 && volume.isComplete() && view.cutsPending() == 0, 20000);
+    in << lost;
+    QTRY_VERIFY(coronalIsTheSlices(view, thin, in));
+}
+
+bool tst_Mpr::coronalIsTheSlices(MprView &view, const QList<DemoInstance> &thin, const QList<int> &come)
+{
+    ImageViewport *coronal = view.viewport(1);
+    auto refOf = [](const DemoInstance &i) { return InstanceRef::of(i.identity.sopInstanceUid, i.identity, i.bytes.size()); };
+    const ImageInfo &info = coronal->image().info;
+    int checked = 0;
+    for (int y = 0; y < info.rows; ++y) {
+        const std::optional<PatientPoint> p = patientPointAt(info, QPointF(300.5, y + 0.5));
+        if (!p)
+            return false;
+        const auto slice = std::find_if(thin.begin(), thin.end(), [&](const DemoInstance &i) { return std::abs(refOf(i).position[2] - (*p)[2]) < 0.01; });
+        if (slice == thin.end()) {
+            qWarning("row %d: no slice at z %f", y, (*p)[2]);
+            return false;
+        }
+        if (!come.contains(int(slice - thin.begin()))) {
+            if (!coronal->hasNoValue(QPoint(300, y))) {
+                qWarning("row %d: slice %d has a value though it has not come", y, int(slice - thin.begin()));
+                return false;
+            }
+            continue;
+        }
+        Result<DecodedImage> apart = decodeDicom(ByteView(slice->bytes));
+        const std::optional<QPointF> px = imagePointOf(apart.value().info, *p);
+        if (!px || coronal->hasNoValue(QPoint(300, y))
+            || modalityValueAt(coronal->image(), 0, QPoint(300, y)) != modalityValueAt(apart.value(), 0, QPoint(int(px->x()), int(px->y())))) {
+            qWarning("row %d: slice %d differs", y, int(slice - thin.begin()));
+            return false;
+        }
+        ++checked;
+    }
+    if (checked != come.size())
+        qWarning("%d rows checked of %d", checked, int(come.size()));
+    return checked == come.size();
 }
 
 void tst_Mpr::aSecondStackFoundWhileArrivingShowsNothing()

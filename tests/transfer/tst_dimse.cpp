@@ -229,8 +229,16 @@ void tst_Dimse::findStudiesSeriesInstances()
     Result<QList<DicomRecord>> i = runSync(client.find(instances));
     QVERIFY2(i.isOk(), qPrintable(i.error().toString()));
     QCOMPARE(i.value().size(), 4);
-    for (const DicomRecord &rec : i.value())
+    for (const DicomRecord &rec : i.value()) {
         QVERIFY(instance(rec.identity.sopInstanceUid));
+        // Where it lies, as its header says: a volume is laid out from the listing before the slices come.
+        const DicomIdentity &own = instance(rec.identity.sopInstanceUid)->identity;
+        QVERIFY(!own.imagePosition.isEmpty());
+        QCOMPARE(rec.identity.imagePosition, own.imagePosition);
+        QCOMPARE(rec.identity.imageOrientation, own.imageOrientation);
+        QCOMPARE(rec.identity.frameOfReferenceUid, own.frameOfReferenceUid);
+        QCOMPARE(rec.identity.sliceThickness, own.sliceThickness);
+    }
 }
 
 void tst_Dimse::findLimitAndOffset()

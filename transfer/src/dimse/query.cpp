@@ -8,6 +8,8 @@
 #include "spectrum/core/uid.h"
 
 #include <QDir>
+#include <cmath>
+#include <vector>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QMetaObject>
@@ -104,6 +106,11 @@ DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &se
             putString(ds, DCM_SOPInstanceUID, QString());
             putString(ds, DCM_SOPClassUID, QString());
             putString(ds, DCM_InstanceNumber, q.instanceNumber > 0 ? QString::number(q.instanceNumber) : QString());
+            // Where each instance lies, as the DICOMweb listing asks: a volume is laid out before its slices come.
+            putString(ds, DCM_ImagePositionPatient, QString());
+            putString(ds, DCM_ImageOrientationPatient, QString());
+            putString(ds, DCM_FrameOfReferenceUID, QString());
+            putString(ds, DCM_SliceThickness, QString());
         }
     }
     return ds;
@@ -117,6 +124,21 @@ QString text(DcmItem *ds, const DcmTagKey &tag, const DicomTextDecoder *decoder 
     if (decoder)
         return decoder->decode(QByteArray(v.c_str(), qsizetype(v.length())), DcmTag(tag).getEVR() == EVR_PN);
     return QString::fromLatin1(v.c_str()).trimmed();
+}
+
+/// `count` decimal numbers as DicomIdentity holds them; empty when absent or not `count` finite numbers.
+QString decimals(DcmItem *ds, const DcmTagKey &tag, int count)
+{
+    std::vector<double> values;
+    for (int i = 0; i < count; ++i) {
+        Float64 v = 0;
+        if (ds->findAndGetFloat64(tag, v, unsigned(i)).bad() || !std::isfinite(v))
+            return {};
+        values.push_back(v);
+    }
+    if (DcmElement *e = nullptr; ds->findAndGetElement(tag, e).good() && e->getVM() != unsigned(count))
+        return {};
+    return DicomIdentity::formatDecimals(values);
 }
 
 DicomRecord recordFrom(DcmItem *ds, QueryLevel level)
@@ -145,6 +167,10 @@ DicomRecord recordFrom(DcmItem *ds, QueryLevel level)
     id.sopInstanceUid = text(ds, DCM_SOPInstanceUID);
     id.sopClassUid = text(ds, DCM_SOPClassUID);
     id.instanceNumber = text(ds, DCM_InstanceNumber).toInt();
+    id.imagePosition = decimals(ds, DCM_ImagePositionPatient, 3);
+    id.imageOrientation = decimals(ds, DCM_ImageOrientationPatient, 6);
+    id.frameOfReferenceUid = text(ds, DCM_FrameOfReferenceUID);
+    id.sliceThickness = decimals(ds, DCM_SliceThickness, 1);
     const QString modalities = text(ds, DCM_ModalitiesInStudy);
     if (!modalities.isEmpty())
         r.modalitiesInStudy = modalities.split(QLatin1Char('\\'));
