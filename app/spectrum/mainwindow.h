@@ -176,6 +176,8 @@ private:
     /// The prefetcher told what the reader waits for and what must stay in the cache; its priors shown in the
     /// transfers panel.
     void configurePrefetcher();
+    /// The menus and their keys (mainwindowmenus.cpp).
+    void buildMenus();
     /// The comparison entries of the View menu (layouts, links, priors).
     void addCompareActions(QMenu *view);
     /// The protocol entries of the View menu.

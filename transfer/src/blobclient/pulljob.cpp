@@ -5,6 +5,7 @@
 // server that keeps no tree, the whole blob's SHA-256 is computed as the received prefix grows.
 
 #include "blobclient/pullchecks.h"
+#include "blobclient/streamsteps.h"
 #include "blobclient/transferjob.h"
 
 #include "spectrum/core/threadpools.h"
@@ -13,6 +14,7 @@
 #include <QPointer>
 
 #include <cstring>
+#include <optional>
 #include <set>
 
 namespace spectrum::blobwire {
@@ -63,7 +65,8 @@ protected:
         --m_reconnectsLeft;
         ++m_reconnects;
         qCInfo(lcTransfer) << "lost the session for" << m_key << "(" << e.toString() << "); reconnecting";
-        m_adaptDone = true;  // the count reached so far is kept
+        if (m_steps)
+            m_steps->stop();  // the count reached so far is kept
         m_transfer = 0;      // until the blob is open again: no stream may ask for the old handle
         for (auto &s : m_streams)
             requeueOnly(s.get());
@@ -169,8 +172,7 @@ protected:
         setProgress(0, length);
         if (length == 0)
             return maybeFinish();
-        const int first = m_roundTripMs >= kWidePathMs ? 4 : 2;
-        const int streams = int(std::min<qint64>(m_adaptive ? std::min(first, m_opt.streams) : m_opt.streams, qint64(m_pending.size())));
+        const int streams = int(std::min<qint64>(m_adaptive ? StreamSteps::first(m_opt.streams, m_roundTripMs) : m_opt.streams, qint64(m_pending.size())));
         for (int i = 0; i < streams; ++i)
             addStream();
         m_result.streams = streams;
@@ -178,20 +180,12 @@ protected:
             startAdapting();
     }
 
-    /// Adaptive stream count, converging in a few round trips. The open request's round trip says what path this
-    /// is: two streams on a LAN, four on a path of 2 ms or more (a wide-area path, where each stream is held to its
-    /// window per round trip and streams add up). Once a step's streams are attached and their first requests had a
-    /// round trip to come back, the total rate is measured over max(2 round trips, 30 ms); the count is then
-    /// multiplied by four on a wide path (two on a LAN), and doubled while the rate grows at least half as much as
-    /// the streams did (×1.5 for ×2, ×2.5 for ×4). The first step that does not is
-    /// the last: the link, not the streams, is the limit then. (Adding one stream at a time every 250 ms took
-    /// seconds to reach the eight a 40 ms path needs: 1.69× the time of eight from the start.)
+    /// `--streams auto` (StreamSteps decides): a step's streams attached, the rate is measured a round trip later.
     void startAdapting()
     {
+        m_steps.emplace(m_opt.streams, m_roundTripMs);
         m_adaptTarget = int(m_streams.size());
     }
-
-    static constexpr double kWidePathMs = 2.0;
 
     int attachedStreams() const
     {
@@ -201,42 +195,29 @@ protected:
     /// A stream attached: once all of the step's are, its measurement starts a round trip later.
     void adaptAttached()
     {
-        if (!m_adaptive || m_adaptMeasuring || m_adaptDone || attachedStreams() < m_adaptTarget)
+        if (!m_steps || m_steps->done() || m_adaptMeasuring || attachedStreams() < m_adaptTarget)
             return;
         m_adaptMeasuring = true;
-        const int settle = int(std::clamp(m_roundTripMs, 1.0, 500.0));
-        QTimer::singleShot(settle, this, [this] {
-            if (isFinished() || m_adaptDone)
+        QTimer::singleShot(m_steps->settleMs(), this, [this] {
+            if (isFinished() || m_steps->done())
                 return;
             m_adaptStartBytes = m_result.bytesReceived;
             m_adaptStartNs = m_clock.nsecsElapsed();
-            const int interval = int(std::clamp(2 * m_roundTripMs, 30.0, 1000.0));
-            QTimer::singleShot(interval, this, [this] { adaptMeasured(); });
+            QTimer::singleShot(m_steps->measureMs(), this, [this] { adaptMeasured(); });
         });
     }
 
     void adaptMeasured()
     {
-        if (isFinished() || m_adaptDone)
+        if (isFinished() || m_steps->done())
             return;
         const double seconds = (m_clock.nsecsElapsed() - m_adaptStartNs) / 1e9;
         const double rate = (m_result.bytesReceived - m_adaptStartBytes) / std::max(seconds, 1e-6);
         const int streams = attachedStreams();
-        // The first step from the streams the path started with is the boldest: on a wide path each of them is
-        // held to its window, and four times as many usually still add up.
-        int next = streams * (m_adaptSteps == 0 && m_roundTripMs >= kWidePathMs ? 4 : 2);
-        if (m_adaptSteps > 0) {
-            const double streamGrowth = double(streams) / std::max(1, m_adaptStreamsBefore);
-            const bool grew = rate >= m_adaptRateBefore * (1 + 0.5 * (streamGrowth - 1));
-            next = grew ? streams * 2 : 0;
-        }
+        const int next = m_steps->next(streams, rate);
         qCDebug(lcTransfer) << "adaptive streams:" << streams << "streams," << rate / 1e6 << "MB/s over" << seconds << "s; next" << next;
-        m_adaptRateBefore = rate;
-        m_adaptStreamsBefore = streams;
-        ++m_adaptSteps;
-        next = std::min(next, m_opt.streams);
-        if (next <= streams || m_pending.empty() || !m_control) {
-            m_adaptDone = true;
+        if (next == 0 || m_pending.empty() || !m_control) {
+            m_steps->stop();
             return;
         }
         m_adaptTarget = next;
@@ -621,14 +602,11 @@ private:
     QTimer *m_endgameTimer = nullptr;
     QByteArray m_scratch;           ///< where duplicate frames land
     double m_roundTripMs = 0;        ///< of the open request: the path's round trip (and the server's open)
-    int m_adaptTarget = 0;           ///< streams of the current step
+    std::optional<StreamSteps> m_steps;  ///< with --streams auto, once the blob is open
+    int m_adaptTarget = 0;               ///< streams of the current step
     bool m_adaptMeasuring = false;
-    bool m_adaptDone = false;
     qint64 m_adaptStartBytes = 0;
     qint64 m_adaptStartNs = 0;
-    double m_adaptRateBefore = 0;
-    int m_adaptStreamsBefore = 0;
-    int m_adaptSteps = 0;            ///< measurements taken
 };
 
 } // namespace
