@@ -59,13 +59,13 @@ Error FileStore::State::recordDeferred(const Entry &entry)
         QMutexLocker lock(&mutex);
         if (closed || !index)
             return closedError();
-        // The line first: a row readers see is one a kill cannot lose.
-        const QByteArray line = recordLine(entry);
-        if (Error e = appendWhole(deferredLogFd, line); e.isError())
-            return e.withContext(QStringLiteral("blob '%1' not recorded in the cache's log").arg(entry.info.key));
         const std::optional<Entry> previous = findLocked(entry.info.key);
         superseded = previous && previous->info.version > entry.info.version;
         if (!superseded) {
+            // The line first: a row readers see is one a kill cannot lose. (Never the line of a superseded one:
+            // an open would put it back once the newer row is gone, over a pack range given back.)
+            if (Error e = appendWhole(deferredLogFd, recordLine(entry)); e.isError())
+                return e.withContext(QStringLiteral("blob '%1' not recorded in the cache's log").arg(entry.info.key));
             pendingBytes += entry.info.size - (previous ? previous->info.size : 0);
             pendingBlobs += previous ? 0 : 1;
             pendingAt.insert(entry.info.key, int(pending.size()));
@@ -77,7 +77,7 @@ Error FileStore::State::recordDeferred(const Entry &entry)
     }
     if (superseded) {
         // A newer version of the key came first (two reservations committed out of order): it stays, and this
-        // one's bytes go. (Its line in the log changes nothing: an open puts a row in only over an older version.)
+        // one's bytes go, without a line in the log.
         Reclaim space;
         {
             QMutexLocker journalLock(&journalMutex);  // whether its pack is still in use is the index's to say
