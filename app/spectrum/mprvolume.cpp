@@ -30,6 +30,7 @@ struct MprVolume::Layout
     QStringList toFill;                                ///< read from the cache first, those placed by the listing after
     QSet<QString> carried;                             ///< copied from the volume laid out while the series arrived
     QSet<QString> leftOut;                             ///< neither placed by the listing nor in the cache yet
+    bool permanent = false;                            ///< a refusal no slice still coming can undo
 };
 
 namespace {
@@ -104,13 +105,20 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived, bool adopt
                 h.info = arrived.headers.value(ref.key);
             headers << h;
         }
-        QSet<QString> absent;  // read, and not in the cache (yet)
+        QSet<QString> absent;                // read, and not in the cache (yet)
+        QHash<QString, QString> unreadable;  // read, and no image header in it: why
         auto read = [&](Header &h) {
             if (Result<ByteView> bytes = runSync(store->read(h.key)); bytes.isOk()) {
-                if (Result<ImageInfo> info = readDicomImageInfo(bytes.value()); info.isOk() && info.value().rows > 0)
+                if (Result<ImageInfo> info = readDicomImageInfo(bytes.value()); !info.isOk())
+                    unreadable.insert(h.key, info.error().message());
+                else if (info.value().rows <= 0)
+                    unreadable.insert(h.key, tr("not an image"));
+                else
                     h.info = info.value();
             } else if (bytes.error().code() == ErrorCode::NotFound) {
                 absent << h.key;
+            } else {
+                unreadable.insert(h.key, bytes.error().message());
             }
             return h.info.has_value();
         };
@@ -136,7 +144,7 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived, bool adopt
         QList<VolumeSlice> slices;
         QList<std::pair<QString, int>> origin;  // per slice: instance key, frame
         QStringList laidOutByListing;
-        int unplaced = 0;
+        QStringList unplaced;  // neither placed by the listing nor by a header, nor coming
         for (const Header &h : std::as_const(headers)) {
             if (h.info) {
                 for (const VolumeSlice &s : volumeSlices(h.key, *h.info)) {
@@ -152,10 +160,10 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived, bool adopt
                 slices << s;
                 origin << std::make_pair(h.key, 0);
                 laidOutByListing << h.key;
+            } else if (absent.contains(h.key)) {
+                layout.leftOut << h.key;  // laid out again when it comes
             } else {
-                ++unplaced;
-                if (absent.contains(h.key))
-                    layout.leftOut << h.key;  // laid out again when it comes
+                unplaced << h.key;  // said below, with why
             }
         }
         // One patient, one study, one series: a header that names another is never made part of the volume.
@@ -166,6 +174,7 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived, bool adopt
             if (id.seriesInstanceUid != seriesUid
                 || (model && (id.patientId != model->identity.patientId || id.studyInstanceUid != model->identity.studyInstanceUid))) {
                 layout.refusal = tr("its images name other patients, studies or series (%1): not made into one volume").arg(id.sopInstanceUid);
+                layout.permanent = true;
                 return layout;
             }
         }
@@ -181,10 +190,19 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived, bool adopt
             return layout;
         }
         layout.volume = made.value();
-        if (unplaced > 0)
+        if (!layout.leftOut.isEmpty())
             layout.volume->note(tr("%n slice(s) left out: not in the cache yet, and the study's listing does not say where they lie "
                                    "(the volume is laid out again as they come)",
-                                   nullptr, unplaced));
+                                   nullptr, int(layout.leftOut.size())));
+        int unsaid = 0;
+        for (const QString &key : std::as_const(unplaced)) {
+            if (unreadable.contains(key))
+                layout.volume->note(tr("%1 left out: %2").arg(key, unreadable.value(key)));
+            else
+                ++unsaid;
+        }
+        if (unsaid > 0)
+            layout.volume->note(tr("%n slice(s) left out: neither the study's listing nor the headers read say where they lie", nullptr, unsaid));
         for (int i = 0; i < slices.size(); ++i)
             layout.slicesOf[origin[i].first] << std::make_pair(i, origin[i].second);
         // What came while the series arrived: its voxels taken over when it was laid out as the listing lays it
@@ -241,40 +259,56 @@ void MprVolume::apply(Layout &&layout)
         return;  // laid out again since
     m_layingOut = false;
     m_leftOut.clear();
-    if (!layout.refusal.isEmpty()) {
+    if (!layout.refusal.isEmpty() && (layout.permanent || layout.leftOut.isEmpty())) {
         m_refusal = layout.refusal;
         m_volume.reset();
         emit refused(m_refusal);
         return;
     }
-    if (layout.waitingForFirst) {
+    if (!layout.refusal.isEmpty()) {
+        // Not a volume of what is in (one slice so far…), with slices the listing does not place still coming:
+        // laid out again as each comes.
+        m_volume.reset();
+        m_refusal.clear();
+        m_leftOut = layout.leftOut;
+        m_refusalUnlessMoreCome = layout.refusal;
+        m_waiting = tr("%1; %n slice(s) still coming", nullptr, int(m_leftOut.size())).arg(layout.refusal);
+        emit waiting(m_waiting);
+    } else if (layout.waitingForFirst) {
         m_waitingForFirst = true;
-        return;
+    } else {
+        m_volume = layout.volume;
+        m_slicesOf = layout.slicesOf;
+        m_done = layout.carried;
+        m_leftOut = layout.leftOut;
+        m_waiting.clear();
+        m_refusal.clear();
+        m_filling.clear();  // fills under way are into the volume before: their slices are filled again here
+        if (m_msToReady < 0)
+            m_msToReady = m_clock.elapsed();
+        emit ready();
+        const QHash<QString, QString> failed = m_failed;
+        for (auto it = failed.cbegin(); it != failed.cend(); ++it)
+            onInstanceFailed(it.key(), it.value());  // refused in this layout too, never waited for
+        for (const QString &key : std::as_const(layout.toFill))
+            fillFrom(key);
     }
-    m_volume = layout.volume;
-    m_slicesOf = layout.slicesOf;
-    m_done = layout.carried;
-    m_leftOut = layout.leftOut;
-    m_filling.clear();  // fills under way are into the volume before: their slices are filled again here
-    if (m_msToReady < 0)
-        m_msToReady = m_clock.elapsed();
-    emit ready();
-    for (auto it = m_failed.cbegin(); it != m_failed.cend(); ++it)
-        onInstanceFailed(it.key(), it.value());  // refused in this layout too, never waited for
-    for (const QString &key : std::as_const(layout.toFill))
-        fillFrom(key);
-    bool cameSince = false;  // a slice left out was cached while it was laid out: laid out again with it
+    // What came or failed while it was laid out. A slice it could not place that came meanwhile: laid out again.
+    bool cameSince = false;
     for (const QString &key : std::exchange(m_early, {})) {
-        cameSince = cameSince || m_leftOut.contains(key);
+        cameSince = cameSince || m_leftOut.contains(key)
+                    || (m_waitingForFirst && std::any_of(m_series.instances.begin(), m_series.instances.end(), [&](const InstanceRef &i) { return i.key == key; }));
         fillFrom(key);
     }
     const QHash<QString, QString> failures = std::exchange(m_earlyFailures, {});
     for (auto it = failures.begin(); it != failures.end(); ++it)
         onInstanceFailed(it.key(), it.value());
-    if (cameSince)
+    if (cameSince) {
+        m_waitingForFirst = false;
         layOutAgain();
-    else
+    } else if (m_volume) {
         noteFilled();
+    }
 }
 
 void MprVolume::layOutAgain()
@@ -501,9 +535,13 @@ void MprVolume::onInstanceFailed(const QString &key, const QString &why)
     }
     m_failed.insert(key, why);
     if (m_leftOut.remove(key)) {  // left out, and it will not come
-        if (m_volume)
+        if (m_volume) {
             m_volume->note(tr("%1 could not be fetched: %2").arg(key, why));
-        noteFilled();
+            noteFilled();
+        } else if (m_leftOut.isEmpty()) {
+            m_refusal = m_refusalUnlessMoreCome;  // none of those still coming will come: no volume after all
+            emit refused(m_refusal);
+        }
         return;
     }
     if (!m_volume || !m_slicesOf.contains(key) || m_done.contains(key))

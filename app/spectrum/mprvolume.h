@@ -127,6 +127,7 @@ private:
     std::shared_ptr<ArrivingVolume> m_arriving;            ///< before the listing
     QSet<QString> m_arrivingKeys;                          ///< instances given to it (or being decoded for it)
     QString m_waiting;
+    QString m_refusalUnlessMoreCome;                       ///< why there is no volume of what is in, while slices still come
     QTimer m_notify;                                       ///< filled(), at most every 40 ms
     QElapsedTimer m_clock;
     qint64 m_msToReady = -1;
