@@ -9,6 +9,7 @@
 #include "spectrum/transfer/crc32c.h"
 #include "spectrum/transfer/progressrecord.h"
 #include "spectrum/transfer/s3client.h"
+#include "spectrum/transfer/sha256.h"
 #include "spectrum/imaging/dicomdecoder.h"
 
 #include "s3server.h"
@@ -122,6 +123,7 @@ private Q_SLOTS:
     void aThrottlingStoreIsWaitedOut();
     void aByteFlippedOnTheWayIsCaught();
     void crc32cIsCastagnolis();
+    void checksumsAreComparedAsDigests();
     void objectsPutWithACrc32cAreCheckedAgainstIt();
     void aPutKilledMidwayResumesOrIsAborted();
     void aGetKilledMidwayResumesAndIsChecked();
@@ -693,6 +695,27 @@ void tst_S3::aByteFlippedOnTheWayIsCaught()
 
 // CRC32C as iSCSI defines it (RFC 3720, B.4) and S3 writes it (base64 of the four bytes, most significant first);
 // the CPU's instruction and the table walk of CPUs without it give the same, at every length and alignment.
+void tst_S3::checksumsAreComparedAsDigests()
+{
+    // A store's checksum is its digest however the base64 is spelt (padded or not); a composite's part count must
+    // agree too; anything that is no digest matches nothing.
+    const QByteArray sha = Sha256::hash("spectrum", 8).toBase64();
+    QVERIFY(s3::sameChecksum(sha, sha));
+    QVERIFY(sha.endsWith('='));
+    QVERIFY(s3::sameChecksum(QByteArray(sha).replace('=', ""), sha));
+    QVERIFY(s3::sameChecksum(" " + sha + " ", sha));
+    QVERIFY(!s3::sameChecksum(Sha256::hash("spectrun", 8).toBase64(), sha));
+    QVERIFY(s3::sameChecksum("4waSgw==", "4waSgw"));  // the CRC32C of "123456789"
+    QVERIFY(!s3::sameChecksum("4waSgw==", "4waSgA=="));
+    const QByteArray composite = s3::compositeChecksum(QList<QByteArray>{Sha256::hash("a", 1), Sha256::hash("b", 1)});
+    QVERIFY(composite.endsWith("-2"));
+    QVERIFY(s3::sameChecksum(composite, composite));
+    QVERIFY(!s3::sameChecksum(QByteArray(composite).replace("-2", "-3"), composite));
+    QVERIFY(!s3::sameChecksum(QByteArray(composite).replace("-2", ""), composite));
+    QVERIFY(!s3::sameChecksum(QByteArray(), QByteArray()));
+    QVERIFY(!s3::sameChecksum("not base64!", "not base64!"));
+}
+
 void tst_S3::crc32cIsCastagnolis()
 {
     const QByteArray zeros(32, '\0'), ones(32, '\xff');

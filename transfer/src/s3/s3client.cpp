@@ -113,7 +113,7 @@ private:
             if (reply.bodyCrc32c.isEmpty())
                 sum.add(answer.constData(), answer.size());
             const QByteArray came = reply.bodyCrc32c.isEmpty() ? sum.toBase64() : reply.bodyCrc32c;
-            if (came != crc)
+            if (!s3::sameChecksum(crc, came))
                 return Error(ErrorCode::Corrupt, QStringLiteral("the bytes that came do not match the CRC32C the store keeps of the object "
                                                                 "(%1, they make %2): damaged on the way, or in the store; nothing was used")
                                                      .arg(QString::fromLatin1(crc), QString::fromLatin1(came)));
@@ -124,7 +124,7 @@ private:
             return Error();
         const QByteArray came = reply.bodySha256.isEmpty() ? Sha256::hash(answer.constData(), answer.size()).toBase64() : reply.bodySha256;
         Sha256::releaseThreadState();
-        if (came != kept)
+        if (!s3::sameChecksum(kept, came))
             return Error(ErrorCode::Corrupt, QStringLiteral("the bytes that came do not match the SHA-256 the store keeps of the object "
                                                             "(%1, they hash to %2): damaged on the way, or in the store; nothing was used")
                                                  .arg(QString::fromLatin1(kept), QString::fromLatin1(came)));

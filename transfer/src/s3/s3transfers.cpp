@@ -183,7 +183,7 @@ private:
             m_digests[part] = Sha256::hash(bytes.value().constData(), bytes.value().size());
             const QByteArray checksum = m_digests[part].toBase64();
             if (const auto kept = m_kept.constFind(part + 1);
-                kept != m_kept.cend() && kept->size == length && !kept->checksumSha256.isEmpty() && kept->checksumSha256 == checksum) {
+                kept != m_kept.cend() && kept->size == length && s3::sameChecksum(kept->checksumSha256, checksum)) {
                 // The store holds this part as ours already (checked by its SHA-256): not sent again.
                 m_etags[part] = kept->etag;
                 m_sent += length;
@@ -201,7 +201,7 @@ private:
                           --m_inFlight;
                           if (!r.isOk())
                               return fail(r.error());
-                          if (!r.value().checksumSha256.isEmpty() && r.value().checksumSha256 != checksum)
+                          if (!r.value().checksumSha256.isEmpty() && !s3::sameChecksum(r.value().checksumSha256, checksum))
                               return fail(Error(ErrorCode::Corrupt, QStringLiteral("%1: the store's checksum of part %2 is not ours").arg(m_what).arg(part + 1)));
                           m_etags[part] = r.value().etag;
                           m_sent += length;
@@ -241,7 +241,7 @@ private:
                       // The store's checksum of the whole is made of the parts' it checked: ours, or the object
                       // is not what we sent.
                       const QByteArray ours = s3::compositeChecksum(m_digests);
-                      if (!o.checksumSha256.isEmpty() && o.checksumSha256 != ours)
+                      if (!o.checksumSha256.isEmpty() && !s3::sameChecksum(o.checksumSha256, ours))
                           return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the store's checksum of the object (%2) is not ours (%3)")
                                                                           .arg(m_what, QString::fromLatin1(o.checksumSha256), QString::fromLatin1(ours))));
                       m_uploadId.clear();  // nothing to abort any more
@@ -472,7 +472,7 @@ private:
                                     : m_crc                 ? m_wholeDigest
                                                             : m_wholeDigest.toBase64();
             const QByteArray kept = m_crc ? m_object.checksumCrc32c : m_object.checksumSha256;
-            if (ours != kept)
+            if (!s3::sameChecksum(kept, ours))
                 return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the bytes that came do not match the %2 the store keeps of the object "
                                                                            "(%3, they make %4): damaged on the way, or in the store")
                                                                 .arg(describe("GET", m_key, m_client->endpoint()), m_crc ? QStringLiteral("CRC32C") : QStringLiteral("SHA-256"),

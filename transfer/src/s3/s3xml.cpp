@@ -7,6 +7,7 @@
 #include <QXmlStreamReader>
 
 #include <algorithm>
+#include <optional>
 #include <initializer_list>
 
 namespace spectrum::s3 {
@@ -224,6 +225,21 @@ QByteArray compositeChecksum(const QList<QByteArray> &partDigests)
     for (const QByteArray &d : partDigests)
         h.addData(d);
     return h.result().toBase64() + '-' + QByteArray::number(partDigests.size());
+}
+
+bool sameChecksum(const QByteArray &kept, const QByteArray &ours)
+{
+    auto split = [](const QByteArray &text) -> std::optional<std::pair<QByteArray, QByteArray>> {
+        const QByteArray t = text.trimmed();
+        const qsizetype dash = t.indexOf('-');
+        const QByteArray::FromBase64Result digest =
+            QByteArray::fromBase64Encoding(dash < 0 ? t : t.left(dash), QByteArray::AbortOnBase64DecodingErrors);
+        if (!digest || digest.decoded.isEmpty())
+            return std::nullopt;
+        return std::make_pair(digest.decoded, dash < 0 ? QByteArray() : t.mid(dash));
+    };
+    const auto a = split(kept), b = split(ours);
+    return a && b && *a == *b;
 }
 
 Error errorFor(int status, const QByteArray &body, const QString &what, const QString &bucket)

@@ -110,6 +110,9 @@ Result<S3PartListing> parseParts(const QByteArray &xml);
 /// The composite checksum of a multipart upload from its parts' SHA-256s (raw, in part order): base64 of their
 /// SHA-256, "-", their number — what the store must report for the object.
 QByteArray compositeChecksum(const QList<QByteArray> &partDigests);
+/// Whether the checksum a store reports (`kept`: base64, padded or not, with "-N" for a composite) is `ours`: the
+/// digests compared, not their spelling. Empty or not base64: false.
+bool sameChecksum(const QByteArray &kept, const QByteArray &ours);
 /// Our error for an S3 answer with HTTP `status`: what the store said, in words a site's admin can act on.
 Error errorFor(int status, const QByteArray &body, const QString &what, const QString &bucket);
 } // namespace s3
@@ -124,7 +127,9 @@ struct S3GetOptions
 /// The checksum a PUT sends for the store to check the body against and keep with the object, given back on
 /// every GET and checked there. SHA-256 (the default: an object's identity, what the parts of a multipart upload
 /// carry) costs ~0.8 CPU-s per GiB here; CRC32C ~0.05, and catches any accidental damage as well — what an object
-/// read often and whole wants (a study's instances). Neither holds against a store that lies: it sends the sum too.
+/// read often and whole wants (a study's instances: the saving is on every GET). A PUT over plain HTTP still hashes
+/// its payload's SHA-256 for the signature, whichever it sends. Neither holds against a store that lies: it sends
+/// the sum too.
 enum class S3Checksum { Sha256, Crc32c };
 
 struct S3PutOptions
