@@ -31,6 +31,7 @@ struct MprVolume::Layout
     QSet<QString> carried;                             ///< copied from the volume laid out while the series arrived
     QSet<QString> leftOut;                             ///< neither placed by the listing nor in the cache yet
     bool permanent = false;                            ///< a refusal no slice still coming can undo
+    QHash<QString, ImageInfo> headers;                 ///< every header read or carried (laid out again: not read again)
 };
 
 namespace {
@@ -166,6 +167,9 @@ void MprVolume::layOutListed(const ArrivingVolume::Snapshot &arrived, bool adopt
                 unplaced << h.key;  // said below, with why
             }
         }
+        for (const Header &h : std::as_const(headers))
+            if (h.info)
+                layout.headers.insert(h.key, *h.info);
         // One patient, one study, one series: a header that names another is never made part of the volume.
         for (const Header &h : std::as_const(headers)) {
             if (!h.info)
@@ -278,6 +282,7 @@ void MprVolume::apply(Layout &&layout)
         m_waitingForFirst = true;
     } else {
         m_volume = layout.volume;
+        m_headers = layout.headers;
         m_slicesOf = layout.slicesOf;
         m_done = layout.carried;
         m_leftOut = layout.leftOut;
@@ -314,6 +319,7 @@ void MprVolume::apply(Layout &&layout)
 void MprVolume::layOutAgain()
 {
     ArrivingVolume::Snapshot filled;  // the slots filled so far, as where they are in this volume
+    filled.headers = m_headers;        // and the headers read for it
     if (m_volume) {
         filled.volume = m_volume;
         for (auto it = m_slicesOf.cbegin(); it != m_slicesOf.cend(); ++it) {

@@ -121,6 +121,7 @@ private:
     int m_generation = 0;                                  ///< of the layout under way (an older one's answer is dropped)
     bool m_waitingForFirst = false;                        ///< listed and placed, none here yet
     QSet<QString> m_early;                                 ///< cached while it was laid out
+    QHash<QString, ImageInfo> m_headers;                   ///< the headers the volume was laid out from
     QHash<QString, QString> m_failed;                      ///< could not be fetched, and why (refused in every layout)
     QSet<QString> m_leftOut;                               ///< not placed by the listing nor in the cache yet: may come
     QHash<QString, QString> m_earlyFailures;               ///< failed meanwhile, and why
