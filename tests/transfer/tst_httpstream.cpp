@@ -198,6 +198,8 @@ private slots:
     void aRefusedConnectionIsANetworkError();
     void keptConnectionsCarryTheNextRequestsAndBodiesGoOut();
     void aKeptConnectionThePeerClosedIsReplacedUnseen();
+    void anHttp10AnswerKeepsItsConnectionOnlyWhenItSaysSo();
+    void oneLengthSaidTwiceIsOneLength();
     void dicomWebRetrievalRefreshesARefusedToken();
 };
 
@@ -270,6 +272,14 @@ void tst_HttpStream::aBodyCutShortIsAnError_data()
     QTest::newRow("a status of four digits") << QByteArray("HTTP/1.1 2000 OK\r\nContent-Length: 0\r\n\r\n");
     QTest::newRow("protocols switched unasked") << QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n");
     QTest::newRow("only interim answers") << QByteArray("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n");
+    // Framing that says two things, or more than digits (RFC 9112 section 6.3: an unrecoverable error).
+    QTest::newRow("two Content-Lengths that differ") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello");
+    QTest::newRow("a Content-Length list that differs") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\nhello!");
+    QTest::newRow("a signed Content-Length") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello");
+    QTest::newRow("a chunk size with 0x") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n");
+    QTest::newRow("a signed chunk size") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n");
+    // Coded bytes would be taken for the body.
+    QTest::newRow("a transfer coding not read") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
 }
 
 void tst_HttpStream::aBodyCutShortIsAnError()
@@ -395,6 +405,41 @@ void tst_HttpStream::aKeptConnectionThePeerClosedIsReplacedUnseen()
     QCOMPARE(server.requests.size(), 4);
     QCOMPARE(server.connections, 4);
     HttpConnections::shared().clear();
+}
+
+void tst_HttpStream::anHttp10AnswerKeepsItsConnectionOnlyWhenItSaysSo()
+{
+    // HTTP/1.0 closes after each answer unless it says "keep-alive" (RFC 9112 section 9.3): a request sent on such
+    // a connection again would meet a closed socket.
+    for (const bool keepAlive : {false, true}) {
+        KeepAliveServer server;
+        QVERIFY(server.listen());
+        HttpConnections::shared().clear();
+        server.answer = [keepAlive](const QByteArray &) {
+            return QByteArray("HTTP/1.0 200 OK\r\n") + (keepAlive ? "Connection: keep-alive\r\n" : "") + "Content-Length: 2\r\n\r\nok";
+        };
+        for (int i = 0; i < 3; ++i) {
+            HttpRequest get;
+            get.url = server.url(QStringLiteral("/n%1").arg(i));
+            get.keepAlive = true;
+            Collector c;
+            QCOMPARE(exchange(get, c), Error());
+            QCOMPARE(c.body, QByteArray("ok"));
+        }
+        QCOMPARE(server.requests.size(), 3);
+        QCOMPARE(server.connections, keepAlive ? 1 : 3);
+        HttpConnections::shared().clear();
+    }
+}
+
+void tst_HttpStream::oneLengthSaidTwiceIsOneLength()
+{
+    TestServer server;
+    QVERIFY(server.listen());
+    server.answer = [](const QByteArray &) { return QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5, 5\r\n\r\nhello"); };
+    Collector c;
+    QCOMPARE(get(server.url(QStringLiteral("/s")), c), Error());
+    QCOMPARE(c.body, QByteArray("hello"));
 }
 
 void tst_HttpStream::dicomWebRetrievalRefreshesARefusedToken()

@@ -102,8 +102,13 @@ private:
     {
         switch (m_state) {
         case State::Size: {
+            // 1*HEXDIG, then extensions after ';' (RFC 9112 section 7.1): no sign, no "0x", no more than fits.
+            const QByteArray digits = line.left(line.indexOf(';') < 0 ? line.size() : line.indexOf(';')).trimmed();
+            const bool hex = !digits.isEmpty() && digits.size() <= 15 && std::all_of(digits.cbegin(), digits.cend(), [](char c) {
+                return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+            });
             bool ok = false;
-            const qint64 size = line.left(line.indexOf(';') < 0 ? line.size() : line.indexOf(';')).trimmed().toLongLong(&ok, 16);
+            const qint64 size = hex ? digits.toLongLong(&ok, 16) : -1;
             if (!ok || size < 0)
                 return Error(ErrorCode::Network, QStringLiteral("a broken chunk size in the answer"));
             m_left = size;
@@ -144,6 +149,7 @@ Result<HttpHead> parseHead(const QByteArray &bytes)
     head.status = digits ? code.toInt() : 0;
     if ((status.value(0) != "HTTP/1.1" && status.value(0) != "HTTP/1.0") || head.status < 100)
         return Error(ErrorCode::Network, QStringLiteral("not an HTTP answer: %1").arg(QString::fromLatin1(lines.value(0).left(80).trimmed())));
+    head.http11 = status.value(0) == "HTTP/1.1";
     for (qsizetype i = 1; i < lines.size(); ++i) {
         const QByteArray line = lines[i].trimmed();
         const qsizetype colon = line.indexOf(':');
@@ -191,19 +197,44 @@ HttpAnswerEnd readHttpAnswer(HttpAnswerSource &source, const QByteArray &method,
     if (Error e = consumer.head(h); e.isError())
         return failed(e);
 
+    // The body's framing (RFC 9112 section 6.3). Every Content-Length the answer has must say one length in
+    // digits; a transfer coding other than chunked (last) would hand coded bytes on: refused.
     Body::Framing framing = Body::Framing::UntilClose;
-    qint64 length = 0;
+    qint64 length = -1;
+    bool lengthAndCoding = false;  // both framings named: read by the coding, the connection not kept
+    QByteArray codings;
+    for (const auto &[name, value] : h.fields) {
+        if (name == "transfer-encoding") {
+            codings += (codings.isEmpty() ? "" : ",") + value.toLower();
+        } else if (name == "content-length") {
+            for (const QByteArray &one : value.split(',')) {
+                const QByteArray digits = one.trimmed();
+                bool ok = !digits.isEmpty() && digits.size() <= 18
+                          && std::all_of(digits.cbegin(), digits.cend(), [](char c) { return c >= '0' && c <= '9'; });
+                const qint64 n = ok ? digits.toLongLong(&ok) : -1;
+                if (!ok || (length >= 0 && n != length))
+                    return failed(Error(ErrorCode::Network, QStringLiteral("a broken or contradictory Content-Length in the answer")));
+                length = n;
+            }
+        }
+    }
     if (method == "HEAD" || h.status == 204 || h.status == 304 || h.status < 200) {
         framing = Body::Framing::None;
-    } else if (h.value("transfer-encoding").toLower().contains("chunked")) {
+    } else if (!codings.isEmpty()) {
+        QList<QByteArray> named = codings.split(',');
+        for (QByteArray &c : named)
+            c = c.trimmed();
+        named.removeAll(QByteArray());
+        if (named != QList<QByteArray>{"chunked"})
+            return failed(Error(ErrorCode::Network, QStringLiteral("the answer comes in a transfer coding this client does not read (%1)")
+                                                        .arg(QString::fromLatin1(codings.left(80)))));
         framing = Body::Framing::Chunked;
-    } else if (!h.value("content-length").isEmpty()) {
-        bool ok = false;
-        length = h.value("content-length").toLongLong(&ok);
-        if (!ok || length < 0)
-            return failed(Error(ErrorCode::Network, QStringLiteral("a broken Content-Length in the answer")));
+        lengthAndCoding = length >= 0;
+    } else if (length >= 0) {
         framing = Body::Framing::Length;
     }
+    if (length < 0)
+        length = 0;
     Body body(framing, length, consumer);
     qint64 received = answer.size() - headEnd - 4;
     if (Error e = body.take(answer.constData() + headEnd + 4, received); e.isError())
@@ -236,8 +267,11 @@ HttpAnswerEnd readHttpAnswer(HttpAnswerSource &source, const QByteArray &method,
         if (Error e = n.value() > 0 ? body.take(chunk, n.value()) : body.closed(received); e.isError())
             return failed(e);
     }
-    // Fit for another exchange when the answer ended by its framing and the peer did not ask to close.
-    const bool reusable = framing != Body::Framing::UntilClose && !h.value("connection").toLower().contains("close") && h.status >= 200;
+    // Fit for another exchange when the answer ended by its framing and the peer did not ask to close (HTTP/1.0:
+    // asked to keep it).
+    const QByteArray connection = h.value("connection").toLower();
+    const bool kept = h.http11 ? !connection.contains("close") : connection.contains("keep-alive");
+    const bool reusable = framing != Body::Framing::UntilClose && !lengthAndCoding && kept && h.status >= 200;
     Error end = consumer.end();
     return HttpAnswerEnd{end, false, reusable && !end.isError()};
 }

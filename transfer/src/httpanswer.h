@@ -19,6 +19,7 @@ namespace spectrum {
 struct HttpHead
 {
     int status = 0;
+    bool http11 = true;                            ///< HTTP/1.1 (else 1.0: a kept connection only when it says so)
     QList<QPair<QByteArray, QByteArray>> fields;  ///< names in lower case, values trimmed
     QByteArray value(const QByteArray &lowerCaseName) const;
 };
