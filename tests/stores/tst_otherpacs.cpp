@@ -1,7 +1,8 @@
 // DIMSE stacks no one here wrote, started here on loopback: pynetdicom's Query/Retrieve SCP (which answers a
 // study-level C-FIND once per instance it holds) and its Storage SCP set to take implicit VR little endian alone;
 // PixelMed's storage and Q/R server (Debian's pixelmed-apps, Java), fetched from by C-GET and by C-MOVE. The workstation finds, lists and fetches from the first as from any PACS, and sends to the second
-// what is stored compressed, decompressed on the way — or says plainly why it cannot.
+// what is stored compressed, decompressed on the way — or says plainly why it cannot. A strict archive of our own on
+// pynetdicom (strict_find_scp.py) refuses the optional keys of where instances lie: asked again without them.
 
 #include "../imaging/jpeg2000files.h"
 
@@ -26,7 +27,8 @@ using namespace spectrum::test;
 
 namespace {
 
-/// One of pynetdicom's applications (`python -m pynetdicom APP ARGS`) from the tests' venv, until destroyed.
+/// One of pynetdicom's applications (`python -m pynetdicom APP ARGS`), or a script of ours on pynetdicom, from the
+/// tests' venv, until destroyed.
 class PynetdicomApp
 {
 public:
@@ -34,7 +36,12 @@ public:
     ~PynetdicomApp() { stopProcess(m_process); }
     bool start(const QString &app, const QStringList &args, quint16 port)
     {
-        m_process.start(QStringLiteral(TEST_VENV_DIR "/bin/python"), QStringList{QStringLiteral("-m"), QStringLiteral("pynetdicom"), app} + args);
+        return startPython(QStringList{QStringLiteral("-m"), QStringLiteral("pynetdicom"), app} + args, port);
+    }
+    bool startPython(const QStringList &arguments, quint16 port)
+    {
+        const QString app = arguments.value(arguments.first() == QLatin1String("-m") ? 2 : 0);
+        m_process.start(QStringLiteral(TEST_VENV_DIR "/bin/python"), arguments);
         if (!m_process.waitForStarted())
             return false;
         for (int i = 0; i < 200 && m_process.state() == QProcess::Running; ++i) {
@@ -48,8 +55,16 @@ public:
         return false;
     }
 
+    /// What it printed so far.
+    QByteArray output()
+    {
+        m_output += m_process.readAll();
+        return m_output;
+    }
+
 private:
     QProcess m_process;
+    QByteArray m_output;
 };
 
 /// The decoded pixels of a DICOM file, for comparing what arrived with what was sent.
@@ -69,6 +84,7 @@ private Q_SLOTS:
     void aQrScpThatRepeatsItsAnswersIsReadAsAnyPacs();
     void compressedInstancesAreDecompressedForAnArchiveThatTakesOnlyUncompressed();
     void pixelmedsServerIsReadAndWrittenAsAnyPacs();
+    void aStrictArchiveIsAskedForItsInstancesWithoutTheirPlaces();
 
 private:
     QTemporaryDir m_dir;
@@ -291,6 +307,34 @@ void tst_OtherPacs::pixelmedsServerIsReadAndWrittenAsAnyPacs()
         }
         QCOMPARE(fetched.value().instances, mr);
     }
+}
+
+void tst_OtherPacs::aStrictArchiveIsAskedForItsInstancesWithoutTheirPlaces()
+{
+    // An archive that refuses an instance-level C-FIND naming keys it does not support (0xA900), as PS3.4 lets
+    // it: asked again without where each instance lies, the series is listed all the same (its slices then placed
+    // by their own headers as they come).
+    const quint16 port = freePort();
+    PynetdicomApp strict;
+    QVERIFY(strict.startPython({QStringLiteral(STRICT_FIND_SCP_SCRIPT), QString::number(port)}, port));
+    DimseEndpoint ep;
+    ep.host = QStringLiteral("127.0.0.1");
+    ep.port = port;
+    ep.calledAeTitle = QStringLiteral("STRICT");
+    DimseClient client(ep);
+    DicomQuery q;
+    q.level = QueryLevel::Instance;
+    q.studyInstanceUid = QStringLiteral("1.2.826.0.1.3680043.10.511.1");
+    q.seriesInstanceUid = QStringLiteral("1.2.826.0.1.3680043.10.511.2");
+    const Result<QList<DicomRecord>> found = runSync(client.find(q));
+    QVERIFY2(found.isOk(), qPrintable(found.error().toString()));
+    QCOMPARE(found.value().size(), 3);
+    for (const DicomRecord &r : found.value()) {
+        QVERIFY(r.identity.sopInstanceUid.startsWith(QLatin1String("1.2.826.0.1.3680043.10.511.3.")));
+        QVERIFY(r.identity.imagePosition.isEmpty());
+    }
+    QTRY_VERIFY(strict.output().contains("answered 3"));
+    QCOMPARE(strict.output().count("refused"), 1);  // asked with the places once, then without
 }
 
 QTEST_GUILESS_MAIN(tst_OtherPacs)

@@ -40,7 +40,8 @@ using namespace dimsewire;
 
 namespace {
 
-DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &seriesUid)
+/// The C-FIND identifier; at the instance level with where each instance lies unless `places` is false.
+DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &seriesUid, bool places = true)
 {
     DcmDataset ds;
     // A name searched in its own alphabet is sent in a character set that holds it, and says which.
@@ -107,10 +108,12 @@ DcmDataset queryDataset(const DicomQuery &q, QueryLevel level, const QString &se
             putString(ds, DCM_SOPClassUID, QString());
             putString(ds, DCM_InstanceNumber, q.instanceNumber > 0 ? QString::number(q.instanceNumber) : QString());
             // Where each instance lies, as the DICOMweb listing asks: a volume is laid out before its slices come.
-            putString(ds, DCM_ImagePositionPatient, QString());
-            putString(ds, DCM_ImageOrientationPatient, QString());
-            putString(ds, DCM_FrameOfReferenceUID, QString());
-            putString(ds, DCM_SliceThickness, QString());
+            if (places) {
+                putString(ds, DCM_ImagePositionPatient, QString());
+                putString(ds, DCM_ImageOrientationPatient, QString());
+                putString(ds, DCM_FrameOfReferenceUID, QString());
+                putString(ds, DCM_SliceThickness, QString());
+            }
         }
     }
     return ds;
@@ -187,7 +190,7 @@ DicomRecord recordFrom(DcmItem *ds, QueryLevel level)
 
 /// C-FIND at one level; `keep` decides per record whether to go on.
 Error findLevel(const DimseEndpoint &ep, const DcmDataset &query, QueryLevel level, const CancelToken &token,
-                const std::function<bool(const DicomRecord &)> &keep)
+                const std::function<bool(const DicomRecord &)> &keep, Uint16 *failedStatus = nullptr)
 {
     Scu scu(ep);
     // Patients are found in the patient root model, the rest in the study root model.
@@ -219,9 +222,27 @@ Error findLevel(const DimseEndpoint &ep, const DcmDataset &query, QueryLevel lev
         return dimseError(c, QStringLiteral("C-FIND at %1").arg(scu.context()));
     if (token.isCancelled())
         return Error(ErrorCode::Cancelled, QStringLiteral("C-FIND cancelled"));
+    if (finalStatus != STATUS_Success && finalStatus != STATUS_FIND_Cancel_MatchingTerminatedDueToCancelRequest && failedStatus)
+        *failedStatus = finalStatus;
     if (finalStatus != STATUS_Success && finalStatus != STATUS_FIND_Cancel_MatchingTerminatedDueToCancelRequest)
         return Error(ErrorCode::Network, QStringLiteral("C-FIND at %1 failed with status 0x%2").arg(scu.context()).arg(finalStatus, 4, 16, QLatin1Char('0')));
     return Error();
+}
+
+/// Instances of one series (`seriesUid`, or the query's), with where each lies. An archive that refuses the
+/// optional keys of their places (PS3.4 C.2.2.1.3 lets it ignore them, and most do) is asked again without them:
+/// the study is listed all the same, its slices placed by their headers as they come.
+Error findInstances(const DimseEndpoint &ep, const DicomQuery &query, const QString &seriesUid, const CancelToken &token,
+                    const std::function<bool(const DicomRecord &)> &keep)
+{
+    int kept = 0;
+    Uint16 failed = 0;
+    const Error e = findLevel(ep, queryDataset(query, QueryLevel::Instance, seriesUid), QueryLevel::Instance, token,
+                              [&](const DicomRecord &r) { ++kept; return keep(r); }, &failed);
+    if (!e.isError() || failed == 0 || kept > 0)
+        return e;
+    qCInfo(lcTransfer) << "C-FIND at" << ep.calledAeTitle << "refused the instances' places (status" << Qt::hex << failed << "); asked again without them";
+    return findLevel(ep, queryDataset(query, QueryLevel::Instance, seriesUid, false), QueryLevel::Instance, token, keep);
 }
 
 } // namespace
@@ -254,14 +275,16 @@ ResultJob<QList<DicomRecord>> *DimseClient::find(const DicomQuery &query)
                 e.isError())
                 return e;
             for (const QString &uid : seriesUids) {
-                if (Error e = findLevel(ep, queryDataset(query, QueryLevel::Instance, uid), QueryLevel::Instance, token, keep); e.isError())
+                if (Error e = findInstances(ep, query, uid, token, keep); e.isError())
                     return e;
                 if (query.limit > 0 && out.size() >= query.limit)
                     break;
             }
             return out;
         }
-        if (Error e = findLevel(ep, queryDataset(query, query.level, query.seriesInstanceUid), query.level, token, keep); e.isError())
+        if (Error e = query.level == QueryLevel::Instance ? findInstances(ep, query, query.seriesInstanceUid, token, keep)
+                                                          : findLevel(ep, queryDataset(query, query.level, query.seriesInstanceUid), query.level, token, keep);
+            e.isError())
             return e;
         return out;
     });
