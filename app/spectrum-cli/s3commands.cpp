@@ -202,8 +202,10 @@ int s3Get(const QStringList &args)
         return fail(QStringLiteral("cannot write %1: %2").arg(outPath, QString::fromLocal8Bit(std::strerror(errno))));
     summary("got", r.value().size, clock);
     if (r.value().keptBytes > 0)
-        std::fprintf(stderr, "resumed: %lld bytes were there from an interrupted get, checked with the rest%s\n", qlonglong(r.value().keptBytes),
-                     r.value().verified ? "" : " (the store keeps no checksum of this object: nothing was checked)");
+        std::fprintf(stderr, "resumed: %lld bytes were there from an interrupted get%s\n", qlonglong(r.value().keptBytes),
+                     r.value().verified ? ", checked with the rest" : "");
+    if (!r.value().verified)
+        std::fprintf(stderr, "not checked: %s\n", qPrintable(r.value().unchecked.isEmpty() ? QStringLiteral("the store gave nothing to check it by") : r.value().unchecked));
     return 0;
 }
 

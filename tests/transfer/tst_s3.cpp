@@ -732,6 +732,16 @@ void tst_S3::crc32cIsCastagnolis()
     sum.add("1234", 4);
     sum.add("56789", 5);
     QCOMPARE(sum.toBase64(), QByteArray("4waSgw=="));
+    // Two parts' CRCs make the whole's, wherever it is cut (ranges that land in any order).
+    QCOMPARE(Crc32c::combine(Crc32c::of("1234", 4), Crc32c::of("56789", 5), 5), 0xE3069283u);
+    QCOMPARE(Crc32c::combine(Crc32c::of("123456789", 9), Crc32c::of("", 0), 0), 0xE3069283u);
+    QCOMPARE(Crc32c::combine(Crc32c::of("", 0), Crc32c::of("123456789", 9), 9), 0xE3069283u);
+    {
+        const QByteArray data = randomBytes(300007, 5);
+        const std::uint32_t whole = Crc32c::of(data.constData(), data.size());
+        for (qint64 cut : {qint64(1), qint64(4095), qint64(65536), qint64(300006)})
+            QCOMPARE(Crc32c::combine(Crc32c::of(data.constData(), cut), Crc32c::of(data.constData() + cut, data.size() - cut), data.size() - cut), whole);
+    }
     const QByteArray random = randomBytes(100003, 31);
     for (int from : {0, 1, 3, 7}) {
         for (int length : {0, 1, 7, 8, 31, 32, 33, 1000, 65536 + 5}) {
@@ -776,7 +786,7 @@ void tst_S3::objectsPutWithACrc32cAreCheckedAgainstIt()
     if (QTest::currentTestFailed())
         return;
 
-    // In ranges over several connections: gathered, and checked whole.
+    // In ranges over several connections: each range summed as it lands, the sums combined into the whole's.
     S3DownloadOptions ranged;
     ranged.chunk = 1 << 20;
     QByteArray back(big.size(), '\0');

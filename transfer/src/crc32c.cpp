@@ -104,9 +104,54 @@ void Crc32c::add(const char *data, qint64 length)
 
 QByteArray Crc32c::toBase64() const
 {
-    const std::uint32_t v = value();
+    return toBase64(value());
+}
+
+QByteArray Crc32c::toBase64(std::uint32_t v)
+{
     const char bytes[4] = {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
     return QByteArray(bytes, 4).toBase64();
+}
+
+namespace {
+
+// Polynomials over GF(2) modulo the CRC's, in its bit order (the highest bit is x^0). Appending n zero bytes to a
+// message multiplies its CRC register by x^(8n); the inversions before and after cancel out of A's part, so
+// crc(A‖B) = crc(A)·x^(8·|B|) + crc(B).
+
+/// a·b mod P.
+std::uint32_t multiplyModP(std::uint32_t a, std::uint32_t b)
+{
+    std::uint32_t product = 0;
+    for (std::uint32_t bit = 1u << 31; bit != 0; bit >>= 1) {
+        if (a & bit)
+            product ^= b;
+        b = (b & 1) ? (b >> 1) ^ kReflectedPolynomial : b >> 1;  // b·x
+    }
+    return product;
+}
+
+/// x^(8n) mod P, by squaring: x^(2^k) for k = 3, 4, … as n's bits say.
+std::uint32_t xPowerOfBytes(std::uint64_t n)
+{
+    std::uint32_t result = 1u << 31;  // x^0
+    std::uint32_t square = 1u << 23;  // x^8
+    while (n != 0) {
+        if (n & 1)
+            result = multiplyModP(result, square);
+        square = multiplyModP(square, square);
+        n >>= 1;
+    }
+    return result;
+}
+
+} // namespace
+
+std::uint32_t Crc32c::combine(std::uint32_t crcA, std::uint32_t crcB, qint64 lengthB)
+{
+    if (lengthB <= 0)
+        return crcA;
+    return multiplyModP(crcA, xPowerOfBytes(std::uint64_t(lengthB))) ^ crcB;
 }
 
 std::uint32_t Crc32c::of(const char *data, qint64 length)

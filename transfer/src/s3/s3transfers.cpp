@@ -315,23 +315,27 @@ private:
     /// How the bytes will be checked: a multipart object's checksum is a composite of its parts' SHA-256s (their
     /// size from the first part's HEAD: parts of one size, the last shorter, as every uploader makes them), so its
     /// ranges never straddle a part and each part is hashed once all its ranges are in; a whole object's is its
-    /// SHA-256, over the object gathered whole (up to 256 MiB); or its CRC32C, when it was put with one. The
+    /// SHA-256, over the object gathered whole (up to 256 MiB: a bigger object put in one piece is not checked, and
+    /// the result says so); or its CRC32C, when it was put with one: each range's, combined (Crc32c::combine). The
     /// ranges keep the size asked for either way: over a long path it is their number in flight that makes the speed.
     void planChecks()
     {
         if (m_options.verify && !m_object.checksumCrc32c.isEmpty() && !m_object.checksumCrc32c.contains('-')) {
             m_crc = true;
-            if (m_object.size <= (qint64(256) << 20))
-                m_check = Check::Whole;
+            m_check = Check::Ranges;  // each range summed as it lands, the sums combined: any size, nothing gathered
             return start(m_object.size);
         }
         const QByteArray kept = m_object.checksumSha256;
         const int dash = int(kept.indexOf('-'));
-        if (!m_options.verify || kept.isEmpty())
+        if (!m_options.verify || kept.isEmpty()) {
+            m_object.unchecked = m_options.verify ? tr("the store keeps no checksum of this object") : tr("not asked to");
             return start(m_object.size);
+        }
         if (dash < 0) {
             if (m_object.size <= (qint64(256) << 20))
                 m_check = Check::Whole;
+            else
+                m_object.unchecked = tr("the store's SHA-256 of an object put in one piece is checked up to 256 MiB; this one is larger");
             return start(m_object.size);
         }
         const int parts = kept.mid(dash + 1).toInt();
@@ -344,6 +348,7 @@ private:
                 return start(partSize);
             }
             qCWarning(lcTransfer) << describe("GET", m_key, m_client->endpoint()) << ": parts of uneven size; the bytes are not checked";
+            m_object.unchecked = tr("its parts are of uneven size, which its composite SHA-256 cannot be checked by");
             start(m_object.size);
         });
     }
@@ -425,6 +430,18 @@ private:
     /// then hashes it on the pool, so that the parts' SHA-256s take every core and the loop goes on.
     void gather(qint64 offset, const QByteArray &bytes)
     {
+        if (m_check == Check::Ranges) {
+            ++m_hashing;
+            addSubjob(makeJob<quint32>([bytes](const CancelToken &) -> Result<quint32> { return Crc32c::of(bytes.constData(), bytes.size()); }),
+                      [this, offset, length = qint64(bytes.size())](const Result<quint32> &crc) {
+                          --m_hashing;
+                          if (!crc.isOk())
+                              return failDownload(crc.error());
+                          m_rangeCrcs[offset] = {crc.value(), length};
+                          finishIfDone();
+                      });
+            return;
+        }
         const int unit = int(offset / m_unit);
         const qint64 unitStart = qint64(unit) * m_unit, unitLength = std::min(m_unit, m_object.size - unitStart);
         Gathering &g = m_gathering[unit];
@@ -468,9 +485,23 @@ private:
         if (m_done < m_chunks || m_hashing > 0 || isFinished())
             return;
         if (m_check != Check::None) {
-            const QByteArray ours = m_check == Check::Parts ? s3::compositeChecksum(QList<QByteArray>(m_partDigests.begin(), m_partDigests.end()))
-                                    : m_crc                 ? m_wholeDigest
-                                                            : m_wholeDigest.toBase64();
+            QByteArray ours;
+            if (m_check == Check::Parts) {
+                ours = s3::compositeChecksum(QList<QByteArray>(m_partDigests.begin(), m_partDigests.end()));
+            } else if (m_check == Check::Ranges) {
+                quint32 crc = Crc32c::of(nullptr, 0);
+                qint64 at = 0;
+                for (const auto &[offset, sum] : m_rangeCrcs) {
+                    if (offset != at)
+                        return finishWith(Error(ErrorCode::Protocol, QStringLiteral("%1: the ranges checked do not cover the object")
+                                                                         .arg(describe("GET", m_key, m_client->endpoint()))));
+                    crc = Crc32c::combine(crc, sum.first, sum.second);
+                    at += sum.second;
+                }
+                ours = at == m_object.size ? Crc32c::toBase64(crc) : QByteArray();
+            } else {
+                ours = m_crc ? m_wholeDigest : m_wholeDigest.toBase64();
+            }
             const QByteArray kept = m_crc ? m_object.checksumCrc32c : m_object.checksumSha256;
             if (!s3::sameChecksum(kept, ours))
                 return finishWith(Error(ErrorCode::Corrupt, QStringLiteral("%1: the bytes that came do not match the %2 the store keeps of the object "
@@ -495,7 +526,7 @@ private:
     S3Object m_object;
     int m_chunks = 0, m_next = 0, m_inFlight = 0, m_done = 0, m_hashing = 0;
     qint64 m_received = 0;
-    enum class Check { None, Whole, Parts } m_check = Check::None;
+    enum class Check { None, Whole, Parts, Ranges } m_check = Check::None;
     bool m_crc = false;  ///< the whole object's CRC32C is checked, not a SHA-256
     qint64 m_unit = 0;                                  ///< ranges never cross a multiple of it
     std::vector<std::pair<qint64, qint64>> m_ranges;    ///< offset, length
@@ -507,6 +538,7 @@ private:
     std::map<int, Gathering> m_gathering;               ///< units whose ranges are partly in
     std::vector<QByteArray> m_partDigests;
     QByteArray m_wholeDigest;
+    std::map<qint64, std::pair<quint32, qint64>> m_rangeCrcs;  ///< Check::Ranges: offset → (CRC32C, length)
     QList<QPair<qint64, qint64>> m_kept;                ///< resuming: ranges left by an earlier download
 };
 

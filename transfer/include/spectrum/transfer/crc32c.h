@@ -18,6 +18,11 @@ public:
     std::uint32_t value() const { return ~m_state; }
     /// As S3 writes it: base64 of the four bytes, most significant first.
     QByteArray toBase64() const;
+    static QByteArray toBase64(std::uint32_t crc);
+
+    /// The CRC of A followed by B from the CRC of each and B's length: ranges that land in any order, each summed
+    /// as it comes, make the whole object's CRC without its bytes gathered.
+    static std::uint32_t combine(std::uint32_t crcA, std::uint32_t crcB, qint64 lengthB);
 
     static std::uint32_t of(const char *data, qint64 length);
     /// The same by the table walk a CPU without the instruction takes (tests hold the two together).

@@ -57,6 +57,7 @@ struct S3Object
     QByteArray checksumCrc32c;
     int partsCount = 0;         ///< headPart(): how many parts the object has (0: not said)
     bool verified = false;      ///< download(): the bytes matched the store's checksum
+    QString unchecked;          ///< download(), not verified: why the bytes could not be checked
     /// upload() resumed: bytes of parts the store held already, not sent again; download() resumed: bytes an
     /// earlier download left, not fetched again (checked all the same)
     qint64 keptBytes = 0;
