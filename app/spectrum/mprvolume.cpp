@@ -274,6 +274,7 @@ void MprVolume::apply(Layout &&layout)
         // laid out again as each comes.
         m_volume.reset();
         m_refusal.clear();
+        m_headers = layout.headers;
         m_leftOut = layout.leftOut;
         m_refusalUnlessMoreCome = layout.refusal;
         m_waiting = tr("%1; %n slice(s) still coming", nullptr, int(m_leftOut.size())).arg(layout.refusal);
