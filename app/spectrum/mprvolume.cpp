@@ -303,7 +303,7 @@ void MprVolume::apply(Layout &&layout)
     bool cameSince = false;
     for (const QString &key : std::exchange(m_early, {})) {
         cameSince = cameSince || m_leftOut.contains(key)
-                    || (m_waitingForFirst && std::any_of(m_series.instances.begin(), m_series.instances.end(), [&](const InstanceRef &i) { return i.key == key; }));
+                    || (m_waitingForFirst && isOfSeries(key));
         fillFrom(key);
     }
     const QHash<QString, QString> failures = std::exchange(m_earlyFailures, {});
@@ -315,6 +315,11 @@ void MprVolume::apply(Layout &&layout)
     } else if (m_volume) {
         noteFilled();
     }
+}
+
+bool MprVolume::isOfSeries(const QString &key) const
+{
+    return std::any_of(m_series.instances.begin(), m_series.instances.end(), [&](const InstanceRef &i) { return i.key == key; });
 }
 
 void MprVolume::layOutAgain()
@@ -519,7 +524,7 @@ bool MprVolume::isComplete() const
 void MprVolume::onInstanceCached(const QString &key)
 {
     const bool failedBefore = m_failed.remove(key) > 0;  // fetched after all
-    if (m_waitingForFirst && std::any_of(m_series.instances.begin(), m_series.instances.end(), [&](const InstanceRef &i) { return i.key == key; })) {
+    if (m_waitingForFirst && isOfSeries(key)) {
         m_waitingForFirst = false;
         layOutListed({});  // the headers again, this one among them
         return;
@@ -528,7 +533,7 @@ void MprVolume::onInstanceCached(const QString &key)
         m_early << key;  // filled once the volume is laid out for good
     else if (m_leftOut.contains(key)
              || (failedBefore && !m_slicesOf.contains(key)
-                 && std::any_of(m_series.instances.begin(), m_series.instances.end(), [&](const InstanceRef &i) { return i.key == key; })))
+                 && isOfSeries(key)))
         layOutAgain();  // the listing did not place it: its own header does
     else
         fillFrom(key);

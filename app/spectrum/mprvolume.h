@@ -100,6 +100,8 @@ private:
     void layOutListed(const ArrivingVolume::Snapshot &arrived, bool adopt = true);
     /// Lays the listed series out again (a slice left out has come), carrying over the slots filled so far.
     void layOutAgain();
+    /// Whether instance `key` is one of the series' as listed.
+    bool isOfSeries(const QString &key) const;
     void apply(Layout &&layout);
     void onAdded(const ArrivingVolume::Added &added);
     /// Decodes instance `key` (or takes it from the memory cache) into the slots of its slices, on the pool.
