@@ -101,4 +101,25 @@ QImage shrinkByAreaAverage(const QImage &image, QSize size)
     return result;
 }
 
+QSize averagedSize(QSize rendered, QSize onScreen)
+{
+    return QSize(std::max(1, std::min(onScreen.width(), rendered.width())), std::max(1, std::min(onScreen.height(), rendered.height())));
+}
+
+QImage resampledTo(const QImage &image, QSize size)
+{
+    if (image.isNull() || size.isEmpty() || image.size() == size)
+        return image;
+    QImage averaged = averagedSize(image.size(), size) == image.size() ? image : shrinkByAreaAverage(image, size);
+    // What is left to do only enlarges, where smooth interpolation adds no detail and drops none.
+    return averaged.size() == size ? averaged : averaged.scaled(size, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+}
+
+QSize squarePixelSize(int columns, int rows, double aspect)
+{
+    if (!(aspect > 0) || !std::isfinite(aspect))
+        aspect = 1;
+    return QSize(std::max(1, int(std::lround(columns * std::max(1.0, 1.0 / aspect)))), std::max(1, int(std::lround(rows * std::max(1.0, aspect)))));
+}
+
 } // namespace spectrum

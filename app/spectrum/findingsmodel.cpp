@@ -2,9 +2,75 @@
 
 #include "spectrum/core/uid.h"
 
+#include <QScopedValueRollback>
 #include <QSet>
+#include <QUndoCommand>
 
 namespace spectrum {
+
+namespace {
+/// One step of the reader's edits: the findings on one image before and after.
+class FindingsEdit : public QUndoCommand
+{
+public:
+    FindingsEdit(FindingsModel *model, QString key, QList<Finding> before, QList<Finding> after, const QString &what, int moving, int gesture)
+        : QUndoCommand(what), m_model(model), m_key(std::move(key)), m_before(std::move(before)), m_after(std::move(after)), m_moving(moving), m_gesture(gesture)
+    {
+    }
+    void undo() override { m_model->restore(m_key, m_before); }
+    void redo() override
+    {
+        if (std::exchange(m_done, false))
+            return;  // pushed once done
+        m_model->restore(m_key, m_after);
+    }
+    int id() const override { return m_moving >= 0 ? 1 : -1; }
+    bool mergeWith(const QUndoCommand *other) override
+    {
+        const auto *o = static_cast<const FindingsEdit *>(other);
+        if (o->m_key != m_key || o->m_moving != m_moving || o->m_gesture != m_gesture)
+            return false;
+        m_after = o->m_after;  // the drag's later moves: one step from where it began
+        return true;
+    }
+
+private:
+    FindingsModel *m_model;
+    QString m_key;
+    QList<Finding> m_before, m_after;
+    int m_moving, m_gesture;
+    bool m_done = true;
+};
+} // namespace
+
+FindingsModel::FindingsModel(QObject *parent) : QObject(parent), m_undo(new QUndoStack(this))
+{
+}
+
+void FindingsModel::record(const QString &imageKey, const QList<Finding> &before, const QString &what, int moving)
+{
+    if (m_restoring)
+        return;
+    m_undo->push(new FindingsEdit(this, imageKey, before, m_findings.value(imageKey), what, moving, m_gesture));
+}
+
+void FindingsModel::restore(const QString &imageKey, QList<Finding> findings)
+{
+    const QList<Finding> now = m_findings.value(imageKey);
+    for (Finding &f : findings) {
+        const auto same = std::find_if(now.begin(), now.end(), [&f](const Finding &g) { return g.annotation == f.annotation && g.originUid == f.originUid; });
+        f.changed = same == now.end() ? true : same->changed;
+    }
+    const QScopedValueRollback<bool> restoring(m_restoring, true);
+    if (findings.isEmpty())
+        m_findings.remove(imageKey);
+    else
+        m_findings.insert(imageKey, findings);
+    if (!m_order.contains(imageKey))
+        m_order << imageKey;
+    ++m_gesture;
+    Q_EMIT changed(imageKey);
+}
 
 QString FindingsModel::keyFor(const ImageRef &ref)
 {
@@ -40,12 +106,15 @@ int FindingsModel::add(const QString &imageKey, Finding finding)
 {
     if (!m_order.contains(imageKey))
         m_order << imageKey;
+    const QList<Finding> before = m_findings.value(imageKey);
     QList<Finding> &list = m_findings[imageKey];
     if (!finding.fromReport())
         finding.changed = true;
     list << finding;
+    const int index = int(list.size()) - 1;
+    record(imageKey, before, tr("Draw %1").arg(kindName(finding.annotation.kind)));
     Q_EMIT changed(imageKey);
-    return int(list.size()) - 1;
+    return index;
 }
 
 void FindingsModel::setAnnotation(const QString &imageKey, int index, const Annotation &annotation)
@@ -53,12 +122,14 @@ void FindingsModel::setAnnotation(const QString &imageKey, int index, const Anno
     auto it = m_findings.find(imageKey);
     if (it == m_findings.end() || index < 0 || index >= it->size())
         return;
-    Finding &f = (*it)[index];
-    if (f.annotation == annotation)
+    if ((*it)[index].annotation == annotation)
         return;
+    const QList<Finding> before = *it;  // taken before a reference into the list: writing through one detaches
+    Finding &f = (*it)[index];
     f.annotation = annotation;
     f.changed = true;
     f.reportedValues.clear();  // edited: what the report said no longer describes it
+    record(imageKey, before, tr("Edit %1").arg(kindName(annotation.kind)), index);
     Q_EMIT changed(imageKey);
 }
 
@@ -67,14 +138,19 @@ void FindingsModel::remove(const QString &imageKey, int index)
     auto it = m_findings.find(imageKey);
     if (it == m_findings.end() || index < 0 || index >= it->size())
         return;
+    const QList<Finding> before = *it;
     it->removeAt(index);
+    record(imageKey, before, tr("Delete %1").arg(kindName(before[index].annotation.kind)));
     Q_EMIT changed(imageKey);
 }
 
 void FindingsModel::clear(const QString &imageKey)
 {
-    if (m_findings.remove(imageKey) > 0)
+    const QList<Finding> before = m_findings.value(imageKey);
+    if (m_findings.remove(imageKey) > 0) {
+        record(imageKey, before, tr("Clear the findings on an image"));
         Q_EMIT changed(imageKey);
+    }
 }
 
 int FindingsModel::addFromReport(const QString &reportUid, const QList<Finding> &findings)

@@ -12,6 +12,7 @@
 
 #include <QHash>
 #include <QObject>
+#include <QUndoStack>
 #include <QStringList>
 
 #include <algorithm>
@@ -55,7 +56,7 @@ class FindingsModel : public QObject
 {
     Q_OBJECT
 public:
-    using QObject::QObject;
+    explicit FindingsModel(QObject *parent = nullptr);
 
     /// The key findings on image `ref` are kept under: its SOP Instance UID, and the frame of a multi-frame image.
     static QString keyFor(const ImageRef &ref);
@@ -139,6 +140,15 @@ public:
     /// Gives every finding without a tracking UID one (before it is first saved).
     void assignTrackingUids();
 
+    /// The reader's edits of the findings (draw, move, edit, delete, clear), to undo and redo (Edit menu): one
+    /// stack per study, as each open study has its model. Findings read from reports are not edits.
+    QUndoStack *undoStack() const { return m_undo; }
+    /// A drag ended: the next change of the same finding is a step of its own (a drag is one, however many moves).
+    void endEdit() { ++m_gesture; }
+    /// Puts the findings on `imageKey` back as `findings` (an undo or redo): those that differ from what is there
+    /// now are to be saved again.
+    void restore(const QString &imageKey, QList<Finding> findings);
+
 Q_SIGNALS:
     /// Findings on `imageKey` changed (added, edited, removed); empty: many images at once.
     void changed(const QString &imageKey);
@@ -164,6 +174,12 @@ private:
     QString m_keyNote;
     QList<KeySelection> m_keySelections;
     QList<PresentationEntry> m_presentations;
+    /// Records the change of `imageKey` from `before` to what it holds now as one undoable step (`moving`: the
+    /// finding a drag moves, merged with the drag's other moves; −1: a step of its own).
+    void record(const QString &imageKey, const QList<Finding> &before, const QString &what, int moving = -1);
+    QUndoStack *m_undo;
+    int m_gesture = 0;
+    bool m_restoring = false;
 };
 
 } // namespace spectrum

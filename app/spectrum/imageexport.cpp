@@ -33,6 +33,13 @@ Error writePicture(const QImage &image, const QString &path, const ImageExportOp
     return Error();
 }
 
+/// `rendered` (the image's own pixels under a window) as a picture of the patient: non-square pixels stretched
+/// along their wider spacing, so that a circle stays a circle (nothing averaged away).
+QImage withSquarePixels(const QImage &rendered, const ImageInfo &info)
+{
+    return resampledTo(rendered, squarePixelSize(rendered.width(), rendered.height(), info.pixelAspect()));
+}
+
 QImage rgbFrame(const QImage &image)
 {
     return image.convertToFormat(QImage::Format_RGB888);
@@ -77,8 +84,9 @@ void ImageExporter::start()
 void ImageExporter::exportImageInView()
 {
     ImageViewport *vp = m_viewer->viewport();
-    // With the overlay: the pane as the reader sees it. Without: the image at its own size, in the window in use.
-    const QImage picture = m_options.withOverlay ? vp->grab().toImage() : vp->renderedImage();
+    // With the overlay: the pane as the reader sees it. Without: the image at its own resolution (non-square pixels
+    // stretched square), in the window in use.
+    const QImage picture = m_options.withOverlay ? vp->grab().toImage() : withSquarePixels(vp->renderedImage(), vp->image().info);
     const QString path = QFileInfo(m_options.target).isDir() ? fileFor(0) : m_options.target;
     const Error e = writePicture(picture, path, m_options);
     finish(e.isError() ? 0 : 1, e);
@@ -124,7 +132,7 @@ void ImageExporter::exportSeriesFromCache()
                 return image.error().withContext(key);
             const int count = frames ? std::max(1, image.value().info.frames) : 1;
             for (int f = 0; f < count; ++f) {
-                QImage picture = toQImage(renderFrame(image.value(), f, window)).copy();
+                QImage picture = withSquarePixels(toQImage(renderFrame(image.value(), f, window)), image.value().info.frame(f)).copy();
                 if (inverted)
                     picture.invertPixels();
                 if (Error e = add(picture); e.isError())

@@ -1,7 +1,8 @@
 #pragma once
 // ImageExporter: the image or series in view as pictures — PNG or JPEG files, or the series (or a multi-frame
 // image's frames) as an MP4 cine — with the overlay (exactly what the pane shows: the findings, the corner texts,
-// the window) or without it (the image alone at its own resolution, under the window in use). Pictures are for
+// the window) or without it (the image alone at its own resolution, pixels made square by stretching the wider
+// spacing, under the window in use). Pictures are for
 // slides and teaching, not for reading: they say which patient they show when the overlay is on, and never claim
 // to be DICOM.
 //

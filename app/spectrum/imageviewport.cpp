@@ -1,4 +1,6 @@
 #include "imageviewport.h"
+
+#include <QApplication>
 #include "displayimage.h"
 
 #include <QMouseEvent>
@@ -156,8 +158,7 @@ void ImageViewport::setZoom(double zoom)
 
 double ImageViewport::aspect() const
 {
-    const ImageInfo &info = m_image.info;
-    return info.rowSpacing > 0 && info.columnSpacing > 0 ? info.rowSpacing / info.columnSpacing : 1.0;
+    return m_image.info.pixelAspect();
 }
 
 double ImageViewport::fitScale() const
@@ -384,18 +385,25 @@ QString ImageViewport::windowText() const
     return tr("W %1  L %2").arg(m_window.width, 0, 'f', 0).arg(m_window.center, 0, 'f', 0);
 }
 
+QSize ImageViewport::sizeOnScreen() const
+{
+    // Before the quarter turns (which keep it): columns × scale wide, rows × scale × aspect tall.
+    const double s = displayScale();
+    return QSize(std::max(1, int(std::lround(m_image.info.columns * s))), std::max(1, int(std::lround(m_image.info.rows * s * aspect()))));
+}
+
 QImage ImageViewport::imageAsPainted() const
 {
     if (m_rendered.isNull())
         return m_rendered;
-    // The image's size on screen, before the quarter turns (which keep it). Picking pixels to shrink would drop
-    // whole rows and columns — a wire, a fracture line —; each screen pixel gets the mean of the area it covers.
-    const double s = displayScale();
-    const QSize onScreen(std::max(1, int(std::lround(m_image.info.columns * s))), std::max(1, int(std::lround(m_image.info.rows * s * aspect()))));
-    if (onScreen.width() >= m_rendered.width() && onScreen.height() >= m_rendered.height())
+    // Picking pixels to shrink would drop whole rows and columns — a wire, a fracture line —; each screen pixel gets
+    // the mean of the area it covers, along each axis that shrinks. An axis that is magnified (the slice direction
+    // of a plane with thick slices) keeps its pixels and is stretched when painted.
+    const QSize averaged = averagedSize(m_rendered.size(), sizeOnScreen());
+    if (averaged == m_rendered.size())
         return m_rendered;
-    if (m_shrunk.size() != onScreen)
-        m_shrunk = shrinkByAreaAverage(m_rendered, onScreen);
+    if (m_shrunk.size() != averaged)
+        m_shrunk = shrinkByAreaAverage(m_rendered, averaged);
     return m_shrunk;
 }
 
@@ -408,18 +416,25 @@ void ImageViewport::paintEvent(QPaintEvent *)
         const QTransform t = imageToWidget();
         p.save();
         if (painted.size() != m_rendered.size()) {
-            // Shrunk: averaged to its size on screen already, so copied 1:1 on whole screen pixels — any
-            // resampling on the way (a half-pixel offset) would spread a thin line thinner again.
+            // Shrunk along one axis or both: averaged to its size on screen there already, so copied 1:1 on whole
+            // screen pixels — any resampling on the way (a half-pixel offset) would spread a thin line thinner
+            // again. An axis still magnified is stretched to its size on screen as any magnified image is.
             const QRectF extent = t.mapRect(QRectF(0, 0, m_image.info.columns, m_image.info.rows));
             const bool turned = m_quarterTurns % 2;
-            const double w = painted.width(), h = painted.height();
+            const QSize target = sizeOnScreen();
+            const double w = target.width(), h = target.height();
             QTransform u;
             u.translate(std::round(extent.left()) + (turned ? h : w) / 2.0, std::round(extent.top()) + (turned ? w : h) / 2.0);
             u.scale(m_flipH ? -1 : 1, m_flipV ? -1 : 1);
             u.rotate(90.0 * m_quarterTurns);
             u.translate(-w / 2.0, -h / 2.0);
             p.setTransform(u);
-            p.drawImage(QPointF(0, 0), painted);
+            if (painted.size() == target) {
+                p.drawImage(QPointF(0, 0), painted);
+            } else {
+                p.setRenderHint(QPainter::SmoothPixmapTransform, m_smoothMagnify);
+                p.drawImage(QRectF(0, 0, w, h), painted.convertToFormat(QImage::Format_RGB32));
+            }
         } else {
             // Magnified (or 1:1): smooth or pixel-exact, as the reader chose.
             p.setTransform(t);
@@ -508,8 +523,15 @@ void ImageViewport::mouseReleaseEvent(QMouseEvent *event)
     }
     if (m_dragButton == Qt::LeftButton || m_dragButton == Qt::MiddleButton)
         Q_EMIT viewChanged();
+    const bool rightClick = m_dragButton == Qt::RightButton && event->button() == Qt::RightButton
+                         && (event->position().toPoint() - m_dragStart).manhattanLength() < QApplication::startDragDistance();
     m_dragButton = Qt::NoButton;
     setCursor(m_tool == Tool::Pan ? Qt::ArrowCursor : Qt::CrossCursor);
+    if (rightClick) {
+        if (hasImage() && !(m_window == m_dragStartWindow))
+            setWindow(m_dragStartWindow);  // a click is no window change
+        Q_EMIT menuRequested(event->globalPosition().toPoint());
+    }
 }
 
 void ImageViewport::leaveEvent(QEvent *event)

@@ -13,6 +13,7 @@
 
 #include "displayimage.h"
 #include "findingsmodel.h"
+#include "overlaylayout.h"
 
 #include "spectrum/imaging/measurements.h"
 #include "spectrum/imaging/presentationstate.h"
@@ -103,9 +104,11 @@ public:
     /// always averaged over the area each screen pixel covers, so a line one pixel wide never vanishes.
     void setSmoothMagnification(bool smooth);
     bool smoothMagnification() const { return m_smoothMagnify; }
-    /// What paintEvent draws the image from at the current zoom: the rendered image itself, or (shrunk) its
-    /// area average at the size it takes on screen.
+    /// What paintEvent draws the image from at the current zoom: the rendered image itself, or (shrunk along
+    /// either axis) its area average at the size it takes on screen along that axis (averagedSize()).
     QImage imageAsPainted() const;
+    /// The image's size on screen before the quarter turns: columns × scale by rows × scale × aspect.
+    QSize sizeOnScreen() const;
 
     VoiWindow window() const { return m_window; }
     void setWindow(const VoiWindow &window);
@@ -209,6 +212,8 @@ public:
     std::optional<QPointF> crosshair() const { return m_crosshair; }
     QString modeText() const { return m_modeText; }
     const ViewportOverlay &overlay() const { return m_overlay; }
+    /// Where the overlay's texts were drawn at the last paint (none over another), and what found no room.
+    const OverlayPlacement &overlayPlacement() const { return m_overlayPlacement; }
     /// The patient directions at the image's edges as shown — after rotation and flips — ("L", "A", "HF"…); empty
     /// without Image Orientation.
     struct ScreenDirections
@@ -236,6 +241,10 @@ Q_SIGNALS:
     void frameChanged(int frame);
     /// With the crosshair tool, a point of the image was clicked (or dragged to), in image coordinates.
     void crosshairPicked(QPointF at);
+    /// A double-click that drew or edited nothing (the pane is to be maximised, or back).
+    void doubleClicked();
+    /// The right button clicked without dragging (a drag sets the window): the pane's menu, at `globalPosition`.
+    void menuRequested(QPoint globalPosition);
 
 protected:
     void paintEvent(QPaintEvent *event) override;
@@ -267,7 +276,6 @@ private:
     void paintMeasurements(QPainter &p);
     /// Reference lines and the crosshair.
     void paintReferences(QPainter &p);
-    void paintOrientationAndScale(QPainter &p, const QRect &area);
     // Findings drawn and edited (viewportannotations.cpp).
     /// The point of a finding near `widgetPosition`: (finding, point), or (−1, −1).
     std::pair<int, int> handleNear(QPointF widgetPosition) const;
@@ -339,6 +347,7 @@ private:
     int m_wheelRemainder = 0;
     std::optional<QPointF> m_hover;  ///< widget position of the cursor, while over the viewport
     ViewportOverlay m_overlay;
+    OverlayPlacement m_overlayPlacement;
     bool m_overlayWithoutImage = false;
     QString m_modeText;
     QList<ViewportMask> m_masks;

@@ -325,10 +325,11 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
 StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &study)
 {
     connect(viewer, &StudyViewer::errorOccurred, this, [this](const Error &e) {
-        statusBar()->showMessage(tr("Error: %1").arg(e.toString()));
+        statusBar()->showMessage(tr("Error: %1").arg(e.toString()), 20000);  // not for good: a stale error misleads
     });
+    connect(viewer, &StudyViewer::paneMenuRequested, this, &MainWindow::showPaneMenu);
     connect(viewer, &StudyViewer::findingsRequested, this, [this] { m_findingsDock->show(); });
-    viewer->viewport()->setTool(m_tool);
+    viewer->setTool(m_tool);
     viewer->setCineRate(m_cineRate, false);  // the reader's usual rate; a multi-frame image's own comes first
     viewer->setSmoothMagnification(m_smoothAction->isChecked());
     // A new study opens unfiltered, unless the reader saved a preset for its modality (named on the image) or

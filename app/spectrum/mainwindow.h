@@ -10,6 +10,8 @@
 #include "spectrum/imaging/deidentify.h"
 
 #include <QMainWindow>
+
+#include <optional>
 #include <QSet>
 
 class QDockWidget;
@@ -137,6 +139,17 @@ public:
     void restoreSettings(QSettings &settings);
     QTableView *studyTable() const;
 
+public:
+    /// A window the reader saved on a number key (6–9), with the unit of the values it was set on.
+    struct ReaderWindow
+    {
+        QString name;
+        double center = 0, width = 1;
+        QString unit;
+    };
+    static std::optional<ReaderWindow> readerWindow(int slot);
+    static void saveReaderWindow(int slot, const ReaderWindow &window);
+
 Q_SIGNALS:
     void studyOpened(spectrum::StudyViewer *viewer);
     /// A send to an archive ended: `stored` instances stored, or why not (error set).
@@ -180,6 +193,8 @@ private:
     void buildMenus();
     /// The comparison entries of the View menu (layouts, links, priors).
     void addCompareActions(QMenu *view);
+    /// The pane's menu (a right-click): tools, window/level, layout, maximise, reset, export, send.
+    void showPaneMenu(QPoint globalPosition);
     /// The protocol entries of the View menu.
     void addProtocolActions(QMenu *view);
     /// openStudy() of a study the cache lists (Workstation::studies()): the open viewer, or nullptr and the

@@ -1,4 +1,5 @@
 #include "mainwindow.h"
+#include "importreport.h"
 
 // The main window's imports: File ▸ Import, files and folders dropped on the window, and opening what came in.
 
@@ -60,6 +61,13 @@ void MainWindow::importFiles(const QStringList &paths)
         if (summary.studies.size() == 1 && summary.imported > 0)
             m_openAfterImport = *summary.studies.begin();
         openImportedWhenListed();
+        // Something left out: a report of what and why, file by file (the status line says only how many).
+        if (!summary.notDicom.isEmpty() || !summary.failed.isEmpty()) {
+            auto *report = new ImportReport(summary, m_workstation, this);
+            report->setAttribute(Qt::WA_DeleteOnClose);
+            report->setAttribute(Qt::WA_ShowWithoutActivating);  // beside the study that opens, not in its way
+            report->show();
+        }
         Q_EMIT importFinished(summary);
     });
 }

@@ -3,6 +3,7 @@
 #include "mainwindow.h"
 
 #include "filterpanel.h"
+#include "manual.h"
 #include "findingspanel.h"
 #include "tagviewer.h"
 #include "storesdialog.h"
@@ -31,8 +32,11 @@
 #include <QApplication>
 #include <QHeaderView>
 #include <QLabel>
+#include <QInputDialog>
 #include <QLineEdit>
 #include <QMenuBar>
+#include <QStatusBar>
+#include <QUndoStack>
 #include <QMessageBox>
 #include <QSettings>
 #include <QFileDialog>
@@ -89,6 +93,32 @@ void MainWindow::buildMenus()
     closeStudy->setShortcut(QKeySequence::Close);
     file->addSeparator();
     file->addAction(tr("&Quit"), qApp, &QApplication::quit)->setShortcut(QKeySequence::Quit);
+    // Undo and redo the reader's edits of the findings, study by study (each open study keeps its own steps).
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    auto stack = [this]() -> QUndoStack * { return currentViewer() ? currentViewer()->findings()->undoStack() : nullptr; };
+    QAction *undo = edit->addAction(tr("&Undo"), this, [this, stack] {
+        QUndoStack *s = stack();
+        if (!s || !s->canUndo())
+            return statusBar()->showMessage(tr("Nothing to undo in this study's findings"), 4000);
+        const QString what = s->undoText();
+        s->undo();
+        statusBar()->showMessage(tr("Undone: %1").arg(what), 4000);
+    });
+    undo->setShortcut(QKeySequence::Undo);
+    QAction *redo = edit->addAction(tr("&Redo"), this, [this, stack] {
+        QUndoStack *s = stack();
+        if (!s || !s->canRedo())
+            return statusBar()->showMessage(tr("Nothing to redo in this study's findings"), 4000);
+        const QString what = s->redoText();
+        s->redo();
+        statusBar()->showMessage(tr("Redone: %1").arg(what), 4000);
+    });
+    redo->setShortcuts({QKeySequence(QStringLiteral("Ctrl+Shift+Z")), QKeySequence(QStringLiteral("Ctrl+Y"))});
+    connect(edit, &QMenu::aboutToShow, this, [undo, redo, stack] {
+        QUndoStack *s = stack();
+        undo->setText(s && s->canUndo() ? tr("&Undo %1").arg(s->undoText()) : tr("&Undo"));
+        redo->setText(s && s->canRedo() ? tr("&Redo %1").arg(s->redoText()) : tr("&Redo"));
+    });
     // Everything frequent has a key, shown in the menus. Single keys act on the viewer; the search field keeps
     // its typing (line edits take printable keys before shortcuts see them).
     auto onViewport = [this](auto f) {
@@ -162,6 +192,7 @@ void MainWindow::buildMenus()
     });
 
     QMenu *window = menuBar()->addMenu(tr("&Window/Level"));
+    window->setObjectName(QStringLiteral("windowLevelMenu"));
     const QList<WindowPreset> &presets = ctWindowPresets();
     for (int i = 0; i < presets.size(); ++i) {
         add(window, tr("%1  (W %2 L %3)").arg(presets[i].name).arg(presets[i].width).arg(presets[i].center),
@@ -169,6 +200,49 @@ void MainWindow::buildMenus()
     }
     add(window, tr("&Auto (from the image)"), Qt::Key_A, onViewport([](ImageViewport *v) { v->autoWindowLevel(); }));
     add(window, tr("&Default (from the file)"), Qt::Key_0, onViewport([](ImageViewport *v) { v->setWindow(defaultWindow(v->image())); }));
+    // The reader's own windows (stroke, subdural…) on 6 to 9, kept between sessions with the unit they are in.
+    window->addSeparator();
+    QList<QAction *> own;
+    for (int slot = 6; slot <= 9; ++slot) {
+        own << add(window, QString(), QKeySequence(Qt::Key_0 + slot), [this, slot] {
+            StudyViewer *v = currentViewer();
+            const std::optional<ReaderWindow> w = readerWindow(slot);
+            if (!v || !v->toolViewport()->hasImage())
+                return;
+            if (!w)
+                return statusBar()->showMessage(tr("No window saved as %1: Window/Level > Save this window as…").arg(slot), 5000);
+            const QString unit = v->toolViewport()->image().info.valueUnit();
+            if (w->unit != unit)
+                return statusBar()->showMessage(tr("“%1” is a window in %2, this image's values are in %3: not applied")
+                                                    .arg(w->name, w->unit.isEmpty() ? tr("stored values") : w->unit, unit.isEmpty() ? tr("stored values") : unit), 6000);
+            v->toolViewport()->setWindow(VoiWindow{w->center, w->width});
+        });
+    }
+    QMenu *saveAs = window->addMenu(tr("&Save this window as"));
+    saveAs->setObjectName(QStringLiteral("saveWindowMenu"));
+    for (int slot = 6; slot <= 9; ++slot) {
+        saveAs->addAction(tr("Key %1…").arg(slot), this, [this, slot] {
+            StudyViewer *v = currentViewer();
+            if (!v || !v->toolViewport()->hasImage())
+                return;
+            const VoiWindow w = v->toolViewport()->window();
+            bool ok = false;
+            const QString name = QInputDialog::getText(this, tr("Save this window"), tr("Name of the window on key %1 (W %2 L %3):").arg(slot).arg(w.width).arg(w.center),
+                                                       QLineEdit::Normal, readerWindow(slot) ? readerWindow(slot)->name : QString(), &ok).trimmed();
+            if (!ok || name.isEmpty())
+                return;
+            saveReaderWindow(slot, ReaderWindow{name, w.center, w.width, v->toolViewport()->image().info.valueUnit()});
+            statusBar()->showMessage(tr("“%1” saved on key %2").arg(name).arg(slot), 4000);
+        });
+    }
+    auto label = [this, own] {
+        for (int i = 0; i < own.size(); ++i) {
+            const std::optional<ReaderWindow> w = readerWindow(6 + i);
+            own[i]->setText(w ? tr("%1  (W %2 L %3)").arg(w->name).arg(w->width).arg(w->center) : tr("Your window %1 (not saved yet)").arg(6 + i));
+        }
+    };
+    label();
+    connect(window, &QMenu::aboutToShow, this, label);
 
     QMenu *filtersMenu = menuBar()->addMenu(tr("F&ilters"));
     QAction *showFilters = m_filterDock->toggleViewAction();
@@ -191,6 +265,7 @@ void MainWindow::buildMenus()
     view->addAction(showTransfers);
 
     QMenu *tools = menuBar()->addMenu(tr("&Tools"));
+    tools->setObjectName(QStringLiteral("toolsMenu"));
     auto *toolGroup = new QActionGroup(this);
     const QList<QPair<QString, QPair<ImageViewport::Tool, QKeySequence>>> toolList = {
         {tr("&Pan"), {ImageViewport::Tool::Pan, QKeySequence(Qt::Key_P)}},
@@ -211,8 +286,9 @@ void MainWindow::buildMenus()
         const ImageViewport::Tool tool = t.second.first;
         QAction *a = add(tools, t.first, t.second.second, [this, tool] {
             m_tool = tool;
-            if (StudyViewer *v = currentViewer())
-                v->toolViewport()->setTool(tool);
+            // The reader's tool, in every pane of every open study: a click on any pane uses it.
+            for (StudyViewer *v : findChildren<StudyViewer *>())
+                v->setTool(tool);
         });
         a->setCheckable(true);
         a->setChecked(tool == ImageViewport::Tool::Pan);
@@ -253,6 +329,21 @@ void MainWindow::buildMenus()
     add(tools, tr("&Clear the findings on this image"), QKeySequence(QStringLiteral("Shift+Del")), onViewport([](ImageViewport *v) { v->clearMeasurements(); }));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
+    add(help, tr("&Manual"), QKeySequence::HelpContents, [this] {
+        auto *dialog = new QDialog(this);
+        dialog->setObjectName(QStringLiteral("manualDialog"));
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->setWindowTitle(tr("Spectrum manual"));
+        auto *text = new QTextBrowser;
+        text->setHtml(manualHtml());
+        auto *layout = new QVBoxLayout(dialog);
+        layout->addWidget(text);
+        auto *close = new QDialogButtonBox(QDialogButtonBox::Close);
+        connect(close, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+        layout->addWidget(close);
+        dialog->resize(680, 760);
+        dialog->show();  // beside the images, not in front of them for good
+    });
     help->addAction(tr("&Mouse and keys"), this, [this] {
         QDialog dialog(this);
         dialog.setWindowTitle(tr("Mouse and keys"));
@@ -266,6 +357,65 @@ void MainWindow::buildMenus()
         dialog.resize(640, 720);
         dialog.exec();
     });
+    help->addSeparator();
+    QAction *about = help->addAction(tr("&About Spectrum"), this, [this] {
+        QMessageBox::about(this, tr("About Spectrum"),
+                           tr("<h3>Spectrum %1</h3><p>A diagnostic workstation: studies from PACS, DICOMweb and object stores, "
+                              "shown while they arrive; filters, MPR, priors and findings as DICOM.</p>"
+                              "<p>Licensed under the Apache License 2.0. Built with Qt %2 (LGPL), DCMTK, OpenJPEG, "
+                              "OpenJPH and SQLite.</p><p>The cache is in <tt>%3</tt>.</p>")
+                               .arg(QStringLiteral(SPECTRUM_VERSION), QString::fromLatin1(qVersion()), m_workstation->options().cacheDirectory.toHtmlEscaped()));
+    });
+    about->setMenuRole(QAction::AboutRole);
+}
+
+std::optional<MainWindow::ReaderWindow> MainWindow::readerWindow(int slot)
+{
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("readerWindows/%1").arg(slot));
+    if (!settings.contains(QStringLiteral("name")))
+        return std::nullopt;
+    return ReaderWindow{settings.value(QStringLiteral("name")).toString(), settings.value(QStringLiteral("center")).toDouble(),
+                        settings.value(QStringLiteral("width")).toDouble(), settings.value(QStringLiteral("unit")).toString()};
+}
+
+void MainWindow::saveReaderWindow(int slot, const ReaderWindow &window)
+{
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("readerWindows/%1").arg(slot));
+    settings.setValue(QStringLiteral("name"), window.name);
+    settings.setValue(QStringLiteral("center"), window.center);
+    settings.setValue(QStringLiteral("width"), window.width);
+    settings.setValue(QStringLiteral("unit"), window.unit);
+}
+
+void MainWindow::showPaneMenu(QPoint globalPosition)
+{
+    StudyViewer *v = currentViewer();
+    if (!v)
+        return;
+    // What a right-click on a pane offers: the menus the menu bar has for it, and the pane's own.
+    auto *menu = new QMenu(this);
+    menu->setObjectName(QStringLiteral("paneMenu"));
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    for (const char *name : {"toolsMenu", "windowLevelMenu", "layoutMenu"})
+        if (QMenu *m = findChild<QMenu *>(QLatin1String(name)))
+            menu->addMenu(m);
+    menu->addSeparator();
+    if (v->paneCount() > 1) {
+        const bool alone = v->maximisedPane() != nullptr;
+        menu->addAction(alone ? tr("Back to the layout (double-click)") : tr("Maximise this pane (double-click)"), this, [this, alone] {
+            if (StudyViewer *w = currentViewer())
+                w->setMaximised(alone ? nullptr : w->activePane());
+        });
+    }
+    menu->addAction(tr("&Reset view"), this, [this] {
+        if (StudyViewer *w = currentViewer())
+            w->resetView();
+    });
+    menu->addAction(tr("&Export images…"), this, &MainWindow::exportImages);
+    menu->addAction(tr("&Send to archive…"), this, &MainWindow::chooseAndSend);
+    menu->popup(globalPosition);
 }
 
 QString MainWindow::keyBindingsHtml() const
@@ -275,6 +425,9 @@ QString MainWindow::keyBindingsHtml() const
                       "<tr><td>Wheel</td><td>next / previous slice or frame</td></tr>"
                       "<tr><td>Ctrl+wheel</td><td>zoom</td></tr>"
                       "<tr><td>Right-drag</td><td>window (left/right) and level (up/down)</td></tr>"
+                      "<tr><td>Right-click</td><td>the pane's menu: tools, windows, layout, reset, export, send</td></tr>"
+                      "<tr><td>Double-click a pane</td><td>that pane alone; again for the layout</td></tr>"
+                      "<tr><td>Drag the bar at a pane's right edge</td><td>anywhere in the stack</td></tr>"
                       "<tr><td>Middle-drag, or left-drag with the pan tool</td><td>pan</td></tr>"
                       "<tr><td>Left-drag with a measuring tool</td><td>draw it; drag an end point to move it</td></tr>"
                       "<tr><td>Click a pane</td><td>the pane keys act on</td></tr>"

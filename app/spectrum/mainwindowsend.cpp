@@ -119,9 +119,15 @@ void MainWindow::sendToArchive(const QString &store, bool wholeSeries)
         highest = std::max(highest, s.seriesNumber);
     naming.seriesNumber = highest + 1;
     const SeriesSummary &source = viewer->activeStudy().series[viewer->seriesIndex()];
-    naming.seriesDescription = tr("%1 (%2, %3)").arg(source.description.isEmpty() ? tr("Series %1").arg(source.seriesNumber) : source.description,
-                                                      chain.isEmpty() ? tr("copy") : m_filters->description(),
-                                                      QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"))).left(64);
+    // What it was made from and how, whole in DICOM's 64 characters: the original's name shortened, never the
+    // derivation (the series list would show a copy just as its original).
+    const QString how = tr(" (%1, %2)").arg(chain.isEmpty() ? tr("copy") : m_filters->description(),
+                                             QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
+    QString from = source.description.isEmpty() ? tr("Series %1").arg(source.seriesNumber) : DicomIdentity::displayDescription(source.description);
+    const qsizetype room = std::max<qsizetype>(8, 64 - how.size());
+    if (from.size() > room)
+        from = from.left(room - 3).trimmed() + QStringLiteral("...");
+    naming.seriesDescription = (from + how).left(64);
     auto *job = registry->exportDerivedSeries(store, keys, chain, naming);
     statusBar()->showMessage(tr("Sending %n image(s) to %1…", nullptr, int(keys.size())).arg(store));
     const SeriesSummary &shown = viewer->activeStudy().series[viewer->seriesIndex()];

@@ -339,9 +339,10 @@ void MprView::cut(int pane)
         if (window) {
             const ImageInfo &info = c.image.info;
             c.frame = prerenderFirstFrame(DecodedImage{info, c.image.pixels}, planeKey(series, info), window);
-            const QSize onScreen(std::max(1, int(std::lround(info.columns * scale))),
-                                 std::max(1, int(std::lround(info.rows * scale * (info.rowSpacing > 0 && info.columnSpacing > 0 ? info.rowSpacing / info.columnSpacing : 1.0)))));
-            if (onScreen.width() < c.frame.rendered.width() || onScreen.height() < c.frame.rendered.height())
+            // As ImageViewport::imageAsPainted() averages it: along the axes that shrink on screen (with thick
+            // slices, the slice direction is often magnified while the other shrinks).
+            const QSize onScreen(std::max(1, int(std::lround(info.columns * scale))), std::max(1, int(std::lround(info.rows * scale * info.pixelAspect()))));
+            if (averagedSize(c.frame.rendered.size(), onScreen) != c.frame.rendered.size())
                 c.frame.shrunk = shrinkByAreaAverage(c.frame.rendered, onScreen);
         }
         return c;

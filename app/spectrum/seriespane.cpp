@@ -1,4 +1,7 @@
 #include "seriespane.h"
+
+#include <QHBoxLayout>
+#include <QScrollBar>
 #include "seriespanearriving.h"
 
 #include "spectrum/imaging/progressiveimage.h"
@@ -20,14 +23,31 @@ namespace spectrum {
 
 SeriesPane::SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySummary *study, StudyStreamer *streamer, QWidget *parent)
     : QFrame(parent), m_store(store), m_study(study), m_streamer(streamer), m_viewport(new ImageViewport), m_images(images),
-      m_retryButton(new QPushButton(tr("Retry now"))), m_failureTick(new QTimer(this))
+      m_stackBar(new QScrollBar(Qt::Vertical)), m_retryButton(new QPushButton(tr("Retry now"))), m_failureTick(new QTimer(this))
 {
     setFrameShape(QFrame::NoFrame);
     setActive(false);
     setAcceptDrops(true);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
-    layout->addWidget(m_viewport);
+    // The stack's scroll bar beside the image: where the slice in view lies in the series, dragged to go anywhere.
+    auto *row = new QHBoxLayout;
+    row->setContentsMargins(0, 0, 0, 0);
+    row->setSpacing(0);
+    row->addWidget(m_viewport, 1);
+    m_stackBar->setObjectName(QStringLiteral("stackBar"));
+    m_stackBar->setFocusPolicy(Qt::NoFocus);
+    m_stackBar->setFixedWidth(12);
+    m_stackBar->setToolTip(tr("Drag to go through the stack"));
+    m_stackBar->hide();
+    row->addWidget(m_stackBar);
+    layout->addLayout(row, 1);
+    connect(m_stackBar, &QScrollBar::valueChanged, this, [this](int value) {
+        if (value != m_slice)
+            showSlice(value);
+    });
+    connect(this, &SeriesPane::sliceChanged, this, [this] { updateStackBar(); });
+    connect(this, &SeriesPane::imageShown, this, [this] { updateStackBar(); });  // the series may have grown
     m_retryButton->setObjectName(QStringLiteral("retryButton"));
     m_retryButton->hide();
     layout->addWidget(m_retryButton, 0, Qt::AlignHCenter);
@@ -140,6 +160,16 @@ void SeriesPane::dropEvent(QDropEvent *event)
     event->acceptProposedAction();
     Q_EMIT activated();
     Q_EMIT seriesDropped(series);
+}
+
+void SeriesPane::updateStackBar()
+{
+    const int count = sliceCount();
+    const QSignalBlocker block(m_stackBar);
+    m_stackBar->setVisible(count > 1);
+    m_stackBar->setRange(0, std::max(0, count - 1));
+    m_stackBar->setPageStep(std::max(1, count / 10));
+    m_stackBar->setValue(std::max(0, m_slice));
 }
 
 int SeriesPane::sliceCount() const
@@ -553,7 +583,7 @@ void SeriesPane::updateOverlay(const ImageInfo *info)
         o.bottomLeft += tr("\n%1 × %2").arg(info->columns).arg(info->rows);
     if (info)
         for (const QString &note : info->notes)
-            o.bottomLeft += tr("\nⓘ %1").arg(note);  // what the decoder did that the reader should know
+            o.bottomLeft += tr("\nNote: %1").arg(note);  // what the decoder did that the reader should know (no symbol: not every font has one)
     m_viewport->setOverlay(o);
 }
 

@@ -20,6 +20,7 @@
 #include <memory>
 
 class QPushButton;
+class QScrollBar;
 
 namespace spectrum {
 
@@ -205,6 +206,8 @@ private:
     QString m_comparisonLabel;
     bool m_comparisonPrior = false;
     bool m_activeFrame = false;
+    QScrollBar *m_stackBar;                ///< where the slice in view lies in the stack; dragged to go anywhere
+    void updateStackBar();
     QPushButton *m_retryButton;            ///< shown under the image while the slice in view has failed
     QTimer *m_failureTick;                 ///< keeps "trying again in N s" current
 };

@@ -1,5 +1,7 @@
 #include "studybrowser.h"
 
+#include <QKeyEvent>
+
 #include "workstation.h"
 
 #include "spectrum/stores/storeregistry.h"
@@ -196,7 +198,8 @@ StudyBrowser::StudyBrowser(Workstation *workstation, QWidget *parent)
       m_modality(new QComboBox), m_dates(new QComboBox), m_from(new QDateEdit), m_to(new QDateEdit), m_table(new QTableView),
       m_model(new FoundStudyModel(this)), m_sorted(new QSortFilterProxyModel(this)), m_status(new QLabel), m_savedButton(new QToolButton)
 {
-    m_name->setPlaceholderText(tr("Patient name (DOE* …)"));
+    m_name->setPlaceholderText(tr("Patient name (doe, doe john, DOE*…)"));
+    m_name->setToolTip(tr("Any part of the name from its start — family or given name, any case, with or without accents; * and ? as wildcards"));
     m_id->setPlaceholderText(tr("Patient ID"));
     m_accession->setPlaceholderText(tr("Accession"));
     m_name->setObjectName(QStringLiteral("patientName"));
@@ -230,6 +233,7 @@ StudyBrowser::StudyBrowser(Workstation *workstation, QWidget *parent)
     for (QLineEdit *e : {m_name, m_id, m_accession}) {
         e->setClearButtonEnabled(true);
         connect(e, &QLineEdit::returnPressed, this, &StudyBrowser::search);
+        e->installEventFilter(this);  // ↓ into the results
     }
     connect(go, &QPushButton::clicked, this, &StudyBrowser::search);
 
@@ -317,10 +321,12 @@ const FoundStudy *StudyBrowser::studyAtRow(int row) const
 
 void StudyBrowser::refreshLocal()
 {
-    const DicomQuery q = query();
+    // The name as the reader typed it (nameMatchesTyped); the rest by DICOM's rules.
+    DicomQuery q = query();
+    const QString typed = std::exchange(q.patientName, QString());
     QList<StudySummary> matching;
     for (const StudySummary &s : m_workstation->studies()) {
-        if (q.matchesStudy(s.identity, s.modalities))
+        if (q.matchesStudy(s.identity, s.modalities) && DicomQuery::nameMatchesTyped(typed, s.identity.patientName))
             matching << s;
     }
     m_model->setLocal(matching);
@@ -328,9 +334,26 @@ void StudyBrowser::refreshLocal()
         m_table->selectRow(0);
 }
 
+bool StudyBrowser::eventFilter(QObject *watched, QEvent *event)
+{
+    // ↓ in a search field: on to the results (the first selected), where Enter opens.
+    if (event->type() == QEvent::KeyPress && static_cast<QKeyEvent *>(event)->key() == Qt::Key_Down
+        && (watched == m_name || watched == m_id || watched == m_accession) && m_sorted->rowCount() > 0) {
+        if (m_table->selectionModel()->selectedRows().isEmpty())
+            m_table->selectRow(0);
+        m_table->setCurrentIndex(m_table->selectionModel()->selectedRows().first());
+        m_table->setFocus(Qt::TabFocusReason);
+        return true;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 void StudyBrowser::search()
 {
-    const DicomQuery q = query();
+    DicomQuery q = query();
+    // Archives are asked for names holding what was typed, and what they answer is matched here as the cache is.
+    const QString typed = q.patientName;
+    q.patientName = DicomQuery::nameQueryFor(typed);
     if (Error e = q.validate(); e.isError()) {
         m_status->setText(tr("Cannot search: %1").arg(e.message()));
         return;
@@ -363,14 +386,15 @@ void StudyBrowser::search()
     // One job per store: each answer shows as soon as it is in, whatever the slowest store does.
     for (const QString &name : remote) {
         const quint64 generation = m_generation;
-        whenDone(registry->findStudies(q, {name}), this, [this, name, generation](const Result<QList<StudyHit>> &r) {
+        whenDone(registry->findStudies(q, {name}), this, [this, name, generation, typed](const Result<QList<StudyHit>> &r) {
             if (generation != m_generation)
                 return;  // an older search
             --m_pending;
             if (r.isOk()) {
                 QList<DicomRecord> studies;
                 for (const StudyHit &h : r.value())
-                    studies << h.study;
+                    if (DicomQuery::nameMatchesTyped(typed, h.study.identity.patientName))
+                        studies << h.study;
                 m_model->addFromStore(name, studies);
                 m_answers << tr("%1: %n study(ies)", nullptr, int(studies.size())).arg(name);
             } else {

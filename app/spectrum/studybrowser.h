@@ -119,6 +119,9 @@ public Q_SLOTS:
     /// The dialog that saves the form's search.
     void saveCurrentSearch();
 
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 Q_SIGNALS:
     /// The user chose a study (double click, Enter).
     void openRequested(const spectrum::FoundStudy &study);

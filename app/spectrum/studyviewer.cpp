@@ -17,10 +17,14 @@
 #include <QSplitter>
 #include <QStackedWidget>
 
+#include <functional>
+
 namespace spectrum {
 
 namespace {
-/// The series list: dragging an item carries its series' index (dropped on a pane, that pane shows it).
+/// The series list: dragging an item carries its series' index (dropped on a pane, that pane shows it). A series
+/// is chosen by a click (the button released where it was pressed, no drag) or by the keys — never by the press
+/// itself, which would put a dragged series into the active pane before it reaches the pane it is dragged to.
 class SeriesList : public QListWidget
 {
 public:
@@ -29,6 +33,10 @@ public:
         setDragEnabled(true);
         setDragDropMode(QAbstractItemView::DragOnly);
     }
+    /// A mouse button is down on the list: the row it selects is not chosen yet.
+    bool isPressed() const { return m_pressed; }
+    /// After a drag (dropped or not): the row of the series in view again.
+    std::function<void()> dragEnded;
 
 protected:
     QMimeData *mimeData(const QList<QListWidgetItem *> &items) const override
@@ -39,6 +47,26 @@ protected:
         return data;
     }
     QStringList mimeTypes() const override { return {seriesMimeType()}; }
+    void mousePressEvent(QMouseEvent *event) override
+    {
+        m_pressed = true;
+        QListWidget::mousePressEvent(event);
+    }
+    void mouseReleaseEvent(QMouseEvent *event) override
+    {
+        QListWidget::mouseReleaseEvent(event);  // clicked() for a press and release on one item
+        m_pressed = false;
+    }
+    void startDrag(Qt::DropActions actions) override
+    {
+        QListWidget::startDrag(actions);
+        m_pressed = false;  // the drag took the release
+        if (dragEnded)
+            dragEnded();
+    }
+
+private:
+    bool m_pressed = false;
 };
 } // namespace
 
@@ -125,7 +153,22 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
         }
     });
     setActivePane(addPane(m_study.series.isEmpty() ? -1 : 0));
-    connect(m_seriesList, &QListWidget::currentRowChanged, this, &StudyViewer::showSeries);
+    // The keys choose as they move; the mouse on release (a press may begin a drag to another pane). After a click
+    // the keys are the pane's again: ↓ steps through the slices, not down the list.
+    auto *list = static_cast<SeriesList *>(m_seriesList);
+    connect(m_seriesList, &QListWidget::currentRowChanged, this, [this, list](int row) {
+        if (!list->isPressed())
+            showSeries(row);
+    });
+    connect(m_seriesList, &QListWidget::itemClicked, this, [this](QListWidgetItem *item) {
+        showSeries(m_seriesList->row(item));
+        if (m_active)
+            m_active->viewport()->setFocus(Qt::MouseFocusReason);
+    });
+    list->dragEnded = [this] {
+        const QSignalBlocker block(m_seriesList);
+        m_seriesList->setCurrentRow(m_active && m_active->study() == &m_study ? m_active->seriesIndex() : -1);
+    };
     if (m_study.series.isEmpty())
         viewport()->clear(tr("This study has no images."));
     else
@@ -191,6 +234,8 @@ SeriesPane *StudyViewer::addPane(int seriesIndex)
 
 void StudyViewer::layoutPanes()
 {
+    if (m_maximised)
+        setMaximised(nullptr);  // a new layout shows all its panes (those in the grid: a new one has no parent yet)
     for (SeriesPane *p : std::as_const(m_panes))
         m_grid->removeWidget(p);
     const int columns = std::max(1, m_columns);
@@ -206,6 +251,7 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     pane->setFilters(m_chain, m_chainDescription);
     pane->viewport()->setSmoothMagnification(m_smoothMagnify);
     pane->viewport()->setFindings(m_findings);
+    pane->viewport()->setTool(m_tool);
     connect(pane, &SeriesPane::activated, this, [this, pane] { setActivePane(pane); });
     connect(pane, &SeriesPane::seriesDropped, this, [this, pane](int series) {
         setActivePane(pane);
@@ -214,6 +260,11 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     connect(pane, &SeriesPane::otherStudySeriesDropped, this, [this, pane](const QString &key, int series) { showSeriesOf(pane, key, series); });
     connect(pane, &SeriesPane::steppedAlone, this, [this, pane](bool moved) { m_adjusting = moved ? pane : nullptr; });
     connect(pane->viewport(), &ImageViewport::crosshairPicked, this, [this, pane](QPointF at) { crosshairAt(pane, at); });
+    connect(pane->viewport(), &ImageViewport::doubleClicked, this, [this, pane] { setMaximised(m_maximised == pane ? nullptr : pane); });
+    connect(pane->viewport(), &ImageViewport::menuRequested, this, [this, pane](QPoint at) {
+        setActivePane(pane);
+        Q_EMIT paneMenuRequested(at);
+    });
     connect(pane, &SeriesPane::imageShown, this, [this] { updateReferences(); });
     connect(pane, &SeriesPane::frameShown, this, [this] { updateReferences(); });
     connect(pane->viewport(), &ImageViewport::windowChanged, this, [this, pane] {
@@ -306,7 +357,7 @@ void StudyViewer::fillSeriesList()
     const QSignalBlocker block(m_seriesList);
     m_seriesList->clear();
     for (const SeriesSummary &s : m_study.series) {
-        const QString name = s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : s.description;
+        const QString name = s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : DicomIdentity::displayDescription(s.description);
         if (isDocumentSeries(s)) {
             const QString kind = s.modality == QLatin1String("SR") ? tr("%n report(s)", nullptr, int(s.instances.size()))
                                : s.modality == QLatin1String("KO") ? tr("%n key image list(s)", nullptr, int(s.instances.size()))
@@ -322,7 +373,9 @@ void StudyViewer::fillSeriesList()
             m_seriesList->addItem(item);
             continue;
         }
-        m_seriesList->addItem(tr("%1 %2\n%3 image(s)").arg(s.modality, name).arg(s.instances.size()));
+        auto *item = new QListWidgetItem(tr("%1 %2\n%3 image(s)").arg(s.modality, name).arg(s.instances.size()));
+        item->setToolTip(tr("Series %1: %2").arg(s.seriesNumber).arg(s.description));  // as the archive has it
+        m_seriesList->addItem(item);
     }
 }
 
@@ -402,6 +455,18 @@ void StudyViewer::relocatePanes(const QList<std::pair<QString, QString>> &shown,
         if (always || series != m_panes[i]->seriesIndex() || slice != m_panes[i]->sliceIndex())
             m_panes[i]->relocate(series, slice);
     }
+}
+
+void StudyViewer::setMaximised(SeriesPane *pane)
+{
+    if (pane && (m_panes.size() < 2 || !m_panes.contains(pane)))
+        pane = nullptr;
+    m_maximised = pane;
+    for (SeriesPane *p : std::as_const(m_panes))
+        if (p->parentWidget())  // in the grid (a pane being made has no parent: shown, it would be a window of its own)
+            p->setVisible(!pane || p == pane);
+    if (pane)
+        setActivePane(pane);
 }
 
 void StudyViewer::setActivePane(SeriesPane *pane)

@@ -69,6 +69,10 @@ public:
     /// The viewport the view keys and the drawing tools act on: viewport(), or in MPR the active plane's (whose
     /// images no instance holds: findings, key images and exports stay with viewport()).
     ImageViewport *toolViewport() const;
+    /// The tool the mouse's left button uses, in every pane (new ones too); in MPR, in its active plane as well
+    /// (its planes keep the crosshair otherwise).
+    void setTool(ImageViewport::Tool tool);
+    ImageViewport::Tool tool() const { return m_tool; }
     /// The series' thumbnail (its middle image, once here); null until then.
     QImage thumbnail(int series) const { return m_thumbnails.value(series); }
     StudyStreamer *streamer() const { return m_streamer; }
@@ -140,6 +144,10 @@ public:
     std::optional<std::array<double, 3>> crosshairPoint() const;
     int paneCount() const { return int(m_panes.size()); }
     SeriesPane *pane(int i) const { return m_panes.value(i); }
+    /// One pane over the whole grid (a double-click on it), or back to the layout (nullptr, or a double-click
+    /// again). The other panes keep what they show.
+    void setMaximised(SeriesPane *pane);
+    SeriesPane *maximisedPane() const { return m_maximised; }
     const QList<SeriesPane *> &panes() const { return m_panes; }
     void setActivePane(SeriesPane *pane);
     /// The other panes whose series share the active one's frame of reference follow it: each shows its slice
@@ -215,6 +223,8 @@ Q_SIGNALS:
     void previewShown(int index, double fraction);
     void errorOccurred(const spectrum::Error &error);
     void activePaneChanged(spectrum::SeriesPane *pane);
+    /// The right button clicked on a pane (now the active one): its menu, at `globalPosition`.
+    void paneMenuRequested(QPoint globalPosition);
     /// Another study of the patient is open in the viewer (addComparison).
     void comparisonOpened(const spectrum::StudySummary &study);
 
@@ -284,6 +294,8 @@ private:
     bool m_placing = false;  ///< panes made meanwhile hold their loads until placed (laid out, then followed)
     QSet<SeriesPane *> m_beyond;        ///< linked panes of another study with no slice at the active one's level  ///< stepping alone (Shift+wheel): its next image sets an offset
     bool m_linkWindow = false;
+    SeriesPane *m_maximised = nullptr;
+    ImageViewport::Tool m_tool = ImageViewport::Tool::Pan;  ///< the pane shown alone over the grid (setMaximised)
     bool m_linkZoom = false;
     HangingPlan m_plan;
     bool m_referenceLines = true;

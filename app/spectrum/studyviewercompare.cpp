@@ -454,17 +454,25 @@ void StudyViewer::propagateWindow()
 {
     if (!m_linkWindow || !m_active || !m_active->viewport()->hasImage() || m_active->seriesIndex() < 0)
         return;
-    // Only where values mean the same in every image: Hounsfield units. An MR's or a radiograph's values depend on
-    // the acquisition; another image's window on them would show it misleadingly bright or dark.
-    auto hounsfield = [](SeriesPane *p) {
+    // Only where values mean the same in every image and are read alike: slices in Hounsfield units cut the same
+    // way as the active pane's (axial beside axial). An MR's or a radiograph's values depend on the acquisition; a
+    // CT's scout is a projection whose values are sums along a ray — another image's window would show either
+    // misleadingly bright or dark (a brain window turns a localizer black).
+    const ImageInfo &lead = m_active->viewport()->image().info;
+    auto linkable = [&lead](SeriesPane *p) {
         const ImageInfo &i = p->viewport()->image().info;
-        return p->viewport()->hasImage() && (i.rescaleType == QLatin1String("HU") || i.identity.modality == QLatin1String("CT"));
+        if (!p->viewport()->hasImage() || i.isProjection() || !(i.rescaleType == QLatin1String("HU") || i.identity.modality == QLatin1String("CT")))
+            return false;
+        if (!i.hasPosition || !lead.hasPosition)
+            return true;
+        const std::array<double, 3> a = i.sliceNormal(), b = lead.sliceNormal();
+        return std::abs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) > 0.8;  // the same plane, give or take a tilt
     };
-    if (!hounsfield(m_active))
+    if (!linkable(m_active))
         return;
     const VoiWindow w = m_active->viewport()->window();
     for (SeriesPane *p : std::as_const(m_panes)) {
-        if (p == m_active || !hounsfield(p))
+        if (p == m_active || !linkable(p))
             continue;
         const VoiWindow mine = p->viewport()->window();
         if (mine.center != w.center || mine.width != w.width)

@@ -75,7 +75,9 @@ void StudyViewer::makeThumbnail(const QString &key)
     if (!image)
         return void(m_thumbnailsAsked.remove(series));  // another image of it may do
     runOnPool<QImage>(blockingPool(), this, [image] {
-        return toQImage(renderFrame(*image, 0, defaultWindow(*image))).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+        // Drawn as on the patient: pixels taller than wide (or wider) keep their shape, as in the pane.
+        const QSize shape = squarePixelSize(image->info.columns, image->info.rows, image->info.pixelAspect());
+        return resampledTo(toQImage(renderFrame(*image, 0, defaultWindow(*image))), shape.scaled(96, 96, Qt::KeepAspectRatio));
     }, [this, series, uid = m_study.series.value(series).seriesInstanceUid, generation = m_studyGeneration](QImage &&thumb) {
         if (generation != m_studyGeneration)
             return;  // made for the study's first look; asked again for the whole list

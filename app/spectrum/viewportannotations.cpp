@@ -363,6 +363,7 @@ bool ImageViewport::annotationRelease(QPointF at)
     if (m_movingWhole || (!m_draft && m_draggedHandle >= 0)) {
         m_movingWhole = false;
         m_draggedHandle = -1;
+        m_findings->endEdit();  // the drag was one step to undo
         return true;
     }
     if (!m_draft)
@@ -460,10 +461,13 @@ void ImageViewport::mouseDoubleClickEvent(QMouseEvent *event)
             cancelDrawing();
         return;
     }
-    // A double-click on an arrow or a text edits its words.
+    // A double-click on an arrow or a text edits its words; elsewhere, with nothing being drawn, it is the pane's.
     const int finding = outlineNear(event->position());
-    if (finding < 0)
+    if (finding < 0) {
+        if (!m_draft)
+            Q_EMIT doubleClicked();
         return;
+    }
     Annotation a = findingsInView()[finding].annotation;
     if (a.kind != AnnotationKind::Arrow && a.kind != AnnotationKind::Text)
         return;

@@ -1,5 +1,6 @@
 #include "imageviewport.h"
 #include "outlinedtext.h"
+#include "overlaylayout.h"
 
 // The viewport's annotations, drawn over the image: the overlay's corner texts, the badge and the filter banner,
 // the orientation letters at the image's edges and the scale bar, reference lines and the crosshair (the findings
@@ -86,38 +87,6 @@ std::optional<std::pair<double, double>> ImageViewport::scaleBar() const
     return std::make_pair(best, best / mmPerPixel);
 }
 
-void ImageViewport::paintOrientationAndScale(QPainter &p, const QRect &area)
-{
-    if (!hasImage())
-        return;
-    const ScreenDirections d = screenDirections();
-    const QColor colour(235, 235, 235);
-    const int line = p.fontMetrics().height();
-    // The top edge's letter goes under the badge (and the filter banner, when there is one).
-    const int topLines = m_filterNote.isEmpty() ? 1 : 3;
-    if (!d.up.isEmpty()) {
-        drawOutlined(p, area.adjusted(0, topLines * line + 4, 0, 0), Qt::AlignHCenter | Qt::AlignTop, d.up, colour);
-        drawOutlined(p, area.adjusted(0, 0, 0, -line - 14), Qt::AlignHCenter | Qt::AlignBottom, d.down, colour);
-        drawOutlined(p, area, Qt::AlignLeft | Qt::AlignVCenter, d.left, colour);
-        drawOutlined(p, area, Qt::AlignRight | Qt::AlignVCenter, d.right, colour);
-    }
-    if (const auto bar = scaleBar()) {
-        const double mm = bar->first;
-        const int length = int(std::lround(bar->second));
-        const QPoint from(area.center().x() - length / 2, area.bottom() - 4);
-        p.save();
-        for (const auto &[pen, width] : {std::pair{QColor(0, 0, 0, 220), 4}, std::pair{colour, 2}}) {
-            p.setPen(QPen(pen, width));
-            p.drawLine(from, from + QPoint(length, 0));
-            p.drawLine(from, from - QPoint(0, 5));
-            p.drawLine(from + QPoint(length, 0), from + QPoint(length, -5));
-        }
-        p.restore();
-        const QString label = mm >= 10 ? tr("%1 cm").arg(mm / 10) : tr("%1 mm").arg(mm);
-        drawOutlined(p, QRect(from.x(), from.y() - 6 - line, length, line), Qt::AlignHCenter | Qt::AlignBottom, label, colour);
-    }
-}
-
 void ImageViewport::paintOverlay(QPainter &p)
 {
     p.setRenderHint(QPainter::TextAntialiasing);
@@ -143,38 +112,21 @@ void ImageViewport::paintOverlay(QPainter &p)
         }
         return;
     }
-    // The top corners and the badge between them. Who the patient is (top left) is never shortened; when the
-    // pane is narrow the badge joins the right block, and the right block's lines give way, visibly elided ("…").
-    const QFontMetrics fm = p.fontMetrics();
+    // Every text in a place of its own (overlaylayout.h): nothing is drawn over anything else at any pane size.
+    OverlayContent c;
+    c.topLeft = m_overlay.topLeft.split(QLatin1Char('\n'));
+    if (!m_overlay.comparison.isEmpty())
+        c.comparison = OverlayText{{m_overlay.comparison}, m_overlay.prior ? QColor(240, 190, 80) : kOverlayText};
+    c.topRight = m_overlay.topRight.split(QLatin1Char('\n'));
     const bool complete = m_completeness >= 1.0;
-    const QString badge = complete ? tr("● Complete") : tr("◌ Arriving %1%").arg(int(m_completeness * 100));
-    const QColor badgeColour = complete ? QColor(120, 210, 120) : QColor(255, 170, 60);
-    int leftWidth = 0, rightWidth = fm.horizontalAdvance(m_overlay.comparison);
-    for (const QString &l : m_overlay.topLeft.split(QLatin1Char('\n')))
-        leftWidth = std::max(leftWidth, fm.horizontalAdvance(l));
-    for (const QString &l : m_overlay.topRight.split(QLatin1Char('\n')))
-        rightWidth = std::max(rightWidth, fm.horizontalAdvance(l));
-    const int badgeHalf = fm.horizontalAdvance(badge) / 2 + 8;
-    const bool badgeCentred = leftWidth < area.width() / 2 - badgeHalf && rightWidth < area.width() / 2 - badgeHalf;
-    QStringList right;
-    const int rightRoom = std::max(fm.horizontalAdvance(QStringLiteral("MMMM…")), area.width() - leftWidth - 16);
-    for (const QString &l : m_overlay.topRight.split(QLatin1Char('\n')))
-        right << fm.elidedText(l, Qt::ElideRight, rightRoom);
-    text(area, Qt::AlignLeft | Qt::AlignTop, m_overlay.topLeft);
-    QRect rightArea = area;
-    if (badgeCentred) {
-        text(area, Qt::AlignHCenter | Qt::AlignTop, badge, badgeColour);
-    } else {
-        text(area, Qt::AlignRight | Qt::AlignTop, badge, badgeColour);
-        rightArea.adjust(0, fm.height(), 0, 0);
-    }
-    // Which study this is, when several are open: whole, whatever the width, and in its colour for a prior.
-    if (!m_overlay.comparison.isEmpty()) {
-        text(rightArea, Qt::AlignRight | Qt::AlignTop, m_overlay.comparison, m_overlay.prior ? QColor(240, 190, 80) : kOverlayText);
-        rightArea.adjust(0, fm.height(), 0, 0);
-    }
-    text(rightArea, Qt::AlignRight | Qt::AlignTop, right.join(QLatin1Char('\n')));
-    text(area, Qt::AlignLeft | Qt::AlignBottom, m_overlay.bottomLeft);
+    c.badge = OverlayText{{complete ? tr("● Complete") : tr("◌ Arriving %1%").arg(int(m_completeness * 100))},
+                          complete ? QColor(120, 210, 120) : QColor(255, 170, 60)};
+    // Rejected by a rejection note of the study (IHE IOCM): said above all else; then a filtered view, plainly.
+    if (const QString rejected = m_findings->rejectionOf(imageRef()); !rejected.isEmpty())
+        c.banners << OverlayText{{tr("REJECTED: %1").arg(rejected)}, QColor(255, 90, 90)};
+    if (!m_filterNote.isEmpty())
+        c.banners << OverlayText{{tr("FILTERED VIEW: %1").arg(m_filterNote), tr("values and measurements from the original image")}, QColor(255, 150, 90)};
+    c.bottomLeft = m_overlay.bottomLeft.split(QLatin1Char('\n'));
     QStringList view{windowText(), tr("Zoom %1%").arg(std::lround(displayScale() * 100))};
     if (displayScale() > 1.0 && !m_smoothMagnify)
         view.last() += tr(" (pixel-exact)");
@@ -206,21 +158,34 @@ void ImageViewport::paintOverlay(QPainter &p)
     const QString readout = pixelReadout();
     if (!readout.isEmpty())
         view.prepend(readout);
-    text(area, Qt::AlignRight | Qt::AlignBottom, view.join(QLatin1Char('\n')));
-    // Rejected by a rejection note of the study (IHE IOCM): said above all else.
-    if (hasImage()) {
-        const QString rejected = m_findings->rejectionOf(imageRef());
-        if (!rejected.isEmpty())
-            text(area.adjusted(0, 2 * p.fontMetrics().height() + 4, 0, 0), Qt::AlignHCenter | Qt::AlignTop,
-                 tr("REJECTED: %1").arg(rejected), QColor(255, 90, 90));
+    c.bottomRight = view;
+    const ScreenDirections d = screenDirections();
+    if (!d.up.isEmpty()) {
+        c.up = d.up;
+        c.down = d.down;
+        c.left = d.left;
+        c.right = d.right;
     }
-    // Filtered: said plainly, under the badge, with where the numbers come from.
-    if (!m_filterNote.isEmpty()) {
-        const QRect below = area.adjusted(0, p.fontMetrics().height() + 2, 0, 0);
-        text(below, Qt::AlignHCenter | Qt::AlignTop,
-             tr("FILTERED VIEW: %1\nvalues and measurements from the original image").arg(m_filterNote), QColor(255, 150, 90));
+    if (const auto bar = scaleBar()) {
+        c.scaleBarPixels = int(std::lround(bar->second));
+        c.scaleBarLabel = bar->first >= 10 ? tr("%1 cm").arg(bar->first / 10) : tr("%1 mm").arg(bar->first);
     }
-    paintOrientationAndScale(p, area);
+    m_overlayPlacement = layOutOverlay(c, area, p.fontMetrics());
+    for (const PlacedText &t : std::as_const(m_overlayPlacement.texts))
+        text(t.rect, t.flags, t.text, t.colour);
+    if (const std::optional<QRect> bar = m_overlayPlacement.scaleBar) {
+        const QColor colour(235, 235, 235);
+        const QPoint from(bar->left(), bar->bottom() - 2);
+        const int length = bar->width();
+        p.save();
+        for (const auto &[pen, width] : {std::pair{QColor(0, 0, 0, 220), 4}, std::pair{colour, 2}}) {
+            p.setPen(QPen(pen, width));
+            p.drawLine(from, from + QPoint(length, 0));
+            p.drawLine(from, from - QPoint(0, 5));
+            p.drawLine(from + QPoint(length, 0), from + QPoint(length, -5));
+        }
+        p.restore();
+    }
 }
 
 void ImageViewport::setReferenceLines(const QList<QLineF> &lines)
@@ -255,7 +220,9 @@ void ImageViewport::paintReferences(QPainter &p)
     }
     if (m_crosshair) {
         // Four arms with a gap in the middle: the point itself stays visible.
-        const QPointF c = t.map(*m_crosshair);
+        // On a screen pixel's centre: a one-pixel line between two pixels would be drawn as two faint ones.
+        const QPointF exact = t.map(*m_crosshair);
+        const QPointF c(std::floor(exact.x()) + 0.5, std::floor(exact.y()) + 0.5);
         const double gap = 6, arm = 18;
         for (const auto &[pen, width] : {std::pair{QColor(0, 0, 0, 200), 3}, std::pair{QColor(90, 230, 120), 1}}) {
             p.setPen(QPen(pen, width));

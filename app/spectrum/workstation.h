@@ -97,6 +97,7 @@ public:
     /// (SeriesSummary::listedInstances) — but no instances, so that a cache of a million instances lists in
     /// milliseconds. loadStudy() reads a study's instances (workstationstudies.cpp).
     const QList<StudySummary> &studies() const { return m_studies; }
+    const Options &options() const { return m_options; }
     /// A study of studies() by UID or by demo alias ("demo-ct"); nullptr if unknown.
     const StudySummary *findStudy(const QString &uidOrAlias) const;
     /// `study` (one of studies()) with its instances, read from the cache, and kept for loadedStudy(). NotFound

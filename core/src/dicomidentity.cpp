@@ -1,5 +1,7 @@
 #include "spectrum/core/dicomidentity.h"
 
+#include <QRegularExpression>
+
 #include <QStringList>
 
 #include <cmath>
@@ -138,6 +140,25 @@ QString componentGroup(const QString &group, bool comma)
     return family.isEmpty() ? rest.join(QLatin1Char(' ')) : family + (comma ? QStringLiteral(", ") : QStringLiteral(" ")) + rest.join(QLatin1Char(' '));
 }
 } // namespace
+
+QString DicomIdentity::displayDescription(const QString &description)
+{
+    static const QRegularExpression longDecimal(QStringLiteral("(?<![\\d.])(\\d+)\\.(\\d{3,})(?![\\d.])"));
+    QString out;
+    qsizetype from = 0;
+    for (QRegularExpressionMatchIterator it = longDecimal.globalMatch(description); it.hasNext();) {
+        const QRegularExpressionMatch m = it.next();
+        out += description.mid(from, m.capturedStart() - from);
+        QString rounded = QString::number(m.captured().toDouble(), 'f', 2);
+        while (rounded.endsWith(QLatin1Char('0')))
+            rounded.chop(1);
+        if (rounded.endsWith(QLatin1Char('.')))
+            rounded.chop(1);
+        out += rounded;
+        from = m.capturedEnd();
+    }
+    return out + description.mid(from);
+}
 
 QString DicomIdentity::displayName(const QString &personName)
 {

@@ -1,5 +1,7 @@
 #include "spectrum/core/dicomquery.h"
 
+#include <QRegularExpression>
+
 #include <algorithm>
 
 
@@ -96,6 +98,64 @@ bool nameMatches(const QString &pattern, const QString &name)
     return groups.size() > 1 && std::any_of(groups.begin(), groups.end(), [&](const QString &g) { return !g.isEmpty() && wildcardMatch(pattern, g); });
 }
 } // namespace
+
+namespace {
+bool hasWildcard(const QString &s)
+{
+    return s.contains(QLatin1Char('*')) || s.contains(QLatin1Char('?'));
+}
+
+/// Case- and accent-folded: "José" → "jose", "MÜLLER" → "muller".
+QString folded(const QString &s)
+{
+    const QString d = s.normalized(QString::NormalizationForm_KD);
+    QString out;
+    out.reserve(d.size());
+    for (const QChar c : d)
+        if (c.category() != QChar::Mark_NonSpacing && c.category() != QChar::Mark_SpacingCombining && c.category() != QChar::Mark_Enclosing)
+            out += c;
+    return out.toCaseFolded();
+}
+
+/// The words a person typed: split at spaces, commas and the carets of a DICOM name.
+QStringList typedWords(const QString &typed)
+{
+    static const QRegularExpression separators(QStringLiteral("[\\s,^=]+"));
+    return typed.split(separators, Qt::SkipEmptyParts);
+}
+} // namespace
+
+QString DicomQuery::nameQueryFor(const QString &typed)
+{
+    const QString t = typed.trimmed();
+    if (t.isEmpty() || hasWildcard(t))
+        return t;
+    const QStringList words = typedWords(t);
+    if (words.isEmpty())
+        return QString();
+    const QString longest = *std::max_element(words.begin(), words.end(), [](const QString &a, const QString &b) { return a.size() < b.size(); });
+    return QLatin1Char('*') + longest + QLatin1Char('*');
+}
+
+bool DicomQuery::nameMatchesTyped(const QString &typed, const QString &name)
+{
+    const QString t = typed.trimmed();
+    if (t.isEmpty())
+        return true;
+    if (hasWildcard(t))
+        return nameMatches(t, name);
+    // Every component of every group, folded: "Yamada^Tarou=山田^太郎" → yamada, tarou, 山田, 太郎.
+    QStringList components;
+    for (const QString &group : name.split(QLatin1Char('=')))
+        for (const QString &c : group.split(QLatin1Char('^')))
+            for (const QString &word : c.split(QLatin1Char(' '), Qt::SkipEmptyParts))
+                components << folded(word);
+    const QStringList words = typedWords(t);
+    return !words.isEmpty() && std::all_of(words.begin(), words.end(), [&](const QString &w) {
+        const QString f = folded(w);
+        return std::any_of(components.begin(), components.end(), [&](const QString &c) { return c.startsWith(f); });
+    });
+}
 
 bool DicomQuery::matchesStudy(const DicomIdentity &id, const QStringList &modalitiesInStudy) const
 {

@@ -87,7 +87,7 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     // The original's precision (Bits Stored) when every processed value still fits in it, as filters that clamp
     // to the stored range guarantee; all bits of the format otherwise.
     int bitsStored = dcmtk::getInt(ds, DCM_BitsStored);
-    if (pixels.isGray() && bitsStored > 0 && bitsStored < PixelBuffer::bytesPerPixel(pixels.format()) * 8) {
+    if (pixels.isGray() && pixels.format() != PixelFormat::Float64 && bitsStored > 0 && bitsStored < PixelBuffer::bytesPerPixel(pixels.format()) * 8) {
         const int lo = pixels.isSignedFormat() ? -(1 << (bitsStored - 1)) : 0;
         const int hi = pixels.isSignedFormat() ? (1 << (bitsStored - 1)) - 1 : (1 << bitsStored) - 1;
         for (int f = 0; f < pixels.frames() && bitsStored > 0; ++f) {

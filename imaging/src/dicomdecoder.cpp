@@ -84,6 +84,9 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
     info.hasPosition = hasPos && hasOri;
     info.sliceThickness = getDouble(ds, DCM_SliceThickness, 0, 0);
     info.frameOfReferenceUid = getString(ds, DCM_FrameOfReferenceUID);
+    info.imageType = getString(ds, DCM_ImageType).split(QLatin1Char('\\'), Qt::SkipEmptyParts);
+    for (QString &v : info.imageType)
+        v = v.trimmed().toUpper();
     info.rescaleSlope = getDouble(ds, DCM_RescaleSlope, 0, 1);
     if (info.rescaleSlope == 0)
         info.rescaleSlope = 1;  // a zero slope is invalid DICOM and would flatten the image
@@ -204,6 +207,13 @@ Result<DicomIdentity> readDicomIdentity(const ByteView &bytes)
     if (std::optional<DicomIdentity> quick = scanDicomIdentity(bytes.data(), bytes.size()))
         return *quick;  // the usual case: no dictionary, no parse (identityscan.h)
     return readDicomIdentityWithDcmtk(bytes);
+}
+
+Error checkDicomWhole(const ByteView &bytes)
+{
+    registerCodecs();
+    DcmFileFormat ff;
+    return parse(bytes, ff, ParseExtent::Everything);
 }
 
 Result<DicomIdentity> readDicomIdentityWithDcmtk(const ByteView &bytes)

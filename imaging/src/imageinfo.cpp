@@ -13,6 +13,13 @@ QString ImageInfo::valueUnit() const
     return QString();
 }
 
+bool ImageInfo::isProjection() const
+{
+    static const QStringList projectionModalities = {QStringLiteral("CR"), QStringLiteral("DX"), QStringLiteral("MG"), QStringLiteral("XA"),
+                                                     QStringLiteral("RF"), QStringLiteral("IO"), QStringLiteral("PX")};
+    return imageType.contains(QLatin1String("LOCALIZER")) || projectionModalities.contains(identity.modality);
+}
+
 double ImageInfo::slicePositionAlongNormal() const
 {
     const std::array<double, 3> n = sliceNormal();

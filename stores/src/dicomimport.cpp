@@ -45,6 +45,11 @@ Checked check(const QString &path)
     const Result<DicomIdentity> id = readDicomIdentity(ByteView(c.bytes));
     if (!id.isOk() || !id.value().isValid() || QFileInfo(path).fileName().compare(QLatin1String("DICOMDIR"), Qt::CaseInsensitive) == 0)
         return c;  // a DICOMDIR, or a header without the UIDs of an instance
+    // Its header may read well while the rest is cut short: never kept as if it were whole.
+    if (const Error whole = checkDicomWhole(ByteView(c.bytes)); whole.isError()) {
+        c.problem = QStringLiteral("a DICOM file cut short or damaged, left out: %1").arg(whole.message());
+        return c;
+    }
     c.identity = id.value();
     c.dicom = true;
     return c;

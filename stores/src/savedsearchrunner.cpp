@@ -101,7 +101,18 @@ bool SavedSearchRunner::run(const QString &name)
         return true;
     }
     m_running.insert(name);
-    whenDone(m_registry->findStudies(search.query(done.at.date()), stores), this, [this, search, done](const Result<QList<StudyHit>> &r) {
+    // The name as the reader typed it in the browser: archives asked for names holding it, answers matched by one rule.
+    DicomQuery q = search.query(done.at.date());
+    const QString typed = std::exchange(q.patientName, DicomQuery::nameQueryFor(search.patientName));
+    whenDone(m_registry->findStudies(q, stores), this, [this, search, done, typed](const Result<QList<StudyHit>> &found) {
+        Result<QList<StudyHit>> r = found;
+        if (r.isOk()) {
+            QList<StudyHit> kept;
+            for (const StudyHit &h : found.value())
+                if (DicomQuery::nameMatchesTyped(typed, h.study.identity.patientName))
+                    kept << h;
+            r = kept;
+        }
         m_running.remove(search.name);
         m_lastRun.insert(search.name, done.at);
         if (!r.isOk()) {

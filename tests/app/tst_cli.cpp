@@ -288,6 +288,42 @@ private Q_SLOTS:
         QVERIFY(after.right(pixelBytes) == before.right(pixelBytes));
     }
 
+    void convertKeepsEverySampleDepth_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("codec");  // compressed first by this DCMTK tool (lossless), or not
+        for (const char *name : {"rtdose", "signed32", "float", "double", "rgb16", "rgb16-planar", "seg"})
+            QTest::newRow(name) << QString::fromLatin1(name) << QString();
+        QTest::newRow("signed32, RLE") << QStringLiteral("signed32") << QStringLiteral(DCMCRLE_EXECUTABLE);
+        QTest::newRow("rgb16, RLE") << QStringLiteral("rgb16") << QStringLiteral(DCMCRLE_EXECUTABLE);
+        QTest::newRow("rgb16, JPEG-LS") << QStringLiteral("rgb16") << QStringLiteral(DCMCJPLS_EXECUTABLE);
+    }
+
+    /// RT Dose, 32-bit integers, Float and Double Float Pixel Data, 16-bit colour and 1-bit segmentations come out
+    /// of `convert` with the very values they went in with, as pydicom reads both files.
+    void convertKeepsEverySampleDepth()
+    {
+        QFETCH(QString, name);
+        QFETCH(QString, codec);
+        QTemporaryDir dir;
+        const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(DEPTH_FILES_SCRIPT), dir.path()});
+        QVERIFY2(made.ok(), made.err.constData());
+        const QString original = dir.filePath(name + QStringLiteral(".dcm"));
+        QString in = original;
+        if (!codec.isEmpty()) {
+            in = dir.filePath(QStringLiteral("compressed.dcm"));
+            const ProcessResult c = run(codec, {original, in});
+            QVERIFY2(c.ok(), c.err.constData());
+        }
+        const QString out = dir.filePath(QStringLiteral("converted.dcm"));
+        const ProcessResult r = cli({QStringLiteral("convert"), in, out}, dir.filePath(QStringLiteral("cache")));
+        QVERIFY2(r.ok(), r.err.constData());
+        const ProcessResult same = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(SAME_PIXELS_SCRIPT), original, out});
+        QVERIFY2(same.ok(), (same.out + same.err).constData());
+        const ProcessResult dump = run(QStringLiteral(DCMDUMP_EXECUTABLE), {out});
+        QVERIFY(dump.ok() && dump.out.contains("=LittleEndianExplicit"));
+    }
+
     void convertRefusesWhatItCannotRead()
     {
         QTemporaryDir dir;

@@ -7,6 +7,18 @@
 
 using namespace spectrum;
 
+namespace {
+/// Whether an archive applying DICOM's wildcards to `pattern` returns `name`.
+bool wildcardLike(const QString &pattern, const QString &name)
+{
+    DicomQuery q;
+    q.patientName = pattern;
+    DicomIdentity id;
+    id.patientName = name;
+    return q.matchesStudy(id, {});
+}
+} // namespace
+
 class tst_DicomQuery : public QObject
 {
     Q_OBJECT
@@ -15,6 +27,10 @@ private Q_SLOTS:
     void patientNames();
     void otherFieldsAndDates();
     void manyStars();
+    void namesAsPeopleTypeThem_data();
+    void namesAsPeopleTypeThem();
+    void archivesAreAskedForTheLongestWord();
+    void descriptionsRoundLongDecimals();
 };
 
 void tst_DicomQuery::patientNames_data()
@@ -89,6 +105,53 @@ void tst_DicomQuery::manyStars()
     QVERIFY(q.matchesStudy(id, {}));
     id.patientName = QStringLiteral("AAAAAAAAAAAB");  // eleven A: one short
     QVERIFY(!q.matchesStudy(id, {}));
+}
+
+void tst_DicomQuery::namesAsPeopleTypeThem_data()
+{
+    QTest::addColumn<QString>("typed");
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<bool>("matches");
+    QTest::newRow("family, lower case") << QStringLiteral("demo") << QStringLiteral("DEMO^HEAD PHANTOM") << true;
+    QTest::newRow("a word of the given name") << QStringLiteral("phantom") << QStringLiteral("DEMO^HEAD PHANTOM") << true;
+    QTest::newRow("a prefix") << QStringLiteral("phan") << QStringLiteral("DEMO^HEAD PHANTOM") << true;
+    QTest::newRow("inside a word: no") << QStringLiteral("hantom") << QStringLiteral("DEMO^HEAD PHANTOM") << false;
+    QTest::newRow("two words, any order") << QStringLiteral("john doe") << QStringLiteral("DOE^JOHN") << true;
+    QTest::newRow("comma as written") << QStringLiteral("Doe, J") << QStringLiteral("DOE^JOHN") << true;
+    QTest::newRow("one word not there") << QStringLiteral("doe jane") << QStringLiteral("DOE^JOHN") << false;
+    QTest::newRow("accents either way") << QStringLiteral("jose") << QStringLiteral("MÜLLER^JOSÉ") << true;
+    QTest::newRow("accents typed") << QStringLiteral("müller") << QStringLiteral("MULLER^JOSE") << true;
+    QTest::newRow("ideographic group") << QStringLiteral("山田") << QStringLiteral("Yamada^Tarou=山田^太郎=やまだ^たろう") << true;
+    QTest::newRow("a wildcard: DICOM's rules") << QStringLiteral("DOE*") << QStringLiteral("DOE^JOHN") << true;
+    QTest::newRow("a wildcard anchors") << QStringLiteral("OE*") << QStringLiteral("DOE^JOHN") << false;
+    QTest::newRow("nothing typed") << QStringLiteral("") << QStringLiteral("ANY^ONE") << true;
+}
+
+void tst_DicomQuery::namesAsPeopleTypeThem()
+{
+    QFETCH(QString, typed);
+    QFETCH(QString, name);
+    QFETCH(bool, matches);
+    QCOMPARE(DicomQuery::nameMatchesTyped(typed, name), matches);
+}
+
+void tst_DicomQuery::archivesAreAskedForTheLongestWord()
+{
+    QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("demo")), QStringLiteral("*demo*"));
+    QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("Doe, Jonathan")), QStringLiteral("*Jonathan*"));
+    QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("DOE*")), QStringLiteral("DOE*"));
+    QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("  ")), QString());
+    // What an archive answers to the wide query is matched again here.
+    QVERIFY(wildcardLike(DicomQuery::nameQueryFor(QStringLiteral("john doe")), QStringLiteral("DOE^JOHN")));
+}
+
+void tst_DicomQuery::descriptionsRoundLongDecimals()
+{
+    QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("Axial 0.8333333333 mm")), QStringLiteral("Axial 0.83 mm"));
+    QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("Axial 1.25 mm")), QStringLiteral("Axial 1.25 mm"));
+    QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("Axial 2.0000001 mm")), QStringLiteral("Axial 2 mm"));
+    QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("1.2.840.10008.5")), QStringLiteral("1.2.840.10008.5"));  // not a number
+    QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("v3.14159 / 0.5000")), QStringLiteral("v3.14 / 0.5"));
 }
 
 QTEST_GUILESS_MAIN(tst_DicomQuery)

@@ -26,6 +26,8 @@ private Q_SLOTS:
     void namesAndDescriptionsKeepTheirCharacters();
     void undeclaredTextIsNeverGuessed();
     void otherValuesSurviveAndUnknownBytesAreNamed();
+    void realValuesAreSentBackAsTheyCame_data();
+    void realValuesAreSentBackAsTheyCame();
 
 private:
     QTemporaryDir m_dir;
@@ -213,6 +215,42 @@ void tst_DerivedInstance::otherValuesSurviveAndUnknownBytesAreNamed()
     o = readBack(own18030.value().bytes);
     QCOMPARE(o.value(QStringLiteral("charset")).toArray(), QJsonArray{QStringLiteral("GB18030")});
     QCOMPARE(o.value(QStringLiteral("series")).toString(), QStringLiteral("胸部 增强"));
+}
+
+void tst_DerivedInstance::realValuesAreSentBackAsTheyCame_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QByteArray>("element");  // how dcmdump names the pixel data written
+    QTest::newRow("RT Dose, 32-bit unsigned") << QStringLiteral("rtdose") << QByteArray("(7fe0,0010) OW");
+    QTest::newRow("32-bit signed") << QStringLiteral("signed32") << QByteArray("(7fe0,0010) OW");
+    QTest::newRow("Float Pixel Data") << QStringLiteral("float") << QByteArray("(7fe0,0008) OF");
+    QTest::newRow("Double Float Pixel Data") << QStringLiteral("double") << QByteArray("(7fe0,0009) OD");
+}
+
+/// A dose grid or a parametric map sent back (a derived copy) holds the values it came with, in the encoding it came
+/// in, as pydicom reads both files.
+void tst_DerivedInstance::realValuesAreSentBackAsTheyCame()
+{
+    QFETCH(QString, name);
+    QFETCH(QByteArray, element);
+    QTemporaryDir dir;
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(DEPTH_FILES_SCRIPT), dir.path()});
+    QVERIFY2(made.ok(), made.err.constData());
+    const QString original = dir.filePath(name + QStringLiteral(".dcm"));
+    const QByteArray bytes = readFile(original);
+    const Result<DecodedImage> decoded = decodeDicom(ByteView(bytes));
+    QVERIFY(decoded.isOk());
+    QCOMPARE(decoded.value().pixels.format(), PixelFormat::Float64);
+    Derivation d;
+    d.description = QStringLiteral("copy");
+    const Result<DerivedInstance> derived = makeDerivedInstance(ByteView(bytes), decoded.value().pixels, d);
+    QVERIFY2(derived.isOk(), qPrintable(derived.isOk() ? QString() : derived.error().toString()));
+    const QString out = dir.filePath(QStringLiteral("derived.dcm"));
+    QVERIFY(writeFile(out, derived.value().bytes));
+    const ProcessResult same = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(SAME_PIXELS_SCRIPT), original, out});
+    QVERIFY2(same.ok(), (same.out + same.err).constData());
+    const ProcessResult dump = run(QStringLiteral(DCMDUMP_EXECUTABLE), {out});
+    QVERIFY2(dump.out.contains(element), dump.out.right(600).constData());
 }
 
 QTEST_GUILESS_MAIN(tst_DerivedInstance)

@@ -39,6 +39,16 @@ struct DicomQuery
     /// (* ?) in names, IDs, accession and description, case-insensitive; the date range; a modality among
     /// `modalitiesInStudy`. For searching what the workstation holds itself.
     bool matchesStudy(const DicomIdentity &study, const QStringList &modalitiesInStudy) const;
+
+    /// A patient name as a person types it into a search field, as an archive is asked for it: a pattern with a
+    /// wildcard of its own (* or ?) as it is; plain words ("demo", "Doe, John") as names holding the longest of
+    /// them ("*john*"), to be matched again by nameMatchesTyped() — archives differ in case, accents and
+    /// components, so what they answer is checked here by one rule.
+    static QString nameQueryFor(const QString &typed);
+    /// Whether `name` (DICOM PN) is what a person typing `typed` means. Plain words: each the start of a component
+    /// of the name (family, given, middle…, in any of its groups), case- and accent-insensitive ("demo" finds
+    /// DEMO^HEAD, "jose" finds José, "doe j" finds DOE^JOHN). A pattern with wildcards: DICOM's rules (matchesStudy).
+    static bool nameMatchesTyped(const QString &typed, const QString &name);
 };
 
 struct DicomRecord

@@ -25,6 +25,9 @@ Result<DecodedImage> decodeDicomFile(const QString &path);
 /// Reads the header only (stops before Pixel Data). Ok with an invalid identity when the bytes are not a
 /// DICOM Part 10 file; an error when they claim to be one but cannot be parsed.
 Result<DicomIdentity> readDicomIdentity(const ByteView &bytes);
+/// Whether a Part 10 file holds every element it declares, to its end: one cut short (a copy interrupted, a CD
+/// misread) is refused with why — its header alone may read well.
+Error checkDicomWhole(const ByteView &bytes);
 
 /// What an image is — geometry, encoding, rescale, windows, per-frame attributes — from its header alone (the
 /// pixels are not decoded): a volume is laid out from its slices' headers before their pixels come.

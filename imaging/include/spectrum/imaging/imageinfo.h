@@ -96,6 +96,7 @@ struct ImageInfo
     std::array<double, 6> imageOrientation{};  ///< row direction cosines, then column direction cosines
     double sliceThickness = 0;
     QString frameOfReferenceUid;  ///< images sharing it share patient coordinates (synchronised scrolling)
+    QStringList imageType;        ///< Image Type's values: ORIGINAL, PRIMARY, AXIAL, LOCALIZER…
 
     // Modality LUT as rescale: value = stored * slope + intercept (in rescaleType units, e.g. HU).
     double rescaleSlope = 1;
@@ -130,6 +131,12 @@ struct ImageInfo
     /// How long frame `index` stays on screen in cine at the acquired rate, in ms; 0 when the file does not say.
     double frameDurationMs(int index) const;
 
+    /// A projection through the patient (a radiograph, a CT's scout: Image Type LOCALIZER), not a slice of it: its
+    /// values are not those of the slices beside it, even in one series.
+    bool isProjection() const;
+    /// How much taller than wide a pixel is on the patient: row spacing over column spacing; 1 when either is
+    /// unknown. An image is drawn columns wide by rows × this tall.
+    double pixelAspect() const { return rowSpacing > 0 && columnSpacing > 0 ? rowSpacing / columnSpacing : 1.0; }
     bool isMonochrome() const { return photometric == Photometric::Monochrome1 || photometric == Photometric::Monochrome2; }
     double toModalityValue(double stored) const { return stored * rescaleSlope + rescaleIntercept; }
     /// Unit of modality values for display: "HU" for CT, the Rescale Type if given, else empty.

@@ -1,0 +1,66 @@
+#include "importreport.h"
+
+#include "workstation.h"
+
+#include <QDialogButtonBox>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace spectrum {
+
+QString ImportReport::inWords(const QString &why)
+{
+    QString out;
+    for (const QChar c : why) {
+        if (c == QChar::ReplacementCharacter)
+            out += tr("[unreadable byte]");
+        else if (c.unicode() < 0x20 || c.unicode() == 0x7f)
+            out += QStringLiteral("[%1]").arg(c.unicode(), 2, 16, QLatin1Char('0'));
+        else
+            out += c;
+    }
+    return out;
+}
+
+ImportReport::ImportReport(const ImportSummary &summary, Workstation *workstation, QWidget *parent) : QDialog(parent)
+{
+    setObjectName(QStringLiteral("importReport"));
+    setWindowTitle(tr("Import report"));
+    auto *layout = new QVBoxLayout(this);
+    QStringList studies;
+    for (const QString &uid : summary.studies)
+        if (const StudySummary *s = workstation->findStudy(uid))
+            studies << tr("%1 — %2 %3").arg(DicomIdentity::displayName(s->identity.patientName), DicomIdentity::displayDate(s->identity.studyDate),
+                                           s->identity.studyDescription);
+    auto *head = new QLabel(tr("<b>%1</b>%2").arg(Workstation::importSummaryText(summary).toHtmlEscaped(),
+                                                  studies.isEmpty() ? QString() : QStringLiteral("<br>") + studies.join(QStringLiteral("<br>")).toHtmlEscaped()));
+    head->setWordWrap(true);
+    head->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(head);
+    auto *tree = new QTreeWidget;
+    tree->setObjectName(QStringLiteral("importReportFiles"));
+    tree->setHeaderLabels({tr("File"), tr("Left out because")});
+    tree->setRootIsDecorated(false);
+    tree->setAlternatingRowColors(true);
+    for (const QString &f : summary.notDicom)
+        m_rows << qMakePair(f, tr("not a DICOM file: it neither starts as one nor reads as one"));
+    for (const auto &[file, why] : summary.failed)
+        m_rows << qMakePair(file, inWords(why));
+    for (const auto &[file, why] : std::as_const(m_rows)) {
+        auto *item = new QTreeWidgetItem(tree, {QFileInfo(file).fileName(), why});
+        item->setToolTip(0, file);
+        item->setToolTip(1, why);
+    }
+    tree->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    tree->header()->setStretchLastSection(true);
+    layout->addWidget(tree, 1);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    layout->addWidget(buttons);
+    resize(760, 420);
+}
+
+} // namespace spectrum
