@@ -134,10 +134,12 @@ int cmdImport(const QStringList &args)
             return fail(QStringLiteral("import: %1: no such file or folder").arg(path), 2);
     }
     auto report = [](const ImportSummary &s) {
-        for (const QString &f : s.notDicom)
-            std::fprintf(stderr, "%s: not a DICOM instance, left out\n", qPrintable(f));
+        for (int i = 0; i < s.notDicom.size(); ++i)
+            std::fprintf(stderr, "%s: %s, left out\n", qPrintable(s.notDicom[i]), qPrintable(s.notDicomWhy.value(i, QStringLiteral("not a DICOM instance"))));
         for (const auto &[file, why] : s.failed)
             std::fprintf(stderr, "%s: %s\n", qPrintable(file), qPrintable(why));
+        for (const auto &[file, why] : s.duplicates)
+            std::fprintf(stderr, "%s: %s, left out\n", qPrintable(file), qPrintable(why));
         out(QStringLiteral("%1 imported (%2 studies), %3 not DICOM, %4 failed").arg(s.imported).arg(s.studies.size()).arg(s.notDicom.size()).arg(s.failed.size()));
         return s.failed.isEmpty() && s.imported > 0 ? 0 : 1;  // nothing imported at all is a failure too
     };

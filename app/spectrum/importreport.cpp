@@ -3,6 +3,9 @@
 #include "workstation.h"
 
 #include <QDialogButtonBox>
+
+#include <algorithm>
+
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
@@ -10,6 +13,15 @@
 #include <QVBoxLayout>
 
 namespace spectrum {
+
+bool ImportReport::worthShowing(const ImportSummary &summary)
+{
+    // A disc's DICOMDIR is read, not lost: it alone is no news.
+    const bool onlyIndexes = std::all_of(summary.notDicom.begin(), summary.notDicom.end(), [](const QString &f) {
+        return QFileInfo(f).fileName().compare(QLatin1String("DICOMDIR"), Qt::CaseInsensitive) == 0;
+    });
+    return !onlyIndexes || !summary.failed.isEmpty() || !summary.duplicates.isEmpty();
+}
 
 QString ImportReport::inWords(const QString &why)
 {
@@ -45,9 +57,11 @@ ImportReport::ImportReport(const ImportSummary &summary, Workstation *workstatio
     tree->setHeaderLabels({tr("File"), tr("Left out because")});
     tree->setRootIsDecorated(false);
     tree->setAlternatingRowColors(true);
-    for (const QString &f : summary.notDicom)
-        m_rows << qMakePair(f, tr("not a DICOM file: it neither starts as one nor reads as one"));
+    for (int i = 0; i < summary.notDicom.size(); ++i)
+        m_rows << qMakePair(summary.notDicom[i], inWords(summary.notDicomWhy.value(i, tr("not a DICOM file"))));
     for (const auto &[file, why] : summary.failed)
+        m_rows << qMakePair(file, inWords(why));
+    for (const auto &[file, why] : summary.duplicates)
         m_rows << qMakePair(file, inWords(why));
     for (const auto &[file, why] : std::as_const(m_rows)) {
         auto *item = new QTreeWidgetItem(tree, {QFileInfo(file).fileName(), why});

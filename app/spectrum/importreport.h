@@ -20,6 +20,8 @@ public:
     /// The report's rows as shown: file name, then what happened to it.
     QList<QPair<QString, QString>> rows() const { return m_rows; }
 
+    /// Whether an import's outcome needs a report: something was left out (other than a disc's DICOMDIR).
+    static bool worthShowing(const ImportSummary &summary);
     /// A reason as a reader reads it: control characters and undecodable bytes shown as such, never raw.
     static QString inWords(const QString &why);
 

@@ -62,7 +62,7 @@ void MainWindow::importFiles(const QStringList &paths)
             m_openAfterImport = *summary.studies.begin();
         openImportedWhenListed();
         // Something left out: a report of what and why, file by file (the status line says only how many).
-        if (!summary.notDicom.isEmpty() || !summary.failed.isEmpty()) {
+        if (ImportReport::worthShowing(summary)) {
             auto *report = new ImportReport(summary, m_workstation, this);
             report->setAttribute(Qt::WA_DeleteOnClose);
             report->setAttribute(Qt::WA_ShowWithoutActivating);  // beside the study that opens, not in its way

@@ -96,23 +96,18 @@ void MainWindow::buildMenus()
     // Undo and redo the reader's edits of the findings, study by study (each open study keeps its own steps).
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
     auto stack = [this]() -> QUndoStack * { return currentViewer() ? currentViewer()->findings()->undoStack() : nullptr; };
-    QAction *undo = edit->addAction(tr("&Undo"), this, [this, stack] {
+    // One step back (or on), said in the status line: what was undone, or that there is nothing to undo.
+    auto step = [this, stack](bool back) {
         QUndoStack *s = stack();
-        if (!s || !s->canUndo())
-            return statusBar()->showMessage(tr("Nothing to undo in this study's findings"), 4000);
-        const QString what = s->undoText();
-        s->undo();
-        statusBar()->showMessage(tr("Undone: %1").arg(what), 4000);
-    });
+        if (!s || !(back ? s->canUndo() : s->canRedo()))
+            return statusBar()->showMessage(back ? tr("Nothing to undo in this study's findings") : tr("Nothing to redo in this study's findings"), 4000);
+        const QString what = back ? s->undoText() : s->redoText();
+        back ? s->undo() : s->redo();
+        statusBar()->showMessage((back ? tr("Undone: %1") : tr("Redone: %1")).arg(what), 4000);
+    };
+    QAction *undo = edit->addAction(tr("&Undo"), this, [step] { step(true); });
     undo->setShortcut(QKeySequence::Undo);
-    QAction *redo = edit->addAction(tr("&Redo"), this, [this, stack] {
-        QUndoStack *s = stack();
-        if (!s || !s->canRedo())
-            return statusBar()->showMessage(tr("Nothing to redo in this study's findings"), 4000);
-        const QString what = s->redoText();
-        s->redo();
-        statusBar()->showMessage(tr("Redone: %1").arg(what), 4000);
-    });
+    QAction *redo = edit->addAction(tr("&Redo"), this, [step] { step(false); });
     redo->setShortcuts({QKeySequence(QStringLiteral("Ctrl+Shift+Z")), QKeySequence(QStringLiteral("Ctrl+Y"))});
     connect(edit, &QMenu::aboutToShow, this, [undo, redo, stack] {
         QUndoStack *s = stack();

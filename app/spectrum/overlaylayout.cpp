@@ -73,16 +73,25 @@ public:
 
     /// Places `lines` at `anchor`, at most `maxWidth` wide: shortened along, and when there is no room, without its
     /// least important lines (the last ones, or for `dropFirst` the first ones). False when nothing of it fits.
-    bool place(QStringList lines, const QColor &colour, Anchor anchor, int maxWidth, bool dropFirst, const QString &what)
+    /// `whole`: lines that hold numbers (a value, a position, a window) are first tried whole anywhere they may go,
+    /// and shortened to `maxWidth` only when that finds no room — a value cut to "-1…" would be read wrong.
+    bool place(QStringList lines, const QColor &colour, Anchor anchor, int maxWidth, bool dropFirst, const QString &what, bool whole = false)
     {
         lines.removeAll(QString());
         if (lines.isEmpty())
             return true;
         const int total = int(lines.size());
         while (!lines.isEmpty()) {
-            const QStringList shown = elided(lines, std::max(1, std::min(maxWidth, m_area.width())));
-            const QSize size(widthOf(shown) + 2, int(shown.size()) * m_fm.height());
-            if (const std::optional<QRect> r = find(size, anchor)) {
+            std::optional<QRect> r;
+            QStringList shown;
+            for (const int width : {whole ? m_area.width() : 0, std::max(1, std::min(maxWidth, m_area.width()))}) {
+                if (width <= 0)
+                    continue;
+                shown = elided(lines, width);
+                if ((r = find(QSize(widthOf(shown) + 2, int(shown.size()) * m_fm.height()), anchor)))
+                    break;
+            }
+            if (r) {
                 const bool left = anchor == Anchor::TopLeft || anchor == Anchor::BottomLeft || anchor == Anchor::MiddleLeft;
                 const bool right = anchor == Anchor::TopRight || anchor == Anchor::BottomRight || anchor == Anchor::MiddleRight;
                 take(*r, shown.join(QLatin1Char('\n')), colour, (left ? Qt::AlignLeft : right ? Qt::AlignRight : Qt::AlignHCenter) | Qt::AlignTop);
@@ -134,15 +143,15 @@ OverlayPlacement layOutOverlay(const OverlayContent &c, const QRect &area, const
     // them too little room.
     p.place(c.badge.lines, c.badge.colour, Anchor::TopCentre, w, false, QStringLiteral("badge"));
     for (const OverlayText &b : c.banners)
-        p.place(b.lines, b.colour, Anchor::TopCentre, w, false, b.lines.value(0).section(QLatin1Char(':'), 0, 0));
+        p.place(b.lines, b.colour, Anchor::TopCentre, w, false, b.lines.value(0).section(QLatin1Char(':'), 0, 0), true);
     // The bottom corners: the window and zoom (its last lines) before where the slice lies; each at most half the
     // width when both have something to say.
     const bool both = !c.bottomLeft.isEmpty() && !c.bottomRight.isEmpty();
     const int half = (w - 3 * kGap) / 2;
     const qsizetype before = p.out().texts.size();
-    p.place(c.bottomRight, text, Anchor::BottomRight, both ? std::max(half, w - p.widthOf(c.bottomLeft) - 3 * kGap) : w, true, QStringLiteral("view"));
+    p.place(c.bottomRight, text, Anchor::BottomRight, both ? std::max(half, w - p.widthOf(c.bottomLeft) - 3 * kGap) : w, true, QStringLiteral("view"), true);
     const int viewWidth = p.out().texts.size() > before ? p.out().texts.last().rect.width() : 0;
-    p.place(c.bottomLeft, text, Anchor::BottomLeft, w - viewWidth - 3 * kGap, false, QStringLiteral("slice"));
+    p.place(c.bottomLeft, text, Anchor::BottomLeft, w - viewWidth - 3 * kGap, false, QStringLiteral("slice"), true);
     // The orientation letters at the middle of each edge, or as near to it as is free.
     p.place({c.up}, letters, Anchor::TopCentre, w, false, QStringLiteral("orientation (top)"));
     p.place({c.left}, letters, Anchor::MiddleLeft, w, false, QStringLiteral("orientation (left)"));

@@ -1,4 +1,5 @@
 #include "studyviewer.h"
+#include "serieslist.h"
 #include "mprvolume.h"
 #include "displayimage.h"
 #include "priorspanel.h"
@@ -20,55 +21,6 @@
 #include <functional>
 
 namespace spectrum {
-
-namespace {
-/// The series list: dragging an item carries its series' index (dropped on a pane, that pane shows it). A series
-/// is chosen by a click (the button released where it was pressed, no drag) or by the keys — never by the press
-/// itself, which would put a dragged series into the active pane before it reaches the pane it is dragged to.
-class SeriesList : public QListWidget
-{
-public:
-    SeriesList()
-    {
-        setDragEnabled(true);
-        setDragDropMode(QAbstractItemView::DragOnly);
-    }
-    /// A mouse button is down on the list: the row it selects is not chosen yet.
-    bool isPressed() const { return m_pressed; }
-    /// After a drag (dropped or not): the row of the series in view again.
-    std::function<void()> dragEnded;
-
-protected:
-    QMimeData *mimeData(const QList<QListWidgetItem *> &items) const override
-    {
-        auto *data = new QMimeData;
-        if (!items.isEmpty())
-            data->setData(seriesMimeType(), QByteArray::number(row(items.first())));
-        return data;
-    }
-    QStringList mimeTypes() const override { return {seriesMimeType()}; }
-    void mousePressEvent(QMouseEvent *event) override
-    {
-        m_pressed = true;
-        QListWidget::mousePressEvent(event);
-    }
-    void mouseReleaseEvent(QMouseEvent *event) override
-    {
-        QListWidget::mouseReleaseEvent(event);  // clicked() for a press and release on one item
-        m_pressed = false;
-    }
-    void startDrag(Qt::DropActions actions) override
-    {
-        QListWidget::startDrag(actions);
-        m_pressed = false;  // the drag took the release
-        if (dragEnded)
-            dragEnded();
-    }
-
-private:
-    bool m_pressed = false;
-};
-} // namespace
 
 StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const StudySummary &study, StudyStreamer *streamer, QWidget *parent)
     : QWidget(parent), m_store(store), m_images(images), m_streamer(streamer), m_study(study), m_seriesList(new SeriesList), m_grid(new QGridLayout),
@@ -153,22 +105,7 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
         }
     });
     setActivePane(addPane(m_study.series.isEmpty() ? -1 : 0));
-    // The keys choose as they move; the mouse on release (a press may begin a drag to another pane). After a click
-    // the keys are the pane's again: ↓ steps through the slices, not down the list.
-    auto *list = static_cast<SeriesList *>(m_seriesList);
-    connect(m_seriesList, &QListWidget::currentRowChanged, this, [this, list](int row) {
-        if (!list->isPressed())
-            showSeries(row);
-    });
-    connect(m_seriesList, &QListWidget::itemClicked, this, [this](QListWidgetItem *item) {
-        showSeries(m_seriesList->row(item));
-        if (m_active)
-            m_active->viewport()->setFocus(Qt::MouseFocusReason);
-    });
-    list->dragEnded = [this] {
-        const QSignalBlocker block(m_seriesList);
-        m_seriesList->setCurrentRow(m_active && m_active->study() == &m_study ? m_active->seriesIndex() : -1);
-    };
+    wireSeriesList();
     if (m_study.series.isEmpty())
         viewport()->clear(tr("This study has no images."));
     else
@@ -350,33 +287,6 @@ void StudyViewer::resizeGrid(int rows, int columns, bool fill)
     layoutPanes();
     updateComparisonLabels();
     setActivePane(m_active);
-}
-
-void StudyViewer::fillSeriesList()
-{
-    const QSignalBlocker block(m_seriesList);
-    m_seriesList->clear();
-    for (const SeriesSummary &s : m_study.series) {
-        const QString name = s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : DicomIdentity::displayDescription(s.description);
-        if (isDocumentSeries(s)) {
-            const QString kind = s.modality == QLatin1String("SR") ? tr("%n report(s)", nullptr, int(s.instances.size()))
-                               : s.modality == QLatin1String("KO") ? tr("%n key image list(s)", nullptr, int(s.instances.size()))
-                                                                   : tr("%n presentation state(s)", nullptr, int(s.instances.size()));
-            auto *item = new QListWidgetItem(tr("%1 %2\n%3 (in Findings)").arg(s.modality, name, kind));
-            item->setToolTip(tr("Shown over the images they refer to and listed in View > Findings (Ctrl+Shift+M)"));
-            m_seriesList->addItem(item);
-            continue;
-        }
-        if (isKeyImageSeries(s)) {
-            auto *item = new QListWidgetItem(tr("★ %1\n%2 image(s)").arg(name).arg(s.instances.size()));
-            item->setToolTip(tr("The images a key object selection of this study names"));
-            m_seriesList->addItem(item);
-            continue;
-        }
-        auto *item = new QListWidgetItem(tr("%1 %2\n%3 image(s)").arg(s.modality, name).arg(s.instances.size()));
-        item->setToolTip(tr("Series %1: %2").arg(s.seriesNumber).arg(s.description));  // as the archive has it
-        m_seriesList->addItem(item);
-    }
 }
 
 bool StudyViewer::setStudy(const StudySummary &study)

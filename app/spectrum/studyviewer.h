@@ -262,6 +262,8 @@ private:
     void startThumbnails();
     bool m_thumbnailsWaiting = true;
     void fillSeriesList();
+    /// The series list's choices and drags, to the panes (serieslist.cpp).
+    void wireSeriesList();
     void onInstanceCached(const QString &key);
     /// An instance of the study is in the cache and its bytes still in memory: decoded once, there, when a pane
     /// (or a thumbnail) wants it.

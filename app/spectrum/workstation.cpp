@@ -126,8 +126,10 @@ QString Workstation::importSummaryText(const ImportSummary &s)
     QString text = tr("Imported %n image(s)", nullptr, s.imported) + tr(" of %n study(ies)", nullptr, int(s.studies.size()));
     if (!s.notDicom.isEmpty())
         text += tr("; %n file(s) were not DICOM and were left out", nullptr, int(s.notDicom.size()));
+    if (!s.duplicates.isEmpty())
+        text += tr("; %n file(s) held an image another file holds too, and were left out", nullptr, int(s.duplicates.size()));
     if (!s.failed.isEmpty())
-        text += tr("; %n failed (%1: %2)", nullptr, int(s.failed.size())).arg(QFileInfo(s.failed.first().first).fileName(), s.failed.first().second);
+        text += tr("; %n file(s) could not be imported (see the import report)", nullptr, int(s.failed.size()));
     if (s.cancelled)
         text += tr("; cancelled");
     return text;

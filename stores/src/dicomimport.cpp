@@ -5,6 +5,7 @@
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/filestore.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
@@ -22,6 +23,7 @@ struct Checked
     DicomIdentity identity;
     bool dicom = false;
     QString problem;  ///< unreadable (a failure), as opposed to simply not DICOM
+    QString why;      ///< not a DICOM instance: why, in words
 };
 
 Checked check(const QString &path)
@@ -34,8 +36,10 @@ Checked check(const QString &path)
     }
     // The preamble first: a large file that is not DICOM is not read whole.
     const QByteArray head = f.read(132);
-    if (head.size() < 132 || head.mid(128, 4) != "DICM")
+    if (head.size() < 132 || head.mid(128, 4) != "DICM") {
+        c.why = QStringLiteral("not a DICOM file");
         return c;
+    }
     f.seek(0);
     c.bytes = f.readAll();
     if (c.bytes.size() != f.size()) {
@@ -43,8 +47,15 @@ Checked check(const QString &path)
         return c;
     }
     const Result<DicomIdentity> id = readDicomIdentity(ByteView(c.bytes));
-    if (!id.isOk() || !id.value().isValid() || QFileInfo(path).fileName().compare(QLatin1String("DICOMDIR"), Qt::CaseInsensitive) == 0)
-        return c;  // a DICOMDIR, or a header without the UIDs of an instance
+    if (QFileInfo(path).fileName().compare(QLatin1String("DICOMDIR"), Qt::CaseInsensitive) == 0) {
+        c.why = QStringLiteral("the disc's index (DICOMDIR): read for the files it names, itself no image");
+        return c;
+    }
+    if (!id.isOk() || !id.value().isValid()) {
+        c.why = id.isOk() ? QStringLiteral("a DICOM file that holds no image instance (no SOP Instance or Study UID)")
+                          : QStringLiteral("a DICOM file whose header cannot be read: %1").arg(id.error().message());
+        return c;
+    }
     // Its header may read well while the rest is cut short: never kept as if it were whole.
     if (const Error whole = checkDicomWhole(ByteView(c.bytes)); whole.isError()) {
         c.problem = QStringLiteral("a DICOM file cut short or damaged, left out: %1").arg(whole.message());
@@ -144,7 +155,7 @@ void DicomImport::next()
                 return fileDone(size);
             }
             if (!c.dicom) {
-                m_notDicom.insert(index, path);
+                m_notDicom.insert(index, {path, c.why});
                 return fileDone(size);
             }
             store(index, c.identity.sopInstanceUid, c.bytes, c.identity);
@@ -153,14 +164,18 @@ void DicomImport::next()
     if (m_inFlight == 0 && !m_finished && (m_cancelled || m_at >= m_files.size())) {
         m_finished = true;
         m_summary.cancelled = m_cancelled && m_at < m_files.size();
-        for (const QString &f : std::as_const(m_notDicom))
-            m_summary.notDicom << f;
+        for (const auto &[file, why] : std::as_const(m_notDicom)) {
+            m_summary.notDicom << file;
+            m_summary.notDicomWhy << why;
+        }
         // Finished once what was imported is on the disk: one sync for all of it.
         whenDone(m_cache->syncToDisk(), this, [this](const Result<Done> &synced) {
             if (!synced.isOk())
                 m_failed.insert(int(m_files.size()), {m_cache->root(), synced.error().toString()});
             for (const auto &f : std::as_const(m_failed))
                 m_summary.failed << f;
+            for (const auto &f : std::as_const(m_duplicates))
+                m_summary.duplicates << f;
             Q_EMIT finished(m_summary);
         });
     }
@@ -172,13 +187,34 @@ void DicomImport::store(int index, const QString &key, const QByteArray &bytes, 
         m_waitingForKey << [this, index, key, bytes, identity] { store(index, key, bytes, identity); };
         return;
     }
+    // Another file of this import holds the same instance: an exact copy is left out; of two versions the newer
+    // file is kept, and the other named, never replaced silently.
+    const QByteArray digest = QCryptographicHash::hash(bytes, QCryptographicHash::Sha1);
+    const QDateTime modified = QFileInfo(m_files[index]).lastModified();
+    const auto kept = m_kept.constFind(key);
+    bool replacing = false;
+    if (kept != m_kept.constEnd()) {
+        const QString other = QFileInfo(m_files[kept->index]).fileName();
+        if (kept->digest == digest) {
+            m_duplicates.insert(index, {m_files[index], QStringLiteral("the same image as %1 (an exact copy)").arg(other)});
+            return fileDone(m_sizes[index]);
+        }
+        if (modified <= kept->modified) {
+            m_duplicates.insert(index, {m_files[index], QStringLiteral("another version of the image in %1 (the same SOP Instance UID); %1 is newer and was kept").arg(other)});
+            return fileDone(m_sizes[index]);
+        }
+        m_duplicates.insert(kept->index, {m_files[kept->index], QStringLiteral("another version of the image in %1 (the same SOP Instance UID); %1 is newer and was kept")
+                                                                    .arg(QFileInfo(m_files[index]).fileName())});
+        replacing = true;
+    }
+    m_kept.insert(key, Kept{index, digest, modified});
     m_keysInFlight.insert(key);
     CommitOptions options;
     options.knownIdentity = identity;  // read by check(): not parsed again
     options.durable = false;           // synced all at once when the import ends (FileStore::syncToDisk)
-    whenDone(m_cache->put(key, ByteView(bytes), options), this, [this, index, key, identity](const Result<BlobInfo> &r) {
+    whenDone(m_cache->put(key, ByteView(bytes), options), this, [this, index, key, identity, replacing](const Result<BlobInfo> &r) {
         if (r.isOk()) {
-            ++m_summary.imported;
+            m_summary.imported += replacing ? 0 : 1;  // one image, in its newer version
             m_summary.studies.insert(identity.studyInstanceUid);
         } else {
             m_failed.insert(index, {m_files[index], r.error().toString()});

@@ -18,15 +18,20 @@ namespace spectrum {
 namespace {
 QJsonObject toJson(const ImportSummary &s)
 {
-    QJsonArray notDicom, failed;
+    QJsonArray notDicom, notDicomWhy, failed, duplicates;
     for (const QString &f : s.notDicom)
         notDicom.append(f);
+    for (const QString &w : s.notDicomWhy)
+        notDicomWhy.append(w);
     for (const auto &[file, why] : s.failed)
         failed.append(QJsonArray{file, why});
+    for (const auto &[file, why] : s.duplicates)
+        duplicates.append(QJsonArray{file, why});
     QJsonArray studies;
     for (const QString &uid : s.studies)
         studies.append(uid);
-    return QJsonObject{{QStringLiteral("imported"), s.imported}, {QStringLiteral("notDicom"), notDicom}, {QStringLiteral("failed"), failed},
+    return QJsonObject{{QStringLiteral("imported"), s.imported}, {QStringLiteral("notDicom"), notDicom}, {QStringLiteral("notDicomWhy"), notDicomWhy},
+                       {QStringLiteral("failed"), failed}, {QStringLiteral("duplicates"), duplicates},
                        {QStringLiteral("studies"), studies}, {QStringLiteral("cancelled"), s.cancelled}};
 }
 
@@ -36,8 +41,12 @@ ImportSummary fromJson(const QJsonObject &o)
     s.imported = o.value(QStringLiteral("imported")).toInt();
     for (const QJsonValue &v : o.value(QStringLiteral("notDicom")).toArray())
         s.notDicom << v.toString();
+    for (const QJsonValue &v : o.value(QStringLiteral("notDicomWhy")).toArray())
+        s.notDicomWhy << v.toString();
     for (const QJsonValue &v : o.value(QStringLiteral("failed")).toArray())
         s.failed.append({v.toArray().at(0).toString(), v.toArray().at(1).toString()});
+    for (const QJsonValue &v : o.value(QStringLiteral("duplicates")).toArray())
+        s.duplicates.append({v.toArray().at(0).toString(), v.toArray().at(1).toString()});
     for (const QJsonValue &v : o.value(QStringLiteral("studies")).toArray())
         s.studies.insert(v.toString());
     s.cancelled = o.value(QStringLiteral("cancelled")).toBool();

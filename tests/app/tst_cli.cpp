@@ -237,7 +237,7 @@ private Q_SLOTS:
         QVERIFY(writeFile(junk, QByteArray(300, 'j')));
         ProcessResult r = cli({QStringLiteral("import"), junk}, cache);
         QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.err.contains("junk.dcm: not a DICOM instance, left out"), r.err.constData());
+        QVERIFY2(r.err.contains("junk.dcm: not a DICOM file, left out"), r.err.constData());
         r = cli({QStringLiteral("render"), junk, dir.filePath(QStringLiteral("x.png"))}, cache);
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("invalid DICOM"), r.err.constData());

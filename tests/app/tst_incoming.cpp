@@ -17,6 +17,7 @@
 #include "spectrum/stores/imageloader.h"
 #include "spectrum/stores/storeregistry.h"
 #include "guisupport.h"
+#include "importreport.h"
 #include "testsupport.h"
 
 #include <QAction>
@@ -359,7 +360,15 @@ void tst_Incoming::importingACdWithItsDicomdir()
     QCOMPARE(again.failed.size(), 1);
     QCOMPARE(again.failed.first().first, QFileInfo(gone).absoluteFilePath());
     QVERIFY(!again.failed.first().second.isEmpty());
-    QVERIFY(Workstation::importSummaryText(again).contains(QStringLiteral("1 failed (gone.dcm")));
+    QVERIFY(Workstation::importSummaryText(again).contains(QStringLiteral("1 file(s) could not be imported (see the import report)")));
+    // The report names it, with why.
+    ImportReport *report = nullptr;
+    QTRY_COMPARE(window.findChildren<ImportReport *>().size(), 2);  // one for each import: the readme was left out each time
+    report = window.findChildren<ImportReport *>().last();
+    QCOMPARE(report->rows().size(), 3);  // the DICOMDIR, the readme, the file gone
+    QVERIFY(report->rows().contains(qMakePair(QFileInfo(gone).absoluteFilePath(), ImportReport::inWords(again.failed.first().second))));
+    QVERIFY2(std::any_of(report->rows().begin(), report->rows().end(), [](const auto &r) { return r.second.startsWith(QStringLiteral("the disc's index")); }),
+             "the DICOMDIR is said to be the disc's index");
     QCOMPARE(ws->studies().size(), 1);
 }
 

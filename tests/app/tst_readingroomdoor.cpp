@@ -367,6 +367,10 @@ void tst_ReadingRoomDoor::overlayTextsNeverOverprint()
                 if (placed.scaleBar)
                     QVERIFY2(!placed.texts[a].rect.intersects(*placed.scaleBar), qPrintable(how + QStringLiteral(": '%1' over the scale bar").arg(placed.texts[a].text)));
             }
+            // Numbers (the slice's place, the window, a value) are never cut short while the pane has room for them.
+            for (const PlacedText &t : placed.texts)
+                if (t.rect.center().y() > vp->height() / 2)
+                    QVERIFY2(!t.text.contains(QStringLiteral("…")), qPrintable(how + QStringLiteral(": '%1' shortened").arg(t.text)));
             // Who the patient is, always whole.
             QVERIFY2(placed.texts.first().text.startsWith(DicomIdentity::displayName(m_viewer->study().identity.patientName)), qPrintable(how));
         }
@@ -405,6 +409,18 @@ void tst_ReadingRoomDoor::anImportSaysWhatItLeftOutAndWhy()
     QVERIFY(!DemoArchive::generate(one, [&](DemoInstance &&i) { mr << i.bytes; return Error(); }).isError());
     QVERIFY(writeFile(odd.filePath(QStringLiteral("good.dcm")), mr[0]));
     QVERIFY(writeFile(odd.filePath(QStringLiteral("cut.dcm")), mr[1].left(mr[1].size() / 2)));
+    // Two more files of the good image: an exact copy, and a newer version of it (the same SOP Instance UID, the
+    // description edited).
+    QVERIFY(QFile::copy(odd.filePath(QStringLiteral("good.dcm")), odd.filePath(QStringLiteral("good-copy.dcm"))));
+    QVERIFY(QFile::copy(odd.filePath(QStringLiteral("good.dcm")), odd.filePath(QStringLiteral("good-v2.dcm"))));
+    const ProcessResult edited = run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-m"), QStringLiteral("(0008,1030)=Edited"),
+                                                                            odd.filePath(QStringLiteral("good-v2.dcm"))});
+    QVERIFY2(edited.ok(), edited.err.constData());
+    const QDateTime earlier = QDateTime::currentDateTime().addSecs(-3600);
+    for (const char *older : {"good.dcm", "good-copy.dcm"}) {
+        QFile f(odd.filePath(QString::fromLatin1(older)));
+        QVERIFY(f.open(QIODevice::ReadWrite) && f.setFileTime(earlier, QFileDevice::FileModificationTime));
+    }
     QSignalSpy done(m_window.get(), &MainWindow::importFinished);
     QMimeData data;
     data.setUrls({QUrl::fromLocalFile(odd.path())});
@@ -425,8 +441,12 @@ void tst_ReadingRoomDoor::anImportSaysWhatItLeftOutAndWhy()
     const QString all = said.join(QLatin1Char('\n'));
     QVERIFY2(all.contains(QStringLiteral("readme.txt: not a DICOM file")), qPrintable(all));
     QVERIFY2(all.contains(QStringLiteral("cut.dcm")), qPrintable(all));
-    QVERIFY2(!all.contains(QStringLiteral("good.dcm")), qPrintable(all));
-    QCOMPARE(said.size(), 2);
+    QVERIFY2(all.contains(QStringLiteral("good.dcm: another version of the image in good-v2.dcm")), qPrintable(all));
+    QVERIFY2(all.contains(QStringLiteral("good-copy.dcm: ")), qPrintable(all));
+    QVERIFY2(!all.contains(QStringLiteral("good-v2.dcm:")), qPrintable(all));  // the newest, kept
+    QCOMPARE(said.size(), 4);
+    const ImportSummary summary = done.first().first().value<ImportSummary>();
+    QCOMPARE(summary.imported, 1);
     report->close();
 }
 

@@ -286,7 +286,10 @@ void tst_Workstation::seriesThumbnailsShowTheirMiddleImage()
     const QList<InstanceRef> &in = viewer->study().series[0].instances;
     Result<DecodedImage> middle = runSync(loadImage(m_ws->localStore(), in[in.size() / 2].key));
     QVERIFY(middle.isOk());
-    const QImage expected = toQImage(renderFrame(middle.value(), 0, defaultWindow(middle.value()))).scaled(96, 96, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+    // Drawn as on the patient (square pixels), area-averaged to fit 96 × 96.
+    const ImageInfo &info = middle.value().info;
+    const QImage expected = resampledTo(toQImage(renderFrame(middle.value(), 0, defaultWindow(middle.value()))),
+                                        squarePixelSize(info.columns, info.rows, info.pixelAspect()).scaled(96, 96, Qt::KeepAspectRatio));
     QCOMPARE(viewer->thumbnail(0), expected);
     auto *list = viewer->findChild<QListWidget *>(QStringLiteral("seriesList"));
     QVERIFY(list && !list->item(0)->icon().isNull());

@@ -52,7 +52,10 @@ void tst_DicomImport::aFolderComesInWholeAndSynced()
     import.start();
     QVERIFY(finished.wait(60000));
     const ImportSummary s = finished.first().first().value<ImportSummary>();
-    QCOMPARE(s.imported, int(files.size()) + 1);  // the copy too: one instance, stored twice
+    QCOMPARE(s.imported, int(files.size()));  // the copy is one instance: kept once, the other file named
+    QCOMPARE(s.duplicates.size(), 1);
+    QVERIFY2(s.duplicates[0].second.contains(QStringLiteral("an exact copy")), qPrintable(s.duplicates[0].second));
+    QCOMPARE(s.notDicomWhy, QStringList{QStringLiteral("not a DICOM file")});
     QCOMPARE(s.studies.size(), 1);
     QCOMPARE(s.notDicom, QStringList{QFileInfo(in + QStringLiteral("/README.TXT")).canonicalFilePath()});
     QCOMPARE(s.failed.size(), 1);

@@ -16,6 +16,8 @@
 #include <QMap>
 #include <QObject>
 #include <QPair>
+#include <QDateTime>
+#include <QHash>
 #include <QSet>
 #include <QStringList>
 
@@ -29,8 +31,12 @@ struct ImportSummary
 {
     int imported = 0;
     QStringList notDicom;                      ///< files that are not DICOM instances (skipped)
+    QStringList notDicomWhy;                   ///< for each of notDicom: why, in words (a DICOMDIR: the disc's index)
     QList<QPair<QString, QString>> failed;     ///< file, why (unreadable, full disk…)
     QSet<QString> studies;                     ///< Study Instance UIDs of what was imported
+    /// Files holding an instance (a SOP Instance UID) another file of the import holds too: left out, and why —
+    /// an exact copy, or an older version of the one kept (the newest file is kept).
+    QList<QPair<QString, QString>> duplicates;
     bool cancelled = false;
 };
 
@@ -71,9 +77,17 @@ private:
     bool m_cancelled = false;
     bool m_finished = false;
     QSet<QString> m_keysInFlight;     ///< SOP Instance UIDs being stored
+    struct Kept
+    {
+        int index = -1;       ///< the file kept for an instance so far
+        QByteArray digest;    ///< its bytes' SHA-1, to tell an exact copy
+        QDateTime modified;
+    };
+    QHash<QString, Kept> m_kept;      ///< SOP Instance UID → the file of this import that holds it
     QList<std::function<void()>> m_waitingForKey;  ///< stores of a UID being stored, in the order they came
-    QMap<int, QString> m_notDicom;    ///< by file index: the summary lists them in file order
+    QMap<int, QPair<QString, QString>> m_notDicom;  ///< by file index (the summary lists them in file order): file, why
     QMap<int, QPair<QString, QString>> m_failed;
+    QMap<int, QPair<QString, QString>> m_duplicates;  ///< by file index: a file left out for another of the same instance
     ImportSummary m_summary;
 };
 
