@@ -67,6 +67,10 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     m_tabs->addTab(m_browser, tr("Studies"));
     m_tabs->setTabsClosable(true);
     m_tabs->setDocumentMode(true);
+    // Many studies open: their tabs narrow (names shortened, whole in the tooltip) rather than scroll the study list
+    // out of sight.
+    m_tabs->setUsesScrollButtons(false);
+    m_tabs->setElideMode(Qt::ElideRight);
     m_tabs->tabBar()->setTabButton(0, QTabBar::RightSide, nullptr);  // the study list cannot be closed
     m_tabs->tabBar()->setTabButton(0, QTabBar::LeftSide, nullptr);
     connect(m_tabs, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
@@ -352,6 +356,7 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
                               .arg(DicomIdentity::displayName(study.identity.patientName),
                                    study.modalities.join(QLatin1Char('/')), DicomIdentity::displayDate(study.identity.studyDate));
     m_tabs->setCurrentIndex(m_tabs->addTab(viewer, title));
+    m_tabs->setTabToolTip(m_tabs->indexOf(viewer), title);  // whole, when the tab is narrowed
     viewer->setFocus();
     findPriorsFor(viewer);
     // Laid out by its hanging protocol before anything is painted; a study still being listed once it is.

@@ -39,6 +39,7 @@ private Q_SLOTS:
     void overlayTextsNeverOverprint();
     void theManualIsOnF1();
     void anImportSaysWhatItLeftOutAndWhy();
+    void theStudyListStaysInSightWithManyStudiesOpen();
 
 private:
     void press(const QKeySequence &key) { QTest::keySequence(m_window.get(), key); }
@@ -448,6 +449,49 @@ void tst_ReadingRoomDoor::anImportSaysWhatItLeftOutAndWhy()
     const ImportSummary summary = done.first().first().value<ImportSummary>();
     QCOMPARE(summary.imported, 1);
     report->close();
+}
+
+void tst_ReadingRoomDoor::theStudyListStaysInSightWithManyStudiesOpen()
+{
+    // Three more studies brought in (a folder dropped on the window), then every study opened from the list (Enter),
+    // in a window as narrow as it goes.
+    QTemporaryDir more;
+    DemoOptions others;
+    others.studies = {DemoStudy::ChestCr, DemoStudy::HeadCtPrior, DemoStudy::ChestCrPrior};
+    others.ctSlices = 8;
+    QVERIFY(!DemoArchive::generate(others, [&](DemoInstance &&i) {
+        const QString path = more.filePath(i.relativePath);
+        QDir().mkpath(QFileInfo(path).path());
+        return writeFile(path, i.bytes) ? Error() : Error(ErrorCode::Io, path);
+    }).isError());
+    QSignalSpy done(m_window.get(), &MainWindow::importFinished);
+    QMimeData data;
+    data.setUrls({QUrl::fromLocalFile(more.path())});
+    const QPointF middle(m_window->width() / 2.0, m_window->height() / 2.0);
+    QDragEnterEvent enter(middle.toPoint(), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_window.get(), &enter);
+    QDropEvent drop(middle, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_window.get(), &drop);
+    QVERIFY(done.count() == 1 || done.wait(60000));
+    m_window->resize(480, 600);
+    auto *tabs = m_window->findChild<QTabWidget *>();
+    auto *browser = m_window->findChild<StudyBrowser *>();
+    browser->patientNameField()->clear();
+    QTest::keyClick(browser->patientNameField(), Qt::Key_Return);
+    QTRY_VERIFY(browser->table()->model()->rowCount() >= 5);
+    for (int row = 0; row < browser->table()->model()->rowCount(); ++row) {
+        tabs->setCurrentIndex(0);
+        browser->table()->selectRow(row);
+        browser->table()->setFocus();
+        QTest::keyClick(browser->table(), Qt::Key_Return);
+    }
+    QTRY_VERIFY(tabs->count() >= 6);
+    // Every tab's title is on screen: the study list's first.
+    QTabBar *bar = tabs->tabBar();
+    for (int i = 0; i < tabs->count(); ++i)
+        QVERIFY2(bar->rect().contains(bar->tabRect(i)), qPrintable(QStringLiteral("tab %1 out of sight").arg(i)));
+    QCOMPARE(tabs->tabText(0), QStringLiteral("Studies"));
+    m_window->resize(1400, 800);
 }
 
 QTEST_MAIN(tst_ReadingRoomDoor)
