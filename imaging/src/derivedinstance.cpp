@@ -99,7 +99,13 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     } else {
         bitsStored = 0;
     }
-    if (Error e = dcmtk::writeNativePixels(ds, pixels, bitsStored); e.isError())
+    const E_TransferSyntax xfer = ds->getOriginalXfer();
+    const bool keepOriginal = derivation.pixelsAreTheOriginals && !derivation.plane && xfer != EXS_JPEG2000LosslessOnly && xfer != EXS_JPEG2000
+                           && pixels.width() == oldColumns && pixels.height() == oldRows
+                           && ds->chooseRepresentation(EXS_LittleEndianExplicit, nullptr).good() && ds->canWriteXfer(EXS_LittleEndianExplicit);
+    if (keepOriginal)
+        ds->removeAllButCurrentRepresentations();  // its own samples, at their own depth
+    else if (Error e = dcmtk::writeNativePixels(ds, pixels, bitsStored); e.isError())
         return e;
     if (derivation.plane) {
         // A plane cut from a volume: its own place, spacing and values' rescale.

@@ -139,6 +139,7 @@ private:
                                     const QString &folder, const std::function<bool()> &cancelled, const std::function<void(int, int)> &progress)
     {
         derivation.description = chain.isEmpty() ? QStringLiteral("unprocessed copy") : chain.description();
+        derivation.pixelsAreTheOriginals = chain.isEmpty();  // a copy keeps the original's samples at their depth
         derivation.seriesInstanceUid = makeUid();  // one derived series for all of them
         QStringList files;
         for (int i = 0; i < keys.size(); ++i) {

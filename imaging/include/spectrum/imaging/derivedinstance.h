@@ -40,6 +40,10 @@ struct Derivation
     QString seriesDescription;  ///< empty: the original's with " (processed)"
     int seriesNumber = 0;       ///< 0: the original's + 1000
     std::optional<DerivedPlane> plane;  ///< set: a plane cut from a volume (its own geometry and sources)
+    /// The pixels given are the original's own, unchanged (an unprocessed copy): the original's pixel data is then
+    /// kept at its depth — native, or decompressed by DCMTK's codecs (colour of 16 bits a sample, 32-bit and real
+    /// samples) — and the pixels given are written only where it cannot be (JPEG 2000).
+    bool pixelsAreTheOriginals = false;
 };
 
 struct DerivedInstance
