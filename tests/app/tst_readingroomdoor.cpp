@@ -32,6 +32,7 @@ private Q_SLOTS:
     void theCrosshairOnTheScoutMovesTheAxials();
     void linkedWindowLeavesTheScoutAlone();
     void findingsAreUndoneAndRedone();
+    void savingFindingsKeepsTheThumbnails();
     void aDoubleClickMaximisesAPane();
     void aRightClickOpensThePaneMenu();
     void theStackBarGoesThroughTheStack();
@@ -249,6 +250,25 @@ void tst_ReadingRoomDoor::findingsAreUndoneAndRedone()
     press(QKeySequence::Undo);
     QTRY_COMPARE(vp->measurements().size(), 1);
     QVERIFY(m_viewer->findings()->unsavedCount() >= 1);
+}
+
+void tst_ReadingRoomDoor::savingFindingsKeepsTheThumbnails()
+{
+    auto *list = m_viewer->findChild<QListWidget *>(QStringLiteral("seriesList"));
+    auto allShown = [&] {
+        for (int i = 0; i < list->count(); ++i)
+            if (!isDocumentSeries(m_viewer->study().series.value(i)) && list->item(i)->icon().isNull())
+                return false;
+        return true;
+    };
+    QTRY_VERIFY(allShown());
+    const int before = list->count();
+    QSignalSpy saved(m_window.get(), &MainWindow::findingsSaved);
+    press(QKeySequence::Save);  // Ctrl+S: a study in the cache keeps its findings there
+    QVERIFY(saved.wait(30000));
+    QVERIFY2(!saved.first().at(1).value<Error>().isError(), qPrintable(saved.first().at(1).value<Error>().toString()));
+    QTRY_VERIFY(list->count() > before);  // the report joined the list
+    QTRY_VERIFY(allShown());              // and every series has its picture again (the scout's was lost for good)
 }
 
 void tst_ReadingRoomDoor::aDoubleClickMaximisesAPane()
