@@ -18,7 +18,7 @@ public:
     ImportReport(const ImportSummary &summary, Workstation *workstation, QWidget *parent = nullptr);
 
     /// The report's rows as shown: file name, then what happened to it.
-    QList<QPair<QString, QString>> rows() const { return m_rows; }
+    const QList<QPair<QString, QString>> &rows() const { return m_rows; }
 
     /// Whether an import's outcome needs a report: something was left out (other than a disc's DICOMDIR).
     static bool worthShowing(const ImportSummary &summary);

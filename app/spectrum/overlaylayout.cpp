@@ -75,7 +75,8 @@ public:
     /// least important lines (the last ones, or for `dropFirst` the first ones). False when nothing of it fits.
     /// `whole`: lines that hold numbers (a value, a position, a window) are first tried whole anywhere they may go,
     /// and shortened to `maxWidth` only when that finds no room — a value cut to "-1…" would be read wrong.
-    bool place(QStringList lines, const QColor &colour, Anchor anchor, int maxWidth, bool dropFirst, const QString &what, bool whole = false)
+    /// `pad`: room kept free on each side (an orientation letter is not to read as part of a text beside it).
+    bool place(QStringList lines, const QColor &colour, Anchor anchor, int maxWidth, bool dropFirst, const QString &what, bool whole = false, int pad = 0)
     {
         lines.removeAll(QString());
         if (lines.isEmpty())
@@ -88,7 +89,7 @@ public:
                 if (width <= 0)
                     continue;
                 shown = elided(lines, width);
-                if ((r = find(QSize(widthOf(shown) + 2, int(shown.size()) * m_fm.height()), anchor)))
+                if ((r = find(QSize(widthOf(shown) + 2 + 2 * pad, int(shown.size()) * m_fm.height()), anchor)))
                     break;
             }
             if (r) {
@@ -153,11 +154,12 @@ OverlayPlacement layOutOverlay(const OverlayContent &c, const QRect &area, const
     const int viewWidth = p.out().texts.size() > before ? p.out().texts.last().rect.width() : 0;
     p.place(c.bottomLeft, text, Anchor::BottomLeft, w - viewWidth - 3 * kGap, false, QStringLiteral("slice"), true);
     // The orientation letters at the middle of each edge, or as near to it as is free.
-    p.place({c.up}, letters, Anchor::TopCentre, w, false, QStringLiteral("orientation (top)"));
-    p.place({c.left}, letters, Anchor::MiddleLeft, w, false, QStringLiteral("orientation (left)"));
-    p.place({c.right}, letters, Anchor::MiddleRight, w, false, QStringLiteral("orientation (right)"));
+    const int letterPad = fm.horizontalAdvance(QStringLiteral("MM"));
+    p.place({c.up}, letters, Anchor::TopCentre, w, false, QStringLiteral("orientation (top)"), false, letterPad);
+    p.place({c.left}, letters, Anchor::MiddleLeft, w, false, QStringLiteral("orientation (left)"), false, letterPad);
+    p.place({c.right}, letters, Anchor::MiddleRight, w, false, QStringLiteral("orientation (right)"), false, letterPad);
     // The scale bar above the bottom letter, both at the bottom centre.
-    p.place({c.down}, letters, Anchor::BottomCentre, w, false, QStringLiteral("orientation (bottom)"));
+    p.place({c.down}, letters, Anchor::BottomCentre, w, false, QStringLiteral("orientation (bottom)"), false, letterPad);
     if (c.scaleBarPixels > 0) {
         const int barHeight = 8;
         const QSize size(std::max(c.scaleBarPixels, fm.horizontalAdvance(c.scaleBarLabel)) + 2, fm.height() + barHeight);

@@ -125,7 +125,7 @@ void ImageViewport::paintOverlay(QPainter &p)
     if (const QString rejected = m_findings->rejectionOf(imageRef()); !rejected.isEmpty())
         c.banners << OverlayText{{tr("REJECTED: %1").arg(rejected)}, QColor(255, 90, 90)};
     if (!m_filterNote.isEmpty())
-        c.banners << OverlayText{{tr("FILTERED VIEW: %1").arg(m_filterNote), tr("values and measurements from the original image")}, QColor(255, 150, 90)};
+        c.banners << OverlayText{{tr("FILTERED VIEW: %1").arg(m_filterNote), tr("values and measurements"), tr("from the original image")}, QColor(255, 150, 90)};
     c.bottomLeft = m_overlay.bottomLeft.split(QLatin1Char('\n'));
     QStringList view{windowText(), tr("Zoom %1%").arg(std::lround(displayScale() * 100))};
     if (displayScale() > 1.0 && !m_smoothMagnify)

@@ -367,10 +367,11 @@ void tst_Incoming::importingACdWithItsDicomdir()
     report = window.findChildren<ImportReport *>().last();
     QCOMPARE(report->rows().size(), 3);  // the DICOMDIR, the readme, the file gone
     QVERIFY(report->rows().contains(qMakePair(QFileInfo(gone).absoluteFilePath(), ImportReport::inWords(again.failed.first().second))));
+    const QList<QPair<QString, QString>> reported = report->rows();  // one copy: begin() and end() of the same list
     QStringList rows;
-    for (const auto &[file, why] : report->rows())
+    for (const auto &[file, why] : reported)
         rows << file + QStringLiteral(": ") + why;
-    QVERIFY2(std::any_of(report->rows().begin(), report->rows().end(), [](const auto &r) { return r.second.startsWith(QStringLiteral("the disc's index")); }),
+    QVERIFY2(std::any_of(reported.begin(), reported.end(), [](const auto &r) { return r.second.startsWith(QStringLiteral("the disc's index")); }),
              qPrintable(rows.join(QStringLiteral(" | "))));
     QCOMPARE(ws->studies().size(), 1);
 }
