@@ -108,7 +108,8 @@ QSize averagedSize(QSize rendered, QSize onScreen)
 
 QImage resampledTo(const QImage &image, QSize size)
 {
-    if (image.isNull() || size.isEmpty() || image.size() == size)
+    size = size.expandedTo(QSize(1, 1));  // a sliver of an image is a pixel wide, never its own size
+    if (image.isNull() || image.size() == size)
         return image;
     QImage averaged = averagedSize(image.size(), size) == image.size() ? image : shrinkByAreaAverage(image, size);
     // What is left to do only enlarges, where smooth interpolation adds no detail and drops none.

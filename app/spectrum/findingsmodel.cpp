@@ -69,6 +69,7 @@ void FindingsModel::restore(const QString &imageKey, QList<Finding> findings)
     if (!m_order.contains(imageKey))
         m_order << imageKey;
     ++m_gesture;
+    Q_EMIT restored(imageKey);
     Q_EMIT changed(imageKey);
 }
 
@@ -155,6 +156,7 @@ void FindingsModel::clear(const QString &imageKey)
 
 int FindingsModel::addFromReport(const QString &reportUid, const QList<Finding> &findings)
 {
+    m_undo->clear();  // the steps recorded whole lists of findings: one put back now would drop or revive a report's
     if (m_withdrawn.contains(reportUid))
         return 0;
     for (auto it = m_findings.begin(); it != m_findings.end(); ++it)
@@ -320,6 +322,7 @@ void FindingsModel::keyImagesSaved(const QList<KeySelection> &written, const QSt
 
 void FindingsModel::withdraw(const QStringList &uids, const QString &why)
 {
+    m_undo->clear();  // a withdrawn report's findings must not come back with an undo
     for (const QString &uid : uids) {
         m_withdrawn.insert(uid, why);
         m_keySelections.erase(std::remove_if(m_keySelections.begin(), m_keySelections.end(), [&](const KeySelection &k) { return k.uid == uid; }),

@@ -152,6 +152,8 @@ public:
 Q_SIGNALS:
     /// Findings on `imageKey` changed (added, edited, removed); empty: many images at once.
     void changed(const QString &imageKey);
+    /// The findings on `imageKey` were put back by an undo or redo: indices into them no longer hold.
+    void restored(const QString &imageKey);
     /// Values measured anew (setMeasured): for lists, not for the images (nothing drawn changes).
     void measured();
     /// Key images marked or unmarked here, or a selection read.

@@ -123,7 +123,7 @@ void MainWindow::sendToArchive(const QString &store, bool wholeSeries)
     // derivation (the series list would show a copy just as its original).
     const QString how = tr(" (%1, %2)").arg(chain.isEmpty() ? tr("copy") : m_filters->description(),
                                              QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
-    QString from = source.description.isEmpty() ? tr("Series %1").arg(source.seriesNumber) : DicomIdentity::displayDescription(source.description);
+    QString from = source.description.isEmpty() ? tr("Series %1").arg(source.seriesNumber) : source.description;  // the archive's words
     const qsizetype room = std::max<qsizetype>(8, 64 - how.size());
     if (from.size() > room)
         from = from.left(room - 3).trimmed() + QStringLiteral("...");

@@ -85,7 +85,8 @@ public:
         while (!lines.isEmpty()) {
             std::optional<QRect> r;
             QStringList shown;
-            for (const int width : {whole ? m_area.width() : 0, std::max(1, std::min(maxWidth, m_area.width()))}) {
+            // Whole lines are shortened only past the pane's width; short of room, they give way a line at a time.
+            for (const int width : {whole ? m_area.width() : 0, whole ? 0 : std::max(1, std::min(maxWidth, m_area.width()))}) {
                 if (width <= 0)
                     continue;
                 shown = elided(lines, width);
@@ -137,14 +138,14 @@ OverlayPlacement layOutOverlay(const OverlayContent &c, const QRect &area, const
     for (const PlacedText &t : p.out().texts)
         leftWidth = std::max(leftWidth, t.rect.width());
     const int besideLeft = std::max(fm.horizontalAdvance(QStringLiteral("MMMM…")), w - leftWidth - 3 * kGap);
+    // What was done to the image (REJECTED, FILTERED VIEW) next: it may not give way to anything but the patient.
+    for (const OverlayText &b : c.banners)
+        p.place(b.lines, b.colour, Anchor::TopCentre, w, false, b.lines.value(0).section(QLatin1Char(':'), 0, 0), true);
     // Which study: whole when it fits beside the patient, under it otherwise.
     p.place(c.comparison.lines, c.comparison.colour, Anchor::TopRight, w, false, QStringLiteral("comparison"));
     p.place(c.topRight, text, Anchor::TopRight, besideLeft, false, QStringLiteral("study and series"));
-    // The badge and the banners at the top centre, each under the one before, shortened when the corners leave
-    // them too little room.
+    // The badge at the top centre, as near the top as the texts above leave room.
     p.place(c.badge.lines, c.badge.colour, Anchor::TopCentre, w, false, QStringLiteral("badge"));
-    for (const OverlayText &b : c.banners)
-        p.place(b.lines, b.colour, Anchor::TopCentre, w, false, b.lines.value(0).section(QLatin1Char(':'), 0, 0), true);
     // The bottom corners: the window and zoom (its last lines) before where the slice lies; each at most half the
     // width when both have something to say.
     const bool both = !c.bottomLeft.isEmpty() && !c.bottomRight.isEmpty();
@@ -167,7 +168,7 @@ OverlayPlacement layOutOverlay(const OverlayContent &c, const QRect &area, const
             const QRect label(r->left(), r->top(), r->width(), fm.height());
             p.take(label, c.scaleBarLabel, letters, Qt::AlignHCenter | Qt::AlignTop);
             const QRect bar(r->left() + (r->width() - c.scaleBarPixels) / 2, r->bottom() - barHeight + 1, c.scaleBarPixels, barHeight);
-            p.reserve(bar);
+            p.reserve(bar.adjusted(-3, 0, 3, 0));  // the pen's caps reach past the line's ends
             p.out().scaleBar = bar;
         } else {
             p.out().dropped << QStringLiteral("scale bar");

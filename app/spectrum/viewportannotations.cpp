@@ -101,6 +101,14 @@ void ImageViewport::setFindings(FindingsModel *model)
         disconnect(m_findings, nullptr, this, nullptr);
     m_findings = model;
     connect(m_findings, &FindingsModel::changed, this, &ImageViewport::onFindingsChanged);
+    connect(m_findings, &FindingsModel::restored, this, [this](const QString &imageKey) {
+        // Put back by an undo or redo: the selected index and a drag under way may name another finding now.
+        if (imageKey != findingsKey())
+            return;
+        m_selected = -1;
+        m_movingWhole = false;
+        m_draggedHandle = -1;
+    });
     m_selected = -1;
     ++m_measureVersion;
     update();

@@ -143,7 +143,7 @@ QString componentGroup(const QString &group, bool comma)
 
 QString DicomIdentity::displayDescription(const QString &description)
 {
-    static const QRegularExpression longDecimal(QStringLiteral("(?<![\\d.])(\\d+)\\.(\\d{3,})(?![\\d.])"));
+    static const QRegularExpression longDecimal(QStringLiteral("(?<![\\d.])(\\d+)\\.(\\d{5,})(?![\\d.])"));
     QString out;
     qsizetype from = 0;
     for (QRegularExpressionMatchIterator it = longDecimal.globalMatch(description); it.hasNext();) {
@@ -154,7 +154,7 @@ QString DicomIdentity::displayDescription(const QString &description)
             rounded.chop(1);
         if (rounded.endsWith(QLatin1Char('.')))
             rounded.chop(1);
-        out += rounded;
+        out += rounded == QLatin1String("0") ? m.captured() : rounded;  // never a value made zero
         from = m.capturedEnd();
     }
     return out + description.mid(from);

@@ -22,7 +22,8 @@ bool derivedAllowed(const QString &sopClass)
         UID_CTImageStorage, UID_MRImageStorage, UID_ComputedRadiographyImageStorage, UID_DigitalXRayImageStorageForPresentation,
         UID_DigitalMammographyXRayImageStorageForPresentation, UID_UltrasoundImageStorage, UID_UltrasoundMultiframeImageStorage,
         UID_XRayAngiographicImageStorage, UID_XRayRadiofluoroscopicImageStorage, UID_NuclearMedicineImageStorage,
-        UID_PositronEmissionTomographyImageStorage, UID_SecondaryCaptureImageStorage};
+        UID_PositronEmissionTomographyImageStorage, UID_SecondaryCaptureImageStorage,
+        UID_RTDoseStorage, UID_ParametricMapStorage};  // their own 32-bit and real samples: no other class holds them
     return classes.count(sopClass.toStdString()) > 0;
 }
 
@@ -81,9 +82,15 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
         return Error(ErrorCode::InvalidDicom, QStringLiteral("the original has no SOP Class or SOP Instance UID"));
     const int oldRows = dcmtk::getInt(ds, DCM_Rows), oldColumns = dcmtk::getInt(ds, DCM_Columns);
 
-    // The pixels: native depth, uncompressed.
-    for (const DcmTagKey &gone : {DCM_PixelPaddingValue, DCM_SmallestImagePixelValue, DCM_LargestImagePixelValue, DCM_LossyImageCompressionRatio})
-        ds->findAndDeleteElement(gone);
+    // The pixels: native depth, uncompressed. An unprocessed copy keeps the original's samples, and with them what
+    // describes them (padding, smallest and largest value, a lossy original's ratio).
+    const E_TransferSyntax xfer = ds->getOriginalXfer();
+    const bool keepOriginal = derivation.pixelsAreTheOriginals && !derivation.plane && xfer != EXS_JPEG2000LosslessOnly && xfer != EXS_JPEG2000
+                           && pixels.width() == oldColumns && pixels.height() == oldRows
+                           && ds->chooseRepresentation(EXS_LittleEndianExplicit, nullptr).good() && ds->canWriteXfer(EXS_LittleEndianExplicit);
+    if (!keepOriginal)
+        for (const DcmTagKey &gone : {DCM_PixelPaddingValue, DCM_SmallestImagePixelValue, DCM_LargestImagePixelValue, DCM_LossyImageCompressionRatio})
+            ds->findAndDeleteElement(gone);
     // The original's precision (Bits Stored) when every processed value still fits in it, as filters that clamp
     // to the stored range guarantee; all bits of the format otherwise.
     int bitsStored = dcmtk::getInt(ds, DCM_BitsStored);
@@ -99,10 +106,6 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     } else {
         bitsStored = 0;
     }
-    const E_TransferSyntax xfer = ds->getOriginalXfer();
-    const bool keepOriginal = derivation.pixelsAreTheOriginals && !derivation.plane && xfer != EXS_JPEG2000LosslessOnly && xfer != EXS_JPEG2000
-                           && pixels.width() == oldColumns && pixels.height() == oldRows
-                           && ds->chooseRepresentation(EXS_LittleEndianExplicit, nullptr).good() && ds->canWriteXfer(EXS_LittleEndianExplicit);
     if (keepOriginal)
         ds->removeAllButCurrentRepresentations();  // its own samples, at their own depth
     else if (Error e = dcmtk::writeNativePixels(ds, pixels, bitsStored); e.isError())
@@ -153,6 +156,11 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
     const QString seriesUid = derivation.seriesInstanceUid.isEmpty() ? makeUid() : derivation.seriesInstanceUid;
     const QString sopUid = makeUid();
     const QString sopClass = derivedAllowed(sourceClass) ? sourceClass : QString::fromLatin1(UID_SecondaryCaptureImageStorage);
+    // Secondary Capture holds 8- and 16-bit samples: an image of 32-bit or real values of another class is refused
+    // rather than sent as one an archive or a viewer would read wrong.
+    if (sopClass != sourceClass && (dcmtk::getInt(ds, DCM_BitsAllocated) > 16 || ds->tagExists(DCM_FloatPixelData) || ds->tagExists(DCM_DoubleFloatPixelData)))
+        return Error(ErrorCode::Unsupported, QStringLiteral("an image of %1-bit or real values of this kind (%2) cannot be sent as a Secondary Capture: not sent")
+                                                 .arg(dcmtk::getInt(ds, DCM_BitsAllocated)).arg(sourceClass));
     put(ds, DCM_SOPClassUID, sopClass);
     put(ds, DCM_SOPInstanceUID, sopUid);
     put(ds, DCM_SeriesInstanceUID, seriesUid);

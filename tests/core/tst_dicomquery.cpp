@@ -151,7 +151,9 @@ void tst_DicomQuery::descriptionsRoundLongDecimals()
     QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("Axial 1.25 mm")), QStringLiteral("Axial 1.25 mm"));
     QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("Axial 2.0000001 mm")), QStringLiteral("Axial 2 mm"));
     QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("1.2.840.10008.5")), QStringLiteral("1.2.840.10008.5"));  // not a number
-    QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("v3.14159 / 0.5000")), QStringLiteral("v3.14 / 0.5"));
+    QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("v3.14159 / 0.50000")), QStringLiteral("v3.14 / 0.5"));
+    QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("Axial 0.625 mm")), QStringLiteral("Axial 0.625 mm"));  // as written
+    QCOMPARE(DicomIdentity::displayDescription(QStringLiteral("dose 0.000012345 Gy")), QStringLiteral("dose 0.000012345 Gy"));  // never 0
 }
 
 QTEST_GUILESS_MAIN(tst_DicomQuery)

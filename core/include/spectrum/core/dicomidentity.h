@@ -50,8 +50,9 @@ struct DicomIdentity
     /// "20240102" → "2024-01-02" (ISO, unambiguous in every locale); anything else as it is.
     static QString displayDate(const QString &dicomDate);
     static QString displayName(const QString &personName);
-    /// A description as people write it: numbers of more than two decimals rounded to two, trailing zeros
-    /// dropped ("Axial 0.8333333333 mm" → "Axial 0.83 mm"); everything else as it is.
+    /// A description as people write it, for display only: a number with a computed tail (five decimals or more)
+    /// rounded to two, trailing zeros dropped ("Axial 0.8333333333 mm" → "Axial 0.83 mm"; "0.625" as it is; never
+    /// a value made zero); everything else as it is.
     static QString displayDescription(const QString &description);
     /// Numbers as imageOrientation and sliceThickness hold them: 10 significant digits, '\\' between.
     static QString formatDecimals(const std::vector<double> &values);
