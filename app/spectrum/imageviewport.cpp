@@ -1,7 +1,7 @@
 #include "imageviewport.h"
+#include "displayimage.h"
 
 #include <QApplication>
-#include "displayimage.h"
 
 #include <QMouseEvent>
 #include <QPainter>
@@ -404,6 +404,9 @@ QImage ImageViewport::imageAsPainted() const
         return m_rendered;
     if (m_shrunk.size() != averaged)
         m_shrunk = shrinkByAreaAverage(m_rendered, averaged);
+    // Still magnified along one axis: scaled when painted, from the scaler's own format, converted once.
+    if (averaged != sizeOnScreen() && m_shrunk.format() != QImage::Format_RGB32)
+        m_shrunk = m_shrunk.convertToFormat(QImage::Format_RGB32);
     return m_shrunk;
 }
 
@@ -433,7 +436,7 @@ void ImageViewport::paintEvent(QPaintEvent *)
                 p.drawImage(QPointF(0, 0), painted);
             } else {
                 p.setRenderHint(QPainter::SmoothPixmapTransform, m_smoothMagnify);
-                p.drawImage(QRectF(0, 0, w, h), painted.convertToFormat(QImage::Format_RGB32));
+                p.drawImage(QRectF(0, 0, w, h), painted);
             }
         } else {
             // Magnified (or 1:1): smooth or pixel-exact, as the reader chose.
