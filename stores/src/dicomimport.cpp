@@ -20,6 +20,8 @@ namespace {
 struct Checked
 {
     QByteArray bytes;
+    QByteArray digest;  ///< SHA-1 of the bytes, to tell an exact copy of another file (hashed here, on the pool)
+    QDateTime modified;
     DicomIdentity identity;
     bool dicom = false;
     QString problem;  ///< unreadable (a failure), as opposed to simply not DICOM
@@ -63,6 +65,8 @@ Checked check(const QString &path)
     }
     c.identity = id.value();
     c.dicom = true;
+    c.digest = QCryptographicHash::hash(c.bytes, QCryptographicHash::Sha1);
+    c.modified = QFileInfo(path).lastModified();
     return c;
 }
 } // namespace
@@ -158,7 +162,7 @@ void DicomImport::next()
                 m_notDicom.insert(index, {path, c.why});
                 return fileDone(size);
             }
-            store(index, c.identity.sopInstanceUid, c.bytes, c.identity);
+            store(Version{index, c.digest, c.modified}, c.bytes, c.identity);
         });
     }
     if (m_inFlight == 0 && !m_finished && (m_cancelled || m_at >= m_files.size())) {
@@ -174,50 +178,72 @@ void DicomImport::next()
                 m_failed.insert(int(m_files.size()), {m_cache->root(), synced.error().toString()});
             for (const auto &f : std::as_const(m_failed))
                 m_summary.failed << f;
-            for (const auto &f : std::as_const(m_duplicates))
-                m_summary.duplicates << f;
+            for (const auto &[key, left] : std::as_const(m_leftOut)) {
+                const auto kept = m_kept.constFind(key);
+                m_summary.duplicates << qMakePair(m_files[left.index], kept == m_kept.constEnd() ? QStringLiteral("another file of the same instance was to be kept but could not be stored")
+                                                                                                 : whyLeftOut(left, *kept));
+            }
             Q_EMIT finished(m_summary);
         });
     }
 }
 
-void DicomImport::store(int index, const QString &key, const QByteArray &bytes, const DicomIdentity &identity)
+bool DicomImport::keptBefore(const Version &a, const Version &b) const
 {
+    if (a.modified != b.modified)
+        return a.modified > b.modified;
+    // The first by name, then by path: one order of all the files, whatever order they were named or arrive in.
+    const QString &pa = m_files[a.index], &pb = m_files[b.index];
+    const int byName = QFileInfo(pa).fileName().compare(QFileInfo(pb).fileName());
+    return byName != 0 ? byName < 0 : pa < pb;
+}
+
+QString DicomImport::whyLeftOut(const Version &left, const Version &kept) const
+{
+    const QString other = QFileInfo(m_files[kept.index]).fileName();
+    if (left.digest == kept.digest)
+        return QStringLiteral("the same image as %1 (an exact copy)").arg(other);
+    if (left.modified == kept.modified)
+        return QStringLiteral("another version of the image in %1 (the same SOP Instance UID), changed at the same time; %1, the first by name, was kept").arg(other);
+    return QStringLiteral("another version of the image in %1 (the same SOP Instance UID); %1 is newer and was kept").arg(other);
+}
+
+void DicomImport::store(const Version &file, const QByteArray &bytes, const DicomIdentity &identity)
+{
+    const QString key = identity.sopInstanceUid;
     if (m_keysInFlight.contains(key)) {
-        m_waitingForKey << [this, index, key, bytes, identity] { store(index, key, bytes, identity); };
+        m_waitingForKey << [this, file, bytes, identity] { store(file, bytes, identity); };
         return;
     }
-    // Another file of this import holds the same instance: an exact copy is left out; of two versions the newer
-    // file is kept, and the other named, never replaced silently.
-    const QByteArray digest = QCryptographicHash::hash(bytes, QCryptographicHash::Sha1);
-    const QDateTime modified = QFileInfo(m_files[index]).lastModified();
+    // Another file of this import holds the same instance: the one kept is chosen by a rule of the files
+    // (keptBefore), the other named with why once the import ends — never replaced silently.
     const auto kept = m_kept.constFind(key);
-    bool replacing = false;
     if (kept != m_kept.constEnd()) {
-        const QString other = QFileInfo(m_files[kept->index]).fileName();
-        if (kept->digest == digest) {
-            m_duplicates.insert(index, {m_files[index], QStringLiteral("the same image as %1 (an exact copy)").arg(other)});
-            return fileDone(m_sizes[index]);
+        if (!keptBefore(file, *kept)) {
+            m_leftOut.insert(file.index, {key, file});
+            return fileDone(m_sizes[file.index]);
         }
-        if (modified <= kept->modified) {
-            m_duplicates.insert(index, {m_files[index], QStringLiteral("another version of the image in %1 (the same SOP Instance UID); %1 is newer and was kept").arg(other)});
-            return fileDone(m_sizes[index]);
+        if (file.digest == kept->digest) {  // the same bytes: kept in its place, nothing to store again
+            m_leftOut.insert(kept->index, {key, *kept});
+            m_kept.insert(key, file);
+            return fileDone(m_sizes[file.index]);
         }
-        m_duplicates.insert(kept->index, {m_files[kept->index], QStringLiteral("another version of the image in %1 (the same SOP Instance UID); %1 is newer and was kept")
-                                                                    .arg(QFileInfo(m_files[index]).fileName())});
-        replacing = true;
     }
-    m_kept.insert(key, Kept{index, digest, modified});
+    const bool replacing = kept != m_kept.constEnd();
     m_keysInFlight.insert(key);
     CommitOptions options;
     options.knownIdentity = identity;  // read by check(): not parsed again
     options.durable = false;           // synced all at once when the import ends (FileStore::syncToDisk)
-    whenDone(m_cache->put(key, ByteView(bytes), options), this, [this, index, key, identity, replacing](const Result<BlobInfo> &r) {
+    whenDone(m_cache->put(key, ByteView(bytes), options), this, [this, file, key, identity, replacing](const Result<BlobInfo> &r) {
         if (r.isOk()) {
-            m_summary.imported += replacing ? 0 : 1;  // one image, in its newer version
+            if (replacing)  // one image, in its newer version; the older file named
+                m_leftOut.insert(m_kept.value(key).index, {key, m_kept.value(key)});
+            else
+                ++m_summary.imported;
+            m_kept.insert(key, file);
             m_summary.studies.insert(identity.studyInstanceUid);
         } else {
-            m_failed.insert(index, {m_files[index], r.error().toString()});
+            m_failed.insert(file.index, {m_files[file.index], r.error().toString()});
         }
         m_keysInFlight.remove(key);
         if (!m_waitingForKey.isEmpty()) {  // another file of an instance: stored now (it may be this one's)
@@ -225,7 +251,7 @@ void DicomImport::store(int index, const QString &key, const QByteArray &bytes, 
             for (const auto &again : waiting)
                 again();
         }
-        fileDone(m_sizes[index]);
+        fileDone(m_sizes[file.index]);
     });
 }
 

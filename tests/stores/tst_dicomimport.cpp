@@ -17,6 +17,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+
 using namespace spectrum;
 using namespace spectrum::test;
 
@@ -26,6 +28,7 @@ class tst_DicomImport : public QObject
 private Q_SLOTS:
     void aFolderComesInWholeAndSynced();
     void killedMidwayKeepsWholeInstancesAndImportsTheRestAgain();
+    void filesOfOneInstanceEndAlikeInAnyOrder();
 };
 
 void tst_DicomImport::aFolderComesInWholeAndSynced()
@@ -131,3 +134,62 @@ void tst_DicomImport::killedMidwayKeepsWholeInstancesAndImportsTheRestAgain()
 
 QTEST_GUILESS_MAIN(tst_DicomImport)
 #include "tst_dicomimport.moc"
+
+void tst_DicomImport::filesOfOneInstanceEndAlikeInAnyOrder()
+{
+    // Three files of one instance changed at the same moment: b.dcm and c.dcm the same bytes, a.dcm another version
+    // of them. Checks finish in any order; what is kept, and what is said of the others, must not follow that order.
+    QTemporaryDir dir;
+    const QString in = dir.filePath(QStringLiteral("in"));
+    const ProcessResult demo = run(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("demo"), QStringLiteral("--out"), in,
+                                                                          QStringLiteral("--only"), QStringLiteral("demo-mr")});
+    QVERIFY2(demo.ok(), demo.err.constData());
+    const QDir mr(in + QStringLiteral("/demo-mr"));
+    const QStringList files = mr.entryList({QStringLiteral("*.dcm")}, QDir::Files, QDir::Name);
+    QVERIFY(!files.isEmpty());
+    const QString three = dir.filePath(QStringLiteral("three"));
+    QVERIFY(QDir().mkpath(three));
+    for (const char *name : {"a.dcm", "b.dcm", "c.dcm"})
+        QVERIFY(QFile::copy(mr.filePath(files[0]), three + QLatin1Char('/') + QLatin1String(name)));
+    const ProcessResult edited = run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-m"), QStringLiteral("(0008,1030)=Edited"),
+                                                                            three + QStringLiteral("/a.dcm")});
+    QVERIFY2(edited.ok(), edited.err.constData());
+    const QDateTime when = QDateTime::currentDateTime().addSecs(-60);
+    for (const char *name : {"a.dcm", "b.dcm", "c.dcm"}) {
+        QFile f(three + QLatin1Char('/') + QLatin1String(name));
+        QVERIFY(f.open(QIODevice::ReadWrite) && f.setFileTime(when, QFileDevice::FileModificationTime));
+    }
+    const QByteArray first = readFile(three + QStringLiteral("/a.dcm"));
+    for (int round = 0; round < 8; ++round) {
+        const QString root = dir.filePath(QStringLiteral("cache%1").arg(round));
+        auto cache = FileStore::open(root, 0);
+        QVERIFY(cache.isOk());
+        // The same folder named in another order each round: the order of arrival changes, never the outcome.
+        QStringList paths;
+        for (const char *name : {"c.dcm", "b.dcm", "a.dcm"})
+            paths << three + QLatin1Char('/') + QLatin1String(name);
+        std::rotate(paths.begin(), paths.begin() + round % 3, paths.end());
+        if (round >= 3)
+            paths = {three};
+        DicomImport import(cache.value().get(), paths);
+        QSignalSpy finished(&import, &DicomImport::finished);
+        import.start();
+        QVERIFY(finished.wait(30000));
+        const ImportSummary s = finished.first().first().value<ImportSummary>();
+        QCOMPARE(s.imported, 1);
+        QStringList said;
+        for (const auto &[file, why] : s.duplicates)
+            said << QFileInfo(file).fileName() + QStringLiteral(": ") + why;
+        said.sort();
+        const QStringList expected = {
+            QStringLiteral("b.dcm: another version of the image in a.dcm (the same SOP Instance UID), changed at the same time; a.dcm, the first by name, was kept"),
+            QStringLiteral("c.dcm: another version of the image in a.dcm (the same SOP Instance UID), changed at the same time; a.dcm, the first by name, was kept")};
+        QCOMPARE(said, expected);
+        Result<QList<BlobInfo>> all = runSync(cache.value()->query(BlobQuery()));
+        QVERIFY(all.isOk());
+        QCOMPARE(all.value().size(), 1);
+        Result<ByteView> kept = runSync(cache.value()->read(all.value().first().key));
+        QVERIFY(kept.isOk());
+        QVERIFY2(kept.value().toByteArray() == first, "the file kept is a.dcm, the first by name");
+    }
+}

@@ -63,7 +63,18 @@ Q_SIGNALS:
 
 private:
     void next();
-    void store(int index, const QString &key, const QByteArray &bytes, const DicomIdentity &identity);
+    struct Version
+    {
+        int index = -1;       ///< the file
+        QByteArray digest;    ///< its bytes' SHA-1, to tell an exact copy
+        QDateTime modified;
+    };
+    void store(const Version &file, const QByteArray &bytes, const DicomIdentity &identity);
+    /// Whether `a` is kept rather than `b` (two files of one instance): the newer file, of files equally new the
+    /// first by name — one order of all the files, never the order their checks happened to finish.
+    bool keptBefore(const Version &a, const Version &b) const;
+    /// Why a file left out for another of its instance was: said once the import ends, against the file kept.
+    QString whyLeftOut(const Version &left, const Version &kept) const;
     void fileDone(qint64 bytes);
 
     FileStore *m_cache;
@@ -77,17 +88,11 @@ private:
     bool m_cancelled = false;
     bool m_finished = false;
     QSet<QString> m_keysInFlight;     ///< SOP Instance UIDs being stored
-    struct Kept
-    {
-        int index = -1;       ///< the file kept for an instance so far
-        QByteArray digest;    ///< its bytes' SHA-1, to tell an exact copy
-        QDateTime modified;
-    };
-    QHash<QString, Kept> m_kept;      ///< SOP Instance UID → the file of this import that holds it
+    QHash<QString, Version> m_kept;   ///< SOP Instance UID → the file of this import stored for it (after its put)
     QList<std::function<void()>> m_waitingForKey;  ///< stores of a UID being stored, in the order they came
     QMap<int, QPair<QString, QString>> m_notDicom;  ///< by file index (the summary lists them in file order): file, why
     QMap<int, QPair<QString, QString>> m_failed;
-    QMap<int, QPair<QString, QString>> m_duplicates;  ///< by file index: a file left out for another of the same instance
+    QMap<int, QPair<QString, Version>> m_leftOut;  ///< by file index: a file left out for another of its instance (UID, file)
     ImportSummary m_summary;
 };
 
