@@ -140,6 +140,8 @@ int cmdImport(const QStringList &args)
             std::fprintf(stderr, "%s: %s\n", qPrintable(file), qPrintable(why));
         for (const auto &[file, why] : s.duplicates)
             std::fprintf(stderr, "%s: %s, left out\n", qPrintable(file), qPrintable(why));
+        for (const auto &[study, why] : s.flagged)
+            std::fprintf(stderr, "study %s: %s\n", qPrintable(study), qPrintable(why));
         out(QStringLiteral("%1 imported (%2 studies), %3 not DICOM, %4 failed").arg(s.imported).arg(s.studies.size()).arg(s.notDicom.size()).arg(s.failed.size()));
         return s.failed.isEmpty() && s.imported > 0 ? 0 : 1;  // nothing imported at all is a failure too
     };

@@ -20,7 +20,7 @@ bool ImportReport::worthShowing(const ImportSummary &summary)
     const bool onlyIndexes = std::all_of(summary.notDicom.begin(), summary.notDicom.end(), [](const QString &f) {
         return QFileInfo(f).fileName().compare(QLatin1String("DICOMDIR"), Qt::CaseInsensitive) == 0;
     });
-    return !onlyIndexes || !summary.failed.isEmpty() || !summary.duplicates.isEmpty();
+    return !onlyIndexes || !summary.failed.isEmpty() || !summary.duplicates.isEmpty() || !summary.flagged.isEmpty();
 }
 
 QString ImportReport::inWords(const QString &why)
@@ -49,6 +49,11 @@ ImportReport::ImportReport(const ImportSummary &summary, Workstation *workstatio
                                            s->identity.studyDescription);
     auto *head = new QLabel(tr("<b>%1</b>%2").arg(Workstation::importSummaryText(summary).toHtmlEscaped(),
                                                   studies.isEmpty() ? QString() : QStringLiteral("<br>") + studies.join(QStringLiteral("<br>")).toHtmlEscaped()));
+    // Studies imported with something their images disagree on: said above the files left out, as each is read.
+    for (const auto &[study, why] : summary.flagged)
+        m_flagged << tr("⚠ %1: %2").arg(study, inWords(why));
+    if (!m_flagged.isEmpty())
+        head->setText(head->text() + QStringLiteral("<br><br>") + m_flagged.join(QStringLiteral("<br>")).toHtmlEscaped());
     head->setWordWrap(true);
     head->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(head);

@@ -75,6 +75,8 @@ StudyViewer *MainWindow::openFromCache(const StudySummary &study)
             statusBar()->clearMessage();
             const StudySummary &s = loaded->value();
             addViewer(new StudyViewer(m_workstation->localStore(), m_workstation->images(), s), s);
+            if (!s.sexDisagreement.isEmpty())
+                statusBar()->showMessage(tr("⚠ The images of this study record the patient's sex differently (%1): each image shows its own").arg(s.sexDisagreement), 20000);
         });
     }
     return nullptr;

@@ -401,6 +401,8 @@ void MprView::showPlane(int pane, ReformattedImage image)
     ViewportOverlay o;
     const DicomIdentity &id = info.identity;
     o.topLeft = tr("%1\nID %2\n%3  %4").arg(DicomIdentity::displayName(id.patientName), id.patientId, DicomIdentity::displayDate(id.patientBirthDate), id.patientSex);
+    if (!m_sexDisagreement.isEmpty())
+        o.topLeft += tr("\n⚠ sex differs: %1").arg(m_sexDisagreement);
     o.topRight = tr("%1\n%2\n%3 %4\nMPR %5").arg(id.studyDescription, DicomIdentity::displayDate(id.studyDate), id.modality, id.seriesDescription, image.description);
     o.bottomLeft = info.sliceThickness > 0 ? tr("Slab %1 mm").arg(info.sliceThickness, 0, 'g', 3) : QString();
     if (image.absentPixels[int(PixelAbsence::Gap)] > 0)

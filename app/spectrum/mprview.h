@@ -37,6 +37,8 @@ public:
     /// The crosshair: the point all three planes pass through (LPS, mm).
     Vector3 point() const { return m_point; }
     void setPoint(const Vector3 &point);
+    /// The study's images record the patient's sex otherwise (StudySummary::sexDisagreement): said on every plane.
+    void setSexDisagreement(const QString &counts) { m_sexDisagreement = counts; }
     /// The plane pane `pane` shows (or will show, once cut).
     ReformatPlane plane(int pane) const;
     /// Turns the crosshair in `pane` by `degrees` (clockwise on screen): the other two planes turn about its normal.
@@ -88,6 +90,7 @@ private:
     SlabMode m_mode = SlabMode::Mip;
     Interpolation m_interpolation = Interpolation::Trilinear;
     int m_active = 0;
+    QString m_sexDisagreement;
     bool m_windowSet = false;
     bool m_laidOut = false;        ///< the point was set on the first layout (kept through the layouts after)
     bool m_syncingWindow = false;

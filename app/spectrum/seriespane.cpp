@@ -561,6 +561,8 @@ void SeriesPane::updateOverlay(const ImageInfo *info)
     o.topLeft = tr("%1\nID %2\n%3  %4")
                     .arg(DicomIdentity::displayName(own.patientName), own.patientId,
                          DicomIdentity::displayDate(own.patientBirthDate), own.patientSex);
+    if (!m_study->sexDisagreement.isEmpty())  // the images record the sex otherwise: this one's said, and that they differ
+        o.topLeft += tr("\n⚠ sex differs: %1").arg(m_study->sexDisagreement);
     if (&own != &id && (own.patientId != id.patientId || DicomIdentity::displayName(own.patientName) != DicomIdentity::displayName(id.patientName)))
         o.topLeft += tr("\n⚠ the study is listed as %1, ID %2").arg(DicomIdentity::displayName(id.patientName), id.patientId);
     o.topRight = tr("%1\n%2\n%3 %4")

@@ -47,6 +47,7 @@ bool StudyViewer::setMprShown(bool on, bool byReader)
     // The volume may take the memory the decoded images may; a larger one is kept in the cache folder.
     m_mprVolume = new MprVolume(m_store, m_images, m_study.series[m_active->seriesIndex()], m_images->budget(), WorkstationPaths::cacheDirectory(), this);
     m_mpr = new MprView(m_mprVolume);
+    m_mpr->setSexDisagreement(m_study.sexDisagreement);
     connect(m_mpr, &MprView::refused, this, [this](const QString &why) {
         Q_EMIT errorOccurred(Error(ErrorCode::Unsupported, tr("MPR of this series: %1").arg(why)));
     });

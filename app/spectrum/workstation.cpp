@@ -128,6 +128,8 @@ QString Workstation::importSummaryText(const ImportSummary &s)
         text += tr("; %n file(s) were not DICOM and were left out", nullptr, int(s.notDicom.size()));
     if (!s.duplicates.isEmpty())
         text += tr("; %n file(s) held an image another file holds too, and were left out", nullptr, int(s.duplicates.size()));
+    if (!s.flagged.isEmpty())
+        text += tr("; %n study(ies) flagged (see the import report)", nullptr, int(s.flagged.size()));
     if (!s.failed.isEmpty())
         text += tr("; %n file(s) could not be imported (see the import report)", nullptr, int(s.failed.size()));
     if (s.cancelled)

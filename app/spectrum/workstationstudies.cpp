@@ -44,7 +44,11 @@ ResultJob<StudySummary> *Workstation::loadStudy(const StudySummary &study)
                 continue;
             // The list's identity (the index's first instance) and the read one (the first by key) are the same
             // patient, or nothing is shown: instances that disagree on the patient are not mixed on one screen.
-            if (const QString why = patientMismatch(listed, s.identity); !why.isEmpty())
+            // Every image of it names the same person (a sex recorded otherwise is flagged where shown, not refused).
+            if (!s.patientDisagreement.isEmpty())
+                return Error(ErrorCode::Corrupt, tr("the instances of study %1 in the cache disagree on the patient (%2): not shown")
+                                                     .arg(listed.studyInstanceUid, s.patientDisagreement));
+            if (const QString why = patientMismatch(listed, s.identity); !why.isEmpty())  // s: no sex when they differ
                 return Error(ErrorCode::Corrupt, tr("the instances of study %1 in the cache disagree on the patient (%2): not shown")
                                                      .arg(listed.studyInstanceUid, why));
             StudySummary out = s;

@@ -10,6 +10,7 @@
 #include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
+#include <QMap>
 
 #include <utility>
 
@@ -183,6 +184,22 @@ void DicomImport::next()
                 m_summary.duplicates << qMakePair(m_files[left.index], kept == m_kept.constEnd() ? QStringLiteral("another file of the same instance was to be kept but could not be stored")
                                                                                                  : whyLeftOut(left, *kept));
             }
+            for (auto study = m_sexOf.cbegin(); study != m_sexOf.cend(); ++study) {
+                QMap<QString, int> recorded;
+                for (const QString &sex : study.value())
+                    if (!sex.isEmpty())
+                        ++recorded[sex];
+                if (recorded.size() < 2)
+                    continue;
+                QStringList counts;
+                for (auto r = recorded.cbegin(); r != recorded.cend(); ++r)
+                    counts << QStringLiteral("%1 in %2").arg(r.key()).arg(r.value());
+                const DicomIdentity &id = m_studyOf.value(study.key());
+                m_summary.flagged << qMakePair(QStringLiteral("%1 (ID %2), %3 %4").arg(DicomIdentity::displayName(id.patientName), id.patientId,
+                                                                                      DicomIdentity::displayDate(id.studyDate), id.studyDescription).simplified(),
+                                               QStringLiteral("its images record the patient's sex differently (of those imported, %1): imported, "
+                                                              "and flagged wherever it is shown").arg(counts.join(QStringLiteral(", "))));
+            }
             Q_EMIT finished(m_summary);
         });
     }
@@ -242,6 +259,9 @@ void DicomImport::store(const Version &file, const QByteArray &bytes, const Dico
                 ++m_summary.imported;
             m_kept.insert(key, file);
             m_summary.studies.insert(identity.studyInstanceUid);
+            const QString study = identity.studyInstanceUid + QLatin1Char('\n') + identity.patientId;
+            m_sexOf[study].insert(key, identity.patientSex.trimmed().toUpper());
+            m_studyOf.insert(study, identity);
         } else {
             m_failed.insert(file.index, {m_files[file.index], r.error().toString()});
         }

@@ -18,7 +18,7 @@ namespace spectrum {
 namespace {
 QJsonObject toJson(const ImportSummary &s)
 {
-    QJsonArray notDicom, notDicomWhy, failed, duplicates;
+    QJsonArray notDicom, notDicomWhy, failed, duplicates, flagged;
     for (const QString &f : s.notDicom)
         notDicom.append(f);
     for (const QString &w : s.notDicomWhy)
@@ -27,11 +27,13 @@ QJsonObject toJson(const ImportSummary &s)
         failed.append(QJsonArray{file, why});
     for (const auto &[file, why] : s.duplicates)
         duplicates.append(QJsonArray{file, why});
+    for (const auto &[study, why] : s.flagged)
+        flagged.append(QJsonArray{study, why});
     QJsonArray studies;
     for (const QString &uid : s.studies)
         studies.append(uid);
     return QJsonObject{{QStringLiteral("imported"), s.imported}, {QStringLiteral("notDicom"), notDicom}, {QStringLiteral("notDicomWhy"), notDicomWhy},
-                       {QStringLiteral("failed"), failed}, {QStringLiteral("duplicates"), duplicates},
+                       {QStringLiteral("failed"), failed}, {QStringLiteral("duplicates"), duplicates}, {QStringLiteral("flagged"), flagged},
                        {QStringLiteral("studies"), studies}, {QStringLiteral("cancelled"), s.cancelled}};
 }
 
@@ -47,6 +49,8 @@ ImportSummary fromJson(const QJsonObject &o)
         s.failed.append({v.toArray().at(0).toString(), v.toArray().at(1).toString()});
     for (const QJsonValue &v : o.value(QStringLiteral("duplicates")).toArray())
         s.duplicates.append({v.toArray().at(0).toString(), v.toArray().at(1).toString()});
+    for (const QJsonValue &v : o.value(QStringLiteral("flagged")).toArray())
+        s.flagged.append({v.toArray().at(0).toString(), v.toArray().at(1).toString()});
     for (const QJsonValue &v : o.value(QStringLiteral("studies")).toArray())
         s.studies.insert(v.toString());
     s.cancelled = o.value(QStringLiteral("cancelled")).toBool();

@@ -1,8 +1,11 @@
 #include "spectrum/stores/studycatalog.h"
 
+#include "spectrum/stores/priorsearch.h"
+
 #include <cmath>
 
 #include <QHash>
+#include <QMap>
 
 #include <algorithm>
 
@@ -47,6 +50,8 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
 {
     QHash<QString, StudySummary> studies;  // key: study UID + '\n' + patient ID
     QHash<QString, QSet<QString>> patientsPerStudy;
+    QHash<QString, QMap<QString, int>> sexes;  // study key → each sex recorded → how many images record it
+    QHash<QString, DicomIdentity> firstPatient;  // study key → the patient as the first image with each field names them
     for (const BlobInfo &b : blobs) {
         const DicomIdentity &id = b.dicom;
         if (!id.isValid())
@@ -73,6 +78,18 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
         }
         ++s.instanceCount;
         s.bytes += b.size;
+        if (const QString sex = id.patientSex.trimmed().toUpper(); !sex.isEmpty())
+            ++sexes[studyKey][sex];
+        // Every image names the same patient as the first (the sex apart: flagged, not refused).
+        DicomIdentity patient = id;
+        patient.patientSex.clear();
+        DicomIdentity &first = firstPatient[studyKey];
+        if (s.patientDisagreement.isEmpty())
+            s.patientDisagreement = patientMismatch(first.patientId.isEmpty() ? patient : first, patient);
+        for (auto field : {&DicomIdentity::patientId, &DicomIdentity::patientName, &DicomIdentity::patientBirthDate, &DicomIdentity::issuerOfPatientId}) {
+            if ((first.*field).isEmpty())
+                first.*field = id.*field;
+        }
         auto series = std::find_if(s.series.begin(), s.series.end(),
                                    [&](const SeriesSummary &x) { return x.seriesInstanceUid == id.seriesInstanceUid; });
         if (series == s.series.end()) {
@@ -102,6 +119,14 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
     for (auto it = studies.begin(); it != studies.end(); ++it) {
         StudySummary s = it.value();
         s.identityConflict = patientsPerStudy.value(s.identity.studyInstanceUid).size() > 1;
+        if (const QMap<QString, int> recorded = sexes.value(it.key()); recorded.size() > 1) {
+            QStringList counts;
+            for (auto r = recorded.begin(); r != recorded.end(); ++r)
+                counts << (counts.isEmpty() ? QStringLiteral("%1 in %2 image%3").arg(r.key()).arg(r.value()).arg(r.value() == 1 ? QString() : QStringLiteral("s"))
+                                            : QStringLiteral("%1 in %2").arg(r.key()).arg(r.value()));
+            s.sexDisagreement = counts.join(QStringLiteral(", "));
+            s.identity.patientSex.clear();  // not one sex: each image says its own
+        }
         std::sort(s.series.begin(), s.series.end(), [](const SeriesSummary &a, const SeriesSummary &b) {
             return a.seriesNumber != b.seriesNumber ? a.seriesNumber < b.seriesNumber : a.seriesInstanceUid < b.seriesInstanceUid;
         });

@@ -14,6 +14,7 @@
 #include <QMenu>
 #include <QScrollBar>
 #include <QSettings>
+#include <QStatusBar>
 #include <QTextBrowser>
 
 using namespace spectrum;
@@ -40,6 +41,7 @@ private Q_SLOTS:
     void overlayTextsNeverOverprint();
     void theManualIsOnF1();
     void anImportSaysWhatItLeftOutAndWhy();
+    void aStudyWhoseImagesDisagreeOnSexOpensFlagged();
     void theStudyListStaysInSightWithManyStudiesOpen();
 
 private:
@@ -469,6 +471,96 @@ void tst_ReadingRoomDoor::anImportSaysWhatItLeftOutAndWhy()
     const ImportSummary summary = done.first().first().value<ImportSummary>();
     QCOMPARE(summary.imported, 1);
     report->close();
+}
+
+void tst_ReadingRoomDoor::aStudyWhoseImagesDisagreeOnSexOpensFlagged()
+{
+    // Three MR images of one patient, one of them recording another sex (a typing slip at the modality): dropped on
+    // the window, the study comes in whole, the report says so; opened from the list it shows, and says on the image.
+    QTemporaryDir folder;
+    DemoOptions one;
+    one.studies = {DemoStudy::HeadMr};
+    one.mrSlices = 3;
+    QStringList files;
+    QVERIFY(!DemoArchive::generate(one, [&](DemoInstance &&i) {
+        files << folder.filePath(QStringLiteral("mr%1.dcm").arg(files.size()));
+        return writeFile(files.last(), i.bytes) ? Error() : Error(ErrorCode::Io, files.last());
+    }).isError());
+    QCOMPARE(files.size(), 3);
+    // Another patient's study (its own UIDs), so as to be found alone.
+    QStringList patient = {QStringLiteral("-nb"), QStringLiteral("-gin"), QStringLiteral("-m"), QStringLiteral("(0010,0010)=SEXDIFFERS^ANNA"),
+                           QStringLiteral("-m"), QStringLiteral("(0010,0020)=SEX-DIFFERS"), QStringLiteral("-m"), QStringLiteral("(0010,0040)=F"),
+                           QStringLiteral("-m"), QStringLiteral("(0020,000D)=2.25.4711471147114711"), QStringLiteral("-m"), QStringLiteral("(0020,000E)=2.25.4711471147114712")};
+    ProcessResult edited = run(QStringLiteral(DCMODIFY_EXECUTABLE), patient + files);
+    QVERIFY2(edited.ok(), edited.err.constData());
+    edited = run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-m"), QStringLiteral("(0010,0040)=M"), files[1]});
+    QVERIFY2(edited.ok(), edited.err.constData());
+
+    QSignalSpy done(m_window.get(), &MainWindow::importFinished);
+    QSignalSpy opened(m_window.get(), &MainWindow::studyOpened);  // one study dropped: it opens by itself
+    QMimeData data;
+    data.setUrls({QUrl::fromLocalFile(folder.path())});
+    const QPointF at(m_window->width() / 2.0, m_window->height() / 2.0);
+    QDragEnterEvent enter(at.toPoint(), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_window.get(), &enter);
+    QDropEvent drop(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_window.get(), &drop);
+    QVERIFY(done.wait(30000));
+    QCOMPARE(done.first().first().value<ImportSummary>().imported, 3);
+    ImportReport *report = nullptr;
+    QTRY_VERIFY((report = m_window->findChild<ImportReport *>(QStringLiteral("importReport"))) && report->isVisible());
+    QCOMPARE(report->flagged().size(), 1);
+    QVERIFY2(report->flagged().first().contains(QStringLiteral("SEXDIFFERS, ANNA (ID SEX-DIFFERS)"))
+                 && report->flagged().first().contains(QStringLiteral("sex differently (of those imported, F in 2, M in 1)")),
+             qPrintable(report->flagged().first()));
+    QVERIFY(report->rows().isEmpty());  // nothing left out
+    report->close();
+    report->deleteLater();
+    m_window->activateWindow();  // the report closed: the window the reader goes back to
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+
+    QVERIFY(opened.count() == 1 || opened.wait(20000));
+    auto *viewer = opened.first().first().value<StudyViewer *>();
+    QVERIFY(viewer);
+    QCOMPARE(viewer->study().instanceCount, 3);
+    QCOMPARE(viewer->study().sexDisagreement, QStringLiteral("F in 2 images, M in 1"));
+    ImageViewport *vp = viewer->viewport();
+    QTRY_VERIFY(vp->hasImage());
+    QVERIFY2(vp->overlay().topLeft.contains(QStringLiteral("⚠ sex differs: F in 2 images, M in 1")), qPrintable(vp->overlay().topLeft));
+    // Each image says the sex it records: the first F, the second M (a click on the pane, Home, ↓).
+    click(vp, QPoint(vp->width() / 2, vp->height() / 2));
+    QTRY_VERIFY(QApplication::focusWidget());
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Home);
+    QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.sopInstanceUid == viewer->study().series[0].instances[0].sopInstanceUid);
+    QVERIFY2(vp->overlay().topLeft.section(QLatin1Char('\n'), 2, 2).endsWith(QStringLiteral("F")), qPrintable(vp->overlay().topLeft));
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Down);
+    QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.sopInstanceUid == viewer->study().series[0].instances[1].sopInstanceUid);
+    QVERIFY2(vp->overlay().topLeft.section(QLatin1Char('\n'), 2, 2).endsWith(QStringLiteral("M")), qPrintable(vp->overlay().topLeft));
+    QVERIFY(vp->overlay().topLeft.contains(QStringLiteral("⚠ sex differs")));
+    // Painted, whole, inside the pane.
+    vp->grab();
+    const OverlayPlacement &placed = vp->overlayPlacement();
+    const auto warning = std::find_if(placed.texts.begin(), placed.texts.end(), [](const PlacedText &t) { return t.text.contains(QStringLiteral("sex differs")); });
+    QVERIFY(warning != placed.texts.end());
+    QVERIFY2(warning->text.split(QLatin1Char('\n')).contains(QStringLiteral("⚠ sex differs: F in 2 images, M in 1")), qPrintable(warning->text));
+    QVERIFY(vp->rect().contains(warning->rect));
+
+    // Found in the list by name, Enter: the same study, in its tab (not refused, not opened twice).
+    auto *tabs = m_window->findChild<QTabWidget *>();
+    tabs->setCurrentIndex(0);
+    auto *browser = m_window->findChild<StudyBrowser *>();
+    browser->patientNameField()->clear();
+    QTest::keyClicks(browser->patientNameField(), QStringLiteral("sexdiffers"));
+    QTest::keyClick(browser->patientNameField(), Qt::Key_Return);
+    QTRY_VERIFY(browser->table()->model()->rowCount() == 1
+                && browser->table()->model()->index(0, 0).data().toString().startsWith(QStringLiteral("SEXDIFFERS, ANNA")));
+    QTest::keyClick(browser->patientNameField(), Qt::Key_Down);
+    QVERIFY(browser->table()->hasFocus());
+    QTest::keyClick(browser->table(), Qt::Key_Return);
+    QTRY_COMPARE(tabs->currentWidget(), viewer);
+    QCOMPARE(opened.count(), 1);
+    browser->patientNameField()->clear();
+    QTest::keyClick(browser->patientNameField(), Qt::Key_Return);
 }
 
 void tst_ReadingRoomDoor::theStudyListStaysInSightWithManyStudiesOpen()

@@ -72,6 +72,38 @@ private Q_SLOTS:
         QVERIFY(studies[0].identity.patientId != studies[1].identity.patientId);
     }
 
+    void imagesThatDisagreeOnThePatientAreSaidSo()
+    {
+        // Sex recorded otherwise in one image of three: one study, flagged, its sex left to each image.
+        QList<BlobInfo> blobs;
+        for (const char *key : {"a", "b", "c"})
+            blobs << blob(QString::fromLatin1(key), QStringLiteral("P1"), QStringLiteral("7.7"), QStringLiteral("20240101"), QStringLiteral("s"), 1, blobs.size() + 1, QStringLiteral("CT"));
+        blobs[0].dicom.patientSex = QStringLiteral("F");
+        blobs[1].dicom.patientSex = QStringLiteral("m ");
+        blobs[2].dicom.patientSex = QStringLiteral("F");
+        QList<StudySummary> studies = summarizeStudies(blobs);
+        QCOMPARE(studies.size(), 1);
+        QCOMPARE(studies[0].instanceCount, 3);
+        QCOMPARE(studies[0].sexDisagreement, QStringLiteral("F in 2 images, M in 1"));
+        QVERIFY(studies[0].identity.patientSex.isEmpty());
+        QVERIFY(studies[0].patientDisagreement.isEmpty());
+        // Agreeing (one image silent on it): nothing said, the sex kept.
+        blobs[1].dicom.patientSex.clear();
+        studies = summarizeStudies(blobs);
+        QVERIFY(studies[0].sexDisagreement.isEmpty());
+        QCOMPARE(studies[0].identity.patientSex, QStringLiteral("F"));
+        // Another name or birth date in any image, not only the first two: said, so that it is never shown as one.
+        blobs[2].dicom.patientBirthDate = QStringLiteral("19500101");
+        blobs[1].dicom.patientBirthDate = QStringLiteral("19500101");
+        blobs[0].dicom.patientBirthDate = QStringLiteral("19500101");
+        QVERIFY(summarizeStudies(blobs)[0].patientDisagreement.isEmpty());
+        blobs[2].dicom.patientBirthDate = QStringLiteral("19510101");
+        QVERIFY2(summarizeStudies(blobs)[0].patientDisagreement.contains(QStringLiteral("birth date")), qPrintable(summarizeStudies(blobs)[0].patientDisagreement));
+        blobs[2].dicom.patientBirthDate = QStringLiteral("19500101");
+        blobs[2].dicom.patientName = QStringLiteral("OTHER^PERSON");
+        QVERIFY2(summarizeStudies(blobs)[0].patientDisagreement.contains(QStringLiteral("another patient name")), qPrintable(summarizeStudies(blobs)[0].patientDisagreement));
+    }
+
     void loadsFromAStore()
     {
         MemoryStore store(0);

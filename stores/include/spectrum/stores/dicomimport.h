@@ -37,6 +37,9 @@ struct ImportSummary
     /// Files holding an instance (a SOP Instance UID) another file of the import holds too: left out, and why —
     /// an exact copy, or an older version of the one kept (the newest file is kept).
     QList<QPair<QString, QString>> duplicates;
+    /// Studies imported whose images disagree on something a reader should know but that does not make them two
+    /// patients (the sex recorded otherwise): the study as a person names it, what its images disagree on.
+    QList<QPair<QString, QString>> flagged;
     bool cancelled = false;
 };
 
@@ -93,6 +96,8 @@ private:
     QMap<int, QPair<QString, QString>> m_notDicom;  ///< by file index (the summary lists them in file order): file, why
     QMap<int, QPair<QString, QString>> m_failed;
     QMap<int, QPair<QString, Version>> m_leftOut;  ///< by file index: a file left out for another of its instance (UID, file)
+    QHash<QString, QHash<QString, QString>> m_sexOf;  ///< study (UID + patient) → SOP Instance UID → the sex it records
+    QHash<QString, DicomIdentity> m_studyOf;           ///< study (UID + patient) → an image's identity, to name it
     ImportSummary m_summary;
 };
 

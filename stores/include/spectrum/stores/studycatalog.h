@@ -60,6 +60,12 @@ struct StudySummary
     /// Another patient's blobs claim the same Study Instance UID. Such studies are listed apart, once per
     /// patient, and flagged: never merged.
     bool identityConflict = false;
+    /// The images record the patient's sex differently ("F in 2 images, M in 1"): the study opens, flagged — its
+    /// identity's sex left empty, each image showing the sex it records and this beside it. Empty when they agree.
+    QString sexDisagreement;
+    /// The images of one Patient ID name the patient otherwise (another name, birth date or issuer): why, in words.
+    /// Such a study is not shown — one screen would mix what may be two people. Empty when they agree.
+    QString patientDisagreement;
 };
 
 /// Groups DICOM blobs into studies (one per Study Instance UID and Patient ID), newest study first.
