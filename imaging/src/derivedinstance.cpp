@@ -7,6 +7,8 @@
 #include <QDateTime>
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
 #include <set>
 #include <string>
@@ -147,6 +149,23 @@ Result<DerivedInstance> makeDerivedInstance(const ByteView &original, const Pixe
             rowSpacing *= double(oldRows) / pixels.height();
             columnSpacing *= double(oldColumns) / pixels.width();
             put(ds, DCM_PixelSpacing, QStringLiteral("%1\\%2").arg(rowSpacing, 0, 'g', 10).arg(columnSpacing, 0, 'g', 10));
+        }
+        // The detector's spacing and a recorded pixel shape scale the same way: the picture keeps its proportions.
+        if (ds->findAndGetFloat64(DCM_ImagerPixelSpacing, rowSpacing, 0).good() && ds->findAndGetFloat64(DCM_ImagerPixelSpacing, columnSpacing, 1).good()
+            && pixels.width() > 0 && pixels.height() > 0)
+            put(ds, DCM_ImagerPixelSpacing, QStringLiteral("%1\\%2").arg(rowSpacing * oldRows / pixels.height(), 0, 'g', 10)
+                                                .arg(columnSpacing * oldColumns / pixels.width(), 0, 'g', 10));
+        Sint32 vertical = 0, horizontal = 0;
+        if (ds->findAndGetSint32(DCM_PixelAspectRatio, vertical, 0).good() && ds->findAndGetSint32(DCM_PixelAspectRatio, horizontal, 1).good()
+            && vertical > 0 && horizontal > 0 && pixels.width() > 0 && pixels.height() > 0) {
+            // vertical : horizontal in whole numbers (IS), to a thousandth
+            const double ratio = (double(vertical) * oldRows / pixels.height()) / (double(horizontal) * oldColumns / pixels.width());
+            long v = std::lround(ratio * 1000), h = 1000;
+            const long g = std::gcd(v, h);
+            if (v > 0 && g > 0)
+                put(ds, DCM_PixelAspectRatio, QStringLiteral("%1\\%2").arg(v / g).arg(h / g));
+            else
+                ds->findAndDeleteElement(DCM_PixelAspectRatio);
         }
         ds->findAndDeleteElement(DCM_ImagePositionPatient);
         ds->findAndDeleteElement(DCM_ImageOrientationPatient);

@@ -69,6 +69,16 @@ Result<ImageInfo> readImageInfo(DcmDataset *ds)
 
     info.rowSpacing = getDouble(ds, DCM_PixelSpacing, 0, 0);
     info.columnSpacing = getDouble(ds, DCM_PixelSpacing, 1, info.rowSpacing);
+    {
+        // Without Pixel Spacing, a pixel's shape as the file gives it otherwise: Pixel Aspect Ratio, or the
+        // detector's spacing. Only a sane ratio (1:10 … 10:1) is taken: a wrong one would distort the picture.
+        Sint32 vertical = 0, horizontal = 0;  // IS: integers
+        if (ds->findAndGetSint32(DCM_PixelAspectRatio, vertical, 0).bad() || ds->findAndGetSint32(DCM_PixelAspectRatio, horizontal, 1).bad())
+            vertical = horizontal = 0;
+        const double imagerRow = getDouble(ds, DCM_ImagerPixelSpacing, 0, 0), imagerColumn = getDouble(ds, DCM_ImagerPixelSpacing, 1, imagerRow);
+        const double ratio = vertical > 0 && horizontal > 0 ? double(vertical) / horizontal : imagerRow > 0 && imagerColumn > 0 ? imagerRow / imagerColumn : 0;
+        info.recordedAspect = std::isfinite(ratio) && ratio >= 0.1 && ratio <= 10 ? ratio : 0;
+    }
     bool hasPos = true;
     for (unsigned long i = 0; i < 3; ++i) {
         bool found = false;

@@ -269,6 +269,9 @@ void tst_DrawnTrue::nonSquarePixelsAreDrawnAsOnThePatient()
     click(list->viewport(), item.center());
     ImageViewport *vp = m_viewer->viewport();
     QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.seriesDescription == QStringLiteral("PHANTOM DX non-square"));
+    click(vp, QPoint(vp->width() / 2, vp->height() / 2));
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Home);  // its first image
+    QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.instanceNumber == 1);
     QCOMPARE(vp->image().info.rowSpacing, 1.0);
     QCOMPARE(vp->image().info.columnSpacing, 0.5);
     // The disc: 240 columns by 120 rows, 120 mm across either way.
@@ -280,6 +283,20 @@ void tst_DrawnTrue::nonSquarePixelsAreDrawnAsOnThePatient()
         const QRect box = brightBox(vp->grab().toImage(), around(centre, 60 * perMm + 8));
         const QString measured = QStringLiteral("scale %1: %2 × %3 px, expected %4").arg(scale).arg(box.width()).arg(box.height()).arg(120 * perMm);
         QVERIFY2(std::abs(box.width() - 120 * perMm) <= 2.5 && std::abs(box.height() - 120 * perMm) <= 2.5, qPrintable(measured));
+    }
+    // Its second image records no spacing, only Pixel Aspect Ratio 2 \ 1 (↓ to it): drawn the same shape, the disc
+    // as wide as tall at every zoom.
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Down);
+    QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.instanceNumber == 2);
+    QCOMPARE(vp->image().info.rowSpacing, 0.0);
+    QCOMPARE(vp->image().info.pixelAspect(), 2.0);
+    for (const double scale : {0.3, 0.75, 1.0, 1.5}) {
+        zoomWithTheWheel(vp, scale);
+        QTRY_VERIFY(std::abs(vp->displayScale() - scale) < 0.01 * scale);
+        const QPointF centre = vp->imageToWidget().map(QPointF(256, 128));
+        const QRect box = brightBox(vp->grab().toImage(), around(centre, 120 * scale + 8));
+        const QString measured = QStringLiteral("aspect ratio only, scale %1: %2 × %3 px, expected %4").arg(scale).arg(box.width()).arg(box.height()).arg(240 * scale);
+        QVERIFY2(std::abs(box.width() - 240 * scale) <= 2.5 && std::abs(box.height() - 240 * scale) <= 2.5, qPrintable(measured));
     }
 }
 

@@ -28,6 +28,7 @@ private Q_SLOTS:
     void otherValuesSurviveAndUnknownBytesAreNamed();
     void realValuesAreSentBackAsTheyCame_data();
     void realValuesAreSentBackAsTheyCame();
+    void aResampledCopyKeepsThePixelsShape();
 
 private:
     QTemporaryDir m_dir;
@@ -262,3 +263,28 @@ void tst_DerivedInstance::realValuesAreSentBackAsTheyCame()
 
 QTEST_GUILESS_MAIN(tst_DerivedInstance)
 #include "tst_derivedinstance.moc"
+
+void tst_DerivedInstance::aResampledCopyKeepsThePixelsShape()
+{
+    // The phantom's image that records only Pixel Aspect Ratio 2 \ 1 (512 x 256), sent back at half its width
+    // (256 x 256): its pixels are square now, and the copy says so — never the old ratio on the new grid.
+    const QString folder = m_dir.filePath(QStringLiteral("phantom"));
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(PHANTOM_FILES_SCRIPT), folder});
+    QVERIFY2(made.ok(), made.err.constData());
+    const QByteArray original = readFile(folder + QStringLiteral("/dx/DX002.dcm"));
+    const Result<DecodedImage> image = decodeDicom(ByteView(original));
+    QVERIFY(image.isOk());
+    QCOMPARE(image.value().info.pixelAspect(), 2.0);
+    const PixelBuffer half(image.value().pixels.format(), 256, 256, 1);
+    const Result<DerivedInstance> copy = makeDerivedInstance(ByteView(original), half, Derivation());
+    QVERIFY2(copy.isOk(), qPrintable(copy.isOk() ? QString() : copy.error().message()));
+    const Result<DecodedImage> back = decodeDicom(ByteView(copy.value().bytes));
+    QVERIFY(back.isOk());
+    QCOMPARE(back.value().info.columns, 256);
+    QCOMPARE(back.value().info.pixelAspect(), 1.0);
+    // And half its height (512 x 128): pixels four times as tall as wide.
+    const PixelBuffer squat(image.value().pixels.format(), 512, 128, 1);
+    const Result<DerivedInstance> squatCopy = makeDerivedInstance(ByteView(original), squat, Derivation());
+    QVERIFY(squatCopy.isOk());
+    QCOMPARE(decodeDicom(ByteView(squatCopy.value().bytes)).value().info.pixelAspect(), 4.0);
+}

@@ -8,8 +8,10 @@ feature lies at a known place in mm, so that a test can measure what the worksta
       along every axis, so that any standard plane through its centre holds exactly 80 columns and 20 slices of it;
     - sphere B: centre (103.75, 63.75, 59) mm, radius 6 mm, 400 HU — a marker off the centre.
   A voxel is inside a sphere when its centre is.
-- Series 2, "PHANTOM DX non-square": one projection image of 512 columns x 256 rows whose pixels are twice as tall
-  as wide (Pixel Spacing 1.0 \\ 0.5 mm): a disc of radius 60 mm (240 columns, 120 rows) at its centre, 3000 on 0.
+- Series 2, "PHANTOM DX non-square": two projection images of 512 columns x 256 rows whose pixels are twice as tall
+  as wide: a disc of radius 60 mm (240 columns, 120 rows) at its centre, 3000 on 0. Image 1 says so by Pixel Spacing
+  (1.0 \\ 0.5 mm); image 2 records no spacing, only Pixel Aspect Ratio 2 \\ 1 (as a scanned film or an ultrasound
+  capture may).
 
 Prints the two series' folders."""
 import sys
@@ -91,15 +93,20 @@ def dx(folder):
     y = 1.0 * np.arange(rows)[:, None]
     cx, cy = 0.5 * (cols - 1) / 2, 1.0 * (rows - 1) / 2
     image = np.where((x - cx) ** 2 + (y - cy) ** 2 < 60.0 ** 2, 3000, 0).astype("<u2")
-    ds = base("OT", "1.2.840.10008.5.1.4.1.1.7", generate_uid(), 2, "PHANTOM DX non-square")
-    ds.InstanceNumber = 1
-    ds.PixelSpacing = [1.0, 0.5]
-    ds.Rows, ds.Columns = rows, cols
-    ds.PixelRepresentation = 0
-    ds.WindowCenter = 1500
-    ds.WindowWidth = 3000
-    ds.PixelData = image.tobytes()
-    dicomfiles.save(ds, folder / "DX001.dcm")
+    series = generate_uid()
+    for number in (1, 2):
+        ds = base("OT", "1.2.840.10008.5.1.4.1.1.7", series, 2, "PHANTOM DX non-square")
+        ds.InstanceNumber = number
+        if number == 1:
+            ds.PixelSpacing = [1.0, 0.5]
+        else:
+            ds.PixelAspectRatio = [2, 1]
+        ds.Rows, ds.Columns = rows, cols
+        ds.PixelRepresentation = 0
+        ds.WindowCenter = 1500
+        ds.WindowWidth = 3000
+        ds.PixelData = image.tobytes()
+        dicomfiles.save(ds, folder / f"DX{number:03d}.dcm")
 
 
 if __name__ == "__main__":

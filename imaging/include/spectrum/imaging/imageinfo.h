@@ -91,6 +91,9 @@ struct ImageInfo
     // Geometry, in millimetres and patient coordinates. Spacing 0 means unknown.
     double rowSpacing = 0;      ///< distance between rows (first value of Pixel Spacing)
     double columnSpacing = 0;   ///< distance between columns (second value of Pixel Spacing)
+    /// A pixel's height over its width where Pixel Spacing does not say: Pixel Aspect Ratio (0028,0034), vertical over
+    /// horizontal, or Imager Pixel Spacing's two values (a radiograph's detector); 0 when neither is recorded.
+    double recordedAspect = 0;
     bool hasPosition = false;
     std::array<double, 3> imagePosition{};     ///< centre of the first transmitted pixel
     std::array<double, 6> imageOrientation{};  ///< row direction cosines, then column direction cosines
@@ -134,9 +137,12 @@ struct ImageInfo
     /// A projection through the patient (a radiograph, a CT's scout: Image Type LOCALIZER), not a slice of it: its
     /// values are not those of the slices beside it, even in one series.
     bool isProjection() const;
-    /// How much taller than wide a pixel is on the patient: row spacing over column spacing; 1 when either is
-    /// unknown. An image is drawn columns wide by rows × this tall.
-    double pixelAspect() const { return rowSpacing > 0 && columnSpacing > 0 ? rowSpacing / columnSpacing : 1.0; }
+    /// How much taller than wide a pixel is on the patient: row spacing over column spacing; else the aspect the
+    /// file records otherwise (recordedAspect); 1 when nothing says. An image is drawn columns wide by rows × this tall.
+    double pixelAspect() const
+    {
+        return rowSpacing > 0 && columnSpacing > 0 ? rowSpacing / columnSpacing : recordedAspect > 0 ? recordedAspect : 1.0;
+    }
     bool isMonochrome() const { return photometric == Photometric::Monochrome1 || photometric == Photometric::Monochrome2; }
     double toModalityValue(double stored) const { return stored * rescaleSlope + rescaleIntercept; }
     /// Unit of modality values for display: "HU" for CT, the Rescale Type if given, else empty.
