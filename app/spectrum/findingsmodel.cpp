@@ -58,6 +58,11 @@ void FindingsModel::restore(const QString &imageKey, QList<Finding> findings)
 {
     const QList<Finding> now = m_findings.value(imageKey);
     for (Finding &f : findings) {
+        // As it was last saved (or read): not to be saved again. Otherwise as it is now, or new.
+        if (const auto saved = m_saved.constFind(f.annotation.trackingUid); !f.annotation.trackingUid.isEmpty() && saved != m_saved.cend()) {
+            f.changed = !(*saved == f.annotation);
+            continue;
+        }
         const auto same = std::find_if(now.begin(), now.end(), [&f](const Finding &g) { return g.annotation == f.annotation && g.originUid == f.originUid; });
         f.changed = same == now.end() ? true : same->changed;
     }
@@ -111,6 +116,9 @@ int FindingsModel::add(const QString &imageKey, Finding finding)
     QList<Finding> &list = m_findings[imageKey];
     if (!finding.fromReport())
         finding.changed = true;
+    // Named from the moment it is drawn: an undo or redo across a save puts back the finding the report tracks.
+    if (!finding.fromReport() && finding.annotation.trackingUid.isEmpty())
+        finding.annotation.trackingUid = makeUid();
     list << finding;
     const int index = int(list.size()) - 1;
     record(imageKey, before, tr("Draw %1").arg(kindName(finding.annotation.kind)));
@@ -176,6 +184,8 @@ int FindingsModel::addFromReport(const QString &reportUid, const QList<Finding> 
         if (!m_order.contains(key))
             m_order << key;
         m_findings[key] << f;
+        if (!f.annotation.trackingUid.isEmpty())
+            m_saved.insert(f.annotation.trackingUid, f.annotation);
     }
     Q_EMIT changed(QString());
     return added;
@@ -185,8 +195,10 @@ void FindingsModel::markSaved(const QList<QString> &trackingUids)
 {
     for (QList<Finding> &l : m_findings)
         for (Finding &f : l)
-            if (trackingUids.contains(f.annotation.trackingUid))
+            if (trackingUids.contains(f.annotation.trackingUid)) {
                 f.changed = false;
+                m_saved.insert(f.annotation.trackingUid, f.annotation);
+            }
     Q_EMIT changed(QString());
 }
 

@@ -180,6 +180,7 @@ private:
     /// finding a drag moves, merged with the drag's other moves; −1: a step of its own).
     void record(const QString &imageKey, const QList<Finding> &before, const QString &what, int moving = -1);
     QUndoStack *m_undo;
+    QHash<QString, Annotation> m_saved;  ///< tracking UID → the finding as last saved or read from a report
     int m_gesture = 0;
     bool m_restoring = false;
 };

@@ -168,19 +168,21 @@ void MainWindow::showTagsOfImageInView()
 void MainWindow::onStudiesChanged()
 {
     openImportedWhenListed();
-    // Series that reached the cache since a study was opened (a derived series just sent, a PACS's push) join it.
-    for (int i = 1; i < m_tabs->count(); ++i) {
-        auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i));
-        const StudySummary *local = viewer ? m_workstation->findStudy(viewer->study().identity.studyInstanceUid) : nullptr;
-        if (!local || local->identity.patientId != viewer->study().identity.patientId || local->identityConflict)
-            continue;
-        const QList<SeriesSummary> &have = viewer->study().series;
-        if (std::any_of(local->series.begin(), local->series.end(), [&have](const SeriesSummary &s) {
-                return std::none_of(have.begin(), have.end(), [&s](const SeriesSummary &m) { return m.seriesInstanceUid == s.seriesInstanceUid; });
-            }))
-            addArrivedSeries(viewer, *local);
-    }
+    // Series and images that reached the cache since a study was opened (a derived series just sent, a PACS's or a
+    // modality's push, an import still landing) join it.
+    for (int i = 1; i < m_tabs->count(); ++i)
+        if (auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i)))
+            followCache(viewer);
     updateCacheLabel();
+}
+
+void MainWindow::followCache(StudyViewer *viewer)
+{
+    const StudySummary *local = m_workstation->findStudy(viewer->study().identity.studyInstanceUid);
+    if (!local || local->identity.patientId != viewer->study().identity.patientId || local->identityConflict)
+        return;
+    if (hasMoreThan(*local, viewer->study()))
+        addArrivedSeries(viewer, *local);
 }
 
 void MainWindow::updateCacheLabel()

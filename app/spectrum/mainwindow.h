@@ -201,6 +201,10 @@ private:
     /// viewer through studyOpened() once the instances are read.
     StudyViewer *openFromCache(const StudySummary &study);
     /// Series that reached the cache since `viewer`'s study was opened join it (read from the cache).
+    /// Whether the cache's `listed` holds a series or images `shown` (what a viewer shows) does not.
+    static bool hasMoreThan(const StudySummary &listed, const StudySummary &shown);
+    /// Adds to `viewer` what the cache's list of its study holds and it does not (addArrivedSeries).
+    void followCache(StudyViewer *viewer);
     void addArrivedSeries(StudyViewer *viewer, const StudySummary &listed);
     /// applyProtocol() and stepProtocol() once the comparable prior is read (readComparablePriorFirst()).
     void applyProtocolNow(StudyViewer *viewer, int index);

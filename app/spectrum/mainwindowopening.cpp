@@ -74,12 +74,25 @@ StudyViewer *MainWindow::openFromCache(const StudySummary &study)
             }
             statusBar()->clearMessage();
             const StudySummary &s = loaded->value();
-            addViewer(new StudyViewer(m_workstation->localStore(), m_workstation->images(), s), s);
+            auto *viewer = new StudyViewer(m_workstation->localStore(), m_workstation->images(), s);
+            addViewer(viewer, s);
+            followCache(viewer);  // images the list gained while it was read (an import still landing) join it
             if (!s.sexDisagreement.isEmpty())
                 statusBar()->showMessage(tr("⚠ The images of this study record the patient's sex differently (%1): each image shows its own").arg(s.sexDisagreement), 20000);
         });
     }
     return nullptr;
+}
+
+bool MainWindow::hasMoreThan(const StudySummary &listed, const StudySummary &shown)
+{
+    // The cache's list counts each series' images (listedInstances) or lists them (instances).
+    for (const SeriesSummary &s : listed.series) {
+        const auto have = std::find_if(shown.series.begin(), shown.series.end(), [&s](const SeriesSummary &m) { return m.seriesInstanceUid == s.seriesInstanceUid; });
+        if (have == shown.series.end() || std::max(int(s.instances.size()), s.listedInstances) > int(have->instances.size()))
+            return true;
+    }
+    return false;
 }
 
 void MainWindow::addArrivedSeries(StudyViewer *viewer, const StudySummary &listed)
@@ -92,24 +105,47 @@ void MainWindow::addArrivedSeries(StudyViewer *viewer, const StudySummary &liste
         viewer->setProperty("spectrumReadingArrived", false);
         // The list moved on while this was read: read again for what came since.
         const StudySummary *now = m_workstation->findStudy(listed.identity.studyInstanceUid);
-        if (now && now->identity.patientId == listed.identity.patientId && !now->identityConflict
-            && now->series.size() != listed.series.size())
+        if (now && now->identity.patientId == listed.identity.patientId && !now->identityConflict && hasMoreThan(*now, listed))
             QMetaObject::invokeMethod(this, [this, viewer = QPointer<StudyViewer>(viewer), again = *now] {
                 if (viewer)
                     addArrivedSeries(viewer, again);
             }, Qt::QueuedConnection);
-        if (!r.isOk())
+        if (!r.isOk()) {  // what came is not shown: said, not dropped silently
+            statusBar()->showMessage(tr("Images that came for the open study of %1 are not shown: %2")
+                                         .arg(DicomIdentity::displayName(viewer->study().identity.patientName), r.error().toString()));
             return;
+        }
         StudySummary merged = viewer->study();
+        bool grown = false;
         for (const SeriesSummary &s : r.value().series) {
-            if (std::none_of(merged.series.begin(), merged.series.end(), [&s](const SeriesSummary &m) { return m.seriesInstanceUid == s.seriesInstanceUid; })) {
+            const auto have = std::find_if(merged.series.begin(), merged.series.end(), [&s](const SeriesSummary &m) { return m.seriesInstanceUid == s.seriesInstanceUid; });
+            if (have == merged.series.end()) {
                 merged.series << s;
                 merged.instanceCount += int(s.instances.size());
                 if (!merged.modalities.contains(s.modality))
                     merged.modalities << s.modality;
+                grown = true;
+                continue;
             }
+            // Images of a series on screen that came since: added in their place, none the viewer has dropped.
+            for (const InstanceRef &i : s.instances) {
+                if (std::none_of(have->instances.begin(), have->instances.end(), [&i](const InstanceRef &m) { return m.sopInstanceUid == i.sopInstanceUid; })) {
+                    have->instances << i;
+                    ++merged.instanceCount;
+                    grown = true;
+                }
+            }
+            std::stable_sort(have->instances.begin(), have->instances.end(), [](const InstanceRef &a, const InstanceRef &b) {
+                return a.instanceNumber != b.instanceNumber ? a.instanceNumber < b.instanceNumber : a.sopInstanceUid < b.sopInstanceUid;
+            });
         }
-        if (merged.series.size() != viewer->study().series.size())
+        // What the whole study's images say of the patient now (a sex recorded otherwise in an image just come).
+        if (merged.sexDisagreement != r.value().sexDisagreement) {
+            merged.sexDisagreement = r.value().sexDisagreement;
+            merged.identity.patientSex = r.value().identity.patientSex;
+            grown = true;
+        }
+        if (grown)
             viewer->setStudy(merged);
     });
 }
