@@ -87,7 +87,15 @@ void ImageExporter::exportImageInView()
     // With the overlay: the pane as the reader sees it. Without: the image at its own resolution (non-square pixels
     // stretched square), in the window in use.
     const QImage picture = m_options.withOverlay ? vp->grab().toImage() : withSquarePixels(vp->renderedImage(), vp->image().info);
-    const QString path = QFileInfo(m_options.target).isDir() ? fileFor(0) : m_options.target;
+    // A file named as a picture is written as such; anything else names a folder (made if need be), as the dialog
+    // says — never a picture without its suffix.
+    const QString suffix = QFileInfo(m_options.target).suffix().toLower();
+    const bool namesAFile = !QFileInfo(m_options.target).isDir()
+                         && (m_options.format == ImageExportOptions::Format::Jpeg ? suffix == QLatin1String("jpg") || suffix == QLatin1String("jpeg")
+                                                                                  : suffix == QLatin1String("png"));
+    if (!namesAFile && !QDir().mkpath(m_options.target))
+        return finish(0, Error(ErrorCode::Io, tr("cannot make the folder %1").arg(m_options.target)));
+    const QString path = namesAFile ? m_options.target : fileFor(0);
     const Error e = writePicture(picture, path, m_options);
     finish(e.isError() ? 0 : 1, e);
 }

@@ -13,7 +13,17 @@
 
 #include "spectrum/imaging/planegeometry.h"
 
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QLayout>
+#include <QLineEdit>
 #include <QPushButton>
+#include <QRadioButton>
+#include <QTimer>
+
+#include <functional>
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -71,6 +81,9 @@ private Q_SLOTS:
     void thumbnailsAndExportsKeepTheShape();
 
 private:
+    /// File ▸ Export by its shortcut, the dialog filled in (this image or the whole series, a format by the start of
+    /// its name, the overlay on or off, the target typed) and Export pressed; true once the files are written.
+    bool exportThroughTheDialog(bool wholeSeries, const QString &format, bool overlay, const QString &target);
     /// Grabs pane `vp` and measures the sphere about `centre` (radius `radiusMm`) where it is drawn: its box on
     /// screen, checked against its size in mm at the pane's scale and against where the pane says it lies.
     void checkSphere(ImageViewport *vp, const PatientPoint &centre, double radiusMm, const QString &what);
@@ -300,6 +313,53 @@ void tst_DrawnTrue::nonSquarePixelsAreDrawnAsOnThePatient()
     }
 }
 
+bool tst_DrawnTrue::exportThroughTheDialog(bool wholeSeries, const QString &format, bool overlay, const QString &target)
+{
+    // Ctrl+E opens the dialog (modal): it is filled in from a timer, as the reader would, and Export pressed.
+    bool filled = false;
+    std::function<void()> fill = [&] {
+        auto *dialog = qobject_cast<QDialog *>(QApplication::activeModalWidget());
+        if (!dialog || !dialog->isVisible())
+            return void(QTimer::singleShot(20, fill));  // (Ctrl+E opens it: this runs in its event loop)
+        dialog->layout()->activate();  // laid out: each button where a click finds it
+        const QList<QRadioButton *> what = dialog->findChildren<QRadioButton *>();
+        auto *as = dialog->findChild<QComboBox *>();
+        auto *withOverlay = dialog->findChild<QCheckBox *>();
+        auto *folder = dialog->findChild<QLineEdit *>();
+        auto *buttons = dialog->findChild<QDialogButtonBox *>();
+        if (what.size() != 2 || !as || !withOverlay || !folder || !buttons)
+            return dialog->reject();
+        QRadioButton *choice = what[wholeSeries ? 1 : 0];
+        QTest::mouseClick(choice, Qt::LeftButton, Qt::NoModifier, QPoint(8, choice->height() / 2));  // on its circle
+        as->setFocus();
+        while (!as->currentText().startsWith(format) && as->currentIndex() < as->count() - 1)
+            QTest::keyClick(as, Qt::Key_Down);
+        if (withOverlay->isChecked() != overlay && withOverlay->isEnabled())
+            QTest::mouseClick(withOverlay, Qt::LeftButton, Qt::NoModifier, QPoint(8, withOverlay->height() / 2));
+        folder->selectAll();
+        QTest::keyClicks(folder, target);
+        filled = as->currentText().startsWith(format) && folder->text() == target && choice->isChecked()
+              && (withOverlay->isChecked() == overlay || !withOverlay->isEnabled());
+        if (!filled)
+            qWarning() << "the dialog says" << as->currentText() << folder->text() << choice->isChecked() << withOverlay->isChecked();
+        QTest::mouseClick(buttons->button(QDialogButtonBox::Ok), Qt::LeftButton);
+    };
+    QSignalSpy exported(m_window.get(), &MainWindow::imagesExported);
+    m_window->activateWindow();  // the reader's window (the last dialog closed), where the shortcut is
+    if (!QTest::qWaitForWindowActive(m_window.get()))
+        return false;
+    QTimer::singleShot(0, fill);
+    QTest::keySequence(m_window.get(), QKeySequence(QStringLiteral("Ctrl+E")));
+    if (!filled)
+        return false;
+    if (exported.isEmpty() && !exported.wait(30000))
+        return false;
+    const Error e = exported.first().at(1).value<Error>();
+    if (e.isError() || exported.first().at(0).toInt() < 1)
+        qWarning() << "exported" << exported.first().at(0).toInt() << e.toString();
+    return !e.isError() && exported.first().at(0).toInt() > 0;
+}
+
 void tst_DrawnTrue::thumbnailsAndExportsKeepTheShape()
 {
     // The series list's thumbnail of the non-square image: the disc round in it.
@@ -308,30 +368,21 @@ void tst_DrawnTrue::thumbnailsAndExportsKeepTheShape()
     QCOMPARE(thumb.width(), thumb.height());  // 256 × 256 mm, square on the patient
     const QRect disc = brightBox(thumb, thumb.rect());
     QVERIFY2(std::abs(disc.width() - disc.height()) <= 1, qPrintable(QStringLiteral("%1 × %2").arg(disc.width()).arg(disc.height())));
-    // The image exported without the overlay, as a picture and as a cine: its pixels made square (the rows
-    // stretched), the disc round.
-    const QString png = m_dir.filePath(QStringLiteral("dx.png"));
-    ImageExportOptions o;
-    o.withOverlay = false;
-    o.target = png;
-    ImageExporter picture(m_viewer, m_ws->cache(), o);
-    QSignalSpy pictureDone(&picture, &ImageExporter::finished);
-    picture.start();
-    QVERIFY(pictureDone.count() == 1 || pictureDone.wait(20000));
-    const QImage exported(png);
+    // The image exported without the overlay, as a picture and as a cine, through File ▸ Export (Ctrl+E) filled in
+    // as a person fills it: its pixels made square (the rows stretched), the disc round.
+    const QString png = m_dir.filePath(QStringLiteral("dx-export"));
+    QVERIFY(exportThroughTheDialog(false, QStringLiteral("PNG"), false, png));
+    const QStringList pictures = QDir(png).entryList({QStringLiteral("*.png")}, QDir::Files);
+    QCOMPARE(pictures.size(), 1);
+    const QImage exported(png + QLatin1Char('/') + pictures.first());
     QCOMPARE(exported.size(), QSize(512, 512));
     const QRect round = brightBox(exported, exported.rect());
-    QVERIFY(std::abs(round.width() - 240) <= 2 && std::abs(round.height() - 240) <= 2);
-    o.format = ImageExportOptions::Format::Mp4;
-    o.what = ImageExportOptions::What::Series;
-    o.target = m_dir.filePath(QStringLiteral("dx.mp4"));
-    ImageExporter cine(m_viewer, m_ws->cache(), o);
-    QSignalSpy cineDone(&cine, &ImageExporter::finished);
-    cine.start();
-    QVERIFY(cineDone.count() == 1 || cineDone.wait(20000));
-    QVERIFY2(!cineDone.first().at(1).value<Error>().isError(), qPrintable(cineDone.first().at(1).value<Error>().message()));
+    QVERIFY2(std::abs(round.width() - 240) <= 2 && std::abs(round.height() - 240) <= 2, qPrintable(QStringLiteral("%1 × %2").arg(round.width()).arg(round.height())));
+    const QString mp4 = m_dir.filePath(QStringLiteral("dx.mp4"));
+    QVERIFY(exportThroughTheDialog(true, QStringLiteral("MP4"), false, mp4));
+    QVERIFY(QFileInfo::exists(mp4));
     const ProcessResult probe = run(QStringLiteral(FFPROBE_EXECUTABLE), {QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-select_streams"), QStringLiteral("v:0"),
-                                                                          QStringLiteral("-show_entries"), QStringLiteral("stream=width,height"), QStringLiteral("-of"), QStringLiteral("csv=p=0"), o.target});
+                                                                          QStringLiteral("-show_entries"), QStringLiteral("stream=width,height"), QStringLiteral("-of"), QStringLiteral("csv=p=0"), mp4});
     QCOMPARE(probe.out.trimmed(), QByteArray("512,512"));
 }
 
