@@ -1,10 +1,51 @@
 #include "spectrum/imaging/converter.h"
 
 #include "dcmtksupport.h"
+#include "decoding.h"
+#include "jpeg2000.h"
 #include "pixelwriter.h"
 #include "spectrum/imaging/dicomdecoder.h"
 
+#include <vector>
+
 namespace spectrum {
+
+namespace {
+/// The JPEG 2000 colour frames of `ds` made native Pixel Data of 16-bit samples (R G B interleaved), at the
+/// streams' precision (Bits Stored), exactly.
+Error writeFullDepthColour(DcmDataset *ds, E_TransferSyntax xfer)
+{
+    DcmElement *element = nullptr;
+    if (ds->findAndGetElement(DCM_PixelData, element).bad() || !element)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("no Pixel Data"));
+    const int rows = dcmtk::getInt(ds, DCM_Rows), columns = dcmtk::getInt(ds, DCM_Columns);
+    const int frameCount = std::max(1, dcmtk::getInt(ds, DCM_NumberOfFrames, 1));
+    Result<QList<QByteArray>> frames = encapsulatedFrames(element, xfer, frameCount);
+    if (!frames.isOk())
+        return frames.error();
+    const qint64 perFrame = qint64(rows) * columns * 3;
+    std::vector<quint16> samples(size_t(perFrame * frameCount));
+    int precision = 0;
+    for (int f = 0; f < frameCount; ++f) {
+        int p = 0;
+        if (Error e = jpeg2000::decodeColourFrameFull(frames.value()[f], columns, rows, samples.data() + perFrame * f, &p); e.isError())
+            return e;
+        if (precision != 0 && p != precision)
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000 frames of %1 and %2 bits").arg(precision).arg(p));
+        precision = p;
+    }
+    ds->findAndDeleteElement(DCM_PixelData);
+    ds->putAndInsertUint16(DCM_SamplesPerPixel, 3);
+    ds->putAndInsertUint16(DCM_BitsAllocated, 16);
+    ds->putAndInsertUint16(DCM_BitsStored, Uint16(precision));
+    ds->putAndInsertUint16(DCM_HighBit, Uint16(precision - 1));
+    ds->putAndInsertUint16(DCM_PixelRepresentation, 0);
+    ds->putAndInsertString(DCM_PhotometricInterpretation, "RGB");  // OpenJPEG undid YBR_RCT / YBR_ICT
+    ds->putAndInsertUint16(DCM_PlanarConfiguration, 0);
+    const OFCondition c = ds->putAndInsertUint16Array(DCM_PixelData, samples.data(), static_cast<unsigned long>(samples.size()));
+    return c.good() ? Error() : Error(ErrorCode::Io, QStringLiteral("writing pixel data: %1").arg(QString::fromLatin1(c.text())));
+}
+} // namespace
 
 Result<QByteArray> convertToExplicitLittleEndian(const ByteView &dicom)
 {
@@ -17,15 +58,22 @@ Result<QByteArray> convertToExplicitLittleEndian(const ByteView &dicom)
     DcmDataset *ds = file.getDataset();
     // Native pixel data, or what DCMTK's own codecs (JPEG, JPEG-LS, RLE) give back, is kept exactly as it is: every
     // depth — 32-bit integers, Float and Double Float Pixel Data, colour of 16 bits a sample, single bits. JPEG 2000
-    // (decoded by OpenJPEG, ours) is written from our decoder's pixels.
+    // (decoded by OpenJPEG, ours) is written from our decoder's pixels, its colour deeper than 8 bits decoded again
+    // at full depth.
     const E_TransferSyntax xfer = ds->getOriginalXfer();
     const bool jpeg2000 = xfer == EXS_JPEG2000LosslessOnly || xfer == EXS_JPEG2000;
     const bool keptAsIs = !jpeg2000 && ds->chooseRepresentation(EXS_LittleEndianExplicit, nullptr).good() && ds->canWriteXfer(EXS_LittleEndianExplicit);
     if (!keptAsIs) {
         const DecodedImage &image = decoded.value();
-        if (!image.pixels.isGray() && image.info.bitsStored > 8)
-            return Error(ErrorCode::Unsupported, QStringLiteral("JPEG 2000 colour of %1 bits a sample: our decoder gives it at 8 bits for the screen, "
-                                                                "so it is not converted (that would lose its depth)").arg(image.info.bitsStored));
+        // JPEG 2000 colour deeper than 8 bits: decoded again at its full depth (the decoder above gives the screen's
+        // 8), every sample as the stream holds it.
+        if (jpeg2000 && !image.pixels.isGray() && image.info.bitsStored > 8) {
+            if (Error e = writeFullDepthColour(ds, xfer); e.isError())
+                return e;
+            ds->removeAllButCurrentRepresentations();
+            file.getMetaInfo()->findAndDeleteElement(DCM_TransferSyntaxUID);
+            return dcmtk::serialize(file, EXS_LittleEndianExplicit);
+        }
         const int bitsStored = image.pixels.isGray() ? image.info.bitsStored : 0;
         if (Error e = dcmtk::writeNativePixels(ds, image.pixels, bitsStored); e.isError())
             return e;

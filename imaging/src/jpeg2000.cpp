@@ -1,5 +1,7 @@
 #include "jpeg2000.h"
 
+#include "spectrum/core/result.h"
+
 #include <openjpeg.h>
 
 #include <algorithm>
@@ -78,10 +80,10 @@ bool copyGray(const opj_image_comp_t &c, T *out, qint64 count)
     return true;
 }
 
-} // namespace
+using Image = std::unique_ptr<opj_image_t, void (*)(opj_image_t *)>;
 
-Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out, int *streamPrecision,
-                  bool *signReread)
+/// The frame decoded by OpenJPEG: its components as OpenJPEG gives them, or why not.
+Result<Image> openFrame(const QByteArray &codestream)
 {
     static const uchar jp2Signature[12] = {0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A};
     const bool jp2 = codestream.size() >= 12 && std::memcmp(codestream.constData(), jp2Signature, 12) == 0;
@@ -107,25 +109,64 @@ Error decodeFrame(const QByteArray &codestream, int width, int height, PixelForm
 
     opj_image_t *raw = nullptr;
     const bool ok = opj_read_header(stream.get(), codec.get(), &raw) && opj_decode(codec.get(), stream.get(), raw) && opj_end_decompress(codec.get(), stream.get());
-    std::unique_ptr<opj_image_t, void (*)(opj_image_t *)> image(raw, opj_image_destroy);
+    Image image(raw, opj_image_destroy);
     if (!ok || !image)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: cannot decode the frame%1").arg(failure.isEmpty() ? QString() : QStringLiteral(": ") + failure));
+    return Result<Image>(std::move(image));
+}
 
-    const bool rgb = format == PixelFormat::Rgb24;
-    const OPJ_UINT32 components = rgb ? 3 : 1;
-    if (image->numcomps < components)
-        return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: %1 component(s), the header says %2").arg(image->numcomps).arg(components));
+/// Whether the first `components` components of `image` are `width` × `height`, each at most `limit` bits deep.
+Error checkComponents(const opj_image_t &image, OPJ_UINT32 components, int width, int height, int limit, int bitsStored)
+{
+    if (image.numcomps < components)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: %1 component(s), the header says %2").arg(image.numcomps).arg(components));
     for (OPJ_UINT32 c = 0; c < components; ++c) {
-        const opj_image_comp_t &comp = image->comps[c];
+        const opj_image_comp_t &comp = image.comps[c];
         if (int(comp.w) != width || int(comp.h) != height || comp.dx != 1 || comp.dy != 1 || !comp.data)
             return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: a %1 × %2 component, the header says %3 × %4")
                                                       .arg(comp.w).arg(comp.h).arg(width).arg(height));
-        // The stream's precision rules when it differs from the header's (OpenJPEG decodes what is there); only
-        // samples deeper than the buffer holds are refused (colour: scaled to 8 bits below).
-        const int limit = rgb ? 16 : PixelBuffer::bytesPerPixel(format) * 8;
         if (int(comp.prec) > limit || comp.prec < 1)
             return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: %1-bit samples, the header says %2").arg(comp.prec).arg(bitsStored));
     }
+    return Error();
+}
+
+} // namespace
+
+Error decodeColourFrameFull(const QByteArray &codestream, int width, int height, quint16 *out, int *precision)
+{
+    Result<Image> opened = openFrame(codestream);
+    if (!opened.isOk())
+        return opened.error();
+    const opj_image_t &image = *opened.value();
+    if (Error e = checkComponents(image, 3, width, height, 16, 16); e.isError())
+        return e;
+    const int prec = int(image.comps[0].prec);
+    if (image.comps[1].prec != image.comps[0].prec || image.comps[2].prec != image.comps[0].prec)
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: colour components of %1, %2 and %3 bits").arg(image.comps[0].prec).arg(image.comps[1].prec).arg(image.comps[2].prec));
+    const qint64 count = qint64(width) * height;
+    const int top = (1 << prec) - 1;
+    for (int c = 0; c < 3; ++c)
+        for (qint64 i = 0; i < count; ++i)
+            out[3 * i + c] = quint16(std::clamp(image.comps[c].data[i], 0, top));
+    if (precision)
+        *precision = prec;
+    return Error();
+}
+
+Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out, int *streamPrecision,
+                  bool *signReread)
+{
+    Result<Image> opened = openFrame(codestream);
+    if (!opened.isOk())
+        return opened.error();
+    const Image &image = opened.value();
+    const bool rgb = format == PixelFormat::Rgb24;
+    const OPJ_UINT32 components = rgb ? 3 : 1;
+    // The stream's precision rules when it differs from the header's (OpenJPEG decodes what is there); only samples
+    // deeper than the buffer holds are refused (colour: scaled to 8 bits below).
+    if (Error e = checkComponents(*image, components, width, height, rgb ? 16 : PixelBuffer::bytesPerPixel(format) * 8, bitsStored); e.isError())
+        return e;
     if (streamPrecision)
         *streamPrecision = int(image->comps[0].prec);
     const qint64 count = qint64(width) * height;

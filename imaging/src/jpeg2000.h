@@ -19,4 +19,9 @@ namespace spectrum::jpeg2000 {
 Error decodeFrame(const QByteArray &codestream, int width, int height, PixelFormat format, int bitsStored, uchar *out,
                   int *streamPrecision = nullptr, bool *signReread = nullptr);
 
+/// Decodes one colour frame at its full depth into `out`: `width` × `height` × 3 samples, interleaved R G B, each
+/// as the stream holds it (up to 16 bits; OpenJPEG undoes a component transform). `precision`: the stream's bits.
+/// For rewriting such a file exactly (convert), where decodeFrame() gives the screen's 8 bits.
+Error decodeColourFrameFull(const QByteArray &codestream, int width, int height, quint16 *out, int *precision);
+
 } // namespace spectrum::jpeg2000

@@ -297,10 +297,12 @@ private Q_SLOTS:
         QTest::newRow("signed32, RLE") << QStringLiteral("signed32") << QStringLiteral(DCMCRLE_EXECUTABLE);
         QTest::newRow("rgb16, RLE") << QStringLiteral("rgb16") << QStringLiteral(DCMCRLE_EXECUTABLE);
         QTest::newRow("rgb16, JPEG-LS") << QStringLiteral("rgb16") << QStringLiteral(DCMCJPLS_EXECUTABLE);
+        QTest::newRow("rgb16, JPEG 2000 (YBR_RCT)") << QStringLiteral("rgb16") << QStringLiteral("j2k");  // OpenJPEG's opj_compress, pydicom
     }
 
-    /// RT Dose, 32-bit integers, Float and Double Float Pixel Data, 16-bit colour and 1-bit segmentations come out
-    /// of `convert` with the very values they went in with, as pydicom reads both files.
+    /// RT Dose, 32-bit integers, Float and Double Float Pixel Data, 16-bit colour (also from JPEG 2000, which our
+    /// decoder shows at 8 bits) and 1-bit segmentations come out of `convert` with the very values they went in
+    /// with, as pydicom reads both files.
     void convertKeepsEverySampleDepth()
     {
         QFETCH(QString, name);
@@ -312,7 +314,9 @@ private Q_SLOTS:
         QString in = original;
         if (!codec.isEmpty()) {
             in = dir.filePath(QStringLiteral("compressed.dcm"));
-            const ProcessResult c = run(codec, {original, in});
+            const ProcessResult c = codec == QLatin1String("j2k")
+                ? run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(J2K_COLOUR_SCRIPT), original, in, QStringLiteral(OPJ_COMPRESS_EXECUTABLE)})
+                : run(codec, {original, in});
             QVERIFY2(c.ok(), c.err.constData());
         }
         const QString out = dir.filePath(QStringLiteral("converted.dcm"));
