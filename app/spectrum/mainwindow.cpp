@@ -270,7 +270,14 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
 {
     if (!m_workstation->registry())
         return statusBar()->showMessage(tr("The local cache is not open yet."));
+    // Asked again while it is being listed (a second click): one streamer, one viewer.
+    const QString opening = QStringLiteral("remote\n") + studyUid;
+    if (m_opening.contains(opening))
+        return;
+    m_opening.insert(opening);
     auto *streamer = new StudyStreamer(m_workstation->registry(), m_workstation->cache(), store, studyUid, this);
+    connect(streamer, &StudyStreamer::listed, this, [this, opening] { m_opening.remove(opening); });
+    connect(streamer, &StudyStreamer::failed, this, [this, opening] { m_opening.remove(opening); });
     streamer->setFallbacks(fallbacks);
     streamer->setExpectedInstances(expectedInstances);
     connect(streamer, &StudyStreamer::listedShort, this, [this](const QString &from, int listed, int expected) {
@@ -291,7 +298,8 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
             return (*viewer)->errorOccurred(e);  // it shows the first look's image; the streamer stays its own
         streamer->deleteLater();
     });
-    connect(streamer, &StudyStreamer::firstLookReady, this, [this, streamer, viewer] {
+    connect(streamer, &StudyStreamer::firstLookReady, this, [this, streamer, viewer, opening] {
+        m_opening.remove(opening);  // a viewer from now on: asked again, its tab is shown (or, closed, it opens anew)
         const StudySummary &glimpse = streamer->firstLook();
         if (viewerOf(glimpse.identity.studyInstanceUid, glimpse.identity.patientId))
             return;  // open already: the listing will say so

@@ -255,7 +255,8 @@ StudyBrowser::StudyBrowser(Workstation *workstation, QWidget *parent)
     m_table->setColumnWidth(FoundStudyModel::Date, 110);
     m_table->setColumnWidth(FoundStudyModel::Modality, 90);
     m_table->setColumnWidth(FoundStudyModel::Where, 200);
-    connect(m_table, &QTableView::doubleClicked, this, &StudyBrowser::openCurrent);
+    // Enter, and a double-click (or a single click where the platform activates so): one open each — a double-click
+    // also emits doubleClicked, which would ask for the study twice.
     connect(m_table, &QTableView::activated, this, &StudyBrowser::openCurrent);
 
     m_savedButton->setText(tr("Saved"));
