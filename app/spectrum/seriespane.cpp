@@ -88,6 +88,14 @@ SeriesPane::~SeriesPane()
     const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
     for (Job *job : jobs)
         job->cancel();
+    releasePendingLoads();
+}
+
+void SeriesPane::releasePendingLoads()
+{
+    for (const QString &key : std::exchange(m_pendingLoads, {}))
+        if (!m_images->contains(key))
+            m_images->setPending(key, false);  // whoever waited for this pane's decode makes its own
 }
 
 void SeriesPane::setActive(bool active)
@@ -205,6 +213,7 @@ void SeriesPane::dropLoads()
     m_loadOf.clear();
     m_inFlight.clear();
     m_ready.reset();
+    releasePendingLoads();
 }
 
 void SeriesPane::relocate(int series, int slice)
@@ -388,9 +397,14 @@ void SeriesPane::requestLoad(int index)
     m_inFlight.insert(index);
     m_jobs << job;
     m_loadOf.insert(index, job);
+    // Decoded here: another pane that wants it (a neighbour of its slice) waits for it rather than decoding it too.
+    m_images->setPending(ref.key, true);
+    m_pendingLoads.insert(ref.key);
     const quint64 generation = m_generation;
-    connect(job, &Job::finished, this, [this, job, index, generation] {
+    connect(job, &Job::finished, this, [this, job, index, generation, key = ref.key] {
         m_jobs.removeOne(job);
+        if (m_pendingLoads.remove(key) && (job->hasError() || generation != m_generation))
+            m_images->setPending(key, false);  // given up: whoever waited decodes it
         if (generation != m_generation)
             return;  // an earlier series
         m_inFlight.remove(index);
@@ -498,12 +512,18 @@ void SeriesPane::display(int index, const DecodedImage &image)
         return present(index, image, *filtered);
     if (!isFilterable(image.pixels.format()))
         return present(index, image);  // real values (dose, maps) are shown as they are; the panel's chain does not apply
-    // Filtered on the blocking pool (drained before the store goes); shown once done.
+    if (m_images->isPending(filteredKey))
+        return;  // another pane filters it: shown once it is kept (onImageReady)
+    // Filtered on the blocking pool (drained before the store goes); shown once done. Marked pending meanwhile, so
+    // that a pane showing the same image waits for it instead of filtering it again.
+    m_images->setPending(filteredKey, true);
     const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
     runOnPool<Result<PixelBuffer>>(blockingPool(), this, [chain = m_chain, image] {
         noteFiltered(image.info.identity.sopInstanceUid);
         return applyFilters(chain, image.pixels, image.info, nullptr);
     }, [this, index, image, generation, chainGeneration, filteredKey](Result<PixelBuffer> &&pixels) {
+        if (generation != m_generation || chainGeneration != m_chainGeneration || !pixels.isOk())
+            m_images->setPending(filteredKey, false);  // given up here: whoever waited filters it
         if (generation != m_generation || chainGeneration != m_chainGeneration)
             return;  // another series, or other filters, meanwhile
         if (!pixels.isOk()) {

@@ -141,8 +141,18 @@ void SeriesPane::commitArriving()
 
 void SeriesPane::onImageReady(const QString &key)
 {
-    if (m_series < 0 || m_slice < 0 || key.contains(QLatin1Char('\n')))
+    if (m_series < 0 || m_slice < 0)
         return;
+    if (key.contains(QLatin1Char('\n'))) {
+        // A filtered image another pane made (or gave up making): the slice in view shown with it, or filtered here.
+        if (m_chain.isEmpty() || key != ImageMemoryCache::filteredKey(keyOf(m_slice), m_chainDescription))
+            return;
+        const bool showing = m_viewport->hasImage() && m_viewport->completeness() >= 1.0 && m_viewport->isFiltered()
+                             && m_viewport->image().info.identity.sopInstanceUid == m_study->series[m_series].instances[m_slice].sopInstanceUid;
+        if (const std::shared_ptr<const DecodedImage> original = m_images->peek(keyOf(m_slice)); original && !showing)
+            display(m_slice, *original);
+        return;
+    }
     const QList<InstanceRef> &instances = m_study->series[m_series].instances;
     for (int i = 0; i < instances.size(); ++i) {
         if (instances[i].key != key)
