@@ -134,7 +134,24 @@ QString DicomQuery::nameQueryFor(const QString &typed)
     if (words.isEmpty())
         return QString();
     const QString longest = *std::max_element(words.begin(), words.end(), [](const QString &a, const QString &b) { return a.size() < b.size(); });
-    return QLatin1Char('*') + longest + QLatin1Char('*');
+    // Archives may match names case by case (DICOM says so; DCMTK's does) and hold them upper case, as most
+    // modalities write them: a word typed all in lower case is asked for in upper case (typed with capitals, as
+    // typed). A letter outside ASCII may be stored with or without its accent, or in another form: a wildcard in
+    // its place. What the archive answers is matched again here (nameMatchesTyped).
+    const bool lower = longest == longest.toLower();
+    QString asked;
+    for (const QChar c : lower ? longest.toUpper() : longest) {
+        if (c.unicode() < 0x80)
+            asked += c;
+        else if (!asked.endsWith(QLatin1Char('*')))
+            asked += QLatin1Char('*');
+    }
+    if (!asked.startsWith(QLatin1Char('*')))
+        asked.prepend(QLatin1Char('*'));
+    if (!asked.endsWith(QLatin1Char('*')))
+        asked += QLatin1Char('*');
+    // Nothing left to narrow by (a name in another script): asked as typed, never for every study there is.
+    return asked == QLatin1String("*") ? QLatin1Char('*') + longest + QLatin1Char('*') : asked;
 }
 
 bool DicomQuery::nameMatchesTyped(const QString &typed, const QString &name)
@@ -148,8 +165,16 @@ bool DicomQuery::nameMatchesTyped(const QString &typed, const QString &name)
     QStringList components;
     for (const QString &group : name.split(QLatin1Char('=')))
         for (const QString &c : group.split(QLatin1Char('^')))
-            for (const QString &word : c.split(QLatin1Char(' '), Qt::SkipEmptyParts))
+            for (const QString &word : c.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+                // "Smith-Jones", "O'Brien", "St.John": found by each part and by the whole without its marks.
+                static const QRegularExpression marks(QStringLiteral("[-'’.]"));
                 components << folded(word);
+                if (word.contains(marks)) {
+                    components << folded(QString(word).remove(marks));
+                    for (const QString &part : word.split(marks, Qt::SkipEmptyParts))
+                        components << folded(part);
+                }
+            }
     const QStringList words = typedWords(t);
     return !words.isEmpty() && std::all_of(words.begin(), words.end(), [&](const QString &w) {
         const QString f = folded(w);

@@ -125,6 +125,11 @@ void tst_DicomQuery::namesAsPeopleTypeThem_data()
     QTest::newRow("a wildcard: DICOM's rules") << QStringLiteral("DOE*") << QStringLiteral("DOE^JOHN") << true;
     QTest::newRow("a wildcard anchors") << QStringLiteral("OE*") << QStringLiteral("DOE^JOHN") << false;
     QTest::newRow("nothing typed") << QStringLiteral("") << QStringLiteral("ANY^ONE") << true;
+    QTest::newRow("a double name's second part") << QStringLiteral("jones") << QStringLiteral("SMITH-JONES^ANN") << true;
+    QTest::newRow("a double name whole") << QStringLiteral("smith-jo") << QStringLiteral("SMITH-JONES^ANN") << true;
+    QTest::newRow("an apostrophe left out") << QStringLiteral("obrien") << QStringLiteral("O'BRIEN^SEAN") << true;
+    QTest::newRow("after the apostrophe") << QStringLiteral("brien") << QStringLiteral("O'BRIEN^SEAN") << true;
+    QTest::newRow("after a stop") << QStringLiteral("john") << QStringLiteral("ST.JOHN^MARY") << true;
 }
 
 void tst_DicomQuery::namesAsPeopleTypeThem()
@@ -137,12 +142,18 @@ void tst_DicomQuery::namesAsPeopleTypeThem()
 
 void tst_DicomQuery::archivesAreAskedForTheLongestWord()
 {
-    QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("demo")), QStringLiteral("*demo*"));
+    // All lower case: asked in upper case, as archives that match case by case mostly hold names; with capitals,
+    // as typed; a letter beyond ASCII left to a wildcard (stored with its accent or without).
+    QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("demo")), QStringLiteral("*DEMO*"));
     QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("Doe, Jonathan")), QStringLiteral("*Jonathan*"));
+    QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("müller")), QStringLiteral("*M*LLER*"));
+    QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("山田")), QStringLiteral("*山田*"));  // another script: as typed, never "*"
     QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("DOE*")), QStringLiteral("DOE*"));
     QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("  ")), QString());
     // What an archive answers to the wide query is matched again here.
     QVERIFY(wildcardLike(DicomQuery::nameQueryFor(QStringLiteral("john doe")), QStringLiteral("DOE^JOHN")));
+    QVERIFY(wildcardLike(DicomQuery::nameQueryFor(QStringLiteral("müller")), QStringLiteral("MÜLLER^JOSÉ")));
+    QVERIFY(wildcardLike(DicomQuery::nameQueryFor(QStringLiteral("müller")), QStringLiteral("MULLER^JOSE")));
 }
 
 void tst_DicomQuery::descriptionsRoundLongDecimals()

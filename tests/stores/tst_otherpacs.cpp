@@ -85,6 +85,7 @@ private Q_SLOTS:
     void compressedInstancesAreDecompressedForAnArchiveThatTakesOnlyUncompressed();
     void pixelmedsServerIsReadAndWrittenAsAnyPacs();
     void aStrictArchiveIsAskedForItsInstancesWithoutTheirPlaces();
+    void anArchiveThatMatchesNamesCaseByCaseFindsWhatIsTyped();
 
 private:
     QTemporaryDir m_dir;
@@ -335,6 +336,35 @@ void tst_OtherPacs::aStrictArchiveIsAskedForItsInstancesWithoutTheirPlaces()
     }
     QTRY_VERIFY(strict.output().contains("answered 3"));
     QCOMPARE(strict.output().count("refused"), 1);  // asked with the places once, then without
+}
+
+
+void tst_OtherPacs::anArchiveThatMatchesNamesCaseByCaseFindsWhatIsTyped()
+{
+    // Orthanc set to match names case by case (CaseSensitivePN, as DICOM allows), holding the demo head, whose
+    // name is in capitals. "demo" typed — lower case, no wildcard — finds it: the archive is asked in capitals.
+    // Over DIMSE (its C-FIND follows the setting; its QIDO-RS does not), our AE title made known to it.
+    OrthancProcess orthanc;
+    OrthancProcess::Options o;
+    o.extra.insert(QStringLiteral("CaseSensitivePN"), true);
+    o.modalities << std::make_tuple(QStringLiteral("SPECTRUMCS"), QStringLiteral("127.0.0.1"), quint16(104));
+    QVERIFY(orthanc.start(o));
+    for (const DemoInstance &i : m_instances)
+        QVERIFY(!orthanc.upload(i.bytes).isEmpty());
+    StoreConfigFile config = StoreConfigFile::parse("{}", m_dir.filePath(QStringLiteral("stores-cs.json"))).value();
+    config.workstation.aeTitle = QStringLiteral("SPECTRUMCS");
+    QCOMPARE(config.add(dimseStore(QStringLiteral("cs"), orthanc.dicomPort(), orthanc.aeTitle())), Error());
+    StoreRegistry registry(config, m_cache);
+    DicomQuery asIs;  // the archive does match case by case: as typed, nothing
+    asIs.patientName = QStringLiteral("*demo*");
+    const Result<QList<StudyHit>> none = runSync(registry.findStudies(asIs, {QStringLiteral("cs")}));
+    QVERIFY2(none.isOk(), qPrintable(none.error().toString()));
+    QCOMPARE(none.value().size(), 0);
+    DicomQuery typed;
+    typed.patientName = DicomQuery::nameQueryFor(QStringLiteral("demo"));
+    const Result<QList<StudyHit>> found = runSync(registry.findStudies(typed, {QStringLiteral("cs")}));
+    QVERIFY2(found.isOk(), qPrintable(found.error().toString()));
+    QCOMPARE(found.value().size(), 2);
 }
 
 QTEST_GUILESS_MAIN(tst_OtherPacs)
