@@ -463,6 +463,27 @@ bool decodeWideOrPacked(const pixels::Plan &plan, const ImageInfo &stored, DcmEl
     }
     return true;
 }
+/// Colour of 32 bits a sample (native): shown at 8 bits, as 16-bit colour is (the plan's shift).
+bool decodeWideColour(const pixels::Plan &plan, const ImageInfo &stored, DcmElement *element, DecodedImage &image)
+{
+    if (qint64(element->getLength()) < qint64(plan.storedFrameBytes) * stored.frames)
+        return false;
+    Uint32 *v = nullptr;
+    if (element->getUint32Array(v).bad() || !v) {  // OW as DCMTK reads it: the same bytes, in 16-bit words
+        Uint16 *w = nullptr;
+        if (element->getUint16Array(w).bad() || !w)
+            return false;
+        v = reinterpret_cast<Uint32 *>(w);
+    }
+    for (int f = 0; f < stored.frames; ++f) {
+        const uchar *frame = reinterpret_cast<const uchar *>(v) + qsizetype(f) * plan.storedFrameBytes;
+        if (plan.planar == 1)
+            pixels::convertPlanarFrame(plan, stored, frame, image.pixels.frameData(f));
+        else
+            pixels::convertRows(plan, stored, frame, 0, stored.rows, image.pixels.frameData(f));
+    }
+    return true;
+}
 } // namespace
 
 Result<DecodedImage> decodeDataset(DcmDataset *ds)
@@ -509,6 +530,8 @@ Result<DecodedImage> decodeDataset(DcmDataset *ds)
     image.pixels = PixelBuffer(plan.format, info.columns, info.rows, info.frames);
     if ((plan.floatSamples || plan.bytesPerSample == 4) && DcmXfer(original).isBigEndian())
         return Error(ErrorCode::Unsupported, QStringLiteral("32- and 64-bit samples in the retired big endian transfer syntax"));
+    if (plan.color && plan.bytesPerSample == 4)
+        return decodeWideColour(plan, stored, pixelElement, image) ? image : Result<DecodedImage>(Error(ErrorCode::InvalidDicom, QStringLiteral("Pixel Data holds fewer bytes than the image needs")));
     if (plan.floatSamples || plan.bytesPerSample == 4 || plan.bitPacked)
         return decodeWideOrPacked(plan, stored, pixelElement, image) ? image : Result<DecodedImage>(Error(ErrorCode::InvalidDicom, QStringLiteral("Pixel Data holds fewer bytes than the image needs")));
 

@@ -82,8 +82,10 @@ Result<Plan> makePlan(DcmItem *ds, ImageInfo &info, bool jpeg2000)
         return Error(ErrorCode::Unsupported, QStringLiteral("photometric interpretation %1 with %2 samples per pixel")
                                                  .arg(info.photometricName).arg(info.samplesPerPixel));
     }
-    if ((plan.color || plan.palette) && info.bitsAllocated != 8 && info.bitsAllocated != 16)
-        return Error(ErrorCode::Unsupported, QStringLiteral("%1-bit colour samples (8- and 16-bit colour is shown)").arg(info.bitsAllocated));
+    if (plan.palette && info.bitsAllocated != 8 && info.bitsAllocated != 16)
+        return Error(ErrorCode::Unsupported, QStringLiteral("%1-bit palette indices (8 and 16 bits are read)").arg(info.bitsAllocated));
+    if (plan.color && info.bitsAllocated != 8 && info.bitsAllocated != 16 && info.bitsAllocated != 32)
+        return Error(ErrorCode::Unsupported, QStringLiteral("%1-bit colour samples (8-, 16- and 32-bit colour is shown)").arg(info.bitsAllocated));
     if (plan.ybr && info.bitsAllocated != 8)
         return Error(ErrorCode::Unsupported, QStringLiteral("%1 with %2-bit samples").arg(info.photometricName).arg(info.bitsAllocated));
     if (info.floatSamples && !plan.gray)
@@ -96,7 +98,7 @@ Result<Plan> makePlan(DcmItem *ds, ImageInfo &info, bool jpeg2000)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("YBR_FULL_422 with an odd number of columns (%1)").arg(info.columns));
     plan.planar = plan.color && !plan.ybr422 ? dcmtk::getInt(ds, DCM_PlanarConfiguration, 0) : 0;
     plan.bytesPerSample = std::max(1, info.bitsAllocated / 8);
-    if (plan.color && info.bitsAllocated == 16) {
+    if (plan.color && (info.bitsAllocated == 16 || info.bitsAllocated == 32)) {
         // Colour is shown at 8 bits a sample: the top 8 of Bits Stored, and the reader is told.
         plan.colourShift = std::max(0, info.bitsStored - 8);
         info.notes << QStringLiteral("%1-bit colour shown at 8 bits per sample").arg(info.bitsStored);
@@ -161,6 +163,15 @@ void convertRows(const Plan &plan, const ImageInfo &info, const uchar *stored, i
         applyPalette(plan, stored, plan.bytesPerSample == 2 ? PixelFormat::Gray16 : PixelFormat::Gray8, pixels, out);
         return;
     }
+    if (plan.color && plan.bytesPerSample == 4) {  // 32-bit colour: the top 8 of Bits Stored
+        uchar *out = frameOut + qsizetype(first) * info.columns * 3;
+        const auto *in = reinterpret_cast<const quint32 *>(stored);
+        const quint64 mask = info.bitsStored >= 32 ? 0xFFFFFFFFull : ((quint64(1) << info.bitsStored) - 1);
+        const int shift = info.highBit + 1 - info.bitsStored;
+        for (qsizetype i = 0; i < pixels * 3; ++i)
+            out[i] = uchar(std::min<quint64>(255, ((quint64(in[i]) >> shift) & mask) >> plan.colourShift));
+        return;
+    }
     if (plan.color && plan.bytesPerSample == 2) {
         uchar *out = frameOut + qsizetype(first) * info.columns * 3;
         const auto *in = reinterpret_cast<const quint16 *>(stored);
@@ -218,6 +229,15 @@ void convertRows(const Plan &plan, const ImageInfo &info, const uchar *stored, i
 void convertPlanarFrame(const Plan &plan, const ImageInfo &info, const uchar *stored, uchar *frameOut)
 {
     const qsizetype pixels = qsizetype(info.columns) * info.rows;
+    if (plan.bytesPerSample == 4) {  // 32-bit colour, plane by plane
+        const auto *in = reinterpret_cast<const quint32 *>(stored);
+        const quint64 mask = info.bitsStored >= 32 ? 0xFFFFFFFFull : ((quint64(1) << info.bitsStored) - 1);
+        const int shift = info.highBit + 1 - info.bitsStored;
+        for (qsizetype i = 0; i < pixels; ++i)
+            for (int c = 0; c < 3; ++c)
+                frameOut[3 * i + c] = uchar(std::min<quint64>(255, ((quint64(in[c * pixels + i]) >> shift) & mask) >> plan.colourShift));
+        return;
+    }
     if (plan.bytesPerSample == 2) {  // 16-bit colour, plane by plane
         const auto *in = reinterpret_cast<const quint16 *>(stored);
         const unsigned mask = (1u << info.bitsStored) - 1u;

@@ -292,10 +292,11 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("codec");  // compressed first by this DCMTK tool (lossless), or not
-        for (const char *name : {"rtdose", "signed32", "float", "double", "rgb16", "rgb16-planar", "seg"})
+        for (const char *name : {"rtdose", "signed32", "float", "double", "rgb16", "rgb16-planar", "rgb32", "seg"})
             QTest::newRow(name) << QString::fromLatin1(name) << QString();
         QTest::newRow("signed32, RLE") << QStringLiteral("signed32") << QStringLiteral(DCMCRLE_EXECUTABLE);
         QTest::newRow("rgb16, RLE") << QStringLiteral("rgb16") << QStringLiteral(DCMCRLE_EXECUTABLE);
+        QTest::newRow("rgb32, RLE") << QStringLiteral("rgb32") << QStringLiteral(DCMCRLE_EXECUTABLE);
         QTest::newRow("rgb16, JPEG-LS") << QStringLiteral("rgb16") << QStringLiteral(DCMCJPLS_EXECUTABLE);
         QTest::newRow("rgb16, JPEG 2000 (YBR_RCT)") << QStringLiteral("rgb16") << QStringLiteral("j2k");  // OpenJPEG's opj_compress, pydicom
     }

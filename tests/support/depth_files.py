@@ -8,6 +8,7 @@ little endian, frames × rows × columns × samples) — an independent decoder'
 - double.dcm: Double Float Pixel Data
 - seg.dcm: a Segmentation, 1-bit, 3 frames of 10 × 10 (100 bits a frame: frames start inside a byte)
 - rgb16.dcm / rgb16-planar.dcm: 16-bit RGB (12 bits stored), interleaved and plane by plane
+- rgb32.dcm: 32-bit RGB (20 bits stored), values beyond 16 bits
 - gray16-wide.dcm: 16-bit gray whose values need all 16 bits (for a JPEG 2000 stream deeper than its header)
 Prints the names."""
 import sys
@@ -136,6 +137,23 @@ def rgb16(folder, planar):
     save(ds, folder, "rgb16-planar" if planar else "rgb16")
 
 
+def rgb32(folder):
+    ds = base("XC", "1.2.840.10008.5.1.4.1.1.77.1.4", 6, 8)
+    ds.SamplesPerPixel = 3
+    ds.PhotometricInterpretation = "RGB"
+    ds.PlanarConfiguration = 0
+    ds.BitsAllocated = 32
+    ds.BitsStored = 20
+    ds.HighBit = 19
+    ds.PixelRepresentation = 0
+    v = np.zeros((6, 8, 3), dtype=np.uint32)
+    v[..., 0] = np.arange(48).reshape(6, 8) * 21800
+    v[..., 1] = (1 << 20) - 1 - np.arange(48).reshape(6, 8) * 15000
+    v[..., 2] = 1 << 19
+    ds.PixelData = v.astype("<u4").tobytes()
+    save(ds, folder, "rgb32")
+
+
 def gray16_wide(folder):
     ds = base("CT", "1.2.840.10008.5.1.4.1.1.2", 64, 64)
     ds.BitsAllocated = 16
@@ -157,6 +175,7 @@ def main():
     seg(folder)
     rgb16(folder, False)
     rgb16(folder, True)
+    rgb32(folder)
     gray16_wide(folder)
 
 
