@@ -155,7 +155,11 @@ private:
                                                          : applyFilters(chain, image.value().pixels, image.value().info, nullptr);
             if (!pixels.isOk())
                 return pixels.error().withContext(keys[i]);
-            Result<DerivedInstance> derived = makeDerivedInstance(bytes.value(), pixels.value(), derivation);
+            // Filters work on colour at 8 bits a sample (as it is shown): a deeper original's copy says so.
+            Derivation own = derivation;
+            if (!chain.isEmpty() && !image.value().pixels.isGray() && image.value().info.bitsStored > 8)
+                own.description += QStringLiteral("; colour filtered at 8 bits a sample (the original: %1)").arg(image.value().info.bitsStored);
+            Result<DerivedInstance> derived = makeDerivedInstance(bytes.value(), pixels.value(), own);
             if (!derived.isOk())
                 return derived.error().withContext(keys[i]);
             const QString path = QDir(folder).filePath(derived.value().identity.sopInstanceUid + QStringLiteral(".dcm"));

@@ -8,6 +8,7 @@
 
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/filterregistry.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/storeregistry.h"
@@ -86,6 +87,7 @@ private Q_SLOTS:
     void pixelmedsServerIsReadAndWrittenAsAnyPacs();
     void aStrictArchiveIsAskedForItsInstancesWithoutTheirPlaces();
     void anArchiveThatMatchesNamesCaseByCaseFindsWhatIsTyped();
+    void aFilteredImageOfDeepColourSaysItsDepth();
 
 private:
     QTemporaryDir m_dir;
@@ -365,6 +367,35 @@ void tst_OtherPacs::anArchiveThatMatchesNamesCaseByCaseFindsWhatIsTyped()
     const Result<QList<StudyHit>> found = runSync(registry.findStudies(typed, {QStringLiteral("cs")}));
     QVERIFY2(found.isOk(), qPrintable(found.error().toString()));
     QCOMPARE(found.value().size(), 2);
+}
+
+void tst_OtherPacs::aFilteredImageOfDeepColourSaysItsDepth()
+{
+    // A 16-bit colour image (12 bits stored) sent back through a filter to the Storage SCP: filters work on colour
+    // at 8 bits, so the derived image holds 8 — and its Derivation Description says so, where the archive keeps it.
+    QTemporaryDir depth;
+    const ProcessResult made = run(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(DEPTH_FILES_SCRIPT), depth.path()});
+    QVERIFY2(made.ok(), made.err.constData());
+    const QByteArray original = readFile(depth.filePath(QStringLiteral("rgb16.dcm")));
+    const Result<DicomIdentity> id = readDicomIdentity(ByteView(original));
+    QVERIFY(id.isOk());
+    QVERIFY(runSync(m_cache->put(id.value().sopInstanceUid, ByteView(original), CommitOptions())).isOk());
+    Result<FilterChain> chain = FilterRegistry().makeChain({QStringLiteral("invert")});
+    QVERIFY(chain.isOk());
+    const Result<ExportSummary> sent = runSync(m_registry->exportDerivedSeries(QStringLiteral("store"), {id.value().sopInstanceUid}, chain.value()));
+    QVERIFY2(sent.isOk(), qPrintable(sent.isOk() ? QString() : sent.error().toString()));
+    QCOMPARE(sent.value().stored.size(), 1);
+    QString received;
+    QTRY_VERIFY([&] {
+        for (const QFileInfo &f : QDir(m_dir.filePath(QStringLiteral("received"))).entryInfoList(QDir::Files))
+            if (readFile(f.filePath()).contains(sent.value().stored.first().toLatin1()))
+                received = f.filePath();
+        return !received.isEmpty();
+    }());
+    const ProcessResult dump = run(QStringLiteral(DCMDUMP_EXECUTABLE), {QStringLiteral("+P"), QStringLiteral("0008,2111"), QStringLiteral("+P"), QStringLiteral("0028,0101"), received});
+    QVERIFY2(dump.ok(), dump.err.constData());
+    QVERIFY2(dump.out.contains("colour filtered at 8 bits a sample (the original: 12)"), dump.out.constData());
+    QVERIFY2(dump.out.contains("US 8"), dump.out.constData());
 }
 
 QTEST_GUILESS_MAIN(tst_OtherPacs)
