@@ -181,8 +181,12 @@ void MainWindow::followCache(StudyViewer *viewer)
     const StudySummary *local = m_workstation->findStudy(viewer->study().identity.studyInstanceUid);
     if (!local || local->identity.patientId != viewer->study().identity.patientId || local->identityConflict)
         return;
-    if (hasMoreThan(*local, viewer->study()))
-        addArrivedSeries(viewer, *local);
+    // Read once per change of the list's counts: what the viewer leaves out (rejected images) never asks again.
+    const qint64 counted = qint64(local->instanceCount) * 1000 + local->series.size();
+    if (viewer->property("spectrumFollowedCount").toLongLong() == counted || !hasMoreThan(*local, viewer->study()))
+        return;
+    viewer->setProperty("spectrumFollowedCount", counted);
+    addArrivedSeries(viewer, *local);
 }
 
 void MainWindow::updateCacheLabel()

@@ -103,9 +103,11 @@ void MainWindow::addArrivedSeries(StudyViewer *viewer, const StudySummary &liste
     viewer->setProperty("spectrumReadingArrived", true);
     whenDone(m_workstation->loadStudy(listed), viewer, [this, viewer, listed](const Result<StudySummary> &r) {
         viewer->setProperty("spectrumReadingArrived", false);
-        // The list moved on while this was read: read again for what came since.
+        // The list moved on while this was read: read again for what came since (its counts changed; the list
+        // counts images, it does not list them).
         const StudySummary *now = m_workstation->findStudy(listed.identity.studyInstanceUid);
-        if (now && now->identity.patientId == listed.identity.patientId && !now->identityConflict && hasMoreThan(*now, listed))
+        if (now && now->identity.patientId == listed.identity.patientId && !now->identityConflict
+            && (now->instanceCount != listed.instanceCount || now->series.size() != listed.series.size()))
             QMetaObject::invokeMethod(this, [this, viewer = QPointer<StudyViewer>(viewer), again = *now] {
                 if (viewer)
                     addArrivedSeries(viewer, again);
@@ -127,8 +129,13 @@ void MainWindow::addArrivedSeries(StudyViewer *viewer, const StudySummary &liste
                 grown = true;
                 continue;
             }
-            // Images of a series on screen that came since: added in their place, none the viewer has dropped.
+            // Images of a series on screen that came since: added in their place — not those a rejection note
+            // of the study withdraws (the viewer leaves them out).
             for (const InstanceRef &i : s.instances) {
+                ImageRef ref;
+                ref.sopInstanceUid = i.sopInstanceUid;
+                if (!viewer->findings()->rejectionOf(ref).isEmpty())
+                    continue;
                 if (std::none_of(have->instances.begin(), have->instances.end(), [&i](const InstanceRef &m) { return m.sopInstanceUid == i.sopInstanceUid; })) {
                     have->instances << i;
                     ++merged.instanceCount;

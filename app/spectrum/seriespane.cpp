@@ -517,12 +517,13 @@ void SeriesPane::display(int index, const DecodedImage &image)
     // Filtered on the blocking pool (drained before the store goes); shown once done. Marked pending meanwhile, so
     // that a pane showing the same image waits for it instead of filtering it again.
     m_images->setPending(filteredKey, true);
+    m_pendingLoads.insert(filteredKey);  // ended when the pane goes, whatever becomes of the filtering
     const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
     runOnPool<Result<PixelBuffer>>(blockingPool(), this, [chain = m_chain, image] {
         noteFiltered(image.info.identity.sopInstanceUid);
         return applyFilters(chain, image.pixels, image.info, nullptr);
     }, [this, index, image, generation, chainGeneration, filteredKey](Result<PixelBuffer> &&pixels) {
-        if (generation != m_generation || chainGeneration != m_chainGeneration || !pixels.isOk())
+        if (m_pendingLoads.remove(filteredKey) && (generation != m_generation || chainGeneration != m_chainGeneration || !pixels.isOk()))
             m_images->setPending(filteredKey, false);  // given up here: whoever waited filters it
         if (generation != m_generation || chainGeneration != m_chainGeneration)
             return;  // another series, or other filters, meanwhile

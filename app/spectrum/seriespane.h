@@ -197,7 +197,7 @@ private:
     std::array<double, 3> m_normal{};
     struct Arriving;
     std::unique_ptr<Arriving> m_arriving;  ///< the slice in view while it streams in
-    QSet<QString> m_pendingLoads;          ///< keys this pane decodes from the cache (pending in the image cache)
+    QSet<QString> m_pendingLoads;          ///< keys this pane decodes from the cache, or filters (pending in the image cache)
     /// Ends the pending marks of loads given up (cancelled, the pane going): others then decode what they wait for.
     void releasePendingLoads();
     quint64 m_arrivalSerial = 0;

@@ -149,8 +149,12 @@ void SeriesPane::onImageReady(const QString &key)
             return;
         const bool showing = m_viewport->hasImage() && m_viewport->completeness() >= 1.0 && m_viewport->isFiltered()
                              && m_viewport->image().info.identity.sopInstanceUid == m_study->series[m_series].instances[m_slice].sopInstanceUid;
-        if (const std::shared_ptr<const DecodedImage> original = m_images->peek(keyOf(m_slice)); original && !showing)
+        if (showing)
+            return;
+        if (const std::shared_ptr<const DecodedImage> original = m_images->peek(keyOf(m_slice)))
             display(m_slice, *original);
+        else
+            requestLoad(m_slice);  // the original went from memory meanwhile: read again, then filtered
         return;
     }
     const QList<InstanceRef> &instances = m_study->series[m_series].instances;

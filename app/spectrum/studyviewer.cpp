@@ -1,5 +1,6 @@
 #include "studyviewer.h"
 #include "serieslist.h"
+#include "mprview.h"
 #include "mprvolume.h"
 #include "displayimage.h"
 #include "priorspanel.h"
@@ -315,6 +316,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
     follow();                 // the places the listing brought
     if (m_mpr) {
+        m_mpr->setSexDisagreement(m_study.sexDisagreement);  // what the whole study's images now say
         // The listing says what the series is: the volume laid out for good on it, what has come kept. (A series
         // the listing no longer has: MPR of the active pane's series again.)
         const QString uid = m_mprVolume->series().seriesInstanceUid;

@@ -138,11 +138,12 @@ QString DicomQuery::nameQueryFor(const QString &typed)
     // modalities write them: a word typed all in lower case is asked for in upper case (typed with capitals, as
     // typed). A letter outside ASCII may be stored with or without its accent, or in another form: a wildcard in
     // its place. What the archive answers is matched again here (nameMatchesTyped).
+    // (Letters beyond ASCII are made wildcards first: "ß" upper-cased would become "SS".)
     const bool lower = longest == longest.toLower();
     QString asked;
-    for (const QChar c : lower ? longest.toUpper() : longest) {
+    for (const QChar c : longest) {
         if (c.unicode() < 0x80)
-            asked += c;
+            asked += lower ? c.toUpper() : c;
         else if (!asked.endsWith(QLatin1Char('*')))
             asked += QLatin1Char('*');
     }

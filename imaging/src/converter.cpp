@@ -11,8 +11,8 @@
 namespace spectrum {
 
 namespace {
-/// The JPEG 2000 colour frames of `ds` made native Pixel Data of 16-bit samples (R G B interleaved), at the
-/// streams' precision (Bits Stored), exactly.
+/// The JPEG 2000 colour frames of `ds` made native Pixel Data (R G B interleaved) at the streams' precision (Bits
+/// Stored): 8-bit samples up to 8 bits, 16-bit beyond, exactly.
 Error writeFullDepthColour(DcmDataset *ds, E_TransferSyntax xfer)
 {
     DcmElement *element = nullptr;
@@ -36,6 +36,17 @@ Error writeFullDepthColour(DcmDataset *ds, E_TransferSyntax xfer)
     }
     ds->findAndDeleteElement(DCM_PixelData);
     ds->putAndInsertUint16(DCM_SamplesPerPixel, 3);
+    if (precision <= 8) {  // 8 bits a sample: bytes
+        ds->putAndInsertUint16(DCM_BitsAllocated, 8);
+        ds->putAndInsertUint16(DCM_BitsStored, Uint16(precision));
+        ds->putAndInsertUint16(DCM_HighBit, Uint16(precision - 1));
+        ds->putAndInsertUint16(DCM_PixelRepresentation, 0);
+        ds->putAndInsertString(DCM_PhotometricInterpretation, "RGB");
+        ds->putAndInsertUint16(DCM_PlanarConfiguration, 0);
+        std::vector<Uint8> bytes(samples.begin(), samples.end());
+        const OFCondition c = ds->putAndInsertUint8Array(DCM_PixelData, bytes.data(), static_cast<unsigned long>(bytes.size()));
+        return c.good() ? Error() : Error(ErrorCode::Io, QStringLiteral("writing pixel data: %1").arg(QString::fromLatin1(c.text())));
+    }
     ds->putAndInsertUint16(DCM_BitsAllocated, 16);
     ds->putAndInsertUint16(DCM_BitsStored, Uint16(precision));
     ds->putAndInsertUint16(DCM_HighBit, Uint16(precision - 1));
@@ -65,9 +76,9 @@ Result<QByteArray> convertToExplicitLittleEndian(const ByteView &dicom)
     const bool keptAsIs = !jpeg2000 && ds->chooseRepresentation(EXS_LittleEndianExplicit, nullptr).good() && ds->canWriteXfer(EXS_LittleEndianExplicit);
     if (!keptAsIs) {
         const DecodedImage &image = decoded.value();
-        // JPEG 2000 colour deeper than 8 bits: decoded again at its full depth (the decoder above gives the screen's
-        // 8), every sample as the stream holds it.
-        if (jpeg2000 && !image.pixels.isGray() && image.info.bitsStored > 8) {
+        // JPEG 2000 colour: decoded again at the streams' own depth (the header's Bits Stored may say less; the
+        // decoder above gives the screen's 8), every sample as the stream holds it.
+        if (jpeg2000 && !image.pixels.isGray()) {
             if (Error e = writeFullDepthColour(ds, xfer); e.isError())
                 return e;
             ds->removeAllButCurrentRepresentations();

@@ -142,6 +142,8 @@ Error decodeColourFrameFull(const QByteArray &codestream, int width, int height,
     if (Error e = checkComponents(image, 3, width, height, 16, 16); e.isError())
         return e;
     const int prec = int(image.comps[0].prec);
+    if (image.comps[0].sgnd || image.comps[1].sgnd || image.comps[2].sgnd)
+        return Error(ErrorCode::Unsupported, QStringLiteral("JPEG 2000 colour of signed samples"));
     if (image.comps[1].prec != image.comps[0].prec || image.comps[2].prec != image.comps[0].prec)
         return Error(ErrorCode::InvalidDicom, QStringLiteral("JPEG 2000: colour components of %1, %2 and %3 bits").arg(image.comps[0].prec).arg(image.comps[1].prec).arg(image.comps[2].prec));
     const qint64 count = qint64(width) * height;

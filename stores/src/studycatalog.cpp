@@ -6,6 +6,7 @@
 
 #include <QHash>
 #include <QMap>
+#include <QSet>
 
 #include <algorithm>
 
@@ -52,6 +53,7 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
     QHash<QString, QSet<QString>> patientsPerStudy;
     QHash<QString, QMap<QString, int>> sexes;  // study key → each sex recorded → how many images record it
     QHash<QString, DicomIdentity> firstPatient;  // study key → the patient as the first image with each field names them
+    QSet<QString> seen;                          // study keys whose first image was read
     for (const BlobInfo &b : blobs) {
         const DicomIdentity &id = b.dicom;
         if (!id.isValid())
@@ -84,8 +86,9 @@ QList<StudySummary> summarizeStudies(const QList<BlobInfo> &blobs)
         DicomIdentity patient = id;
         patient.patientSex.clear();
         DicomIdentity &first = firstPatient[studyKey];
-        if (s.patientDisagreement.isEmpty())
-            s.patientDisagreement = patientMismatch(first.patientId.isEmpty() ? patient : first, patient);
+        if (seen.contains(studyKey) && s.patientDisagreement.isEmpty())  // (a Patient ID may be empty: type 2)
+            s.patientDisagreement = patientMismatch(first, patient);
+        seen.insert(studyKey);
         for (auto field : {&DicomIdentity::patientId, &DicomIdentity::patientName, &DicomIdentity::patientBirthDate, &DicomIdentity::issuerOfPatientId}) {
             if ((first.*field).isEmpty())
                 first.*field = id.*field;

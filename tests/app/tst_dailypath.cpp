@@ -14,9 +14,11 @@
 #include <QDialogButtonBox>
 #include <QLayout>
 #include <QRadioButton>
+#include <QScopeGuard>
 #include <QTimer>
 
 #include <functional>
+#include <memory>
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -142,10 +144,14 @@ void tst_DailyPath::aDayAtTheWorkstation()
     for (const SeriesSummary &s : archived())
         known.insert(s.seriesInstanceUid);
     bool filled = false;
+    // The dialog opens in the shortcut's own loop: looked for there, a while; never after this function returns.
+    int tries = 0;
+    const auto alive = std::make_shared<bool>(true);
+    const auto gone = qScopeGuard([alive] { *alive = false; });
     std::function<void()> fill = [&] {
         auto *dialog = qobject_cast<QDialog *>(QApplication::activeModalWidget());
         if (!dialog || !dialog->isVisible())
-            return void(QTimer::singleShot(20, fill));
+            return void(++tries < 250 ? QTimer::singleShot(20, [alive, &fill] { if (*alive) fill(); }) : void());
         dialog->layout()->activate();
         const QList<QRadioButton *> what = dialog->findChildren<QRadioButton *>();
         if (what.size() != 2)

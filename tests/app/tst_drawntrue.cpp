@@ -21,9 +21,11 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QScopeGuard>
 #include <QTimer>
 
 #include <functional>
+#include <memory>
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -317,10 +319,14 @@ bool tst_DrawnTrue::exportThroughTheDialog(bool wholeSeries, const QString &form
 {
     // Ctrl+E opens the dialog (modal): it is filled in from a timer, as the reader would, and Export pressed.
     bool filled = false;
+    // The dialog opens in the shortcut's own loop: looked for there, a while; never after this function returns.
+    int tries = 0;
+    const auto alive = std::make_shared<bool>(true);
+    const auto gone = qScopeGuard([alive] { *alive = false; });
     std::function<void()> fill = [&] {
         auto *dialog = qobject_cast<QDialog *>(QApplication::activeModalWidget());
         if (!dialog || !dialog->isVisible())
-            return void(QTimer::singleShot(20, fill));  // (Ctrl+E opens it: this runs in its event loop)
+            return void(++tries < 250 ? QTimer::singleShot(20, [alive, &fill] { if (*alive) fill(); }) : void());  // (Ctrl+E opens it: this runs in its event loop)
         dialog->layout()->activate();  // laid out: each button where a click finds it
         const QList<QRadioButton *> what = dialog->findChildren<QRadioButton *>();
         auto *as = dialog->findChild<QComboBox *>();

@@ -147,6 +147,7 @@ void tst_DicomQuery::archivesAreAskedForTheLongestWord()
     QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("demo")), QStringLiteral("*DEMO*"));
     QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("Doe, Jonathan")), QStringLiteral("*Jonathan*"));
     QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("müller")), QStringLiteral("*M*LLER*"));
+    QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("strauß")), QStringLiteral("*STRAU*"));  // never "STRAUSS"
     QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("山田")), QStringLiteral("*山田*"));  // another script: as typed, never "*"
     QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("DOE*")), QStringLiteral("DOE*"));
     QCOMPARE(DicomQuery::nameQueryFor(QStringLiteral("  ")), QString());

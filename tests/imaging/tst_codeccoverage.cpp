@@ -103,12 +103,8 @@ const QHash<QString, QString> kKnownRefusals{
     {QStringLiteral("gdcm-US-ALOKA-16_big.dcm"), QStringLiteral("segmented palette lookup tables")},
     {QStringLiteral("rtdose_expb.dcm"), QStringLiteral("32-bit samples in the retired big endian syntax")},
     {QStringLiteral("rtdose_expb_1frame.dcm"), QStringLiteral("32-bit samples in the retired big endian syntax")},
-    {QStringLiteral("SC_rgb_32bit.dcm"), QStringLiteral("32-bit colour")},
-    {QStringLiteral("SC_rgb_32bit_2frame.dcm"), QStringLiteral("32-bit colour")},
-    {QStringLiteral("SC_rgb_expb_32bit.dcm"), QStringLiteral("32-bit colour")},
-    {QStringLiteral("SC_rgb_expb_32bit_2frame.dcm"), QStringLiteral("32-bit colour")},
-    {QStringLiteral("SC_rgb_rle_32bit.dcm"), QStringLiteral("32-bit colour")},
-    {QStringLiteral("SC_rgb_rle_32bit_2frame.dcm"), QStringLiteral("32-bit colour")},
+    {QStringLiteral("SC_rgb_expb_32bit.dcm"), QStringLiteral("32-bit samples in the retired big endian syntax")},
+    {QStringLiteral("SC_rgb_expb_32bit_2frame.dcm"), QStringLiteral("32-bit samples in the retired big endian syntax")},
 };
 
 } // namespace

@@ -102,6 +102,10 @@ private Q_SLOTS:
         blobs[2].dicom.patientBirthDate = QStringLiteral("19500101");
         blobs[2].dicom.patientName = QStringLiteral("OTHER^PERSON");
         QVERIFY2(summarizeStudies(blobs)[0].patientDisagreement.contains(QStringLiteral("another patient name")), qPrintable(summarizeStudies(blobs)[0].patientDisagreement));
+        // Without a Patient ID (type 2: it may be empty) the images are compared all the same.
+        for (BlobInfo &b : blobs)
+            b.dicom.patientId.clear();
+        QVERIFY2(summarizeStudies(blobs)[0].patientDisagreement.contains(QStringLiteral("another patient name")), qPrintable(summarizeStudies(blobs)[0].patientDisagreement));
     }
 
     void loadsFromAStore()
