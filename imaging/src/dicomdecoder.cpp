@@ -409,6 +409,16 @@ Error checkJpegFragments(DcmDataset *ds, E_TransferSyntax xfer)
 } // namespace
 
 namespace {
+/// 32-bit samples of a native Pixel Data element as DCMTK holds them (host order); null when it holds none.
+const Uint32 *uint32Samples(DcmElement *element)
+{
+    Uint32 *v = nullptr;
+    if (element->getUint32Array(v).good() && v)
+        return v;
+    Uint16 *w = nullptr;  // OW as DCMTK reads it: the same bytes, in 16-bit words
+    return element->getUint16Array(w).good() && w ? reinterpret_cast<const Uint32 *>(w) : nullptr;
+}
+
 /// 32-bit integer samples, Float and Double Float Pixel Data (into Float64), and 1-bit samples (into Gray8, 0 or
 /// 1): whole frames from the element as DCMTK holds it (host byte order). False when the element is too short.
 bool decodeWideOrPacked(const pixels::Plan &plan, const ImageInfo &stored, DcmElement *element, DecodedImage &image)
@@ -451,30 +461,23 @@ bool decodeWideOrPacked(const pixels::Plan &plan, const ImageInfo &stored, DcmEl
                 return false;
             std::copy(v + from, v + from + perFrame, out);
         } else {
-            Uint32 *v = nullptr;
-            if (element->getUint32Array(v).bad() || !v) {  // OW as DCMTK reads it: the same bytes, in 16-bit words
-                Uint16 *w = nullptr;
-                if (element->getUint16Array(w).bad() || !w)
-                    return false;
-                v = reinterpret_cast<Uint32 *>(w);
-            }
+            const Uint32 *v = uint32Samples(element);
+            if (!v)
+                return false;
             pixels::convertRows(plan, stored, reinterpret_cast<const uchar *>(v + from), 0, stored.rows, reinterpret_cast<uchar *>(out));
         }
     }
     return true;
 }
+
 /// Colour of 32 bits a sample (native): shown at 8 bits, as 16-bit colour is (the plan's shift).
 bool decodeWideColour(const pixels::Plan &plan, const ImageInfo &stored, DcmElement *element, DecodedImage &image)
 {
     if (qint64(element->getLength()) < qint64(plan.storedFrameBytes) * stored.frames)
         return false;
-    Uint32 *v = nullptr;
-    if (element->getUint32Array(v).bad() || !v) {  // OW as DCMTK reads it: the same bytes, in 16-bit words
-        Uint16 *w = nullptr;
-        if (element->getUint16Array(w).bad() || !w)
-            return false;
-        v = reinterpret_cast<Uint32 *>(w);
-    }
+    const Uint32 *v = uint32Samples(element);
+    if (!v)
+        return false;
     for (int f = 0; f < stored.frames; ++f) {
         const uchar *frame = reinterpret_cast<const uchar *>(v) + qsizetype(f) * plan.storedFrameBytes;
         if (plan.planar == 1)

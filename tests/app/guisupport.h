@@ -6,8 +6,17 @@
 #include "workstation.h"
 
 #include <QApplication>
+#include <QDialog>
+#include <QLayout>
+#include <QMimeData>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTimer>
+#include <QUrl>
+
+#include <functional>
+#include <memory>
 
 #include <optional>
 #include <QImage>
@@ -48,6 +57,42 @@ inline void drag(QWidget *w, QPoint from, QPoint to)
     sendMouse(w, QEvent::MouseMove, (from + to) / 2, Qt::NoButton, Qt::LeftButton);
     sendMouse(w, QEvent::MouseMove, to, Qt::NoButton, Qt::LeftButton);
     sendMouse(w, QEvent::MouseButtonRelease, to, Qt::LeftButton, Qt::NoButton);
+}
+
+/// `open` opens a modal dialog (a shortcut pressed, a menu chosen): `fill` is given it, laid out, once it shows —
+/// from within the dialog's own event loop, as a person would fill it — and closes it. False when no dialog came.
+inline bool withModalDialog(const std::function<void()> &open, const std::function<void(QDialog *)> &fill)
+{
+    bool seen = false;
+    int tries = 0;
+    const auto alive = std::make_shared<bool>(true);  // never looked for after this returns
+    const auto gone = qScopeGuard([alive] { *alive = false; });
+    std::function<void()> look = [&] {
+        auto *dialog = qobject_cast<QDialog *>(QApplication::activeModalWidget());
+        if (!dialog || !dialog->isVisible())
+            return void(++tries < 250 ? QTimer::singleShot(20, [alive, &look] { if (*alive) look(); }) : void());
+        dialog->layout()->activate();  // laid out: each button where a click finds it
+        seen = true;
+        fill(dialog);
+    };
+    QTimer::singleShot(0, [alive, &look] { if (*alive) look(); });
+    open();
+    return seen;
+}
+
+/// Files dropped on `target` as from a file manager; whether it took the drag when it entered.
+inline bool dropFiles(QWidget *target, const QList<QUrl> &urls)
+{
+    QMimeData data;
+    data.setUrls(urls);
+    const QPointF at(target->width() / 2.0, target->height() / 2.0);
+    QDragEnterEvent enter(at.toPoint(), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(target, &enter);
+    if (!enter.isAccepted())
+        return false;
+    QDropEvent drop(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(target, &drop);
+    return true;
 }
 
 /// The cursor moved to `at`, then a left click there.

@@ -144,26 +144,16 @@ void tst_DailyPath::aDayAtTheWorkstation()
     for (const SeriesSummary &s : archived())
         known.insert(s.seriesInstanceUid);
     bool filled = false;
-    // The dialog opens in the shortcut's own loop: looked for there, a while; never after this function returns.
-    int tries = 0;
-    const auto alive = std::make_shared<bool>(true);
-    const auto gone = qScopeGuard([alive] { *alive = false; });
-    std::function<void()> fill = [&] {
-        auto *dialog = qobject_cast<QDialog *>(QApplication::activeModalWidget());
-        if (!dialog || !dialog->isVisible())
-            return void(++tries < 250 ? QTimer::singleShot(20, [alive, &fill] { if (*alive) fill(); }) : void());
-        dialog->layout()->activate();
+    QSignalSpy sent(m_window.get(), &MainWindow::sendFinished);
+    click(vp(), middle);
+    QVERIFY(withModalDialog([&] { press(QKeySequence(QStringLiteral("Ctrl+Shift+S"))); }, [&](QDialog *dialog) {
         const QList<QRadioButton *> what = dialog->findChildren<QRadioButton *>();
         if (what.size() != 2)
             return dialog->reject();
         QTest::mouseClick(what[1], Qt::LeftButton, Qt::NoModifier, QPoint(8, what[1]->height() / 2));  // the whole series
         filled = what[1]->isChecked();
         QTest::mouseClick(dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok), Qt::LeftButton);
-    };
-    QSignalSpy sent(m_window.get(), &MainWindow::sendFinished);
-    click(vp(), middle);
-    QTimer::singleShot(0, fill);
-    press(QKeySequence(QStringLiteral("Ctrl+Shift+S")));
+    }));
     QVERIFY(filled);
     QVERIFY(sent.count() == 1 || sent.wait(60000));
     QVERIFY2(!sent.first().at(2).value<Error>().isError(), qPrintable(sent.first().at(2).value<Error>().toString()));

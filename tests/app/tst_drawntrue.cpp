@@ -118,14 +118,7 @@ void tst_DrawnTrue::initTestCase()
     // The phantom's folder dropped on the window, as from a file manager: imported, and the one study opens.
     qRegisterMetaType<StudyViewer *>();
     QSignalSpy opened(m_window.get(), &MainWindow::studyOpened);
-    QMimeData data;
-    data.setUrls({QUrl::fromLocalFile(m_dir.filePath(QStringLiteral("phantom")))});
-    const QPointF at(m_window->width() / 2.0, m_window->height() / 2.0);
-    QDragEnterEvent enter(at.toPoint(), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(m_window.get(), &enter);
-    QVERIFY(enter.isAccepted());
-    QDropEvent drop(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(m_window.get(), &drop);
+    QVERIFY(dropFiles(m_window.get(), {QUrl::fromLocalFile(m_dir.filePath(QStringLiteral("phantom")))}));
     QVERIFY(opened.wait(60000));
     m_viewer = opened.first().first().value<StudyViewer *>();
     QVERIFY(m_viewer);
@@ -319,15 +312,11 @@ bool tst_DrawnTrue::exportThroughTheDialog(bool wholeSeries, const QString &form
 {
     // Ctrl+E opens the dialog (modal): it is filled in from a timer, as the reader would, and Export pressed.
     bool filled = false;
-    // The dialog opens in the shortcut's own loop: looked for there, a while; never after this function returns.
-    int tries = 0;
-    const auto alive = std::make_shared<bool>(true);
-    const auto gone = qScopeGuard([alive] { *alive = false; });
-    std::function<void()> fill = [&] {
-        auto *dialog = qobject_cast<QDialog *>(QApplication::activeModalWidget());
-        if (!dialog || !dialog->isVisible())
-            return void(++tries < 250 ? QTimer::singleShot(20, [alive, &fill] { if (*alive) fill(); }) : void());  // (Ctrl+E opens it: this runs in its event loop)
-        dialog->layout()->activate();  // laid out: each button where a click finds it
+    QSignalSpy exported(m_window.get(), &MainWindow::imagesExported);
+    m_window->activateWindow();  // the reader's window (the last dialog closed), where the shortcut is
+    if (!QTest::qWaitForWindowActive(m_window.get()))
+        return false;
+    const bool opened = withModalDialog([this] { QTest::keySequence(m_window.get(), QKeySequence(QStringLiteral("Ctrl+E"))); }, [&](QDialog *dialog) {
         const QList<QRadioButton *> what = dialog->findChildren<QRadioButton *>();
         auto *as = dialog->findChild<QComboBox *>();
         auto *withOverlay = dialog->findChild<QCheckBox *>();
@@ -349,13 +338,9 @@ bool tst_DrawnTrue::exportThroughTheDialog(bool wholeSeries, const QString &form
         if (!filled)
             qWarning() << "the dialog says" << as->currentText() << folder->text() << choice->isChecked() << withOverlay->isChecked();
         QTest::mouseClick(buttons->button(QDialogButtonBox::Ok), Qt::LeftButton);
-    };
-    QSignalSpy exported(m_window.get(), &MainWindow::imagesExported);
-    m_window->activateWindow();  // the reader's window (the last dialog closed), where the shortcut is
-    if (!QTest::qWaitForWindowActive(m_window.get()))
+    });
+    if (!opened)
         return false;
-    QTimer::singleShot(0, fill);
-    QTest::keySequence(m_window.get(), QKeySequence(QStringLiteral("Ctrl+E")));
     if (!filled)
         return false;
     if (exported.isEmpty() && !exported.wait(30000))

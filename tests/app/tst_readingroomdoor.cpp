@@ -473,13 +473,7 @@ void tst_ReadingRoomDoor::anImportSaysWhatItLeftOutAndWhy()
         QVERIFY(f.open(QIODevice::ReadWrite) && f.setFileTime(earlier, QFileDevice::FileModificationTime));
     }
     QSignalSpy done(m_window.get(), &MainWindow::importFinished);
-    QMimeData data;
-    data.setUrls({QUrl::fromLocalFile(odd.path())});
-    const QPointF at(m_window->width() / 2.0, m_window->height() / 2.0);
-    QDragEnterEvent enter(at.toPoint(), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(m_window.get(), &enter);
-    QDropEvent drop(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(m_window.get(), &drop);
+    QVERIFY(dropFiles(m_window.get(), {QUrl::fromLocalFile(odd.path())}));
     QVERIFY(done.wait(30000));
     ImportReport *report = nullptr;
     QTRY_VERIFY((report = m_window->findChild<ImportReport *>(QStringLiteral("importReport"))) && report->isVisible());
@@ -526,13 +520,7 @@ void tst_ReadingRoomDoor::aStudyWhoseImagesDisagreeOnSexOpensFlagged()
 
     QSignalSpy done(m_window.get(), &MainWindow::importFinished);
     QSignalSpy opened(m_window.get(), &MainWindow::studyOpened);  // one study dropped: it opens by itself
-    QMimeData data;
-    data.setUrls({QUrl::fromLocalFile(folder.path())});
-    const QPointF at(m_window->width() / 2.0, m_window->height() / 2.0);
-    QDragEnterEvent enter(at.toPoint(), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(m_window.get(), &enter);
-    QDropEvent drop(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(m_window.get(), &drop);
+    QVERIFY(dropFiles(m_window.get(), {QUrl::fromLocalFile(folder.path())}));
     QVERIFY(done.wait(30000));
     QCOMPARE(done.first().first().value<ImportSummary>().imported, 3);
     ImportReport *report = nullptr;
@@ -600,12 +588,7 @@ void tst_ReadingRoomDoor::aStudyWhoseImagesDisagreeOnSexOpensFlagged()
     edited = run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-gin"), QStringLiteral("-m"), QStringLiteral("(0020,0013)=4"), fourth});
     QVERIFY2(edited.ok(), edited.err.constData());
     done.clear();
-    QMimeData more;
-    more.setUrls({QUrl::fromLocalFile(fourth)});
-    QDragEnterEvent enterAgain(at.toPoint(), Qt::CopyAction, &more, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(m_window.get(), &enterAgain);
-    QDropEvent dropAgain(at, Qt::CopyAction, &more, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(m_window.get(), &dropAgain);
+    QVERIFY(dropFiles(m_window.get(), {QUrl::fromLocalFile(fourth)}));
     QVERIFY(done.wait(30000));
     QTRY_COMPARE(viewer->study().series[0].instances.size(), 4);
     QCOMPARE(viewer->study().series[0].instances[3].instanceNumber, 4);
@@ -627,13 +610,7 @@ void tst_ReadingRoomDoor::theStudyListStaysInSightWithManyStudiesOpen()
         return writeFile(path, i.bytes) ? Error() : Error(ErrorCode::Io, path);
     }).isError());
     QSignalSpy done(m_window.get(), &MainWindow::importFinished);
-    QMimeData data;
-    data.setUrls({QUrl::fromLocalFile(more.path())});
-    const QPointF middle(m_window->width() / 2.0, m_window->height() / 2.0);
-    QDragEnterEvent enter(middle.toPoint(), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(m_window.get(), &enter);
-    QDropEvent drop(middle, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(m_window.get(), &drop);
+    QVERIFY(dropFiles(m_window.get(), {QUrl::fromLocalFile(more.path())}));
     QVERIFY(done.count() == 1 || done.wait(60000));
     m_window->resize(480, 600);
     auto *tabs = m_window->findChild<QTabWidget *>();
