@@ -68,6 +68,59 @@ protected:
     }
 };
 
+/// Gives an upload up at the store, and makes sure it stays given up. A part the store was still taking when the
+/// upload was aborted may land afterwards and bring the upload back (AWS says so of S3; versitygw's POSIX store
+/// does it): the upload's parts are looked at again a little later, and while they are listed it is aborted again.
+class AbandonUploadJob : public CompoundJob<Done>
+{
+public:
+    AbandonUploadJob(S3Client *client, QString key, QString uploadId) : m_client(client), m_key(std::move(key)), m_uploadId(std::move(uploadId))
+    {
+        setParent(client);
+    }
+
+protected:
+    void doStart() override { abort(); }
+
+private:
+    // Looked at again after these waits (ms): a part being written when the abort came is in by the last.
+    static constexpr int kChecks[] = {250, 1000, 3000};
+
+    void abort()
+    {
+        if (!m_client)
+            return finishWith(Done{});
+        addSubjob(m_client->abortUpload(m_key, m_uploadId), [this](const Result<Done> &r) {
+            if (!r.isOk() && r.error().code() != ErrorCode::NotFound)
+                qCWarning(lcTransfer) << "giving up an upload:" << r.error().toString();
+            checkLater();
+        });
+    }
+
+    void checkLater()
+    {
+        if (m_check >= int(std::size(kChecks))) {
+            qCInfo(lcTransfer) << "upload" << m_uploadId << "of" << m_key << "given up after" << m_aborts << "abort(s)";
+            return finishWith(Done{});
+        }
+        QTimer::singleShot(kChecks[m_check++], this, [this] {
+            if (!m_client)
+                return finishWith(Done{});
+            addSubjob(m_client->uploadedParts(m_key, m_uploadId), [this](const Result<S3PartListing> &r) {
+                if (r.isOk()) {  // back, or never gone: aborted again
+                    ++m_aborts;
+                    return abort();
+                }
+                checkLater();  // NoSuchUpload (or the store cannot say): looked at again later
+            });
+        });
+    }
+
+    QPointer<S3Client> m_client;
+    QString m_key, m_uploadId;
+    int m_check = 0, m_aborts = 1;
+};
+
 class UploadJob : public CompoundJob<S3Object>
 {
 public:
@@ -257,15 +310,15 @@ private:
         abortAtStore();
     }
 
-    /// Tells the store to drop the parts sent so far; its answer is not waited for (the job runs on, owned by the
-    /// client).
+    /// Tells the store to drop the parts sent so far, again if a part in flight brings the upload back; not waited
+    /// for (the job runs on, owned by the client).
     void abortAtStore()
     {
         if (m_uploadId.isEmpty() || !m_client)
             return;
-        Job *abort = m_client->abortUpload(m_key, m_uploadId);
+        Job *abandon = new AbandonUploadJob(m_client, m_key, m_uploadId);
         m_uploadId.clear();
-        abort->start(ExecutionPolicy::Async);
+        abandon->start(ExecutionPolicy::Async);
     }
 
     QPointer<S3Client> m_client;

@@ -269,6 +269,8 @@ Error errorFor(int status, const QByteArray &body, const QString &what, const QS
         return error(ErrorCode::NotFound, QStringLiteral("the bucket '%1' does not exist").arg(bucket));
     if (is({"NoSuchKey"}))
         return error(ErrorCode::NotFound, QStringLiteral("no such object"));
+    if (is({"NoSuchUpload"}))
+        return error(ErrorCode::NotFound, QStringLiteral("no such upload (completed or given up)"));
     if (c.isEmpty() && status == 404)
         return error(ErrorCode::NotFound, QStringLiteral("no such object (or no such bucket)"));
     if (is({"PreconditionFailed"}) || status == 412)
