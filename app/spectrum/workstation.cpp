@@ -170,6 +170,8 @@ void Workstation::startListening()
         m_scp.reset();
         return;
     }
+    if (m_registry)
+        m_registry->setMoveDestination(m_scp.get());  // fetches by C-MOVE have the PACS send here
     Q_EMIT statusMessage(tr("Listening for studies as %1 on port %2%3").arg(o.aeTitle).arg(o.port).arg(o.certificateFile.isEmpty() ? QString() : tr(" (TLS)")));
 }
 

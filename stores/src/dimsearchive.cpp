@@ -2,7 +2,11 @@
 
 #include "fetchjob.h"
 
+#include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/storeregistry.h"
+
+#include <QFile>
+#include <QPointer>
 
 #include <QDir>
 #include <QTemporaryDir>
@@ -41,9 +45,7 @@ public:
 protected:
     void doStart() override
     {
-        m_incoming = std::make_unique<QTemporaryDir>(m_options.outDir.isEmpty() ? QDir::tempPath() + QStringLiteral("/spectrum-get-XXXXXX")
-                                                                               : QDir(m_options.outDir).filePath(QStringLiteral(".incoming-XXXXXX")));
-        if (!m_incoming->isValid())
+        if (!makeIncoming())
             return finishWith(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for incoming instances")));
         // Posted from DCMTK's thread: delivered only while the job lives.
         std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
@@ -60,9 +62,116 @@ protected:
         });
     }
 
-private:
+    bool makeIncoming()
+    {
+        m_incoming = std::make_unique<QTemporaryDir>(m_options.outDir.isEmpty() ? QDir::tempPath() + QStringLiteral("/spectrum-get-XXXXXX")
+                                                                               : QDir(m_options.outDir).filePath(QStringLiteral(".incoming-XXXXXX")));
+        return m_incoming->isValid();
+    }
+
     DimseClient *m_client;
     std::unique_ptr<QTemporaryDir> m_incoming;
+};
+
+/// C-MOVE: the PACS is asked to send the study to this workstation's Storage SCP — the one the workstation runs,
+/// or one started for this fetch (the command line). What arrives for us (the C-STORE names our AE title as its
+/// Move Originator, or comes from the PACS asked) of the study (series, instance) asked for is claimed for this
+/// fetch as it lands; pushes from elsewhere and other fetches' instances go their own way. Progress as the PACS reports it in its C-MOVE answers.
+class DimseMove : public DimseFetch
+{
+public:
+    DimseMove(DimseClient *client, FetchRequest what, FetchOptions options, std::shared_ptr<FileStore> cache, Archive::Kept kept,
+              WorkstationConfig workstation, QPointer<StorageScp> running)
+        : DimseFetch(client, std::move(what), std::move(options), std::move(cache), std::move(kept)), m_workstation(std::move(workstation)),
+          m_scp(std::move(running))
+    {
+    }
+    ~DimseMove() override { release(); }
+
+protected:
+    void doStart() override
+    {
+        const QString destination = m_workstation.aeTitle;
+        const QString where = QStringLiteral("%1 at port %2 of this workstation").arg(destination).arg(m_workstation.storagePort);
+        if (!m_scp || !m_scp->isRunning()) {
+            // No Storage SCP in this process: one for this fetch, on the workstation's AE title and port.
+            if (!makeIncoming())
+                return finishWith(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for incoming instances")));
+            StorageScp::Options o;
+            o.aeTitle = destination;
+            o.port = quint16(m_workstation.storagePort);
+            o.directory = m_incoming->path();
+            o.timeoutSeconds = m_client->endpoint().timeoutSeconds;
+            o.certificateFile = m_workstation.tlsCertificate;
+            o.keyFile = m_workstation.tlsKey;
+            o.clientCaFile = m_workstation.tlsClientCa;
+            m_own = std::make_unique<StorageScp>(o);
+            if (Error e = m_own->start(); e.isError())
+                return finishWith(Error(e.code(), QStringLiteral("C-MOVE needs this workstation's Storage SCP (%1) to receive the study, and it cannot listen: %2. "
+                                                                 "If Spectrum or `spectrum-cli listen` is running here, it receives what the PACS moves; or fetch "
+                                                                 "by C-GET (\"retrieve\": \"get\")")
+                                                      .arg(where, e.message())));
+            m_scp = m_own.get();
+        } else if (m_scp->options().aeTitle != destination) {
+            return finishWith(Error(ErrorCode::InvalidArgument, QStringLiteral("C-MOVE to %1, but this workstation's Storage SCP listens as %2")
+                                                                    .arg(destination, m_scp->options().aeTitle)));
+        }
+        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
+        const QString originator = m_client->endpoint().callingAeTitle, pacs = m_client->endpoint().calledAeTitle;
+        const FetchRequest what = m_what;
+        m_claim = m_scp->addClaim([toJob, this, originator, pacs, what](const ReceivedInstance &i) {
+            // Sent for us: the C-STORE names us as the one who moved it, or comes from the PACS asked (PixelMed
+            // names itself as the originator; some PACS name no one).
+            if (i.moveOriginatorAeTitle != originator && i.callingAeTitle != pacs)
+                return false;  // a push from elsewhere
+            QFile file(i.path);
+            if (!file.open(QIODevice::ReadOnly))
+                return false;
+            const uchar *map = file.size() > 0 ? file.map(0, file.size()) : nullptr;
+            if (!map)
+                return false;
+            const Result<DicomIdentity> id = readDicomIdentity(ByteView(reinterpret_cast<const char *>(map), file.size(), nullptr));
+            if (!id.isOk() || id.value().studyInstanceUid != what.studyUid || (!what.seriesUid.isEmpty() && id.value().seriesInstanceUid != what.seriesUid)
+                || (!what.sopUid.isEmpty() && id.value().sopInstanceUid != what.sopUid))
+                return false;  // another fetch's
+            return toJob->post([this, path = i.path] { keepFile(path); });
+        });
+        auto *move = m_client->move(m_what.studyUid, m_what.seriesUid, m_what.sopUid, destination);
+        QObject::connect(move, &Job::progress, this, [this](qint64, qint64 total) { setExpected(int(total)); });
+        // The C-STORE answers went back before the PACS's last C-MOVE answer came: every claimed instance was
+        // posted here before the move's end is.
+        addSubjob(move, [this, where](const Result<RetrieveCount> &r) {
+            release();
+            if (r.isOk() && r.value().failed > 0)
+                transferProblem(Error(ErrorCode::Protocol, QStringLiteral("the PACS could not send %1 instance(s) to %2").arg(r.value().failed).arg(where)));
+            Error e = r.isOk() ? Error() : r.error();
+            if (e.code() == ErrorCode::InvalidArgument && e.message().contains(QLatin1String("does not know the move destination")))
+                e = Error(ErrorCode::InvalidArgument, QStringLiteral("%1: add %2 (this workstation, port %3) to the PACS's DICOM destinations")
+                                                          .arg(e.message(), m_workstation.aeTitle).arg(m_workstation.storagePort));
+            transferEnded(e);
+        });
+    }
+
+    void doCancel() override
+    {
+        release();
+        DimseFetch::doCancel();
+    }
+
+private:
+    void release()
+    {
+        if (m_scp && m_claim)
+            m_scp->removeClaim(m_claim);
+        m_claim = 0;
+        if (m_own)
+            m_own->stop();
+    }
+
+    WorkstationConfig m_workstation;
+    QPointer<StorageScp> m_scp;
+    std::unique_ptr<StorageScp> m_own;
+    int m_claim = 0;
 };
 
 } // namespace
@@ -91,6 +200,8 @@ ResultJob<FetchSummary> *DimseArchive::fetch(const FetchRequest &what, const Fet
 {
     if (!m_client)
         return track(failedJob<FetchSummary>(m_endpointError));
+    if (m_config.retrieve == QLatin1String("move"))
+        return track(new DimseMove(m_client, what, options, m_cache, std::move(kept), m_all.workstation, m_moveDestination));
     return track(new DimseFetch(m_client, what, options, m_cache, std::move(kept)));
 }
 

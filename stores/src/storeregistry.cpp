@@ -1,5 +1,7 @@
 #include "spectrum/stores/storeregistry.h"
 
+#include "dimsearchive.h"
+
 #include "spectrum/core/compoundjob.h"
 #include "spectrum/core/logging.h"
 #include "spectrum/core/uid.h"
@@ -312,7 +314,18 @@ void StoreRegistry::rebuild()
         if (!a)
             continue;
         a->setParent(this);
+        if (auto *dimse = qobject_cast<DimseArchive *>(a.get()))
+            dimse->setMoveDestination(m_moveDestination);
         m_archives.insert(s.name, a.release());
+    }
+}
+
+void StoreRegistry::setMoveDestination(StorageScp *scp)
+{
+    m_moveDestination = scp;
+    for (Archive *a : std::as_const(m_archives)) {
+        if (auto *dimse = qobject_cast<DimseArchive *>(a))
+            dimse->setMoveDestination(scp);
     }
 }
 

@@ -19,6 +19,7 @@
 #include <QProcess>
 #include <QScopeGuard>
 #include <QSet>
+#include <QTcpServer>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
@@ -295,6 +296,16 @@ void tst_OtherPacs::pixelmedsServerIsReadAndWrittenAsAnyPacs()
         }
         const QString store = kind == QLatin1String("get") ? QStringLiteral("pixelmed") : QStringLiteral("pixelmed-move");
         const QString mrUid = DemoArchive::studyUid(DemoStudy::HeadMr);
+        if (kind == QLatin1String("move")) {
+            // PixelMed cannot be told to refuse C-GET: that this is a C-MOVE shows in its need of our Storage SCP's
+            // port, which another program holds at first.
+            QTcpServer squatter;
+            QVERIFY(squatter.listen(QHostAddress::Any, ours));
+            const Result<FetchSummary> refused = runSync(registry.fetchStudy(store, mrUid));
+            QVERIFY(!refused.isOk());
+            QVERIFY2(refused.error().message().contains(QStringLiteral("C-MOVE needs this workstation's Storage SCP (SPECTRUMOP at port %1").arg(ours)),
+                     qPrintable(refused.error().toString()));
+        }
         const Result<FetchSummary> fetched = runSync(registry.fetchStudy(store, mrUid));
         QVERIFY2(fetched.isOk(), qPrintable(QStringLiteral("%1: %2").arg(kind, fetched.error().toString())));
         int mr = 0;

@@ -29,6 +29,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 
@@ -43,16 +44,27 @@ class StorageListener : public DcmStorageSCP
 {
 public:
     std::atomic<bool> stopping{false};
-    std::function<void(const QString &, const QString &, const QString &)> stored;
+    std::function<void(const ReceivedInstance &)> stored;
 
 protected:
+    // Called for every C-STORE before its data set is received (bit-preserving too): who sent it, and for whom.
+    OFCondition generateSTORERequestFilename(const T_DIMSE_C_StoreRQ &request, OFString &filename) override
+    {
+        m_originator = (request.opts & O_STORE_MOVEORIGINATORAETITLE) ? qs(request.MoveOriginatorApplicationEntityTitle).trimmed() : QString();
+        m_caller = qs(getPeerAETitle()).trimmed();
+        return DcmStorageSCP::generateSTORERequestFilename(request, filename);
+    }
     OFBool stopAfterConnectionTimeout() override { return stopping.load(); }
     OFBool stopAfterCurrentAssociation() override { return stopping.load(); }
     void notifyInstanceStored(const OFString &filename, const OFString &sopClassUID, const OFString &sopInstanceUID, DcmDataset *) const override
     {
         if (stored)
-            stored(qs(filename), qs(sopClassUID), qs(sopInstanceUID));
+            stored(ReceivedInstance{qs(filename), qs(sopClassUID), qs(sopInstanceUID), m_caller, m_originator});
     }
+
+private:
+    // The association being served (one at a time, on the listener's thread).
+    QString m_originator, m_caller;
 };
 
 } // namespace
@@ -64,6 +76,8 @@ struct StorageScp::Private
     std::unique_ptr<QThread> thread;
     std::mutex handlerMutex;
     std::function<Error(const ReceivedInstance &)> handler;
+    std::vector<std::pair<int, Claim>> claims;
+    int nextClaim = 1;
 };
 
 StorageScp::StorageScp(Options options, QObject *parent) : QObject(parent), m_options(std::move(options)), d(std::make_shared<Private>())
@@ -83,6 +97,20 @@ void StorageScp::setHandler(std::function<Error(const ReceivedInstance &)> handl
 {
     std::lock_guard<std::mutex> lock(d->handlerMutex);
     d->handler = std::move(handler);
+}
+
+int StorageScp::addClaim(Claim claim)
+{
+    std::lock_guard<std::mutex> lock(d->handlerMutex);
+    const int id = d->nextClaim++;
+    d->claims.emplace_back(id, std::move(claim));
+    return id;
+}
+
+void StorageScp::removeClaim(int id)
+{
+    std::lock_guard<std::mutex> lock(d->handlerMutex);
+    d->claims.erase(std::remove_if(d->claims.begin(), d->claims.end(), [id](const auto &c) { return c.first == id; }), d->claims.end());
 }
 
 bool StorageScp::isRunning() const
@@ -129,14 +157,17 @@ Error StorageScp::start()
     StorageScp *self = this;
     std::shared_ptr<DeliveryAddress> toSelf = DeliveryAddress::of(this);
     const QString ae = m_options.aeTitle;
-    l.stored = [weak, self, toSelf](const QString &file, const QString &sopClass, const QString &sopInstance) {
+    l.stored = [weak, self, toSelf](const ReceivedInstance &instance) {
         auto p = weak.lock();
         if (!p)
             return;
-        ReceivedInstance instance{file, sopClass, sopInstance, QString()};
         Error e;
         {
             std::lock_guard<std::mutex> lock(p->handlerMutex);
+            for (const auto &[id, claim] : p->claims) {
+                if (claim(instance))
+                    return;  // the claimer's now
+            }
             if (p->handler)
                 e = p->handler(instance);
         }

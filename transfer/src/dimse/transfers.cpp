@@ -126,7 +126,7 @@ ResultJob<RetrieveCount> *DimseClient::get(const QString &studyUid, const QStrin
         scu.onStored = [&](const QString &file, const QString &sopClass, const QString &sopInstance) {
             count.bytes += QFileInfo(file).size();
             if (received) {
-                if (Error e = received(ReceivedInstance{file, sopClass, sopInstance, ep.calledAeTitle}); e.isError() && !firstError.isError())
+                if (Error e = received(ReceivedInstance{file, sopClass, sopInstance, ep.calledAeTitle, QString()}); e.isError() && !firstError.isError())
                     firstError = e;
             }
         };

@@ -17,6 +17,7 @@
 
 #include <QHash>
 #include <QObject>
+#include <QPointer>
 
 #include <functional>
 #include <memory>
@@ -27,6 +28,7 @@ class FileStore;
 struct DicomWebEndpoint;
 struct DimseEndpoint;
 struct BlobEndpoint;
+class StorageScp;
 
 struct StudyHit
 {
@@ -58,6 +60,10 @@ public:
     /// Replaces the configuration; jobs already started keep the one they began with.
     void setConfig(const StoreConfigFile &config);
 
+    /// This workstation's Storage SCP, where stores that retrieve by C-MOVE have the PACS send (their fetches
+    /// claim what they asked for as it lands). Without one, such a fetch listens on the workstation's AE title and
+    /// port for as long as it runs (the command line).
+    void setMoveDestination(StorageScp *scp);
     /// `stores` (names) nearest first: the cluster (blobd stores) before the central archives (DICOMweb, DIMSE),
     /// each kind in the configuration's order; names not configured are left out. Where a study held in several
     /// places is opened from.
@@ -123,6 +129,7 @@ private:
     StoreConfigFile m_config;
     std::shared_ptr<FileStore> m_cache;
     QHash<QString, Archive *> m_archives;  ///< by store name; children of the registry
+    QPointer<StorageScp> m_moveDestination;
 };
 
 } // namespace spectrum

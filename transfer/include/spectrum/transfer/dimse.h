@@ -49,6 +49,8 @@ struct ReceivedInstance
     QString sopClassUid;
     QString sopInstanceUid;
     QString callingAeTitle;  ///< who sent it (Storage SCP)
+    /// Storage SCP: the AE title that asked for it by C-MOVE (the C-STORE's Move Originator), empty for a push.
+    QString moveOriginatorAeTitle;
 };
 
 struct RetrieveCount
@@ -132,6 +134,14 @@ public:
     quint16 port() const { return m_options.port; }
 
     void setHandler(std::function<Error(const ReceivedInstance &)> handler);
+
+    /// A claim on instances that arrive (a fetch by C-MOVE waiting for its study): run on the association's thread
+    /// before the handler, in the order added; the first that returns true takes the instance — its file is left
+    /// where it landed for the claimer, the handler does not see it and instanceReceived() is not emitted.
+    using Claim = std::function<bool(const ReceivedInstance &)>;
+    int addClaim(Claim claim);
+    void removeClaim(int id);
+    const Options &options() const { return m_options; }
 
 Q_SIGNALS:
     void instanceReceived(const spectrum::ReceivedInstance &instance);

@@ -1,0 +1,240 @@
+// Deployment day through its doors: what a hospital's IT admin sets up and a radiologist then meets — a PACS that
+// offers only C-MOVE (Orthanc that refuses C-GET to this workstation, DCMTK's dcmqrscp with C-GET off), reached from
+// the study browser (Enter on a study found) and from the command line (`spectrum-cli fetch`), with the PACS
+// sending the study to the workstation's own Storage SCP.
+#include "guisupport.h"
+#include "readingroomsuite.h"
+#include "seriespane.h"
+#include "studybrowser.h"
+
+#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/transfer/dimse.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTableView>
+#include <QLineEdit>
+#include <QProcess>
+#include <QSettings>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+namespace {
+
+ProcessResult cli(const QStringList &args, const QString &configPath, const QString &cacheDir)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_CONFIG"), configPath);
+    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), cacheDir);
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
+    ProcessResult r;
+    if (!p.waitForFinished(120000))
+        return r;
+    r.exitCode = p.exitCode();
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+} // namespace
+
+class tst_DeploymentDay : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase() { QSettings().clear(); }
+    void aPacsThatOnlyMovesSendsTheStudyToTheWorkstation();
+    void dcmqrscpWithoutCGetMovesToTheCommandLine();
+
+private:
+    QTemporaryDir m_dir;
+    QList<DemoInstance> m_ct;  ///< the demo head CT, 12 slices
+    QString m_ctUid;
+};
+
+void tst_DeploymentDay::initTestCase()
+{
+    qRegisterMetaType<spectrum::StudyViewer *>();
+    QCoreApplication::setOrganizationName(QStringLiteral("SpectrumTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_deploymentday-%1").arg(QCoreApplication::applicationPid()));
+    DemoOptions demo;
+    demo.studies = {DemoStudy::HeadCt};
+    demo.ctSlices = 12;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
+                 m_ct << i;
+                 return Error();
+             }).isError());
+    m_ctUid = DemoArchive::studyUid(DemoStudy::HeadCt);
+}
+
+void tst_DeploymentDay::aPacsThatOnlyMovesSendsTheStudyToTheWorkstation()
+{
+    // Orthanc knows this workstation (SPECTRUM at its Storage SCP's port) and lets it find and move, never get.
+    const quint16 scpPort = freePort();
+    OrthancProcess orthanc;
+    OrthancProcess::Options o;
+    o.extra.insert(QStringLiteral("DicomModalities"),
+                   QJsonObject{{QStringLiteral("spectrum"), QJsonObject{{QStringLiteral("AET"), QStringLiteral("SPECTRUM")},
+                                                                         {QStringLiteral("Host"), QStringLiteral("127.0.0.1")},
+                                                                         {QStringLiteral("Port"), scpPort},
+                                                                         {QStringLiteral("AllowGet"), false},
+                                                                         {QStringLiteral("AllowMove"), true},
+                                                                         {QStringLiteral("AllowFind"), true}}}});
+    o.extra.insert(QStringLiteral("DicomAlwaysAllowGet"), false);
+    o.extra.insert(QStringLiteral("DicomAlwaysAllowMove"), false);
+    QVERIFY2(orthanc.start(o), "Orthanc did not start");
+    for (const DemoInstance &i : std::as_const(m_ct))
+        QVERIFY(!orthanc.upload(i.bytes).isEmpty());
+
+    // What the PACS offers: no C-GET to us.
+    {
+        DimseEndpoint ep;
+        ep.host = QStringLiteral("127.0.0.1");
+        ep.port = orthanc.dicomPort();
+        ep.calledAeTitle = orthanc.aeTitle();
+        ep.callingAeTitle = QStringLiteral("SPECTRUM");
+        DimseClient client(ep);
+        QTemporaryDir got;
+        const Result<RetrieveCount> get = runSync(client.get(m_ctUid, {}, {}, got.path(), [](const ReceivedInstance &) { return Error(); }));
+        QVERIFY2(!get.isOk() || get.value().completed == 0, "Orthanc still answers C-GET: the test would prove nothing");
+    }
+
+    // The workstation: the PACS configured to retrieve by C-MOVE, its Storage SCP listening where the PACS sends.
+    StoreConfigFile config;
+    StoreConfig pacs = dimseStore(QStringLiteral("pacs"), orthanc.dicomPort(), orthanc.aeTitle());
+    pacs.retrieve = QStringLiteral("move");
+    QVERIFY(!config.add(pacs).isError());
+    config.workstation.aeTitle = QStringLiteral("SPECTRUM");
+    config.workstation.storagePort = scpPort;
+    QTemporaryDir dir;
+    Workstation::Options wo;
+    wo.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    wo.seedDemoWhenEmpty = false;
+    wo.stores = config;
+    wo.storageAeTitle = QStringLiteral("SPECTRUM");
+    wo.storagePort = scpPort;
+    wo.prefetchPriors = false;
+    Workstation ws(wo);
+    QSignalSpy pushed(&ws, &Workstation::instanceReceived);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(20000));
+    QTRY_VERIFY(ws.isListening());
+    MainWindow window(&ws);
+    window.setProtocols(ProtocolSet());
+    window.resize(1200, 800);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+
+    // Ctrl+F, the patient's name, Enter; ↓, Enter.
+    QTest::keySequence(&window, QKeySequence::Find);
+    auto *browser = window.findChild<StudyBrowser *>();
+    QVERIFY(browser);
+    QTRY_VERIFY(browser->patientNameField()->hasFocus());
+    const QString family = m_ct.first().identity.patientName.section(QLatin1Char('^'), 0, 0);
+    QTest::keyClicks(browser->patientNameField(), family.toLower());
+    QTest::keyClick(browser->patientNameField(), Qt::Key_Return);
+    QTRY_VERIFY_WITH_TIMEOUT(browser->table()->model()->rowCount() == 1, 20000);
+    QTest::keyClick(browser->patientNameField(), Qt::Key_Down);
+    QSignalSpy opened(&window, &MainWindow::studyOpened);
+    QTest::keyClick(browser->table(), Qt::Key_Return);
+    QVERIFY(opened.count() == 1 || opened.wait(30000));
+    auto *viewer = opened.first().first().value<StudyViewer *>();
+    QVERIFY(viewer && viewer->streamer());
+    QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isComplete(), 60000);
+    QCOMPARE(viewer->streamer()->cachedCount(), m_ct.size());
+    QTRY_VERIFY(viewer->viewport()->hasImage());
+
+    // What is on screen is the archive's slice, value for value.
+    const DecodedImage &shown = viewer->viewport()->image();
+    SeriesPane *pane = viewer->pane(0);
+    const QString sop = viewer->study().series[pane->seriesIndex()].instances[pane->sliceIndex()].sopInstanceUid;
+    const DemoInstance *source = nullptr;
+    for (const DemoInstance &i : std::as_const(m_ct))
+        source = i.identity.sopInstanceUid == sop ? &i : source;
+    QVERIFY(source);
+    Result<DecodedImage> original = decodeDicom(ByteView(source->bytes));
+    QVERIFY(original.isOk());
+    for (const QPoint at : {QPoint(10, 10), QPoint(shown.info.columns / 2, shown.info.rows / 2)})
+        QCOMPARE(modalityValueAt(shown, 0, at), modalityValueAt(original.value(), 0, at));
+    // The moved images went to the fetch, not to the pushes' count.
+    QCOMPARE(pushed.count(), 0);
+}
+
+void tst_DeploymentDay::dcmqrscpWithoutCGetMovesToTheCommandLine()
+{
+    // DCMTK's archive with C-GET off, knowing this workstation as SPECTRUMCLI at a port of its own.
+    const quint16 qrPort = freePort(), scpPort = freePort();
+    const QString db = m_dir.filePath(QStringLiteral("qrdb"));
+    QDir().mkpath(db);
+    const QString qrConfig = m_dir.filePath(QStringLiteral("dcmqrscp.cfg"));
+    QVERIFY(writeFile(qrConfig, QStringLiteral("NetworkTCPPort = %1\nMaxPDUSize = 16384\nMaxAssociations = 16\n"
+                                               "HostTable BEGIN\nspectrum = (SPECTRUMCLI, localhost, %2)\nHostTable END\n"
+                                               "VendorTable BEGIN\nVendorTable END\n"
+                                               "AETable BEGIN\nQRSCP %3 RW (1000, 1024mb) ANY\nAETable END\n")
+                                    .arg(qrPort)
+                                    .arg(scpPort)
+                                    .arg(db)
+                                    .toUtf8()));
+    QProcess qr;
+    qr.setProcessChannelMode(QProcess::MergedChannels);
+    dieWithParent(qr);
+    qr.start(QStringLiteral(DCMQRSCP_EXECUTABLE), {QStringLiteral("--disable-get"), QStringLiteral("-c"), qrConfig});
+    QVERIFY(qr.waitForStarted());
+    auto stop = qScopeGuard([&] { stopProcess(qr, 5000); });
+    DimseEndpoint ep;
+    ep.host = QStringLiteral("127.0.0.1");
+    ep.port = qrPort;
+    ep.calledAeTitle = QStringLiteral("QRSCP");
+    ep.callingAeTitle = QStringLiteral("SPECTRUMCLI");
+    DimseClient client(ep);
+    QVERIFY(QTest::qWaitFor([&] { return !runSync(client.echo()).error().isError(); }, 10000));
+    QStringList files;
+    for (const DemoInstance &i : std::as_const(m_ct)) {
+        files << m_dir.filePath(i.identity.sopInstanceUid + QStringLiteral(".dcm"));
+        QVERIFY(writeFile(files.last(), i.bytes));
+    }
+    const Result<StoreCount> stored = runSync(client.store(files));
+    QVERIFY(stored.isOk());
+    QCOMPARE(stored.value().stored.size(), m_ct.size());
+    {
+        QTemporaryDir got;
+        const Result<RetrieveCount> get = runSync(client.get(m_ctUid, {}, {}, got.path(), [](const ReceivedInstance &) { return Error(); }));
+        QVERIFY2(!get.isOk() || get.value().completed == 0, "dcmqrscp still answers C-GET: the test would prove nothing");
+    }
+
+    // `spectrum-cli stores add` as the admin types it, then `fetch`: the study lands in the cache.
+    const QString config = m_dir.filePath(QStringLiteral("stores.json")), cache = m_dir.filePath(QStringLiteral("cli-cache"));
+    StoreConfigFile workstation = StoreConfigFile::parse("{}", config).value();
+    workstation.workstation.aeTitle = QStringLiteral("SPECTRUMCLI");
+    workstation.workstation.storagePort = scpPort;
+    QVERIFY(!workstation.save().isError());
+    ProcessResult r = cli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("qr"), QStringLiteral("--kind"), QStringLiteral("dimse"),
+                           QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"), QString::number(qrPort), QStringLiteral("--aet"),
+                           QStringLiteral("QRSCP"), QStringLiteral("--retrieve"), QStringLiteral("move")},
+                          config, cache);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("qr"), m_ctUid}, config, cache);
+    QVERIFY2(r.exitCode == 0, (r.out + r.err).constData());
+    QVERIFY2(r.err.contains(QByteArray::number(m_ct.size()) + " instance(s)"), r.err.constData());
+    r = cli({QStringLiteral("studies")}, config, cache);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains(m_ctUid.toLatin1()) && r.out.contains(QByteArray::number(m_ct.size()) + " images"), r.out.constData());
+
+    // A PACS that does not know where to send: the admin is told what to add, and where.
+    workstation = StoreConfigFile::load(config).value();
+    workstation.workstation.aeTitle = QStringLiteral("STRANGER");
+    QVERIFY(!workstation.save().isError());
+    r = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("qr"), m_ctUid}, config, m_dir.filePath(QStringLiteral("cli-cache-2")));
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("add STRANGER (this workstation, port " + QByteArray::number(scpPort) + ") to the PACS's DICOM destinations"), r.err.constData());
+}
+
+QTEST_MAIN(tst_DeploymentDay)
+#include "tst_deploymentday.moc"
