@@ -124,7 +124,7 @@ int cmdPrefetch(const QStringList &args)
     }
     if (names.isEmpty()) {
         for (const StoreConfig &s : config.value().stores()) {
-            if (s.kind != StoreKind::Local)
+            if (!s.isTheCache())  // the cache itself is where they go; a folder archive is one
                 names << s.name;
         }
     }
@@ -177,8 +177,10 @@ int cmdPrefetch(const QStringList &args)
         if (saved ? saved->prefetch == SavedSearch::Prefetch::StudiesAndPriors : !p.isSet(QStringLiteral("priors-only"))) {
             if (here) {
                 ++studiesHere;
+            } else if (const QStringList nearest = registry.nearestFirst(h.stores); nearest.isEmpty()) {
+                problems << QStringLiteral("%1: not fetched, %2 cannot be fetched from").arg(label, h.stores.join(QStringLiteral(", ")));
             } else {
-                const Result<int> r = streamStudy(&registry, cache.get(), registry.nearestFirst(h.stores).value(0), id.studyInstanceUid, label);
+                const Result<int> r = streamStudy(&registry, cache.get(), nearest.first(), id.studyInstanceUid, label);
                 if (r.isOk()) {
                     ++studiesFetched;
                     studyInstances += r.value();

@@ -240,10 +240,14 @@ void MainWindow::openFound(const FoundStudy &found)
             }
         }
     }
-    // From the nearest place that holds it: the cluster before the central archives.
+    // From the nearest place that holds it: a folder here, the cluster, then the hospital's archives.
     const QStringList nearest = m_workstation->registry() ? m_workstation->registry()->nearestFirst(found.stores) : QStringList();
-    if (!nearest.isEmpty())
-        openRemoteStudy(nearest.first(), found.identity.studyInstanceUid, nearest.mid(1), found.instances);
+    if (nearest.isEmpty()) {
+        statusBar()->showMessage(found.stores.isEmpty() ? tr("Cannot open the study: no configured store holds it")
+                                                        : tr("Cannot open the study: %1 cannot be fetched from").arg(found.stores.join(QStringLiteral(", "))));
+        return;
+    }
+    openRemoteStudy(nearest.first(), found.identity.studyInstanceUid, nearest.mid(1), found.instances);
 }
 
 void MainWindow::prefetch(const QList<FoundStudy> &studies)

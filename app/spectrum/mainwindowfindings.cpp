@@ -304,7 +304,7 @@ void MainWindow::exportDeidentified()
     destination->addItem(tr("A folder"), QString());
     if (StoreRegistry *registry = m_workstation->registry())
         for (const StoreConfig &s : registry->config().stores())
-            if (s.kind != StoreKind::Local)
+            if (!s.isTheCache())
                 destination->addItem(tr("Store: %1").arg(s.name), s.name);
     auto *dates = new QCheckBox(tr("Keep dates and times (Retain Longitudinal Temporal Information)"));
     auto *name = new QLineEdit;

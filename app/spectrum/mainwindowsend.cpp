@@ -54,7 +54,7 @@ void MainWindow::chooseAndSend()
     QStringList stores;
     if (registry) {
         for (const StoreConfig &s : registry->config().stores()) {
-            if (s.kind != StoreKind::Local)
+            if (!s.isTheCache())
                 stores << s.name;
         }
     }

@@ -19,7 +19,7 @@ QStringList StudyBrowser::archives() const
     QStringList names;
     if (StoreRegistry *registry = m_workstation->registry()) {
         for (const StoreConfig &s : registry->config().stores()) {
-            if (s.kind != StoreKind::Local)
+            if (!s.isTheCache())
                 names << s.name;
         }
     }

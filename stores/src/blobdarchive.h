@@ -13,6 +13,7 @@ class BlobdArchive : public Archive
 public:
     using Archive::Archive;
 
+    Reach reach() const override { return Reach::ReadingRoom; }
     ResultJob<Done> *test() override;
     ResultJob<QList<DicomRecord>> *search(const DicomQuery &query) override;
     ResultJob<StudySummary> *list(const QString &studyUid) override;

@@ -41,6 +41,7 @@ class DicomWebArchive : public QueryArchive
 public:
     DicomWebArchive(StoreConfig config, StoreConfigFile all, std::shared_ptr<FileStore> cache, QObject *parent = nullptr);
 
+    Reach reach() const override { return Reach::Hospital; }
     ResultJob<Done> *test() override;
     ResultJob<FetchSummary> *fetch(const FetchRequest &what, const FetchOptions &options, Kept kept) override;
     ResultJob<ExportSummary> *send(const QStringList &files) override;

@@ -17,6 +17,7 @@ class DimseArchive : public QueryArchive
 public:
     DimseArchive(StoreConfig config, StoreConfigFile all, std::shared_ptr<FileStore> cache, QObject *parent = nullptr);
 
+    Reach reach() const override { return Reach::Hospital; }
     ResultJob<Done> *test() override;
     ResultJob<FetchSummary> *fetch(const FetchRequest &what, const FetchOptions &options, Kept kept) override;
     ResultJob<ExportSummary> *send(const QStringList &files) override;

@@ -1,9 +1,11 @@
 #include "localarchive.h"
 
 #include "blobdarchive.h"
+#include "fetchjob.h"
 #include "studylisting.h"
 
 #include "spectrum/core/compoundjob.h"
+#include "spectrum/core/threadpools.h"
 #include "spectrum/stores/filestore.h"
 
 namespace spectrum {
@@ -57,18 +59,82 @@ ResultJob<QList<DicomRecord>> *LocalArchive::search(const DicomQuery &query)
 
 ResultJob<StudySummary> *LocalArchive::list(const QString &studyUid)
 {
-    if (!m_cache)
-        return track(failedJob<StudySummary>(Error(ErrorCode::NotFound, QStringLiteral("no workstation cache is open"))));
-    return track(chainJob<StudySummary>(loadStudies(m_cache.get(), studyUid), [studyUid](const QList<StudySummary> &studies, const CancelToken &) -> Result<StudySummary> {
-        if (studies.isEmpty())
-            return Error(ErrorCode::NotFound, QStringLiteral("study %1 is not in the cache").arg(studyUid));
-        return studies.first();
+    return track(makeJob<StudySummary>([cache = m_cache, path = m_config.path, studyUid](const CancelToken &) -> Result<StudySummary> {
+        Result<std::shared_ptr<FileStore>> store = open(cache, path);
+        if (!store.isOk())
+            return store.error();
+        Result<QList<StudySummary>> studies = runSync(loadStudies(store.value().get(), studyUid));
+        if (!studies.isOk())
+            return studies.error();
+        if (studies.value().isEmpty())
+            return Error(ErrorCode::NotFound, QStringLiteral("study %1 is not in %2").arg(studyUid, path.isEmpty() ? QStringLiteral("the cache") : path));
+        return studies.value().first();
     }));
 }
 
-ResultJob<FetchSummary> *LocalArchive::fetch(const FetchRequest &, const FetchOptions &, Kept)
+namespace {
+
+/// A study (series, instance) of a cache folder into the workstation's cache: each instance read from the folder
+/// (mapped, not copied into memory) and kept like any fetched instance.
+class FolderFetch : public FetchJob
 {
-    return track(failedJob<FetchSummary>(Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is this workstation's own: nothing to fetch").arg(name()))));
+public:
+    FolderFetch(QString folder, std::shared_ptr<FileStore> source, FetchRequest what, FetchOptions options, std::shared_ptr<FileStore> cache, Archive::Kept kept)
+        : FetchJob(std::move(what), std::move(options), std::move(cache), std::move(kept)), m_folder(std::move(folder)), m_source(std::move(source))
+    {
+    }
+
+protected:
+    void doStart() override
+    {
+        std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
+        runOnPool<Error>(blockingPool(), this,
+                         [toJob, this, source = m_source, what = m_what]() -> Error {
+                             Result<QList<StudySummary>> studies = runSync(loadStudies(source.get(), what.studyUid));
+                             if (!studies.isOk())
+                                 return studies.error();
+                             int found = 0;
+                             for (const StudySummary &study : studies.value()) {
+                                 for (const SeriesSummary &series : study.series) {
+                                     if (!what.seriesUid.isEmpty() && series.seriesInstanceUid != what.seriesUid)
+                                         continue;
+                                     for (const InstanceRef &i : series.instances) {
+                                         if (!what.sopUid.isEmpty() && i.sopInstanceUid != what.sopUid)
+                                             continue;
+                                         ++found;
+                                         Result<ByteView> bytes = runSync(source->read(i.sopInstanceUid));
+                                         if (!bytes.isOk()) {
+                                             toJob->post([this, e = bytes.error()] { transferProblem(e); });
+                                             continue;
+                                         }
+                                         toJob->post([this, b = bytes.value()] { keep(b); });
+                                     }
+                                 }
+                             }
+                             if (found == 0)
+                                 return Error(ErrorCode::NotFound, QStringLiteral("study %1 is not in %2").arg(what.studyUid, m_folder));
+                             return Error();
+                         },
+                         // Posted after every keep above: they are pending by the time this runs.
+                         [this](Error &&e) { transferEnded(e); });
+    }
+
+private:
+    QString m_folder;
+    std::shared_ptr<FileStore> m_source;
+};
+
+} // namespace
+
+ResultJob<FetchSummary> *LocalArchive::fetch(const FetchRequest &what, const FetchOptions &options, Kept kept)
+{
+    if (m_config.path.isEmpty())
+        return track(failedJob<FetchSummary>(Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is this workstation's own: nothing to fetch").arg(name()))));
+    // Opened here: a folder's index is read once per fetch (a study opened takes a few).
+    Result<std::shared_ptr<FileStore>> source = open(m_cache, m_config.path);
+    if (!source.isOk())
+        return track(failedJob<FetchSummary>(source.error().withContext(QStringLiteral("store '%1'").arg(name()))));
+    return track(new FolderFetch(m_config.path, source.takeValue(), what, options, m_cache, std::move(kept)));
 }
 
 ResultJob<ExportSummary> *LocalArchive::send(const QStringList &files)

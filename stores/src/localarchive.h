@@ -1,7 +1,8 @@
 #pragma once
-// LocalArchive: the workstation's own cache (or another cache folder, `path`) as a store — searched through its
-// index, listed from it, sent to by writing into it. Nothing is fetched from it: it is where fetches land.
-// Private to stores.
+// LocalArchive: the workstation's own cache, or another cache folder (`path`: a disk of studies brought from
+// elsewhere, a folder archive), as a store — searched through its index, listed from it, sent to by writing into
+// it. A folder's studies are fetched into the cache like any archive's; nothing is fetched from the cache itself:
+// it is where fetches land. Private to stores.
 
 #include "spectrum/stores/archive.h"
 
@@ -13,6 +14,7 @@ class LocalArchive : public Archive
 public:
     using Archive::Archive;
 
+    Reach reach() const override { return m_config.path.isEmpty() ? Reach::Unreachable : Reach::ThisMachine; }
     ResultJob<Done> *test() override;
     ResultJob<QList<DicomRecord>> *search(const DicomQuery &query) override;
     ResultJob<StudySummary> *list(const QString &studyUid) override;

@@ -202,7 +202,7 @@ void PriorSearch::start()
     QStringList remote;
     if (m_registry && !m_current.identity.patientId.trimmed().isEmpty()) {
         for (const StoreConfig &s : m_registry->config().stores()) {
-            if (s.kind != StoreKind::Local)
+            if (!s.isTheCache())
                 remote << s.name;
         }
     }

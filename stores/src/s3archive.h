@@ -35,6 +35,7 @@ class S3Archive : public Archive
 public:
     using Archive::Archive;
 
+    Reach reach() const override { return Reach::Hospital; }
     ResultJob<Done> *test() override;
     ResultJob<QList<DicomRecord>> *search(const DicomQuery &query) override;
     ResultJob<StudySummary> *list(const QString &studyUid) override;

@@ -68,7 +68,7 @@ QStringList SavedSearchRunner::storesFor(const SavedSearch &search, QStringList 
     const StoreConfigFile &config = m_registry->config();
     if (search.stores.isEmpty()) {
         for (const StoreConfig &s : config.stores()) {
-            if (s.kind != StoreKind::Local)
+            if (!s.isTheCache())
                 names << s.name;
         }
         return names;

@@ -339,16 +339,18 @@ Archive *StoreRegistry::archive(const QString &name, Error *error) const
 
 QStringList StoreRegistry::nearestFirst(const QStringList &stores) const
 {
-    QStringList cluster, central;
+    // Each archive says how near it is; of stores equally near, the configuration's order.
+    QList<QPair<Archive::Reach, QString>> reachable;
     for (const StoreConfig &s : m_config.stores()) {
-        if (!stores.contains(s.name))
-            continue;
-        if (s.kind == StoreKind::Blobd)
-            cluster << s.name;
-        else if (s.kind == StoreKind::DicomWeb || s.kind == StoreKind::Dimse)
-            central << s.name;
+        const Archive *a = m_archives.value(s.name);
+        if (stores.contains(s.name) && a && a->reach() != Archive::Reach::Unreachable)
+            reachable << qMakePair(a->reach(), s.name);
     }
-    return cluster + central;
+    std::stable_sort(reachable.begin(), reachable.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    QStringList out;
+    for (const auto &r : std::as_const(reachable))
+        out << r.second;
+    return out;
 }
 
 ResultJob<Done> *StoreRegistry::test(const QString &name)

@@ -2,12 +2,15 @@
 // What the workstation's GUI suites share: synthetic input events and a look at rendered pixels.
 
 #include "mainwindow.h"
+#include "studybrowser.h"
 #include "studyviewer.h"
 #include "workstation.h"
 
 #include <QApplication>
 #include <QDialog>
 #include <QLayout>
+#include <QLineEdit>
+#include <QTableView>
 #include <QMimeData>
 #include <QScopeGuard>
 #include <QSignalSpy>
@@ -113,6 +116,37 @@ inline StudyViewer *openAndWait(MainWindow *window, const QString &uidOrAlias, i
         return open;  // open already
     if (opened.isEmpty() && !opened.wait(timeoutMs))
         return nullptr;
+    return opened.first().first().value<StudyViewer *>();
+}
+
+/// A study found in the study browser as a reader does — Ctrl+F, `typed` in the patient's name field, Enter —
+/// and opened with a double-click on its row, the only one listed. The viewer that opened, or nullptr (with the
+/// test failed) when the search did not list exactly one study or nothing opened.
+inline StudyViewer *openFromBrowser(MainWindow *window, const QString &typed, int timeoutMs = 30000)
+{
+    qRegisterMetaType<StudyViewer *>();
+    QTest::keySequence(window, QKeySequence::Find);
+    auto *browser = window->findChild<StudyBrowser *>();
+    if (!browser || !QTest::qWaitFor([&] { return browser->patientNameField()->hasFocus(); }, 5000)) {
+        QTest::qFail("Ctrl+F did not reach the browser's name field", __FILE__, __LINE__);
+        return nullptr;
+    }
+    browser->patientNameField()->selectAll();
+    QTest::keyClicks(browser->patientNameField(), typed);
+    QTest::keyClick(browser->patientNameField(), Qt::Key_Return);
+    QTableView *table = browser->table();
+    if (!QTest::qWaitFor([&] { return table->model()->rowCount() == 1; }, timeoutMs)) {
+        QTest::qFail(qPrintable(QStringLiteral("the search listed %1 studies, not 1").arg(table->model()->rowCount())), __FILE__, __LINE__);
+        return nullptr;
+    }
+    QSignalSpy opened(window, &MainWindow::studyOpened);
+    const QPoint row = table->visualRect(table->model()->index(0, 0)).center();
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, row);
+    QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, row);
+    if (opened.isEmpty() && !opened.wait(timeoutMs)) {
+        QTest::qFail("a double-click on the study opened nothing", __FILE__, __LINE__);
+        return nullptr;
+    }
     return opened.first().first().value<StudyViewer *>();
 }
 

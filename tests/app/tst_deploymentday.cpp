@@ -7,7 +7,12 @@
 #include "seriespane.h"
 #include "studybrowser.h"
 
+#include "s3server.h"
+
 #include "spectrum/imaging/dicomdecoder.h"
+#include "displayimage.h"
+#include "spectrum/imaging/windowlevel.h"
+#include "spectrum/transfer/s3client.h"
 #include "spectrum/transfer/dimse.h"
 
 #include <QJsonArray>
@@ -50,9 +55,14 @@ private Q_SLOTS:
     void cleanupTestCase() { QSettings().clear(); }
     void aPacsThatOnlyMovesSendsTheStudyToTheWorkstation();
     void dcmqrscpWithoutCGetMovesToTheCommandLine();
+    void aStudyOnlyInAFolderArchiveOpensFromTheBrowser();
+    void aStudyOnlyInS3IsPrefetchedByTheCommandLine();
 
 private:
     QTemporaryDir m_dir;
+    /// The CT written as files into a folder of the test's (their paths).
+    QStringList ctFiles(const QString &folder) const;
+
     QList<DemoInstance> m_ct;  ///< the demo head CT, 12 slices
     QString m_ctUid;
 };
@@ -234,6 +244,87 @@ void tst_DeploymentDay::dcmqrscpWithoutCGetMovesToTheCommandLine()
     r = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("qr"), m_ctUid}, config, m_dir.filePath(QStringLiteral("cli-cache-2")));
     QVERIFY(r.exitCode != 0);
     QVERIFY2(r.err.contains("add STRANGER (this workstation, port " + QByteArray::number(scpPort) + ") to the PACS's DICOM destinations"), r.err.constData());
+}
+
+QStringList tst_DeploymentDay::ctFiles(const QString &folder) const
+{
+    QStringList files;
+    QDir().mkpath(folder);
+    for (const DemoInstance &i : m_ct) {
+        files << QDir(folder).filePath(i.identity.sopInstanceUid + QStringLiteral(".dcm"));
+        if (!writeFile(files.last(), i.bytes))
+            return {};
+    }
+    return files;
+}
+
+void tst_DeploymentDay::aStudyOnlyInAFolderArchiveOpensFromTheBrowser()
+{
+    // A folder archive (a cache folder of studies brought from elsewhere, made by `spectrum-cli import`) configured
+    // as a local store with a path: its study is found in the browser and opens with a double-click — into this
+    // workstation's cache, every slice the folder's.
+    const QString folder = m_dir.filePath(QStringLiteral("folder-archive"));
+    const QStringList files = ctFiles(m_dir.filePath(QStringLiteral("ct-files")));
+    QCOMPARE(files.size(), m_ct.size());
+    ProcessResult r = cli(QStringList{QStringLiteral("import")} + files, m_dir.filePath(QStringLiteral("none.json")), folder);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+
+    StoreConfig archive;
+    archive.name = QStringLiteral("folder");
+    archive.kind = StoreKind::Local;
+    archive.path = folder;
+    QTemporaryDir dir;
+    std::unique_ptr<Workstation> ws = workstationWithArchive(dir, archive);
+    QVERIFY(ws);
+    MainWindow window(ws.get());
+    window.setProtocols(ProtocolSet());
+    window.resize(1000, 700);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    StudyViewer *viewer = openFromBrowser(&window, m_ct.first().identity.patientName.section(QLatin1Char('^'), 0, 0).toLower());
+    QVERIFY(viewer && viewer->streamer());
+    QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isComplete(), 30000);
+    QCOMPARE(viewer->streamer()->cachedCount(), m_ct.size());
+    QCOMPARE(viewer->sliceCount(), m_ct.size());
+    for (int index : {0, int(m_ct.size()) - 1}) {
+        viewer->showSlice(index);
+        const QString sop = viewer->study().series[0].instances[index].sopInstanceUid;
+        QTRY_VERIFY_WITH_TIMEOUT(viewer->viewport()->image().info.identity.sopInstanceUid == sop && viewer->viewport()->completeness() == 1.0, 20000);
+        const auto source = std::find_if(m_ct.begin(), m_ct.end(), [&](const DemoInstance &i) { return i.identity.sopInstanceUid == sop; });
+        QVERIFY(source != m_ct.end());
+        Result<DecodedImage> original = decodeDicom(ByteView(source->bytes));
+        QVERIFY(original.isOk());
+        QCOMPARE(viewer->viewport()->renderedImage(), toQImage(renderFrame(original.value(), 0, viewer->viewport()->window())));
+    }
+}
+
+void tst_DeploymentDay::aStudyOnlyInS3IsPrefetchedByTheCommandLine()
+{
+    // The night's prefetch (`spectrum-cli prefetch`, as cron runs it) of a study kept only in an S3 bucket: fetched,
+    // not "no store named ''".
+    S3Server s3;
+    QVERIFY2(s3.start(), "the S3 test server did not start (scripts/install-deps.sh builds it)");
+    {
+        S3Client client(s3.endpoint(QStringLiteral("night")));
+        QVERIFY(runSync(client.createBucket()).isOk());
+    }
+    const QString secret = m_dir.filePath(QStringLiteral("s3-secret"));
+    QVERIFY(writeFile(secret, S3Server::secretKey().toUtf8()));
+    QFile::setPermissions(secret, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+    const QString config = m_dir.filePath(QStringLiteral("s3-stores.json")), cache = m_dir.filePath(QStringLiteral("s3-cache"));
+    ProcessResult r = cli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("objects"), QStringLiteral("--kind"), QStringLiteral("s3"), QStringLiteral("--url"),
+                           QStringLiteral("http://127.0.0.1:%1").arg(s3.port()), QStringLiteral("--bucket"), QStringLiteral("night"), QStringLiteral("--access-key"),
+                           S3Server::accessKey(), QStringLiteral("--secret-key-file"), secret},
+                          config, cache);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = cli(QStringList{QStringLiteral("export"), QStringLiteral("--store"), QStringLiteral("objects")} + ctFiles(m_dir.filePath(QStringLiteral("s3-files"))), config, cache);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = cli({QStringLiteral("prefetch"), QStringLiteral("--patient-id"), m_ct.first().identity.patientId, QStringLiteral("--priors"), QStringLiteral("0")}, config, cache);
+    QVERIFY2(r.exitCode == 0, (r.out + r.err).constData());
+    QVERIFY2(r.out.contains(QStringLiteral("1 study found: 1 fetched (%1 instance(s))").arg(m_ct.size()).toUtf8()), (r.out + r.err).constData());
+    r = cli({QStringLiteral("studies")}, config, cache);
+    QVERIFY2(r.out.contains(m_ctUid.toLatin1()) && r.out.contains(QByteArray::number(m_ct.size()) + " images"), r.out.constData());
 }
 
 QTEST_MAIN(tst_DeploymentDay)

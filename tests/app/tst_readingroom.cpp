@@ -4,6 +4,7 @@
 // and what is shown is exactly that slice of that patient; a slice not yet here is never shown as another.
 
 #include "filterpanel.h"
+#include "guisupport.h"
 #include "displayimage.h"
 #include "imageviewport.h"
 #include "mainwindow.h"
@@ -653,8 +654,9 @@ void tst_ReadingRoom::aProtocolOpensMprOnTheFirstLookAndKeepsIt()
 
 void tst_ReadingRoom::aStudyKeptInS3OpensLikeAnyOther()
 {
-    // The CT sent to an S3 store (versitygw on loopback) through the registry, then opened from there in the
-    // workstation as from any archive: every slice on screen is the uploaded instance's pixels.
+    // The CT sent to an S3 store (versitygw on loopback) through the registry, then found in the browser and opened
+    // with a double-click as from any archive (an S3 store was never opened from: it was not ranked among the
+    // places to fetch from): every slice on screen is the uploaded instance's pixels.
     S3Server s3;
     QVERIFY2(s3.start(), "the S3 test server did not start (scripts/install-deps.sh builds it)");
     {
@@ -689,8 +691,14 @@ void tst_ReadingRoom::aStudyKeptInS3OpensLikeAnyOther()
     window.setProtocols(ProtocolSet());
     window.resize(1000, 700);
     window.show();
-    StudyViewer *viewer = openFrom(window, QStringLiteral("objects"), m_ctUid);
-    QVERIFY(viewer);
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    // Found in the browser by the patient's name and double-clicked, as a reader opens it.
+    QString family;
+    for (const DemoInstance &i : std::as_const(m_bySop))
+        family = i.identity.studyInstanceUid == m_ctUid ? i.identity.patientName.section(QLatin1Char('^'), 0, 0) : family;
+    StudyViewer *viewer = openFromBrowser(&window, family.toLower());
+    QVERIFY(viewer && viewer->streamer());
     QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isListed(), 20000);
     QCOMPARE(viewer->sliceCount(), 24);
     for (int index : {0, 12, 23}) {

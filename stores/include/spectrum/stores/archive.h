@@ -103,6 +103,12 @@ public:
     const StoreConfig &config() const { return m_config; }
     QString name() const { return m_config.name; }
 
+    /// How near the store is, for opening a study several hold: a folder on this machine, the reading room's
+    /// cluster (blobd), the hospital's archives (DICOMweb, DIMSE, S3); Unreachable: nothing is fetched from it
+    /// (the workstation's own cache, where fetches land).
+    enum class Reach { ThisMachine, ReadingRoom, Hospital, Unreachable };
+    virtual Reach reach() const = 0;
+
     /// "Test connection": C-ECHO, one QIDO request, a blobd listing, or opening the local store.
     virtual ResultJob<Done> *test() = 0;
     /// Study-level records matching `query` (a study query).

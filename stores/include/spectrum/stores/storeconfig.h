@@ -64,6 +64,9 @@ struct StoreConfig
     int timeoutSeconds = 30;
     // local
     QString path;            ///< a FileStore folder; empty: the workstation's cache
+    /// The workstation's own cache (a local store without a folder): where fetches land, never searched or
+    /// fetched from as an archive is. A local store with a folder is an archive like any other.
+    bool isTheCache() const { return kind == StoreKind::Local && path.isEmpty(); }
     // s3 (url: the store's http(s) endpoint)
     QString bucket;
     QString prefix;          ///< keys start with it ("" or ending in '/'), e.g. "spectrum/"

@@ -64,9 +64,10 @@ public:
     /// claim what they asked for as it lands). Without one, such a fetch listens on the workstation's AE title and
     /// port for as long as it runs (the command line).
     void setMoveDestination(StorageScp *scp);
-    /// `stores` (names) nearest first: the cluster (blobd stores) before the central archives (DICOMweb, DIMSE),
-    /// each kind in the configuration's order; names not configured are left out. Where a study held in several
-    /// places is opened from.
+    /// `stores` (names) nearest first, as each archive says (Archive::reach(): a folder on this machine, the
+    /// cluster, the hospital's archives), equally near ones in the configuration's order; names not configured
+    /// and stores nothing is fetched from (the cache itself) are left out. Where a study held in several places
+    /// is opened from.
     QStringList nearestFirst(const QStringList &stores) const;
 
     /// "Test connection": C-ECHO, one QIDO request, a blobd listing, or opening the local store.
