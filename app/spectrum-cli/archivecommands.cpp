@@ -10,6 +10,7 @@
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/storeregistry.h"
+#include "spectrum/stores/workstationservice.h"
 #include "spectrum/transfer/dimse.h"
 
 #include <QCommandLineParser>
@@ -390,20 +391,32 @@ int cmdFetch(const QStringList &args)
     if (!config.isOk())
         return fail(config.error().toString());
     const QString outDir = p.value(QStringLiteral("out"));
-    Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), outDir.isEmpty());
-    if (!reg.isOk())
-        return fail(reg.error().toString());
-    if (const StoreConfig *s = config.value().find(p.value(QStringLiteral("store"))); s && s->kind == StoreKind::Dimse)
-        preloadDicomDictionary();  // DCMTK's network code needs it at once
-    auto *job = reg.value()->fetchStudy(p.value(QStringLiteral("store")), p.positionalArguments().first(), FetchOptions::into(outDir));
     const bool tty = ::isatty(STDERR_FILENO);
-    QObject::connect(job, &Job::progress, job, [tty](qint64 done, qint64 total) {
+    auto progress = [tty](qint64 done, qint64 total) {
         if (tty)
             std::fprintf(stderr, "\r%lld/%lld instance(s) ", qlonglong(done), qlonglong(total));
-    });
-    Result<FetchSummary> r = runSync(job);
-    if (tty)
-        std::fprintf(stderr, "\n");
+    };
+    Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), outDir.isEmpty());
+    Result<FetchSummary> r = Error(ErrorCode::Cancelled, QString());
+    if (!reg.isOk() && reg.error().code() == ErrorCode::Busy) {
+        // The workstation holds the cache: it fetches, we watch.
+        r = WorkstationService::handOverFetch(WorkstationPaths::cacheDirectory(), config.value().path(), p.value(QStringLiteral("store")),
+                                              p.positionalArguments().first(), progress);
+        if (!r.isOk() && r.error().code() == ErrorCode::Busy)  // nobody answers on its socket
+            return fail(reg.error().toString() + QStringLiteral("; ") + r.error().toString());
+        if (r.isOk())
+            std::fprintf(stderr, "%sfetched by the running workstation\n", tty ? "\n" : "");
+    } else if (!reg.isOk()) {
+        return fail(reg.error().toString());
+    } else {
+        if (const StoreConfig *s = config.value().find(p.value(QStringLiteral("store"))); s && s->kind == StoreKind::Dimse)
+            preloadDicomDictionary();  // DCMTK's network code needs it at once
+        auto *job = reg.value()->fetchStudy(p.value(QStringLiteral("store")), p.positionalArguments().first(), FetchOptions::into(outDir));
+        QObject::connect(job, &Job::progress, job, progress);
+        r = runSync(job);
+        if (tty)
+            std::fprintf(stderr, "\n");
+    }
     if (!r.isOk())
         return fail(r.error().toString());
     const FetchSummary &s = r.value();

@@ -8,7 +8,7 @@
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/stores/dicomimport.h"
 #include "spectrum/stores/filestore.h"
-#include "spectrum/stores/importservice.h"
+#include "spectrum/stores/workstationservice.h"
 #include "spectrum/stores/studycatalog.h"
 
 #include <QCommandLineParser>
@@ -101,9 +101,13 @@ int cmdStudies(const QStringList &args)
     if (!query.isOk())
         return fail(query.error().toString(), 2);
     auto cache = openCache();
-    if (!cache.isOk())
+    if (!cache.isOk() && cache.error().code() != ErrorCode::Busy)
         return fail(cache.error().toString());
-    Result<QList<StudySummary>> studies = runSync(cache.value()->studies(query.value()));
+    // Held by the running workstation: it answers from its index.
+    const Result<QList<StudySummary>> studies = cache.isOk() ? runSync(cache.value()->studies(query.value()))
+                                                             : WorkstationService::askStudies(WorkstationPaths::cacheDirectory(), query.value());
+    if (!studies.isOk() && !cache.isOk())
+        return fail(cache.error().toString() + QStringLiteral("; ") + studies.error().toString());
     if (!studies.isOk())
         return fail(studies.error().toString());
     for (const StudySummary &s : studies.value()) {
@@ -112,6 +116,10 @@ int cmdStudies(const QStringList &args)
                      s.modalities.join(QLatin1Char('/')), s.identity.studyDescription)
                 .arg(s.instanceCount)
                 .arg(s.identity.studyInstanceUid, s.identityConflict ? QStringLiteral("\tIDENTITY CONFLICT") : QString()));
+    }
+    if (!cache.isOk()) {
+        std::fprintf(stderr, "as the running workstation sees its cache %s\n", qPrintable(WorkstationPaths::cacheDirectory()));
+        return 0;
     }
     const StoreUsage u = cache.value()->usage();
     std::fprintf(stderr, "%lld blobs, %.1f MB of %.1f MB in %s\n", qlonglong(u.blobs), u.bytes / 1e6, u.budget / 1e6,
@@ -154,7 +162,7 @@ int cmdImport(const QStringList &args)
         if (cache.error().code() != ErrorCode::Busy)
             return fail(cache.error().toString());
         // The workstation holds the cache: it imports, we watch.
-        Result<ImportSummary> handed = ImportService::handOver(WorkstationPaths::cacheDirectory(), p.positionalArguments(), progress);
+        Result<ImportSummary> handed = WorkstationService::handOverImport(WorkstationPaths::cacheDirectory(), p.positionalArguments(), progress);
         if (!handed.isOk())
             return fail(cache.error().toString() + QStringLiteral("; ") + handed.error().toString());
         std::fprintf(stderr, "imported by the running workstation\n");

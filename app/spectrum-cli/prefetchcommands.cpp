@@ -11,6 +11,7 @@
 #include "spectrum/stores/priorprefetch.h"
 #include "spectrum/stores/savedsearch.h"
 #include "spectrum/stores/studystreamer.h"
+#include "spectrum/stores/workstationservice.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
@@ -31,14 +32,16 @@ QString titleOf(const DicomIdentity &id, const QStringList &modalities)
 
 /// Streams one study into the cache (what is there already is not fetched again), printing its progress.
 /// Returns how many instances came, or the error.
-Result<int> streamStudy(StoreRegistry *registry, FileStore *cache, const QString &store, const QString &uid, const QString &label)
+Result<int> streamStudy(StoreRegistry *registry, FileStore *cache, const QString &store, const QString &uid, const QString &label, bool quiet)
 {
     StudyStreamer streamer(registry, cache, store, uid);
     streamer.setParallel(3);
     Error failure;
     QEventLoop loop;
-    const bool tty = ::isatty(STDERR_FILENO);
+    const bool tty = !quiet && ::isatty(STDERR_FILENO);
     QObject::connect(&streamer, &StudyStreamer::instanceCached, &loop, [&] {
+        if (quiet)
+            return;
         if (tty)
             std::fprintf(stderr, "\r%s: %d/%d ", qPrintable(label), streamer.cachedCount(), streamer.total());
         else
@@ -77,8 +80,10 @@ int cmdPrefetch(const QStringList &args)
         {QStringLiteral("saved"), QStringLiteral("Run the saved search of that name (saved in the workstation's browser): its query, its stores, "
                                                  "what it prefetches (dates such as \"today\" fall on the day it runs)."), QStringLiteral("NAME")},
         {QStringLiteral("searches"), QStringLiteral("The saved searches file (default %1).").arg(SavedSearches::defaultPath()), QStringLiteral("FILE")},
+        {QStringLiteral("quiet"), QStringLiteral("For cron: no progress, and nothing printed unless something went wrong (then the summary and the problems).")},
     });
     p.process(args);
+    const bool quiet = p.isSet(QStringLiteral("quiet"));
     std::optional<SavedSearch> saved;
     if (p.isSet(QStringLiteral("saved"))) {
         for (const char *option : {"patient-name", "patient-id", "date", "modality", "accession", "description", "store", "priors", "priors-only"}) {
@@ -135,6 +140,21 @@ int cmdPrefetch(const QStringList &args)
             preloadDicomDictionary();  // DCMTK's network code needs it at once
     }
     Result<std::unique_ptr<FileStore>> opened = openCache();
+    if (!opened.isOk() && opened.error().code() == ErrorCode::Busy) {
+        // The workstation holds the cache (left open overnight): it prefetches, we wait for its summary.
+        const Result<QStringList> handed =
+            WorkstationService::handOverPrefetch(WorkstationPaths::cacheDirectory(), config.value().path(), q, saved ? saved->stores : p.values(QStringLiteral("store")),
+                                                 priors, saved ? saved->prefetch == SavedSearch::Prefetch::StudiesAndPriors : !p.isSet(QStringLiteral("priors-only")), {});
+        if (!handed.isOk())
+            return fail(opened.error().toString() + QStringLiteral("; ") + handed.error().toString());
+        const bool troubled = std::any_of(handed.value().begin(), handed.value().end(), [](const QString &l) { return l.startsWith(QLatin1String("  ")) && !l.startsWith(QLatin1String("  left out")); });
+        if (!quiet || troubled) {
+            out(QStringLiteral("prefetched by the running workstation:"));
+            for (const QString &l : handed.value())
+                out(l);
+        }
+        return troubled ? 1 : 0;
+    }
     if (!opened.isOk())
         return fail(opened.error().toString());
     std::shared_ptr<FileStore> cache(opened.takeValue());
@@ -180,7 +200,7 @@ int cmdPrefetch(const QStringList &args)
             } else if (const QStringList nearest = registry.nearestFirst(h.stores); nearest.isEmpty()) {
                 problems << QStringLiteral("%1: not fetched, %2 cannot be fetched from").arg(label, h.stores.join(QStringLiteral(", ")));
             } else {
-                const Result<int> r = streamStudy(&registry, cache.get(), nearest.first(), id.studyInstanceUid, label);
+                const Result<int> r = streamStudy(&registry, cache.get(), nearest.first(), id.studyInstanceUid, label, quiet);
                 if (r.isOk()) {
                     ++studiesFetched;
                     studyInstances += r.value();
@@ -209,10 +229,10 @@ int cmdPrefetch(const QStringList &args)
                         bytes += c.bytes;
             return bytes;
         });
-        const bool tty = ::isatty(STDERR_FILENO);
-        QObject::connect(&prefetcher, &PriorPrefetcher::started, &prefetcher, [tty](StudyStreamer *streamer, const QString &title) {
-            QObject::connect(streamer, &StudyStreamer::progress, streamer, [streamer, title, tty](int cached, int total) {
-                if (streamer->isListed())
+        const bool tty = !quiet && ::isatty(STDERR_FILENO);
+        QObject::connect(&prefetcher, &PriorPrefetcher::started, &prefetcher, [tty, quiet](StudyStreamer *streamer, const QString &title) {
+            QObject::connect(streamer, &StudyStreamer::progress, streamer, [streamer, title, tty, quiet](int cached, int total) {
+                if (streamer->isListed() && !quiet)
                     std::fprintf(stderr, tty ? "\rprior %s: %d/%d " : "prior %s: %d/%d\n", qPrintable(title), cached, total);
             });
         });
@@ -232,6 +252,9 @@ int cmdPrefetch(const QStringList &args)
             std::fprintf(stderr, "\n");
         summary = prefetcher.summary();
     }
+    const bool troubled = !problems.isEmpty() || !summary.problems.isEmpty();
+    if (quiet && !troubled)
+        return 0;
     out(QStringLiteral("%1 stud%2 found: %3 fetched (%4 instance(s)), %5 here already; priors: %6 fetched (%7 instance(s), %8 MB), %9 here already, %10 left out")
             .arg(hits.value().size()).arg(hits.value().size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"))
             .arg(studiesFetched).arg(studyInstances).arg(studiesHere)
@@ -240,7 +263,7 @@ int cmdPrefetch(const QStringList &args)
         out(QStringLiteral("  left out: %1").arg(s));
     for (const QString &problem : problems + summary.problems)
         std::fprintf(stderr, "  %s\n", qPrintable(problem));
-    return problems.isEmpty() && summary.problems.isEmpty() ? 0 : 1;
+    return troubled ? 1 : 0;
 }
 
 } // namespace
@@ -248,7 +271,7 @@ int cmdPrefetch(const QStringList &args)
 QList<Command> prefetchCommands()
 {
     return {
-        {"prefetch", "[--date today] [--modality M] [--patient-id I]… [--priors N] [--priors-only] | --saved NAME",
+        {"prefetch", "[--date today] [--modality M] [--patient-id I]… [--priors N] [--priors-only] [--quiet] | --saved NAME",
          "the studies a query finds, and their comparable priors, into the disk cache", cmdPrefetch, false},
     };
 }

@@ -36,9 +36,9 @@ Workstation::~Workstation()
         m_seedJob->cancel();
     if (m_refreshJob)
         m_refreshJob->cancel();
+    m_service.reset();        // what command-line clients asked for stops (their requests are children of their sockets)
     m_searchRunner.reset();   // no more runs into the prefetcher
     m_prefetcher.reset();     // the prior being fetched stops; what is cached stays
-    m_importService.reset();  // and the imports clients asked for (children of their sockets)
     qDeleteAll(findChildren<DicomImport *>(Qt::FindDirectChildrenOnly));  // imports from the GUI: no next file
     blockingPool()->waitForDone();
 }
@@ -91,11 +91,12 @@ void Workstation::start()
             connect(m_storesWatcher, &QFileSystemWatcher::fileChanged, this, &Workstation::reloadStoresFile);
             connect(m_storesWatcher, &QFileSystemWatcher::directoryChanged, this, &Workstation::reloadStoresFile);
         }
-        // `spectrum-cli import` while this workstation holds the cache hands its files over here.
-        m_importService = std::make_unique<ImportService>(m_store.get());
-        if (Error e = m_importService->listen(m_options.cacheDirectory); e.isError())
-            Q_EMIT statusMessage(tr("Imports from the command line are not taken: %1").arg(e.toString()));
-        connect(m_importService.get(), &ImportService::imported, this, [this](const ImportSummary &summary) {
+        // `spectrum-cli import`, `fetch`, `prefetch` and `studies` while this workstation holds the cache are
+        // handed over here.
+        m_service = std::make_unique<WorkstationService>(WorkstationService::Parts{m_store.get(), m_registry.get(), m_searchRunner.get(), m_prefetcher.get(), [this] { return m_studies; }});
+        if (Error e = m_service->listen(m_options.cacheDirectory); e.isError())
+            Q_EMIT statusMessage(tr("The command line cannot reach this workstation: %1").arg(e.toString()));
+        connect(m_service.get(), &WorkstationService::imported, this, [this](const ImportSummary &summary) {
             Q_EMIT statusMessage(importSummaryText(summary));
             Q_EMIT importFinished(summary);
         });

@@ -8,7 +8,7 @@
 #include "spectrum/stores/cacheshare.h"
 #include "spectrum/stores/dicomimport.h"
 #include "spectrum/stores/filestore.h"
-#include "spectrum/stores/importservice.h"
+#include "spectrum/stores/workstationservice.h"
 #include "spectrum/stores/savedsearch.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/studycatalog.h"
@@ -186,7 +186,7 @@ private:
     /// loadStudy()'s results by "study UID\npatient ID", the most recent last in m_loadOrder; a few kept.
     QHash<QString, StudySummary> m_loaded;
     QStringList m_loadOrder;
-    std::unique_ptr<ImportService> m_importService;
+    std::unique_ptr<WorkstationService> m_service;  ///< what the command line hands over while this holds the cache
     QFileSystemWatcher *m_storesWatcher = nullptr;
     QByteArray m_storesFileBytes;  ///< the followed file as last read
     int m_received = 0;

@@ -37,7 +37,8 @@ ProcessResult cli(const QStringList &args, const QString &configPath, const QStr
     p.setProcessEnvironment(env);
     p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
     ProcessResult r;
-    if (!p.waitForFinished(120000))
+    // The event loop runs meanwhile: a workstation in this process answers what the command line hands it.
+    if (!p.waitForStarted() || !QTest::qWaitFor([&] { return p.state() == QProcess::NotRunning; }, 120000))
         return r;
     r.exitCode = p.exitCode();
     r.out = p.readAllStandardOutput();
@@ -57,6 +58,7 @@ private Q_SLOTS:
     void dcmqrscpWithoutCGetMovesToTheCommandLine();
     void aStudyOnlyInAFolderArchiveOpensFromTheBrowser();
     void aStudyOnlyInS3IsPrefetchedByTheCommandLine();
+    void theCommandLineWorksWhileTheWorkstationRuns();
 
 private:
     QTemporaryDir m_dir;
@@ -325,6 +327,55 @@ void tst_DeploymentDay::aStudyOnlyInS3IsPrefetchedByTheCommandLine()
     QVERIFY2(r.out.contains(QStringLiteral("1 study found: 1 fetched (%1 instance(s))").arg(m_ct.size()).toUtf8()), (r.out + r.err).constData());
     r = cli({QStringLiteral("studies")}, config, cache);
     QVERIFY2(r.out.contains(m_ctUid.toLatin1()) && r.out.contains(QByteArray::number(m_ct.size()) + " images"), r.out.constData());
+}
+
+void tst_DeploymentDay::theCommandLineWorksWhileTheWorkstationRuns()
+{
+    // The workstation left open overnight holds its cache; cron's `spectrum-cli prefetch --quiet`, and `fetch` and
+    // `studies` typed by the admin, are handed to it (they were refused: "busy: in use by Spectrum").
+    OrthancProcess orthanc;
+    QVERIFY(orthanc.start());
+    for (const DemoInstance &i : std::as_const(m_ct))
+        QVERIFY(!orthanc.upload(i.bytes).isEmpty());
+    const QString config = m_dir.filePath(QStringLiteral("open-stores.json")), cache = m_dir.filePath(QStringLiteral("open-cache"));
+    StoreConfigFile stores = StoreConfigFile::parse("{}", config).value();
+    QVERIFY(!stores.add(dicomWebStore(QStringLiteral("pacs"), orthanc.dicomWebUrl())).isError());
+    QVERIFY(!stores.save().isError());
+    Workstation::Options wo;
+    wo.cacheDirectory = cache;
+    wo.seedDemoWhenEmpty = false;
+    wo.stores = StoreConfigFile::load(config).value();
+    wo.storesFile = config;
+    Workstation ws(wo);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(20000));
+
+    ProcessResult r = cli({QStringLiteral("studies")}, config, cache);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.isEmpty() && r.err.contains("as the running workstation sees its cache"), (r.out + r.err).constData());
+    r = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("pacs"), m_ctUid}, config, cache);
+    QVERIFY2(r.exitCode == 0, (r.out + r.err).constData());
+    QVERIFY2(r.err.contains("fetched by the running workstation") && r.err.contains(QByteArray::number(m_ct.size()) + " instance(s)"), r.err.constData());
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(ws.studies().begin(), ws.studies().end(), [&](const StudySummary &s) {
+                                 return s.identity.studyInstanceUid == m_ctUid && s.instanceCount == m_ct.size();
+                             }), 10000);
+    r = cli({QStringLiteral("studies")}, config, cache);
+    QVERIFY2(r.exitCode == 0 && r.out.contains(m_ctUid.toLatin1()) && r.out.contains(QByteArray::number(m_ct.size()) + " images"), (r.out + r.err).constData());
+
+    // Cron's line: nothing printed when all went well; the study was here already.
+    r = cli({QStringLiteral("prefetch"), QStringLiteral("--patient-id"), m_ct.first().identity.patientId, QStringLiteral("--quiet")}, config, cache);
+    QVERIFY2(r.exitCode == 0 && r.out.isEmpty(), (r.out + r.err).constData());
+    r = cli({QStringLiteral("prefetch"), QStringLiteral("--patient-id"), m_ct.first().identity.patientId}, config, cache);
+    QVERIFY2(r.exitCode == 0, (r.out + r.err).constData());
+    QVERIFY2(r.out.contains("prefetched by the running workstation") && r.out.contains("1 study listed, 1 here already"), r.out.constData());
+
+    // Another configuration than the workstation's: refused, with why.
+    const QString other = m_dir.filePath(QStringLiteral("other-stores.json"));
+    QVERIFY(QFile::copy(config, other));
+    r = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("pacs"), QStringLiteral("--config"), other, m_ctUid}, other, cache);
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("the running workstation follows another store configuration"), r.err.constData());
 }
 
 QTEST_MAIN(tst_DeploymentDay)
