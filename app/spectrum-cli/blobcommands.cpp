@@ -91,7 +91,31 @@ int getIntoCache(const BlobTarget &target, const TransferOptions &options)
         return fail(r.error().toString());
     }
     printPullSummary(r.value());
-    out(QStringLiteral("%1: %2 bytes in the cache at %3").arg(target.key).arg(r.value().end - r.value().begin).arg(cache.value()->root()));
+    // A DICOM instance is one entry of the cache, under its SOP Instance UID, whatever path brought it: a study
+    // fetched later would otherwise list it twice (under the blob's key and under its UID).
+    FileStore &disk = *cache.value();
+    const Result<BlobInfo> info = runSync(disk.stat(target.key));
+    const QString sop = info.isOk() && info.value().dicom.isValid() ? info.value().dicom.sopInstanceUid : QString();
+    if (!sop.isEmpty() && sop != target.key) {
+        if (runSync(disk.stat(sop)).isOk()) {
+            if (Error e = runSync(disk.remove(target.key)).error(); e.isError())
+                return fail(e.toString());
+            out(QStringLiteral("%1: instance %2, which the cache holds already (kept once) at %3").arg(target.key, sop, disk.root()));
+            return 0;
+        }
+        const Result<ByteView> bytes = runSync(disk.read(target.key));
+        CommitOptions asInstance;
+        asInstance.durable = false;
+        asInstance.knownIdentity = info.value().dicom;
+        Error e = bytes.isOk() ? runSync(disk.put(sop, bytes.value(), asInstance)).error() : bytes.error();
+        if (!e.isError())
+            e = runSync(disk.remove(target.key)).error();
+        if (e.isError())
+            return fail(e.withContext(QStringLiteral("keeping %1 as instance %2").arg(target.key, sop)).toString());
+        out(QStringLiteral("%1: %2 bytes in the cache at %3, as instance %4").arg(target.key).arg(r.value().end - r.value().begin).arg(disk.root(), sop));
+        return 0;
+    }
+    out(QStringLiteral("%1: %2 bytes in the cache at %3").arg(target.key).arg(r.value().end - r.value().begin).arg(disk.root()));
     return 0;
 }
 

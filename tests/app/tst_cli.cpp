@@ -405,6 +405,38 @@ private Q_SLOTS:
         QVERIFY(a.right(pixelBytes) != readFile(original).right(pixelBytes));
     }
 
+    void anInstanceGotByItsBlobKeyIsOneImage()
+    {
+        // An instance fetched by `get blob://…/KEY --cache` under a key of its own, then brought again by an
+        // import (its file): the cache holds it once, under its SOP Instance UID — one image, not two.
+        QTemporaryDir dir;
+        const QString cache = dir.filePath(QStringLiteral("cache"));
+        ProcessResult r = cli({QStringLiteral("demo"), QStringLiteral("--out"), dir.path(), QStringLiteral("--only"), QStringLiteral("demo-mr")}, cache);
+        QVERIFY(r.ok());
+        const QString original = dir.filePath(QStringLiteral("demo-mr/IM0005.dcm"));
+        BlobdProcess blobd(dir.filePath(QStringLiteral("blobs")));
+        QVERIFY(blobd.start());
+        QVERIFY(writeFile(dir.filePath(QStringLiteral("token")), blobd.token().toUtf8()));
+        const QString url = QStringLiteral("blob://127.0.0.1:%1/teaching-mr-slice-5").arg(blobd.port());
+        const QStringList token{QStringLiteral("--token-file"), dir.filePath(QStringLiteral("token"))};
+        r = cli(QStringList{QStringLiteral("put"), url, original} + token, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        r = cli(QStringList{QStringLiteral("get"), url, QStringLiteral("--cache")} + token, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        QVERIFY2(r.out.contains("as instance "), r.out.constData());
+        r = cli({QStringLiteral("studies")}, cache);
+        QVERIFY2(r.ok() && r.out.contains("\t1 images\t"), r.out.constData());
+        r = cli({QStringLiteral("import"), original}, cache);
+        QVERIFY2(r.ok(), r.err.constData());
+        r = cli({QStringLiteral("studies")}, cache);
+        QVERIFY2(r.ok() && r.out.contains("\t1 images\t") && r.out.count('\n') == 1, r.out.constData());
+        // And got again: kept once.
+        r = cli(QStringList{QStringLiteral("get"), url, QStringLiteral("--cache")} + token, cache);
+        QVERIFY2(r.ok() && r.out.contains("which the cache holds already"), (r.out + r.err).constData());
+        r = cli({QStringLiteral("studies")}, cache);
+        QVERIFY2(r.ok() && r.out.contains("\t1 images\t"), r.out.constData());
+    }
+
     void filterRefusesWhatItCannotDo()
     {
         QTemporaryDir dir;
