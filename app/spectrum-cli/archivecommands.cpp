@@ -481,6 +481,8 @@ int cmdListen(const QStringList &args)
         {QStringLiteral("tls-cert"), QStringLiteral("DICOM TLS: our certificate (PEM; default: the configuration's workstation tls)."), QStringLiteral("FILE")},
         {QStringLiteral("tls-key"), QStringLiteral("DICOM TLS: its private key (PEM)."), QStringLiteral("FILE")},
         {QStringLiteral("tls-client-ca"), QStringLiteral("DICOM TLS: callers need a certificate from this CA (PEM)."), QStringLiteral("FILE")},
+        {QStringLiteral("any-caller"), QStringLiteral("Take associations from any AE title and host (default: the configured DIMSE stores and the "
+                                                      "workstation's \"callers\" only).")},
     });
     p.process(args);
     Result<StoreConfigFile> config = loadConfig(p);
@@ -500,6 +502,11 @@ int cmdListen(const QStringList &args)
     o.certificateFile = p.isSet(QStringLiteral("tls-cert")) ? p.value(QStringLiteral("tls-cert")) : ws.tlsCertificate;
     o.keyFile = p.isSet(QStringLiteral("tls-key")) ? p.value(QStringLiteral("tls-key")) : ws.tlsKey;
     o.clientCaFile = p.isSet(QStringLiteral("tls-client-ca")) ? p.value(QStringLiteral("tls-client-ca")) : ws.tlsClientCa;
+    o.callers = WorkstationConfig::allowedCallers(config.value());
+    o.anyCaller = ws.acceptAnyCaller || p.isSet(QStringLiteral("any-caller"));
+    if (!o.anyCaller && o.callers.isEmpty())
+        std::fprintf(stderr, "spectrum-cli: no caller is allowed: add the PACS as a dimse store, name callers in the configuration's workstation "
+                             "\"callers\", or --any-caller\n");
     const QString outDir = p.value(QStringLiteral("out"));
     std::shared_ptr<FileStore> cache;
     if (outDir.isEmpty()) {
@@ -519,6 +526,7 @@ int cmdListen(const QStringList &args)
         out(QStringLiteral("received %1 (%2)").arg(i.sopInstanceUid, i.sopClassUid));
     });
     QObject::connect(&scp, &StorageScp::failed, [](const Error &e) { std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(e.toString())); });
+    QObject::connect(&scp, &StorageScp::refused, [](const QString &what) { std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(what)); });
     if (Error e = scp.start(); e.isError())
         return fail(e.toString());
     std::fprintf(stderr, "Storage SCP %s listening on port %d%s, instances into %s\n", qPrintable(o.aeTitle), o.port,

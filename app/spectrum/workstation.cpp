@@ -154,6 +154,8 @@ void Workstation::startListening()
     o.certificateFile = m_options.stores.workstation.tlsCertificate;  // DICOM TLS when configured
     o.keyFile = m_options.stores.workstation.tlsKey;
     o.clientCaFile = m_options.stores.workstation.tlsClientCa;
+    o.callers = WorkstationConfig::allowedCallers(m_options.stores);  // the PACS configured, and who the admin named
+    o.anyCaller = m_options.stores.workstation.acceptAnyCaller;
     m_scp = std::make_unique<StorageScp>(o);
     // Runs on the association's thread: into the cache under the SOP Instance UID the content carries.
     std::shared_ptr<FileStore> store = m_store;
@@ -166,6 +168,7 @@ void Workstation::startListening()
         Q_EMIT statusMessage(tr("%n instance(s) received from the PACS", nullptr, m_received));
     });
     connect(m_scp.get(), &StorageScp::failed, this, &Workstation::errorOccurred);
+    connect(m_scp.get(), &StorageScp::refused, this, [this](const QString &what) { Q_EMIT statusMessage(tr("Storage SCP %1").arg(what)); });
     if (Error e = m_scp->start(); e.isError()) {
         Q_EMIT errorOccurred(e.withContext(tr("the Storage SCP does not listen; pushes from the PACS will not arrive")));
         m_scp.reset();

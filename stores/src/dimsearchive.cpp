@@ -81,9 +81,9 @@ class DimseMove : public DimseFetch
 {
 public:
     DimseMove(DimseClient *client, FetchRequest what, FetchOptions options, std::shared_ptr<FileStore> cache, Archive::Kept kept,
-              WorkstationConfig workstation, QPointer<StorageScp> running)
+              WorkstationConfig workstation, QList<QPair<QString, QString>> callers, QPointer<StorageScp> running)
         : DimseFetch(client, std::move(what), std::move(options), std::move(cache), std::move(kept)), m_workstation(std::move(workstation)),
-          m_scp(std::move(running))
+          m_callers(std::move(callers)), m_scp(std::move(running))
     {
     }
     ~DimseMove() override { release(); }
@@ -105,6 +105,9 @@ protected:
             o.certificateFile = m_workstation.tlsCertificate;
             o.keyFile = m_workstation.tlsKey;
             o.clientCaFile = m_workstation.tlsClientCa;
+            // The PACS asked sends (whoever else the configuration names may too: this listens as the workstation).
+            o.callers = m_callers;
+            o.anyCaller = m_workstation.acceptAnyCaller;
             m_own = std::make_unique<StorageScp>(o);
             if (Error e = m_own->start(); e.isError())
                 return finishWith(Error(e.code(), QStringLiteral("C-MOVE needs this workstation's Storage SCP (%1) to receive the study, and it cannot listen: %2. "
@@ -169,6 +172,7 @@ private:
     }
 
     WorkstationConfig m_workstation;
+    QList<QPair<QString, QString>> m_callers;
     QPointer<StorageScp> m_scp;
     std::unique_ptr<StorageScp> m_own;
     int m_claim = 0;
@@ -201,7 +205,7 @@ ResultJob<FetchSummary> *DimseArchive::fetch(const FetchRequest &what, const Fet
     if (!m_client)
         return track(failedJob<FetchSummary>(m_endpointError));
     if (m_config.retrieve == QLatin1String("move"))
-        return track(new DimseMove(m_client, what, options, m_cache, std::move(kept), m_all.workstation, m_moveDestination));
+        return track(new DimseMove(m_client, what, options, m_cache, std::move(kept), m_all.workstation, WorkstationConfig::allowedCallers(m_all), m_moveDestination));
     return track(new DimseFetch(m_client, what, options, m_cache, std::move(kept)));
 }
 

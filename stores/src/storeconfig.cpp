@@ -455,6 +455,18 @@ Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QSt
         f.workstation.sharePort = int(port.toDouble());
         f.workstation.shareToken = token.value();
     }
+    if (ws.contains(QStringLiteral("callers"))) {
+        const QJsonValue callers = ws.value(QStringLiteral("callers"));
+        if (!callers.isArray())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation callers takes [{\"aeTitle\": AE, \"host\": ADDRESS, NAME or *}, …]").arg(path));
+        for (const QJsonValue &c : callers.toArray()) {
+            const QString ae = c.toObject().value(QStringLiteral("aeTitle")).toString(), host = c.toObject().value(QStringLiteral("host")).toString().trimmed();
+            if (!isValidAeTitle(ae) || host.isEmpty())
+                return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation callers: each is {\"aeTitle\": a valid AE title, \"host\": an address, a name or *}").arg(path));
+            f.workstation.callers.append({ae, host});
+        }
+    }
+    f.workstation.acceptAnyCaller = ws.value(QStringLiteral("acceptAnyCaller")).toBool(false);
     const QJsonArray stores = root.value(QStringLiteral("stores")).toArray();
     for (int i = 0; i < stores.size(); ++i) {
         const QString where = QStringLiteral("%1: stores[%2]").arg(path).arg(i);
@@ -468,6 +480,16 @@ Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QSt
         f.m_stores << c.value();
     }
     return f;
+}
+
+QList<QPair<QString, QString>> WorkstationConfig::allowedCallers(const StoreConfigFile &config)
+{
+    QList<QPair<QString, QString>> out = config.workstation.callers;
+    for (const StoreConfig &s : config.stores()) {
+        if (s.kind == StoreKind::Dimse && !out.contains(qMakePair(s.aeTitle, s.host)))
+            out.append({s.aeTitle, s.host});
+    }
+    return out;
 }
 
 Error StoreConfigFile::save() const
@@ -484,6 +506,14 @@ Error StoreConfigFile::save() const
     }
     if (workstation.sharePort > 0)
         ws.insert(QStringLiteral("share"), QJsonObject{{QStringLiteral("port"), workstation.sharePort}, {QStringLiteral("token"), workstation.shareToken.toJson()}});
+    if (!workstation.callers.isEmpty()) {
+        QJsonArray callers;
+        for (const auto &[ae, host] : workstation.callers)
+            callers.append(QJsonObject{{QStringLiteral("aeTitle"), ae}, {QStringLiteral("host"), host}});
+        ws.insert(QStringLiteral("callers"), callers);
+    }
+    if (workstation.acceptAnyCaller)
+        ws.insert(QStringLiteral("acceptAnyCaller"), true);
     const QJsonObject root{{QStringLiteral("version"), 1}, {QStringLiteral("workstation"), ws}, {QStringLiteral("stores"), stores}};
     return writePrivately(m_path, QJsonDocument(root).toJson(QJsonDocument::Indented));
 }

@@ -59,6 +59,7 @@ private Q_SLOTS:
     void aStudyOnlyInAFolderArchiveOpensFromTheBrowser();
     void aStudyOnlyInS3IsPrefetchedByTheCommandLine();
     void theCommandLineWorksWhileTheWorkstationRuns();
+    void theStorageScpTakesOnlyWhomTheAdminNamed();
 
 private:
     QTemporaryDir m_dir;
@@ -376,6 +377,46 @@ void tst_DeploymentDay::theCommandLineWorksWhileTheWorkstationRuns()
     r = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("pacs"), QStringLiteral("--config"), other, m_ctUid}, other, cache);
     QVERIFY(r.exitCode != 0);
     QVERIFY2(r.err.contains("the running workstation follows another store configuration"), r.err.constData());
+}
+
+void tst_DeploymentDay::theStorageScpTakesOnlyWhomTheAdminNamed()
+{
+    // `spectrum-cli listen` (the Storage SCP, headless) under a configuration naming one modality as a caller and
+    // one PACS as a DIMSE store: both may send; a stranger, and a caller that calls another AE title, are refused
+    // and reported with who and where.
+    const quint16 port = freePort();
+    const QString config = m_dir.filePath(QStringLiteral("listen-stores.json"));
+    QVERIFY(writeFile(config, QStringLiteral(R"({"version": 1, "workstation": {"aeTitle": "READROOM", "storagePort": %1,
+                                                "callers": [{"aeTitle": "MODALITY", "host": "127.0.0.1"}]},
+                                                "stores": [{"name": "pacs", "kind": "dimse", "host": "127.0.0.1", "port": 104, "aeTitle": "PACS"}]})")
+                                  .arg(port)
+                                  .toUtf8()));
+    QProcess listen;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SPECTRUM_CONFIG"), config);
+    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), m_dir.filePath(QStringLiteral("listen-cache")));
+    listen.setProcessEnvironment(env);
+    dieWithParent(listen);
+    listen.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("listen")});
+    QVERIFY(listen.waitForStarted());
+    QByteArray said;
+    QVERIFY(QTest::qWaitFor([&] { said += listen.readAllStandardError(); return said.contains("listening on port"); }, 20000));
+    const QString file = m_dir.filePath(QStringLiteral("listen.dcm"));
+    QVERIFY(writeFile(file, m_ct.first().bytes));
+    auto push = [&](const QString &calling, const QString &called) {
+        return run(QStringLiteral(STORESCU_EXECUTABLE), {QStringLiteral("-to"), QStringLiteral("10"), QStringLiteral("-aet"), calling, QStringLiteral("-aec"), called,
+                                                         QStringLiteral("127.0.0.1"), QString::number(port), file}, 60000);
+    };
+    QVERIFY(push(QStringLiteral("MODALITY"), QStringLiteral("READROOM")).ok());
+    QVERIFY(push(QStringLiteral("PACS"), QStringLiteral("READROOM")).ok());
+    QVERIFY(!push(QStringLiteral("STRANGER"), QStringLiteral("READROOM")).ok());
+    QVERIFY(!push(QStringLiteral("MODALITY"), QStringLiteral("SPECTRUM")).ok());
+    QVERIFY(QTest::qWaitFor([&] { said += listen.readAllStandardError(); return said.contains("not ours"); }, 10000));
+    QVERIFY2(said.contains("refused an association from STRANGER at 127.0.0.1: STRANGER at 127.0.0.1 is not among the allowed callers"), said.constData());
+    QVERIFY2(said.contains("refused an association from MODALITY at 127.0.0.1: it called AE title 'SPECTRUM', not ours (READROOM)"), said.constData());
+    stopProcess(listen, 5000);
+    said += listen.readAllStandardError();
+    QVERIFY2(said.contains("stopped after 2 instance(s)"), said.constData());
 }
 
 QTEST_MAIN(tst_DeploymentDay)

@@ -57,6 +57,7 @@ std::unique_ptr<Workstation> workstationWith(const QTemporaryDir &dir, const QSt
     options.seedDemoWhenEmpty = false;
     options.storageAeTitle = QStringLiteral("READROOM");
     options.storagePort = freePort();
+    options.stores.workstation.callers = {{QStringLiteral("STORESCU"), QStringLiteral("127.0.0.1")}};  // the "PACS", as its admin names it
     auto ws = std::make_unique<Workstation>(options);
     QSignalSpy started(ws.get(), &Workstation::started);
     ws->start();
@@ -101,6 +102,7 @@ void tst_Incoming::studiesPushedByAPacsAppearInTheList()
     options.seedDemoWhenEmpty = false;
     options.storageAeTitle = QStringLiteral("READROOM");
     options.storagePort = freePort();
+    options.stores.workstation.callers = {{QStringLiteral("STORESCU"), QStringLiteral("127.0.0.1")}};  // the "PACS", as its admin names it
     Workstation ws(options);
     QSignalSpy started(&ws, &Workstation::started);
     ws.start();

@@ -193,6 +193,7 @@ void tst_PriorsArchive::aStudyPushedHereHasItsPriorFetched()
     options.stores = config;
     options.storageAeTitle = QStringLiteral("READROOM");
     options.storagePort = freePort();
+    options.stores.workstation.callers = {{QStringLiteral("STORESCU"), QStringLiteral("127.0.0.1")}};  // the modality that pushes
     Workstation ws(options);
     QSignalSpy started(&ws, &Workstation::started);
     ws.start();

@@ -37,6 +37,7 @@ private Q_SLOTS:
     void moveToOurStorageScp();
     void storeAndFindAgain();
     void storageScpAcceptsPushesFromStorescu();
+    void storageScpRefusesWhomItDoesNotKnow();
     void dcmqrscpStoreFindGetMove();
     void dcmqrscpRejectsAnUnknownAeTitle();
     void tlsAssociationsVerifyThePacs();
@@ -302,6 +303,7 @@ void tst_Dimse::moveToOurStorageScp()
     options.aeTitle = m_scpAe;
     options.port = m_scpPort;
     options.directory = m_dir.filePath(QStringLiteral("scp-move"));
+    options.callers = {{endpoint().calledAeTitle, QStringLiteral("127.0.0.1")}};  // the PACS that moves
     StorageScp scp(options);
     const Error started = scp.start();
     QVERIFY2(!started.isError(), qPrintable(started.toString()));
@@ -355,6 +357,7 @@ void tst_Dimse::storageScpAcceptsPushesFromStorescu()
     options.aeTitle = QStringLiteral("PUSHTARGET");
     options.port = freePort();
     options.directory = m_dir.filePath(QStringLiteral("scp-push"));
+    options.callers = {{QStringLiteral("STORESCU"), QStringLiteral("localhost")}};  // storescu's own AE title; a host by name
     StorageScp scp(options);
     const Error started = scp.start();
     QVERIFY2(!started.isError(), qPrintable(started.toString()));
@@ -376,6 +379,45 @@ void tst_Dimse::storageScpAcceptsPushesFromStorescu()
     // A port already in use is a clear error at start.
     StorageScp clash(options);
     QVERIFY(clash.start().isError());
+}
+
+void tst_Dimse::storageScpRefusesWhomItDoesNotKnow()
+{
+    // Allowed: MODALITY from this host, and ANYWHERE from any host. Refused, each reported with the caller: an AE
+    // title not on the list, an allowed AE title from a host not its own, a caller that calls another AE title.
+    StorageScp::Options options;
+    options.aeTitle = QStringLiteral("GUARDED");
+    options.port = freePort();
+    options.directory = m_dir.filePath(QStringLiteral("scp-guarded"));
+    options.callers = {{QStringLiteral("MODALITY"), QStringLiteral("127.0.0.1")}, {QStringLiteral("ELSEWHERE"), QStringLiteral("192.0.2.7")},
+                       {QStringLiteral("ANYWHERE"), QStringLiteral("*")}};
+    StorageScp scp(options);
+    QVERIFY(!scp.start().isError());
+    QSignalSpy received(&scp, &StorageScp::instanceReceived);
+    QSignalSpy refused(&scp, &StorageScp::refused);
+    const QString file = m_dir.filePath(QStringLiteral("guarded.dcm"));
+    QVERIFY(writeFile(file, m_instances.first().bytes));
+    auto push = [&](const QString &calling, const QString &called) {
+        return run(QStringLiteral(STORESCU_EXECUTABLE), {QStringLiteral("-to"), QStringLiteral("10"), QStringLiteral("-aet"), calling, QStringLiteral("-aec"), called,
+                                                         QStringLiteral("127.0.0.1"), QString::number(options.port), file}, 60000);
+    };
+    QVERIFY2(push(QStringLiteral("MODALITY"), options.aeTitle).ok(), "an allowed caller was refused");
+    QVERIFY2(push(QStringLiteral("ANYWHERE"), options.aeTitle).ok(), "a caller allowed from any host was refused");
+    QTRY_COMPARE(received.count(), 2);
+    QCOMPARE(refused.count(), 0);
+    QVERIFY(!push(QStringLiteral("STRANGER"), options.aeTitle).ok());
+    QTRY_COMPARE(refused.count(), 1);
+    QVERIFY2(refused.last().first().toString().contains(QStringLiteral("from STRANGER at 127.0.0.1: STRANGER at 127.0.0.1 is not among the allowed callers")),
+             qPrintable(refused.last().first().toString()));
+    QVERIFY(!push(QStringLiteral("ELSEWHERE"), options.aeTitle).ok());
+    QTRY_COMPARE(refused.count(), 2);
+    QVERIFY2(refused.last().first().toString().contains(QStringLiteral("ELSEWHERE at 127.0.0.1 is not among the allowed callers")),
+             qPrintable(refused.last().first().toString()));
+    QVERIFY(!push(QStringLiteral("MODALITY"), QStringLiteral("SOMEONEELSE")).ok());
+    QTRY_COMPARE(refused.count(), 3);
+    QVERIFY2(refused.last().first().toString().contains(QStringLiteral("it called AE title 'SOMEONEELSE', not ours (GUARDED)")),
+             qPrintable(refused.last().first().toString()));
+    QCOMPARE(received.count(), 2);  // nothing of the refused ones landed
 }
 
 void tst_Dimse::dcmqrscpStoreFindGetMove()
@@ -412,6 +454,7 @@ void tst_Dimse::dcmqrscpStoreFindGetMove()
     options.aeTitle = m_scpAe;
     options.port = m_scpPort;
     options.directory = m_dir.filePath(QStringLiteral("qr-move"));
+    options.callers = {{QStringLiteral("QRSCP"), QStringLiteral("*")}};
     StorageScp scp(options);
     const Error started = scp.start();
     QVERIFY2(!started.isError(), qPrintable(started.toString()));
@@ -519,6 +562,7 @@ void tst_Dimse::ourStorageScpOverTls()
     options.directory = at(QStringLiteral("received"));
     options.certificateFile = at(QStringLiteral("workstation.pem"));
     options.keyFile = at(QStringLiteral("workstation.key"));
+    options.anyCaller = true;  // who may call is the certificates' to say here
     // storescu over TLS (anonymous, or with a certificate), checking our certificate against the hospital's CA.
     auto push = [&](const QStringList &tls) {
         return run(QStringLiteral(STORESCU_EXECUTABLE), tls + QStringList{QStringLiteral("+cf"), at(QStringLiteral("ca.pem")), QStringLiteral("-to"), QStringLiteral("10"),

@@ -24,7 +24,9 @@
 #include <dcmtk/dcmtls/tlslayer.h>
 #include <dcmtk/oflog/oflog.h>
 
+#include <QHash>
 #include <QHostAddress>
+#include <QHostInfo>
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -45,8 +47,44 @@ class StorageListener : public DcmStorageSCP
 public:
     std::atomic<bool> stopping{false};
     std::function<void(const ReceivedInstance &)> stored;
+    std::function<void(const QString &)> refused;
+    // Set before the listener starts, read on its thread only.
+    QString ourAeTitle;
+    QList<QPair<QString, QString>> callers;
+    bool anyCaller = false;
 
 protected:
+    OFBool checkCalledAETitleAccepted(const OFString &calledAE) override
+    {
+        m_why = QStringLiteral("it called AE title '%1', not ours (%2)").arg(qs(calledAE).trimmed(), ourAeTitle);
+        return qs(calledAE).trimmed() == ourAeTitle;
+    }
+    OFBool checkCallingHostAccepted(const OFString &hostOrIp) override
+    {
+        const QString host = qs(hostOrIp).isEmpty() ? qs(getPeerIP()) : qs(hostOrIp);  // DCMTK may not have it yet
+        m_why = QStringLiteral("no caller is allowed from %1").arg(host);
+        return anyCaller || std::any_of(callers.begin(), callers.end(), [&](const auto &c) { return hostMatches(c.second, host); });
+    }
+    OFBool checkCallingAETitleAccepted(const OFString &callingAE) override
+    {
+        const QString ae = qs(callingAE).trimmed(), host = qs(getPeerIP());
+        m_why = QStringLiteral("%1 at %2 is not among the allowed callers").arg(ae, host);
+        return anyCaller || std::any_of(callers.begin(), callers.end(), [&](const auto &c) { return c.first == ae && hostMatches(c.second, host); });
+    }
+    void refuseAssociation(const DcmRefuseReasonType reason) override
+    {
+        const QString what = QStringLiteral("refused an association from %1 at %2: %3")
+                                 .arg(qs(getPeerAETitle()).trimmed(), qs(getPeerIP()),
+                                      reason == DCMSCP_CALLED_AE_TITLE_NOT_RECOGNIZED || reason == DCMSCP_CALLING_AE_TITLE_NOT_RECOGNIZED
+                                              || reason == DCMSCP_CALLING_HOST_NOT_ALLOWED
+                                          ? m_why
+                                          : QStringLiteral("DCMTK's reason %1").arg(int(reason)));
+        qCWarning(lcTransfer).noquote() << "Storage SCP" << ourAeTitle << what;
+        if (refused)
+            refused(what);
+        DcmStorageSCP::refuseAssociation(reason);
+    }
+
     // Called for every C-STORE before its data set is received (bit-preserving too): who sent it, and for whom.
     OFCondition generateSTORERequestFilename(const T_DIMSE_C_StoreRQ &request, OFString &filename) override
     {
@@ -63,8 +101,25 @@ protected:
     }
 
 private:
+    /// A caller's host as configured ("*", an address, or a name looked up here, on the listener's thread, once)
+    /// against the address an association came from.
+    bool hostMatches(const QString &configured, const QString &peer)
+    {
+        if (configured == QLatin1String("*") || configured == peer)
+            return true;
+        const QHostAddress from(peer);
+        if (!QHostAddress(configured).isNull())
+            return QHostAddress(configured).isEqual(from, QHostAddress::TolerantConversion);
+        auto known = m_resolved.find(configured);
+        if (known == m_resolved.end())
+            known = m_resolved.insert(configured, QHostInfo::fromName(configured).addresses());
+        return std::any_of(known->begin(), known->end(), [&](const QHostAddress &a) { return a.isEqual(from, QHostAddress::TolerantConversion); });
+    }
+    QHash<QString, QList<QHostAddress>> m_resolved;
+
     // The association being served (one at a time, on the listener's thread).
     QString m_originator, m_caller;
+    QString m_why;  ///< why the last check refused
 };
 
 } // namespace
@@ -157,6 +212,10 @@ Error StorageScp::start()
     StorageScp *self = this;
     std::shared_ptr<DeliveryAddress> toSelf = DeliveryAddress::of(this);
     const QString ae = m_options.aeTitle;
+    l.ourAeTitle = m_options.aeTitle;
+    l.callers = m_options.callers;
+    l.anyCaller = m_options.anyCaller;
+    l.refused = [self, toSelf](const QString &what) { toSelf->post([self, what] { Q_EMIT self->refused(what); }); };
     l.stored = [weak, self, toSelf](const ReceivedInstance &instance) {
         auto p = weak.lock();
         if (!p)

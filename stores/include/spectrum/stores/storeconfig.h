@@ -83,6 +83,8 @@ struct StoreConfig
     QString summary() const;
 };
 
+class StoreConfigFile;
+
 struct WorkstationConfig
 {
     QString aeTitle = QStringLiteral("SPECTRUM");  ///< our AE title, for DIMSE and the Storage SCP
@@ -100,6 +102,15 @@ struct WorkstationConfig
     /// required of every client.
     int sharePort = 0;
     Secret shareToken;
+    /// Who may send to the Storage SCP ("callers": [{"aeTitle", "host"}], host an address, a name or "*"),
+    /// besides the DIMSE stores configured (a PACS sends what it is asked to move); others are refused and logged.
+    QList<QPair<QString, QString>> callers;
+    /// "acceptAnyCaller": true — any AE title from anywhere: the administrator's explicit choice, never the default.
+    bool acceptAnyCaller = false;
+
+    /// The (AE title, host) pairs the Storage SCP takes associations from under `config`: the callers above and
+    /// every DIMSE store.
+    static QList<QPair<QString, QString>> allowedCallers(const StoreConfigFile &config);
 };
 
 class StoreConfigFile

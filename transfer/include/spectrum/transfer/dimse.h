@@ -103,8 +103,8 @@ private:
     DimseEndpoint m_endpoint;
 };
 
-/// The workstation's Storage SCP: accepts C-STORE (and C-ECHO) from any calling AE, for every storage SOP
-/// class, in the transfer syntaxes we decode. Each instance is written straight to a file in `directory` and
+/// The workstation's Storage SCP: accepts C-STORE (and C-ECHO) from the callers it is told (AE title and host),
+/// called by its own AE title, for every storage SOP class, in the transfer syntaxes we decode. Each instance is written straight to a file in `directory` and
 /// announced by instanceReceived() on the owner's thread; a handler set with setHandler() runs first, on the
 /// association's thread, and may refuse the instance (the sender then gets a failure status).
 class StorageScp : public QObject
@@ -122,6 +122,11 @@ public:
         QString keyFile;
         /// With TLS: callers must present a certificate that chains to this CA (PEM); empty: none is asked for.
         QString clientCaFile;
+        /// Who may send: (calling AE title, host address) pairs; a host of "*" is any host. Associations from
+        /// others, and those that call another AE title than ours, are refused and reported (refused()).
+        QList<QPair<QString, QString>> callers;
+        /// Any calling AE from anywhere (the callers list is not looked at): an administrator's explicit choice.
+        bool anyCaller = false;
     };
     explicit StorageScp(Options options, QObject *parent = nullptr);
     ~StorageScp() override;  ///< stops and waits
@@ -146,6 +151,8 @@ public:
 Q_SIGNALS:
     void instanceReceived(const spectrum::ReceivedInstance &instance);
     void failed(const spectrum::Error &error);
+    /// An association refused: who called (AE title, address) and why — also logged.
+    void refused(const QString &what);
 
 private:
     struct Private;
