@@ -13,6 +13,8 @@
 #include "spectrum/transfer/filesink.h"
 
 #include <QCommandLineParser>
+
+#include <cstring>
 #include <QElapsedTimer>
 #include <QFile>
 
@@ -98,6 +100,13 @@ int getIntoCache(const BlobTarget &target, const TransferOptions &options)
     const QString sop = info.isOk() && info.value().dicom.isValid() ? info.value().dicom.sopInstanceUid : QString();
     if (!sop.isEmpty() && sop != target.key) {
         if (runSync(disk.stat(sop)).isOk()) {
+            // Kept once; a copy that differs (a corrected re-send under the same UID) is said, never dropped silently.
+            const Result<ByteView> got = runSync(disk.read(target.key)), held = runSync(disk.read(sop));
+            const bool same = got.isOk() && held.isOk() && got.value().size() == held.value().size()
+                && std::memcmp(got.value().data(), held.value().data(), size_t(got.value().size())) == 0;
+            if (!same)
+                return fail(QStringLiteral("%1 is instance %2, which the cache holds already with other bytes: both kept as they are (%1 under its "
+                                           "key) until one is removed").arg(target.key, sop));
             if (Error e = runSync(disk.remove(target.key)).error(); e.isError())
                 return fail(e.toString());
             out(QStringLiteral("%1: instance %2, which the cache holds already (kept once) at %3").arg(target.key, sop, disk.root()));
@@ -105,7 +114,7 @@ int getIntoCache(const BlobTarget &target, const TransferOptions &options)
         }
         const Result<ByteView> bytes = runSync(disk.read(target.key));
         CommitOptions asInstance;
-        asInstance.durable = false;
+        asInstance.durable = true;  // the copy under the key goes next: this one must be on the disk first
         asInstance.knownIdentity = info.value().dicom;
         Error e = bytes.isOk() ? runSync(disk.put(sop, bytes.value(), asInstance)).error() : bytes.error();
         if (!e.isError())

@@ -184,6 +184,8 @@ void Workstation::setStoreConfig(const StoreConfigFile &config)
     m_options.stores = config;
     if (m_registry)
         m_registry->setConfig(config);
+    if (m_scp)  // who may send follows the configuration at once
+        m_scp->setCallers(WorkstationConfig::allowedCallers(config), config.workstation.acceptAnyCaller);
     followListening();
     followSharing();
     Q_EMIT storeConfigChanged();

@@ -6,6 +6,7 @@
 #include "spectrum/stores/storeregistry.h"
 
 #include <QFile>
+#include <QHash>
 #include <QPointer>
 
 #include <QDir>
@@ -73,6 +74,74 @@ protected:
     std::unique_ptr<QTemporaryDir> m_incoming;
 };
 
+/// The Storage SCP that C-MOVE fetches share when the process runs none (the command line): started by the first
+/// fetch on the workstation's AE title and port, taking associations only from the PACS being moved from (a push
+/// from anyone else is refused: nothing here would keep it), stopped when the last fetch lets go. On the job
+/// threads' one thread (the registry's).
+class SharedMoveScp
+{
+public:
+    struct Held
+    {
+        std::shared_ptr<StorageScp> scp;
+        QPair<QString, QString> caller;
+        ~Held()
+        {
+            if (auto &callers = state().callers; callers.contains(caller) && --callers[caller] == 0)
+                callers.remove(caller);
+            if (scp)
+                apply(*scp);
+        }
+    };
+
+    static Result<std::unique_ptr<Held>> acquire(const WorkstationConfig &ws, const QPair<QString, QString> &pacs, int timeoutSeconds)
+    {
+        State &st = state();
+        std::shared_ptr<StorageScp> scp = st.scp.lock();
+        if (scp && (scp->options().aeTitle != ws.aeTitle || scp->options().port != quint16(ws.storagePort)))
+            return Error(ErrorCode::Busy, QStringLiteral("another C-MOVE listens as %1 on port %2").arg(scp->options().aeTitle).arg(scp->options().port));
+        ++st.callers[pacs];
+        auto held = std::make_unique<Held>();
+        held->caller = pacs;
+        if (!scp) {
+            st.directory = std::make_shared<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/spectrum-move-XXXXXX"));
+            if (!st.directory->isValid())
+                return Error(ErrorCode::Io, QStringLiteral("cannot make a folder for incoming instances"));
+            StorageScp::Options o;
+            o.aeTitle = ws.aeTitle;
+            o.port = quint16(ws.storagePort);
+            o.directory = st.directory->path();
+            o.timeoutSeconds = timeoutSeconds;
+            o.certificateFile = ws.tlsCertificate;
+            o.keyFile = ws.tlsKey;
+            o.clientCaFile = ws.tlsClientCa;
+            std::shared_ptr<QTemporaryDir> keep = st.directory;
+            scp = std::shared_ptr<StorageScp>(new StorageScp(o), [keep](StorageScp *s) { delete s; });  // the folder outlives it
+            apply(*scp);
+            if (Error e = scp->start(); e.isError())
+                return e;  // `held` goes: the caller is counted off again
+            st.scp = scp;
+        }
+        apply(*scp);
+        held->scp = scp;
+        return held;
+    }
+
+private:
+    struct State
+    {
+        std::weak_ptr<StorageScp> scp;
+        std::shared_ptr<QTemporaryDir> directory;
+        QHash<QPair<QString, QString>, int> callers;  ///< the PACS being moved from, and by how many fetches
+    };
+    static State &state()
+    {
+        static State s;
+        return s;
+    }
+    static void apply(StorageScp &scp) { scp.setCallers(state().callers.keys(), false); }
+};
+
 /// C-MOVE: the PACS is asked to send the study to this workstation's Storage SCP — the one the workstation runs,
 /// or one started for this fetch (the command line). What arrives for us (the C-STORE names our AE title as its
 /// Move Originator, or comes from the PACS asked) of the study (series, instance) asked for is claimed for this
@@ -81,9 +150,9 @@ class DimseMove : public DimseFetch
 {
 public:
     DimseMove(DimseClient *client, FetchRequest what, FetchOptions options, std::shared_ptr<FileStore> cache, Archive::Kept kept,
-              WorkstationConfig workstation, QList<QPair<QString, QString>> callers, QPointer<StorageScp> running)
+              WorkstationConfig workstation, QPointer<StorageScp> running)
         : DimseFetch(client, std::move(what), std::move(options), std::move(cache), std::move(kept)), m_workstation(std::move(workstation)),
-          m_callers(std::move(callers)), m_scp(std::move(running))
+          m_scp(std::move(running))
     {
     }
     ~DimseMove() override { release(); }
@@ -94,27 +163,16 @@ protected:
         const QString destination = m_workstation.aeTitle;
         const QString where = QStringLiteral("%1 at port %2 of this workstation").arg(destination).arg(m_workstation.storagePort);
         if (!m_scp || !m_scp->isRunning()) {
-            // No Storage SCP in this process: one for this fetch, on the workstation's AE title and port.
-            if (!makeIncoming())
-                return finishWith(Error(ErrorCode::Io, QStringLiteral("cannot make a folder for incoming instances")));
-            StorageScp::Options o;
-            o.aeTitle = destination;
-            o.port = quint16(m_workstation.storagePort);
-            o.directory = m_incoming->path();
-            o.timeoutSeconds = m_client->endpoint().timeoutSeconds;
-            o.certificateFile = m_workstation.tlsCertificate;
-            o.keyFile = m_workstation.tlsKey;
-            o.clientCaFile = m_workstation.tlsClientCa;
-            // The PACS asked sends (whoever else the configuration names may too: this listens as the workstation).
-            o.callers = m_callers;
-            o.anyCaller = m_workstation.acceptAnyCaller;
-            m_own = std::make_unique<StorageScp>(o);
-            if (Error e = m_own->start(); e.isError())
-                return finishWith(Error(e.code(), QStringLiteral("C-MOVE needs this workstation's Storage SCP (%1) to receive the study, and it cannot listen: %2. "
-                                                                 "If Spectrum or `spectrum-cli listen` is running here, it receives what the PACS moves; or fetch "
-                                                                 "by C-GET (\"retrieve\": \"get\")")
-                                                      .arg(where, e.message())));
-            m_scp = m_own.get();
+            // No Storage SCP in this process: the one C-MOVE fetches share, on the workstation's AE title and port.
+            const DimseEndpoint &pacs = m_client->endpoint();
+            Result<std::unique_ptr<SharedMoveScp::Held>> held = SharedMoveScp::acquire(m_workstation, qMakePair(pacs.calledAeTitle, pacs.host), pacs.timeoutSeconds);
+            if (!held.isOk())
+                return finishWith(Error(held.error().code(), QStringLiteral("C-MOVE needs this workstation's Storage SCP (%1) to receive the study, and it cannot listen: %2. "
+                                                                          "If Spectrum or `spectrum-cli listen` is running here, it receives what the PACS moves; or fetch "
+                                                                          "by C-GET (\"retrieve\": \"get\")")
+                                                               .arg(where, held.error().message())));
+            m_own = held.takeValue();
+            m_scp = m_own->scp.get();
         } else if (m_scp->options().aeTitle != destination) {
             return finishWith(Error(ErrorCode::InvalidArgument, QStringLiteral("C-MOVE to %1, but this workstation's Storage SCP listens as %2")
                                                                     .arg(destination, m_scp->options().aeTitle)));
@@ -122,6 +180,7 @@ protected:
         std::shared_ptr<DeliveryAddress> toJob = DeliveryAddress::of(this);
         const QString originator = m_client->endpoint().callingAeTitle, pacs = m_client->endpoint().calledAeTitle;
         const FetchRequest what = m_what;
+        const int rank = !what.sopUid.isEmpty() ? 2 : !what.seriesUid.isEmpty() ? 1 : 0;  // the most precise request first
         m_claim = m_scp->addClaim([toJob, this, originator, pacs, what](const ReceivedInstance &i) {
             // Sent for us: the C-STORE names us as the one who moved it, or comes from the PACS asked (PixelMed
             // names itself as the originator; some PACS name no one).
@@ -138,7 +197,7 @@ protected:
                 || (!what.sopUid.isEmpty() && id.value().sopInstanceUid != what.sopUid))
                 return false;  // another fetch's
             return toJob->post([this, path = i.path] { keepFile(path); });
-        });
+        }, rank);
         auto *move = m_client->move(m_what.studyUid, m_what.seriesUid, m_what.sopUid, destination);
         QObject::connect(move, &Job::progress, this, [this](qint64, qint64 total) { setExpected(int(total)); });
         // The C-STORE answers went back before the PACS's last C-MOVE answer came: every claimed instance was
@@ -167,14 +226,12 @@ private:
         if (m_scp && m_claim)
             m_scp->removeClaim(m_claim);
         m_claim = 0;
-        if (m_own)
-            m_own->stop();
+        m_own.reset();  // the shared Storage SCP stops with the last fetch that held it
     }
 
     WorkstationConfig m_workstation;
-    QList<QPair<QString, QString>> m_callers;
     QPointer<StorageScp> m_scp;
-    std::unique_ptr<StorageScp> m_own;
+    std::unique_ptr<SharedMoveScp::Held> m_own;
     int m_claim = 0;
 };
 
@@ -205,7 +262,7 @@ ResultJob<FetchSummary> *DimseArchive::fetch(const FetchRequest &what, const Fet
     if (!m_client)
         return track(failedJob<FetchSummary>(m_endpointError));
     if (m_config.retrieve == QLatin1String("move"))
-        return track(new DimseMove(m_client, what, options, m_cache, std::move(kept), m_all.workstation, WorkstationConfig::allowedCallers(m_all), m_moveDestination));
+        return track(new DimseMove(m_client, what, options, m_cache, std::move(kept), m_all.workstation, m_moveDestination));
     return track(new DimseFetch(m_client, what, options, m_cache, std::move(kept)));
 }
 

@@ -12,7 +12,7 @@ class LocalArchive : public Archive
 {
     Q_OBJECT
 public:
-    using Archive::Archive;
+    LocalArchive(StoreConfig config, StoreConfigFile all, std::shared_ptr<FileStore> cache, QObject *parent = nullptr);
 
     Reach reach() const override { return m_config.path.isEmpty() ? Reach::Unreachable : Reach::ThisMachine; }
     ResultJob<Done> *test() override;
@@ -21,9 +21,13 @@ public:
     ResultJob<FetchSummary> *fetch(const FetchRequest &what, const FetchOptions &options, Kept kept) override;
     ResultJob<ExportSummary> *send(const QStringList &files) override;
 
+    /// The store: the workstation's cache, or the folder the configuration names — opened on first use (on the
+    /// pool, by the first job that needs it) and kept while the archive lives, so that its searches, listings and
+    /// fetches share one index and the folder's lock. Thread-safe.
+    class Folder;
+
 private:
-    /// The store: the workstation's cache, or the folder the configuration names (opened for the call).
-    static Result<std::shared_ptr<FileStore>> open(const std::shared_ptr<FileStore> &cache, const QString &path);
+    std::shared_ptr<Folder> m_folder;
 };
 
 } // namespace spectrum

@@ -32,8 +32,8 @@ PriorPrefetcher::~PriorPrefetcher() = default;
 void PriorPrefetcher::add(const StudySummary &study, int priors)
 {
     const QString key = study.identity.studyInstanceUid + QLatin1Char('|') + study.identity.patientId;
-    if (study.identity.studyInstanceUid.isEmpty() || m_given.contains(key))
-        return;
+    if (priors < 0 || study.identity.studyInstanceUid.isEmpty() || m_given.contains(key))
+        return;  // no priors asked for, or looked for already
     m_given.insert(key);
     ++m_summary.studies;
     ++m_searches;

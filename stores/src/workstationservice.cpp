@@ -15,6 +15,9 @@
 #include <QJsonObject>
 #include <QLocalServer>
 #include <QLocalSocket>
+#include <QTimer>
+
+#include <chrono>
 
 #include <unistd.h>
 
@@ -204,7 +207,11 @@ QString WorkstationService::serverName(const QString &cacheRoot)
                                                      QCryptographicHash::Sha256).toHex().left(16);
     // A full path in a folder only this user may enter (the runtime folder, else one of our own under the temp
     // folder, made 0700): another user cannot take the name first and answer in the workstation's place.
-    QString folder = QStandardPaths::writableLocation(QStandardPaths::RuntimeLocation);
+    // The user's runtime folder — /run/user/UID also when the environment does not say so (cron), so that a
+    // nightly job finds the workstation the desktop session started.
+    QString folder = qEnvironmentVariableIsSet("XDG_RUNTIME_DIR") ? QStandardPaths::writableLocation(QStandardPaths::RuntimeLocation) : QString();
+    if (const QString session = QStringLiteral("/run/user/%1").arg(::getuid()); folder.isEmpty() && QFileInfo(session).isDir() && QFileInfo(session).ownerId() == ::getuid())
+        folder = session;
     if (folder.isEmpty()) {
         folder = QDir::tempPath() + QStringLiteral("/spectrum-") + QString::number(::getuid());
         QDir().mkpath(folder);
@@ -299,12 +306,11 @@ void WorkstationService::fetch(QLocalSocket *socket, const QJsonObject &ask)
     connect(job, &Job::progress, socket, [socket](qint64 done, qint64 total) {
         socket->write(line({{QStringLiteral("done"), double(done)}, {QStringLiteral("total"), double(total)}}));
     });
-    whenDone(job, socket, [socket](const Result<FetchSummary> &r) {
+    connect(socket, &QLocalSocket::disconnected, job, [job] { job->cancel(); });  // the CLI was interrupted
+    whenDone(job, socket, [socket](const Result<FetchSummary> &r) {  // starts it
         socket->write(r.isOk() ? line({{QStringLiteral("summary"), toJson(r.value())}}) : errorLine(r.error()));
         socket->disconnectFromServer();
     });
-    connect(socket, &QLocalSocket::disconnected, job, [job] { job->cancel(); });  // the CLI was interrupted
-    job->start(ExecutionPolicy::Async);
 }
 
 void WorkstationService::prefetch(QLocalSocket *socket, const QJsonObject &ask)
@@ -318,7 +324,8 @@ void WorkstationService::prefetch(QLocalSocket *socket, const QJsonObject &ask)
     SavedSearch search;
     search.name = QStringLiteral("spectrum-cli prefetch");
     search.prefetch = ask.value(QStringLiteral("studies")).toBool() ? SavedSearch::Prefetch::StudiesAndPriors : SavedSearch::Prefetch::Priors;
-    search.priorsPerStudy = ask.value(QStringLiteral("priors")).toInt();
+    const int priors = ask.value(QStringLiteral("priors")).toInt();
+    search.priorsPerStudy = priors > 0 ? priors : -1;  // 0: the studies alone (the prefetcher's own 0 means its default)
     search.stores = strings(ask.value(QStringLiteral("stores")));
     QStringList problems;
     const QStringList stores = m_parts.searches->storesFor(search, &problems);
@@ -351,6 +358,8 @@ void WorkstationService::prefetch(QLocalSocket *socket, const QJsonObject &ask)
                                   .arg(now.priorsFetched - before.priorsFetched).arg(now.instances - before.instances).arg((now.bytes - before.bytes) / 1e6, 0, 'f', 1)};
             for (const QString &s : now.skipped.mid(before.skipped.size()))
                 lines << QStringLiteral("  left out: %1").arg(s);
+            for (const QString &held : run.heldBack)
+                lines << QStringLiteral("  not fetched: %1").arg(held);
             for (const QString &p : run.problems + now.problems.mid(before.problems.size()))
                 lines << QStringLiteral("  %1").arg(p);
             socket->write(line({{QStringLiteral("summary"), QJsonObject{{QStringLiteral("lines"), strings(lines)}, {QStringLiteral("listed"), run.hits.size()}}}}));
@@ -359,8 +368,17 @@ void WorkstationService::prefetch(QLocalSocket *socket, const QJsonObject &ask)
         if (m_parts.prefetcher->isIdle())
             return reply();
         connect(m_parts.prefetcher, &PriorPrefetcher::idle, socket, reply, Qt::SingleShotConnection);
+        // A transfer the reader paused keeps the prefetcher from ever being idle: answered after an hour all the
+        // same, saying so (the work goes on in the workstation).
+        QTimer::singleShot(std::chrono::hours(1), socket, [socket, listed] {
+            if (socket->state() != QLocalSocket::ConnectedState)
+                return;
+            socket->write(line({{QStringLiteral("summary"), QJsonObject{{QStringLiteral("lines"), strings({QStringLiteral("%1 stud%2 listed").arg(listed).arg(listed == 1 ? QStringLiteral("y") : QStringLiteral("ies")),
+                                                                                                            QStringLiteral("  the workstation is still prefetching after an hour (a transfer paused?): it goes on")})},
+                                                                        {QStringLiteral("listed"), listed}}}}));
+            socket->disconnectFromServer();
+        });
     });
-    find->start(ExecutionPolicy::Async);
 }
 
 void WorkstationService::studies(QLocalSocket *socket, const QJsonObject &ask)
@@ -379,7 +397,6 @@ void WorkstationService::studies(QLocalSocket *socket, const QJsonObject &ask)
                                                                     {QStringLiteral("bytes"), double(u.bytes)}, {QStringLiteral("budget"), double(u.budget)}}}}));
         socket->disconnectFromServer();
     });
-    job->start(ExecutionPolicy::Async);
 }
 
 Result<ImportSummary> WorkstationService::handOverImport(const QString &cacheRoot, const QStringList &paths, const Progress &progress)

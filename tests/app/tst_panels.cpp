@@ -100,7 +100,14 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     QVERIFY2(QFile::exists(path), qPrintable(dialog.status()));
     QTRY_VERIFY(ws.isListening());  // the first configuration: the Storage SCP listens
     QCOMPARE(ws.storeConfig().workstation.aeTitle, QStringLiteral("READROOM2"));
-    const ProcessResult echo = run(QStringLiteral(ECHOSCU_EXECUTABLE), {QStringLiteral("-aec"), QStringLiteral("READROOM2"), QStringLiteral("127.0.0.1"), QString::number(port)});
+    // Nobody may call it yet; once the file names a caller (as an admin writes it), that caller may, at once.
+    const QStringList echoArgs{QStringLiteral("-aec"), QStringLiteral("READROOM2"), QStringLiteral("127.0.0.1"), QString::number(port)};
+    QVERIFY(!run(QStringLiteral(ECHOSCU_EXECUTABLE), echoArgs).ok());
+    StoreConfigFile named = StoreConfigFile::load(path).value();
+    named.workstation.callers = {{QStringLiteral("ECHOSCU"), QStringLiteral("127.0.0.1")}};
+    QVERIFY(!named.save().isError());
+    QTRY_COMPARE(ws.storeConfig().workstation.callers.size(), 1);
+    const ProcessResult echo = run(QStringLiteral(ECHOSCU_EXECUTABLE), echoArgs);
     QVERIFY2(echo.ok(), echo.err.constData());
 
     // Only the fields of the chosen kind.

@@ -24,6 +24,7 @@
 #include <dcmtk/dcmtls/tlslayer.h>
 #include <dcmtk/oflog/oflog.h>
 
+#include <QDateTime>
 #include <QHash>
 #include <QHostAddress>
 #include <QHostInfo>
@@ -48,10 +49,15 @@ public:
     std::atomic<bool> stopping{false};
     std::function<void(const ReceivedInstance &)> stored;
     std::function<void(const QString &)> refused;
-    // Set before the listener starts, read on its thread only.
-    QString ourAeTitle;
-    QList<QPair<QString, QString>> callers;
-    bool anyCaller = false;
+    QString ourAeTitle;  ///< set before the listener starts
+    /// Who may call: changed while it runs (a configuration followed), read by the listener's thread.
+    void setCallers(const QList<QPair<QString, QString>> &list, bool any)
+    {
+        std::lock_guard<std::mutex> lock(m_callersMutex);
+        m_callers = list;
+        m_anyCaller = any;
+        m_resolved.clear();
+    }
 
 protected:
     OFBool checkCalledAETitleAccepted(const OFString &calledAE) override
@@ -61,15 +67,18 @@ protected:
     }
     OFBool checkCallingHostAccepted(const OFString &hostOrIp) override
     {
-        const QString host = qs(hostOrIp).isEmpty() ? qs(getPeerIP()) : qs(hostOrIp);  // DCMTK may not have it yet
+        (void)hostOrIp;  // DCMTK passes the called presentation address here: the peer's is getPeerIP()
+        const QString host = qs(getPeerIP());
         m_why = QStringLiteral("no caller is allowed from %1").arg(host);
-        return anyCaller || std::any_of(callers.begin(), callers.end(), [&](const auto &c) { return hostMatches(c.second, host); });
+        std::lock_guard<std::mutex> lock(m_callersMutex);
+        return m_anyCaller || std::any_of(m_callers.begin(), m_callers.end(), [&](const auto &c) { return hostMatches(c.second, host); });
     }
     OFBool checkCallingAETitleAccepted(const OFString &callingAE) override
     {
         const QString ae = qs(callingAE).trimmed(), host = qs(getPeerIP());
         m_why = QStringLiteral("%1 at %2 is not among the allowed callers").arg(ae, host);
-        return anyCaller || std::any_of(callers.begin(), callers.end(), [&](const auto &c) { return c.first == ae && hostMatches(c.second, host); });
+        std::lock_guard<std::mutex> lock(m_callersMutex);
+        return m_anyCaller || std::any_of(m_callers.begin(), m_callers.end(), [&](const auto &c) { return c.first == ae && hostMatches(c.second, host); });
     }
     void refuseAssociation(const DcmRefuseReasonType reason) override
     {
@@ -111,11 +120,18 @@ private:
         if (!QHostAddress(configured).isNull())
             return QHostAddress(configured).isEqual(from, QHostAddress::TolerantConversion);
         auto known = m_resolved.find(configured);
-        if (known == m_resolved.end())
-            known = m_resolved.insert(configured, QHostInfo::fromName(configured).addresses());
-        return std::any_of(known->begin(), known->end(), [&](const QHostAddress &a) { return a.isEqual(from, QHostAddress::TolerantConversion); });
+        if (known == m_resolved.end() || known->second.secsTo(QDateTime::currentDateTimeUtc()) > 300) {  // looked up again after 5 minutes
+            const QList<QHostAddress> addresses = QHostInfo::fromName(configured).addresses();
+            if (addresses.isEmpty())
+                return false;  // not kept: the next association looks it up again
+            known = m_resolved.insert(configured, {addresses, QDateTime::currentDateTimeUtc()});
+        }
+        return std::any_of(known->first.begin(), known->first.end(), [&](const QHostAddress &a) { return a.isEqual(from, QHostAddress::TolerantConversion); });
     }
-    QHash<QString, QList<QHostAddress>> m_resolved;
+    std::mutex m_callersMutex;
+    QList<QPair<QString, QString>> m_callers;
+    bool m_anyCaller = false;
+    QHash<QString, QPair<QList<QHostAddress>, QDateTime>> m_resolved;  ///< under m_callersMutex: addresses, when looked up
 
     // The association being served (one at a time, on the listener's thread).
     QString m_originator, m_caller;
@@ -131,7 +147,13 @@ struct StorageScp::Private
     std::unique_ptr<QThread> thread;
     std::mutex handlerMutex;
     std::function<Error(const ReceivedInstance &)> handler;
-    std::vector<std::pair<int, Claim>> claims;
+    struct ClaimEntry
+    {
+        int id;
+        int rank;
+        Claim claim;
+    };
+    std::vector<ClaimEntry> claims;  ///< highest rank first
     int nextClaim = 1;
 };
 
@@ -154,18 +176,26 @@ void StorageScp::setHandler(std::function<Error(const ReceivedInstance &)> handl
     d->handler = std::move(handler);
 }
 
-int StorageScp::addClaim(Claim claim)
+int StorageScp::addClaim(Claim claim, int rank)
 {
     std::lock_guard<std::mutex> lock(d->handlerMutex);
     const int id = d->nextClaim++;
-    d->claims.emplace_back(id, std::move(claim));
+    const auto at = std::find_if(d->claims.begin(), d->claims.end(), [rank](const Private::ClaimEntry &c) { return c.rank < rank; });
+    d->claims.insert(at, Private::ClaimEntry{id, rank, std::move(claim)});
     return id;
 }
 
 void StorageScp::removeClaim(int id)
 {
     std::lock_guard<std::mutex> lock(d->handlerMutex);
-    d->claims.erase(std::remove_if(d->claims.begin(), d->claims.end(), [id](const auto &c) { return c.first == id; }), d->claims.end());
+    d->claims.erase(std::remove_if(d->claims.begin(), d->claims.end(), [id](const Private::ClaimEntry &c) { return c.id == id; }), d->claims.end());
+}
+
+void StorageScp::setCallers(const QList<QPair<QString, QString>> &callers, bool anyCaller)
+{
+    m_options.callers = callers;
+    m_options.anyCaller = anyCaller;
+    d->listener.setCallers(callers, anyCaller);
 }
 
 bool StorageScp::isRunning() const
@@ -213,8 +243,7 @@ Error StorageScp::start()
     std::shared_ptr<DeliveryAddress> toSelf = DeliveryAddress::of(this);
     const QString ae = m_options.aeTitle;
     l.ourAeTitle = m_options.aeTitle;
-    l.callers = m_options.callers;
-    l.anyCaller = m_options.anyCaller;
+    l.setCallers(m_options.callers, m_options.anyCaller);
     l.refused = [self, toSelf](const QString &what) { toSelf->post([self, what] { Q_EMIT self->refused(what); }); };
     l.stored = [weak, self, toSelf](const ReceivedInstance &instance) {
         auto p = weak.lock();
@@ -223,8 +252,8 @@ Error StorageScp::start()
         Error e;
         {
             std::lock_guard<std::mutex> lock(p->handlerMutex);
-            for (const auto &[id, claim] : p->claims) {
-                if (claim(instance))
+            for (const auto &c : p->claims) {
+                if (c.claim(instance))
                     return;  // the claimer's now
             }
             if (p->handler)

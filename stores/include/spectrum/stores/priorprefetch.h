@@ -56,7 +56,7 @@ public:
     void setParallel(int fetches) { m_parallel = std::max(1, fetches); }
 
     /// Looks for `study`'s comparable priors and queues those not all here (`priors` of them, most recent
-    /// first; 0: setPriorsPerStudy's). A study given again before the prefetcher is next idle counts once; a
+    /// first; 0: setPriorsPerStudy's; below 0: none). A study given again before the prefetcher is next idle counts once; a
     /// prior queued or fetched once is not fetched again, unless it failed or was left out.
     void add(const StudySummary &study, int priors = 0);
     /// The study itself too, from the nearest of `stores`, queued first unless it is all here (`study` says how

@@ -141,12 +141,15 @@ public:
     void setHandler(std::function<Error(const ReceivedInstance &)> handler);
 
     /// A claim on instances that arrive (a fetch by C-MOVE waiting for its study): run on the association's thread
-    /// before the handler, in the order added; the first that returns true takes the instance — its file is left
-    /// where it landed for the claimer, the handler does not see it and instanceReceived() is not emitted.
+    /// before the handler, those of a higher `rank` first (an instance's fetch before its series', before its
+    /// study's), then in the order added; the first that returns true takes the instance — its file is left where
+    /// it landed for the claimer, the handler does not see it and instanceReceived() is not emitted.
     using Claim = std::function<bool(const ReceivedInstance &)>;
-    int addClaim(Claim claim);
+    int addClaim(Claim claim, int rank = 0);
     void removeClaim(int id);
     const Options &options() const { return m_options; }
+    /// Who may call from now on (Options::callers, anyCaller): a configuration changed while it listens.
+    void setCallers(const QList<QPair<QString, QString>> &callers, bool anyCaller);
 
 Q_SIGNALS:
     void instanceReceived(const spectrum::ReceivedInstance &instance);
