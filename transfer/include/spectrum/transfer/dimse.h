@@ -104,9 +104,11 @@ private:
 };
 
 /// The workstation's Storage SCP: accepts C-STORE (and C-ECHO) from the callers it is told (AE title and host),
-/// called by its own AE title, for every storage SOP class, in the transfer syntaxes we decode. Each instance is written straight to a file in `directory` and
-/// announced by instanceReceived() on the owner's thread; a handler set with setHandler() runs first, on the
-/// association's thread, and may refuse the instance (the sender then gets a failure status).
+/// called by its own AE title, for every storage SOP class, in the transfer syntaxes we decode. Each instance is
+/// written straight to a file in `directory` and announced by instanceReceived() on the owner's thread; a handler
+/// set with setHandler() runs first, on the association's thread. Its error is reported (failed()), but it does
+/// not change the sender's answer: DCMTK 3.6.7's storage SCP decides on Success once the file is written, before
+/// it calls the handler (a known gap, docs/ARCHITECTURE.md).
 class StorageScp : public QObject
 {
     Q_OBJECT
