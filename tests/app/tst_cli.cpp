@@ -22,18 +22,32 @@ using namespace spectrum::test;
 namespace {
 ProcessResult cli(const QStringList &args, const QString &cacheDir)
 {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), cacheDir);
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
-    ProcessResult r;
-    if (!p.waitForFinished(120000))
-        return r;
-    r.exitCode = p.exitCode();
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return runCli(args, {{QStringLiteral("SPECTRUM_CACHE_DIR"), cacheDir}});
+}
+
+/// The demo MR's fifth slice (written under `dir`), put on a blob server started there under `key`.
+struct SliceOnBlobd
+{
+    std::unique_ptr<BlobdProcess> blobd;
+    QString original;     ///< the slice's file
+    QString url;          ///< blob://…/key
+    QStringList token;    ///< the options that hand the token over
+};
+
+SliceOnBlobd putSlice(const QTemporaryDir &dir, const QString &cache, const QString &key)
+{
+    SliceOnBlobd s;
+    if (!cli({QStringLiteral("demo"), QStringLiteral("--out"), dir.path(), QStringLiteral("--only"), QStringLiteral("demo-mr")}, cache).ok())
+        return s;
+    s.original = dir.filePath(QStringLiteral("demo-mr/IM0005.dcm"));
+    s.blobd = std::make_unique<BlobdProcess>(dir.filePath(QStringLiteral("blobs")));
+    if (!s.blobd->start() || !writeFile(dir.filePath(QStringLiteral("token")), s.blobd->token().toUtf8()))
+        return s;
+    s.url = QStringLiteral("blob://127.0.0.1:%1/%2").arg(s.blobd->port()).arg(key);
+    s.token = {QStringLiteral("--token-file"), dir.filePath(QStringLiteral("token"))};
+    if (!cli(QStringList{QStringLiteral("put"), s.url, s.original} + s.token, cache).ok())
+        s.url.clear();
+    return s;
 }
 } // namespace
 
@@ -380,16 +394,11 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString cache = dir.filePath(QStringLiteral("cache"));
-        ProcessResult r = cli({QStringLiteral("demo"), QStringLiteral("--out"), dir.path(), QStringLiteral("--only"), QStringLiteral("demo-mr")}, cache);
-        QVERIFY(r.ok());
-        const QString original = dir.filePath(QStringLiteral("demo-mr/IM0005.dcm"));
-        BlobdProcess blobd(dir.filePath(QStringLiteral("blobs")));
-        QVERIFY(blobd.start());
-        QVERIFY(writeFile(dir.filePath(QStringLiteral("token")), blobd.token().toUtf8()));
-        const QString url = QStringLiteral("blob://127.0.0.1:%1/mr5").arg(blobd.port());
-        const QStringList token{QStringLiteral("--token-file"), dir.filePath(QStringLiteral("token"))};
-        r = cli(QStringList{QStringLiteral("put"), url, original} + token, cache);
-        QVERIFY2(r.ok(), r.err.constData());
+        const SliceOnBlobd slice = putSlice(dir, cache, QStringLiteral("mr5"));
+        QVERIFY(!slice.url.isEmpty());
+        const QString &original = slice.original, &url = slice.url;
+        const QStringList &token = slice.token;
+        ProcessResult r;
         const QString fromFile = dir.filePath(QStringLiteral("file.dcm")), fromBlob = dir.filePath(QStringLiteral("blob.dcm"));
         const QStringList chain{QStringLiteral("--filter"), QStringLiteral("unsharp:amount=2"), QStringLiteral("--filter"), QStringLiteral("edge")};
         r = cli(QStringList{QStringLiteral("filter"), original, fromFile} + chain, cache);
@@ -411,17 +420,11 @@ private Q_SLOTS:
         // import (its file): the cache holds it once, under its SOP Instance UID — one image, not two.
         QTemporaryDir dir;
         const QString cache = dir.filePath(QStringLiteral("cache"));
-        ProcessResult r = cli({QStringLiteral("demo"), QStringLiteral("--out"), dir.path(), QStringLiteral("--only"), QStringLiteral("demo-mr")}, cache);
-        QVERIFY(r.ok());
-        const QString original = dir.filePath(QStringLiteral("demo-mr/IM0005.dcm"));
-        BlobdProcess blobd(dir.filePath(QStringLiteral("blobs")));
-        QVERIFY(blobd.start());
-        QVERIFY(writeFile(dir.filePath(QStringLiteral("token")), blobd.token().toUtf8()));
-        const QString url = QStringLiteral("blob://127.0.0.1:%1/teaching-mr-slice-5").arg(blobd.port());
-        const QStringList token{QStringLiteral("--token-file"), dir.filePath(QStringLiteral("token"))};
-        r = cli(QStringList{QStringLiteral("put"), url, original} + token, cache);
-        QVERIFY2(r.ok(), r.err.constData());
-        r = cli(QStringList{QStringLiteral("get"), url, QStringLiteral("--cache")} + token, cache);
+        const SliceOnBlobd slice = putSlice(dir, cache, QStringLiteral("teaching-mr-slice-5"));
+        QVERIFY(!slice.url.isEmpty());
+        const QString &original = slice.original, &url = slice.url;
+        const QStringList &token = slice.token;
+        ProcessResult r = cli(QStringList{QStringLiteral("get"), url, QStringLiteral("--cache")} + token, cache);
         QVERIFY2(r.ok(), r.err.constData());
         QVERIFY2(r.out.contains("as instance "), r.out.constData());
         r = cli({QStringLiteral("studies")}, cache);

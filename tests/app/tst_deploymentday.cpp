@@ -30,20 +30,7 @@ namespace {
 
 ProcessResult cli(const QStringList &args, const QString &configPath, const QString &cacheDir)
 {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("SPECTRUM_CONFIG"), configPath);
-    env.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), cacheDir);
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), args);
-    ProcessResult r;
-    // The event loop runs meanwhile: a workstation in this process answers what the command line hands it.
-    if (!p.waitForStarted() || !QTest::qWaitFor([&] { return p.state() == QProcess::NotRunning; }, 120000))
-        return r;
-    r.exitCode = p.exitCode();
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return runCli(args, {{QStringLiteral("SPECTRUM_CONFIG"), configPath}, {QStringLiteral("SPECTRUM_CACHE_DIR"), cacheDir}});
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QProcess>
+#include <QTest>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QDir>
@@ -35,6 +36,31 @@ ProcessResult run(const QString &program, const QStringList &arguments, int time
         p.kill();
         p.waitForFinished();
         r.err = "timed out: " + program.toLocal8Bit();
+        return r;
+    }
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    return r;
+}
+
+ProcessResult runCli(const QStringList &arguments, const QList<QPair<QString, QString>> &environment, int timeoutMs)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const auto &[name, value] : environment)
+        env.insert(name, value);
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), arguments);
+    ProcessResult r;
+    if (!p.waitForStarted(10000)) {
+        r.err = "cannot start spectrum-cli: " + p.errorString().toLocal8Bit();
+        return r;
+    }
+    if (!QTest::qWaitFor([&] { return p.state() == QProcess::NotRunning; }, timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = "timed out: spectrum-cli " + arguments.join(QLatin1Char(' ')).toLocal8Bit();
         return r;
     }
     r.out = p.readAllStandardOutput();

@@ -24,6 +24,9 @@ struct ProcessResult
 
 /// Runs a program to completion (at most `timeoutMs`) and returns its exit code and output.
 ProcessResult run(const QString &program, const QStringList &arguments, int timeoutMs = 120000);
+/// spectrum-cli with `arguments`, and these variables added to the environment (SPECTRUM_CONFIG, SPECTRUM_CACHE_DIR…).
+/// The event loop runs while it does: a workstation in the test's own process answers what it hands over.
+ProcessResult runCli(const QStringList &arguments, const QList<QPair<QString, QString>> &environment, int timeoutMs = 120000);
 
 /// Servers a test starts die with the test process, even when it crashes or is killed (PR_SET_PDEATHSIG):
 /// no Orthanc, nginx or blobd is left behind holding ports.
