@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Thin wrapper: the install script brings the Debian packages, CMake does the build, CTest runs the tests.
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What `cmake --install` puts where a desktop and a Debian system expect it (docs/INSTALL.md):
 #   bin/                         spectrum, spectrum-cli, spectrum-blobd  (installed by their own CMakeLists)
 #   lib/spectrum/filters/        the filter plugins                      (app/filters)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `make package`: a Debian package of what cmake/Install.cmake installs, with its library dependencies found by
 # dpkg-shlibdeps and the run-time plugins it loads (Qt's platform plugins) declared by hand. Installed on a clean
 # Debian 12 and run from there by tests/package/check-deb.sh.
@@ -20,7 +21,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # Loaded at run time, so invisible to dpkg-shlibdeps: the xcb and offscreen platform plugins, and the fonts the
 # overlay is drawn with.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "qt6-qpa-plugins, fonts-dejavu-core, adduser")  # adduser: the postinst's fallback
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dcmtk")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dcmtk, ffmpeg")  # ffmpeg: MP4 cines are made by the program (run, not linked)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/resources/debian/postinst;${PROJECT_SOURCE_DIR}/resources/debian/prerm;${PROJECT_SOURCE_DIR}/resources/debian/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages Spectrum needs to build, run and test — only those that are missing.
 # Uses sudo when not root. Safe to run again: it does nothing when everything is present.
 set -euo pipefail
@@ -16,8 +17,8 @@ packages=(
   libsqlite3-dev
   # PNG for spectrum-cli render (imaging itself needs no GUI library)
   libpng-dev
-  # FFmpeg's libraries: cines exported as MP4 (H.264); ffprobe checks them in the tests
-  libavcodec-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg
+  # the ffmpeg program: cines exported as MP4 (H.264), run not linked (Debian's FFmpeg is GPL); ffprobe checks them
+  ffmpeg
   # opj_compress: JPEG 2000 test files made by an encoder that is not ours
   libopenjp2-tools
   # pydicom (Debian's, for /usr/bin/python3): test files written by a toolkit that is not ours

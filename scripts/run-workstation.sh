@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Starts the workstation when there is a display; otherwise says how to run it headless.
 set -eu
 bin=$1; shift || true

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-blobd: a blob store server. Serves a FileStore directory over the blob protocol
 // (transfer/PROTOCOL.md). Wiring only: BlobServer and FileStore do the work.
 

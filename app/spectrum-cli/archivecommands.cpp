@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cli's archive commands: the configured stores (stores add|list|test|remove), and find, fetch,
 // export and listen across them.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the archive commands share (archivesupport.h).
 #include "archivesupport.h"
 #include "commands.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the archive commands share: the store configuration option, the registry over it and the cache, and the
 // study query options of find and prefetch.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cli's blob:// commands: get (to a file, standard output or the disk cache), put, stat, ls; s3:// addresses
 // go to s3commands.cpp.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // spectrum-cli: a blob:// URL and the transfer options of the command line, made into a client and a key.
 

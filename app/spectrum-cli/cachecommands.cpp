@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cli's local commands: the demo studies, the disk cache's studies, importing files into it.
 
 #include "archivesupport.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // spectrum-cli's commands: a table of name, synopsis, summary and function, one group per file
 // (cachecommands.cpp, imagecommands.cpp, blobcommands.cpp, archivecommands.cpp). main.cpp dispatches on it and

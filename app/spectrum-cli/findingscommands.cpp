@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cli's findings and what leaves the workstation with them: the Structured Reports of a study read back —
 // ours and other software's — as the workstation reads them (each finding's kind, words, values and units, the image
 // and frame it lies on, its points; what a report holds that is not drawn, and why); and a de-identified copy of a

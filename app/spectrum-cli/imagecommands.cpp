@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cli's image commands: render a frame, rewrite a file uncompressed, list the filters, filter a file or a
 // blob as it streams in into a derived instance.
 

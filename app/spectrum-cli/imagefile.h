@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writing a rendered frame (imaging's renderFrame(): Gray8 or Rgb24) to an image file: PNG through libpng, or a
 // binary PGM / PPM. The CLI needs no GUI library for it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cli: Spectrum without the GUI — the demo studies, the disk cache, images and filters, blob stores and
 // the configured archives. Wiring only: the commands (commands.h) call the libraries, which do the work.
 

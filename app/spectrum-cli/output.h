@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // spectrum-cli's two ways of speaking: a result line on standard output, an error on standard error.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cli prefetch: the seeds' batch workflow, headless — the studies a query finds in the archives, and
 // their comparable priors, into the workstation's cache before the reader sits down.
 

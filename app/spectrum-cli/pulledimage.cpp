@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pulledimage.h"
 
 #include "spectrum/imaging/progressiveimage.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An instance pulled from a blob server and decoded and filtered by a ProgressiveImage, either while it arrives
 // or once it is all in: `spectrum-cli filter blob://…` and the overlap benchmark (tests/bench/ilpbench.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cli reformat: a plane or a slab projection of a series (from a folder, a study in the cache, or a study
 // fetched from a store) as a derived DICOM image or a PNG — the volume and reformatting code the workstation's MPR
 // panes use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cli's s3:// forms of get, put, stat and ls: objects of an S3-compatible store (AWS S3, Ceph RGW,
 // Garage…), signed with AWS Signature V4. The store and the credentials come as the AWS tools take them, so an
 // admin's settings carry over: AWS_ENDPOINT_URL (or --endpoint), AWS_REGION / AWS_DEFAULT_REGION (or --region),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // spectrum-cli: get, put, stat and ls of s3://BUCKET/KEY, and the uploads left unfinished there (s3commands.cpp). The blob commands hand over to these
 // when their address is an s3:// one.

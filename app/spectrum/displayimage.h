@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A rendered frame (imaging's renderFrame(): Gray8 or Rgb24 pixels) as a QImage for painting, without a copy.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FilterPanel: the filters a radiologist stacks on the image in view — any of the registry's (built-in and
 // plugins), each with its parameters ("gaussian:sigma=2"), in order, switched on and off as a whole to compare

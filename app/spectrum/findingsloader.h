@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FindingsLoader: the Structured Reports, Key Object Selections and presentation states of a study, read into its
 // FindingsModel. It reads each SR, KO and PR instance of the study from the cache as soon as it is there (off the GUI thread) — ours and other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FindingsModel: what has been drawn on a study's images, and what reports about them say — one list a study
 // viewer's panes share. A pane shows the findings on the image (and frame) it shows; the findings panel lists them

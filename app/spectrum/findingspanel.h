@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FindingsPanel: every finding of the study in view, where it lies and what it measures — drawn here (and whether
 // it is saved) or read from a report, grouped by where it comes from; what a report holds that is not drawn is

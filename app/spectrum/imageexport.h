@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ImageExporter: the image or series in view as pictures — PNG or JPEG files, or the series (or a multi-frame
 // image's frames) as an MP4 cine — with the overlay (exactly what the pane shows: the findings, the corner texts,

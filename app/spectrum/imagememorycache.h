@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ImageMemoryCache: the decoded images the workstation holds in memory — slices on screen, prefetched around
 // them, and their filtered versions — under one budget for every pane of every open study. The least recently

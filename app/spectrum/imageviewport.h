@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ImageViewport: one image on screen, with the radiologist's mouse and keys. Right-drag windows (width
 // across, level up and down), the wheel steps through slices (reported, not handled here), Ctrl+wheel zooms,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ImportReport: what an import brought in and what it left out, file by file, with why in words — shown after an
 // import from the window (files dropped, File ▸ Import) whenever something was left out, never a cut-off status

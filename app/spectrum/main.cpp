@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum: the workstation. Wiring only — the Workstation, the windows and the libraries do the work.
 
 #include "filterpanel.h"

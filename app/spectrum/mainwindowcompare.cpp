@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MainWindow: reading against the patient's other studies — finding them for each opened study, opening one
 // beside it (from the cache, or streamed from an archive), and the View menu's layouts and links.
 #include "mainwindow.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "mainwindow.h"
 
 // The main window's findings: File ▸ Save findings — what was drawn or edited on the study in view, measured on
@@ -14,6 +15,7 @@
 #include "spectrum/stores/findingsreports.h"
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/studystreamer.h"
+#include "spectrum/imaging/videowriter.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -30,6 +32,7 @@
 #include <QSet>
 #include <QTemporaryDir>
 #include <QSettings>
+#include <QStandardItemModel>
 #include <QStatusBar>
 
 namespace spectrum {
@@ -236,6 +239,11 @@ void MainWindow::exportImages()
     format->addItem(tr("PNG (lossless)"), int(ImageExportOptions::Format::Png));
     format->addItem(tr("JPEG"), int(ImageExportOptions::Format::Jpeg));
     format->addItem(tr("MP4 cine (H.264)"), int(ImageExportOptions::Format::Mp4));
+    if (VideoWriter::program().isEmpty()) {  // run, not linked: without the ffmpeg program there is no cine
+        format->setItemText(2, tr("MP4 cine (needs the ffmpeg program)"));
+        if (auto *items = qobject_cast<QStandardItemModel *>(format->model()))
+            items->item(2)->setEnabled(false);
+    }
     auto *overlay = new QCheckBox(tr("With the overlay (findings, patient, window) as shown"));
     overlay->setChecked(true);
     auto *fps = new QDoubleSpinBox;

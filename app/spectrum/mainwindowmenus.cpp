@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The main window's menus, their keys, and the list of every binding (Help > Mouse and keys) made from them.
 
 #include "mainwindow.h"
@@ -357,8 +358,9 @@ void MainWindow::buildMenus()
         QMessageBox::about(this, tr("About Spectrum"),
                            tr("<h3>Spectrum %1</h3><p>A diagnostic workstation: studies from PACS, DICOMweb and object stores, "
                               "shown while they arrive; filters, MPR, priors and findings as DICOM.</p>"
-                              "<p>Licensed under the Apache License 2.0. Built with Qt %2 (LGPL), DCMTK, OpenJPEG, "
-                              "OpenJPH and SQLite.</p><p>The cache is in <tt>%3</tt>.</p>")
+                              "<p>Licensed under the Apache License 2.0. Built with Qt %2 (LGPL), DCMTK, OpenJPEG, OpenSSL, "
+                              "SQLite and xxHash; MP4 cines are made by the ffmpeg program when it is installed.</p>"
+                              "<p>The cache is in <tt>%3</tt>.</p>")
                                .arg(QStringLiteral(SPECTRUM_VERSION), QString::fromLatin1(qVersion()), m_workstation->options().cacheDirectory.toHtmlEscaped()));
     });
     about->setMenuRole(QAction::AboutRole);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MainWindow and the studies in the local cache: opening one (its instances read off the GUI thread, with its most
 // recent comparable prior's, so that the hanging protocol lays both out at once), and the series that reach the
 // cache later joining the open study.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MainWindow and hanging protocols: the protocol applied when a study opens, the next and previous ones, saving
 // the layout on screen as a protocol, and the dialog that edits them.
 #include "mainwindow.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "mainwindow.h"
 
 // The main window's Send to archive: the dialog, and the derived series made and sent.

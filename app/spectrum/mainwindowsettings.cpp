@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "mainwindow.h"
 
 // What the main window remembers across starts (geometry, docks, presets, tool, cine rate, magnification), and

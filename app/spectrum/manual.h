@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The short manual Help ▸ Manual shows (F1): what a reader does on a first day, in the order they do it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // MprView: multiplanar reformatting of one series — axial, coronal and sagittal panes cut from its volume (MprVolume)
 // through one point, the crosshair. A click or drag in a pane moves the point there (the two other planes follow);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // MprVolume: a series of an open study made into a Volume for the MPR panes.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Text over images: a dark outline on all four sides keeps it legible on bright images as on dark ones.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // OverlayLayout: where the texts over an image go, so that none is drawn over another at any pane size — the four
 // corner blocks, the badge and the banners at the top centre, the orientation letters at the edges, the scale bar

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // PriorsPanel: the patient's other studies, under the series list of the study being read — newest first, each
 // with its date, modalities, description and where it is (here, or which archive), the comparable ones marked.

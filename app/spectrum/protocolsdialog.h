@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ProtocolsDialog: the hanging protocols in the order they are tried — move one up or down, duplicate, delete,
 // edit its JSON (checked as it is applied, the problem said where), test it on the study in view (whether it

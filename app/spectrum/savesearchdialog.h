@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SaveSearchDialog: keeps the browser's search under a name — which stores it asks, what is done with what it
 // lists (nothing, its priors prefetched, the studies and their priors), and how often it runs by itself. The

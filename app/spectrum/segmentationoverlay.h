@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SegmentationOverlay: a study's Segmentations shown over the images they were drawn on. It loads the study's SEG
 // instances from the cache (as soon as each is there) and gives, for an image on screen, the masks that lie on it:

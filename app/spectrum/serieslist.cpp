@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A study's series as thumbnails (serieslist.h), and how the study viewer fills and listens to the list.
 #include "serieslist.h"
 #include "seriespane.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SeriesList: a study's series as thumbnails, dragged onto a pane to show them there. A series is chosen by a click
 // (the button released where it was pressed, no drag) or by the keys — never by the press itself, which would put a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SeriesPane: one viewport of a study on screen and the series it shows — its slices loaded from the store as jobs
 // (read + decode on the pool), the slice in view first then its neighbours; filtered when filters are on; shown

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A pane's images while they arrive: the stream's progress and failures, the slice in view decoded (and filtered)
 // as its bytes come and committed once the instance is checked and cached, previews, and cached instances shown.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SeriesPane's image in view while it arrives (seriespanearriving.cpp follows it; seriespane.cpp owns it).
 

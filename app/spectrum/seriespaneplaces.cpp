@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a pane's slices lie: learnt from the listing (the archive's or the cache's places) and from each header as
 // it is decoded, along one stack normal; the slice nearest a point, for the viewer's linked scrolling and the
 // reference lines of the other panes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // StoresDialog: the archives this workstation reads from and sends to, as the hospital's IT configures them —
 // add, edit and remove each kind of store (DICOMweb, DIMSE, blobd), test a connection with a clear result, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // StudyBrowser: finds studies in every place the workstation can reach at once — its own cache and each store
 // the hospital configured (DICOMweb, DIMSE, blobd) — by patient name (wildcards), patient ID, study date (today,

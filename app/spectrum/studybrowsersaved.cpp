@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StudyBrowser: its saved searches (the Saved menu), run, saved and deleted.
 #include "savesearchdialog.h"
 #include "studybrowser.h"

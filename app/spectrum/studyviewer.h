@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // StudyViewer: one open study — its series (with thumbnails) on the left, above the patient's other studies
 // (PriorsPanel); on the right a grid of panes (any rows × columns up to 4 × 4), each showing a series of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StudyViewer's cine: through the frames of a multi-frame image at the rate it was acquired, or through the
 // series' instances, round and round.
 #include "studyviewer.h"

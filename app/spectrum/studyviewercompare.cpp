@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StudyViewer's comparison with the patient's other studies: opening them beside the current one, panes that
 // show their series, linked scrolling across studies with the reader's offset, linked window/level and zoom.
 #include "studyviewer.h"

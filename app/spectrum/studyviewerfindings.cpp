@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "studyviewer.h"
 
 // The study viewer's findings: the key image series (a selection's images as a series of their own), going to an

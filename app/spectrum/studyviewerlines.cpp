@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StudyViewer's reference lines and crosshair: where the active pane's slice cuts the other panes' images, and
 // a point picked in one pane found in all of them.
 #include "studyviewer.h"

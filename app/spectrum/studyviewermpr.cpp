@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StudyViewer's MPR: the active pane's series made into a volume and shown as axial, coronal and sagittal planes in
 // place of the grid, until the reader goes back to the grid.
 #include "studyviewer.h"

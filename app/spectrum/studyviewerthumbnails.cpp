@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StudyViewer's series thumbnails: each series' middle image (or the first of it here), decoded on the pool and kept
 // in the shared image cache, then scaled on the pool; set on the series list when ready.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // TagViewer: every element of the image in view — tag, keyword, VR, value — as every peer shows it: searchable
 // (by tag, keyword or value; the items holding a match open), sequences folded. Read off the GUI thread from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // TransfersPanel: what is arriving and leaving — one row per study being fetched from an archive, with its
 // progress bar, images and bytes, rate, fetches at once, time left and failures, pause/resume and retry; and one

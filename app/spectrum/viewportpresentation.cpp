@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "imageviewport.h"
 
 // The view as a presentation state keeps it (presentationstate.h): the window, the part of the image shown, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Workstation: what the GUI shows, without widgets — the local disk cache, the demo archive on first start,
 // and the study list kept current as blobs arrive. Lives on the GUI thread; all work runs in jobs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workstation's study list: what the cache holds, as its index counts it (never every instance), refreshed as
 // blobs come and go; a study's instances read when it is opened; the priors of studies a PACS pushes.
 #include "workstation.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "spectrum/imaging/annotation.h"
 
 #include "spectrum/imaging/measurements.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DICOM PS3.15 Annex E, Table E.1-1: what the Basic Application Level Confidentiality Profile does to each
 // attribute, and which of the profile's options keep (Retain Longitudinal Temporal Information with Full Dates) or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dcmtksupport.h"
 
 #include <dcmtk/dcmdata/dcistrmb.h>

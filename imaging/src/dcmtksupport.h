@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Private glue between DCMTK and our types. Only .cpp files of imaging include this.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Private to imaging: the steps of decoding that the whole-file decoder (dicomdecoder.cpp) and the streaming one
 // (streamingdecoder.cpp) share.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-frame attributes of multi-frame images, read with DCMTK: an enhanced object's functional groups (PS3.3
 // C.7.6.16 — Pixel Measures, Plane Position and Orientation, Pixel Value Transformation, Frame VOI LUT), shared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A quick reader of a DICOM instance's identity (patient, study, series, instance) straight from the bytes of its
 // header: no data dictionary, no element objects. Fetching a study indexes every instance as it arrives, and

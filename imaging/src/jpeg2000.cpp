@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "jpeg2000.h"
 
 #include "spectrum/core/result.h"

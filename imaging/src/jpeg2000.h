@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Private to imaging: JPEG 2000 frames (PS3.5 A.4.4; transfer syntaxes 1.2.840.10008.1.2.4.90 and .91) decoded
 // with OpenJPEG, which DCMTK 3.6.7 lacks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Private to imaging: how stored pixel data becomes a PixelBuffer, decided once from the header and then applied
 // row by row — by the whole-file decoder and by the streaming one alike, so both give the same pixels.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Private to imaging: writes a PixelBuffer into a DCMTK dataset as native (uncompressed) Pixel Data, with the
 // Image Pixel attributes that describe it.

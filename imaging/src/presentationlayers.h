@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The graphic layers of our presentation states: the findings, and their values as shown (ours: measured again when
 // read, not taken from the text).

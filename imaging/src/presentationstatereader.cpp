@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "spectrum/imaging/presentationstate.h"
 
 // Reading a Grayscale Softcopy Presentation State: what it applies to, the window and displayed area of each of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The inner loops of reformatting: the rows of a plane cut through a volume, in the volume's index space (x along
 // a slice's rows, y down its columns, z across its slots; voxel centres at whole numbers). Built for two

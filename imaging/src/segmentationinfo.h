@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Private to imaging: what a Segmentation says about its segments (label, colour) and about each frame (the
 // segment it marks, the source image it lies on), read with DCMTK — for showing it over its source.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The coded concepts our Structured Reports use and recognise (DCMTK's DCM and UCUM tables, and the SNOMED CT codes
 // TID 1500 asks for, which DCMTK's short SCT table lacks). Only .cpp files of imaging include this.

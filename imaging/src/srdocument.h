@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the Structured Report writers share (measurement reports, key object selections): the text's character set,
 // and a new document's patient, study and series. Only .cpp files of imaging include this.

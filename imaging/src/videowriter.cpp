@@ -1,73 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "spectrum/imaging/videowriter.h"
 
-extern "C" {
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/imgutils.h>
-#include <libavutil/opt.h>
-#include <libswscale/swscale.h>
-}
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QMutex>
+#include <QProcess>
+#include <QStandardPaths>
 
 #include <cmath>
-#include <cstring>
 
 namespace spectrum {
 
 namespace {
 
-Error ffError(int code, const QString &what)
+constexpr int kStartMs = 30000;
+constexpr int kFrameMs = 120000;   // a frame handed over: the encoder may be busy with the ones before
+constexpr int kFinishMs = 600000;
+
+/// The encoder this ffmpeg has: libx264 when built in (Debian's is), else its own MPEG-4 Part 2. Asked once.
+QString encoderOf(const QString &ffmpeg)
 {
-    char text[AV_ERROR_MAX_STRING_SIZE] = {};
-    av_strerror(code, text, sizeof text);
-    return Error(ErrorCode::Io, QStringLiteral("%1: %2").arg(what, QString::fromLocal8Bit(text)));
+    static QMutex mutex;
+    static QString asked, answer;
+    QMutexLocker lock(&mutex);
+    if (asked == ffmpeg)
+        return answer;
+    QProcess p;
+    p.start(ffmpeg, {QStringLiteral("-hide_banner"), QStringLiteral("-encoders")});
+    QString found;
+    if (p.waitForFinished(kStartMs) && p.exitStatus() == QProcess::NormalExit) {
+        const QString list = QString::fromLocal8Bit(p.readAllStandardOutput());
+        for (const QString &line : list.split(QLatin1Char('\n'))) {
+            const QStringList words = line.simplified().split(QLatin1Char(' '));
+            if (words.size() >= 2 && words.at(0).startsWith(QLatin1Char('V'))) {
+                if (words.at(1) == QLatin1String("libx264"))
+                    found = words.at(1);
+                else if (words.at(1) == QLatin1String("mpeg4") && found.isEmpty())
+                    found = words.at(1);
+            }
+        }
+    }
+    asked = ffmpeg;
+    answer = found;
+    return found;
+}
+
+QString lastLines(const QByteArray &err)
+{
+    const QStringList lines = QString::fromLocal8Bit(err).trimmed().split(QLatin1Char('\n'));
+    return lines.mid(std::max<qsizetype>(0, lines.size() - 3)).join(QStringLiteral("; "));
 }
 
 } // namespace
 
 struct VideoWriter::Private
 {
-    AVFormatContext *format = nullptr;
-    AVCodecContext *codec = nullptr;
-    AVStream *stream = nullptr;
-    AVFrame *frame = nullptr;
-    AVPacket *packet = nullptr;
-    SwsContext *scale = nullptr;
+    QProcess process;
+    QString path, partial;
     int width = 0, height = 0;   ///< of the frames given
-    int64_t next = 0;
     bool finished = false;
-    QString codecName;
 
     ~Private()
     {
-        sws_freeContext(scale);
-        av_packet_free(&packet);
-        av_frame_free(&frame);
-        avcodec_free_context(&codec);
-        if (format) {
-            if (!(format->oformat->flags & AVFMT_NOFILE) && format->pb)
-                avio_closep(&format->pb);
-            avformat_free_context(format);
+        if (!finished) {
+            process.kill();
+            process.waitForFinished(kStartMs);
+            QFile::remove(partial);
         }
     }
 
-    /// Sends `f` (null: the end) and writes what the encoder gives back.
-    Error drain(AVFrame *f)
+    Error failure(const QString &what)
     {
-        int r = avcodec_send_frame(codec, f);
-        if (r < 0)
-            return ffError(r, QStringLiteral("cannot encode a frame"));
-        while (true) {
-            r = avcodec_receive_packet(codec, packet);
-            if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
-                return Error();
-            if (r < 0)
-                return ffError(r, QStringLiteral("cannot encode a frame"));
-            av_packet_rescale_ts(packet, codec->time_base, stream->time_base);
-            packet->stream_index = stream->index;
-            r = av_interleaved_write_frame(format, packet);
-            if (r < 0)
-                return ffError(r, QStringLiteral("cannot write the video"));
-        }
+        process.kill();
+        process.waitForFinished(kStartMs);
+        finished = true;
+        QFile::remove(partial);
+        const QString said = lastLines(process.readAllStandardError());
+        return Error(ErrorCode::Io, said.isEmpty() ? what : QStringLiteral("%1: ffmpeg said %2").arg(what, said));
     }
 };
 
@@ -75,66 +85,53 @@ VideoWriter::VideoWriter(std::unique_ptr<Private> p) : d(std::move(p)) {}
 
 VideoWriter::~VideoWriter() = default;
 
+QString VideoWriter::program()
+{
+    const QString named = qEnvironmentVariable("SPECTRUM_FFMPEG");
+    if (!named.isEmpty())
+        return QFileInfo(named).isExecutable() ? named : QString();
+    return QStandardPaths::findExecutable(QStringLiteral("ffmpeg"));
+}
+
 Result<std::unique_ptr<VideoWriter>> VideoWriter::open(const QString &path, int width, int height, double framesPerSecond)
 {
     if (width < 1 || height < 1 || width > 8192 || height > 8192)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("a video of %1 × %2 pixels is not made").arg(width).arg(height));
     if (!(framesPerSecond >= 0.1 && framesPerSecond <= 120))
         return Error(ErrorCode::InvalidArgument, QStringLiteral("%1 frames per second is not a rate for a cine").arg(framesPerSecond));
-    av_log_set_level(AV_LOG_ERROR);  // the encoder's statistics are not the caller's business; errors come back as Error
+    const QString ffmpeg = program();
+    if (ffmpeg.isEmpty())
+        return Error(ErrorCode::Unsupported, QStringLiteral("MP4 cines are made by the ffmpeg program, which is not installed "
+                                                            "(Debian: apt install ffmpeg)"));
+    const QString encoder = encoderOf(ffmpeg);
+    if (encoder.isEmpty())
+        return Error(ErrorCode::Unsupported, QStringLiteral("%1 has neither an H.264 nor an MPEG-4 encoder").arg(ffmpeg));
     auto d = std::make_unique<Private>();
     d->width = width;
     d->height = height;
-    const QByteArray file = path.toLocal8Bit();
-    int r = avformat_alloc_output_context2(&d->format, nullptr, "mp4", file.constData());
-    if (r < 0 || !d->format)
-        return ffError(r, QStringLiteral("cannot make an MP4 file"));
-    const AVCodec *encoder = avcodec_find_encoder_by_name("libx264");
-    if (!encoder)
-        encoder = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
-    if (!encoder)
-        return Error(ErrorCode::Unsupported, QStringLiteral("this FFmpeg has neither an H.264 nor an MPEG-4 encoder"));
-    d->codecName = QString::fromLatin1(encoder->name);
-    d->stream = avformat_new_stream(d->format, nullptr);
-    d->codec = avcodec_alloc_context3(encoder);
-    if (!d->stream || !d->codec)
-        return Error(ErrorCode::Internal, QStringLiteral("cannot make the encoder"));
-    // Even sizes for 4:2:0; the rate as a fraction of a millisecond clock.
-    d->codec->width = (width + 1) / 2 * 2;
-    d->codec->height = (height + 1) / 2 * 2;
-    d->codec->pix_fmt = AV_PIX_FMT_YUV420P;
-    d->codec->time_base = AVRational{1000, int(std::lround(framesPerSecond * 1000))};
-    d->codec->framerate = AVRational{int(std::lround(framesPerSecond * 1000)), 1000};
-    d->codec->gop_size = 12;
-    if (d->codecName == QLatin1String("libx264"))
-        av_opt_set(d->codec->priv_data, "crf", "18", 0);  // visually lossless for greyscale images
+    d->path = path;
+    // Written beside its place under a name no player takes for the cine, renamed when whole.
+    const QFileInfo target(path);
+    d->partial = target.dir().filePath(QStringLiteral(".%1.part").arg(target.fileName()));
+    const QString rate = QStringLiteral("%1/1000").arg(std::lround(framesPerSecond * 1000));
+    QStringList args{QStringLiteral("-hide_banner"), QStringLiteral("-nostdin"), QStringLiteral("-loglevel"), QStringLiteral("error"),
+                     QStringLiteral("-f"), QStringLiteral("rawvideo"), QStringLiteral("-pix_fmt"), QStringLiteral("rgb24"),
+                     QStringLiteral("-s"), QStringLiteral("%1x%2").arg(width).arg(height), QStringLiteral("-framerate"), rate,
+                     QStringLiteral("-i"), QStringLiteral("pipe:0"),
+                     // Even sizes for 4:2:0: a black column or row added, nothing scaled.
+                     QStringLiteral("-vf"), QStringLiteral("pad=ceil(iw/2)*2:ceil(ih/2)*2:0:0:black"),
+                     QStringLiteral("-c:v"), encoder, QStringLiteral("-pix_fmt"), QStringLiteral("yuv420p"), QStringLiteral("-g"), QStringLiteral("12")};
+    if (encoder == QLatin1String("libx264"))
+        args << QStringLiteral("-crf") << QStringLiteral("18");  // visually lossless for greyscale images
     else
-        d->codec->bit_rate = 8000000;
-    if (d->format->oformat->flags & AVFMT_GLOBALHEADER)
-        d->codec->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    if ((r = avcodec_open2(d->codec, encoder, nullptr)) < 0)
-        return ffError(r, QStringLiteral("cannot open the %1 encoder").arg(d->codecName));
-    if ((r = avcodec_parameters_from_context(d->stream->codecpar, d->codec)) < 0)
-        return ffError(r, QStringLiteral("cannot describe the video"));
-    d->stream->time_base = d->codec->time_base;
-    d->stream->avg_frame_rate = d->codec->framerate;  // said in the file: players and ffprobe read the rate, not guess it
-    d->stream->r_frame_rate = d->codec->framerate;
-    if ((r = avio_open(&d->format->pb, file.constData(), AVIO_FLAG_WRITE)) < 0)
-        return ffError(r, QStringLiteral("cannot write %1").arg(path));
-    if ((r = avformat_write_header(d->format, nullptr)) < 0)
-        return ffError(r, QStringLiteral("cannot write the MP4 header"));
-    d->frame = av_frame_alloc();
-    d->packet = av_packet_alloc();
-    if (!d->frame || !d->packet)
-        return Error(ErrorCode::Internal, QStringLiteral("cannot make the encoder's frames"));
-    d->frame->format = d->codec->pix_fmt;
-    d->frame->width = d->codec->width;
-    d->frame->height = d->codec->height;
-    if ((r = av_frame_get_buffer(d->frame, 0)) < 0)
-        return ffError(r, QStringLiteral("cannot make the encoder's frames"));
-    d->scale = sws_getContext(width, height, AV_PIX_FMT_RGB24, width, height, AV_PIX_FMT_YUV420P, SWS_BICUBIC, nullptr, nullptr, nullptr);
-    if (!d->scale)
-        return Error(ErrorCode::Unsupported, QStringLiteral("cannot convert RGB to YUV"));
+        args << QStringLiteral("-b:v") << QStringLiteral("8M");
+    args << QStringLiteral("-movflags") << QStringLiteral("+faststart") << QStringLiteral("-f") << QStringLiteral("mp4")
+         << QStringLiteral("-y") << d->partial;
+    d->process.setProcessChannelMode(QProcess::SeparateChannels);
+    d->process.setStandardOutputFile(QProcess::nullDevice());
+    d->process.start(ffmpeg, args);
+    if (!d->process.waitForStarted(kStartMs))
+        return Error(ErrorCode::Io, QStringLiteral("cannot start %1: %2").arg(ffmpeg, d->process.errorString()));
     return std::unique_ptr<VideoWriter>(new VideoWriter(std::move(d)));
 }
 
@@ -144,31 +141,35 @@ Error VideoWriter::addFrame(const unsigned char *rgb, int bytesPerLine, int widt
         return Error(ErrorCode::InvalidArgument, QStringLiteral("the video is finished"));
     if (width != d->width || height != d->height)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("a frame of %1 × %2 in a video of %3 × %4").arg(width).arg(height).arg(d->width).arg(d->height));
-    int r = av_frame_make_writable(d->frame);
-    if (r < 0)
-        return ffError(r, QStringLiteral("cannot reuse the encoder's frame"));
-    // Black first: an odd size's extra column or row stays black.
-    for (int plane = 0; plane < 3; ++plane) {
-        const int rows = plane == 0 ? d->frame->height : (d->frame->height + 1) / 2;
-        std::memset(d->frame->data[plane], plane == 0 ? 16 : 128, size_t(d->frame->linesize[plane]) * size_t(rows));
-    }
-    const uint8_t *source[1] = {rgb};
-    const int stride[1] = {bytesPerLine};
-    sws_scale(d->scale, source, stride, 0, height, d->frame->data, d->frame->linesize);
-    d->frame->pts = d->next++;
-    return d->drain(d->frame);
+    if (bytesPerLine < width * 3)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("rows of %1 bytes for %2 RGB pixels").arg(bytesPerLine).arg(width));
+    QByteArray frame;
+    frame.reserve(qsizetype(width) * height * 3);
+    for (int y = 0; y < height; ++y)
+        frame.append(reinterpret_cast<const char *>(rgb) + qsizetype(y) * bytesPerLine, qsizetype(width) * 3);
+    if (d->process.state() != QProcess::Running || d->process.write(frame) != frame.size())
+        return d->failure(QStringLiteral("the encoder stopped"));
+    while (d->process.bytesToWrite() > 0)
+        if (!d->process.waitForBytesWritten(kFrameMs))
+            return d->failure(QStringLiteral("the encoder took no frame"));
+    return Error();
 }
 
 Error VideoWriter::finish()
 {
     if (d->finished)
         return Error();
+    d->process.closeWriteChannel();
+    if (!d->process.waitForFinished(kFinishMs))
+        return d->failure(QStringLiteral("the encoder did not finish"));
+    if (d->process.exitStatus() != QProcess::NormalExit || d->process.exitCode() != 0)
+        return d->failure(QStringLiteral("the encoder failed (exit %1)").arg(d->process.exitCode()));
     d->finished = true;
-    if (Error e = d->drain(nullptr); e.isError())
-        return e;
-    const int r = av_write_trailer(d->format);
-    if (r < 0)
-        return ffError(r, QStringLiteral("cannot finish the MP4 file"));
+    QFile::remove(d->path);
+    if (!QFile::rename(d->partial, d->path)) {
+        QFile::remove(d->partial);
+        return Error(ErrorCode::Io, QStringLiteral("cannot write %1").arg(d->path));
+    }
     return Error();
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // BlobdArchive: a blob store on the network (spectrum-blobd, the cluster): searched and listed by the DICOM
 // identities it indexes, fetched by parallel, verified pulls, sent to by pushes. A BlobClient per operation.

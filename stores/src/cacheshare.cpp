@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "spectrum/stores/cacheshare.h"
 
 #include "spectrum/stores/blobserver.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DicomWebArchive: a DICOMweb store — QIDO-RS for search and listing, WADO-RS for fetches (the whole study as
 // one stream, giving way to one request per series where that is faster), STOW-RS for sends. One

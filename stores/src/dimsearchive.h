@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DimseArchive: a PACS over DIMSE — C-ECHO to test, C-FIND to search and list, C-GET or C-MOVE (to this
 // workstation's Storage SCP) to fetch (instances land as files and are moved or copied into the cache inside the

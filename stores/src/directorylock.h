@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DirectoryLock: one process owns a directory (the disk cache, a blob server's store) until it ends, however it ends.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FetchJob: what every archive's fetch has in common — each instance that arrives is checked (a well-formed
 // instance of the study asked for, of the study's one patient) and kept in the cache (or a folder) off the

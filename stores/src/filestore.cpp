@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileStore: opening a disk cache and closing it. Its other jobs are in stores/src/filestore/ (state.h lists them).
 
 #include "filestore/state.h"

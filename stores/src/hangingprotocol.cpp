@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hanging protocols as data: JSON in both directions, the file, and the built-in set.
 #include "spectrum/stores/hangingprotocol.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // LocalArchive: the workstation's own cache, or another cache folder (`path`: a disk of studies brought from
 // elsewhere, a folder archive), as a store — searched through its index, listed from it, sent to by writing into

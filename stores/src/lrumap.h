@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // LruMap: a hash map that remembers use order, for the stores' eviction under a byte budget. Not thread-safe:
 // the owning store guards it with its mutex.

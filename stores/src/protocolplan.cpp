@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hanging protocols at work: whether one matches a study, and which series goes in which pane.
 #include "spectrum/stores/hangingprotocol.h"
 

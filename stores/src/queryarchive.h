@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // QueryArchive: an archive searched by DICOM queries — QIDO-RS (DICOMweb) or C-FIND (DIMSE) — which lists a study
 // and takes a first look at it the same way whichever protocol carries the queries. Private to stores.

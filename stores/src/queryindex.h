@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one way the memory and disk stores answer a BlobQuery from their index (an LruMap of entries that each
 // hold an `info`): the matches are picked under the index's lock, then arranged (BlobQuery::arrange: key order,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // S3Archive: DICOM studies kept in an S3-compatible bucket (AWS S3, Ceph RGW, Garage…) under a layout of our own
 // (stores/STORES.md, "S3 stores"):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Studies from what a store listed (private to stores): instance identities grouped into study records, and a
 // study's series and instances put in reading order.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The JSON files readers and IT write by hand beside the settings (hanging protocols, saved searches): read whole
 // and bounded, written whole and atomically (its folder made when missing). Private to stores.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the workstation suites start from: a workstation seeded with the demo studies (checked whole when the
 // seeding says it has finished), its main window shown and active before each test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the workstation's GUI suites share: synthetic input events and a look at rendered pixels.
 

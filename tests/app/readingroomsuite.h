@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the reading-room suites start from: Orthanc holding the demo studies over DICOMweb, and a workstation
 // with an empty cache whose one archive it is, its main window shown.

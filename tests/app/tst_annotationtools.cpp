@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every drawing tool as a radiologist uses it, with the mouse and keys, offscreen, on a synthetic CT whose every
 // pixel is known (pixel (x, y) is x + 10·y HU, 0.5 mm pixels): what each gesture draws, the values it shows, and
 // editing — points dragged, a finding moved by its outline, a bidirectional kept perpendicular, text edited,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cli as a user runs it: demo files, import into the cache, list studies, render; clear errors.
 
 #include "spectrum/core/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A radiologist's day at the workstation, through its doors only: the archive is Orthanc over DICOMweb, the
 // workstation's cache is empty, and every step is what a person does — Ctrl+F and a name typed, a double-click on
 // the study in the list, the wheel, a window preset key, a distance drawn with the mouse, the prior beside with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deployment day through its doors: what a hospital's IT admin sets up and a radiologist then meets — a PACS that
 // offers only C-MOVE (Orthanc that refuses C-GET to this workstation, DCMTK's dcmqrscp with C-GET off), reached from
 // the study browser (Enter on a study found) and from the command line (`spectrum-cli fetch`), with the PACS

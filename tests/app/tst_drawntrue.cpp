@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What is drawn is true, measured on screen. A geometry phantom written by pydicom (tests/support/phantom_files.py:
 // spheres in 0.5 × 0.5 × 2 mm voxels, a disc in pixels twice as tall as wide) is dropped on the main window as a
 // user drops files, its CT opened in MPR with M; each pane is zoomed with the wheel below, at and above 100 % and
@@ -22,6 +23,7 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QScopeGuard>
+#include <QStandardItemModel>
 #include <QTimer>
 
 #include <functional>
@@ -375,6 +377,44 @@ void tst_DrawnTrue::thumbnailsAndExportsKeepTheShape()
     const ProcessResult probe = run(QStringLiteral(FFPROBE_EXECUTABLE), {QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-select_streams"), QStringLiteral("v:0"),
                                                                           QStringLiteral("-show_entries"), QStringLiteral("stream=width,height"), QStringLiteral("-of"), QStringLiteral("csv=p=0"), mp4});
     QCOMPARE(probe.out.trimmed(), QByteArray("512,512"));
+
+    // Cines are made by the ffmpeg program, run not linked. One that dies mid-cine: the export says what it said,
+    // and nothing is left that looks like a cine.
+    const QString dying = m_dir.filePath(QStringLiteral("dying-ffmpeg"));
+    {
+        QFile script(dying);
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write("#!/bin/sh\ncase \"$*\" in *-encoders*) echo ' V....D libx264  H.264'; exit 0;; esac\n"
+                     "head -c 1000 >/dev/null; echo 'disk quota exceeded' >&2; exit 1\n");
+        script.close();
+        QVERIFY(script.setPermissions(script.permissions() | QFileDevice::ExeOwner));
+    }
+    qputenv("SPECTRUM_FFMPEG", dying.toLocal8Bit());
+    const QString failed = m_dir.filePath(QStringLiteral("failed.mp4"));
+    QSignalSpy cine(m_window.get(), &MainWindow::imagesExported);
+    QVERIFY(!exportThroughTheDialog(true, QStringLiteral("MP4"), false, failed));
+    QCOMPARE(cine.size(), 1);
+    QVERIFY2(cine.first().at(1).value<Error>().message().contains(QLatin1String("disk quota exceeded")), qPrintable(cine.first().at(1).value<Error>().toString()));
+    QVERIFY(!QFileInfo::exists(failed));
+    QCOMPARE(QDir(m_dir.path()).entryList({QStringLiteral("*failed*")}, QDir::Files | QDir::Hidden), QStringList());
+    // No ffmpeg at all: the dialog offers no cine, and says why.
+    qputenv("SPECTRUM_FFMPEG", m_dir.filePath(QStringLiteral("no-such-ffmpeg")).toLocal8Bit());
+    bool offered = true;
+    QString said;
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QVERIFY(withModalDialog([this] { QTest::keySequence(m_window.get(), QKeySequence(QStringLiteral("Ctrl+E"))); }, [&](QDialog *dialog) {
+        auto *as = dialog->findChild<QComboBox *>();
+        const auto *items = as ? qobject_cast<QStandardItemModel *>(as->model()) : nullptr;
+        if (items) {
+            said = as->itemText(2);
+            offered = items->item(2)->isEnabled();
+        }
+        dialog->reject();
+    }));
+    qunsetenv("SPECTRUM_FFMPEG");
+    QVERIFY(!offered);
+    QVERIFY2(said.contains(QLatin1String("needs the ffmpeg program")), qPrintable(said));
 }
 
 QTEST_MAIN(tst_DrawnTrue)

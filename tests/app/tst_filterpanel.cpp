@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filters on the workstation as a radiologist uses them, offscreen on the demo studies: applied live and toggled,
 // never changing a value or a measurement, kept with their study unless a preset says otherwise.
 

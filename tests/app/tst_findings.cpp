@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Findings that last, through a real archive: drawn on a study opened from Orthanc (DICOMweb), saved with File ▸
 // Save findings as a Structured Report into the study there, and seen by another workstation with a cache of its
 // own: the same findings on the same images, at the same places, with the same values — read from the report, and

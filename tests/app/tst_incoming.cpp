@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Studies coming into the workstation other than from its archives: pushed by a PACS, imported from a CD or by the
 // CLI while it runs; and what they may hold — names in other alphabets, multi-frame images, segmentations.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MPR in the workstation: the demo head CT's series in three planes. The planes are the volume's voxels (a pixel of
 // the coronal plane holds the very HU of the axial slice it comes from, decoded apart); a click with the crosshair
 // takes the other planes through the point, the wheel moves a plane one slice along its normal; each plane shows the

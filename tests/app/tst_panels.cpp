@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workstation's panels a reader or IT opens beside the images: the transfers panel and the stores dialog.
 
 #include "displayimage.h"

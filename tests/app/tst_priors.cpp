@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading against priors from the workstation's cache: the patient's other studies listed by date beside the
 // study, the most recent comparable one opened beside it (labelled PRIOR, in its own colour), linked scrolling
 // across the two studies by patient position and with the reader's offset, linked window/level and zoom,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Priors that live in an archive: a study opened from Orthanc (DICOMweb) finds the patient's other studies
 // there, says which are not here yet, and opens the prior beside it while it streams in.
 #include "readingroomsuite.h"

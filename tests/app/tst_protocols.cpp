@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hanging protocols in the workstation: a study opens laid out by its protocol — the demo head CT beside its
 // prior, linked, in the brain window, before anything is painted; the chest PA and lateral above their prior's —
 // the next and previous protocols are a key away, the layout on screen can be saved as a protocol and is used the

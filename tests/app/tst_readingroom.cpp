@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading from an archive, as a radiologist does, offscreen against a real Orthanc (DICOMweb) started here:
 // the browser finds the studies there and merges what the cache holds; opening one that is not cached shows the
 // slice in view as soon as it is fetched — fetched first, then its neighbours, re-ordered when the view moves —

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reading room through its doors: what a radiologist does on a first day, by mouse and keys only, on the real
 // main window — search as people type, open with Enter, drag a series to a pane (a press chooses nothing), ↓ after a
 // thumbnail click, the crosshair on the lateral scout, W/L linked only between slices of one kind, undo and redo of

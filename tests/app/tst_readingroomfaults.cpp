@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reading room when an archive fails it: an archive dying mid-study, a study closed while it arrives and
 // opened again, a failed image that says so and comes back with the archive; and the stores dialog adding, testing
 // and removing archives.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reference lines and the crosshair: an axial stack and coronal images of the same frame of reference side by
 // side — the axial slice in view is drawn as a line across the coronal image at its height, and a point picked
 // with the crosshair on the coronal takes the axial pane to the slice through it, marked where it lies.

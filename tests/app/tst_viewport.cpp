@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The image viewport as a radiologist drives it, offscreen, on a synthetic CT whose every pixel is known
 // (pixel (x, y) is x + 10·y HU): what is on screen under a point, after fitting, 1:1, rotating, flipping and
 // inverting; the value read out under the cursor; presets; distances and ROIs drawn with the mouse.

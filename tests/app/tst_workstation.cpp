@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workstation as a radiologist uses it, offscreen: the demo archive appears in the study list, the CT
 // opens, the wheel scrolls, a right-drag changes window/level — checked on the rendered pixels.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Does DicomWebClient's way around Qt 6.4's limit of 6 HTTP/1.1 connections per host and manager pay off?
 # A study of many series in Orthanc, reached through the user-space link emulator (tests/bench/linkemu.py: each
 # TCP connection limited to window/RTT, all together to a link capacity), fetched with maxParallel 1, 6, 12 and 24

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Archive benchmark (not part of `make test`): fetching a study from a real PACS, Spectrum against the usual
 # tools, side by side on the same data in one run. Orthanc (with its DICOMweb plugin) holds a 300-instance
 # 512×512 CT from the demo generator.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Adaptive stream count (not part of `make test`): `spectrum-cli get --streams auto` against the same command with
 # fixed counts, through the user-space WAN emulator (tests/bench/linkemu.py), interleaved round by round on the same
 # blob. Issue 23's goal: auto within 1.1× of the best fixed count.

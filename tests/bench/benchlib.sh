@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the benchmark scripts (after `set -euo pipefail`, with `bin` set): a scratch folder cleaned on exit
 # with every process started into `pids`, free loopback ports, best and median of a column of numbers, and an
 # Orthanc with its DICOMweb plugin on loopback.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Disk-cache scale benchmark (not part of `make test`): a cache of N instances (N=1,000,000 by default; small
 # synthetic ones, 200 a study, as fetches commit them), then, interleaved ROUNDS times, opened and searched by
 # patient name — in one process (spectrum-cachebench: open and search times, resident memory) and as a user runs it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-cachebench: the disk cache at a reading room's scale (cache.sh).
 //   fill DIR N      puts N small synthetic instances (as fetches commit them: not synced, SHA-256 deferred, their
 //                   DICOM identity known) into the cache at DIR: 200 instances a study, 2 studies a patient, names

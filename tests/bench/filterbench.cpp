@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-filterbench: every filter on 16-bit images, and in the same run OpenCV's (spectrum-opencv-peer) and
 // ImageMagick's closest operations on the same image; megapixels per second and ratios. tests/bench/filters.sh
 // installs the peers and runs it; docs/PERFORMANCE.md holds the latest run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Filter benchmark (not part of `make test`): every Spectrum filter on 16-bit images of 512², 2048² and 4096²,
 # OpenCV's closest operations (spectrum-opencv-peer) and ImageMagick's on the same images, side by side, with
 # ratios. OpenCV and ImageMagick are benchmark peers only: installed here, never needed by the product.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The GUI event loop's heartbeat, for the benchmarks that measure stalls: a precise timer every `tickMs`; each beat
 // later than that is a stall of the difference. Shared by spectrum-stallbench and spectrum-priorsbench.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Integrated layer processing benchmark (not part of `make test`): the demo CR (2048 × 2500, 16 bits, 10 MB)
 # fetched from spectrum-blobd through a throttled link (tests/bench/linkemu.py), through a 3-filter chain —
 # filtered while it arrives vs fetched first and filtered after, in the same run (spectrum-ilpbench).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-ilpbench: an image fetched from a blob server through a filter chain, filtered while it arrives and, in
 // the same run, fetched first and filtered after. tests/bench/ilp.sh sets up the blob server and a throttled link.
 

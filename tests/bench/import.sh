@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Import benchmark (not part of `make test`): `spectrum-cli import` of N small instances (pydicom-written, 64 × 64
 # CT, 500 to a study) into an empty disk cache, against copying the same files with cp and one sync (the bytes
 # alone, made durable: the floor an import that checks, indexes and syncs them cannot beat). Interleaved, each

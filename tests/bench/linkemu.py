@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A user-space wide-area link emulator (kernel netem is not available on our machines).
 
 Listens on --listen, forwards every TCP connection to --upstream, and shapes the traffic like a long path:

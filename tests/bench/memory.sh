@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Memory benchmark (not part of `make test`): a 16-bit image streamed from a file through a filter chain; its peak
 # resident memory against the image's size (goal ≤ 3×). Writes tests/bench/last-memory-run.txt.
 # Usage: tests/bench/memory.sh [spectrum-memorybench options, e.g. --size 8192]

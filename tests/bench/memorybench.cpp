@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-memorybench: the peak memory of a 16-bit image streamed from a file through a filter chain, against the
 // image's size. The measured part runs in a child process of its own, so that its peak is only this.
 

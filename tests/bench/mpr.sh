@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Reformatting benchmark (not part of `make test`): Spectrum's planes against VTK's (python3-vtk9, from Debian) on the
 # same 512 × 512 × 600 CT-sized volume of 16-bit voxels, in the same run, interleaved round by round:
 #   oblique   a double-oblique plane, trilinear, one thread   vs vtkImageReslice        (goal ≥ 2×)

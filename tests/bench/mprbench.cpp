@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reformatting benchmark, Spectrum's side (tests/bench/mpr.sh runs VTK's side on the same volume and prints the
 // ratios): a volume read from a raw file of 16-bit signed voxels (slot after slot, row after row), then, each
 // repeated and timed:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-mprdragbench: the crosshair dragged across the MPR layout in the real GUI (offscreen). The demo head CT
 // (its thin series: 512 × 512 × N slices, N from --ct-slices) in MPR; the crosshair point is moved every 16 ms (a
 // mouse drag's rate) for --seconds, sweeping the volume diagonally, by the same call a click or drag in a pane

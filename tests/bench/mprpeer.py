@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Reformatting benchmark, VTK's side (tests/bench/mpr.sh): the same raw volume and the same planes as
 spectrum-mprbench (its `plane` lines on stdin), cut by vtkImageReslice (trilinear) and vtkImageSlabReslice (MIP, one
 sample per voxel step across the slab, as ours). Prints "case best_ms median_ms" per case."""

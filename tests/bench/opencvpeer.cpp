@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-opencv-peer: OpenCV's closest operations to Spectrum's filters, timed on the same 16-bit image, for
 // spectrum-filterbench (tests/bench/filters.sh). A benchmark peer only (built when libopencv-dev is there; the product does not
 // use OpenCV).

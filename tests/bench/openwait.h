@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // For the GUI benchmarks: a study opened from the cache (its instances are read off the GUI thread, so the viewer
 // comes through MainWindow::studyOpened), and a study's instances read, each waited for in a local event loop.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Reading against priors, timed in the real GUI (offscreen; not part of `make test`). spectrum-priorsbench runs
 # one measurement per process; this script runs them interleaved, ROUNDS times, and prints best and median:
 #  - opening the demo head CT alone (one pane) against opening it with its prior laid out beside it by its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-priorsbench: reading against priors, timed in the real GUI (offscreen). One measurement per run;
 // tests/bench/priors.sh runs them interleaved, several rounds, and prints best, median and ratios.
 //

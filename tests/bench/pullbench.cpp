@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pullbench: the blob protocol's own speed, memory to memory, as iperf3 measures TCP's.
 //
 // iperf3 receives into one reused 128 KiB buffer; a fresh 1 GiB destination instead pays the first touch of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # S3 benchmark (not part of `make test`): spectrum-cli's S3 client against the AWS CLI (botocore's transfer manager,
 # PyPI, in a venv made here) on the same objects of the tests' S3 server (versitygw, loopback), interleaved round by
 # round, each at several concurrencies — the peer's best is what we are held to. Issue 23's goals: GET ≥ 1.2× the

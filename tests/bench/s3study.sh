@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A study from S3 against the same study from a PACS (not part of `make test`): a 300-instance 512×512 CT from the
 # demo generator, sent by spectrum-cli into the tests' S3 server (versitygw, loopback; our key layout and study
 # index, stores/STORES.md) and into Orthanc (DICOMweb plugin, loopback), then fetched whole into a fresh cache from

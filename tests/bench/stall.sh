@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The workstation opening a study from an archive against `spectrum-cli fetch` of the same study, same run
 # (not part of `make test`). spectrum-stallbench is the real GUI (offscreen): it opens a 300-slice CT from a
 # DICOMweb store into an empty cache and is scrolled through it while it streams in; it prints when the first

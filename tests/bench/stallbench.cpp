@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spectrum-stallbench: how long the workstation's event loop can be kept from running while a radiologist opens
 // a study from a remote store and scrolls through it (issue 18: goal ≤ 16 ms, one frame at 60 Hz).
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Transfer benchmark (not part of `make test`): Spectrum's blob protocol against the usual peers, side by side
 # on the same data in one run, on loopback. Prints times and ratios; absolute numbers on shared machines are noise.
 #   1. loopback pull: memory-to-memory vs iperf3 (one TCP stream); into a file vs curl -o and aria2c -x 8 (nginx)

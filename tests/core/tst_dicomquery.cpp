@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a study query matches what the workstation holds (DicomQuery::matchesStudy): DICOM wildcards, case, names
 // in component groups, dates, and many stars.
 

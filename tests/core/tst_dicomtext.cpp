@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names in other alphabets, byte for byte as the standard's own examples write them (PS3.5 Annexes H, I, J) and
 // as single-byte sets hold them: decoded to what a reader must see, never to mojibake; what cannot be read shows
 // as U+FFFD with a reason. DicomIdentity shows a name's alphabetic and ideographic groups together.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The uniform callback API: one callback, Async or Sync by a flag, finished exactly once, cancel under both.
 
 #include "spectrum/core/resultjob.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Our own UIDs: valid DICOM UIDs under 2.25, unique when random, stable when derived from a name.
 
 #include "spectrum/core/uid.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Spectrum's blob protocol parsers on hostile bytes: connection prefaces, 32-byte data frame headers, and
 // length-prefixed CBOR control frames read as they arrive (and the answers a client reads out of them).
 #include "fuzztarget.h"

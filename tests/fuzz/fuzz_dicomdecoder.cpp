@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DICOM decoder on any bytes: whole (decodeDicom), and fed in pieces as they would arrive from the network
 // (StreamingDecoder); the tag viewer's element list too (readDicomTags). Either decodes or says why not; never crashes, and both agree on what is acceptable.
 // The quick identity scanner (identityscan.h) answers only as DCMTK's parse does: anything else aborts.

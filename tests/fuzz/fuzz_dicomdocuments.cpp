@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The readers of DICOM documents on any bytes: Structured Reports (readStructuredReport), Key Object Selections,
 // Grayscale Softcopy Presentation States, and the de-identifier (which rewrites whatever it parses). Each reads or
 // says why not; never crashes, hangs or leaks — and what the de-identifier writes is DICOM it can read again.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text in any Specific Character Set, on any bytes: the first line is the character set as written, the rest a
 // value. Decoded as a person name and as plain text, it never crashes, never leaves an escape character in the
 // text (what cannot be read is U+FFFD), and says why whenever it had to replace something.

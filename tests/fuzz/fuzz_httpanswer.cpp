@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP/1.1 answer reader (httpanswer.cpp: what S3's and WADO-RS's direct paths read off the socket) on any
 // bytes, split anywhere, taken by S3's own answer reader: interim answers, heads, Content-Length, chunks and
 // until-close bodies. An answer taken whole holds only bytes of the input; a broken one is an error, never a crash

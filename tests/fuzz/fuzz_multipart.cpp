@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The multipart/related reader (WADO-RS answers) on any body, split anywhere: every part it reports is within
 // the input, and a broken body is an error, never a crash or a part reported whole that was not.
 #include "fuzztarget.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What an S3 store answers in XML — ListObjectsV2 pages, multipart uploads begun, completed and listed, their parts, error
 // bodies — on any bytes: a listing is either an
 // error or objects with keys and sizes that are not negative, a truncated page always says where to go on, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The store configuration reader on any file: a configuration, or an error naming the problem.
 #include "fuzztarget.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The readers of the files readers and IT write by hand — hanging protocols and saved searches — on any bytes:
 // what they accept, written back and read again, is the same; a refusal is an error naming the problem.
 #include "fuzztarget.h"

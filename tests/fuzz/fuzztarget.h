@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One fuzz target = one function from bytes to nothing that must never crash, hang, leak or touch memory it
 // does not own, whatever the bytes. Built two ways from the same source:

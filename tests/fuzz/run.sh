@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every libFuzzer target for a while, each from its kept inputs (tests/fuzz/inputs/TARGET) in a scratch
 # corpus, so what it finds along the way does not land in the repository. A crash stops the run and leaves the
 # input that caused it in tests/fuzz/crashes/: fix the bug, then keep the input as a regression

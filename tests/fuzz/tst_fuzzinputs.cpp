@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every kept fuzz input — the seeds, and each input that once made a target crash or misbehave — through its
 // target again, in every build (under ASan and UBSan in the sanitizer run): what was fixed stays fixed.
 

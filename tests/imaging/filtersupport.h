@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the filter suites share: planes of samples, made up and filtered with rows arriving in steps.
 

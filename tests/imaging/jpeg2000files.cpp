@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "jpeg2000files.h"
 
 #include "spectrum/imaging/dicomdecoder.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Test files in JPEG 2000, made with OpenJPEG's own encoder (opj_compress) and wrapped as DICOM by DCMTK: an
 // independent encoder for our decoder to be checked against.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A volume laid out while its series arrives (ArrivingVolume), before any listing: each slice goes where its own
 // header puts it; in Instance Number order the first layout already reaches the whole series (every later slice is
 // placed, never laid out again); in any other order every voxel still lands where its header says, and what came is

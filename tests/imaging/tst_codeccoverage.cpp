@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Codec coverage against files we did not make, decoded by software we did not write: every file with pixel data
 // among pydicom's own test files and pydicom-data's (PyPI) — native little and big endian, deflated, JPEG baseline,
 // extended, lossless, JPEG-LS, JPEG 2000, RLE; 8 to 32 bits, signed and unsigned, monochrome, palette and colour,

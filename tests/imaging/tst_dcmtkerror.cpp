@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DCMTK conditions become our errors in one place, with the right codes.
 
 #include "spectrum/core/error.h"

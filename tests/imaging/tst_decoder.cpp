@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoding DICOM into native-depth pixels: every transfer syntax DCMTK's codecs give us, checked against the
 // uncompressed original (lossless) or an independent JPEG decoder (Qt's libjpeg, for baseline), and bad input.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A de-identified copy of a study (PS3.15 Annex E, Basic Profile): CT slices carrying the identifying attributes
 // a hospital's do — names, addresses, IDs, dates, private tags, an overlay, references to other studies —, one slice
 // carrying every attribute of Table E.1-1 (planted at the top level and inside a sequence), and our report, key

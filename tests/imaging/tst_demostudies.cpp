@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The embedded demo archive: realistic, consistent, deterministic, valid DICOM, and plainly fake.
 
 #include "spectrum/imaging/demostudies.h"

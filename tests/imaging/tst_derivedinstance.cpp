@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Derived instances (a processed image, a reformatted plane sent back to the archive) keep every name and text of
 // their original as it was, whatever its character set, and carry their own descriptions — the original's with
 // " (processed)", or one given in any alphabet — in a character set that holds them: read back by us and by pydicom

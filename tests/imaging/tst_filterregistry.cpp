@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The filters by name: specs parsed and refused with clear errors, chains that describe themselves, the names
 // users know (median for despeckle), plugins loaded at run time and broken ones left out.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filters: what each computes, that band-by-band and multi-threaded processing give exactly the whole-image
 // result for every filter, the registry's parsing and errors, and a filter loaded from a plugin at run time.
 

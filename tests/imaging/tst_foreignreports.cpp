@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Structured Reports between us and software we did not write: highdicom (PyPI, in a venv this test makes) reads our
 // measurement reports as TID 1500 — regions as planar ROI groups with their statistics, lines and angles as
 // measurement groups — with the values and places we drew; and we read highdicom's reports and one made by DCMTK's

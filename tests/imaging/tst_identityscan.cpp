@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The quick identity scanner (identityscan.h) against DCMTK's parse: wherever the scanner answers, its answer is
 // DCMTK's — on every encoding DCMTK's tools write, with sequences of defined and undefined length, on odd values,
 // and on thousands of damaged headers. And it does answer for the usual files, or it would save nothing.

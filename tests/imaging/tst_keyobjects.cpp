@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Key images as a Key Object Selection document: what is marked is written as a KOS ("Of Interest", the note, one
 // reference per image with its frames), read back the same, accepted by DCMTK's dsrdump and read by pydicom with the
 // same references; what is not a KOS is refused plainly.

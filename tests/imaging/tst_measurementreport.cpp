@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Findings as a Structured Report: what is drawn is written as TID 1500, read back the same, accepted by DCMTK's
 // dsrdump, read by pydicom with the same values and references; and reports of other shapes (SNOMED RT codes,
 // circles, tilted ellipses, 3-D coordinates, values with no coordinates) are read without losing anything silently.

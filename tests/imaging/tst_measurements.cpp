@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Measurements in the units a radiologist reads: mm from Pixel Spacing (rows and columns spaced differently),
 // region statistics in HU, the CT presets, and the auto window that ignores a few extreme pixels.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every way DICOM stores pixels, decoded to the values a reader relies on: sample depths and signedness as pydicom
 // reads them, VOI LUT sequences, multi-frame timing and functional groups, JPEG 2000 deeper than its header; and the
 // tag listing with its sequences nested.

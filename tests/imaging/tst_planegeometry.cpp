@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where images lie in the patient (planegeometry.h): pixels to patient points and back on any orientation, and
 // the reference line of one slice on another image — checked against positions worked out by hand.
 #include "spectrum/imaging/planegeometry.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a series was looked at, as a Grayscale Softcopy Presentation State: the window, the area shown, rotation and
 // flip, inversion and the findings as graphics — written, checked by DCMTK's dcmpschk, read back as written and by
 // pydicom; and a presentation state made by DCMTK's dcmpsmk read the way DCMTK meant it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reformatting (MPR): planes and slabs cut through a volume filled as slices come. The standard planes are the
 // voxels themselves; oblique planes interpolate (checked where trilinear interpolation is exact: a volume whose
 // values are a linear function of position); a missing slice is never interpolated across and a slice still

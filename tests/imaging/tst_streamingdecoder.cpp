@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StreamingDecoder: bytes in pieces of any size — one at a time, random, whole — give exactly the pixels of the
 // whole-file decoder for every transfer syntax and encoding; rows and frames are there before the last byte; data
 // cut short or malformed is a clear error and never complete.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A series' slices as one volume, from their headers alone: order along the normal whatever order they come in,
 // spacing from positions (not Slice Thickness), missing places shown as missing, uneven spacing said, and the stacks
 // that make no volume refused with why — a tilted gantry's sheared stack, two stacks at the same places, mixed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Window/level matches DCMTK's own rendering (dcm2pnm with the same window) within one grey level.
 
 #include "spectrum/imaging/demostudies.h"

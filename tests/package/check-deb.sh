@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian package (make package) into a fresh Debian 12 root with apt, as a hospital's IT would, and
 # runs Spectrum from the installed paths: --version and --help of each executable, the manual pages, the filter
 # plugin, the service's user and unit, spectrum-blobd serving spectrum-cli, a headless screenshot of the demo CT,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CTest tst_install: `cmake --install` into an empty prefix, then what a desktop and a Debian system will read of
 # it, checked by their own tools: the desktop entry (desktop-file-validate), the AppStream data (appstreamcli),
 # the manual pages (groff, warnings as errors), the service unit (systemd-analyze verify); and the installed
-# executables run from the prefix, finding their filter plugin there.
+# executables run from the prefix, finding their filter plugin there; and what they link allowed by the licences.
 # Usage: install-check.sh BUILD_DIR
 set -euo pipefail
 build=$1
@@ -55,4 +56,26 @@ done
 listing=$("$prefix/bin/spectrum-cli" filters 2>&1) || fail "spectrum-cli filters failed: $listing"
 grep -q "^gamma .*$prefix/lib/spectrum/filters/spectrum-gamma.so" <<<"$listing" \
   || fail "the installed spectrum-cli did not find its plugin in $prefix/lib/spectrum/filters: $listing"
+# Licences: an Apache-2.0 program links no GPL library — none of FFmpeg's (Debian builds them GPL; cines run the
+# ffmpeg program) nor x264/x265, directly or through another library; every library an installed file NEEDs is
+# named, with its licence, in the copyright file; every source file says its licence (SPDX).
+gpl='^(libavcodec|libavformat|libavutil|libavfilter|libavdevice|libswscale|libswresample|libpostproc|libx264|libx265)\.so'
+while IFS= read -r elf; do
+  if linked=$(ldd "$elf" 2>/dev/null | awk '{print $1}' | grep -E "$gpl"); then
+    fail "$elf links $(tr '\n' ' ' <<<"$linked")(GPL: not for an Apache-2.0 program)"
+  fi
+  for needed in $(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+    name=${needed%%.so*}
+    [ "$name" = ld-linux-x86-64 ] || [ "$name" = ld-linux-aarch64 ] && continue  # the loader, part of libc
+    grep -q -w -- "$name" "$prefix/share/doc/spectrum/copyright" \
+      || fail "$elf NEEDs $needed, which the copyright file does not name with its licence"
+  done
+done < <(find "$prefix" -type f \( -perm -u+x -o -name '*.so' \) -exec sh -c 'head -c 4 "$1" | grep -q ELF' _ {} \; -print)
+source=$(cd "$(dirname "$0")/../.." && pwd)
+grep -q "Apache License" "$source/LICENSE" && grep -q "Version 2.0, January 2004" "$source/LICENSE" || fail "LICENSE is not the Apache License 2.0"
+if [ -d "$source/.git" ] && command -v git >/dev/null; then
+  unlabelled=$(cd "$source" && git ls-files -- '*.cpp' '*.h' '*.py' '*.sh' '*CMakeLists.txt' '*.cmake' | while read -r f; do
+                 head -3 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0' || echo "$f"; done)
+  [ -z "$unlabelled" ] || fail "source files without an SPDX licence line: $(tr '\n' ' ' <<<"$unlabelled")"
+fi
 echo "install-check: $prefix: everything in place and valid"

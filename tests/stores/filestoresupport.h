@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the disk-cache suites share: blobs put and read back, stores opened, patterns, trees copied as a crash leaves them.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the registry suites start from: Orthanc holding the demo studies (a reader's account for DICOMweb, our AE
 // title known to it for C-MOVE), store configurations naming it, and spectrum-cli run against them.

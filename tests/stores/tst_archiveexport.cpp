@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sending to the archives and the archives from the command line: files exported and found again, a derived
 // instance sent back by STOW-RS and C-STORE and read back, spectrum-cli stores, find, fetch and listen.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DicomImport, the import of DICOM files from outside (a folder, a CD): many files at once, what is not DICOM and
 // what cannot be read named in file order, two files of one instance stored one after the other, and — the point of
 // storing many at once without a sync each — nothing said to be imported before it is on the disk: the import ends

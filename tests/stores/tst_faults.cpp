@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Faults on purpose, against the real processes: the blob server killed (SIGKILL) at random points while it
 // writes a large blob into its FileStore, fifty times; the command-line tool killed so fifty times while it
 // fetches a large blob into the workstation's cache, where the partial entry must survive and resume; a disk that fills up (a small tmpfs); a cache on a

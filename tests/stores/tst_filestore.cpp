@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileStore: the workstation's disk cache — persistence, atomic commits, crash leftovers, eviction, keys.
 
 #include "spectrum/imaging/demostudies.h"

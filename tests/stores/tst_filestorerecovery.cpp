@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The disk cache after what goes wrong: interrupted writes, kills, missing files, system crashes, damaged bytes, a
 // second process; an old cache's journal taken over; and its packs, whose space comes back and which reopen without
 // leftovers.

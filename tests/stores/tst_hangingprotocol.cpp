@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hanging protocols (hangingprotocol.h): the built-ins match the studies they are for, by real series
 // descriptions as scanners write them; series are placed by description, plane, thickness, view position and as
 // "the same series of the prior"; the file goes both ways and a broken one says what and where.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MemoryStore: the BlobStore contract in memory, least recently used evicted first under its budget.
 
 #include "spectrum/stores/memorystore.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo archive is accepted by a real PACS: Orthanc, started here on free loopback ports.
 
 #include "spectrum/imaging/demostudies.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An Orthanc cluster as the Orthanc book scales it, started here on loopback: two Orthancs over one PostgreSQL
 // index (Debian's orthanc-postgresql), their files in the tests' S3 server (versitygw) through a storage area
 // written for orthanc-python (tests/support/orthanc_s3_storage.py, Debian's boto3). An instance sent to one is

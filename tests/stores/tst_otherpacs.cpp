@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DIMSE stacks no one here wrote, started here on loopback: pynetdicom's Query/Retrieve SCP (which answers a
 // study-level C-FIND once per instance it holds) and its Storage SCP set to take implicit VR little endian alone;
 // PixelMed's storage and Q/R server (Debian's pixelmed-apps, Java), fetched from by C-GET and by C-MOVE. The workstation finds, lists and fetches from the first as from any PACS, and sends to the second

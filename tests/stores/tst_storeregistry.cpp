@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The store configuration and the registry over every kind of store, against a real Orthanc (DICOMweb and
 // DIMSE) started here, and spectrum-cli's archive commands run as a user would.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From blobs to studies: grouping, ordering, and never merging two patients under one study UID.
 
 #include "spectrum/imaging/demostudies.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The archives the tests start (Orthanc, testsupport.h) as the product sees them: endpoints for the transfer
 // clients, and store configuration entries for the registry and the workstation. Header-only, so that a test

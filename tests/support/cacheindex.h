@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A look into the disk cache's index (index.sqlite) with SQLite itself, as an admin's `sqlite3` would: for tests
 // that check what the cache recorded, or make it look like an older or crashed one.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes small CT images whose names are in other alphabets, encoded by pydicom (not by us), into a folder:
 one file per character set, named after it. Prints one line per file: its name, then the patient name and the
 study description as Unicode, tab-separated (what Spectrum must show). Used by tst_charsets and the workstation

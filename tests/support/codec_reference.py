@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reference pixels for the codec coverage test (tst_codeccoverage): every DICOM file with pixel data among
 pydicom's own test files and pydicom-data's (PyPI), decoded by pydicom with pylibjpeg's decoders (libjpeg,
 OpenJPEG, its own RLE) — software that is not ours. For each file it writes the decoded values (every frame, every

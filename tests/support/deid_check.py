@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks a de-identified export against DICOM PS3.15 Table E.1-1 (Basic Profile) as transcribed by another project:
 dicom-anonymizer's table of the 2026c standard (PyPI, in the test venv), not ours.
 

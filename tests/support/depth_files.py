@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes images of every sample depth and encoding DICOM allows beyond 8/16-bit gray, with pydicom (not with our
 code), into a folder, and beside each NAME.dcm the pixel values pydicom decodes from that file (NAME.f64: float64,
 little endian, frames × rows × columns × samples) — an independent decoder's answer to check ours against:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the test file generators share (charset_files.py, multiframe_files.py, depth_files.py,
 segmentation_files.py): writing a pydicom dataset as a Part 10 file in explicit VR little endian."""
 from pydicom.dataset import FileMetaDataset

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Holds what Spectrum's DICOMweb client made of an archive against what dicomweb-client (PyPI, not ours) makes
 of the same archive (tst_dicomweb). Spectrum's side comes as a folder: `answers.json` (its QIDO-RS records, study,
 series and instance level, as DicomIdentity JSON with the counts) and one Part 10 file per instance it retrieved

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a Grayscale Softcopy Presentation State with pydicom alone — another writer than ours — that gives each
 of two images its own window and displayed area, has a rectangular and a circular display shutter, and carries an
 activated overlay plane (8 × 8 at row 3, column 5, with its rows 2–3, columns 3–7 set, in its layer's grey) and one

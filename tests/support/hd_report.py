@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Measurement reports through highdicom (PyPI; software we did not write), in the venv tests/support/pyvenv.sh makes.
 
 usage:

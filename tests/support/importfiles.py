@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes N small CT instances (64 x 64, 16-bit, ~8 KB each; 500 to a study) into a folder, with pydicom (Debian's,
 for /usr/bin/python3): the files tests/bench/import.sh and tst_dicomimport import. Usage: importfiles.py DIR N"""
 import sys, os, numpy as np

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Rewrites a colour image of 16-bit samples (tests/support/depth_files.py's rgb16.dcm) as JPEG 2000 lossless, with
 tools that are not ours: OpenJPEG's opj_compress makes the codestream (its reversible colour transform, so the file
 says YBR_RCT), pydicom encapsulates it.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Reformatting checked by software that is not ours (pydicom, numpy, VTK), for tst_reformat.
 
   mpr_check.py series DIR [--gap K] [--shuffle]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes multi-frame images with pydicom (not with our own code) into a folder, for the tests of frame stepping,
 cine and enhanced objects:
 - mr10.dcm: a 10-frame MR (Multi-frame MR is legacy-style: one geometry), Frame Time 40 ms; frame f holds the

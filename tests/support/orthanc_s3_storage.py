@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Orthanc's storage area in an S3 bucket (orthanc-python + Debian's boto3), for the Orthanc cluster of
 # tests/stores/tst_orthanccluster.cpp: each attachment one object named by its UUID, as the Orthanc book's S3
 # storage plugin keeps them. Its settings come from the "S3Storage" section of Orthanc's configuration.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a geometry phantom with pydicom (not with our code) into a folder: one study, two series, whose every
 feature lies at a known place in mm, so that a test can measure what the workstation draws.
 

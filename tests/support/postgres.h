@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // PostgreSQL (Debian's server programs) for a test: a fresh cluster in a temporary folder, on a free loopback port,
 // trusting local connections, with one database made for the test. Run as the `postgres` user when the tests run

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Makes the venv of the test peers (tests/support/test-peers.txt) from PyPI, once: a test calls it before using
 # one; concurrent tests wait on a lock, and a venv that is complete is left as it is.
 # usage: pyvenv.sh DIR REQUIREMENTS

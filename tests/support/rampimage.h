@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A synthetic CT whose every pixel is known, for tests that check what is measured or shown: stored value
 // 1024 + x + 10·y with rescale intercept −1024, so pixel (x, y) is x + 10·y HU. Header-only: for tests that link

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Signs S3 requests with botocore's SigV4 signer (S3SigV4Auth, not ours) at a fixed time, for tst_s3: reads a JSON
 list of requests on stdin — method, scheme, host, bucket, key, virtual (host style), query pairs, headers, body,
 unsigned (UNSIGNED-PAYLOAD), access, secret, region, timestamp — and prints, for each, the canonical request and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A proxy between an S3 client and an S3 server that goes wrong on purpose (tst_s3).
 
     s3faultproxy.py UPSTREAM_PORT [--slowdown N] [--flip-get K]

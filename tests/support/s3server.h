@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The tests' S3 server: versitygw (built once by scripts/install-deps.sh, not a Debian package) on a free loopback
 // port with a POSIX folder behind it. It checks signatures and clocks, and does ranges, multipart uploads and

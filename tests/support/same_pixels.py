@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Whether two DICOM files hold the same pixel values as pydicom reads them (not our code): the same shape, the same
 sample type (bits and kind: unsigned, signed or floating point) and every value equal (NaN equal to NaN). Prints
 "same" or what differs; exit 0 when the same."""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes, with pydicom (not with our code), a small CT series of three 16 × 16 slices and a Segmentation drawn on
 it: two frames of segment 1 ("Lesion", red by its CIELab value), on slices 2 and 3 (referenced by SOP Instance
 UID), each a 4 × 4 square at rows and columns 4–7. Prints the files' names."""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Reads a DICOM Structured Report with pydicom alone (software we did not write) and prints, as JSON, what a
 measurement report says: per Measurement Group (125007, DCM) its tracking identifier and UID, its numeric values
 (concept, derivation, value, unit) and every spatial coordinate under the group (graphic type, data, the image it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A Query/Retrieve SCP as a strict archive may be: an instance-level C-FIND that names keys it does not support
 (where each instance lies: Image Position and Orientation, Frame of Reference, Slice Thickness) is refused with
 0xA900, as PS3.4 allows; asked without them, three instances of the series are answered.

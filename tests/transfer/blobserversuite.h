@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the blob-protocol suites start from: a spectrum-blobd on loopback with the tests' token, and clients of it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the blob-protocol suites share: the token, a relay that can damage, cut or stall what the server sends, helpers to pull and push.
 

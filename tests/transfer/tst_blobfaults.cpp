@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blob protocol when things go wrong: a server killed and restarted, a blob changed between attempts, TLS
 // with an untrusted or wrong server, offsets past 4 GiB, a stalled connection at the end, a killed client, a cache
 // fill interrupted by a restart, connection limits and idle, slow and stopped clients.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blob protocol end to end: a real spectrum-blobd process on loopback, our client, and a relay in the
 // middle that damages, stalls or cuts the traffic on purpose.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DicomWebClient against a real DICOMweb server: Orthanc with its DICOMweb plugin, started here on loopback
 // with HTTP Basic authentication, holding the demo studies. What we make of its answers is held against what
 // dicomweb-client (PyPI, not ours) makes of them.

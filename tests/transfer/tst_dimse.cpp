@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DIMSE against real peers on loopback: Orthanc's DICOM server (C-ECHO, C-FIND, C-GET, C-MOVE, C-STORE) and
 // DCMTK's own storescu pushing to our Storage SCP.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The direct HTTP reader (transfer/src/httpstream.h) against a server written here, which answers each request
 // with bytes chosen by the test: every framing (length, chunks with extensions and trailers, until close), bodies
 // cut short, a server that stalls (timeout, cancel), one that refuses; and DicomWebClient's retrieval over it,

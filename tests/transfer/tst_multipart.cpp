@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultipartReader: DICOMweb's multipart/related bodies parsed as they arrive, split anywhere.
 
 #include "testsupport.h"

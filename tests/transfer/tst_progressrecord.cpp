@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProgressRecord: what a resumable transfer may skip after an interruption. Ranges verified and written but not
 // yet synced are trusted again only under the same kernel boot (a killed process loses nothing the kernel holds;
 // a machine that went down may have lost them); synced ranges are trusted always.

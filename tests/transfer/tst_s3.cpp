@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // S3: our AWS Signature V4 against botocore's signer (not ours) at a fixed time — keys with spaces, '+', '=' and
 // non-ASCII, listings' query strings, header values with runs of spaces, path and virtual-host style, signed and
 // unsigned payloads —; then S3Client against a real S3 server started here on loopback (versitygw, which checks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `--streams auto`: how many connections a pull opens, step by step, from the path's round trip and the rates
 // measured. The decisions alone (blobclient/streamsteps.h); the pulls that follow them run in tst_blobtransfer and
 // are measured in tests/bench/autostreams.sh.

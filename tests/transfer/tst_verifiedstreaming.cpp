@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verified streaming: the blob's hash tree (1 MiB leaves, a root over their SHA-256s, as S3's composite checksums)
 // equal to Python's hashlib on the same bytes; a real spectrum-blobd that sends it; every leaf checked before anyone
 // hears of its bytes; a byte rotted on the server's disk caught at its leaf, nothing past it reported; bytes kept

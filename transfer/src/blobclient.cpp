@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BlobClient: the façade of the blob protocol's client. The work is in transfer/src/blobclient/: the connections
 // (channels), what every job shares (transferjob.h), the pull and the push.
 

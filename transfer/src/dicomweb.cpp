@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DicomWebClient: the connections (a QNetworkAccessManager per six), requests with their authentication and
 // trusted CAs, errors of HTTP. Its jobs are in transfer/src/dicomweb/ (httpjob.h lists them).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reading one HTTP/1.1 answer (RFC 9112) from wherever its bytes come: interim 1xx answers passed over, the status
 // line and header fields, then the body by its framing — a Content-Length, chunks, or until the connection closes —

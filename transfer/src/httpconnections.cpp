@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpConnections (httpstream.h): connections left open by answers that ended cleanly, per peer, for the next
 // request there.
 

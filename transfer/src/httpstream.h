@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // HttpStream: one plain-HTTP/1.1 exchange whose answer is read on a thread of its own, straight from the socket into
 // the consumer's buffers. For WADO-RS retrievals, where a study is one long multipart answer, and for S3's GETs,

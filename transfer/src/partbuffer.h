@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // PartBuffer: one WADO-RS part's bytes while they arrive (private to transfer).
 

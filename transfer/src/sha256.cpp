@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "spectrum/transfer/sha256.h"
 
 #include <openssl/crypto.h>

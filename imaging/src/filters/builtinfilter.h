@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the built-in filters share (the filters themselves are in one file per family):
 //   geometric.cpp       invert, flip, rotate, zoom: point and geometric filters, large outputs written around the caches

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The filters Spectrum ships with (catalog.cpp lists them; builtinfilter.h says which file holds which); plugins
 // add to them through FilterRegistry.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which instruction set the filters' kernels run with (x86-64-v3 or v4 when the CPU has it, the baseline when
 // SPECTRUM_FILTER_ISA=baseline), and from which output size stores bypass the caches.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MedJava's effects: emboss, oil paint (histogram mode), pixelize (block means), spread (seeded random neighbours).
 
 #include "filters/builtinfilter.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Separable Gaussian blur and unsharp mask: symmetric kernels, a horizontal pass kept per band, then vertical sums.
 
 #include "filters/builtinfilter.h"

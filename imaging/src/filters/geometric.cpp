@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Point and geometric filters: invert, flip, rotate, zoom. Large outputs are written around the caches, and
 // 16-bit rotations go through 8×8 transposes in vector registers.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Helpers shared by the built-in filters: edge-replicated rows widened to int or float, rounding and clamping.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The 3×3 neighbourhood filters: blur (box), sharpen (MedJava's), despeckle (median of nine), edge (Sobel).
 
 #include "filters/builtinfilter.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One blob of the disk cache as its index knows it (state.h: who uses it; indexdb.h: how it is kept).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileStore's bookkeeping over its index (indexdb.h): what may come in (admission), changes as transactions, what
 // was used last (LRU), what goes when the budget is reached (eviction) or asked (removal), and entries written
 // without a sync checked after a system crash.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileStore's index on the disk (indexdb.h): the schema, opening and closing, rows to entries and back, changes.
 // The study and series counts and searches: indexstudies.cpp.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FileStore's index on the disk: an SQLite database (index.sqlite, write-ahead log) holding one row per blob, and
 // per study and series the counts that the study list needs — so that a cache of millions of instances opens

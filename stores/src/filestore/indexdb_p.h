@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the index's files share (indexdb.cpp: rows and changes; indexstudies.cpp: study counts and searches): the
 // prepared statements and the small helpers over SQLite's API.

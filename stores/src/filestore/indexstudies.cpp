@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileStore's index (indexdb.h): the study and series counts kept beside the rows in the same transactions, and the
 // study searches answered from them.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileStore's opening: the index (taken over from an old journal the first time), the check of the files against
 // it after a kill or a crash, and the removal of whatever it does not name (docs/CACHE.md); and the syncs that make
 // changes durable — one for many commits (group commit), one for a whole bulk import.

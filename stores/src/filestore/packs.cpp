@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileStore's packs: whole blobs up to 4 MiB appended to shared pack files, and the space of those that go given
 // back at once by punching a hole (docs/CACHE.md).
 

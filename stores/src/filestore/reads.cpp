@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileStore's way out: stat, query, read and snapshot. A blob of its own is mapped; a packed one is copied out
 // before its blocks can be given back; a whole blob is checked against its XXH3 before anyone uses it.
 

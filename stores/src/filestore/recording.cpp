@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How FileStore's commits reach its index (state.h): one at a time (recordLocked, index.cpp), several threads' in
 // one change (recordBatched), or deferred — in memory and deferred.log at once, in the index a moment later, many
 // together (recordDeferred, flushPendingLocked; docs/CACHE.md).

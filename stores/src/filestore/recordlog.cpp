@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entries as JSON lines: the journal of caches made before the index was a database (put and del records, taken
 // over at their first open by this version), and the log of deferred rows (put records, appended without a sync
 // and emptied once the index has them; replayed after a kill). opening.cpp reads both; index.cpp appends.

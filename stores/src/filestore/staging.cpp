@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileStore's way in: a reservation in the staging folder (or under its final name), written by the transfer and
 // read while it arrives; resumable ones that survive a kill; the commit that makes one an entry; put and import.
 

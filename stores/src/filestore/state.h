@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FileStore's insides, shared by the files that each do one of its jobs (see filestore.h for what it promises):
 //   filestore.cpp   opening and closing, errors of the operating system

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The blob client's connections (transfer/PROTOCOL.md): sockets set up for an endpoint, the control channel of a
 // job (hello, then requests matched to answers by id), and a data stream (attach, then frames).

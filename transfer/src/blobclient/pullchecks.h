@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How a pull's bytes are checked as they land, off the job's thread (decision 0022): each 1 MiB leaf of the
 // server's hash tree is hashed on the pool once all its bytes are here; from a server without a tree, the whole

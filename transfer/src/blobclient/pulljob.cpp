@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blob client's pull: a blob (or a range of it) over several data streams, each with requests in flight;
 // resumed where an earlier attempt stopped, re-fetched frame by frame when a checksum fails, reconnected when the
 // server goes away, its last requests asked for twice when a stream stalls (endgame). Every leaf of the server's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blob client's push: a blob sent as DATA frames over several data streams, each acknowledged by the server
 // (checked there), a damaged or lost frame sent again, then committed by the server as one new version.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How many connections a pull with `--streams auto` opens, converging in a few round trips (the NLM seeds'
 // multisocket idea, without knowing the path beforehand).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the blob client's jobs share (pull, push, and the one-request jobs stat, list and remove): the control
 // channel, data streams, timeouts, reconnects with a back-off.

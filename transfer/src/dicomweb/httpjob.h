@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DICOMweb's insides, shared by the files that each do one of its jobs (dicomweb.h says what they promise):
 //   dicomweb.cpp     the client: its connections, requests with their authentication, errors of HTTP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WADO-RS retrieval: a study, series, instance or frames as a multipart answer, each part handed on as it
 // arrives — read straight from the socket on a thread of its own where the connection allows (httpstream.h).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QIDO-RS searches and WADO-RS metadata: the query as parameters, the DICOM JSON answer read into records on the
 // pool.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // STOW-RS: instances sent as one multipart request; the answer says which were stored and which failed.
 
 #include "dicomweb/httpjob.h"

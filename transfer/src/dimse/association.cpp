@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DIMSE associations: errors mapped from DCMTK, TLS with the BCP 195 profile, the presentation contexts of the
 // storage classes, an endpoint's checks, and C-ECHO.
 

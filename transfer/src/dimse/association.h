@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DIMSE's insides, shared by the files that each do one of its jobs (dimse.h says what they promise):
 //   association.cpp  errors, TLS (BCP 195), presentation contexts, the endpoint's checks, C-ECHO

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C-FIND: a DicomQuery as a query dataset at each level, and the answers as DicomRecords, read in the
 // character set the peer names.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Storage SCP: a listener (plain or TLS) that takes the instances a PACS pushes, C-MOVE's answers among them,
 // and hands each to the workstation's handler, which decides whether it is kept.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C-GET, C-MOVE and C-STORE as an SCU: instances retrieved into a folder (or pushed by the PACS to our Storage
 // SCP), and files sent, each sub-operation's failure counted, never lost.
 

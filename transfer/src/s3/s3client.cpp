@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // S3Client: one job per request (s3job.h); the URL and signed headers of each (prepare).
 
 #include "s3job.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // S3's insides, shared by the files that each do part of S3Client (s3client.h says what they promise):
 //   s3signer.cpp     Signature V4

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The S3 jobs made of many requests: a multipart upload (parts in parallel, each checked by the store, the whole
 // checked by us, aborted when it fails) and a download over several connections bound to one ETag.
 

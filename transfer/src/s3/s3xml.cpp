@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What S3 answers in XML: ListObjectsV2 pages and error bodies, read with QXmlStreamReader (no DTDs, no entities
 // beyond XML's own), and S3 errors turned into ours.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Byte ranges, read-only views that may point into a memory mapping, and sinks that received bytes go into.
 

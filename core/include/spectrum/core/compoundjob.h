@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CompoundJob<T>: a job made of sub-jobs (after KDE's KCompoundJob) — a fetch plan that lists, streams, falls
 // back and keeps; a search that asks several stores. The sub-jobs run on this job's thread; cancelling the

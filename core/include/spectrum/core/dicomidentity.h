@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Who and what a DICOM instance is: patient, study, series and instance identity plus the few descriptive
 // attributes a study list shows. Every store indexes it; queries match on it. A plain value type.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a radiologist searches an archive for, and what comes back — one shape for every kind of store
 // (QIDO-RS over DICOMweb, C-FIND over DIMSE, the local cache), so that a registry can ask them all and merge.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Text values of DICOM data as Unicode, honouring Specific Character Set (0008,0005): a Cyrillic name in
 // ISO_IR 144, a Japanese one in ISO 2022 IR 87 with its escape sequences, Chinese in GB18030 — as a reader should

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One error type for every layer: a scoped code plus a human-readable message.
 // Errors are values: they cross threads and signals by copy, never as exceptions.

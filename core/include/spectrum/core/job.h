@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Job: the one shape of every long operation in Spectrum (the uniform callback API of the Blob Streaming
 // paper, modelled on KJob and QNetworkReply).

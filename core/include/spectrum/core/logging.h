@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Logging categories, one per module: enable with QT_LOGGING_RULES="spectrum.stores.debug=true".
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Result<T>: a value or an Error, never both. The return type of every blocking operation.
 

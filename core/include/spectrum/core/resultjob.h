@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ResultJob<T>: a Job that produces a typed Result<T>; makeJob(): a job from a plain blocking function.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where the workstation keeps its data and how much it may use. Environment variables override the defaults,
 // so tests and several instances can run side by side without touching a user's cache.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The named thread pools: every thread Spectrum starts for its work belongs to one of these (no thread per
 // image, request or transfer). Each is a static QThreadPool, joined at exit. Thread-safe.

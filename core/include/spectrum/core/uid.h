@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DICOM UIDs of our own, under the "2.25" root (ISO/IEC 9834-8: a UUID written as one decimal integer), so
 // Spectrum needs no registered organisation root and its UIDs never collide with anybody's.

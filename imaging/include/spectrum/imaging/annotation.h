@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a radiologist draws on an image — a distance, an angle, a region, an arrow with a note — and the values it
 // measures there, in the units the reader relies on: lengths in mm (from Pixel Spacing), angles in degrees, region

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ArrivingVolume: a series made into a volume while its slices arrive, before the archive has listed it. The volume
 // is laid out from the slices come so far, each placed by its own header (position, orientation, spacing, frame of

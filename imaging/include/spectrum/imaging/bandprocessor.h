@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // BandProcessor: runs a chain of filters over an image whose rows arrive in order — from a decoder following a
 // transfer, or all at once. Each time more input rows are in, every filter computes the output rows it now has the

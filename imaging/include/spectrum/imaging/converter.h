@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The decoder on its own, as DCMTK's dcmdjpeg is for JPEG: any instance we can decode rewritten as uncompressed
 // explicit VR little endian, every attribute kept (same SOP Instance UID), every sample depth kept exactly —

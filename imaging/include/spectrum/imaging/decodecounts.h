@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How many times each instance was decoded, and filtered, in this process: the workstation's promise that an
 // arriving image is decoded once (and filtered once) — the image decoded while it arrives is the one shown and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A de-identified copy of DICOM instances: DICOM PS3.15 Annex E, the Basic Application Level Confidentiality
 // Profile, with the Clean Structured Content and Clean Graphics options (reports, key images and presentation states

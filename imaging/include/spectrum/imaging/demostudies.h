@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The embedded demo archive: synthetic studies written as valid DICOM through DCMTK, so a fresh workstation
 // has something real to read, and tests and benchmarks have realistic data.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A processed image as a new DICOM instance that an archive can take back (PS3.3 C.7.6.1.1.2 "Derived"):
 // the same patient and study; new Series and SOP Instance UIDs under our own 2.25 root; Image Type

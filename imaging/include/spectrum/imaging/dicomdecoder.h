@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Decoding a complete DICOM instance into ImageInfo + PixelBuffer, and reading only its identity.
 // All functions are blocking and thread-safe (they share no state); run them on the pool.

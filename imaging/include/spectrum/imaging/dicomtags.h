@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The elements of a DICOM instance as a reader looks them up: tag, keyword, VR and value — text in the instance's
 // character set, numbers as written, long or binary values summarised — with sequences as nested items. For the

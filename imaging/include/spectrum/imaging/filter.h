@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Filter: an image filter that works on rows as they arrive (MedJava's filters, `../shared/seeds/002_…`, on native
 // pixels and in bands). A filter says which input rows an output band needs; BandProcessor feeds it bands as soon as

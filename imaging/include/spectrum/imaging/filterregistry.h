@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FilterRegistry: the filters a user can ask for by name — the built-in ones and those of plugins found at run
 // time (QPluginLoader; MedJava's Service Configurator: new filters without rebuilding the application).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a DICOM image is, apart from its pixels: geometry, pixel encoding and display metadata.
 

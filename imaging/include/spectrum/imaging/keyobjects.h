@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Key images as a DICOM Key Object Selection document (KOS, modality KO; PS3.3 A.35.4, TID 2010): the images (and
 // frames) a reader marked, under a title ("Of Interest", or another of CID 7010: "For Teaching", "Rejected for

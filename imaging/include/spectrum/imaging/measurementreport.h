@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Findings as a DICOM Structured Report, both ways.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Measurements a radiologist takes on an image, in the units they read: distances and areas in mm (from Pixel
 // Spacing), pixel values and region statistics in modality units (HU for CT, after the rescale).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // PixelBuffer: decoded pixels at their native depth — stored values, before any rescale or window.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where an image lies in the patient, for what links panes: a pixel's place in patient coordinates, a patient
 // point's place on an image, and the reference line — where one slice's plane cuts another image.

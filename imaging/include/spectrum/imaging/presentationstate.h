@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How a series was looked at, as a DICOM Grayscale Softcopy Presentation State (GSPS, PS3.3 A.33.1): the window,
 // the part of the image shown (zoom and pan as the Displayed Area), rotation and flip, inversion, and the findings

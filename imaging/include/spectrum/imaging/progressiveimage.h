@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ProgressiveImage: an instance decoded and filtered while its bytes arrive — integrated layer processing
 // (`../shared/seeds/000_…`, section 2.2.1). Whoever receives the bytes (a blob pull, a WADO-RS part) reports how

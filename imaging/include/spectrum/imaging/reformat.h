@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reformatting (MPR): a plane cut through a Volume, thin or as a slab projection (MIP, MinIP, average), in patient
 // coordinates. The same code serves the workstation's MPR panes and `spectrum-cli reformat`.

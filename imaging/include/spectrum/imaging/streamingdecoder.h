@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // StreamingDecoder: decodes a DICOM instance from its bytes as they arrive — a blob's growing prefix, a WADO-RS
 // part, a file read in pieces — so that the image can be shown and filtered before it is complete

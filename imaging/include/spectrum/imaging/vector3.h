@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Points and directions in patient coordinates (LPS, mm), and the few operations the volume code needs on them.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A series' slices as one block of voxels: what reformatting (MPR) samples. One 16-bit copy of the volume, filled
 // slot by slot as slices decode — any order, from any thread — while planes are cut from the slots already in.

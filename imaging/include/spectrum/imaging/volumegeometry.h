@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where the slices of a series lie as one volume: the first step of reformatting (MPR). From the slices' headers alone
 // — Image Position and Orientation (Patient), Pixel Spacing, size, Frame of Reference — before a pixel is decoded:

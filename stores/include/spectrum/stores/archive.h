@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Archive: one configured store behind one face — test the connection, search it, list a study, take a first look
 // at one, fetch instances into the workstation's cache (or a folder), send files to it. One implementation per

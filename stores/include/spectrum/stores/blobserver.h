@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // BlobServer: serves a BlobStore over the blob protocol (transfer/PROTOCOL.md) — the heart of spectrum-blobd.
 // One event loop serves every connection; memory per connection is bounded (a send queue of at most a few

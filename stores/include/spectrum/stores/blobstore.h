@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // BlobStore: one interface whatever the location of the bytes — memory, the workstation's disk, a blob server,
 // a PACS (the Blob Store of the Blob Streaming paper, section 2.2.1). Every call returns a job (core/job.h):

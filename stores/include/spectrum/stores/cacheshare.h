@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CacheShare: a workstation's disk cache shared read-only with the other workstations of its reading room — the
 // seeds' cluster store. A blob server (BlobServer, readOnly) over the cache, on every address, with the token and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A de-identified copy of cached instances (deidentify.h) written to a folder — one export, one UID map: the
 // references between its instances resolve, and nothing links it back to the original or to another export.

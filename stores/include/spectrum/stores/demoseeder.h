@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writes the demo archive (imaging/demostudies.h) into a store, instance by instance, through the ordinary
 // reserve / write / commit path — so a fresh workstation has real studies to read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DicomImport: DICOM files from outside — chosen files, folders walked whole, a CD or USB stick's DICOMDIR (its
 // folder) — into the workstation's cache, each instance under its SOP Instance UID. Every file is checked as it

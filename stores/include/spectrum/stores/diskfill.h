@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A blob from a remote blob store (blobd) into the workstation's disk cache, resumably: what `spectrum-cli pull`
 // does for one blob.

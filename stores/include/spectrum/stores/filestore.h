@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FileStore: the workstation's disk cache. Blobs are files in one directory (small whole ones share pack files),
 // found through an index that survives restarts; commits are atomic; reads of files are memory mappings, not

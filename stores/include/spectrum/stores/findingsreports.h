@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Findings drawn on a study's images, made into the DICOM objects that keep them: one Measurement Report (TID 1500,
 // measurementreport.h) per study, the key images as a Key Object Selection (keyobjects.h), and the series in view as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Hanging protocols: how a study is laid out on screen before the reader touches it. A protocol matches a study
 // (modality, body part or study description, how many series and which, whether a prior is there) and says the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // MemoryStore: blobs in memory, least recently used evicted first to stay under a byte budget.
 

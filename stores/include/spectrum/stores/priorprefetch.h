@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // PriorPrefetcher: the seeds' batch workflow for priors — for each study given (opened, pushed to the
 // workstation, found by a query or a saved search), its comparable priors are found (PriorSearch) and fetched

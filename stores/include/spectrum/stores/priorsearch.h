@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // PriorSearch: a patient's other studies, to read the current one against — found in the workstation's cache
 // and in every configured store at once, by Patient ID and Issuer of Patient ID, newest first.

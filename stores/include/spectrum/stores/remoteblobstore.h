@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // RemoteBlobStore: a BlobStore whose blobs live on a spectrum-blobd server (cluster or central store),
 // reached through the blob protocol's multi-stream client.

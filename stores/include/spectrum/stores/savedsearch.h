@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SavedSearch: a study search the reader (or the hospital's IT) keeps by name — "Today's CT at the main PACS" —
 // with what to do with what it lists: nothing, prefetch each study's comparable priors, or the studies and their

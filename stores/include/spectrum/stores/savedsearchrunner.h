@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SavedSearchRunner: runs saved searches — when asked, and every N minutes for those that say so — and hands
 // what they list to the prior prefetcher as each search says (its priors; the study and its priors). A study the

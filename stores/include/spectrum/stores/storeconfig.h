@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The stores a hospital has connected, as configured by its IT admins: one JSON file (documented in
 // stores/STORES.md), validated with errors that name the store and the field.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // StoreRegistry: every configured store behind one face — test a connection, search them all at once and merge
 // the answers, fetch a study from one of them into the workstation's cache (or a folder), send files to one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // From the blobs of a store to what a radiologist browses: studies, their series, the instances in order.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // StudyStreamer: a study opened from a remote store and read while it arrives — the viewer's fetch engine. It
 // asks the store what the study holds (StoreRegistry::listStudy) and brings it into the workstation's cache in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // WorkstationService: what the command line hands to a running workstation, which holds the disk cache (only one
 // process writes it) — imports, fetches, prefetches (cron's, on a workstation left open overnight) — and what it

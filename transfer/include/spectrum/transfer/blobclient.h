@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // BlobClient: the client side of the blob protocol (transfer/PROTOCOL.md). Pulls a blob over several data
 // connections at once, chunks handed out dynamically and received straight into the destination's memory;

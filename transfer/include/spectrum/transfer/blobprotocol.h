@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The blob protocol's wire format (see transfer/PROTOCOL.md): connection preface, control frames carrying CBOR
 // maps, and the fixed 32-byte data headers. Pure encoding and decoding with bounds checks; no sockets.

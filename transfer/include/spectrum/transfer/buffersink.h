@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // BufferSink: a ByteSink over one memory buffer of fixed size — the in-memory destination of a transfer.
 // The memory comes straight from the kernel in huge pages where it can (fewer page faults when 1 GiB lands in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CRC32C (Castagnoli, iSCSI's and S3's x-amz-checksum-crc32c): a checksum at memory speed with the CPU's CRC
 // instruction (SSE 4.2), a table walk without it. Like XXH3 (xxh3.h) it tells damaged bytes from good ones, not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DicomWebClient: QIDO-RS (search), WADO-RS (retrieve instances, metadata, frames) and STOW-RS (store) against a
 // DICOMweb server, on the caller's event loop through core's job API.

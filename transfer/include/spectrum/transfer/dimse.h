@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DIMSE with DCMTK: the classic DICOM network services against a PACS, and the workstation's own Storage SCP.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FileSink: a ByteSink over a file of fixed size, written with pwrite() in any order, readable through a memory
 // mapping (data()) while it fills.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A blob's hash tree: the SHA-256 of every 1 MiB leaf, and a root over them — the construction of S3's composite
 // checksums (the root is the SHA-256 of the leaves' digests one after another). A receiver that holds the leaves

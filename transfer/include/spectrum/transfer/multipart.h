@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // MultipartReader: parses a multipart body (RFC 2046; DICOMweb's multipart/related) as it arrives, in pieces of
 // any size. Each part's headers are reported as soon as they are complete, its bytes as they come (never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ProgressRecord: which ranges of a partly received blob are safely on disk, kept in a small JSON file beside
 // it, so that a transfer interrupted by a crash or a kill continues where it stopped. The record is replaced

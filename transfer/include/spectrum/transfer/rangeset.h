@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // RangeSet: disjoint half-open byte ranges [begin, end), merged as they are added — which parts of a blob
 // are here. Not thread-safe.

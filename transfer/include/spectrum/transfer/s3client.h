@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // S3Client: objects of one bucket of an S3-compatible store (AWS S3, Ceph RGW, Garage, versitygw…) on the caller's
 // event loop through core's job API — head, get (whole or a byte range, optionally only if its ETag is still the

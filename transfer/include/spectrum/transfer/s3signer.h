@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // AWS Signature Version 4 for S3 (the "s3" service): what every S3-compatible store — AWS, Ceph RGW, Garage,
 // versitygw — checks on each request. Written here over Qt and OpenSSL because no S3 library in Debian 12 signs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SHA-256 through OpenSSL, which uses the CPU's SHA extensions: about ten times QCryptographicHash's speed
 // here (1.3 GB/s against 0.12 GB/s), which decides whether verifying a blob costs more than receiving it.
