@@ -9,6 +9,7 @@
 #include "spectrum/core/settings.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/filestore.h"
+#include "spectrum/stores/listenaddress.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/storeregistry.h"
 #include "spectrum/stores/workstationservice.h"
@@ -20,6 +21,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QHostAddress>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -242,6 +244,9 @@ int cmdStoresShare(const QStringList &args)
     addConfigOption(p);
     p.addOption({QStringLiteral("port"), QStringLiteral("The port to serve on."), QStringLiteral("N")});
     p.addOption({QStringLiteral("token-file"), QStringLiteral("A file holding the token the others must present (sealed into the configuration)."), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("address"), QStringLiteral("Serve on this one address of the machine only (default: every address)."), QStringLiteral("ADDRESS")});
+    p.addOption({QStringLiteral("plain"), QStringLiteral("Share without TLS (the workstation has no certificate): allowed only with --address, on a "
+                                                         "network only the reading room reaches — the token and images cross it readable.")});
     p.addOption({QStringLiteral("off"), QStringLiteral("Stop sharing.")});
     p.process(args);
     Result<StoreConfigFile> config = loadConfig(p);
@@ -262,12 +267,21 @@ int cmdStoresShare(const QStringList &args)
     Result<Secret> sealed = sealFromFile(config.value(), p.value(QStringLiteral("token-file")));
     if (!sealed.isOk())
         return fail(sealed.error().toString());
+    const QString address = p.value(QStringLiteral("address")).trimmed();
+    if (!address.isEmpty() && QHostAddress(address).isNull())
+        return fail(QStringLiteral("stores share: --address '%1' is not an address").arg(address), 2);
+    const bool tls = !config.value().workstation.tlsCertificate.isEmpty();
+    if (!tls && !(p.isSet(QStringLiteral("plain")) && !address.isEmpty()))
+        return fail(QStringLiteral("stores share: this workstation has no TLS certificate (the configuration's workstation \"tls\"): the cache is "
+                                   "shared without TLS only with --plain and --address, one address of a network only the reading room reaches"), 2);
     config.value().workstation.sharePort = port;
     config.value().workstation.shareToken = sealed.value();
+    config.value().workstation.shareAddress = address;
+    config.value().workstation.sharePlain = !tls && p.isSet(QStringLiteral("plain"));
     if (Error e = config.value().save(); e.isError())
         return fail(e.toString());
-    const bool tls = !config.value().workstation.tlsCertificate.isEmpty();
-    out(QStringLiteral("the cache is shared read-only on port %1%2 while the workstation runs").arg(port).arg(tls ? QStringLiteral(" (TLS: blobs://)") : QString()));
+    out(QStringLiteral("the cache is shared read-only on %1 port %2%3 while the workstation runs")
+            .arg(address.isEmpty() ? QStringLiteral("every address") : address).arg(port).arg(tls ? QStringLiteral(" (TLS: blobs://)") : QStringLiteral(" (plain: blob://)")));
     return 0;
 }
 
@@ -478,6 +492,8 @@ int cmdListen(const QStringList &args)
     p.addOptions({
         {QStringLiteral("aet"), QStringLiteral("Our AE title (default: the configuration's workstation aeTitle)."), QStringLiteral("AET")},
         {QStringLiteral("port"), QStringLiteral("Port (default: the configuration's workstation storagePort)."), QStringLiteral("PORT")},
+        {QStringLiteral("address"), QStringLiteral("Listen on this IPv4 address of the machine, or 'any' for every address (default: the "
+                                                   "configuration's workstation listenAddress, else the address the PACS are reached from)."), QStringLiteral("ADDRESS")},
         {QStringLiteral("out"), QStringLiteral("Keep received files in this folder instead of the cache."), QStringLiteral("DIR")},
         {QStringLiteral("tls-cert"), QStringLiteral("DICOM TLS: our certificate (PEM; default: the configuration's workstation tls)."), QStringLiteral("FILE")},
         {QStringLiteral("tls-key"), QStringLiteral("DICOM TLS: its private key (PEM)."), QStringLiteral("FILE")},
@@ -500,6 +516,16 @@ int cmdListen(const QStringList &args)
         o.port = quint16(port);
     }
     const WorkstationConfig &ws = config.value().workstation;
+    if (p.isSet(QStringLiteral("address"))) {
+        const QString a = p.value(QStringLiteral("address")).trimmed();
+        if (a != QLatin1String("any") && QHostAddress(a).protocol() != QAbstractSocket::IPv4Protocol)
+            return fail(QStringLiteral("--address: '%1' is neither an IPv4 address nor 'any'").arg(a), 2);
+        config.value().workstation.listenAddress = a;
+    }
+    if (p.isSet(QStringLiteral("any-caller")))
+        config.value().workstation.acceptAnyCaller = true;
+    const ListenAddress where = chooseListenAddress(config.value());
+    o.address = where.address;
     o.certificateFile = p.isSet(QStringLiteral("tls-cert")) ? p.value(QStringLiteral("tls-cert")) : ws.tlsCertificate;
     o.keyFile = p.isSet(QStringLiteral("tls-key")) ? p.value(QStringLiteral("tls-key")) : ws.tlsKey;
     o.clientCaFile = p.isSet(QStringLiteral("tls-client-ca")) ? p.value(QStringLiteral("tls-client-ca")) : ws.tlsClientCa;
@@ -530,7 +556,8 @@ int cmdListen(const QStringList &args)
     QObject::connect(&scp, &StorageScp::refused, [](const QString &what) { std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(what)); });
     if (Error e = scp.start(); e.isError())
         return fail(e.toString());
-    std::fprintf(stderr, "Storage SCP %s listening on port %d%s, instances into %s\n", qPrintable(o.aeTitle), o.port,
+    std::fprintf(stderr, "Storage SCP %s listening on %s port %d (%s)%s, instances into %s\n", qPrintable(o.aeTitle), qPrintable(where.shown()), o.port,
+                 qPrintable(where.why),
                  o.certificateFile.isEmpty() ? "" : o.clientCaFile.isEmpty() ? " (TLS)" : " (TLS, client certificates required)",
                  cache ? qPrintable(WorkstationPaths::cacheDirectory()) : qPrintable(outDir));
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, g_signalPipe) != 0)

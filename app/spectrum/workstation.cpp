@@ -6,6 +6,7 @@
 #include <QFileSystemWatcher>
 
 #include "spectrum/core/logging.h"
+#include "spectrum/core/resultjob.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/demoseeder.h"
 #include "spectrum/stores/priorprefetch.h"
@@ -144,13 +145,45 @@ bool Workstation::isListening() const
     return m_scp && m_scp->isRunning();
 }
 
+namespace {
+
+/// What the Storage SCP's address is chosen from: a change of any of it moves the listener.
+QString listenKeyOf(const QString &ae, quint16 port, const StoreConfigFile &config)
+{
+    QStringList hosts;
+    for (const StoreConfig &s : config.stores()) {
+        if (s.kind == StoreKind::Dimse)
+            hosts << s.host;
+    }
+    for (const auto &c : config.workstation.callers)
+        hosts << c.second;
+    return QStringLiteral("%1|%2|%3|%4|%5").arg(ae).arg(port).arg(config.workstation.listenAddress)
+        .arg(config.workstation.acceptAnyCaller).arg(hosts.join(QLatin1Char(',')));
+}
+
+} // namespace
+
 void Workstation::startListening()
 {
     if (m_options.storagePort == 0)
         return;
+    // Where the PACS reach this machine, chosen on the pool (host names are looked up), then the listener.
+    const quint64 attempt = ++m_listenTry;
+    m_listenKey = listenKeyOf(m_options.storageAeTitle, m_options.storagePort, m_options.stores);
+    auto *job = makeJob<ListenAddress>([config = m_options.stores](const CancelToken &) -> Result<ListenAddress> { return chooseListenAddress(config); });
+    whenDone(job, this, [this, attempt](const Result<ListenAddress> &chosen) {
+        if (attempt != m_listenTry || m_scp || !chosen.isOk())
+            return;  // another start was asked for since
+        listenOn(chosen.value());
+    });
+}
+
+void Workstation::listenOn(const ListenAddress &where)
+{
     StorageScp::Options o;
     o.aeTitle = m_options.storageAeTitle;
     o.port = m_options.storagePort;
+    o.address = where.address;
     o.directory = m_options.cacheDirectory + QStringLiteral("-incoming");
     o.certificateFile = m_options.stores.workstation.tlsCertificate;  // DICOM TLS when configured
     o.keyFile = m_options.stores.workstation.tlsKey;
@@ -175,9 +208,11 @@ void Workstation::startListening()
         m_scp.reset();
         return;
     }
+    m_listenAddress = where;
+    qCInfo(lcStores).noquote() << "Storage SCP" << o.aeTitle << "listening on" << where.shown() << "port" << o.port << "—" << where.why;
     if (m_registry)
         m_registry->setMoveDestination(m_scp.get());  // fetches by C-MOVE have the PACS send here
-    Q_EMIT statusMessage(tr("Listening for studies as %1 on port %2%3").arg(o.aeTitle).arg(o.port).arg(o.certificateFile.isEmpty() ? QString() : tr(" (TLS)")));
+    Q_EMIT statusMessage(tr("Listening for studies as %1 on %2 port %3%4").arg(o.aeTitle, where.shown()).arg(o.port).arg(o.certificateFile.isEmpty() ? QString() : tr(" (TLS)")));
 }
 
 void Workstation::setStoreConfig(const StoreConfigFile &config)
@@ -198,10 +233,30 @@ void Workstation::followListening()
         return;
     const WorkstationConfig &w = m_options.stores.workstation;
     const bool configured = !m_options.storesFile.isEmpty() && QFile::exists(m_options.storesFile);
-    const bool same = m_scp && m_options.storageAeTitle == w.aeTitle && m_options.storagePort == quint16(w.storagePort);
+    const QString key = listenKeyOf(w.aeTitle, quint16(w.storagePort), m_options.stores);
+    const bool same = (m_scp || m_listenTry > 0) && key == m_listenKey;
     if (!configured || same)
         return;
+    if (m_scp && m_scp->options().aeTitle == w.aeTitle && m_scp->port() == quint16(w.storagePort)) {
+        // Other PACS or callers (who may call follows at once: setStoreConfig): moved only if they are reached
+        // from another address than the one it listens on.
+        m_listenKey = key;
+        const quint64 attempt = ++m_listenTry;
+        auto *job = makeJob<ListenAddress>([config = m_options.stores](const CancelToken &) -> Result<ListenAddress> { return chooseListenAddress(config); });
+        whenDone(job, this, [this, attempt](const Result<ListenAddress> &chosen) {
+            if (attempt != m_listenTry || !m_scp || !chosen.isOk() || chosen.value().address == m_listenAddress.address)
+                return;
+            if (m_registry)
+                m_registry->setMoveDestination(nullptr);
+            m_scp->stop();
+            m_scp.reset();
+            listenOn(chosen.value());
+        });
+        return;
+    }
     if (m_scp) {
+        if (m_registry)
+            m_registry->setMoveDestination(nullptr);
         m_scp->stop();
         m_scp.reset();
     }

@@ -11,6 +11,7 @@
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/workstationservice.h"
 #include "spectrum/stores/savedsearch.h"
+#include "spectrum/stores/listenaddress.h"
 #include "spectrum/stores/storeconfig.h"
 #include "spectrum/stores/studycatalog.h"
 #include "spectrum/transfer/dimse.h"
@@ -113,6 +114,8 @@ public:
     bool isSeeding() const { return m_seedJob != nullptr || m_seedingEndsAfterRefresh; }
     /// The Storage SCP listens (started with the cache when Options::storagePort is set).
     bool isListening() const;
+    /// Where it listens ("127.0.0.1", or empty: every address) and why (listenaddress.h), once listening.
+    const ListenAddress &listenAddress() const { return m_listenAddress; }
     /// The cache is shared read-only with the reading room (the configuration's workstation "share").
     bool isSharingCache() const;
     quint16 sharePort() const;
@@ -157,6 +160,7 @@ private:
     Error changeSavedSearches(const QString &verb, const std::function<Error(SavedSearches &)> &change);
     void seedDemo();
     void startListening();
+    void listenOn(const ListenAddress &where);
     /// Listens, stops or restarts the Storage SCP as the options and configuration now say.
     void followListening();
     /// Shares the cache with the reading room, stops or moves, as the configuration now says (CacheShare).
@@ -174,6 +178,9 @@ private:
     bool m_refreshAgain = false;
     bool m_seedingEndsAfterRefresh = false;
     std::unique_ptr<StorageScp> m_scp;
+    ListenAddress m_listenAddress;
+    QString m_listenKey;      ///< what the Storage SCP was started from (AE, port, address, the hosts it was chosen for)
+    quint64 m_listenTry = 0;  ///< the last start asked for: an older address chosen is dropped
     std::unique_ptr<CacheShare> m_share;
     std::unique_ptr<StoreRegistry> m_registry;
     std::unique_ptr<PriorPrefetcher> m_prefetcher;

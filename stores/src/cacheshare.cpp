@@ -62,9 +62,23 @@ Error CacheShare::follow(const StoreConfigFile &config)
         return Error(ErrorCode::Authentication, QStringLiteral("the cache is not shared: its token cannot be read (%1)")
                                                     .arg(token.isOk() ? QStringLiteral("empty") : token.error().toString()));
     }
+    // Without TLS, anyone on the wire reads the token and the images: only on a named address the administrator
+    // chose to share plain on (a reading room's own network), never on every address.
+    const QHostAddress address = w.shareAddress.isEmpty() ? QHostAddress(QHostAddress::Any) : QHostAddress(w.shareAddress);
+    if (w.tlsCertificate.isEmpty()) {
+        const bool named = !w.shareAddress.isEmpty() && address != QHostAddress(QHostAddress::Any) && address != QHostAddress(QHostAddress::AnyIPv4)
+                        && address != QHostAddress(QHostAddress::AnyIPv6);
+        if (!w.sharePlain || !named) {
+            stop();
+            return Error(ErrorCode::InvalidArgument,
+                         QStringLiteral("the cache is not shared: it is shared over TLS (the workstation's \"tls\" certificate and key), or "
+                                        "without TLS only on one named address the configuration allows it on (\"share\": {\"address\": \"10.1.2.3\", "
+                                        "\"plain\": true})"));
+        }
+    }
     // What the server runs on, the token only as a digest: an unchanged configuration keeps it (and its clients).
-    const QString serving = QStringLiteral("%1|%2|%3|%4").arg(w.sharePort).arg(QString::fromLatin1(QCryptographicHash::hash(token.value().toUtf8(), QCryptographicHash::Sha256).toHex()),
-                                                              w.tlsCertificate, w.tlsKey);
+    const QString serving = QStringLiteral("%1|%2|%3|%4|%5").arg(w.sharePort).arg(QString::fromLatin1(QCryptographicHash::hash(token.value().toUtf8(), QCryptographicHash::Sha256).toHex()),
+                                                                 w.tlsCertificate, w.tlsKey, address.toString());
     if (m_server && serving == m_serving)
         return Error();
     stop();
@@ -79,8 +93,8 @@ Error CacheShare::follow(const StoreConfigFile &config)
         options.tlsConfiguration = tls.value();
     }
     auto server = std::make_unique<BlobServer>(m_cache, options);
-    if (Error e = server->listen(QHostAddress::Any, quint16(w.sharePort)); e.isError())
-        return e.withContext(QStringLiteral("the cache is not shared on port %1").arg(w.sharePort));
+    if (Error e = server->listen(address, quint16(w.sharePort)); e.isError())
+        return e.withContext(QStringLiteral("the cache is not shared on %1 port %2").arg(w.shareAddress.isEmpty() ? QStringLiteral("every address") : w.shareAddress).arg(w.sharePort));
     m_server = std::move(server);
     m_serving = serving;
     m_tls = options.tls;

@@ -4,6 +4,7 @@
 #include "fetchjob.h"
 
 #include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/stores/listenaddress.h"
 #include "spectrum/stores/storeregistry.h"
 
 #include <QFile>
@@ -111,6 +112,7 @@ public:
             StorageScp::Options o;
             o.aeTitle = ws.aeTitle;
             o.port = quint16(ws.storagePort);
+            o.address = chooseListenAddress(ws, {{pacs.first, pacs.second}}).address;  // where the PACS reaches us
             o.directory = st.directory->path();
             o.timeoutSeconds = timeoutSeconds;
             o.certificateFile = ws.tlsCertificate;

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
+#include <QHostAddress>
 #include <QJsonDocument>
 #include <QStandardPaths>
 #include <QRegularExpression>
@@ -418,6 +419,11 @@ Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QSt
         return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation aeTitle '%2' is not an AE title").arg(path, f.workstation.aeTitle));
     if (f.workstation.storagePort < 1 || f.workstation.storagePort > 65535)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation storagePort must be 1-65535").arg(path));
+    f.workstation.listenAddress = ws.value(QStringLiteral("listenAddress")).toString().trimmed();
+    if (!f.workstation.listenAddress.isEmpty() && f.workstation.listenAddress != QLatin1String("any")
+        && QHostAddress(f.workstation.listenAddress).protocol() != QAbstractSocket::IPv4Protocol)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation listenAddress '%2' is neither an IPv4 address nor \"any\"")
+                                                     .arg(path, f.workstation.listenAddress));
     if (ws.contains(QStringLiteral("tls"))) {
         const QJsonValue tlsValue = ws.value(QStringLiteral("tls"));
         const QJsonObject tls = tlsValue.toObject();
@@ -441,8 +447,8 @@ Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QSt
     if (ws.contains(QStringLiteral("share"))) {
         const QJsonObject share = ws.value(QStringLiteral("share")).toObject();
         for (const QString &field : share.keys()) {
-            if (field != QLatin1String("port") && field != QLatin1String("token"))
-                return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation share: unknown field '%2' (port, token)").arg(path, field));
+            if (field != QLatin1String("port") && field != QLatin1String("token") && field != QLatin1String("address") && field != QLatin1String("plain"))
+                return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation share: unknown field '%2' (port, token, address, plain)").arg(path, field));
         }
         const QJsonValue port = share.value(QStringLiteral("port"));
         if (!ws.value(QStringLiteral("share")).isObject() || !port.isDouble() || port.toDouble() < 1 || port.toDouble() > 65535
@@ -455,6 +461,10 @@ Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QSt
             return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation share needs a token: a cache is never shared without one").arg(path));
         f.workstation.sharePort = int(port.toDouble());
         f.workstation.shareToken = token.value();
+        f.workstation.shareAddress = share.value(QStringLiteral("address")).toString().trimmed();
+        f.workstation.sharePlain = share.value(QStringLiteral("plain")).toBool(false);
+        if (!f.workstation.shareAddress.isEmpty() && QHostAddress(f.workstation.shareAddress).isNull())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: workstation share address '%2' is not an address").arg(path, f.workstation.shareAddress));
     }
     if (ws.contains(QStringLiteral("callers"))) {
         const QJsonValue callers = ws.value(QStringLiteral("callers"));
@@ -499,14 +509,22 @@ Error StoreConfigFile::save() const
     for (const StoreConfig &s : m_stores)
         stores.append(s.toJson());
     QJsonObject ws{{QStringLiteral("aeTitle"), workstation.aeTitle}, {QStringLiteral("storagePort"), workstation.storagePort}};
+    if (!workstation.listenAddress.isEmpty())
+        ws.insert(QStringLiteral("listenAddress"), workstation.listenAddress);
     if (!workstation.tlsCertificate.isEmpty()) {
         QJsonObject tls{{QStringLiteral("certificate"), workstation.tlsCertificate}, {QStringLiteral("key"), workstation.tlsKey}};
         if (!workstation.tlsClientCa.isEmpty())
             tls.insert(QStringLiteral("clientCa"), workstation.tlsClientCa);
         ws.insert(QStringLiteral("tls"), tls);
     }
-    if (workstation.sharePort > 0)
-        ws.insert(QStringLiteral("share"), QJsonObject{{QStringLiteral("port"), workstation.sharePort}, {QStringLiteral("token"), workstation.shareToken.toJson()}});
+    if (workstation.sharePort > 0) {
+        QJsonObject share{{QStringLiteral("port"), workstation.sharePort}, {QStringLiteral("token"), workstation.shareToken.toJson()}};
+        if (!workstation.shareAddress.isEmpty())
+            share.insert(QStringLiteral("address"), workstation.shareAddress);
+        if (workstation.sharePlain)
+            share.insert(QStringLiteral("plain"), true);
+        ws.insert(QStringLiteral("share"), share);
+    }
     if (!workstation.callers.isEmpty()) {
         QJsonArray callers;
         for (const auto &[ae, host] : workstation.callers)

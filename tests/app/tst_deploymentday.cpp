@@ -126,6 +126,7 @@ void tst_DeploymentDay::aPacsThatOnlyMovesSendsTheStudyToTheWorkstation()
     ws.start();
     QVERIFY(started.wait(20000));
     QTRY_VERIFY(ws.isListening());
+    QCOMPARE(ws.listenAddress().address, QStringLiteral("127.0.0.1"));  // where the PACS reaches it, not every address
     MainWindow window(&ws);
     window.setProtocols(ProtocolSet());
     window.resize(1200, 800);
@@ -388,7 +389,9 @@ void tst_DeploymentDay::theStorageScpTakesOnlyWhomTheAdminNamed()
     listen.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("listen")});
     QVERIFY(listen.waitForStarted());
     QByteArray said;
-    QVERIFY(QTest::qWaitFor([&] { said += listen.readAllStandardError(); return said.contains("listening on port"); }, 20000));
+    // On the address the PACS and the modality reach this machine from (loopback here), not on every address.
+    QVERIFY(QTest::qWaitFor([&] { said += listen.readAllStandardError(); return said.contains("listening on"); }, 20000));
+    QVERIFY2(said.contains("listening on 127.0.0.1 port " + QByteArray::number(port) + " (where pacs is reached from)"), said.constData());
     const QString file = m_dir.filePath(QStringLiteral("listen.dcm"));
     QVERIFY(writeFile(file, m_ct.first().bytes));
     auto push = [&](const QString &calling, const QString &called) {
@@ -399,6 +402,12 @@ void tst_DeploymentDay::theStorageScpTakesOnlyWhomTheAdminNamed()
     QVERIFY(push(QStringLiteral("PACS"), QStringLiteral("READROOM")).ok());
     QVERIFY(!push(QStringLiteral("STRANGER"), QStringLiteral("READROOM")).ok());
     QVERIFY(!push(QStringLiteral("MODALITY"), QStringLiteral("SPECTRUM")).ok());
+    {  // another address of this machine (127.0.0.2: loopback too) finds no listener
+        const ProcessResult elsewhere = run(QStringLiteral(STORESCU_EXECUTABLE), {QStringLiteral("-to"), QStringLiteral("10"), QStringLiteral("-aet"), QStringLiteral("MODALITY"),
+                                                                                  QStringLiteral("-aec"), QStringLiteral("READROOM"), QStringLiteral("127.0.0.2"), QString::number(port), file}, 60000);
+        QVERIFY(!elsewhere.ok());
+        QVERIFY2(elsewhere.err.contains("Connection refused"), elsewhere.err.constData());
+    }
     QVERIFY(QTest::qWaitFor([&] { said += listen.readAllStandardError(); return said.contains("not ours"); }, 10000));
     QVERIFY2(said.contains("refused an association from STRANGER at 127.0.0.1: STRANGER at 127.0.0.1 is not among the allowed callers"), said.constData());
     QVERIFY2(said.contains("refused an association from MODALITY at 127.0.0.1: it called AE title 'SPECTRUM', not ours (READROOM)"), said.constData());

@@ -562,6 +562,8 @@ void tst_Workstation::theCacheIsSharedAsConfigured()
     options.stores = StoreConfigFile::parse("{}", dir.filePath(QStringLiteral("stores.json"))).value();
     options.stores.workstation.sharePort = freePort();
     options.stores.workstation.shareToken = options.stores.seal(QStringLiteral("room")).value();
+    options.stores.workstation.shareAddress = QStringLiteral("127.0.0.1");  // no TLS: plain, allowed on loopback
+    options.stores.workstation.sharePlain = true;
     Workstation ws(options);
     QSignalSpy seeded(&ws, &Workstation::seedingFinished);
     ws.start();

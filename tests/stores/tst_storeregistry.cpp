@@ -25,6 +25,7 @@
 #include <QProcess>
 #include <QSet>
 #include <QSignalSpy>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -82,6 +83,8 @@ tst_StoreRegistry::Peer tst_StoreRegistry::sharedPeer(const QString &name, const
     StoreConfigFile a = config(name);
     a.workstation.sharePort = freePort();
     a.workstation.shareToken = a.seal(token).value();
+    a.workstation.shareAddress = QStringLiteral("127.0.0.1");  // plain on loopback only, as allowed explicitly
+    a.workstation.sharePlain = true;
     peer.share = std::make_unique<CacheShare>(peer.cache.get());
     if (peer.share->follow(a).isError())
         return Peer();
@@ -558,15 +561,32 @@ void tst_StoreRegistry::aWorkstationsCacheSharedWithTheReadingRoom()
     const QString token = QStringLiteral("reading-room-4711");
     a.workstation.sharePort = freePort();
     a.workstation.shareToken = a.seal(token).value();
+    CacheShare share(openedA.value().get());
+    // Without TLS the cache is not shared, unless plain is allowed on one named address: never on every address.
+    Error refused = share.follow(a);
+    QVERIFY2(refused.code() == ErrorCode::InvalidArgument && refused.message().contains(QLatin1String("TLS")), qPrintable(refused.toString()));
+    QVERIFY(!share.isSharing());
+    a.workstation.sharePlain = true;
+    refused = share.follow(a);
+    QVERIFY2(refused.message().contains(QLatin1String("one named address")), qPrintable(refused.toString()));
+    QVERIFY(!share.isSharing());
+    a.workstation.shareAddress = QStringLiteral("127.0.0.1");
     QCOMPARE(a.save(), Error());
     Result<StoreConfigFile> reread = StoreConfigFile::load(a.path());  // what `spectrum-cli stores share` writes, read back
     QVERIFY2(reread.isOk(), qPrintable(reread.error().toString()));
     QCOMPARE(reread.value().workstation.sharePort, a.workstation.sharePort);
+    QCOMPARE(reread.value().workstation.shareAddress, QStringLiteral("127.0.0.1"));
+    QVERIFY(reread.value().workstation.sharePlain);
     QVERIFY(!readFile(a.path()).contains(token.toUtf8()));  // sealed, never in clear
-    CacheShare share(openedA.value().get());
     QCOMPARE(share.follow(reread.value()), Error());
     QVERIFY(share.isSharing());
     QCOMPARE(share.port(), quint16(a.workstation.sharePort));
+    {  // on that address only: another address of this machine (127.0.0.2 is loopback too) finds nothing there
+        QTcpSocket elsewhere;
+        elsewhere.connectToHost(QHostAddress(QStringLiteral("127.0.0.2")), share.port());
+        QVERIFY(!elsewhere.waitForConnected(5000));
+        QCOMPARE(elsewhere.error(), QAbstractSocket::ConnectionRefusedError);
+    }
 
     StoreConfigFile b = config(QStringLiteral("share-b"));
     StoreConfig room;

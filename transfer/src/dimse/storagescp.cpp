@@ -19,6 +19,7 @@
 #include <dcmtk/dcmdata/dcdeftag.h>
 #include <dcmtk/dcmdata/dcuid.h>
 #include <dcmtk/dcmnet/diutil.h>
+#include <dcmtk/dcmnet/dulstruc.h>
 #include <dcmtk/dcmnet/dstorscp.h>
 #include <dcmtk/dcmnet/dstorscu.h>
 #include <dcmtk/dcmnet/scu.h>
@@ -30,10 +31,17 @@
 #include <QHostAddress>
 #include <QHostInfo>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <set>
 
@@ -51,6 +59,9 @@ public:
     std::function<void(const ReceivedInstance &)> stored;
     std::function<void(const QString &)> refused;
     QString ourAeTitle;  ///< set before the listener starts
+    /// A socket listening on one address, put in place of DCMTK's (which listens on every address of a port
+    /// nobody is told) before the first association is waited for. DCMTK closes it with its network.
+    std::atomic<int> ownListenSocket{-1};
     /// Who may call: changed while it runs (a configuration followed), read by the listener's thread.
     void setCallers(const QList<QPair<QString, QString>> &list, bool any)
     {
@@ -102,6 +113,15 @@ protected:
         m_caller = qs(getPeerAETitle()).trimmed();
         return DcmStorageSCP::generateSTORERequestFilename(request, filename);
     }
+    OFCondition waitForAssociationRQ(T_ASC_Network *network) override
+    {
+        if (ownListenSocket >= 0 && network && network->network) {
+            auto *key = static_cast<PRIVATE_NETWORKKEY *>(static_cast<void *>(network->network));
+            ::close(key->networkSpecific.TCP.listenSocket);
+            key->networkSpecific.TCP.listenSocket = ownListenSocket.exchange(-1);
+        }
+        return DcmStorageSCP::waitForAssociationRQ(network);
+    }
     OFBool stopAfterConnectionTimeout() override { return stopping.load(); }
     OFBool stopAfterCurrentAssociation() override { return stopping.load(); }
     void notifyInstanceStored(const OFString &filename, const OFString &sopClassUID, const OFString &sopInstanceUID, DcmDataset *) const override
@@ -138,6 +158,47 @@ private:
     QString m_originator, m_caller;
     QString m_why;  ///< why the last check refused
 };
+
+/// A TCP socket listening on `address`:`port` (IPv4), or an error in words.
+Result<int> listenOn(const QString &address, quint16 port)
+{
+    sockaddr_in where{};
+    where.sin_family = AF_INET;
+    where.sin_port = htons(port);
+    if (::inet_pton(AF_INET, address.toLatin1().constData(), &where.sin_addr) != 1)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not an IPv4 address (the Storage SCP listens over IPv4)").arg(address));
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return Error(ErrorCode::Io, QStringLiteral("cannot make a socket: %1").arg(QString::fromLocal8Bit(std::strerror(errno))));
+    const int on = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (::bind(fd, reinterpret_cast<sockaddr *>(&where), sizeof where) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+        const int why = errno;
+        ::close(fd);
+        return Error(why == EADDRINUSE ? ErrorCode::Busy : ErrorCode::Io,
+                     QStringLiteral("cannot listen on %1 port %2: %3%4")
+                         .arg(address).arg(port).arg(QString::fromLocal8Bit(std::strerror(why)),
+                                                     why == EADDRNOTAVAIL ? QStringLiteral(" (not an address of this machine)") : QString()));
+    }
+    return fd;
+}
+
+/// A port of every address no one listens on now, for DCMTK's own listener until ours replaces it.
+quint16 unusedPort()
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in where{};
+    where.sin_family = AF_INET;
+    where.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof where;
+    quint16 port = 0;
+    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr *>(&where), sizeof where) == 0
+        && ::getsockname(fd, reinterpret_cast<sockaddr *>(&where), &length) == 0)
+        port = ntohs(where.sin_port);
+    if (fd >= 0)
+        ::close(fd);
+    return port;
+}
 
 } // namespace
 
@@ -278,8 +339,28 @@ Error StorageScp::start()
     } else if (!m_options.clientCaFile.isEmpty()) {
         return Error(ErrorCode::InvalidArgument, QStringLiteral("Storage SCP %1: client certificates need TLS (a certificate and key)").arg(ae));
     }
-    if (OFCondition c = l.openListenPort(); c.bad())
+    const bool oneAddress = !m_options.address.isEmpty() && m_options.address != QLatin1String("0.0.0.0");
+    if (oneAddress) {
+        // DCMTK 3.6.7 listens on every address: ours, on the one address, takes the place of its listener.
+        Result<int> own = listenOn(m_options.address, m_options.port);
+        if (!own.isOk())
+            return own.error().withContext(QStringLiteral("Storage SCP %1").arg(ae));
+        if (l.ownListenSocket >= 0)
+            ::close(l.ownListenSocket);
+        l.ownListenSocket = own.value();
+        OFCondition c = EC_IllegalCall;
+        for (int attempt = 0; attempt < 5 && c.bad(); ++attempt) {  // a port taken between asking and binding: another
+            l.setPort(unusedPort());
+            c = l.openListenPort();
+        }
+        if (c.bad()) {
+            ::close(l.ownListenSocket);
+            l.ownListenSocket = -1;
+            return dimseError(c, QStringLiteral("Storage SCP %1").arg(ae));
+        }
+    } else if (OFCondition c = l.openListenPort(); c.bad()) {
         return dimseError(c, QStringLiteral("Storage SCP %1 on port %2").arg(ae).arg(m_options.port));
+    }
     d->thread.reset(QThread::create([weak, self, toSelf] {
         auto p = weak.lock();
         if (!p)
@@ -301,6 +382,10 @@ void StorageScp::stop()
     d->listener.stopping = true;
     d->thread->wait();
     d->thread.reset();
+    if (d->listener.ownListenSocket >= 0) {  // never put in place: the listener ended first
+        ::close(d->listener.ownListenSocket);
+        d->listener.ownListenSocket = -1;
+    }
 }
 
 } // namespace spectrum

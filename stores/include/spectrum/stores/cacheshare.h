@@ -26,8 +26,9 @@ public:
     explicit CacheShare(BlobStore *cache, QObject *parent = nullptr);
     ~CacheShare() override;
 
-    /// Serves, stops or restarts as `config` says (its workstation's sharePort, shareToken, tlsCertificate and
-    /// tlsKey). An error says why the cache is not shared (a port taken, a token or certificate unreadable).
+    /// Serves, stops or restarts as `config` says (its workstation's sharePort, shareToken, shareAddress,
+    /// tlsCertificate and tlsKey). Over TLS only, unless the configuration allows plain (sharePlain) on one named
+    /// address. An error says why the cache is not shared (no TLS, a port taken, a token or certificate unreadable).
     Error follow(const StoreConfigFile &config);
     void stop();
 

@@ -90,6 +90,9 @@ struct WorkstationConfig
 {
     QString aeTitle = QStringLiteral("SPECTRUM");  ///< our AE title, for DIMSE and the Storage SCP
     int storagePort = 11112;                       ///< our Storage SCP
+    /// "listenAddress": where the Storage SCP listens — an IPv4 address of this machine, or "any" (every address).
+    /// Empty: the address this machine reaches its DIMSE stores from (listenaddress.h: chooseListenAddress).
+    QString listenAddress;
     /// DICOM TLS ("tls": {"certificate", "key", "clientCa"}): the workstation's certificate and private key
     /// (PEM files). With them the Storage SCP accepts associations over TLS only, and DIMSE stores with "tls"
     /// present them to a PACS that asks for a client certificate. clientCa: the CA that callers of the Storage
@@ -103,6 +106,11 @@ struct WorkstationConfig
     /// required of every client.
     int sharePort = 0;
     Secret shareToken;
+    /// "share": {"address"}: the one address the share listens on (default: every address). "plain": true shares
+    /// without TLS — only on a named address, the administrator's explicit choice; without it, a share with no
+    /// certificate above is refused.
+    QString shareAddress;
+    bool sharePlain = false;
     /// Who may send to the Storage SCP ("callers": [{"aeTitle", "host"}], host an address, a name or "*"),
     /// besides the DIMSE stores configured (a PACS sends what it is asked to move); others are refused and logged.
     QList<QPair<QString, QString>> callers;

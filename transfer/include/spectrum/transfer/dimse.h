@@ -118,6 +118,9 @@ public:
     {
         QString aeTitle = QStringLiteral("SPECTRUM");
         quint16 port = 11112;
+        /// The one IPv4 address of this machine to listen on (the interface the PACS reaches); empty: every
+        /// address. DCMTK 3.6.7 listens over IPv4 only.
+        QString address;
         QString directory;        ///< where received files land
         int timeoutSeconds = 30;
         /// DICOM TLS (BCP 195): with a certificate and key (PEM), associations are accepted over TLS only.
@@ -134,7 +137,7 @@ public:
     explicit StorageScp(Options options, QObject *parent = nullptr);
     ~StorageScp() override;  ///< stops and waits
 
-    /// Binds and starts listening on a pool thread; an error if the port cannot be bound.
+    /// Binds (Options::address, port) and starts listening on its own thread; an error if it cannot be bound.
     Error start();
     /// Stops accepting, finishes the current association, returns when the listener has ended.
     void stop();
