@@ -2,6 +2,7 @@
 // spectrum-blobd: a blob store server. Serves a FileStore directory over the blob protocol
 // (transfer/PROTOCOL.md). Wiring only: BlobServer and FileStore do the work.
 
+#include "spectrum/core/privatefile.h"
 #include "spectrum/stores/blobserver.h"
 #include "spectrum/stores/cacheshare.h"
 #include "spectrum/stores/filestore.h"
@@ -68,12 +69,13 @@ int main(int argc, char **argv)
     BlobServerOptions options;
     options.allowNoAuth = p.isSet(QStringLiteral("allow-no-auth"));
     if (p.isSet(QStringLiteral("token-file"))) {
-        QFile f(p.value(QStringLiteral("token-file")));
-        if (!f.open(QIODevice::ReadOnly))
-            return fail(QStringLiteral("cannot read the token file %1: %2").arg(f.fileName(), f.errorString()));
-        options.token = QString::fromUtf8(f.readAll()).trimmed();
+        const QString file = p.value(QStringLiteral("token-file"));
+        Result<QByteArray> token = readPrivateFile(file, QStringLiteral("the token file"));
+        if (!token.isOk())
+            return fail(token.error().message());
+        options.token = QString::fromUtf8(token.value()).trimmed();
         if (options.token.isEmpty())
-            return fail(QStringLiteral("the token file %1 is empty").arg(f.fileName()));
+            return fail(QStringLiteral("the token file %1 is empty").arg(file));
     } else if (!options.allowNoAuth) {
         return fail(QStringLiteral("give --token-file FILE (or --allow-no-auth on a loopback address)"), 2);
     }

@@ -7,6 +7,7 @@
 #include "output.h"
 
 #include "spectrum/core/settings.h"
+#include "spectrum/core/privatefile.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/listenaddress.h"
@@ -39,10 +40,10 @@ namespace {
 
 Result<QString> readSecretFile(const QString &path)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(path, f.errorString()));
-    const QString secret = QString::fromUtf8(f.read(64 * 1024)).trimmed();
+    Result<QByteArray> bytes = readPrivateFile(path, QStringLiteral("the secret file"));
+    if (!bytes.isOk())
+        return bytes.error();
+    const QString secret = QString::fromUtf8(bytes.value()).trimmed();
     if (secret.isEmpty())
         return Error(ErrorCode::InvalidArgument, QStringLiteral("%1 is empty").arg(path));
     return secret;

@@ -164,6 +164,9 @@ int cmdGet(const QStringList &args)
     }
     const QString out = p.positionalArguments().at(1);
     const bool toStdout = out == QLatin1String("-");
+    // Received into OUT.part and renamed when whole and checked: a killed get leaves no file of the full length
+    // under the name asked for that could be taken for the blob.
+    const QString partPath = out + QStringLiteral(".part");
     std::unique_ptr<ByteSink> sink;
     auto factory = [&](const RemoteBlobInfo &blob, qint64 begin, qint64 end) -> Result<ByteSink *> {
         if (toStdout) {
@@ -174,7 +177,7 @@ int cmdGet(const QStringList &args)
         } else {
             // Resumable: running the same command again after an interruption fetches only what is missing.
             const QString identity = QStringLiteral("%1 %2 %3-%4").arg(blob.version, QString::fromLatin1(blob.sha256.toHex())).arg(begin).arg(end);
-            auto file = FileSink::createOrResume(out, end - begin, identity);
+            auto file = FileSink::createOrResume(partPath, end - begin, identity);
             if (!file.isOk())
                 return file.error();
             sink = file.takeValue();
@@ -203,6 +206,11 @@ int cmdGet(const QStringList &args)
         std::fflush(stdout);
     else if (Error e = static_cast<FileSink *>(sink.get())->finish(); e.isError())
         return fail(e.toString());
+    if (!toStdout) {
+        sink.reset();
+        if (::rename(QFile::encodeName(partPath).constData(), QFile::encodeName(out).constData()) != 0)
+            return fail(QStringLiteral("cannot write %1: %2").arg(out, QString::fromLocal8Bit(std::strerror(errno))));
+    }
     printPullSummary(r.value());
     return 0;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "blobtarget.h"
 
+#include "spectrum/core/privatefile.h"
+
 #include <QFile>
 #include <QUrl>
 
@@ -22,10 +24,10 @@ Result<BlobTarget> target(const QCommandLineParser &p, const QString &url)
         return parsed.error();
     BlobEndpoint ep = parsed.value().first;
     if (p.isSet(QStringLiteral("token-file"))) {
-        QFile f(p.value(QStringLiteral("token-file")));
-        if (!f.open(QIODevice::ReadOnly))
-            return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(f.fileName(), f.errorString()));
-        ep.token = QString::fromUtf8(f.readAll()).trimmed();
+        Result<QByteArray> token = readPrivateFile(p.value(QStringLiteral("token-file")), QStringLiteral("the token file"));
+        if (!token.isOk())
+            return token.error();
+        ep.token = QString::fromUtf8(token.value()).trimmed();
     } else {
         ep.token = qEnvironmentVariable("SPECTRUM_TOKEN");
     }

@@ -2,6 +2,7 @@
 #include "spectrum/stores/cacheshare.h"
 
 #include "spectrum/stores/blobserver.h"
+#include "spectrum/core/privatefile.h"
 #include "spectrum/stores/storeconfig.h"
 
 #include <QCryptographicHash>
@@ -15,10 +16,10 @@ Result<QSslConfiguration> serverTlsConfiguration(const QString &certificateFile,
     const QList<QSslCertificate> chain = QSslCertificate::fromPath(certificateFile);
     if (chain.isEmpty())
         return Error(ErrorCode::InvalidArgument, QStringLiteral("no PEM certificate in %1").arg(certificateFile));
-    QFile file(keyFile);
-    if (!file.open(QIODevice::ReadOnly))
-        return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(keyFile, file.errorString()));
-    const QByteArray pem = file.readAll();
+    Result<QByteArray> read = readPrivateFile(keyFile, QStringLiteral("the private key"), 1 << 20);
+    if (!read.isOk())
+        return read.error();
+    const QByteArray pem = read.value();
     QSslKey key(pem, QSsl::Rsa, QSsl::Pem);
     if (key.isNull())
         key = QSslKey(pem, QSsl::Ec, QSsl::Pem);

@@ -41,7 +41,7 @@ QString describeHolder(int fd)
 Result<std::unique_ptr<DirectoryLock>> DirectoryLock::acquire(const QString &filePath)
 {
     // Close on exec: a child that outlived us (a DICOM server we started, say) must not keep the lock.
-    const int fd = ::open(QFile::encodeName(filePath).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int fd = ::open(QFile::encodeName(filePath).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
         const int err = errno;
         return Error(ErrorCode::Io, QStringLiteral("cannot open the lock file %1: %2").arg(filePath, QString::fromLocal8Bit(std::strerror(err))));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spectrum/stores/storeconfig.h"
 
+#include "spectrum/core/privatefile.h"
 #include "spectrum/core/settings.h"
 
 #include "spectrum/transfer/dimse.h"
@@ -632,10 +633,10 @@ Result<QString> StoreConfigFile::reveal(const Secret &secret) const
         return qEnvironmentVariable(secret.value.toLocal8Bit().constData());
     }
     case Secret::Source::File: {
-        QFile f(secret.value);
-        if (!f.open(QIODevice::ReadOnly))
-            return Error(ErrorCode::Authentication, QStringLiteral("cannot read the secret file %1: %2").arg(secret.value, f.errorString()));
-        return QString::fromUtf8(f.read(64 * 1024)).trimmed();
+        Result<QByteArray> bytes = readPrivateFile(secret.value, QStringLiteral("the secret file"));
+        if (!bytes.isOk())
+            return Error(ErrorCode::Authentication, bytes.error().message());
+        return QString::fromUtf8(bytes.value()).trimmed();
     }
     case Secret::Source::Sealed: {
         if (!secret.value.startsWith(kSealedPrefix))

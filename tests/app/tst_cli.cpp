@@ -42,7 +42,7 @@ SliceOnBlobd putSlice(const QTemporaryDir &dir, const QString &cache, const QStr
         return s;
     s.original = dir.filePath(QStringLiteral("demo-mr/IM0005.dcm"));
     s.blobd = std::make_unique<BlobdProcess>(dir.filePath(QStringLiteral("blobs")));
-    if (!s.blobd->start() || !writeFile(dir.filePath(QStringLiteral("token")), s.blobd->token().toUtf8()))
+    if (!s.blobd->start() || !writePrivateFile(dir.filePath(QStringLiteral("token")), s.blobd->token().toUtf8()))
         return s;
     s.url = QStringLiteral("blob://127.0.0.1:%1/%2").arg(s.blobd->port()).arg(key);
     s.token = {QStringLiteral("--token-file"), dir.filePath(QStringLiteral("token"))};

@@ -16,6 +16,9 @@
 #include "spectrum/transfer/s3client.h"
 #include "spectrum/transfer/dimse.h"
 
+#include <QDirIterator>
+#include <QScopeGuard>
+#include <sys/stat.h>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -48,6 +51,7 @@ private Q_SLOTS:
     void aStudyOnlyInS3IsPrefetchedByTheCommandLine();
     void theCommandLineWorksWhileTheWorkstationRuns();
     void theStorageScpTakesOnlyWhomTheAdminNamed();
+    void secretsAndImagesAreTheirOwnersAlone();
 
 private:
     QTemporaryDir m_dir;
@@ -414,6 +418,69 @@ void tst_DeploymentDay::theStorageScpTakesOnlyWhomTheAdminNamed()
     stopProcess(listen, 5000);
     said += listen.readAllStandardError();
     QVERIFY2(said.contains("stopped after 2 instance(s)"), said.constData());
+}
+
+void tst_DeploymentDay::secretsAndImagesAreTheirOwnersAlone()
+{
+    // A token file every user may read is refused, as ssh refuses such a key: by spectrum-blobd, and by
+    // `spectrum-cli stores add --password-file`, each saying how to fix it.
+    const mode_t was = ::umask(022);  // whoever starts them, with the commonest umask
+    auto restore = qScopeGuard([was] { ::umask(was); });
+    const QString token = m_dir.filePath(QStringLiteral("open-token"));
+    QVERIFY(writeFile(token, "reading-room-token"));
+    QVERIFY(QFile::setPermissions(token, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
+    const QString root = m_dir.filePath(QStringLiteral("private-blobs"));
+    ProcessResult r = run(QStringLiteral(SPECTRUM_BLOBD_EXECUTABLE), {QStringLiteral("--root"), root, QStringLiteral("--token-file"), token, QStringLiteral("--port"), QStringLiteral("0")}, 20000);
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("may be read by others (mode 0644)") && r.err.contains("chmod 600 " + token.toUtf8()), r.err.constData());
+    const QString config = m_dir.filePath(QStringLiteral("secret-stores.json"));
+    r = runCli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("pacs-web"), QStringLiteral("--kind"), QStringLiteral("dicomweb"),
+                QStringLiteral("--url"), QStringLiteral("http://127.0.0.1:8042/dicom-web"), QStringLiteral("--user"), QStringLiteral("reader"),
+                QStringLiteral("--password-file"), token, QStringLiteral("--config"), config}, {});
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("chmod 600"), r.err.constData());
+    QVERIFY(!readFile(config).contains("pacs-web"));
+
+    // Its owner's alone: the server starts, and the blob root it makes is 0700, what it writes 0600.
+    QVERIFY(QFile::setPermissions(token, QFileDevice::ReadOwner | QFileDevice::WriteOwner));
+    BlobdProcess blobd(root);
+    QVERIFY(blobd.start());
+    QCOMPARE(QFileInfo(root).permissions() & (QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther | QFileDevice::ExeOther), QFileDevice::Permissions());
+    const QString tokenFile = m_dir.filePath(QStringLiteral("blob-token"));
+    QVERIFY(writePrivateFile(tokenFile, blobd.token().toUtf8()));
+    const QByteArray blob = QByteArray(24 << 20, 'x') + QByteArray::number(qint64(QDateTime::currentMSecsSinceEpoch()));
+    const QString source = m_dir.filePath(QStringLiteral("blob.bin"));
+    QVERIFY(writeFile(source, blob));
+    const QString url = QStringLiteral("blob://127.0.0.1:%1/big").arg(blobd.port());
+    r = runCli({QStringLiteral("put"), url, source, QStringLiteral("--token-file"), tokenFile}, {});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QDirIterator files(root, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+    int seen = 0;
+    while (files.hasNext()) {
+        const QString f = files.next();
+        ++seen;
+        QVERIFY2(!(QFileInfo(f).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther)), qPrintable(f));
+    }
+    QVERIFY(seen > 0);
+
+    // `spectrum-cli get` killed midway over a slow link: nothing of the blob's full length under the name asked
+    // for; the same command again finishes it.
+    LinkEmulator link(blobd.port(), 2, 256, 40);  // 5 MB/s
+    QVERIFY(link.waitUntilListening());
+    const QString out = m_dir.filePath(QStringLiteral("got.bin"));
+    const QStringList get{QStringLiteral("get"), QStringLiteral("blob://127.0.0.1:%1/big").arg(link.port()), out, QStringLiteral("--token-file"), tokenFile};
+    QProcess getting;
+    getting.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), get);
+    QVERIFY(getting.waitForStarted());
+    QVERIFY(QTest::qWaitFor([&] { return QFileInfo(out + QStringLiteral(".part")).size() == blob.size() || getting.state() != QProcess::Running; }, 30000));
+    QVERIFY(getting.state() == QProcess::Running);  // still on its way when killed
+    getting.kill();
+    getting.waitForFinished();
+    QVERIFY(!QFile::exists(out));
+    r = runCli(get, {});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(readFile(out) == blob);
+    QVERIFY(!QFile::exists(out + QStringLiteral(".part")));
 }
 
 QTEST_MAIN(tst_DeploymentDay)

@@ -20,7 +20,7 @@ COUNTS=${COUNTS:-"4 8 12 16"}
 source "$here/benchlib.sh"  # $work, pids, cleanup, freeport, stats
 
 head -c "${SIZE_MB}M" /dev/urandom > "$work/blob.bin"
-echo bench-token > "$work/token"
+(umask 077; echo bench-token > "$work/token")
 export SPECTRUM_TOKEN=bench-token
 bport=$(freeport)
 "$bin/spectrum-blobd" --root "$work/root" --port "$bport" --token-file "$work/token" >"$work/blobd.log" 2>&1 & pids+=($!)

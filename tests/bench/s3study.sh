@@ -24,7 +24,7 @@ sport=$(freeport)
 mkdir -p "$work/gw/bench"  # versitygw's posix backend: a folder is a bucket
 "$gw" --port "127.0.0.1:$sport" --access AKIABENCH --secret bench/secret --keep-alive --quiet posix "$work/gw" & pids+=($!)
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$sport/" && break; sleep 0.1; done
-printf 'bench/secret' > "$work/secret"
+(umask 077; printf 'bench/secret' > "$work/secret")
 
 export SPECTRUM_CONFIG=$work/stores.json
 "$bin/spectrum-cli" stores add web --kind dicomweb --url "http://127.0.0.1:$http/dicom-web" --max-parallel "$PARALLEL" >/dev/null

@@ -51,7 +51,7 @@ mkdir -p "$work/www" "$work/tmp" "$work/root"
 chmod 755 "$work"; chmod 777 "$work/www" "$work/tmp"; chmod 644 "$work/blob.bin" "$work/wan.bin"  # nginx workers run unprivileged
 ln "$work/blob.bin" "$work/www/blob.bin"
 ln "$work/wan.bin" "$work/www/wan.bin"
-echo bench-token > "$work/token"
+(umask 077; echo bench-token > "$work/token")
 export SPECTRUM_TOKEN=bench-token
 
 bport=$(freeport); nport=$(freeport); iport=$(freeport)

@@ -70,6 +70,7 @@ in_root spectrum-cli filter "/$cr" /tmp/median.dcm --filter median | grep -q "de
 
 step "spectrum-blobd serves spectrum-cli as the unit starts it: its own user, its state directory, a token file"
 echo "check-deb-token" > "$root/tmp/token"
+chmod 600 "$root/tmp/token"  # a secret is its owner's alone, or refused
 install -d -m 0700 "$root/run/credentials"                      # what LoadCredential= hands the service:
 install -m 0400 "$root/tmp/token" "$root/run/credentials/token"  # a copy its user can read
 chroot "$root" chown spectrum-blobd: /run/credentials /run/credentials/token

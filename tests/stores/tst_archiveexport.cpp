@@ -157,7 +157,7 @@ void tst_ArchiveExport::cliStoresAndFind()
 {
     const QString path = m_dir.filePath(QStringLiteral("cli/stores.json"));
     const QString pw = m_dir.filePath(QStringLiteral("pw.txt"));
-    QVERIFY(writeFile(pw, kPassword.toUtf8() + "\n"));
+    QVERIFY(writePrivateFile(pw, kPassword.toUtf8() + "\n"));
     ProcessResult r = cli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("web"), QStringLiteral("--kind"), QStringLiteral("dicomweb"),
                            QStringLiteral("--url"), m_orthanc.dicomWebUrl(), QStringLiteral("--user"), kUser, QStringLiteral("--password-file"), pw}, path);
     QVERIFY2(r.ok(), r.err.constData());

@@ -118,6 +118,13 @@ bool writeFile(const QString &path, const QByteArray &bytes)
     return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(bytes) == bytes.size();
 }
 
+bool writePrivateFile(const QString &path, const QByteArray &bytes)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)
+        && f.write(bytes) == bytes.size();
+}
+
 bool damageOnDisk(const QString &root, const QByteArray &blob, qint64 at, const QByteArray &replacement)
 {
     QDirIterator it(root, QDir::Files, QDirIterator::Subdirectories);
@@ -151,7 +158,7 @@ BlobdProcess::~BlobdProcess()
 bool BlobdProcess::start(const QStringList &extra)
 {
     const QString tokenFile = m_root + QStringLiteral(".token");
-    writeFile(tokenFile, m_token.toUtf8());
+    writePrivateFile(tokenFile, m_token.toUtf8());
     // Its output goes to a file, never a pipe nobody reads: a server logging a line per dropped connection
     // would block on a full pipe (and look hung) once 64 KiB of them waited.
     const QString log = m_root + QStringLiteral(".log");

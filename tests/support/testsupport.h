@@ -43,6 +43,8 @@ QByteArray readFile(const QString &path);
 /// `n` pseudo-random bytes, the same for the same seed.
 QByteArray randomBytes(qint64 n, quint32 seed);
 bool writeFile(const QString &path, const QByteArray &bytes);
+/// The same, readable by its owner only (mode 0600): a token, a password, a key — Spectrum refuses others.
+bool writePrivateFile(const QString &path, const QByteArray &bytes);
 /// Overwrites bytes of a blob where a store keeps them under `root` (a file of its own or a pack, found by its
 /// content, so the test does not depend on the layout): `replacement` at `at` in the blob. false if the bytes are
 /// nowhere under `root`.

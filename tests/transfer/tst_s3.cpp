@@ -577,7 +577,7 @@ void tst_S3::studiesGoInAndComeBackThroughAnS3Store()
         p->waitForFinished(120000);
         return std::make_tuple(p->exitCode(), p->readAllStandardOutput(), p->readAllStandardError());
     };
-    QVERIFY(writeFile(dir.filePath(QStringLiteral("secret")), kSecret.toUtf8()));
+    QVERIFY(writePrivateFile(dir.filePath(QStringLiteral("secret")), kSecret.toUtf8()));
     auto [rc, out, err] = cli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("bucket"), QStringLiteral("--kind"), QStringLiteral("s3"),
                                QStringLiteral("--url"), QStringLiteral("http://127.0.0.1:%1").arg(m_server.port()), QStringLiteral("--bucket"),
                                QStringLiteral("spectrum-test"), QStringLiteral("--prefix"), QStringLiteral("archive/"), QStringLiteral("--access-key"), kAccess,

@@ -95,6 +95,11 @@ Result<std::unique_ptr<IndexDb>> IndexDb::open(const QString &path)
     db->m_path = path;
     db->m_created = !QFile::exists(path);
     const QByteArray name = QFile::encodeName(path);
+    if (db->m_created) {  // made its owner's alone (SQLite's own would follow the umask); its WAL and shm follow the file
+        const int fd = ::open(name.constData(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            ::close(fd);
+    }
     const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;  // our locks guard each connection
     for (sqlite3 **c : {&db->m_writer, &db->m_reader}) {
         if (sqlite3_open_v2(name.constData(), c, flags, nullptr) != SQLITE_OK) {

@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace spectrum {
@@ -88,6 +89,20 @@ Error FileStore::State::syncUpTo(quint64 seq)
 Error FileStore::State::openLocked()
 {
     QDir dir(root);
+    // Patients' images: the cache (or blob root) is its owner's alone whoever starts it and whatever the umask —
+    // made 0700; one found open to every user is closed to them (a group the administrator gave is left).
+    const bool made = !dir.exists();
+    if (made && !dir.mkpath(QStringLiteral(".")))
+        return Error(ErrorCode::Io, QStringLiteral("cannot create the cache directory %1").arg(root));
+    struct stat rootStat{};
+    if (::stat(QFile::encodeName(root).constData(), &rootStat) == 0 && rootStat.st_uid == ::geteuid()
+        && (made ? (rootStat.st_mode & 077) != 0 : (rootStat.st_mode & S_IRWXO) != 0)) {
+        const mode_t tightened = made ? 0700 : (rootStat.st_mode & 07770);
+        if (::chmod(QFile::encodeName(root).constData(), tightened) != 0)
+            return ioError(QStringLiteral("cannot make the cache directory %1 private").arg(root), errno);
+        if (!made)
+            qCWarning(lcStores).noquote() << "the cache directory" << root << "was open to every user: now" << QString::number(tightened, 8);
+    }
     if (!dir.mkpath(QLatin1String(kObjects)) || !dir.mkpath(QLatin1String(kStaging)) || !dir.mkpath(QLatin1String(kPacks)))
         return Error(ErrorCode::Io, QStringLiteral("cannot create the cache directory %1").arg(root));
     QFileInfo rootInfo(root);
@@ -147,7 +162,7 @@ Error FileStore::State::openLocked()
             return e.withContext(QStringLiteral("cannot take the cache's deferred rows in"));
         qCInfo(lcStores) << "cache" << root << ": took" << deferred.value().size() << "deferred rows in after an interruption";
     }
-    deferredLogFd = ::open(QFile::encodeName(logPath).constData(), O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    deferredLogFd = ::open(QFile::encodeName(logPath).constData(), O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (deferredLogFd < 0)
         return ioError(QStringLiteral("cannot open %1").arg(logPath), errno);
 

@@ -86,7 +86,7 @@ Result<std::unique_ptr<FileStore::State::Pack>> FileStore::State::takePack()
     }
     auto p = std::make_unique<Pack>();
     p->id = id;
-    p->fd = ::open(QFile::encodeName(packPath(id)).constData(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    p->fd = ::open(QFile::encodeName(packPath(id)).constData(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (p->fd < 0) {
         const int err = errno;
         QMutexLocker lock(&mutex);

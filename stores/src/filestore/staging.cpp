@@ -134,7 +134,7 @@ Result<BlobWriterPtr> FileStore::reserveNow(const std::shared_ptr<State> &d, con
     w->file.setFileName(w->inPlace ? d->objectPath(key, version) : d->stagingPath(key, version));
     // A final name is new: versions only grow, and the open removed what no record names.
     std::unique_lock<std::mutex> creating(d->createMutex);
-    const bool opened = w->file.open(QIODevice::ReadWrite | (w->inPlace ? QIODevice::NewOnly : QIODevice::Truncate));
+    const bool opened = w->file.open(QIODevice::ReadWrite | (w->inPlace ? QIODevice::NewOnly : QIODevice::Truncate), QFileDevice::ReadOwner | QFileDevice::WriteOwner);
     creating.unlock();
     if (!opened)
         return Error(ErrorCode::Io, QStringLiteral("cannot create %1: %2").arg(w->file.fileName(), w->file.errorString()));

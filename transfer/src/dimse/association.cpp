@@ -6,6 +6,7 @@
 
 #include "spectrum/core/dicomtext.h"
 #include "spectrum/core/logging.h"
+#include "spectrum/core/privatefile.h"
 #include "spectrum/core/uid.h"
 
 #include <QDir>
@@ -118,6 +119,8 @@ Result<std::unique_ptr<DcmTLSTransportLayer>> makeTlsLayer(T_ASC_NetworkRole rol
     if (certificateFile.isEmpty() != keyFile.isEmpty())
         return Error(ErrorCode::InvalidArgument, QStringLiteral("TLS needs both a certificate and its private key"));
     if (!certificateFile.isEmpty()) {
+        if (Error e = checkPrivateFile(keyFile, QStringLiteral("the private key")); e.isError())
+            return e;
         if (OFCondition c = layer->setPrivateKeyFile(QFile::encodeName(keyFile).constData(), DCF_Filetype_PEM); c.bad())
             return Error(ErrorCode::InvalidArgument, QStringLiteral("cannot read the private key %1: %2").arg(keyFile, QString::fromLatin1(c.text())));
         if (OFCondition c = layer->setCertificateFile(QFile::encodeName(certificateFile).constData(), DCF_Filetype_PEM); c.bad())
