@@ -254,7 +254,7 @@ void tst_BlobFaults::killedClientResumesWhereItStopped()
     QVERIFY(first.waitForStarted());
     // Wait until the progress record holds something, then kill -9: no goodbye, no flush.
     auto recorded = [&] {
-        const QJsonArray ranges = QJsonDocument::fromJson(readFile(out + QStringLiteral(".partial"))).object().value(QStringLiteral("ranges")).toArray();
+        const QJsonArray ranges = QJsonDocument::fromJson(readFile(out + QStringLiteral(".part.partial"))).object().value(QStringLiteral("ranges")).toArray();
         qint64 n = 0;
         for (const QJsonValue &r : ranges)
             n += r.toArray().at(1).toString().toLongLong() - r.toArray().at(0).toString().toLongLong();
@@ -264,6 +264,7 @@ void tst_BlobFaults::killedClientResumesWhereItStopped()
     QVERIFY2(first.state() == QProcess::Running, first.readAllStandardError().constData());
     first.kill();
     first.waitForFinished();
+    QVERIFY(!QFile::exists(out));  // what came is in OUT.part: nothing under the name asked for
     const qint64 kept = recorded();
     QVERIFY(kept > 0 && kept < bytes.size());
 
@@ -277,7 +278,7 @@ void tst_BlobFaults::killedClientResumesWhereItStopped()
     QVERIFY2(summary.contains(QByteArray::number(kept) + " resumed"), summary.constData());
     QVERIFY2(summary.contains("checked against the server's hash tree"), summary.constData());
     QVERIFY(readFile(out) == bytes);
-    QVERIFY(!QFile::exists(out + QStringLiteral(".partial")));
+    QVERIFY(!QFile::exists(out + QStringLiteral(".part")) && !QFile::exists(out + QStringLiteral(".part.partial")));
 }
 
 void tst_BlobFaults::interruptedCacheFillResumesAfterRestart()
@@ -411,7 +412,7 @@ void tst_BlobFaults::idleSlowAndStoppedClientsDoNotStarveANormalOne()
     frozen.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("get"), QStringLiteral("blob://127.0.0.1:%1/big").arg(blobd.port()), out,
                                                            QStringLiteral("--streams"), QStringLiteral("4"), QStringLiteral("--no-sha256")});
     QVERIFY(frozen.waitForStarted());
-    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(out + QStringLiteral(".partial")) || frozen.state() != QProcess::Running, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(out + QStringLiteral(".part.partial")) || frozen.state() != QProcess::Running, 30000);
     QVERIFY2(frozen.state() == QProcess::Running, "the download ended before it could be frozen");
     ::kill(pid_t(frozen.processId()), SIGSTOP);
     auto thaw = qScopeGuard([&] {
