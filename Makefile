@@ -38,11 +38,11 @@ PREFIX ?= /usr/local
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
-# A Debian package (CPack) in $(BUILD_DIR): spectrum_VERSION_amd64.deb.
+# The Debian packages (CPack) in $(BUILD_DIR): spectrum, spectrum-cli, spectrum-blobd, spectrum-common _VERSION_amd64.deb.
 package: build
 	cd $(BUILD_DIR) && cpack -G DEB
 
-# Installs that package into a fresh Debian 12 root (debootstrap, chroot) and runs it from there.
+# lintian on the packages, then installs them into a fresh Debian 12 root (debootstrap, chroot) and runs them there.
 package-check: package
 	tests/package/check-deb.sh $(BUILD_DIR)
 

@@ -98,7 +98,9 @@ int main(int argc, char **argv)
     }
     auto store = FileStore::open(p.value(QStringLiteral("root")), p.value(QStringLiteral("budget-mb")).toLongLong() * 1024 * 1024);
     if (!store.isOk())
-        return fail(store.error().toString());
+        return fail(QStringLiteral("cannot serve the blob root %1: %2%3")
+                        .arg(p.value(QStringLiteral("root")), store.error().message(),
+                             store.error().code() == ErrorCode::Io ? QStringLiteral(" (the server's user must be able to create it, or own it)") : QString()));
     BlobServer server(store.value().get(), options);
     const QHostAddress address(p.value(QStringLiteral("listen")));
     if (address.isNull())

@@ -58,14 +58,11 @@ Result<Secret> sealFromFile(const StoreConfigFile &config, const QString &path)
     return config.seal(secret.value());
 }
 
-int cmdStoresAdd(const QStringList &args)
+namespace {
+
+QList<QCommandLineOption> storeOptions()
 {
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Adds a store. Secrets are read from files and sealed into the configuration, never kept in clear."));
-    p.addHelpOption();
-    addConfigOption(p);
-    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("A name for the store (letters, digits, . _ -)."));
-    p.addOptions({
+    return {
         {QStringLiteral("kind"), QStringLiteral("dicomweb, dimse, blobd, s3 or local."), QStringLiteral("KIND")},
         {QStringLiteral("url"), QStringLiteral("dicomweb: http(s)://HOST/dicom-web; blobd: blob://HOST:PORT or blobs://…; s3: http(s)://HOST[:PORT]"), QStringLiteral("URL")},
         {QStringLiteral("mirror"), QStringLiteral("dicomweb: another server of the same archive (an Orthanc cluster), same path and credentials; repeat for more."), QStringLiteral("URL")},
@@ -76,8 +73,8 @@ int cmdStoresAdd(const QStringList &args)
         {QStringLiteral("access-key"), QStringLiteral("s3: the access key ID (with --secret-key-file)."), QStringLiteral("ID")},
         {QStringLiteral("secret-key-file"), QStringLiteral("s3: file holding the secret access key (sealed into the configuration)."), QStringLiteral("FILE")},
         {QStringLiteral("user"), QStringLiteral("dicomweb: HTTP Basic user (with --password-file)."), QStringLiteral("USER")},
-        {QStringLiteral("password-file"), QStringLiteral("dicomweb: file holding the password."), QStringLiteral("FILE")},
-        {QStringLiteral("token-file"), QStringLiteral("dicomweb (Bearer) or blobd: file holding the token."), QStringLiteral("FILE")},
+        {QStringLiteral("password-file"), QStringLiteral("dicomweb: file holding the password (readable by its owner only)."), QStringLiteral("FILE")},
+        {QStringLiteral("token-file"), QStringLiteral("dicomweb (Bearer) or blobd: file holding the token (readable by its owner only)."), QStringLiteral("FILE")},
         {QStringLiteral("token-ref"), QStringLiteral("Keep a reference to the token file instead of sealing it (for tokens renewed outside Spectrum)."), QString()},
         {QStringLiteral("ca-file"), QStringLiteral("HTTPS / blobs:// / dimse --tls: PEM certificates to trust."), QStringLiteral("FILE")},
         {QStringLiteral("tls"), QStringLiteral("dimse: associations over TLS (BCP 195); the PACS's certificate is verified (--ca-file).")},
@@ -89,7 +86,80 @@ int cmdStoresAdd(const QStringList &args)
         {QStringLiteral("path"), QStringLiteral("local: a cache folder (default: the workstation's)."), QStringLiteral("DIR")},
         {QStringLiteral("max-parallel"), QStringLiteral("Requests at once (default 6)."), QStringLiteral("N")},
         {QStringLiteral("timeout"), QStringLiteral("Seconds (default 30)."), QStringLiteral("S")},
-    });
+    };
+}
+
+/// The options given on `p` applied to `s` (a new store, or one being edited: only what is given changes).
+Error applyStoreOptions(const QCommandLineParser &p, const StoreConfigFile &config, StoreConfig &s)
+{
+    auto given = [&p](const char *name) { return p.isSet(QLatin1String(name)); };
+    auto value = [&p](const char *name) { return p.value(QLatin1String(name)); };
+    if (given("url")) s.url = value("url");
+    if (given("mirror")) s.mirrors = p.values(QStringLiteral("mirror"));
+    if (given("ca-file")) s.caFile = value("ca-file");
+    if (given("tls")) s.tls = true;
+    if (given("host")) s.host = value("host");
+    if (given("port")) s.port = value("port").toInt();
+    if (given("aet")) s.aeTitle = value("aet");
+    if (given("our-aet")) s.ourAeTitle = value("our-aet");
+    if (given("path")) s.path = value("path");
+    if (given("bucket")) s.bucket = value("bucket");
+    if (given("prefix")) s.prefix = value("prefix");
+    if (given("region")) s.region = value("region");
+    if (given("virtual-host")) s.virtualHosted = true;
+    if (given("access-key")) s.accessKey = value("access-key");
+    if (given("secret-key-file")) {
+        Result<Secret> sealed = sealFromFile(config, value("secret-key-file"));
+        if (!sealed.isOk())
+            return sealed.error();
+        s.secretKey = sealed.value();
+    }
+    if (given("retrieve")) s.retrieve = value("retrieve");
+    if (given("max-parallel")) s.maxParallel = value("max-parallel").toInt();
+    if (given("timeout")) s.timeoutSeconds = value("timeout").toInt();
+    if (given("password-file")) {
+        Result<Secret> sealed = sealFromFile(config, value("password-file"));
+        if (!sealed.isOk())
+            return sealed.error();
+        s.password = sealed.value();
+        if (given("user"))
+            s.user = value("user");
+        if (s.user.isEmpty())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("--password-file needs --user"));
+        s.auth = QStringLiteral("basic");
+    } else if (given("user")) {
+        if (!s.password.isSet())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("--user needs --password-file"));
+        s.user = value("user");
+    }
+    if (given("token-file")) {
+        if (given("token-ref")) {
+            if (Error e = checkPrivateFile(value("token-file"), QStringLiteral("the token file")); e.isError())
+                return e;
+            s.token.source = Secret::Source::File;
+            s.token.value = QFileInfo(value("token-file")).absoluteFilePath();
+        } else {
+            Result<Secret> sealed = sealFromFile(config, value("token-file"));
+            if (!sealed.isOk())
+                return sealed.error();
+            s.token = sealed.value();
+        }
+        if (s.kind == StoreKind::DicomWeb)
+            s.auth = QStringLiteral("bearer");
+    }
+    return Error();
+}
+
+} // namespace
+
+int cmdStoresAdd(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Adds a store. Secrets are read from files and sealed into the configuration, never kept in clear."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("A name for the store (letters, digits, . _ -)."));
+    p.addOptions(storeOptions());
     p.process(args);
     if (p.positionalArguments().size() != 1)
         return fail(QStringLiteral("stores add: name the store"), 2);
@@ -102,61 +172,89 @@ int cmdStoresAdd(const QStringList &args)
     if (!kind.isOk())
         return fail(QStringLiteral("stores add: --kind: %1").arg(kind.error().message()), 2);
     s.kind = kind.value();
-    s.url = p.value(QStringLiteral("url"));
-    s.mirrors = p.values(QStringLiteral("mirror"));
-    s.caFile = p.value(QStringLiteral("ca-file"));
-    s.tls = p.isSet(QStringLiteral("tls"));
-    s.host = p.value(QStringLiteral("host"));
-    s.port = p.value(QStringLiteral("port")).toInt();
-    s.aeTitle = p.value(QStringLiteral("aet"));
-    s.ourAeTitle = p.value(QStringLiteral("our-aet"));
-    s.path = p.value(QStringLiteral("path"));
-    s.bucket = p.value(QStringLiteral("bucket"));
-    s.prefix = p.value(QStringLiteral("prefix"));
-    if (p.isSet(QStringLiteral("region")))
-        s.region = p.value(QStringLiteral("region"));
-    s.virtualHosted = p.isSet(QStringLiteral("virtual-host"));
-    s.accessKey = p.value(QStringLiteral("access-key"));
-    if (p.isSet(QStringLiteral("secret-key-file"))) {
-        Result<Secret> sealed = sealFromFile(config.value(), p.value(QStringLiteral("secret-key-file")));
-        if (!sealed.isOk())
-            return fail(sealed.error().toString());
-        s.secretKey = sealed.value();
-    }
-    if (p.isSet(QStringLiteral("retrieve")))
-        s.retrieve = p.value(QStringLiteral("retrieve"));
-    if (p.isSet(QStringLiteral("max-parallel")))
-        s.maxParallel = p.value(QStringLiteral("max-parallel")).toInt();
-    if (p.isSet(QStringLiteral("timeout")))
-        s.timeoutSeconds = p.value(QStringLiteral("timeout")).toInt();
-    if (p.isSet(QStringLiteral("password-file"))) {
-        Result<Secret> sealed = sealFromFile(config.value(), p.value(QStringLiteral("password-file")));
-        if (!sealed.isOk())
-            return fail(sealed.error().toString());
-        s.password = sealed.value();
-        s.user = p.value(QStringLiteral("user"));
-        s.auth = QStringLiteral("basic");
-    } else if (p.isSet(QStringLiteral("user"))) {
-        return fail(QStringLiteral("stores add: --user needs --password-file"), 2);
-    }
-    if (p.isSet(QStringLiteral("token-file"))) {
-        if (p.isSet(QStringLiteral("token-ref"))) {
-            s.token.source = Secret::Source::File;
-            s.token.value = QFileInfo(p.value(QStringLiteral("token-file"))).absoluteFilePath();
-        } else {
-            Result<Secret> sealed = sealFromFile(config.value(), p.value(QStringLiteral("token-file")));
-            if (!sealed.isOk())
-                return fail(sealed.error().toString());
-            s.token = sealed.value();
-        }
-        if (s.kind == StoreKind::DicomWeb)
-            s.auth = QStringLiteral("bearer");
-    }
+    if (Error e = applyStoreOptions(p, config.value(), s); e.isError())
+        return fail(QStringLiteral("stores add: %1").arg(e.message()), e.code() == ErrorCode::InvalidArgument ? 2 : 1);
     if (Error e = config.value().add(s); e.isError())
         return fail(e.toString(), 2);
     if (Error e = config.value().save(); e.isError())
         return fail(e.toString());
     out(QStringLiteral("added %1: %2 → %3").arg(s.name, s.summary(), config.value().path()));
+    return 0;
+}
+
+int cmdStoresEdit(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Changes a store: only the options given change (a new --password-file when the password "
+                                               "changed, another --url…). A store of the system configuration is changed for this user."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("The store."));
+    p.addOptions(storeOptions());
+    p.process(args);
+    if (p.positionalArguments().size() != 1)
+        return fail(QStringLiteral("stores edit: name the store"), 2);
+    if (p.isSet(QStringLiteral("kind")))
+        return fail(QStringLiteral("stores edit: a store's kind does not change (remove it and add it again)"), 2);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    const StoreConfig *found = config.value().find(p.positionalArguments().first());
+    if (!found)
+        return fail(QStringLiteral("stores edit: no store named '%1' in %2").arg(p.positionalArguments().first(), config.value().path()), 2);
+    StoreConfig s = *found;
+    if (Error e = applyStoreOptions(p, config.value(), s); e.isError())
+        return fail(QStringLiteral("stores edit: %1").arg(e.message()), e.code() == ErrorCode::InvalidArgument ? 2 : 1);
+    if (Error e = config.value().replace(s); e.isError())
+        return fail(e.toString(), 2);
+    if (Error e = config.value().save(); e.isError())
+        return fail(e.toString());
+    out(QStringLiteral("changed %1: %2 → %3").arg(s.name, s.summary(), config.value().path()));
+    return 0;
+}
+
+int cmdStoresWorkstation(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("This workstation as the PACS see it: its AE title, the Storage SCP's port and address. "
+                                               "Without options: what they are. A running workstation follows the change."));
+    p.addHelpOption();
+    addConfigOption(p);
+    p.addOptions({
+        {QStringLiteral("aet"), QStringLiteral("Our AE title (default: this machine's host name)."), QStringLiteral("AET")},
+        {QStringLiteral("port"), QStringLiteral("The Storage SCP's port."), QStringLiteral("PORT")},
+        {QStringLiteral("listen-address"), QStringLiteral("An IPv4 address of this machine, 'any', or 'auto' (where the PACS are reached from)."), QStringLiteral("ADDRESS")},
+    });
+    p.process(args);
+    Result<StoreConfigFile> config = loadConfig(p);
+    if (!config.isOk())
+        return fail(config.error().toString());
+    WorkstationConfig &ws = config.value().workstation;
+    const bool change = p.isSet(QStringLiteral("aet")) || p.isSet(QStringLiteral("port")) || p.isSet(QStringLiteral("listen-address"));
+    if (p.isSet(QStringLiteral("aet"))) {
+        if (!isValidAeTitle(p.value(QStringLiteral("aet"))))
+            return fail(QStringLiteral("stores workstation: '%1' is not an AE title (1-16 characters, no backslash)").arg(p.value(QStringLiteral("aet"))), 2);
+        ws.aeTitle = p.value(QStringLiteral("aet"));
+    }
+    if (p.isSet(QStringLiteral("port"))) {
+        bool ok = false;
+        const int port = p.value(QStringLiteral("port")).toInt(&ok);
+        if (!ok || port < 1 || port > 65535)
+            return fail(QStringLiteral("stores workstation: --port takes 1-65535"), 2);
+        ws.storagePort = port;
+    }
+    if (p.isSet(QStringLiteral("listen-address"))) {
+        const QString a = p.value(QStringLiteral("listen-address")).trimmed();
+        if (a != QLatin1String("any") && a != QLatin1String("auto") && QHostAddress(a).protocol() != QAbstractSocket::IPv4Protocol)
+            return fail(QStringLiteral("stores workstation: --listen-address takes an IPv4 address, 'any' or 'auto'"), 2);
+        ws.listenAddress = a == QLatin1String("auto") ? QString() : a;
+    }
+    if (change) {
+        if (Error e = config.value().save(); e.isError())
+            return fail(e.toString());
+    }
+    const ListenAddress where = chooseListenAddress(config.value());
+    out(QStringLiteral("AE title %1, port %2, listening on %3 (%4)").arg(ws.aeTitle).arg(ws.storagePort).arg(where.shown(), where.why));
     return 0;
 }
 
@@ -173,7 +271,7 @@ int cmdStoresList(const QStringList &args)
     if (config.value().stores().isEmpty())
         std::fprintf(stderr, "no stores in %s (spectrum-cli stores add NAME --kind …)\n", qPrintable(config.value().path()));
     for (const StoreConfig &s : config.value().stores())
-        out(QStringLiteral("%1\t%2").arg(s.name, s.summary()));
+        out(QStringLiteral("%1\t%2%3").arg(s.name, s.summary(), config.value().isSystemStore(s.name) ? QStringLiteral(" (system: %1)").arg(config.value().systemFile()) : QString()));
     return 0;
 }
 
@@ -321,15 +419,19 @@ int cmdStores(const QStringList &args)
     if (sub == QLatin1String("test")) return cmdStoresTest(rest);
     if (sub == QLatin1String("remove")) return cmdStoresRemove(rest);
     if (sub == QLatin1String("share")) return cmdStoresShare(rest);
+    if (sub == QLatin1String("edit")) return cmdStoresEdit(rest);
+    if (sub == QLatin1String("workstation")) return cmdStoresWorkstation(rest);
     const bool asked = sub == QLatin1String("--help") || sub == QLatin1String("-h");
     std::fprintf(asked ? stdout : stderr,
-                 "Usage: spectrum-cli stores add|list|test|remove|share [options]\n"
+                 "Usage: spectrum-cli stores add|edit|list|test|remove|share|workstation [options]\n"
                  "The archives this workstation reads from and sends to (the store configuration, stores.json).\n"
                  "  add NAME --kind dicomweb|dimse|blobd|s3|local …   add one (add --help: every option)\n"
+                 "  edit NAME --password-file F …                  change what is given (edit --help: every option)\n"
                  "  list                                           the stores, secrets never shown\n"
                  "  test [NAME]                                    C-ECHO, a QIDO request or a blobd listing: ok, or why not\n"
                  "  remove NAME                                    forget one\n"
-                 "  share --port N --token-file F | --off          this workstation's cache, read-only, to its reading room\n");
+                 "  share --port N --token-file F | --off          this workstation's cache, read-only, to its reading room\n"
+                 "  workstation [--aet A] [--port P] [--listen-address IP|any|auto]   this workstation as the PACS see it\n");
     return asked ? 0 : 2;
 }
 

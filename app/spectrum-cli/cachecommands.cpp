@@ -7,6 +7,7 @@
 
 #include "spectrum/core/settings.h"
 #include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/cachemaintenance.h"
 #include "spectrum/stores/dicomimport.h"
 #include "spectrum/stores/filestore.h"
 #include "spectrum/stores/workstationservice.h"
@@ -184,11 +185,79 @@ int cmdImport(const QStringList &args)
 
 } // namespace
 
+int cmdCache(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "The workstation's disk cache: what it holds (no action), or removes — every study (clear --yes), one study (remove "
+        "STUDY-UID), or what came more than DAYS days ago (prune --older-than DAYS, for a retention policy in cron). While the "
+        "workstation runs, it does the removing."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("size (default), clear, remove STUDY-UID or prune."), QStringLiteral("[ACTION]"));
+    p.addOptions({
+        {QStringLiteral("older-than"), QStringLiteral("prune: what was received more than DAYS days ago."), QStringLiteral("DAYS")},
+        {QStringLiteral("yes"), QStringLiteral("clear: yes, every study.")},
+    });
+    p.process(args);
+    const QStringList a = p.positionalArguments();
+    const QString action = a.value(0, QStringLiteral("size"));
+    CacheSelection which;
+    if (action == QLatin1String("size") && a.size() <= 1) {
+        const Result<QList<StudySummary>> studies = [&]() -> Result<QList<StudySummary>> {
+            auto cache = openCache();
+            if (cache.isOk()) {
+                Result<QList<StudySummary>> s = runSync(cache.value()->studies(DicomQuery()));
+                const StoreUsage u = cache.value()->usage();
+                out(QStringLiteral("%1 blob(s), %2 MB%3 in %4").arg(u.blobs).arg(u.bytes / 1e6, 0, 'f', 1)
+                        .arg(u.budget > 0 ? QStringLiteral(" of a %1 MB budget").arg(u.budget / 1e6, 0, 'f', 1) : QString(), cache.value()->root()));
+                return s;
+            }
+            if (cache.error().code() != ErrorCode::Busy)
+                return cache.error();
+            std::fprintf(stderr, "as the running workstation sees its cache %s\n", qPrintable(WorkstationPaths::cacheDirectory()));
+            return WorkstationService::askStudies(WorkstationPaths::cacheDirectory(), DicomQuery());
+        }();
+        if (!studies.isOk())
+            return fail(studies.error().toString());
+        qint64 images = 0;
+        for (const StudySummary &s : studies.value())
+            images += s.instanceCount;
+        out(QStringLiteral("%1 study(ies), %2 image(s)").arg(studies.value().size()).arg(images));
+        return 0;
+    } else if (action == QLatin1String("clear") && a.size() == 1) {
+        if (!p.isSet(QStringLiteral("yes")))
+            return fail(QStringLiteral("cache clear removes every study from the cache: say --yes"), 2);
+        which.what = CacheSelection::What::Everything;
+    } else if (action == QLatin1String("remove") && a.size() == 2) {
+        which.what = CacheSelection::What::Study;
+        which.studyInstanceUid = a.at(1);
+    } else if (action == QLatin1String("prune") && a.size() == 1) {
+        bool ok = false;
+        const double days = p.value(QStringLiteral("older-than")).toDouble(&ok);
+        if (!ok || days < 0)
+            return fail(QStringLiteral("cache prune: --older-than DAYS (a number of days, 0 or more)"), 2);
+        which.what = CacheSelection::What::ReceivedBefore;
+        which.before = QDateTime::currentDateTimeUtc().addMSecs(-qint64(days * 86400.0 * 1000.0));
+    } else {
+        return fail(QStringLiteral("cache: size, clear --yes, remove STUDY-UID or prune --older-than DAYS"), 2);
+    }
+    auto cache = openCache();
+    if (!cache.isOk() && cache.error().code() != ErrorCode::Busy)
+        return fail(cache.error().toString());
+    const Result<CacheRemoval> removed = cache.isOk() ? removeFromCache(*cache.value(), which, CancelToken())
+                                                      : WorkstationService::handOverCacheRemoval(WorkstationPaths::cacheDirectory(), which);
+    if (!removed.isOk())
+        return fail(removed.error().toString());
+    out(removed.value().text() + (cache.isOk() ? QString() : QStringLiteral(" (by the running workstation)")));
+    return 0;
+}
+
 QList<Command> cacheCommands()
 {
     return {
         {"demo", "--out DIR", "write the demo studies (head CT, chest CR, head MR) as DICOM files", cmdDemo},
         {"studies", "", "list the studies in the workstation's disk cache", cmdStudies},
+        {"cache", "[size|clear --yes|remove UID|prune --older-than DAYS]", "the disk cache: its size; remove everything, a study, what is older", cmdCache},
         {"import", "FILE...", "DICOM files, folders or a DICOMDIR into the disk cache (handed to a running workstation)", cmdImport},
     };
 }

@@ -177,6 +177,13 @@ public:
 
     ~Connection() override { endSession(); }
 
+    /// What the client is told of its store's error: a blob missing is missing on this server (the store's own
+    /// words speak of a disk cache, which is not the client's).
+    static Error served(const Error &e, const QString &key)
+    {
+        return e.code() == ErrorCode::NotFound ? Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' on this server").arg(key)) : e;
+    }
+
     void drop(const Error &reason)
     {
         if (m_state == State::Closing)
@@ -310,8 +317,8 @@ private:
             return answer(errorMessage(id, Error(ErrorCode::NotAllowed, QStringLiteral("this server shares its blobs read-only: it takes none, and removes none"))));
         if (t == QLatin1String("stat")) {
             auto *job = m_server->store->stat(key);
-            connect(job, &Job::finished, this, [this, job, id] {
-                answer(job->hasError() ? errorMessage(id, job->error()) : infoAnswer(id, job->result().value(), m_session && m_session->tree));
+            connect(job, &Job::finished, this, [this, job, id, key] {
+                answer(job->hasError() ? errorMessage(id, served(job->error(), key)) : infoAnswer(id, job->result().value(), m_session && m_session->tree));
             });
             job->start();
         } else if (t == QLatin1String("list")) {
@@ -338,7 +345,7 @@ private:
             auto *job = m_server->store->snapshot(key);
             connect(job, &Job::finished, this, [this, job, id, key] {
                 if (job->hasError() || !m_session)
-                    return answer(errorMessage(id, job->error()));
+                    return answer(errorMessage(id, served(job->error(), key)));
                 auto tr = std::make_shared<Transfer>();
                 tr->key = key;
                 tr->snapshot = job->result().value();

@@ -11,6 +11,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QHostAddress>
+#include <QSysInfo>
 #include <QJsonDocument>
 #include <QStandardPaths>
 #include <QRegularExpression>
@@ -390,16 +391,76 @@ QString StoreConfigFile::defaultPath()
     return WorkstationPaths::configDirectory() + QStringLiteral("/stores.json");
 }
 
+QString StoreConfigFile::systemPath()
+{
+    const QString env = qEnvironmentVariable("SPECTRUM_SYSTEM_CONFIG");
+    return env.isEmpty() ? QStringLiteral("/etc/spectrum/stores.json") : env;
+}
+
 Result<StoreConfigFile> StoreConfigFile::load(const QString &path)
 {
-    StoreConfigFile f;
-    f.m_path = path;
+    QByteArray user = "{}";
     QFile file(path);
-    if (!file.exists())
+    if (file.exists()) {
+        if (!file.open(QIODevice::ReadOnly))
+            return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(path, file.errorString()));
+        user = file.read(4 << 20);
+    }
+    const QString systemFile = systemPath();
+    QFile system(systemFile);
+    if (systemFile.isEmpty() || !system.exists() || QFileInfo(systemFile).canonicalFilePath() == QFileInfo(path).canonicalFilePath())
+        return parse(user, path);
+    if (!system.open(QIODevice::ReadOnly))
+        return Error(ErrorCode::Io, QStringLiteral("cannot read the system configuration %1: %2").arg(systemFile, system.errorString()));
+    const QByteArray systemBytes = system.read(4 << 20);
+    // The system's alone first: its mistakes named as its own.
+    Result<StoreConfigFile> base = parse(systemBytes, systemFile);
+    if (!base.isOk())
+        return base.error();
+    for (const StoreConfig &s : base.value().stores()) {
+        for (const Secret *secret : {&s.password, &s.token, &s.secretKey}) {
+            if (secret->source == Secret::Source::Sealed)
+                return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: store '%2' has a sealed secret, which no user can open: provision each user's "
+                                                                        "own as {\"file\": \"~/.config/Spectrum/%2.secret\"} (readable by the user alone) "
+                                                                        "or {\"env\": VARIABLE}").arg(systemFile, s.name));
+        }
+    }
+    if (base.value().workstation.shareToken.source == Secret::Source::Sealed)
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: the share token is sealed, which no user can open: use {\"file\": …} or {\"env\": …}").arg(systemFile));
+    // The user's over it, field by field and store by store.
+    QJsonParseError pe{};
+    const QJsonDocument userDoc = QJsonDocument::fromJson(user, &pe);
+    if (!userDoc.isObject())
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("%1 is not a store configuration (JSON: %2 at offset %3)").arg(path, pe.errorString()).arg(pe.offset));
+    const QJsonObject systemRoot = QJsonDocument::fromJson(systemBytes).object(), userRoot = userDoc.object();
+    QJsonObject ws = systemRoot.value(QStringLiteral("workstation")).toObject();
+    const QJsonObject userWs = userRoot.value(QStringLiteral("workstation")).toObject();
+    for (auto it = userWs.begin(); it != userWs.end(); ++it)
+        ws.insert(it.key(), it.value());
+    QJsonArray stores = systemRoot.value(QStringLiteral("stores")).toArray();
+    for (const QJsonValue &u : userRoot.value(QStringLiteral("stores")).toArray()) {
+        const QString name = u.toObject().value(QStringLiteral("name")).toString();
+        bool replaced = false;
+        for (int i = 0; i < stores.size() && !replaced; ++i) {
+            if (stores.at(i).toObject().value(QStringLiteral("name")).toString() == name) {
+                stores.replace(i, u);
+                replaced = true;
+            }
+        }
+        if (!replaced)
+            stores.append(u);
+    }
+    QJsonObject merged = userRoot;
+    merged.insert(QStringLiteral("workstation"), ws);
+    merged.insert(QStringLiteral("stores"), stores);
+    Result<StoreConfigFile> f = parse(QJsonDocument(merged).toJson(QJsonDocument::Compact), path);
+    if (!f.isOk())
         return f;
-    if (!file.open(QIODevice::ReadOnly))
-        return Error(ErrorCode::Io, QStringLiteral("cannot read %1: %2").arg(path, file.errorString()));
-    return parse(file.read(4 << 20), path);
+    f.value().m_systemFile = systemFile;
+    f.value().m_systemWorkstation = workstationJson(base.value().workstation);
+    for (const StoreConfig &s : base.value().stores())
+        f.value().m_systemStores.insert(s.name, s.toJson());
+    return f;
 }
 
 Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QString &path)
@@ -494,6 +555,20 @@ Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QSt
     return f;
 }
 
+QString WorkstationConfig::defaultAeTitle()
+{
+    static const QString title = [] {
+        QString host = QSysInfo::machineHostName().section(QLatin1Char('.'), 0, 0).toUpper();
+        for (QChar &c : host) {
+            if (!(c.isLetterOrNumber() && c.unicode() < 128) && c != QLatin1Char('-'))
+                c = QLatin1Char('_');
+        }
+        host = host.left(16);
+        return isValidAeTitle(host) && !host.trimmed().isEmpty() ? host : QStringLiteral("SPECTRUM");
+    }();
+    return title;
+}
+
 QList<QPair<QString, QString>> WorkstationConfig::allowedCallers(const StoreConfigFile &config)
 {
     QList<QPair<QString, QString>> out = config.workstation.callers;
@@ -504,11 +579,8 @@ QList<QPair<QString, QString>> WorkstationConfig::allowedCallers(const StoreConf
     return out;
 }
 
-Error StoreConfigFile::save() const
+QJsonObject StoreConfigFile::workstationJson(const WorkstationConfig &workstation)
 {
-    QJsonArray stores;
-    for (const StoreConfig &s : m_stores)
-        stores.append(s.toJson());
     QJsonObject ws{{QStringLiteral("aeTitle"), workstation.aeTitle}, {QStringLiteral("storagePort"), workstation.storagePort}};
     if (!workstation.listenAddress.isEmpty())
         ws.insert(QStringLiteral("listenAddress"), workstation.listenAddress);
@@ -534,8 +606,44 @@ Error StoreConfigFile::save() const
     }
     if (workstation.acceptAnyCaller)
         ws.insert(QStringLiteral("acceptAnyCaller"), true);
+    return ws;
+}
+
+Error StoreConfigFile::save() const
+{
+    // What the system configuration says already is left to it: a later change there reaches this user.
+    QJsonArray stores;
+    for (const StoreConfig &s : m_stores) {
+        const QJsonObject json = s.toJson();
+        if (m_systemStores.value(s.name) != json)
+            stores.append(json);
+    }
+    QJsonObject ws = workstationJson(workstation);
+    for (auto it = m_systemWorkstation.begin(); it != m_systemWorkstation.end(); ++it) {
+        if (ws.value(it.key()) == it.value())
+            ws.remove(it.key());
+    }
     const QJsonObject root{{QStringLiteral("version"), 1}, {QStringLiteral("workstation"), ws}, {QStringLiteral("stores"), stores}};
     return writePrivately(m_path, QJsonDocument(root).toJson(QJsonDocument::Indented));
+}
+
+bool StoreConfigFile::isSystemStore(const QString &name) const
+{
+    const StoreConfig *s = find(name);
+    return s && m_systemStores.value(name) == s->toJson();
+}
+
+Error StoreConfigFile::replace(const StoreConfig &store)
+{
+    if (Error e = store.validate(); e.isError())
+        return e;
+    for (StoreConfig &s : m_stores) {
+        if (s.name == store.name) {
+            s = store;
+            return Error();
+        }
+    }
+    return Error(ErrorCode::NotFound, QStringLiteral("no store named '%1'").arg(store.name));
 }
 
 const StoreConfig *StoreConfigFile::find(const QString &name) const
@@ -559,6 +667,8 @@ Error StoreConfigFile::add(const StoreConfig &store)
 
 Error StoreConfigFile::remove(const QString &name)
 {
+    if (m_systemStores.contains(name))
+        return Error(ErrorCode::NotAllowed, QStringLiteral("'%1' is configured for every user in %2: it is removed there").arg(name, m_systemFile));
     for (int i = 0; i < m_stores.size(); ++i) {
         if (m_stores[i].name == name) {
             m_stores.removeAt(i);
@@ -633,7 +743,14 @@ Result<QString> StoreConfigFile::reveal(const Secret &secret) const
         return qEnvironmentVariable(secret.value.toLocal8Bit().constData());
     }
     case Secret::Source::File: {
-        Result<QByteArray> bytes = readPrivateFile(secret.value, QStringLiteral("the secret file"));
+        QString file = secret.value;
+        if (file.startsWith(QLatin1String("~/")))
+            file = QDir::homePath() + file.mid(1);
+        file.replace(QLatin1String("${HOME}"), QDir::homePath()).replace(QLatin1String("$HOME"), QDir::homePath());
+        const QString user = qEnvironmentVariable("USER");
+        if (!user.isEmpty())
+            file.replace(QLatin1String("${USER}"), user).replace(QLatin1String("$USER"), user);
+        Result<QByteArray> bytes = readPrivateFile(file, QStringLiteral("the secret file"));
         if (!bytes.isOk())
             return Error(ErrorCode::Authentication, bytes.error().message());
         return QString::fromUtf8(bytes.value()).trimmed();

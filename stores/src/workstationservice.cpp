@@ -260,6 +260,8 @@ void WorkstationService::answer(QLocalSocket *socket, const QJsonObject &ask)
         return prefetch(socket, ask.value(QStringLiteral("prefetch")).toObject());
     if (ask.contains(QStringLiteral("studies")))
         return studies(socket, ask.value(QStringLiteral("studies")).toObject());
+    if (ask.contains(QStringLiteral("removeFromCache")))
+        return removeFromCache(socket, ask.value(QStringLiteral("removeFromCache")).toObject());
     socket->write(errorLine(Error(ErrorCode::Unsupported, QStringLiteral("the running workstation does not know this request (an older version?)"))));
     socket->disconnectFromServer();
 }
@@ -398,6 +400,30 @@ void WorkstationService::studies(QLocalSocket *socket, const QJsonObject &ask)
                                                                     {QStringLiteral("bytes"), double(u.bytes)}, {QStringLiteral("budget"), double(u.budget)}}}}));
         socket->disconnectFromServer();
     });
+}
+
+void WorkstationService::removeFromCache(QLocalSocket *socket, const QJsonObject &ask)
+{
+    Result<CacheSelection> which = CacheSelection::fromJson(ask);
+    if (!which.isOk()) {
+        socket->write(errorLine(which.error()));
+        return socket->disconnectFromServer();
+    }
+    // On the pool: thousands of removals, each made durable, never on the reader's thread.
+    FileStore *cache = m_parts.cache;
+    auto *job = makeJob<CacheRemoval>([cache, selection = which.value()](const CancelToken &cancel) { return spectrum::removeFromCache(*cache, selection, cancel); });
+    whenDone(job, socket, [socket](const Result<CacheRemoval> &r) {
+        socket->write(r.isOk() ? line({{QStringLiteral("summary"), r.value().toJson()}}) : errorLine(r.error()));
+        socket->disconnectFromServer();
+    });
+}
+
+Result<CacheRemoval> WorkstationService::handOverCacheRemoval(const QString &cacheRoot, const CacheSelection &which)
+{
+    Result<QJsonValue> r = exchange(cacheRoot, {{QStringLiteral("removeFromCache"), which.toJson()}}, {});
+    if (!r.isOk())
+        return r.error();
+    return CacheRemoval::fromJson(r.value().toObject());
 }
 
 Result<ImportSummary> WorkstationService::handOverImport(const QString &cacheRoot, const QStringList &paths, const Progress &progress)

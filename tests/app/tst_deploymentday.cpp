@@ -19,6 +19,9 @@
 #include <QDirIterator>
 #include <QScopeGuard>
 #include <sys/stat.h>
+#include <QSysInfo>
+#include <QTcpSocket>
+#include <QHostAddress>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -52,6 +55,9 @@ private Q_SLOTS:
     void theCommandLineWorksWhileTheWorkstationRuns();
     void theStorageScpTakesOnlyWhomTheAdminNamed();
     void secretsAndImagesAreTheirOwnersAlone();
+    void aHundredWorkstationsFromOneSystemConfiguration();
+    void theCacheIsKeptFromTheCommandLine();
+    void whatTheTrialHitIsSaidClearly();
 
 private:
     QTemporaryDir m_dir;
@@ -481,6 +487,172 @@ void tst_DeploymentDay::secretsAndImagesAreTheirOwnersAlone()
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QVERIFY(readFile(out) == blob);
     QVERIFY(!QFile::exists(out + QStringLiteral(".part")));
+}
+
+void tst_DeploymentDay::aHundredWorkstationsFromOneSystemConfiguration()
+{
+    // The hospital's /etc/spectrum/stores.json (here $SPECTRUM_SYSTEM_CONFIG) names the archives of every
+    // workstation; each user's secret is provisioned as a file of their own ("~/…", readable by them alone). A
+    // user's file holds only what differs; the system's stores cannot be removed by a user, and a sealed secret
+    // in it (which no user could open) is refused with what to do instead.
+    QTemporaryDir home;
+    const QString system = m_dir.filePath(QStringLiteral("system-stores.json")), user = home.filePath(QStringLiteral("stores.json"));
+    BlobdProcess room(m_dir.filePath(QStringLiteral("room-blobs")));
+    QVERIFY(room.start());
+    const QString hospital = QString::fromUtf8(R"({"version": 1, "workstation": {"storagePort": 11190},
+        "stores": [{"name": "pacs", "kind": "dimse", "host": "127.0.0.1", "port": 104, "aeTitle": "PACS"},
+                   {"name": "room", "kind": "blobd", "url": "blob://127.0.0.1:%1", "token": {"file": "~/.spectrum-room-token"}}]})");
+    QVERIFY(writeFile(system, hospital.arg(room.port()).toUtf8()));
+    const QString token = home.filePath(QStringLiteral(".spectrum-room-token"));
+    QVERIFY(writePrivateFile(token, room.token().toUtf8()));
+    const QList<QPair<QString, QString>> env{{QStringLiteral("SPECTRUM_SYSTEM_CONFIG"), system}, {QStringLiteral("SPECTRUM_CONFIG"), user},
+                                             {QStringLiteral("HOME"), home.path()}, {QStringLiteral("SPECTRUM_CACHE_DIR"), home.filePath(QStringLiteral("cache"))}};
+    ProcessResult r = runCli({QStringLiteral("stores"), QStringLiteral("list")}, env);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("pacs\tdimse") && r.out.contains("room\tblobd") && r.out.contains("(system: " + system.toUtf8() + ")"), (r.out + r.err).constData());
+    r = runCli({QStringLiteral("stores"), QStringLiteral("test"), QStringLiteral("room")}, env);  // the user's own token, from their home
+    QVERIFY2(r.exitCode == 0 && r.out.contains("room\tok"), (r.out + r.err).constData());
+    r = runCli({QStringLiteral("stores"), QStringLiteral("remove"), QStringLiteral("room")}, env);
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("configured for every user in " + system.toUtf8()), r.err.constData());
+
+    // This workstation as the PACS see it: a per-host AE title until the user (or the admin) names one.
+    r = runCli({QStringLiteral("stores"), QStringLiteral("workstation")}, env);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("AE title " + WorkstationConfig::defaultAeTitle().toUtf8() + ", port 11190"), (r.out + r.err).constData());
+    QVERIFY(WorkstationConfig::defaultAeTitle() != QLatin1String("SPECTRUM") || QSysInfo::machineHostName().isEmpty());
+    r = runCli({QStringLiteral("stores"), QStringLiteral("workstation"), QStringLiteral("--aet"), QStringLiteral("READROOM7"), QStringLiteral("--port"), QStringLiteral("11191")}, env);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("AE title READROOM7, port 11191"), (r.out + r.err).constData());
+    // A changed password, as the admin rotates it: only that changes; the user's file holds the differences only.
+    const QString pw = home.filePath(QStringLiteral("pw"));
+    QVERIFY(writePrivateFile(pw, "rotated-secret"));
+    r = runCli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("web"), QStringLiteral("--kind"), QStringLiteral("dicomweb"), QStringLiteral("--url"),
+                QStringLiteral("http://127.0.0.1:8042/dicom-web")}, env);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli({QStringLiteral("stores"), QStringLiteral("edit"), QStringLiteral("web"), QStringLiteral("--user"), QStringLiteral("reader"), QStringLiteral("--password-file"), pw}, env);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("changed web: dicomweb http://127.0.0.1:8042/dicom-web (basic, reader)"), (r.out + r.err).constData());
+    r = runCli({QStringLiteral("stores"), QStringLiteral("edit"), QStringLiteral("pacs"), QStringLiteral("--timeout"), QStringLiteral("90")}, env);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject saved = QJsonDocument::fromJson(readFile(user)).object();
+    QStringList names;
+    for (const QJsonValue &v : saved.value(QStringLiteral("stores")).toArray())
+        names << v.toObject().value(QStringLiteral("name")).toString();
+    QCOMPARE(names, (QStringList{QStringLiteral("pacs"), QStringLiteral("web")}));  // room: the system's, unchanged
+    QCOMPARE(saved.value(QStringLiteral("workstation")).toObject().value(QStringLiteral("aeTitle")).toString(), QStringLiteral("READROOM7"));
+    QVERIFY(!readFile(user).contains("rotated-secret"));
+    r = runCli({QStringLiteral("stores"), QStringLiteral("list")}, env);
+    QVERIFY2(r.out.contains("pacs\tdimse") && !r.out.contains("pacs\tdimse 127.0.0.1:104 PACS (system"), r.out.constData());
+
+    // A sealed secret in the system file: no user could open it.
+    const QByteArray sealed = R"({"version": 1, "stores": [{"name": "room", "kind": "blobd", "url": "blob://127.0.0.1:1", "token": {"sealed": "aes256gcm:AAAA"}}]})";
+    QVERIFY(writeFile(system, sealed));
+    r = runCli({QStringLiteral("stores"), QStringLiteral("list")}, env);
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("has a sealed secret, which no user can open") && r.err.contains("{\"file\""), r.err.constData());
+}
+
+void tst_DeploymentDay::theCacheIsKeptFromTheCommandLine()
+{
+    // `spectrum-cli cache`: its size; one study removed; what is older than a retention period; everything only
+    // with --yes. While the workstation runs, it removes (the command line says so), and its list follows.
+    QTemporaryDir dir;
+    const QString cache = dir.filePath(QStringLiteral("cache")), config = dir.filePath(QStringLiteral("stores.json"));
+    ProcessResult r = cli({QStringLiteral("demo"), QStringLiteral("--out"), dir.filePath(QStringLiteral("demo")), QStringLiteral("--ct-slices"), QStringLiteral("12")}, config, cache);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = cli({QStringLiteral("import"), dir.filePath(QStringLiteral("demo"))}, config, cache);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = cli({QStringLiteral("cache")}, config, cache);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("5 study(ies)"), (r.out + r.err).constData());
+    r = cli({QStringLiteral("cache"), QStringLiteral("clear")}, config, cache);
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("say --yes"), r.err.constData());
+    r = cli({QStringLiteral("cache"), QStringLiteral("remove"), m_ctUid}, config, cache);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("removed 12 blob(s) of 1 study(ies)"), (r.out + r.err).constData());
+    r = cli({QStringLiteral("studies")}, config, cache);
+    QVERIFY2(r.exitCode == 0 && !r.out.contains(m_ctUid.toLatin1()) && r.out.count('\n') == 4, r.out.constData());
+    r = cli({QStringLiteral("cache"), QStringLiteral("prune"), QStringLiteral("--older-than"), QStringLiteral("30")}, config, cache);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("removed 0 blob(s)"), (r.out + r.err).constData());  // all came today
+
+    // The workstation open on it: the command line hands the removal over.
+    Workstation::Options wo;
+    wo.cacheDirectory = cache;
+    wo.seedDemoWhenEmpty = false;
+    wo.stores = StoreConfigFile::load(config).value();
+    wo.storesFile = config;
+    Workstation ws(wo);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(20000));
+    QTRY_COMPARE(ws.studies().size(), 4);
+    r = cli({QStringLiteral("cache"), QStringLiteral("prune"), QStringLiteral("--older-than"), QStringLiteral("0")}, config, cache);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("(by the running workstation)") && !r.out.contains("removed 0 blob(s)"), (r.out + r.err).constData());
+    QTRY_COMPARE(ws.studies().size(), 0);
+}
+
+void tst_DeploymentDay::whatTheTrialHitIsSaidClearly()
+{
+    // What an IT admin's first day hit, each through the command line as they met it.
+    QTemporaryDir dir;
+    const QString config = dir.filePath(QStringLiteral("stores.json")), cache = dir.filePath(QStringLiteral("cache"));
+    OrthancProcess orthanc;
+    OrthancProcess::Options o;
+    o.users = {{QStringLiteral("reader"), QStringLiteral("right-password")}};
+    QVERIFY2(orthanc.start(o), "Orthanc did not start");
+    QVERIFY(!orthanc.upload(m_ct.first().bytes).isEmpty());
+    auto add = [&](const QStringList &args) {
+        const ProcessResult r = cli(QStringList{QStringLiteral("stores"), QStringLiteral("add")} + args, config, cache);
+        return r.exitCode == 0;
+    };
+    auto tested = [&](const QString &store) { return cli({QStringLiteral("stores"), QStringLiteral("test"), store}, config, cache).out; };
+    const QString password = dir.filePath(QStringLiteral("pw")), wrong = dir.filePath(QStringLiteral("wrong"));
+    QVERIFY(writePrivateFile(password, "right-password") && writePrivateFile(wrong, "wrong-password"));
+    const QString server = QStringLiteral("http://127.0.0.1:%1").arg(orthanc.httpPort());
+
+    // The URL without its DICOMweb root: Orthanc's own API answers /studies — never a blank study.
+    QVERIFY(add({QStringLiteral("noroot"), QStringLiteral("--kind"), QStringLiteral("dicomweb"), QStringLiteral("--url"), server,
+                 QStringLiteral("--user"), QStringLiteral("reader"), QStringLiteral("--password-file"), password}));
+    QByteArray said = tested(QStringLiteral("noroot"));
+    QVERIFY2(said.contains("FAILED") && said.contains("is " + server.toUtf8() + " the server's DICOMweb root?"), said.constData());
+    ProcessResult r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("noroot")}, config, cache);
+    QVERIFY2(r.exitCode != 0 && r.out.isEmpty() && r.err.contains("DICOMweb root"), (r.out + r.err).constData());
+    // 401 without credentials, and with the wrong ones: told apart, each with what to do.
+    QVERIFY(add({QStringLiteral("nocreds"), QStringLiteral("--kind"), QStringLiteral("dicomweb"), QStringLiteral("--url"), orthanc.dicomWebUrl()}));
+    said = tested(QStringLiteral("nocreds"));
+    QVERIFY2(said.contains("the server wants credentials (HTTP 401) and the store has none"), said.constData());
+    QVERIFY(add({QStringLiteral("wrongcreds"), QStringLiteral("--kind"), QStringLiteral("dicomweb"), QStringLiteral("--url"), orthanc.dicomWebUrl(),
+                 QStringLiteral("--user"), QStringLiteral("reader"), QStringLiteral("--password-file"), wrong}));
+    said = tested(QStringLiteral("wrongcreds"));
+    QVERIFY2(said.contains("the server refused user 'reader' and the password given (HTTP 401)"), said.constData());
+    r = cli({QStringLiteral("stores"), QStringLiteral("edit"), QStringLiteral("wrongcreds"), QStringLiteral("--password-file"), password}, config, cache);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    said = tested(QStringLiteral("wrongcreds"));
+    QVERIFY2(said.contains("wrongcreds\tok"), said.constData());
+
+    // A server whose certificate the system does not trust: the message names --ca-file.
+    QVERIFY(makeTestCa(dir.path()) && makeTestCertificate(dir.path(), QStringLiteral("web"), QStringLiteral("IP:127.0.0.1")));
+    const quint16 tlsPort = freePort();
+    QProcess https;
+    dieWithParent(https);
+    https.start(QStringLiteral("openssl"), {QStringLiteral("s_server"), QStringLiteral("-quiet"), QStringLiteral("-www"), QStringLiteral("-accept"), QString::number(tlsPort),
+                                           QStringLiteral("-cert"), dir.filePath(QStringLiteral("web.pem")), QStringLiteral("-key"), dir.filePath(QStringLiteral("web.key"))});
+    QVERIFY(https.waitForStarted());
+    QVERIFY(QTest::qWaitFor([&] { QTcpSocket s; s.connectToHost(QHostAddress::LocalHost, tlsPort); return s.waitForConnected(200); }, 10000));
+    QVERIFY(add({QStringLiteral("selfsigned"), QStringLiteral("--kind"), QStringLiteral("dicomweb"), QStringLiteral("--url"),
+                 QStringLiteral("https://127.0.0.1:%1/dicom-web").arg(tlsPort)}));
+    said = tested(QStringLiteral("selfsigned"));
+    QVERIFY2(said.contains("the server's certificate is not trusted") && said.contains("--ca-file"), said.constData());
+    stopProcess(https, 2000);
+
+    // A blob root the server cannot make; `stat` of a blob a server does not hold speaks of that server.
+    r = run(QStringLiteral(SPECTRUM_BLOBD_EXECUTABLE), {QStringLiteral("--root"), config + QStringLiteral("/blobs"), QStringLiteral("--allow-no-auth"),
+                                                        QStringLiteral("--listen"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"), QStringLiteral("0")}, 20000);
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("cannot serve the blob root " + config.toUtf8() + "/blobs"), r.err.constData());
+    BlobdProcess blobd(dir.filePath(QStringLiteral("blobs")));
+    QVERIFY(blobd.start());
+    const QString token = dir.filePath(QStringLiteral("token"));
+    QVERIFY(writePrivateFile(token, blobd.token().toUtf8()));
+    r = runCli({QStringLiteral("stat"), QStringLiteral("blob://127.0.0.1:%1/missing").arg(blobd.port()), QStringLiteral("--token-file"), token}, {});
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("no blob 'missing' on this server") && !r.err.contains("disk cache"), r.err.constData());
 }
 
 QTEST_MAIN(tst_DeploymentDay)

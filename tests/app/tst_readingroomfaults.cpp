@@ -116,7 +116,7 @@ void tst_ReadingRoomFaults::storesAreAddedTestedAndRemovedInTheDialog()
     tlsPacs.directory = dir.filePath(QStringLiteral("pacs-received"));
     tlsPacs.certificateFile = dir.filePath(QStringLiteral("pacs.pem"));
     tlsPacs.keyFile = dir.filePath(QStringLiteral("pacs.key"));
-    tlsPacs.callers = {{QStringLiteral("SPECTRUM"), QStringLiteral("127.0.0.1")}};  // the workstation, as the PACS knows it
+    tlsPacs.callers = {{m_ws->registry()->config().workstation.aeTitle, QStringLiteral("127.0.0.1")}};  // the workstation, as the PACS knows it
     StorageScp pacs(tlsPacs);
     QVERIFY(!pacs.start().isError());
     dialog.newStore();

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs the Debian package (make package) into a fresh Debian 12 root with apt, as a hospital's IT would, and
-# runs Spectrum from the installed paths: --version and --help of each executable, the manual pages, the filter
+# Checks the Debian packages (make package: spectrum, spectrum-cli, spectrum-blobd, spectrum-common) with lintian,
+# installs them into a fresh Debian 12 root with apt, as a hospital's IT would (spectrum-blobd first alone: no GUI
+# library, fonts or FFmpeg come with it), checks that nothing installed links a GPL library, and runs Spectrum from
+# the installed paths: --version and --help of each executable, the manual pages, the filter
 # plugin, the service's user and unit, spectrum-blobd serving spectrum-cli, a headless screenshot of the demo CT,
 # the service started by systemd itself (the root booted with systemd-nspawn), and a clean removal. Not part of `make test` (it needs root, Debian's mirror and a few minutes): `make
 # package-check` runs it, and .ci/run after the tests.
@@ -10,6 +12,13 @@ set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 deb=$(ls -t "$build"/spectrum_*_amd64.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || { echo "check-deb: no package in $build (make package)" >&2; exit 1; }
+version=$(dpkg-deb -f "$deb" Version)
+debs=()
+for package in spectrum spectrum-cli spectrum-blobd spectrum-common; do
+  f="$build/${package}_${version}_amd64.deb"
+  [ -f "$f" ] || { echo "check-deb: no $f (make package makes four)" >&2; exit 1; }
+  debs+=("$f")
+done
 [ "$(id -u)" -eq 0 ] || { echo "check-deb: needs root (debootstrap, chroot)" >&2; exit 1; }
 root=${SPECTRUM_DEBROOT:-/var/tmp/spectrum-debroot}
 base=$root.base
@@ -35,13 +44,37 @@ cleanup() {
 trap cleanup EXIT
 mount -t proc proc "$root/proc"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-cp "$deb" "$root/tmp/spectrum.deb"
+for f in "${debs[@]}"; do cp "$f" "$root/tmp/"; done
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
 step() { echo "check-deb: $*"; }
 
-step "apt installs $(basename "$deb") and what it depends on"
+step "lintian finds nothing to say against the four packages"
+command -v lintian >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lintian >/dev/null
+# Tags that are Debian's archive rules for packages built from a Debian source package, not for packages built
+# by CPack outside one, are named in tests/package/lintian-suppressed with why.
+lint=$(lintian --fail-on error,warning --no-tag-display-limit --suppress-tags-from-file "$(dirname "$0")/lintian-suppressed" "${debs[@]}" 2>&1) \
+  || { echo "check-deb: lintian:" >&2; echo "$lint" >&2; exit 1; }
+[ -z "$lint" ] || echo "$lint" | sed 's/^/  /'
+
+step "spectrum-blobd alone: a server without the Qt GUI, fonts or FFmpeg"
 in_root apt-get update -qq
-in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /tmp/spectrum.deb >/dev/null
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "/tmp/$(basename "${debs[2]}")" >/dev/null
+if extra=$(in_root dpkg-query -W -f '${Package}\n' | grep -E '^(libqt6gui|libqt6widgets|fonts-|libav|libx264|libx265|ffmpeg)'); then
+  echo "check-deb: spectrum-blobd brought $(echo $extra)" >&2; exit 1
+fi
+
+step "apt installs the four packages and what they depend on"
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(for f in "${debs[@]}"; do echo "/tmp/$(basename "$f")"; done) >/dev/null
+
+step "no installed program or plugin links a GPL library (FFmpeg's, x264)"
+for package in spectrum spectrum-cli spectrum-blobd spectrum-common; do
+  for f in $(in_root dpkg -L "$package"); do
+    [ -f "$root$f" ] && [ "$(head -c 4 "$root$f" | tail -c 3)" = ELF ] || continue
+    if linked=$(in_root ldd "$f" | awk '{print $1}' | grep -E '^(libav|libsw|libpostproc|libx264|libx265)'); then
+      echo "check-deb: $f ($package) links $(echo $linked)" >&2; exit 1
+    fi
+  done
+done
 
 step "each executable answers --version and --help from /usr/bin"
 for exe in spectrum spectrum-cli spectrum-blobd; do
@@ -52,10 +85,12 @@ for exe in spectrum spectrum-cli spectrum-blobd; do
 done
 
 step "manual pages, desktop entry, icon, AppStream data, service and its user are where they belong"
-for f in /usr/share/man/man1/spectrum.1 /usr/share/man/man1/spectrum-cli.1 /usr/share/man/man1/spectrum-blobd.1 \
+for f in /usr/share/man/man1/spectrum.1.gz /usr/share/man/man1/spectrum-cli.1.gz /usr/share/man/man1/spectrum-blobd.1.gz \
          /usr/share/applications/org.spectrum.Spectrum.desktop /usr/share/icons/hicolor/scalable/apps/org.spectrum.Spectrum.svg \
          /usr/share/metainfo/org.spectrum.Spectrum.metainfo.xml /usr/lib/systemd/system/spectrum-blobd.service \
-         /usr/lib/sysusers.d/spectrum-blobd.conf /usr/share/doc/spectrum/copyright /usr/lib/spectrum/filters/spectrum-gamma.so; do
+         /usr/lib/sysusers.d/spectrum-blobd.conf /usr/lib/spectrum/filters/spectrum-gamma.so \
+         /usr/share/doc/spectrum/copyright /usr/share/doc/spectrum-cli/copyright /usr/share/doc/spectrum-blobd/copyright \
+         /usr/share/doc/spectrum-common/copyright /usr/share/doc/spectrum/changelog.gz /usr/share/doc/spectrum-blobd/changelog.gz; do
   [ -s "$root$f" ] || { echo "check-deb: $f is missing" >&2; exit 1; }
 done
 in_root getent passwd spectrum-blobd >/dev/null || { echo "check-deb: the postinst made no user spectrum-blobd" >&2; exit 1; }
@@ -100,7 +135,7 @@ command -v systemd-nspawn >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get i
 in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd systemd-sysv dbus >/dev/null 2>&1
 install -d -m 0700 "$root/etc/spectrum-blobd"
 install -m 0600 "$root/tmp/token" "$root/etc/spectrum-blobd/token"
-cp "$root/usr/share/doc/spectrum/examples/spectrum-blobd.default" "$root/etc/default/spectrum-blobd"
+cp "$root/usr/share/doc/spectrum-blobd/examples/spectrum-blobd.default" "$root/etc/default/spectrum-blobd"
 rm -rf "$root/var/lib/spectrum-blobd"                       # systemd makes it (StateDirectory=)
 in_root systemctl enable spectrum-blobd.service >/dev/null 2>&1
 cat > "$root/etc/systemd/system/spectrum-check.service" <<'UNIT'
@@ -149,8 +184,8 @@ fi
 in_root systemctl disable spectrum-check.service >/dev/null 2>&1 || true
 
 step "removal leaves nothing of the package behind"
-in_root env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq spectrum >/dev/null
-for f in /usr/bin/spectrum /usr/lib/spectrum /usr/share/applications/org.spectrum.Spectrum.desktop \
+in_root env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq spectrum spectrum-cli spectrum-blobd spectrum-common >/dev/null
+for f in /usr/bin/spectrum /usr/bin/spectrum-cli /usr/bin/spectrum-blobd /usr/lib/spectrum /usr/share/applications/org.spectrum.Spectrum.desktop \
          /etc/systemd/system/multi-user.target.wants/spectrum-blobd.service; do
   [ ! -e "$root$f" ] || { echo "check-deb: $f is still there after removal" >&2; exit 1; }
 done

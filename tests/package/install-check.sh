@@ -15,9 +15,10 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 
 for f in bin/spectrum bin/spectrum-cli bin/spectrum-blobd lib/spectrum/filters/spectrum-gamma.so \
          share/applications/org.spectrum.Spectrum.desktop share/icons/hicolor/scalable/apps/org.spectrum.Spectrum.svg \
-         share/metainfo/org.spectrum.Spectrum.metainfo.xml share/man/man1/spectrum.1 share/man/man1/spectrum-cli.1 \
-         share/man/man1/spectrum-blobd.1 lib/systemd/system/spectrum-blobd.service lib/sysusers.d/spectrum-blobd.conf \
-         share/doc/spectrum/copyright share/doc/spectrum/examples/spectrum-blobd.default \
+         share/metainfo/org.spectrum.Spectrum.metainfo.xml share/man/man1/spectrum.1.gz share/man/man1/spectrum-cli.1.gz \
+         share/man/man1/spectrum-blobd.1.gz lib/systemd/system/spectrum-blobd.service lib/sysusers.d/spectrum-blobd.conf \
+         share/doc/spectrum/copyright share/doc/spectrum-cli/copyright share/doc/spectrum-blobd/copyright \
+         share/doc/spectrum-common/copyright share/doc/spectrum/changelog.gz share/doc/spectrum-blobd/examples/spectrum-blobd.default \
          share/doc/spectrum/resources/screenshots/demo-ct.png; do
   [ -s "$prefix/$f" ] || fail "$f was not installed"
 done
@@ -27,14 +28,15 @@ appstreamcli validate --no-net "$prefix/share/metainfo/org.spectrum.Spectrum.met
   || fail "the AppStream data is not valid: $(appstreamcli validate --no-net "$prefix/share/metainfo/org.spectrum.Spectrum.metainfo.xml")"
 grep -q '^Exec=spectrum$' "$prefix/share/applications/org.spectrum.Spectrum.desktop" || fail "the desktop entry does not start spectrum"
 
-for page in "$prefix"/share/man/man1/*.1; do
-  warnings=$(groff -man -ww -z "$page" 2>&1) || fail "$page: groff failed"
+for page in "$prefix"/share/man/man1/*.1.gz; do
+  warnings=$(zcat "$page" | groff -man -ww -z 2>&1) || fail "$page: groff failed"
   [ -z "$warnings" ] || fail "$page: $warnings"
-  name=$(basename "$page" .1)
-  grep -q "^\.SH DESCRIPTION" "$page" || fail "$page has no description"
-  grep -q -e '\\-\\-version' "$page" || fail "$page does not come from $name --help"
+  name=$(basename "$page" .1.gz)
+  zcat "$page" | grep -q "^\.SH DESCRIPTION" || fail "$page has no description"
+  zcat "$page" | grep -q -e '\\-\\-version' || fail "$page does not come from $name --help"
 done
-grep -q "^filter " <(groff -man -Tutf8 "$prefix/share/man/man1/spectrum-cli.1" 2>/dev/null | sed 's/^ *//') \
+zcat "$prefix/share/man/man1/spectrum-cli.1.gz" | grep -q "" || fail "spectrum-cli's page cannot be read"
+grep -q "^filter " <(zcat "$prefix/share/man/man1/spectrum-cli.1.gz" | groff -man -Tutf8 2>/dev/null | sed 's/^ *//') \
   || fail "spectrum-cli's page does not list its commands"
 
 # The unit as installed: it names the program in this prefix (systemd-analyze checks that it exists).

@@ -494,6 +494,7 @@ void tst_DicomWeb::httpsWithBearerTokenThroughNginx()
         DicomWebClient client(endpoint(good, QStringLiteral("fresh-token"), QString()));
         const Error e = runSync(client.ping()).error();
         QCOMPARE(e.code(), ErrorCode::Network);
+        QVERIFY2(e.message().contains(QLatin1String("not trusted")) && e.message().contains(QLatin1String("--ca-file")), qPrintable(e.toString()));
     }
     {
         // A certificate for another host is refused even from the trusted CA.

@@ -59,6 +59,24 @@ Error httpError(int status, const QByteArray &body, const QString &what)
     }
 }
 
+Error httpError(int status, const QByteArray &body, const QString &what, const HttpAuth &sent)
+{
+    if (status != 401)
+        return httpError(status, body, what);
+    switch (sent.kind) {
+    case HttpAuth::Kind::None:
+        return Error(ErrorCode::Authentication, QStringLiteral("%1: the server wants credentials (HTTP 401) and the store has none: give it a user "
+                                                               "and password (--user, --password-file) or a token (--token-file)").arg(what));
+    case HttpAuth::Kind::Basic:
+        return Error(ErrorCode::Authentication, QStringLiteral("%1: the server refused user '%2' and the password given (HTTP 401): check both "
+                                                               "(stores edit NAME --password-file FILE)").arg(what, sent.user));
+    case HttpAuth::Kind::Bearer:
+        return Error(ErrorCode::Authentication, QStringLiteral("%1: the server refused the token given (HTTP 401): expired or wrong "
+                                                               "(stores edit NAME --token-file FILE)").arg(what));
+    }
+    return httpError(status, body, what);
+}
+
 } // namespace webwire
 
 DicomWebClient::DicomWebClient(DicomWebEndpoint endpoint, QObject *parent) : QObject(parent), m_endpoint(std::move(endpoint))

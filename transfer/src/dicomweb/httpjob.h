@@ -22,6 +22,8 @@ namespace spectrum::webwire {
 /// An HTTP status as our error: 401/403 Authentication, 404 NotFound, 400/406/415 InvalidArgument, else Network;
 /// the first 200 bytes of the answer kept in the message.
 Error httpError(int status, const QByteArray &body, const QString &what);
+/// The same, a 401 told apart: no credentials sent (the server wants some) or those sent refused.
+Error httpError(int status, const QByteArray &body, const QString &what, const HttpAuth &sent);
 
 /// One HTTP exchange as a job: admission under the client's parallel limit, authentication (with one refresh
 /// on 401), timeouts, cancel. Subclasses look at the answer.
@@ -58,6 +60,8 @@ protected:
     virtual void done(int status, const QByteArray &answer, QNetworkReply *reply) = 0;
     /// Whether an error status still carries an answer to look at (STOW-RS's per-instance report).
     virtual bool answersDespite(int status, const QByteArray &answer) const { Q_UNUSED(status) Q_UNUSED(answer) return false; }
+    /// An HTTP error as the request's kind can explain it better (a search refused: perhaps not the root).
+    virtual Error explained(const Error &e, int status) const { Q_UNUSED(status) return e; }
 
     int status(QNetworkReply *reply) const { return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(); }
     const QNetworkRequest &request() const { return m_request; }
@@ -98,13 +102,17 @@ private:
             m_request.setRawHeader("Authorization", "Bearer " + token.value().toUtf8());
             return send();
         }
+        if (s == 0 && reply->error() == QNetworkReply::SslHandshakeFailedError)
+            return this->finishWith(Error(ErrorCode::Network,
+                                          QStringLiteral("%1: the server's certificate is not trusted (%2): if the hospital's own CA signed it, name "
+                                                         "that CA's certificate (PEM) as the store's CA file (--ca-file)").arg(m_what, reply->errorString())));
         if (s == 0) {
             const bool timeout = reply->error() == QNetworkReply::OperationCanceledError || reply->error() == QNetworkReply::TimeoutError;
             return this->finishWith(Error(timeout ? ErrorCode::Timeout : ErrorCode::Network,
                                           QStringLiteral("%1: %2").arg(m_what, timeout ? QStringLiteral("no answer within %1 ms").arg(m_client->endpoint().timeoutMs) : reply->errorString())));
         }
         if ((s < 200 || s >= 300) && !answersDespite(s, m_answer))
-            return this->finishWith(httpError(s, m_answer, m_what));
+            return this->finishWith(explained(httpError(s, m_answer, m_what, m_client->endpoint().auth), s));
         if (s >= 200 && s < 300 && reply->error() != QNetworkReply::NoError)  // 2xx but cut short
             return this->finishWith(Error(ErrorCode::Network, QStringLiteral("%1: the answer broke off: %2").arg(m_what, reply->errorString())));
         done(s, m_answer, reply);

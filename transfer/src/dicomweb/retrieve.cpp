@@ -380,7 +380,7 @@ private:
             return HttpJob::doStart();
         }
         if (consumer.status < 200 || consumer.status >= 300)
-            return finishWith(httpError(consumer.status, consumer.errorText, m_what));
+            return finishWith(httpError(consumer.status, consumer.errorText, m_what, client()->endpoint().auth));
         if (e.isError())  // a broken multipart answer, a part cut short, the connection lost: nothing partial was passed on
             return finishWith(e.code() == ErrorCode::Network || e.code() == ErrorCode::Timeout || e.code() == ErrorCode::Protocol
                                   ? Error(e.code(), QStringLiteral("%1: %2").arg(m_what, e.message())) : e);

@@ -154,19 +154,39 @@ public:
         : HttpJob(c, "GET", std::move(r), {}, QStringLiteral("QIDO-RS search")), m_level(level) {}
 
 protected:
+    Error explained(const Error &e, int status) const override
+    {
+        // A DICOMweb root answers a search of studies; another API under the same server refuses or lacks it.
+        if (m_level == QueryLevel::Study && (status == 400 || status == 404 || status == 405))
+            return Error(e.code(), e.message() + QStringLiteral(" — is %1 the server's DICOMweb root? (Orthanc's is http://HOST:8042/dicom-web)")
+                                                     .arg(client()->endpoint().base.toString(QUrl::RemoveUserInfo)));
+        return e;
+    }
+
     void done(int status, const QByteArray &answer, QNetworkReply *) override
     {
         if (status == 204 || answer.trimmed().isEmpty())
             return finishWith(QList<DicomRecord>());
         // Parsed on the pool: the listing of a 300-instance study held the caller's event loop for 20–30 ms.
-        runOnPool<Result<QList<DicomRecord>>>(blockingPool(), this, [answer, level = m_level]() -> Result<QList<DicomRecord>> {
+        const QString root = client()->endpoint().base.toString(QUrl::RemoveUserInfo);
+        runOnPool<Result<QList<DicomRecord>>>(blockingPool(), this, [answer, level = m_level, root]() -> Result<QList<DicomRecord>> {
             QJsonParseError e{};
             const QJsonDocument doc = QJsonDocument::fromJson(answer, &e);
+            const QString notTheRoot = QStringLiteral(" — is %1 the server's DICOMweb root? (Orthanc's is http://HOST:8042/dicom-web)").arg(root);
             if (!doc.isArray())
-                return Error(ErrorCode::Protocol, QStringLiteral("QIDO-RS: the answer is not a DICOM JSON array (%1)").arg(e.errorString()));
+                return Error(ErrorCode::Protocol, QStringLiteral("QIDO-RS: the answer is not a DICOM JSON array (%1)%2").arg(e.errorString(), notTheRoot));
             QList<DicomRecord> out;
-            for (const QJsonValue &v : doc.array())
-                out << dicomjson::record(v.toObject(), level);
+            for (const QJsonValue &v : doc.array()) {
+                // DICOM JSON: an object of tags (8 hex digits). Anything else is another API's answer (Orthanc's
+                // own REST lists IDs at /studies): never records without identity, shown as a blank study.
+                const QJsonObject o = v.toObject();
+                const QString first = o.isEmpty() ? QString() : o.begin().key();
+                bool hex = first.size() == 8;
+                first.toUInt(&hex, 16);
+                if (!v.isObject() || (!o.isEmpty() && (first.size() != 8 || !hex)))
+                    return Error(ErrorCode::Protocol, QStringLiteral("QIDO-RS: the answer is JSON but not DICOM JSON%1").arg(notTheRoot));
+                out << dicomjson::record(o, level);
+            }
             return out;
         }, [this](Result<QList<DicomRecord>> &&r) {
             if (!isFinished())

@@ -15,6 +15,7 @@
 #include "spectrum/core/error.h"
 #include "spectrum/core/result.h"
 
+#include <QHash>
 #include <QJsonObject>
 #include <QList>
 #include <QString>
@@ -88,7 +89,10 @@ class StoreConfigFile;
 
 struct WorkstationConfig
 {
-    QString aeTitle = QStringLiteral("SPECTRUM");  ///< our AE title, for DIMSE and the Storage SCP
+    QString aeTitle = defaultAeTitle();            ///< our AE title, for DIMSE and the Storage SCP
+    /// This machine's: its host name (up to the first dot, upper case, at most 16 characters) — a PACS tells a
+    /// hundred workstations apart without each being configured; "SPECTRUM" when the name is unusable.
+    static QString defaultAeTitle();
     int storagePort = 11112;                       ///< our Storage SCP
     /// "listenAddress": where the Storage SCP listens — an IPv4 address of this machine, or "any" (every address).
     /// Empty: the address this machine reaches its DIMSE stores from (listenaddress.h: chooseListenAddress).
@@ -127,34 +131,50 @@ class StoreConfigFile
 public:
     /// --config's fallback: $SPECTRUM_CONFIG, else AppConfigLocation/stores.json.
     static QString defaultPath();
-    /// Reads `path`; a missing file is an empty configuration, a malformed one an error naming the problem.
+    /// The hospital's configuration every user's is merged over: $SPECTRUM_SYSTEM_CONFIG, else
+    /// /etc/spectrum/stores.json.
+    static QString systemPath();
+    /// Reads `path` over the system configuration (systemPath(), when it exists): the user's workstation fields
+    /// replace the system's one by one, a user's store replaces the system's of its name, the others are added.
+    /// A missing file is an empty configuration, a malformed one an error naming the problem.
     static Result<StoreConfigFile> load(const QString &path);
     /// The same from the file's bytes (`path`: where they came from, for messages and saving).
     static Result<StoreConfigFile> parse(const QByteArray &json, const QString &path);
 
     QString path() const { return m_path; }
-    /// Writes atomically, owner-only (0600).
+    /// Writes atomically, owner-only (0600) — only what differs from the system configuration.
     Error save() const;
+    /// The system configuration this one was read over; empty when there was none.
+    QString systemFile() const { return m_systemFile; }
+    /// `name` comes from the system configuration unchanged (listing says so; it cannot be removed here).
+    bool isSystemStore(const QString &name) const;
 
     const QList<StoreConfig> &stores() const { return m_stores; }
     const StoreConfig *find(const QString &name) const;
     /// Validates; an error if the name is taken.
     Error add(const StoreConfig &store);
+    /// Replaces the store of `store.name` (validated); NotFound if there is none.
+    Error replace(const StoreConfig &store);
     Error remove(const QString &name);
 
     WorkstationConfig workstation;
 
     /// Seals `secret` with the key beside the file (made, owner-only, on first use).
     Result<Secret> seal(const QString &secret) const;
-    /// The secret's value: unsealed, read from its file (trimmed) or from its variable.
+    /// The secret's value: unsealed, read from its file (trimmed; "~/", $HOME and $USER in its path are this
+    /// user's — one system file provisions every user's own) or from its variable.
     Result<QString> reveal(const Secret &secret) const;
 
 private:
+    static QJsonObject workstationJson(const WorkstationConfig &workstation);
     QString keyPath() const;
     Result<QByteArray> key(bool create) const;
 
     QString m_path;
     QList<StoreConfig> m_stores;
+    QString m_systemFile;
+    QJsonObject m_systemWorkstation;       ///< the system's workstation fields, as save() writes them
+    QHash<QString, QJsonObject> m_systemStores;  ///< the system's stores by name, as save() writes them
 };
 
 } // namespace spectrum

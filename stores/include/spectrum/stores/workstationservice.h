@@ -11,6 +11,7 @@
 
 #include "spectrum/core/dicomquery.h"
 #include "spectrum/core/result.h"
+#include "spectrum/stores/cachemaintenance.h"
 #include "spectrum/stores/archive.h"
 #include "spectrum/stores/dicomimport.h"
 #include "spectrum/stores/studycatalog.h"
@@ -65,6 +66,8 @@ public:
                                                 int priors, bool studies, const Progress &progress);
     /// The studies its cache holds that match `query`, newest first.
     static Result<QList<StudySummary>> askStudies(const QString &cacheRoot, const DicomQuery &query);
+    /// Has it remove what `which` selects from its cache (cachemaintenance.h).
+    static Result<CacheRemoval> handOverCacheRemoval(const QString &cacheRoot, const CacheSelection &which);
 
 Q_SIGNALS:
     /// A client's import ended (the study list follows the cache by itself).
@@ -77,6 +80,7 @@ private:
     void fetch(QLocalSocket *socket, const QJsonObject &ask);
     void prefetch(QLocalSocket *socket, const QJsonObject &ask);
     void studies(QLocalSocket *socket, const QJsonObject &ask);
+    void removeFromCache(QLocalSocket *socket, const QJsonObject &ask);
     /// Refused (with why) when the client's configuration is not the one this workstation follows.
     bool sameConfig(QLocalSocket *socket, const QJsonObject &ask);
 
