@@ -49,7 +49,7 @@ set(CPACK_COMPONENT_CLI_DESCRIPTION
 
 set(CPACK_DEBIAN_BLOBD_PACKAGE_NAME spectrum-blobd)
 set(CPACK_DEBIAN_BLOBD_PACKAGE_SECTION net)
-set(CPACK_DEBIAN_BLOBD_PACKAGE_DEPENDS "adduser, init-system-helpers")  # adduser: without systemd-sysusers
+set(CPACK_DEBIAN_BLOBD_PACKAGE_DEPENDS "adduser")  # without systemd-sysusers; deb-systemd-helper is essential
 set(CPACK_DEBIAN_BLOBD_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/resources/debian/postinst;${PROJECT_SOURCE_DIR}/resources/debian/prerm;${PROJECT_SOURCE_DIR}/resources/debian/postrm)
 set(CPACK_COMPONENT_BLOBD_DESCRIPTION
