@@ -40,6 +40,21 @@ ProcessResult cli(const QStringList &args, const QString &configPath, const QStr
     return runCli(args, {{QStringLiteral("SPECTRUM_CONFIG"), configPath}, {QStringLiteral("SPECTRUM_CACHE_DIR"), cacheDir}});
 }
 
+/// The workstation on `cache`, following the configuration at `config`, started — as a reader leaves it open;
+/// null if it did not start.
+std::unique_ptr<Workstation> openWorkstation(const QString &cache, const QString &config)
+{
+    Workstation::Options wo;
+    wo.cacheDirectory = cache;
+    wo.seedDemoWhenEmpty = false;
+    wo.stores = StoreConfigFile::load(config).value();
+    wo.storesFile = config;
+    auto ws = std::make_unique<Workstation>(wo);
+    QSignalSpy started(ws.get(), &Workstation::started);
+    ws->start();
+    return started.wait(20000) ? std::move(ws) : nullptr;
+}
+
 } // namespace
 
 class tst_DeploymentDay : public QObject
@@ -341,15 +356,9 @@ void tst_DeploymentDay::theCommandLineWorksWhileTheWorkstationRuns()
     StoreConfigFile stores = StoreConfigFile::parse("{}", config).value();
     QVERIFY(!stores.add(dicomWebStore(QStringLiteral("pacs"), orthanc.dicomWebUrl())).isError());
     QVERIFY(!stores.save().isError());
-    Workstation::Options wo;
-    wo.cacheDirectory = cache;
-    wo.seedDemoWhenEmpty = false;
-    wo.stores = StoreConfigFile::load(config).value();
-    wo.storesFile = config;
-    Workstation ws(wo);
-    QSignalSpy started(&ws, &Workstation::started);
-    ws.start();
-    QVERIFY(started.wait(20000));
+    const std::unique_ptr<Workstation> open = openWorkstation(cache, config);
+    QVERIFY(open);
+    Workstation &ws = *open;
 
     ProcessResult r = cli({QStringLiteral("studies")}, config, cache);
     QVERIFY2(r.exitCode == 0, r.err.constData());
@@ -572,15 +581,9 @@ void tst_DeploymentDay::theCacheIsKeptFromTheCommandLine()
     QVERIFY2(r.exitCode == 0 && r.out.contains("removed 0 blob(s)"), (r.out + r.err).constData());  // all came today
 
     // The workstation open on it: the command line hands the removal over.
-    Workstation::Options wo;
-    wo.cacheDirectory = cache;
-    wo.seedDemoWhenEmpty = false;
-    wo.stores = StoreConfigFile::load(config).value();
-    wo.storesFile = config;
-    Workstation ws(wo);
-    QSignalSpy started(&ws, &Workstation::started);
-    ws.start();
-    QVERIFY(started.wait(20000));
+    const std::unique_ptr<Workstation> open = openWorkstation(cache, config);
+    QVERIFY(open);
+    Workstation &ws = *open;
     QTRY_COMPARE(ws.studies().size(), 4);
     r = cli({QStringLiteral("cache"), QStringLiteral("prune"), QStringLiteral("--older-than"), QStringLiteral("0")}, config, cache);
     QVERIFY2(r.exitCode == 0 && r.out.contains("(by the running workstation)") && !r.out.contains("removed 0 blob(s)"), (r.out + r.err).constData());
