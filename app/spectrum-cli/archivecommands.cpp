@@ -23,6 +23,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QHostAddress>
+#include <QNetworkInterface>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -328,7 +329,9 @@ int cmdStoresRemove(const QStringList &args)
         return fail(e.toString());
     if (Error e = config.value().save(); e.isError())
         return fail(e.toString());
-    out(QStringLiteral("removed %1").arg(p.positionalArguments().first()));
+    const QString name = p.positionalArguments().first();
+    out(config.value().isSystemStore(name) ? QStringLiteral("%1: back to the system configuration's (%2)").arg(name, config.value().systemFile())
+                                           : QStringLiteral("removed %1").arg(name));
     return 0;
 }
 
@@ -369,8 +372,13 @@ int cmdStoresShare(const QStringList &args)
     const QString address = p.value(QStringLiteral("address")).trimmed();
     if (!address.isEmpty() && QHostAddress(address).isNull())
         return fail(QStringLiteral("stores share: --address '%1' is not an address").arg(address), 2);
+    if (!address.isEmpty() && !QNetworkInterface::allAddresses().contains(QHostAddress(address))
+        && QHostAddress(address) != QHostAddress(QHostAddress::AnyIPv4) && QHostAddress(address) != QHostAddress(QHostAddress::AnyIPv6))
+        return fail(QStringLiteral("stores share: %1 is not an address of this machine").arg(address), 2);
+    const bool everyAddress = address.isEmpty() || QHostAddress(address) == QHostAddress(QHostAddress::AnyIPv4)
+                           || QHostAddress(address) == QHostAddress(QHostAddress::AnyIPv6);
     const bool tls = !config.value().workstation.tlsCertificate.isEmpty();
-    if (!tls && !(p.isSet(QStringLiteral("plain")) && !address.isEmpty()))
+    if (!tls && !(p.isSet(QStringLiteral("plain")) && !everyAddress))
         return fail(QStringLiteral("stores share: this workstation has no TLS certificate (the configuration's workstation \"tls\"): the cache is "
                                    "shared without TLS only with --plain and --address, one address of a network only the reading room reaches"), 2);
     config.value().workstation.sharePort = port;

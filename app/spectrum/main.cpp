@@ -244,7 +244,9 @@ int main(int argc, char **argv)
         Result<StoreConfigFile> config = StoreConfigFile::load(configPath);  // a missing file: no store yet
         if (config.isOk()) {
             options.stores = config.value();
-            if (QFile::exists(configPath) && !parser.isSet(QStringLiteral("no-listen")) && !parser.isSet(QStringLiteral("screenshot"))) {
+            // Configured: by the user's file, or by the hospital's for every workstation.
+            const bool configured = QFile::exists(configPath) || !config.value().systemFile().isEmpty();
+            if (configured && !parser.isSet(QStringLiteral("no-listen")) && !parser.isSet(QStringLiteral("screenshot"))) {
                 options.storageAeTitle = config.value().workstation.aeTitle;
                 options.storagePort = quint16(config.value().workstation.storagePort);
             }

@@ -232,7 +232,7 @@ void Workstation::followListening()
     if (!m_options.listenWhenConfigured || !m_store)
         return;
     const WorkstationConfig &w = m_options.stores.workstation;
-    const bool configured = !m_options.storesFile.isEmpty() && QFile::exists(m_options.storesFile);
+    const bool configured = !m_options.storesFile.isEmpty() && (QFile::exists(m_options.storesFile) || !m_options.stores.systemFile().isEmpty());
     const QString key = listenKeyOf(w.aeTitle, quint16(w.storagePort), m_options.stores);
     const bool same = (m_scp || m_listenTry > 0) && key == m_listenKey;
     if (!configured || same)

@@ -68,6 +68,7 @@ ListenAddress chooseListenAddress(const WorkstationConfig &ws, const QList<QPair
     if (hosts.isEmpty())
         return {QStringLiteral("127.0.0.1"), QStringLiteral("no PACS is configured")};
     QSet<QString> locals;
+    QStringList unresolved;
     QString first;
     for (const auto &[who, host] : hosts) {
         QList<QHostAddress> addresses;
@@ -87,11 +88,14 @@ ListenAddress chooseListenAddress(const WorkstationConfig &ws, const QList<QPair
             }
         }
         if (!found)
-            return {QString(), QStringLiteral("%1 (%2) has no IPv4 address reached from here").arg(host, who)};
+            unresolved << QStringLiteral("%1 (%2)").arg(host, who);  // cannot call from anywhere now: no reason to listen wider
     }
+    if (locals.isEmpty())
+        return {QStringLiteral("127.0.0.1"), QStringLiteral("no IPv4 address found for %1; set the workstation's listenAddress").arg(unresolved.join(QStringLiteral(", ")))};
     if (locals.size() > 1)
-        return {QString(), QStringLiteral("the PACS are reached from %1 addresses (set the workstation's listenAddress to choose one)").arg(locals.size())};
-    return {*locals.begin(), QStringLiteral("where %1 is reached from").arg(first)};
+        return {QString(), QStringLiteral("the PACS are reached from %1 addresses; set the workstation's listenAddress to choose one").arg(locals.size())};
+    return {*locals.begin(), QStringLiteral("where %1 is reached from%2").arg(first, unresolved.isEmpty() ? QString()
+                                                                                    : QStringLiteral("; no address found for %1").arg(unresolved.join(QStringLiteral(", "))))};
 }
 
 } // namespace spectrum

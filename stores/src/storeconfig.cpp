@@ -667,8 +667,19 @@ Error StoreConfigFile::add(const StoreConfig &store)
 
 Error StoreConfigFile::remove(const QString &name)
 {
-    if (m_systemStores.contains(name))
-        return Error(ErrorCode::NotAllowed, QStringLiteral("'%1' is configured for every user in %2: it is removed there").arg(name, m_systemFile));
+    if (m_systemStores.contains(name)) {
+        if (isSystemStore(name))
+            return Error(ErrorCode::NotAllowed, QStringLiteral("'%1' is configured for every user in %2: it is removed there").arg(name, m_systemFile));
+        // This user's version of it goes: the system's is theirs again (and follows its changes).
+        Result<StoreConfig> system = StoreConfig::fromJson(m_systemStores.value(name), m_systemFile);
+        if (!system.isOk())
+            return system.error();
+        for (StoreConfig &s : m_stores) {
+            if (s.name == name)
+                s = system.value();
+        }
+        return Error();
+    }
     for (int i = 0; i < m_stores.size(); ++i) {
         if (m_stores[i].name == name) {
             m_stores.removeAt(i);

@@ -395,7 +395,7 @@ void tst_DeploymentDay::theStorageScpTakesOnlyWhomTheAdminNamed()
     const quint16 port = freePort();
     const QString config = m_dir.filePath(QStringLiteral("listen-stores.json"));
     QVERIFY(writeFile(config, QStringLiteral(R"({"version": 1, "workstation": {"aeTitle": "READROOM", "storagePort": %1,
-                                                "callers": [{"aeTitle": "MODALITY", "host": "127.0.0.1"}]},
+                                                "callers": [{"aeTitle": "MODALITY", "host": "127.0.0.1"}, {"aeTitle": "CT1", "host": "ct1.nowhere.invalid"}]},
                                                 "stores": [{"name": "pacs", "kind": "dimse", "host": "127.0.0.1", "port": 104, "aeTitle": "PACS"}]})")
                                   .arg(port)
                                   .toUtf8()));
@@ -410,7 +410,9 @@ void tst_DeploymentDay::theStorageScpTakesOnlyWhomTheAdminNamed()
     QByteArray said;
     // On the address the PACS and the modality reach this machine from (loopback here), not on every address.
     QVERIFY(QTest::qWaitFor([&] { said += listen.readAllStandardError(); return said.contains("listening on"); }, 20000));
-    QVERIFY2(said.contains("listening on 127.0.0.1 port " + QByteArray::number(port) + " (where pacs is reached from)"), said.constData());
+    // A caller whose name finds no address (a typo) does not widen it.
+    QVERIFY2(said.contains("listening on 127.0.0.1 port " + QByteArray::number(port) + " (where pacs is reached from; no address found for ct1.nowhere.invalid (CT1))"),
+             said.constData());
     const QString file = m_dir.filePath(QStringLiteral("listen.dcm"));
     QVERIFY(writeFile(file, m_ct.first().bytes));
     auto push = [&](const QString &calling, const QString &called) {
@@ -549,6 +551,33 @@ void tst_DeploymentDay::aHundredWorkstationsFromOneSystemConfiguration()
     QVERIFY(!readFile(user).contains("rotated-secret"));
     r = runCli({QStringLiteral("stores"), QStringLiteral("list")}, env);
     QVERIFY2(r.out.contains("pacs\tdimse") && !r.out.contains("pacs\tdimse 127.0.0.1:104 PACS (system"), r.out.constData());
+    // Removing the user's version of a system store gives them the system's again, which follows its changes.
+    r = runCli({QStringLiteral("stores"), QStringLiteral("remove"), QStringLiteral("pacs")}, env);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("pacs: back to the system configuration's"), (r.out + r.err).constData());
+    QVERIFY(!readFile(user).contains("\"pacs\""));
+    r = runCli({QStringLiteral("stores"), QStringLiteral("list")}, env);
+    QVERIFY2(r.out.contains("(system: " + system.toUtf8() + ")") && r.out.count("(system") == 2, r.out.constData());
+
+    // The workstation itself, configured by the system file alone: it listens for its PACS at once.
+    {
+        QTemporaryDir bare;
+        const QString port = QString::number(freePort());
+        QVERIFY(writeFile(system, hospital.arg(room.port()).replace(QStringLiteral("11190"), port).toUtf8()));
+        QProcess gui;
+        QProcessEnvironment genv = QProcessEnvironment::systemEnvironment();
+        genv.insert(QStringLiteral("SPECTRUM_SYSTEM_CONFIG"), system);
+        genv.insert(QStringLiteral("SPECTRUM_CONFIG"), bare.filePath(QStringLiteral("stores.json")));  // no file of the user's
+        genv.insert(QStringLiteral("SPECTRUM_CACHE_DIR"), bare.filePath(QStringLiteral("cache")));
+        genv.insert(QStringLiteral("HOME"), bare.path());
+        genv.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        gui.setProcessEnvironment(genv);
+        dieWithParent(gui);
+        gui.start(QStringLiteral(SPECTRUM_GUI_EXECUTABLE), {QStringLiteral("--no-demo")});
+        QVERIFY(gui.waitForStarted());
+        const QStringList echo{QStringLiteral("-aet"), QStringLiteral("PACS"), QStringLiteral("-aec"), WorkstationConfig::defaultAeTitle(), QStringLiteral("127.0.0.1"), port};
+        QVERIFY2(QTest::qWaitFor([&] { return run(QStringLiteral(ECHOSCU_EXECUTABLE), echo, 10000).ok(); }, 30000), gui.readAllStandardError().constData());
+        stopProcess(gui, 5000);
+    }
 
     // A sealed secret in the system file: no user could open it.
     const QByteArray sealed = R"({"version": 1, "stores": [{"name": "room", "kind": "blobd", "url": "blob://127.0.0.1:1", "token": {"sealed": "aes256gcm:AAAA"}}]})";

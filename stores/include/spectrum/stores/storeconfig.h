@@ -155,6 +155,8 @@ public:
     Error add(const StoreConfig &store);
     /// Replaces the store of `store.name` (validated); NotFound if there is none.
     Error replace(const StoreConfig &store);
+    /// Forgets `name`; a store of the system configuration this user changed goes back to the system's version,
+    /// one unchanged cannot be removed here (NotAllowed).
     Error remove(const QString &name);
 
     WorkstationConfig workstation;
