@@ -656,6 +656,16 @@ int cmdListen(const QStringList &args)
     } else {
         o.directory = outDir;
     }
+    // The command line meanwhile (studies, import, cache) is handed to this process, which holds the cache, as to
+    // a running workstation; fetches are refused with why (no archives here).
+    std::unique_ptr<WorkstationService> service;
+    if (cache) {
+        WorkstationService::Parts parts;
+        parts.cache = cache.get();
+        service = std::make_unique<WorkstationService>(parts);
+        if (Error e = service->listen(WorkstationPaths::cacheDirectory()); e.isError())
+            std::fprintf(stderr, "spectrum-cli: other commands cannot reach this cache meanwhile: %s\n", qPrintable(e.toString()));
+    }
     StorageScp scp(o);
     int received = 0;
     scp.setHandler([cache](const ReceivedInstance &i) { return cache ? keepReceivedInstance(*cache, i.path, i.sopInstanceUid) : Error(); });

@@ -421,6 +421,10 @@ void tst_DeploymentDay::theStorageScpTakesOnlyWhomTheAdminNamed()
     };
     QVERIFY(push(QStringLiteral("MODALITY"), QStringLiteral("READROOM")).ok());
     QVERIFY(push(QStringLiteral("PACS"), QStringLiteral("READROOM")).ok());
+    // The command line meanwhile: the listener holds the cache and answers for it.
+    const ProcessResult listed = runCli({QStringLiteral("studies")}, {{QStringLiteral("SPECTRUM_CONFIG"), config},
+                                                                   {QStringLiteral("SPECTRUM_CACHE_DIR"), m_dir.filePath(QStringLiteral("listen-cache"))}});
+    QVERIFY2(listed.exitCode == 0 && listed.out.contains(m_ctUid.toLatin1()), (listed.out + listed.err).constData());
     QVERIFY(!push(QStringLiteral("STRANGER"), QStringLiteral("READROOM")).ok());
     QVERIFY(!push(QStringLiteral("MODALITY"), QStringLiteral("SPECTRUM")).ok());
     {  // another address of this machine (127.0.0.2: loopback too) finds no listener
