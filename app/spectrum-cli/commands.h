@@ -30,7 +30,8 @@ struct Command
 QList<Command> cacheCommands();    ///< demo, studies, import
 QList<Command> imageCommands();    ///< render, convert, filters, filter
 QList<Command> blobCommands();     ///< get, put, stat, ls
-QList<Command> archiveCommands();  ///< stores, find, fetch, export, listen
+QList<Command> storeCommands();    ///< stores add, edit, list, test, remove, share, workstation
+QList<Command> archiveCommands();  ///< find, fetch, export, listen
 QList<Command> prefetchCommands(); ///< prefetch
 QList<Command> findingsCommands(); ///< findings, deidentify
 QList<Command> reformatCommands(); ///< reformat

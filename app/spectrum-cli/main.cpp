@@ -19,7 +19,7 @@ namespace {
 
 QList<Command> allCommands()
 {
-    return cli::cacheCommands() + cli::imageCommands() + cli::blobCommands() + cli::archiveCommands() + cli::prefetchCommands() + cli::findingsCommands() + cli::reformatCommands();
+    return cli::cacheCommands() + cli::imageCommands() + cli::blobCommands() + cli::storeCommands() + cli::archiveCommands() + cli::prefetchCommands() + cli::findingsCommands() + cli::reformatCommands();
 }
 
 /// The usage, from the command table (help2man makes the manual page of it: docs/man).
