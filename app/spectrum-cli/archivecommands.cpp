@@ -74,7 +74,7 @@ int cmdFind(const QStringList &args)
         {QStringLiteral("json"), QStringLiteral("One JSON object per line.")},
     });
     addQueryOptions(p);
-    p.process(args);
+    processArguments(p, args);
     Result<StoreConfigFile> config = loadConfig(p);
     if (!config.isOk())
         return fail(config.error().toString());
@@ -89,7 +89,12 @@ int cmdFind(const QStringList &args)
     Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), needsCache);
     if (!reg.isOk())
         return fail(reg.error().toString());
-    QObject::connect(reg.value().get(), &StoreRegistry::storeAnswered, [](const QString &store, int studies, const Error &e) {
+    QStringList silent;  // the stores that did not answer: the list is then not the whole truth
+    int asked = 0;
+    QObject::connect(reg.value().get(), &StoreRegistry::storeAnswered, [&](const QString &store, int studies, const Error &e) {
+        ++asked;
+        if (e.isError())
+            silent.append(store);
         if (e.isError())
             std::fprintf(stderr, "%s: %s\n", qPrintable(store), qPrintable(e.toString()));
         else
@@ -116,6 +121,9 @@ int cmdFind(const QStringList &args)
                     .arg(h.stores.join(QStringLiteral(", ")), h.conflicts.isEmpty() ? QString() : QStringLiteral("  CONFLICT: ") + h.conflicts.join(QStringLiteral("; "))));
         }
     }
+    if (!silent.isEmpty())  // a script (a prior search, a prefetch list) must not take a part for the whole
+        return fail(QStringLiteral("find: %1 of %2 store(s) did not answer (%3): the list may lack their studies")
+                        .arg(silent.size()).arg(asked).arg(silent.join(QStringLiteral(", "))));
     return 0;
 }
 
@@ -130,7 +138,7 @@ int cmdFetch(const QStringList &args)
         {QStringLiteral("store"), QStringLiteral("The store to fetch from."), QStringLiteral("NAME")},
         {QStringLiteral("out"), QStringLiteral("Write SOP_INSTANCE_UID.dcm files here instead of into the cache."), QStringLiteral("DIR")},
     });
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() != 1 || !p.isSet(QStringLiteral("store")))
         return fail(QStringLiteral("fetch: --store NAME STUDY_UID"), 2);
     Result<StoreConfigFile> config = loadConfig(p);
@@ -187,7 +195,7 @@ int cmdExport(const QStringList &args)
     addConfigOption(p);
     p.addPositionalArgument(QStringLiteral("files"), QStringLiteral("DICOM files or folders."), QStringLiteral("FILE..."));
     p.addOption({QStringLiteral("store"), QStringLiteral("The store to send to."), QStringLiteral("NAME")});
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().isEmpty() || !p.isSet(QStringLiteral("store")))
         return fail(QStringLiteral("export: --store NAME FILE..."), 2);
     Result<StoreConfigFile> config = loadConfig(p);
@@ -232,7 +240,7 @@ int cmdListen(const QStringList &args)
         {QStringLiteral("any-caller"), QStringLiteral("Take associations from any AE title and host (default: the configured DIMSE stores and the "
                                                       "workstation's \"callers\" only).")},
     });
-    p.process(args);
+    processArguments(p, args);
     Result<StoreConfigFile> config = loadConfig(p);
     if (!config.isOk())
         return fail(config.error().toString());
@@ -294,7 +302,8 @@ int cmdListen(const QStringList &args)
         out(QStringLiteral("received %1 (%2)").arg(i.sopInstanceUid, i.sopClassUid));
     });
     QObject::connect(&scp, &StorageScp::failed, [](const Error &e) { std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(e.toString())); });
-    QObject::connect(&scp, &StorageScp::refused, [](const QString &what) { std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(what)); });
+    // A refused association is logged by the SCP itself (on standard error here): printing StorageScp::refused too
+    // would say it twice.
     if (Error e = scp.start(); e.isError())
         return fail(e.toString());
     std::fprintf(stderr, "Storage SCP %s listening on %s port %d (%s)%s, instances into %s\n", qPrintable(o.aeTitle), qPrintable(where.shown()), o.port,

@@ -41,7 +41,7 @@ int parseBlobCommand(QCommandLineParser &p, const QStringList &args, const QStri
         p.addPositionalArgument(name, help);
         names << name.toUpper();
     }
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() > positionals.size() || p.positionalArguments().size() < positionals.size() - optional)
         return fail(QStringLiteral("%1: %2 required").arg(command, names.join(QStringLiteral(" and "))), 2);
     auto t = target(p, p.positionalArguments().at(0));

@@ -43,7 +43,7 @@ int cmdDemo(const QStringList &args)
     p.addOption({QStringLiteral("ct-slab"), QStringLiteral("Also a thick-slice CT series, every N thin slices averaged (0, the default: none)."),
                  QStringLiteral("N"), QStringLiteral("0")});
     p.addOption({QStringLiteral("only"), QStringLiteral("Only this study: demo-ct, demo-cr, demo-mr, demo-ct-prior or demo-cr-prior (repeatable)."), QStringLiteral("ALIAS")});
-    p.process(args);
+    processArguments(p, args);
     if (!p.isSet(QStringLiteral("out")))
         return fail(QStringLiteral("demo: --out DIR is required"), 2);
     DemoOptions options;
@@ -98,7 +98,7 @@ int cmdStudies(const QStringList &args)
     p.setApplicationDescription(QStringLiteral("Lists the studies in the workstation's disk cache, newest first; the options narrow the list."));
     p.addHelpOption();
     addQueryOptions(p);
-    p.process(args);
+    processArguments(p, args);
     const Result<DicomQuery> query = queryFrom(p);
     if (!query.isOk())
         return fail(query.error().toString(), 2);
@@ -136,7 +136,7 @@ int cmdImport(const QStringList &args)
                                                "DICOMDIR files (their folder). While the workstation runs, it takes the import over."));
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("files"), QStringLiteral("DICOM Part 10 files, folders or a DICOMDIR."), QStringLiteral("FILE..."));
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().isEmpty())
         return fail(QStringLiteral("import: name at least one file"), 2);
     for (const QString &path : p.positionalArguments()) {
@@ -196,9 +196,9 @@ int cmdCache(const QStringList &args)
     p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("size (default), clear, remove STUDY-UID or prune."), QStringLiteral("[ACTION]"));
     p.addOptions({
         {QStringLiteral("older-than"), QStringLiteral("prune: what was received more than DAYS days ago."), QStringLiteral("DAYS")},
-        {QStringLiteral("yes"), QStringLiteral("clear: yes, every study.")},
+        {QStringLiteral("yes"), QStringLiteral("clear: yes, every study; prune: yes, also under a day old.")},
     });
-    p.process(args);
+    processArguments(p, args);
     const QStringList a = p.positionalArguments();
     const QString action = a.value(0, QStringLiteral("size"));
     CacheSelection which;
@@ -236,6 +236,8 @@ int cmdCache(const QStringList &args)
         const double days = p.value(QStringLiteral("older-than")).toDouble(&ok);
         if (!ok || days < 0)
             return fail(QStringLiteral("cache prune: --older-than DAYS (a number of days, 0 or more)"), 2);
+        if (days < 1 && !p.isSet(QStringLiteral("yes")))  // a typo's 0 would empty the cache of today's reading
+            return fail(QStringLiteral("cache prune --older-than %1 removes what came today too: say --yes").arg(p.value(QStringLiteral("older-than"))), 2);
         which.what = CacheSelection::What::ReceivedBefore;
         which.before = QDateTime::currentDateTimeUtc().addMSecs(-qint64(days * 86400.0 * 1000.0));
     } else {

@@ -101,7 +101,7 @@ int cmdFindings(const QStringList &args)
     p.addHelpOption();
     p.addOption({QStringLiteral("json"), QStringLiteral("One JSON document: a list of reports.")});
     p.addPositionalArgument(QStringLiteral("what"), QStringLiteral("A Study Instance UID in the cache, or SR files."), QStringLiteral("STUDY_UID|FILE..."));
-    p.process(args);
+    processArguments(p, args);
     const QStringList what = p.positionalArguments();
     if (what.isEmpty())
         return fail(QStringLiteral("findings: name a study or SR files"), 2);
@@ -170,7 +170,7 @@ int cmdDeidentify(const QStringList &args)
     p.addOption({QStringLiteral("retain-dates"), QStringLiteral("Keep the dates and times (Retain Longitudinal Temporal Information with Full Dates).")});
     p.addOption({QStringLiteral("patient-name"), QStringLiteral("The copy's Patient's Name (default ANONYMOUS)."), QStringLiteral("NAME")});
     p.addOption({QStringLiteral("patient-id"), QStringLiteral("The copy's Patient ID (default: a pseudonym of this copy)."), QStringLiteral("ID")});
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() != 1 || p.isSet(QStringLiteral("out")) == p.isSet(QStringLiteral("store")))
         return fail(QStringLiteral("deidentify: STUDY_UID and either --out DIR or --store NAME"), 2);
     auto cache = openCache();

@@ -48,7 +48,7 @@ int cmdConvert(const QStringList &args)
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("in"), QStringLiteral("A DICOM file in any transfer syntax Spectrum decodes."));
     p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("Where to write the uncompressed file."));
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() != 2)
         return fail(QStringLiteral("convert: IN OUT"), 2);
     QFile in(p.positionalArguments().at(0));
@@ -73,7 +73,7 @@ int cmdRender(const QStringList &args)
     p.addPositionalArgument(QStringLiteral("out"), QStringLiteral("Image file: .png, .pgm (gray), .ppm (colour) or .pnm."));
     p.addOption({QStringLiteral("window"), QStringLiteral("Window as CENTER,WIDTH in modality units (default: the file's first preset, else min/max)."), QStringLiteral("C,W")});
     p.addOption({QStringLiteral("frame"), QStringLiteral("Frame number, from 0."), QStringLiteral("N"), QStringLiteral("0")});
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() != 2)
         return fail(QStringLiteral("render: IN and OUT are required"), 2);
     Result<DecodedImage> image = decodeDicomFile(p.positionalArguments().at(0));
@@ -106,7 +106,7 @@ int cmdFilters(const QStringList &args)
     p.setApplicationDescription(QStringLiteral("Lists the filters: built-in ones and those of the plugins found, with their parameters."));
     p.addHelpOption();
     p.addOption(pluginsOption);
-    p.process(args);
+    processArguments(p, args);
     const FilterRegistry registry = registryFor(p);
     for (const FilterInfo &f : registry.filters()) {
         const QString also = f.aliases.isEmpty() ? QString() : QStringLiteral(" (also: %1)").arg(f.aliases.join(QStringLiteral(", ")));
@@ -135,7 +135,7 @@ int cmdFilter(const QStringList &args)
     p.addOption({QStringLiteral("threads"), QStringLiteral("Threads to filter on (default: all cores)."), QStringLiteral("N")});
     p.addOption(pluginsOption);
     addTransferOptions(p);
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() != 2)
         return fail(QStringLiteral("filter: IN OUT --filter NAME[:param=value,...]"), 2);
     if (!p.isSet(QStringLiteral("filter")))

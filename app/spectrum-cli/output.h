@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// spectrum-cli's two ways of speaking: a result line on standard output, an error on standard error.
+// spectrum-cli's ways of speaking: a result line on standard output, an error on standard error, a command's help.
 
+#include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QString>
+#include <QStringList>
+
+#include <cstdlib>
 
 #include <cstdio>
 
@@ -22,6 +26,27 @@ inline int fail(const QString &message, int code = 1)
 {
     std::fprintf(stderr, "%s: %s\n", qPrintable(QFileInfo(QCoreApplication::applicationFilePath()).fileName()), qPrintable(message));
     return code;
+}
+
+/// Parses a command's arguments (the first being "spectrum-cli COMMAND"), as QCommandLineParser::process does
+/// but naming the command in its usage ("Usage: spectrum-cli stores edit [options] NAME", not the program alone)
+/// and leaving with 2 — wrong usage — on an unknown option or a missing value.
+inline void processArguments(QCommandLineParser &p, const QStringList &args)
+{
+    if (!p.parse(args)) {
+        std::fprintf(stderr, "%s: %s\n%s --help gives its options.\n", qPrintable(args.value(0)), qPrintable(p.errorText()), qPrintable(args.value(0)));
+        std::exit(2);
+    }
+    if (p.isSet(QStringLiteral("help"))) {
+        QString text = p.helpText();  // "Usage: <argv[0] as run> [options] …"
+        if (text.startsWith(QLatin1String("Usage: "))) {
+            const qsizetype end = text.indexOf(QLatin1Char(' '), 7);
+            if (end > 0)
+                text.replace(7, end - 7, args.value(0));
+        }
+        std::printf("%s", qPrintable(text));
+        std::exit(0);
+    }
 }
 
 } // namespace spectrum::cli

@@ -83,7 +83,7 @@ int cmdPrefetch(const QStringList &args)
         {QStringLiteral("searches"), QStringLiteral("The saved searches file (default %1).").arg(SavedSearches::defaultPath()), QStringLiteral("FILE")},
         {QStringLiteral("quiet"), QStringLiteral("For cron: no progress, and nothing printed unless something went wrong (then the summary and the problems).")},
     });
-    p.process(args);
+    processArguments(p, args);
     const bool quiet = p.isSet(QStringLiteral("quiet"));
     std::optional<SavedSearch> saved;
     if (p.isSet(QStringLiteral("saved"))) {

@@ -117,7 +117,7 @@ int cmdReformat(const QStringList &args)
         {QStringLiteral("window"), QStringLiteral("For PNG: CENTER,WIDTH in modality units (default: the series' first preset)."), QStringLiteral("C,W")},
         {QStringLiteral("memory"), QStringLiteral("Memory the volume may take, in MiB (default 4096); a larger one is kept on disk."), QStringLiteral("MIB"), QStringLiteral("4096")},
     });
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() != 2)
         return fail(QStringLiteral("reformat: INPUT OUT"), 2);
     const QString input = p.positionalArguments().at(0), outPath = p.positionalArguments().at(1);

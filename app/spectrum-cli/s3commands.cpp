@@ -79,7 +79,7 @@ int parse(QCommandLineParser &p, const QStringList &args, const QString &descrip
     addS3Options(p);
     for (const auto &[name, help] : positionals)
         p.addPositionalArgument(name, help);
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() != positionals.size())
         return fail(QStringLiteral("%1: %2 argument(s) required").arg(args.value(0)).arg(positionals.size()), 2);
     Result<S3Target> t = s3Target(p, p.positionalArguments().at(0));

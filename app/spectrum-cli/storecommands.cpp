@@ -161,7 +161,7 @@ int cmdStoresAdd(const QStringList &args)
     addConfigOption(p);
     p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("A name for the store (letters, digits, . _ -)."));
     p.addOptions(storeOptions());
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() != 1)
         return fail(QStringLiteral("stores add: name the store"), 2);
     Result<StoreConfigFile> config = loadConfig(p);
@@ -192,7 +192,7 @@ int cmdStoresEdit(const QStringList &args)
     addConfigOption(p);
     p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("The store."));
     p.addOptions(storeOptions());
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() != 1)
         return fail(QStringLiteral("stores edit: name the store"), 2);
     if (p.isSet(QStringLiteral("kind")))
@@ -226,7 +226,7 @@ int cmdStoresWorkstation(const QStringList &args)
         {QStringLiteral("port"), QStringLiteral("The Storage SCP's port."), QStringLiteral("PORT")},
         {QStringLiteral("listen-address"), QStringLiteral("An IPv4 address of this machine, 'any', or 'auto' (where the PACS are reached from)."), QStringLiteral("ADDRESS")},
     });
-    p.process(args);
+    processArguments(p, args);
     Result<StoreConfigFile> config = loadConfig(p);
     if (!config.isOk())
         return fail(config.error().toString());
@@ -265,7 +265,7 @@ int cmdStoresList(const QStringList &args)
     p.setApplicationDescription(QStringLiteral("Lists the configured stores."));
     p.addHelpOption();
     addConfigOption(p);
-    p.process(args);
+    processArguments(p, args);
     Result<StoreConfigFile> config = loadConfig(p);
     if (!config.isOk())
         return fail(config.error().toString());
@@ -283,7 +283,7 @@ int cmdStoresTest(const QStringList &args)
     p.addHelpOption();
     addConfigOption(p);
     p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("The store."), QStringLiteral("[NAME]"));
-    p.process(args);
+    processArguments(p, args);
     Result<StoreConfigFile> config = loadConfig(p);
     if (!config.isOk())
         return fail(config.error().toString());
@@ -319,7 +319,7 @@ int cmdStoresRemove(const QStringList &args)
     p.addHelpOption();
     addConfigOption(p);
     p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("The store."));
-    p.process(args);
+    processArguments(p, args);
     if (p.positionalArguments().size() != 1)
         return fail(QStringLiteral("stores remove: name the store"), 2);
     Result<StoreConfigFile> config = loadConfig(p);
@@ -350,7 +350,7 @@ int cmdStoresShare(const QStringList &args)
     p.addOption({QStringLiteral("plain"), QStringLiteral("Share without TLS (the workstation has no certificate): allowed only with --address, on a "
                                                          "network only the reading room reaches — the token and images cross it readable.")});
     p.addOption({QStringLiteral("off"), QStringLiteral("Stop sharing.")});
-    p.process(args);
+    processArguments(p, args);
     Result<StoreConfigFile> config = loadConfig(p);
     if (!config.isOk())
         return fail(config.error().toString());

@@ -442,7 +442,7 @@ Result<QString> StoreConfigFile::reveal(const Secret &secret) const
         return QString();
     case Secret::Source::Env: {
         if (!qEnvironmentVariableIsSet(secret.value.toLocal8Bit().constData()))
-            return Error(ErrorCode::Authentication, QStringLiteral("the environment variable %1 that holds a secret is not set").arg(secret.value));
+            return Error(ErrorCode::NotFound, QStringLiteral("the environment variable %1 that holds the store's secret is not set").arg(secret.value));
         return qEnvironmentVariable(secret.value.toLocal8Bit().constData());
     }
     case Secret::Source::File: {
@@ -453,9 +453,11 @@ Result<QString> StoreConfigFile::reveal(const Secret &secret) const
         const QString user = qEnvironmentVariable("USER");
         if (!user.isEmpty())
             file.replace(QLatin1String("${USER}"), user).replace(QLatin1String("$USER"), user);
-        Result<QByteArray> bytes = readPrivateFile(file, QStringLiteral("the secret file"));
+        // Missing, or open to others: said as such (not found, not allowed) — nothing was sent to the server, so
+        // it is no "authentication failed".
+        Result<QByteArray> bytes = readPrivateFile(file, QStringLiteral("the store's secret file"));
         if (!bytes.isOk())
-            return Error(ErrorCode::Authentication, bytes.error().message());
+            return bytes.error();
         return QString::fromUtf8(bytes.value()).trimmed();
     }
     case Secret::Source::Sealed: {

@@ -84,8 +84,15 @@ private Q_SLOTS:
                                     "stores", "find", "fetch", "export", "listen"}) {
             QVERIFY2(r.out.contains("\n  " + QByteArray(command) + " ") || r.out.contains("\n  " + QByteArray(command) + "\n"), command);
             const ProcessResult own = cli({QString::fromLatin1(command), QStringLiteral("--help")}, dir.path());
-            QVERIFY2(own.ok() && own.out.startsWith("Usage: "), command);
+            // The usage names the command, not the program alone (a parser's default).
+            QVERIFY2(own.ok() && own.out.startsWith("Usage: spectrum-cli " + QByteArray(command) + " "), own.out.left(80).constData());
         }
+        const ProcessResult sub = cli({QStringLiteral("stores"), QStringLiteral("edit"), QStringLiteral("--help")}, dir.path());
+        QVERIFY2(sub.ok() && sub.out.startsWith("Usage: spectrum-cli stores edit [options]"), sub.out.left(80).constData());
+        // An unknown option is wrong usage (2), and the message says where the right ones are.
+        const ProcessResult wrong = cli({QStringLiteral("find"), QStringLiteral("--stor"), QStringLiteral("x")}, dir.path());
+        QCOMPARE(wrong.exitCode, 2);
+        QVERIFY2(wrong.err.contains("spectrum-cli find: Unknown option 'stor'.") && wrong.err.contains("spectrum-cli find --help"), wrong.err.constData());
         QVERIFY(!r.out.contains("bench"));  // the benchmarks are not the product's (tests/bench)
         r = cli({QStringLiteral("fecth")}, dir.path());
         QCOMPARE(r.exitCode, 2);

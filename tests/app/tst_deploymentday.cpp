@@ -436,6 +436,7 @@ void tst_DeploymentDay::theStorageScpTakesOnlyWhomTheAdminNamed()
     QVERIFY(QTest::qWaitFor([&] { said += listen.readAllStandardError(); return said.contains("not ours"); }, 10000));
     QVERIFY2(said.contains("refused an association from STRANGER at 127.0.0.1: STRANGER at 127.0.0.1 is not among the allowed callers"), said.constData());
     QVERIFY2(said.contains("refused an association from MODALITY at 127.0.0.1: it called AE title 'SPECTRUM', not ours (READROOM)"), said.constData());
+    QCOMPARE(said.count("refused an association from STRANGER"), 1);  // once: the log's line, not a second copy
     stopProcess(listen, 5000);
     said += listen.readAllStandardError();
     QVERIFY2(said.contains("stopped after 2 instance(s)"), said.constData());
@@ -483,6 +484,14 @@ void tst_DeploymentDay::secretsAndImagesAreTheirOwnersAlone()
         QVERIFY2(!(QFileInfo(f).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther)), qPrintable(f));
     }
     QVERIFY(seen > 0);
+    QDirIterator folders(root, QDir::Dirs | QDir::NoDotAndDotDot | QDir::Hidden, QDirIterator::Subdirectories);
+    seen = 0;
+    while (folders.hasNext()) {  // objects/, staging/, packs/: as private as the root, whatever the umask
+        const QString f = folders.next();
+        ++seen;
+        QVERIFY2(!(QFileInfo(f).permissions() & (QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther | QFileDevice::ExeOther)), qPrintable(f));
+    }
+    QVERIFY(seen >= 3);
 
     // `spectrum-cli get` killed midway over a slow link: nothing of the blob's full length under the name asked
     // for; the same command again finishes it.
@@ -518,12 +527,21 @@ void tst_DeploymentDay::aHundredWorkstationsFromOneSystemConfiguration()
         "stores": [{"name": "pacs", "kind": "dimse", "host": "127.0.0.1", "port": 104, "aeTitle": "PACS"},
                    {"name": "room", "kind": "blobd", "url": "blob://127.0.0.1:%1", "token": {"file": "~/.spectrum-room-token"}}]})");
     QVERIFY(writeFile(system, hospital.arg(room.port()).toUtf8()));
-    const QString token = home.filePath(QStringLiteral(".spectrum-room-token"));
-    QVERIFY(writePrivateFile(token, room.token().toUtf8()));
+    const QString token = home.filePath(QStringLiteral(".spectrum-room-token"));  // not yet written
     const QList<QPair<QString, QString>> env{{QStringLiteral("SPECTRUM_SYSTEM_CONFIG"), system}, {QStringLiteral("SPECTRUM_CONFIG"), user},
                                              {QStringLiteral("HOME"), home.path()}, {QStringLiteral("SPECTRUM_CACHE_DIR"), home.filePath(QStringLiteral("cache"))}};
     ProcessResult r = runCli({QStringLiteral("stores"), QStringLiteral("list")}, env);
     QVERIFY2(r.exitCode == 0 && r.out.contains("pacs\tdimse") && r.out.contains("room\tblobd") && r.out.contains("(system: " + system.toUtf8() + ")"), (r.out + r.err).constData());
+    // A provisioned secret file missing, or open to others: said as what it is — not "authentication failed".
+    r = runCli({QStringLiteral("stores"), QStringLiteral("test"), QStringLiteral("room")}, env);
+    QVERIFY2(r.exitCode != 0 && r.out.contains("cannot read the store's secret file " + home.filePath(QStringLiteral(".spectrum-room-token")).toUtf8())
+                 && !r.out.contains("authentication"), (r.out + r.err).constData());
+    QVERIFY(writeFile(token, room.token().toUtf8()));
+    QVERIFY(QFile::setPermissions(token, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadOther));
+    r = runCli({QStringLiteral("stores"), QStringLiteral("test"), QStringLiteral("room")}, env);
+    QVERIFY2(r.exitCode != 0 && r.out.contains("may be read by others (mode 0604)") && r.out.contains("chmod 600") && !r.out.contains("authentication"),
+             (r.out + r.err).constData());
+    QVERIFY(QFile::setPermissions(token, QFileDevice::ReadOwner | QFileDevice::WriteOwner));
     r = runCli({QStringLiteral("stores"), QStringLiteral("test"), QStringLiteral("room")}, env);  // the user's own token, from their home
     QVERIFY2(r.exitCode == 0 && r.out.contains("room\tok"), (r.out + r.err).constData());
     r = runCli({QStringLiteral("stores"), QStringLiteral("remove"), QStringLiteral("room")}, env);
@@ -618,7 +636,11 @@ void tst_DeploymentDay::theCacheIsKeptFromTheCommandLine()
     QVERIFY(open);
     Workstation &ws = *open;
     QTRY_COMPARE(ws.studies().size(), 4);
+    // Under a day old would take today's reading too: asked first.
     r = cli({QStringLiteral("cache"), QStringLiteral("prune"), QStringLiteral("--older-than"), QStringLiteral("0")}, config, cache);
+    QVERIFY2(r.exitCode == 2 && r.err.contains("removes what came today too: say --yes"), (r.out + r.err).constData());
+    QCOMPARE(ws.studies().size(), 4);
+    r = cli({QStringLiteral("cache"), QStringLiteral("prune"), QStringLiteral("--older-than"), QStringLiteral("0"), QStringLiteral("--yes")}, config, cache);
     QVERIFY2(r.exitCode == 0 && r.out.contains("(by the running workstation)") && !r.out.contains("removed 0 blob(s)"), (r.out + r.err).constData());
     QTRY_COMPARE(ws.studies().size(), 0);
 }
@@ -675,7 +697,24 @@ void tst_DeploymentDay::whatTheTrialHitIsSaidClearly()
                  QStringLiteral("https://127.0.0.1:%1/dicom-web").arg(tlsPort)}));
     said = tested(QStringLiteral("selfsigned"));
     QVERIFY2(said.contains("the server's certificate is not trusted") && said.contains("--ca-file"), said.constData());
+    // Trusted, but a web server's page where a DICOMweb root should be: said for what it is, from the answer's
+    // type (openssl's page never ends: the old reader waited the whole timeout, then said "the answer broke off").
+    QVERIFY(add({QStringLiteral("webpage"), QStringLiteral("--kind"), QStringLiteral("dicomweb"), QStringLiteral("--url"),
+                 QStringLiteral("https://127.0.0.1:%1/dicom-web").arg(tlsPort), QStringLiteral("--ca-file"), dir.filePath(QStringLiteral("ca.pem")),
+                 QStringLiteral("--timeout"), QStringLiteral("20")}));
+    said = tested(QStringLiteral("webpage"));
+    QVERIFY2(said.contains("the server answered text/html, not DICOM JSON — is https://127.0.0.1:" + QByteArray::number(tlsPort) + "/dicom-web the server's DICOMweb root?"),
+             said.constData());
     stopProcess(https, 2000);
+    // Nobody listening: the message names where it knocked.
+    const quint16 nobody = freePort();
+    QVERIFY(add({QStringLiteral("down"), QStringLiteral("--kind"), QStringLiteral("dicomweb"), QStringLiteral("--url"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(nobody)}));
+    said = tested(QStringLiteral("down"));
+    QVERIFY2(said.contains("Connection refused (127.0.0.1:" + QByteArray::number(nobody) + ")"), said.constData());
+    // A search of every store while some fail: the list printed, and the exit status says it is not the whole.
+    r = cli({QStringLiteral("find")}, config, cache);
+    QVERIFY2(r.exitCode == 1 && r.out.contains(m_ctUid.toLatin1()) && r.err.contains("store(s) did not answer") && r.err.contains("down")
+                 && r.err.contains("the list may lack their studies"), (r.out + r.err).constData());
 
     // A blob root the server cannot make; `stat` of a blob a server does not hold speaks of that server.
     r = run(QStringLiteral(SPECTRUM_BLOBD_EXECUTABLE), {QStringLiteral("--root"), config + QStringLiteral("/blobs"), QStringLiteral("--allow-no-auth"),

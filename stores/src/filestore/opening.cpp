@@ -103,8 +103,19 @@ Error FileStore::State::openLocked()
         if (!made)
             qCWarning(lcStores).noquote() << "the cache directory" << root << "was open to every user: now" << QString::number(tightened, 8);
     }
-    if (!dir.mkpath(QLatin1String(kObjects)) || !dir.mkpath(QLatin1String(kStaging)) || !dir.mkpath(QLatin1String(kPacks)))
-        return Error(ErrorCode::Io, QStringLiteral("cannot create the cache directory %1").arg(root));
+    // Its folders as private as it (an admin's group kept, never every user) — also those an older version made 0755.
+    struct stat nowRoot{};
+    const mode_t folderMode = ::stat(QFile::encodeName(root).constData(), &nowRoot) == 0 ? (nowRoot.st_mode & 0770) | 0700 : 0700;
+    for (const char *name : {kObjects, kStaging, kPacks}) {
+        const QByteArray path = QFile::encodeName(root + QLatin1Char('/') + QLatin1String(name));
+        if (::mkdir(path.constData(), folderMode) != 0 && errno != EEXIST)
+            return ioError(QStringLiteral("cannot create the cache directory %1").arg(root + QLatin1Char('/') + QLatin1String(name)), errno);
+        struct stat folder{};
+        if (::stat(path.constData(), &folder) != 0 || !S_ISDIR(folder.st_mode))
+            return Error(ErrorCode::Io, QStringLiteral("cannot create the cache directory %1: a file is in its place").arg(root + QLatin1Char('/') + QLatin1String(name)));
+        if (folder.st_uid == ::geteuid() && (folder.st_mode & 07777) != folderMode && ::chmod(path.constData(), folderMode) != 0)
+            return ioError(QStringLiteral("cannot make the cache directory %1 private").arg(root + QLatin1Char('/') + QLatin1String(name)), errno);
+    }
     QFileInfo rootInfo(root);
     if (!rootInfo.isWritable())
         return Error(ErrorCode::Io, QStringLiteral("the cache directory %1 is not writable").arg(root));

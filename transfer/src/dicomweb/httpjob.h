@@ -62,6 +62,9 @@ protected:
     virtual bool answersDespite(int status, const QByteArray &answer) const { Q_UNUSED(status) Q_UNUSED(answer) return false; }
     /// An HTTP error as the request's kind can explain it better (a search refused: perhaps not the root).
     virtual Error explained(const Error &e, int status) const { Q_UNUSED(status) return e; }
+    /// Whether a successful answer's headers announce what the request asked for (a search answered by a web
+    /// page is refused at once, not read until the server closes); looked at once, before the first byte.
+    virtual Error unexpected(QNetworkReply *reply) const { Q_UNUSED(reply) return Error(); }
 
     int status(QNetworkReply *reply) const { return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(); }
     const QNetworkRequest &request() const { return m_request; }
@@ -75,8 +78,11 @@ private:
     {
         m_answer.clear();
         m_reply = m_client->nextManager()->sendCustomRequest(m_request, m_verb, m_body);
+        m_looked = false;
         QObject::connect(m_reply, &QNetworkReply::readyRead, this, [this] {
             const int s = status(m_reply);
+            if (s >= 200 && s < 300 && !lookedAtHeaders(m_reply))
+                return;
             if (s >= 200 && s < 300)
                 received(m_reply);
             else
@@ -85,12 +91,27 @@ private:
         QObject::connect(m_reply, &QNetworkReply::finished, this, [this] { finishedReply(); });
     }
 
+    /// False when the headers announce the wrong answer: the job has then finished with that error.
+    bool lookedAtHeaders(QNetworkReply *reply)
+    {
+        if (std::exchange(m_looked, true))
+            return true;
+        if (Error e = unexpected(reply); e.isError()) {
+            abortReply();
+            this->finishWith(e);
+            return false;
+        }
+        return true;
+    }
+
     void finishedReply()
     {
         QNetworkReply *reply = m_reply;
         m_reply = nullptr;
         reply->deleteLater();
         const int s = status(reply);
+        if (s >= 200 && s < 300 && !lookedAtHeaders(reply))
+            return;
         if (s >= 200 && s < 300 && reply->bytesAvailable() > 0)
             received(reply);
         const HttpAuth &auth = m_client->endpoint().auth;
@@ -109,10 +130,14 @@ private:
         if (s == 0) {
             const bool timeout = reply->error() == QNetworkReply::OperationCanceledError || reply->error() == QNetworkReply::TimeoutError;
             return this->finishWith(Error(timeout ? ErrorCode::Timeout : ErrorCode::Network,
-                                          QStringLiteral("%1: %2").arg(m_what, timeout ? QStringLiteral("no answer within %1 ms").arg(m_client->endpoint().timeoutMs) : reply->errorString())));
+                                          QStringLiteral("%1: %2 (%3)").arg(m_what, timeout ? QStringLiteral("no answer within %1 ms").arg(m_client->endpoint().timeoutMs) : reply->errorString(),
+                                                                            QStringLiteral("%1:%2").arg(reply->url().host()).arg(reply->url().port(reply->url().scheme() == QLatin1String("https") ? 443 : 80)))));
         }
         if ((s < 200 || s >= 300) && !answersDespite(s, m_answer))
             return this->finishWith(explained(httpError(s, m_answer, m_what, m_client->endpoint().auth), s));
+        if (s >= 200 && s < 300 && (reply->error() == QNetworkReply::OperationCanceledError || reply->error() == QNetworkReply::TimeoutError))
+            return this->finishWith(Error(ErrorCode::Timeout, QStringLiteral("%1: the answer stopped coming (nothing more within %2 ms)")
+                                                                  .arg(m_what).arg(m_client->endpoint().timeoutMs)));
         if (s >= 200 && s < 300 && reply->error() != QNetworkReply::NoError)  // 2xx but cut short
             return this->finishWith(Error(ErrorCode::Network, QStringLiteral("%1: the answer broke off: %2").arg(m_what, reply->errorString())));
         done(s, m_answer, reply);
@@ -125,6 +150,7 @@ private:
     QPointer<QNetworkReply> m_reply;  ///< its manager may go first (both belong to the client)
     QByteArray m_answer;
     bool m_refreshed = false;
+    bool m_looked = false;  ///< unexpected() asked of this reply
 };
 
 } // namespace spectrum::webwire

@@ -163,6 +163,18 @@ protected:
         return e;
     }
 
+    Error unexpected(QNetworkReply *reply) const override
+    {
+        // QIDO-RS answers application/dicom+json (some servers say application/json). A web page, an image or a
+        // login form is not the start of a long list: said now, not after reading it to its end.
+        const QString type = reply->header(QNetworkRequest::ContentTypeHeader).toString().section(QLatin1Char(';'), 0, 0).trimmed().toLower();
+        if (type.isEmpty() || type.endsWith(QLatin1String("json")))
+            return Error();
+        return Error(ErrorCode::Protocol, QStringLiteral("QIDO-RS search: the server answered %1, not DICOM JSON — is %2 the server's DICOMweb root? "
+                                                         "(Orthanc's is http://HOST:8042/dicom-web)")
+                                              .arg(type, client()->endpoint().base.toString(QUrl::RemoveUserInfo)));
+    }
+
     void done(int status, const QByteArray &answer, QNetworkReply *) override
     {
         if (status == 204 || answer.trimmed().isEmpty())

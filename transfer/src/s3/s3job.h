@@ -342,7 +342,8 @@ private:
         }
         if (status == 0)
             return this->finishWith(Error(timeout ? ErrorCode::Timeout : ErrorCode::Network,
-                                          QStringLiteral("%1: %2").arg(m_what, timeout ? QStringLiteral("no answer within %1 ms").arg(e.timeoutMs) : transportError)));
+                                          QStringLiteral("%1: %2 (%3)").arg(m_what, timeout ? QStringLiteral("no answer within %1 ms").arg(e.timeoutMs) : transportError,
+                                                                            QStringLiteral("%1:%2").arg(e.endpoint.host()).arg(e.endpoint.port(e.endpoint.scheme() == QLatin1String("https") ? 443 : 80)))));
         if (status < 200 || status >= 300)
             return this->finishWith(s3::errorFor(status, body, m_what, e.bucket));
         if (verified || !m_verify)
