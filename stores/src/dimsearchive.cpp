@@ -3,6 +3,7 @@
 
 #include "fetchjob.h"
 
+#include "spectrum/core/logging.h"
 #include "spectrum/imaging/dicomdecoder.h"
 #include "spectrum/stores/listenaddress.h"
 #include "spectrum/stores/storeregistry.h"
@@ -10,6 +11,7 @@
 #include <QFile>
 #include <QHash>
 #include <QPointer>
+#include <QTimer>
 
 #include <QDir>
 #include <QTemporaryDir>
@@ -199,26 +201,74 @@ protected:
             if (!id.isOk() || id.value().studyInstanceUid != what.studyUid || (!what.seriesUid.isEmpty() && id.value().seriesInstanceUid != what.seriesUid)
                 || (!what.sopUid.isEmpty() && id.value().sopInstanceUid != what.sopUid))
                 return false;  // another fetch's
-            return toJob->post([this, path = i.path] { keepFile(path); });
+            // Posted to the fetch; should the fetch go before it is delivered (cancelled meanwhile), the file
+            // goes with the undelivered call instead of lying in the incoming folder for ever.
+            struct Unclaimed
+            {
+                QString path;
+                bool taken = false;
+                ~Unclaimed() { if (!taken) QFile::remove(path); }
+            };
+            auto unclaimed = std::make_shared<Unclaimed>();
+            unclaimed->path = i.path;
+            const bool posted = toJob->post([this, unclaimed] {
+                unclaimed->taken = true;
+                keepFile(unclaimed->path);
+                arrived();
+            });
+            if (!posted)
+                unclaimed->taken = true;  // not ours after all: the handler keeps it
+            return posted;
         }, rank);
         auto *move = m_client->move(m_what.studyUid, m_what.seriesUid, m_what.sopUid, destination);
         QObject::connect(move, &Job::progress, this, [this](qint64, qint64 total) { setExpected(int(total)); });
-        // The C-STORE answers went back before the PACS's last C-MOVE answer came: every claimed instance was
-        // posted here before the move's end is.
+        // A PACS that sends as it moves has had our C-STORE answers — given after each instance was posted here —
+        // before its last C-MOVE answer: all is here by then. One that answers first and sends after (it queues the
+        // move) said how many it completed: those are waited for, each arrival giving the wait its time again.
         addSubjob(move, [this, where](const Result<RetrieveCount> &r) {
-            release();
             if (r.isOk() && r.value().failed > 0)
                 transferProblem(Error(ErrorCode::Protocol, QStringLiteral("the PACS could not send %1 instance(s) to %2").arg(r.value().failed).arg(where)));
             Error e = r.isOk() ? Error() : r.error();
             if (e.code() == ErrorCode::InvalidArgument && e.message().contains(QLatin1String("does not know the move destination")))
                 e = Error(ErrorCode::InvalidArgument, QStringLiteral("%1: add %2 (this workstation, port %3) to the PACS's DICOM destinations")
                                                           .arg(e.message(), m_workstation.aeTitle).arg(m_workstation.storagePort));
-            transferEnded(e);
+            if (e.isError() || m_arrived >= r.value().completed)
+                return endMove(e);
+            m_announced = r.value().completed;
+            m_where = where;
+            qCInfo(lcStores) << "C-MOVE answered before its instances came:" << m_arrived << "of" << m_announced << "here; waiting for the rest";
+            m_straggling.setSingleShot(true);
+            m_straggling.setInterval(std::max(1, m_client->endpoint().timeoutSeconds) * 1000);
+            QObject::connect(&m_straggling, &QTimer::timeout, this, [this] {
+                endMove(Error(ErrorCode::Timeout, QStringLiteral("the PACS said it sent %1 instance(s) to %2, but %3 came within %4 s of the last")
+                                                      .arg(m_announced).arg(m_where).arg(m_arrived).arg(m_straggling.interval() / 1000)));
+            });
+            m_straggling.start();
         });
+    }
+
+    /// One claimed instance handed to the fetch.
+    void arrived()
+    {
+        ++m_arrived;
+        if (m_announced < 0)
+            return;
+        if (m_arrived >= m_announced)
+            return endMove(Error());
+        m_straggling.start();  // its time again
+    }
+
+    void endMove(const Error &e)
+    {
+        m_straggling.stop();
+        m_announced = -1;
+        release();
+        transferEnded(e);
     }
 
     void doCancel() override
     {
+        m_straggling.stop();
         release();
         DimseFetch::doCancel();
     }
@@ -236,6 +286,10 @@ private:
     QPointer<StorageScp> m_scp;
     std::unique_ptr<SharedMoveScp::Held> m_own;
     int m_claim = 0;
+    int m_arrived = 0;     ///< claimed instances handed to the fetch
+    int m_announced = -1;  ///< what the PACS said it completed, while its instances are awaited after its answer
+    QString m_where;
+    QTimer m_straggling;   ///< no instance for this long while some are awaited: the fetch ends, saying so
 };
 
 } // namespace

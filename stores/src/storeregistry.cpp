@@ -277,7 +277,12 @@ Error keepReceivedInstance(FileStore &cache, const QString &path, const QString 
     f.close();
     if (!agrees) {
         QFile::remove(path);
-        return Error(ErrorCode::InvalidDicom, QStringLiteral("a pushed instance (%1) does not carry the SOP Instance UID it was sent as").arg(announcedSopInstanceUid));
+        if (!id.isOk())
+            return Error(id.error().code(), QStringLiteral("a pushed instance (%1) is not kept: %2").arg(announcedSopInstanceUid, id.error().message()));
+        if (id.value().sopInstanceUid != announcedSopInstanceUid)
+            return Error(ErrorCode::InvalidDicom, QStringLiteral("a pushed instance (%1) does not carry the SOP Instance UID it was sent as").arg(announcedSopInstanceUid));
+        return Error(ErrorCode::InvalidDicom, QStringLiteral("a pushed instance (%1) lacks its study's, series' or own UID: not kept (it could be shown with no study)")
+                                                  .arg(announcedSopInstanceUid));
     }
     CommitOptions options;
     options.knownIdentity = id.value();

@@ -421,6 +421,18 @@ void tst_DeploymentDay::theStorageScpTakesOnlyWhomTheAdminNamed()
     };
     QVERIFY(push(QStringLiteral("MODALITY"), QStringLiteral("READROOM")).ok());
     QVERIFY(push(QStringLiteral("PACS"), QStringLiteral("READROOM")).ok());
+    {  // An instance the cache does not keep (no Study Instance UID) is not answered Success: the modality keeps it.
+        const QString broken = m_dir.filePath(QStringLiteral("listen-nostudy.dcm"));
+        QVERIFY(writeFile(broken, m_ct.at(1).bytes));
+        QVERIFY(run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-ea"), QStringLiteral("(0020,000D)"), broken}).ok());
+        const ProcessResult sent = run(QStringLiteral(STORESCU_EXECUTABLE), {QStringLiteral("-to"), QStringLiteral("10"), QStringLiteral("-aet"), QStringLiteral("MODALITY"),
+                                                                             QStringLiteral("-aec"), QStringLiteral("READROOM"), QStringLiteral("127.0.0.1"), QString::number(port), broken}, 60000);
+        QVERIFY2(!sent.ok(), (sent.out + sent.err).constData());  // storescu exits 192 on a failed C-STORE
+        const QDir incoming(m_dir.filePath(QStringLiteral("listen-cache/incoming")));
+        QVERIFY(incoming.exists());
+        QCOMPARE(incoming.entryList(QDir::Files).size(), 0);  // nothing left lying on the way in
+        QCOMPARE(QFileInfo(incoming.path()).permissions() & (QFileDevice::ReadOther | QFileDevice::ExeOther | QFileDevice::ReadGroup), QFileDevice::Permissions());
+    }
     // The command line meanwhile: the listener holds the cache and answers for it.
     const ProcessResult listed = runCli({QStringLiteral("studies")}, {{QStringLiteral("SPECTRUM_CONFIG"), config},
                                                                    {QStringLiteral("SPECTRUM_CACHE_DIR"), m_dir.filePath(QStringLiteral("listen-cache"))}});
@@ -439,7 +451,7 @@ void tst_DeploymentDay::theStorageScpTakesOnlyWhomTheAdminNamed()
     QCOMPARE(said.count("refused an association from STRANGER"), 1);  // once: the log's line, not a second copy
     stopProcess(listen, 5000);
     said += listen.readAllStandardError();
-    QVERIFY2(said.contains("stopped after 2 instance(s)"), said.constData());
+    QVERIFY2(said.contains("stopped after 2 instance(s)") && said.contains("lacks its study's, series' or own UID: not kept"), said.constData());
 }
 
 void tst_DeploymentDay::secretsAndImagesAreTheirOwnersAlone()

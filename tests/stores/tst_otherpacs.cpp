@@ -88,6 +88,7 @@ private Q_SLOTS:
     void compressedInstancesAreDecompressedForAnArchiveThatTakesOnlyUncompressed();
     void pixelmedsServerIsReadAndWrittenAsAnyPacs();
     void aStrictArchiveIsAskedForItsInstancesWithoutTheirPlaces();
+    void aPacsThatQueuesItsMovesIsWaitedFor();
     void anArchiveThatMatchesNamesCaseByCaseFindsWhatIsTyped();
     void aFilteredImageOfDeepColourSaysItsDepth();
 
@@ -352,6 +353,38 @@ void tst_OtherPacs::aStrictArchiveIsAskedForItsInstancesWithoutTheirPlaces()
     QCOMPARE(strict.output().count("refused"), 1);  // asked with the places once, then without
 }
 
+
+void tst_OtherPacs::aPacsThatQueuesItsMovesIsWaitedFor()
+{
+    // A PACS that answers a C-MOVE at once ("Success, 6 completed") and sends the study afterwards from its queue:
+    // `spectrum-cli fetch` waits for the six it was told of — not done with none, as when the answer was the end.
+    const quint16 pacsPort = freePort(), scpPort = freePort();
+    const QString held = m_dir.filePath(QStringLiteral("queued-pacs"));
+    QVERIFY(QDir().mkpath(held));
+    QString ctStudy;
+    int ctCount = 0;
+    for (const DemoInstance &i : std::as_const(m_instances)) {
+        if (i.identity.modality != QLatin1String("CT"))
+            continue;
+        ctStudy = i.identity.studyInstanceUid;
+        ++ctCount;
+        QVERIFY(writeFile(held + QLatin1Char('/') + i.identity.sopInstanceUid + QStringLiteral(".dcm"), i.bytes));
+    }
+    QCOMPARE(ctCount, 6);
+    PynetdicomApp pacs;
+    QVERIFY(pacs.startPython({QStringLiteral(QUEUED_MOVE_SCP_SCRIPT), QString::number(pacsPort), held, QStringLiteral("READROOM=127.0.0.1:%1").arg(scpPort)}, pacsPort));
+    const QString config = m_dir.filePath(QStringLiteral("queued-stores.json")), cache = m_dir.filePath(QStringLiteral("queued-cache"));
+    QVERIFY(writeFile(config, QStringLiteral(R"({"version": 1, "workstation": {"aeTitle": "READROOM", "storagePort": %1},
+        "stores": [{"name": "queued", "kind": "dimse", "host": "127.0.0.1", "port": %2, "aeTitle": "QUEUED", "retrieve": "move"}]})")
+                                  .arg(scpPort).arg(pacsPort).toUtf8()));
+    const QList<QPair<QString, QString>> env{{QStringLiteral("SPECTRUM_CONFIG"), config}, {QStringLiteral("SPECTRUM_CACHE_DIR"), cache}};
+    ProcessResult r = runCli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("queued"), ctStudy}, env);
+    QVERIFY2(r.exitCode == 0 && r.err.contains("6 instance(s)"), (r.out + r.err).constData());
+    QVERIFY2(pacs.output().contains("queued 6 for READROOM"), pacs.output().constData());
+    QTRY_VERIFY2(pacs.output().contains("sent 6 to READROOM"), pacs.output().constData());
+    r = runCli({QStringLiteral("studies")}, env);
+    QVERIFY2(r.exitCode == 0 && r.out.contains(ctStudy.toLatin1()) && r.out.contains("6 images"), (r.out + r.err).constData());
+}
 
 void tst_OtherPacs::anArchiveThatMatchesNamesCaseByCaseFindsWhatIsTyped()
 {

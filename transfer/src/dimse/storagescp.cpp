@@ -56,7 +56,8 @@ class StorageListener : public DcmStorageSCP
 {
 public:
     std::atomic<bool> stopping{false};
-    std::function<void(const ReceivedInstance &)> stored;
+    /// What became of a received instance: an error when it was not kept (the C-STORE is then answered so).
+    std::function<Error(const ReceivedInstance &)> stored;
     std::function<void(const QString &)> refused;
     QString ourAeTitle;  ///< set before the listener starts
     /// A socket listening on one address, put in place of DCMTK's (which listens on every address of a port
@@ -126,8 +127,27 @@ protected:
     OFBool stopAfterCurrentAssociation() override { return stopping.load(); }
     void notifyInstanceStored(const OFString &filename, const OFString &sopClassUID, const OFString &sopInstanceUID, DcmDataset *) const override
     {
-        if (stored)
-            stored(ReceivedInstance{qs(filename), qs(sopClassUID), qs(sopInstanceUID), m_caller, m_originator});
+        // DCMTK calls this after writing the file and before answering the C-STORE: the instance is kept (or
+        // handed to the fetch that claims it) first, so a sender never hears Success for what was not kept.
+        m_notKept = {};
+        if (stored) {
+            const Error e = stored(ReceivedInstance{qs(filename), qs(sopClassUID), qs(sopInstanceUID), m_caller, m_originator});
+            if (e.isError())
+                m_notKept = {sopInstanceUID, e.code()};
+        }
+    }
+    OFCondition sendSTOREResponse(const T_ASC_PresentationContextID presID, const T_DIMSE_C_StoreRQ &request, const Uint16 status) override
+    {
+        Uint16 answer = status;
+        if (status == STATUS_Success && !m_notKept.first.empty() && m_notKept.first == request.AffectedSOPInstanceUID) {
+            // Not kept: the sender keeps its copy and may send it again. A full disk is out of resources; an
+            // instance that is not what it says, "cannot understand"; anything else a processing failure.
+            answer = m_notKept.second == ErrorCode::DiskFull ? Uint16(STATUS_STORE_Refused_OutOfResources)
+                : m_notKept.second == ErrorCode::InvalidDicom || m_notKept.second == ErrorCode::Corrupt ? Uint16(STATUS_STORE_Error_CannotUnderstand)
+                                                                                                           : Uint16(0x0110);  // Processing Failure
+        }
+        m_notKept = {};
+        return DcmStorageSCP::sendSTOREResponse(presID, request, answer);
     }
 
 private:
@@ -157,6 +177,7 @@ private:
     // The association being served (one at a time, on the listener's thread).
     QString m_originator, m_caller;
     QString m_why;  ///< why the last check refused
+    mutable std::pair<OFString, ErrorCode> m_notKept;  ///< the instance just received, when it was not kept
 };
 
 /// A TCP socket listening on `address`:`port` (IPv4), or an error in words.
@@ -273,6 +294,10 @@ Error StorageScp::start()
         return Error(ErrorCode::InvalidArgument, QStringLiteral("'%1' is not an AE title").arg(m_options.aeTitle));
     if (m_options.directory.isEmpty() || !QDir().mkpath(m_options.directory))
         return Error(ErrorCode::Io, QStringLiteral("cannot create the folder for received instances '%1'").arg(m_options.directory));
+    // Patients' images on their way in: this user's alone, like the cache they go to (what an older version
+    // made 0755 too).
+    if (QFileInfo(m_options.directory).ownerId() == ::geteuid())
+        QFile::setPermissions(m_options.directory, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     StorageListener &l = d->listener;
     l.stopping = false;
     l.setAETitle(of(m_options.aeTitle));
@@ -307,16 +332,16 @@ Error StorageScp::start()
     l.ourAeTitle = m_options.aeTitle;
     l.setCallers(m_options.callers, m_options.anyCaller);
     l.refused = [self, toSelf](const QString &what) { toSelf->post([self, what] { Q_EMIT self->refused(what); }); };
-    l.stored = [weak, self, toSelf](const ReceivedInstance &instance) {
+    l.stored = [weak, self, toSelf](const ReceivedInstance &instance) -> Error {
         auto p = weak.lock();
         if (!p)
-            return;
+            return Error(ErrorCode::Cancelled, QStringLiteral("the Storage SCP is stopping"));
         Error e;
         {
             std::lock_guard<std::mutex> lock(p->handlerMutex);
             for (const auto &c : p->claims) {
                 if (c.claim(instance))
-                    return;  // the claimer's now
+                    return Error();  // the claimer's now
             }
             if (p->handler)
                 e = p->handler(instance);
@@ -327,6 +352,7 @@ Error StorageScp::start()
             else
                 Q_EMIT self->instanceReceived(instance);
         });
+        return e;
     };
     l.getConfig().setTransportLayer(nullptr);  // a start after a stop: what this start's options say, nothing older
     d->tls.reset();
