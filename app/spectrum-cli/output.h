@@ -37,13 +37,11 @@ inline void processArguments(QCommandLineParser &p, const QStringList &args)
         std::fprintf(stderr, "%s: %s\n%s --help gives its options.\n", qPrintable(args.value(0)), qPrintable(p.errorText()), qPrintable(args.value(0)));
         std::exit(2);
     }
-    if (p.isSet(QStringLiteral("help"))) {
+    if (p.isSet(QStringLiteral("help")) || p.isSet(QStringLiteral("help-all"))) {  // --help-all: Qt adds it with --help
         QString text = p.helpText();  // "Usage: <argv[0] as run> [options] …"
-        if (text.startsWith(QLatin1String("Usage: "))) {
-            const qsizetype end = text.indexOf(QLatin1Char(' '), 7);
-            if (end > 0)
-                text.replace(7, end - 7, args.value(0));
-        }
+        const QString program = QCoreApplication::arguments().value(0);
+        if (text.startsWith(QStringLiteral("Usage: ") + program))
+            text.replace(7, program.size(), args.value(0));
         std::printf("%s", qPrintable(text));
         std::exit(0);
     }

@@ -147,7 +147,7 @@ void PriorsPanel::rebuild()
     for (const QString &w : m_priors.withheld)
         lines << tr("⚠ Not offered: %1").arg(w.toHtmlEscaped());
     for (const QString &p : m_priors.problems)
-        lines << tr("⚠ Not asked: %1").arg(p.toHtmlEscaped());
+        lines << tr("⚠ No answer from %1").arg(p.toHtmlEscaped());  // "store: why"
     m_status->setText(lines.join(QStringLiteral("<br>")));
 }
 

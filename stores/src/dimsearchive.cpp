@@ -122,6 +122,11 @@ public:
             o.clientCaFile = ws.tlsClientCa;
             std::shared_ptr<QTemporaryDir> keep = st.directory;
             scp = std::shared_ptr<StorageScp>(new StorageScp(o), [keep](StorageScp *s) { delete s; });  // the folder outlives it
+            // What no fetch claims (sent after its fetch ended, or for no one here) is not kept: the sender is told.
+            scp->setHandler([](const ReceivedInstance &i) {
+                QFile::remove(i.path);
+                return Error(ErrorCode::NotAllowed, QStringLiteral("%1 from %2: no fetch here asked for it").arg(i.sopInstanceUid, i.callingAeTitle));
+            });
             apply(*scp);
             if (Error e = scp->start(); e.isError())
                 return e;  // `held` goes: the caller is counted off again
@@ -232,7 +237,13 @@ protected:
             if (e.code() == ErrorCode::InvalidArgument && e.message().contains(QLatin1String("does not know the move destination")))
                 e = Error(ErrorCode::InvalidArgument, QStringLiteral("%1: add %2 (this workstation, port %3) to the PACS's DICOM destinations")
                                                           .arg(e.message(), m_workstation.aeTitle).arg(m_workstation.storagePort));
-            if (e.isError() || m_arrived >= r.value().completed)
+            else if (e.code() == ErrorCode::Authentication || (e.code() == ErrorCode::Network && e.message().contains(QLatin1String("calling AE titles they do not know"))))
+                e = Error(e.code(), QStringLiteral("%1 — a C-MOVE also needs %2 (this workstation, port %3) among the PACS's DICOM destinations")
+                                        .arg(e.message(), m_workstation.aeTitle).arg(m_workstation.storagePort));
+            // Waited for only when nothing came before the answer: a PACS that sends as it moves has sent all by
+            // then, and an instance another fetch's claim took (a first look at one image beside the study's
+            // move) is not missing.
+            if (e.isError() || m_arrived > 0 || r.value().completed <= 0)
                 return endMove(e);
             m_announced = r.value().completed;
             m_where = where;

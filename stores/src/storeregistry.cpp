@@ -87,17 +87,26 @@ protected:
 private:
     void answered(const QString &name, const Result<QList<DicomRecord>> &r)
     {
-        if (r.isOk())
+        if (r.isOk()) {
             m_answers.append({name, r.value()});
-        else
+        } else {
             m_failures << QStringLiteral("%1: %2").arg(name, r.error().toString());
+            m_failureCodes << r.error().code();
+        }
         if (m_registry)
             Q_EMIT m_registry->storeAnswered(name, r.isOk() ? int(r.value().size()) : 0, r.isOk() ? Error() : r.error());
         setProgress(m_targets.size() - --m_pending, m_targets.size());
         if (m_pending > 0)
             return;
-        if (m_answers.isEmpty())
-            return finishWith(Error(ErrorCode::Network, QStringLiteral("no store answered: %1").arg(m_failures.join(QStringLiteral("; ")))));
+        if (m_answers.isEmpty()) {
+            // One store asked: its own error, as it said it (the caller knows which store it asked). Several: each
+            // store's, under the code they share (a 401 stays an authentication failure), else a network error.
+            if (m_targets.size() == 1)
+                return finishWith(r.error());
+            const bool same = std::all_of(m_failureCodes.begin(), m_failureCodes.end(), [&](ErrorCode c) { return c == m_failureCodes.first(); });
+            return finishWith(Error(same ? m_failureCodes.first() : ErrorCode::Network,
+                                    QStringLiteral("none of the %1 stores answered — %2").arg(m_targets.size()).arg(m_failures.join(QStringLiteral("; ")))));
+        }
         QList<StudyHit> hits = merge(m_answers);
         if (m_query.limit > 0 && hits.size() > m_query.limit)
             hits = hits.mid(0, m_query.limit);
@@ -107,6 +116,7 @@ private:
     QPointer<StoreRegistry> m_registry;
     QList<Archive *> m_targets;
     DicomQuery m_query;
+    QList<ErrorCode> m_failureCodes;
     int m_pending = 0;
     QList<QPair<QString, QList<DicomRecord>>> m_answers;
     QStringList m_failures;

@@ -89,6 +89,9 @@ private Q_SLOTS:
         }
         const ProcessResult sub = cli({QStringLiteral("stores"), QStringLiteral("edit"), QStringLiteral("--help")}, dir.path());
         QVERIFY2(sub.ok() && sub.out.startsWith("Usage: spectrum-cli stores edit [options]"), sub.out.left(80).constData());
+        // --help-all (Qt's companion of --help) is help too, never the command run.
+        const ProcessResult all = cli({QStringLiteral("cache"), QStringLiteral("clear"), QStringLiteral("--yes"), QStringLiteral("--help-all")}, dir.path());
+        QVERIFY2(all.ok() && all.out.startsWith("Usage: spectrum-cli cache ") && !all.out.contains("removed"), all.out.constData());
         // An unknown option is wrong usage (2), and the message says where the right ones are.
         const ProcessResult wrong = cli({QStringLiteral("find"), QStringLiteral("--stor"), QStringLiteral("x")}, dir.path());
         QCOMPARE(wrong.exitCode, 2);

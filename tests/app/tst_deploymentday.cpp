@@ -192,6 +192,16 @@ void tst_DeploymentDay::aPacsThatOnlyMovesSendsTheStudyToTheWorkstation()
         QCOMPARE(modalityValueAt(shown, 0, at), modalityValueAt(original.value(), 0, at));
     // The moved images went to the fetch, not to the pushes' count.
     QCOMPARE(pushed.count(), 0);
+
+    // A workstation the PACS does not know (another AE title): the command line's fetch says what to add, and where.
+    const quint16 otherPort = freePort();
+    const QString strangerConfig = dir.filePath(QStringLiteral("stranger.json"));
+    QVERIFY(writeFile(strangerConfig, QStringLiteral(R"({"version": 1, "workstation": {"aeTitle": "NOTKNOWN", "storagePort": %1},
+        "stores": [{"name": "pacs", "kind": "dimse", "host": "127.0.0.1", "port": %2, "aeTitle": "%3", "retrieve": "move"}]})")
+                                          .arg(otherPort).arg(orthanc.dicomPort()).arg(orthanc.aeTitle()).toUtf8()));
+    const ProcessResult r = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("pacs"), m_ctUid}, strangerConfig, dir.filePath(QStringLiteral("stranger-cache")));
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("NOTKNOWN (this workstation, port " + QByteArray::number(otherPort) + ")") && r.err.contains("DICOM destinations"), r.err.constData());
 }
 
 void tst_DeploymentDay::dcmqrscpWithoutCGetMovesToTheCommandLine()
@@ -504,6 +514,27 @@ void tst_DeploymentDay::secretsAndImagesAreTheirOwnersAlone()
         QVERIFY2(!(QFileInfo(f).permissions() & (QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther | QFileDevice::ExeOther)), qPrintable(f));
     }
     QVERIFY(seen >= 3);
+
+    // A cache found open to every user (made by hand, 0777, its objects/ 0755) is closed: 0700 whole — what it gave
+    // its group came with "everyone". One an administrator gave a group (2750) keeps it, and its folders follow.
+    auto modeOf = [](const QString &path) {
+        struct stat st{};
+        return ::stat(QFile::encodeName(path).constData(), &st) == 0 ? int(st.st_mode & 07777) : -1;
+    };
+    const QString open = m_dir.filePath(QStringLiteral("open-cache"));
+    QVERIFY(QDir().mkpath(open + QStringLiteral("/objects")));
+    QVERIFY(::chmod(QFile::encodeName(open).constData(), 0777) == 0 && ::chmod(QFile::encodeName(open + QStringLiteral("/objects")).constData(), 0755) == 0);
+    r = runCli({QStringLiteral("cache")}, {{QStringLiteral("SPECTRUM_CACHE_DIR"), open}, {QStringLiteral("SPECTRUM_CONFIG"), config}});
+    QVERIFY2(r.exitCode == 0 && r.err.contains("was open to every user: now 700"), (r.out + r.err).constData());
+    for (const QString &folder : {open, open + QStringLiteral("/objects"), open + QStringLiteral("/staging"), open + QStringLiteral("/packs")})
+        QVERIFY2(modeOf(folder) == 0700, qPrintable(QStringLiteral("%1: %2").arg(folder).arg(modeOf(folder), 0, 8)));
+    const QString shared = m_dir.filePath(QStringLiteral("group-cache"));
+    QVERIFY(QDir().mkpath(shared));
+    QVERIFY(::chmod(QFile::encodeName(shared).constData(), 02750) == 0);
+    r = runCli({QStringLiteral("cache")}, {{QStringLiteral("SPECTRUM_CACHE_DIR"), shared}, {QStringLiteral("SPECTRUM_CONFIG"), config}});
+    QVERIFY2(r.exitCode == 0 && !r.err.contains("open to every user"), (r.out + r.err).constData());
+    QCOMPARE(modeOf(shared), 02750);
+    QCOMPARE(modeOf(shared + QStringLiteral("/objects")), 02750);
 
     // `spectrum-cli get` killed midway over a slow link: nothing of the blob's full length under the name asked
     // for; the same command again finishes it.

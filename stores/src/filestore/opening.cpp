@@ -90,22 +90,24 @@ Error FileStore::State::openLocked()
 {
     QDir dir(root);
     // Patients' images: the cache (or blob root) is its owner's alone whoever starts it and whatever the umask —
-    // made 0700; one found open to every user is closed to them (a group the administrator gave is left).
+    // made 0700; one found open to every user is made 0700 too (what it gave its group came with "everyone", no
+    // one's choice); one open to its group alone is the administrator's choice, and left.
     const bool made = !dir.exists();
     if (made && !dir.mkpath(QStringLiteral(".")))
         return Error(ErrorCode::Io, QStringLiteral("cannot create the cache directory %1").arg(root));
     struct stat rootStat{};
     if (::stat(QFile::encodeName(root).constData(), &rootStat) == 0 && rootStat.st_uid == ::geteuid()
         && (made ? (rootStat.st_mode & 077) != 0 : (rootStat.st_mode & S_IRWXO) != 0)) {
-        const mode_t tightened = made ? 0700 : (rootStat.st_mode & 07770);
+        const mode_t tightened = 0700;
         if (::chmod(QFile::encodeName(root).constData(), tightened) != 0)
-            return ioError(QStringLiteral("cannot make the cache directory %1 private").arg(root), errno);
+            return ioError(QStringLiteral("cannot make the folder %1 private").arg(root), errno);
         if (!made)
-            qCWarning(lcStores).noquote() << "the cache directory" << root << "was open to every user: now" << QString::number(tightened, 8);
+            qCWarning(lcStores).noquote() << "the folder" << root << "was open to every user: now" << QString::number(tightened, 8);
     }
-    // Its folders as private as it (an admin's group kept, never every user) — also those an older version made 0755.
+    // Its folders made as private as it (an admin's group kept, never every user); those found more open (an
+    // older version made them 0755) lose what the root does not give — never given more.
     struct stat nowRoot{};
-    const mode_t folderMode = ::stat(QFile::encodeName(root).constData(), &nowRoot) == 0 ? (nowRoot.st_mode & 0770) | 0700 : 0700;
+    const mode_t folderMode = ::stat(QFile::encodeName(root).constData(), &nowRoot) == 0 ? (nowRoot.st_mode & (0770 | S_ISGID)) | 0700 : 0700;
     for (const char *name : {kObjects, kStaging, kPacks}) {
         const QByteArray path = QFile::encodeName(root + QLatin1Char('/') + QLatin1String(name));
         if (::mkdir(path.constData(), folderMode) != 0 && errno != EEXIST)
@@ -113,7 +115,8 @@ Error FileStore::State::openLocked()
         struct stat folder{};
         if (::stat(path.constData(), &folder) != 0 || !S_ISDIR(folder.st_mode))
             return Error(ErrorCode::Io, QStringLiteral("cannot create the cache directory %1: a file is in its place").arg(root + QLatin1Char('/') + QLatin1String(name)));
-        if (folder.st_uid == ::geteuid() && (folder.st_mode & 07777) != folderMode && ::chmod(path.constData(), folderMode) != 0)
+        const mode_t was = folder.st_mode & (0777 | S_ISGID), narrowed = (was & folderMode) | 0700;
+        if (folder.st_uid == ::geteuid() && narrowed != was && ::chmod(path.constData(), narrowed) != 0)
             return ioError(QStringLiteral("cannot make the cache directory %1 private").arg(root + QLatin1Char('/') + QLatin1String(name)), errno);
     }
     QFileInfo rootInfo(root);

@@ -110,7 +110,7 @@ private:
         m_reply = nullptr;
         reply->deleteLater();
         const int s = status(reply);
-        if (s >= 200 && s < 300 && !lookedAtHeaders(reply))
+        if (s >= 200 && s < 300 && s != 204 && reply->bytesAvailable() > 0 && !lookedAtHeaders(reply))  // an empty answer says nothing wrong
             return;
         if (s >= 200 && s < 300 && reply->bytesAvailable() > 0)
             received(reply);

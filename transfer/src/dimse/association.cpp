@@ -40,15 +40,16 @@ using namespace dimsewire;
 
 namespace dimsewire {
 
-Error dimseError(const OFCondition &c, const QString &context)
+Error dimseError(const OFCondition &c, const QString &context, const QString &ourAeTitle)
 {
     const Error base = Error::fromDcmtkCondition(c.module(), c.code(), c.text(), context);
+    const QString ours = ourAeTitle.isEmpty() ? QStringLiteral("our AE title") : QStringLiteral("our AE title %1").arg(ourAeTitle);
     if (c == DUL_ASSOCIATIONREJECTED)  // most often an AE title the PACS does not know
-        return Error(ErrorCode::Authentication, base.message() + QStringLiteral(" (is our AE title known to the PACS, and its AE title right?)"));
+        return Error(ErrorCode::Authentication, base.message() + QStringLiteral(" (is %1 known to the PACS, and its AE title right?)").arg(ours));
     if (c == DIMSE_NODATAAVAILABLE || c == DUL_READTIMEOUT)
         return Error(ErrorCode::Timeout, base.message());
     if (c == DUL_PEERABORTEDASSOCIATION)
-        return Error(ErrorCode::Network, base.message() + QStringLiteral(" (PACSs abort for calling AE titles they do not know: is ours configured there?)"));
+        return Error(ErrorCode::Network, base.message() + QStringLiteral(" (PACSs abort for calling AE titles they do not know: is %1 configured there?)").arg(ours));
     return base;
 }
 
@@ -222,7 +223,7 @@ ResultJob<Done> *DimseClient::echo()
         const OFCondition c = scu.sendECHORequest(0);
         scu.releaseAssociation();
         if (c.bad())
-            return dimseError(c, QStringLiteral("C-ECHO to %1").arg(scu.context()));
+            return dimseError(c, QStringLiteral("C-ECHO to %1").arg(scu.context()), scu.ourAeTitle());
         return Done{};
     });
 }

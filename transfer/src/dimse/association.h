@@ -29,7 +29,8 @@ inline void putString(DcmDataset &ds, const DcmTagKey &tag, const QString &value
     ds.putAndInsertString(tag, (utf8 ? value.toUtf8() : value.toLatin1()).constData());
 }
 /// A DCMTK condition as our error: its code mapped (refused association, timeout, network…), its text kept.
-Error dimseError(const OFCondition &c, const QString &context);
+/// `ourAeTitle`: the calling AE title, named in the hint when the PACS refuses or aborts (it may not know it).
+Error dimseError(const OFCondition &c, const QString &context, const QString &ourAeTitle = QString());
 /// DCMTK's own logging off (we report through errors and our categories).
 void quietDcmtk();
 /// The transfer syntaxes offered and accepted per storage class, best first.
@@ -108,6 +109,7 @@ public:
         setDIMSETimeout(Uint32(ep.timeoutSeconds));
         setDIMSEBlockingMode(DIMSE_NONBLOCKING);
         m_context = QStringLiteral("%1@%2:%3").arg(ep.calledAeTitle, ep.host).arg(ep.port);
+        m_ours = ep.callingAeTitle;
     }
 
     Error open()
@@ -121,11 +123,12 @@ public:
                 return dimseError(c, QStringLiteral("TLS setup"));
         }
         if (OFCondition c = negotiateAssociation(); c.bad())
-            return dimseError(c, QStringLiteral("association with %1").arg(m_context));
+            return dimseError(c, QStringLiteral("association with %1").arg(m_context), m_ours);
         return Error();
     }
 
     QString context() const { return m_context; }
+    QString ourAeTitle() const { return m_ours; }
 
     /// A query/retrieve model in the two uncompressed syntaxes every PACS speaks.
     void addModel(const char *abstractSyntax)
@@ -186,6 +189,7 @@ protected:
 
 private:
     QString m_context;
+    QString m_ours;  ///< our (calling) AE title
     bool m_cancelled = false;
     std::unique_ptr<DcmTLSTransportLayer> m_tls;  ///< outlives the association (see the destructor)
     Error m_setup;                                ///< a TLS set-up that failed: open() says why

@@ -220,7 +220,7 @@ Error findLevel(const DimseEndpoint &ep, const DcmDataset &query, QueryLevel lev
     }
     scu.releaseAssociation();
     if (c.bad())
-        return dimseError(c, QStringLiteral("C-FIND at %1").arg(scu.context()));
+        return dimseError(c, QStringLiteral("C-FIND at %1").arg(scu.context()), scu.ourAeTitle());
     if (token.isCancelled())
         return Error(ErrorCode::Cancelled, QStringLiteral("C-FIND cancelled"));
     if (finalStatus != STATUS_Success && finalStatus != STATUS_FIND_Cancel_MatchingTerminatedDueToCancelRequest && failedStatus)

@@ -155,7 +155,7 @@ ResultJob<RetrieveCount> *DimseClient::get(const QString &studyUid, const QStrin
         if (firstError.isError())
             return firstError;
         if (c.bad())
-            return dimseError(c, QStringLiteral("C-GET from %1").arg(scu.context()));
+            return dimseError(c, QStringLiteral("C-GET from %1").arg(scu.context()), scu.ourAeTitle());
         count.completed = std::max(count.completed, reported.completed);
         count.failed = reported.failed;
         count.warning = reported.warning;
@@ -198,7 +198,7 @@ ResultJob<RetrieveCount> *DimseClient::move(const QString &studyUid, const QStri
         if (token.isCancelled())
             return Error(ErrorCode::Cancelled, QStringLiteral("C-MOVE cancelled"));
         if (c.bad())
-            return dimseError(c, QStringLiteral("C-MOVE at %1").arg(scu.context()));
+            return dimseError(c, QStringLiteral("C-MOVE at %1").arg(scu.context()), scu.ourAeTitle());
         count.seconds = clock.nsecsElapsed() / 1e9;
         if (status == STATUS_MOVE_Failed_MoveDestinationUnknown)
             return Error(ErrorCode::InvalidArgument, QStringLiteral("%1 does not know the move destination '%2'").arg(scu.context(), destinationAeTitle));

@@ -34,7 +34,7 @@ struct PriorList
 {
     QList<PriorStudy> studies;  ///< newest first; the current study is not among them
     QStringList withheld;       ///< "2023-05-01 CT (PACS): another patient name (DOE^JANE)": found but not offered
-    QStringList problems;       ///< stores that could not be asked, and why
+    QStringList problems;       ///< stores that did not answer ("store: why")
 
     /// The most recent comparable study older than `current` (same modality, and body part or description);
     /// −1 when there is none.
