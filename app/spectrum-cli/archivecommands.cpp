@@ -105,6 +105,8 @@ int cmdFind(const QStringList &args)
         return fail(hits.error().toString());
     for (const StudyHit &h : hits.value()) {
         const DicomIdentity &id = h.study.identity;
+        if (!nameAsTyped(p, id.patientName))
+            continue;  // asked wider ("*JOHN*"): what the typed words do not mean
         if (p.isSet(QStringLiteral("json"))) {
             QJsonObject o = id.toJson();
             o.insert(QStringLiteral("stores"), QJsonArray::fromStringList(h.stores));

@@ -36,7 +36,8 @@ Result<std::unique_ptr<StoreRegistry>> registry(const StoreConfigFile &config, b
 void addQueryOptions(QCommandLineParser &p)
 {
     p.addOptions({
-        {QStringLiteral("patient-name"), QStringLiteral("Patient name, wildcards * and ?."), QStringLiteral("P")},
+        {QStringLiteral("patient-name"), QStringLiteral("Patient name as you would say it (the start of any part of it, any case or accent: \"doe john\"), "
+                                                        "or a DICOM pattern with * and ?."), QStringLiteral("P")},
         {QStringLiteral("patient-id"), QStringLiteral("Patient ID."), QStringLiteral("ID")},
         {QStringLiteral("date"), QStringLiteral("Study date YYYYMMDD, or a range FROM-TO (either end may be left out); \"today\" for today's."), QStringLiteral("FROM-TO")},
         {QStringLiteral("modality"), QStringLiteral("A modality in the study (CT, MR…)."), QStringLiteral("M")},
@@ -49,7 +50,7 @@ void addQueryOptions(QCommandLineParser &p)
 Result<DicomQuery> queryFrom(const QCommandLineParser &p)
 {
     DicomQuery q;
-    q.patientName = p.value(QStringLiteral("patient-name"));
+    q.patientName = DicomQuery::nameQueryFor(p.value(QStringLiteral("patient-name")));  // matched again: nameAsTyped()
     q.patientId = p.value(QStringLiteral("patient-id"));
     q.modality = p.value(QStringLiteral("modality"));
     q.accessionNumber = p.value(QStringLiteral("accession"));
@@ -70,6 +71,12 @@ Result<DicomQuery> queryFrom(const QCommandLineParser &p)
     if (Error e = q.validate(); e.isError())
         return e;
     return q;
+}
+
+bool nameAsTyped(const QCommandLineParser &p, const QString &patientName)
+{
+    const QString typed = p.value(QStringLiteral("patient-name")).trimmed();
+    return typed.isEmpty() || DicomQuery::nameMatchesTyped(typed, patientName);
 }
 
 } // namespace spectrum::cli

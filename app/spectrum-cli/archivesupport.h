@@ -21,5 +21,9 @@ Result<std::unique_ptr<StoreRegistry>> registry(const StoreConfigFile &config, b
 void addQueryOptions(QCommandLineParser &p);
 /// The query those options describe; InvalidArgument (saying which) for a malformed one.
 Result<DicomQuery> queryFrom(const QCommandLineParser &p);
+/// Whether a study's patient name is what --patient-name means, as the study browser reads a typed name (plain
+/// words: the start of any part of the name, any case or accent; a pattern with * or ?: DICOM's rules). Every name
+/// without --patient-name.
+bool nameAsTyped(const QCommandLineParser &p, const QString &patientName);
 
 } // namespace spectrum::cli

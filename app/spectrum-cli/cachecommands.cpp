@@ -113,6 +113,8 @@ int cmdStudies(const QStringList &args)
     if (!studies.isOk())
         return fail(studies.error().toString());
     for (const StudySummary &s : studies.value()) {
+        if (!nameAsTyped(p, s.identity.patientName))
+            continue;
         out(QStringLiteral("%1\t%2\t%3\t%4\t%5\t%6 images\t%7%8")
                 .arg(DicomIdentity::displayName(s.identity.patientName), s.identity.patientId, s.identity.studyDate,
                      s.modalities.join(QLatin1Char('/')), s.identity.studyDescription)
@@ -124,7 +126,7 @@ int cmdStudies(const QStringList &args)
         return 0;
     }
     const StoreUsage u = cache.value()->usage();
-    std::fprintf(stderr, "%lld blobs, %.1f MB of %.1f MB in %s\n", qlonglong(u.blobs), u.bytes / 1e6, u.budget / 1e6,
+    std::fprintf(stderr, "%lld blob(s), %.1f MB of a %.1f MB budget in %s\n", qlonglong(u.blobs), u.bytes / 1e6, u.budget / 1e6,  // as `cache` says it
                  qPrintable(cache.value()->root()));
     return 0;
 }

@@ -172,6 +172,8 @@ int cmdPrefetch(const QStringList &args)
     const QList<StudySummary> before = cachedStudies();
     for (const StudyHit &h : hits.value()) {
         const DicomIdentity &id = h.study.identity;
+        if (!saved && !nameAsTyped(p, id.patientName))
+            continue;  // asked wider than the typed words mean
         const QString label = titleOf(id, h.study.modalitiesInStudy);
         if (!h.conflicts.isEmpty()) {
             problems << QStringLiteral("%1: not fetched, the archives disagree on whose it is (%2)").arg(label, h.conflicts.join(QStringLiteral("; ")));

@@ -271,8 +271,13 @@ int cmdStoresList(const QStringList &args)
         return fail(config.error().toString());
     if (config.value().stores().isEmpty())
         std::fprintf(stderr, "no stores in %s (spectrum-cli stores add NAME --kind …)\n", qPrintable(config.value().path()));
-    for (const StoreConfig &s : config.value().stores())
-        out(QStringLiteral("%1\t%2%3").arg(s.name, s.summary(), config.value().isSystemStore(s.name) ? QStringLiteral(" (system: %1)").arg(config.value().systemFile()) : QString()));
+    for (const StoreConfig &s : config.value().stores()) {
+        const QString origin = config.value().isSystemStore(s.name)          ? QStringLiteral(" (system: %1)").arg(config.value().systemFile())
+                               : config.value().overridesSystemStore(s.name) ? QStringLiteral(" (this user's version of %1's; `stores remove %2` goes back to it)")
+                                                                                   .arg(config.value().systemFile(), s.name)
+                                                                             : QString();
+        out(QStringLiteral("%1\t%2%3").arg(s.name, s.summary(), origin));
+    }
     return 0;
 }
 

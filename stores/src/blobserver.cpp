@@ -316,6 +316,8 @@ private:
         if (m_server->opt.readOnly && (t == QLatin1String("reserve") || t == QLatin1String("commit") || t == QLatin1String("remove")))
             return answer(errorMessage(id, Error(ErrorCode::NotAllowed, QStringLiteral("this server shares its blobs read-only: it takes none, and removes none"))));
         if (t == QLatin1String("stat")) {
+            if (Error e = BlobStore::validateKey(key); e.isError())  // a key no put could make: said so, as put says it
+                return answer(errorMessage(id, e));
             auto *job = m_server->store->stat(key);
             connect(job, &Job::finished, this, [this, job, id, key] {
                 answer(job->hasError() ? errorMessage(id, served(job->error(), key)) : infoAnswer(id, job->result().value(), m_session && m_session->tree));

@@ -352,7 +352,7 @@ Error StoreConfigFile::add(const StoreConfig &store)
     if (Error e = store.validate(); e.isError())
         return e;
     if (find(store.name))
-        return Error(ErrorCode::InvalidArgument, QStringLiteral("a store named '%1' exists already (remove it first)").arg(store.name));
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("a store named '%1' exists already: edit it (spectrum-cli stores edit %1 …), or choose another name").arg(store.name));
     m_stores << store;
     return Error();
 }

@@ -128,6 +128,12 @@ private Q_SLOTS:
         QCOMPARE(lines.size(), 2);
         QVERIFY(lines[0].contains("DEMO, HEAD PHANTOM") && lines[0].contains("MR") && lines[0].contains("24 images"));
         QVERIFY(lines[1].contains("CT") && lines[1].contains("5 images"));
+        // A name as a person says it, as the study browser reads it: the start of any part, any case; a DICOM
+        // pattern as it is; the middle of a word is no name.
+        for (const auto &[typed, count] : {std::pair<const char *, int>{"demo", 2}, {"head phan", 2}, {"Phantom DEMO", 2}, {"DEMO*", 2}, {"emo", 0}, {"smith", 0}}) {
+            r = cli({QStringLiteral("studies"), QStringLiteral("--patient-name"), QString::fromUtf8(typed)}, cache);
+            QVERIFY2(r.ok() && r.out.count('\n') == count, qPrintable(QStringLiteral("%1: %2").arg(QString::fromUtf8(typed), QString::fromUtf8(r.out))));
+        }
 
         const QString png = dir.filePath(QStringLiteral("slice.png"));
         r = cli({QStringLiteral("render"), out + QStringLiteral("/demo-ct/IM0003.dcm"), png, QStringLiteral("--window"), QStringLiteral("40,80")}, cache);

@@ -616,6 +616,7 @@ void tst_DeploymentDay::aHundredWorkstationsFromOneSystemConfiguration()
     QVERIFY(!readFile(user).contains("rotated-secret"));
     r = runCli({QStringLiteral("stores"), QStringLiteral("list")}, env);
     QVERIFY2(r.out.contains("pacs\tdimse") && !r.out.contains("pacs\tdimse 127.0.0.1:104 PACS (system"), r.out.constData());
+    QVERIFY2(r.out.contains("(this user's version of " + system.toUtf8() + "'s; `stores remove pacs` goes back to it)"), r.out.constData());
     // Removing the user's version of a system store gives them the system's again, which follows its changes.
     r = runCli({QStringLiteral("stores"), QStringLiteral("remove"), QStringLiteral("pacs")}, env);
     QVERIFY2(r.exitCode == 0 && r.out.contains("pacs: back to the system configuration's"), (r.out + r.err).constData());
@@ -771,6 +772,10 @@ void tst_DeploymentDay::whatTheTrialHitIsSaidClearly()
     r = runCli({QStringLiteral("stat"), QStringLiteral("blob://127.0.0.1:%1/missing").arg(blobd.port()), QStringLiteral("--token-file"), token}, {});
     QVERIFY(r.exitCode != 0);
     QVERIFY2(r.err.contains("no blob 'missing' on this server") && !r.err.contains("disk cache"), r.err.constData());
+    // A key no put could make is said to be one, as put says it — not "not found".
+    r = runCli({QStringLiteral("stat"), QStringLiteral("blob://127.0.0.1:%1/test/ct1").arg(blobd.port()), QStringLiteral("--token-file"), token}, {});
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("invalid key") && !r.err.contains("not found"), r.err.constData());
 }
 
 QTEST_MAIN(tst_DeploymentDay)

@@ -148,6 +148,8 @@ public:
     QString systemFile() const { return m_systemFile; }
     /// `name` comes from the system configuration unchanged (listing says so; it cannot be removed here).
     bool isSystemStore(const QString &name) const;
+    /// Whether the system configuration has a store of this name that this user's file changes.
+    bool overridesSystemStore(const QString &name) const { return m_systemStores.contains(name) && !isSystemStore(name); }
 
     const QList<StoreConfig> &stores() const { return m_stores; }
     const StoreConfig *find(const QString &name) const;
