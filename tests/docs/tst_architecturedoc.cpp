@@ -144,6 +144,31 @@ private Q_SLOTS:
         QVERIFY2(left.isEmpty(), qPrintable(QStringLiteral("not on the map: ") + left.join(QStringLiteral(", "))));
     }
 
+    // The guides' links to files of the tree (README.md, docs/*.md, stores/STORES.md…) lead somewhere: a section
+    // moved to another file takes its links' targets along.
+    void everyLinkOfTheGuidesLeadsToAFile()
+    {
+        static const QRegularExpression link(QStringLiteral("\\]\\(([^)\\s#]+)(#[^)\\s]*)?\\)"));
+        QStringList broken;
+        int checked = 0;
+        for (const QString &f : std::as_const(m_files)) {
+            if (!f.endsWith(QLatin1String(".md")) || f.startsWith(QLatin1String("tests/fuzz")))
+                continue;
+            const QString text = readText(kRoot + QLatin1Char('/') + f);
+            for (auto m = link.globalMatch(text); m.hasNext();) {
+                const QString target = m.next().captured(1);
+                if (target.contains(QLatin1String("://")) || target.startsWith(QLatin1String("mailto:")))
+                    continue;
+                ++checked;
+                const QString resolved = QDir::cleanPath(kRoot + QLatin1Char('/') + QFileInfo(f).path() + QLatin1Char('/') + target);
+                if (!QFileInfo::exists(resolved))
+                    broken << QStringLiteral("%1 → %2").arg(f, target);
+            }
+        }
+        QVERIFY(checked > 30);
+        QVERIFY2(broken.isEmpty(), qPrintable(QStringLiteral("links to nothing: ") + broken.join(QStringLiteral(", "))));
+    }
+
 private:
     bool fileExists(const QString &path) const
     {

@@ -19,7 +19,7 @@ for f in bin/spectrum bin/spectrum-cli bin/spectrum-blobd lib/spectrum/filters/s
          share/man/man1/spectrum-blobd.1.gz lib/systemd/system/spectrum-blobd.service lib/sysusers.d/spectrum-blobd.conf \
          share/doc/spectrum/copyright share/doc/spectrum-cli/copyright share/doc/spectrum-blobd/copyright \
          share/doc/spectrum-common/copyright share/doc/spectrum/changelog.gz share/doc/spectrum-blobd/examples/spectrum-blobd.default \
-         share/doc/spectrum/resources/screenshots/demo-ct.png; do
+         share/doc/spectrum/resources/screenshots/demo-ct.png share/doc/spectrum/docs/READING.md share/doc/spectrum-cli/COMMANDLINE.md; do
   [ -s "$prefix/$f" ] || fail "$f was not installed"
 done
 
