@@ -28,9 +28,14 @@ install(FILES ${systemd}/spectrum-blobd.sysusers DESTINATION lib/sysusers.d RENA
 install(FILES ${systemd}/spectrum-blobd.default DESTINATION share/doc/spectrum-blobd/examples COMPONENT blobd)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/spectrum COMPONENT workstation)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/screenshots DESTINATION share/doc/spectrum/resources COMPONENT workstation)  # the README's pictures
-# The reading manual beside the README as in the source tree (docs/, its pictures at ../resources); the command line's
-# with the command line.
-install(FILES ${PROJECT_SOURCE_DIR}/docs/READING.md DESTINATION share/doc/spectrum/docs COMPONENT workstation)
+# The manuals, laid out under share/doc/spectrum as in the source tree, so that the README's and the manuals' links
+# (and pictures, ../resources) lead to the installed copies (install-check.sh follows them); the command line's manual
+# also with the command line.
+install(FILES ${PROJECT_SOURCE_DIR}/docs/READING.md ${PROJECT_SOURCE_DIR}/docs/COMMANDLINE.md ${PROJECT_SOURCE_DIR}/docs/INSTALL.md
+              ${PROJECT_SOURCE_DIR}/docs/SAVED-SEARCHES.md ${PROJECT_SOURCE_DIR}/docs/HANGING-PROTOCOLS.md ${PROJECT_SOURCE_DIR}/docs/PERFORMANCE.md
+        DESTINATION share/doc/spectrum/docs COMPONENT workstation)
+install(FILES ${PROJECT_SOURCE_DIR}/stores/STORES.md DESTINATION share/doc/spectrum/stores COMPONENT workstation)
+install(FILES ${PROJECT_SOURCE_DIR}/transfer/PROTOCOL.md DESTINATION share/doc/spectrum/transfer COMPONENT workstation)
 install(FILES ${PROJECT_SOURCE_DIR}/docs/COMMANDLINE.md DESTINATION share/doc/spectrum-cli COMPONENT cli)
 
 # Who packages it: named in the packages and their changelog. As Debian's tools take it — DEBFULLNAME and DEBEMAIL —

@@ -236,7 +236,7 @@ private Q_SLOTS:
         QVERIFY(again.out.contains("Distance: 150.0 mm"));
     }
 
-    /// The folders STORES.md and the README name: the configuration in ~/.config/Spectrum, the cache in
+    /// The folders STORES.md and docs/READING.md name: the configuration in ~/.config/Spectrum, the cache in
     /// ~/.local/share/Spectrum/cache (through $XDG_CONFIG_HOME and $XDG_DATA_HOME).
     void pathsAreWhereTheDocumentsSay()
     {

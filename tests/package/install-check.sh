@@ -23,6 +23,15 @@ for f in bin/spectrum bin/spectrum-cli bin/spectrum-blobd lib/spectrum/filters/s
   [ -s "$prefix/$f" ] || fail "$f was not installed"
 done
 
+# The installed manuals' links and pictures lead to installed files (a manual moved in the tree without its install
+# line, or a link to a developer's document, is found here).
+for manual in share/doc/spectrum/README.md share/doc/spectrum/docs/READING.md share/doc/spectrum/docs/COMMANDLINE.md; do
+  dir=$(dirname "$prefix/$manual")
+  for target in $(grep -o '](\([^)#: ]*\)[)#]' "$prefix/$manual" | sed 's/^](//; s/[)#]$//' | grep -v '^$' | sort -u); do
+    [ -e "$dir/$target" ] || fail "$manual links $target, which is not installed"
+  done
+done
+
 desktop-file-validate "$prefix/share/applications/org.spectrum.Spectrum.desktop" || fail "the desktop entry is not valid"
 appstreamcli validate --no-net "$prefix/share/metainfo/org.spectrum.Spectrum.metainfo.xml" >/dev/null \
   || fail "the AppStream data is not valid: $(appstreamcli validate --no-net "$prefix/share/metainfo/org.spectrum.Spectrum.metainfo.xml")"
