@@ -5,6 +5,7 @@
 // sending the study to the workstation's own Storage SCP.
 #include "guisupport.h"
 #include "readingroomsuite.h"
+#include "priorspanel.h"
 #include "seriespane.h"
 #include "studybrowser.h"
 
@@ -26,6 +27,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTableView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
 #include <QSettings>
@@ -301,8 +303,19 @@ void tst_DeploymentDay::aStudyOnlyInAFolderArchiveOpensFromTheBrowser()
     archive.kind = StoreKind::Local;
     archive.path = folder;
     QTemporaryDir dir;
-    std::unique_ptr<Workstation> ws = workstationWithArchive(dir, archive);
-    QVERIFY(ws);
+    // Beside it an archive that does not answer: its words are shown under the patient's other studies.
+    const quint16 nobody = freePort();
+    StoreConfigFile config;
+    QVERIFY(!config.add(archive).isError());
+    QVERIFY(!config.add(dicomWebStore(QStringLiteral("down"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(nobody))).isError());
+    Workstation::Options o;
+    o.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    o.seedDemoWhenEmpty = false;
+    o.stores = config;
+    auto ws = std::make_unique<Workstation>(o);
+    QSignalSpy started(ws.get(), &Workstation::started);
+    ws->start();
+    QVERIFY(started.wait(20000));
     MainWindow window(ws.get());
     window.setProtocols(ProtocolSet());
     window.resize(1000, 700);
@@ -324,6 +337,14 @@ void tst_DeploymentDay::aStudyOnlyInAFolderArchiveOpensFromTheBrowser()
         QVERIFY(original.isOk());
         QCOMPARE(viewer->viewport()->renderedImage(), toQImage(renderFrame(original.value(), 0, viewer->viewport()->window())));
     }
+    // The archive that did not answer is named with its own words — asked, not "not asked", and no "no store answered".
+    PriorsPanel *panel = viewer->priorsPanel();
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->statusText().contains(QStringLiteral("Searching")), 20000);
+    const QString said = panel->statusText();
+    QVERIFY2(said.contains(QStringLiteral("⚠ No answer from down: network error: QIDO-RS search: Connection refused (127.0.0.1:%1)").arg(nobody))
+                 && !said.contains(QStringLiteral("no store answered")),
+             qPrintable(said));
+    QVERIFY(panel->findChild<QLabel *>(QStringLiteral("priorsStatus"))->isVisible());
 }
 
 void tst_DeploymentDay::aStudyOnlyInS3IsPrefetchedByTheCommandLine()
