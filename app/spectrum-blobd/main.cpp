@@ -3,9 +3,9 @@
 // (transfer/PROTOCOL.md). Wiring only: BlobServer and FileStore do the work.
 
 #include "spectrum/core/privatefile.h"
-#include "spectrum/stores/blobserver.h"
-#include "spectrum/stores/cacheshare.h"
-#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/blobs/blobserver.h"
+#include "spectrum/stores/blobs/cacheshare.h"
+#include "spectrum/stores/blobs/filestore.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

@@ -3,7 +3,7 @@
 #include "archivesupport.h"
 #include "commands.h"
 
-#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/blobs/filestore.h"
 
 #include <QDate>
 

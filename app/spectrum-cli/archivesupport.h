@@ -4,8 +4,8 @@
 // study query options of find and prefetch.
 
 #include "spectrum/core/dicomquery.h"
-#include "spectrum/stores/storeconfig.h"
-#include "spectrum/stores/storeregistry.h"
+#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/stores/archives/storeregistry.h"
 
 #include <QCommandLineParser>
 

@@ -7,8 +7,8 @@
 #include "output.h"
 #include "s3commands.h"
 
-#include "spectrum/stores/diskfill.h"
-#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/blobs/diskfill.h"
+#include "spectrum/stores/blobs/filestore.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/buffersink.h"
 #include "spectrum/transfer/filesink.h"

@@ -7,11 +7,11 @@
 
 #include "spectrum/core/settings.h"
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/stores/cachemaintenance.h"
-#include "spectrum/stores/dicomimport.h"
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/workstationservice.h"
-#include "spectrum/stores/studycatalog.h"
+#include "spectrum/stores/blobs/cachemaintenance.h"
+#include "spectrum/stores/exchange/dicomimport.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/exchange/workstationservice.h"
+#include "spectrum/stores/reading/studycatalog.h"
 
 #include <QCommandLineParser>
 #include <QDir>

@@ -9,11 +9,11 @@
 #include "output.h"
 
 #include "spectrum/core/resultjob.h"
-#include "spectrum/imaging/measurementreport.h"
-#include "spectrum/stores/deidentifiedexport.h"
-#include "spectrum/stores/storeregistry.h"
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/studycatalog.h"
+#include "spectrum/imaging/documents/measurementreport.h"
+#include "spectrum/stores/exchange/deidentifiedexport.h"
+#include "spectrum/stores/archives/storeregistry.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/reading/studycatalog.h"
 
 #include <QCommandLineParser>
 #include <QFile>

@@ -8,10 +8,10 @@
 #include "output.h"
 #include "pulledimage.h"
 
-#include "spectrum/imaging/converter.h"
-#include "spectrum/imaging/derivedinstance.h"
-#include "spectrum/imaging/dicomdecoder.h"
-#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/codecs/converter.h"
+#include "spectrum/imaging/documents/derivedinstance.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "spectrum/imaging/filters/filterregistry.h"
 #include "spectrum/imaging/windowlevel.h"
 
 #include <QCommandLineParser>

@@ -5,7 +5,7 @@
 #include "commands.h"
 #include "output.h"
 
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 
 #include <QCoreApplication>
 

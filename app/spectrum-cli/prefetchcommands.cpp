@@ -7,12 +7,12 @@
 #include "output.h"
 
 #include "spectrum/core/settings.h"
-#include "spectrum/imaging/dicomdecoder.h"
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/priorprefetch.h"
-#include "spectrum/stores/savedsearch.h"
-#include "spectrum/stores/studystreamer.h"
-#include "spectrum/stores/workstationservice.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/reading/priorprefetch.h"
+#include "spectrum/stores/reading/savedsearch.h"
+#include "spectrum/stores/reading/studystreamer.h"
+#include "spectrum/stores/exchange/workstationservice.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pulledimage.h"
 
-#include "spectrum/imaging/progressiveimage.h"
+#include "spectrum/imaging/codecs/progressiveimage.h"
 #include "spectrum/transfer/buffersink.h"
 
 #include <QElapsedTimer>

@@ -7,8 +7,8 @@
 
 #include "spectrum/core/bytes.h"
 #include "spectrum/core/result.h"
-#include "spectrum/imaging/bandprocessor.h"
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/filters/bandprocessor.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 
 class QThreadPool;
 

@@ -9,12 +9,12 @@
 #include "output.h"
 
 #include "spectrum/core/resultjob.h"
-#include "spectrum/imaging/derivedinstance.h"
-#include "spectrum/imaging/reformat.h"
+#include "spectrum/imaging/documents/derivedinstance.h"
+#include "spectrum/imaging/volumes/reformat.h"
 #include "spectrum/imaging/windowlevel.h"
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/storeregistry.h"
-#include "spectrum/stores/studycatalog.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/archives/storeregistry.h"
+#include "spectrum/stores/reading/studycatalog.h"
 #include "spectrum/core/settings.h"
 
 #include <QDirIterator>

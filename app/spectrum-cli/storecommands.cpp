@@ -8,12 +8,12 @@
 
 #include "spectrum/core/settings.h"
 #include "spectrum/core/privatefile.h"
-#include "spectrum/imaging/dicomdecoder.h"
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/listenaddress.h"
-#include "spectrum/stores/storeconfig.h"
-#include "spectrum/stores/storeregistry.h"
-#include "spectrum/stores/workstationservice.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/exchange/listenaddress.h"
+#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/stores/archives/storeregistry.h"
+#include "spectrum/stores/exchange/workstationservice.h"
 #include "spectrum/transfer/dimse.h"
 
 #include <QCommandLineParser>

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // spectrum: the workstation. Wiring only — the Workstation, the windows and the libraries do the work.
 
-#include "filterpanel.h"
-#include "mainwindow.h"
-#include "mprview.h"
-#include "studyviewer.h"
-#include "theme.h"
-#include "workstation.h"
+#include "viewer/filterpanel.h"
+#include "shell/mainwindow.h"
+#include "volumes/mprview.h"
+#include "viewer/studyviewer.h"
+#include "shell/theme.h"
+#include "shell/workstation.h"
 
-#include "spectrum/stores/savedsearch.h"
+#include "spectrum/stores/reading/savedsearch.h"
 
 #include "spectrum/core/settings.h"
-#include "spectrum/stores/storeconfig.h"
+#include "spectrum/stores/archives/storeconfig.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

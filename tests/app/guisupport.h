@@ -2,10 +2,10 @@
 #pragma once
 // What the workstation's GUI suites share: synthetic input events and a look at rendered pixels.
 
-#include "mainwindow.h"
-#include "studybrowser.h"
-#include "studyviewer.h"
-#include "workstation.h"
+#include "shell/mainwindow.h"
+#include "browser/studybrowser.h"
+#include "viewer/studyviewer.h"
+#include "shell/workstation.h"
 
 #include <QApplication>
 #include <QDialog>

@@ -5,7 +5,7 @@
 // drawings cancelled; findings shared between two panes showing the same image.
 
 #include "guisupport.h"
-#include "imageviewport.h"
+#include "viewport/imageviewport.h"
 #include "rampimage.h"
 
 #include <QApplication>

@@ -6,9 +6,9 @@
 // is painted (grabbed pixels, the measurement's text against a hand calculation) and what the archive received.
 #include "readingroomsuite.h"
 #include "guisupport.h"
-#include "mprview.h"
-#include "overlaylayout.h"
-#include "seriespane.h"
+#include "volumes/mprview.h"
+#include "viewport/overlaylayout.h"
+#include "viewer/seriespane.h"
 
 #include <QApplication>
 #include <QDialog>

@@ -5,14 +5,14 @@
 // sending the study to the workstation's own Storage SCP.
 #include "guisupport.h"
 #include "readingroomsuite.h"
-#include "priorspanel.h"
-#include "seriespane.h"
-#include "studybrowser.h"
+#include "browser/priorspanel.h"
+#include "viewer/seriespane.h"
+#include "browser/studybrowser.h"
 
 #include "s3server.h"
 
-#include "spectrum/imaging/dicomdecoder.h"
-#include "displayimage.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "viewport/displayimage.h"
 #include "spectrum/imaging/windowlevel.h"
 #include "spectrum/transfer/s3client.h"
 #include "spectrum/transfer/dimse.h"

@@ -8,11 +8,11 @@
 // thumbnail and its exported picture and cine.
 #include "guisupport.h"
 #include "demosuite.h"
-#include "imageexport.h"
-#include "mprview.h"
-#include "mprvolume.h"
+#include "viewer/imageexport.h"
+#include "volumes/mprview.h"
+#include "volumes/mprvolume.h"
 
-#include "spectrum/imaging/planegeometry.h"
+#include "spectrum/imaging/volumes/planegeometry.h"
 
 #include <QCheckBox>
 #include <QComboBox>

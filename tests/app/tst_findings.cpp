@@ -4,16 +4,16 @@
 // own: the same findings on the same images, at the same places, with the same values — read from the report, and
 // measured again on its own copy of the images.
 
-#include "findingspanel.h"
+#include "findings/findingspanel.h"
 #include "readingroomsuite.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTreeWidget>
 
-#include "spectrum/imaging/dicomdecoder.h"
-#include "spectrum/imaging/keyobjects.h"
-#include "spectrum/imaging/measurementreport.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "spectrum/imaging/documents/keyobjects.h"
+#include "spectrum/imaging/documents/measurementreport.h"
 
 using namespace spectrum;
 using namespace spectrum::test;

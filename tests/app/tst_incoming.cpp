@@ -2,23 +2,23 @@
 // Studies coming into the workstation other than from its archives: pushed by a PACS, imported from a CD or by the
 // CLI while it runs; and what they may hold — names in other alphabets, multi-frame images, segmentations.
 
-#include "displayimage.h"
-#include "imageviewport.h"
-#include "filterpanel.h"
-#include "mainwindow.h"
-#include "studybrowser.h"
-#include "storesdialog.h"
-#include "studyviewer.h"
-#include "tagviewer.h"
-#include "transferspanel.h"
-#include "workstation.h"
+#include "viewport/displayimage.h"
+#include "viewport/imageviewport.h"
+#include "viewer/filterpanel.h"
+#include "shell/mainwindow.h"
+#include "browser/studybrowser.h"
+#include "stores/storesdialog.h"
+#include "viewer/studyviewer.h"
+#include "viewer/tagviewer.h"
+#include "stores/transferspanel.h"
+#include "shell/workstation.h"
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/measurements.h"
-#include "spectrum/stores/imageloader.h"
-#include "spectrum/stores/storeregistry.h"
+#include "spectrum/imaging/tools/measurements.h"
+#include "spectrum/stores/reading/imageloader.h"
+#include "spectrum/stores/archives/storeregistry.h"
 #include "guisupport.h"
-#include "importreport.h"
+#include "browser/importreport.h"
 #include "testsupport.h"
 
 #include <QAction>

@@ -6,12 +6,12 @@
 // hatched row with no value (never a value interpolated across it), and a slice not yet in fills in when it comes.
 #include "guisupport.h"
 #include "demosuite.h"
-#include "mprview.h"
-#include "mprvolume.h"
-#include "protocolsdialog.h"
+#include "volumes/mprview.h"
+#include "volumes/mprvolume.h"
+#include "viewer/protocolsdialog.h"
 
-#include "spectrum/imaging/planegeometry.h"
-#include "spectrum/stores/memorystore.h"
+#include "spectrum/imaging/volumes/planegeometry.h"
+#include "spectrum/stores/blobs/memorystore.h"
 
 using namespace spectrum;
 using namespace spectrum::test;

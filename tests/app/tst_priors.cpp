@@ -5,10 +5,10 @@
 // layouts up to 4 × 4 with a prior's series in any pane — and never a study of another patient.
 #include "guisupport.h"
 #include "demosuite.h"
-#include "priorspanel.h"
-#include "seriespane.h"
+#include "browser/priorspanel.h"
+#include "viewer/seriespane.h"
 
-#include "spectrum/stores/priorsearch.h"
+#include "spectrum/stores/reading/priorsearch.h"
 
 using namespace spectrum;
 using namespace spectrum::test;

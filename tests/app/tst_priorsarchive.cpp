@@ -2,14 +2,14 @@
 // Priors that live in an archive: a study opened from Orthanc (DICOMweb) finds the patient's other studies
 // there, says which are not here yet, and opens the prior beside it while it streams in.
 #include "readingroomsuite.h"
-#include "priorspanel.h"
-#include "seriespane.h"
+#include "browser/priorspanel.h"
+#include "viewer/seriespane.h"
 
-#include "savesearchdialog.h"
-#include "studybrowser.h"
+#include "browser/savesearchdialog.h"
+#include "browser/studybrowser.h"
 
-#include "spectrum/stores/priorprefetch.h"
-#include "spectrum/stores/savedsearchrunner.h"
+#include "spectrum/stores/reading/priorprefetch.h"
+#include "spectrum/stores/reading/savedsearchrunner.h"
 
 #include <QDateEdit>
 #include <QListWidget>

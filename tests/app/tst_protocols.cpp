@@ -5,11 +5,11 @@
 // next time, and the dialog edits, orders and tests them.
 #include "guisupport.h"
 #include "demosuite.h"
-#include "priorspanel.h"
-#include "protocolsdialog.h"
-#include "seriespane.h"
+#include "browser/priorspanel.h"
+#include "viewer/protocolsdialog.h"
+#include "viewer/seriespane.h"
 
-#include "spectrum/stores/imageloader.h"
+#include "spectrum/stores/reading/imageloader.h"
 
 #include <QListWidget>
 #include <QPlainTextEdit>

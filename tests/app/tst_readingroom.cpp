@@ -4,22 +4,22 @@
 // slice in view as soon as it is fetched — fetched first, then its neighbours, re-ordered when the view moves —
 // and what is shown is exactly that slice of that patient; a slice not yet here is never shown as another.
 
-#include "filterpanel.h"
+#include "viewer/filterpanel.h"
 #include "guisupport.h"
-#include "displayimage.h"
-#include "imageviewport.h"
-#include "mainwindow.h"
-#include "storesdialog.h"
-#include "transferspanel.h"
-#include "studybrowser.h"
-#include "studyviewer.h"
-#include "workstation.h"
+#include "viewport/displayimage.h"
+#include "viewport/imageviewport.h"
+#include "shell/mainwindow.h"
+#include "stores/storesdialog.h"
+#include "stores/transferspanel.h"
+#include "browser/studybrowser.h"
+#include "viewer/studyviewer.h"
+#include "shell/workstation.h"
 
-#include "spectrum/imaging/decodecounts.h"
+#include "spectrum/imaging/codecs/decodecounts.h"
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/studystreamer.h"
-#include "spectrum/stores/storeregistry.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/reading/studystreamer.h"
+#include "spectrum/stores/archives/storeregistry.h"
 #include "spectrum/transfer/dimse.h"
 #include "spectrum/transfer/s3client.h"
 
@@ -44,9 +44,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "mprview.h"
-#include "mprvolume.h"
-#include "spectrum/imaging/planegeometry.h"
+#include "volumes/mprview.h"
+#include "volumes/mprvolume.h"
+#include "spectrum/imaging/volumes/planegeometry.h"
 
 using namespace spectrum;
 using namespace spectrum::test;

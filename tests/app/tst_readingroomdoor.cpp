@@ -6,10 +6,10 @@
 // number key, the manual, and overlay texts that never overprint one another at 1 × 3 or in a 1024-pixel window.
 #include "guisupport.h"
 #include "demosuite.h"
-#include "importreport.h"
-#include "seriespane.h"
+#include "browser/importreport.h"
+#include "viewer/seriespane.h"
 
-#include "spectrum/imaging/planegeometry.h"
+#include "spectrum/imaging/volumes/planegeometry.h"
 
 #include <QInputDialog>
 #include <QMenu>

@@ -4,10 +4,10 @@
 // with the crosshair on the coronal takes the axial pane to the slice through it, marked where it lies.
 #include "guisupport.h"
 #include "demosuite.h"
-#include "priorspanel.h"
-#include "seriespane.h"
+#include "browser/priorspanel.h"
+#include "viewer/seriespane.h"
 
-#include "spectrum/imaging/planegeometry.h"
+#include "spectrum/imaging/volumes/planegeometry.h"
 
 using namespace spectrum;
 using namespace spectrum::test;

@@ -3,9 +3,9 @@
 // (pixel (x, y) is x + 10·y HU): what is on screen under a point, after fitting, 1:1, rotating, flipping and
 // inverting; the value read out under the cursor; presets; distances and ROIs drawn with the mouse.
 
-#include "displayimage.h"
+#include "viewport/displayimage.h"
 #include "guisupport.h"
-#include "imageviewport.h"
+#include "viewport/imageviewport.h"
 #include "rampimage.h"
 
 #include <QApplication>

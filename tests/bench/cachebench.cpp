@@ -10,7 +10,7 @@
 #include "procmemory.h"
 
 #include "spectrum/core/resultjob.h"
-#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/blobs/filestore.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>

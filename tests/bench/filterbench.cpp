@@ -6,8 +6,8 @@
 #include "benchimage.h"
 #include "output.h"
 
-#include "spectrum/imaging/bandprocessor.h"
-#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/filters/bandprocessor.h"
+#include "spectrum/imaging/filters/filterregistry.h"
 #include "spectrum/imaging/pixelbuffer.h"
 
 #include <QCommandLineParser>

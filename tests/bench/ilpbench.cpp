@@ -6,7 +6,7 @@
 #include "output.h"
 #include "pulledimage.h"
 
-#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/filters/filterregistry.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

@@ -6,12 +6,12 @@
 #include "output.h"
 #include "procmemory.h"
 
-#include "spectrum/imaging/bandprocessor.h"
+#include "spectrum/imaging/filters/bandprocessor.h"
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/derivedinstance.h"
-#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/documents/derivedinstance.h"
+#include "spectrum/imaging/filters/filterregistry.h"
 #include "spectrum/imaging/pixelbuffer.h"
-#include "spectrum/imaging/streamingdecoder.h"
+#include "spectrum/imaging/codecs/streamingdecoder.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

@@ -8,7 +8,7 @@
 //   oblique-pool, mip20-pool: the same on the compute pool (every core)
 // Prints one line per case: "case best_ms median_ms", and the planes' geometry as `plane` lines the VTK peer reads.
 
-#include "spectrum/imaging/reformat.h"
+#include "spectrum/imaging/volumes/reformat.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>

@@ -11,15 +11,15 @@
 // (goal: first coronal ≤ 250 ms after the first slice).
 
 #include "heartbeat.h"
-#include "mainwindow.h"
+#include "shell/mainwindow.h"
 #include "openwait.h"
-#include "mprview.h"
-#include "mprvolume.h"
-#include "studyviewer.h"
-#include "workstation.h"
+#include "volumes/mprview.h"
+#include "volumes/mprvolume.h"
+#include "viewer/studyviewer.h"
+#include "shell/workstation.h"
 
-#include "spectrum/stores/storeconfig.h"
-#include "spectrum/stores/studystreamer.h"
+#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/stores/reading/studystreamer.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

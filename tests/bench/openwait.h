@@ -3,9 +3,9 @@
 // For the GUI benchmarks: a study opened from the cache (its instances are read off the GUI thread, so the viewer
 // comes through MainWindow::studyOpened), and a study's instances read, each waited for in a local event loop.
 
-#include "mainwindow.h"
-#include "studyviewer.h"
-#include "workstation.h"
+#include "shell/mainwindow.h"
+#include "viewer/studyviewer.h"
+#include "shell/workstation.h"
 
 #include <QEventLoop>
 #include <QTimer>

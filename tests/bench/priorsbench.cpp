@@ -14,16 +14,16 @@
 // Usage: see tests/bench/priors.sh.
 
 #include "heartbeat.h"
-#include "imageviewport.h"
-#include "mainwindow.h"
+#include "viewport/imageviewport.h"
+#include "shell/mainwindow.h"
 #include "openwait.h"
-#include "priorspanel.h"
-#include "seriespane.h"
-#include "studyviewer.h"
-#include "workstation.h"
+#include "browser/priorspanel.h"
+#include "viewer/seriespane.h"
+#include "viewer/studyviewer.h"
+#include "shell/workstation.h"
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/stores/storeconfig.h"
+#include "spectrum/stores/archives/storeconfig.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -11,13 +11,13 @@
 // Usage: spectrum-stallbench --store NAME --study UID [--cache DIR]   (tests/bench/stall.sh sets it all up)
 
 #include "heartbeat.h"
-#include "imageviewport.h"
-#include "mainwindow.h"
-#include "studyviewer.h"
-#include "workstation.h"
+#include "viewport/imageviewport.h"
+#include "shell/mainwindow.h"
+#include "viewer/studyviewer.h"
+#include "shell/workstation.h"
 
-#include "spectrum/stores/storeconfig.h"
-#include "spectrum/stores/studystreamer.h"
+#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/stores/reading/studystreamer.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -4,11 +4,11 @@
 // The quick identity scanner (identityscan.h) answers only as DCMTK's parse does: anything else aborts.
 #include "fuzztarget.h"
 
-#include "identityscan.h"  // private to imaging
+#include "codecs/identityscan.h"  // private to imaging
 
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 #include "spectrum/imaging/dicomtags.h"
-#include "spectrum/imaging/streamingdecoder.h"
+#include "spectrum/imaging/codecs/streamingdecoder.h"
 
 #include <QByteArray>
 

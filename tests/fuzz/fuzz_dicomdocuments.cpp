@@ -4,10 +4,10 @@
 // says why not; never crashes, hangs or leaks — and what the de-identifier writes is DICOM it can read again.
 #include "fuzztarget.h"
 
-#include "spectrum/imaging/deidentify.h"
-#include "spectrum/imaging/keyobjects.h"
-#include "spectrum/imaging/measurementreport.h"
-#include "spectrum/imaging/presentationstate.h"
+#include "spectrum/imaging/documents/deidentify.h"
+#include "spectrum/imaging/documents/keyobjects.h"
+#include "spectrum/imaging/documents/measurementreport.h"
+#include "spectrum/imaging/documents/presentationstate.h"
 
 #include <QByteArray>
 

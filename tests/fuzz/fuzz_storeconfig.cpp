@@ -2,7 +2,7 @@
 // The store configuration reader on any file: a configuration, or an error naming the problem.
 #include "fuzztarget.h"
 
-#include "spectrum/stores/storeconfig.h"
+#include "spectrum/stores/archives/storeconfig.h"
 
 #include <QByteArray>
 

@@ -3,8 +3,8 @@
 // what they accept, written back and read again, is the same; a refusal is an error naming the problem.
 #include "fuzztarget.h"
 
-#include "spectrum/stores/hangingprotocol.h"
-#include "spectrum/stores/savedsearch.h"
+#include "spectrum/stores/reading/hangingprotocol.h"
+#include "spectrum/stores/reading/savedsearch.h"
 
 #include <QByteArray>
 

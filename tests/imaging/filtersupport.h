@@ -2,8 +2,8 @@
 #pragma once
 // What the filter suites share: planes of samples, made up and filtered with rows arriving in steps.
 
-#include "spectrum/imaging/bandprocessor.h"
-#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/filters/bandprocessor.h"
+#include "spectrum/imaging/filters/filterregistry.h"
 #include "filters/kernels.h"  // private: to run the baseline and the wide versions side by side
 #include <QDir>
 #include <QRandomGenerator>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jpeg2000files.h"
 
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 #include "testsupport.h"
 
 #include <QDir>

@@ -7,8 +7,8 @@
 // numbers wait for the listing, or for every instance counted); two slices at one place, or a number that puts a
 // slice elsewhere, lay nothing out; only the series, study and patient expected go in.
 
-#include "spectrum/imaging/arrivingvolume.h"
-#include "spectrum/imaging/reformat.h"
+#include "spectrum/imaging/volumes/arrivingvolume.h"
+#include "spectrum/imaging/volumes/reformat.h"
 
 #include <QtTest>
 

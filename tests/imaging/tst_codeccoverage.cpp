@@ -8,7 +8,7 @@
 // lossless syntax, within a decoder's rounding for a lossy one; each file we do not decode is refused with a reason
 // (never a crash, never a guess); and a file whose pixel data is cut short is never shown as an image.
 
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 #include "testsupport.h"
 
 #include <QFile>

@@ -3,14 +3,14 @@
 // uncompressed original (lossless) or an independent JPEG decoder (Qt's libjpeg, for baseline), and bad input.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 #include "spectrum/imaging/windowlevel.h"
 #include "jpeg2000files.h"
 #include "testsupport.h"
 #include "spectrum/imaging/dicomtags.h"
-#include "spectrum/imaging/streamingdecoder.h"
-#include "spectrum/imaging/bandprocessor.h"
-#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/codecs/streamingdecoder.h"
+#include "spectrum/imaging/filters/bandprocessor.h"
+#include "spectrum/imaging/filters/filterregistry.h"
 #include "spectrum/imaging/windowlevel.h"
 
 #include <QDir>

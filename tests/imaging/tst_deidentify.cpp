@@ -9,12 +9,12 @@
 
 #include "testsupport.h"
 
-#include "spectrum/imaging/deidentify.h"
+#include "spectrum/imaging/documents/deidentify.h"
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/dicomdecoder.h"
-#include "spectrum/imaging/keyobjects.h"
-#include "spectrum/imaging/measurementreport.h"
-#include "spectrum/imaging/presentationstate.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "spectrum/imaging/documents/keyobjects.h"
+#include "spectrum/imaging/documents/measurementreport.h"
+#include "spectrum/imaging/documents/presentationstate.h"
 
 #include "dcmtksupport.h"  // private to imaging: its parse and serialize
 

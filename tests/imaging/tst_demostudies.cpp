@@ -2,7 +2,7 @@
 // The embedded demo archive: realistic, consistent, deterministic, valid DICOM, and plainly fake.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 #include "testsupport.h"
 
 #include <QCryptographicHash>

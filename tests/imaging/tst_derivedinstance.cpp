@@ -5,8 +5,8 @@
 // (not ours), on originals pydicom wrote in Cyrillic, Greek, Japanese (ISO 2022), Chinese (GB18030), UTF-8 and
 // Latin-1.
 
-#include "spectrum/imaging/derivedinstance.h"
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/documents/derivedinstance.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 
 #include "testsupport.h"
 

@@ -3,8 +3,8 @@
 // users know (median for despeckle), plugins loaded at run time and broken ones left out.
 
 #include "filtersupport.h"
-#include "spectrum/imaging/bandprocessor.h"
-#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/filters/bandprocessor.h"
+#include "spectrum/imaging/filters/filterregistry.h"
 
 #include "filters/kernels.h"  // private: to run the baseline and the wide versions side by side
 

@@ -3,8 +3,8 @@
 // result for every filter, the registry's parsing and errors, and a filter loaded from a plugin at run time.
 
 #include "filtersupport.h"
-#include "spectrum/imaging/bandprocessor.h"
-#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/filters/bandprocessor.h"
+#include "spectrum/imaging/filters/filterregistry.h"
 
 #include "filters/kernels.h"  // private: to run the baseline and the wide versions side by side
 

@@ -8,8 +8,8 @@
 #include "testsupport.h"
 
 #include "spectrum/core/uid.h"
-#include "spectrum/imaging/keyobjects.h"
-#include "spectrum/imaging/measurementreport.h"
+#include "spectrum/imaging/documents/keyobjects.h"
+#include "spectrum/imaging/documents/measurementreport.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

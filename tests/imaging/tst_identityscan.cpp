@@ -4,11 +4,11 @@
 // and on thousands of damaged headers. And it does answer for the usual files, or it would save nothing.
 #include "testsupport.h"
 
-#include "identityscan.h"  // private to imaging
+#include "codecs/identityscan.h"  // private to imaging
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/derivedinstance.h"
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/documents/derivedinstance.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 
 #include <QDir>
 #include <QJsonDocument>

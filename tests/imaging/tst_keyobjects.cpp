@@ -5,7 +5,7 @@
 
 #include "testsupport.h"
 
-#include "spectrum/imaging/keyobjects.h"
+#include "spectrum/imaging/documents/keyobjects.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -7,7 +7,7 @@
 #include "testsupport.h"
 
 #include "spectrum/core/uid.h"
-#include "spectrum/imaging/measurementreport.h"
+#include "spectrum/imaging/documents/measurementreport.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

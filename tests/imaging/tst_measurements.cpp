@@ -2,7 +2,7 @@
 // Measurements in the units a radiologist reads: mm from Pixel Spacing (rows and columns spaced differently),
 // region statistics in HU, the CT presets, and the auto window that ignores a few extreme pixels.
 
-#include "spectrum/imaging/measurements.h"
+#include "spectrum/imaging/tools/measurements.h"
 #include "rampimage.h"
 
 #include <QPainterPath>

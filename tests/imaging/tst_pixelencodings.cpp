@@ -4,14 +4,14 @@
 // tag listing with its sequences nested.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 #include "spectrum/imaging/windowlevel.h"
 #include "jpeg2000files.h"
 #include "testsupport.h"
 #include "spectrum/imaging/dicomtags.h"
-#include "spectrum/imaging/streamingdecoder.h"
-#include "spectrum/imaging/bandprocessor.h"
-#include "spectrum/imaging/filterregistry.h"
+#include "spectrum/imaging/codecs/streamingdecoder.h"
+#include "spectrum/imaging/filters/bandprocessor.h"
+#include "spectrum/imaging/filters/filterregistry.h"
 #include "spectrum/imaging/windowlevel.h"
 
 #include <QDir>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where images lie in the patient (planegeometry.h): pixels to patient points and back on any orientation, and
 // the reference line of one slice on another image — checked against positions worked out by hand.
-#include "spectrum/imaging/planegeometry.h"
+#include "spectrum/imaging/volumes/planegeometry.h"
 
 #include <QTest>
 

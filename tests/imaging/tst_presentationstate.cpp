@@ -6,8 +6,8 @@
 #include "testsupport.h"
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/dicomdecoder.h"
-#include "spectrum/imaging/presentationstate.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "spectrum/imaging/documents/presentationstate.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

@@ -7,7 +7,7 @@
 // series, checked by numpy (standard planes and slabs, exactly; every pixel's point on a voxel centre within
 // 0.1 mm) and by VTK's vtkImageReslice (oblique planes, within one grey level) — tests/support/mpr_check.py.
 
-#include "spectrum/imaging/reformat.h"
+#include "spectrum/imaging/volumes/reformat.h"
 
 #include "filters/kernels.h"  // private: to run the baseline and the wide versions side by side
 #include "testsupport.h"

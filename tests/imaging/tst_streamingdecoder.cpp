@@ -4,10 +4,10 @@
 // cut short or malformed is a clear error and never complete.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/dicomdecoder.h"
-#include "spectrum/imaging/filterregistry.h"
-#include "spectrum/imaging/progressiveimage.h"
-#include "spectrum/imaging/streamingdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "spectrum/imaging/filters/filterregistry.h"
+#include "spectrum/imaging/codecs/progressiveimage.h"
+#include "spectrum/imaging/codecs/streamingdecoder.h"
 #include "jpeg2000files.h"
 #include "testsupport.h"
 

@@ -4,7 +4,7 @@
 // that make no volume refused with why — a tilted gantry's sheared stack, two stacks at the same places, mixed
 // orientations, other frames of reference.
 
-#include "spectrum/imaging/volumegeometry.h"
+#include "spectrum/imaging/volumes/volumegeometry.h"
 
 #include <QtTest>
 

@@ -3,7 +3,7 @@
 // What the disk-cache suites share: blobs put and read back, stores opened, patterns, trees copied as a crash leaves them.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/blobs/filestore.h"
 #include "testsupport.h"
 #include <QCryptographicHash>
 #include <QDir>

@@ -4,8 +4,8 @@
 // storing many at once without a sync each — nothing said to be imported before it is on the disk: the import ends
 // with one sync of the whole, which the index notes: no blob is left that a sync does not cover.
 
-#include "spectrum/stores/dicomimport.h"
-#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/exchange/dicomimport.h"
+#include "spectrum/stores/blobs/filestore.h"
 #include "testsupport.h"
 #include "cacheindex.h"
 

@@ -6,10 +6,10 @@
 // clearly what went wrong.
 
 #include "testsupport.h"
-#include "workstation.h"
+#include "shell/workstation.h"
 
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/diskfill.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/blobs/diskfill.h"
 #include "spectrum/transfer/blobclient.h"
 
 #include <QFile>

@@ -2,7 +2,7 @@
 // FileStore: the workstation's disk cache — persistence, atomic commits, crash leftovers, eviction, keys.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/blobs/filestore.h"
 #include "filestoresupport.h"
 #include "testsupport.h"
 

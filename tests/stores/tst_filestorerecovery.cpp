@@ -4,7 +4,7 @@
 // leftovers.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/stores/filestore.h"
+#include "spectrum/stores/blobs/filestore.h"
 #include "filestoresupport.h"
 #include "testsupport.h"
 #include "cacheindex.h"

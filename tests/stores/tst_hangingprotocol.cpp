@@ -2,7 +2,7 @@
 // Hanging protocols (hangingprotocol.h): the built-ins match the studies they are for, by real series
 // descriptions as scanners write them; series are placed by description, plane, thickness, view position and as
 // "the same series of the prior"; the file goes both ways and a broken one says what and where.
-#include "spectrum/stores/hangingprotocol.h"
+#include "spectrum/stores/reading/hangingprotocol.h"
 
 #include "testsupport.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // MemoryStore: the BlobStore contract in memory, least recently used evicted first under its budget.
 
-#include "spectrum/stores/memorystore.h"
+#include "spectrum/stores/blobs/memorystore.h"
 
 #include <QSignalSpy>
 #include <QTest>

@@ -7,9 +7,9 @@
 // other and nothing is lost; searches and `stores test` say which server is gone.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/storeconfig.h"
-#include "spectrum/stores/storeregistry.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/stores/archives/storeregistry.h"
 #include "spectrum/transfer/s3client.h"
 #include "archives.h"
 #include "postgres.h"

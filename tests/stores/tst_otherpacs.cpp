@@ -8,11 +8,11 @@
 #include "../imaging/jpeg2000files.h"
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/dicomdecoder.h"
-#include "spectrum/imaging/filterregistry.h"
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/storeconfig.h"
-#include "spectrum/stores/storeregistry.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "spectrum/imaging/filters/filterregistry.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/stores/archives/storeregistry.h"
 #include "archives.h"
 #include "testsupport.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Which of a patient's other studies are offered to read against (priorsearch.h): merged from the cache and the
 // stores, newest first, the comparable ones marked — and nothing offered that is not plainly the same patient's.
-#include "spectrum/stores/priorsearch.h"
+#include "spectrum/stores/reading/priorsearch.h"
 
 #include <QTest>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Saved searches: relative dates resolved on the day they run, the file read whole or refused with the search and
 // the field named, and the runner's timers following the file.
-#include "spectrum/stores/savedsearch.h"
-#include "spectrum/stores/savedsearchrunner.h"
+#include "spectrum/stores/reading/savedsearch.h"
+#include "spectrum/stores/reading/savedsearchrunner.h"
 
 #include <QTemporaryDir>
 #include <QTest>

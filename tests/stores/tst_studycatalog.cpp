@@ -2,8 +2,8 @@
 // From blobs to studies: grouping, ordering, and never merging two patients under one study UID.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/stores/memorystore.h"
-#include "spectrum/stores/studycatalog.h"
+#include "spectrum/stores/blobs/memorystore.h"
+#include "spectrum/stores/reading/studycatalog.h"
 
 #include <QSignalSpy>
 #include <QTest>

@@ -10,8 +10,8 @@
 #include "spectrum/transfer/dicomweb.h"
 #include "spectrum/transfer/dimse.h"
 #endif
-#if __has_include("spectrum/stores/storeconfig.h")
-#include "spectrum/stores/storeconfig.h"
+#if __has_include("spectrum/stores/archives/storeconfig.h")
+#include "spectrum/stores/archives/storeconfig.h"
 #endif
 
 namespace spectrum::test {
@@ -44,7 +44,7 @@ inline DimseEndpoint dimseEndpoint(const OrthancProcess &orthanc, const QString 
 }
 #endif
 
-#if __has_include("spectrum/stores/storeconfig.h")
+#if __has_include("spectrum/stores/archives/storeconfig.h")
 /// A DICOMweb store named `name` at `url` (no authentication: add it to the entry).
 inline StoreConfig dicomWebStore(const QString &name, const QString &url)
 {

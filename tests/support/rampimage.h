@@ -4,7 +4,7 @@
 // 1024 + x + 10·y with rescale intercept −1024, so pixel (x, y) is x + 10·y HU. Header-only: for tests that link
 // the imaging library.
 
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 
 namespace spectrum::test {
 

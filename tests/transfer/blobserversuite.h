@@ -2,8 +2,8 @@
 #pragma once
 // What the blob-protocol suites start from: a spectrum-blobd on loopback with the tests' token, and clients of it.
 
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/diskfill.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/blobs/diskfill.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/buffersink.h"

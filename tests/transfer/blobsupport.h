@@ -2,8 +2,8 @@
 #pragma once
 // What the blob-protocol suites share: the token, a relay that can damage, cut or stall what the server sends, helpers to pull and push.
 
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/diskfill.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/blobs/diskfill.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/buffersink.h"

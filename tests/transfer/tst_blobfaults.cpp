@@ -3,8 +3,8 @@
 // with an untrusted or wrong server, offsets past 4 GiB, a stalled connection at the end, a killed client, a cache
 // fill interrupted by a restart, connection limits and idle, slow and stopped clients.
 
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/diskfill.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/blobs/diskfill.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/buffersink.h"

@@ -2,8 +2,8 @@
 // The blob protocol end to end: a real spectrum-blobd process on loopback, our client, and a relay in the
 // middle that damages, stalls or cuts the traffic on purpose.
 
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/diskfill.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/blobs/diskfill.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/buffersink.h"

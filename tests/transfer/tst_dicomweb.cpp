@@ -4,7 +4,7 @@
 // dicomweb-client (PyPI, not ours) makes of them.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 #include "spectrum/transfer/dicomweb.h"
 #include "archives.h"
 #include "testsupport.h"

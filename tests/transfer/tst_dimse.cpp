@@ -3,7 +3,7 @@
 // DCMTK's own storescu pushing to our Storage SCP.
 
 #include "spectrum/imaging/demostudies.h"
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 #include "spectrum/transfer/dimse.h"
 #include "archives.h"
 #include "testsupport.h"

@@ -11,7 +11,7 @@
 #include "spectrum/transfer/progressrecord.h"
 #include "spectrum/transfer/s3client.h"
 #include "spectrum/transfer/sha256.h"
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 
 #include "s3server.h"
 #include "testsupport.h"

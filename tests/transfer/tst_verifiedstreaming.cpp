@@ -5,9 +5,9 @@
 // from an interrupted attempt checked like any others; servers and clients of either kind still verify; a cache
 // written before trees were kept gets them when first served.
 
-#include "spectrum/stores/diskfill.h"
-#include "spectrum/stores/filestore.h"
-#include "spectrum/stores/remoteblobstore.h"
+#include "spectrum/stores/blobs/diskfill.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/blobs/remoteblobstore.h"
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/transfer/buffersink.h"
 #include "spectrum/transfer/hashtree.h"

@@ -2,7 +2,7 @@
 // A filter shipped as a plugin, to show (and test) that filters load at run time: gamma correction within the
 // image's stored value range, out = min + (max − min) · ((v − min) / (max − min))^(1/γ), through a lookup table.
 
-#include "spectrum/imaging/filter.h"
+#include "spectrum/imaging/filters/filter.h"
 
 #include <QObject>
 

@@ -3,7 +3,7 @@
 // The filters Spectrum ships with (catalog.cpp lists them; builtinfilter.h says which file holds which); plugins
 // add to them through FilterRegistry.
 
-#include "spectrum/imaging/filter.h"
+#include "spectrum/imaging/filters/filter.h"
 
 namespace spectrum::filters {
 

@@ -2,7 +2,7 @@
 #pragma once
 // Helpers shared by the built-in filters: edge-replicated rows widened to int or float, rounding and clamping.
 
-#include "spectrum/imaging/filter.h"
+#include "spectrum/imaging/filters/filter.h"
 
 #include <cmath>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // Window/level: stored values → modality values (rescale) → VOI window → 8-bit display, as DICOM PS3.3
 // C.11.2.1.2.1 defines the linear function (and DCMTK's dcm2pnm renders it). MONOCHROME1 displays inverted.
 
-#include "spectrum/imaging/dicomdecoder.h"
+#include "spectrum/imaging/codecs/dicomdecoder.h"
 #include "spectrum/imaging/pixelbuffer.h"
 
 namespace spectrum {

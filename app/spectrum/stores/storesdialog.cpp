@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "stores/storesdialog.h"
+
+#include "shell/workstation.h"
+
+#include "spectrum/stores/archives/storeregistry.h"
+#include "spectrum/transfer/dimse.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace spectrum {
+
+StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
+    : QDialog(parent), m_workstation(workstation), m_config(workstation->storeConfig()), m_list(new QListWidget), m_name(new QLineEdit),
+      m_kind(new QComboBox), m_url(new QLineEdit), m_auth(new QComboBox), m_user(new QLineEdit), m_secret(new QLineEdit),
+      m_host(new QLineEdit), m_port(new QSpinBox), m_aeTitle(new QLineEdit), m_ourAeTitle(new QLineEdit), m_timeout(new QSpinBox),
+      m_wsAeTitle(new QLineEdit), m_wsPort(new QSpinBox), m_retrieve(new QComboBox),
+      m_tls(new QCheckBox(tr("DICOM TLS"))),
+      m_caFile(new QLineEdit), m_parallel(new QSpinBox), m_status(new QLabel)
+{
+    setWindowTitle(tr("Stores"));
+    resize(820, 480);
+    for (StoreKind k : {StoreKind::DicomWeb, StoreKind::Dimse, StoreKind::Blobd, StoreKind::S3})
+        m_kind->addItem(storeKindName(k), int(k));
+    m_mirrors = new QLineEdit;
+    m_mirrors->setPlaceholderText(tr("none   or   https://pacs-b.example.org/dicom-web …"));
+    m_mirrors->setToolTip(tr("Other servers of the same archive (an Orthanc cluster over one database and storage), same path and "
+                             "credentials, separated by spaces: a study's series are fetched from all of them, and a server that "
+                             "stops answering is left for the others"));
+    m_bucket = new QLineEdit;
+    m_prefix = new QLineEdit;
+    m_prefix->setPlaceholderText(tr("none, or like spectrum/"));
+    m_region = new QLineEdit(QStringLiteral("us-east-1"));
+    m_region->setToolTip(tr("The bucket's region: part of every signature (us-east-1 where the store does not care)"));
+    m_accessKey = new QLineEdit;
+    m_virtualHost = new QCheckBox(tr("bucket.host addressing (AWS)"));
+    m_virtualHost->setToolTip(tr("Address the bucket as BUCKET.HOST, as AWS does; on-premises stores usually want HOST/BUCKET"));
+    m_auth->addItem(tr("none"), QStringLiteral("none"));
+    m_auth->addItem(tr("HTTP Basic (user, password)"), QStringLiteral("basic"));
+    m_auth->addItem(tr("Bearer token"), QStringLiteral("bearer"));
+    m_secret->setEchoMode(QLineEdit::Password);
+    m_port->setRange(0, 65535);
+    m_parallel->setRange(1, 64);
+    m_parallel->setValue(6);
+    m_retrieve->addItem(tr("C-GET"), QStringLiteral("get"));
+    m_retrieve->addItem(tr("C-MOVE to this workstation"), QStringLiteral("move"));
+    m_url->setPlaceholderText(tr("https://pacs.example.org/dicom-web   or   blob://host:port   or   https://s3.example.org"));
+    m_tls->setToolTip(tr("Associations over TLS (BCP 195): the PACS must show a certificate from the trusted CA naming its host; "
+                         "this workstation's certificate (workstation.tls) goes to a PACS that asks for one"));
+    m_caFile->setPlaceholderText(tr("the system's CAs"));
+    m_caFile->setToolTip(tr("A PEM file with the hospital's CA: the archive's certificate must come from it (HTTPS, blobs://, DICOM TLS)"));
+    m_status->setWordWrap(true);
+    m_status->setObjectName(QStringLiteral("storesStatus"));
+
+    m_timeout->setRange(1, 3600);
+    m_timeout->setSuffix(tr(" s"));
+    m_timeout->setValue(30);
+    m_timeout->setToolTip(tr("How long an answer may take before the archive counts as not answering"));
+    m_wsPort->setRange(1, 65535);
+    auto *form = new QFormLayout;
+    m_form = form;
+    form->addRow(tr("Name"), m_name);
+    form->addRow(tr("Kind"), m_kind);
+    form->addRow(tr("URL"), m_url);
+    form->addRow(tr("Same archive at"), m_mirrors);
+    form->addRow(tr("Authentication"), m_auth);
+    form->addRow(tr("User"), m_user);
+    form->addRow(tr("Bucket"), m_bucket);
+    form->addRow(tr("Key prefix"), m_prefix);
+    form->addRow(tr("Region"), m_region);
+    form->addRow(tr("Addressing"), m_virtualHost);
+    form->addRow(tr("Access key ID"), m_accessKey);
+    form->addRow(tr("Password / token / secret key"), m_secret);
+    form->addRow(tr("Host"), m_host);
+    form->addRow(tr("Port"), m_port);
+    form->addRow(tr("Its AE title"), m_aeTitle);
+    form->addRow(tr("Our AE title"), m_ourAeTitle);
+    form->addRow(tr("Retrieve by"), m_retrieve);
+    form->addRow(tr("Security"), m_tls);
+    form->addRow(tr("Trusted CA file"), m_caFile);
+    form->addRow(tr("At once"), m_parallel);
+    form->addRow(tr("Timeout"), m_timeout);
+
+    auto *add = new QPushButton(tr("New"));
+    auto *save = new QPushButton(tr("Save"));
+    auto *remove = new QPushButton(tr("Remove"));
+    auto *test = new QPushButton(tr("Test connection"));
+    connect(add, &QPushButton::clicked, this, [this] {
+        if (mayDropEdits())
+            newStore();
+    });
+    connect(save, &QPushButton::clicked, this, &StoresDialog::saveStore);
+    connect(remove, &QPushButton::clicked, this, [this] {
+        if (m_editing.isEmpty())
+            return setStatus(tr("Choose a store in the list to remove it."), false);
+        if (QMessageBox::question(this, tr("Remove store"), tr("Remove the store “%1”? Studies it holds stay where they are; this "
+                                                              "workstation no longer searches or opens them there.").arg(m_editing))
+            == QMessageBox::Yes)
+            removeStore();
+    });
+    connect(test, &QPushButton::clicked, this, &StoresDialog::testStore);
+    auto *buttons = new QHBoxLayout;
+    for (QPushButton *b : {add, save, remove, test})
+        buttons->addWidget(b);
+    buttons->addStretch();
+    auto *close = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(close, &QDialogButtonBox::rejected, this, &QDialog::reject);
+
+    // This workstation's own identity on the network: what PACSs push to, and C-MOVE sends to.
+    m_wsAeTitle->setText(m_config.workstation.aeTitle);
+    m_wsPort->setValue(m_config.workstation.storagePort);
+    auto *ownForm = new QFormLayout;
+    ownForm->addRow(tr("This workstation's AE title"), m_wsAeTitle);
+    ownForm->addRow(tr("Its Storage SCP port"), m_wsPort);
+    auto *saveOwn = new QPushButton(tr("Save"));
+    saveOwn->setObjectName(QStringLiteral("saveWorkstation"));
+    connect(saveOwn, &QPushButton::clicked, this, &StoresDialog::saveWorkstation);
+    ownForm->addRow(QString(), saveOwn);
+    auto *right = new QVBoxLayout;
+    right->addLayout(form);
+    right->addLayout(buttons);
+    right->addWidget(m_status);
+    right->addStretch();
+    right->addLayout(ownForm);
+    auto *body = new QHBoxLayout;
+    m_list->setFixedWidth(300);
+    body->addWidget(m_list);
+    body->addLayout(right, 1);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(body, 1);
+    layout->addWidget(new QLabel(tr("Saved in %1 (readable by you only); passwords and tokens are sealed with the key beside it.")
+                                     .arg(m_config.path().isEmpty() ? tr("memory") : m_config.path())));
+    layout->addWidget(close);
+
+    connect(m_kind, &QComboBox::currentIndexChanged, this, &StoresDialog::updateFields);
+    connect(m_auth, &QComboBox::currentIndexChanged, this, &StoresDialog::updateFields);
+    connect(m_tls, &QCheckBox::toggled, this, &StoresDialog::updateFields);
+    connect(m_url, &QLineEdit::textChanged, this, &StoresDialog::updateFields);
+    connect(m_list, &QListWidget::currentTextChanged, this, [this](const QString &text) {
+        const QString name = text.section(QLatin1Char(' '), 0, 0);
+        if (name == m_editing)
+            return;
+        if (!mayDropEdits()) {  // back to the store being edited
+            const QSignalBlocker block(m_list);
+            for (int i = 0; i < m_list->count(); ++i)
+                if (m_list->item(i)->text().section(QLatin1Char(' '), 0, 0) == m_editing)
+                    m_list->setCurrentRow(i);
+            return;
+        }
+        showStore(name);
+    });
+    // Any change to the form is an edit, until saved or dropped.
+    for (QLineEdit *e : {m_name, m_url, m_mirrors, m_user, m_secret, m_host, m_aeTitle, m_ourAeTitle, m_caFile, m_bucket, m_prefix, m_region, m_accessKey})
+        connect(e, &QLineEdit::textEdited, this, [this] { m_dirty = !m_filling; });
+    for (QComboBox *c : {m_kind, m_auth, m_retrieve})
+        connect(c, &QComboBox::currentIndexChanged, this, [this] { m_dirty = m_dirty || !m_filling; });
+    for (QSpinBox *b : {m_port, m_parallel, m_timeout})
+        connect(b, &QSpinBox::valueChanged, this, [this] { m_dirty = m_dirty || !m_filling; });
+    for (QCheckBox *c : {m_tls, m_virtualHost})
+        connect(c, &QCheckBox::toggled, this, [this] { m_dirty = m_dirty || !m_filling; });
+    // A store added from the command line meanwhile shows up.
+    connect(m_workstation, &Workstation::storeConfigChanged, this, [this] {
+        m_config = m_workstation->storeConfig();
+        refreshList();
+    });
+    refreshList();
+    newStore();
+}
+
+bool StoresDialog::isFieldShown(QWidget *field) const
+{
+    int row = -1;
+    QFormLayout::ItemRole role;
+    m_form->getWidgetPosition(field, &row, &role);
+    return row >= 0 && field->isVisibleTo(const_cast<StoresDialog *>(this));
+}
+
+bool StoresDialog::mayDropEdits()
+{
+    if (!m_dirty)
+        return true;
+    const QString what = m_editing.isEmpty() ? tr("the new store") : tr("“%1”").arg(m_editing);
+    const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to %1?").arg(what),
+                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Cancel)
+        return false;
+    if (answer == QMessageBox::Save) {
+        saveStore();
+        return !m_dirty;  // a refused save keeps the dialog where it is
+    }
+    m_dirty = false;
+    return true;
+}
+
+void StoresDialog::reject()
+{
+    if (mayDropEdits())
+        QDialog::reject();
+}
+
+void StoresDialog::saveWorkstation()
+{
+    StoreConfigFile next = m_config;
+    next.workstation.aeTitle = m_wsAeTitle->text().trimmed();
+    next.workstation.storagePort = m_wsPort->value();
+    if (!isValidAeTitle(next.workstation.aeTitle))
+        return setStatus(tr("“%1” is not an AE title: 1 to 16 printable ASCII characters, no backslash.").arg(next.workstation.aeTitle), false);
+    if (apply(next))
+        setStatus(tr("This workstation is %1 on port %2.").arg(next.workstation.aeTitle).arg(next.workstation.storagePort), true);
+}
+
+QString StoresDialog::status() const
+{
+    return m_status->text();
+}
+
+void StoresDialog::setStatus(const QString &text, bool ok)
+{
+    m_status->setText(ok ? text : tr("⚠ %1").arg(text));
+}
+
+void StoresDialog::refreshList()
+{
+    const QSignalBlocker block(m_list);
+    m_list->clear();
+    for (const StoreConfig &s : m_config.stores())
+        m_list->addItem(QStringLiteral("%1  —  %2").arg(s.name, s.summary()));
+    // The store being edited stays the current one: a list left without one gets the first store made current
+    // (when it has the focus), and the form would jump to it — after every save, the file's change comes back here.
+    for (int i = 0; i < m_list->count(); ++i)
+        if (m_list->item(i)->text().section(QLatin1Char(' '), 0, 0) == m_editing)
+            m_list->setCurrentRow(i);
+}
+
+void StoresDialog::updateFields()
+{
+    const auto kind = StoreKind(m_kind->currentData().toInt());
+    const bool web = kind == StoreKind::DicomWeb, dimse = kind == StoreKind::Dimse, blobd = kind == StoreKind::Blobd, s3 = kind == StoreKind::S3;
+    // Only the fields of the chosen kind are on show.
+    const QString auth = web ? m_auth->currentData().toString() : QStringLiteral("bearer");
+    auto show = [this](QWidget *field, bool on) {
+        field->setEnabled(on);
+        m_form->setRowVisible(field, on);
+    };
+    show(m_url, web || blobd || s3);
+    show(m_mirrors, web);
+    show(m_auth, web);
+    show(m_user, web && auth == QLatin1String("basic"));
+    show(m_secret, (web && auth != QLatin1String("none")) || blobd || s3);
+    for (QWidget *w : std::initializer_list<QWidget *>{m_bucket, m_prefix, m_region, m_virtualHost, m_accessKey})
+        show(w, s3);
+    for (QWidget *w : std::initializer_list<QWidget *>{m_host, m_port, m_aeTitle, m_ourAeTitle, m_retrieve, m_tls})
+        show(w, dimse);
+    show(m_parallel, web || dimse || s3);
+    // The CA applies where the connection is TLS: HTTPS and blobs:// URLs, or DICOM TLS.
+    const QString url = m_url->text().trimmed();
+    show(m_caFile, (dimse && m_tls->isChecked()) || (!dimse && (url.isEmpty() || url.startsWith(QLatin1String("https:")) || url.startsWith(QLatin1String("blobs:")))));
+}
+
+void StoresDialog::newStore()
+{
+    m_filling = true;
+    m_editing.clear();
+    m_list->clearSelection();
+    m_name->clear();
+    m_name->setEnabled(true);
+    m_url->clear();
+    m_mirrors->clear();
+    m_user->clear();
+    m_secret->clear();
+    m_secret->setPlaceholderText(QString());
+    m_host->clear();
+    m_port->setValue(104);
+    m_aeTitle->clear();
+    m_ourAeTitle->clear();
+    m_tls->setChecked(false);
+    m_caFile->clear();
+    m_bucket->clear();
+    m_prefix->clear();
+    m_region->setText(QStringLiteral("us-east-1"));
+    m_accessKey->clear();
+    m_virtualHost->setChecked(false);
+    m_kind->setCurrentIndex(0);
+    m_auth->setCurrentIndex(0);
+    m_timeout->setValue(30);
+    updateFields();
+    m_filling = false;
+    m_dirty = false;
+}
+
+void StoresDialog::showStore(const QString &name)
+{
+    const StoreConfig *s = m_config.find(name);
+    if (!s)
+        return;
+    m_filling = true;
+    m_editing = s->name;
+    m_name->setText(s->name);
+    m_kind->setCurrentIndex(m_kind->findData(int(s->kind)));
+    m_url->setText(s->url);
+    m_mirrors->setText(s->mirrors.join(QLatin1Char(' ')));
+    m_auth->setCurrentIndex(std::max(0, m_auth->findData(s->auth)));
+    m_user->setText(s->user);
+    m_secret->clear();
+    // A stored secret is never shown: left empty, it stays as it is.
+    m_secret->setPlaceholderText(s->password.isSet() || s->token.isSet() || s->secretKey.isSet() ? tr("(kept; type to replace)") : QString());
+    m_bucket->setText(s->bucket);
+    m_prefix->setText(s->prefix);
+    m_region->setText(s->region);
+    m_accessKey->setText(s->accessKey);
+    m_virtualHost->setChecked(s->virtualHosted);
+    m_host->setText(s->host);
+    m_port->setValue(s->port);
+    m_aeTitle->setText(s->aeTitle);
+    m_ourAeTitle->setText(s->ourAeTitle);
+    m_retrieve->setCurrentIndex(std::max(0, m_retrieve->findData(s->retrieve)));
+    m_tls->setChecked(s->tls);
+    m_caFile->setText(s->caFile);
+    m_parallel->setValue(s->maxParallel);
+    m_timeout->setValue(std::max(1, s->timeoutSeconds));
+    updateFields();
+    m_filling = false;
+    m_dirty = false;
+}
+
+Result<StoreConfig> StoresDialog::formStore() const
+{
+    StoreConfig s;
+    if (const StoreConfig *old = m_config.find(m_editing.isEmpty() ? m_name->text().trimmed() : m_editing))
+        s = *old;  // keeps what the form does not show (sealed secrets)
+    s.name = m_name->text().trimmed();
+    s.kind = StoreKind(m_kind->currentData().toInt());
+    s.url = m_url->text().trimmed();
+    s.mirrors = s.kind == StoreKind::DicomWeb ? m_mirrors->text().split(QRegularExpression(QStringLiteral("[\\s,]+")), Qt::SkipEmptyParts) : QStringList();
+    s.auth = s.kind == StoreKind::DicomWeb ? m_auth->currentData().toString() : QStringLiteral("none");
+    s.user = s.auth == QLatin1String("basic") ? m_user->text().trimmed() : QString();
+    s.host = m_host->text().trimmed();
+    s.port = m_port->value();
+    s.aeTitle = m_aeTitle->text().trimmed();
+    s.ourAeTitle = m_ourAeTitle->text().trimmed();
+    s.retrieve = m_retrieve->currentData().toString();
+    s.tls = s.kind == StoreKind::Dimse && m_tls->isChecked();
+    s.caFile = m_caFile->isEnabled() ? m_caFile->text().trimmed() : QString();
+    s.maxParallel = m_parallel->value();
+    s.timeoutSeconds = m_timeout->value();
+    const bool s3 = s.kind == StoreKind::S3;
+    s.bucket = s3 ? m_bucket->text().trimmed() : QString();
+    s.prefix = s3 ? m_prefix->text().trimmed() : QString();
+    s.region = s3 ? m_region->text().trimmed() : QStringLiteral("us-east-1");
+    s.accessKey = s3 ? m_accessKey->text().trimmed() : QString();
+    s.virtualHosted = s3 && m_virtualHost->isChecked();
+    if (!s3)
+        s.secretKey = Secret();
+    if (s.kind != StoreKind::Dimse) {
+        s.host.clear();
+        s.port = 0;
+        s.aeTitle.clear();
+        s.ourAeTitle.clear();
+    } else {
+        s.url.clear();
+    }
+    const QString typed = m_secret->text();
+    if (!typed.isEmpty() && m_config.path().isEmpty())
+        return Error(ErrorCode::InvalidArgument, tr("this workstation has no configuration file to keep a sealed secret beside"));
+    if (!typed.isEmpty()) {
+        Result<Secret> sealed = m_config.seal(typed);
+        if (!sealed.isOk())
+            return sealed.error();
+        if (s3) {
+            s.secretKey = sealed.value();
+        } else if (s.auth == QLatin1String("basic")) {
+            s.password = sealed.value();
+            s.token = Secret();
+        } else {
+            s.token = sealed.value();
+            s.password = Secret();
+        }
+    }
+    if (s.auth == QLatin1String("none") && s.kind == StoreKind::DicomWeb) {
+        s.password = Secret();
+        s.token = Secret();
+    }
+    if (Error e = s.validate(); e.isError())
+        return e;
+    return s;
+}
+
+void StoresDialog::saveStore()
+{
+    Result<StoreConfig> s = formStore();
+    if (!s.isOk())
+        return setStatus(s.error().message(), false);
+    // A new store never replaces one of the same name; an edited one never takes another's.
+    const QString name = s.value().name;
+    if (name != m_editing && m_config.find(name))
+        return setStatus(tr("A store named %1 exists already: choose it in the list to change it, or give this one another name.").arg(name), false);
+    StoreConfigFile next = m_config;
+    if (!m_editing.isEmpty())
+        next.remove(m_editing);  // renamed, or saved over itself
+    if (Error e = next.add(s.value()); e.isError())
+        return setStatus(e.message(), false);
+    if (apply(next)) {
+        m_editing = name;
+        m_dirty = false;
+        setStatus(tr("%1 saved.").arg(name), true);
+    }
+}
+
+void StoresDialog::removeStore()
+{
+    const QString name = m_editing.isEmpty() ? m_name->text().trimmed() : m_editing;
+    StoreConfigFile next = m_config;
+    if (Error e = next.remove(name); e.isError())
+        return setStatus(e.message(), false);
+    if (!apply(next))
+        return;
+    newStore();
+    setStatus(tr("%1 removed.").arg(name), true);
+}
+
+bool StoresDialog::apply(const StoreConfigFile &next)
+{
+    if (!next.path().isEmpty()) {
+        if (Error e = next.save(); e.isError()) {
+            setStatus(e.message(), false);
+            return false;
+        }
+    }
+    m_config = next;
+    m_workstation->setStoreConfig(m_config);
+    m_secret->clear();
+    refreshList();
+    return true;
+}
+
+void StoresDialog::testStore()
+{
+    Result<StoreConfig> s = formStore();
+    if (!s.isOk()) {
+        setStatus(s.error().message(), false);
+        return Q_EMIT tested(false, s.error().message());
+    }
+    // The store as typed, in a registry of its own (nothing saved yet).
+    StoreConfigFile trial = m_config;
+    trial.remove(s.value().name);
+    if (Error e = trial.add(s.value()); e.isError()) {
+        setStatus(e.message(), false);
+        return Q_EMIT tested(false, e.message());
+    }
+    auto *registry = new StoreRegistry(trial, nullptr, this);
+    setStatus(tr("Testing %1…").arg(s.value().name), true);
+    const QString name = s.value().name;
+    whenDone(registry->test(name), this, [this, registry, name](const Result<Done> &r) {
+        registry->deleteLater();
+        QString message = r.isOk() ? tr("%1: connection OK").arg(name) : tr("%1: %2").arg(name, r.error().toString());
+        if (!r.isOk() && r.error().message().contains(QStringLiteral("404")))
+            message += tr(" — is the URL the DICOMweb root? For Orthanc it is http://HOST:8042/dicom-web, without /studies.");
+        setStatus(message, r.isOk());
+        Q_EMIT tested(r.isOk(), message);
+    });
+}
+
+} // namespace spectrum

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// A study's series as thumbnails (serieslist.h), and how the study viewer fills and listens to the list.
+#include "viewer/serieslist.h"
+#include "viewer/seriespane.h"
+#include "viewer/studyviewer.h"
+
+#include <QIcon>
+#include <QMimeData>
+#include <QPixmap>
+
+namespace spectrum {
+
+SeriesList::SeriesList()
+{
+    setDragEnabled(true);
+    setDragDropMode(QAbstractItemView::DragOnly);
+}
+
+QMimeData *SeriesList::mimeData(const QList<QListWidgetItem *> &items) const
+{
+    auto *data = new QMimeData;
+    if (!items.isEmpty())
+        data->setData(seriesMimeType(), QByteArray::number(row(items.first())));
+    return data;
+}
+
+QStringList SeriesList::mimeTypes() const
+{
+    return {seriesMimeType()};
+}
+
+void SeriesList::mousePressEvent(QMouseEvent *event)
+{
+    m_pressed = true;
+    QListWidget::mousePressEvent(event);
+}
+
+void SeriesList::mouseReleaseEvent(QMouseEvent *event)
+{
+    QListWidget::mouseReleaseEvent(event);  // clicked() for a press and release on one item
+    m_pressed = false;
+}
+
+void SeriesList::startDrag(Qt::DropActions actions)
+{
+    QListWidget::startDrag(actions);
+    m_pressed = false;  // the drag took the release
+    if (dragEnded)
+        dragEnded();
+}
+
+void StudyViewer::wireSeriesList()
+{
+    // The keys choose as they move; the mouse on release (a press may begin a drag to another pane). After a click
+    // the keys are the pane's again: ↓ steps through the slices, not down the list.
+    auto *list = static_cast<SeriesList *>(m_seriesList);
+    connect(m_seriesList, &QListWidget::currentRowChanged, this, [this, list](int row) {
+        if (!list->isPressed())
+            showSeries(row);
+    });
+    connect(m_seriesList, &QListWidget::itemClicked, this, [this](QListWidgetItem *item) {
+        showSeries(m_seriesList->row(item));
+        if (m_active)
+            m_active->viewport()->setFocus(Qt::MouseFocusReason);
+    });
+    list->dragEnded = [this] {
+        const QSignalBlocker block(m_seriesList);
+        m_seriesList->setCurrentRow(m_active && m_active->study() == &m_study ? m_active->seriesIndex() : -1);
+    };
+}
+
+void StudyViewer::fillSeriesList()
+{
+    const QSignalBlocker block(m_seriesList);
+    m_seriesList->clear();
+    for (const SeriesSummary &s : m_study.series) {
+        const QString name = s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : DicomIdentity::displayDescription(s.description);
+        if (isDocumentSeries(s)) {
+            const QString kind = s.modality == QLatin1String("SR") ? tr("%n report(s)", nullptr, int(s.instances.size()))
+                               : s.modality == QLatin1String("KO") ? tr("%n key image list(s)", nullptr, int(s.instances.size()))
+                                                                   : tr("%n presentation state(s)", nullptr, int(s.instances.size()));
+            auto *item = new QListWidgetItem(tr("%1 %2\n%3 (in Findings)").arg(s.modality, name, kind));
+            item->setToolTip(tr("Shown over the images they refer to and listed in View > Findings (Ctrl+Shift+M)"));
+            m_seriesList->addItem(item);
+            continue;
+        }
+        if (isKeyImageSeries(s)) {
+            auto *item = new QListWidgetItem(tr("★ %1\n%2 image(s)").arg(name).arg(s.instances.size()));
+            item->setToolTip(tr("The images a key object selection of this study names"));
+            m_seriesList->addItem(item);
+            continue;
+        }
+        auto *item = new QListWidgetItem(tr("%1 %2\n%3 image(s)").arg(s.modality, name).arg(s.instances.size()));
+        item->setToolTip(tr("Series %1: %2").arg(s.seriesNumber).arg(s.description));  // as the archive has it
+        m_seriesList->addItem(item);
+    }
+    // The thumbnails made already stay on the rows made anew (a list filled again after a save lost them).
+    for (auto it = m_thumbnails.constBegin(); it != m_thumbnails.constEnd(); ++it)
+        if (QListWidgetItem *item = m_seriesList->item(it.key()); item && !isDocumentSeries(m_study.series.value(it.key())))
+            item->setIcon(QIcon(QPixmap::fromImage(it.value())));
+}
+
+} // namespace spectrum

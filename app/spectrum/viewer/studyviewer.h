@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// StudyViewer: one open study — its series (with thumbnails) on the left, above the patient's other studies
+// (PriorsPanel); on the right a grid of panes (any rows × columns up to 4 × 4), each showing a series of the
+// study or of a prior opened beside it; drag a series onto a pane to show it there. The keys, the menus and this
+// class's slice calls act on the active pane (the one last clicked or scrolled); with linked scrolling on, the
+// other panes follow it through their stacks — in the same frame of reference by place, across studies by
+// patient position in the same plane plus an offset the reader sets (Shift+wheel). Window/level and zoom can be
+// linked too. When a study streams in from an archive, its streamer is told where the reader looks, and every
+// pane shows its slices as they arrive.
+
+#include "findings/findingsloader.h"
+#include "findings/findingsmodel.h"
+#include "viewport/segmentationoverlay.h"
+#include "viewer/seriespane.h"
+
+#include "spectrum/imaging/filters/bandprocessor.h"
+#include "spectrum/stores/reading/hangingprotocol.h"
+#include "spectrum/stores/reading/studycatalog.h"
+
+#include <QHash>
+#include <QImage>
+#include <QSet>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+
+class QGridLayout;
+class QListWidget;
+class QStackedWidget;
+
+namespace spectrum {
+
+/// A key image series: the images a Key Object Selection names, shown as a series of their own.
+inline bool isKeyImageSeries(const SeriesSummary &s)
+{
+    return s.seriesInstanceUid.startsWith(QLatin1String("key:"));
+}
+
+class MprView;
+class MprVolume;
+class PriorsPanel;
+class StudyStreamer;
+
+class StudyViewer : public QWidget
+{
+    Q_OBJECT
+public:
+    /// `streamer`: the study is still arriving from a remote store (the viewer tells it where the user looks,
+    /// and shows each slice once it is in the cache); null for a study already in `store`.
+    /// `images`: the workstation's decoded images in memory, shared by every pane (it outlives the viewer).
+    StudyViewer(BlobStore *store, ImageMemoryCache *images, const StudySummary &study, StudyStreamer *streamer = nullptr, QWidget *parent = nullptr);
+    ~StudyViewer() override;
+
+    /// The study the viewer was opened on (the one being read).
+    const StudySummary &study() const { return m_study; }
+    /// The study the active pane shows a series of: study(), or a prior opened beside it.
+    const StudySummary &activeStudy() const;
+    /// The whole study, replacing the first look the viewer opened with (StudyStreamer::firstLook): each pane
+    /// keeps the image it shows, at its place in the whole list. Refused (false, errorOccurred, nothing shown)
+    /// when it names another study or another patient.
+    bool setStudy(const StudySummary &study);
+    /// The active pane and what it shows.
+    SeriesPane *activePane() const { return m_active; }
+    int seriesIndex() const { return m_active->seriesIndex(); }
+    int sliceIndex() const { return m_active->sliceIndex(); }
+    int sliceCount() const { return m_active->sliceCount(); }
+    ImageViewport *viewport() const { return m_active->viewport(); }
+    /// The viewport the view keys and the drawing tools act on: viewport(), or in MPR the active plane's (whose
+    /// images no instance holds: findings, key images and exports stay with viewport()).
+    ImageViewport *toolViewport() const;
+    /// The tool the mouse's left button uses, in every pane (new ones too); in MPR, in its active plane as well
+    /// (its planes keep the crosshair otherwise).
+    void setTool(ImageViewport::Tool tool);
+    ImageViewport::Tool tool() const { return m_tool; }
+    /// The series' thumbnail (its middle image, once here); null until then.
+    QImage thumbnail(int series) const { return m_thumbnails.value(series); }
+    StudyStreamer *streamer() const { return m_streamer; }
+
+    /// Layout: `rows` × `columns` panes, each 1…4. New panes show the series not yet on screen, in order; panes
+    /// beyond the new grid go.
+    void setGrid(int rows, int columns);
+    int gridRows() const { return m_rows; }
+    int gridColumns() const { return m_columns; }
+
+    // ---- Comparison with the patient's other studies (studyviewercompare.cpp) ----
+    /// The list of the patient's other studies beside the series (filled by whoever searches for them).
+    PriorsPanel *priorsPanel() const { return m_priors; }
+    /// Opens `study` — another study of the same patient — in this viewer: its series can be shown in any pane.
+    /// Refused (false, errorOccurred, nothing shown) when it is another patient's (Patient ID, issuer, name or
+    /// birth date differ). `streamer`: the study still arrives from an archive; the viewer owns it from now.
+    bool addComparison(const StudySummary &study, StudyStreamer *streamer = nullptr);
+    /// addComparison(), then shows it beside the current study: at least two panes, the pane after the active one
+    /// (or the second) showing the series most like the active one's — the same description, else the same
+    /// modality with the most images, else the first.
+    bool openBeside(const StudySummary &study, StudyStreamer *streamer = nullptr);
+    /// A study opened beside on its first look, now listed whole: its panes keep the image they show, at its place
+    /// in the whole list. Refused (false, its panes cleared, errorOccurred) when the listing names another patient.
+    bool updateComparison(const StudySummary &whole);
+    /// Closes a study opened beside (its listing named another patient, or it could not be listed): its panes show
+    /// the current study again, its stream stops and goes, its series leave the list, `why` on its row.
+    void closeComparison(const QString &studyUid, const QString &why);
+    int comparisonCount() const { return int(m_others.size()); }
+    const StudySummary &comparison(int i) const;
+    /// Shows series `series` of the open study `studyKey` (PriorsPanel::studyKey; the current study's too) in `pane`.
+    bool showSeriesOf(SeriesPane *pane, const QString &studyKey, int series);
+    /// Window/level set in the active pane is set in every other pane of the same modality.
+    void setWindowLinked(bool on);
+    bool isWindowLinked() const { return m_linkWindow; }
+    /// Zoom set in the active pane is set in every other pane.
+    void setZoomLinked(bool on);
+    bool isZoomLinked() const { return m_linkZoom; }
+    /// How much further (mm, along the active pane's slice normal) the same anatomy lies in `studyKey`'s
+    /// coordinates than in the current study's: 0 until the reader scrolls a pane alone (Shift+wheel) while
+    /// linked, or sets it. Linked panes of that study show the slice this far from the current one's position.
+    double offsetMm(const QString &studyKey) const;
+    void setOffsetMm(const QString &studyKey, double mm);
+    /// Lays the viewer out as a hanging protocol's plan says: the grid, each pane's series — of the current
+    /// study or of `prior` (opened beside it; `priorStreamer` while it arrives) — its window, and the links.
+    void applyPlan(const HangingPlan &plan, const StudySummary *prior = nullptr, StudyStreamer *priorStreamer = nullptr);
+    /// The protocol the layout came from (empty: none, or the reader changed it since).
+    const HangingPlan &plan() const { return m_plan; }
+
+    // ---- Multiplanar reformatting (studyviewermpr.cpp) ----
+    /// MPR of the active pane's series in place of the grid: axial, coronal and sagittal panes cut from its
+    /// volume, filled as its slices come (MprView). False (errorOccurred) when the active pane shows no series of
+    /// images of this study. Off: the grid again, as it was. `byReader` false: a hanging protocol asked for it.
+    /// Opened while the study is still being listed (on its first look), the volume is laid out from the slices as
+    /// they come, and for good once the listing is here (setStudy).
+    bool setMprShown(bool on, bool byReader = true);
+    bool isMprShown() const { return m_mpr != nullptr; }
+    /// Shown because the reader asked for it (M), not a protocol: a protocol applied later keeps it.
+    bool isMprByReader() const { return m_mpr && m_mprByReader; }
+    MprView *mprView() const { return m_mpr; }
+
+    // ---- Reference lines and the crosshair (studyviewerlines.cpp) ----
+    /// The active pane's slice drawn as a line on the panes of other orientations in its frame of reference.
+    void setReferenceLinesVisible(bool on);
+    bool referenceLinesVisible() const { return m_referenceLines; }
+    /// The crosshair at image point `at` of `pane`: that pane becomes the active one, every pane of its study
+    /// (and, linked, of the other studies) goes to the slice through that place in the patient and marks it.
+    void crosshairAt(SeriesPane *pane, QPointF at);
+    /// The crosshair's place in the patient (in the coordinates of the study it was set in), if set.
+    std::optional<std::array<double, 3>> crosshairPoint() const;
+    int paneCount() const { return int(m_panes.size()); }
+    SeriesPane *pane(int i) const { return m_panes.value(i); }
+    /// One pane over the whole grid (a double-click on it), or back to the layout (nullptr, or a double-click
+    /// again). The other panes keep what they show.
+    void setMaximised(SeriesPane *pane);
+    SeriesPane *maximisedPane() const { return m_maximised; }
+    const QList<SeriesPane *> &panes() const { return m_panes; }
+    void setActivePane(SeriesPane *pane);
+    /// The other panes whose series share the active one's frame of reference follow it: each shows its slice
+    /// nearest to the same place in the patient (by Image Position / Orientation).
+    void setSynchronized(bool on);
+    bool isSynchronized() const { return m_sync; }
+
+    void showSeries(int seriesIndex);
+    /// Shows slice `index` (0-based, clamped) of the active pane's series as soon as it is decoded.
+    void showSlice(int index);
+    /// Shows the image `sopInstanceUid` of the study (its series in the active pane, at it; `frame` 1-based for a
+    /// multi-frame image, 0: its first). False when the study lists no such image.
+    bool showInstance(const QString &sopInstanceUid, int frame = 0);
+    /// Applies presentation state `uid` of the study (findings()->presentationStates()) to the active pane: its
+    /// window, area, rotation, flip and inversion on an image it applies to (the one in view, or its first), and
+    /// its graphics as findings from it. False when there is no such state or none of its images is listed.
+    bool applyPresentationState(const QString &uid);
+    /// Steps the active pane through its images: the frames of a multi-frame image, then on to the next instance.
+    void stepSlice(int step);
+    /// The first (instance and frame) of the active pane's stack, or its last.
+    void showStackEnd(bool last);
+    /// Fit, centre, and the image's own window again (active pane).
+    void resetView();
+
+    /// Filters the images in every pane (and those arriving) through `chain`; empty: the originals.
+    void setFilters(const FilterChain &chain, const QString &description);
+    bool isFiltering() const { return !m_chain.isEmpty(); }
+    QString filterDescription() const { return m_chainDescription; }
+    /// The filter panel's state for this study (its chain, whether on, the preset it came from): each study
+    /// keeps its own, so a chain set on one patient's images never follows the reader to another's.
+    struct FilterState
+    {
+        QStringList specs;
+        bool applied = true;
+        QString preset;
+    };
+    FilterState filterState() const { return m_filterState; }
+    void setFilterState(const FilterState &state) { m_filterState = state; }
+
+    /// Whether series `index` of the study is a key image series (a selection's images, after the study's own).
+    bool isKeySeries(int index) const { return index >= 0 && index < m_study.series.size() && m_study.series[index].seriesInstanceUid.startsWith(QLatin1String("key:")); }
+    /// Segmentations over the images they lie on (on by default), in every pane.
+    void setSegmentationsVisible(bool visible);
+    bool segmentationsVisible() const { return m_segmentationsVisible; }
+    const SegmentationOverlay *segmentations() const { return m_segmentations; }
+    /// The findings on the study's images (and its priors' in other panes), drawn here and read from reports.
+    FindingsModel *findings() const { return m_findings; }
+    const FindingsLoader *findingsLoader() const { return m_findingsLoader; }
+    /// Magnified images smooth or pixel-exact, in every pane.
+    void setSmoothMagnification(bool smooth);
+
+    /// Cine on the active pane: through the frames of a multi-frame image at the rate it was acquired (Frame
+    /// Time, Frame Time Vector, Cine Rate) unless the reader chose a rate; through the series' instances
+    /// otherwise; round and round, until stopped.
+    void setCinePlaying(bool playing);
+    bool isCinePlaying() const { return m_cine.isActive(); }
+    /// 1…60 images per second; `chosen`: the reader's own choice (+/−), which overrides the acquired rate.
+    void setCineRate(int framesPerSecond, bool chosen = true);
+    int cineRate() const { return m_cineRate; }
+    /// The rate cine runs at now (the acquired one for a multi-frame image that gives it) and whether it is the
+    /// acquired one.
+    double cineFramesPerSecond(bool *acquired = nullptr) const;
+
+Q_SIGNALS:
+    /// The reader chose a series that is not images (reports, key objects, presentation states): what it holds
+    /// is shown over the images and listed in the findings.
+    void findingsRequested();
+    /// Slice `index` of the active pane's series is on screen (decoded and rendered).
+    void imageShown(int index);
+    void cineChanged(bool playing, int framesPerSecond);
+    void thumbnailReady(int series);
+    /// Slice `index` is on screen in the active pane while it still arrives: `fraction` of its rows are in.
+    void previewShown(int index, double fraction);
+    void errorOccurred(const spectrum::Error &error);
+    void activePaneChanged(spectrum::SeriesPane *pane);
+    /// The right button clicked on a pane (now the active one): its menu, at `globalPosition`.
+    void paneMenuRequested(QPoint globalPosition);
+    /// Another study of the patient is open in the viewer (addComparison).
+    void comparisonOpened(const spectrum::StudySummary &study);
+
+protected:
+    void keyPressEvent(QKeyEvent *event) override;
+
+private:
+    /// Another study open in the viewer: its list and, while it arrives, its streamer.
+    struct OpenStudy
+    {
+        StudySummary study;
+        StudyStreamer *streamer = nullptr;
+    };
+    SeriesPane *addPane(int seriesIndex);
+    /// A pane on `study` (the current one or an OpenStudy's), wired to the viewer, not yet in the grid.
+    SeriesPane *makePane(const StudySummary *study, StudyStreamer *streamer);
+    /// The panes into the grid, row-major.
+    void layoutPanes();
+    /// setGrid(); new panes show the series not on screen yet when `fill`, nothing (yet) otherwise.
+    void resizeGrid(int rows, int columns, bool fill);
+    void wireStreamer(StudyStreamer *streamer);
+    StudyStreamer *streamerOf(const SeriesPane *pane) const;
+    QString keyOf(const StudySummary *study) const;
+    /// "PRIOR 2023-01-03 (1 year earlier)" / "CURRENT …" on every pane while another study is open.
+    void updateComparisonLabels();
+    /// A pane scrolled alone (Shift+wheel) while linked: the offset of its study against the others' is where it
+    /// now is against them.
+    void learnOffset(SeriesPane *pane);
+    /// The active pane's window or zoom to the other panes, when linked.
+    void propagateWindow();
+    void propagateZoom();
+    void requestThumbnail(int series, const QString &key);
+    void requestThumbnails();
+    /// The thumbnails, once: when the panes show their first images (or after half a second).
+    void startThumbnails();
+    bool m_thumbnailsWaiting = true;
+    void fillSeriesList();
+    /// The series list's choices and drags, to the panes (serieslist.cpp).
+    void wireSeriesList();
+    void onInstanceCached(const QString &key);
+    /// An instance of the study is in the cache and its bytes still in memory: decoded once, there, when a pane
+    /// (or a thumbnail) wants it.
+    void onInstanceBytes(const QString &key, const ByteView &bytes);
+    void makeThumbnail(const QString &key);
+    /// The other panes to the active one's place in the patient, when synchronised.
+    /// The linked panes to the level of `lead` (the active pane when null).
+    void follow(SeriesPane *lead = nullptr);
+
+    BlobStore *m_store;
+    ImageMemoryCache *m_images;
+    StudyStreamer *m_streamer = nullptr;
+    StudySummary m_study;
+    QListWidget *m_seriesList;
+    QGridLayout *m_grid;
+    QStackedWidget *m_stack;    ///< the grid, or the MPR view
+    MprVolume *m_mprVolume = nullptr;
+    MprView *m_mpr = nullptr;
+    bool m_mprByReader = false;
+    PriorsPanel *m_priors;
+    int m_rows = 1;
+    int m_columns = 1;
+    QList<SeriesPane *> m_panes;
+    std::vector<std::unique_ptr<OpenStudy>> m_others;
+    std::vector<std::unique_ptr<OpenStudy>> m_closed;  ///< kept while the viewer lives: panes being deleted still point at them
+    /// By study key: where the same anatomy lies in that study's coordinates relative to the others (mm, patient
+    /// axes); only differences between two studies mean anything.
+    QHash<QString, std::array<double, 3>> m_offsets;
+    SeriesPane *m_adjusting = nullptr;
+    bool m_placing = false;  ///< panes made meanwhile hold their loads until placed (laid out, then followed)
+    QSet<SeriesPane *> m_beyond;        ///< linked panes of another study with no slice at the active one's level  ///< stepping alone (Shift+wheel): its next image sets an offset
+    bool m_linkWindow = false;
+    SeriesPane *m_maximised = nullptr;
+    ImageViewport::Tool m_tool = ImageViewport::Tool::Pan;  ///< the pane shown alone over the grid (setMaximised)
+    bool m_linkZoom = false;
+    HangingPlan m_plan;
+    bool m_referenceLines = true;
+    struct Crosshair
+    {
+        std::array<double, 3> point{};
+        QString studyKey;  ///< whose coordinates the point is in
+        QString frameOfReference;  ///< the frame of reference of the image it was picked on
+    };
+    std::optional<Crosshair> m_crosshair;
+    /// Reference lines on every pane from the active one's slice; each pane's crosshair mark.
+    void updateReferences();
+    SeriesPane *m_active = nullptr;
+    bool m_sync = false;
+    bool m_smoothMagnify = true;
+    SegmentationOverlay *m_segmentations;
+    bool m_segmentationsVisible = true;
+    FindingsModel *m_findings;
+    FindingsLoader *m_findingsLoader;
+    /// The key image series (one per key object selection read) after the study's own series, anew.
+    void applyKeySeries();
+    /// Where each pane is: its series' UID and its image's key (empty: a prior's pane, or nothing shown).
+    QList<std::pair<QString, QString>> panePlaces() const;
+    /// After the series list changed: each pane back to its image (`shown`, from panePlaces() before the change);
+    /// `always`: even a pane whose place has the same numbers (a new listing: its places learnt again).
+    void relocatePanes(const QList<std::pair<QString, QString>> &shown, bool always);
+    /// The masks on what `pane` shows now.
+    void updateMasks(SeriesPane *pane);
+    FilterChain m_chain;
+    QString m_chainDescription;
+    FilterState m_filterState;
+    QHash<int, QImage> m_thumbnails;
+    QSet<int> m_thumbnailsAsked;
+    int m_rejectedShown = 0;  ///< rejected images the series list and its thumbnails leave out
+    QHash<QString, int> m_thumbnailWaiting;  ///< key of the image a series' thumbnail is made from → series
+    QSet<QString> m_pendingHere;             ///< decodes this viewer started (pending in the memory cache)
+    quint64 m_chainGeneration = 0;
+    quint64 m_studyGeneration = 0;
+    QTimer m_cine;
+    int m_cineRate = 15;
+    bool m_cineRateChosen = false;
+    /// One cine step; the timer's next interval from the frame now shown.
+    void cineStep();
+    /// The viewports' mode line: synchronised scrolling, cine and its rate.
+    void updateModeText();
+};
+
+} // namespace spectrum

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: Apache-2.0
+// StudyViewer's comparison with the patient's other studies: opening them beside the current one, panes that
+// show their series, linked scrolling across studies with the reader's offset, linked window/level and zoom.
+#include "viewer/studyviewer.h"
+#include "volumes/mprvolume.h"
+#include "browser/priorspanel.h"
+
+#include "spectrum/stores/reading/priorsearch.h"
+#include "spectrum/stores/reading/studystreamer.h"
+
+#include <QDate>
+#include <QGridLayout>
+
+namespace spectrum {
+
+namespace {
+
+using Vec = std::array<double, 3>;
+
+Vec minus(const Vec &a, const Vec &b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+Vec plus(const Vec &a, const Vec &b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
+Vec scaled(const Vec &a, double k) { return {a[0] * k, a[1] * k, a[2] * k}; }
+double dotOf(const Vec &a, const Vec &b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+QString normalised(const QString &s) { return s.simplified().toUpper(); }
+
+/// "1 year earlier", "3 months earlier", "12 days later".
+QString ageBetween(const QString &fromDicomDate, const QString &toDicomDate)
+{
+    const QDate from = QDate::fromString(fromDicomDate, QStringLiteral("yyyyMMdd")), to = QDate::fromString(toDicomDate, QStringLiteral("yyyyMMdd"));
+    if (!from.isValid() || !to.isValid())
+        return QString();
+    const qint64 days = from.daysTo(to);
+    const qint64 n = std::abs(days);
+    if (n == 0)
+        return QObject::tr("the same day");
+    const QString when = days >= 0 ? QObject::tr("earlier") : QObject::tr("later");
+    auto count = [](qint64 k, const QString &one, const QString &many) { return k == 1 ? one : many.arg(k); };
+    if (n >= 330)  // "1 year" from eleven months on, as a reader says it
+        return count(std::max<qint64>(1, qRound64(n / 365.25)), QObject::tr("1 year"), QObject::tr("%1 years")) + QLatin1Char(' ') + when;
+    if (n >= 45)
+        return count(qRound64(n / 30.44), QObject::tr("1 month"), QObject::tr("%1 months")) + QLatin1Char(' ') + when;
+    return count(n, QObject::tr("1 day"), QObject::tr("%1 days")) + QLatin1Char(' ') + when;
+}
+
+} // namespace
+
+const StudySummary &StudyViewer::activeStudy() const
+{
+    return m_active ? *m_active->study() : m_study;
+}
+
+const StudySummary &StudyViewer::comparison(int i) const
+{
+    return m_others.at(size_t(i))->study;
+}
+
+QString StudyViewer::keyOf(const StudySummary *study) const
+{
+    return PriorsPanel::studyKey(study->identity);
+}
+
+StudyStreamer *StudyViewer::streamerOf(const SeriesPane *pane) const
+{
+    if (pane->study() == &m_study)
+        return m_streamer;
+    for (const auto &o : m_others) {
+        if (&o->study == pane->study())
+            return o->streamer;
+    }
+    return nullptr;
+}
+
+bool StudyViewer::addComparison(const StudySummary &study, StudyStreamer *streamer)
+{
+    const QString key = PriorsPanel::studyKey(study.identity);
+    const QString why = key == keyOf(&m_study) ? tr("it is the study being read") : patientMismatch(m_study.identity, study.identity);
+    if (!why.isEmpty()) {
+        if (streamer)
+            streamer->deleteLater();
+        Q_EMIT errorOccurred(Error(ErrorCode::InvalidArgument, tr("study %1 is not opened beside this one: %2").arg(study.identity.studyInstanceUid, why)));
+        return false;
+    }
+    for (const auto &o : m_others) {
+        if (keyOf(&o->study) == key) {
+            if (streamer && streamer != o->streamer)
+                streamer->deleteLater();  // open already
+            return true;
+        }
+    }
+    auto open = std::make_unique<OpenStudy>();
+    open->study = study;
+    open->streamer = streamer;
+    if (streamer) {
+        streamer->setParent(this);  // it fetches for this viewer, and stops with it
+        wireStreamer(streamer);
+    }
+    m_priors->setOpened(study);
+    m_others.push_back(std::move(open));
+    Q_EMIT comparisonOpened(study);
+    return true;
+}
+
+bool StudyViewer::updateComparison(const StudySummary &whole)
+{
+    const QString key = PriorsPanel::studyKey(whole.identity);
+    OpenStudy *open = nullptr;
+    for (const auto &o : m_others) {
+        if (o->study.identity.studyInstanceUid == whole.identity.studyInstanceUid)
+            open = o.get();
+    }
+    if (!open)
+        return false;
+    const QString why = keyOf(&open->study) != key ? tr("its listing names Patient ID '%1', its first look '%2'").arg(whole.identity.patientId, open->study.identity.patientId)
+                                                   : patientMismatch(m_study.identity, whole.identity);
+    if (!why.isEmpty()) {
+        Q_EMIT errorOccurred(Error(ErrorCode::Corrupt, tr("study %1 is not shown beside this one: %2").arg(whole.identity.studyInstanceUid, why)));
+        closeComparison(whole.identity.studyInstanceUid, tr("not shown: the archive's answers about it disagree on the patient (%1)").arg(why));
+        return false;
+    }
+    // Where each of its panes is, by instance, to find it again in the whole list.
+    QHash<SeriesPane *, QString> shown;
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (p->study() == &open->study && p->seriesIndex() >= 0 && p->sliceIndex() >= 0)
+            shown.insert(p, open->study.series[p->seriesIndex()].instances[p->sliceIndex()].key);
+    }
+    open->study = whole;  // the same object: the panes' pointers stay good
+    for (auto it = shown.cbegin(); it != shown.cend(); ++it) {
+        int series = whole.series.isEmpty() ? -1 : 0, slice = -1;
+        for (int s = 0; s < whole.series.size() && slice < 0; ++s) {
+            for (int k = 0; k < whole.series[s].instances.size(); ++k) {
+                if (whole.series[s].instances[k].key == it.value()) {
+                    series = s;
+                    slice = k;
+                    break;
+                }
+            }
+        }
+        it.key()->relocate(series, slice);
+    }
+    m_priors->setOpened(whole);
+    updateComparisonLabels();
+    // The stream fetches next where the study is looked at in its whole numbering.
+    if (open->streamer) {
+        SeriesPane *focus = m_active && m_active->study() == &open->study ? m_active : nullptr;
+        for (SeriesPane *p : std::as_const(m_panes)) {
+            if (!focus && p->study() == &open->study)
+                focus = p;  // the active pane is the current study's: the prior's first pane
+        }
+        if (focus && focus->seriesIndex() >= 0)
+            open->streamer->setFocus(focus->seriesIndex(), focus->sliceIndex());
+    }
+    follow();
+    return true;
+}
+
+void StudyViewer::closeComparison(const QString &studyUid, const QString &why)
+{
+    const auto it = std::find_if(m_others.begin(), m_others.end(), [&](const auto &o) { return o->study.identity.studyInstanceUid == studyUid; });
+    if (it == m_others.end())
+        return;
+    OpenStudy *open = it->get();
+    if (open->streamer)
+        open->streamer->stop();  // nothing more of it is fetched
+    // Its panes show the current study again: new panes, the old ones deleted later (they point at its list,
+    // which is kept until the viewer goes).
+    for (int i = 0; i < m_panes.size(); ++i) {
+        if (m_panes[i]->study() == &open->study)
+            showSeriesOf(m_panes[i], keyOf(&m_study), m_study.series.isEmpty() ? -1 : 0);
+    }
+    for (int i = 0; i < m_panes.size(); ++i) {  // a study without series: the panes stay, emptied
+        if (m_panes[i]->study() == &open->study)
+            m_panes[i]->relocate(-1, -1);
+    }
+    if (open->streamer) {
+        disconnect(open->streamer, nullptr, this, nullptr);
+        open->streamer->deleteLater();  // after the panes that hold it (deleted later too, posted first)
+        open->streamer = nullptr;
+    }
+    m_offsets.remove(keyOf(&open->study));
+    m_priors->setClosed(studyUid, why);
+    m_closed.push_back(std::move(*it));
+    m_others.erase(it);
+    updateComparisonLabels();
+}
+
+bool StudyViewer::openBeside(const StudySummary &study, StudyStreamer *streamer)
+{
+    if (!addComparison(study, streamer))
+        return false;
+    const QString key = PriorsPanel::studyKey(study.identity);
+    const StudySummary &other = std::find_if(m_others.begin(), m_others.end(), [&](const auto &o) { return keyOf(&o->study) == key; })->get()->study;
+    if (other.series.isEmpty())
+        return true;
+    if (m_panes.size() < 2)
+        setGrid(1, 2);
+    // The series most like the one in the active pane.
+    const SeriesSummary *here = m_active && m_active->seriesIndex() >= 0 ? &m_active->study()->series[m_active->seriesIndex()] : nullptr;
+    int best = 0, bestScore = -1;
+    for (int s = 0; s < other.series.size(); ++s) {
+        const SeriesSummary &c = other.series[s];
+        int score = 0;
+        if (here && !here->description.isEmpty() && normalised(c.description) == normalised(here->description))
+            score += 1000000;
+        if (here && c.modality == here->modality)
+            score += 100000 + std::min<int>(int(c.instances.size()), 99999);
+        if (score > bestScore) {
+            bestScore = score;
+            best = s;
+        }
+    }
+    // Where it goes: a pane showing it already stays as it is; else the first pane after the active one that
+    // does not show the current study, else the last — never the reader's own pane of the current study.
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (p->study() == &other) {
+            setActivePane(p);
+            return true;
+        }
+    }
+    const int from = m_active ? int(m_panes.indexOf(m_active)) : 0;
+    int at = -1;
+    for (int k = 1; k <= m_panes.size() && at < 0; ++k) {
+        const int i = int((from + k) % m_panes.size());
+        if (m_panes[i]->study() != &m_study)
+            at = i;
+    }
+    if (at < 0)
+        at = m_panes[m_panes.size() - 1] == m_active ? int(m_panes.size()) - 2 : int(m_panes.size()) - 1;
+    SeriesPane *reader = m_active;
+    m_placing = true;
+    const bool shown = showSeriesOf(m_panes[at], key, best);
+    m_placing = false;
+    if (shown && reader && m_panes.contains(reader))
+        follow(reader);  // the new pane at the level the reader is at (it opens there, not at its middle first)
+    for (SeriesPane *p : std::as_const(m_panes))
+        p->releaseLoads();  // and only then loads
+    return shown;
+}
+
+bool StudyViewer::showSeriesOf(SeriesPane *pane, const QString &studyKey, int series)
+{
+    const int index = int(m_panes.indexOf(pane));
+    if (index < 0)
+        return false;
+    const StudySummary *study = nullptr;
+    StudyStreamer *streamer = nullptr;
+    if (studyKey == keyOf(&m_study)) {
+        study = &m_study;
+        streamer = m_streamer;
+    }
+    for (const auto &o : m_others) {
+        if (keyOf(&o->study) == studyKey) {
+            study = &o->study;
+            streamer = o->streamer;
+        }
+    }
+    if (!study || series < 0 || series >= study->series.size())
+        return false;
+    if (pane->study() == study) {
+        setActivePane(pane);
+        pane->showSeries(series);
+        if (study == &m_study)
+            showSeries(series);  // the series list follows
+        return true;
+    }
+    // Another study in this place: a new pane on it, where the old one was.
+    SeriesPane *fresh = makePane(study, streamer);
+    m_panes[index] = fresh;
+    if (m_active == pane)
+        m_active = fresh;
+    if (m_adjusting == pane)
+        m_adjusting = nullptr;
+    m_beyond.remove(pane);
+    m_grid->removeWidget(pane);
+    disconnect(pane, nullptr, this, nullptr);
+    disconnect(m_images, nullptr, pane, nullptr);
+    pane->hide();
+    pane->deleteLater();  // it may be the one a drop is being delivered to
+    layoutPanes();
+    fresh->showSeries(series);
+    updateComparisonLabels();
+    setActivePane(fresh);
+    return true;
+}
+
+void StudyViewer::applyPlan(const HangingPlan &plan, const StudySummary *prior, StudyStreamer *priorStreamer)
+{
+    QString priorKey;
+    if (prior && plan.usesPrior() && addComparison(*prior, priorStreamer))
+        priorKey = PriorsPanel::studyKey(prior->identity);
+    else if (priorStreamer && (!prior || !plan.usesPrior()))
+        priorStreamer->deleteLater();
+    // New panes are placed before they load: each gets the plan's series, then the level of the pane it follows
+    // (nothing loaded in vain, no slice shown before the linked one).
+    m_placing = true;
+    resizeGrid(plan.rows, plan.columns, false);
+    for (int i = 0; i < m_panes.size(); ++i) {
+        const PanePlacement placed = plan.panes.value(i);
+        if (placed.study < 0) {
+            if (m_panes[i]->seriesIndex() < 0 && !m_study.series.isEmpty())
+                m_panes[i]->showSeries(0);  // nothing planned for it: the study's first series rather than a blank
+            continue;
+        }
+        const QString key = placed.study == 1 && !priorKey.isEmpty() ? priorKey : keyOf(&m_study);
+        if (placed.study == 1 && priorKey.isEmpty())
+            continue;
+        showSeriesOf(m_panes[i], key, placed.series);
+        if (const auto w = protocolWindow(placed.window))
+            m_panes[i]->setInitialWindow(VoiWindow{w->first, w->second});
+    }
+    m_placing = false;
+    setActivePane(m_panes.first());
+    m_sync = plan.linkScroll && m_panes.size() > 1;
+    m_linkWindow = plan.linkWindow && m_panes.size() > 1;
+    m_plan = plan;
+    updateComparisonLabels();
+    follow();
+    for (SeriesPane *p : std::as_const(m_panes))
+        p->releaseLoads();
+    // The first pane's series in three planes; an MPR of it open already (asked for on the study's first look) is
+    // kept as it is, with what has come.
+    const bool sameSeries = m_mpr && m_active && m_active->study() == &m_study && m_active->seriesIndex() >= 0
+                            && m_active->seriesIndex() < m_study.series.size()
+                            && m_mprVolume->series().seriesInstanceUid == m_study.series[m_active->seriesIndex()].seriesInstanceUid;
+    if (!plan.mpr || !sameSeries)
+        setMprShown(false);
+    if (plan.mpr)
+        setMprShown(true, false);
+}
+
+void StudyViewer::updateComparisonLabels()
+{
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (m_others.empty()) {
+            p->setComparisonLabel(QString(), false);
+            continue;
+        }
+        const DicomIdentity &id = p->study()->identity;
+        if (p->study() == &m_study) {
+            p->setComparisonLabel(tr("CURRENT  %1").arg(DicomIdentity::displayDate(id.studyDate)), false);
+            continue;
+        }
+        if (id.studyDate.isEmpty() || m_study.identity.studyDate.isEmpty()) {
+            p->setComparisonLabel(tr("OTHER STUDY  date unknown"), false);  // neither earlier nor later is known
+            continue;
+        }
+        const bool earlier = id.studyDate + id.studyTime < m_study.identity.studyDate + m_study.identity.studyTime;
+        const QString age = ageBetween(id.studyDate, m_study.identity.studyDate);
+        p->setComparisonLabel(tr("%1  %2%3").arg(earlier ? tr("PRIOR") : tr("LATER"), DicomIdentity::displayDate(id.studyDate),
+                                                 age.isEmpty() ? QString() : tr(" (%1)").arg(age)),
+                              earlier);
+    }
+    updateModeText();
+}
+
+void StudyViewer::follow(SeriesPane *lead)
+{
+    if (!lead)
+        lead = m_active;
+    if (!m_sync || m_panes.size() < 2 || !lead)
+        return;
+    // The slice through the same place of the patient: in the same study by frame of reference; in another
+    // study by patient position in the same plane, shifted by the offset between the two studies. Series
+    // elsewhere (another plane, no geometry) stay where they are. Where the slice in view lies is known from
+    // its header before it is decoded: the panes it leads open at their level, not somewhere first.
+    QString frame;
+    Vec normal{}, here{};
+    bool centre = false;
+    if (!lead->placeInView(&frame, &normal, &here, &centre))
+        return;
+    const Vec from = m_offsets.value(keyOf(lead->study()), Vec{0, 0, 0});
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (p == lead || p == m_adjusting)
+            continue;
+        if (!centre) {
+            // Only the header's corner of the slice in view is known yet: it places panes parallel to it; the
+            // others follow once it is decoded (its centre).
+            const std::optional<Vec> n = p->stackNormal();
+            if (!n || std::abs((*n)[0] * normal[0] + (*n)[1] * normal[1] + (*n)[2] * normal[2]) < 0.99999)
+                continue;
+        }
+        int nearest = -1;
+        if (p->study() == lead->study()) {
+            nearest = frame.isEmpty() ? -1 : p->sliceNearest(frame, here);
+        } else {
+            const Vec to = m_offsets.value(keyOf(p->study()), Vec{0, 0, 0});
+            nearest = p->sliceNearestInPlane(normal, plus(here, minus(to, from)));
+            // No slice of it at this level: it stays, and says so, rather than stand at its edge as if it matched.
+            const bool beyond = nearest == SeriesPane::kBeyondStack;
+            if (beyond != m_beyond.contains(p)) {
+                beyond ? void(m_beyond.insert(p)) : void(m_beyond.remove(p));
+                updateModeText();
+            }
+        }
+        if (nearest >= 0 && nearest != p->sliceIndex())
+            p->showSlice(nearest);
+    }
+}
+
+void StudyViewer::learnOffset(SeriesPane *pane)
+{
+    if (!m_sync || !pane->viewport()->hasImage() || !pane->viewport()->image().info.hasPosition)
+        return;
+    const ImageInfo &info = pane->viewport()->image().info;
+    const Vec n = info.sliceNormal();
+    for (SeriesPane *r : std::as_const(m_panes)) {
+        if (r == pane || r->study() == pane->study() || !r->viewport()->hasImage() || !r->viewport()->image().info.hasPosition)
+            continue;
+        const ImageInfo &other = r->viewport()->image().info;
+        if (std::abs(dotOf(other.sliceNormal(), n)) < 0.99)
+            continue;
+        // The pane's place and the other's are the same anatomy: what lies at `other`'s position there lies at
+        // this pane's position here.
+        const Vec base = m_offsets.value(keyOf(r->study()), Vec{0, 0, 0});
+        m_offsets.insert(keyOf(pane->study()), plus(base, scaled(n, dotOf(n, minus(info.centre(), other.centre())))));
+        updateModeText();
+        return;
+    }
+}
+
+double StudyViewer::offsetMm(const QString &studyKey) const
+{
+    Vec n{0, 0, 1};
+    if (m_active && m_active->viewport()->hasImage() && m_active->viewport()->image().info.hasPosition)
+        n = m_active->viewport()->image().info.sliceNormal();
+    const Vec d = minus(m_offsets.value(studyKey, Vec{0, 0, 0}), m_offsets.value(keyOf(&m_study), Vec{0, 0, 0}));
+    return dotOf(n, d);
+}
+
+void StudyViewer::setOffsetMm(const QString &studyKey, double mm)
+{
+    Vec n{0, 0, 1};
+    if (m_active && m_active->viewport()->hasImage() && m_active->viewport()->image().info.hasPosition)
+        n = m_active->viewport()->image().info.sliceNormal();
+    m_offsets.insert(studyKey, plus(m_offsets.value(keyOf(&m_study), Vec{0, 0, 0}), scaled(n, mm)));
+    updateModeText();
+    follow();
+}
+
+void StudyViewer::setWindowLinked(bool on)
+{
+    m_linkWindow = on;
+    updateModeText();
+    propagateWindow();
+}
+
+void StudyViewer::setZoomLinked(bool on)
+{
+    m_linkZoom = on;
+    updateModeText();
+    propagateZoom();
+}
+
+void StudyViewer::propagateWindow()
+{
+    if (!m_linkWindow || !m_active || !m_active->viewport()->hasImage() || m_active->seriesIndex() < 0)
+        return;
+    // Only where values mean the same in every image and are read alike: slices in Hounsfield units cut the same
+    // way as the active pane's (axial beside axial). An MR's or a radiograph's values depend on the acquisition; a
+    // CT's scout is a projection whose values are sums along a ray — another image's window would show either
+    // misleadingly bright or dark (a brain window turns a localizer black).
+    const ImageInfo &lead = m_active->viewport()->image().info;
+    auto linkable = [&lead](SeriesPane *p) {
+        const ImageInfo &i = p->viewport()->image().info;
+        if (!p->viewport()->hasImage() || i.isProjection() || !(i.rescaleType == QLatin1String("HU") || i.identity.modality == QLatin1String("CT")))
+            return false;
+        if (!i.hasPosition || !lead.hasPosition)
+            return true;
+        const std::array<double, 3> a = i.sliceNormal(), b = lead.sliceNormal();
+        return std::abs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) > 0.8;  // the same plane, give or take a tilt
+    };
+    if (!linkable(m_active))
+        return;
+    const VoiWindow w = m_active->viewport()->window();
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (p == m_active || !linkable(p))
+            continue;
+        const VoiWindow mine = p->viewport()->window();
+        if (mine.center != w.center || mine.width != w.width)
+            p->viewport()->setWindow(w);
+    }
+}
+
+void StudyViewer::propagateZoom()
+{
+    if (!m_linkZoom || !m_active)
+        return;
+    const double zoom = m_active->viewport()->zoom();
+    for (SeriesPane *p : std::as_const(m_panes)) {
+        if (p != m_active && std::abs(p->viewport()->zoom() - zoom) > 1e-9)
+            p->viewport()->setZoom(zoom);
+    }
+}
+
+} // namespace spectrum

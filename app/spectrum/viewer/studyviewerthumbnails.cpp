@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// StudyViewer's series thumbnails: each series' middle image (or the first of it here), decoded on the pool and kept
+// in the shared image cache, then scaled on the pool; set on the series list when ready.
+
+#include "viewer/studyviewer.h"
+#include "viewport/displayimage.h"
+
+#include "spectrum/stores/reading/imageloader.h"
+#include "spectrum/stores/reading/studystreamer.h"
+
+#include <QIcon>
+#include <QListWidget>
+#include <QPixmap>
+
+namespace spectrum {
+
+void StudyViewer::startThumbnails()
+{
+    if (!m_thumbnailsWaiting)
+        return;
+    m_thumbnailsWaiting = false;
+    requestThumbnails();
+}
+
+void StudyViewer::requestThumbnails()
+{
+    // Each series' middle image, as soon as one of its images is here.
+    for (int i = 0; i < m_study.series.size(); ++i) {
+        const QList<InstanceRef> &in = m_study.series[i].instances;
+        if (in.isEmpty() || isDocumentSeries(m_study.series[i]))
+            continue;  // a document has no picture to show
+        const QString middle = in[in.size() / 2].key;
+        if (!m_streamer || (m_streamer->isListed() && !m_streamer->isListed(middle)) || m_streamer->isCached(middle)) {  // unlisted: the cache's own
+            requestThumbnail(i, in[in.size() / 2].key);
+        } else {
+            for (const InstanceRef &r : in) {
+                if (m_streamer->isCached(r.key)) {
+                    requestThumbnail(i, r.key);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+void StudyViewer::requestThumbnail(int series, const QString &key)
+{
+    if (m_thumbnailsAsked.contains(series))
+        return;
+    m_thumbnailsAsked.insert(series);
+    m_thumbnailWaiting.insert(key, series);
+    if (m_images->contains(key))
+        return makeThumbnail(key);
+    if (m_images->isPending(key))
+        return;  // made once it is decoded (onImageInserted)
+    // Decoded here for the thumbnail, and kept: the pane that shows it later finds it decoded.
+    m_images->setPending(key, true);
+    m_pendingHere.insert(key);
+    runOnPool<Result<DecodedImage>>(blockingPool(), this, [store = m_store, key] { return runSync(loadImage(store, key)); },
+                                    [this, key](Result<DecodedImage> &&image) {
+                                        m_pendingHere.remove(key);
+                                        if (!image.isOk())
+                                            return m_images->setPending(key, false);  // pendingDropped: another image of the series may do
+                                        m_images->insert(key, std::make_shared<const DecodedImage>(image.takeValue()));
+                                    });
+}
+
+void StudyViewer::makeThumbnail(const QString &key)
+{
+    const auto waiting = m_thumbnailWaiting.find(key);
+    if (waiting == m_thumbnailWaiting.end())
+        return;
+    const int series = waiting.value();
+    m_thumbnailWaiting.erase(waiting);
+    const std::shared_ptr<const DecodedImage> image = m_images->peek(key);
+    if (!image)
+        return void(m_thumbnailsAsked.remove(series));  // another image of it may do
+    runOnPool<QImage>(blockingPool(), this, [image] {
+        // Drawn as on the patient: pixels taller than wide (or wider) keep their shape, as in the pane.
+        const QSize shape = squarePixelSize(image->info.columns, image->info.rows, image->info.pixelAspect());
+        return resampledTo(toQImage(renderFrame(*image, 0, defaultWindow(*image))), shape.scaled(96, 96, Qt::KeepAspectRatio));
+    }, [this, series, uid = m_study.series.value(series).seriesInstanceUid, generation = m_studyGeneration](QImage &&thumb) {
+        if (generation != m_studyGeneration)
+            return;  // made for the study's first look; asked again for the whole list
+        if (series >= m_study.series.size() || m_study.series[series].seriesInstanceUid != uid)
+            return;  // the list changed under it (a key image series replaced): asked again where it is now
+        m_thumbnails.insert(series, thumb);
+        if (QListWidgetItem *item = m_seriesList->item(series))
+            item->setIcon(QIcon(QPixmap::fromImage(thumb)));
+        Q_EMIT thumbnailReady(series);
+    });
+}
+
+} // namespace spectrum

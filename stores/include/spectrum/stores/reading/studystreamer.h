@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// StudyStreamer: a study opened from a remote store and read while it arrives — the viewer's fetch engine. It
+// asks the store what the study holds (StoreRegistry::listStudy) and brings it into the workstation's cache in
+// two lanes at once:
+//   - the bulk lane: the whole study as `spectrum-cli fetch` brings it (StoreRegistry::fetchStudy — one WADO-RS
+//     stream, or one per series, read straight from the socket and written into the cache on the reading
+//     thread; C-GET; blobd pulls), far faster than instance by instance (Orthanc: 300 instances in 0.3 s as one
+//     answer, 3.5–5 s one by one);
+//   - the view lane: the slice in view and its nearest neighbours (setViewRadius), each with a request of its own
+//     that shows the slice while it arrives (instanceArriving), re-aimed whenever the view moves (setFocus).
+// An instance is kept once: what one lane brings after the other did is dropped unread (HeldKeys). Once the
+// bulk lane has ended, whatever it did not bring (an archive that died, a refused series) is fetched instance by
+// instance, nearest the view first, and failures are retried by themselves. Instances already in the cache are
+// not fetched again. Runs on the caller's event loop; each fetch is a StoreRegistry job.
+
+#include "spectrum/core/bytes.h"
+#include "spectrum/core/error.h"
+#include "spectrum/stores/archives/storeregistry.h"
+#include "spectrum/stores/reading/studycatalog.h"
+
+#include <QByteArray>
+#include <QElapsedTimer>
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+#include <QSet>
+#include <QTimer>
+
+#include <memory>
+
+namespace spectrum {
+
+class FileStore;
+class Job;
+
+class StudyStreamer : public QObject
+{
+    Q_OBJECT
+public:
+    /// `cache` is the registry's cache, where fetched instances land.
+    StudyStreamer(StoreRegistry *registry, FileStore *cache, QString storeName, QString studyUid, QObject *parent = nullptr);
+    ~StudyStreamer() override;
+
+    /// Lists the study (listed() or failed()), then starts fetching around the focus (by default the middle of
+    /// the first series, where a stack opens). Meanwhile, from an archive, a first look (StoreRegistry::firstLook)
+    /// finds the instance a stack opens at and fetches it at once (firstLookReady()), so that it can be shown
+    /// before the whole study is listed.
+    void start();
+    /// Before listed(): the first series with only the instance the stack opens at, being fetched. Empty until
+    /// firstLookReady().
+    const StudySummary &firstLook() const { return m_firstLook; }
+    bool isListed() const { return m_listed; }
+    const StudySummary &study() const { return m_study; }
+    /// The store it fetches from now (the one it was made with, or a fallback since).
+    QString storeName() const { return m_store; }
+    /// Stores that hold the study too, nearest first (StoreRegistry::nearestFirst), for when the store fetched
+    /// from stops answering — a reading room's peer switched off mid-read, an archive down: the listing, the
+    /// bulk lane and the instances not here yet go on from the next one (sourceChanged()). The instances cached
+    /// stay; one cut short is fetched whole from the next store.
+    void setFallbacks(const QStringList &stores) { m_fallbacks = stores; }
+    /// The most instances any store said the study holds (its search answers). A store whose listing has fewer —
+    /// a reading-room peer that cached part of the study — is left for the next (setFallbacks()), which lists it
+    /// whole: a study is never taken as complete from a store holding part of it. What came from it stays.
+    void setExpectedInstances(int instances) { m_expectedInstances = instances; }
+
+    /// The slice in view: it is fetched next, then its neighbours.
+    void setFocus(int series, int index);
+    /// Instance requests at once (the view lane, and the fetches of what the bulk lane left; default 3; ≥ 1).
+    void setParallel(int fetches);
+    /// The bulk lane (on by default). Off: instance by instance only, nearest the view first — the order then
+    /// follows the view exactly.
+    void setBulk(bool on);
+    /// While the bulk lane runs, the view lane fetches the slice in view and `radius` slices either side of it
+    /// (default 2) with requests of their own.
+    void setViewRadius(int radius);
+
+    bool isCached(const QString &key) const { return m_cached.contains(key); }
+    /// Whether `key` is one of the study's instances as the store listed them (others — a series made here and
+    /// sent — are the cache's alone).
+    bool isListed(const QString &key) const { return m_keys.contains(key); }
+    bool isFetching(const QString &key) const { return m_running.contains(key); }
+    int cachedCount() const { return int(m_cached.size()); }
+    int failedCount() const { return int(m_failed.size()); }
+    /// Whether `key` failed, and why. A failure that may pass — the archive down or unreachable, a timeout, a
+    /// transfer cut short (isTransient) — is tried again by itself, up to kMaxAttempts times: after 1 s, then 2, 4, … up to a minute between
+    /// rounds, and within a second once another instance arrives (the archive answers again). Any other failure
+    /// waits for retryFailed().
+    bool isFailed(const QString &key) const { return m_failed.contains(key); }
+    Error failure(const QString &key) const { return m_failed.value(key); }
+    /// Milliseconds until the failed instances are tried again by themselves; −1 when none will be.
+    int retryInMs() const;
+    static bool isTransient(const Error &error);
+    int total() const { return m_study.instanceCount; }
+    /// Every instance is here or has failed for good (failures waiting to be retried by themselves are not done).
+    bool isComplete() const { return m_listed && cachedCount() + failedForGood() >= total(); }
+    /// Failures that will not be retried by themselves (not transient, or tried kMaxAttempts times).
+    int failedForGood() const;
+    /// How many times an instance is fetched before a transient failure counts as for good.
+    static constexpr int kMaxAttempts = 8;
+    /// Stops fetching (what is cached stays); resume() goes on where it stopped.
+    void stop();
+    void resume();
+    bool isStopped() const { return m_stopped; }
+    /// Fetches again, now, every instance that failed.
+    void retryFailed();
+    /// The cache's copy of `key` turned out damaged (and was dropped): it is fetched again, next.
+    void refetch(const QString &key);
+    /// Bytes of the instances fetched so far (not those that were cached already).
+    qint64 bytesFetched() const { return m_bytes; }
+    /// How many of the study's instances were in the cache before this stream began (known once listed).
+    int cachedBefore() const;
+    /// How many fetches are under way.
+    int fetching() const { return int(m_running.size()); }
+    /// Requests sent so far: one per instance fetched alone, one per bulk fetch of the study.
+    int requestsMade() const { return m_requests; }
+    /// Whether the bulk lane is bringing the study now.
+    bool isBulkRunning() const { return m_bulk != nullptr; }
+
+Q_SIGNALS:
+    /// The first look found the instance to show first; it is being fetched (instanceArriving, instanceCached).
+    /// At most once, and only before listed().
+    void firstLookReady();
+    void listed();
+    /// Listing failed: nothing will be fetched.
+    void failed(const spectrum::Error &error);
+    /// Bytes [0, end) of instance `key` are in `bytes`, of `total` (for display while it arrives: a progressive
+    /// decoder reads them there). The buffer never moves and bytes before `end` never change; holding the pointer
+    /// keeps it alive. Only for stores that stream an instance (DICOMweb) and tell its size.
+    void instanceArriving(const QString &key, const spectrum::Arrival &arrival);
+    /// Instance `key` is whole and in the cache, and these are its bytes, in memory still (not for instances that
+    /// came as files): for showing it without reading it back. Just before instanceCached().
+    void instanceBytes(const QString &key, const spectrum::ByteView &bytes);
+    void instanceCached(const QString &key);
+    /// Before the listing: an instance this stream fetched is in the cache (however it came: bytes or a file); it is
+    /// counted, and instanceCached(), once the listing says it is the study's. For whoever lays the study out from
+    /// what comes before (MPR), reading it from the cache.
+    void instanceInBeforeListing(const QString &key);
+    void instanceFailed(const QString &key, const spectrum::Error &error);
+    void progress(int cached, int total);
+    /// Every instance is cached or failed.
+    void finished();
+    /// Failed instances will be tried again by themselves in `ms` milliseconds.
+    void retryScheduled(int ms);
+    /// The last store that may hold the study lists fewer instances than a search reported
+    /// (setExpectedInstances()): what it lists is read; the reader is to be told the study may be incomplete.
+    void listedShort(const QString &store, int listed, int expected);
+    /// Store `from` stopped answering, or holds only part of the study (`why`): the rest comes from `to`
+    /// (setFallbacks()).
+    void sourceChanged(const QString &from, const QString &to, const spectrum::Error &why);
+
+private:
+    void pump();
+    /// Fetches one instance into the cache, streaming its bytes to instanceArriving.
+    void fetchOne(const QString &seriesUid, const QString &sopUid, const QString &key);
+    /// The next instance to fetch: (series, index), or (−1, −1).
+    QPair<int, int> next() const;
+
+    StoreRegistry *m_registry;
+    FileStore *m_cache;
+    QString m_store;
+    QStringList m_fallbacks;
+    int m_expectedInstances = 0;
+    /// Goes on from the next fallback when `error`, from `store`, says the store no longer answers; whether it did.
+    bool fallBack(const QString &store, const Error &error);
+    /// Goes on from the next fallback store (`why` for sourceChanged()).
+    void switchToNext(const Error &why);
+    QString m_studyUid;
+    StudySummary m_study;
+    StudySummary m_firstLook;
+    bool m_listed = false;
+    bool m_stopped = false;
+    int m_parallel = 3;
+    int m_focusSeries = 0;
+    int m_focusIndex = -1;  ///< −1: the middle of the focus series
+    QSet<QString> m_keys;  ///< every instance listed
+    QSet<QString> m_cached;
+    QHash<QString, Error> m_failed;  ///< key → why
+    QHash<QString, int> m_attempts;  ///< key → fetches that failed
+    QTimer m_retry;                  ///< the next round of retries of transient failures
+    int m_backoffMs = 0;             ///< the last round's wait; 0 while nothing fails
+    QHash<QString, Job *> m_running;
+    qint64 m_bytes = 0;
+    bool m_bulkWanted = true;
+    bool m_bulkEnded = false;  ///< the bulk lane ran (and ended); instance by instance for the rest
+    int m_viewRadius = 2;
+    int m_requests = 0;
+    Job *m_bulk = nullptr;     ///< the bulk fetch under way
+    std::shared_ptr<HeldKeys> m_held = std::make_shared<HeldKeys>();  ///< what is here: the lanes drop it
+
+    /// `key` is in the cache now (fetched by any request): counted once, announced.
+    void markCached(const QString &key, qint64 bytes);
+    /// Starts the bulk lane when it is wanted and enough is missing.
+    void startBulk();
+    /// Whether (series, index) is for the view lane while the bulk lane runs.
+    bool inViewLane(int series, int index) const;
+    /// The study's contents are known (listed, or brought whole by the bulk lane first).
+    void listedAs(const StudySummary &study);
+    /// Listed, and the cache's share known: what is here counted, fetching starts.
+    void ready();
+    QPointer<Job> m_listing;            ///< the listing, while it runs
+    QPointer<Job> m_looking;            ///< the first look, while it runs
+    bool m_listingStarted = false;
+    /// Lists the study (listStudy), once.
+    void startListing();
+    /// Lists the study now, unless the bulk lane will have brought all of it sooner.
+    void maybeList();
+    static constexpr int kListAfterMs = 150;
+    QTimer m_listSoon;                  ///< when a study streamed from the start is listed
+    QElapsedTimer m_bulkClock;
+    qint64 m_bulkDone = 0, m_bulkExpected = 0;  ///< the bulk fetch's progress (instances)
+    bool m_cacheKnown = false;          ///< the cache said what it holds of the study
+    bool m_firstLookDone = false;       ///< the first look answered (and its instance was asked for)
+    bool m_listingWaits = false;        ///< listed, waiting for the cache's answer
+    QSet<QString> m_heldBefore;         ///< what the cache held of the study when it was opened
+    QHash<QString, qint64> m_early;     ///< fetched before the listing (the bulk lane, the first look): key → bytes
+    bool m_focusSet = false;
+    QTimer m_settle;                    ///< the view moved lately: its own requests wait until it stays
+    QElapsedTimer m_clock;              ///< since start(), for the debug log
+    /// The next round of retries, after a wait twice the last (1 s to 1 min).
+    void scheduleRetry();
+    /// Transient failures back in the queue.
+    void retryTransient();
+};
+
+} // namespace spectrum

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "spectrum/stores/archives/archive.h"
+
+#include "archives/blobdarchive.h"
+#include "archives/dicomwebarchive.h"
+#include "archives/dimsearchive.h"
+#include "archives/localarchive.h"
+#include "archives/s3archive.h"
+
+#include "spectrum/stores/blobs/filestore.h"
+
+namespace spectrum {
+
+bool HeldKeys::contains(const QString &key) const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_keys.contains(key);
+}
+
+void HeldKeys::insert(const QString &key)
+{
+    QMutexLocker lock(&m_mutex);
+    m_keys.insert(key);
+}
+
+void HeldKeys::remove(const QString &key)
+{
+    QMutexLocker lock(&m_mutex);
+    m_keys.remove(key);
+}
+
+Archive::Archive(StoreConfig config, StoreConfigFile all, std::shared_ptr<FileStore> cache, QObject *parent)
+    : QObject(parent), m_config(std::move(config)), m_all(std::move(all)), m_cache(std::move(cache))
+{
+    setObjectName(m_config.name);
+}
+
+Archive::~Archive() = default;
+
+ResultJob<StudySummary> *Archive::firstLook(const QString &)
+{
+    return track(failedJob<StudySummary>(Error(ErrorCode::Unsupported, QStringLiteral("store '%1' is listed at once").arg(name()))));
+}
+
+void Archive::retire()
+{
+    m_retired = true;
+    setParent(nullptr);
+    if (m_running == 0)
+        deleteLater();
+}
+
+std::unique_ptr<Archive> makeArchive(const StoreConfig &config, const StoreConfigFile &all, std::shared_ptr<FileStore> cache)
+{
+    switch (config.kind) {
+    case StoreKind::DicomWeb:
+        return std::make_unique<DicomWebArchive>(config, all, std::move(cache));
+    case StoreKind::Dimse:
+        return std::make_unique<DimseArchive>(config, all, std::move(cache));
+    case StoreKind::Blobd:
+        return std::make_unique<BlobdArchive>(config, all, std::move(cache));
+    case StoreKind::Local:
+        return std::make_unique<LocalArchive>(config, all, std::move(cache));
+    case StoreKind::S3:
+        return std::make_unique<S3Archive>(config, all, std::move(cache));
+    }
+    return nullptr;
+}
+
+} // namespace spectrum

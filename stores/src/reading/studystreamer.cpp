@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "spectrum/stores/reading/studystreamer.h"
+
+#include "archives/studylisting.h"
+
+#include "spectrum/core/logging.h"
+#include "spectrum/core/resultjob.h"
+#include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/archives/storeregistry.h"
+
+#include <QPointer>
+#include <QScopeGuard>
+
+
+namespace spectrum {
+
+StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString storeName, QString studyUid, QObject *parent)
+    : QObject(parent), m_registry(registry), m_cache(cache), m_store(std::move(storeName)), m_studyUid(std::move(studyUid))
+{
+    // Whatever request brought an instance of this study (a bulk series answer, another window's fetch).
+    connect(m_registry, &StoreRegistry::instanceBytes, this, [this](const QString &sop, const ByteView &bytes) {
+        if ((!m_listed || m_keys.contains(sop)) && !m_cached.contains(sop))
+            Q_EMIT instanceBytes(sop, bytes);  // before the listing: whoever shows the first look may want it
+    });
+    connect(m_registry, &StoreRegistry::instanceFetched, this, [this](const QString &sop, qint64 bytes) {
+        if (m_listed && m_keys.contains(sop))
+            markCached(sop, bytes);
+        else if (!m_listed && (m_bulk || m_running.contains(sop))) {
+            m_early.insert(sop, bytes);  // counted once the listing says it is the study's
+            Q_EMIT instanceInBeforeListing(sop);
+        }
+    });
+    m_listSoon.setSingleShot(true);
+    connect(&m_listSoon, &QTimer::timeout, this, &StudyStreamer::maybeList);
+    m_settle.setSingleShot(true);
+    m_settle.setInterval(150);
+    connect(&m_settle, &QTimer::timeout, this, &StudyStreamer::pump);
+    m_retry.setSingleShot(true);
+    connect(&m_retry, &QTimer::timeout, this, &StudyStreamer::retryTransient);
+}
+
+bool StudyStreamer::isTransient(const Error &error)
+{
+    switch (error.code()) {
+    case ErrorCode::Timeout:
+    case ErrorCode::Network:
+    case ErrorCode::Protocol:
+    case ErrorCode::Corrupt:  // a transfer cut short or damaged on the way
+    case ErrorCode::Io:
+    case ErrorCode::Busy:
+    case ErrorCode::Changed:  // the object changed under the fetch: fetched again, whole
+        return true;
+    default:
+        return false;  // not found, refused credentials, unsupported, a full disk: trying again changes nothing
+    }
+}
+
+int StudyStreamer::failedForGood() const
+{
+    int n = 0;
+    for (auto it = m_failed.cbegin(); it != m_failed.cend(); ++it)
+        n += !isTransient(it.value()) || m_attempts.value(it.key()) >= kMaxAttempts;
+    return n;
+}
+
+int StudyStreamer::retryInMs() const
+{
+    return m_retry.isActive() ? m_retry.remainingTime() : -1;
+}
+
+void StudyStreamer::scheduleRetry()
+{
+    if (m_retry.isActive() || m_stopped)
+        return;
+    m_backoffMs = m_backoffMs == 0 ? 1000 : std::min(m_backoffMs * 2, 60'000);
+    m_retry.start(m_backoffMs);
+    Q_EMIT retryScheduled(m_backoffMs);
+}
+
+void StudyStreamer::retryTransient()
+{
+    if (m_stopped)
+        return;
+    if (!m_bulk)
+        m_bulkEnded = false;  // the archive answers again (or may): what is missing comes in bulk again
+    bool any = false;
+    for (auto it = m_failed.begin(); it != m_failed.end();) {
+        if (isTransient(it.value()) && m_attempts.value(it.key()) < kMaxAttempts) {
+            it = m_failed.erase(it);
+            any = true;
+        } else {
+            ++it;
+        }
+    }
+    if (any)
+        Q_EMIT progress(cachedCount(), total());
+    pump();
+}
+
+bool StudyStreamer::fallBack(const QString &store, const Error &error)
+{
+    // Only a store that does not answer any more (not one that refuses, or lacks an instance), only the one in use
+    // (several requests fail together when it goes), and only while there is another.
+    const bool unreachable = error.code() == ErrorCode::Network || error.code() == ErrorCode::Timeout;
+    if (!unreachable || store != m_store || m_fallbacks.isEmpty() || m_stopped)
+        return false;
+    qCInfo(lcStores) << "study" << m_studyUid << ":" << m_store << "does not answer (" << error.toString() << ") - going on from" << m_fallbacks.first();
+    switchToNext(error);
+    return true;
+}
+
+void StudyStreamer::switchToNext(const Error &why)
+{
+    const QString from = m_store;
+    m_store = m_fallbacks.takeFirst();
+    // What failed because of it is fetched from the next store at once, its attempts counted afresh.
+    for (auto it = m_failed.begin(); it != m_failed.end();) {
+        if (isTransient(it.value())) {
+            m_attempts.remove(it.key());
+            it = m_failed.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    m_retry.stop();
+    m_backoffMs = 0;
+    m_bulkEnded = false;  // the rest in bulk from the next store, when it is worth it
+    Q_EMIT sourceChanged(from, m_store, why);
+}
+
+void StudyStreamer::markCached(const QString &key, qint64 bytes)
+{
+    if (m_cached.contains(key))
+        return;
+    m_cached.insert(key);
+    m_held->insert(key);
+    m_failed.remove(key);
+    m_bytes += bytes;
+    if (m_backoffMs > 0) {
+        // The archive answers again: what failed while it did not is tried within a second, not after the
+        // longest wait; the backoff starts over.
+        m_backoffMs = 0;
+        if (m_retry.isActive() && m_retry.remainingTime() > 1000)
+            m_retry.start(1000);
+    }
+    Q_EMIT instanceCached(key);
+    Q_EMIT progress(cachedCount(), total());
+    if (isComplete()) {
+        qCDebug(lcStores) << "streamer: all here at" << m_clock.elapsed() << "ms";
+        Q_EMIT finished();
+    }
+}
+
+void StudyStreamer::setBulk(bool on)
+{
+    m_bulkWanted = on;
+    if (!on && m_bulk) {
+        Job *bulk = std::exchange(m_bulk, nullptr);
+        bulk->cancel();
+    }
+    pump();
+}
+
+void StudyStreamer::setViewRadius(int radius)
+{
+    m_viewRadius = std::max(0, radius);
+    pump();
+}
+
+bool StudyStreamer::inViewLane(int series, int index) const
+{
+    const int count = int(m_study.series.size());
+    if (count == 0 || series != std::clamp(m_focusSeries, 0, count - 1) || m_settle.isActive())
+        return false;
+    const int n = int(m_study.series[series].instances.size());
+    const int centre = m_focusIndex >= 0 ? std::min(m_focusIndex, n - 1) : n / 2;
+    return std::abs(index - centre) <= m_viewRadius;
+}
+
+void StudyStreamer::startBulk()
+{
+    if (!m_bulkWanted || m_bulk || m_bulkEnded || m_stopped)
+        return;
+    if (!m_listed) {
+        // Before the listing only when the cache holds none of the study, and after the first look's request
+        // (the slice to show first goes out before the study's bulk).
+        if (!m_cacheKnown || !m_heldBefore.isEmpty() || !m_firstLookDone)
+            return;
+    } else {
+        // Worth a request of its own only when more is missing than the view lane brings.
+        const int missing = total() - cachedCount() - int(m_running.size());
+        if (missing <= 2 * m_viewRadius + 1)
+            return;
+    }
+    FetchOptions options;
+    options.held = m_held;
+    auto *job = m_registry->fetchStudy(m_store, m_studyUid, options);
+    qCDebug(lcStores) << "streamer: bulk fetch from" << m_clock.elapsed() << "ms";
+    ++m_requests;
+    m_bulk = job;
+    m_bulkClock.start();
+    m_bulkDone = m_bulkExpected = 0;
+    connect(job, &Job::progress, this, [this](qint64 done, qint64 expected) {
+        m_bulkDone = done;
+        m_bulkExpected = expected;
+    });
+    whenDone(job, this, [this, job, store = m_store](const Result<FetchSummary> &r) {
+        if (m_bulk != job)
+            return;  // stopped meanwhile
+        m_bulk = nullptr;
+        if (store != m_store) {
+            // From a store left meanwhile (it held part of the study, or stopped answering): what it brought
+            // stays; it says nothing of the study, and the next store's bulk lane may still run.
+            qCDebug(lcStores) << "streamer: the bulk fetch from" << store << "ended after the switch to" << m_store;
+            startBulk();
+            return pump();
+        }
+        m_bulkEnded = true;
+        if (!r.isOk())
+            fallBack(store, r.error());
+        qCDebug(lcStores) << "streamer: bulk fetch ended at" << m_clock.elapsed() << "ms";
+        // Only a stream that brought, without a problem, as many instances as the archive said the study has —
+        // and as many as any store said it holds (a peer's whole is not the study's).
+        const bool whole = r.isOk() && r.value().problems.isEmpty() && r.value().rejected == 0 && m_bulkExpected > 0
+                           && r.value().instances >= m_bulkExpected && r.value().instances >= m_expectedInstances;
+        if (!m_listed && !m_listingWaits && whole) {
+            // The whole study came before its listing (a quick archive: Orthanc lists 300 instances in 0.25 s,
+            // and streams them in as long): what the archive sent is the study. The listing is not waited for.
+            const StudySummary study = studyFrom(m_studyUid, {}, r.value().identities);
+            if (study.instanceCount > 0) {
+                m_listSoon.stop();
+                if (Job *listing = m_listing.data()) {
+                    disconnect(listing, nullptr, this, nullptr);  // not heard: its cancellation is no failure
+                    listing->cancel();
+                }
+                return listedAs(study);
+            }
+        }
+        if (!m_listed)
+            startListing();  // the study was not all sent: the archive says what it holds
+        if (!r.isOk() && r.error().code() != ErrorCode::Cancelled)
+            qCInfo(lcStores) << "study" << m_studyUid << "from" << m_store << ": the bulk fetch ended with" << r.error().toString()
+                             << "- the rest instance by instance";
+        // What it did not bring is fetched one by one, nearest the view first, with retries.
+        pump();
+    });
+}
+
+StudyStreamer::~StudyStreamer()
+{
+    stop();
+    // Its questions to the archive go with it, unheard (a cancelled one would otherwise call back in here).
+    for (Job *query : {m_looking.data(), m_listing.data()}) {
+        if (query && !query->isFinished()) {
+            QObject::disconnect(query, nullptr, this, nullptr);
+            query->cancel();
+        }
+    }
+}
+
+void StudyStreamer::start()
+{
+    m_clock.start();
+    qCDebug(lcStores) << "streamer: open" << m_studyUid << "from" << m_store;
+    if (!m_cache)
+        return startListing();
+    // The listing of a big study takes a while (Orthanc: 0.25 s of its work for 300 instances); the slice a stack
+    // opens at is found with two small queries and fetched meanwhile.
+    auto *look = m_registry->firstLook(m_store, m_studyUid);
+    m_looking = look;
+    whenDone(look, this, [this](const Result<StudySummary> &r) {
+        qCDebug(lcStores) << "streamer: first look at" << m_clock.elapsed() << "ms";
+        const auto thenTheRest = qScopeGuard([this] {
+            m_firstLookDone = true;  // its request went first: the bulk lane may start
+            startBulk();
+        });
+        if (!r.isOk() || m_listed || m_stopped)
+            return startListing();  // nothing quicker to show: the listing will do, now
+        m_firstLook = r.value();
+        const SeriesSummary &series = m_firstLook.series.first();
+        const InstanceRef &first = series.instances.first();
+        Q_EMIT firstLookReady();
+        if (!m_running.contains(first.key) && !m_cached.contains(first.key))
+            fetchOne(series.seriesInstanceUid, first.sopInstanceUid, first.key);
+    });
+    // What the cache already holds is not fetched again. When it holds none of the study (the usual case for a
+    // study opened from an archive), the bulk lane starts as soon as the first look's request is out, as
+    // `spectrum-cli fetch` does, and the listing waits a moment: it costs the archive as much work as the stream
+    // (Orthanc: 0.25 s for 300 instances), and a quick archive streams the whole study before it could be
+    // listed — then what it sent is the listing.
+    BlobQuery q;
+    q.studyInstanceUid = m_studyUid;
+    whenDone(m_cache->query(q), this, [this](const Result<QList<BlobInfo>> &held) {
+        m_cacheKnown = true;
+        qCDebug(lcStores) << "streamer: the cache answered at" << m_clock.elapsed() << "ms";
+        if (held.isOk()) {
+            for (const BlobInfo &b : held.value()) {
+                m_heldBefore.insert(b.key);
+                m_held->insert(b.key);
+            }
+        }
+        if (!m_heldBefore.isEmpty() || !m_bulkWanted) {
+            startListing();  // listed first: the bulk lane brings only what is missing, if that is worth it
+        } else {
+            startBulk();
+            m_listSoon.start(kListAfterMs);
+        }
+        if (m_listingWaits)
+            ready();
+    });
+}
+
+void StudyStreamer::maybeList()
+{
+    if (m_listed || m_listing || m_listingStarted)
+        return;
+    if (m_bulk && m_bulkExpected > 0 && m_bulkDone > 0) {
+        // Will the stream be done before a listing could be? Then what it sends is the listing.
+        const double elapsed = std::max<qint64>(1, m_bulkClock.elapsed());
+        const double remainingMs = elapsed * (m_bulkExpected - m_bulkDone) / m_bulkDone;
+        if (remainingMs < kListAfterMs * 2) {
+            m_listSoon.start(int(remainingMs) + kListAfterMs);  // asked again then, if it is not done
+            return;
+        }
+    }
+    startListing();
+}
+
+void StudyStreamer::startListing()
+{
+    if (m_listingStarted || m_listed)
+        return;
+    m_listingStarted = true;
+    m_listSoon.stop();
+    qCDebug(lcStores) << "streamer: listing from" << m_clock.elapsed() << "ms";
+    auto *listing = m_registry->listStudy(m_store, m_studyUid);
+    m_listing = listing;
+    whenDone(listing, this, [this, store = m_store](const Result<StudySummary> &r) {
+        if (m_listed || m_listingWaits)
+            return;  // listed from the bulk fetch already
+        if (!r.isOk() && fallBack(store, r.error())) {
+            m_listingStarted = false;
+            return startListing();  // asked of the next store
+        }
+        if (!r.isOk()) {
+            qCWarning(lcStores) << "streamer: cannot list" << m_studyUid << "from" << m_store << ":" << r.error().toString();
+            stop();  // the bulk lane too: nothing is fetched for a study that cannot be listed
+            return Q_EMIT failed(r.error());
+        }
+        listedAs(r.value());
+    });
+}
+
+void StudyStreamer::listedAs(const StudySummary &study)
+{
+    if (study.instanceCount < m_expectedInstances && !m_stopped) {
+        // Part of the study (a peer that cached what its reader looked at): the next store lists it whole.
+        const Error why(ErrorCode::NotFound, QStringLiteral("%1 holds %2 of the study's %3 instances").arg(m_store).arg(study.instanceCount).arg(m_expectedInstances));
+        if (!m_fallbacks.isEmpty()) {
+            qCInfo(lcStores) << "study" << m_studyUid << ":" << why.message() << "- listing it from" << m_fallbacks.first();
+            switchToNext(why);
+            m_listingStarted = false;
+            return startListing();
+        }
+        // No store left that may hold more: what is listed is read, and the reader is told it is less.
+        qCWarning(lcStores) << "study" << m_studyUid << ":" << why.message() << "and no other store holds it";
+        Q_EMIT listedShort(m_store, study.instanceCount, m_expectedInstances);
+    }
+    m_study = study;
+    for (const SeriesSummary &s : m_study.series)
+        for (const InstanceRef &i : s.instances)
+            m_keys.insert(i.key);
+    if (m_cache && !m_cacheKnown) {
+        m_listingWaits = true;  // for the cache's answer
+        return;
+    }
+    ready();
+}
+
+int StudyStreamer::cachedBefore() const
+{
+    int n = 0;
+    for (const QString &key : m_heldBefore)
+        n += m_keys.contains(key) ? 1 : 0;
+    return n;
+}
+
+void StudyStreamer::ready()
+{
+    qCDebug(lcStores) << "streamer: listed at" << m_clock.elapsed() << "ms";
+    m_listingWaits = false;
+    for (const QString &key : std::as_const(m_heldBefore)) {
+        if (m_keys.contains(key))
+            m_cached.insert(key);
+    }
+    const QHash<QString, qint64> early = std::exchange(m_early, {});
+    m_listed = true;
+    Q_EMIT listed();
+    Q_EMIT progress(cachedCount(), total());
+    // What the bulk lane brought while the study was being listed: announced now that it is the study's.
+    const int before = cachedCount();
+    for (auto it = early.cbegin(); it != early.cend(); ++it) {
+        if (m_keys.contains(it.key()))
+            markCached(it.key(), it.value());  // says finished() when it completes the study
+    }
+    if (cachedCount() == before && isComplete())
+        Q_EMIT finished();
+    pump();
+}
+
+void StudyStreamer::setFocus(int series, int index)
+{
+    if (m_focusSet && m_bulk && (series != m_focusSeries || index != m_focusIndex))
+        m_settle.start();  // the view moves: its own requests wait until it stays (slices scrolled past are not asked twice)
+    m_focusSet = true;
+    m_focusSeries = series;
+    m_focusIndex = index;
+    pump();
+}
+
+void StudyStreamer::setParallel(int fetches)
+{
+    m_parallel = std::max(1, fetches);
+    pump();
+}
+
+void StudyStreamer::stop()
+{
+    m_stopped = true;
+    m_retry.stop();
+    QList<Job *> running = m_running.values();
+    m_running.clear();
+    if (m_bulk)
+        running << std::exchange(m_bulk, nullptr);
+    m_bulkEnded = false;  // asked again on resume, for what is still missing
+    for (Job *job : running)
+        job->cancel();
+}
+
+void StudyStreamer::resume()
+{
+    m_stopped = false;
+    retryTransient();  // pumps
+}
+
+void StudyStreamer::retryFailed()
+{
+    m_failed.clear();
+    m_attempts.clear();  // the reader asked: every instance gets its attempts again
+    if (!m_bulk)
+        m_bulkEnded = false;  // and the rest comes in bulk again
+    m_retry.stop();
+    m_backoffMs = 0;
+    m_stopped = false;
+    Q_EMIT progress(cachedCount(), total());
+    pump();
+}
+
+void StudyStreamer::refetch(const QString &key)
+{
+    if (!m_keys.contains(key) || m_running.contains(key))
+        return;
+    if (m_cached.remove(key))
+        Q_EMIT progress(cachedCount(), total());
+    m_held->remove(key);
+    m_failed.remove(key);
+    pump();
+}
+
+QPair<int, int> StudyStreamer::next() const
+{
+    // The focus series outward from the focus (nearest first, below before above), then the other series in
+    // order, each from its middle outward.
+    const int count = int(m_study.series.size());
+    auto pending = [this](int s, int i) {
+        const QString &key = m_study.series[s].instances[i].key;
+        if (m_cached.contains(key) || m_failed.contains(key) || m_running.contains(key))
+            return false;
+        // While the bulk lane brings the study (or is about to), only the view's neighbourhood has requests of
+        // its own, so that it is never behind the rest.
+        if (m_bulk || (m_bulkWanted && !m_bulkEnded))
+            return inViewLane(s, i);
+        return true;
+    };
+    for (int k = 0; k < count; ++k) {
+        const int s = (std::clamp(m_focusSeries, 0, count - 1) + k) % count;
+        const int n = int(m_study.series[s].instances.size());
+        const int centre = k == 0 && m_focusIndex >= 0 ? std::min(m_focusIndex, n - 1) : n / 2;
+        for (int d = 0; d < n; ++d) {
+            for (int i : {centre + d, centre - d}) {
+                if (i >= 0 && i < n && pending(s, i))
+                    return {s, i};
+                if (d == 0)
+                    break;
+            }
+        }
+    }
+    return {-1, -1};
+}
+
+void StudyStreamer::pump()
+{
+    if (!m_listed || m_stopped)
+        return;
+    while (m_running.size() < m_parallel) {
+        const QPair<int, int> at = next();
+        if (at.first < 0)
+            break;
+        const SeriesSummary &series = m_study.series[at.first];
+        fetchOne(series.seriesInstanceUid, series.instances[at.second].sopInstanceUid, series.instances[at.second].key);
+    }
+    startBulk();  // after the view's own requests: they go out first
+    if (m_bulkWanted && !m_bulk && !m_bulkEnded) {
+        // Not worth a bulk fetch (little is missing): instance by instance.
+        m_bulkEnded = true;
+        pump();
+    }
+}
+
+void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, const QString &key)
+{
+    // The instance's bytes as they come (in the buffer the reader fills: the decoder showing it reads there
+    // while the rest arrives).
+    QPointer<StudyStreamer> self(this);
+    FetchOptions options;
+    options.held = m_held;
+    // Of the study's patient (as listed, or as the first look found it): another's is refused before it is kept.
+    options.patientId = m_listed ? m_study.identity.patientId : m_firstLook.identity.patientId;
+    options.arriving = [self, key](const Arrival &arrival) {
+        if (self && !self->m_cached.contains(key))
+            Q_EMIT self->instanceArriving(key, arrival);
+    };
+    auto *job = m_registry->fetchInstance(m_store, m_studyUid, seriesUid, sopUid, options);
+    m_running.insert(key, job);
+    ++m_requests;
+    whenDone(job, this, [this, key, store = m_store](const Result<FetchSummary> &r) {
+        if (!m_running.remove(key))
+            return;  // stopped meanwhile
+        if (r.isOk() && r.value().sopInstanceUids.contains(key)) {
+            markCached(key, r.value().bytes);  // usually announced already (instanceFetched)
+        } else if (!m_listed) {
+            return;  // the first look's instance: fetched again with the rest once listed
+        } else if (!m_cached.contains(key)) {
+            const Error e = r.isOk() ? Error(ErrorCode::Corrupt, QStringLiteral("the store sent something else for %1").arg(key)) : r.error();
+            if (store != m_store && isTransient(e)) {
+                // From a store left since (it went while this was under way): fetched from the one in use, at once.
+                pump();
+                return;
+            }
+            m_failed.insert(key, e);
+            const int attempts = ++m_attempts[key];
+            if (fallBack(store, e)) {
+                pump();
+                return;  // from the next store, at once
+            }
+            if (isTransient(e) && attempts < kMaxAttempts)
+                scheduleRetry();
+            Q_EMIT instanceFailed(key, e);
+            Q_EMIT progress(cachedCount(), total());
+            if (isComplete())
+                Q_EMIT finished();
+        }
+        pump();
+    });
+}
+
+} // namespace spectrum
