@@ -55,7 +55,7 @@ private Q_SLOTS:
 
     void angleIsADragThenAClick()
     {
-        m_vp->setTool(ImageViewport::Tool::Angle);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Angle));
         drag(m_vp.get(), at(30, 10), at(10, 10));  // first arm: end (30, 10) to the vertex (10, 10)
         QVERIFY(m_vp->isDrawing());
         QVERIFY(m_vp->measurements().isEmpty());
@@ -71,7 +71,7 @@ private Q_SLOTS:
 
     void cobbAngleIsTwoLines()
     {
-        m_vp->setTool(ImageViewport::Tool::CobbAngle);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::CobbAngle));
         drag(m_vp.get(), at(5, 5), at(25, 5));  // level
         QVERIFY(m_vp->isDrawing());
         drag(m_vp.get(), at(5, 20), at(25, 40));  // 45° down
@@ -84,7 +84,7 @@ private Q_SLOTS:
 
     void bidirectionalKeepsItsAxesPerpendicular()
     {
-        m_vp->setTool(ImageViewport::Tool::Bidirectional);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Bidirectional));
         drag(m_vp.get(), at(10, 20), at(30, 20));  // the long axis: 20 pixels, 10 mm
         Annotation a = m_vp->measurements().first();
         QCOMPARE(a.kind, AnnotationKind::Bidirectional);
@@ -105,7 +105,7 @@ private Q_SLOTS:
 
     void polygonByClicksClosedOnItsFirstVertex()
     {
-        m_vp->setTool(ImageViewport::Tool::Polygon);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Polygon));
         click(m_vp.get(), at(4, 4));
         click(m_vp.get(), at(12, 4));
         click(m_vp.get(), at(12, 10));
@@ -136,7 +136,7 @@ private Q_SLOTS:
 
     void freehandIsTraced()
     {
-        m_vp->setTool(ImageViewport::Tool::Freehand);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Freehand));
         test::sendMouse(m_vp.get(), QEvent::MouseButtonPress, at(20, 10), Qt::LeftButton, Qt::LeftButton);
         for (int i = 1; i <= 36; ++i) {
             const double t = 2 * M_PI * i / 36;
@@ -152,7 +152,7 @@ private Q_SLOTS:
 
     void arrowTextAndPointValue()
     {
-        m_vp->setTool(ImageViewport::Tool::Arrow);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Arrow));
         drag(m_vp.get(), at(10, 10), at(20, 5));
         QCOMPARE(m_prompted, QStringList{QString()});
         Annotation a = m_vp->measurements().first();
@@ -168,7 +168,7 @@ private Q_SLOTS:
         QCOMPARE(m_vp->measurements().first().text, QStringLiteral("nodule, 4 mm"));
 
         // A text needs words: none, nothing drawn.
-        m_vp->setTool(ImageViewport::Tool::Text);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Text));
         m_answer = std::nullopt;
         click(m_vp.get(), at(30, 30));
         QCOMPARE(m_vp->measurements().size(), 1);
@@ -177,7 +177,7 @@ private Q_SLOTS:
         QCOMPARE(m_vp->measurements().size(), 2);
         QCOMPARE(m_vp->measurements().last().kind, AnnotationKind::Text);
 
-        m_vp->setTool(ImageViewport::Tool::Point);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Point));
         click(m_vp.get(), at(7.5, 3.5));
         QCOMPARE(m_vp->measurements().last().kind, AnnotationKind::Point);
         QCOMPARE(m_vp->measurementText(m_vp->measurements().last()), QStringLiteral("37.0 HU"));  // 7 + 10·3
@@ -185,9 +185,9 @@ private Q_SLOTS:
 
     void movedWholeByItsOutline()
     {
-        m_vp->setTool(ImageViewport::Tool::Rectangle);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Rectangle));
         drag(m_vp.get(), at(4, 4), at(12, 10));
-        m_vp->setTool(ImageViewport::Tool::Pan);
+        m_vp->setTool(ViewportTool::pan());
         drag(m_vp.get(), at(8, 4), at(18, 14));  // grabbed by its top edge, moved 10 right and 10 down
         const Annotation a = m_vp->measurements().first();
         QVERIFY(near(a.points[0], QPointF(14, 14)) && near(a.points[1], QPointF(22, 20)));
@@ -204,7 +204,7 @@ private Q_SLOTS:
         other.setFindings(&model);
         other.setImage(m_vp->image(), false, QStringLiteral("key-1"));
         QSignalSpy changed(&other, &ImageViewport::measurementsChanged);
-        m_vp->setTool(ImageViewport::Tool::Distance);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Distance));
         drag(m_vp.get(), at(2, 2), at(12, 2));
         QCOMPARE(changed.count(), 1);
         QCOMPARE(other.measurements().size(), 1);

@@ -125,7 +125,7 @@ void tst_ReferenceLines::theCrosshairTakesThePanesToAPoint()
     QVERIFY(m_viewer);
     SeriesPane *axialPane = m_viewer->pane(0), *coronalPane = m_viewer->pane(1);
     ImageViewport *vp = coronalPane->viewport();
-    vp->setTool(ImageViewport::Tool::Crosshair);
+    vp->setTool(ViewportTool::crosshair());
     // A click on the coronal image: at column 300, at the row of z = −40.
     const double z = -40;
     const QPointF imagePoint(300.5, (m_top - z) / m_spacing + 0.5);
@@ -151,7 +151,7 @@ void tst_ReferenceLines::theCrosshairTakesThePanesToAPoint()
     m_viewer->setActivePane(axialPane);
     m_viewer->stepSlice(10);
     QTRY_VERIFY(!axialPane->viewport()->crosshair().has_value());
-    vp->setTool(ImageViewport::Tool::Pan);
+    vp->setTool(ViewportTool::pan());
 }
 
 // The demo CT's lateral scout (a sagittal projection, 256² over the same 250 mm, in the CT's frame of reference):

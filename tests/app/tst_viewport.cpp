@@ -221,7 +221,7 @@ private Q_SLOTS:
     void distanceDrawnWithTheMouse()
     {
         QSignalSpy changed(m_vp.get(), &ImageViewport::measurementsChanged);
-        m_vp->setTool(ImageViewport::Tool::Distance);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Distance));
         drag(m_vp.get(), onScreen(*m_vp, QPoint(2, 2)), onScreen(*m_vp, QPoint(5, 6)));
         QCOMPARE(changed.count(), 1);
         QCOMPARE(m_vp->measurements().size(), 1);
@@ -232,21 +232,21 @@ private Q_SLOTS:
         QCOMPARE(m_vp->measurementText(m), QStringLiteral("2.5 mm"));  // 5 pixels of 0.5 mm
 
         // Its end point can be dragged again, with any tool.
-        m_vp->setTool(ImageViewport::Tool::Pan);
+        m_vp->setTool(ViewportTool::pan());
         drag(m_vp.get(), onScreen(*m_vp, QPoint(5, 6)), onScreen(*m_vp, QPoint(8, 10)));
         QCOMPARE(m_vp->measurements().size(), 1);
         QCOMPARE(m_vp->measurements().first().points[1], QPointF(8.5, 10.5));
         QCOMPARE(m_vp->measurementText(m_vp->measurements().first()), QStringLiteral("5.0 mm"));  // 6 across, 8 down
 
         // A click without a drag draws nothing.
-        m_vp->setTool(ImageViewport::Tool::Distance);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Distance));
         drag(m_vp.get(), onScreen(*m_vp, QPoint(20, 20)), onScreen(*m_vp, QPoint(20, 20)));
         QCOMPARE(m_vp->measurements().size(), 1);
     }
 
     void regionsOfInterestWithStatistics()
     {
-        m_vp->setTool(ImageViewport::Tool::Rectangle);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Rectangle));
         // From the corner of pixel (2, 3) to the corner of pixel (5, 5): pixels x 2…4, y 3…4.
         const QTransform t = m_vp->imageToWidget();
         drag(m_vp.get(), t.map(QPointF(2, 3)).toPoint(), t.map(QPointF(5, 5)).toPoint());
@@ -254,7 +254,7 @@ private Q_SLOTS:
         const QString text = m_vp->measurementText(m_vp->measurements().first());
         QVERIFY2(text.startsWith(QStringLiteral("Mean 38.0 SD 5.1 HU\nMin 32 Max 44\nArea 1.5 mm²")), qPrintable(text));
 
-        m_vp->setTool(ImageViewport::Tool::Ellipse);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Ellipse));
         drag(m_vp.get(), t.map(QPointF(10, 10)).toPoint(), t.map(QPointF(30, 30)).toPoint());
         QCOMPARE(m_vp->measurements().size(), 2);
         QCOMPARE(m_vp->measurements().last().kind, AnnotationKind::Ellipse);
@@ -278,7 +278,7 @@ private Q_SLOTS:
     {
         m_vp->setWindow(VoiWindow{-5000, 10});  // a window far below every value: the image is all white
         const QImage plain = m_vp->grab().toImage();
-        m_vp->setTool(ImageViewport::Tool::Distance);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Distance));
         drag(m_vp.get(), onScreen(*m_vp, QPoint(5, 20)), onScreen(*m_vp, QPoint(35, 20)));
         const QImage drawn = m_vp->grab().toImage();
         const QPoint middle = onScreen(*m_vp, QPoint(20, 20));
@@ -363,10 +363,10 @@ private Q_SLOTS:
     /// distance — are the original image's; a filter that changes the size changes none of them.
     void valuesComeFromTheOriginalWhateverIsShown()
     {
-        m_vp->setTool(ImageViewport::Tool::Rectangle);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Rectangle));
         const QTransform t = m_vp->imageToWidget();
         drag(m_vp.get(), t.map(QPointF(2, 3)).toPoint(), t.map(QPointF(5, 5)).toPoint());
-        m_vp->setTool(ImageViewport::Tool::Distance);
+        m_vp->setTool(ViewportTool::measuring(AnnotationKind::Distance));
         drag(m_vp.get(), onScreen(*m_vp, QPoint(2, 2)), onScreen(*m_vp, QPoint(5, 6)));
         const QPoint at = onScreen(*m_vp, QPoint(3, 4));
         test::sendMouse(m_vp.get(), QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);

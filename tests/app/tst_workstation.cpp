@@ -25,6 +25,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QListWidget>
+#include <QMenu>
 #include <QTimer>
 #include <QSpinBox>
 #include <QPushButton>
@@ -193,12 +194,27 @@ void tst_Workstation::keysFromTheMenusActOnTheOpenStudy()
     press(QKeySequence(QStringLiteral("Shift+F")));
     QCOMPARE(vp->displayScale(), 1.0);
     press(QKeySequence(Qt::Key_D));
-    QCOMPARE(vp->tool(), ImageViewport::Tool::Distance);
+    QCOMPARE(vp->tool(), ViewportTool::measuring(AnnotationKind::Distance));
     press(QKeySequence(Qt::Key_R));
     QCOMPARE(vp->rotation(), 0);
     QVERIFY(!vp->isInverted() && !vp->isFlippedHorizontally());
     press(QKeySequence(Qt::Key_P));
-    QCOMPARE(vp->tool(), ImageViewport::Tool::Pan);
+    QCOMPARE(vp->tool(), ViewportTool::pan());
+    // Every measurement tool a hand places is in the Tools menu under its own entry, and its key picks it.
+    QMenu *toolsMenu = m_window->findChild<QMenu *>(QStringLiteral("toolsMenu"));
+    QVERIFY(toolsMenu);
+    int placed = 0;
+    for (const MeasurementTool *tool : measurementTools()) {
+        if (tool->placement() == Placement::None)
+            continue;
+        ++placed;
+        const QList<QAction *> entries = toolsMenu->actions();
+        QVERIFY2(std::any_of(entries.begin(), entries.end(), [&](QAction *a) { return a->text() == tool->menuText(); }), qPrintable(tool->name()));
+        press(QKeySequence(tool->shortcut()));
+        QVERIFY2(vp->tool() == ViewportTool::measuring(tool->kind()), qPrintable(tool->name()));
+    }
+    QCOMPARE(placed, 11);
+    press(QKeySequence(Qt::Key_P));
 
     // Cine runs through the stack on its own, and stops on the same key.
     QSignalSpy shown(viewer, &StudyViewer::imageShown);
@@ -218,7 +234,7 @@ void tst_Workstation::singleKeysNeverFireWhileTyping()
 {
     StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
-    const ImageViewport::Tool before = viewer->viewport()->tool();
+    const ViewportTool before = viewer->viewport()->tool();
     const bool flipped = viewer->viewport()->isFlippedHorizontally();
     QLineEdit *name = m_window->browser()->patientNameField();
     m_window->browser()->window()->activateWindow();
@@ -533,7 +549,17 @@ void tst_Workstation::settingsAreRememberedAcrossRestarts()
     QVERIFY(viewer);
     QVERIFY(viewer->isFiltering());
     QCOMPARE(second.filterPanel()->specs(), bone.specs);
-    QCOMPARE(viewer->viewport()->tool(), ImageViewport::Tool::Ellipse);
+    QCOMPARE(viewer->viewport()->tool(), ViewportTool::measuring(AnnotationKind::Ellipse));
+    QCOMPARE(settings.value(QStringLiteral("reading/tool")).toString(), QStringLiteral("Ellipse"));  // by name
+
+    // A settings file from before tools were kept by name (their number in the old menu: 6, the Cobb angle).
+    settings.setValue(QStringLiteral("reading/tool"), 6);
+    settings.sync();
+    MainWindow third(m_ws.get());
+    third.restoreSettings(settings);
+    StudyViewer *again = openAndWait(&third, QStringLiteral("demo-ct"));
+    QVERIFY(again);
+    QCOMPARE(again->viewport()->tool(), ViewportTool::measuring(AnnotationKind::CobbAngle));
 }
 
 void tst_Workstation::reopeningUsesTheCacheWithoutReseeding()

@@ -3,6 +3,7 @@
 // region statistics in HU, the CT presets, and the auto window that ignores a few extreme pixels.
 
 #include "spectrum/imaging/tools/measurements.h"
+#include "spectrum/imaging/tools/measurementtool.h"
 #include "rampimage.h"
 
 #include <QPainterPath>
@@ -132,6 +133,35 @@ private Q_SLOTS:
         QVERIFY(hi < 1100);
         QCOMPARE(automatic.lower(), lo);
         QCOMPARE(automatic.upper(), hi);
+    }
+
+    /// The registry: one tool for each kind, at its kind's place, each named and measuring what its points allow
+    /// (the viewer's Tools menu and the document writers take every tool from it).
+    void everyKindHasItsTool()
+    {
+        const QList<const MeasurementTool *> tools = measurementTools();
+        QCOMPARE(tools.size(), int(AnnotationKind::Polyline) + 1);
+        const DecodedImage image = ramp(20, 20);
+        const QByteArray none;
+        for (int i = 0; i < tools.size(); ++i) {
+            const MeasurementTool &tool = *tools[i];
+            QCOMPARE(int(tool.kind()), i);
+            QCOMPARE(&measurementTool(tool.kind()), &tool);
+            QVERIFY(!tool.name().isEmpty() && !tool.menuText().isEmpty());
+            QCOMPARE(kindFromId(kindId(tool.kind())), std::optional<AnnotationKind>(tool.kind()));
+            // Its points: as many as it takes, inside the image; something drawn and something written.
+            Annotation a;
+            a.kind = tool.kind();
+            const int n = std::abs(tool.pointCount());
+            for (int k = 0; k < n; ++k)
+                a.points << QPointF(3 + 3 * k, 4 + 2 * (k % 2) + k);
+            a = tool.placed(a);
+            QVERIFY2(isWellFormed(a), qPrintable(tool.name()));
+            QVERIFY2(!tool.shapes(a).isEmpty() && !tool.reportItems(a).isEmpty() && !tool.presentationShapes(a).isEmpty(), qPrintable(tool.name()));
+            const QList<MeasuredValue> values = tool.measure(a, MeasureInput{image, 0, -1, none});
+            QCOMPARE(values.isEmpty(), tool.words() != Words::None);  // words say; everything else measures
+        }
+        QVERIFY(!kindFromId(QStringLiteral("Protractor")));
     }
 };
 

@@ -3,6 +3,7 @@
 
 #include "findings/findingsmodel.h"
 #include "viewer/studyviewer.h"
+#include "spectrum/imaging/tools/measurementtool.h"
 
 #include <QLabel>
 #include <QLineEdit>
@@ -135,7 +136,7 @@ void FindingsPanel::rebuild()
         QString values = describeValues(!f.measuredValues.isEmpty() ? f.measuredValues : f.reportedValues).replace(QLatin1Char('\n'), QStringLiteral("; "));
         if (!f.otherValues.isEmpty())
             values += (values.isEmpty() ? QString() : QStringLiteral("; ")) + f.otherValues.join(QStringLiteral("; "));
-        const bool measures = f.annotation.kind != AnnotationKind::Arrow && f.annotation.kind != AnnotationKind::Text;
+        const bool measures = measurementTool(f.annotation.kind).words() == Words::None;
         if (values.isEmpty() && !f.fromReport() && measures)
             values = tr("(measured when shown)");
         const QString from = f.fromReport() ? (f.changed ? tr("edited, not saved") : tr("report")) : (f.changed ? tr("not saved") : tr("saved"));

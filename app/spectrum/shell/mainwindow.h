@@ -236,7 +236,7 @@ private:
     QAction *m_cineAction = nullptr;
     QAction *m_mprAction = nullptr;  ///< View ▸ MPR, checked while the current study shows it
     QAction *m_smoothAction = nullptr;
-    ImageViewport::Tool m_tool = ImageViewport::Tool::Pan;  ///< given to every study opened
+    ViewportTool m_tool = ViewportTool::pan();  ///< given to every study opened
     int m_cineRate = 15;                                    ///< given to every study opened
     QList<QAction *> m_toolActions;
     QStringList m_startChain;

@@ -263,32 +263,23 @@ void MainWindow::buildMenus()
     QMenu *tools = menuBar()->addMenu(tr("&Tools"));
     tools->setObjectName(QStringLiteral("toolsMenu"));
     auto *toolGroup = new QActionGroup(this);
-    const QList<QPair<QString, QPair<ImageViewport::Tool, QKeySequence>>> toolList = {
-        {tr("&Pan"), {ImageViewport::Tool::Pan, QKeySequence(Qt::Key_P)}},
-        {tr("&Distance"), {ImageViewport::Tool::Distance, QKeySequence(Qt::Key_D)}},
-        {tr("&Bidirectional (long and short axis)"), {ImageViewport::Tool::Bidirectional, QKeySequence(QStringLiteral("Shift+D"))}},
-        {tr("&Angle"), {ImageViewport::Tool::Angle, QKeySequence(QStringLiteral("Shift+A"))}},
-        {tr("C&obb angle"), {ImageViewport::Tool::CobbAngle, QKeySequence(QStringLiteral("Shift+C"))}},
-        {tr("&Rectangle ROI"), {ImageViewport::Tool::Rectangle, QKeySequence(Qt::Key_B)}},
-        {tr("&Ellipse ROI"), {ImageViewport::Tool::Ellipse, QKeySequence(Qt::Key_E)}},
-        {tr("Po&lygon ROI"), {ImageViewport::Tool::Polygon, QKeySequence(Qt::Key_O)}},
-        {tr("&Freehand ROI"), {ImageViewport::Tool::Freehand, QKeySequence(QStringLiteral("Shift+O"))}},
-        {tr("Point &value"), {ImageViewport::Tool::Point, QKeySequence(Qt::Key_Q)}},
-        {tr("Arro&w with text"), {ImageViewport::Tool::Arrow, QKeySequence(Qt::Key_W)}},
-        {tr("&Text"), {ImageViewport::Tool::Text, QKeySequence(QStringLiteral("Shift+T"))}},
-        {tr("&Crosshair"), {ImageViewport::Tool::Crosshair, QKeySequence(Qt::Key_X)}},
-    };
-    for (const auto &t : toolList) {
-        const ImageViewport::Tool tool = t.second.first;
-        QAction *a = add(tools, t.first, t.second.second, [this, tool] {
+    // Pan, every measurement tool a hand places (in the registry's order, each with its own entry and key), the
+    // crosshair.
+    QList<std::tuple<QString, ViewportTool, QKeySequence>> toolList = {{tr("&Pan"), ViewportTool::pan(), QKeySequence(Qt::Key_P)}};
+    for (const MeasurementTool *m : measurementTools())
+        if (m->placement() != Placement::None)
+            toolList.append({m->menuText(), ViewportTool::measuring(m->kind()), QKeySequence(m->shortcut())});
+    toolList.append({tr("&Crosshair"), ViewportTool::crosshair(), QKeySequence(Qt::Key_X)});
+    for (const auto &[text, tool, key] : toolList) {
+        QAction *a = add(tools, text, key, [this, tool = tool] {
             m_tool = tool;
             // The reader's tool, in every pane of every open study: a click on any pane uses it.
             for (StudyViewer *v : findChildren<StudyViewer *>())
                 v->setTool(tool);
         });
         a->setCheckable(true);
-        a->setChecked(tool == ImageViewport::Tool::Pan);
-        a->setData(int(tool));
+        a->setChecked(tool.pans());
+        a->setData(tool.id());
         toolGroup->addAction(a);
         m_toolActions << a;
     }

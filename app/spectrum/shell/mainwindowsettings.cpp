@@ -69,7 +69,7 @@ void MainWindow::saveSettings(QSettings &settings) const
     // A working chain is the study's, never kept for the next start; presets are kept (as they are saved).
     settings.remove(QStringLiteral("filters"));
     savePresets(settings);
-    settings.setValue(QStringLiteral("reading/tool"), int(m_tool));
+    settings.setValue(QStringLiteral("reading/tool"), m_tool.id());
     settings.setValue(QStringLiteral("reading/cineRate"), m_cineRate);
     settings.setValue(QStringLiteral("reading/smoothMagnification"), m_smoothAction->isChecked());
     settings.setValue(QStringLiteral("cache/memoryBudgetMB"), m_workstation->images()->budget() / 1'000'000);
@@ -89,9 +89,17 @@ void MainWindow::restoreSettings(QSettings &settings)
     }
     readable.endArray();
     m_filters->setPresets(presets);
-    const int tool = settings.value(QStringLiteral("reading/tool"), 0).toInt();
+    QString tool = settings.value(QStringLiteral("reading/tool")).toString();
+    // Before the tools were kept by name, their number in the menu's old order.
+    static const QStringList numbered = {QStringLiteral("Pan"), QStringLiteral("Distance"), QStringLiteral("Rectangle"),
+                                         QStringLiteral("Ellipse"), QStringLiteral("Crosshair"), QStringLiteral("Angle"),
+                                         QStringLiteral("CobbAngle"), QStringLiteral("Bidirectional"), QStringLiteral("Arrow"),
+                                         QStringLiteral("Text"), QStringLiteral("Polygon"), QStringLiteral("Freehand"), QStringLiteral("Point")};
+    bool isNumber = false;
+    if (const int n = tool.toInt(&isNumber); isNumber)
+        tool = numbered.value(n);
     for (QAction *a : m_toolActions) {
-        if (a->data().toInt() == tool)
+        if (a->data().toString() == tool)
             a->trigger();
     }
     m_cineRate = std::clamp(settings.value(QStringLiteral("reading/cineRate"), 15).toInt(), 1, 60);

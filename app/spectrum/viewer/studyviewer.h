@@ -72,8 +72,8 @@ public:
     ImageViewport *toolViewport() const;
     /// The tool the mouse's left button uses, in every pane (new ones too); in MPR, in its active plane as well
     /// (its planes keep the crosshair otherwise).
-    void setTool(ImageViewport::Tool tool);
-    ImageViewport::Tool tool() const { return m_tool; }
+    void setTool(ViewportTool tool);
+    ViewportTool tool() const { return m_tool; }
     /// The series' thumbnail (its middle image, once here); null until then.
     QImage thumbnail(int series) const { return m_thumbnails.value(series); }
     StudyStreamer *streamer() const { return m_streamer; }
@@ -298,7 +298,7 @@ private:
     QSet<SeriesPane *> m_beyond;        ///< linked panes of another study with no slice at the active one's level  ///< stepping alone (Shift+wheel): its next image sets an offset
     bool m_linkWindow = false;
     SeriesPane *m_maximised = nullptr;
-    ImageViewport::Tool m_tool = ImageViewport::Tool::Pan;  ///< the pane shown alone over the grid (setMaximised)
+    ViewportTool m_tool = ViewportTool::pan();  ///< the pane shown alone over the grid (setMaximised)
     bool m_linkZoom = false;
     HangingPlan m_plan;
     bool m_referenceLines = true;

@@ -17,7 +17,7 @@ ImageViewport *StudyViewer::toolViewport() const
     return m_mpr ? m_mpr->viewport(m_mpr->activePane()) : m_active->viewport();
 }
 
-void StudyViewer::setTool(ImageViewport::Tool tool)
+void StudyViewer::setTool(ViewportTool tool)
 {
     m_tool = tool;
     for (SeriesPane *p : std::as_const(m_panes))

@@ -48,7 +48,7 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
     m_valueRows = valueRows < 0 ? image.info.rows : std::min(valueRows, image.info.rows);
     if (key != m_key) {
         m_selected = -1;
-        m_draft.reset();
+        m_placement.cancel();
     }
     m_key = key;
     ++m_measureVersion;
@@ -78,7 +78,7 @@ void ImageViewport::setFrame(int frame)
     m_image.info = m_image.info.frame(frame);  // its position, spacing, rescale and windows
     m_masks.clear();
     m_selected = -1;
-    m_draft.reset();
+    m_placement.cancel();
     ++m_measureVersion;
     const VoiWindow before = m_window;
     if (m_presentation)
@@ -116,7 +116,7 @@ void ImageViewport::clear(const QString &message, bool keepOverlay)
     m_paintable = QImage();
     m_message = message;
     m_selected = -1;
-    m_draft.reset();
+    m_placement.cancel();
     update();
 }
 
@@ -481,7 +481,7 @@ void ImageViewport::mousePressEvent(QMouseEvent *event)
             return;
         if (annotationPress(event->position(), at))
             return;
-        if (m_tool == Tool::Crosshair) {
+        if (m_tool.movesCrosshair()) {
             m_pickingCrosshair = true;
             Q_EMIT crosshairPicked(at);
             return;
@@ -530,7 +530,7 @@ void ImageViewport::mouseReleaseEvent(QMouseEvent *event)
     const bool rightClick = m_dragButton == Qt::RightButton && event->button() == Qt::RightButton
                          && (event->position().toPoint() - m_dragStart).manhattanLength() < QApplication::startDragDistance();
     m_dragButton = Qt::NoButton;
-    setCursor(m_tool == Tool::Pan ? Qt::ArrowCursor : Qt::CrossCursor);
+    setCursor(m_tool.pans() ? Qt::ArrowCursor : Qt::CrossCursor);
     if (rightClick) {
         if (hasImage() && !(m_window == m_dragStartWindow))
             setWindow(m_dragStartWindow);  // a click is no window change

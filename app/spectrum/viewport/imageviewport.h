@@ -15,6 +15,8 @@
 #include "viewport/displayimage.h"
 #include "findings/findingsmodel.h"
 #include "viewport/overlaylayout.h"
+#include "tools/toolplacement.h"
+#include "tools/viewporttool.h"
 
 #include "spectrum/imaging/tools/measurements.h"
 #include "spectrum/imaging/documents/presentationstate.h"
@@ -64,8 +66,6 @@ public:
     /// its long axis; the short axis follows, perpendicular, its ends draggable); Angle by a drag (one arm) and a
     /// click (the other end); Cobb angle by two drags (its two lines); Polygon by clicks (closed by a click on its
     /// first vertex, a double-click or Enter); Freehand by tracing; Text and Point by a click. Esc cancels.
-    enum class Tool { Pan, Distance, Rectangle, Ellipse, Crosshair, Angle, CobbAngle, Bidirectional, Arrow, Text, Polygon, Freehand, Point };
-
     explicit ImageViewport(QWidget *parent = nullptr);
 
     /// Shows `image`, known as `key` (its measurements are kept under it). Keeps the current window if
@@ -155,8 +155,9 @@ public:
     /// The pixel under a widget position, if any.
     std::optional<QPoint> pixelUnder(QPointF widgetPosition) const;
 
-    Tool tool() const { return m_tool; }
-    void setTool(Tool tool);
+    /// What the left button does: pan, the crosshair, or draw with a measurement tool.
+    ViewportTool tool() const { return m_tool; }
+    void setTool(ViewportTool tool);
     /// The findings shown: those of `model` on the image in view (the viewport's own model until one is given;
     /// `model` must outlive the viewport or be replaced first).
     void setFindings(FindingsModel *model);
@@ -182,7 +183,7 @@ public:
     /// Marks or unmarks it (Tools ▸ Key image, K).
     void setKeyImage(bool key) { if (hasImage()) m_findings->setKeyImage(imageRef(), key); update(); }
     /// Whether a finding is being drawn (an angle's second arm, a polygon's next vertex…).
-    bool isDrawing() const { return m_draft.has_value(); }
+    bool isDrawing() const { return m_placement.isActive(); }
     void cancelDrawing();
     /// How the words of an arrow or a text are asked for (default: a dialog); nothing: the drawing is cancelled.
     void setTextPrompt(std::function<std::optional<QString>(const QString &current)> prompt) { m_textPrompt = std::move(prompt); }
@@ -323,11 +324,10 @@ private:
     QList<QImage> m_overlayPictures;  ///< the state's overlay planes, one bit a pixel
     QList<std::pair<QRectF, QImage>> m_presentationOverlays;  ///< the image in view's, where they lie on it
 
-    Tool m_tool = Tool::Pan;
+    ViewportTool m_tool = ViewportTool::pan();
     FindingsModel *m_findings = nullptr;
     FindingsModel *m_ownFindings = nullptr;
-    std::optional<Annotation> m_draft;  ///< the finding being drawn
-    int m_draftStage = 0;               ///< drawings of several gestures: which one is next
+    ToolPlacement m_placement;  ///< the finding being drawn
     std::function<std::optional<QString>(const QString &)> m_textPrompt;
     bool m_movingWhole = false;         ///< a finding dragged by its outline
     QPointF m_moveFrom;                 ///< image coordinates where that drag began

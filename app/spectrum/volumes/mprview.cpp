@@ -109,7 +109,7 @@ MprView::MprView(MprVolume *volume, QWidget *parent)
         Pane &p = m_panes[size_t(k)];
         p.viewport = new ImageViewport;
         p.viewport->setObjectName(QStringLiteral("mprPane%1").arg(k));
-        p.viewport->setTool(ImageViewport::Tool::Crosshair);
+        p.viewport->setTool(ViewportTool::crosshair());
         p.viewport->clear(tr("Laying out the volume…"));
         p.viewport->installEventFilter(this);
         p.name = names[k];

@@ -4,6 +4,7 @@
 #include "dcmtksupport.h"
 #include "documents/srcodes.h"
 #include "documents/srdocument.h"
+#include "spectrum/imaging/tools/measurementtool.h"
 #include "spectrum/core/uid.h"
 
 #include <dcmtk/dcmsr/dsrdoc.h>
@@ -114,11 +115,16 @@ private:
     Error m_error;
 };
 
-QList<QPointF> closed(QList<QPointF> points)
+T::E_GraphicType graphicType(ToolShape::Type type)
 {
-    if (!points.isEmpty())
-        points << points.first();
-    return points;
+    switch (type) {
+    case ToolShape::Type::Point:
+    case ToolShape::Type::Anchor: return T::GT_Point;
+    case ToolShape::Type::Ellipse: return T::GT_Ellipse;
+    case ToolShape::Type::Polyline:
+    case ToolShape::Type::Arrow: break;
+    }
+    return T::GT_Polyline;
 }
 
 void addValue(TreeBuilder &b, const MeasuredValue &v, const QString &modality, bool child)
@@ -173,63 +179,34 @@ void addFinding(TreeBuilder &b, const ReportedFinding &f, const QString &modalit
     b.add(T::RT_hasObsContext, T::VT_UIDRef, DSRCodedEntryValue(CODE_DCM_TrackingUniqueIdentifier));
     if (!b.failed())
         b.check(b.item().setStringValue(ascii(a.trackingUid)), "tracking UID");
-    const QList<QPointF> &p = a.points;
-    switch (a.kind) {
-    case AnnotationKind::Distance:
-    case AnnotationKind::Polyline:
-        if (const MeasuredValue *v = valueOf(f.values, Quantity::Length))
-            numFromScoords(b, *v, modality, {p}, T::GT_Polyline, f.image);
-        else
-            b.scoord(T::RT_contains, DSRCodedEntryValue(CODE_DCM_ImageRegion), T::GT_Polyline, p, f.image, false);
-        break;
-    case AnnotationKind::Bidirectional:
-        for (Quantity q : {Quantity::LongAxis, Quantity::ShortAxis}) {
-            const QList<QPointF> axis = q == Quantity::LongAxis ? QList<QPointF>{p[0], p[1]} : QList<QPointF>{p[2], p[3]};
-            if (const MeasuredValue *v = valueOf(f.values, q))
-                numFromScoords(b, *v, modality, {axis}, T::GT_Polyline, f.image);
+    const MeasurementTool &tool = measurementTool(a.kind);
+    for (const ReportItem &item : tool.reportItems(a)) {
+        if (item.shapes.isEmpty())
+            continue;
+        QList<QList<QPointF>> lines;
+        for (const ToolShape &s : item.shapes)
+            lines << s.points;
+        const T::E_GraphicType type = graphicType(item.shapes.first().type);
+        switch (item.role) {
+        case ReportItem::Role::Measurement:
+            if (const MeasuredValue *v = valueOf(f.values, item.quantity))
+                numFromScoords(b, *v, modality, lines, type, f.image);
+            else if (item.regionWhenUnmeasured)
+                b.scoord(T::RT_contains, DSRCodedEntryValue(CODE_DCM_ImageRegion), type, lines.first(), f.image, false);
+            break;
+        case ReportItem::Role::Region:
+            b.scoord(T::RT_contains, DSRCodedEntryValue(CODE_DCM_ImageRegion), type, lines.first(), f.image, false);
+            for (const MeasuredValue &v : f.values)
+                addValue(b, v, modality, false);
+            break;
+        case ReportItem::Role::Comment:
+            b.text(T::RT_contains, DSRCodedEntryValue(CODE_DCM_Comment), a.text.isEmpty() ? tool.name() : a.text);
+            b.scoord(T::RT_inferredFrom, DSRCodedEntryValue(), type, lines.first(), f.image, true);
+            b.up();
+            break;
         }
-        break;
-    case AnnotationKind::Angle:
-        if (const MeasuredValue *v = valueOf(f.values, Quantity::Angle))
-            numFromScoords(b, *v, modality, {p}, T::GT_Polyline, f.image);
-        break;
-    case AnnotationKind::CobbAngle:
-        if (const MeasuredValue *v = valueOf(f.values, Quantity::CobbAngle))
-            numFromScoords(b, *v, modality, {{p[0], p[1]}, {p[2], p[3]}}, T::GT_Polyline, f.image);
-        break;
-    case AnnotationKind::Point:
-        if (const MeasuredValue *v = valueOf(f.values, Quantity::Value))
-            numFromScoords(b, *v, modality, {p}, T::GT_Point, f.image);
-        else
-            b.scoord(T::RT_contains, DSRCodedEntryValue(CODE_DCM_ImageRegion), T::GT_Point, p, f.image, false);
-        break;
-    case AnnotationKind::Arrow:
-    case AnnotationKind::Text:
-        b.text(T::RT_contains, DSRCodedEntryValue(CODE_DCM_Comment), a.text.isEmpty() ? kindName(a.kind) : a.text);
-        b.scoord(T::RT_inferredFrom, DSRCodedEntryValue(), a.kind == AnnotationKind::Arrow ? T::GT_Polyline : T::GT_Point, p, f.image, true);
-        b.up();
-        break;
-    case AnnotationKind::Rectangle:
-    case AnnotationKind::Polygon:
-    case AnnotationKind::Freehand:
-    case AnnotationKind::Ellipse: {
-        if (a.kind == AnnotationKind::Ellipse) {
-            // ELLIPSE: the major axis' end points, then the minor axis'.
-            const QRectF r = QRectF(p[0], p[1]).normalized();
-            const QPointF c = r.center();
-            const bool wide = r.width() >= r.height();
-            const QList<QPointF> axes = wide ? QList<QPointF>{{r.left(), c.y()}, {r.right(), c.y()}, {c.x(), r.top()}, {c.x(), r.bottom()}}
-                                             : QList<QPointF>{{c.x(), r.top()}, {c.x(), r.bottom()}, {r.left(), c.y()}, {r.right(), c.y()}};
-            b.scoord(T::RT_contains, DSRCodedEntryValue(CODE_DCM_ImageRegion), T::GT_Ellipse, axes, f.image, false);
-        } else {
-            b.scoord(T::RT_contains, DSRCodedEntryValue(CODE_DCM_ImageRegion), T::GT_Polyline, closed(outline(a)), f.image, false);
-        }
-        for (const MeasuredValue &v : f.values)
-            addValue(b, v, modality, false);
-        break;
     }
-    }
-    if (!a.text.isEmpty() && a.kind != AnnotationKind::Arrow && a.kind != AnnotationKind::Text)
+    if (!a.text.isEmpty() && tool.words() == Words::None)  // a label beside the values; an arrow's words are its comment
         b.text(T::RT_contains, DSRCodedEntryValue(CODE_DCM_Comment), a.text);
     b.up();
 }

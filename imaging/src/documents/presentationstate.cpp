@@ -3,6 +3,7 @@
 
 #include "dcmtksupport.h"
 #include "documents/presentationlayers.h"
+#include "spectrum/imaging/tools/measurementtool.h"
 #include "spectrum/core/uid.h"
 
 #include <QDateTime>
@@ -69,45 +70,18 @@ void addText(DcmItem *annotation, const QString &text, QPointF anchor, bool anch
     t->putAndInsertString(DCM_AnchorPointVisibility, anchorVisible ? "Y" : "N");
 }
 
-/// An annotation as GSPS graphics (our kinds have no single GSPS form: lines are POLYLINEs, regions closed ones).
+/// An annotation as GSPS graphics, as its tool says (lines are POLYLINEs, regions closed ones, an ellipse an
+/// ELLIPSE), and its words as text objects at their anchors.
 void addAnnotation(DcmItem *findings, const Annotation &a, bool utf8)
 {
-    const QList<QPointF> &p = a.points;
-    switch (a.kind) {
-    case AnnotationKind::CobbAngle:
-    case AnnotationKind::Bidirectional:
-        addGraphic(findings, "POLYLINE", {p[0], p[1]});
-        addGraphic(findings, "POLYLINE", {p[2], p[3]});
-        break;
-    case AnnotationKind::Rectangle:
-    case AnnotationKind::Polygon:
-    case AnnotationKind::Freehand: {
-        QList<QPointF> o = outline(a);
-        o << o.first();
-        addGraphic(findings, "POLYLINE", o);
-        break;
-    }
-    case AnnotationKind::Ellipse: {
-        const QRectF r = QRectF(p[0], p[1]).normalized();
-        const QPointF c = r.center();
-        addGraphic(findings, "ELLIPSE",
-                   r.width() >= r.height() ? QList<QPointF>{{r.left(), c.y()}, {r.right(), c.y()}, {c.x(), r.top()}, {c.x(), r.bottom()}}
-                                           : QList<QPointF>{{c.x(), r.top()}, {c.x(), r.bottom()}, {r.left(), c.y()}, {r.right(), c.y()}});
-        break;
-    }
-    case AnnotationKind::Point:
-        addGraphic(findings, "POINT", p);
-        break;
-    case AnnotationKind::Text:
-        addText(findings, a.text, p[0], false, utf8);
-        break;
-    case AnnotationKind::Arrow:
-        addGraphic(findings, "POLYLINE", p);
-        addText(findings, a.text, p[1], false, utf8);  // the words at the tail, the line to the tip
-        break;
-    default:
-        addGraphic(findings, "POLYLINE", p);
-        break;
+    for (const ToolShape &s : measurementTool(a.kind).presentationShapes(a)) {
+        switch (s.type) {
+        case ToolShape::Type::Point: addGraphic(findings, "POINT", s.points); break;
+        case ToolShape::Type::Ellipse: addGraphic(findings, "ELLIPSE", s.points); break;
+        case ToolShape::Type::Polyline:
+        case ToolShape::Type::Arrow: addGraphic(findings, "POLYLINE", s.points); break;
+        case ToolShape::Type::Anchor: addText(findings, a.text, s.points.value(0), false, utf8); break;
+        }
     }
 }
 
@@ -250,7 +224,7 @@ Result<QByteArray> writePresentationState(const PresentationStateRequest &reques
         const QStringList labels = request.labels.value(key);
         bool first = true;
         for (int i = 0; i < list.size() && i < labels.size(); ++i) {
-            if (labels[i].isEmpty() || list[i].kind == AnnotationKind::Text || list[i].kind == AnnotationKind::Arrow || !isWellFormed(list[i]))
+            if (labels[i].isEmpty() || measurementTool(list[i].kind).words() != Words::None || !isWellFormed(list[i]))
                 continue;
             DcmItem *values = nullptr;
             if (first) {

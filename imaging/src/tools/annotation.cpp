@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spectrum/imaging/tools/annotation.h"
 
-#include "spectrum/imaging/tools/measurements.h"
+#include "spectrum/imaging/tools/measurementtool.h"
 
 #include <QCoreApplication>
-#include <QRectF>
 
 #include <cmath>
 
@@ -15,40 +14,6 @@ namespace {
 QString tr(const char *text)
 {
     return QCoreApplication::translate("spectrum::Annotation", text);
-}
-
-/// A vector in mm (or pixels without Pixel Spacing), rows and columns each scaled by their spacing.
-QPointF physical(const ImageInfo &info, QPointF v)
-{
-    if (info.rowSpacing > 0 && info.columnSpacing > 0)
-        return QPointF(v.x() * info.columnSpacing, v.y() * info.rowSpacing);
-    return v;
-}
-
-double angleBetween(QPointF u, QPointF v)
-{
-    const double nu = std::hypot(u.x(), u.y()), nv = std::hypot(v.x(), v.y());
-    if (nu <= 0 || nv <= 0)
-        return 0;
-    const double c = std::clamp((u.x() * v.x() + u.y() * v.y()) / (nu * nv), -1.0, 1.0);
-    return std::acos(c) * 180.0 / M_PI;
-}
-
-MeasuredValue length(Quantity q, const ImageInfo &info, QPointF a, QPointF b)
-{
-    const double mm = distanceMm(info, a, b);
-    if (mm >= 0)
-        return MeasuredValue{q, mm, QStringLiteral("mm"), QStringLiteral("mm"), 0};
-    return MeasuredValue{q, distancePixels(a, b), QStringLiteral("{pixels}"), QStringLiteral("px"), 0};
-}
-
-/// The unit of modality values: UCUM and what is shown.
-std::pair<QString, QString> valueUnit(const ImageInfo &info)
-{
-    const QString shown = info.valueUnit();
-    if (shown == QLatin1String("HU"))
-        return {QStringLiteral("[hnsf'U]"), QStringLiteral("HU")};
-    return {QStringLiteral("1"), shown};
 }
 
 } // namespace
@@ -66,27 +31,7 @@ ImageRef ImageRef::of(const ImageInfo &info)
 
 int pointCount(AnnotationKind kind)
 {
-    switch (kind) {
-    case AnnotationKind::Distance:
-    case AnnotationKind::Rectangle:
-    case AnnotationKind::Ellipse:
-    case AnnotationKind::Arrow:
-        return 2;
-    case AnnotationKind::Angle:
-        return 3;
-    case AnnotationKind::CobbAngle:
-    case AnnotationKind::Bidirectional:
-        return 4;
-    case AnnotationKind::Text:
-    case AnnotationKind::Point:
-        return 1;
-    case AnnotationKind::Polygon:
-    case AnnotationKind::Freehand:
-        return -3;
-    case AnnotationKind::Polyline:
-        return -2;
-    }
-    return 0;
+    return measurementTool(kind).pointCount();
 }
 
 bool isWellFormed(const Annotation &a)
@@ -102,27 +47,12 @@ bool isWellFormed(const Annotation &a)
 
 bool isRegion(AnnotationKind kind)
 {
-    return kind == AnnotationKind::Rectangle || kind == AnnotationKind::Ellipse || kind == AnnotationKind::Polygon
-        || kind == AnnotationKind::Freehand;
+    return measurementTool(kind).isRegion();
 }
 
 QString kindName(AnnotationKind kind)
 {
-    switch (kind) {
-    case AnnotationKind::Distance: return tr("Distance");
-    case AnnotationKind::Rectangle: return tr("Rectangle");
-    case AnnotationKind::Ellipse: return tr("Ellipse");
-    case AnnotationKind::Angle: return tr("Angle");
-    case AnnotationKind::CobbAngle: return tr("Cobb angle");
-    case AnnotationKind::Bidirectional: return tr("Bidirectional");
-    case AnnotationKind::Arrow: return tr("Arrow");
-    case AnnotationKind::Text: return tr("Text");
-    case AnnotationKind::Polygon: return tr("Polygon");
-    case AnnotationKind::Freehand: return tr("Freehand");
-    case AnnotationKind::Point: return tr("Point");
-    case AnnotationKind::Polyline: return tr("Polyline");
-    }
-    return QString();
+    return measurementTool(kind).name();
 }
 
 QString quantityName(Quantity q)
@@ -145,72 +75,12 @@ QString quantityName(Quantity q)
 
 QList<QPointF> outline(const Annotation &a, int ellipseSteps)
 {
-    if (a.points.size() < 2 || !isRegion(a.kind))
-        return a.points;
-    if (a.kind == AnnotationKind::Rectangle) {
-        const QRectF r = QRectF(a.points[0], a.points[1]).normalized();
-        return {r.topLeft(), r.topRight(), r.bottomRight(), r.bottomLeft()};
-    }
-    if (a.kind == AnnotationKind::Ellipse) {
-        const QRectF r = QRectF(a.points[0], a.points[1]).normalized();
-        QList<QPointF> points;
-        for (int i = 0; i < ellipseSteps; ++i) {
-            const double t = 2 * M_PI * i / ellipseSteps;
-            points << QPointF(r.center().x() + r.width() / 2 * std::cos(t), r.center().y() + r.height() / 2 * std::sin(t));
-        }
-        return points;
-    }
-    return a.points;
-}
-
-Annotation bidirectionalFrom(QPointF longA, QPointF longB)
-{
-    const QPointF mid = (longA + longB) / 2, along = longB - longA;
-    const QPointF normal(-along.y() / 4, along.x() / 4);  // a quarter of the long axis each side
-    Annotation a;
-    a.kind = AnnotationKind::Bidirectional;
-    a.points = {longA, longB, mid - normal, mid + normal};
-    return a;
+    return measurementTool(a.kind).outline(a, ellipseSteps);
 }
 
 Annotation withPointMoved(const Annotation &a, int index, QPointF to)
 {
-    Annotation moved = a;
-    if (index < 0 || index >= a.points.size())
-        return moved;
-    if (a.kind != AnnotationKind::Bidirectional || a.points.size() != 4) {
-        moved.points[index] = to;
-        return moved;
-    }
-    const QPointF p0 = a.points[0], p1 = a.points[1];
-    const QPointF axis = p1 - p0;
-    const double length = std::hypot(axis.x(), axis.y());
-    if (length <= 0) {
-        moved.points[index] = to;
-        return moved;
-    }
-    const QPointF u = axis / length, n(-u.y(), u.x());
-    auto dot = [](QPointF x, QPointF y) { return x.x() * y.x() + x.y() * y.y(); };
-    // Where the short axis crosses the long one (as a fraction of it), and how far each short end lies from it.
-    const double t = dot(a.points[2] - p0, u) / length;
-    const double dc = dot(a.points[2] - p0, n), dd = dot(a.points[3] - p0, n);
-    if (index < 2) {
-        moved.points[index] = to;
-        const QPointF q0 = moved.points[0], q1 = moved.points[1];
-        const QPointF axis2 = q1 - q0;
-        const double length2 = std::hypot(axis2.x(), axis2.y());
-        if (length2 <= 0)
-            return moved;
-        const QPointF u2 = axis2 / length2, n2(-u2.y(), u2.x());
-        const QPointF centre = q0 + axis2 * t;
-        moved.points[2] = centre + n2 * dc;
-        moved.points[3] = centre + n2 * dd;
-    } else {
-        // A short-axis end slides along the perpendicular through the crossing.
-        const QPointF centre = p0 + axis * t;
-        moved.points[index] = centre + n * dot(to - centre, n);
-    }
-    return moved;
+    return measurementTool(a.kind).withPointMoved(a, index, to);
 }
 
 Annotation translated(const Annotation &a, QPointF delta)
@@ -223,89 +93,9 @@ Annotation translated(const Annotation &a, QPointF delta)
 
 QList<MeasuredValue> measure(const Annotation &a, const DecodedImage &image, int frame, int valueRows, const QByteArray &noValue)
 {
-    const int w = image.info.columns, h = image.info.rows;
-    const bool masked = noValue.size() == qsizetype(w) * h;
-    auto hasValue = [&](int x, int y) { return !masked || noValue[qsizetype(y) * w + x] == 0; };
-    /// Whether every pixel of the box around `outline` holds a value (a region's statistics need them all).
-    auto allValued = [&](const QList<QPointF> &outline) {
-        if (!masked)
-            return true;
-        double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300;
-        for (const QPointF &q : outline)
-            x0 = std::min(x0, q.x()), y0 = std::min(y0, q.y()), x1 = std::max(x1, q.x()), y1 = std::max(y1, q.y());
-        for (int y = std::max(0, int(std::floor(y0))); y <= std::min(h - 1, int(std::ceil(y1))); ++y)
-            for (int x = std::max(0, int(std::floor(x0))); x <= std::min(w - 1, int(std::ceil(x1))); ++x)
-                if (!hasValue(x, y))
-                    return false;
-        return true;
-    };
-    QList<MeasuredValue> values;
     if (!isWellFormed(a))
-        return values;
-    const ImageInfo &info = image.info;
-    const QList<QPointF> &p = a.points;
-    switch (a.kind) {
-    case AnnotationKind::Distance:
-        values << length(Quantity::Length, info, p[0], p[1]);
-        break;
-    case AnnotationKind::Polyline: {
-        MeasuredValue total = length(Quantity::Length, info, p[0], p[1]);
-        for (int i = 2; i < p.size(); ++i)
-            total.value += length(Quantity::Length, info, p[i - 1], p[i]).value;
-        values << total;
-        break;
-    }
-    case AnnotationKind::Bidirectional:
-        values << length(Quantity::LongAxis, info, p[0], p[1]) << length(Quantity::ShortAxis, info, p[2], p[3]);
-        break;
-    case AnnotationKind::Angle:
-        values << MeasuredValue{Quantity::Angle, angleBetween(physical(info, p[0] - p[1]), physical(info, p[2] - p[1])), QStringLiteral("deg"),
-                                QStringLiteral("°"), 0};
-        break;
-    case AnnotationKind::CobbAngle: {
-        // The angle between the two lines, whichever way each was drawn: 0–90°.
-        double angle = angleBetween(physical(info, p[1] - p[0]), physical(info, p[3] - p[2]));
-        if (angle > 90)
-            angle = 180 - angle;
-        values << MeasuredValue{Quantity::CobbAngle, angle, QStringLiteral("deg"), QStringLiteral("°"), 0};
-        break;
-    }
-    case AnnotationKind::Point: {
-        const std::optional<QPoint> pixel = pixelAt(info, p[0]);
-        if (pixel && !image.pixels.isNull() && (valueRows < 0 || pixel->y() < valueRows) && hasValue(pixel->x(), pixel->y())) {
-            const auto [ucum, shown] = valueUnit(info);
-            values << MeasuredValue{Quantity::Value, modalityValueAt(image, frame, *pixel), ucum, shown, 1};
-        }
-        break;
-    }
-    case AnnotationKind::Rectangle:
-    case AnnotationKind::Ellipse:
-    case AnnotationKind::Polygon:
-    case AnnotationKind::Freehand: {
-        RegionStatistics s;
-        if (a.kind == AnnotationKind::Rectangle || a.kind == AnnotationKind::Ellipse)
-            s = regionStatistics(image, frame, a.kind == AnnotationKind::Ellipse ? RegionShape::Ellipse : RegionShape::Rectangle, QRectF(p[0], p[1]));
-        else
-            s = regionStatistics(image, frame, p);
-        values << (s.areaMm2 >= 0 ? MeasuredValue{Quantity::Area, s.areaMm2, QStringLiteral("mm2"), QStringLiteral("mm²"), 0}
-                                  : MeasuredValue{Quantity::Area, s.areaPixels, QStringLiteral("{pixels}"), QStringLiteral("px²"), 0});
-        double bottom = 0;
-        for (const QPointF &q : outline(a))
-            bottom = std::max(bottom, q.y());
-        if (s.pixels == 0 || (valueRows >= 0 && bottom > valueRows) || !allValued(outline(a)))
-            break;  // no pixel inside, rows not in yet (they read as zeros) or pixels without a value: the area alone
-        const auto [ucum, shown] = valueUnit(info);
-        values << MeasuredValue{Quantity::Mean, s.mean, ucum, shown, s.pixels}
-               << MeasuredValue{Quantity::StandardDeviation, s.standardDeviation, ucum, shown, s.pixels}
-               << MeasuredValue{Quantity::Minimum, s.minimum, ucum, shown, s.pixels}
-               << MeasuredValue{Quantity::Maximum, s.maximum, ucum, shown, s.pixels};
-        break;
-    }
-    case AnnotationKind::Arrow:
-    case AnnotationKind::Text:
-        break;
-    }
-    return values;
+        return {};
+    return measurementTool(a.kind).measure(a, MeasureInput{image, frame, valueRows, noValue});
 }
 
 QString describeValues(const QList<MeasuredValue> &values, bool realValued)

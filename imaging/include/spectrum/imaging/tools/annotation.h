@@ -19,19 +19,29 @@
 
 namespace spectrum {
 
+/// The measurement tools, one class each in imaging/src/tools/ (measurementtool.h): a distance, a bidirectional
+/// (long and short axis, RECIST), an angle, a Cobb angle, the regions (rectangle, ellipse, polygon, freehand), the
+/// value at a point, an arrow and a text with words, and the polyline read from other programs' reports. Adding a
+/// tool: its file, and its line here. In the Tools menu's order.
+#define SPECTRUM_MEASUREMENT_TOOLS(TOOL) \
+    TOOL(Distance)                       \
+    TOOL(Bidirectional)                  \
+    TOOL(Angle)                          \
+    TOOL(CobbAngle)                      \
+    TOOL(Rectangle)                      \
+    TOOL(Ellipse)                        \
+    TOOL(Polygon)                        \
+    TOOL(Freehand)                       \
+    TOOL(Point)                          \
+    TOOL(Arrow)                          \
+    TOOL(Text)                           \
+    TOOL(Polyline)
+
+/// Which tool a finding is of: its name where findings are written and read (reports, presentation states).
 enum class AnnotationKind {
-    Distance,       ///< 2 points: a length
-    Rectangle,      ///< 2 points: opposite corners; region statistics
-    Ellipse,        ///< 2 points: opposite corners of the box the (axis-aligned) ellipse fills; region statistics
-    Angle,          ///< 3 points: end, vertex, end
-    CobbAngle,      ///< 4 points: two lines (a, b) and (c, d); the angle between them, 0–90°
-    Bidirectional,  ///< 4 points: the long axis (a, b) and the short axis (c, d) of a lesion (RECIST)
-    Arrow,          ///< 2 points: tip, tail; with text
-    Text,           ///< 1 point: where the text is anchored
-    Polygon,        ///< 3 or more vertices, closed; region statistics
-    Freehand,       ///< 3 or more points traced by hand, closed; region statistics
-    Point,          ///< 1 point: the modality value there
-    Polyline,       ///< 2 or more points, open: read from other software's reports (no tool draws it); its length
+#define SPECTRUM_ANNOTATION_KIND(kind) kind,
+    SPECTRUM_MEASUREMENT_TOOLS(SPECTRUM_ANNOTATION_KIND)
+#undef SPECTRUM_ANNOTATION_KIND
 };
 
 /// Which image, and which frame of it, an annotation lies on.
@@ -56,7 +66,7 @@ struct ImageRef
 struct Annotation
 {
     AnnotationKind kind = AnnotationKind::Distance;
-    QList<QPointF> points;  ///< image coordinates; how many: see AnnotationKind
+    QList<QPointF> points;  ///< image coordinates; how many: the tool's pointCount()
     QString text;           ///< an arrow's or text's words; for the others an optional label
     /// The finding's Tracking Unique Identifier: the same in every report that carries it (a measurement
     /// re-saved is the same finding, not a new one). Made when first saved.
@@ -64,6 +74,8 @@ struct Annotation
 
     bool operator==(const Annotation &o) const { return kind == o.kind && points == o.points && text == o.text && trackingUid == o.trackingUid; }
 };
+
+// What follows asks the kind's tool (measurementtool.h).
 
 /// How many points `kind` takes: exactly that many, or (−3, −2) at least 3 or 2 for polygons, freehand, polylines.
 int pointCount(AnnotationKind kind);
