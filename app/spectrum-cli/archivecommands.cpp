@@ -3,6 +3,7 @@
 // configuration: storecommands.cpp).
 
 #include "archivesupport.h"
+#include "spectrum/stores/archives/archivekind.h"
 #include "commands.h"
 #include "output.h"
 
@@ -85,7 +86,7 @@ int cmdFind(const QStringList &args)
     const QStringList names = p.values(QStringLiteral("store"));
     bool needsCache = false;
     for (const StoreConfig &s : config.value().stores())
-        needsCache = needsCache || (s.kind == StoreKind::Local && s.path.isEmpty() && (names.isEmpty() || names.contains(s.name)));
+        needsCache = needsCache || (s.isTheCache() && (names.isEmpty() || names.contains(s.name)));
     Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), needsCache);
     if (!reg.isOk())
         return fail(reg.error().toString());
@@ -165,7 +166,7 @@ int cmdFetch(const QStringList &args)
     } else if (!reg.isOk()) {
         return fail(reg.error().toString());
     } else {
-        if (const StoreConfig *s = config.value().find(p.value(QStringLiteral("store"))); s && s->kind == StoreKind::Dimse)
+        if (const StoreConfig *s = config.value().find(p.value(QStringLiteral("store"))); s && archiveKind(s->kind).dicomNode(*s))
             preloadDicomDictionary();  // DCMTK's network code needs it at once
         auto *job = reg.value()->fetchStudy(p.value(QStringLiteral("store")), p.positionalArguments().first(), FetchOptions::into(outDir));
         QObject::connect(job, &Job::progress, job, progress);
@@ -205,7 +206,7 @@ int cmdExport(const QStringList &args)
         return fail(config.error().toString());
     const QStringList files = expandFiles(p.positionalArguments());
     const StoreConfig *target = config.value().find(p.value(QStringLiteral("store")));
-    Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), target && target->kind == StoreKind::Local && target->path.isEmpty());
+    Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), target && target->isTheCache());
     if (!reg.isOk())
         return fail(reg.error().toString());
     Result<ExportSummary> r = runSync(reg.value()->exportFiles(p.value(QStringLiteral("store")), files));

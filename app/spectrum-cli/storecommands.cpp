@@ -3,6 +3,7 @@
 // reading room; this workstation as the PACS see it.
 
 #include "archivesupport.h"
+#include "spectrum/stores/archives/archivekind.h"
 #include "commands.h"
 #include "output.h"
 
@@ -145,8 +146,8 @@ Error applyStoreOptions(const QCommandLineParser &p, const StoreConfigFile &conf
                 return sealed.error();
             s.token = sealed.value();
         }
-        if (s.kind == StoreKind::DicomWeb)
-            s.auth = QStringLiteral("bearer");
+        if (archiveKind(s.kind).fields().contains(StoreField::Auth))
+            s.auth = QStringLiteral("bearer");  // a token is how it authenticates
     }
     return Error();
 }
@@ -300,7 +301,7 @@ int cmdStoresTest(const QStringList &args)
     bool local = false;
     for (const QString &n : names) {
         const StoreConfig *s = config.value().find(n);
-        local = local || (s && s->kind == StoreKind::Local && s->path.isEmpty());
+        local = local || (s && s->isTheCache());
     }
     Result<std::unique_ptr<StoreRegistry>> reg = registry(config.value(), local);
     if (!reg.isOk())

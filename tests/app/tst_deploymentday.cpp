@@ -345,6 +345,22 @@ void tst_DeploymentDay::aStudyOnlyInAFolderArchiveOpensFromTheBrowser()
                  && !said.contains(QStringLiteral("no store answered")),
              qPrintable(said));
     QVERIFY(panel->findChild<QLabel *>(QStringLiteral("priorsStatus"))->isVisible());
+
+    // A distance drawn (D, a drag) and saved (Ctrl+S): the report goes into the folder the study came from, not
+    // only into this workstation's cache.
+    ImageViewport *vp = viewer->viewport();
+    vp->setFocus();
+    QTest::keySequence(&window, QKeySequence(Qt::Key_D));
+    drag(vp, vp->imageToWidget().map(QPointF(100, 200)).toPoint(), vp->imageToWidget().map(QPointF(300, 220)).toPoint());
+    QTRY_COMPARE(vp->measurements().size(), 1);
+    QSignalSpy saved(&window, &MainWindow::findingsSaved);
+    QTest::keySequence(&window, QKeySequence::Save);
+    QVERIFY(saved.wait(30000));
+    QVERIFY2(!saved.first().at(1).value<Error>().isError(), qPrintable(saved.first().at(1).value<Error>().toString()));
+    Result<StudySummary> inFolder = runSync(ws->registry()->listStudy(QStringLiteral("folder"), m_ct.first().identity.studyInstanceUid));
+    QVERIFY2(inFolder.isOk(), qPrintable(inFolder.error().toString()));
+    QVERIFY(std::any_of(inFolder.value().series.begin(), inFolder.value().series.end(),
+                        [](const SeriesSummary &s) { return s.modality == QLatin1String("SR"); }));
 }
 
 void tst_DeploymentDay::aStudyOnlyInS3IsPrefetchedByTheCommandLine()

@@ -12,6 +12,7 @@
 #include "spectrum/transfer/blobclient.h"
 #include "spectrum/stores/archives/storeconfig.h"
 #include "spectrum/stores/archives/storeregistry.h"
+#include "spectrum/stores/archives/archivekind.h"
 #include "spectrum/stores/reading/studystreamer.h"
 #include "spectrum/transfer/dimse.h"
 #include "archives.h"
@@ -43,6 +44,7 @@ private Q_SLOTS:
     void configErrorsNameTheStoreAndField_data();
     void configErrorsNameTheStoreAndField();
     void sealedSecretsNeedTheirKey();
+    void everyKindWritesOnlyItsFields();
     void testEachKind();
     void findMergesAcrossStores();
     void conflictingPatientsAreNeverMerged();
@@ -112,6 +114,63 @@ QList<const DemoInstance *> tst_StoreRegistry::headCt() const
             ct << &i;
     }
     return ct;
+}
+
+/// The archive kinds (archivekind.h): each at its place in the table, known by its name, and a store of it written
+/// with its own fields alone — whatever a form or a changed kind left in the others.
+void tst_StoreRegistry::everyKindWritesOnlyItsFields()
+{
+    const QHash<StoreField, QString> key = {
+        {StoreField::Url, QStringLiteral("url")},         {StoreField::Mirrors, QStringLiteral("mirrors")},
+        {StoreField::Auth, QStringLiteral("auth")},       {StoreField::User, QStringLiteral("user")},
+        {StoreField::Password, QStringLiteral("password")}, {StoreField::Token, QStringLiteral("token")},
+        {StoreField::CaFile, QStringLiteral("caFile")},   {StoreField::Host, QStringLiteral("host")},
+        {StoreField::Port, QStringLiteral("port")},       {StoreField::AeTitle, QStringLiteral("aeTitle")},
+        {StoreField::OurAeTitle, QStringLiteral("ourAeTitle")}, {StoreField::Retrieve, QStringLiteral("retrieve")},
+        {StoreField::Tls, QStringLiteral("tls")},         {StoreField::Bucket, QStringLiteral("bucket")},
+        {StoreField::Prefix, QStringLiteral("prefix")},   {StoreField::Region, QStringLiteral("region")},
+        {StoreField::Addressing, QStringLiteral("addressing")}, {StoreField::AccessKey, QStringLiteral("accessKey")},
+        {StoreField::SecretKey, QStringLiteral("secretKey")}, {StoreField::Path, QStringLiteral("path")},
+        {StoreField::MaxParallel, QStringLiteral("maxParallel")}, {StoreField::Timeout, QStringLiteral("timeoutSeconds")}};
+    const QList<const ArchiveKind *> kinds = archiveKinds();
+    QCOMPARE(kinds.size(), 5);
+    for (int i = 0; i < kinds.size(); ++i) {
+        const ArchiveKind &kind = *kinds[i];
+        QCOMPARE(int(kind.kind()), i);
+        QCOMPARE(storeKindFromName(kind.name()).value(), kind.kind());
+        // Every field of every kind filled in, as a form would hold them.
+        StoreConfig s;
+        s.name = QStringLiteral("everything");
+        s.kind = kind.kind();
+        s.url = QStringLiteral("https://pacs.example/dicom-web");
+        s.mirrors = {QStringLiteral("https://pacs-b.example/dicom-web")};
+        s.auth = QStringLiteral("bearer");
+        s.user = QStringLiteral("reader");
+        s.password = Secret{Secret::Source::Env, QStringLiteral("PASSWORD")};
+        s.token = Secret{Secret::Source::Env, QStringLiteral("TOKEN")};
+        s.caFile = QStringLiteral("/etc/ssl/ca.pem");
+        s.host = QStringLiteral("pacs.example");
+        s.port = 104;
+        s.aeTitle = QStringLiteral("PACS");
+        s.ourAeTitle = QStringLiteral("READER1");
+        s.retrieve = QStringLiteral("move");
+        s.tls = true;
+        s.bucket = QStringLiteral("dicom");
+        s.prefix = QStringLiteral("spectrum/");
+        s.region = QStringLiteral("eu-west-1");
+        s.virtualHosted = true;
+        s.accessKey = QStringLiteral("AKIA");
+        s.secretKey = Secret{Secret::Source::Env, QStringLiteral("SECRET")};
+        s.path = QStringLiteral("/srv/dicom");
+        const QJsonObject json = kind.withOnlyItsFields(s).toJson();
+        QStringList allowed{QStringLiteral("name"), QStringLiteral("kind"), QStringLiteral("maxParallel"), QStringLiteral("timeoutSeconds")};
+        for (StoreField f : kind.fields())
+            allowed << key.value(f);
+        for (auto it = json.begin(); it != json.end(); ++it)
+            QVERIFY2(allowed.contains(it.key()), qPrintable(kind.name() + QStringLiteral(" wrote ") + it.key()));
+        QVERIFY2(json.size() > 4 || kind.kind() == StoreKind::Local, qPrintable(kind.name()));
+    }
+    QVERIFY(!storeKindFromName(QStringLiteral("ftp")).isOk());
 }
 
 void tst_StoreRegistry::configRoundTripAndPrivacy()

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "shell/workstation.h"
+#include "spectrum/stores/archives/archivekind.h"
 
 #include <QFileInfo>
 #include <QDir>
@@ -152,8 +153,8 @@ QString listenKeyOf(const QString &ae, quint16 port, const StoreConfigFile &conf
 {
     QStringList hosts;
     for (const StoreConfig &s : config.stores()) {
-        if (s.kind == StoreKind::Dimse)
-            hosts << s.host;
+        if (const auto node = archiveKind(s.kind).dicomNode(s))
+            hosts << node->second;
     }
     for (const auto &c : config.workstation.callers)
         hosts << c.second;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "stores/storesdialog.h"
+#include "spectrum/stores/archives/archivekind.h"
 
 #include "shell/workstation.h"
 
@@ -32,8 +33,9 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
 {
     setWindowTitle(tr("Stores"));
     resize(820, 480);
-    for (StoreKind k : {StoreKind::DicomWeb, StoreKind::Dimse, StoreKind::Blobd, StoreKind::S3})
-        m_kind->addItem(storeKindName(k), int(k));
+    for (const ArchiveKind *k : archiveKinds())
+        if (k->offeredInDialog())
+            m_kind->addItem(k->name(), int(k->kind()));
     m_mirrors = new QLineEdit;
     m_mirrors->setPlaceholderText(tr("none   or   https://pacs-b.example.org/dicom-web …"));
     m_mirrors->setToolTip(tr("Other servers of the same archive (an Orthanc cluster over one database and storage), same path and "
@@ -246,27 +248,30 @@ void StoresDialog::refreshList()
 
 void StoresDialog::updateFields()
 {
-    const auto kind = StoreKind(m_kind->currentData().toInt());
-    const bool web = kind == StoreKind::DicomWeb, dimse = kind == StoreKind::Dimse, blobd = kind == StoreKind::Blobd, s3 = kind == StoreKind::S3;
-    // Only the fields of the chosen kind are on show.
-    const QString auth = web ? m_auth->currentData().toString() : QStringLiteral("bearer");
+    // Only the fields of the chosen kind are on show, as the kind says (archivekind.h).
+    const QList<StoreField> fields = archiveKind(StoreKind(m_kind->currentData().toInt())).fields();
+    auto has = [&](StoreField f) { return fields.contains(f); };
+    const QString auth = has(StoreField::Auth) ? m_auth->currentData().toString() : QStringLiteral("bearer");
     auto show = [this](QWidget *field, bool on) {
         field->setEnabled(on);
         m_form->setRowVisible(field, on);
     };
-    show(m_url, web || blobd || s3);
-    show(m_mirrors, web);
-    show(m_auth, web);
-    show(m_user, web && auth == QLatin1String("basic"));
-    show(m_secret, (web && auth != QLatin1String("none")) || blobd || s3);
-    for (QWidget *w : std::initializer_list<QWidget *>{m_bucket, m_prefix, m_region, m_virtualHost, m_accessKey})
-        show(w, s3);
-    for (QWidget *w : std::initializer_list<QWidget *>{m_host, m_port, m_aeTitle, m_ourAeTitle, m_retrieve, m_tls})
-        show(w, dimse);
-    show(m_parallel, web || dimse || s3);
+    const std::pair<QWidget *, StoreField> rows[] = {
+        {m_url, StoreField::Url},           {m_mirrors, StoreField::Mirrors}, {m_auth, StoreField::Auth},
+        {m_bucket, StoreField::Bucket},     {m_prefix, StoreField::Prefix},   {m_region, StoreField::Region},
+        {m_virtualHost, StoreField::Addressing}, {m_accessKey, StoreField::AccessKey}, {m_host, StoreField::Host},
+        {m_port, StoreField::Port},         {m_aeTitle, StoreField::AeTitle}, {m_ourAeTitle, StoreField::OurAeTitle},
+        {m_retrieve, StoreField::Retrieve}, {m_tls, StoreField::Tls},         {m_parallel, StoreField::MaxParallel}};
+    for (const auto &[widget, field] : rows)
+        show(widget, has(field));
+    show(m_user, has(StoreField::User) && auth == QLatin1String("basic"));
+    // One secret field: a password or token (as the authentication asks), or the S3 secret key.
+    show(m_secret, (has(StoreField::Auth) && auth != QLatin1String("none")) || (!has(StoreField::Auth) && has(StoreField::Token)) || has(StoreField::SecretKey));
     // The CA applies where the connection is TLS: HTTPS and blobs:// URLs, or DICOM TLS.
     const QString url = m_url->text().trimmed();
-    show(m_caFile, (dimse && m_tls->isChecked()) || (!dimse && (url.isEmpty() || url.startsWith(QLatin1String("https:")) || url.startsWith(QLatin1String("blobs:")))));
+    show(m_caFile, has(StoreField::CaFile)
+                       && (has(StoreField::Tls) ? m_tls->isChecked()
+                                                : url.isEmpty() || url.startsWith(QLatin1String("https:")) || url.startsWith(QLatin1String("blobs:"))));
 }
 
 void StoresDialog::newStore()
@@ -343,34 +348,26 @@ Result<StoreConfig> StoresDialog::formStore() const
     s.name = m_name->text().trimmed();
     s.kind = StoreKind(m_kind->currentData().toInt());
     s.url = m_url->text().trimmed();
-    s.mirrors = s.kind == StoreKind::DicomWeb ? m_mirrors->text().split(QRegularExpression(QStringLiteral("[\\s,]+")), Qt::SkipEmptyParts) : QStringList();
-    s.auth = s.kind == StoreKind::DicomWeb ? m_auth->currentData().toString() : QStringLiteral("none");
+    s.mirrors = m_mirrors->text().split(QRegularExpression(QStringLiteral("[\\s,]+")), Qt::SkipEmptyParts);
+    s.auth = m_auth->currentData().toString();
     s.user = s.auth == QLatin1String("basic") ? m_user->text().trimmed() : QString();
     s.host = m_host->text().trimmed();
     s.port = m_port->value();
     s.aeTitle = m_aeTitle->text().trimmed();
     s.ourAeTitle = m_ourAeTitle->text().trimmed();
     s.retrieve = m_retrieve->currentData().toString();
-    s.tls = s.kind == StoreKind::Dimse && m_tls->isChecked();
+    s.tls = m_tls->isChecked();
     s.caFile = m_caFile->isEnabled() ? m_caFile->text().trimmed() : QString();
     s.maxParallel = m_parallel->value();
     s.timeoutSeconds = m_timeout->value();
-    const bool s3 = s.kind == StoreKind::S3;
-    s.bucket = s3 ? m_bucket->text().trimmed() : QString();
-    s.prefix = s3 ? m_prefix->text().trimmed() : QString();
-    s.region = s3 ? m_region->text().trimmed() : QStringLiteral("us-east-1");
-    s.accessKey = s3 ? m_accessKey->text().trimmed() : QString();
-    s.virtualHosted = s3 && m_virtualHost->isChecked();
-    if (!s3)
-        s.secretKey = Secret();
-    if (s.kind != StoreKind::Dimse) {
-        s.host.clear();
-        s.port = 0;
-        s.aeTitle.clear();
-        s.ourAeTitle.clear();
-    } else {
-        s.url.clear();
-    }
+    s.bucket = m_bucket->text().trimmed();
+    s.prefix = m_prefix->text().trimmed();
+    s.region = m_region->text().trimmed();
+    s.accessKey = m_accessKey->text().trimmed();
+    s.virtualHosted = m_virtualHost->isChecked();
+    // What the form shows of other kinds goes (a DIMSE store keeps no URL typed before its kind was changed).
+    const ArchiveKind &kind = archiveKind(s.kind);
+    s = kind.withOnlyItsFields(s);
     const QString typed = m_secret->text();
     if (!typed.isEmpty() && m_config.path().isEmpty())
         return Error(ErrorCode::InvalidArgument, tr("this workstation has no configuration file to keep a sealed secret beside"));
@@ -378,7 +375,7 @@ Result<StoreConfig> StoresDialog::formStore() const
         Result<Secret> sealed = m_config.seal(typed);
         if (!sealed.isOk())
             return sealed.error();
-        if (s3) {
+        if (kind.fields().contains(StoreField::SecretKey)) {
             s.secretKey = sealed.value();
         } else if (s.auth == QLatin1String("basic")) {
             s.password = sealed.value();
@@ -388,7 +385,7 @@ Result<StoreConfig> StoresDialog::formStore() const
             s.password = Secret();
         }
     }
-    if (s.auth == QLatin1String("none") && s.kind == StoreKind::DicomWeb) {
+    if (s.auth == QLatin1String("none") && kind.fields().contains(StoreField::Auth)) {
         s.password = Secret();
         s.token = Secret();
     }

@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spectrum/stores/archives/archive.h"
 
-#include "archives/blobdarchive.h"
-#include "archives/dicomwebarchive.h"
-#include "archives/dimsearchive.h"
-#include "archives/localarchive.h"
-#include "archives/s3archive.h"
+#include "spectrum/stores/archives/archivekind.h"
 
 #include "spectrum/stores/blobs/filestore.h"
 
@@ -52,19 +48,7 @@ void Archive::retire()
 
 std::unique_ptr<Archive> makeArchive(const StoreConfig &config, const StoreConfigFile &all, std::shared_ptr<FileStore> cache)
 {
-    switch (config.kind) {
-    case StoreKind::DicomWeb:
-        return std::make_unique<DicomWebArchive>(config, all, std::move(cache));
-    case StoreKind::Dimse:
-        return std::make_unique<DimseArchive>(config, all, std::move(cache));
-    case StoreKind::Blobd:
-        return std::make_unique<BlobdArchive>(config, all, std::move(cache));
-    case StoreKind::Local:
-        return std::make_unique<LocalArchive>(config, all, std::move(cache));
-    case StoreKind::S3:
-        return std::make_unique<S3Archive>(config, all, std::move(cache));
-    }
-    return nullptr;
+    return archiveKind(config.kind).makeArchive(config, all, std::move(cache));
 }
 
 } // namespace spectrum

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spectrum/stores/archives/storeconfig.h"
 
+#include "spectrum/stores/archives/archivekind.h"
+
 #include "spectrum/core/privatefile.h"
 #include "spectrum/core/settings.h"
 
@@ -41,27 +43,6 @@ Error invalid(const QString &where, const QString &what)
 /// Writes `bytes` to `path` atomically with mode 0600: a new file beside it, synced, renamed over.
 
 } // namespace
-
-QString storeKindName(StoreKind kind)
-{
-    switch (kind) {
-    case StoreKind::Local: return QStringLiteral("local");
-    case StoreKind::Blobd: return QStringLiteral("blobd");
-    case StoreKind::DicomWeb: return QStringLiteral("dicomweb");
-    case StoreKind::Dimse: return QStringLiteral("dimse");
-    case StoreKind::S3: return QStringLiteral("s3");
-    }
-    return {};
-}
-
-Result<StoreKind> storeKindFromName(const QString &name)
-{
-    for (StoreKind k : {StoreKind::Local, StoreKind::Blobd, StoreKind::DicomWeb, StoreKind::Dimse, StoreKind::S3}) {
-        if (storeKindName(k) == name)
-            return k;
-    }
-    return Error(ErrorCode::InvalidArgument, QStringLiteral("unknown store kind '%1' (local, blobd, dicomweb, dimse or s3)").arg(name));
-}
 
 // ---- Secret ----
 
@@ -115,124 +96,13 @@ Error StoreConfig::validate() const
         return invalid(where, QStringLiteral("timeoutSeconds must be 1-3600"));
     if (!caFile.isEmpty() && !QFileInfo(caFile).isReadable())
         return invalid(where, QStringLiteral("caFile %1 cannot be read").arg(caFile));
-    switch (kind) {
-    case StoreKind::Local:
-        return Error();
-    case StoreKind::DicomWeb: {
-        const QUrl u(url, QUrl::StrictMode);
-        if (!u.isValid() || (u.scheme() != QLatin1String("http") && u.scheme() != QLatin1String("https")) || u.host().isEmpty())
-            return invalid(where, QStringLiteral("url must be an http:// or https:// address, e.g. https://pacs.example/dicom-web"));
-        if (!u.userInfo().isEmpty())
-            return invalid(where, QStringLiteral("credentials do not belong in the url: use user and password"));
-        for (const QString &mirror : mirrors) {
-            const QUrl m(mirror, QUrl::StrictMode);
-            if (!m.isValid() || (m.scheme() != QLatin1String("http") && m.scheme() != QLatin1String("https")) || m.host().isEmpty() || !m.userInfo().isEmpty())
-                return invalid(where, QStringLiteral("mirror '%1' must be an http:// or https:// address without credentials").arg(mirror));
-            if (m == u || mirrors.count(mirror) > 1)
-                return invalid(where, QStringLiteral("mirror '%1' is named twice").arg(mirror));
-        }
-        if (auth == QLatin1String("basic")) {
-            if (user.isEmpty() || !password.isSet())
-                return invalid(where, QStringLiteral("basic authentication needs user and password"));
-        } else if (auth == QLatin1String("bearer")) {
-            if (!token.isSet())
-                return invalid(where, QStringLiteral("bearer authentication needs a token"));
-        } else if (auth != QLatin1String("none")) {
-            return invalid(where, QStringLiteral("auth is none, basic or bearer"));
-        }
-        return Error();
-    }
-    case StoreKind::Blobd: {
-        const QUrl u(url);
-        if (!u.isValid() || (u.scheme() != QLatin1String("blob") && u.scheme() != QLatin1String("blobs")) || u.host().isEmpty() || u.port() <= 0)
-            return invalid(where, QStringLiteral("url must be blob://HOST:PORT or blobs://HOST:PORT"));
-        return Error();
-    }
-    case StoreKind::S3: {
-        const QUrl u(url, QUrl::StrictMode);
-        if (!u.isValid() || (u.scheme() != QLatin1String("http") && u.scheme() != QLatin1String("https")) || u.host().isEmpty() || !u.path(QUrl::FullyEncoded).remove(QLatin1Char('/')).isEmpty())
-            return invalid(where, QStringLiteral("url must be the store's http:// or https:// address, e.g. https://s3.hospital.example (no path: the bucket is separate)"));
-        if (!u.userInfo().isEmpty())
-            return invalid(where, QStringLiteral("credentials do not belong in the url: use accessKey and secretKey"));
-        static const QRegularExpression bucketPattern(QStringLiteral("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"));
-        if (!bucketPattern.match(bucket).hasMatch())
-            return invalid(where, QStringLiteral("bucket '%1' is not a bucket name (3-63 lower-case letters, digits, '.' or '-')").arg(bucket));
-        if (prefix.startsWith(QLatin1Char('/')) || (!prefix.isEmpty() && !prefix.endsWith(QLatin1Char('/'))) || prefix.contains(QLatin1String("//")))
-            return invalid(where, QStringLiteral("prefix is empty or like \"spectrum/\" (no leading '/', ending in '/')"));
-        if (region.trimmed().isEmpty())
-            return invalid(where, QStringLiteral("region is missing (us-east-1 when the store does not care)"));
-        if (accessKey.isEmpty() || !secretKey.isSet())
-            return invalid(where, QStringLiteral("an S3 store needs accessKey and secretKey"));
-        return Error();
-    }
-    case StoreKind::Dimse:
-        if (host.trimmed().isEmpty())
-            return invalid(where, QStringLiteral("host is missing"));
-        if (port < 1 || port > 65535)
-            return invalid(where, QStringLiteral("port must be 1-65535"));
-        if (!isValidAeTitle(aeTitle))
-            return invalid(where, QStringLiteral("aeTitle '%1' is not an AE title (1-16 printable characters, no '\\')").arg(aeTitle));
-        if (!ourAeTitle.isEmpty() && !isValidAeTitle(ourAeTitle))
-            return invalid(where, QStringLiteral("ourAeTitle '%1' is not an AE title").arg(ourAeTitle));
-        if (retrieve != QLatin1String("get") && retrieve != QLatin1String("move"))
-            return invalid(where, QStringLiteral("retrieve is get or move"));
-        return Error();
-    }
-    return Error();
+    return archiveKind(kind).validate(*this, where);
 }
 
 QJsonObject StoreConfig::toJson() const
 {
     QJsonObject o{{QStringLiteral("name"), name}, {QStringLiteral("kind"), storeKindName(kind)}};
-    auto put = [&](const char *key, const QString &v) {
-        if (!v.isEmpty())
-            o.insert(QLatin1String(key), v);
-    };
-    switch (kind) {
-    case StoreKind::Local:
-        put("path", path);
-        break;
-    case StoreKind::DicomWeb:
-        put("url", url);
-        if (!mirrors.isEmpty())
-            o.insert(QStringLiteral("mirrors"), QJsonArray::fromStringList(mirrors));
-        put("caFile", caFile);
-        o.insert(QStringLiteral("auth"), auth);
-        put("user", user);
-        if (password.isSet())
-            o.insert(QStringLiteral("password"), password.toJson());
-        if (token.isSet())
-            o.insert(QStringLiteral("token"), token.toJson());
-        break;
-    case StoreKind::Blobd:
-        put("url", url);
-        put("caFile", caFile);
-        if (token.isSet())
-            o.insert(QStringLiteral("token"), token.toJson());
-        break;
-    case StoreKind::S3:
-        put("url", url);
-        put("caFile", caFile);
-        put("bucket", bucket);
-        put("prefix", prefix);
-        put("region", region);
-        o.insert(QStringLiteral("addressing"), virtualHosted ? QStringLiteral("virtual") : QStringLiteral("path"));
-        put("accessKey", accessKey);
-        if (secretKey.isSet())
-            o.insert(QStringLiteral("secretKey"), secretKey.toJson());
-        break;
-    case StoreKind::Dimse:
-        put("host", host);
-        o.insert(QStringLiteral("port"), port);
-        put("aeTitle", aeTitle);
-        put("ourAeTitle", ourAeTitle);
-        o.insert(QStringLiteral("retrieve"), retrieve);
-        if (tls) {
-            o.insert(QStringLiteral("tls"), true);
-            put("caFile", caFile);
-        }
-        break;
-    }
+    archiveKind(kind).writeJson(*this, o);
     o.insert(QStringLiteral("maxParallel"), maxParallel);
     o.insert(QStringLiteral("timeoutSeconds"), timeoutSeconds);
     return o;
@@ -328,21 +198,7 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
 
 QString StoreConfig::summary() const
 {
-    switch (kind) {
-    case StoreKind::Local:
-        return QStringLiteral("local %1").arg(path.isEmpty() ? QStringLiteral("(the workstation's cache)") : path);
-    case StoreKind::DicomWeb:
-        return QStringLiteral("dicomweb %1%4 (%2%3)")
-            .arg(url, auth, user.isEmpty() ? QString() : QStringLiteral(", ") + user,
-                 mirrors.isEmpty() ? QString() : QStringLiteral(" + ") + mirrors.join(QStringLiteral(" + ")));
-    case StoreKind::Blobd:
-        return QStringLiteral("blobd %1%2").arg(url, token.isSet() ? QStringLiteral(" (token)") : QString());
-    case StoreKind::S3:
-        return QStringLiteral("s3 %1 %2/%3 (%4, key %5)").arg(url, bucket, prefix, region, accessKey.left(8) + QStringLiteral("…"));
-    case StoreKind::Dimse:
-        return QStringLiteral("dimse %1@%2:%3 (C-%4%5)").arg(aeTitle, host).arg(port).arg(retrieve.toUpper(), tls ? QStringLiteral(", TLS") : QString());
-    }
-    return {};
+    return archiveKind(kind).summary(*this);
 }
 
 } // namespace spectrum

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The store configuration file: read over the system's, saved with only what differs, secrets sealed and revealed.
 #include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/stores/archives/archivekind.h"
 
 #include "spectrum/core/privatefile.h"
 #include "spectrum/core/settings.h"
@@ -265,8 +266,8 @@ QList<QPair<QString, QString>> WorkstationConfig::allowedCallers(const StoreConf
 {
     QList<QPair<QString, QString>> out = config.workstation.callers;
     for (const StoreConfig &s : config.stores()) {
-        if (s.kind == StoreKind::Dimse && !out.contains(qMakePair(s.aeTitle, s.host)))
-            out.append({s.aeTitle, s.host});
+        if (const auto node = archiveKind(s.kind).dicomNode(s); node && !out.contains(*node))
+            out.append(*node);
     }
     return out;
 }

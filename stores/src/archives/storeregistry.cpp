@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spectrum/stores/archives/storeregistry.h"
 
-#include "archives/dimsearchive.h"
+#include "archives/dimse/dimsearchive.h"
 
 #include "spectrum/core/compoundjob.h"
 #include "spectrum/core/logging.h"
@@ -484,7 +484,7 @@ ResultJob<ExportSummary> *StoreRegistry::storeNewInstances(const QString &name, 
         a = archive(name, &e);
         if (!a)
             return failedJob<ExportSummary>(e);
-        local = m_config.find(name) && m_config.find(name)->kind == StoreKind::Local;
+        local = m_config.find(name) && m_config.find(name)->isTheCache();
     }
     return new SendNewInstances(a, local, m_cache, instances);
 }

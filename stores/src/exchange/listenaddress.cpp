@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spectrum/stores/exchange/listenaddress.h"
+#include "spectrum/stores/archives/archivekind.h"
 
 #include "spectrum/stores/archives/storeconfig.h"
 
@@ -48,8 +49,8 @@ ListenAddress chooseListenAddress(const StoreConfigFile &config)
 {
     QList<QPair<QString, QString>> hosts;  // (who, host)
     for (const StoreConfig &s : config.stores()) {
-        if (s.kind == StoreKind::Dimse)
-            hosts.append({s.name, s.host});
+        if (const auto node = archiveKind(s.kind).dicomNode(s))
+            hosts.append({s.name, node->second});
     }
     for (const auto &[ae, host] : config.workstation.callers)
         hosts.append({ae, host});

@@ -22,7 +22,21 @@
 
 namespace spectrum {
 
-enum class StoreKind { Local, Blobd, DicomWeb, Dimse, S3 };
+/// The kinds of store, each an ArchiveKind (archivekind.h) in stores/src/archives/<name>/ with its archive: adding
+/// a protocol is that folder and its line here — KIND(enum value, its name in the configuration).
+/// In the stores dialog's order.
+#define SPECTRUM_STORE_KINDS(KIND) \
+    KIND(DicomWeb, dicomweb)       \
+    KIND(Dimse, dimse)             \
+    KIND(Blobd, blobd)             \
+    KIND(S3, s3)                   \
+    KIND(Local, local)
+
+enum class StoreKind {
+#define SPECTRUM_STORE_KIND(kind, name) kind,
+    SPECTRUM_STORE_KINDS(SPECTRUM_STORE_KIND)
+#undef SPECTRUM_STORE_KIND
+};
 QString storeKindName(StoreKind kind);
 Result<StoreKind> storeKindFromName(const QString &name);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "archives/dimsearchive.h"
+#include "archives/dimse/dimsearchive.h"
 
 #include "archives/fetchjob.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "archives/dicomwebarchive.h"
+#include "archives/dicomweb/dicomwebarchive.h"
 
 #include "archives/fetchjob.h"
 

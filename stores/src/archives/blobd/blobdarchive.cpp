@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "archives/blobdarchive.h"
+#include "archives/blobd/blobdarchive.h"
 
 #include "archives/fetchjob.h"
 #include "archives/studylisting.h"

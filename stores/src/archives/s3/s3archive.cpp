@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "archives/s3archive.h"
+#include "archives/s3/s3archive.h"
 
 #include "archives/fetchjob.h"
 #include "archives/studylisting.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "archives/localarchive.h"
+#include "archives/local/localarchive.h"
 
-#include "archives/blobdarchive.h"
+#include "archives/blobd/blobdarchive.h"
 #include "archives/fetchjob.h"
 #include "archives/studylisting.h"
 

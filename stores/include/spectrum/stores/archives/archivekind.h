@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// ArchiveKind: all that differs between kinds of store (local, blobd, DICOMweb, DIMSE, S3), in one class per kind
+// beside its archive (stores/src/archives/<kind>/): the fields it is configured with, their check, how it is summed
+// up in a list, whether it is a DICOM node that sends to this workstation, and the archive it makes. The stores
+// dialog shows a kind's fields, the configuration checks and writes what its kind says, the registry makes archives
+// through it. StoreKind is named only in the table (SPECTRUM_STORE_KINDS) and the kinds themselves.
+
+#include "spectrum/stores/archives/storeconfig.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QPair>
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+namespace spectrum {
+
+class Archive;
+class FileStore;
+
+/// A field of a store's configuration beyond its name and kind (STORES.md names each).
+enum class StoreField {
+    Url, Mirrors, Auth, User, Password, Token, CaFile,                 // web, blob servers
+    Host, Port, AeTitle, OurAeTitle, Retrieve, Tls,                     // DIMSE
+    Bucket, Prefix, Region, Addressing, AccessKey, SecretKey,           // S3
+    Path,                                                               // local
+    MaxParallel, Timeout,                                               // limits
+};
+
+class ArchiveKind
+{
+public:
+    virtual ~ArchiveKind() = default;
+
+    virtual StoreKind kind() const = 0;
+    /// Its name in the configuration ("dicomweb").
+    QString name() const { return storeKindName(kind()); }
+    /// The fields it is configured with, in the order the stores dialog shows them.
+    virtual QList<StoreField> fields() const = 0;
+    /// Whether a hospital's admin adds one in the stores dialog (the workstation's own cache is not added there).
+    virtual bool offeredInDialog() const { return true; }
+    /// A clear error naming the store (`where`) and the field, or none — its own fields only (the name and the
+    /// limits are StoreConfig::validate()'s).
+    virtual Error validate(const StoreConfig &store, const QString &where) const = 0;
+    /// Its fields into `json` (only the set ones).
+    virtual void writeJson(const StoreConfig &store, QJsonObject &json) const = 0;
+    /// "dicomweb https://pacs/dicom-web (basic, user)" — for lists; never a secret.
+    virtual QString summary(const StoreConfig &store) const = 0;
+    /// The DICOM node (AE title, host) it is, when it is one: it may send to our Storage SCP (what it is asked to
+    /// move), and where this workstation listens is chosen facing it.
+    virtual std::optional<QPair<QString, QString>> dicomNode(const StoreConfig &) const { return std::nullopt; }
+    /// The archive it makes of `store` (`all`: the whole configuration, for secrets; `cache`: the workstation's).
+    virtual std::unique_ptr<Archive> makeArchive(const StoreConfig &store, const StoreConfigFile &all, std::shared_ptr<FileStore> cache) const = 0;
+
+    /// `store` with every field this kind does not have put back to its default (what a form left behind).
+    StoreConfig withOnlyItsFields(const StoreConfig &store) const;
+};
+
+/// The kind of `kind`.
+const ArchiveKind &archiveKind(StoreKind kind);
+/// Every kind, in SPECTRUM_STORE_KINDS' order.
+QList<const ArchiveKind *> archiveKinds();
+
+} // namespace spectrum

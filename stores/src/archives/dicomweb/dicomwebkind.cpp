@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// A DICOMweb archive (QIDO-RS, WADO-RS, STOW-RS): its address and its mirrors (other servers of the same
+// archive), HTTP Basic or a Bearer token.
+#include "archives/dicomweb/dicomwebarchive.h"
+#include "archives/kindsupport.h"
+
+#include <QJsonArray>
+#include <QUrl>
+
+namespace spectrum::kinds {
+namespace {
+
+class DicomWebKind final : public ArchiveKind
+{
+public:
+    StoreKind kind() const override { return StoreKind::DicomWeb; }
+    QList<StoreField> fields() const override
+    {
+        return {StoreField::Url, StoreField::Mirrors, StoreField::Auth, StoreField::User, StoreField::Password, StoreField::Token,
+                StoreField::CaFile, StoreField::MaxParallel, StoreField::Timeout};
+    }
+    Error validate(const StoreConfig &s, const QString &where) const override
+    {
+        const QUrl u(s.url, QUrl::StrictMode);
+        if (!u.isValid() || (u.scheme() != QLatin1String("http") && u.scheme() != QLatin1String("https")) || u.host().isEmpty())
+            return invalid(where, QStringLiteral("url must be an http:// or https:// address, e.g. https://pacs.example/dicom-web"));
+        if (!u.userInfo().isEmpty())
+            return invalid(where, QStringLiteral("credentials do not belong in the url: use user and password"));
+        for (const QString &mirror : s.mirrors) {
+            const QUrl m(mirror, QUrl::StrictMode);
+            if (!isWebAddress(mirror))
+                return invalid(where, QStringLiteral("mirror '%1' must be an http:// or https:// address without credentials").arg(mirror));
+            if (m == u || s.mirrors.count(mirror) > 1)
+                return invalid(where, QStringLiteral("mirror '%1' is named twice").arg(mirror));
+        }
+        if (s.auth == QLatin1String("basic")) {
+            if (s.user.isEmpty() || !s.password.isSet())
+                return invalid(where, QStringLiteral("basic authentication needs user and password"));
+        } else if (s.auth == QLatin1String("bearer")) {
+            if (!s.token.isSet())
+                return invalid(where, QStringLiteral("bearer authentication needs a token"));
+        } else if (s.auth != QLatin1String("none")) {
+            return invalid(where, QStringLiteral("auth is none, basic or bearer"));
+        }
+        return Error();
+    }
+    void writeJson(const StoreConfig &s, QJsonObject &o) const override
+    {
+        put(o, "url", s.url);
+        if (!s.mirrors.isEmpty())
+            o.insert(QStringLiteral("mirrors"), QJsonArray::fromStringList(s.mirrors));
+        put(o, "caFile", s.caFile);
+        o.insert(QStringLiteral("auth"), s.auth);
+        put(o, "user", s.user);
+        if (s.password.isSet())
+            o.insert(QStringLiteral("password"), s.password.toJson());
+        if (s.token.isSet())
+            o.insert(QStringLiteral("token"), s.token.toJson());
+    }
+    QString summary(const StoreConfig &s) const override
+    {
+        return QStringLiteral("dicomweb %1%4 (%2%3)")
+            .arg(s.url, s.auth, s.user.isEmpty() ? QString() : QStringLiteral(", ") + s.user,
+                 s.mirrors.isEmpty() ? QString() : QStringLiteral(" + ") + s.mirrors.join(QStringLiteral(" + ")));
+    }
+    std::unique_ptr<Archive> makeArchive(const StoreConfig &s, const StoreConfigFile &all, std::shared_ptr<FileStore> cache) const override
+    {
+        return std::make_unique<DicomWebArchive>(s, all, std::move(cache));
+    }
+};
+
+} // namespace
+} // namespace spectrum::kinds
+
+const spectrum::ArchiveKind &makeDicomWebKind()
+{
+    static const spectrum::kinds::DicomWebKind kind;
+    return kind;
+}

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// A DIMSE archive (a PACS over DICOM's network protocol): its host, port and AE title, C-GET or C-MOVE, DICOM TLS.
+#include "archives/dimse/dimsearchive.h"
+#include "archives/kindsupport.h"
+
+#include "spectrum/transfer/dimse.h"
+
+namespace spectrum::kinds {
+namespace {
+
+class DimseKind final : public ArchiveKind
+{
+public:
+    StoreKind kind() const override { return StoreKind::Dimse; }
+    QList<StoreField> fields() const override
+    {
+        return {StoreField::Host, StoreField::Port, StoreField::AeTitle, StoreField::OurAeTitle, StoreField::Retrieve, StoreField::Tls,
+                StoreField::CaFile, StoreField::MaxParallel, StoreField::Timeout};
+    }
+    Error validate(const StoreConfig &s, const QString &where) const override
+    {
+        if (s.host.trimmed().isEmpty())
+            return invalid(where, QStringLiteral("host is missing"));
+        if (s.port < 1 || s.port > 65535)
+            return invalid(where, QStringLiteral("port must be 1-65535"));
+        if (!isValidAeTitle(s.aeTitle))
+            return invalid(where, QStringLiteral("aeTitle '%1' is not an AE title (1-16 printable characters, no '\\')").arg(s.aeTitle));
+        if (!s.ourAeTitle.isEmpty() && !isValidAeTitle(s.ourAeTitle))
+            return invalid(where, QStringLiteral("ourAeTitle '%1' is not an AE title").arg(s.ourAeTitle));
+        if (s.retrieve != QLatin1String("get") && s.retrieve != QLatin1String("move"))
+            return invalid(where, QStringLiteral("retrieve is get or move"));
+        return Error();
+    }
+    void writeJson(const StoreConfig &s, QJsonObject &o) const override
+    {
+        put(o, "host", s.host);
+        o.insert(QStringLiteral("port"), s.port);
+        put(o, "aeTitle", s.aeTitle);
+        put(o, "ourAeTitle", s.ourAeTitle);
+        o.insert(QStringLiteral("retrieve"), s.retrieve);
+        if (s.tls) {
+            o.insert(QStringLiteral("tls"), true);
+            put(o, "caFile", s.caFile);
+        }
+    }
+    QString summary(const StoreConfig &s) const override
+    {
+        return QStringLiteral("dimse %1@%2:%3 (C-%4%5)").arg(s.aeTitle, s.host).arg(s.port).arg(s.retrieve.toUpper(), s.tls ? QStringLiteral(", TLS") : QString());
+    }
+    std::optional<QPair<QString, QString>> dicomNode(const StoreConfig &s) const override { return qMakePair(s.aeTitle, s.host); }
+    std::unique_ptr<Archive> makeArchive(const StoreConfig &s, const StoreConfigFile &all, std::shared_ptr<FileStore> cache) const override
+    {
+        return std::make_unique<DimseArchive>(s, all, std::move(cache));
+    }
+};
+
+} // namespace
+} // namespace spectrum::kinds
+
+const spectrum::ArchiveKind &makeDimseKind()
+{
+    static const spectrum::kinds::DimseKind kind;
+    return kind;
+}
