@@ -62,10 +62,22 @@ Result<Secret> sealFromFile(const StoreConfigFile &config, const QString &path)
 
 namespace {
 
+/// The kinds of store, as the configuration names them ("dicomweb, dimse, … or local").
+QString kindNames(const QString &separator)
+{
+    QStringList names;
+    for (const ArchiveKind *k : archiveKinds())
+        names << k->name();
+    if (separator == QLatin1String("|"))
+        return names.join(separator);
+    const QString last = names.takeLast();
+    return names.join(separator) + QStringLiteral(" or ") + last;
+}
+
 QList<QCommandLineOption> storeOptions()
 {
     return {
-        {QStringLiteral("kind"), QStringLiteral("dicomweb, dimse, blobd, s3 or local."), QStringLiteral("KIND")},
+        {QStringLiteral("kind"), kindNames(QStringLiteral(", ")) + QLatin1Char('.'), QStringLiteral("KIND")},
         {QStringLiteral("url"), QStringLiteral("dicomweb: http(s)://HOST/dicom-web; blobd: blob://HOST:PORT or blobs://…; s3: http(s)://HOST[:PORT]"), QStringLiteral("URL")},
         {QStringLiteral("mirror"), QStringLiteral("dicomweb: another server of the same archive (an Orthanc cluster), same path and credentials; repeat for more."), QStringLiteral("URL")},
         {QStringLiteral("bucket"), QStringLiteral("s3: the bucket."), QStringLiteral("BUCKET")},
@@ -419,13 +431,14 @@ int cmdStores(const QStringList &args)
     std::fprintf(asked ? stdout : stderr,
                  "Usage: spectrum-cli stores add|edit|list|test|remove|share|workstation [options]\n"
                  "The archives this workstation reads from and sends to (the store configuration, stores.json).\n"
-                 "  add NAME --kind dicomweb|dimse|blobd|s3|local …   add one (add --help: every option)\n"
+                 "  add NAME --kind %s …   add one (add --help: every option)\n"
                  "  edit NAME --password-file F …                  change what is given (edit --help: every option)\n"
                  "  list                                           the stores, secrets never shown\n"
                  "  test [NAME]                                    C-ECHO, a QIDO request or a blobd listing: ok, or why not\n"
                  "  remove NAME                                    forget one\n"
                  "  share --port N --token-file F | --off          this workstation's cache, read-only, to its reading room\n"
-                 "  workstation [--aet A] [--port P] [--listen-address IP|any|auto]   this workstation as the PACS see it\n");
+                 "  workstation [--aet A] [--port P] [--listen-address IP|any|auto]   this workstation as the PACS see it\n",
+                 qPrintable(kindNames(QStringLiteral("|"))));
     return asked ? 0 : 2;
 }
 

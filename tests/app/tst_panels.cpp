@@ -206,6 +206,28 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     QTRY_VERIFY(ws.storeConfig().find(QStringLiteral("from-cli")));
     QTRY_COMPARE(list->count(), 3);
     QVERIFY(ws.storeConfig().find(QStringLiteral("archive-2")));
+
+    // A folder archive, a kind the dialog does not offer for new stores: chosen in the list, it shows its own
+    // fields (no URL), and saved with a longer timeout it stays a folder archive, its folder kept.
+    const QString folder = dir.filePath(QStringLiteral("folder-archive"));
+    cli.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("folder"), QStringLiteral("--kind"),
+                                                      QStringLiteral("local"), QStringLiteral("--path"), folder});
+    QVERIFY(cli.waitForFinished(30000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    QTRY_COMPARE(list->count(), 4);
+    dialog.newStore();
+    for (int i = 0; i < list->count(); ++i)
+        if (list->item(i)->text().startsWith(QLatin1String("folder")))
+            list->setCurrentRow(i);
+    QCOMPARE(dialog.editing(), QStringLiteral("folder"));
+    QVERIFY(!dialog.isFieldShown(dialog.urlField()) && !dialog.isFieldShown(dialog.hostField()));
+    dialog.timeoutField()->setValue(90);
+    dialog.saveStore();
+    QVERIFY2(dialog.status().contains(QStringLiteral("saved")), qPrintable(dialog.status()));
+    const StoreConfig *kept = ws.storeConfig().find(QStringLiteral("folder"));
+    QVERIFY(kept && kept->kind == StoreKind::Local);
+    QCOMPARE(kept->path, folder);
+    QCOMPARE(kept->timeoutSeconds, 90);
 }
 
 QTEST_MAIN(tst_Panels)

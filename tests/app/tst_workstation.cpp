@@ -213,7 +213,7 @@ void tst_Workstation::keysFromTheMenusActOnTheOpenStudy()
         press(QKeySequence(tool->shortcut()));
         QVERIFY2(vp->tool() == ViewportTool::measuring(tool->kind()), qPrintable(tool->name()));
     }
-    QCOMPARE(placed, 11);
+    QVERIFY(placed >= 11);  // the eleven a hand places today, and any added
     press(QKeySequence(Qt::Key_P));
 
     // Cine runs through the stack on its own, and stops on the same key.

@@ -249,7 +249,7 @@ void StoresDialog::refreshList()
 void StoresDialog::updateFields()
 {
     // Only the fields of the chosen kind are on show, as the kind says (archivekind.h).
-    const QList<StoreField> fields = archiveKind(StoreKind(m_kind->currentData().toInt())).fields();
+    const QList<StoreField> fields = archiveKind(kindInForm()).fields();
     auto has = [&](StoreField f) { return fields.contains(f); };
     const QString auth = has(StoreField::Auth) ? m_auth->currentData().toString() : QStringLiteral("bearer");
     auto show = [this](QWidget *field, bool on) {
@@ -340,13 +340,22 @@ void StoresDialog::showStore(const QString &name)
     m_dirty = false;
 }
 
+StoreKind StoresDialog::kindInForm() const
+{
+    // A store of a kind the list does not offer (the workstation's cache, a folder archive: `local`) keeps its own.
+    if (m_kind->currentIndex() < 0)
+        if (const StoreConfig *s = m_config.find(m_editing))
+            return s->kind;
+    return StoreKind(m_kind->currentData().toInt());
+}
+
 Result<StoreConfig> StoresDialog::formStore() const
 {
     StoreConfig s;
     if (const StoreConfig *old = m_config.find(m_editing.isEmpty() ? m_name->text().trimmed() : m_editing))
         s = *old;  // keeps what the form does not show (sealed secrets)
     s.name = m_name->text().trimmed();
-    s.kind = StoreKind(m_kind->currentData().toInt());
+    s.kind = kindInForm();
     s.url = m_url->text().trimmed();
     s.mirrors = m_mirrors->text().split(QRegularExpression(QStringLiteral("[\\s,]+")), Qt::SkipEmptyParts);
     s.auth = m_auth->currentData().toString();

@@ -82,6 +82,8 @@ private:
     /// Unsaved edits: asks whether to drop them; true to go on.
     bool mayDropEdits();
     void showStore(const QString &name);
+    /// The kind the form is of: the list's choice, or the edited store's own when the list does not offer it.
+    StoreKind kindInForm() const;
     Result<StoreConfig> formStore() const;
     void refreshList();
     void updateFields();

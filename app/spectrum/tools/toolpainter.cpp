@@ -80,7 +80,7 @@ void paint(QPainter &p, const Annotation &a, const QTransform &t, const QColor &
             break;  // the words stand there (the label)
         }
     }
-    if (tool.hasHandles())
+    if (tool.drawsHandles())
         for (const QPointF &q : a.points)
             p.drawEllipse(t.map(q), 3.0, 3.0);
 }

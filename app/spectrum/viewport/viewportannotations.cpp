@@ -177,7 +177,7 @@ std::pair<int, int> ImageViewport::handleNear(QPointF widgetPosition) const
     for (int i : order) {
         const Annotation &a = list[i].annotation;
         if (!measurementTool(a.kind).hasHandles())
-            continue;  // a trace or a text: moved whole, not point by point
+            continue;  // a trace: moved whole, not point by point
         for (int k = int(a.points.size()) - 1; k >= 0; --k)
             if (distancePixels(t.map(a.points[k]), widgetPosition) <= kHandleRadius)
                 return {i, k};

@@ -15,7 +15,7 @@ public:
     int pointCount() const override { return 1; }
     Placement placement() const override { return Placement::Click; }
     Words words() const override { return Words::Required; }
-    bool hasHandles() const override { return false; }
+    bool drawsHandles() const override { return false; }
     QList<ToolShape> shapes(const Annotation &a, bool) const override { return one(ToolShape::Type::Anchor, a.points); }
     QList<MeasuredValue> measure(const Annotation &, const MeasureInput &) const override { return {}; }
     QList<ReportItem> reportItems(const Annotation &a) const override

@@ -5,8 +5,9 @@
 // geometry and values, and how it is written into a DICOM Structured Report and a presentation state. The viewer
 // draws and places any tool from this description; the document writers ask the tool. No GUI library.
 //
-// Adding a tool: its class in imaging/src/tools/<name>tool.cpp (a `make<Kind>Tool()` returning it) and its line in
-// SPECTRUM_MEASUREMENT_TOOLS (annotation.h). See docs/ARCHITECTURE.md, "How to add…".
+// Adding a tool: its class in imaging/src/tools/<name>tool.cpp (a `make<Kind>Tool()` returning it, in the global
+// namespace, where registry.cpp declares it) and its line in SPECTRUM_MEASUREMENT_TOOLS (annotation.h). See
+// docs/ARCHITECTURE.md, "How to add…".
 
 #include "spectrum/imaging/tools/annotation.h"
 
@@ -88,8 +89,10 @@ public:
     virtual Words words() const { return Words::None; }
     /// Whether it encloses a region (statistics; SR TID 1410).
     virtual bool isRegion() const { return false; }
-    /// Whether its points are handles a reader drags one by one (a freehand trace moves whole; a text has none).
+    /// Whether its points are handles a reader drags one by one (a freehand trace moves whole).
     virtual bool hasHandles() const { return true; }
+    /// Whether its handles are drawn (a text's point is grabbed, not shown).
+    virtual bool drawsHandles() const { return hasHandles(); }
 
     /// A region's outline as a closed polygon (an ellipse by `ellipseSteps` points); the points for the others.
     virtual QList<QPointF> outline(const Annotation &a, int ellipseSteps = 64) const;
@@ -101,6 +104,8 @@ public:
     virtual Annotation placed(const Annotation &drawn) const { return drawn; }
     /// `a` with point `index` moved to `to`, as the kind allows.
     virtual Annotation withPointMoved(const Annotation &a, int index, QPointF to) const;
+
+    // What follows takes a well-formed annotation of its kind (isWellFormed(): as many points as it needs).
 
     /// What it measures (lengths in mm, angles in degrees, modality values; annotation.h's measure()).
     virtual QList<MeasuredValue> measure(const Annotation &a, const MeasureInput &in) const = 0;
