@@ -102,6 +102,8 @@ int cmdFind(const QStringList &args)
             std::fprintf(stderr, "%s: %d stud%s\n", qPrintable(store), studies, studies == 1 ? "y" : "ies");
     });
     Result<QList<StudyHit>> hits = runSync(reg.value()->findStudies(q, names));
+    if (!hits.isOk() && !silent.isEmpty() && silent.size() == asked)  // each store's words said above, once
+        return fail(QStringLiteral("find: no store answered (%1)").arg(silent.join(QStringLiteral(", "))));
     if (!hits.isOk())
         return fail(hits.error().toString());
     for (const StudyHit &h : hits.value()) {
