@@ -32,7 +32,7 @@ class tst_AnnotationTools : public QObject
     Q_OBJECT
 
     /// Where image point `p` (image coordinates) is on screen: the image is 40 × 40 pixels, 10 screen pixels each.
-    QPoint at(double x, double y) const { return m_vp->imageToWidget().map(QPointF(x, y)).toPoint(); }
+    QPoint at(double x, double y) const { return m_vp->view().imageToWidget().map(QPointF(x, y)).toPoint(); }
 
 private Q_SLOTS:
     void init()

@@ -100,7 +100,7 @@ void tst_DailyPath::aDayAtTheWorkstation()
 
     // D, and a distance drawn across the head: its text the hand calculation in mm.
     press(QKeySequence(Qt::Key_D));
-    const QPoint from = vp()->imageToWidget().map(QPointF(120, 300)).toPoint(), to = vp()->imageToWidget().map(QPointF(390, 330)).toPoint();
+    const QPoint from = vp()->view().imageToWidget().map(QPointF(120, 300)).toPoint(), to = vp()->view().imageToWidget().map(QPointF(390, 330)).toPoint();
     drag(vp(), from, to);
     QTRY_COMPARE(vp()->measurements().size(), 1);
     const Annotation distance = vp()->measurements().first();

@@ -351,7 +351,7 @@ void tst_DeploymentDay::aStudyOnlyInAFolderArchiveOpensFromTheBrowser()
     ImageViewport *vp = viewer->viewport();
     vp->setFocus();
     QTest::keySequence(&window, QKeySequence(Qt::Key_D));
-    drag(vp, vp->imageToWidget().map(QPointF(100, 200)).toPoint(), vp->imageToWidget().map(QPointF(300, 220)).toPoint());
+    drag(vp, vp->view().imageToWidget().map(QPointF(100, 200)).toPoint(), vp->view().imageToWidget().map(QPointF(300, 220)).toPoint());
     QTRY_COMPARE(vp->measurements().size(), 1);
     QSignalSpy saved(&window, &MainWindow::findingsSaved);
     QTest::keySequence(&window, QKeySequence::Save);

@@ -66,7 +66,7 @@ QRect around(QPointF c, double half)
 /// The wheel turned with Ctrl held on `vp` until it shows its image at `scale` screen pixels per image column.
 void zoomWithTheWheel(ImageViewport *vp, double scale)
 {
-    const int delta = int(std::lround(std::log(scale / vp->displayScale()) / std::log(1.0015)));
+    const int delta = int(std::lround(std::log(scale / vp->view().displayScale()) / std::log(1.0015)));
     sendWheel(vp, delta, Qt::ControlModifier);
 }
 
@@ -145,15 +145,15 @@ void tst_DrawnTrue::checkSphere(ImageViewport *vp, const PatientPoint &centre, d
     double off = 0;
     const std::optional<QPointF> c = imagePointOf(info, centre, &off);
     QVERIFY2(c, qPrintable(what));
-    const QPointF onScreen = vp->imageToWidget().map(*c);
+    const QPointF onScreen = vp->view().imageToWidget().map(*c);
     // Screen pixels per mm along the image's rows: the scale over the column spacing; down its columns the same
     // (the viewport stretches rows by the pixels' aspect).
-    const double perMm = vp->displayScale() / info.columnSpacing;
+    const double perMm = vp->view().displayScale() / info.columnSpacing;
     const double chord = 2 * std::sqrt(std::max(0.0, radiusMm * radiusMm - off * off));
     const QRect box = brightBox(vp->grab().toImage(), around(onScreen, chord * perMm / 2 + 4));
     QVERIFY2(!box.isNull(), qPrintable(what + QStringLiteral(": nothing drawn where the sphere lies")));
     const QString measured = QStringLiteral("%1 (scale %2): drawn %3 × %4 px at (%5, %6), expected %7 px at (%8, %9)")
-                                 .arg(what).arg(vp->displayScale(), 0, 'f', 3).arg(box.width()).arg(box.height())
+                                 .arg(what).arg(vp->view().displayScale(), 0, 'f', 3).arg(box.width()).arg(box.height())
                                  .arg(box.center().x()).arg(box.center().y()).arg(chord * perMm, 0, 'f', 1)
                                  .arg(onScreen.x(), 0, 'f', 1).arg(onScreen.y(), 0, 'f', 1);
     // Round, of its true size, where the geometry says (within two pixels: the edges' partial pixels).
@@ -173,15 +173,15 @@ void tst_DrawnTrue::mprPlanesKeepTheirProportionsAtEveryZoom()
             ImageViewport *vp = mpr()->viewport(pane);
             zoomWithTheWheel(vp, scale);
             QTRY_VERIFY(settled());
-            QVERIFY(std::abs(vp->displayScale() - scale) < 0.01 * scale);
+            QVERIFY(std::abs(vp->view().displayScale() - scale) < 0.01 * scale);
             checkSphere(vp, kCentreA, kRadiusA, QStringLiteral("sphere A, pane %1").arg(pane));
             if (QTest::currentTestFailed())
                 return;
             // The crosshair is drawn where the point it names lies on this plane (the geometry just checked
             // against the drawn sphere).
             QVERIFY(vp->crosshair());
-            const QPointF cross = vp->imageToWidget().map(*vp->crosshair());
-            const QPointF centre = vp->imageToWidget().map(*imagePointOf(vp->image().info, mpr()->point()));
+            const QPointF cross = vp->view().imageToWidget().map(*vp->crosshair());
+            const QPointF centre = vp->view().imageToWidget().map(*imagePointOf(vp->image().info, mpr()->point()));
             QVERIFY2(std::abs(cross.x() - centre.x()) <= 1.5 && std::abs(cross.y() - centre.y()) <= 1.5, qPrintable(QStringLiteral("pane %1 at %2: crosshair at (%3, %4), its point at (%5, %6): %7 %8 %9").arg(pane).arg(scale)
                                                                                                                               .arg(cross.x()).arg(cross.y()).arg(centre.x()).arg(centre.y())
                                                                                                                               .arg(mpr()->point()[0]).arg(mpr()->point()[1]).arg(mpr()->point()[2])));
@@ -249,7 +249,7 @@ void tst_DrawnTrue::aClickOnTheDrawnMarkerReadsItAndMovesThePlanes()
     ImageViewport *coronal = mpr()->viewport(1), *axial = mpr()->viewport(0);
     zoomWithTheWheel(coronal, 0.6);
     QTRY_VERIFY(settled());
-    const QPointF expected = coronal->imageToWidget().map(*imagePointOf(coronal->image().info, kCentreB));
+    const QPointF expected = coronal->view().imageToWidget().map(*imagePointOf(coronal->image().info, kCentreB));
     const QRect box = brightBox(coronal->grab().toImage(), around(expected, 20));
     QVERIFY(!box.isNull());
     const QPoint drawn = box.center();
@@ -258,7 +258,7 @@ void tst_DrawnTrue::aClickOnTheDrawnMarkerReadsItAndMovesThePlanes()
     QVERIFY2(coronal->pixelReadout().endsWith(QStringLiteral("= 400 HU")), qPrintable(coronal->pixelReadout()));
     // The crosshair is drawn where the click was, on the marker.
     QVERIFY(coronal->crosshair());
-    const QPointF cross = coronal->imageToWidget().map(*coronal->crosshair());
+    const QPointF cross = coronal->view().imageToWidget().map(*coronal->crosshair());
     QVERIFY2(std::abs(cross.x() - (drawn.x() + 0.5)) <= 1.5 && std::abs(cross.y() - (drawn.y() + 0.5)) <= 1.5,
              qPrintable(QStringLiteral("crosshair at (%1, %2), clicked at (%3, %4)").arg(cross.x()).arg(cross.y()).arg(drawn.x()).arg(drawn.y())));
     // The axial plane went to the marker's height (its nearest slice: 58 or 60 mm), and shows it there.
@@ -287,8 +287,8 @@ void tst_DrawnTrue::nonSquarePixelsAreDrawnAsOnThePatient()
     // The disc: 240 columns by 120 rows, 120 mm across either way.
     for (const double scale : {0.3, 0.6, 0.75, 1.0, 1.5}) {
         zoomWithTheWheel(vp, scale);
-        QTRY_VERIFY(std::abs(vp->displayScale() - scale) < 0.01 * scale);
-        const QPointF centre = vp->imageToWidget().map(QPointF(256, 128));
+        QTRY_VERIFY(std::abs(vp->view().displayScale() - scale) < 0.01 * scale);
+        const QPointF centre = vp->view().imageToWidget().map(QPointF(256, 128));
         const double perMm = scale / 0.5;
         const QRect box = brightBox(vp->grab().toImage(), around(centre, 60 * perMm + 8));
         const QString measured = QStringLiteral("scale %1: %2 × %3 px, expected %4").arg(scale).arg(box.width()).arg(box.height()).arg(120 * perMm);
@@ -302,8 +302,8 @@ void tst_DrawnTrue::nonSquarePixelsAreDrawnAsOnThePatient()
     QCOMPARE(vp->image().info.pixelAspect(), 2.0);
     for (const double scale : {0.3, 0.75, 1.0, 1.5}) {
         zoomWithTheWheel(vp, scale);
-        QTRY_VERIFY(std::abs(vp->displayScale() - scale) < 0.01 * scale);
-        const QPointF centre = vp->imageToWidget().map(QPointF(256, 128));
+        QTRY_VERIFY(std::abs(vp->view().displayScale() - scale) < 0.01 * scale);
+        const QPointF centre = vp->view().imageToWidget().map(QPointF(256, 128));
         const QRect box = brightBox(vp->grab().toImage(), around(centre, 120 * scale + 8));
         const QString measured = QStringLiteral("aspect ratio only, scale %1: %2 × %3 px, expected %4").arg(scale).arg(box.width()).arg(box.height()).arg(240 * scale);
         QVERIFY2(std::abs(box.width() - 240 * scale) <= 2.5 && std::abs(box.height() - 240 * scale) <= 2.5, qPrintable(measured));

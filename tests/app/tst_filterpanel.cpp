@@ -111,7 +111,7 @@ void tst_FilterPanel::valuesAndMeasurementsIgnoreTheFilters()
     const double w = vp->image().info.columns, h = vp->image().info.rows;
     vp->addMeasurement(Annotation{AnnotationKind::Ellipse, {QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)}, QString(), QString()});
     vp->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)}, QString(), QString()});
-    const QPoint cursor = vp->imageToWidget().map(QPointF(w * 0.5 + 0.5, h * 0.45 + 0.5)).toPoint();
+    const QPoint cursor = vp->view().imageToWidget().map(QPointF(w * 0.5 + 0.5, h * 0.45 + 0.5)).toPoint();
     sendMouse(vp, QEvent::MouseMove, cursor, Qt::NoButton, Qt::NoButton);
     const QString readout = vp->pixelReadout();
     QVERIFY2(readout.endsWith(QStringLiteral(" HU")), qPrintable(readout));

@@ -108,8 +108,8 @@ private Q_SLOTS:
         QCOMPARE(viewer->findings()->unsavedCount(), 7);
         // The view kept with them: a brain window, a quarter turn, magnified.
         viewer->viewport()->setWindow(VoiWindow{40, 80});
-        viewer->viewport()->rotate(1);
-        viewer->viewport()->setZoom(2.0);
+        viewer->viewport()->setView(viewer->viewport()->view().rotated(1));
+        viewer->viewport()->setView(viewer->viewport()->view().withZoom(2.0));
         const PresentationView savedView = viewer->viewport()->presentationView();
 
         const int seriesBefore = int(viewer->study().series.size());
@@ -210,9 +210,9 @@ private Q_SLOTS:
         QTRY_COMPARE(seen->viewport()->image().info.identity.sopInstanceUid, seen->study().series[0].instances[0].sopInstanceUid);
         QVERIFY(seen->applyPresentationState(state->uid));
         QCOMPARE(seen->viewport()->window(), (VoiWindow{40, 80}));
-        QCOMPARE(seen->viewport()->rotation(), 90);
-        QVERIFY(!seen->viewport()->isFlippedHorizontally() && !seen->viewport()->isFlippedVertically());
-        const QPointF centre = seen->viewport()->imageToWidget().map(savedView.displayedArea->center());
+        QCOMPARE(seen->viewport()->view().rotation(), 90);
+        QVERIFY(!seen->viewport()->view().isFlippedHorizontally() && !seen->viewport()->view().isFlippedVertically());
+        const QPointF centre = seen->viewport()->view().imageToWidget().map(savedView.displayedArea->center());
         QVERIFY(std::abs(centre.x() - seen->viewport()->width() / 2.0) < 1.5 && std::abs(centre.y() - seen->viewport()->height() / 2.0) < 1.5);
         QVERIFY(seen->findings()->count() > 7);  // its graphics, from the presentation state
     }

@@ -295,13 +295,13 @@ void tst_Incoming::aSegmentationIsShownOverItsSource()
     QCOMPARE(vp->masks().first().label, QStringLiteral("Lesion"));
     QVERIFY(vp->masks().first().colour.red() > 200 && vp->masks().first().colour.green() < 100);
     const QImage shot = vp->grab().toImage();
-    const QColor inside = shot.pixelColor(vp->imageToWidget().map(QPointF(6, 6)).toPoint());
-    const QColor outside = shot.pixelColor(vp->imageToWidget().map(QPointF(12, 12)).toPoint());
+    const QColor inside = shot.pixelColor(vp->view().imageToWidget().map(QPointF(6, 6)).toPoint());
+    const QColor outside = shot.pixelColor(vp->view().imageToWidget().map(QPointF(12, 12)).toPoint());
     QVERIFY2(inside.red() > inside.green() + 40, qPrintable(inside.name()));     // red over the gray
     QVERIFY2(std::abs(outside.red() - outside.green()) < 5, qPrintable(outside.name()));  // gray
     QTest::keySequence(&window, QKeySequence(Qt::Key_G));
     QVERIFY(!vp->masksVisible());
-    const QColor hidden = vp->grab().toImage().pixelColor(vp->imageToWidget().map(QPointF(6, 6)).toPoint());
+    const QColor hidden = vp->grab().toImage().pixelColor(vp->view().imageToWidget().map(QPointF(6, 6)).toPoint());
     QVERIFY(std::abs(hidden.red() - hidden.green()) < 5);
     QTest::keySequence(&window, QKeySequence(Qt::Key_G));
     QVERIFY(vp->masksVisible());

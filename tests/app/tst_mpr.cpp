@@ -168,7 +168,7 @@ void tst_Mpr::theCrosshairAndTheWheelMoveThePlanes()
     // A click on the coronal plane, at row 9 (slice 31 from the bottom): the axial plane goes to that slice.
     const QPointF imagePoint(300.5, 9.5);
     const PatientPoint picked = *patientPointAt(coronal->image().info, imagePoint);
-    const QPointF widgetPoint = coronal->imageToWidget().map(imagePoint);
+    const QPointF widgetPoint = coronal->view().imageToWidget().map(imagePoint);
     QSignalSpy shown(mpr, &MprView::planeShown);
     sendMouse(coronal, QEvent::MouseButtonPress, widgetPoint.toPoint(), Qt::LeftButton, Qt::LeftButton);
     sendMouse(coronal, QEvent::MouseButtonRelease, widgetPoint.toPoint(), Qt::LeftButton, Qt::NoButton);
@@ -245,7 +245,7 @@ void tst_Mpr::aMissingSliceIsHatchedAndHasNoValue()
     QVERIFY(coronal->valuesOf(coronal->measurements().last()).isEmpty());
     const QList<MeasuredValue> region = coronal->valuesOf(Annotation{AnnotationKind::Rectangle, {QPointF(90, row - 3), QPointF(110, row + 3)}, QString(), QString()});
     QCOMPARE(region.size(), 1);  // the area alone: no statistics over the gap
-    const QPointF over = coronal->imageToWidget().map(QPointF(100.5, row + 0.5));
+    const QPointF over = coronal->view().imageToWidget().map(QPointF(100.5, row + 0.5));
     QMouseEvent move(QEvent::MouseMove, over, coronal->mapToGlobal(over), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
     QCoreApplication::sendEvent(coronal, &move);
     QVERIFY2(coronal->pixelReadout().contains(QLatin1String("no value: missing slices")), qPrintable(coronal->pixelReadout()));

@@ -179,15 +179,15 @@ void tst_Priors::windowAndZoomLinked()
     QCOMPARE(prior->viewport()->window().center, 400.0);
     QCOMPARE(prior->viewport()->window().width, 1800.0);
     m_viewer->setZoomLinked(true);
-    current->viewport()->setZoom(2.0);
-    QCOMPARE(prior->viewport()->zoom(), 2.0);
+    current->viewport()->setView(current->viewport()->view().withZoom(2.0));
+    QCOMPARE(prior->viewport()->view().zoom(), 2.0);
     QVERIFY(current->viewport()->modeText().contains(QStringLiteral("W/L linked")));
     m_viewer->setWindowLinked(false);
     m_viewer->setZoomLinked(false);
     current->viewport()->setWindow(VoiWindow{40, 80});
     QCOMPARE(prior->viewport()->window().center, 400.0);  // no longer follows
-    current->viewport()->fitToWindow();
-    prior->viewport()->fitToWindow();
+    current->viewport()->setView(current->viewport()->view().fitted());
+    prior->viewport()->setView(prior->viewport()->view().fitted());
 }
 
 void tst_Priors::layoutsUpToFourByFourWithAPriorInAnyPane()

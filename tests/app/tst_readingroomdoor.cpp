@@ -61,7 +61,7 @@ private:
     void clickImage(int pane, QPointF at)
     {
         ImageViewport *vp = m_viewer->pane(pane)->viewport();
-        click(vp, vp->imageToWidget().map(at).toPoint());
+        click(vp, vp->view().imageToWidget().map(at).toPoint());
     }
 
     QTemporaryDir m_dir;
@@ -229,7 +229,7 @@ void tst_ReadingRoomDoor::findingsAreUndoneAndRedone()
     click(m_viewer->pane(0)->viewport(), QPoint(20, 200));
     ImageViewport *vp = m_viewer->pane(0)->viewport();
     press(QKeySequence(Qt::Key_D));  // distance
-    const QPoint from = vp->imageToWidget().map(QPointF(200, 200)).toPoint(), to = vp->imageToWidget().map(QPointF(300, 260)).toPoint();
+    const QPoint from = vp->view().imageToWidget().map(QPointF(200, 200)).toPoint(), to = vp->view().imageToWidget().map(QPointF(300, 260)).toPoint();
     drag(vp, from, to);
     QTRY_COMPARE(vp->measurements().size(), 1);
     const Annotation drawn = vp->measurements().first();
@@ -248,7 +248,7 @@ void tst_ReadingRoomDoor::findingsAreUndoneAndRedone()
     press(QKeySequence(QStringLiteral("Ctrl+Shift+Z")));
     QTRY_VERIFY(vp->measurements().first() == moved);
     // Deleted (Del on the selected finding) and undone.
-    click(vp, vp->imageToWidget().map(moved.points.first()).toPoint());
+    click(vp, vp->view().imageToWidget().map(moved.points.first()).toPoint());
     press(QKeySequence::Delete);
     QTRY_COMPARE(vp->measurements().size(), 0);
     press(QKeySequence::Undo);
@@ -285,7 +285,7 @@ void tst_ReadingRoomDoor::anUndoAfterSavingPutsBackTheSavedFinding()
     const Annotation saved = vp->measurements().first();
     QVERIFY(!saved.trackingUid.isEmpty());
     press(QKeySequence(Qt::Key_P));
-    click(vp, vp->imageToWidget().map(saved.points.first()).toPoint());
+    click(vp, vp->view().imageToWidget().map(saved.points.first()).toPoint());
     press(QKeySequence::Delete);
     QTRY_COMPARE(vp->measurements().size(), 0);
     QCOMPARE(m_viewer->findings()->count(), 0);
@@ -293,7 +293,7 @@ void tst_ReadingRoomDoor::anUndoAfterSavingPutsBackTheSavedFinding()
     QTRY_COMPARE(vp->measurements().size(), 1);
     QCOMPARE(vp->measurements().first(), saved);
     QCOMPARE(m_viewer->findings()->unsavedCount(), 0);
-    const QPoint end = vp->imageToWidget().map(saved.points.last()).toPoint();
+    const QPoint end = vp->view().imageToWidget().map(saved.points.last()).toPoint();
     drag(vp, end, end + QPoint(0, 25));
     QTRY_COMPARE(m_viewer->findings()->unsavedCount(), 1);
     QCOMPARE(vp->measurements().first().trackingUid, saved.trackingUid);

@@ -129,7 +129,7 @@ void tst_ReferenceLines::theCrosshairTakesThePanesToAPoint()
     // A click on the coronal image: at column 300, at the row of z = −40.
     const double z = -40;
     const QPointF imagePoint(300.5, (m_top - z) / m_spacing + 0.5);
-    const QPointF widgetPoint = vp->imageToWidget().map(imagePoint);
+    const QPointF widgetPoint = vp->view().imageToWidget().map(imagePoint);
     sendMouse(vp, QEvent::MouseButtonPress, widgetPoint.toPoint(), Qt::LeftButton, Qt::LeftButton);
     sendMouse(vp, QEvent::MouseButtonRelease, widgetPoint.toPoint(), Qt::LeftButton, Qt::NoButton);
     QCOMPARE(m_viewer->activePane(), coronalPane);

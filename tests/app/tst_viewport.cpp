@@ -26,7 +26,7 @@ DecodedImage ramp(int width, int height)
 /// Where the centre of image pixel `pixel` is on screen.
 QPoint onScreen(const ImageViewport &vp, QPoint pixel)
 {
-    return vp.imageToWidget().map(QPointF(pixel.x() + 0.5, pixel.y() + 0.5)).toPoint();
+    return vp.view().imageToWidget().map(QPointF(pixel.x() + 0.5, pixel.y() + 0.5)).toPoint();
 }
 
 int screenGrey(ImageViewport &vp, QPoint at)
@@ -59,12 +59,12 @@ private Q_SLOTS:
         for (int turns = 0; turns < 4; ++turns) {
             for (int flips = 0; flips < 4; ++flips) {
                 m_vp->resetView();
-                m_vp->rotate(turns);
+                m_vp->setView(m_vp->view().rotated(turns));
                 if (flips & 1)
-                    m_vp->flipHorizontally();
+                    m_vp->setView(m_vp->view().flippedHorizontally());
                 if (flips & 2)
-                    m_vp->flipVertically();
-                m_vp->setZoom(2.5);
+                    m_vp->setView(m_vp->view().flippedVertically());
+                m_vp->setView(m_vp->view().withZoom(2.5));
                 const PresentationView v = m_vp->presentationView();
                 // The image's axes on screen, as the state says: flip (x → −x), then turn clockwise (y down).
                 auto expected = [&v](QPointF axis) {
@@ -73,7 +73,7 @@ private Q_SLOTS:
                     const double a = v.rotation * M_PI / 180;
                     return QPointF(std::round(axis.x() * std::cos(a) - axis.y() * std::sin(a)), std::round(axis.x() * std::sin(a) + axis.y() * std::cos(a)));
                 };
-                const QTransform t = m_vp->imageToWidget();
+                const QTransform t = m_vp->view().imageToWidget();
                 auto onScreen = [&t](QPointF axis) {
                     const QPointF d = t.map(QPointF(20, 20) + axis) - t.map(QPointF(20, 20));
                     const double n = std::hypot(d.x(), d.y());
@@ -87,7 +87,7 @@ private Q_SLOTS:
                 other.setImage(m_image, false, QStringLiteral("slice-1"));
                 other.applyPresentationView(v);
                 for (const QPointF p : {QPointF(3, 4), QPointF(20, 20), QPointF(33, 7)}) {
-                    const QPointF d = other.imageToWidget().map(p) - t.map(p);
+                    const QPointF d = other.view().imageToWidget().map(p) - t.map(p);
                     QVERIFY2(std::hypot(d.x(), d.y()) < 0.5, qPrintable(what));
                 }
                 QCOMPARE(other.window(), m_vp->window());
@@ -127,8 +127,8 @@ private Q_SLOTS:
         QCOMPARE(m_vp->window(), (VoiWindow{165, 100}));
         QVERIFY(!windows.isEmpty());
         // Its area: pixels 0…19 fill the pane.
-        QVERIFY((m_vp->imageToWidget().map(QPointF(0, 0)) - QPointF(0, 0)).manhattanLength() < 1);
-        QVERIFY((m_vp->imageToWidget().map(QPointF(20, 20)) - QPointF(400, 400)).manhattanLength() < 1);
+        QVERIFY((m_vp->view().imageToWidget().map(QPointF(0, 0)) - QPointF(0, 0)).manhattanLength() < 1);
+        QVERIFY((m_vp->view().imageToWidget().map(QPointF(20, 20)) - QPointF(400, 400)).manhattanLength() < 1);
         QCOMPARE(screenGrey(*m_vp, onScreen(*m_vp, QPoint(5, 5))), 255);     // 55 HU, black in this window: the shutter's white
         const int inside = screenGrey(*m_vp, onScreen(*m_vp, QPoint(16, 16)));  // 176 HU: the image, in its window
         QVERIFY2(inside > 130 && inside < 170, qPrintable(QString::number(inside)));
@@ -141,7 +141,7 @@ private Q_SLOTS:
         // The next image: its own window, and the whole image (it has no area of its own).
         m_vp->setImage(b, true, QStringLiteral("b"));
         QCOMPARE(m_vp->window(), (VoiWindow{250, 60}));
-        QVERIFY((m_vp->imageToWidget().map(QPointF(40, 40)) - m_vp->imageToWidget().map(QPointF(0, 0))).x() < 401);
+        QVERIFY((m_vp->view().imageToWidget().map(QPointF(40, 40)) - m_vp->view().imageToWidget().map(QPointF(0, 0))).x() < 401);
         // An image the state is not for: nothing of it shown, the window kept.
         DecodedImage other = m_image;
         other.info.identity.sopInstanceUid = QStringLiteral("2.25.503");
@@ -159,40 +159,40 @@ private Q_SLOTS:
 
     void fitsAndShowsEachPixelWhereItSays()
     {
-        QCOMPARE(m_vp->displayScale(), 10.0);  // 40 × 40 pixels in 400 × 400
+        QCOMPARE(m_vp->view().displayScale(), 10.0);  // 40 × 40 pixels in 400 × 400
         QCOMPARE(onScreen(*m_vp, QPoint(0, 0)), QPoint(5, 5));
         for (const QPoint p : {QPoint(0, 0), QPoint(7, 3), QPoint(39, 20), QPoint(12, 30)}) {
-            QCOMPARE(m_vp->pixelUnder(onScreen(*m_vp, p)), std::optional<QPoint>(p));
+            QCOMPARE(m_vp->view().pixelUnder(onScreen(*m_vp, p)), std::optional<QPoint>(p));
             QCOMPARE(screenGrey(*m_vp, onScreen(*m_vp, p)), int(applyWindow(p.x() + 10 * p.y(), m_vp->window())));
         }
-        m_vp->actualSize();
-        QCOMPARE(m_vp->displayScale(), 1.0);
-        QCOMPARE(m_vp->pixelUnder(QPoint(200, 200)), std::optional<QPoint>(QPoint(20, 20)));
-        QVERIFY(!m_vp->pixelUnder(QPoint(10, 10)));  // off the image
-        m_vp->fitToWindow();
-        QCOMPARE(m_vp->displayScale(), 10.0);
+        m_vp->setView(m_vp->view().atActualSize());
+        QCOMPARE(m_vp->view().displayScale(), 1.0);
+        QCOMPARE(m_vp->view().pixelUnder(QPoint(200, 200)), std::optional<QPoint>(QPoint(20, 20)));
+        QVERIFY(!m_vp->view().pixelUnder(QPoint(10, 10)));  // off the image
+        m_vp->setView(m_vp->view().fitted());
+        QCOMPARE(m_vp->view().displayScale(), 10.0);
     }
 
     void rotatesFlipsAndInvertsOnScreen()
     {
         m_vp->setSmoothMagnification(false);  // each screen point shows exactly one image pixel
-        m_vp->rotate(1);  // clockwise: the image's top-left corner goes to the top right
-        QCOMPARE(m_vp->rotation(), 90);
-        QCOMPARE(m_vp->pixelUnder(QPoint(395, 5)), std::optional<QPoint>(QPoint(0, 0)));
-        QCOMPARE(m_vp->pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(0, 39)));
+        m_vp->setView(m_vp->view().rotated(1));  // clockwise: the image's top-left corner goes to the top right
+        QCOMPARE(m_vp->view().rotation(), 90);
+        QCOMPARE(m_vp->view().pixelUnder(QPoint(395, 5)), std::optional<QPoint>(QPoint(0, 0)));
+        QCOMPARE(m_vp->view().pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(0, 39)));
         QCOMPARE(screenGrey(*m_vp, QPoint(5, 5)), int(applyWindow(0 + 10 * 39, m_vp->window())));
-        m_vp->rotate(-1);
-        m_vp->flipHorizontally();  // mirror left and right
-        QCOMPARE(m_vp->pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(39, 0)));
-        m_vp->flipVertically();
-        QCOMPARE(m_vp->pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(39, 39)));
+        m_vp->setView(m_vp->view().rotated(-1));
+        m_vp->setView(m_vp->view().flippedHorizontally());  // mirror left and right
+        QCOMPARE(m_vp->view().pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(39, 0)));
+        m_vp->setView(m_vp->view().flippedVertically());
+        QCOMPARE(m_vp->view().pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(39, 39)));
         const int grey = screenGrey(*m_vp, QPoint(5, 5));
         m_vp->setInverted(true);
         QCOMPARE(screenGrey(*m_vp, QPoint(5, 5)), 255 - grey);
         m_vp->resetView();
-        QCOMPARE(m_vp->rotation(), 0);
-        QVERIFY(!m_vp->isInverted() && !m_vp->isFlippedHorizontally() && !m_vp->isFlippedVertically());
-        QCOMPARE(m_vp->pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(0, 0)));
+        QCOMPARE(m_vp->view().rotation(), 0);
+        QVERIFY(!m_vp->isInverted() && !m_vp->view().isFlippedHorizontally() && !m_vp->view().isFlippedVertically());
+        QCOMPARE(m_vp->view().pixelUnder(QPoint(5, 5)), std::optional<QPoint>(QPoint(0, 0)));
     }
 
     void readsOutTheValueUnderTheCursor()
@@ -200,7 +200,7 @@ private Q_SLOTS:
         const QPoint at = onScreen(*m_vp, QPoint(3, 4));
         test::sendMouse(m_vp.get(), QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
         QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 3 y 4  = 43 HU"));
-        m_vp->rotate(2);  // the same screen point now shows another pixel, and says so
+        m_vp->setView(m_vp->view().rotated(2));  // the same screen point now shows another pixel, and says so
         QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 36 y 35  = 386 HU"));
         QEvent leave(QEvent::Leave);
         QApplication::sendEvent(m_vp.get(), &leave);
@@ -248,7 +248,7 @@ private Q_SLOTS:
     {
         m_vp->setTool(ViewportTool::measuring(AnnotationKind::Rectangle));
         // From the corner of pixel (2, 3) to the corner of pixel (5, 5): pixels x 2…4, y 3…4.
-        const QTransform t = m_vp->imageToWidget();
+        const QTransform t = m_vp->view().imageToWidget();
         drag(m_vp.get(), t.map(QPointF(2, 3)).toPoint(), t.map(QPointF(5, 5)).toPoint());
         QCOMPARE(m_vp->measurements().size(), 1);
         const QString text = m_vp->measurementText(m_vp->measurements().first());
@@ -300,11 +300,11 @@ private Q_SLOTS:
         m_vp->resize(500, 600);
         m_vp->setImage(big, false, QStringLiteral("big"));
         m_vp->setWindow(VoiWindow{500, 1000});  // 0 HU black, 1000 HU white
-        m_vp->setZoom(4);                        // fit is 10 %
-        QCOMPARE(m_vp->displayScale(), 0.4);
+        m_vp->setView(m_vp->view().withZoom(4));                        // fit is 10 %
+        QCOMPARE(m_vp->view().displayScale(), 0.4);
         const QImage shot = m_vp->grab().toImage();
         for (int x : lines) {
-            const QPoint centre = m_vp->imageToWidget().map(QPointF(x + 0.5, 3000)).toPoint();
+            const QPoint centre = m_vp->view().imageToWidget().map(QPointF(x + 0.5, 3000)).toPoint();
             int brightest = 0;
             for (int dx = -2; dx <= 2; ++dx)
                 brightest = std::max(brightest, qGray(shot.pixel(centre + QPoint(dx, 0))));
@@ -313,7 +313,7 @@ private Q_SLOTS:
         }
         QCOMPARE(m_vp->imageAsPainted().size(), QSize(2000, 2400));  // averaged down to its size on screen
         // And the background stays black between the lines.
-        QCOMPARE(qGray(shot.pixel(m_vp->imageToWidget().map(QPointF(2125, 3000)).toPoint())), 0);
+        QCOMPARE(qGray(shot.pixel(m_vp->view().imageToWidget().map(QPointF(2125, 3000)).toPoint())), 0);
     }
 
     /// Shrinking by less than half too (where Qt's smooth scaling interpolates instead of averaging): each output
@@ -348,15 +348,15 @@ private Q_SLOTS:
                 p[y * 4 + x] = quint16(1024 + ((x + y) % 2) * 1000);
         m_vp->setImage(checker, false, QStringLiteral("checker"));
         m_vp->setWindow(VoiWindow{500, 1000});
-        QCOMPARE(m_vp->displayScale(), 100.0);
+        QCOMPARE(m_vp->view().displayScale(), 100.0);
         QVERIFY(m_vp->smoothMagnification());
         // A third of the way into pixel (1, 1) from its left edge: bilinear mixes in pixel (0, 1).
-        const QPoint at = m_vp->imageToWidget().map(QPointF(1.3, 1.5)).toPoint();
+        const QPoint at = m_vp->view().imageToWidget().map(QPointF(1.3, 1.5)).toPoint();
         const int smooth = screenGrey(*m_vp, at);
         QVERIFY2(smooth > 20 && smooth < 235, qPrintable(QString::number(smooth)));
         m_vp->setSmoothMagnification(false);
         QCOMPARE(screenGrey(*m_vp, at), 0);  // pixel (1, 1) is 0 HU, sharp
-        QCOMPARE(screenGrey(*m_vp, m_vp->imageToWidget().map(QPointF(0.9, 1.5)).toPoint()), 255);  // pixel (0, 1)
+        QCOMPARE(screenGrey(*m_vp, m_vp->view().imageToWidget().map(QPointF(0.9, 1.5)).toPoint()), 255);  // pixel (0, 1)
     }
 
     /// Whatever filters paint, the numbers a reader takes — the value under the cursor, a region's statistics, a
@@ -364,7 +364,7 @@ private Q_SLOTS:
     void valuesComeFromTheOriginalWhateverIsShown()
     {
         m_vp->setTool(ViewportTool::measuring(AnnotationKind::Rectangle));
-        const QTransform t = m_vp->imageToWidget();
+        const QTransform t = m_vp->view().imageToWidget();
         drag(m_vp.get(), t.map(QPointF(2, 3)).toPoint(), t.map(QPointF(5, 5)).toPoint());
         m_vp->setTool(ViewportTool::measuring(AnnotationKind::Distance));
         drag(m_vp.get(), onScreen(*m_vp, QPoint(2, 2)), onScreen(*m_vp, QPoint(5, 6)));
@@ -385,8 +385,8 @@ private Q_SLOTS:
             m_vp->setImage(m_image, shown, QStringLiteral("test filter"), true, QStringLiteral("slice-1"));
             QVERIFY(m_vp->isFiltered());
             QCOMPARE(m_vp->renderedImage().size(), QSize(40 * factor, 40 * factor));  // what is painted is the filtered
-            QCOMPARE(m_vp->displayScale(), 10.0);                                       // over the original's extent
-            QCOMPARE(m_vp->pixelUnder(at), std::optional<QPoint>(QPoint(3, 4)));
+            QCOMPARE(m_vp->view().displayScale(), 10.0);                                       // over the original's extent
+            QCOMPARE(m_vp->view().pixelUnder(at), std::optional<QPoint>(QPoint(3, 4)));
             QCOMPARE(m_vp->pixelReadout(), readout);
             QStringList now;
             for (const Annotation &m : m_vp->measurements())
@@ -415,13 +415,13 @@ private Q_SLOTS:
         QCOMPARE(d.left, QStringLiteral("R"));
         QCOMPARE(d.up, QStringLiteral("A"));
         QCOMPARE(d.down, QStringLiteral("P"));
-        m_vp->rotate(1);  // clockwise: the anterior edge goes to the right
+        m_vp->setView(m_vp->view().rotated(1));  // clockwise: the anterior edge goes to the right
         QCOMPARE(m_vp->screenDirections().right, QStringLiteral("A"));
         QCOMPARE(m_vp->screenDirections().up, QStringLiteral("R"));
-        m_vp->rotate(-1);
-        m_vp->flipHorizontally();
+        m_vp->setView(m_vp->view().rotated(-1));
+        m_vp->setView(m_vp->view().flippedHorizontally());
         QCOMPARE(m_vp->screenDirections().right, QStringLiteral("R"));
-        m_vp->flipHorizontally();
+        m_vp->setView(m_vp->view().flippedHorizontally());
         axial.info.imageOrientation = {1, 0, 0, 0, 0.6, -0.8};  // an oblique: posterior and feet
         m_vp->setImage(axial, true, QStringLiteral("slice-1"));
         QCOMPARE(m_vp->screenDirections().down, QStringLiteral("FP"));
@@ -432,7 +432,7 @@ private Q_SLOTS:
         QVERIFY(bar);
         QCOMPARE(bar->first, 5.0);
         QCOMPARE(bar->second, 100.0);
-        m_vp->setZoom(0.5);
+        m_vp->setView(m_vp->view().withZoom(0.5));
         QCOMPARE(m_vp->scaleBar()->first, 10.0);
     }
 
@@ -451,7 +451,7 @@ private Q_SLOTS:
             p[3 * i + 2] = 7;
         }
         m_vp->setImage(colour, false, QStringLiteral("colour"));
-        test::sendMouse(m_vp.get(), QEvent::MouseMove, m_vp->imageToWidget().map(QPointF(1.5, 2.5)).toPoint(), Qt::NoButton, Qt::NoButton);
+        test::sendMouse(m_vp.get(), QEvent::MouseMove, m_vp->view().imageToWidget().map(QPointF(1.5, 2.5)).toPoint(), Qt::NoButton, Qt::NoButton);
         QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 1 y 2  = R 90 G 200 B 7"));
 
         m_vp->setImage(m_image, false, QStringLiteral("slice-1"));

@@ -156,9 +156,9 @@ void tst_Workstation::openScrollAndWindowTheCt()
     QCOMPARE(vp->renderedImage(), toQImage(renderFrame(expected.value(), 0, userWindow)));
 
     // Ctrl+wheel zooms instead of scrolling.
-    const double zoom = vp->zoom();
+    const double zoom = vp->view().zoom();
     sendWheel(vp, 120, Qt::ControlModifier);
-    QVERIFY(vp->zoom() > zoom);
+    QVERIFY(vp->view().zoom() > zoom);
     QCOMPARE(viewer->sliceIndex(), first);
 
     // The screen shows it: the widget's pixels change with the slice.
@@ -186,18 +186,18 @@ void tst_Workstation::keysFromTheMenusActOnTheOpenStudy()
     press(QKeySequence(Qt::Key_A));
     QCOMPARE(vp->window(), autoWindow(vp->image()));
     press(QKeySequence(Qt::Key_BracketRight));
-    QCOMPARE(vp->rotation(), 90);
+    QCOMPARE(vp->view().rotation(), 90);
     press(QKeySequence(Qt::Key_H));
-    QVERIFY(vp->isFlippedHorizontally());
+    QVERIFY(vp->view().isFlippedHorizontally());
     press(QKeySequence(Qt::Key_I));
     QVERIFY(vp->isInverted());
     press(QKeySequence(QStringLiteral("Shift+F")));
-    QCOMPARE(vp->displayScale(), 1.0);
+    QCOMPARE(vp->view().displayScale(), 1.0);
     press(QKeySequence(Qt::Key_D));
     QCOMPARE(vp->tool(), ViewportTool::measuring(AnnotationKind::Distance));
     press(QKeySequence(Qt::Key_R));
-    QCOMPARE(vp->rotation(), 0);
-    QVERIFY(!vp->isInverted() && !vp->isFlippedHorizontally());
+    QCOMPARE(vp->view().rotation(), 0);
+    QVERIFY(!vp->isInverted() && !vp->view().isFlippedHorizontally());
     press(QKeySequence(Qt::Key_P));
     QCOMPARE(vp->tool(), ViewportTool::pan());
     // Every measurement tool a hand places is in the Tools menu under its own entry, and its key picks it.
@@ -235,7 +235,7 @@ void tst_Workstation::singleKeysNeverFireWhileTyping()
     StudyViewer *viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(viewer);
     const ViewportTool before = viewer->viewport()->tool();
-    const bool flipped = viewer->viewport()->isFlippedHorizontally();
+    const bool flipped = viewer->viewport()->view().isFlippedHorizontally();
     QLineEdit *name = m_window->browser()->patientNameField();
     m_window->browser()->window()->activateWindow();
     QTabWidget *tabs = m_window->findChild<QTabWidget *>();
@@ -245,7 +245,7 @@ void tst_Workstation::singleKeysNeverFireWhileTyping()
     QTest::keyClicks(name, QStringLiteral("DHEB"));
     QCOMPARE(name->text(), QStringLiteral("DHEB"));
     QCOMPARE(viewer->viewport()->tool(), before);
-    QCOMPARE(viewer->viewport()->isFlippedHorizontally(), flipped);
+    QCOMPARE(viewer->viewport()->view().isFlippedHorizontally(), flipped);
     name->clear();
     // Every action with a key is in Help ▸ Mouse and keys.
     const QString help = m_window->keyBindingsHtml();

@@ -129,15 +129,15 @@ void MainWindow::buildMenus()
         return a;
     };
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    add(view, tr("&Fit to window"), Qt::Key_F, onViewport([](ImageViewport *v) { v->fitToWindow(); }));
-    add(view, tr("&Actual size (1:1)"), QKeySequence(QStringLiteral("Shift+F")), onViewport([](ImageViewport *v) { v->actualSize(); }));
-    add(view, tr("Zoom &in"), QKeySequence::ZoomIn, onViewport([](ImageViewport *v) { v->setZoom(v->zoom() * 1.25); }));
-    add(view, tr("Zoom &out"), QKeySequence::ZoomOut, onViewport([](ImageViewport *v) { v->setZoom(v->zoom() / 1.25); }));
+    add(view, tr("&Fit to window"), Qt::Key_F, onViewport([](ImageViewport *v) { v->setView(v->view().fitted()); }));
+    add(view, tr("&Actual size (1:1)"), QKeySequence(QStringLiteral("Shift+F")), onViewport([](ImageViewport *v) { v->setView(v->view().atActualSize()); }));
+    add(view, tr("Zoom &in"), QKeySequence::ZoomIn, onViewport([](ImageViewport *v) { v->setView(v->view().withZoom(v->view().zoom() * 1.25)); }));
+    add(view, tr("Zoom &out"), QKeySequence::ZoomOut, onViewport([](ImageViewport *v) { v->setView(v->view().withZoom(v->view().zoom() / 1.25)); }));
     view->addSeparator();
-    add(view, tr("Rotate &clockwise"), Qt::Key_BracketRight, onViewport([](ImageViewport *v) { v->rotate(1); }));
-    add(view, tr("Rotate c&ounter-clockwise"), Qt::Key_BracketLeft, onViewport([](ImageViewport *v) { v->rotate(-1); }));
-    add(view, tr("Flip &horizontally"), Qt::Key_H, onViewport([](ImageViewport *v) { v->flipHorizontally(); }));
-    add(view, tr("Flip &vertically"), Qt::Key_V, onViewport([](ImageViewport *v) { v->flipVertically(); }));
+    add(view, tr("Rotate &clockwise"), Qt::Key_BracketRight, onViewport([](ImageViewport *v) { v->setView(v->view().rotated(1)); }));
+    add(view, tr("Rotate c&ounter-clockwise"), Qt::Key_BracketLeft, onViewport([](ImageViewport *v) { v->setView(v->view().rotated(-1)); }));
+    add(view, tr("Flip &horizontally"), Qt::Key_H, onViewport([](ImageViewport *v) { v->setView(v->view().flippedHorizontally()); }));
+    add(view, tr("Flip &vertically"), Qt::Key_V, onViewport([](ImageViewport *v) { v->setView(v->view().flippedVertically()); }));
     add(view, tr("&Invert"), Qt::Key_I, onViewport([](ImageViewport *v) { v->setInverted(!v->isInverted()); }));
     QAction *segmentations = add(view, tr("Se&gmentations"), Qt::Key_G, [this] {
         if (StudyViewer *v = currentViewer())

@@ -485,10 +485,10 @@ void StudyViewer::propagateZoom()
 {
     if (!m_linkZoom || !m_active)
         return;
-    const double zoom = m_active->viewport()->zoom();
+    const double zoom = m_active->viewport()->view().zoom();
     for (SeriesPane *p : std::as_const(m_panes)) {
-        if (p != m_active && std::abs(p->viewport()->zoom() - zoom) > 1e-9)
-            p->viewport()->setZoom(zoom);
+        if (p != m_active && std::abs(p->viewport()->view().zoom() - zoom) > 1e-9)
+            p->viewport()->setView(p->viewport()->view().withZoom(zoom));
     }
 }
 

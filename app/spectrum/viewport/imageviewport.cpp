@@ -150,67 +150,19 @@ void ImageViewport::autoWindowLevel()
         setWindow(autoWindow(m_image, m_frame));
 }
 
-void ImageViewport::setZoom(double zoom)
+ViewGeometry ImageViewport::view() const
 {
-    m_zoom = std::clamp(zoom, 0.05, 64.0);
-    update();
-    Q_EMIT viewChanged();
+    ViewGeometry g = m_view;
+    if (m_rendered.isNull())
+        g.setExtent(0, 0, 1.0, size());
+    else
+        g.setExtent(m_image.info.columns, m_image.info.rows, m_image.info.pixelAspect(), size());
+    return g;
 }
 
-double ImageViewport::aspect() const
+void ImageViewport::setView(const ViewGeometry &view)
 {
-    return m_image.info.pixelAspect();
-}
-
-double ImageViewport::fitScale() const
-{
-    if (m_rendered.isNull() || m_image.info.columns < 1 || m_image.info.rows < 1)
-        return 1.0;
-    // The image's extent on screen at scale 1: columns × (rows × aspect), swapped by a quarter turn.
-    double w = m_image.info.columns, h = m_image.info.rows * aspect();
-    if (m_quarterTurns % 2)
-        std::swap(w, h);
-    return std::min(width() / w, height() / h);
-}
-
-double ImageViewport::displayScale() const
-{
-    return fitScale() * m_zoom;
-}
-
-void ImageViewport::fitToWindow()
-{
-    m_zoom = 1.0;
-    m_pan = QPointF();
-    update();
-    Q_EMIT viewChanged();
-}
-
-void ImageViewport::actualSize()
-{
-    m_zoom = 1.0 / fitScale();
-    m_pan = QPointF();
-    update();
-    Q_EMIT viewChanged();
-}
-
-void ImageViewport::rotate(int quarterTurns)
-{
-    m_quarterTurns = ((m_quarterTurns + quarterTurns) % 4 + 4) % 4;
-    update();
-    Q_EMIT viewChanged();
-}
-
-void ImageViewport::flipHorizontally()
-{
-    m_flipH = !m_flipH;
-    update();
-    Q_EMIT viewChanged();
-}
-
-void ImageViewport::flipVertically()
-{
-    m_flipV = !m_flipV;
+    m_view = view;
     update();
     Q_EMIT viewChanged();
 }
@@ -228,10 +180,7 @@ void ImageViewport::resetView()
 {
     m_presentation.reset();  // the reader's own view from here
     m_presentationOverlays.clear();
-    m_zoom = 1.0;
-    m_pan = QPointF();
-    m_quarterTurns = 0;
-    m_flipH = m_flipV = false;
+    m_view = m_view.reset();
     const bool wasInverted = m_inverted;
     m_inverted = false;
     if (hasImage()) {
@@ -242,33 +191,6 @@ void ImageViewport::resetView()
     }
     update();
     Q_EMIT viewChanged();
-}
-
-QTransform ImageViewport::imageToWidget() const
-{
-    if (m_rendered.isNull())
-        return QTransform();
-    // Read from the last call up: centre the image on the origin, scale it (rows stretched by the aspect),
-    // turn it, flip it on screen, and move it to the viewport's centre plus the pan.
-    const double s = displayScale();
-    QTransform t;
-    t.translate(width() / 2.0 + m_pan.x(), height() / 2.0 + m_pan.y());
-    t.scale(m_flipH ? -1 : 1, m_flipV ? -1 : 1);
-    t.rotate(90.0 * m_quarterTurns);
-    t.scale(s, s * aspect());
-    t.translate(-m_image.info.columns / 2.0, -m_image.info.rows / 2.0);
-    return t;
-}
-
-std::optional<QPoint> ImageViewport::pixelUnder(QPointF widgetPosition) const
-{
-    if (!hasImage())
-        return std::nullopt;
-    bool invertible = false;
-    const QTransform back = imageToWidget().inverted(&invertible);
-    if (!invertible)
-        return std::nullopt;
-    return pixelAt(m_image.info, back.map(widgetPosition));
 }
 
 void ImageViewport::setCompleteness(double fraction)
@@ -307,7 +229,7 @@ QString ImageViewport::pixelReadout() const
 {
     if (!m_hover)
         return QString();
-    const std::optional<QPoint> px = pixelUnder(*m_hover);
+    const std::optional<QPoint> px = view().pixelUnder(*m_hover);
     if (!px)
         return QString();
     if (!valueKnown(px->y()))
@@ -386,13 +308,6 @@ QString ImageViewport::windowText() const
     return tr("W %1  L %2").arg(m_window.width, 0, 'f', 0).arg(m_window.center, 0, 'f', 0);
 }
 
-QSize ImageViewport::sizeOnScreen() const
-{
-    // Before the quarter turns (which keep it): columns × scale wide, rows × scale × aspect tall.
-    const double s = displayScale();
-    return QSize(std::max(1, int(std::lround(m_image.info.columns * s))), std::max(1, int(std::lround(m_image.info.rows * s * aspect()))));
-}
-
 QImage ImageViewport::imageAsPainted() const
 {
     if (m_rendered.isNull())
@@ -400,13 +315,14 @@ QImage ImageViewport::imageAsPainted() const
     // Picking pixels to shrink would drop whole rows and columns — a wire, a fracture line —; each screen pixel gets
     // the mean of the area it covers, along each axis that shrinks. An axis that is magnified (the slice direction
     // of a plane with thick slices) keeps its pixels and is stretched when painted.
-    const QSize averaged = averagedSize(m_rendered.size(), sizeOnScreen());
+    const QSize onScreen = view().sizeOnScreen();
+    const QSize averaged = averagedSize(m_rendered.size(), onScreen);
     if (averaged == m_rendered.size())
         return m_rendered;
     if (m_shrunk.size() != averaged)
         m_shrunk = shrinkByAreaAverage(m_rendered, averaged);
     // Still magnified along one axis: scaled when painted, from the scaler's own format, converted once.
-    if (averaged != sizeOnScreen() && m_shrunk.format() != QImage::Format_RGB32)
+    if (averaged != onScreen && m_shrunk.format() != QImage::Format_RGB32)
         m_shrunk = m_shrunk.convertToFormat(QImage::Format_RGB32);
     return m_shrunk;
 }
@@ -417,20 +333,21 @@ void ImageViewport::paintEvent(QPaintEvent *)
     p.fillRect(rect(), Qt::black);
     if (!m_rendered.isNull()) {
         const QImage painted = imageAsPainted();
-        const QTransform t = imageToWidget();
+        const ViewGeometry g = view();
+        const QTransform t = g.imageToWidget();
         p.save();
         if (painted.size() != m_rendered.size()) {
             // Shrunk along one axis or both: averaged to its size on screen there already, so copied 1:1 on whole
             // screen pixels — any resampling on the way (a half-pixel offset) would spread a thin line thinner
             // again. An axis still magnified is stretched to its size on screen as any magnified image is.
             const QRectF extent = t.mapRect(QRectF(0, 0, m_image.info.columns, m_image.info.rows));
-            const bool turned = m_quarterTurns % 2;
-            const QSize target = sizeOnScreen();
+            const bool turned = g.quarterTurns() % 2;
+            const QSize target = g.sizeOnScreen();
             const double w = target.width(), h = target.height();
             QTransform u;
             u.translate(std::round(extent.left()) + (turned ? h : w) / 2.0, std::round(extent.top()) + (turned ? w : h) / 2.0);
-            u.scale(m_flipH ? -1 : 1, m_flipV ? -1 : 1);
-            u.rotate(90.0 * m_quarterTurns);
+            u.scale(g.isFlippedHorizontally() ? -1 : 1, g.isFlippedVertically() ? -1 : 1);
+            u.rotate(g.rotation());
             u.translate(-w / 2.0, -h / 2.0);
             p.setTransform(u);
             if (painted.size() == target) {
@@ -473,10 +390,10 @@ void ImageViewport::mousePressEvent(QMouseEvent *event)
     m_dragButton = event->button();
     m_dragStart = event->position().toPoint();
     m_dragStartWindow = m_window;
-    m_dragStartPan = m_pan;
+    m_dragStartPan = m_view.pan();
     if (m_dragButton == Qt::LeftButton && hasImage()) {
         bool invertible = false;
-        const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
+        const QPointF at = view().imageToWidget().inverted(&invertible).map(event->position());
         if (!invertible)
             return;
         if (annotationPress(event->position(), at))
@@ -499,11 +416,11 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
     const QPoint d = event->position().toPoint() - m_dragStart;
     if (m_pickingCrosshair && (event->buttons() & Qt::LeftButton)) {
         bool invertible = false;
-        const QPointF at = imageToWidget().inverted(&invertible).map(event->position());
+        const QPointF at = view().imageToWidget().inverted(&invertible).map(event->position());
         if (invertible)
             Q_EMIT crosshairPicked(at);
     } else if (hasImage() && (m_dragButton == Qt::LeftButton || m_dragButton == Qt::NoButton)
-               && annotationMove(imageToWidget().inverted().map(event->position()), event->buttons() & Qt::LeftButton)) {
+               && annotationMove(view().imageToWidget().inverted().map(event->position()), event->buttons() & Qt::LeftButton)) {
         update();
     } else if (m_dragButton == Qt::RightButton && hasImage()) {
         // Sensitivity follows the window: fine control on narrow windows, fast on wide ones.
@@ -511,7 +428,7 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
                                                                                 : std::max(0.5, m_dragStartWindow.width / 256.0);
         setWindow(VoiWindow{m_dragStartWindow.center + d.y() * perPixel, m_dragStartWindow.width + d.x() * perPixel});
     } else if (m_dragButton == Qt::LeftButton || m_dragButton == Qt::MiddleButton) {
-        m_pan = m_dragStartPan + d;
+        m_view = m_view.withPan(m_dragStartPan + d);
         update();
     } else {
         update();  // the readout follows the cursor
@@ -521,7 +438,7 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
 void ImageViewport::mouseReleaseEvent(QMouseEvent *event)
 {
     m_pickingCrosshair = false;
-    if (m_dragButton == Qt::LeftButton && hasImage() && annotationRelease(imageToWidget().inverted().map(event->position()))) {
+    if (m_dragButton == Qt::LeftButton && hasImage() && annotationRelease(view().imageToWidget().inverted().map(event->position()))) {
         m_dragButton = Qt::NoButton;
         return;
     }
@@ -550,7 +467,7 @@ void ImageViewport::wheelEvent(QWheelEvent *event)
     // Some platforms turn a modified wheel sideways: either axis steps.
     const int delta = event->angleDelta().y() != 0 ? event->angleDelta().y() : event->angleDelta().x();
     if (event->modifiers() & Qt::ControlModifier) {
-        setZoom(m_zoom * std::pow(1.0015, delta));
+        setView(m_view.withZoom(m_view.zoom() * std::pow(1.0015, delta)));
     } else {
         // One notch (120) is one slice; high-resolution wheels accumulate.
         m_wheelRemainder += delta;

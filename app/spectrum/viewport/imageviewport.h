@@ -15,6 +15,7 @@
 #include "viewport/displayimage.h"
 #include "findings/findingsmodel.h"
 #include "viewport/overlaylayout.h"
+#include "viewport/viewgeometry.h"
 #include "tools/toolplacement.h"
 #include "tools/viewporttool.h"
 
@@ -108,8 +109,6 @@ public:
     /// What paintEvent draws the image from at the current zoom: the rendered image itself, or (shrunk along
     /// either axis) its area average at the size it takes on screen along that axis (averagedSize()).
     QImage imageAsPainted() const;
-    /// The image's size on screen before the quarter turns: columns × scale by rows × scale × aspect.
-    QSize sizeOnScreen() const;
 
     VoiWindow window() const { return m_window; }
     void setWindow(const VoiWindow &window);
@@ -118,19 +117,12 @@ public:
     /// The window from the image's own values (autoWindow()).
     void autoWindowLevel();
 
-    /// Zoom on top of fit-to-viewport (1: the image fills the viewport).
-    double zoom() const { return m_zoom; }
-    void setZoom(double zoom);
-    /// Screen pixels per image column.
-    double displayScale() const;
-    void fitToWindow();        ///< zoom 1, centred
-    void actualSize();         ///< one image pixel per screen pixel, centred
-    void rotate(int quarterTurns);  ///< clockwise for positive turns
-    int rotation() const { return m_quarterTurns * 90; }
-    void flipHorizontally();
-    void flipVertically();
-    bool isFlippedHorizontally() const { return m_flipH; }
-    bool isFlippedVertically() const { return m_flipV; }
+    /// How the image lies in the pane: zoom, pan, quarter turns and flips over its extent (viewgeometry.h) — what
+    /// maps image coordinates to the screen and back (view().imageToWidget(), view().pixelUnder()).
+    ViewGeometry view() const;
+    /// Shows the image as `view` says (its zoom, pan, turns and flips; the extent stays the image's and the pane's):
+    /// `setView(view().rotated(1))`, `setView(view().fitted())`.
+    void setView(const ViewGeometry &view);
     void setInverted(bool inverted);
     bool isInverted() const { return m_inverted; }
     /// Fit, centred, unrotated, unflipped, not inverted, the image's default window.
@@ -149,11 +141,6 @@ public:
     const PresentationState *presentationState() const { return m_presentation.get(); }
     /// Whether the state in use applies to the image in view (its shutter and overlays are shown).
     bool presentationApplies() const;
-
-    /// Image coordinates → widget coordinates, as painted.
-    QTransform imageToWidget() const;
-    /// The pixel under a widget position, if any.
-    std::optional<QPoint> pixelUnder(QPointF widgetPosition) const;
 
     /// What the left button does: pan, the crosshair, or draw with a measurement tool.
     ViewportTool tool() const { return m_tool; }
@@ -263,15 +250,11 @@ private:
     void applyPresentationToImage();
     /// The state's shutter and overlays, over the image (image coordinates through `t`).
     void paintPresentation(QPainter &p, const QTransform &t);
-    /// Fits `area` (image coordinates) to the pane as a presentation state's SCALE TO FIT; none: the whole image.
-    void fitArea(const std::optional<QRectF> &area);
 
     void rerender(std::optional<PrerenderedFrame> ready = std::nullopt);
     VoiWindow withUsableWidth(VoiWindow window) const;
     /// Whether pixel row `y` of the image holds its value yet.
     bool valueKnown(int y) const { return y < m_valueRows; }
-    double aspect() const;   ///< row spacing over column spacing: the image's height is stretched by it
-    double fitScale() const;
     QString windowText() const;
     // Drawn over the image (viewportoverlay.cpp).
     void paintOverlay(QPainter &p);
@@ -311,11 +294,7 @@ private:
     bool m_smoothMagnify = true;
     VoiWindow m_window;
     bool m_windowSet = false;  ///< a window was chosen for an image (kept while the viewport waits for the next)
-    double m_zoom = 1.0;
-    QPointF m_pan;           ///< in screen pixels
-    int m_quarterTurns = 0;  ///< 0…3, clockwise
-    bool m_flipH = false;
-    bool m_flipV = false;
+    ViewGeometry m_view;     ///< the reader's zoom, pan, turns and flips (view() adds the extent)
     bool m_inverted = false;
     double m_completeness = 1.0;
     std::shared_ptr<const PresentationState> m_presentation;

@@ -166,7 +166,7 @@ std::optional<QString> ImageViewport::askText(const QString &current)
 std::pair<int, int> ImageViewport::handleNear(QPointF widgetPosition) const
 {
     const QList<Finding> list = findingsInView();
-    const QTransform t = imageToWidget();
+    const QTransform t = view().imageToWidget();
     // The selected finding first (its handles may lie over another's), then the latest drawn.
     QList<int> order;
     if (m_selected >= 0 && m_selected < list.size())
@@ -188,7 +188,7 @@ std::pair<int, int> ImageViewport::handleNear(QPointF widgetPosition) const
 int ImageViewport::outlineNear(QPointF widgetPosition) const
 {
     const QList<Finding> list = findingsInView();
-    const QTransform t = imageToWidget();
+    const QTransform t = view().imageToWidget();
     for (int i = int(list.size()) - 1; i >= 0; --i)
         if (toolpainter::isNear(list[i].annotation, widgetPosition, t, kOutlineRadius, kHandleRadius * 2))
             return i;
@@ -199,7 +199,7 @@ bool ImageViewport::annotationPress(QPointF widgetPosition, QPointF at)
 {
     // A drawing of several gestures carries on.
     if (m_placement.isActive()) {
-        if (m_placement.press(at, imageToWidget()) == ToolPlacement::Step::Placed)
+        if (m_placement.press(at, view().imageToWidget()) == ToolPlacement::Step::Placed)
             commitDraft();
         update();
         return true;
@@ -234,7 +234,7 @@ bool ImageViewport::annotationPress(QPointF widgetPosition, QPointF at)
 bool ImageViewport::annotationMove(QPointF at, bool leftHeld)
 {
     if (m_placement.isActive()) {
-        m_placement.move(at, leftHeld, imageToWidget());
+        m_placement.move(at, leftHeld, view().imageToWidget());
         ++m_measureVersion;
         return true;  // while drawing, the left button draws (never pans)
     }
@@ -265,7 +265,7 @@ bool ImageViewport::annotationRelease(QPointF at)
     }
     if (!m_placement.isActive())
         return false;
-    if (m_placement.release(at, imageToWidget()) == ToolPlacement::Step::Placed)
+    if (m_placement.release(at, view().imageToWidget()) == ToolPlacement::Step::Placed)
         commitDraft();
     update();
     return true;
@@ -344,7 +344,7 @@ void ImageViewport::paintMeasurements(QPainter &p)
     m_labelBoxes.clear();
     if (list.isEmpty() && !m_placement.isActive())
         return;
-    const QTransform t = imageToWidget();
+    const QTransform t = view().imageToWidget();
     if (m_labelsVersion != m_measureVersion) {
         m_labels.clear();
         for (int i = 0; i < list.size(); ++i) {

@@ -43,7 +43,7 @@ ImageViewport::ScreenDirections ImageViewport::screenDirections() const
     if (!hasImage() || !info.hasPosition)
         return d;
     bool invertible = false;
-    const QTransform back = imageToWidget().inverted(&invertible);
+    const QTransform back = view().imageToWidget().inverted(&invertible);
     if (!invertible)
         return d;
     // A step right (and down) on screen in image columns and rows, then in the patient: rows run along the row
@@ -70,7 +70,7 @@ std::optional<std::pair<double, double>> ImageViewport::scaleBar() const
     if (!hasImage() || !(info.rowSpacing > 0 && info.columnSpacing > 0))
         return std::nullopt;
     bool invertible = false;
-    const QTransform back = imageToWidget().inverted(&invertible);
+    const QTransform back = view().imageToWidget().inverted(&invertible);
     if (!invertible)
         return std::nullopt;
     const QPointF step = back.map(QPointF(1, 0)) - back.map(QPointF(0, 0));
@@ -128,16 +128,17 @@ void ImageViewport::paintOverlay(QPainter &p)
     if (!m_filterNote.isEmpty())
         c.banners << OverlayText{{tr("FILTERED VIEW: %1").arg(m_filterNote), tr("values and measurements"), tr("from the original image")}, QColor(255, 150, 90)};
     c.bottomLeft = m_overlay.bottomLeft.split(QLatin1Char('\n'));
-    QStringList view{windowText(), tr("Zoom %1%").arg(std::lround(displayScale() * 100))};
-    if (displayScale() > 1.0 && !m_smoothMagnify)
+    const ViewGeometry g = this->view();
+    QStringList view{windowText(), tr("Zoom %1%").arg(std::lround(g.displayScale() * 100))};
+    if (g.displayScale() > 1.0 && !m_smoothMagnify)
         view.last() += tr(" (pixel-exact)");
-    if (m_quarterTurns || m_flipH || m_flipV || m_inverted) {
+    if (g.rotation() || g.isFlippedHorizontally() || g.isFlippedVertically() || m_inverted) {
         QStringList how;
-        if (m_quarterTurns)
-            how << tr("%1°").arg(m_quarterTurns * 90);
-        if (m_flipH)
+        if (g.rotation())
+            how << tr("%1°").arg(g.rotation());
+        if (g.isFlippedHorizontally())
             how << tr("flipped ↔");
-        if (m_flipV)
+        if (g.isFlippedVertically())
             how << tr("flipped ↕");
         if (m_inverted)
             how << tr("inverted");
@@ -209,7 +210,7 @@ void ImageViewport::paintReferences(QPainter &p)
 {
     if (m_referenceLines.isEmpty() && !m_crosshair)
         return;
-    const QTransform t = imageToWidget();
+    const QTransform t = view().imageToWidget();
     p.save();
     p.setRenderHint(QPainter::Antialiasing);
     for (const QLineF &l : std::as_const(m_referenceLines)) {

@@ -20,12 +20,13 @@ PresentationView ImageViewport::presentationView() const
     v.inverse = m_inverted;
     // Ours: the image turned, then flipped on screen. A presentation state's: flipped (horizontally only), then
     // turned — the same picture with the turn mirrored, a vertical flip being a horizontal one and a half turn.
-    const int turn = m_quarterTurns * 90;
-    if (!m_flipH && !m_flipV) {
+    const ViewGeometry g = view();
+    const int turn = g.rotation();
+    if (!g.isFlippedHorizontally() && !g.isFlippedVertically()) {
         v.rotation = turn;
-    } else if (m_flipH && m_flipV) {
+    } else if (g.isFlippedHorizontally() && g.isFlippedVertically()) {
         v.rotation = (turn + 180) % 360;
-    } else if (m_flipH) {
+    } else if (g.isFlippedHorizontally()) {
         v.flipHorizontally = true;
         v.rotation = (360 - turn) % 360;
     } else {
@@ -34,7 +35,7 @@ PresentationView ImageViewport::presentationView() const
     }
     // The part of the image the pane shows: its corners mapped back onto the image.
     bool invertible = false;
-    const QTransform back = imageToWidget().inverted(&invertible);
+    const QTransform back = g.imageToWidget().inverted(&invertible);
     if (invertible) {
         const QRectF shown = back.mapRect(QRectF(rect()));
         v.displayedArea = shown;
@@ -46,32 +47,15 @@ void ImageViewport::applyPresentationView(const PresentationView &v)
 {
     if (!hasImage())
         return;
-    m_flipV = false;
-    m_flipH = v.flipHorizontally;
     const int rotation = ((v.rotation % 360) + 360) % 360;
-    m_quarterTurns = (m_flipH ? (360 - rotation) % 360 : rotation) / 90;
+    const ViewGeometry oriented = view().oriented((v.flipHorizontally ? (360 - rotation) % 360 : rotation) / 90, v.flipHorizontally);
     m_inverted = v.inverse;
     if (v.window)
         m_window = withUsableWidth(VoiWindow{v.window->first, v.window->second});
-    fitArea(v.displayedArea);
+    m_view = oriented.fittingArea(v.displayedArea);
     rerender();
     Q_EMIT windowChanged(m_window);
     Q_EMIT viewChanged();
-}
-
-void ImageViewport::fitArea(const std::optional<QRectF> &area)
-{
-    m_zoom = 1.0;
-    m_pan = QPointF();
-    if (!area || area->isEmpty())
-        return;
-    // Scaled to fit: the area fills the pane along its tighter side, centred.
-    double w = area->width() * fitScale(), h = area->height() * fitScale() * aspect();
-    if (m_quarterTurns % 2)
-        std::swap(w, h);
-    m_zoom = std::clamp(std::min(width() / w, height() / h), 0.05, 64.0);
-    const QPointF centre = imageToWidget().map(area->center());
-    m_pan = QPointF(width() / 2.0, height() / 2.0) - centre;
 }
 
 void ImageViewport::setPresentationState(std::shared_ptr<const PresentationState> state, const QString &name)
@@ -122,7 +106,7 @@ void ImageViewport::applyPresentationToImage()
     if (v.window && v.window != m_presentationApplied.window)
         m_window = withUsableWidth(VoiWindow{v.window->first, v.window->second});
     if (v.displayedArea != m_presentationApplied.displayedArea)
-        fitArea(v.displayedArea);
+        m_view = view().fittingArea(v.displayedArea);
     m_presentationApplied = v;
     // Its overlays on this image, made into pictures once per state (setPresentationState).
     for (int i = 0; i < m_presentation->overlays.size() && i < m_overlayPictures.size(); ++i) {

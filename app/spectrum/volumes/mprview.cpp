@@ -327,7 +327,7 @@ void MprView::cut(int pane)
     // Windowed (and shrunk to its size on screen) on the pool too: the GUI thread only takes the picture. Made with
     // the window and scale of the moment; the viewport renders again itself if either changed meanwhile.
     const std::optional<VoiWindow> window = p.shown ? std::optional<VoiWindow>(p.viewport->window()) : std::nullopt;
-    const double scale = p.shown ? p.viewport->displayScale() : 0;
+    const double scale = p.shown ? p.viewport->view().displayScale() : 0;
     const QString series = m_volume->series().seriesInstanceUid;
     struct Cut
     {
@@ -385,7 +385,7 @@ void MprView::showPlane(int pane, ReformattedImage image)
     const bool resized = !first && vp->hasImage() && (vp->image().info.columns != info.columns || vp->image().info.rows != info.rows);
     vp->setImage(DecodedImage{info, image.pixels}, !first && !resized, key);
     if (first || resized)
-        vp->fitToWindow();
+        vp->setView(vp->view().fitted());
     p.shown = true;
     QStringList why;
     if (image.absentPixels[int(PixelAbsence::Gap)] > 0)
