@@ -122,10 +122,10 @@ private:
         ImageViewport *vp = viewer->viewport();
         if (m_measure && vp->hasImage()) {
             const double w = vp->image().info.columns, h = vp->image().info.rows;
-            vp->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)}, QString(), QString()});
-            vp->addMeasurement(Annotation{AnnotationKind::Ellipse, {QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)}, QString(), QString()});
-            vp->addMeasurement(Annotation{AnnotationKind::Angle, {QPointF(w * 0.15, h * 0.2), QPointF(w * 0.25, h * 0.35), QPointF(w * 0.35, h * 0.2)}, QString(), QString()});
-            vp->addMeasurement(Annotation{AnnotationKind::Arrow, {QPointF(w * 0.6, h * 0.3), QPointF(w * 0.75, h * 0.15)}, tr("lesion, compare with prior"), QString()});
+            vp->findingsLayer()->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)}, QString(), QString()});
+            vp->findingsLayer()->addMeasurement(Annotation{AnnotationKind::Ellipse, {QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)}, QString(), QString()});
+            vp->findingsLayer()->addMeasurement(Annotation{AnnotationKind::Angle, {QPointF(w * 0.15, h * 0.2), QPointF(w * 0.25, h * 0.35), QPointF(w * 0.35, h * 0.2)}, QString(), QString()});
+            vp->findingsLayer()->addMeasurement(Annotation{AnnotationKind::Arrow, {QPointF(w * 0.6, h * 0.3), QPointF(w * 0.75, h * 0.15)}, tr("lesion, compare with prior"), QString()});
         }
         vp->setFocus();
         QMouseEvent move(QEvent::MouseMove, QPointF(vp->width() * 0.55, vp->height() * 0.45), vp->mapToGlobal(QPointF(vp->width() * 0.55, vp->height() * 0.45)),

@@ -76,7 +76,7 @@ void tst_DailyPath::aDayAtTheWorkstation()
     // The first pane's viewport, asked anew each time: a hanging protocol may lay the panes out again as the study
     // is listed, and MPR replaces them.
     auto vp = [viewer] { return viewer->pane(0)->viewport(); };
-    QTRY_VERIFY_WITH_TIMEOUT(vp()->hasImage() && vp()->completeness() >= 1.0, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(vp()->hasImage() && vp()->layers()->completeness() >= 1.0, 20000);
 
     // The wheel: three images on, each said in the corner.
     const QPoint middle(vp()->width() / 2, vp()->height() / 2);
@@ -85,10 +85,10 @@ void tst_DailyPath::aDayAtTheWorkstation()
     for (int i = 0; i < 3; ++i)
         sendWheel(vp(), -120);
     QTRY_COMPARE(viewer->pane(0)->sliceIndex(), first + 3);
-    QTRY_VERIFY_WITH_TIMEOUT(vp()->completeness() >= 1.0
+    QTRY_VERIFY_WITH_TIMEOUT(vp()->layers()->completeness() >= 1.0
                                  && vp()->image().info.identity.sopInstanceUid == viewer->study().series[viewer->pane(0)->seriesIndex()].instances[first + 3].sopInstanceUid,
                              20000);
-    QVERIFY2(vp()->overlay().bottomLeft.startsWith(QStringLiteral("Im %1/").arg(first + 4)), qPrintable(vp()->overlay().bottomLeft));
+    QVERIFY2(vp()->layers()->overlay().bottomLeft.startsWith(QStringLiteral("Im %1/").arg(first + 4)), qPrintable(vp()->layers()->overlay().bottomLeft));
 
     // Key 2, the lung window: the window said and the picture changed (soft tissue goes dark).
     const double before = meanGrey(vp()->grab().toImage());
@@ -102,13 +102,13 @@ void tst_DailyPath::aDayAtTheWorkstation()
     press(QKeySequence(Qt::Key_D));
     const QPoint from = vp()->view().imageToWidget().map(QPointF(120, 300)).toPoint(), to = vp()->view().imageToWidget().map(QPointF(390, 330)).toPoint();
     drag(vp(), from, to);
-    QTRY_COMPARE(vp()->measurements().size(), 1);
-    const Annotation distance = vp()->measurements().first();
+    QTRY_COMPARE(vp()->findingsLayer()->measurements().size(), 1);
+    const Annotation distance = vp()->findingsLayer()->measurements().first();
     const ImageInfo info = vp()->image().info;
     const double mm = std::hypot((distance.points[1].x() - distance.points[0].x()) * info.columnSpacing,
                                  (distance.points[1].y() - distance.points[0].y()) * info.rowSpacing);
     QVERIFY(mm > 100);
-    QVERIFY2(vp()->measurementText(distance).contains(QStringLiteral("%1 mm").arg(mm, 0, 'f', 1)), qPrintable(vp()->measurementText(distance)));
+    QVERIFY2(vp()->findingsLayer()->measurementText(distance).contains(QStringLiteral("%1 mm").arg(mm, 0, 'f', 1)), qPrintable(vp()->findingsLayer()->measurementText(distance)));
 
     // Shift+P: the most recent comparable prior beside, fetched from the archive, told apart as PRIOR.
     press(QKeySequence(QStringLiteral("Shift+P")));
@@ -116,7 +116,7 @@ void tst_DailyPath::aDayAtTheWorkstation()
     auto prior = [viewer] { return viewer->pane(1) ? viewer->pane(1)->viewport() : nullptr; };  // laid out again as the prior comes
     const QString priorUid = DemoArchive::studyUid(DemoStudy::HeadCtPrior);
     QTRY_VERIFY_WITH_TIMEOUT(prior() && prior()->hasImage() && prior()->image().info.identity.studyInstanceUid == priorUid, 30000);
-    QVERIFY2(prior()->overlay().comparison.startsWith(QStringLiteral("PRIOR")), qPrintable(prior()->overlay().comparison));
+    QVERIFY2(prior()->layers()->overlay().comparison.startsWith(QStringLiteral("PRIOR")), qPrintable(prior()->layers()->overlay().comparison));
 
     // M: the study's series in three planes; M again: back to the panes.
     click(vp(), middle);

@@ -330,7 +330,7 @@ void tst_DeploymentDay::aStudyOnlyInAFolderArchiveOpensFromTheBrowser()
     for (int index : {0, int(m_ct.size()) - 1}) {
         viewer->showSlice(index);
         const QString sop = viewer->study().series[0].instances[index].sopInstanceUid;
-        QTRY_VERIFY_WITH_TIMEOUT(viewer->viewport()->image().info.identity.sopInstanceUid == sop && viewer->viewport()->completeness() == 1.0, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(viewer->viewport()->image().info.identity.sopInstanceUid == sop && viewer->viewport()->layers()->completeness() == 1.0, 20000);
         const auto source = std::find_if(m_ct.begin(), m_ct.end(), [&](const DemoInstance &i) { return i.identity.sopInstanceUid == sop; });
         QVERIFY(source != m_ct.end());
         Result<DecodedImage> original = decodeDicom(ByteView(source->bytes));
@@ -352,7 +352,7 @@ void tst_DeploymentDay::aStudyOnlyInAFolderArchiveOpensFromTheBrowser()
     vp->setFocus();
     QTest::keySequence(&window, QKeySequence(Qt::Key_D));
     drag(vp, vp->view().imageToWidget().map(QPointF(100, 200)).toPoint(), vp->view().imageToWidget().map(QPointF(300, 220)).toPoint());
-    QTRY_COMPARE(vp->measurements().size(), 1);
+    QTRY_COMPARE(vp->findingsLayer()->measurements().size(), 1);
     QSignalSpy saved(&window, &MainWindow::findingsSaved);
     QTest::keySequence(&window, QKeySequence::Save);
     QVERIFY(saved.wait(30000));

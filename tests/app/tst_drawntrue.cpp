@@ -179,8 +179,8 @@ void tst_DrawnTrue::mprPlanesKeepTheirProportionsAtEveryZoom()
                 return;
             // The crosshair is drawn where the point it names lies on this plane (the geometry just checked
             // against the drawn sphere).
-            QVERIFY(vp->crosshair());
-            const QPointF cross = vp->view().imageToWidget().map(*vp->crosshair());
+            QVERIFY(vp->layers()->crosshair());
+            const QPointF cross = vp->view().imageToWidget().map(*vp->layers()->crosshair());
             const QPointF centre = vp->view().imageToWidget().map(*imagePointOf(vp->image().info, mpr()->point()));
             QVERIFY2(std::abs(cross.x() - centre.x()) <= 1.5 && std::abs(cross.y() - centre.y()) <= 1.5, qPrintable(QStringLiteral("pane %1 at %2: crosshair at (%3, %4), its point at (%5, %6): %7 %8 %9").arg(pane).arg(scale)
                                                                                                                               .arg(cross.x()).arg(cross.y()).arg(centre.x()).arg(centre.y())
@@ -209,7 +209,7 @@ void tst_DrawnTrue::anObliquePlaneAndASlabKeepThemToo()
     QVERIFY(turn);
     for (int i = 0; i < 6; ++i)
         QTest::mouseClick(turn, Qt::LeftButton);
-    QTRY_VERIFY(settled() && mpr()->viewport(1)->overlay().topRight.contains(QLatin1String("oblique")));
+    QTRY_VERIFY(settled() && mpr()->viewport(1)->layers()->overlay().topRight.contains(QLatin1String("oblique")));
     for (const double scale : {0.5, 1.0, 2.0})
         for (int pane : {1, 2}) {
             ImageViewport *vp = mpr()->viewport(pane);
@@ -222,13 +222,13 @@ void tst_DrawnTrue::anObliquePlaneAndASlabKeepThemToo()
     for (QPushButton *b : mpr()->findChildren<QPushButton *>())
         if (b->text() == QStringLiteral("Reset"))
             QTest::mouseClick(b, Qt::LeftButton);
-    QTRY_VERIFY(settled() && mpr()->viewport(1)->overlay().topRight.contains(QLatin1String("voxels as acquired")));
+    QTRY_VERIFY(settled() && mpr()->viewport(1)->layers()->overlay().topRight.contains(QLatin1String("voxels as acquired")));
     // A 10 mm MIP slab, chosen in its box: still a 40 mm circle through the sphere's middle.
     auto *mode = mpr()->findChild<QComboBox *>(QStringLiteral("mprSlabMode"));
     QVERIFY(mode);
     mode->setFocus();
     QTest::keyClick(mode, Qt::Key_Down);  // Thin → MIP
-    QTRY_VERIFY(settled() && mpr()->viewport(1)->overlay().topRight.contains(QLatin1String("MIP")));
+    QTRY_VERIFY(settled() && mpr()->viewport(1)->layers()->overlay().topRight.contains(QLatin1String("MIP")));
     for (const double scale : {0.5, 2.0})
         for (int pane = 0; pane < MprView::kPanes; ++pane) {
             ImageViewport *vp = mpr()->viewport(pane);
@@ -239,7 +239,7 @@ void tst_DrawnTrue::anObliquePlaneAndASlabKeepThemToo()
                 return;
         }
     QTest::keyClick(mode, Qt::Key_Up);  // back to thin
-    QTRY_VERIFY(settled() && !mpr()->viewport(1)->overlay().topRight.contains(QLatin1String("MIP")));
+    QTRY_VERIFY(settled() && !mpr()->viewport(1)->layers()->overlay().topRight.contains(QLatin1String("MIP")));
 }
 
 void tst_DrawnTrue::aClickOnTheDrawnMarkerReadsItAndMovesThePlanes()
@@ -257,8 +257,8 @@ void tst_DrawnTrue::aClickOnTheDrawnMarkerReadsItAndMovesThePlanes()
     QTRY_VERIFY(settled());
     QVERIFY2(coronal->pixelReadout().endsWith(QStringLiteral("= 400 HU")), qPrintable(coronal->pixelReadout()));
     // The crosshair is drawn where the click was, on the marker.
-    QVERIFY(coronal->crosshair());
-    const QPointF cross = coronal->view().imageToWidget().map(*coronal->crosshair());
+    QVERIFY(coronal->layers()->crosshair());
+    const QPointF cross = coronal->view().imageToWidget().map(*coronal->layers()->crosshair());
     QVERIFY2(std::abs(cross.x() - (drawn.x() + 0.5)) <= 1.5 && std::abs(cross.y() - (drawn.y() + 0.5)) <= 1.5,
              qPrintable(QStringLiteral("crosshair at (%1, %2), clicked at (%3, %4)").arg(cross.x()).arg(cross.y()).arg(drawn.x()).arg(drawn.y())));
     // The axial plane went to the marker's height (its nearest slice: 58 or 60 mm), and shows it there.

@@ -107,17 +107,17 @@ void tst_FilterPanel::valuesAndMeasurementsIgnoreTheFilters()
     viewer->showSlice(60);
     QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.sopInstanceUid == viewer->study().series[0].instances[60].sopInstanceUid);
     QVERIFY(!vp->isFiltered());
-    vp->clearMeasurements();
+    vp->findingsLayer()->clearMeasurements();
     const double w = vp->image().info.columns, h = vp->image().info.rows;
-    vp->addMeasurement(Annotation{AnnotationKind::Ellipse, {QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)}, QString(), QString()});
-    vp->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)}, QString(), QString()});
+    vp->findingsLayer()->addMeasurement(Annotation{AnnotationKind::Ellipse, {QPointF(w * 0.42, h * 0.4), QPointF(w * 0.58, h * 0.52)}, QString(), QString()});
+    vp->findingsLayer()->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(w * 0.2, h * 0.75), QPointF(w * 0.8, h * 0.75)}, QString(), QString()});
     const QPoint cursor = vp->view().imageToWidget().map(QPointF(w * 0.5 + 0.5, h * 0.45 + 0.5)).toPoint();
     sendMouse(vp, QEvent::MouseMove, cursor, Qt::NoButton, Qt::NoButton);
     const QString readout = vp->pixelReadout();
     QVERIFY2(readout.endsWith(QStringLiteral(" HU")), qPrintable(readout));
     QStringList texts;
-    for (const Annotation &m : vp->measurements())
-        texts << vp->measurementText(m);
+    for (const Annotation &m : vp->findingsLayer()->measurements())
+        texts << vp->findingsLayer()->measurementText(m);
     QVERIFY2(texts.first().startsWith(QStringLiteral("Mean ")), qPrintable(texts.first()));
 
     // Sharpen changes what is painted (it overshoots at edges and lifts the noise) and nothing that is read; so
@@ -131,8 +131,8 @@ void tst_FilterPanel::valuesAndMeasurementsIgnoreTheFilters()
         sendMouse(vp, QEvent::MouseMove, cursor, Qt::NoButton, Qt::NoButton);
         QCOMPARE(vp->pixelReadout(), readout);
         QStringList now;
-        for (const Annotation &m : vp->measurements())
-            now << vp->measurementText(m);
+        for (const Annotation &m : vp->findingsLayer()->measurements())
+            now << vp->findingsLayer()->measurementText(m);
         QCOMPARE(now, texts);
     }
     // The overlay says the view is filtered and where the numbers come from (a banner under the badge).
@@ -143,7 +143,7 @@ void tst_FilterPanel::valuesAndMeasurementsIgnoreTheFilters()
     const QImage plainShot = vp->grab().toImage();
     const QRect banner(vp->width() / 4, 20, vp->width() / 2, 50);
     QVERIFY(filteredShot.copy(banner) != plainShot.copy(banner));
-    vp->clearMeasurements();
+    vp->findingsLayer()->clearMeasurements();
 }
 
 void tst_FilterPanel::filtersStayWithTheirStudyUnlessAPresetSaysSo()

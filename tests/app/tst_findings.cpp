@@ -99,11 +99,11 @@ private Q_SLOTS:
         for (int s = 0; s < slices.size(); ++s) {
             viewer->showSlice(slices[s]);
             const QString sop = viewer->study().series[0].instances[slices[s]].sopInstanceUid;
-            QTRY_VERIFY(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == sop);
+            QTRY_VERIFY(viewer->viewport()->layers()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == sop);
             for (const Annotation &a : bySlice[s])
-                viewer->viewport()->addMeasurement(a);
-            for (const Annotation &a : viewer->viewport()->measurements())
-                textsBySop[sop] << viewer->viewport()->measurementText(a);
+                viewer->viewport()->findingsLayer()->addMeasurement(a);
+            for (const Annotation &a : viewer->viewport()->findingsLayer()->measurements())
+                textsBySop[sop] << viewer->viewport()->findingsLayer()->measurementText(a);
         }
         QCOMPARE(viewer->findings()->unsavedCount(), 7);
         // The view kept with them: a brain window, a quarter turn, magnified.
@@ -147,8 +147,8 @@ private Q_SLOTS:
         for (int s = 0; s < slices.size(); ++s) {
             seen->showSlice(slices[s]);
             const QString sop = seen->study().series[0].instances[slices[s]].sopInstanceUid;
-            QTRY_VERIFY(seen->viewport()->completeness() >= 1.0 && seen->viewport()->image().info.identity.sopInstanceUid == sop);
-            const QList<Finding> findings = seen->viewport()->findingsInView();
+            QTRY_VERIFY(seen->viewport()->layers()->completeness() >= 1.0 && seen->viewport()->image().info.identity.sopInstanceUid == sop);
+            const QList<Finding> findings = seen->viewport()->findingsLayer()->findingsInView();
             QCOMPARE(findings.size(), bySlice[s].size());
             QStringList texts;
             for (int i = 0; i < findings.size(); ++i) {
@@ -164,11 +164,11 @@ private Q_SLOTS:
                     QVERIFY2(std::abs(d.x()) < 0.5 && std::abs(d.y()) < 0.5, qPrintable(kindName(f.annotation.kind)));
                 }
                 // The report's values are what this workstation measures on its own copy of the image.
-                const QList<MeasuredValue> now = seen->viewport()->valuesOf(f.annotation);
+                const QList<MeasuredValue> now = seen->viewport()->findingsLayer()->valuesOf(f.annotation);
                 QCOMPARE(f.reportedValues.size(), now.size());
                 for (int v = 0; v < now.size(); ++v)
                     QVERIFY(std::abs(f.reportedValues[v].value - now[v].value) <= 1e-6 * std::max(1.0, std::abs(now[v].value)));
-                texts << seen->viewport()->measurementText(f.annotation);
+                texts << seen->viewport()->findingsLayer()->measurementText(f.annotation);
             }
             QCOMPARE(texts, textsBySop.value(sop));  // shown as the first workstation showed them
         }
@@ -188,8 +188,8 @@ private Q_SLOTS:
         QTRY_COMPARE(seen->viewport()->image().info.identity.sopInstanceUid, sixth);
 
         // A finding read back and edited is the same finding: saved again, under its tracking UID.
-        const Finding first = seen->viewport()->findingsInView().first();
-        seen->viewport()->findings()->setAnnotation(seen->viewport()->findingsKey(), 0, translated(first.annotation, QPointF(2, 0)));
+        const Finding first = seen->viewport()->findingsLayer()->findingsInView().first();
+        seen->viewport()->findingsLayer()->model()->setAnnotation(seen->viewport()->findingsLayer()->findingsKey(), 0, translated(first.annotation, QPointF(2, 0)));
         QCOMPARE(seen->findings()->unsavedCount(), 1);
         QSignalSpy savedAgain(&otherWindow, &MainWindow::findingsSaved);
         otherWindow.saveFindings();
@@ -227,10 +227,10 @@ private Q_SLOTS:
         for (int slice : {3, 8}) {
             viewer->showSlice(slice);
             keys << viewer->study().series[0].instances[slice].sopInstanceUid;
-            QTRY_VERIFY(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == keys.last());
-            QVERIFY(!viewer->viewport()->isKeyImage());
-            viewer->viewport()->setKeyImage(true);
-            QVERIFY(viewer->viewport()->isKeyImage());
+            QTRY_VERIFY(viewer->viewport()->layers()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == keys.last());
+            QVERIFY(!viewer->viewport()->findingsLayer()->isKeyImage());
+            viewer->viewport()->findingsLayer()->setKeyImage(true);
+            QVERIFY(viewer->viewport()->findingsLayer()->isKeyImage());
         }
         viewer->findings()->setKeyNote(QStringLiteral("compare with the prior"));
         QVERIFY(viewer->findings()->keyImagesChanged());
@@ -260,7 +260,7 @@ private Q_SLOTS:
         for (int i : {0, 1}) {
             seen->showSlice(i);
             QTRY_VERIFY(seen->viewport()->hasImage() && seen->viewport()->image().info.identity.sopInstanceUid == keys[i]);
-            QVERIFY(seen->viewport()->isKeyImage());
+            QVERIFY(seen->viewport()->findingsLayer()->isKeyImage());
         }
         const QStringList lines = otherWindow.findingsPanel()->lines();
         QVERIFY2(lines.contains(QStringLiteral("  Series 1, image 4")) && lines.contains(QStringLiteral("  Series 1, image 9")), qPrintable(lines.join(QLatin1Char('\n'))));
@@ -281,14 +281,14 @@ private Q_SLOTS:
         viewer->showSeries(keySeries);
         viewer->showSlice(1);
         QTRY_VERIFY(viewer->viewport()->hasImage() && viewer->viewport()->image().info.identity.sopInstanceUid == unmarked);
-        QVERIFY(viewer->viewport()->isKeyImage());
+        QVERIFY(viewer->viewport()->findingsLayer()->isKeyImage());
         // Another reader may not unmark it: only the selection's own reader edits it.
         viewer->findings()->setReaderName(QStringLiteral("Another^Reader"));
-        QVERIFY(!viewer->findings()->canUnmarkKeyImage(viewer->viewport()->imageRef()));
+        QVERIFY(!viewer->findings()->canUnmarkKeyImage(viewer->viewport()->findingsLayer()->imageRef()));
         viewer->findings()->setReaderName(m_window->observerName());
-        QVERIFY(viewer->findings()->canUnmarkKeyImage(viewer->viewport()->imageRef()));
-        viewer->viewport()->setKeyImage(false);
-        QVERIFY(!viewer->viewport()->isKeyImage());
+        QVERIFY(viewer->findings()->canUnmarkKeyImage(viewer->viewport()->findingsLayer()->imageRef()));
+        viewer->viewport()->findingsLayer()->setKeyImage(false);
+        QVERIFY(!viewer->viewport()->findingsLayer()->isKeyImage());
         QVERIFY(viewer->findings()->keyImagesChanged());
         QCOMPARE(viewer->findings()->replacedKeySelections().size(), 1);
         QSignalSpy saved(m_window.get(), &MainWindow::findingsSaved);
@@ -317,7 +317,7 @@ private Q_SLOTS:
         seen->showSeries(0);
         seen->showSlice(slice);
         QTRY_VERIFY(seen->viewport()->hasImage() && seen->viewport()->image().info.identity.sopInstanceUid == unmarked);
-        QVERIFY(!seen->viewport()->isKeyImage());
+        QVERIFY(!seen->viewport()->findingsLayer()->isKeyImage());
         const QStringList lines = another.window->findingsPanel()->lines();
         QVERIFY2(std::any_of(lines.begin(), lines.end(), [&](const QString &l) { return l.contains(oldSelection) && l.contains(QStringLiteral("withdrawn")); }),
                  qPrintable(lines.join(QLatin1Char('\n'))));
@@ -386,7 +386,7 @@ private Q_SLOTS:
         QVERIFY(viewer);
         viewer->showSeries(0);
         viewer->showSlice(10);
-        QTRY_VERIFY(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid
+        QTRY_VERIFY(viewer->viewport()->layers()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid
                                                                      == viewer->study().series[0].instances[10].sopInstanceUid);
         QTemporaryDir out;
         QSignalSpy exported(m_window.get(), &MainWindow::imagesExported);
@@ -463,9 +463,9 @@ private Q_SLOTS:
         const int before = reportsListed();
         QVERIFY2(before >= 1, qPrintable(QString::number(before)));  // those sent over DICOMweb, seen over DIMSE
         viewer->showSlice(2);
-        QTRY_VERIFY(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid
+        QTRY_VERIFY(viewer->viewport()->layers()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid
                                                                     == viewer->study().series[0].instances[2].sopInstanceUid);
-        viewer->viewport()->addMeasurement(drawn(AnnotationKind::Distance, {{50, 50}, {150, 60}}));
+        viewer->viewport()->findingsLayer()->addMeasurement(drawn(AnnotationKind::Distance, {{50, 50}, {150, 60}}));
         QSignalSpy saved(m_window.get(), &MainWindow::findingsSaved);
         m_window->saveFindingsTo(QStringLiteral("pacs-dimse"));
         QVERIFY(saved.wait(30000));

@@ -168,17 +168,17 @@ void tst_Incoming::namesInOtherAlphabetsEverywhereTheyAreShown()
     QTRY_VERIFY(viewer->viewport()->hasImage());
     const QTabWidget *tabs = window.findChild<QTabWidget *>();
     QVERIFY(tabs->tabText(tabs->currentIndex()).startsWith(QStringLiteral("Люкценберг, Иван")));
-    QVERIFY(viewer->viewport()->overlay().topLeft.startsWith(QStringLiteral("Люкценберг, Иван")));
-    QVERIFY(viewer->viewport()->overlay().topRight.startsWith(QStringLiteral("КТ головы")));
-    QVERIFY(!viewer->viewport()->overlay().topLeft.contains(QStringLiteral("⚠")));
+    QVERIFY(viewer->viewport()->layers()->overlay().topLeft.startsWith(QStringLiteral("Люкценберг, Иван")));
+    QVERIFY(viewer->viewport()->layers()->overlay().topRight.startsWith(QStringLiteral("КТ головы")));
+    QVERIFY(!viewer->viewport()->layers()->overlay().topLeft.contains(QStringLiteral("⚠")));
     // The study listed under another name (an instance of the study that names the patient otherwise): the image
     // says whom it names, and that the list disagrees.
     StudySummary relisted = viewer->study();
     relisted.identity.patientName = QStringLiteral("Другой^Пациент");
     QVERIFY(viewer->setStudy(relisted));
-    QTRY_VERIFY2(viewer->viewport()->overlay().topLeft.contains(QStringLiteral("⚠ the study is listed as Другой, Пациент")),
-                 qPrintable(viewer->viewport()->overlay().topLeft));
-    QVERIFY(viewer->viewport()->overlay().topLeft.startsWith(QStringLiteral("Люкценберг, Иван")));
+    QTRY_VERIFY2(viewer->viewport()->layers()->overlay().topLeft.contains(QStringLiteral("⚠ the study is listed as Другой, Пациент")),
+                 qPrintable(viewer->viewport()->layers()->overlay().topLeft));
+    QVERIFY(viewer->viewport()->layers()->overlay().topLeft.startsWith(QStringLiteral("Люкценберг, Иван")));
 }
 
 /// A 10-frame MR, an Enhanced CT and an ultrasound loop that pydicom wrote: the wheel steps through frames, the
@@ -205,7 +205,7 @@ void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
     QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.modality == QLatin1String("MR"));
     QCOMPARE(vp->frameCount(), 10);
     QCOMPARE(vp->frame(), 0);
-    QVERIFY2(vp->overlay().bottomLeft.startsWith(QStringLiteral("Im 1/1  Fr 1/10  (40 ms)")), qPrintable(vp->overlay().bottomLeft));
+    QVERIFY2(vp->layers()->overlay().bottomLeft.startsWith(QStringLiteral("Im 1/1  Fr 1/10  (40 ms)")), qPrintable(vp->layers()->overlay().bottomLeft));
     const QPoint middle(vp->width() / 2, vp->height() / 2);
     sendMouse(vp, QEvent::MouseMove, middle, Qt::NoButton, Qt::NoButton);
     QVERIFY2(vp->pixelReadout().endsWith(QStringLiteral("= 100")), qPrintable(vp->pixelReadout()));
@@ -214,7 +214,7 @@ void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
     sendWheel(vp, -120);  // towards the next image
     QCOMPARE(vp->frame(), 1);
     QVERIFY(vp->pixelReadout().endsWith(QStringLiteral("= 200")));
-    QVERIFY(vp->overlay().bottomLeft.startsWith(QStringLiteral("Im 1/1  Fr 2/10")));
+    QVERIFY(vp->layers()->overlay().bottomLeft.startsWith(QStringLiteral("Im 1/1  Fr 2/10")));
     QCOMPARE(qGray(vp->renderedImage().pixel(5, 5)), 255);
     QTest::keyClick(viewer, Qt::Key_End);
     QCOMPARE(vp->frame(), 9);
@@ -223,21 +223,21 @@ void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
     QTest::keyClick(viewer, Qt::Key_Home);
     QCOMPARE(vp->frame(), 0);
     // Measurements belong to their frame.
-    vp->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(2, 2), QPointF(12, 2)}, QString(), QString()});
-    QCOMPARE(vp->measurements().size(), 1);
+    vp->findingsLayer()->addMeasurement(Annotation{AnnotationKind::Distance, {QPointF(2, 2), QPointF(12, 2)}, QString(), QString()});
+    QCOMPARE(vp->findingsLayer()->measurements().size(), 1);
     viewer->stepSlice(1);
-    QVERIFY(vp->measurements().isEmpty());
+    QVERIFY(vp->findingsLayer()->measurements().isEmpty());
     viewer->stepSlice(-1);
-    QCOMPARE(vp->measurements().size(), 1);
+    QCOMPARE(vp->findingsLayer()->measurements().size(), 1);
     // Cine at the acquired rate (Frame Time 40 ms: 25 frames a second), said on the image; it moves the frames.
     bool acquired = false;
     QCOMPARE(viewer->cineFramesPerSecond(&acquired), 25.0);
     QVERIFY(acquired);
     viewer->setCinePlaying(true);
-    QVERIFY2(vp->modeText().contains(QStringLiteral("Cine 25 fps (acquired)")), qPrintable(vp->modeText()));
+    QVERIFY2(vp->layers()->modeText().contains(QStringLiteral("Cine 25 fps (acquired)")), qPrintable(vp->layers()->modeText()));
     QTRY_VERIFY(vp->frame() >= 3);
     viewer->setCinePlaying(false);
-    QVERIFY(vp->modeText().isEmpty());
+    QVERIFY(vp->layers()->modeText().isEmpty());
 
     // The Enhanced CT: HU, spacing and each frame's position from its functional groups.
     viewer->showSeries(1);
@@ -247,10 +247,10 @@ void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
     QCOMPARE(vp->frame(), 2);
     sendMouse(vp, QEvent::MouseMove, middle, Qt::NoButton, Qt::NoButton);
     QVERIFY2(vp->pixelReadout().endsWith(QStringLiteral("= 20 HU")), qPrintable(vp->pixelReadout()));
-    QVERIFY2(vp->overlay().bottomLeft.contains(QStringLiteral("Pos 20.0 mm  Thk 10.00 mm")), qPrintable(vp->overlay().bottomLeft));
+    QVERIFY2(vp->layers()->overlay().bottomLeft.contains(QStringLiteral("Pos 20.0 mm  Thk 10.00 mm")), qPrintable(vp->layers()->overlay().bottomLeft));
     QCOMPARE(vp->window(), (VoiWindow{40, 400}));  // the frame VOI from the shared groups
     const Annotation ruler{AnnotationKind::Distance, {QPointF(0, 0), QPointF(20, 0)}, QString(), QString()};
-    QCOMPARE(vp->measurementText(ruler), QStringLiteral("10.0 mm"));  // 20 pixels of 0.5 mm
+    QCOMPARE(vp->findingsLayer()->measurementText(ruler), QStringLiteral("10.0 mm"));  // 20 pixels of 0.5 mm
 
     // The ultrasound loop: a Frame Time Vector of 20 ms.
     viewer->showSeries(2);
@@ -289,22 +289,22 @@ void tst_Incoming::aSegmentationIsShownOverItsSource()
     QTRY_COMPARE(viewer->segmentations()->loadedCount(), 1);
     viewer->showSlice(0);
     QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.sopInstanceUid == viewer->study().series[ct].instances[0].sopInstanceUid);
-    QVERIFY(vp->masks().isEmpty());  // nothing drawn on the first slice
+    QVERIFY(vp->layers()->masks().isEmpty());  // nothing drawn on the first slice
     viewer->showSlice(1);
-    QTRY_VERIFY(vp->image().info.identity.sopInstanceUid == viewer->study().series[ct].instances[1].sopInstanceUid && vp->masks().size() == 1);
-    QCOMPARE(vp->masks().first().label, QStringLiteral("Lesion"));
-    QVERIFY(vp->masks().first().colour.red() > 200 && vp->masks().first().colour.green() < 100);
+    QTRY_VERIFY(vp->image().info.identity.sopInstanceUid == viewer->study().series[ct].instances[1].sopInstanceUid && vp->layers()->masks().size() == 1);
+    QCOMPARE(vp->layers()->masks().first().label, QStringLiteral("Lesion"));
+    QVERIFY(vp->layers()->masks().first().colour.red() > 200 && vp->layers()->masks().first().colour.green() < 100);
     const QImage shot = vp->grab().toImage();
     const QColor inside = shot.pixelColor(vp->view().imageToWidget().map(QPointF(6, 6)).toPoint());
     const QColor outside = shot.pixelColor(vp->view().imageToWidget().map(QPointF(12, 12)).toPoint());
     QVERIFY2(inside.red() > inside.green() + 40, qPrintable(inside.name()));     // red over the gray
     QVERIFY2(std::abs(outside.red() - outside.green()) < 5, qPrintable(outside.name()));  // gray
     QTest::keySequence(&window, QKeySequence(Qt::Key_G));
-    QVERIFY(!vp->masksVisible());
+    QVERIFY(!vp->layers()->masksVisible());
     const QColor hidden = vp->grab().toImage().pixelColor(vp->view().imageToWidget().map(QPointF(6, 6)).toPoint());
     QVERIFY(std::abs(hidden.red() - hidden.green()) < 5);
     QTest::keySequence(&window, QKeySequence(Qt::Key_G));
-    QVERIFY(vp->masksVisible());
+    QVERIFY(vp->layers()->masksVisible());
 }
 
 namespace {

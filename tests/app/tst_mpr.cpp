@@ -124,7 +124,7 @@ void tst_Mpr::planesAreTheVoxels()
     QCOMPARE(coronal->image().info.rows, 40);     // one row per slice
     QCOMPARE(coronal->image().info.columns, 512);
     QCOMPARE(sagittal->image().info.columns, 512);
-    QVERIFY(coronal->overlay().topRight.contains(QStringLiteral("coronal · voxels as acquired")));
+    QVERIFY(coronal->layers()->overlay().topRight.contains(QStringLiteral("coronal · voxels as acquired")));
     // Pixels of the coronal plane: the HU of the axial slice each comes from, decoded apart.
     const ImageInfo &info = coronal->image().info;
     int compared = 0;
@@ -138,17 +138,17 @@ void tst_Mpr::planesAreTheVoxels()
     }
     QCOMPARE(compared, 4);
     // Measured in HU and mm as on any image: a point's value, a distance along a row in mm.
-    coronal->addMeasurement(Annotation{AnnotationKind::Point, {QPointF(256.5, 20.5)}, QString(), QString()});
-    const QList<MeasuredValue> v = coronal->valuesOf(coronal->measurements().last());
+    coronal->findingsLayer()->addMeasurement(Annotation{AnnotationKind::Point, {QPointF(256.5, 20.5)}, QString(), QString()});
+    const QList<MeasuredValue> v = coronal->findingsLayer()->valuesOf(coronal->findingsLayer()->measurements().last());
     QCOMPARE(v.size(), 1);
     QCOMPARE(v.first().unitMeaning, QStringLiteral("HU"));
     QCOMPARE(v.first().value, modalityValueAt(coronal->image(), 0, QPoint(256, 20)));
-    const QList<MeasuredValue> d = coronal->valuesOf(Annotation{AnnotationKind::Distance, {QPointF(0, 10), QPointF(0, 30)}, QString(), QString()});
+    const QList<MeasuredValue> d = coronal->findingsLayer()->valuesOf(Annotation{AnnotationKind::Distance, {QPointF(0, 10), QPointF(0, 30)}, QString(), QString()});
     QVERIFY(std::abs(d.first().value - 20 * volume->geometry().spacing[2]) < 1e-6);  // 20 rows, one slice apart each
     // Each plane shows the two others as lines, and the crosshair.
     for (ImageViewport *vp : {axial, coronal, sagittal}) {
-        QCOMPARE(vp->referenceLines().size(), 2);
-        QVERIFY(vp->crosshair().has_value());
+        QCOMPARE(vp->layers()->referenceLines().size(), 2);
+        QVERIFY(vp->layers()->crosshair().has_value());
     }
     // One window for the three.
     axial->setWindow(VoiWindow{300, 1500});
@@ -175,13 +175,13 @@ void tst_Mpr::theCrosshairAndTheWheelMoveThePlanes()
     QCOMPARE(mpr->activePane(), 1);
     QTRY_VERIFY(mpr->cutsPending() == 0 && std::abs(axial->image().info.imagePosition[2] - picked[2]) < 0.7);
     const double z = axial->image().info.imagePosition[2];
-    QVERIFY(axial->crosshair().has_value());
+    QVERIFY(axial->layers()->crosshair().has_value());
     // The wheel on the axial plane: one slice on, along its normal.
     QWheelEvent wheel(QPointF(50, 50), axial->mapToGlobal(QPointF(50, 50)), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
     QCoreApplication::sendEvent(axial, &wheel);
     QTRY_VERIFY(mpr->cutsPending() == 0 && std::abs(std::abs(axial->image().info.imagePosition[2] - z) - mpr->mprVolume()->volume()->geometry().spacing[2]) < 1e-6);
     // The coronal plane's line for the axial one moved with it.
-    QTRY_COMPARE(coronal->referenceLines().size(), 2);
+    QTRY_COMPARE(coronal->layers()->referenceLines().size(), 2);
 }
 
 void tst_Mpr::slabsAndObliquePlanesSayWhatTheyAre()
@@ -190,26 +190,26 @@ void tst_Mpr::slabsAndObliquePlanesSayWhatTheyAre()
     QVERIFY(mpr);
     ImageViewport *coronal = mpr->viewport(1), *sagittal = mpr->viewport(2);
     mpr->setSlab(10, SlabMode::Mip);
-    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->overlay().topRight.contains(QLatin1String("MIP 10 mm")));
+    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->layers()->overlay().topRight.contains(QLatin1String("MIP 10 mm")));
     QCOMPARE(coronal->image().info.sliceThickness, 10.0);
     // A MIP is never below the thin plane at the same place.
     mpr->setSlab(0, SlabMode::Mip);
-    QTRY_VERIFY(mpr->cutsPending() == 0 && !coronal->overlay().topRight.contains(QLatin1String("MIP")));
+    QTRY_VERIFY(mpr->cutsPending() == 0 && !coronal->layers()->overlay().topRight.contains(QLatin1String("MIP")));
     const DecodedImage thin = coronal->image();
     mpr->setSlab(10, SlabMode::Mip);
-    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->overlay().topRight.contains(QLatin1String("MIP")));
+    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->layers()->overlay().topRight.contains(QLatin1String("MIP")));
     for (int x = 0; x < 512; x += 37)
         QVERIFY(modalityValueAt(coronal->image(), 0, QPoint(x, 20)) >= modalityValueAt(thin, 0, QPoint(x, 20)));
     mpr->setSlab(0, SlabMode::Mip);
     // Turning the crosshair in the axial plane makes the two others oblique.
     mpr->rotate(0, 30);
-    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->overlay().topRight.contains(QLatin1String("oblique")) && coronal->overlay().topRight.contains(QLatin1String("trilinear")));
-    QVERIFY(sagittal->overlay().topRight.contains(QLatin1String("oblique")));
+    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->layers()->overlay().topRight.contains(QLatin1String("oblique")) && coronal->layers()->overlay().topRight.contains(QLatin1String("trilinear")));
+    QVERIFY(sagittal->layers()->overlay().topRight.contains(QLatin1String("oblique")));
     const Vector3 n = mpr->plane(1).normal();
     QVERIFY(std::abs(n[2]) < 1e-9);  // still vertical: turned about the axial normal
     QVERIFY(std::abs(std::abs(n[1]) - std::cos(M_PI / 6)) < 1e-6);
     mpr->resetOrientation();
-    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->overlay().topRight.contains(QLatin1String("voxels as acquired")));
+    QTRY_VERIFY(mpr->cutsPending() == 0 && coronal->layers()->overlay().topRight.contains(QLatin1String("voxels as acquired")));
     QVERIFY(m_viewer->setMprShown(false));
     QVERIFY(!m_viewer->isMprShown());
     QVERIFY(m_viewer->pane(0)->isVisibleTo(m_viewer));
@@ -238,12 +238,12 @@ void tst_Mpr::aMissingSliceIsHatchedAndHasNoValue()
     const int row = 39 - mpr->mprVolume()->volume()->geometry().missing.first();
     QVERIFY(coronal->hasNoValue(QPoint(100, row)));
     QVERIFY(!coronal->hasNoValue(QPoint(100, row - 1)) && !coronal->hasNoValue(QPoint(100, row + 1)));
-    QVERIFY(coronal->overlay().bottomLeft.contains(QLatin1String("missing slices")));
+    QVERIFY(coronal->layers()->overlay().bottomLeft.contains(QLatin1String("missing slices")));
     QVERIFY(mpr->statusText().contains(QLatin1String("missing")));
     // No value read there, by the cursor or a measurement.
-    coronal->addMeasurement(Annotation{AnnotationKind::Point, {QPointF(100.5, row + 0.5)}, QString(), QString()});
-    QVERIFY(coronal->valuesOf(coronal->measurements().last()).isEmpty());
-    const QList<MeasuredValue> region = coronal->valuesOf(Annotation{AnnotationKind::Rectangle, {QPointF(90, row - 3), QPointF(110, row + 3)}, QString(), QString()});
+    coronal->findingsLayer()->addMeasurement(Annotation{AnnotationKind::Point, {QPointF(100.5, row + 0.5)}, QString(), QString()});
+    QVERIFY(coronal->findingsLayer()->valuesOf(coronal->findingsLayer()->measurements().last()).isEmpty());
+    const QList<MeasuredValue> region = coronal->findingsLayer()->valuesOf(Annotation{AnnotationKind::Rectangle, {QPointF(90, row - 3), QPointF(110, row + 3)}, QString(), QString()});
     QCOMPARE(region.size(), 1);  // the area alone: no statistics over the gap
     const QPointF over = coronal->view().imageToWidget().map(QPointF(100.5, row + 0.5));
     QMouseEvent move(QEvent::MouseMove, over, coronal->mapToGlobal(over), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
@@ -299,7 +299,7 @@ void tst_Mpr::aSliceNotYetInFillsInWhenItComes()
     QVERIFY(!mpr->mprVolume()->isComplete());
     QVERIFY(mpr->statusText().contains(QLatin1String("1 slice(s) arriving")));
     ImageViewport *coronal = mpr->viewport(1);
-    QTRY_VERIFY(coronal->overlay().bottomLeft.contains(QLatin1String("still arriving")));
+    QTRY_VERIFY(coronal->layers()->overlay().bottomLeft.contains(QLatin1String("still arriving")));
     const int row = 39 - 20;
     QVERIFY(coronal->hasNoValue(QPoint(200, row)));
     // It comes.
@@ -367,7 +367,7 @@ void tst_Mpr::aSeriesStillBeingListedIsLaidOutAsItsSlicesCome()
     QCOMPARE(laidOut->slotCount(), 40);  // the whole series' reach, from the first three
     QVERIFY(laidOut->geometry().awaiting);
     QTRY_VERIFY(laidOut->filledSlots() == 3 && view.cutsPending() == 0 && view.viewport(1)->hasImage());
-    QTRY_VERIFY(view.viewport(1)->completeness() < 1.0);
+    QTRY_VERIFY(view.viewport(1)->layers()->completeness() < 1.0);
     // The crosshair at the slice the pane showed.
     QVERIFY(refOf(middle).hasPlace);
     QVERIFY(std::abs(view.point()[2] - refOf(middle).position[2]) < 0.01);
@@ -398,7 +398,7 @@ void tst_Mpr::aSeriesStillBeingListedIsLaidOutAsItsSlicesCome()
     QVERIFY(!volume.volume()->geometry().awaiting);
     QVERIFY(!view.statusText().contains(QLatin1String("come so far")));
     QCOMPARE(view.point(), point);
-    QTRY_COMPARE(view.viewport(1)->completeness(), 1.0);
+    QTRY_COMPARE(view.viewport(1)->layers()->completeness(), 1.0);
     QList<int> all;
     for (int k = 0; k < 40; ++k)
         all << k;

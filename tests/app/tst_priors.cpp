@@ -97,12 +97,12 @@ void tst_Priors::theMostRecentComparableOpensBesideAsPrior()
     QTRY_VERIFY(prior->viewport()->hasImage());
     QCOMPARE(prior->viewport()->image().info.identity.studyInstanceUid, m_priorUid);
     // Told apart at a glance: the label and date in the corner, the frame's colour.
-    QVERIFY2(prior->viewport()->overlay().comparison.startsWith(QStringLiteral("PRIOR  2023-01-03 (1 year earlier)")),
-             qPrintable(prior->viewport()->overlay().comparison));
-    QVERIFY2(m_viewer->pane(0)->viewport()->overlay().comparison.startsWith(QStringLiteral("CURRENT  2024-01-02")),
-             qPrintable(m_viewer->pane(0)->viewport()->overlay().comparison));
-    QVERIFY(prior->viewport()->overlay().prior);
-    QVERIFY(!m_viewer->pane(0)->viewport()->overlay().prior);
+    QVERIFY2(prior->viewport()->layers()->overlay().comparison.startsWith(QStringLiteral("PRIOR  2023-01-03 (1 year earlier)")),
+             qPrintable(prior->viewport()->layers()->overlay().comparison));
+    QVERIFY2(m_viewer->pane(0)->viewport()->layers()->overlay().comparison.startsWith(QStringLiteral("CURRENT  2024-01-02")),
+             qPrintable(m_viewer->pane(0)->viewport()->layers()->overlay().comparison));
+    QVERIFY(prior->viewport()->layers()->overlay().prior);
+    QVERIFY(!m_viewer->pane(0)->viewport()->layers()->overlay().prior);
     QVERIFY(prior->styleSheet().contains(QStringLiteral("#8a6a1c")) || m_viewer->activePane() == prior);
     // Its series listed under it, to drag onto any pane.
     QTRY_COMPARE(m_viewer->priorsPanel()->tree()->topLevelItem(1)->childCount(), 1);
@@ -130,7 +130,7 @@ void tst_Priors::linkedScrollingAcrossStudiesWithTheReadersOffset()
         QTRY_VERIFY2(std::abs(position(prior) - position(current)) <= thickness(prior) / 2 + 1e-6,
                      qPrintable(QStringLiteral("slice %1: current at %2 mm, prior at %3 mm").arg(slice).arg(position(current)).arg(position(prior))));
     }
-    QVERIFY2(current->viewport()->modeText().contains(QStringLiteral("Linked")), qPrintable(current->viewport()->modeText()));
+    QVERIFY2(current->viewport()->layers()->modeText().contains(QStringLiteral("Linked")), qPrintable(current->viewport()->layers()->modeText()));
 
     // The patient lay 12 mm further in a year ago: Shift+wheel scrolls the prior alone, and the distance
     // between the two becomes the offset the prior follows at from now on.
@@ -144,7 +144,7 @@ void tst_Priors::linkedScrollingAcrossStudiesWithTheReadersOffset()
     const QString key = PriorsPanel::studyKey(prior->study()->identity);
     const double offset = m_viewer->offsetMm(key);
     QVERIFY2(std::abs(offset - (position(prior) - position(current))) < 1e-6, qPrintable(QString::number(offset)));
-    QVERIFY2(prior->viewport()->modeText().contains(QStringLiteral("offset")), qPrintable(prior->viewport()->modeText()));
+    QVERIFY2(prior->viewport()->layers()->modeText().contains(QStringLiteral("offset")), qPrintable(prior->viewport()->layers()->modeText()));
 
     m_viewer->setActivePane(current);
     for (int slice : {30, 62}) {
@@ -181,7 +181,7 @@ void tst_Priors::windowAndZoomLinked()
     m_viewer->setZoomLinked(true);
     current->viewport()->setView(current->viewport()->view().withZoom(2.0));
     QCOMPARE(prior->viewport()->view().zoom(), 2.0);
-    QVERIFY(current->viewport()->modeText().contains(QStringLiteral("W/L linked")));
+    QVERIFY(current->viewport()->layers()->modeText().contains(QStringLiteral("W/L linked")));
     m_viewer->setWindowLinked(false);
     m_viewer->setZoomLinked(false);
     current->viewport()->setWindow(VoiWindow{40, 80});
@@ -216,7 +216,7 @@ void tst_Priors::layoutsUpToFourByFourWithAPriorInAnyPane()
     QCOMPARE(dropped->study()->identity.studyInstanceUid, m_priorUid);
     QCOMPARE(m_viewer->activePane(), dropped);
     QTRY_VERIFY(dropped->viewport()->hasImage());
-    QVERIFY(dropped->viewport()->overlay().comparison.startsWith(QStringLiteral("PRIOR")));
+    QVERIFY(dropped->viewport()->layers()->overlay().comparison.startsWith(QStringLiteral("PRIOR")));
     QCOMPARE(&m_viewer->activeStudy(), dropped->study());
     // A series of the current study chosen in the series list: the active pane shows the current study again.
     m_viewer->showSeries(0);
@@ -298,7 +298,7 @@ void tst_Priors::aListingNamingAnotherPatientClosesThePrior()
     QCOMPARE(m_viewer->comparisonCount(), 0);
     for (SeriesPane *p : m_viewer->panes()) {
         QCOMPARE(p->study(), &m_viewer->study());
-        QVERIFY(p->viewport()->overlay().comparison.isEmpty());  // one study open: no labels
+        QVERIFY(p->viewport()->layers()->overlay().comparison.isEmpty());  // one study open: no labels
     }
     QTRY_VERIFY(std::all_of(m_viewer->panes().begin(), m_viewer->panes().end(), [](SeriesPane *p) { return p->viewport()->hasImage(); }));
     for (int i = 0; i < m_viewer->priorsPanel()->tree()->topLevelItemCount(); ++i)

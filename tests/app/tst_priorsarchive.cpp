@@ -67,14 +67,14 @@ void tst_PriorsArchive::aPriorInTheArchiveIsFoundAndOpensBesideWhileItArrives()
     QCOMPARE(viewer->paneCount(), 2);
     SeriesPane *pane = viewer->pane(1);
     QCOMPARE(pane->study()->identity.studyInstanceUid, priorUid);
-    QTRY_VERIFY_WITH_TIMEOUT(pane->viewport()->hasImage() && pane->viewport()->completeness() == 1.0, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(pane->viewport()->hasImage() && pane->viewport()->layers()->completeness() == 1.0, 20000);
     const ImageInfo &info = pane->viewport()->image().info;
     QCOMPARE(info.identity.studyInstanceUid, priorUid);
     // Exactly the instance the archive holds at that place.
     const QString sop = pane->study()->series[pane->seriesIndex()].instances[pane->sliceIndex()].sopInstanceUid;
     QCOMPARE(info.identity.sopInstanceUid, sop);
     QVERIFY(m_bySop.contains(sop));
-    QVERIFY(pane->viewport()->overlay().comparison.startsWith(QStringLiteral("PRIOR  2023-01-03")));
+    QVERIFY(pane->viewport()->layers()->overlay().comparison.startsWith(QStringLiteral("PRIOR  2023-01-03")));
     QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(priorUid) && m_ws->findStudy(priorUid)->instanceCount == 12, 30000);
     QTRY_VERIFY(panel->priors().studies[panel->indexOf(priorUid)].isCached());
     // Opened on its first look, it was completed in place by the listing: the whole stack, the same image in view.

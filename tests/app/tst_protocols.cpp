@@ -114,7 +114,7 @@ void tst_Protocols::theHeadCtOpensBesideItsPriorBeforeTheFirstPaint()
     // The prior's first image was windowed on the pool as it was decoded (its pane knew the protocol's window
     // when it asked for it): the GUI thread only painted it.
     QCOMPARE(prior->viewport()->framesRenderedHere(), 0);
-    QVERIFY(prior->viewport()->overlay().comparison.startsWith(QStringLiteral("PRIOR")));
+    QVERIFY(prior->viewport()->layers()->overlay().comparison.startsWith(QStringLiteral("PRIOR")));
     // Linked from the start: the prior follows the current study by position.
     viewer->setActivePane(current);
     viewer->showSlice(10);

@@ -209,7 +209,7 @@ void tst_ReadingRoom::aDamagedCachedImageIsFetchedAgain()
     QCOMPARE(refetched.first().first().toString(), target.key);
     QCOMPARE(streamer->requestsMade(), requests + 1);
     // Whole (not the preview shown while it arrived), and the instance it says.
-    QTRY_VERIFY(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == target.sopInstanceUid);
+    QTRY_VERIFY(viewer->viewport()->layers()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == target.sopInstanceUid);
     Result<DecodedImage> original = decodeDicom(ByteView(m_bySop.value(target.sopInstanceUid).bytes));
     QVERIFY(original.isOk());
     QCOMPARE(viewer->viewport()->renderedImage(), toQImage(renderFrame(original.value(), 0, viewer->viewport()->window())));
@@ -381,7 +381,7 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
             Result<DecodedImage> original = decodeDicom(ByteView(m_bySop.value(sop).bytes));
             const qsizetype rowBytes = qsizetype(shown.pixels.width()) * PixelBuffer::bytesPerPixel(shown.pixels.format());
             const qsizetype rows = qsizetype(fraction * shown.pixels.height());
-            previewsRight << (original.isOk() && shown.info.identity.sopInstanceUid == sop && viewer->viewport()->completeness() < 1
+            previewsRight << (original.isOk() && shown.info.identity.sopInstanceUid == sop && viewer->viewport()->layers()->completeness() < 1
                               && std::memcmp(shown.pixels.frameData(0), original.value().pixels.frameData(0), size_t(rows * rowBytes)) == 0);
         });
     });
@@ -400,7 +400,7 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
     }
     qInfo() << previews.size() << "previews, first at" << previews.first().second;
     QVERIFY(previews.first().second < 1.0);  // shown before the last byte was in
-    QCOMPARE(viewer->viewport()->completeness(), 1.0);
+    QCOMPARE(viewer->viewport()->layers()->completeness(), 1.0);
 
     // Paused and resumed from the transfer panel while the rest of the study is still on the slow link.
     TransfersPanel panel;
@@ -515,7 +515,7 @@ void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
     for (int i = 0; i < viewer->sliceCount(); ++i) {
         viewer->showSlice(i);
         const QString sop = viewer->study().series[0].instances[i].sopInstanceUid;
-        QTRY_VERIFY_WITH_TIMEOUT(viewer->viewport()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == sop
+        QTRY_VERIFY_WITH_TIMEOUT(viewer->viewport()->layers()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == sop
                                      && viewer->viewport()->isFiltered(),
                                  20000);
     }
@@ -601,7 +601,7 @@ void tst_ReadingRoom::mprOfAStudyStillArrivingFillsInAsItComes()
     QCOMPARE(v->slotCount(), 24);
     QCOMPARE(v->filledSlots(), 24);
     ImageViewport *coronal = mpr->viewport(1);
-    QTRY_COMPARE(coronal->completeness(), 1.0);
+    QTRY_COMPARE(coronal->layers()->completeness(), 1.0);
     const ImageInfo &info = coronal->image().info;
     QCOMPARE(info.rows, 24);
     int compared = 0;
@@ -705,7 +705,7 @@ void tst_ReadingRoom::aStudyKeptInS3OpensLikeAnyOther()
     for (int index : {0, 12, 23}) {
         viewer->showSlice(index);
         const QString sop = viewer->study().series[0].instances[index].sopInstanceUid;
-        QTRY_VERIFY_WITH_TIMEOUT(viewer->viewport()->image().info.identity.sopInstanceUid == sop && viewer->viewport()->completeness() == 1.0, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(viewer->viewport()->image().info.identity.sopInstanceUid == sop && viewer->viewport()->layers()->completeness() == 1.0, 20000);
         Result<DecodedImage> original = decodeDicom(ByteView(m_bySop.value(sop).bytes));
         QVERIFY(original.isOk());
         QCOMPARE(viewer->viewport()->renderedImage(), toQImage(renderFrame(original.value(), 0, viewer->viewport()->window())));

@@ -231,28 +231,28 @@ void tst_ReadingRoomDoor::findingsAreUndoneAndRedone()
     press(QKeySequence(Qt::Key_D));  // distance
     const QPoint from = vp->view().imageToWidget().map(QPointF(200, 200)).toPoint(), to = vp->view().imageToWidget().map(QPointF(300, 260)).toPoint();
     drag(vp, from, to);
-    QTRY_COMPARE(vp->measurements().size(), 1);
-    const Annotation drawn = vp->measurements().first();
+    QTRY_COMPARE(vp->findingsLayer()->measurements().size(), 1);
+    const Annotation drawn = vp->findingsLayer()->measurements().first();
     // Moved by its end point, then undone: back where it was drawn; undone again: gone; redone twice: moved.
     press(QKeySequence(Qt::Key_P));
     drag(vp, to, to + QPoint(30, 0));
-    QTRY_VERIFY(!(vp->measurements().first() == drawn));
-    const Annotation moved = vp->measurements().first();
+    QTRY_VERIFY(!(vp->findingsLayer()->measurements().first() == drawn));
+    const Annotation moved = vp->findingsLayer()->measurements().first();
     press(QKeySequence::Undo);
 
-    QTRY_VERIFY(vp->measurements().size() == 1 && vp->measurements().first() == drawn);
+    QTRY_VERIFY(vp->findingsLayer()->measurements().size() == 1 && vp->findingsLayer()->measurements().first() == drawn);
     press(QKeySequence::Undo);
-    QTRY_COMPARE(vp->measurements().size(), 0);
+    QTRY_COMPARE(vp->findingsLayer()->measurements().size(), 0);
     press(QKeySequence(QStringLiteral("Ctrl+Shift+Z")));
-    QTRY_COMPARE(vp->measurements().size(), 1);
+    QTRY_COMPARE(vp->findingsLayer()->measurements().size(), 1);
     press(QKeySequence(QStringLiteral("Ctrl+Shift+Z")));
-    QTRY_VERIFY(vp->measurements().first() == moved);
+    QTRY_VERIFY(vp->findingsLayer()->measurements().first() == moved);
     // Deleted (Del on the selected finding) and undone.
     click(vp, vp->view().imageToWidget().map(moved.points.first()).toPoint());
     press(QKeySequence::Delete);
-    QTRY_COMPARE(vp->measurements().size(), 0);
+    QTRY_COMPARE(vp->findingsLayer()->measurements().size(), 0);
     press(QKeySequence::Undo);
-    QTRY_COMPARE(vp->measurements().size(), 1);
+    QTRY_COMPARE(vp->findingsLayer()->measurements().size(), 1);
     QVERIFY(m_viewer->findings()->unsavedCount() >= 1);
 }
 
@@ -281,25 +281,25 @@ void tst_ReadingRoomDoor::anUndoAfterSavingPutsBackTheSavedFinding()
     // holds (its tracking UID), not one to save again. Moved then, it is to be saved again, as the same finding.
     ImageViewport *vp = m_viewer->pane(0)->viewport();
     QTRY_COMPARE(m_viewer->findings()->unsavedCount(), 0);
-    QTRY_COMPARE(vp->measurements().size(), 1);
-    const Annotation saved = vp->measurements().first();
+    QTRY_COMPARE(vp->findingsLayer()->measurements().size(), 1);
+    const Annotation saved = vp->findingsLayer()->measurements().first();
     QVERIFY(!saved.trackingUid.isEmpty());
     press(QKeySequence(Qt::Key_P));
     click(vp, vp->view().imageToWidget().map(saved.points.first()).toPoint());
     press(QKeySequence::Delete);
-    QTRY_COMPARE(vp->measurements().size(), 0);
+    QTRY_COMPARE(vp->findingsLayer()->measurements().size(), 0);
     QCOMPARE(m_viewer->findings()->count(), 0);
     press(QKeySequence::Undo);
-    QTRY_COMPARE(vp->measurements().size(), 1);
-    QCOMPARE(vp->measurements().first(), saved);
+    QTRY_COMPARE(vp->findingsLayer()->measurements().size(), 1);
+    QCOMPARE(vp->findingsLayer()->measurements().first(), saved);
     QCOMPARE(m_viewer->findings()->unsavedCount(), 0);
     const QPoint end = vp->view().imageToWidget().map(saved.points.last()).toPoint();
     drag(vp, end, end + QPoint(0, 25));
     QTRY_COMPARE(m_viewer->findings()->unsavedCount(), 1);
-    QCOMPARE(vp->measurements().first().trackingUid, saved.trackingUid);
+    QCOMPARE(vp->findingsLayer()->measurements().first().trackingUid, saved.trackingUid);
     press(QKeySequence::Undo);  // back as saved: nothing to save
     QTRY_COMPARE(m_viewer->findings()->unsavedCount(), 0);
-    QCOMPARE(vp->measurements().first(), saved);
+    QCOMPARE(vp->findingsLayer()->measurements().first(), saved);
 }
 
 void tst_ReadingRoomDoor::aDoubleClickMaximisesAPane()
@@ -546,17 +546,17 @@ void tst_ReadingRoomDoor::aStudyWhoseImagesDisagreeOnSexOpensFlagged()
     QTRY_COMPARE(viewer->study().sexDisagreement, QStringLiteral("F in 2 images, M in 1"));
     ImageViewport *vp = viewer->viewport();
     QTRY_VERIFY(vp->hasImage());
-    QVERIFY2(vp->overlay().topLeft.contains(QStringLiteral("⚠ sex differs: F in 2 images, M in 1")), qPrintable(vp->overlay().topLeft));
+    QVERIFY2(vp->layers()->overlay().topLeft.contains(QStringLiteral("⚠ sex differs: F in 2 images, M in 1")), qPrintable(vp->layers()->overlay().topLeft));
     // Each image says the sex it records: the first F, the second M (a click on the pane, Home, ↓).
     click(vp, QPoint(vp->width() / 2, vp->height() / 2));
     QTRY_VERIFY(QApplication::focusWidget());
     QTest::keyClick(QApplication::focusWidget(), Qt::Key_Home);
     QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.sopInstanceUid == viewer->study().series[0].instances[0].sopInstanceUid);
-    QVERIFY2(vp->overlay().topLeft.section(QLatin1Char('\n'), 2, 2).endsWith(QStringLiteral("F")), qPrintable(vp->overlay().topLeft));
+    QVERIFY2(vp->layers()->overlay().topLeft.section(QLatin1Char('\n'), 2, 2).endsWith(QStringLiteral("F")), qPrintable(vp->layers()->overlay().topLeft));
     QTest::keyClick(QApplication::focusWidget(), Qt::Key_Down);
     QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.sopInstanceUid == viewer->study().series[0].instances[1].sopInstanceUid);
-    QVERIFY2(vp->overlay().topLeft.section(QLatin1Char('\n'), 2, 2).endsWith(QStringLiteral("M")), qPrintable(vp->overlay().topLeft));
-    QVERIFY(vp->overlay().topLeft.contains(QStringLiteral("⚠ sex differs")));
+    QVERIFY2(vp->layers()->overlay().topLeft.section(QLatin1Char('\n'), 2, 2).endsWith(QStringLiteral("M")), qPrintable(vp->layers()->overlay().topLeft));
+    QVERIFY(vp->layers()->overlay().topLeft.contains(QStringLiteral("⚠ sex differs")));
     // Painted, whole, inside the pane.
     vp->grab();
     const OverlayPlacement &placed = vp->overlayPlacement();
@@ -593,7 +593,7 @@ void tst_ReadingRoomDoor::aStudyWhoseImagesDisagreeOnSexOpensFlagged()
     QVERIFY(done.wait(30000));
     QTRY_COMPARE(viewer->study().series[0].instances.size(), 4);
     QCOMPARE(viewer->study().series[0].instances[3].instanceNumber, 4);
-    QTRY_VERIFY2(vp->overlay().bottomLeft.startsWith(QStringLiteral("Im 2/4")), qPrintable(vp->overlay().bottomLeft));  // the image shown kept
+    QTRY_VERIFY2(vp->layers()->overlay().bottomLeft.startsWith(QStringLiteral("Im 2/4")), qPrintable(vp->layers()->overlay().bottomLeft));  // the image shown kept
     QCOMPARE(viewer->study().sexDisagreement, QStringLiteral("F in 3 images, M in 1"));
 }
 

@@ -217,7 +217,7 @@ void tst_ReadingRoomFaults::anArchiveDyingMidStudyLeavesNothingHalfShown()
     QTRY_COMPARE_WITH_TIMEOUT(streamer->cachedCount(), streamer->total(), 90000);
     QCOMPARE(streamer->failedCount(), 0);
     const QString sop = viewer->study().series[0].instances[failedIndex].sopInstanceUid;
-    QTRY_VERIFY(vp->hasImage() && vp->completeness() >= 1.0 && vp->image().info.identity.sopInstanceUid == sop);
+    QTRY_VERIFY(vp->hasImage() && vp->layers()->completeness() >= 1.0 && vp->image().info.identity.sopInstanceUid == sop);
     QTRY_VERIFY(transfers->details(0).endsWith(QStringLiteral("complete")));
 }
 
@@ -245,7 +245,7 @@ void tst_ReadingRoomFaults::closingAStudyWhileItArrivesAndOpeningItAgain()
     QPointer<StudyViewer> viewer = opened.first().first().value<StudyViewer *>();
     QSignalSpy preview(viewer.data(), &StudyViewer::previewShown);
     QVERIFY(preview.wait(20000));  // the slice in view is arriving
-    QVERIFY(viewer->viewport()->completeness() < 1.0);
+    QVERIFY(viewer->viewport()->layers()->completeness() < 1.0);
     close->trigger();
     QTRY_VERIFY_WITH_TIMEOUT(viewer.isNull(), 10000);
 
@@ -256,7 +256,7 @@ void tst_ReadingRoomFaults::closingAStudyWhileItArrivesAndOpeningItAgain()
     QTRY_VERIFY_WITH_TIMEOUT(again->streamer()->isListed(), 20000);
     const QString sop = again->study().series[0].instances[again->sliceIndex()].sopInstanceUid;
     ImageViewport *vp = again->viewport();
-    QTRY_VERIFY_WITH_TIMEOUT(vp->hasImage() && vp->completeness() >= 1.0 && vp->image().info.identity.sopInstanceUid == sop, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(vp->hasImage() && vp->layers()->completeness() >= 1.0 && vp->image().info.identity.sopInstanceUid == sop, 30000);
 }
 
 void tst_ReadingRoomFaults::aFailedImageSaysSoAndComesBackWithTheArchive()
@@ -300,8 +300,8 @@ void tst_ReadingRoomFaults::aFailedImageSaysSoAndComesBackWithTheArchive()
     QVERIFY(streamer->isFailed(first.key));
     QVERIFY(StudyStreamer::isTransient(streamer->failure(first.key)));
     QVERIFY(!streamer->isComplete());  // failures waiting to be retried are not an end
-    QVERIFY(vp->overlay().topLeft.startsWith(DicomIdentity::displayName(viewer->study().identity.patientName)));
-    QCOMPARE(vp->overlay().bottomLeft, QStringLiteral("Im 1/%1").arg(viewer->study().series[0].instances.size()));
+    QVERIFY(vp->layers()->overlay().topLeft.startsWith(DicomIdentity::displayName(viewer->study().identity.patientName)));
+    QCOMPARE(vp->layers()->overlay().bottomLeft, QStringLiteral("Im 1/%1").arg(viewer->study().series[0].instances.size()));
 
     // Back: the image arrives by itself, nobody pressed Retry; so does the rest of the study.
     QVERIFY(nginx.start(servers, port));

@@ -105,19 +105,19 @@ void tst_ReferenceLines::theAxialSliceIsALineOnTheCoronal()
         QTRY_VERIFY(axialPane->viewport()->hasImage() && coronalPane->viewport()->hasImage()
                     && axialPane->viewport()->image().info.identity.instanceNumber == slice + 1);
         const double z = axialPane->viewport()->image().info.imagePosition[2];
-        QTRY_COMPARE(coronalPane->viewport()->referenceLines().size(), 1);
-        const QLineF line = coronalPane->viewport()->referenceLines().first();
+        QTRY_COMPARE(coronalPane->viewport()->layers()->referenceLines().size(), 1);
+        const QLineF line = coronalPane->viewport()->layers()->referenceLines().first();
         const double expected = (m_top - z) / m_spacing + 0.5;
         QVERIFY2(std::abs(line.y1() - expected) < 1e-6 && std::abs(line.y2() - expected) < 1e-6,
                  qPrintable(QStringLiteral("slice %1 at z %2: line at %3, expected %4").arg(slice).arg(z).arg(line.y1()).arg(expected)));
         QVERIFY(std::abs(std::abs(line.dx()) - 512) < 1e-6);  // across the whole image
-        QVERIFY(axialPane->viewport()->referenceLines().isEmpty());  // the active pane shows none of its own
+        QVERIFY(axialPane->viewport()->layers()->referenceLines().isEmpty());  // the active pane shows none of its own
     }
     // Off: none.
     m_viewer->setReferenceLinesVisible(false);
-    QVERIFY(coronalPane->viewport()->referenceLines().isEmpty());
+    QVERIFY(coronalPane->viewport()->layers()->referenceLines().isEmpty());
     m_viewer->setReferenceLinesVisible(true);
-    QCOMPARE(coronalPane->viewport()->referenceLines().size(), 1);
+    QCOMPARE(coronalPane->viewport()->layers()->referenceLines().size(), 1);
 }
 
 void tst_ReferenceLines::theCrosshairTakesThePanesToAPoint()
@@ -140,17 +140,17 @@ void tst_ReferenceLines::theCrosshairTakesThePanesToAPoint()
     QTRY_VERIFY2(axialPane->viewport()->hasImage() && std::abs(axialPane->viewport()->image().info.imagePosition[2] - picked[2])
                                                           <= axialPane->viewport()->image().info.sliceThickness / 2 + 1e-6,
                  qPrintable(QString::number(axialPane->viewport()->image().info.imagePosition[2])));
-    QTRY_VERIFY(axialPane->viewport()->crosshair().has_value());
-    const QPointF mark = *axialPane->viewport()->crosshair();
+    QTRY_VERIFY(axialPane->viewport()->layers()->crosshair().has_value());
+    const QPointF mark = *axialPane->viewport()->layers()->crosshair();
     const std::optional<QPointF> expected = imagePointOf(axialPane->viewport()->image().info, picked);
     QVERIFY(std::abs(mark.x() - expected->x()) < 1e-6 && std::abs(mark.y() - expected->y()) < 1e-6);
     // The coronal image at y = 0 holds the point: marked there too, where it was clicked.
-    QVERIFY(vp->crosshair().has_value());
-    QVERIFY(std::abs(vp->crosshair()->y() - imagePoint.y()) < 1.0);
+    QVERIFY(vp->layers()->crosshair().has_value());
+    QVERIFY(std::abs(vp->layers()->crosshair()->y() - imagePoint.y()) < 1.0);
     // Scrolled away from the point, the axial pane no longer marks it.
     m_viewer->setActivePane(axialPane);
     m_viewer->stepSlice(10);
-    QTRY_VERIFY(!axialPane->viewport()->crosshair().has_value());
+    QTRY_VERIFY(!axialPane->viewport()->layers()->crosshair().has_value());
     vp->setTool(ViewportTool::pan());
 }
 
@@ -174,8 +174,8 @@ void tst_ReferenceLines::theAxialSliceIsALineOnTheDemoLocalizer()
                     && axialPane->viewport()->image().info.identity.instanceNumber == slice + 1);
         QCOMPARE(scoutPane->viewport()->image().info.identity.seriesDescription, QStringLiteral("Localizer lateral"));
         const double z = axialPane->viewport()->image().info.imagePosition[2];
-        QTRY_COMPARE(scoutPane->viewport()->referenceLines().size(), 1);
-        const QLineF line = scoutPane->viewport()->referenceLines().first();
+        QTRY_COMPARE(scoutPane->viewport()->layers()->referenceLines().size(), 1);
+        const QLineF line = scoutPane->viewport()->layers()->referenceLines().first();
         const double expected = (scoutTop - z) / scoutSpacing + 0.5;
         QVERIFY2(std::abs(line.y1() - expected) < 1e-6 && std::abs(line.y2() - expected) < 1e-6,
                  qPrintable(QStringLiteral("slice %1 at z %2: line at %3, expected %4").arg(slice).arg(z).arg(line.y1()).arg(expected)));
@@ -183,7 +183,7 @@ void tst_ReferenceLines::theAxialSliceIsALineOnTheDemoLocalizer()
     }
     const DecodedImage &image = scoutPane->viewport()->image();
     QVERIFY(image.info.columns == 256 && image.info.rows == 256);
-    QVERIFY2(!scoutPane->viewport()->overlay().bottomLeft.contains(QStringLiteral("Thk")), "a projection has no slice thickness to show");
+    QVERIFY2(!scoutPane->viewport()->layers()->overlay().bottomLeft.contains(QStringLiteral("Thk")), "a projection has no slice thickness to show");
 }
 
 QTEST_MAIN(tst_ReferenceLines)

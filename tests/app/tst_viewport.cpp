@@ -6,6 +6,7 @@
 #include "viewport/displayimage.h"
 #include "guisupport.h"
 #include "viewport/imageviewport.h"
+#include "viewport/screenorientation.h"
 #include "rampimage.h"
 
 #include <QApplication>
@@ -220,28 +221,28 @@ private Q_SLOTS:
 
     void distanceDrawnWithTheMouse()
     {
-        QSignalSpy changed(m_vp.get(), &ImageViewport::measurementsChanged);
+        QSignalSpy changed(m_vp->findingsLayer(), &FindingsLayer::measurementsChanged);
         m_vp->setTool(ViewportTool::measuring(AnnotationKind::Distance));
         drag(m_vp.get(), onScreen(*m_vp, QPoint(2, 2)), onScreen(*m_vp, QPoint(5, 6)));
         QCOMPARE(changed.count(), 1);
-        QCOMPARE(m_vp->measurements().size(), 1);
-        const Annotation m = m_vp->measurements().first();
+        QCOMPARE(m_vp->findingsLayer()->measurements().size(), 1);
+        const Annotation m = m_vp->findingsLayer()->measurements().first();
         QCOMPARE(m.kind, AnnotationKind::Distance);
         QCOMPARE(m.points[0], QPointF(2.5, 2.5));
         QCOMPARE(m.points[1], QPointF(5.5, 6.5));
-        QCOMPARE(m_vp->measurementText(m), QStringLiteral("2.5 mm"));  // 5 pixels of 0.5 mm
+        QCOMPARE(m_vp->findingsLayer()->measurementText(m), QStringLiteral("2.5 mm"));  // 5 pixels of 0.5 mm
 
         // Its end point can be dragged again, with any tool.
         m_vp->setTool(ViewportTool::pan());
         drag(m_vp.get(), onScreen(*m_vp, QPoint(5, 6)), onScreen(*m_vp, QPoint(8, 10)));
-        QCOMPARE(m_vp->measurements().size(), 1);
-        QCOMPARE(m_vp->measurements().first().points[1], QPointF(8.5, 10.5));
-        QCOMPARE(m_vp->measurementText(m_vp->measurements().first()), QStringLiteral("5.0 mm"));  // 6 across, 8 down
+        QCOMPARE(m_vp->findingsLayer()->measurements().size(), 1);
+        QCOMPARE(m_vp->findingsLayer()->measurements().first().points[1], QPointF(8.5, 10.5));
+        QCOMPARE(m_vp->findingsLayer()->measurementText(m_vp->findingsLayer()->measurements().first()), QStringLiteral("5.0 mm"));  // 6 across, 8 down
 
         // A click without a drag draws nothing.
         m_vp->setTool(ViewportTool::measuring(AnnotationKind::Distance));
         drag(m_vp.get(), onScreen(*m_vp, QPoint(20, 20)), onScreen(*m_vp, QPoint(20, 20)));
-        QCOMPARE(m_vp->measurements().size(), 1);
+        QCOMPARE(m_vp->findingsLayer()->measurements().size(), 1);
     }
 
     void regionsOfInterestWithStatistics()
@@ -250,28 +251,28 @@ private Q_SLOTS:
         // From the corner of pixel (2, 3) to the corner of pixel (5, 5): pixels x 2…4, y 3…4.
         const QTransform t = m_vp->view().imageToWidget();
         drag(m_vp.get(), t.map(QPointF(2, 3)).toPoint(), t.map(QPointF(5, 5)).toPoint());
-        QCOMPARE(m_vp->measurements().size(), 1);
-        const QString text = m_vp->measurementText(m_vp->measurements().first());
+        QCOMPARE(m_vp->findingsLayer()->measurements().size(), 1);
+        const QString text = m_vp->findingsLayer()->measurementText(m_vp->findingsLayer()->measurements().first());
         QVERIFY2(text.startsWith(QStringLiteral("Mean 38.0 SD 5.1 HU\nMin 32 Max 44\nArea 1.5 mm²")), qPrintable(text));
 
         m_vp->setTool(ViewportTool::measuring(AnnotationKind::Ellipse));
         drag(m_vp.get(), t.map(QPointF(10, 10)).toPoint(), t.map(QPointF(30, 30)).toPoint());
-        QCOMPARE(m_vp->measurements().size(), 2);
-        QCOMPARE(m_vp->measurements().last().kind, AnnotationKind::Ellipse);
+        QCOMPARE(m_vp->findingsLayer()->measurements().size(), 2);
+        QCOMPARE(m_vp->findingsLayer()->measurements().last().kind, AnnotationKind::Ellipse);
         // Symmetric around the corner (20, 20), between pixels 19 and 20: the mean is 19.5 + 10 × 19.5 HU.
-        const QString ellipse = m_vp->measurementText(m_vp->measurements().last());
+        const QString ellipse = m_vp->findingsLayer()->measurementText(m_vp->findingsLayer()->measurements().last());
         QVERIFY2(ellipse.startsWith(QStringLiteral("Mean 214.5 ")), qPrintable(ellipse));
 
         // Measurements stay with their image; the selected one (the last drawn) is deleted first.
         m_vp->setImage(m_image, true, QStringLiteral("slice-2"));
-        QVERIFY(m_vp->measurements().isEmpty());
+        QVERIFY(m_vp->findingsLayer()->measurements().isEmpty());
         m_vp->setImage(m_image, true, QStringLiteral("slice-1"));
-        QCOMPARE(m_vp->measurements().size(), 2);
-        m_vp->deleteSelectedMeasurement();
-        QCOMPARE(m_vp->measurements().size(), 1);
-        QCOMPARE(m_vp->measurements().first().kind, AnnotationKind::Rectangle);
-        m_vp->clearMeasurements();
-        QVERIFY(m_vp->measurements().isEmpty());
+        QCOMPARE(m_vp->findingsLayer()->measurements().size(), 2);
+        m_vp->findingsLayer()->deleteSelectedMeasurement();
+        QCOMPARE(m_vp->findingsLayer()->measurements().size(), 1);
+        QCOMPARE(m_vp->findingsLayer()->measurements().first().kind, AnnotationKind::Rectangle);
+        m_vp->findingsLayer()->clearMeasurements();
+        QVERIFY(m_vp->findingsLayer()->measurements().isEmpty());
     }
 
     void measurementsAreDrawnOnScreen()
@@ -373,8 +374,8 @@ private Q_SLOTS:
         const QString readout = m_vp->pixelReadout();
         QCOMPARE(readout, QStringLiteral("x 3 y 4  = 43 HU"));
         QStringList texts;
-        for (const Annotation &m : m_vp->measurements())
-            texts << m_vp->measurementText(m);
+        for (const Annotation &m : m_vp->findingsLayer()->measurements())
+            texts << m_vp->findingsLayer()->measurementText(m);
 
         // Shown: every value moved by 500 (a stand-in for sharpen's overshoot), then twice the size (zoom 2).
         for (int factor : {1, 2}) {
@@ -389,15 +390,15 @@ private Q_SLOTS:
             QCOMPARE(m_vp->view().pixelUnder(at), std::optional<QPoint>(QPoint(3, 4)));
             QCOMPARE(m_vp->pixelReadout(), readout);
             QStringList now;
-            for (const Annotation &m : m_vp->measurements())
-                now << m_vp->measurementText(m);
+            for (const Annotation &m : m_vp->findingsLayer()->measurements())
+                now << m_vp->findingsLayer()->measurementText(m);
             QCOMPARE(now, texts);
         }
 
         // While an image arrives, no value is read from a row that is not in yet.
         m_vp->setImage(m_image, m_image, QString(), true, QStringLiteral("slice-1"), 4);
         QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 3 y 4  (not here yet)"));
-        QVERIFY(m_vp->measurementText(m_vp->measurements().first()).contains(QStringLiteral("statistics once the image is here")));
+        QVERIFY(m_vp->findingsLayer()->measurementText(m_vp->findingsLayer()->measurements().first()).contains(QStringLiteral("statistics once the image is here")));
         m_vp->setImage(m_image, m_image, QString(), true, QStringLiteral("slice-1"), 5);
         QCOMPARE(m_vp->pixelReadout(), readout);
     }
@@ -405,35 +406,35 @@ private Q_SLOTS:
     /// The patient's directions at the image's edges follow rotation and flips; the scale bar's length is true.
     void orientationLettersAndScaleBar()
     {
-        QCOMPARE(m_vp->screenDirections().right, QString());  // no Image Orientation: no letters, rather than guesses
+        QCOMPARE(screenDirections(m_vp->image().info, m_vp->view()).right, QString());  // no Image Orientation: no letters, rather than guesses
         DecodedImage axial = m_image;
         axial.info.hasPosition = true;
         axial.info.imageOrientation = {1, 0, 0, 0, 1, 0};
         m_vp->setImage(axial, true, QStringLiteral("slice-1"));
-        ImageViewport::ScreenDirections d = m_vp->screenDirections();
+        ScreenDirections d = screenDirections(m_vp->image().info, m_vp->view());
         QCOMPARE(d.right, QStringLiteral("L"));
         QCOMPARE(d.left, QStringLiteral("R"));
         QCOMPARE(d.up, QStringLiteral("A"));
         QCOMPARE(d.down, QStringLiteral("P"));
         m_vp->setView(m_vp->view().rotated(1));  // clockwise: the anterior edge goes to the right
-        QCOMPARE(m_vp->screenDirections().right, QStringLiteral("A"));
-        QCOMPARE(m_vp->screenDirections().up, QStringLiteral("R"));
+        QCOMPARE(screenDirections(m_vp->image().info, m_vp->view()).right, QStringLiteral("A"));
+        QCOMPARE(screenDirections(m_vp->image().info, m_vp->view()).up, QStringLiteral("R"));
         m_vp->setView(m_vp->view().rotated(-1));
         m_vp->setView(m_vp->view().flippedHorizontally());
-        QCOMPARE(m_vp->screenDirections().right, QStringLiteral("R"));
+        QCOMPARE(screenDirections(m_vp->image().info, m_vp->view()).right, QStringLiteral("R"));
         m_vp->setView(m_vp->view().flippedHorizontally());
         axial.info.imageOrientation = {1, 0, 0, 0, 0.6, -0.8};  // an oblique: posterior and feet
         m_vp->setImage(axial, true, QStringLiteral("slice-1"));
-        QCOMPARE(m_vp->screenDirections().down, QStringLiteral("FP"));
+        QCOMPARE(screenDirections(m_vp->image().info, m_vp->view()).down, QStringLiteral("FP"));
         QCOMPARE(patientDirectionLabel({0, 0, 1}), QStringLiteral("H"));
 
         // 40 pixels of 0.5 mm shown at 10 screen pixels each: 20 pixels a mm, so 5 mm is 100 pixels.
-        const auto bar = m_vp->scaleBar();
+        const auto bar = scaleBar(m_vp->image().info, m_vp->view());
         QVERIFY(bar);
         QCOMPARE(bar->first, 5.0);
         QCOMPARE(bar->second, 100.0);
         m_vp->setView(m_vp->view().withZoom(0.5));
-        QCOMPARE(m_vp->scaleBar()->first, 10.0);
+        QCOMPARE(scaleBar(m_vp->image().info, m_vp->view())->first, 10.0);
     }
 
     /// Colour images read out their three samples; a measurement's label stays inside the pane.
@@ -455,10 +456,10 @@ private Q_SLOTS:
         QCOMPARE(m_vp->pixelReadout(), QStringLiteral("x 1 y 2  = R 90 G 200 B 7"));
 
         m_vp->setImage(m_image, false, QStringLiteral("slice-1"));
-        m_vp->addMeasurement(Annotation{AnnotationKind::Rectangle, {QPointF(30, 1), QPointF(39.5, 8)}, QString(), QString()});  // at the pane's right edge
+        m_vp->findingsLayer()->addMeasurement(Annotation{AnnotationKind::Rectangle, {QPointF(30, 1), QPointF(39.5, 8)}, QString(), QString()});  // at the pane's right edge
         m_vp->grab();
-        QCOMPARE(m_vp->measurementLabelBoxes().size(), 1);
-        QVERIFY2(m_vp->rect().contains(m_vp->measurementLabelBoxes().first()), qPrintable(QStringLiteral("%1 %2").arg(m_vp->measurementLabelBoxes().first().x()).arg(m_vp->measurementLabelBoxes().first().right())));
+        QCOMPARE(m_vp->findingsLayer()->measurementLabelBoxes().size(), 1);
+        QVERIFY2(m_vp->rect().contains(m_vp->findingsLayer()->measurementLabelBoxes().first()), qPrintable(QStringLiteral("%1 %2").arg(m_vp->findingsLayer()->measurementLabelBoxes().first().x()).arg(m_vp->findingsLayer()->measurementLabelBoxes().first().right())));
     }
 
 private:

@@ -287,9 +287,9 @@ void MainWindow::buildMenus()
     add(tools, tr("&Key image (mark or unmark)"), Qt::Key_K, onViewport([this](ImageViewport *v) {
         if (!v->hasImage())
             return;
-        FindingsModel *model = v->findings();
+        FindingsModel *model = v->findingsLayer()->model();
         model->setReaderName(observerName());
-        const ImageRef ref = v->imageRef();
+        const ImageRef ref = v->findingsLayer()->imageRef();
         if (ref.sopInstanceUid.isEmpty()) {  // a reformatted plane: no instance holds it
             statusBar()->showMessage(tr("Only acquired images can be key images: mark the slice in the grid (M)."), 6000);
             return;
@@ -298,8 +298,8 @@ void MainWindow::buildMenus()
             statusBar()->showMessage(tr("This image was rejected (%1): not a key image.").arg(model->rejectionOf(ref)), 6000);
             return;
         }
-        if (!v->isKeyImage()) {
-            v->setKeyImage(true);
+        if (!v->findingsLayer()->isKeyImage()) {
+            v->findingsLayer()->setKeyImage(true);
             return statusBar()->showMessage(tr("Key image (saved with File > Save findings)."), 4000);
         }
         if (!model->canUnmarkKeyImage(ref)) {
@@ -308,12 +308,12 @@ void MainWindow::buildMenus()
             return;
         }
         const bool markedHere = model->isMarkedKeyImage(ref);
-        v->setKeyImage(false);
+        v->findingsLayer()->setKeyImage(false);
         statusBar()->showMessage(markedHere ? tr("No longer a key image (saved with File > Save findings).")
                                             : tr("No longer a key image: File > Save findings replaces the saved selection that lists it."), 6000);
     }));
-    add(tools, tr("Delete the selected &finding"), QKeySequence::Delete, onViewport([](ImageViewport *v) { v->deleteSelectedMeasurement(); }));
-    add(tools, tr("&Clear the findings on this image"), QKeySequence(QStringLiteral("Shift+Del")), onViewport([](ImageViewport *v) { v->clearMeasurements(); }));
+    add(tools, tr("Delete the selected &finding"), QKeySequence::Delete, onViewport([](ImageViewport *v) { v->findingsLayer()->deleteSelectedMeasurement(); }));
+    add(tools, tr("&Clear the findings on this image"), QKeySequence(QStringLiteral("Shift+Del")), onViewport([](ImageViewport *v) { v->findingsLayer()->clearMeasurements(); }));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     add(help, tr("&Manual"), QKeySequence::HelpContents, [this] {

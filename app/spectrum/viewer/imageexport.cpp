@@ -162,12 +162,12 @@ void ImageExporter::stepAndGrab()
     // Each slice in turn, taken once whole on screen as the pane shows it.
     if (!m_shown)
         m_shown = connect(m_viewer, &StudyViewer::imageShown, this, [this](int index) {
-            if (index == m_next && m_viewer->viewport()->completeness() >= 1.0)
+            if (index == m_next && m_viewer->viewport()->layers()->completeness() >= 1.0)
                 QTimer::singleShot(0, this, &ImageExporter::grabCurrent);  // after the pane has painted
         });
     if (m_next >= m_keys.size())
         return finish(m_written, Error());
-    if (m_viewer->sliceIndex() == m_next && m_viewer->viewport()->completeness() >= 1.0
+    if (m_viewer->sliceIndex() == m_next && m_viewer->viewport()->layers()->completeness() >= 1.0
         && m_viewer->viewport()->image().info.identity.sopInstanceUid.isEmpty() == false)
         QTimer::singleShot(0, this, &ImageExporter::grabCurrent);
     else

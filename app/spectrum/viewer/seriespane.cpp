@@ -549,7 +549,7 @@ void SeriesPane::present(int index, const DecodedImage &image, const DecodedImag
     m_failureTick->stop();
     if (m_arriving && m_arriving->key == m_study->series[m_series].instances[index].key)
         dropArriving();  // whole now
-    m_viewport->setCompleteness(1.0);
+    m_viewport->layers()->setCompleteness(1.0);
     const QString key = m_study->series[m_series].instances[index].key;
     if (m_ready) {
         if (m_ready->key == key && filtered.pixels.isNull())
@@ -608,7 +608,7 @@ void SeriesPane::updateOverlay(const ImageInfo *info)
     if (info)
         for (const QString &note : info->notes)
             o.bottomLeft += tr("\nNote: %1").arg(note);  // what the decoder did that the reader should know (no symbol: not every font has one)
-    m_viewport->setOverlay(o);
+    m_viewport->layers()->setOverlay(o);
 }
 
 void SeriesPane::resetView()

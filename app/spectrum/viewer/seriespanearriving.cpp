@@ -148,7 +148,7 @@ void SeriesPane::onImageReady(const QString &key)
         // A filtered image another pane made (or gave up making): the slice in view shown with it, or filtered here.
         if (m_chain.isEmpty() || key != ImageMemoryCache::filteredKey(keyOf(m_slice), m_chainDescription))
             return;
-        const bool showing = m_viewport->hasImage() && m_viewport->completeness() >= 1.0 && m_viewport->isFiltered()
+        const bool showing = m_viewport->hasImage() && m_viewport->layers()->completeness() >= 1.0 && m_viewport->isFiltered()
                              && m_viewport->image().info.identity.sopInstanceUid == m_study->series[m_series].instances[m_slice].sopInstanceUid;
         if (showing)
             return;
@@ -162,7 +162,7 @@ void SeriesPane::onImageReady(const QString &key)
     for (int i = 0; i < instances.size(); ++i) {
         if (instances[i].key != key)
             continue;
-        const bool showing = i == m_slice && m_viewport->hasImage() && m_viewport->completeness() >= 1.0
+        const bool showing = i == m_slice && m_viewport->hasImage() && m_viewport->layers()->completeness() >= 1.0
                              && m_viewport->image().info.identity.sopInstanceUid == instances[i].sopInstanceUid;
         if (const std::shared_ptr<const DecodedImage> image = m_images->peek(key)) {
             learnGeometry(i, image->info);
@@ -186,7 +186,7 @@ void SeriesPane::onPreview(const QString &key, const DecodedImage &image, int ro
     m_viewport->setImage(original, image, m_chain.isEmpty() ? QString() : m_chainDescription,
                          m_windowFromUser || m_viewport->hasImage(), key, originalRows);
     applyInitialWindow();
-    m_viewport->setCompleteness(std::min(fraction, 0.99));  // complete once checked and cached
+    m_viewport->layers()->setCompleteness(std::min(fraction, 0.99));  // complete once checked and cached
     m_retryButton->hide();
     updateOverlay(original.info);
     Q_EMIT previewShown(m_slice, fraction);

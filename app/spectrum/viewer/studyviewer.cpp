@@ -189,7 +189,7 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
         pane->holdLoads();
     pane->setFilters(m_chain, m_chainDescription);
     pane->viewport()->setSmoothMagnification(m_smoothMagnify);
-    pane->viewport()->setFindings(m_findings);
+    pane->viewport()->findingsLayer()->setModel(m_findings);
     pane->viewport()->setTool(m_tool);
     connect(pane, &SeriesPane::activated, this, [this, pane] { setActivePane(pane); });
     connect(pane, &SeriesPane::seriesDropped, this, [this, pane](int series) {
@@ -458,15 +458,15 @@ void StudyViewer::setFilters(const FilterChain &chain, const QString &descriptio
 void StudyViewer::updateMasks(SeriesPane *pane)
 {
     ImageViewport *vp = pane->viewport();
-    vp->setMasksVisible(m_segmentationsVisible);
-    vp->setMasks(vp->hasImage() ? m_segmentations->masksFor(vp->image().info) : QList<ViewportMask>());
+    vp->layers()->setMasksVisible(m_segmentationsVisible);
+    vp->layers()->setMasks(vp->hasImage() ? m_segmentations->masksFor(vp->image().info) : QList<ViewportMask>());
 }
 
 void StudyViewer::setSegmentationsVisible(bool visible)
 {
     m_segmentationsVisible = visible;
     for (SeriesPane *p : m_panes)
-        p->viewport()->setMasksVisible(visible);
+        p->viewport()->layers()->setMasksVisible(visible);
 }
 
 void StudyViewer::setSmoothMagnification(bool smooth)
@@ -557,7 +557,7 @@ void StudyViewer::updateModeText()
             const double fps = cineFramesPerSecond(&acquired);
             modes << (acquired ? tr("Cine %1 fps (acquired)").arg(fps, 0, 'f', fps < 10 ? 1 : 0) : tr("Cine %1 fps").arg(fps, 0, 'f', 0));
         }
-        p->viewport()->setModeText(modes.join(QStringLiteral("  ")));
+        p->viewport()->layers()->setModeText(modes.join(QStringLiteral("  ")));
     }
 }
 

@@ -55,8 +55,8 @@ void StudyViewer::updateReferences()
     for (SeriesPane *p : std::as_const(m_panes)) {
         ImageViewport *vp = p->viewport();
         if (!vp->hasImage()) {
-            vp->setReferenceLines({});
-            vp->setCrosshair(std::nullopt);
+            vp->layers()->setReferenceLines({});
+            vp->layers()->setCrosshair(std::nullopt);
             continue;
         }
         const ImageInfo &info = vp->image().info;
@@ -65,7 +65,7 @@ void StudyViewer::updateReferences()
             if (const std::optional<QLineF> line = referenceLine(info, m_active->viewport()->image().info))
                 lines << *line;
         }
-        vp->setReferenceLines(lines);
+        vp->layers()->setReferenceLines(lines);
         // The crosshair's mark on the slices that hold its point (within half a slice, at least a millimetre).
         std::optional<QPointF> mark;
         if (m_crosshair) {
@@ -83,7 +83,7 @@ void StudyViewer::updateReferences()
                     mark = at;
             }
         }
-        vp->setCrosshair(mark);
+        vp->layers()->setCrosshair(mark);
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include <QApplication>
 
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
@@ -21,8 +22,9 @@ ImageViewport::ImageViewport(QWidget *parent) : QWidget(parent)
     setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(256, 256);
     setMouseTracking(true);  // the pixel value under the cursor
-    m_ownFindings = new FindingsModel(this);
-    setFindings(m_ownFindings);
+    m_layers = new ViewportLayers(this);
+    connect(m_layers, &ViewportLayers::changed, this, qOverload<>(&QWidget::update));
+    m_findingsLayer = new FindingsLayer(this);
 }
 
 void ImageViewport::setImage(const DecodedImage &image, bool keepWindow, const QString &key)
@@ -38,7 +40,7 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
     m_frame = std::clamp(m_frame, 0, std::max(0, image.info.frames - 1));
     if (key != m_key) {
         m_frame = 0;
-        m_masks.clear();  // another image: its own masks come from whoever knows them (never the last one's)
+        m_layers->setMasks({});  // another image: its own masks come from whoever knows them (never the last one's)
     }
     m_image = DecodedImage{image.info.frame(m_frame), image.pixels};
     m_shown = shown.pixels.isNull() ? image : shown;
@@ -46,12 +48,8 @@ void ImageViewport::setImage(const DecodedImage &image, const DecodedImage &show
     m_noValueHatch = QImage();
     m_filterNote = filterNote;
     m_valueRows = valueRows < 0 ? image.info.rows : std::min(valueRows, image.info.rows);
-    if (key != m_key) {
-        m_selected = -1;
-        m_placement.cancel();
-    }
+    m_findingsLayer->imageChanged(key != m_key);
     m_key = key;
-    ++m_measureVersion;
     m_message.clear();
     m_overlayWithoutImage = false;
     const std::optional<VoiWindow> given = std::exchange(m_nextWindow, std::nullopt);
@@ -76,10 +74,8 @@ void ImageViewport::setFrame(int frame)
         return;
     m_frame = frame;
     m_image.info = m_image.info.frame(frame);  // its position, spacing, rescale and windows
-    m_masks.clear();
-    m_selected = -1;
-    m_placement.cancel();
-    ++m_measureVersion;
+    m_layers->setMasks({});
+    m_findingsLayer->imageChanged(true);
     const VoiWindow before = m_window;
     if (m_presentation)
         applyPresentationToImage();
@@ -102,11 +98,11 @@ void ImageViewport::clear(const QString &message, bool keepOverlay)
 {
     m_overlayWithoutImage = keepOverlay;
     if (!keepOverlay)
-        m_overlay = ViewportOverlay();
+        m_layers->setOverlay(ViewportOverlay());
     m_image = DecodedImage();
     m_shown = DecodedImage();
     m_frame = 0;
-    m_masks.clear();
+    m_layers->setMasks({});
     m_noValue.clear();
     m_noValueHatch = QImage();
     m_filterNote.clear();
@@ -115,8 +111,7 @@ void ImageViewport::clear(const QString &message, bool keepOverlay)
     m_shrunk = QImage();
     m_paintable = QImage();
     m_message = message;
-    m_selected = -1;
-    m_placement.cancel();
+    m_findingsLayer->imageChanged(true);
     update();
 }
 
@@ -193,38 +188,6 @@ void ImageViewport::resetView()
     Q_EMIT viewChanged();
 }
 
-void ImageViewport::setCompleteness(double fraction)
-{
-    m_completeness = std::clamp(fraction, 0.0, 1.0);
-    update();
-}
-
-void ImageViewport::setMasks(const QList<ViewportMask> &masks)
-{
-    m_masks = masks;
-    update();
-}
-
-void ImageViewport::setMasksVisible(bool visible)
-{
-    m_masksVisible = visible;
-    update();
-}
-
-void ImageViewport::setModeText(const QString &text)
-{
-    if (text == m_modeText)
-        return;
-    m_modeText = text;
-    update();
-}
-
-void ImageViewport::setOverlay(const ViewportOverlay &overlay)
-{
-    m_overlay = overlay;
-    update();
-}
-
 QString ImageViewport::pixelReadout() const
 {
     if (!m_hover)
@@ -265,7 +228,7 @@ void ImageViewport::setNoValue(const QByteArray &mask, const QString &why)
                 row[x] = m_noValue[qsizetype(y) * w + x] == 0 ? 0u : ((x + y) / 2) % 2 ? qRgb(96, 64, 0) : qRgb(0, 0, 0);
         }
     }
-    ++m_measureVersion;
+    m_findingsLayer->imageChanged(false);
     update();
 }
 
@@ -365,10 +328,10 @@ void ImageViewport::paintEvent(QPaintEvent *)
             p.drawImage(QRectF(0, 0, m_image.info.columns, m_image.info.rows), m_paintable);
         }
         p.restore();
-        if (m_masksVisible && !m_masks.isEmpty()) {  // segmentations, pixel for pixel over the image
+        if (m_layers->masksVisible() && !m_layers->masks().isEmpty()) {  // segmentations, pixel for pixel over the image
             p.save();
             p.setTransform(t);
-            for (const ViewportMask &m : m_masks)
+            for (const ViewportMask &m : m_layers->masks())
                 p.drawImage(QRectF(0, 0, m_image.info.columns, m_image.info.rows), m.image);
             p.restore();
         }
@@ -379,8 +342,8 @@ void ImageViewport::paintEvent(QPaintEvent *)
             p.restore();
         }
         paintPresentation(p, t);
-        paintMeasurements(p);
-        paintReferences(p);
+        m_findingsLayer->paint(p);
+        m_layers->paintReferences(p, t);
     }
     paintOverlay(p);
 }
@@ -396,7 +359,7 @@ void ImageViewport::mousePressEvent(QMouseEvent *event)
         const QPointF at = view().imageToWidget().inverted(&invertible).map(event->position());
         if (!invertible)
             return;
-        if (annotationPress(event->position(), at))
+        if (m_findingsLayer->press(event->position(), at))
             return;
         if (m_tool.movesCrosshair()) {
             m_pickingCrosshair = true;
@@ -420,7 +383,7 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
         if (invertible)
             Q_EMIT crosshairPicked(at);
     } else if (hasImage() && (m_dragButton == Qt::LeftButton || m_dragButton == Qt::NoButton)
-               && annotationMove(view().imageToWidget().inverted().map(event->position()), event->buttons() & Qt::LeftButton)) {
+               && m_findingsLayer->move(view().imageToWidget().inverted().map(event->position()), event->buttons() & Qt::LeftButton)) {
         update();
     } else if (m_dragButton == Qt::RightButton && hasImage()) {
         // Sensitivity follows the window: fine control on narrow windows, fast on wide ones.
@@ -438,7 +401,7 @@ void ImageViewport::mouseMoveEvent(QMouseEvent *event)
 void ImageViewport::mouseReleaseEvent(QMouseEvent *event)
 {
     m_pickingCrosshair = false;
-    if (m_dragButton == Qt::LeftButton && hasImage() && annotationRelease(view().imageToWidget().inverted().map(event->position()))) {
+    if (m_dragButton == Qt::LeftButton && hasImage() && m_findingsLayer->release(view().imageToWidget().inverted().map(event->position()))) {
         m_dragButton = Qt::NoButton;
         return;
     }
@@ -453,6 +416,27 @@ void ImageViewport::mouseReleaseEvent(QMouseEvent *event)
             setWindow(m_dragStartWindow);  // a click is no window change
         Q_EMIT menuRequested(event->globalPosition().toPoint());
     }
+}
+
+void ImageViewport::mouseDoubleClickEvent(QMouseEvent *event)
+{
+    if (event->button() != Qt::LeftButton || !hasImage())
+        return QWidget::mouseDoubleClickEvent(event);
+    if (!m_findingsLayer->doubleClick(event->position()))
+        Q_EMIT doubleClicked();
+}
+
+void ImageViewport::keyPressEvent(QKeyEvent *event)
+{
+    if (!m_findingsLayer->keyPress(event))
+        QWidget::keyPressEvent(event);
+}
+
+void ImageViewport::setTool(ViewportTool tool)
+{
+    m_tool = tool;
+    m_findingsLayer->cancelDrawing();
+    setCursor(tool.pans() ? Qt::ArrowCursor : Qt::CrossCursor);
 }
 
 void ImageViewport::leaveEvent(QEvent *event)

@@ -13,10 +13,10 @@
 // away and back shows them again, and a report read in shows its findings on the images they name.
 
 #include "viewport/displayimage.h"
-#include "findings/findingsmodel.h"
+#include "viewport/findingslayer.h"
 #include "viewport/overlaylayout.h"
 #include "viewport/viewgeometry.h"
-#include "tools/toolplacement.h"
+#include "viewport/viewportlayers.h"
 #include "tools/viewporttool.h"
 
 #include "spectrum/imaging/tools/measurements.h"
@@ -36,27 +36,6 @@
 #include <utility>
 
 namespace spectrum {
-
-/// The patient direction a vector points to, as letters ("L", "PH"…), strongest first (LPS coordinates).
-QString patientDirectionLabel(const std::array<double, 3> &direction);
-
-struct ViewportOverlay
-{
-    QString topLeft;
-    QString topRight;
-    QString bottomLeft;
-    /// "PRIOR  2023-01-03 (1 year earlier)": the first line on the right, never shortened; amber when `prior`.
-    QString comparison;
-    bool prior = false;
-};
-
-/// A segmentation's mask over the image: `image` (ARGB, the image's size) drawn translucent, named in the overlay.
-struct ViewportMask
-{
-    QImage image;
-    QString label;
-    QColor colour;
-};
 
 class ImageViewport : public QWidget
 {
@@ -145,35 +124,9 @@ public:
     /// What the left button does: pan, the crosshair, or draw with a measurement tool.
     ViewportTool tool() const { return m_tool; }
     void setTool(ViewportTool tool);
-    /// The findings shown: those of `model` on the image in view (the viewport's own model until one is given;
-    /// `model` must outlive the viewport or be replaced first).
-    void setFindings(FindingsModel *model);
-    FindingsModel *findings() const { return m_findings; }
-    /// The key the image in view's findings are kept under (FindingsModel::keyFor).
-    QString findingsKey() const;
-    /// The image (and frame) in view, as a finding on it names it.
-    ImageRef imageRef() const;
-    /// Findings on the image in view, in the order drawn.
-    QList<Finding> findingsInView() const { return m_findings->on(findingsKey()); }
-    QList<Annotation> measurements() const;
-    /// What a finding measures on the image in view (annotation.h: measure()), only from rows already in.
-    QList<MeasuredValue> valuesOf(const Annotation &a) const;
-    /// A finding's text as shown beside it: "42.1 mm", mean, SD, min, max and area of a region, an arrow's words.
-    QString measurementText(const Annotation &a) const;
-    /// Adds a finding to the image in view (as if drawn) and selects it.
-    void addMeasurement(const Annotation &a);
-    int selectedMeasurement() const { return m_selected; }
-    void deleteSelectedMeasurement();
-    void clearMeasurements();
-    /// Whether the image (and frame) in view is a key image: marked here or named by a selection of the study.
-    bool isKeyImage() const { return hasImage() && m_findings->isKeyImage(imageRef()); }
-    /// Marks or unmarks it (Tools ▸ Key image, K).
-    void setKeyImage(bool key) { if (hasImage()) m_findings->setKeyImage(imageRef(), key); update(); }
-    /// Whether a finding is being drawn (an angle's second arm, a polygon's next vertex…).
-    bool isDrawing() const { return m_placement.isActive(); }
-    void cancelDrawing();
-    /// How the words of an arrow or a text are asked for (default: a dialog); nothing: the drawing is cancelled.
-    void setTextPrompt(std::function<std::optional<QString>(const QString &current)> prompt) { m_textPrompt = std::move(prompt); }
+    /// The findings on the image in view: drawn, grabbed, edited and painted (findingslayer.h), kept in a model a
+    /// study's panes share.
+    FindingsLayer *findingsLayer() const { return m_findingsLayer; }
 
     /// Pixels of the image in view that hold no value (one byte a pixel, nonzero: none) and why — a reformatted
     /// plane's gaps, slices still arriving, outside the volume: hatched on screen, no value read there, no region
@@ -181,40 +134,11 @@ public:
     void setNoValue(const QByteArray &mask, const QString &why);
     bool hasNoValue(QPoint pixel) const;
 
-    /// How much of the image is in: 1 complete; below 1 the overlay says it is still arriving.
-    void setCompleteness(double fraction);
-    double completeness() const { return m_completeness; }
-
-    void setOverlay(const ViewportOverlay &overlay);
-    /// Segmentations over the image (SegmentationOverlay), drawn while masksVisible().
-    void setMasks(const QList<ViewportMask> &masks);
-    const QList<ViewportMask> &masks() const { return m_masks; }
-    void setMasksVisible(bool visible);
-    bool masksVisible() const { return m_masksVisible; }
-    /// The modes in force, shown above the window and zoom (synchronised scrolling, cine and its rate).
-    void setModeText(const QString &text);
-    /// Where other panes' slices cut this image (image coordinates), drawn over it.
-    void setReferenceLines(const QList<QLineF> &lines);
-    const QList<QLineF> &referenceLines() const { return m_referenceLines; }
-    /// The crosshair's point on this image (image coordinates); none: not drawn.
-    void setCrosshair(const std::optional<QPointF> &at);
-    std::optional<QPointF> crosshair() const { return m_crosshair; }
-    QString modeText() const { return m_modeText; }
-    const ViewportOverlay &overlay() const { return m_overlay; }
+    /// What the study viewer lays over the image: corner texts, modes, masks, reference lines, the crosshair,
+    /// how much of the image is in (viewportlayers.h).
+    ViewportLayers *layers() const { return m_layers; }
     /// Where the overlay's texts were drawn at the last paint (none over another), and what found no room.
     const OverlayPlacement &overlayPlacement() const { return m_overlayPlacement; }
-    /// The patient directions at the image's edges as shown — after rotation and flips — ("L", "A", "HF"…); empty
-    /// without Image Orientation.
-    struct ScreenDirections
-    {
-        QString left, right, up, down;
-    };
-    ScreenDirections screenDirections() const;
-    /// The scale bar: its length in mm and on screen in pixels (a round length up to 120 pixels); none without
-    /// Pixel Spacing.
-    std::optional<std::pair<double, double>> scaleBar() const;
-    /// Where measurement labels were last drawn (widget coordinates): inside the pane.
-    QList<QRect> measurementLabelBoxes() const { return m_labelBoxes; }
     /// The text the overlay shows for the pixel under the cursor ("x 120 y 88  = 43 HU"); empty off the image.
     QString pixelReadout() const;
     /// The image as rendered with the current window (and inversion), before the view transform.
@@ -225,7 +149,6 @@ Q_SIGNALS:
     /// to stay where they are).
     void sliceStepRequested(int step, bool alone);
     void windowChanged(const spectrum::VoiWindow &window);
-    void measurementsChanged();
     void viewChanged();
     void frameChanged(int frame);
     /// With the crosshair tool, a point of the image was clicked (or dragged to), in image coordinates.
@@ -258,27 +181,8 @@ private:
     QString windowText() const;
     // Drawn over the image (viewportoverlay.cpp).
     void paintOverlay(QPainter &p);
-    void paintMeasurements(QPainter &p);
-    /// Reference lines and the crosshair.
-    void paintReferences(QPainter &p);
-    // Findings drawn and edited (viewportannotations.cpp).
-    /// The point of a finding near `widgetPosition`: (finding, point), or (−1, −1).
-    std::pair<int, int> handleNear(QPointF widgetPosition) const;
-    /// The finding whose outline passes near `widgetPosition`, or −1.
-    int outlineNear(QPointF widgetPosition) const;
-    /// The left button on the image: a finding's point or outline grabbed, or a drawing begun or carried on.
-    /// False when the press is not the findings' (pan, crosshair).
-    bool annotationPress(QPointF widgetPosition, QPointF imagePosition);
-    bool annotationMove(QPointF imagePosition, bool leftHeld);
-    bool annotationRelease(QPointF imagePosition);
-    void commitDraft();
-    std::optional<QString> askText(const QString &current);
-    QString textFor(const Annotation &a, const QList<MeasuredValue> &values) const;
-    void onFindingsChanged(const QString &imageKey);
 
-    QList<QLineF> m_referenceLines;
-    std::optional<QPointF> m_crosshair;
-    bool m_pickingCrosshair = false;
+    bool m_pickingCrosshair = false;  ///< the left button held with the crosshair tool
     DecodedImage m_image;    ///< values and geometry
     DecodedImage m_shown;    ///< painted (filtered, or the image itself)
     QString m_filterNote;
@@ -296,7 +200,6 @@ private:
     bool m_windowSet = false;  ///< a window was chosen for an image (kept while the viewport waits for the next)
     ViewGeometry m_view;     ///< the reader's zoom, pan, turns and flips (view() adds the extent)
     bool m_inverted = false;
-    double m_completeness = 1.0;
     std::shared_ptr<const PresentationState> m_presentation;
     QString m_presentationName;
     PresentationView m_presentationApplied;  ///< the last image's window and area from it
@@ -304,21 +207,8 @@ private:
     QList<std::pair<QRectF, QImage>> m_presentationOverlays;  ///< the image in view's, where they lie on it
 
     ViewportTool m_tool = ViewportTool::pan();
-    FindingsModel *m_findings = nullptr;
-    FindingsModel *m_ownFindings = nullptr;
-    ToolPlacement m_placement;  ///< the finding being drawn
-    std::function<std::optional<QString>(const QString &)> m_textPrompt;
-    bool m_movingWhole = false;         ///< a finding dragged by its outline
-    QPointF m_moveFrom;                 ///< image coordinates where that drag began
-    Annotation m_moveOrigin;
-    /// Bumps whenever the measurements or the image change: the labels (ROI statistics) are computed once per
-    /// version, not on every repaint (hovering repaints on every mouse move).
-    quint64 m_measureVersion = 0;
-    mutable quint64 m_labelsVersion = ~quint64(0);
-    mutable QStringList m_labels;
-    QList<QRect> m_labelBoxes;
-    int m_selected = -1;
-    int m_draggedHandle = -1;  ///< the point of the selected finding being dragged
+    FindingsLayer *m_findingsLayer = nullptr;
+    friend class FindingsLayer;  ///< reads the image in view: its key, the rows in, the pixels without a value
 
     QPoint m_dragStart;
     Qt::MouseButton m_dragButton = Qt::NoButton;
@@ -326,12 +216,9 @@ private:
     QPointF m_dragStartPan;
     int m_wheelRemainder = 0;
     std::optional<QPointF> m_hover;  ///< widget position of the cursor, while over the viewport
-    ViewportOverlay m_overlay;
     OverlayPlacement m_overlayPlacement;
+    ViewportLayers *m_layers = nullptr;
     bool m_overlayWithoutImage = false;
-    QString m_modeText;
-    QList<ViewportMask> m_masks;
-    bool m_masksVisible = true;
     QByteArray m_noValue;     ///< setNoValue()
     QString m_noValueWhy;
     QImage m_noValueHatch;    ///< its pixels, hatched (ARGB, the image's size)

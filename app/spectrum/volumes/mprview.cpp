@@ -398,7 +398,7 @@ void MprView::showPlane(int pane, ReformattedImage image)
     // The badge says how much of the plane is in while slices arrive (never "complete" over arriving pixels).
     const qint64 inside = qint64(info.columns) * info.rows - image.absentPixels[int(PixelAbsence::Outside)];
     const int arriving = image.absentPixels[int(PixelAbsence::Arriving)];
-    vp->setCompleteness(arriving > 0 && inside > 0 ? std::min(0.999, 1.0 - double(arriving) / double(inside)) : 1.0);
+    vp->layers()->setCompleteness(arriving > 0 && inside > 0 ? std::min(0.999, 1.0 - double(arriving) / double(inside)) : 1.0);
     ViewportOverlay o;
     const DicomIdentity &id = info.identity;
     o.topLeft = tr("%1\nID %2\n%3  %4").arg(DicomIdentity::displayName(id.patientName), id.patientId, DicomIdentity::displayDate(id.patientBirthDate), id.patientSex);
@@ -411,7 +411,7 @@ void MprView::showPlane(int pane, ReformattedImage image)
     if (image.absentPixels[int(PixelAbsence::Arriving)] > 0)
         o.bottomLeft += tr("\nhatched: slices still arriving");
     o.bottomLeft = o.bottomLeft.trimmed();
-    vp->setOverlay(o);
+    vp->layers()->setOverlay(o);
     updateLines();
     updateStatus();
     emit planeShown(pane);
@@ -433,13 +433,13 @@ void MprView::updateLines()
                 if (const std::optional<QLineF> line = referenceLine(info, other->image().info))
                     lines << *line;
         }
-        vp->setReferenceLines(lines);
+        vp->layers()->setReferenceLines(lines);
         // The crosshair on the plane through it: a standard plane lies on the voxel centre nearest to the point,
         // up to half a voxel away.
         double distance = 0;
         const std::optional<QPointF> at = imagePointOf(info, m_point, &distance);
         const Vector3 &spacing = m_volume->volume()->geometry().spacing;
-        vp->setCrosshair(at && std::abs(distance) <= std::max({spacing[0], spacing[1], spacing[2]}) / 2 + 1e-3 ? at : std::nullopt);
+        vp->layers()->setCrosshair(at && std::abs(distance) <= std::max({spacing[0], spacing[1], spacing[2]}) / 2 + 1e-3 ? at : std::nullopt);
     }
 }
 

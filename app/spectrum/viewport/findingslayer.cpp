@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "viewport/findingslayer.h"
 #include "viewport/imageviewport.h"
 #include "viewport/outlinedtext.h"
 #include "tools/toolpainter.h"
 
-// The viewport's findings: drawn with the tools, grabbed by a point or by the outline, edited, deleted, and painted
-// with their values beside them — values read off the image in view (never the filtered one), and where a report
-// said otherwise, what it said as well.
+// Where a report said otherwise than the image in view measures, what it said is painted as well.
 
 #include "spectrum/imaging/tools/measurements.h"
 
@@ -30,21 +29,34 @@ const QColor kSelectedColour(255, 170, 60);
 
 } // namespace
 
-void ImageViewport::setTool(ViewportTool tool)
+FindingsLayer::FindingsLayer(ImageViewport *viewport) : QObject(viewport), m_viewport(viewport)
 {
-    m_tool = tool;
-    cancelDrawing();
-    setCursor(tool.pans() ? Qt::ArrowCursor : Qt::CrossCursor);
+    m_ownFindings = new FindingsModel(this);
+    setModel(m_ownFindings);
 }
 
-void ImageViewport::setFindings(FindingsModel *model)
+void FindingsLayer::restoreCursor()
+{
+    m_viewport->setCursor(m_viewport->tool().pans() ? Qt::ArrowCursor : Qt::CrossCursor);
+}
+
+void FindingsLayer::imageChanged(bool another)
+{
+    if (another) {
+        m_selected = -1;
+        m_placement.cancel();
+    }
+    ++m_measureVersion;
+}
+
+void FindingsLayer::setModel(FindingsModel *model)
 {
     if (!model || model == m_findings)
         return;
     if (m_findings)
         disconnect(m_findings, nullptr, this, nullptr);
     m_findings = model;
-    connect(m_findings, &FindingsModel::changed, this, &ImageViewport::onFindingsChanged);
+    connect(m_findings, &FindingsModel::changed, this, &FindingsLayer::onFindingsChanged);
     connect(m_findings, &FindingsModel::restored, this, [this](const QString &imageKey) {
         // Put back by an undo or redo: the selected index and a drag under way may name another finding now.
         if (imageKey != findingsKey())
@@ -55,37 +67,37 @@ void ImageViewport::setFindings(FindingsModel *model)
     });
     m_selected = -1;
     ++m_measureVersion;
-    update();
+    m_viewport->update();
 }
 
-void ImageViewport::onFindingsChanged(const QString &imageKey)
+void FindingsLayer::onFindingsChanged(const QString &imageKey)
 {
     if (!imageKey.isEmpty() && imageKey != findingsKey())
         return;
     if (m_selected >= int(findingsInView().size()))
         m_selected = -1;
     ++m_measureVersion;
-    update();
+    m_viewport->update();
     Q_EMIT measurementsChanged();
 }
 
-QString ImageViewport::findingsKey() const
+QString FindingsLayer::findingsKey() const
 {
     // An image without a DICOM identity (a test's, a synthetic one) is kept under the key it was shown with.
     ImageRef ref = imageRef();
     if (ref.sopInstanceUid.isEmpty())
-        ref.sopInstanceUid = m_key;
+        ref.sopInstanceUid = m_viewport->m_key;
     return FindingsModel::keyFor(ref);
 }
 
-ImageRef ImageViewport::imageRef() const
+ImageRef FindingsLayer::imageRef() const
 {
-    ImageRef r = ImageRef::of(m_image.info);
-    r.frame = m_image.info.frames > 1 ? m_frame + 1 : 0;
+    ImageRef r = ImageRef::of(m_viewport->m_image.info);
+    r.frame = m_viewport->m_image.info.frames > 1 ? m_viewport->m_frame + 1 : 0;
     return r;
 }
 
-QList<Annotation> ImageViewport::measurements() const
+QList<Annotation> FindingsLayer::measurements() const
 {
     QList<Annotation> list;
     for (const Finding &f : findingsInView())
@@ -93,37 +105,49 @@ QList<Annotation> ImageViewport::measurements() const
     return list;
 }
 
-QList<MeasuredValue> ImageViewport::valuesOf(const Annotation &a) const
+QList<MeasuredValue> FindingsLayer::valuesOf(const Annotation &a) const
 {
-    return measure(a, m_image, m_frame, m_valueRows < m_image.info.rows ? m_valueRows : -1, m_noValue);
+    return measure(a, m_viewport->m_image, m_viewport->m_frame, m_viewport->m_valueRows < m_viewport->m_image.info.rows ? m_viewport->m_valueRows : -1, m_viewport->m_noValue);
 }
 
-QString ImageViewport::measurementText(const Annotation &a) const
+QString FindingsLayer::measurementText(const Annotation &a) const
 {
     return textFor(a, valuesOf(a));
 }
 
-QString ImageViewport::textFor(const Annotation &a, const QList<MeasuredValue> &values) const
+QString FindingsLayer::textFor(const Annotation &a, const QList<MeasuredValue> &values) const
 {
     if (measurementTool(a.kind).words() != Words::None)
         return a.text;  // an arrow's or a text's words: what it says
-    const bool realValued = m_image.pixels.format() == PixelFormat::Float64 || std::fabs(m_image.info.rescaleSlope - std::round(m_image.info.rescaleSlope)) > 1e-9;
+    const bool realValued = m_viewport->m_image.pixels.format() == PixelFormat::Float64 || std::fabs(m_viewport->m_image.info.rescaleSlope - std::round(m_viewport->m_image.info.rescaleSlope)) > 1e-9;
     QString text = describeValues(values, realValued);
-    if (isRegion(a.kind) && m_valueRows < m_image.info.rows && values.size() == 1)
+    if (isRegion(a.kind) && m_viewport->m_valueRows < m_viewport->m_image.info.rows && values.size() == 1)
         text += tr("\n(statistics once the image is here)");  // rows not in yet would read as zeros
     return a.text.isEmpty() ? text : a.text + QLatin1Char('\n') + text;
 }
 
-void ImageViewport::addMeasurement(const Annotation &a)
+void FindingsLayer::addMeasurement(const Annotation &a)
 {
     Finding f;
     f.annotation = a;
     f.image = imageRef();
     m_selected = m_findings->add(findingsKey(), f);
-    update();
+    m_viewport->update();
 }
 
-void ImageViewport::deleteSelectedMeasurement()
+bool FindingsLayer::isKeyImage() const
+{
+    return m_viewport->hasImage() && m_findings->isKeyImage(imageRef());
+}
+
+void FindingsLayer::setKeyImage(bool key)
+{
+    if (m_viewport->hasImage())
+        m_findings->setKeyImage(imageRef(), key);
+    m_viewport->update();
+}
+
+void FindingsLayer::deleteSelectedMeasurement()
 {
     if (m_placement.isActive()) {
         cancelDrawing();
@@ -137,36 +161,36 @@ void ImageViewport::deleteSelectedMeasurement()
     m_findings->remove(findingsKey(), index);
 }
 
-void ImageViewport::clearMeasurements()
+void FindingsLayer::clearMeasurements()
 {
     cancelDrawing();
     m_selected = -1;
     m_findings->clear(findingsKey());
 }
 
-void ImageViewport::cancelDrawing()
+void FindingsLayer::cancelDrawing()
 {
     if (!m_placement.isActive())
         return;
     m_placement.cancel();
-    update();
+    m_viewport->update();
 }
 
-std::optional<QString> ImageViewport::askText(const QString &current)
+std::optional<QString> FindingsLayer::askText(const QString &current)
 {
     if (m_textPrompt)
         return m_textPrompt(current);
     bool ok = false;
-    const QString text = QInputDialog::getText(this, tr("Annotation"), tr("Text:"), QLineEdit::Normal, current, &ok);
+    const QString text = QInputDialog::getText(m_viewport, tr("Annotation"), tr("Text:"), QLineEdit::Normal, current, &ok);
     if (!ok)
         return std::nullopt;
     return text;
 }
 
-std::pair<int, int> ImageViewport::handleNear(QPointF widgetPosition) const
+std::pair<int, int> FindingsLayer::handleNear(QPointF widgetPosition) const
 {
     const QList<Finding> list = findingsInView();
-    const QTransform t = view().imageToWidget();
+    const QTransform t = m_viewport->view().imageToWidget();
     // The selected finding first (its handles may lie over another's), then the latest drawn.
     QList<int> order;
     if (m_selected >= 0 && m_selected < list.size())
@@ -185,29 +209,29 @@ std::pair<int, int> ImageViewport::handleNear(QPointF widgetPosition) const
     return {-1, -1};
 }
 
-int ImageViewport::outlineNear(QPointF widgetPosition) const
+int FindingsLayer::outlineNear(QPointF widgetPosition) const
 {
     const QList<Finding> list = findingsInView();
-    const QTransform t = view().imageToWidget();
+    const QTransform t = m_viewport->view().imageToWidget();
     for (int i = int(list.size()) - 1; i >= 0; --i)
         if (toolpainter::isNear(list[i].annotation, widgetPosition, t, kOutlineRadius, kHandleRadius * 2))
             return i;
     return -1;
 }
 
-bool ImageViewport::annotationPress(QPointF widgetPosition, QPointF at)
+bool FindingsLayer::press(QPointF widgetPosition, QPointF at)
 {
     // A drawing of several gestures carries on.
     if (m_placement.isActive()) {
-        if (m_placement.press(at, view().imageToWidget()) == ToolPlacement::Step::Placed)
+        if (m_placement.press(at, m_viewport->view().imageToWidget()) == ToolPlacement::Step::Placed)
             commitDraft();
-        update();
+        m_viewport->update();
         return true;
     }
     if (const auto [finding, point] = handleNear(widgetPosition); finding >= 0) {
         m_selected = finding;
         m_draggedHandle = point;
-        update();
+        m_viewport->update();
         return true;
     }
     if (const int finding = outlineNear(widgetPosition); finding >= 0) {
@@ -215,26 +239,26 @@ bool ImageViewport::annotationPress(QPointF widgetPosition, QPointF at)
         m_movingWhole = true;
         m_moveFrom = at;
         m_moveOrigin = findingsInView()[finding].annotation;
-        setCursor(Qt::SizeAllCursor);
-        update();
+        m_viewport->setCursor(Qt::SizeAllCursor);
+        m_viewport->update();
         return true;
     }
-    if (!m_tool.measurement())
+    if (!m_viewport->tool().measurement())
         return false;
     m_selected = -1;
-    const ToolPlacement::Step step = m_placement.begin(*m_tool.measurement(), at);
+    const ToolPlacement::Step step = m_placement.begin(*m_viewport->tool().measurement(), at);
     if (step == ToolPlacement::Step::Ignored)
         return false;
     if (step == ToolPlacement::Step::Placed)
         commitDraft();
-    update();
+    m_viewport->update();
     return true;
 }
 
-bool ImageViewport::annotationMove(QPointF at, bool leftHeld)
+bool FindingsLayer::move(QPointF at, bool leftHeld)
 {
     if (m_placement.isActive()) {
-        m_placement.move(at, leftHeld, view().imageToWidget());
+        m_placement.move(at, leftHeld, m_viewport->view().imageToWidget());
         ++m_measureVersion;
         return true;  // while drawing, the left button draws (never pans)
     }
@@ -254,9 +278,9 @@ bool ImageViewport::annotationMove(QPointF at, bool leftHeld)
     return false;
 }
 
-bool ImageViewport::annotationRelease(QPointF at)
+bool FindingsLayer::release(QPointF at)
 {
-    setCursor(m_tool.pans() ? Qt::ArrowCursor : Qt::CrossCursor);
+    restoreCursor();
     if (m_movingWhole || (!m_placement.isActive() && m_draggedHandle >= 0)) {
         m_movingWhole = false;
         m_draggedHandle = -1;
@@ -265,13 +289,13 @@ bool ImageViewport::annotationRelease(QPointF at)
     }
     if (!m_placement.isActive())
         return false;
-    if (m_placement.release(at, view().imageToWidget()) == ToolPlacement::Step::Placed)
+    if (m_placement.release(at, m_viewport->view().imageToWidget()) == ToolPlacement::Step::Placed)
         commitDraft();
-    update();
+    m_viewport->update();
     return true;
 }
 
-void ImageViewport::commitDraft()
+void FindingsLayer::commitDraft()
 {
     if (!m_placement.isActive())
         return;
@@ -280,71 +304,67 @@ void ImageViewport::commitDraft()
     if (words != Words::None) {
         const std::optional<QString> text = askText(QString());
         if (!text || (words == Words::Required && text->trimmed().isEmpty())) {
-            update();
+            m_viewport->update();
             return;
         }
         a.text = text->trimmed();
     }
     if (!isWellFormed(a)) {
-        update();
+        m_viewport->update();
         return;
     }
     addMeasurement(a);
 }
 
-void ImageViewport::mouseDoubleClickEvent(QMouseEvent *event)
+bool FindingsLayer::doubleClick(QPointF widgetPosition)
 {
-    if (event->button() != Qt::LeftButton || !hasImage())
-        return QWidget::mouseDoubleClickEvent(event);
     // A polygon being drawn closes (the double-click's first press added a vertex where the cursor is: it goes).
     if (const ToolPlacement::Step step = m_placement.close(); step != ToolPlacement::Step::Ignored) {
         if (step == ToolPlacement::Step::Placed)
             commitDraft();
-        update();
-        return;
+        m_viewport->update();
+        return true;
     }
     // A double-click on an arrow or a text edits its words; elsewhere, with nothing being drawn, it is the pane's.
-    const int finding = outlineNear(event->position());
-    if (finding < 0) {
-        if (!m_placement.isActive())
-            Q_EMIT doubleClicked();
-        return;
-    }
+    const int finding = outlineNear(widgetPosition);
+    if (finding < 0)
+        return m_placement.isActive();
     Annotation a = findingsInView()[finding].annotation;
     if (measurementTool(a.kind).words() == Words::None)
-        return;
+        return true;
     m_movingWhole = false;
     if (const std::optional<QString> text = askText(a.text); text && !text->trimmed().isEmpty()) {
         a.text = text->trimmed();
         m_findings->setAnnotation(findingsKey(), finding, a);
     }
+    return true;
 }
 
-void ImageViewport::keyPressEvent(QKeyEvent *event)
+bool FindingsLayer::keyPress(QKeyEvent *event)
 {
     if (m_placement.isActive() && event->key() == Qt::Key_Escape) {
         cancelDrawing();
-        return;
+        return true;
     }
     if (event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) {
         // A polygon being drawn closes (the vertex following the cursor goes).
         if (const ToolPlacement::Step step = m_placement.close(); step != ToolPlacement::Step::Ignored) {
             if (step == ToolPlacement::Step::Placed)
                 commitDraft();
-            update();
-            return;
+            m_viewport->update();
+            return true;
         }
     }
-    QWidget::keyPressEvent(event);
+    return false;
 }
 
-void ImageViewport::paintMeasurements(QPainter &p)
+void FindingsLayer::paint(QPainter &p)
 {
     const QList<Finding> list = findingsInView();
     m_labelBoxes.clear();
     if (list.isEmpty() && !m_placement.isActive())
         return;
-    const QTransform t = view().imageToWidget();
+    const QTransform t = m_viewport->view().imageToWidget();
     if (m_labelsVersion != m_measureVersion) {
         m_labels.clear();
         for (int i = 0; i < list.size(); ++i) {
@@ -378,7 +398,7 @@ void ImageViewport::paintMeasurements(QPainter &p)
         if (label.isEmpty())
             continue;
         const QSizeF size = p.fontMetrics().boundingRect(QRect(0, 0, 400, 200), Qt::AlignLeft | Qt::AlignTop, label).size();
-        const QRect box = toolpainter::labelBox(a, t, size, QSizeF(width(), height())).toAlignedRect();
+        const QRect box = toolpainter::labelBox(a, t, size, QSizeF(m_viewport->size())).toAlignedRect();
         drawOutlined(p, box, Qt::AlignLeft | Qt::AlignTop, label, colour);
         m_labelBoxes << box;
     }
