@@ -231,12 +231,12 @@ void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
     QCOMPARE(vp->findingsLayer()->measurements().size(), 1);
     // Cine at the acquired rate (Frame Time 40 ms: 25 frames a second), said on the image; it moves the frames.
     bool acquired = false;
-    QCOMPARE(viewer->cineFramesPerSecond(&acquired), 25.0);
+    QCOMPARE(viewer->cine()->framesPerSecond(&acquired), 25.0);
     QVERIFY(acquired);
-    viewer->setCinePlaying(true);
+    viewer->cine()->setPlaying(true);
     QVERIFY2(vp->layers()->modeText().contains(QStringLiteral("Cine 25 fps (acquired)")), qPrintable(vp->layers()->modeText()));
     QTRY_VERIFY(vp->frame() >= 3);
-    viewer->setCinePlaying(false);
+    viewer->cine()->setPlaying(false);
     QVERIFY(vp->layers()->modeText().isEmpty());
 
     // The Enhanced CT: HU, spacing and each frame's position from its functional groups.
@@ -256,7 +256,7 @@ void tst_Incoming::multiFrameImagesStepAndPlayFrameByFrame()
     viewer->showSeries(2);
     QTRY_VERIFY(vp->hasImage() && vp->image().info.identity.modality == QLatin1String("US"));
     QCOMPARE(vp->frameCount(), 8);
-    QCOMPARE(viewer->cineFramesPerSecond(&acquired), 50.0);
+    QCOMPARE(viewer->cine()->framesPerSecond(&acquired), 50.0);
     QVERIFY(acquired);
 }
 

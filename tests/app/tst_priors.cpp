@@ -121,7 +121,7 @@ void tst_Priors::linkedScrollingAcrossStudiesWithTheReadersOffset()
     QVERIFY(m_viewer && m_viewer->comparisonCount() == 1);
     SeriesPane *current = m_viewer->pane(0), *prior = m_viewer->pane(1);
     m_viewer->setActivePane(current);
-    m_viewer->setSynchronized(true);
+    m_viewer->links()->setSynchronized(true);
     // By patient position: the prior's slice at the current's position, within half the prior's thickness.
     for (int slice : {20, 50, 71}) {
         m_viewer->showSlice(slice);
@@ -142,7 +142,7 @@ void tst_Priors::linkedScrollingAcrossStudiesWithTheReadersOffset()
     QTRY_VERIFY(priorShown.count() >= 1 && std::abs(position(prior) - before) > 9);
     QCOMPARE(current->viewport()->image().info.identity.sopInstanceUid, currentSop);  // stayed
     const QString key = PriorsPanel::studyKey(prior->study()->identity);
-    const double offset = m_viewer->offsetMm(key);
+    const double offset = m_viewer->links()->offsetMm(key);
     QVERIFY2(std::abs(offset - (position(prior) - position(current))) < 1e-6, qPrintable(QString::number(offset)));
     QVERIFY2(prior->viewport()->layers()->modeText().contains(QStringLiteral("offset")), qPrintable(prior->viewport()->layers()->modeText()));
 
@@ -159,14 +159,14 @@ void tst_Priors::linkedScrollingAcrossStudiesWithTheReadersOffset()
     QTRY_VERIFY2(std::abs(position(current) - (position(prior) - offset)) <= thickness(current) / 2 + 1e-6,
                  qPrintable(QStringLiteral("prior at %1 mm, current at %2 mm").arg(position(prior)).arg(position(current))));
     // Unlinked: each on its own.
-    m_viewer->setSynchronized(false);
+    m_viewer->links()->setSynchronized(false);
     const int still = current->sliceIndex();
     m_viewer->stepSlice(4);
     QTRY_VERIFY(prior->viewport()->hasImage());
     QTest::qWait(0);
     QCOMPARE(current->sliceIndex(), still);
-    m_viewer->setOffsetMm(key, 0);
-    QCOMPARE(m_viewer->offsetMm(key), 0.0);
+    m_viewer->links()->setOffsetMm(key, 0);
+    QCOMPARE(m_viewer->links()->offsetMm(key), 0.0);
 }
 
 void tst_Priors::windowAndZoomLinked()
@@ -174,16 +174,16 @@ void tst_Priors::windowAndZoomLinked()
     QVERIFY(m_viewer && m_viewer->paneCount() == 2);
     SeriesPane *current = m_viewer->pane(0), *prior = m_viewer->pane(1);
     m_viewer->setActivePane(current);
-    m_viewer->setWindowLinked(true);
+    m_viewer->links()->setWindowLinked(true);
     current->viewport()->setWindow(VoiWindow{400, 1800});
     QCOMPARE(prior->viewport()->window().center, 400.0);
     QCOMPARE(prior->viewport()->window().width, 1800.0);
-    m_viewer->setZoomLinked(true);
+    m_viewer->links()->setZoomLinked(true);
     current->viewport()->setView(current->viewport()->view().withZoom(2.0));
     QCOMPARE(prior->viewport()->view().zoom(), 2.0);
     QVERIFY(current->viewport()->layers()->modeText().contains(QStringLiteral("W/L linked")));
-    m_viewer->setWindowLinked(false);
-    m_viewer->setZoomLinked(false);
+    m_viewer->links()->setWindowLinked(false);
+    m_viewer->links()->setZoomLinked(false);
     current->viewport()->setWindow(VoiWindow{40, 80});
     QCOMPARE(prior->viewport()->window().center, 400.0);  // no longer follows
     current->viewport()->setView(current->viewport()->view().fitted());

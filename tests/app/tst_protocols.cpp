@@ -87,8 +87,8 @@ void tst_Protocols::theHeadCtOpensBesideItsPriorBeforeTheFirstPaint()
     QCOMPARE(shown, 0);  // laid out before a single image was on screen
     QCOMPARE(priorInPaneTwo, DemoArchive::studyUid(DemoStudy::HeadCtPrior));
     QCOMPARE(viewer->plan().name, QStringLiteral("CT head with prior"));
-    QVERIFY(viewer->isSynchronized());
-    QVERIFY(viewer->isWindowLinked());
+    QVERIFY(viewer->links()->isSynchronized());
+    QVERIFY(viewer->links()->isWindowLinked());
     SeriesPane *current = viewer->pane(0), *prior = viewer->pane(1);
     QCOMPARE(current->study(), &viewer->study());
     // Linked from its first image: the prior is placed at the current's level from the slices' headers before
@@ -138,7 +138,7 @@ void tst_Protocols::theChestPaAndLateralAboveTheirPrior()
         QTRY_VERIFY(p->viewport()->hasImage());
         QCOMPARE(p->viewport()->image().info.identity.seriesDescription, expected[i]);
     }
-    QVERIFY(!viewer->isSynchronized());  // radiographs do not scroll together
+    QVERIFY(!viewer->links()->isSynchronized());  // radiographs do not scroll together
 }
 
 void tst_Protocols::nextAndPreviousProtocolOnKeys()

@@ -209,9 +209,9 @@ void tst_ReadingRoomDoor::linkedWindowLeavesTheScoutAlone()
     dropSeries(m_thick, 2);
     click(m_viewer->pane(0)->viewport(), QPoint(20, 200));
     const VoiWindow scoutBefore = m_viewer->pane(1)->viewport()->window();
-    if (!m_viewer->isWindowLinked())
+    if (!m_viewer->links()->isWindowLinked())
         press(QKeySequence(QStringLiteral("Shift+W")));
-    QVERIFY(m_viewer->isWindowLinked());
+    QVERIFY(m_viewer->links()->isWindowLinked());
     press(QKeySequence(Qt::Key_1));
     const VoiWindow brain{ctWindowPresets()[0].center, ctWindowPresets()[0].width};
     QCOMPARE(m_viewer->pane(0)->viewport()->window(), brain);

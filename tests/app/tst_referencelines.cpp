@@ -114,9 +114,9 @@ void tst_ReferenceLines::theAxialSliceIsALineOnTheCoronal()
         QVERIFY(axialPane->viewport()->layers()->referenceLines().isEmpty());  // the active pane shows none of its own
     }
     // Off: none.
-    m_viewer->setReferenceLinesVisible(false);
+    m_viewer->links()->setReferenceLinesVisible(false);
     QVERIFY(coronalPane->viewport()->layers()->referenceLines().isEmpty());
-    m_viewer->setReferenceLinesVisible(true);
+    m_viewer->links()->setReferenceLinesVisible(true);
     QCOMPARE(coronalPane->viewport()->layers()->referenceLines().size(), 1);
 }
 
@@ -133,8 +133,8 @@ void tst_ReferenceLines::theCrosshairTakesThePanesToAPoint()
     sendMouse(vp, QEvent::MouseButtonPress, widgetPoint.toPoint(), Qt::LeftButton, Qt::LeftButton);
     sendMouse(vp, QEvent::MouseButtonRelease, widgetPoint.toPoint(), Qt::LeftButton, Qt::NoButton);
     QCOMPARE(m_viewer->activePane(), coronalPane);
-    QVERIFY(m_viewer->crosshairPoint());
-    const PatientPoint picked = *m_viewer->crosshairPoint();
+    QVERIFY(m_viewer->links()->crosshairPoint());
+    const PatientPoint picked = *m_viewer->links()->crosshairPoint();
     QVERIFY(std::abs(picked[2] - z) < m_spacing);  // a widget pixel is about an image pixel here
     // The axial pane goes to the slice through that height, and marks the point on it.
     QTRY_VERIFY2(axialPane->viewport()->hasImage() && std::abs(axialPane->viewport()->image().info.imagePosition[2] - picked[2])

@@ -9,6 +9,7 @@
 #include "browser/studybrowser.h"
 #include "stores/storesdialog.h"
 #include "viewer/studyviewer.h"
+#include "viewer/panelinks.h"
 #include "viewer/tagviewer.h"
 #include "stores/transferspanel.h"
 #include "shell/workstation.h"
@@ -220,10 +221,10 @@ void tst_Workstation::keysFromTheMenusActOnTheOpenStudy()
     QSignalSpy shown(viewer, &StudyViewer::imageShown);
     const int from = viewer->sliceIndex();
     press(QKeySequence(Qt::Key_C));
-    QVERIFY(viewer->isCinePlaying());
+    QVERIFY(viewer->cine()->isPlaying());
     QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 5, 10000);
     press(QKeySequence(Qt::Key_C));
-    QVERIFY(!viewer->isCinePlaying());
+    QVERIFY(!viewer->cine()->isPlaying());
     QVERIFY(viewer->sliceIndex() != from);
     for (int i = 1; i < shown.count(); ++i)  // one slice at a time, in order, wrapping at the end
         QCOMPARE(shown.at(i).at(0).toInt(), (shown.at(i - 1).at(0).toInt() + 1) % viewer->sliceCount());
@@ -329,13 +330,13 @@ void tst_Workstation::layoutsSynchronisedScrollingAndDroppingASeries()
 
     // Synchronised: the other pane follows the active one through the stack.
     press("S");
-    QVERIFY(viewer->isSynchronized());
+    QVERIFY(viewer->links()->isSynchronized());
     QCOMPARE(viewer->activePane(), viewer->pane(0));
     viewer->showSlice(40);
     QTRY_COMPARE(viewer->pane(1)->sliceIndex(), 40);
     QTRY_COMPARE(viewer->pane(1)->viewport()->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[40].sopInstanceUid);
     press("S");
-    QVERIFY(!viewer->isSynchronized());
+    QVERIFY(!viewer->links()->isSynchronized());
     viewer->showSlice(60);
     QTRY_COMPARE(viewer->pane(0)->sliceIndex(), 60);
     QCOMPARE(viewer->pane(1)->sliceIndex(), 40);  // stays
@@ -439,9 +440,9 @@ void tst_Workstation::synchronisedScrollingFollowsTheFrameOfReference()
     QTRY_VERIFY(otherPane->viewport()->hasImage() && thickPane->viewport()->hasImage());
     const int otherSlice = otherPane->sliceIndex();
     viewer->setActivePane(thinPane);
-    if (!viewer->isSynchronized())
+    if (!viewer->links()->isSynchronized())
         press("S");
-    QVERIFY(viewer->isSynchronized());
+    QVERIFY(viewer->links()->isSynchronized());
 
     // Thick slice j is thin slice 36 − 4j.
     const auto &thickRefs = viewer->study().series[1].instances;
@@ -461,7 +462,7 @@ void tst_Workstation::synchronisedScrollingFollowsTheFrameOfReference()
     QTRY_COMPARE(thinPane->viewport()->image().info.identity.sopInstanceUid, viewer->study().series[0].instances[4].sopInstanceUid);
     QCOMPARE(otherPane->sliceIndex(), otherSlice);
     press("S");
-    QVERIFY(!viewer->isSynchronized());
+    QVERIFY(!viewer->links()->isSynchronized());
     press("Ctrl+Alt+1");
 
     for (const QString &f : files)  // the cache as the other tests expect it

@@ -20,6 +20,7 @@
 #include "browser/priorspanel.h"
 #include "viewer/seriespane.h"
 #include "viewer/studyviewer.h"
+#include "viewer/panelinks.h"
 #include "shell/workstation.h"
 
 #include "spectrum/imaging/demostudies.h"
@@ -147,7 +148,7 @@ int main(int argc, char **argv)
         const ImageInfo &current = v->pane(0)->viewport()->image().info;
         for (int i = 1; i < v->paneCount(); ++i) {
             const ImageInfo &other = v->pane(i)->viewport()->image().info;
-            if (v->isSynchronized() && std::abs(other.slicePositionAlongNormal() - current.slicePositionAlongNormal()) > other.sliceThickness / 2 + 1e-6)
+            if (v->links()->isSynchronized() && std::abs(other.slicePositionAlongNormal() - current.slicePositionAlongNormal()) > other.sliceThickness / 2 + 1e-6)
                 return false;
         }
         return true;
@@ -285,7 +286,7 @@ int main(int argc, char **argv)
         });
         whenReady([&] {
             viewer = spectrum::bench::openNow(window, QStringLiteral("demo-ct"));  // the built-in protocol: the prior beside it, linked
-            if (viewer->paneCount() < 2 || !viewer->isSynchronized()) {
+            if (viewer->paneCount() < 2 || !viewer->links()->isSynchronized()) {
                 rc = fail(QStringLiteral("the CT did not open beside its prior"));
                 QCoreApplication::quit();
                 return;

@@ -78,7 +78,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
         StudyViewer *v = currentViewer();
         if (m_cineAction)
-            m_cineAction->setChecked(v && v->isCinePlaying());
+            m_cineAction->setChecked(v && v->cine()->isPlaying());
         if (m_mprAction)
             m_mprAction->setChecked(v && v->isMprShown());
         showFiltersOf(v);
@@ -353,7 +353,7 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
     connect(viewer, &StudyViewer::paneMenuRequested, this, &MainWindow::showPaneMenu);
     connect(viewer, &StudyViewer::findingsRequested, this, [this] { m_findingsDock->show(); });
     viewer->setTool(m_tool);
-    viewer->setCineRate(m_cineRate, false);  // the reader's usual rate; a multi-frame image's own comes first
+    viewer->cine()->setRate(m_cineRate, false);  // the reader's usual rate; a multi-frame image's own comes first
     viewer->setSmoothMagnification(m_smoothAction->isChecked());
     // A new study opens unfiltered, unless the reader saved a preset for its modality (named on the image) or
     // asked for a chain on the command line.
@@ -365,7 +365,7 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
         if (viewer == currentViewer())
             showTagsOfImageInView();
     });
-    connect(viewer, &StudyViewer::cineChanged, this, [this, viewer](bool playing, int fps) {
+    connect(viewer->cine(), &CinePlayer::changed, this, [this, viewer](bool playing, int fps) {
         if (viewer == currentViewer()) {
             m_cineAction->setChecked(playing);
             statusBar()->showMessage(playing ? tr("Cine at %1 images per second").arg(fps) : tr("Cine stopped"), 3000);

@@ -4,6 +4,7 @@
 #include "shell/mainwindow.h"
 #include "browser/priorspanel.h"
 #include "viewer/studyviewer.h"
+#include "viewer/panelinks.h"
 #include "stores/transferspanel.h"
 
 #include "spectrum/stores/reading/priorprefetch.h"
@@ -218,25 +219,25 @@ void MainWindow::addCompareActions(QMenu *view)
     });
     QAction *sync = add(view, tr("&Linked scrolling"), Qt::Key_S, [this] {
         if (StudyViewer *v = currentViewer())
-            v->setSynchronized(!v->isSynchronized());
+            v->links()->setSynchronized(!v->links()->isSynchronized());
     });
     sync->setCheckable(true);
     sync->setToolTip(tr("The other panes follow the active one through the patient: the same study by place, "
                         "another study's same-plane series by position. Shift+wheel scrolls one pane alone to set the offset."));
     QAction *linkWindow = add(view, tr("Link &window/level"), QKeySequence(QStringLiteral("Shift+W")), [this] {
         if (StudyViewer *v = currentViewer())
-            v->setWindowLinked(!v->isWindowLinked());
+            v->links()->setWindowLinked(!v->links()->isWindowLinked());
     });
     linkWindow->setCheckable(true);
     QAction *linkZoom = add(view, tr("Link &zoom"), QKeySequence(QStringLiteral("Shift+Z")), [this] {
         if (StudyViewer *v = currentViewer())
-            v->setZoomLinked(!v->isZoomLinked());
+            v->links()->setZoomLinked(!v->links()->isZoomLinked());
     });
     linkZoom->setCheckable(true);
     QAction *lines = add(view, tr("Reference &lines"), QKeySequence(QStringLiteral("Shift+R")), [this](bool on) {
         for (int i = 1; i < m_tabs->count(); ++i) {
             if (auto *v = qobject_cast<StudyViewer *>(m_tabs->widget(i)))
-                v->setReferenceLinesVisible(on);
+                v->links()->setReferenceLinesVisible(on);
         }
     });
     lines->setCheckable(true);

@@ -248,7 +248,7 @@ void MainWindow::exportImages()
     overlay->setChecked(true);
     auto *fps = new QDoubleSpinBox;
     fps->setRange(1, 60);
-    fps->setValue(viewer->cineRate());
+    fps->setValue(viewer->cine()->rate());
     fps->setSuffix(tr(" frames/s"));
     auto *target = new QLineEdit(QDir::home().filePath(QStringLiteral("spectrum-export")));
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);

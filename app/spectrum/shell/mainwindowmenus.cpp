@@ -171,20 +171,20 @@ void MainWindow::buildMenus()
     addProtocolActions(view);
     m_cineAction = add(view, tr("&Cine"), Qt::Key_C, [this] {
         if (StudyViewer *v = currentViewer())
-            v->setCinePlaying(!v->isCinePlaying());
+            v->cine()->setPlaying(!v->cine()->isPlaying());
     });
     m_cineAction->setCheckable(true);
     add(view, tr("Cine &faster"), Qt::Key_Plus, [this] {
         if (StudyViewer *v = currentViewer())
-            v->setCineRate(v->cineRate() + 5);
+            v->cine()->setRate(v->cine()->rate() + 5);
         if (StudyViewer *v = currentViewer())
-            m_cineRate = v->cineRate();
+            m_cineRate = v->cine()->rate();
     });
     add(view, tr("Cine &slower"), Qt::Key_Minus, [this] {
         if (StudyViewer *v = currentViewer())
-            v->setCineRate(v->cineRate() - 5);
+            v->cine()->setRate(v->cine()->rate() - 5);
         if (StudyViewer *v = currentViewer())
-            m_cineRate = v->cineRate();
+            m_cineRate = v->cine()->rate();
     });
 
     QMenu *window = menuBar()->addMenu(tr("&Window/Level"));

@@ -6,6 +6,7 @@
 #include "viewer/protocolsdialog.h"
 #include "viewer/seriespane.h"
 #include "viewer/studyviewer.h"
+#include "viewer/panelinks.h"
 
 #include <QAction>
 #include <QInputDialog>
@@ -178,8 +179,8 @@ Error MainWindow::saveLayoutAsProtocol(const QString &name)
         p.panes << r;
     }
     p.match.priors = anyPrior ? ProtocolMatch::Priors::Required : ProtocolMatch::Priors::Any;
-    p.linkScroll = viewer->isSynchronized();
-    p.linkWindow = viewer->isWindowLinked();
+    p.linkScroll = viewer->links()->isSynchronized();
+    p.linkWindow = viewer->links()->isWindowLinked();
     p.mpr = viewer->isMprShown();
     ProtocolSet changed = m_protocols;
     changed.protocols.prepend(p);  // the reader's own first: it wins over the built-ins

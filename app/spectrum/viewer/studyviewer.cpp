@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "viewer/studyviewer.h"
+#include "viewer/panelinks.h"
 #include "viewer/serieslist.h"
 #include "volumes/mprview.h"
 #include "volumes/mprvolume.h"
@@ -29,6 +30,8 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
       m_priors(new PriorsPanel), m_segmentations(new SegmentationOverlay(store, this)), m_findings(new FindingsModel(this)),
       m_findingsLoader(new FindingsLoader(store, m_findings, this))
 {
+    m_links = new PaneLinks(this);
+    m_cine = new CinePlayer(this);
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
@@ -57,8 +60,6 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
     }
     connect(m_images, &ImageMemoryCache::inserted, this, &StudyViewer::makeThumbnail);
     connect(m_images, &ImageMemoryCache::pendingDropped, this, &StudyViewer::makeThumbnail);
-    m_cine.setInterval(1000 / m_cineRate);
-    connect(&m_cine, &QTimer::timeout, this, &StudyViewer::cineStep);
     // The thumbnails' decodes wait until the panes show their images (or half a second): nothing competes with
     // what the reader opened the study to see.
     QTimer::singleShot(500, this, [this] { startThumbnails(); });
@@ -197,48 +198,48 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
         showSeries(series);
     });
     connect(pane, &SeriesPane::otherStudySeriesDropped, this, [this, pane](const QString &key, int series) { showSeriesOf(pane, key, series); });
-    connect(pane, &SeriesPane::steppedAlone, this, [this, pane](bool moved) { m_adjusting = moved ? pane : nullptr; });
-    connect(pane->viewport(), &ImageViewport::crosshairPicked, this, [this, pane](QPointF at) { crosshairAt(pane, at); });
+    connect(pane, &SeriesPane::steppedAlone, this, [this, pane](bool moved) { m_links->m_adjusting = moved ? pane : nullptr; });
+    connect(pane->viewport(), &ImageViewport::crosshairPicked, this, [this, pane](QPointF at) { m_links->crosshairAt(pane, at); });
     connect(pane->viewport(), &ImageViewport::doubleClicked, this, [this, pane] { setMaximised(m_maximised == pane ? nullptr : pane); });
     connect(pane->viewport(), &ImageViewport::menuRequested, this, [this, pane](QPoint at) {
         setActivePane(pane);
         Q_EMIT paneMenuRequested(at);
     });
-    connect(pane, &SeriesPane::imageShown, this, [this] { updateReferences(); });
-    connect(pane, &SeriesPane::frameShown, this, [this] { updateReferences(); });
+    connect(pane, &SeriesPane::imageShown, this, [this] { m_links->updateReferences(); });
+    connect(pane, &SeriesPane::frameShown, this, [this] { m_links->updateReferences(); });
     connect(pane->viewport(), &ImageViewport::windowChanged, this, [this, pane] {
         if (pane == m_active)
-            propagateWindow();
+            m_links->propagateWindow();
     });
     connect(pane->viewport(), &ImageViewport::viewChanged, this, [this, pane] {
         if (pane == m_active)
-            propagateZoom();
+            m_links->propagateZoom();
     });
     connect(pane, &SeriesPane::errorOccurred, this, &StudyViewer::errorOccurred);
     connect(pane, &SeriesPane::imageShown, this, [this, pane](int index) {
         if (m_thumbnailsWaiting && std::all_of(m_panes.begin(), m_panes.end(), [](SeriesPane *p) { return p->seriesIndex() < 0 || p->viewport()->hasImage(); }))
             startThumbnails();
-        if (pane == m_adjusting) {
-            m_adjusting = nullptr;  // scrolled alone: the others stay, and the offset is learned from where it is
-            learnOffset(pane);
+        if (pane == m_links->m_adjusting) {
+            m_links->m_adjusting = nullptr;  // scrolled alone: the others stay, and the offset is learned from where it is
+            m_links->learnOffset(pane);
         }
         if (pane != m_active)
             return;
         Q_EMIT imageShown(index);
-        follow();
+        m_links->follow();
     });
     connect(pane, &SeriesPane::frameShown, this, [this, pane] {
         updateMasks(pane);
-        if (pane == m_adjusting) {
-            m_adjusting = nullptr;  // stepped alone through its frames: the offset from where it is now
-            return learnOffset(pane);
+        if (pane == m_links->m_adjusting) {
+            m_links->m_adjusting = nullptr;  // stepped alone through its frames: the offset from where it is now
+            return m_links->learnOffset(pane);
         }
         if (pane == m_active)
-            follow();  // a frame of an enhanced stack lies elsewhere in the patient
+            m_links->follow();  // a frame of an enhanced stack lies elsewhere in the patient
     });
     connect(pane, &SeriesPane::imageShown, this, [this, pane] { updateMasks(pane); });
     // A slice's place learned (this pane's or, once shown, the active one's): the estimate gets better.
-    connect(pane, &SeriesPane::sliceGeometryLearned, this, [this] { follow(); });
+    connect(pane, &SeriesPane::sliceGeometryLearned, this, [this] { m_links->follow(); });
     connect(pane, &SeriesPane::sliceChanged, this, [this, pane](int series, int index) {
         if (pane != m_active)
             return;
@@ -266,9 +267,7 @@ void StudyViewer::resizeGrid(int rows, int columns, bool fill)
         SeriesPane *gone = m_panes.takeLast();
         if (gone == m_active)
             m_active = m_panes.first();
-        if (gone == m_adjusting)
-            m_adjusting = nullptr;
-        m_beyond.remove(gone);
+        m_links->forget(gone);
         m_grid->removeWidget(gone);
         disconnect(m_images, nullptr, gone, nullptr);
         delete gone;
@@ -315,7 +314,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
     m_segmentations->setStudy(m_study);
     m_findingsLoader->setStudy(m_study);
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
-    follow();                 // the places the listing brought
+    m_links->follow();                 // the places the listing brought
     if (m_mpr) {
         m_mpr->setSexDisagreement(m_study.sexDisagreement);  // what the whole study's images now say
         // The listing says what the series is: the volume laid out for good on it, what has come kept. (A series
@@ -400,18 +399,9 @@ void StudyViewer::setActivePane(SeriesPane *pane)
     if (StudyStreamer *s = streamerOf(m_active); s && m_active->seriesIndex() >= 0)
         s->setFocus(m_active->seriesIndex(), m_active->sliceIndex());
     updateModeText();
-    updateReferences();
+    m_links->updateReferences();
     if (changed)
         Q_EMIT activePaneChanged(pane);
-}
-
-void StudyViewer::setSynchronized(bool on)
-{
-    m_sync = on;
-    if (!on)
-        m_beyond.clear();
-    updateModeText();
-    follow();
 }
 
 void StudyViewer::showSeries(int seriesIndex)
@@ -542,19 +532,19 @@ void StudyViewer::updateModeText()
 {
     for (SeriesPane *p : m_panes) {
         QStringList modes;
-        if (m_sync && m_panes.size() > 1) {
-            const double offset = p->study() != &m_study ? offsetMm(keyOf(p->study())) : 0.0;
+        if (m_links->isSynchronized() && m_panes.size() > 1) {
+            const double offset = p->study() != &m_study ? m_links->offsetMm(keyOf(p->study())) : 0.0;
             modes << (std::abs(offset) >= 0.05 ? tr("Linked ⇅ offset %1 mm").arg(offset, 0, 'f', 1) : tr("Linked ⇅"));
-            if (m_beyond.contains(p))
+            if (m_links->isBeyond(p))
                 modes << tr("⚠ no slice at the linked level");
         }
-        if (m_linkWindow && m_panes.size() > 1)
+        if (m_links->isWindowLinked() && m_panes.size() > 1)
             modes << tr("W/L linked");
-        if (m_linkZoom && m_panes.size() > 1)
+        if (m_links->isZoomLinked() && m_panes.size() > 1)
             modes << tr("Zoom linked");
-        if (p == m_active && m_cine.isActive()) {
+        if (p == m_active && m_cine->isPlaying()) {
             bool acquired = false;
-            const double fps = cineFramesPerSecond(&acquired);
+            const double fps = m_cine->framesPerSecond(&acquired);
             modes << (acquired ? tr("Cine %1 fps (acquired)").arg(fps, 0, 'f', fps < 10 ? 1 : 0) : tr("Cine %1 fps").arg(fps, 0, 'f', 0));
         }
         p->viewport()->layers()->setModeText(modes.join(QStringLiteral("  ")));

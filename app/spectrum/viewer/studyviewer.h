@@ -12,6 +12,8 @@
 #include "findings/findingsloader.h"
 #include "findings/findingsmodel.h"
 #include "viewport/segmentationoverlay.h"
+#include "viewer/cineplayer.h"
+#include "viewer/panelinks.h"
 #include "viewer/seriespane.h"
 
 #include "spectrum/imaging/filters/bandprocessor.h"
@@ -105,17 +107,6 @@ public:
     const StudySummary &comparison(int i) const;
     /// Shows series `series` of the open study `studyKey` (PriorsPanel::studyKey; the current study's too) in `pane`.
     bool showSeriesOf(SeriesPane *pane, const QString &studyKey, int series);
-    /// Window/level set in the active pane is set in every other pane of the same modality.
-    void setWindowLinked(bool on);
-    bool isWindowLinked() const { return m_linkWindow; }
-    /// Zoom set in the active pane is set in every other pane.
-    void setZoomLinked(bool on);
-    bool isZoomLinked() const { return m_linkZoom; }
-    /// How much further (mm, along the active pane's slice normal) the same anatomy lies in `studyKey`'s
-    /// coordinates than in the current study's: 0 until the reader scrolls a pane alone (Shift+wheel) while
-    /// linked, or sets it. Linked panes of that study show the slice this far from the current one's position.
-    double offsetMm(const QString &studyKey) const;
-    void setOffsetMm(const QString &studyKey, double mm);
     /// Lays the viewer out as a hanging protocol's plan says: the grid, each pane's series — of the current
     /// study or of `prior` (opened beside it; `priorStreamer` while it arrives) — its window, and the links.
     void applyPlan(const HangingPlan &plan, const StudySummary *prior = nullptr, StudyStreamer *priorStreamer = nullptr);
@@ -134,15 +125,9 @@ public:
     bool isMprByReader() const { return m_mpr && m_mprByReader; }
     MprView *mprView() const { return m_mpr; }
 
-    // ---- Reference lines and the crosshair (studyviewerlines.cpp) ----
-    /// The active pane's slice drawn as a line on the panes of other orientations in its frame of reference.
-    void setReferenceLinesVisible(bool on);
-    bool referenceLinesVisible() const { return m_referenceLines; }
-    /// The crosshair at image point `at` of `pane`: that pane becomes the active one, every pane of its study
-    /// (and, linked, of the other studies) goes to the slice through that place in the patient and marks it.
-    void crosshairAt(SeriesPane *pane, QPointF at);
-    /// The crosshair's place in the patient (in the coordinates of the study it was set in), if set.
-    std::optional<std::array<double, 3>> crosshairPoint() const;
+    // ---- How the panes follow one another: linked scrolling, window and zoom, reference lines, the crosshair ----
+    PaneLinks *links() const { return m_links; }
+
     int paneCount() const { return int(m_panes.size()); }
     SeriesPane *pane(int i) const { return m_panes.value(i); }
     /// One pane over the whole grid (a double-click on it), or back to the layout (nullptr, or a double-click
@@ -151,11 +136,6 @@ public:
     SeriesPane *maximisedPane() const { return m_maximised; }
     const QList<SeriesPane *> &panes() const { return m_panes; }
     void setActivePane(SeriesPane *pane);
-    /// The other panes whose series share the active one's frame of reference follow it: each shows its slice
-    /// nearest to the same place in the patient (by Image Position / Orientation).
-    void setSynchronized(bool on);
-    bool isSynchronized() const { return m_sync; }
-
     void showSeries(int seriesIndex);
     /// Shows slice `index` (0-based, clamped) of the active pane's series as soon as it is decoded.
     void showSlice(int index);
@@ -200,17 +180,8 @@ public:
     /// Magnified images smooth or pixel-exact, in every pane.
     void setSmoothMagnification(bool smooth);
 
-    /// Cine on the active pane: through the frames of a multi-frame image at the rate it was acquired (Frame
-    /// Time, Frame Time Vector, Cine Rate) unless the reader chose a rate; through the series' instances
-    /// otherwise; round and round, until stopped.
-    void setCinePlaying(bool playing);
-    bool isCinePlaying() const { return m_cine.isActive(); }
-    /// 1…60 images per second; `chosen`: the reader's own choice (+/−), which overrides the acquired rate.
-    void setCineRate(int framesPerSecond, bool chosen = true);
-    int cineRate() const { return m_cineRate; }
-    /// The rate cine runs at now (the acquired one for a multi-frame image that gives it) and whether it is the
-    /// acquired one.
-    double cineFramesPerSecond(bool *acquired = nullptr) const;
+    /// Cine on the active pane (cineplayer.h).
+    CinePlayer *cine() const { return m_cine; }
 
 Q_SIGNALS:
     /// The reader chose a series that is not images (reports, key objects, presentation states): what it holds
@@ -218,7 +189,6 @@ Q_SIGNALS:
     void findingsRequested();
     /// Slice `index` of the active pane's series is on screen (decoded and rendered).
     void imageShown(int index);
-    void cineChanged(bool playing, int framesPerSecond);
     void thumbnailReady(int series);
     /// Slice `index` is on screen in the active pane while it still arrives: `fraction` of its rows are in.
     void previewShown(int index, double fraction);
@@ -251,12 +221,6 @@ private:
     QString keyOf(const StudySummary *study) const;
     /// "PRIOR 2023-01-03 (1 year earlier)" / "CURRENT …" on every pane while another study is open.
     void updateComparisonLabels();
-    /// A pane scrolled alone (Shift+wheel) while linked: the offset of its study against the others' is where it
-    /// now is against them.
-    void learnOffset(SeriesPane *pane);
-    /// The active pane's window or zoom to the other panes, when linked.
-    void propagateWindow();
-    void propagateZoom();
     void requestThumbnail(int series, const QString &key);
     void requestThumbnails();
     /// The thumbnails, once: when the panes show their first images (or after half a second).
@@ -270,10 +234,6 @@ private:
     /// (or a thumbnail) wants it.
     void onInstanceBytes(const QString &key, const ByteView &bytes);
     void makeThumbnail(const QString &key);
-    /// The other panes to the active one's place in the patient, when synchronised.
-    /// The linked panes to the level of `lead` (the active pane when null).
-    void follow(SeriesPane *lead = nullptr);
-
     BlobStore *m_store;
     ImageMemoryCache *m_images;
     StudyStreamer *m_streamer = nullptr;
@@ -290,29 +250,13 @@ private:
     QList<SeriesPane *> m_panes;
     std::vector<std::unique_ptr<OpenStudy>> m_others;
     std::vector<std::unique_ptr<OpenStudy>> m_closed;  ///< kept while the viewer lives: panes being deleted still point at them
-    /// By study key: where the same anatomy lies in that study's coordinates relative to the others (mm, patient
-    /// axes); only differences between two studies mean anything.
-    QHash<QString, std::array<double, 3>> m_offsets;
-    SeriesPane *m_adjusting = nullptr;
     bool m_placing = false;  ///< panes made meanwhile hold their loads until placed (laid out, then followed)
-    QSet<SeriesPane *> m_beyond;        ///< linked panes of another study with no slice at the active one's level  ///< stepping alone (Shift+wheel): its next image sets an offset
-    bool m_linkWindow = false;
-    SeriesPane *m_maximised = nullptr;
-    ViewportTool m_tool = ViewportTool::pan();  ///< the pane shown alone over the grid (setMaximised)
-    bool m_linkZoom = false;
+    SeriesPane *m_maximised = nullptr;  ///< the pane shown alone over the grid (setMaximised)
+    ViewportTool m_tool = ViewportTool::pan();
     HangingPlan m_plan;
-    bool m_referenceLines = true;
-    struct Crosshair
-    {
-        std::array<double, 3> point{};
-        QString studyKey;  ///< whose coordinates the point is in
-        QString frameOfReference;  ///< the frame of reference of the image it was picked on
-    };
-    std::optional<Crosshair> m_crosshair;
-    /// Reference lines on every pane from the active one's slice; each pane's crosshair mark.
-    void updateReferences();
+    PaneLinks *m_links = nullptr;
+    friend class PaneLinks;  ///< reads the panes, the active one, the study keys; says the modes
     SeriesPane *m_active = nullptr;
-    bool m_sync = false;
     bool m_smoothMagnify = true;
     SegmentationOverlay *m_segmentations;
     bool m_segmentationsVisible = true;
@@ -337,11 +281,8 @@ private:
     QSet<QString> m_pendingHere;             ///< decodes this viewer started (pending in the memory cache)
     quint64 m_chainGeneration = 0;
     quint64 m_studyGeneration = 0;
-    QTimer m_cine;
-    int m_cineRate = 15;
-    bool m_cineRateChosen = false;
-    /// One cine step; the timer's next interval from the frame now shown.
-    void cineStep();
+    CinePlayer *m_cine = nullptr;
+    friend class CinePlayer;  ///< says the modes
     /// The viewports' mode line: synchronised scrolling, cine and its rate.
     void updateModeText();
 };

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // StudyViewer's comparison with the patient's other studies: opening them beside the current one, panes that
-// show their series, linked scrolling across studies with the reader's offset, linked window/level and zoom.
+// show their series, a hanging protocol's plan (linked scrolling across them: panelinks.cpp).
 #include "viewer/studyviewer.h"
+#include "viewer/panelinks.h"
 #include "volumes/mprvolume.h"
 #include "browser/priorspanel.h"
 
@@ -14,13 +15,6 @@
 namespace spectrum {
 
 namespace {
-
-using Vec = std::array<double, 3>;
-
-Vec minus(const Vec &a, const Vec &b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
-Vec plus(const Vec &a, const Vec &b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
-Vec scaled(const Vec &a, double k) { return {a[0] * k, a[1] * k, a[2] * k}; }
-double dotOf(const Vec &a, const Vec &b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
 QString normalised(const QString &s) { return s.simplified().toUpper(); }
 
@@ -150,7 +144,7 @@ bool StudyViewer::updateComparison(const StudySummary &whole)
         if (focus && focus->seriesIndex() >= 0)
             open->streamer->setFocus(focus->seriesIndex(), focus->sliceIndex());
     }
-    follow();
+    m_links->follow();
     return true;
 }
 
@@ -177,7 +171,7 @@ void StudyViewer::closeComparison(const QString &studyUid, const QString &why)
         open->streamer->deleteLater();  // after the panes that hold it (deleted later too, posted first)
         open->streamer = nullptr;
     }
-    m_offsets.remove(keyOf(&open->study));
+    m_links->forgetStudy(keyOf(&open->study));
     m_priors->setClosed(studyUid, why);
     m_closed.push_back(std::move(*it));
     m_others.erase(it);
@@ -231,7 +225,7 @@ bool StudyViewer::openBeside(const StudySummary &study, StudyStreamer *streamer)
     const bool shown = showSeriesOf(m_panes[at], key, best);
     m_placing = false;
     if (shown && reader && m_panes.contains(reader))
-        follow(reader);  // the new pane at the level the reader is at (it opens there, not at its middle first)
+        m_links->follow(reader);  // the new pane at the level the reader is at (it opens there, not at its middle first)
     for (SeriesPane *p : std::as_const(m_panes))
         p->releaseLoads();  // and only then loads
     return shown;
@@ -268,9 +262,7 @@ bool StudyViewer::showSeriesOf(SeriesPane *pane, const QString &studyKey, int se
     m_panes[index] = fresh;
     if (m_active == pane)
         m_active = fresh;
-    if (m_adjusting == pane)
-        m_adjusting = nullptr;
-    m_beyond.remove(pane);
+    m_links->forget(pane);
     m_grid->removeWidget(pane);
     disconnect(pane, nullptr, this, nullptr);
     disconnect(m_images, nullptr, pane, nullptr);
@@ -310,11 +302,10 @@ void StudyViewer::applyPlan(const HangingPlan &plan, const StudySummary *prior, 
     }
     m_placing = false;
     setActivePane(m_panes.first());
-    m_sync = plan.linkScroll && m_panes.size() > 1;
-    m_linkWindow = plan.linkWindow && m_panes.size() > 1;
+    m_links->setFromPlan(plan.linkScroll && m_panes.size() > 1, plan.linkWindow && m_panes.size() > 1);
     m_plan = plan;
     updateComparisonLabels();
-    follow();
+    m_links->follow();
     for (SeriesPane *p : std::as_const(m_panes))
         p->releaseLoads();
     // The first pane's series in three planes; an MPR of it open already (asked for on the study's first look) is
@@ -351,145 +342,6 @@ void StudyViewer::updateComparisonLabels()
                               earlier);
     }
     updateModeText();
-}
-
-void StudyViewer::follow(SeriesPane *lead)
-{
-    if (!lead)
-        lead = m_active;
-    if (!m_sync || m_panes.size() < 2 || !lead)
-        return;
-    // The slice through the same place of the patient: in the same study by frame of reference; in another
-    // study by patient position in the same plane, shifted by the offset between the two studies. Series
-    // elsewhere (another plane, no geometry) stay where they are. Where the slice in view lies is known from
-    // its header before it is decoded: the panes it leads open at their level, not somewhere first.
-    QString frame;
-    Vec normal{}, here{};
-    bool centre = false;
-    if (!lead->placeInView(&frame, &normal, &here, &centre))
-        return;
-    const Vec from = m_offsets.value(keyOf(lead->study()), Vec{0, 0, 0});
-    for (SeriesPane *p : std::as_const(m_panes)) {
-        if (p == lead || p == m_adjusting)
-            continue;
-        if (!centre) {
-            // Only the header's corner of the slice in view is known yet: it places panes parallel to it; the
-            // others follow once it is decoded (its centre).
-            const std::optional<Vec> n = p->stackNormal();
-            if (!n || std::abs((*n)[0] * normal[0] + (*n)[1] * normal[1] + (*n)[2] * normal[2]) < 0.99999)
-                continue;
-        }
-        int nearest = -1;
-        if (p->study() == lead->study()) {
-            nearest = frame.isEmpty() ? -1 : p->sliceNearest(frame, here);
-        } else {
-            const Vec to = m_offsets.value(keyOf(p->study()), Vec{0, 0, 0});
-            nearest = p->sliceNearestInPlane(normal, plus(here, minus(to, from)));
-            // No slice of it at this level: it stays, and says so, rather than stand at its edge as if it matched.
-            const bool beyond = nearest == SeriesPane::kBeyondStack;
-            if (beyond != m_beyond.contains(p)) {
-                beyond ? void(m_beyond.insert(p)) : void(m_beyond.remove(p));
-                updateModeText();
-            }
-        }
-        if (nearest >= 0 && nearest != p->sliceIndex())
-            p->showSlice(nearest);
-    }
-}
-
-void StudyViewer::learnOffset(SeriesPane *pane)
-{
-    if (!m_sync || !pane->viewport()->hasImage() || !pane->viewport()->image().info.hasPosition)
-        return;
-    const ImageInfo &info = pane->viewport()->image().info;
-    const Vec n = info.sliceNormal();
-    for (SeriesPane *r : std::as_const(m_panes)) {
-        if (r == pane || r->study() == pane->study() || !r->viewport()->hasImage() || !r->viewport()->image().info.hasPosition)
-            continue;
-        const ImageInfo &other = r->viewport()->image().info;
-        if (std::abs(dotOf(other.sliceNormal(), n)) < 0.99)
-            continue;
-        // The pane's place and the other's are the same anatomy: what lies at `other`'s position there lies at
-        // this pane's position here.
-        const Vec base = m_offsets.value(keyOf(r->study()), Vec{0, 0, 0});
-        m_offsets.insert(keyOf(pane->study()), plus(base, scaled(n, dotOf(n, minus(info.centre(), other.centre())))));
-        updateModeText();
-        return;
-    }
-}
-
-double StudyViewer::offsetMm(const QString &studyKey) const
-{
-    Vec n{0, 0, 1};
-    if (m_active && m_active->viewport()->hasImage() && m_active->viewport()->image().info.hasPosition)
-        n = m_active->viewport()->image().info.sliceNormal();
-    const Vec d = minus(m_offsets.value(studyKey, Vec{0, 0, 0}), m_offsets.value(keyOf(&m_study), Vec{0, 0, 0}));
-    return dotOf(n, d);
-}
-
-void StudyViewer::setOffsetMm(const QString &studyKey, double mm)
-{
-    Vec n{0, 0, 1};
-    if (m_active && m_active->viewport()->hasImage() && m_active->viewport()->image().info.hasPosition)
-        n = m_active->viewport()->image().info.sliceNormal();
-    m_offsets.insert(studyKey, plus(m_offsets.value(keyOf(&m_study), Vec{0, 0, 0}), scaled(n, mm)));
-    updateModeText();
-    follow();
-}
-
-void StudyViewer::setWindowLinked(bool on)
-{
-    m_linkWindow = on;
-    updateModeText();
-    propagateWindow();
-}
-
-void StudyViewer::setZoomLinked(bool on)
-{
-    m_linkZoom = on;
-    updateModeText();
-    propagateZoom();
-}
-
-void StudyViewer::propagateWindow()
-{
-    if (!m_linkWindow || !m_active || !m_active->viewport()->hasImage() || m_active->seriesIndex() < 0)
-        return;
-    // Only where values mean the same in every image and are read alike: slices in Hounsfield units cut the same
-    // way as the active pane's (axial beside axial). An MR's or a radiograph's values depend on the acquisition; a
-    // CT's scout is a projection whose values are sums along a ray — another image's window would show either
-    // misleadingly bright or dark (a brain window turns a localizer black).
-    const ImageInfo &lead = m_active->viewport()->image().info;
-    auto linkable = [&lead](SeriesPane *p) {
-        const ImageInfo &i = p->viewport()->image().info;
-        if (!p->viewport()->hasImage() || i.isProjection() || !(i.rescaleType == QLatin1String("HU") || i.identity.modality == QLatin1String("CT")))
-            return false;
-        if (!i.hasPosition || !lead.hasPosition)
-            return true;
-        const std::array<double, 3> a = i.sliceNormal(), b = lead.sliceNormal();
-        return std::abs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) > 0.8;  // the same plane, give or take a tilt
-    };
-    if (!linkable(m_active))
-        return;
-    const VoiWindow w = m_active->viewport()->window();
-    for (SeriesPane *p : std::as_const(m_panes)) {
-        if (p == m_active || !linkable(p))
-            continue;
-        const VoiWindow mine = p->viewport()->window();
-        if (mine.center != w.center || mine.width != w.width)
-            p->viewport()->setWindow(w);
-    }
-}
-
-void StudyViewer::propagateZoom()
-{
-    if (!m_linkZoom || !m_active)
-        return;
-    const double zoom = m_active->viewport()->view().zoom();
-    for (SeriesPane *p : std::as_const(m_panes)) {
-        if (p != m_active && std::abs(p->viewport()->view().zoom() - zoom) > 1e-9)
-            p->viewport()->setView(p->viewport()->view().withZoom(zoom));
-    }
 }
 
 } // namespace spectrum
