@@ -88,7 +88,7 @@ void tst_Priors::theMostRecentComparableOpensBesideAsPrior()
     QTRY_VERIFY(m_viewer->viewport()->hasImage());
     m_window->activateWindow();
     m_viewer->setFocus();
-    QSignalSpy opened(m_viewer, &StudyViewer::comparisonOpened);
+    QSignalSpy opened(m_viewer->comparison(), &StudyComparison::opened);
     QTest::keySequence(m_window.get(), QKeySequence(QStringLiteral("Shift+P")));
     QCOMPARE(opened.count(), 1);
     QCOMPARE(m_viewer->paneCount(), 2);
@@ -109,7 +109,7 @@ void tst_Priors::theMostRecentComparableOpensBesideAsPrior()
     QVERIFY(m_viewer->priorsPanel()->tree()->topLevelItem(1)->child(0)->text(0).contains(QStringLiteral("Axial 5 mm")));
     // Asked again: still one comparison, where it was; the reader's pane of the current study stays.
     m_window->openMostRecentComparable();
-    QCOMPARE(m_viewer->comparisonCount(), 1);
+    QCOMPARE(m_viewer->comparison()->count(), 1);
     QCOMPARE(m_viewer->paneCount(), 2);
     QCOMPARE(m_viewer->pane(0)->study(), &m_viewer->study());
     QCOMPARE(m_viewer->pane(1), prior);
@@ -118,7 +118,7 @@ void tst_Priors::theMostRecentComparableOpensBesideAsPrior()
 
 void tst_Priors::linkedScrollingAcrossStudiesWithTheReadersOffset()
 {
-    QVERIFY(m_viewer && m_viewer->comparisonCount() == 1);
+    QVERIFY(m_viewer && m_viewer->comparison()->count() == 1);
     SeriesPane *current = m_viewer->pane(0), *prior = m_viewer->pane(1);
     m_viewer->setActivePane(current);
     m_viewer->links()->setSynchronized(true);
@@ -205,7 +205,7 @@ void tst_Priors::layoutsUpToFourByFourWithAPriorInAnyPane()
     QCOMPARE(m_viewer->pane(1)->study()->identity.studyInstanceUid, m_priorUid);  // kept where it was
     // The prior's series dragged from the list onto the last pane.
     QMimeData data;
-    data.setData(otherStudySeriesMimeType(), (PriorsPanel::studyKey(m_viewer->comparison(0).identity) + QStringLiteral("\n0")).toUtf8());
+    data.setData(otherStudySeriesMimeType(), (PriorsPanel::studyKey(m_viewer->comparison()->study(0).identity) + QStringLiteral("\n0")).toUtf8());
     const QPointF at(10, 10);
     QDragEnterEvent enter(at.toPoint(), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
     QApplication::sendEvent(m_viewer->pane(5), &enter);
@@ -235,10 +235,10 @@ void tst_Priors::neverAnotherPatientsStudy()
     QSignalSpy errors(m_viewer, &StudyViewer::errorOccurred);
     const StudySummary *chest = m_ws->findStudy(QStringLiteral("demo-cr"));
     QVERIFY(chest);
-    QVERIFY(!m_viewer->openBeside(*chest));
+    QVERIFY(!m_viewer->comparison()->openBeside(*chest));
     QCOMPARE(errors.count(), 1);
     QVERIFY(errors.first().first().value<Error>().message().contains(QStringLiteral("DEMO-CHEST-002")));
-    QCOMPARE(m_viewer->comparisonCount(), 1);
+    QCOMPARE(m_viewer->comparison()->count(), 1);
 
     // A study under the same Patient ID but another name arrives, and one with the prior's Study Instance UID
     // under another Patient ID: the first is not offered (and said), and the prior is no longer offered either.
@@ -287,15 +287,15 @@ void tst_Priors::neverAnotherPatientsStudy()
 // study being read, nothing of it stays offered, and the reader is told.
 void tst_Priors::aListingNamingAnotherPatientClosesThePrior()
 {
-    QVERIFY(m_viewer && m_viewer->comparisonCount() == 1);
+    QVERIFY(m_viewer && m_viewer->comparison()->count() == 1);
     QVERIFY(std::any_of(m_viewer->panes().begin(), m_viewer->panes().end(), [this](SeriesPane *p) { return p->study() != &m_viewer->study(); }));
-    StudySummary listed = m_viewer->comparison(0);
+    StudySummary listed = m_viewer->comparison()->study(0);
     listed.identity.patientName = QStringLiteral("OTHER^PERSON");
     QSignalSpy errors(m_viewer, &StudyViewer::errorOccurred);
-    QVERIFY(!m_viewer->updateComparison(listed));
+    QVERIFY(!m_viewer->comparison()->update(listed));
     QCOMPARE(errors.count(), 1);
     QVERIFY(errors.first().first().value<Error>().message().contains(QStringLiteral("another patient name (OTHER, PERSON)")));
-    QCOMPARE(m_viewer->comparisonCount(), 0);
+    QCOMPARE(m_viewer->comparison()->count(), 0);
     for (SeriesPane *p : m_viewer->panes()) {
         QCOMPARE(p->study(), &m_viewer->study());
         QVERIFY(p->viewport()->layers()->overlay().comparison.isEmpty());  // one study open: no labels

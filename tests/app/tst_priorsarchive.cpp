@@ -58,7 +58,7 @@ void tst_PriorsArchive::aPriorInTheArchiveIsFoundAndOpensBesideWhileItArrives()
     QVERIFY(!m_ws->findStudy(priorUid));
 
     // Opened beside it: streamed in (its row says so meanwhile), shown as it arrives, then here.
-    QSignalSpy comparison(viewer, &StudyViewer::comparisonOpened);
+    QSignalSpy comparison(viewer->comparison(), &StudyComparison::opened);
     QTRY_VERIFY_WITH_TIMEOUT(viewer->viewport()->hasImage(), 20000);
     m_window->activateWindow();
     viewer->setFocus();

@@ -231,7 +231,7 @@ int main(int argc, char **argv)
                         return false;
                     clock.restart();
                     // Its pane is placed right after it is opened: looked for then.
-                    QObject::connect(v, &StudyViewer::comparisonOpened, &app, [&, v] {
+                    QObject::connect(v->comparison(), &StudyComparison::opened, &app, [&, v] {
                         QTimer::singleShot(0, &app, [&, v] {
                             auto report = [&] {
                                 const double priorMs = clock.nsecsElapsed() / 1e6;

@@ -21,8 +21,8 @@ enum Role { SopRole = Qt::UserRole + 1, FrameRole, PresentationRole };
 QString placeOf(const StudyViewer *viewer, const ImageRef &ref)
 {
     QList<const StudySummary *> studies{&viewer->study()};
-    for (int i = 0; i < viewer->comparisonCount(); ++i)
-        studies << &viewer->comparison(i);
+    for (int i = 0; i < viewer->comparison()->count(); ++i)
+        studies << &viewer->comparison()->study(i);
     for (const StudySummary *study : studies) {
         for (const SeriesSummary &s : study->series) {
             for (int i = 0; i < s.instances.size(); ++i) {

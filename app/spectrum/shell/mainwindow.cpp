@@ -327,7 +327,7 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
                 return;  // refused, and said why
             // The whole study now: its protocol can place its series — unless the reader laid it out meanwhile
             // (a prior opened beside, another layout, MPR), which is never undone under them.
-            if ((*viewer)->comparisonCount() == 0 && (*viewer)->paneCount() == 1 && !(*viewer)->isMprByReader())
+            if ((*viewer)->comparison()->count() == 0 && (*viewer)->paneCount() == 1 && !(*viewer)->isMprByReader())
                 applyProtocol(*viewer);
         } else if (StudyViewer *open = viewerOf(study.identity.studyInstanceUid, study.identity.patientId)) {
             streamer->deleteLater();  // opened meanwhile

@@ -62,8 +62,8 @@ void MainWindow::configurePrefetcher()
             if (!viewer)
                 continue;
             QList<const StudySummary *> open{&viewer->study()};
-            for (int c = 0; c < viewer->comparisonCount(); ++c)
-                open << &viewer->comparison(c);
+            for (int c = 0; c < viewer->comparison()->count(); ++c)
+                open << &viewer->comparison()->study(c);
             for (const StudySummary *s : open) {
                 if (const StudySummary *here = m_workstation->findStudy(s->identity.studyInstanceUid))
                     bytes += here->bytes;
@@ -87,15 +87,15 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
         return;
     const PriorStudy prior = list.studies[index];
     const DicomIdentity &id = prior.identity;
-    for (int i = 0; i < viewer->comparisonCount(); ++i) {
-        if (viewer->comparison(i).identity.studyInstanceUid == id.studyInstanceUid) {
-            viewer->openBeside(viewer->comparison(i));  // open already: beside again
+    for (int i = 0; i < viewer->comparison()->count(); ++i) {
+        if (viewer->comparison()->study(i).identity.studyInstanceUid == id.studyInstanceUid) {
+            viewer->comparison()->openBeside(viewer->comparison()->study(i));  // open already: beside again
             return;
         }
     }
     if (prior.isCached() || prior.stores.isEmpty()) {
         if (const StudySummary *read = m_workstation->loadedStudy(id.studyInstanceUid, id.patientId); read && !read->identityConflict) {
-            viewer->openBeside(*read);
+            viewer->comparison()->openBeside(*read);
             return;
         }
         for (const StudySummary &s : m_workstation->studies()) {
@@ -107,7 +107,7 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
                         viewer->priorsPanel()->setOpening(uid, tr("cannot be opened: %1").arg(r.error().toString()));
                     else if (r.value().identityConflict)
                         viewer->priorsPanel()->setOpening(uid, tr("not opened: the cache holds this study under more than one patient"));
-                    else if (!viewer->openBeside(r.value()))
+                    else if (!viewer->comparison()->openBeside(r.value()))
                         viewer->priorsPanel()->setOpening(uid, tr("not opened: it is not plainly this patient's"));
                 });
                 return;
@@ -131,16 +131,16 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
     connect(streamer, &StudyStreamer::firstLookReady, viewer, [viewer, streamer, id, opened] {
         if (*opened)
             return;
-        if (!viewer->openBeside(streamer->firstLook(), streamer))  // refused (and the stream deleted): said on its row
+        if (!viewer->comparison()->openBeside(streamer->firstLook(), streamer))  // refused (and the stream deleted): said on its row
             return viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("not opened: the archive gives it for another patient"));
         *opened = true;
     });
     connect(streamer, &StudyStreamer::listed, viewer, [this, viewer, streamer, id, opened, store = nearest.first()] {
         const StudySummary study = streamer->study();
         if (*opened) {
-            if (!viewer->updateComparison(study))
+            if (!viewer->comparison()->update(study))
                 return;  // the listing disagrees on the patient: its panes were cleared, and it said why
-        } else if (!viewer->openBeside(study, streamer)) {  // refused (and the stream deleted): said on its row
+        } else if (!viewer->comparison()->openBeside(study, streamer)) {  // refused (and the stream deleted): said on its row
             return viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("not opened: the archive lists it under another patient"));
         }
         *opened = true;
@@ -150,7 +150,7 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
     connect(streamer, &StudyStreamer::failed, viewer, [viewer, streamer, id, opened](const Error &e) {
         if (*opened) {  // opened on its first look, then its listing failed: closed again, and said
             Q_EMIT viewer->errorOccurred(e);
-            return viewer->closeComparison(id.studyInstanceUid, tr("could not be listed: %1").arg(e.message()));
+            return viewer->comparison()->close(id.studyInstanceUid, tr("could not be listed: %1").arg(e.message()));
         }
         viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("could not be opened: %1").arg(e.message()));
         streamer->deleteLater();

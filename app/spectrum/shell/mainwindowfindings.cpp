@@ -79,8 +79,8 @@ void MainWindow::saveDocuments(const QString &store, bool findings)
     what.observerName = observerName();
     QHash<QString, DicomIdentity> studies;
     studies.insert(viewer->study().identity.studyInstanceUid, viewer->study().identity);
-    for (int i = 0; i < viewer->comparisonCount(); ++i)
-        studies.insert(viewer->comparison(i).identity.studyInstanceUid, viewer->comparison(i).identity);
+    for (int i = 0; i < viewer->comparison()->count(); ++i)
+        studies.insert(viewer->comparison()->study(i).identity.studyInstanceUid, viewer->comparison()->study(i).identity);
     for (const Finding &f : model->all()) {
         if (!f.changed || !findings)
             continue;

@@ -38,9 +38,9 @@ const StudySummary *MainWindow::cachedComparablePrior(StudyViewer *viewer) const
     if (index < 0 || !priors.studies[index].isCached())
         return nullptr;
     const DicomIdentity &id = priors.studies[index].identity;
-    for (int i = 0; i < viewer->comparisonCount(); ++i) {
-        if (viewer->comparison(i).identity.studyInstanceUid == id.studyInstanceUid)
-            return &viewer->comparison(i);
+    for (int i = 0; i < viewer->comparison()->count(); ++i) {
+        if (viewer->comparison()->study(i).identity.studyInstanceUid == id.studyInstanceUid)
+            return &viewer->comparison()->study(i);
     }
     // Read from the cache when the study opened (openFromCache()), with its instances.
     const StudySummary *read = m_workstation->loadedStudy(id.studyInstanceUid, id.patientId);

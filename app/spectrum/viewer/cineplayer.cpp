@@ -55,9 +55,9 @@ void CinePlayer::setPlaying(bool playing)
     Q_EMIT changed(playing, int(std::lround(framesPerSecond())));
 }
 
-void CinePlayer::setRate(int framesPerSecond, bool chosen)
+void CinePlayer::setRate(int perSecond, bool chosen)
 {
-    m_rate = std::clamp(framesPerSecond, 1, 60);
+    m_rate = std::clamp(perSecond, 1, 60);
     m_rateChosen = m_rateChosen || chosen;
     m_timer.setInterval(std::max(1, int(std::lround(1000.0 / framesPerSecond()))));
     m_viewer->updateModeText();

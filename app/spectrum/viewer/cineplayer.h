@@ -21,7 +21,7 @@ public:
     void setPlaying(bool playing);
     bool isPlaying() const { return m_timer.isActive(); }
     /// 1…60 images per second; `chosen`: the reader's own choice (+/−), which overrides the acquired rate.
-    void setRate(int framesPerSecond, bool chosen = true);
+    void setRate(int perSecond, bool chosen = true);
     int rate() const { return m_rate; }
     /// The rate cine runs at now (the acquired one for a multi-frame image that gives it) and whether it is the
     /// acquired one.

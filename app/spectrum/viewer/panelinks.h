@@ -55,6 +55,7 @@ public:
 
 private:
     friend class StudyViewer;
+    friend class StudyComparison;  ///< a study opened or closed: the panes follow, its offset goes
     /// The linked panes to the level of `lead` (the active pane when null).
     void follow(SeriesPane *lead = nullptr);
     /// A pane scrolled alone (Shift+wheel) while linked: the offset of its study against the others' is where it

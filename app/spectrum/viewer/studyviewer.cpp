@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "viewer/studyviewer.h"
 #include "viewer/panelinks.h"
+#include "viewer/studycomparison.h"
 #include "viewer/serieslist.h"
 #include "volumes/mprview.h"
 #include "volumes/mprvolume.h"
@@ -32,6 +33,7 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
 {
     m_links = new PaneLinks(this);
     m_cine = new CinePlayer(this);
+    m_comparison = new StudyComparison(this);
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
@@ -243,7 +245,7 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     connect(pane, &SeriesPane::sliceChanged, this, [this, pane](int series, int index) {
         if (pane != m_active)
             return;
-        if (StudyStreamer *s = streamerOf(pane); s && !(pane->study() == &m_study && isKeySeries(series)))
+        if (StudyStreamer *s = m_comparison->streamerOf(pane); s && !(pane->study() == &m_study && isKeySeries(series)))
             s->setFocus(series, index);  // fetched next, then its neighbours (a key image series is the study's own images)
     });
     connect(pane, &SeriesPane::previewShown, this, [this, pane](int index, double fraction) {
@@ -286,7 +288,7 @@ void StudyViewer::resizeGrid(int rows, int columns, bool fill)
         addPane(fill ? series : -1);
     }
     layoutPanes();
-    updateComparisonLabels();
+    m_comparison->updateLabels();
     setActivePane(m_active);
 }
 
@@ -396,7 +398,7 @@ void StudyViewer::setActivePane(SeriesPane *pane)
         const QSignalBlocker block(m_seriesList);
         m_seriesList->setCurrentRow(row);
     }
-    if (StudyStreamer *s = streamerOf(m_active); s && m_active->seriesIndex() >= 0)
+    if (StudyStreamer *s = m_comparison->streamerOf(m_active); s && m_active->seriesIndex() >= 0)
         s->setFocus(m_active->seriesIndex(), m_active->sliceIndex());
     updateModeText();
     m_links->updateReferences();

@@ -14,6 +14,7 @@
 #include "viewport/segmentationoverlay.h"
 #include "viewer/cineplayer.h"
 #include "viewer/panelinks.h"
+#include "viewer/studycomparison.h"
 #include "viewer/seriespane.h"
 
 #include "spectrum/imaging/filters/bandprocessor.h"
@@ -86,25 +87,11 @@ public:
     int gridRows() const { return m_rows; }
     int gridColumns() const { return m_columns; }
 
-    // ---- Comparison with the patient's other studies (studyviewercompare.cpp) ----
+    // ---- The patient's other studies and the layout (studycomparison.cpp, studyviewerlayout.cpp) ----
     /// The list of the patient's other studies beside the series (filled by whoever searches for them).
     PriorsPanel *priorsPanel() const { return m_priors; }
-    /// Opens `study` — another study of the same patient — in this viewer: its series can be shown in any pane.
-    /// Refused (false, errorOccurred, nothing shown) when it is another patient's (Patient ID, issuer, name or
-    /// birth date differ). `streamer`: the study still arrives from an archive; the viewer owns it from now.
-    bool addComparison(const StudySummary &study, StudyStreamer *streamer = nullptr);
-    /// addComparison(), then shows it beside the current study: at least two panes, the pane after the active one
-    /// (or the second) showing the series most like the active one's — the same description, else the same
-    /// modality with the most images, else the first.
-    bool openBeside(const StudySummary &study, StudyStreamer *streamer = nullptr);
-    /// A study opened beside on its first look, now listed whole: its panes keep the image they show, at its place
-    /// in the whole list. Refused (false, its panes cleared, errorOccurred) when the listing names another patient.
-    bool updateComparison(const StudySummary &whole);
-    /// Closes a study opened beside (its listing named another patient, or it could not be listed): its panes show
-    /// the current study again, its stream stops and goes, its series leave the list, `why` on its row.
-    void closeComparison(const QString &studyUid, const QString &why);
-    int comparisonCount() const { return int(m_others.size()); }
-    const StudySummary &comparison(int i) const;
+    /// The patient's other studies open beside the one being read (studycomparison.h).
+    StudyComparison *comparison() const { return m_comparison; }
     /// Shows series `series` of the open study `studyKey` (PriorsPanel::studyKey; the current study's too) in `pane`.
     bool showSeriesOf(SeriesPane *pane, const QString &studyKey, int series);
     /// Lays the viewer out as a hanging protocol's plan says: the grid, each pane's series — of the current
@@ -196,19 +183,11 @@ Q_SIGNALS:
     void activePaneChanged(spectrum::SeriesPane *pane);
     /// The right button clicked on a pane (now the active one): its menu, at `globalPosition`.
     void paneMenuRequested(QPoint globalPosition);
-    /// Another study of the patient is open in the viewer (addComparison).
-    void comparisonOpened(const spectrum::StudySummary &study);
 
 protected:
     void keyPressEvent(QKeyEvent *event) override;
 
 private:
-    /// Another study open in the viewer: its list and, while it arrives, its streamer.
-    struct OpenStudy
-    {
-        StudySummary study;
-        StudyStreamer *streamer = nullptr;
-    };
     SeriesPane *addPane(int seriesIndex);
     /// A pane on `study` (the current one or an OpenStudy's), wired to the viewer, not yet in the grid.
     SeriesPane *makePane(const StudySummary *study, StudyStreamer *streamer);
@@ -217,10 +196,7 @@ private:
     /// setGrid(); new panes show the series not on screen yet when `fill`, nothing (yet) otherwise.
     void resizeGrid(int rows, int columns, bool fill);
     void wireStreamer(StudyStreamer *streamer);
-    StudyStreamer *streamerOf(const SeriesPane *pane) const;
     QString keyOf(const StudySummary *study) const;
-    /// "PRIOR 2023-01-03 (1 year earlier)" / "CURRENT …" on every pane while another study is open.
-    void updateComparisonLabels();
     void requestThumbnail(int series, const QString &key);
     void requestThumbnails();
     /// The thumbnails, once: when the panes show their first images (or after half a second).
@@ -248,8 +224,8 @@ private:
     int m_rows = 1;
     int m_columns = 1;
     QList<SeriesPane *> m_panes;
-    std::vector<std::unique_ptr<OpenStudy>> m_others;
-    std::vector<std::unique_ptr<OpenStudy>> m_closed;  ///< kept while the viewer lives: panes being deleted still point at them
+    StudyComparison *m_comparison = nullptr;
+    friend class StudyComparison;  ///< places the other studies' series in panes, labels them
     bool m_placing = false;  ///< panes made meanwhile hold their loads until placed (laid out, then followed)
     SeriesPane *m_maximised = nullptr;  ///< the pane shown alone over the grid (setMaximised)
     ViewportTool m_tool = ViewportTool::pan();
