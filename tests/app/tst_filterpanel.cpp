@@ -78,14 +78,14 @@ void tst_FilterPanel::filtersApplyLiveAndToggleOff()
     Result<PixelBuffer> expected = applyFilters(chain.value(), original.value().pixels, original.value().info, nullptr);
     QVERIFY(expected.isOk());
     // What is on screen is the original through the chain, in the window in use.
-    QTRY_VERIFY(viewer->isFiltering() && vp->shownImage().pixels.frameBytes() == expected.value().frameBytes()
+    QTRY_VERIFY(viewer->settings()->isFiltering() && vp->shownImage().pixels.frameBytes() == expected.value().frameBytes()
                 && std::memcmp(vp->shownImage().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
     QCOMPARE(vp->renderedImage(), toQImage(renderFrame(DecodedImage{original.value().info, expected.value()}, 0, vp->window())));
 
     // Off (T): the original again; on: the filtered image, at once (kept).
     QTest::keySequence(m_window.get(), QKeySequence(Qt::Key_T));
     QVERIFY(!panel->isApplied());
-    QTRY_VERIFY(!viewer->isFiltering());
+    QTRY_VERIFY(!viewer->settings()->isFiltering());
     QTRY_VERIFY(std::memcmp(vp->shownImage().pixels.frameData(0), original.value().pixels.frameData(0), size_t(expected.value().frameBytes())) == 0);
     QTest::keySequence(m_window.get(), QKeySequence(Qt::Key_T));
     QTRY_VERIFY(std::memcmp(vp->shownImage().pixels.frameData(0), expected.value().frameData(0), size_t(expected.value().frameBytes())) == 0);
@@ -93,7 +93,7 @@ void tst_FilterPanel::filtersApplyLiveAndToggleOff()
     // A mistyped parameter is a clear problem, and the original is shown.
     panel->setSpecs({QStringLiteral("gaussian:sigma=-4")});
     QVERIFY(panel->problem().contains(QStringLiteral("sigma")));
-    QTRY_VERIFY(!viewer->isFiltering());
+    QTRY_VERIFY(!viewer->settings()->isFiltering());
     panel->setSpecs({});
 }
 
@@ -152,19 +152,19 @@ void tst_FilterPanel::filtersStayWithTheirStudyUnlessAPresetSaysSo()
     StudyViewer *ct = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(ct);
     panel->setSpecs({QStringLiteral("sharpen")});
-    QTRY_VERIFY(ct->isFiltering());
+    QTRY_VERIFY(ct->settings()->isFiltering());
 
     // Another patient's study opens as acquired: the chain stays with the CT.
     StudyViewer *mr = openAndWait(m_window.get(), QStringLiteral("demo-mr"));
     QVERIFY(mr && mr != ct);
     QTRY_VERIFY(mr->viewport()->hasImage());
-    QVERIFY(!mr->isFiltering());
+    QVERIFY(!mr->settings()->isFiltering());
     QVERIFY(!mr->viewport()->isFiltered());
     QVERIFY(panel->specs().isEmpty());
-    QVERIFY(ct->isFiltering());
+    QVERIFY(ct->settings()->isFiltering());
     QCOMPARE(openAndWait(m_window.get(), QStringLiteral("demo-ct")), ct);  // back to the CT: its chain in the panel
     QCOMPARE(panel->specs(), QStringList{QStringLiteral("sharpen")});
-    QVERIFY(ct->isFiltering());
+    QVERIFY(ct->settings()->isFiltering());
 
     // A preset saved for MR on purpose opens every MR study through it, named on the image.
     QVERIFY(panel->savePreset({QStringLiteral("MR smooth"), {QStringLiteral("gaussian:sigma=1")}, QStringLiteral("MR")}));
@@ -175,26 +175,26 @@ void tst_FilterPanel::filtersStayWithTheirStudyUnlessAPresetSaysSo()
     QTRY_VERIFY(m_window->currentViewer() != mr);
     mr = openAndWait(m_window.get(), QStringLiteral("demo-mr"));
     QVERIFY(mr);
-    QVERIFY(mr->isFiltering());
-    QVERIFY2(mr->filterDescription().contains(QStringLiteral("MR smooth")), qPrintable(mr->filterDescription()));
+    QVERIFY(mr->settings()->isFiltering());
+    QVERIFY2(mr->settings()->filterDescription().contains(QStringLiteral("MR smooth")), qPrintable(mr->settings()->filterDescription()));
     QTRY_VERIFY(mr->viewport()->isFiltered());
     QCOMPARE(panel->presetName(), QStringLiteral("MR smooth"));
     // The CR (another modality) is not touched by it.
     StudyViewer *cr = openAndWait(m_window.get(), QStringLiteral("demo-cr"));
-    QVERIFY(cr && !cr->isFiltering());
+    QVERIFY(cr && !cr->settings()->isFiltering());
 
     // Filters that move pixels are refused on screen: values and letters would land on the wrong side.
     openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     panel->setSpecs({QStringLiteral("flip:axis=horizontal")});
     QVERIFY2(panel->problem().contains(QStringLiteral("moves the image's pixels")), qPrintable(panel->problem()));
-    QTRY_VERIFY(!ct->isFiltering());
+    QTRY_VERIFY(!ct->settings()->isFiltering());
     panel->setSpecs({});
 
     panel->removePreset(QStringLiteral("MR smooth"));
     QVERIFY(panel->presets().isEmpty());
     openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     panel->setSpecs({});
-    QTRY_VERIFY(!ct->isFiltering());
+    QTRY_VERIFY(!ct->settings()->isFiltering());
 }
 
 QTEST_MAIN(tst_FilterPanel)

@@ -509,7 +509,7 @@ void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
     resetDecodeCounts();
     StudyViewer *viewer = openFrom(window, QStringLiteral("archive"), m_ctUid);
     QVERIFY(viewer);
-    viewer->setFilters(chain.value(), QStringLiteral("invert"));  // while the study still arrives
+    viewer->settings()->setFilters(chain.value(), QStringLiteral("invert"));  // while the study still arrives
     QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isListed(), 20000);
     // Through every slice, each shown whole (filtered), while the rest arrives.
     for (int i = 0; i < viewer->sliceCount(); ++i) {

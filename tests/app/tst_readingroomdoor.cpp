@@ -402,7 +402,7 @@ void tst_ReadingRoomDoor::overlayTextsNeverOverprint()
     press(QKeySequence(Qt::Key_S));
     Result<FilterChain> sharpen = m_window->filterPanel()->registry().makeChain({QStringLiteral("sharpen")});
     QVERIFY(sharpen.isOk());
-    m_viewer->setFilters(sharpen.value(), QStringLiteral("sharpen"));
+    m_viewer->settings()->setFilters(sharpen.value(), QStringLiteral("sharpen"));
     auto check = [this](const QString &how) {
         for (int i = 0; i < m_viewer->paneCount(); ++i) {
             ImageViewport *vp = m_viewer->pane(i)->viewport();
@@ -434,7 +434,7 @@ void tst_ReadingRoomDoor::overlayTextsNeverOverprint()
     press(QKeySequence(QStringLiteral("Ctrl+Alt+4")));
     QTRY_VERIFY(m_viewer->pane(3)->viewport()->hasImage());
     check(QStringLiteral("2 × 2, 1024 px"));
-    m_viewer->setFilters(FilterChain(), QString());
+    m_viewer->settings()->setFilters(FilterChain(), QString());
     m_window->resize(1400, 800);
     press(QKeySequence(Qt::Key_S));
 }

@@ -98,8 +98,8 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
         StudyViewer *viewer = currentViewer();
         if (!viewer)
             return;
-        viewer->setFilterState({m_filters->specs(), m_filters->isApplied(), m_filters->presetName()});
-        viewer->setFilters(chain, description);
+        viewer->settings()->setFilterState({m_filters->specs(), m_filters->isApplied(), m_filters->presetName()});
+        viewer->settings()->setFilters(chain, description);
     });
     m_filterDock = filterDock;
 
@@ -352,15 +352,15 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
     });
     connect(viewer, &StudyViewer::paneMenuRequested, this, &MainWindow::showPaneMenu);
     connect(viewer, &StudyViewer::findingsRequested, this, [this] { m_findingsDock->show(); });
-    viewer->setTool(m_tool);
+    viewer->settings()->setTool(m_tool);
     viewer->cine()->setRate(m_cineRate, false);  // the reader's usual rate; a multi-frame image's own comes first
-    viewer->setSmoothMagnification(m_smoothAction->isChecked());
+    viewer->settings()->setSmoothMagnification(m_smoothAction->isChecked());
     // A new study opens unfiltered, unless the reader saved a preset for its modality (named on the image) or
     // asked for a chain on the command line.
     if (!m_startChain.isEmpty())
-        viewer->setFilterState({m_startChain, true, QString()});
+        viewer->settings()->setFilterState({m_startChain, true, QString()});
     else if (const std::optional<FilterPreset> preset = m_filters->presetFor(study.modalities))
-        viewer->setFilterState({preset->specs, true, preset->name});
+        viewer->settings()->setFilterState({preset->specs, true, preset->name});
     connect(viewer, &StudyViewer::imageShown, this, [this, viewer] {
         if (viewer == currentViewer())
             showTagsOfImageInView();
@@ -391,7 +391,7 @@ void MainWindow::showFiltersOf(StudyViewer *viewer)
 {
     m_filters->setCurrentModalities(viewer ? viewer->study().modalities : QStringList());
     m_filters->setEnabled(viewer != nullptr);
-    const StudyViewer::FilterState state = viewer ? viewer->filterState() : StudyViewer::FilterState();
+    const PaneSettings::FilterState state = viewer ? viewer->settings()->filterState() : PaneSettings::FilterState();
     m_filters->setState(state.specs, state.applied, state.preset);  // applies to the viewer through chainChanged
 }
 

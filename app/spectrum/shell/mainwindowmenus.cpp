@@ -141,14 +141,14 @@ void MainWindow::buildMenus()
     add(view, tr("&Invert"), Qt::Key_I, onViewport([](ImageViewport *v) { v->setInverted(!v->isInverted()); }));
     QAction *segmentations = add(view, tr("Se&gmentations"), Qt::Key_G, [this] {
         if (StudyViewer *v = currentViewer())
-            v->setSegmentationsVisible(!v->segmentationsVisible());
+            v->settings()->setSegmentationsVisible(!v->settings()->segmentationsVisible());
     });
     segmentations->setToolTip(tr("Show or hide segmentations over the images they were drawn on"));
     // Shrunk images are always averaged (a thin line never vanishes); magnified ones smooth or pixel-exact.
     m_smoothAction = view->addAction(tr("S&mooth magnification"), this, [this](bool on) {
         for (int i = 1; i < m_tabs->count(); ++i) {
             if (auto *viewer = qobject_cast<StudyViewer *>(m_tabs->widget(i)))
-                viewer->setSmoothMagnification(on);
+                viewer->settings()->setSmoothMagnification(on);
         }
     });
     m_smoothAction->setCheckable(true);
@@ -275,7 +275,7 @@ void MainWindow::buildMenus()
             m_tool = tool;
             // The reader's tool, in every pane of every open study: a click on any pane uses it.
             for (StudyViewer *v : findChildren<StudyViewer *>())
-                v->setTool(tool);
+                v->settings()->setTool(tool);
         });
         a->setCheckable(true);
         a->setChecked(tool.pans());

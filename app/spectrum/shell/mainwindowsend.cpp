@@ -83,8 +83,8 @@ void MainWindow::chooseAndSend()
     form->addRow(tr("What"), image);
     form->addRow(QString(), series);
     const ImageInfo &shown = viewer->viewport()->image().info;
-    const bool deepColour = viewer->isFiltering() && shown.samplesPerPixel == 3 && shown.bitsStored > 8;
-    form->addRow(new QLabel(viewer->isFiltering() ? tr("As a new derived series, through the filters in use.%1")
+    const bool deepColour = viewer->settings()->isFiltering() && shown.samplesPerPixel == 3 && shown.bitsStored > 8;
+    form->addRow(new QLabel(viewer->settings()->isFiltering() ? tr("As a new derived series, through the filters in use.%1")
                                                         .arg(deepColour ? tr("\nIts %1-bit colour is filtered, and sent, at 8 bits a sample (it says so).").arg(shown.bitsStored) : QString())
                                                   : tr("As a new derived series (no filter is on: an unprocessed copy).")));
     form->addRow(buttons);

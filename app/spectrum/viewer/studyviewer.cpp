@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "viewer/studyviewer.h"
 #include "viewer/panelinks.h"
+#include "viewer/panesettings.h"
 #include "viewer/studycomparison.h"
 #include "viewer/serieslist.h"
 #include "volumes/mprview.h"
@@ -34,6 +35,7 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
     m_links = new PaneLinks(this);
     m_cine = new CinePlayer(this);
     m_comparison = new StudyComparison(this);
+    m_settings = new PaneSettings(this);
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
@@ -190,10 +192,8 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     auto *pane = new SeriesPane(m_store, m_images, study, streamer);
     if (m_placing)
         pane->holdLoads();
-    pane->setFilters(m_chain, m_chainDescription);
-    pane->viewport()->setSmoothMagnification(m_smoothMagnify);
+    m_settings->applyTo(pane);
     pane->viewport()->findingsLayer()->setModel(m_findings);
-    pane->viewport()->setTool(m_tool);
     connect(pane, &SeriesPane::activated, this, [this, pane] { setActivePane(pane); });
     connect(pane, &SeriesPane::seriesDropped, this, [this, pane](int series) {
         setActivePane(pane);
@@ -436,36 +436,11 @@ void StudyViewer::resetView()
     m_active->resetView();
 }
 
-void StudyViewer::setFilters(const FilterChain &chain, const QString &description)
-{
-    if (description == m_chainDescription && chain.isEmpty() == m_chain.isEmpty())
-        return;  // the same chain (its description names it): nothing to redo
-    m_chain = chain;
-    m_chainDescription = description;
-    ++m_chainGeneration;
-    for (SeriesPane *p : m_panes)
-        p->setFilters(chain, description);
-}
-
 void StudyViewer::updateMasks(SeriesPane *pane)
 {
     ImageViewport *vp = pane->viewport();
-    vp->layers()->setMasksVisible(m_segmentationsVisible);
+    vp->layers()->setMasksVisible(m_settings->segmentationsVisible());
     vp->layers()->setMasks(vp->hasImage() ? m_segmentations->masksFor(vp->image().info) : QList<ViewportMask>());
-}
-
-void StudyViewer::setSegmentationsVisible(bool visible)
-{
-    m_segmentationsVisible = visible;
-    for (SeriesPane *p : m_panes)
-        p->viewport()->layers()->setMasksVisible(visible);
-}
-
-void StudyViewer::setSmoothMagnification(bool smooth)
-{
-    m_smoothMagnify = smooth;
-    for (SeriesPane *p : m_panes)
-        p->viewport()->setSmoothMagnification(smooth);
 }
 
 void StudyViewer::onInstanceBytes(const QString &key, const ByteView &bytes)
@@ -480,8 +455,8 @@ void StudyViewer::onInstanceBytes(const QString &key, const ByteView &bytes)
     // kept in memory, where the panes find it.
     m_images->setPending(key, true);
     m_pendingHere.insert(key);
-    const FilterChain chain = m_chain;
-    const QString filteredKey = ImageMemoryCache::filteredKey(key, m_chainDescription);
+    const FilterChain chain = m_settings->filters();
+    const QString filteredKey = ImageMemoryCache::filteredKey(key, m_settings->filterDescription());
     struct Decoded
     {
         Result<DecodedImage> original = Error(ErrorCode::Internal, QString());
@@ -502,11 +477,11 @@ void StudyViewer::onInstanceBytes(const QString &key, const ByteView &bytes)
             }
         }
         return d;
-    }, [this, key, filteredKey, generation = m_chainGeneration](Decoded &&d) {
+    }, [this, key, filteredKey, generation = m_settings->filtersGeneration()](Decoded &&d) {
         m_pendingHere.remove(key);
         if (!d.original.isOk())
             return m_images->setPending(key, false);  // the panes read it from the cache, and say why it fails
-        if (d.filtered && generation == m_chainGeneration)
+        if (d.filtered && generation == m_settings->filtersGeneration())
             m_images->insert(filteredKey, d.filtered);  // first: the pane shown the original finds it
         m_images->insert(key, std::make_shared<const DecodedImage>(d.original.takeValue()));
     });

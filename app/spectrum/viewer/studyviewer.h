@@ -14,6 +14,7 @@
 #include "viewport/segmentationoverlay.h"
 #include "viewer/cineplayer.h"
 #include "viewer/panelinks.h"
+#include "viewer/panesettings.h"
 #include "viewer/studycomparison.h"
 #include "viewer/seriespane.h"
 
@@ -73,10 +74,8 @@ public:
     /// The viewport the view keys and the drawing tools act on: viewport(), or in MPR the active plane's (whose
     /// images no instance holds: findings, key images and exports stay with viewport()).
     ImageViewport *toolViewport() const;
-    /// The tool the mouse's left button uses, in every pane (new ones too); in MPR, in its active plane as well
-    /// (its planes keep the crosshair otherwise).
-    void setTool(ViewportTool tool);
-    ViewportTool tool() const { return m_tool; }
+    /// What every pane shows its images with: filters, segmentations, magnification, the tool (panesettings.h).
+    PaneSettings *settings() const { return m_settings; }
     /// The series' thumbnail (its middle image, once here); null until then.
     QImage thumbnail(int series) const { return m_thumbnails.value(series); }
     StudyStreamer *streamer() const { return m_streamer; }
@@ -140,32 +139,12 @@ public:
     /// Fit, centre, and the image's own window again (active pane).
     void resetView();
 
-    /// Filters the images in every pane (and those arriving) through `chain`; empty: the originals.
-    void setFilters(const FilterChain &chain, const QString &description);
-    bool isFiltering() const { return !m_chain.isEmpty(); }
-    QString filterDescription() const { return m_chainDescription; }
-    /// The filter panel's state for this study (its chain, whether on, the preset it came from): each study
-    /// keeps its own, so a chain set on one patient's images never follows the reader to another's.
-    struct FilterState
-    {
-        QStringList specs;
-        bool applied = true;
-        QString preset;
-    };
-    FilterState filterState() const { return m_filterState; }
-    void setFilterState(const FilterState &state) { m_filterState = state; }
-
     /// Whether series `index` of the study is a key image series (a selection's images, after the study's own).
     bool isKeySeries(int index) const { return index >= 0 && index < m_study.series.size() && m_study.series[index].seriesInstanceUid.startsWith(QLatin1String("key:")); }
-    /// Segmentations over the images they lie on (on by default), in every pane.
-    void setSegmentationsVisible(bool visible);
-    bool segmentationsVisible() const { return m_segmentationsVisible; }
     const SegmentationOverlay *segmentations() const { return m_segmentations; }
     /// The findings on the study's images (and its priors' in other panes), drawn here and read from reports.
     FindingsModel *findings() const { return m_findings; }
     const FindingsLoader *findingsLoader() const { return m_findingsLoader; }
-    /// Magnified images smooth or pixel-exact, in every pane.
-    void setSmoothMagnification(bool smooth);
 
     /// Cine on the active pane (cineplayer.h).
     CinePlayer *cine() const { return m_cine; }
@@ -228,14 +207,12 @@ private:
     friend class StudyComparison;  ///< places the other studies' series in panes, labels them
     bool m_placing = false;  ///< panes made meanwhile hold their loads until placed (laid out, then followed)
     SeriesPane *m_maximised = nullptr;  ///< the pane shown alone over the grid (setMaximised)
-    ViewportTool m_tool = ViewportTool::pan();
+    PaneSettings *m_settings = nullptr;
     HangingPlan m_plan;
     PaneLinks *m_links = nullptr;
     friend class PaneLinks;  ///< reads the panes, the active one, the study keys; says the modes
     SeriesPane *m_active = nullptr;
-    bool m_smoothMagnify = true;
     SegmentationOverlay *m_segmentations;
-    bool m_segmentationsVisible = true;
     FindingsModel *m_findings;
     FindingsLoader *m_findingsLoader;
     /// The key image series (one per key object selection read) after the study's own series, anew.
@@ -247,15 +224,11 @@ private:
     void relocatePanes(const QList<std::pair<QString, QString>> &shown, bool always);
     /// The masks on what `pane` shows now.
     void updateMasks(SeriesPane *pane);
-    FilterChain m_chain;
-    QString m_chainDescription;
-    FilterState m_filterState;
     QHash<int, QImage> m_thumbnails;
     QSet<int> m_thumbnailsAsked;
     int m_rejectedShown = 0;  ///< rejected images the series list and its thumbnails leave out
     QHash<QString, int> m_thumbnailWaiting;  ///< key of the image a series' thumbnail is made from → series
     QSet<QString> m_pendingHere;             ///< decodes this viewer started (pending in the memory cache)
-    quint64 m_chainGeneration = 0;
     quint64 m_studyGeneration = 0;
     CinePlayer *m_cine = nullptr;
     friend class CinePlayer;  ///< says the modes

@@ -17,15 +17,6 @@ ImageViewport *StudyViewer::toolViewport() const
     return m_mpr ? m_mpr->viewport(m_mpr->activePane()) : m_active->viewport();
 }
 
-void StudyViewer::setTool(ViewportTool tool)
-{
-    m_tool = tool;
-    for (SeriesPane *p : std::as_const(m_panes))
-        p->viewport()->setTool(tool);
-    if (m_mpr)
-        toolViewport()->setTool(tool);
-}
-
 bool StudyViewer::setMprShown(bool on, bool byReader)
 {
     if (!on) {
