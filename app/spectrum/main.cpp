@@ -278,7 +278,7 @@ int main(int argc, char **argv)
     MainWindow window(&workstation);
     QSettings settings;  // ~/.config/Spectrum/Spectrum.conf: the window, the filters, the tool — as last left
     // Hanging protocols beside it (~/.config/Spectrum/hanging-protocols.json); the built-in ones until saved.
-    if (Error e = window.loadProtocolsFile(QFileInfo(settings.fileName()).dir().filePath(QStringLiteral("hanging-protocols.json"))); e.isError())
+    if (Error e = window.hangingProtocols()->loadFile(QFileInfo(settings.fileName()).dir().filePath(QStringLiteral("hanging-protocols.json"))); e.isError())
         std::fprintf(stderr, "spectrum: %s (the built-in hanging protocols are used)\n", qPrintable(e.message()));
     if (!parser.isSet(QStringLiteral("screenshot")))
         window.restoreSettings(settings);

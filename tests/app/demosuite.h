@@ -63,7 +63,7 @@ protected:
         m_window = std::make_unique<MainWindow>(m_ws.get());
         // No hanging protocols: these suites try the viewer's own layouts, links and keys on a study opened
         // plainly (one pane, its first series); tst_protocols tries the protocols.
-        m_window->setProtocols(ProtocolSet());
+        m_window->hangingProtocols()->setProtocols(ProtocolSet());
         m_window->show();
         // When seeding is announced finished, the study list already holds all of it (the screenshot tool and a
         // user opening a study at that moment must not get a CT with only the slices committed so far).

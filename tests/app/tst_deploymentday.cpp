@@ -155,7 +155,7 @@ void tst_DeploymentDay::aPacsThatOnlyMovesSendsTheStudyToTheWorkstation()
     QTRY_VERIFY(ws.isListening());
     QCOMPARE(ws.listenAddress().address, QStringLiteral("127.0.0.1"));  // where the PACS reaches it, not every address
     MainWindow window(&ws);
-    window.setProtocols(ProtocolSet());
+    window.hangingProtocols()->setProtocols(ProtocolSet());
     window.resize(1200, 800);
     window.show();
     window.activateWindow();
@@ -317,7 +317,7 @@ void tst_DeploymentDay::aStudyOnlyInAFolderArchiveOpensFromTheBrowser()
     ws->start();
     QVERIFY(started.wait(20000));
     MainWindow window(ws.get());
-    window.setProtocols(ProtocolSet());
+    window.hangingProtocols()->setProtocols(ProtocolSet());
     window.resize(1000, 700);
     window.show();
     window.activateWindow();

@@ -112,7 +112,7 @@ void tst_DrawnTrue::initTestCase()
     m_ws->start();
     QVERIFY(started.wait(20000));
     m_window = std::make_unique<MainWindow>(m_ws.get());
-    m_window->setProtocols(ProtocolSet());
+    m_window->hangingProtocols()->setProtocols(ProtocolSet());
     m_window->resize(1400, 800);
     m_window->show();
     m_window->activateWindow();

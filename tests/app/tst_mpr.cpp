@@ -66,7 +66,7 @@ void tst_Mpr::initTestCase()
     m_ws->start();
     QVERIFY(seeded.wait(120000));
     m_window = std::make_unique<MainWindow>(m_ws.get());
-    m_window->setProtocols(ProtocolSet());
+    m_window->hangingProtocols()->setProtocols(ProtocolSet());
     m_window->resize(1400, 800);
     m_window->show();
 }
@@ -601,7 +601,7 @@ void tst_Mpr::aProtocolCanAskForMpr()
     QVERIFY2(set.isOk(), qPrintable(set.isOk() ? QString() : set.error().toString()));
     QVERIFY(set.value().protocols.first().mpr);
     QVERIFY(ProtocolSet::fromJson(set.value().toJson()).value().protocols.first().mpr);
-    m_window->setProtocols(set.value());
+    m_window->hangingProtocols()->setProtocols(set.value());
     m_viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QVERIFY(m_viewer);
     QTRY_VERIFY(m_viewer->isMprShown());
@@ -630,7 +630,7 @@ void tst_Mpr::aProtocolCanAskForMpr()
     dialog.list()->setCurrentRow(0);
     dialog.testCurrent();
     QVERIFY2(dialog.message().contains(QLatin1String("in MPR")), qPrintable(dialog.message()));
-    m_window->setProtocols(ProtocolSet());
+    m_window->hangingProtocols()->setProtocols(ProtocolSet());
 }
 
 QTEST_MAIN(tst_Mpr)

@@ -52,7 +52,7 @@ void tst_Priors::initTestCase()
     QVERIFY(seeded.wait(120000));
     QCOMPARE(m_ws->studies().size(), 5);
     m_window = std::make_unique<MainWindow>(m_ws.get());
-    m_window->setProtocols(ProtocolSet());  // opened plainly: the prior is opened here by hand (tst_protocols: by protocol)
+    m_window->hangingProtocols()->setProtocols(ProtocolSet());  // opened plainly: the prior is opened here by hand (tst_protocols: by protocol)
     m_window->resize(1400, 900);
     m_window->show();
 }

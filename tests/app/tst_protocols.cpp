@@ -48,8 +48,8 @@ void tst_Protocols::initTestCase()
     m_ws->start();
     QVERIFY(seeded.wait(120000));
     m_window = std::make_unique<MainWindow>(m_ws.get());
-    QVERIFY(!m_window->loadProtocolsFile(m_dir.filePath(QStringLiteral("protocols.json"))).isError());  // none yet: the built-ins
-    QCOMPARE(m_window->protocols().protocols, ProtocolSet::builtIn().protocols);
+    QVERIFY(!m_window->hangingProtocols()->loadFile(m_dir.filePath(QStringLiteral("protocols.json"))).isError());  // none yet: the built-ins
+    QCOMPARE(m_window->hangingProtocols()->protocols().protocols, ProtocolSet::builtIn().protocols);
     m_window->show();
 }
 
@@ -168,8 +168,8 @@ void tst_Protocols::theLayoutOnScreenSavedAsAProtocol()
     QVERIFY(viewer->showSeriesOf(viewer->pane(2), PriorsPanel::studyKey(viewer->study().identity), 0));
     QTRY_VERIFY(viewer->pane(2)->viewport()->hasImage());
     viewer->pane(2)->viewport()->setWindow(VoiWindow{400, 1800});
-    QVERIFY(!m_window->saveLayoutAsProtocol(QStringLiteral("My head CT")).isError());
-    const Result<ProtocolSet> saved = ProtocolSet::load(m_window->protocolsFile());
+    QVERIFY(!m_window->hangingProtocols()->saveLayout(QStringLiteral("My head CT")).isError());
+    const Result<ProtocolSet> saved = ProtocolSet::load(m_window->hangingProtocols()->file());
     QVERIFY(saved.isOk());
     QCOMPARE(saved.value().protocols.first().name, QStringLiteral("My head CT"));
     QCOMPARE(saved.value().protocols.size(), ProtocolSet::builtIn().protocols.size() + 1);
@@ -181,7 +181,7 @@ void tst_Protocols::theLayoutOnScreenSavedAsAProtocol()
 
     // Opened again (as after a restart: the file read anew), the study is laid out that way.
     delete viewer;
-    QVERIFY(!m_window->loadProtocolsFile(m_window->protocolsFile()).isError());
+    QVERIFY(!m_window->hangingProtocols()->loadFile(m_window->hangingProtocols()->file()).isError());
     viewer = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
     QCOMPARE(viewer->plan().name, QStringLiteral("My head CT"));
     QCOMPARE(viewer->paneCount(), 3);
@@ -190,10 +190,10 @@ void tst_Protocols::theLayoutOnScreenSavedAsAProtocol()
     QCOMPARE(viewer->pane(2)->viewport()->window().center, 400.0);
     // A saved file that is broken keeps the built-ins in use, and says why.
     QVERIFY(writeFile(m_dir.filePath(QStringLiteral("broken.json")), "{\"format\":\"spectrum-hanging-protocols/1\",\"protocols\":[{\"name\":\"X\"}]}"));
-    const Error broken = m_window->loadProtocolsFile(m_dir.filePath(QStringLiteral("broken.json")));
+    const Error broken = m_window->hangingProtocols()->loadFile(m_dir.filePath(QStringLiteral("broken.json")));
     QVERIFY(broken.message().contains(QStringLiteral("protocol 'X': layout")));
-    QCOMPARE(m_window->protocols().protocols, ProtocolSet::builtIn().protocols);
-    QVERIFY(!m_window->loadProtocolsFile(m_window->protocolsFile().isEmpty() ? QString() : m_dir.filePath(QStringLiteral("protocols.json"))).isError());
+    QCOMPARE(m_window->hangingProtocols()->protocols().protocols, ProtocolSet::builtIn().protocols);
+    QVERIFY(!m_window->hangingProtocols()->loadFile(m_window->hangingProtocols()->file().isEmpty() ? QString() : m_dir.filePath(QStringLiteral("protocols.json"))).isError());
 }
 
 void tst_Protocols::theDialogEditsOrdersAndTests()

@@ -571,7 +571,7 @@ void tst_ReadingRoom::mprOfAStudyStillArrivingFillsInAsItComes()
                    : dicomWebStore(QStringLiteral("archive"), link ? QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(link->port()) : m_orthanc.dicomWebUrl()));
     QVERIFY(started);
     MainWindow window(started.get());
-    window.setProtocols(ProtocolSet());
+    window.hangingProtocols()->setProtocols(ProtocolSet());
     window.resize(1400, 700);
     window.show();
     StudyViewer *viewer = openFrom(window, QStringLiteral("archive"), m_ctUid);
@@ -635,7 +635,7 @@ void tst_ReadingRoom::aProtocolOpensMprOnTheFirstLookAndKeepsIt()
                                   "layout": [1, 1], "mpr": true, "panes": [{"study": "current", "series": {"modality": "CT"}}]}]})";
     Result<ProtocolSet> set = ProtocolSet::fromJson(json);
     QVERIFY2(set.isOk(), qPrintable(set.isOk() ? QString() : set.error().toString()));
-    window.setProtocols(set.value());
+    window.hangingProtocols()->setProtocols(set.value());
     window.resize(1400, 700);
     window.show();
     StudyViewer *viewer = openFrom(window, QStringLiteral("archive"), m_ctUid);
@@ -689,7 +689,7 @@ void tst_ReadingRoom::aStudyKeptInS3OpensLikeAnyOther()
     QVERIFY2(sent.isOk() && sent.value().stored.size() == 24, qPrintable(sent.isOk() ? QString::number(sent.value().failed.size()) : sent.error().toString()));
 
     MainWindow window(started.get());
-    window.setProtocols(ProtocolSet());
+    window.hangingProtocols()->setProtocols(ProtocolSet());
     window.resize(1000, 700);
     window.show();
     window.activateWindow();

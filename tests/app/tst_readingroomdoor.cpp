@@ -87,7 +87,7 @@ void tst_ReadingRoomDoor::initTestCase()
     m_ws->start();
     QVERIFY(seeded.wait(120000));
     m_window = std::make_unique<MainWindow>(m_ws.get());
-    m_window->setProtocols(ProtocolSet());
+    m_window->hangingProtocols()->setProtocols(ProtocolSet());
     m_window->resize(1400, 800);
     m_window->show();
 }

@@ -79,7 +79,7 @@ void tst_ReferenceLines::initTestCase()
     }
     QTRY_VERIFY(m_ws->findStudy(QStringLiteral("demo-ct"))->series.size() == 3);
     m_window = std::make_unique<MainWindow>(m_ws.get());
-    m_window->setProtocols(ProtocolSet());
+    m_window->hangingProtocols()->setProtocols(ProtocolSet());
     m_window->show();
 }
 

@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     }
     Workstation ws(o);
     MainWindow window(&ws);
-    window.setProtocols(ProtocolSet());
+    window.hangingProtocols()->setProtocols(ProtocolSet());
     window.resize(1600, 900);
     window.show();
     bench::Heartbeat heart;

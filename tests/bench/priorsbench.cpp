@@ -169,7 +169,7 @@ int main(int argc, char **argv)
     if (mode == QLatin1String("open")) {
         const bool withPrior = p.isSet(QStringLiteral("with-prior"));
         if (!withPrior)
-            window.setProtocols(ProtocolSet());  // one pane, the CT
+            window.hangingProtocols()->setProtocols(ProtocolSet());  // one pane, the CT
         whenReady([&] {
             clock.start();
             StudyViewer *v = spectrum::bench::openNow(window, QStringLiteral("demo-ct"));
@@ -202,13 +202,13 @@ int main(int argc, char **argv)
                 plan = set.planFor(ct, &prior);
                 bestPlan = std::min(bestPlan, t.nsecsElapsed() / 1e6);
             }
-            window.setProtocols(set);
+            window.hangingProtocols()->setProtocols(set);
             StudyViewer *v = spectrum::bench::openNow(window, QStringLiteral("demo-ct"));
             double bestApply = 1e9;
             for (int i = 0; i < 200; ++i) {
                 QElapsedTimer t;
                 t.start();
-                window.applyProtocol(v);
+                window.hangingProtocols()->apply(v);
                 bestApply = std::min(bestApply, t.nsecsElapsed() / 1e6);
                 QCoreApplication::processEvents();
             }
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
             QCoreApplication::quit();
         });
     } else if (mode == QLatin1String("remote")) {
-        window.setProtocols(ProtocolSet());
+        window.hangingProtocols()->setProtocols(ProtocolSet());
         QObject::connect(&window, &MainWindow::studyOpened, &app, [&](StudyViewer *v) {
             QObject::connect(v, &StudyViewer::imageShown, &app, [&, v] {
                 if (currentMs >= 0)

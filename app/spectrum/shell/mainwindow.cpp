@@ -54,6 +54,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
       m_transfers(new TransfersPanel), m_transferLabel(new QLabel), m_tabs(new QTabWidget),
       m_cacheLabel(new QLabel)
 {
+    m_hangingProtocols = new HangingProtocols(this, workstation);
     setWindowTitle(tr("Spectrum"));
     setAcceptDrops(true);  // DICOM files and folders dropped on the window are imported
     resize(1400, 900);
@@ -316,7 +317,7 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
         addViewer(*viewer, glimpse);
         // A protocol that reads this kind of study in MPR: opened now, on the series the first look shows, so its
         // planes fill in as the study streams (the listing then applies the whole protocol, keeping it).
-        if (m_protocols.planFor(glimpse, nullptr).mpr)
+        if (m_hangingProtocols->protocols().planFor(glimpse, nullptr).mpr)
             (*viewer)->setMprShown(true, false);
         statusBar()->showMessage(tr("Listing the rest of the study…"));
     });
@@ -328,7 +329,7 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
             // The whole study now: its protocol can place its series — unless the reader laid it out meanwhile
             // (a prior opened beside, another layout, MPR), which is never undone under them.
             if ((*viewer)->comparison()->count() == 0 && (*viewer)->paneCount() == 1 && !(*viewer)->isMprByReader())
-                applyProtocol(*viewer);
+                m_hangingProtocols->apply(*viewer);
         } else if (StudyViewer *open = viewerOf(study.identity.studyInstanceUid, study.identity.patientId)) {
             streamer->deleteLater();  // opened meanwhile
             m_tabs->setCurrentWidget(open);
@@ -380,7 +381,7 @@ StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &stud
     findPriorsFor(viewer);
     // Laid out by its hanging protocol before anything is painted; a study still being listed once it is.
     if (!viewer->streamer() || viewer->streamer()->isListed())
-        applyProtocol(viewer);
+        m_hangingProtocols->apply(viewer);
     if (PriorPrefetcher *prefetcher = m_workstation->prefetcher())
         prefetcher->add(study);  // its comparable priors, fetched behind it
     Q_EMIT studyOpened(viewer);

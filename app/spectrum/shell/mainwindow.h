@@ -4,6 +4,7 @@
 
 #include "viewer/imageexport.h"
 #include "viewport/imageviewport.h"
+#include "shell/hangingprotocols.h"
 #include "shell/workstation.h"
 
 #include "spectrum/stores/reading/hangingprotocol.h"
@@ -62,24 +63,8 @@ public:
     /// The most recent comparable prior of the study in view, beside it (Shift+P); false when there is none yet.
     bool openMostRecentComparable();
 
-    // ---- Hanging protocols (mainwindowprotocols.cpp) ----
-    /// The protocols studies are laid out by (the built-ins until a file is loaded).
-    const ProtocolSet &protocols() const { return m_protocols; }
-    void setProtocols(const ProtocolSet &protocols) { m_protocols = protocols; }
-    /// Reads the protocols from `path` (the built-ins when it does not exist) and saves changes there; a broken
-    /// file keeps the built-ins in use and says why (returned, and in the status bar).
-    Error loadProtocolsFile(const QString &path);
-    QString protocolsFile() const { return m_protocolsFile; }
-    /// Lays `viewer` out by protocol `index` of protocols(), or (−1) by the first that matches its study and
-    /// whether its most recent comparable prior is here; the prior opens beside it when the protocol says.
-    void applyProtocol(StudyViewer *viewer, int index = -1);
-    /// The next (+1) or previous (−1) protocol that matches the study in view (N, Shift+N).
-    void stepProtocol(int step);
-    /// "Save current layout as protocol": the study in view's layout, series and windows as a new protocol
-    /// `name`, first in the list, saved to protocolsFile().
-    Error saveLayoutAsProtocol(const QString &name);
-    /// The dialog that lists, orders, edits and tests the protocols.
-    void editProtocols();
+    /// The hanging protocols: applied when a study opens, stepped, saved, edited (hangingprotocols.h).
+    HangingProtocols *hangingProtocols() const { return m_hangingProtocols; }
     StudyViewer *currentViewer() const;
     StudyBrowser *browser() const { return m_browser; }
     FilterPanel *filterPanel() const { return m_filters; }
@@ -197,7 +182,6 @@ private:
     /// The pane's menu (a right-click): tools, window/level, layout, maximise, reset, export, send.
     void showPaneMenu(QPoint globalPosition);
     /// The protocol entries of the View menu.
-    void addProtocolActions(QMenu *view);
     /// openStudy() of a study the cache lists (Workstation::studies()): the open viewer, or nullptr and the
     /// viewer through studyOpened() once the instances are read.
     StudyViewer *openFromCache(const StudySummary &study);
@@ -207,14 +191,6 @@ private:
     /// Adds to `viewer` what the cache's list of its study holds and it does not (addArrivedSeries).
     void followCache(StudyViewer *viewer);
     void addArrivedSeries(StudyViewer *viewer, const StudySummary &listed);
-    /// applyProtocol() and stepProtocol() once the comparable prior is read (readComparablePriorFirst()).
-    void applyProtocolNow(StudyViewer *viewer, int index);
-    void stepProtocolNow(StudyViewer *viewer, int step);
-    /// When `viewer`'s most recent comparable prior is in the cache but its instances are not read yet: reads them
-    /// and then calls `then` (on the GUI thread, while the viewer lives), and returns true. Else false, at once.
-    bool readComparablePriorFirst(StudyViewer *viewer, const std::function<void()> &then);
-    /// The most recent comparable prior of `viewer`'s study when all of it is here and read (else null).
-    const StudySummary *cachedComparablePrior(StudyViewer *viewer) const;
     /// The open viewer of this study and patient, if any.
     StudyViewer *viewerOf(const QString &studyUid, const QString &patientId) const;
 
@@ -241,8 +217,7 @@ private:
     QList<QAction *> m_toolActions;
     QStringList m_startChain;
     QString m_openAfterImport;  ///< the study an import brought, opened once listed
-    ProtocolSet m_protocols = ProtocolSet::builtIn();
-    QString m_protocolsFile;
+    HangingProtocols *m_hangingProtocols = nullptr;
 };
 
 } // namespace spectrum

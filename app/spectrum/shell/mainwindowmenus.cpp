@@ -168,7 +168,7 @@ void MainWindow::buildMenus()
     m_mprAction->setToolTip(tr("The active pane's series reformatted in three planes, with a crosshair; again for the grid"));
     view->addSeparator();
     addCompareActions(view);
-    addProtocolActions(view);
+    m_hangingProtocols->addMenu(view);
     m_cineAction = add(view, tr("&Cine"), Qt::Key_C, [this] {
         if (StudyViewer *v = currentViewer())
             v->cine()->setPlaying(!v->cine()->isPlaying());

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// MainWindow and hanging protocols: the protocol applied when a study opens, the next and previous ones, saving
-// the layout on screen as a protocol, and the dialog that edits them.
+#include "shell/hangingprotocols.h"
 #include "shell/mainwindow.h"
+#include "shell/workstation.h"
 #include "browser/priorspanel.h"
 #include "viewer/protocolsdialog.h"
 #include "viewer/seriespane.h"
@@ -18,20 +18,22 @@
 
 namespace spectrum {
 
-Error MainWindow::loadProtocolsFile(const QString &path)
+HangingProtocols::HangingProtocols(MainWindow *window, Workstation *workstation) : QObject(window), m_window(window), m_workstation(workstation) {}
+
+Error HangingProtocols::loadFile(const QString &path)
 {
-    m_protocolsFile = path;
+    m_file = path;
     Result<ProtocolSet> set = ProtocolSet::load(path);
     if (!set.isOk()) {
         m_protocols = ProtocolSet::builtIn();
-        statusBar()->showMessage(tr("Hanging protocols: %1 — the built-in ones are used").arg(set.error().message()));
+        m_window->statusBar()->showMessage(tr("Hanging protocols: %1 — the built-in ones are used").arg(set.error().message()));
         return set.error();
     }
     m_protocols = set.takeValue();
     return Error();
 }
 
-const StudySummary *MainWindow::cachedComparablePrior(StudyViewer *viewer) const
+const StudySummary *HangingProtocols::cachedComparablePrior(StudyViewer *viewer) const
 {
     const PriorList &priors = viewer->priorsPanel()->priors();
     const int index = priors.mostRecentComparable(viewer->study().identity);
@@ -47,7 +49,7 @@ const StudySummary *MainWindow::cachedComparablePrior(StudyViewer *viewer) const
     return read && !read->identityConflict ? read : nullptr;
 }
 
-bool MainWindow::readComparablePriorFirst(StudyViewer *viewer, const std::function<void()> &then)
+bool HangingProtocols::readComparablePriorFirst(StudyViewer *viewer, const std::function<void()> &then)
 {
     const PriorList &priors = viewer->priorsPanel()->priors();
     const int index = priors.mostRecentComparable(viewer->study().identity);
@@ -65,16 +67,16 @@ bool MainWindow::readComparablePriorFirst(StudyViewer *viewer, const std::functi
     return false;
 }
 
-void MainWindow::applyProtocol(StudyViewer *viewer, int index)
+void HangingProtocols::apply(StudyViewer *viewer, int index)
 {
     if (!viewer)
         return;
-    if (readComparablePriorFirst(viewer, [this, viewer, index] { applyProtocolNow(viewer, index); }))
+    if (readComparablePriorFirst(viewer, [this, viewer, index] { applyNow(viewer, index); }))
         return;
-    applyProtocolNow(viewer, index);
+    applyNow(viewer, index);
 }
 
-void MainWindow::applyProtocolNow(StudyViewer *viewer, int index)
+void HangingProtocols::applyNow(StudyViewer *viewer, int index)
 {
     const StudySummary *prior = cachedComparablePrior(viewer);
     const StudySummary study = viewer->study();
@@ -87,51 +89,51 @@ void MainWindow::applyProtocolNow(StudyViewer *viewer, int index)
     const std::optional<StudySummary> priorCopy = prior ? std::optional<StudySummary>(*prior) : std::nullopt;
     viewer->applyPlan(plan, priorCopy ? &*priorCopy : nullptr);
     if (!plan.name.isEmpty())
-        statusBar()->showMessage(tr("Hanging protocol: %1").arg(plan.name), 5000);
+        m_window->statusBar()->showMessage(tr("Hanging protocol: %1").arg(plan.name), 5000);
     // A comparable prior only in an archive: said, and a key away.
     const PriorList &priors = viewer->priorsPanel()->priors();
     const int comparable = priors.mostRecentComparable(study.identity);
     if (!prior && comparable >= 0)
-        statusBar()->showMessage(tr("A comparable prior (%1) is in %2: Shift+P opens it beside this study")
+        m_window->statusBar()->showMessage(tr("A comparable prior (%1) is in %2: Shift+P opens it beside this study")
                                      .arg(DicomIdentity::displayDate(priors.studies[comparable].identity.studyDate),
                                           priors.studies[comparable].isCached() ? tr("the local cache")
                                                                                 : priors.studies[comparable].stores.join(QStringLiteral(", "))),
                                  8000);
 }
 
-void MainWindow::stepProtocol(int step)
+void HangingProtocols::step(int step)
 {
-    StudyViewer *viewer = currentViewer();
+    StudyViewer *viewer = m_window->currentViewer();
     if (!viewer)
         return;
     if (readComparablePriorFirst(viewer, [this, step, viewer = QPointer<StudyViewer>(viewer)] {
-            if (viewer && viewer == currentViewer())
-                stepProtocolNow(viewer, step);
+            if (viewer && viewer == m_window->currentViewer())
+                stepNow(viewer, step);
         }))
         return;
-    stepProtocolNow(viewer, step);
+    stepNow(viewer, step);
 }
 
-void MainWindow::stepProtocolNow(StudyViewer *viewer, int step)
+void HangingProtocols::stepNow(StudyViewer *viewer, int step)
 {
     const QList<int> matching = m_protocols.matching(viewer->study(), cachedComparablePrior(viewer) != nullptr);
     if (matching.isEmpty()) {
-        statusBar()->showMessage(tr("No hanging protocol matches this study."), 4000);
+        m_window->statusBar()->showMessage(tr("No hanging protocol matches this study."), 4000);
         return;
     }
     const int at = int(matching.indexOf(viewer->plan().protocol));
     const int next = at < 0 ? (step > 0 ? 0 : int(matching.size()) - 1) : int((at + step + matching.size()) % matching.size());
-    applyProtocolNow(viewer, matching[next]);
+    applyNow(viewer, matching[next]);
 }
 
-Error MainWindow::saveLayoutAsProtocol(const QString &name)
+Error HangingProtocols::saveLayout(const QString &name)
 {
-    StudyViewer *viewer = currentViewer();
+    StudyViewer *viewer = m_window->currentViewer();
     if (!viewer)
         return Error(ErrorCode::InvalidArgument, tr("no study is open"));
     if (name.trimmed().isEmpty())
         return Error(ErrorCode::InvalidArgument, tr("a protocol needs a name"));
-    if (m_protocolsFile.isEmpty())
+    if (m_file.isEmpty())
         return Error(ErrorCode::InvalidArgument, tr("no protocol file is set"));
     const StudySummary &study = viewer->study();
     // Patterns that match exactly this text (wildcard characters in it stand for themselves).
@@ -184,48 +186,48 @@ Error MainWindow::saveLayoutAsProtocol(const QString &name)
     p.mpr = viewer->isMprShown();
     ProtocolSet changed = m_protocols;
     changed.protocols.prepend(p);  // the reader's own first: it wins over the built-ins
-    if (Error e = changed.save(m_protocolsFile); e.isError())
+    if (Error e = changed.save(m_file); e.isError())
         return e;
     m_protocols = changed;
-    statusBar()->showMessage(tr("Saved hanging protocol “%1”").arg(p.name), 5000);
+    m_window->statusBar()->showMessage(tr("Saved hanging protocol “%1”").arg(p.name), 5000);
     return Error();
 }
 
-void MainWindow::editProtocols()
+void HangingProtocols::edit()
 {
-    ProtocolsDialog dialog(m_protocols, currentViewer() ? &currentViewer()->study() : nullptr, this);
+    ProtocolsDialog dialog(m_protocols, m_window->currentViewer() ? &m_window->currentViewer()->study() : nullptr, m_window);
     if (dialog.exec() != QDialog::Accepted)
         return;
-    if (!m_protocolsFile.isEmpty()) {
-        if (Error e = dialog.protocols().save(m_protocolsFile); e.isError()) {
-            QMessageBox::warning(this, tr("Hanging protocols"), tr("The protocols could not be saved: %1").arg(e.message()));
+    if (!m_file.isEmpty()) {
+        if (Error e = dialog.protocols().save(m_file); e.isError()) {
+            QMessageBox::warning(m_window, tr("Hanging protocols"), tr("The protocols could not be saved: %1").arg(e.message()));
             return;
         }
     }
     m_protocols = dialog.protocols();
 }
 
-void MainWindow::addProtocolActions(QMenu *view)
+void HangingProtocols::addMenu(QMenu *view)
 {
     QMenu *menu = view->addMenu(tr("&Hanging protocols"));
-    QAction *next = menu->addAction(tr("&Next protocol"), this, [this] { stepProtocol(1); });
+    QAction *next = menu->addAction(tr("&Next protocol"), this, [this] { step(1); });
     next->setShortcut(QKeySequence(Qt::Key_N));
-    QAction *previous = menu->addAction(tr("&Previous protocol"), this, [this] { stepProtocol(-1); });
+    QAction *previous = menu->addAction(tr("&Previous protocol"), this, [this] { step(-1); });
     previous->setShortcut(QKeySequence(QStringLiteral("Shift+N")));
-    menu->addAction(tr("&Apply the matching protocol again"), this, [this] { applyProtocol(currentViewer()); });
+    menu->addAction(tr("&Apply the matching protocol again"), this, [this] { apply(m_window->currentViewer()); });
     menu->addSeparator();
     menu->addAction(tr("&Save current layout as protocol…"), this, [this] {
-        if (!currentViewer())
+        if (!m_window->currentViewer())
             return;
         bool ok = false;
-        const QString name = QInputDialog::getText(this, tr("Save layout as protocol"), tr("Name:"), QLineEdit::Normal,
-                                                   currentViewer()->study().identity.studyDescription, &ok);
+        const QString name = QInputDialog::getText(m_window, tr("Save layout as protocol"), tr("Name:"), QLineEdit::Normal,
+                                                   m_window->currentViewer()->study().identity.studyDescription, &ok);
         if (!ok)
             return;
-        if (Error e = saveLayoutAsProtocol(name); e.isError())
-            QMessageBox::warning(this, tr("Save layout as protocol"), e.message());
+        if (Error e = saveLayout(name); e.isError())
+            QMessageBox::warning(m_window, tr("Save layout as protocol"), e.message());
     });
-    menu->addAction(tr("&Edit protocols…"), this, &MainWindow::editProtocols);
+    menu->addAction(tr("&Edit protocols…"), this, &HangingProtocols::edit);
 }
 
 } // namespace spectrum
