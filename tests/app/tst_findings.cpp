@@ -24,7 +24,7 @@ namespace {
 int keySeriesOf(StudyViewer *v)
 {
     for (int i = 0; i < v->study().series.size(); ++i)
-        if (v->isKeySeries(i))
+        if (isKeyImageSeries(v->study(), i))
             return i;
     return -1;
 }
@@ -304,7 +304,7 @@ private Q_SLOTS:
         QTRY_VERIFY(oneKeyImage(viewer));
         // The pane that showed it in the replaced series still shows it (in the series that still has it).
         QTRY_VERIFY(viewer->viewport()->hasImage() && viewer->viewport()->image().info.identity.sopInstanceUid == unmarked);
-        QVERIFY(!viewer->isKeySeries(viewer->seriesIndex()));
+        QVERIFY(!isKeyImageSeries(viewer->study(), viewer->seriesIndex()));
 
         AnotherWorkstation another(m_orthanc.dicomWebUrl());
         QVERIFY(another.ws);

@@ -155,7 +155,7 @@ void MainWindow::buildMenus()
     m_smoothAction->setChecked(true);
     add(view, tr("&Reset view"), Qt::Key_R, [this] {
         if (StudyViewer *v = currentViewer())
-            v->resetView();
+            v->activePane()->resetView();  // fit, centre, the image's own window
     });
     m_mprAction = add(view, tr("&MPR (axial, coronal, sagittal)"), Qt::Key_M, [this] {
         // On or off from what the viewer shows (a hanging protocol may have opened it).
@@ -399,7 +399,7 @@ void MainWindow::showPaneMenu(QPoint globalPosition)
     }
     menu->addAction(tr("&Reset view"), this, [this] {
         if (StudyViewer *w = currentViewer())
-            w->resetView();
+            w->activePane()->resetView();
     });
     menu->addAction(tr("&Export images…"), this, &MainWindow::exportImages);
     menu->addAction(tr("&Send to archive…"), this, &MainWindow::chooseAndSend);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "viewer/seriespane.h"
+#include "viewer/paneoverlaytext.h"
 
 #include <QHBoxLayout>
 #include <QScrollBar>
@@ -574,41 +575,7 @@ void SeriesPane::present(int index, const DecodedImage &image, const DecodedImag
 
 void SeriesPane::updateOverlay(const ImageInfo *info)
 {
-    const DicomIdentity &id = m_study->identity;
-    const SeriesSummary &series = m_study->series[m_series];
-    ViewportOverlay o;
-    // The patient as the image in view names them (the study's list may have been made from another instance);
-    // where the two disagree, both are said.
-    const DicomIdentity &own = info && !info->identity.patientId.isEmpty() ? info->identity : id;
-    o.topLeft = tr("%1\nID %2\n%3  %4")
-                    .arg(DicomIdentity::displayName(own.patientName), own.patientId,
-                         DicomIdentity::displayDate(own.patientBirthDate), own.patientSex);
-    if (!m_study->sexDisagreement.isEmpty())  // the images record the sex otherwise: this one's said, and that they differ
-        o.topLeft += tr("\n⚠ sex differs: %1").arg(m_study->sexDisagreement);
-    if (&own != &id && (own.patientId != id.patientId || DicomIdentity::displayName(own.patientName) != DicomIdentity::displayName(id.patientName)))
-        o.topLeft += tr("\n⚠ the study is listed as %1, ID %2").arg(DicomIdentity::displayName(id.patientName), id.patientId);
-    o.topRight = tr("%1\n%2\n%3 %4")
-                     .arg(id.studyDescription, DicomIdentity::displayDate(id.studyDate), series.modality,
-                          series.description);
-    o.comparison = m_comparisonLabel;
-    o.prior = m_comparisonPrior;
-    o.bottomLeft = tr("Im %1/%2").arg(m_slice + 1).arg(sliceCount());
-    if (info && info->frames > 1) {
-        o.bottomLeft += tr("  Fr %1/%2").arg(info->frameIndex + 1).arg(info->frames);
-        if (const double ms = info->frameDurationMs(info->frameIndex); ms > 0)
-            o.bottomLeft += tr("  (%1 ms)").arg(ms, 0, 'f', ms < 10 ? 1 : 0);
-    }
-    if (info && info->hasPosition) {
-        o.bottomLeft += tr("\nPos %1 mm").arg(info->slicePositionAlongNormal(), 0, 'f', 1);
-        if (info->sliceThickness > 0)  // a projection (a scout) has none: not "0.00"
-            o.bottomLeft += tr("  Thk %1 mm").arg(info->sliceThickness, 0, 'f', 2);
-    }
-    if (info)
-        o.bottomLeft += tr("\n%1 × %2").arg(info->columns).arg(info->rows);
-    if (info)
-        for (const QString &note : info->notes)
-            o.bottomLeft += tr("\nNote: %1").arg(note);  // what the decoder did that the reader should know (no symbol: not every font has one)
-    m_viewport->layers()->setOverlay(o);
+    m_viewport->layers()->setOverlay(paneOverlayText(*m_study, PanePlace{m_series, m_slice, sliceCount(), m_comparisonLabel, m_comparisonPrior}, info));
 }
 
 void SeriesPane::resetView()

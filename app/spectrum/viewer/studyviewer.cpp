@@ -245,7 +245,7 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     connect(pane, &SeriesPane::sliceChanged, this, [this, pane](int series, int index) {
         if (pane != m_active)
             return;
-        if (StudyStreamer *s = m_comparison->streamerOf(pane); s && !(pane->study() == &m_study && isKeySeries(series)))
+        if (StudyStreamer *s = m_comparison->streamerOf(pane); s && !(pane->study() == &m_study && isKeyImageSeries(m_study, series)))
             s->setFocus(series, index);  // fetched next, then its neighbours (a key image series is the study's own images)
     });
     connect(pane, &SeriesPane::previewShown, this, [this, pane](int index, double fraction) {
@@ -429,11 +429,6 @@ void StudyViewer::showSeries(int seriesIndex)
 void StudyViewer::showSlice(int index)
 {
     m_active->showSlice(index);  // the streamer hears of it through sliceChanged
-}
-
-void StudyViewer::resetView()
-{
-    m_active->resetView();
 }
 
 void StudyViewer::updateMasks(SeriesPane *pane)

@@ -42,6 +42,12 @@ inline bool isKeyImageSeries(const SeriesSummary &s)
     return s.seriesInstanceUid.startsWith(QLatin1String("key:"));
 }
 
+/// Whether series `index` of `study` is a key image series (a selection's images, after the study's own).
+inline bool isKeyImageSeries(const StudySummary &study, int index)
+{
+    return index >= 0 && index < study.series.size() && isKeyImageSeries(study.series[index]);
+}
+
 class MprView;
 class MprVolume;
 class PriorsPanel;
@@ -136,11 +142,7 @@ public:
     void stepSlice(int step);
     /// The first (instance and frame) of the active pane's stack, or its last.
     void showStackEnd(bool last);
-    /// Fit, centre, and the image's own window again (active pane).
-    void resetView();
 
-    /// Whether series `index` of the study is a key image series (a selection's images, after the study's own).
-    bool isKeySeries(int index) const { return index >= 0 && index < m_study.series.size() && m_study.series[index].seriesInstanceUid.startsWith(QLatin1String("key:")); }
     const SegmentationOverlay *segmentations() const { return m_segmentations; }
     /// The findings on the study's images (and its priors' in other panes), drawn here and read from reports.
     FindingsModel *findings() const { return m_findings; }

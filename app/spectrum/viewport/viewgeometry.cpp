@@ -60,7 +60,9 @@ ViewGeometry ViewGeometry::fitted() const
 
 ViewGeometry ViewGeometry::atActualSize() const
 {
-    return fitted().withZoom(1.0 / fitScale());
+    ViewGeometry g = fitted();
+    g.m_zoom = 1.0 / fitScale();  // exactly 1:1, beyond the zoom's usual bounds if it must be
+    return g;
 }
 
 ViewGeometry ViewGeometry::reset() const

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spectrum/stores/blobs/blobserver.h"
+#include "blobs/blobsession.h"
 
 #include "spectrum/core/logging.h"
 #include "spectrum/transfer/blobprotocol.h"
@@ -20,6 +21,7 @@
 namespace spectrum {
 
 using namespace blobproto;
+using namespace blobsession;
 
 namespace {
 
@@ -31,64 +33,6 @@ bool constantTimeEquals(const QByteArray &a, const QByteArray &b)
     for (qsizetype i = 0; i < n; ++i)
         diff |= unsigned(uchar(i < a.size() ? a[i] : 0) ^ uchar(i < b.size() ? b[i] : 0));
     return diff == 0;
-}
-
-struct Transfer
-{
-    QString key;
-    bool isRead = true;
-    BlobSnapshot snapshot;  // read: the pinned version
-    BlobWriterPtr writer;   // write: the reservation
-    QByteArray expectedSha;
-    qint64 size = 0;
-    bool committing = false;
-};
-
-struct Session
-{
-    QString id;
-    QHash<quint32, std::shared_ptr<Transfer>> transfers;
-    quint32 nextTransfer = 1;
-    int dataStreams = 0;
-    bool tree = false;  ///< the client asked for hash trees (the hello's feature "tree")
-};
-
-struct SendItem
-{
-    std::shared_ptr<Transfer> transfer;
-    quint32 id;
-    qint64 offset;
-    qint64 end;
-};
-
-/// Versions count up within one store; the digest's start tells two stores' "version 1" apart.
-QString versionString(const BlobInfo &info)
-{
-    return QString::number(info.version) + QLatin1Char('-') + QString::fromLatin1(info.sha256.left(4).toHex());
-}
-
-/// A blob's description. A listing may lack the SHA-256 of a blob whose digest the store has not computed yet
-/// (BlobInfo::sha256); stat and open always carry it, and only they are compared when a transfer resumes.
-QCborMap describe(QCborMap m, const BlobInfo &info)
-{
-    m.insert(QStringLiteral("size"), info.size);
-    m.insert(QStringLiteral("version"), versionString(info));
-    if (!info.sha256.isEmpty())
-        m.insert(QStringLiteral("sha256"), info.sha256);
-    if (info.dicom.isValid())
-        m.insert(QStringLiteral("dicom"), QCborMap::fromJsonObject(info.dicom.toJson()));
-    return m;
-}
-
-/// stat and open: the description, and the hash tree when the client asked for it and the store keeps one. A tree
-/// past half a control frame (a blob of more than 16 GiB: 32 bytes per MiB) is left out — the answer must fit a
-/// control frame — and such a blob is checked whole, as by servers without trees.
-QCborMap infoAnswer(qint64 id, const BlobInfo &info, bool withTree)
-{
-    QCborMap m = describe(okMessage(id), info);
-    if (withTree && !info.tree.isEmpty() && hashtree::fits(info.tree, info.size) && info.tree.size() <= kMaxControlFrame / 2)
-        m.insert(QStringLiteral("tree"), info.tree);
-    return m;
 }
 
 } // namespace

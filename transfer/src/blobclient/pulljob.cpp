@@ -6,7 +6,7 @@
 // server that keeps no tree, the whole blob's SHA-256 is computed as the received prefix grows.
 
 #include "blobclient/pullchecks.h"
-#include "blobclient/streamsteps.h"
+#include "blobclient/streamadaptation.h"
 #include "blobclient/transferjob.h"
 
 #include "spectrum/core/threadpools.h"
@@ -66,8 +66,7 @@ protected:
         --m_reconnectsLeft;
         ++m_reconnects;
         qCInfo(lcTransfer) << "lost the session for" << m_key << "(" << e.toString() << "); reconnecting";
-        if (m_steps)
-            m_steps->stop();  // the count reached so far is kept
+        m_adaptation.stop();  // the count reached so far is kept
         m_transfer = 0;      // until the blob is open again: no stream may ask for the old handle
         for (auto &s : m_streams)
             requeueOnly(s.get());
@@ -178,60 +177,13 @@ protected:
             addStream();
         m_result.streams = streams;
         if (m_adaptive)
-            startAdapting();
-    }
-
-    /// `--streams auto` (StreamSteps decides): a step's streams attached, the rate is measured a round trip later.
-    void startAdapting()
-    {
-        m_steps.emplace(m_opt.streams, m_roundTripMs);
-        m_adaptTarget = int(m_streams.size());
-    }
-
-    int attachedStreams() const
-    {
-        return int(std::count_if(m_streams.begin(), m_streams.end(), [](const auto &s) { return s->attached; }));
-    }
-
-    /// A stream attached: once all of the step's are, its measurement starts a round trip later.
-    void adaptAttached()
-    {
-        if (!m_steps || m_steps->done() || m_adaptMeasuring || attachedStreams() < m_adaptTarget)
-            return;
-        m_adaptMeasuring = true;
-        QTimer::singleShot(m_steps->settleMs(), this, [this] {
-            if (isFinished() || m_steps->done())
-                return;
-            m_adaptStartBytes = m_result.bytesReceived;
-            m_adaptStartNs = m_clock.nsecsElapsed();
-            QTimer::singleShot(m_steps->measureMs(), this, [this] { adaptMeasured(); });
-        });
-    }
-
-    void adaptMeasured()
-    {
-        if (isFinished() || m_steps->done())
-            return;
-        const double seconds = (m_clock.nsecsElapsed() - m_adaptStartNs) / 1e9;
-        const double rate = (m_result.bytesReceived - m_adaptStartBytes) / std::max(seconds, 1e-6);
-        const int streams = attachedStreams();
-        const int next = m_steps->next(streams, rate);
-        qCDebug(lcTransfer) << "adaptive streams:" << streams << "streams," << rate / 1e6 << "MB/s over" << seconds << "s; next" << next;
-        if (next == 0 || m_pending.empty() || !m_control) {
-            m_steps->stop();
-            return;
-        }
-        m_adaptTarget = next;
-        m_adaptMeasuring = false;
-        while (int(m_streams.size()) < next)
-            addStream();
-        m_result.streams = std::max(m_result.streams, int(m_streams.size()));
+            m_adaptation.start(m_opt.streams, m_roundTripMs, int(m_streams.size()));
     }
 
     void streamReady(DataStream *s) override
     {
         fill(s);
-        adaptAttached();
+        m_adaptation.attached();
     }
 
     void sendRead(DataStream *s, const Range &r)
@@ -603,11 +555,16 @@ private:
     QTimer *m_endgameTimer = nullptr;
     QByteArray m_scratch;           ///< where duplicate frames land
     double m_roundTripMs = 0;        ///< of the open request: the path's round trip (and the server's open)
-    std::optional<StreamSteps> m_steps;  ///< with --streams auto, once the blob is open
-    int m_adaptTarget = 0;               ///< streams of the current step
-    bool m_adaptMeasuring = false;
-    qint64 m_adaptStartBytes = 0;
-    qint64 m_adaptStartNs = 0;
+    /// With --streams auto, once the blob is open: more streams while they bring more.
+    StreamAdaptation m_adaptation{this, {[this] { return m_result.bytesReceived; },
+                                         [this] { return int(std::count_if(m_streams.begin(), m_streams.end(), [](const auto &s) { return s->attached; })); },
+                                         [this] { return isFinished(); },
+                                         [this] { return !m_pending.empty() && m_control; },
+                                         [this](int n) {
+                                             while (int(m_streams.size()) < n)
+                                                 addStream();
+                                             m_result.streams = std::max(m_result.streams, int(m_streams.size()));
+                                         }}};
 };
 
 } // namespace

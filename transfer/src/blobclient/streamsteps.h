@@ -11,7 +11,7 @@
 // that does not is the last: the link, not the streams, is the limit then. (Adding one stream at a time every
 // 250 ms took seconds to reach the eight a 40 ms path needs: 1.69× the time of eight from the start.)
 //
-// Only the decisions live here; the job keeps the timers and the streams.
+// Only the decisions live here; StreamAdaptation (streamadaptation.h) keeps the timers, the job its streams.
 
 namespace spectrum::blobwire {
 

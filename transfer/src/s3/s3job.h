@@ -3,7 +3,8 @@
 // S3's insides, shared by the files that each do part of S3Client (s3client.h says what they promise):
 //   s3signer.cpp     Signature V4
 //   s3client.cpp     the client, its URLs and signed headers, the one-request jobs (head, get, put, list, remove)
-//   s3transfers.cpp  the jobs made of many requests: multipart upload, a download over several connections
+//   s3upload.cpp     multipart upload (resumed, aborted for good), pending uploads and their parts
+//   s3download.cpp   a download over several connections bound to one ETag
 //   s3xml.cpp        what S3 answers in XML, and S3 errors as ours
 // S3Job is one signed request as a job; the others look at its answer.
 
