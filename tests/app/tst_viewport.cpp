@@ -172,6 +172,12 @@ private Q_SLOTS:
         QVERIFY(!m_vp->view().pixelUnder(QPoint(10, 10)));  // off the image
         m_vp->setView(m_vp->view().fitted());
         QCOMPARE(m_vp->view().displayScale(), 10.0);
+        // A tiny image (4 × 4 in 400 × 400: fitted at 100×) is shown 1:1 too, beyond the zoom's usual bounds.
+        ImageViewport tiny;
+        tiny.resize(m_vp->size());
+        tiny.setImage(ramp(4, 4), false, QStringLiteral("tiny"));
+        tiny.setView(tiny.view().atActualSize());
+        QCOMPARE(tiny.view().displayScale(), 1.0);
     }
 
     void rotatesFlipsAndInvertsOnScreen()
