@@ -21,6 +21,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QFormLayout>
 #include <QListWidget>
 #include <QTimer>
 #include <QSpinBox>
@@ -135,8 +136,28 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->timeoutSeconds, 45);
     QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->mirrors,
              (QStringList{QStringLiteral("http://127.0.0.1:3/dicom-web"), QStringLiteral("http://127.0.0.1:4/dicom-web")}));
-    if (const QString shots = qEnvironmentVariable("SPECTRUM_TEST_SHOTS"); !shots.isEmpty())
+    // On screen, the rows this kind does not use leave no band between those it does (they were hidden after the
+    // form's first layout: an empty URL shows the CA file's row, an http one hides it).
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    QFormLayout *form = nullptr;
+    for (QFormLayout *f : dialog.findChildren<QFormLayout *>())
+        if (f->indexOf(dialog.urlField()) >= 0)
+            form = f;
+    QVERIFY(form);
+    int previousBottom = -1;
+    for (int row = 0; row < form->rowCount(); ++row) {
+        if (!form->isRowVisible(row))
+            continue;
+        const QRect field = form->itemAt(row, QFormLayout::FieldRole)->geometry();
+        if (previousBottom >= 0)
+            QVERIFY2(field.top() - previousBottom - 1 <= form->verticalSpacing() + 2,
+                     qPrintable(QStringLiteral("a band of %1 px above row %2").arg(field.top() - previousBottom - 1).arg(row)));
+        previousBottom = field.bottom();
+    }
+    if (const QString shots = qEnvironmentVariable("SPECTRUM_TEST_SHOTS"); !shots.isEmpty()) {
         dialog.grab().save(shots + QStringLiteral("/stores-dialog-mirrors.png"));  // to look at, as an admin would
+    }
     dialog.newStore();
     dialog.nameField()->setText(QStringLiteral("archive"));
     dialog.urlField()->setText(QStringLiteral("http://127.0.0.1:2/dicom-web"));

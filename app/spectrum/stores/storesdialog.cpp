@@ -272,6 +272,11 @@ void StoresDialog::updateFields()
     show(m_caFile, has(StoreField::CaFile)
                        && (has(StoreField::Tls) ? m_tls->isChecked()
                                                 : url.isEmpty() || url.startsWith(QLatin1String("https:")) || url.startsWith(QLatin1String("blobs:"))));
+    // Laid out again at once: a row hidden after the form's first layout otherwise kept its place until the next
+    // resize (Qt 6.4), a blank band between the fields.
+    m_form->invalidate();
+    if (layout())
+        layout()->activate();
 }
 
 void StoresDialog::newStore()
