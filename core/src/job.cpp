@@ -117,6 +117,61 @@ void Job::setProgress(qint64 processed, qint64 total)
     Q_EMIT progress(processed, total, QPrivateSignal());
 }
 
+void Job::setTitle(const QString &title)
+{
+    if (title == m_title)
+        return;
+    m_title = title;
+    Q_EMIT changed(QPrivateSignal());
+}
+
+void Job::setStatusText(const QString &text)
+{
+    if (text == m_status)
+        return;
+    m_status = text;
+    Q_EMIT changed(QPrivateSignal());
+}
+
+bool Job::suspend()
+{
+    if (m_finished || m_suspended || !(capabilities() & Suspendable) || !doSuspend())
+        return false;
+    m_suspended = true;
+    Q_EMIT changed(QPrivateSignal());
+    return true;
+}
+
+bool Job::resume()
+{
+    if (m_finished || !m_suspended || !doResume())
+        return false;
+    m_suspended = false;
+    Q_EMIT changed(QPrivateSignal());
+    return true;
+}
+
+bool Job::retry()
+{
+    return !m_finished && m_canRetry && (capabilities() & Retryable) && doRetry();
+}
+
+void Job::setStalled(bool stalled)
+{
+    if (stalled == m_stalled)
+        return;
+    m_stalled = stalled;
+    Q_EMIT changed(QPrivateSignal());
+}
+
+void Job::setCanRetry(bool can)
+{
+    if (can == m_canRetry)
+        return;
+    m_canRetry = can;
+    Q_EMIT changed(QPrivateSignal());
+}
+
 void Job::emitDataAvailable(qint64 begin, qint64 end)
 {
     Q_EMIT dataAvailable(begin, end, QPrivateSignal());

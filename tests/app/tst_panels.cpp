@@ -10,6 +10,7 @@
 #include "viewer/studyviewer.h"
 #include "viewer/tagviewer.h"
 #include "stores/transferspanel.h"
+#include "spectrum/core/jobtracker.h"
 #include "shell/workstation.h"
 
 #include "spectrum/imaging/demostudies.h"
@@ -58,15 +59,24 @@ private Q_SLOTS:
 /// Forty ended sends never grow the panel past a screen: it scrolls inside itself; Clear finished empties it.
 void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
 {
-    TransfersPanel panel;
+    JobTracker tracker;
+    TransfersPanel panel(&tracker);
     panel.resize(300, 400);
     const int emptyHeight = panel.minimumSizeHint().height();
     for (int i = 0; i < 40; ++i) {
         auto *job = failedJob<ExportSummary>(Error(ErrorCode::Network, QStringLiteral("the archive is away")));
-        panel.addSend(job, QStringLiteral("Send %1").arg(i));
+        job->setTitle(QStringLiteral("Send %1").arg(i));
+        describeSend(job);
+        tracker.add(job, JobTracker::Direction::Outgoing);
         job->start(ExecutionPolicy::Sync);
     }
     QCOMPARE(panel.count(), 40);
+    QCOMPARE(panel.details(0), QStringLiteral("failed: network error: the archive is away"));  // its words, kept after it went
+    QCOMPARE(panel.title(39), QStringLiteral("Send 39"));
+    if (const QString shots = qEnvironmentVariable("SPECTRUM_TEST_SHOTS"); !shots.isEmpty()) {
+        panel.show();
+        panel.grab().save(shots + QStringLiteral("/transfers-panel.png"));
+    }
     QVERIFY2(panel.minimumSizeHint().height() < emptyHeight + 200, qPrintable(QString::number(panel.minimumSizeHint().height())));
     auto *clear = panel.findChild<QPushButton *>(QStringLiteral("clearFinished"));
     QVERIFY(clear);

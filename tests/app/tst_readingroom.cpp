@@ -11,6 +11,7 @@
 #include "shell/mainwindow.h"
 #include "stores/storesdialog.h"
 #include "stores/transferspanel.h"
+#include "spectrum/core/jobtracker.h"
 #include "browser/studybrowser.h"
 #include "viewer/studyviewer.h"
 #include "shell/workstation.h"
@@ -18,6 +19,7 @@
 #include "spectrum/imaging/codecs/decodecounts.h"
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/stores/blobs/filestore.h"
+#include "spectrum/stores/reading/studyfetchjob.h"
 #include "spectrum/stores/reading/studystreamer.h"
 #include "spectrum/stores/archives/storeregistry.h"
 #include "spectrum/transfer/dimse.h"
@@ -184,7 +186,7 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     QVERIFY2(transfers->title(1).contains(QStringLiteral("2023-01-03")) && transfers->title(1).contains(QStringLiteral("prior, prefetched")),
              qPrintable(transfers->title(1)));
     QTRY_VERIFY(transfers->details(1).endsWith(QStringLiteral("complete")));
-    QTRY_VERIFY(transfers->totals().isEmpty());
+    QTRY_VERIFY(m_ws->jobs()->summary().isEmpty());
     QVERIFY(!m_ws->findStudy(DemoArchive::studyUid(DemoStudy::HeadMr)));  // not comparable: not fetched
 }
 
@@ -250,19 +252,22 @@ void tst_ReadingRoom::sendingAProcessedImageBackToTheArchive()
 
     // A send cancelled from the panel while its images are being made: nothing reaches the archive.
     {
-        TransfersPanel panel;
+        JobTracker tracker;
+        TransfersPanel panel(&tracker);
         QStringList keys;
         for (const InstanceRef &i : viewer->study().series[0].instances)
             keys << i.key;
         auto *job = m_ws->registry()->exportDerivedSeries(QStringLiteral("pacs"), keys, m_window->filterPanel()->registry().makeChain({QStringLiteral("invert")}).value());
-        panel.addSend(job, QStringLiteral("whole series"));
+        job->setTitle(QStringLiteral("whole series"));
+        describeSend(job);
+        tracker.add(job, JobTracker::Direction::Outgoing);
         QVERIFY(panel.details(0).startsWith(QStringLiteral("preparing")));
-        connect(job, &Job::progress, &panel, [&panel] { panel.cancelSend(0); });
+        connect(job, &Job::progress, &panel, [&panel] { panel.cancel(0); });
         QSignalSpy done(job, &Job::finished);
         job->start(ExecutionPolicy::Async);
         QVERIFY(done.wait(30000));
         QCOMPARE(panel.details(0), QStringLiteral("cancelled"));
-        QVERIFY(!panel.cancelSend(0));  // over; its button dismisses the row now
+        QVERIFY(!panel.cancel(0));  // over; its button dismisses the row now
     }
 
     // The archive now has a second series in the study: the derived image, whose pixels are the filtered ones.
@@ -403,8 +408,11 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
     QCOMPARE(viewer->viewport()->layers()->completeness(), 1.0);
 
     // Paused and resumed from the transfer panel while the rest of the study is still on the slow link.
-    TransfersPanel panel;
-    panel.addStudy(streamer, QStringLiteral("CT from slow"));
+    JobTracker tracker;
+    TransfersPanel panel(&tracker);
+    auto *fetch = new StudyFetchJob(streamer, QStringLiteral("CT from slow"));
+    tracker.add(fetch);
+    fetch->start();
     auto *pause = panel.findChildren<QPushButton *>().first();
     QCOMPARE(pause->text(), QStringLiteral("Pause"));
     pause->click();
@@ -415,15 +423,15 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
     pause->click();  // "Resume"
     QVERIFY(!streamer->isStopped());
     QTRY_VERIFY_WITH_TIMEOUT(streamer->cachedCount() > cachedWhilePaused, 20000);
-    QVERIFY(!panel.totals().isEmpty());
+    QVERIFY(!tracker.summary().isEmpty());
     // Cancel: nothing more comes, what is here stays, and it cannot be resumed from the row.
-    QVERIFY(panel.cancelFetch(0));
+    QVERIFY(panel.cancel(0));
     QVERIFY(streamer->isStopped());
     QCOMPARE(streamer->fetching(), 0);
     QVERIFY(panel.details(0).endsWith(QStringLiteral("cancelled")));
     QVERIFY(!pause->isEnabled());
-    QVERIFY(!panel.cancelFetch(0));
-    QVERIFY(panel.totals().isEmpty());
+    QVERIFY(!panel.cancel(0));
+    QVERIFY(tracker.summary().isEmpty());
     viewer.reset();
 }
 
@@ -507,9 +515,24 @@ void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
     QVERIFY(chain.isOk());
 
     resetDecodeCounts();
+    // The filters are chosen while the study still arrives — at the worst moment: the last bytes of the slice in
+    // view are in and its decoder is finishing (it once went, and the image was decoded again from the cache).
+    bool atLastByte = false;
+    connect(&window, &MainWindow::studyOpened, this, [&](StudyViewer *v) {
+        connect(v->streamer(), &StudyStreamer::instanceArriving, v, [&, v](const QString &key, const Arrival &arrival) {
+            const StudySummary &first = v->streamer()->firstLook();
+            if (atLastByte || !arrival.isComplete() || first.series.isEmpty() || first.series[0].instances.isEmpty()
+                || first.series[0].instances[0].key != key)
+                return;
+            atLastByte = true;
+            v->settings()->setFilters(chain.value(), QStringLiteral("invert"));
+        });
+    });
     StudyViewer *viewer = openFrom(window, QStringLiteral("archive"), m_ctUid);
     QVERIFY(viewer);
-    viewer->settings()->setFilters(chain.value(), QStringLiteral("invert"));  // while the study still arrives
+    // The viewer opens on the first look, before its image is fetched (StudyStreamer::firstLookReady): its last
+    // bytes come after.
+    QTRY_VERIFY_WITH_TIMEOUT(atLastByte, 20000);
     QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isListed(), 20000);
     // Through every slice, each shown whole (filtered), while the rest arrives.
     for (int i = 0; i < viewer->sliceCount(); ++i) {

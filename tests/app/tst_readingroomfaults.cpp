@@ -9,6 +9,7 @@
 #include "shell/mainwindow.h"
 #include "stores/storesdialog.h"
 #include "stores/transferspanel.h"
+#include "spectrum/core/jobtracker.h"
 #include "browser/studybrowser.h"
 #include "viewer/studyviewer.h"
 #include "shell/workstation.h"
@@ -311,13 +312,13 @@ void tst_ReadingRoomFaults::aFailedImageSaysSoAndComesBackWithTheArchive()
     QCOMPARE(streamer->failedCount(), 0);
 
     // The transfers panel's estimate never overflows, whatever the rate did.
-    QCOMPARE(TransfersPanel::timeLeftText(-1), QString());
-    QCOMPARE(TransfersPanel::timeLeftText(std::nan("")), QString());
-    QCOMPARE(TransfersPanel::timeLeftText(40), QStringLiteral("about 40 s left"));
-    QCOMPARE(TransfersPanel::timeLeftText(600), QStringLiteral("about 10 min left"));
-    QCOMPARE(TransfersPanel::timeLeftText(3 * 3600), QStringLiteral("about 3 h left"));
-    QCOMPARE(TransfersPanel::timeLeftText(1e300), QStringLiteral("more than two days left at this rate"));
-    QCOMPARE(TransfersPanel::timeLeftText(std::numeric_limits<double>::infinity()), QStringLiteral("more than two days left at this rate"));
+    QCOMPARE(JobTracker::timeLeftText(-1), QString());
+    QCOMPARE(JobTracker::timeLeftText(std::nan("")), QString());
+    QCOMPARE(JobTracker::timeLeftText(40), QStringLiteral("about 40 s left"));
+    QCOMPARE(JobTracker::timeLeftText(600), QStringLiteral("about 10 min left"));
+    QCOMPARE(JobTracker::timeLeftText(3 * 3600), QStringLiteral("about 3 h left"));
+    QCOMPARE(JobTracker::timeLeftText(1e300), QStringLiteral("more than two days left at this rate"));
+    QCOMPARE(JobTracker::timeLeftText(std::numeric_limits<double>::infinity()), QStringLiteral("more than two days left at this rate"));
 }
 
 QTEST_MAIN(tst_ReadingRoomFaults)

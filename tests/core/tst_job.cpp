@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The uniform callback API: one callback, Async or Sync by a flag, finished exactly once, cancel under both.
 
+#include "spectrum/core/jobtracker.h"
 #include "spectrum/core/resultjob.h"
 
 #include <QPointer>
@@ -61,6 +62,7 @@ private Q_SLOTS:
     void chainPassesValuesAndErrors_data();
     void chainPassesValuesAndErrors();
     void runSyncReturnsTheValue();
+    void theTrackerFollowsWhatMovesAndWhatWaits();
 };
 
 void tst_Job::finishedExactlyOnceUnderBothPolicies_data()
@@ -325,6 +327,96 @@ void tst_Job::runSyncReturnsTheValue()
     }));
     QCOMPARE(e.error().code(), ErrorCode::Io);
     QCOMPARE(e.error().toString(), QStringLiteral("i/o error: disk on fire"));
+}
+
+/// A transfer of ten units that the test moves by hand: Suspendable and Retryable, as a study's arrival.
+class ManualTransfer : public Job
+{
+public:
+    Capabilities capabilities() const override { return Cancellable | Suspendable | Retryable; }
+    void advance(qint64 units, qint64 bytes)
+    {
+        setBytesDone(bytesDone() + bytes);
+        setProgress(processedAmount() + units, 10);
+    }
+    void failRest()
+    {
+        setStalled(true);
+        setCanRetry(true);
+    }
+    int retries = 0;
+    bool paused = false;
+
+protected:
+    void doStart() override {}
+    bool doSuspend() override { return paused = true; }
+    bool doResume() override { return !(paused = false); }
+    bool doRetry() override
+    {
+        ++retries;
+        setStalled(false);
+        return true;
+    }
+};
+
+// The tracker behind the transfers panel and the status bar: one line for what moves, with its rate and time left
+// from the bytes each unit took; a paused or stalled job is not "moving"; a job that goes leaves it.
+void tst_Job::theTrackerFollowsWhatMovesAndWhatWaits()
+{
+    JobTracker tracker;
+    QSignalSpy added(&tracker, &JobTracker::added);
+    auto *in = new ManualTransfer;
+    in->setAutoDelete(false);
+    in->setTitle(QStringLiteral("CT from pacs"));
+    tracker.add(in);
+    tracker.add(in);  // once
+    QCOMPARE(added.count(), 1);
+    in->start();
+    QCOMPARE(tracker.summary(), QStringLiteral("1 transfer(s) · 0.0 MB/s"));
+    // 2 MB for the first two units: a rate after a tick, and 8 units of 1 MB left at it.
+    QSignalSpy updated(&tracker, &JobTracker::updated);
+    in->advance(2, 2'000'000);
+    QVERIFY(updated.wait(3000));
+    QTRY_VERIFY(tracker.rate(in) > 0);
+    const double expected = 8 * 1'000'000 / tracker.rate(in);
+    QVERIFY2(std::abs(tracker.secondsLeft(in) - expected) < 1e-6 * expected, qPrintable(QString::number(tracker.secondsLeft(in))));
+    QVERIFY(tracker.summary().contains(QStringLiteral("left")));
+
+    // Paused: not moving, no rate; resumed, it moves again.
+    QSignalSpy changed(in, &Job::changed);
+    QVERIFY(in->suspend());
+    QVERIFY(!in->suspend());
+    QVERIFY(in->isSuspended() && in->paused);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(tracker.summary(), QString());
+    QCOMPARE(tracker.rate(in), 0.0);
+    QVERIFY(in->resume());
+    QVERIFY(!in->isSuspended() && !in->paused);
+    QVERIFY(!tracker.summary().isEmpty());
+
+    // Everything left failed: stalled, waiting for the reader; Retry tries again once.
+    QVERIFY(!in->retry());  // nothing failed yet
+    in->failRest();
+    QVERIFY(in->isStalled());
+    QCOMPARE(tracker.summary(), QString());
+    QVERIFY(in->retry());
+    QCOMPARE(in->retries, 1);
+    QVERIFY(!in->isStalled());
+
+    // A send beside it is counted apart; a job that cannot pause says so.
+    auto *out = makeJob<int>([](const CancelToken &) { return Result<int>(1); });
+    tracker.add(out, JobTracker::Direction::Outgoing);
+    QVERIFY(!out->suspend());
+    QVERIFY(tracker.summary().endsWith(QStringLiteral("sending 1")));
+    QSignalSpy outDone(out, &Job::finished);
+    out->start();
+    QVERIFY(outDone.wait(3000));
+    QTRY_COMPARE(tracker.jobs().size(), 1);  // deleted itself: no longer followed
+    in->cancel();
+    QVERIFY(!in->resume() && !in->retry());
+    QCOMPARE(tracker.summary(), QString());
+    delete in;
+    QCOMPARE(tracker.jobs().size(), 0);
 }
 
 QTEST_GUILESS_MAIN(tst_Job)

@@ -51,7 +51,7 @@ namespace spectrum {
 
 MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     : QMainWindow(parent), m_workstation(workstation), m_browser(new StudyBrowser(workstation)), m_filters(new FilterPanel), m_tags(new TagViewer),
-      m_transfers(new TransfersPanel), m_transferLabel(new QLabel), m_tabs(new QTabWidget),
+      m_transfers(new TransfersPanel(workstation->jobs())), m_transferLabel(new QLabel), m_tabs(new QTabWidget),
       m_cacheLabel(new QLabel)
 {
     m_hangingProtocols = new HangingProtocols(this, workstation);
@@ -139,7 +139,7 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     transferDock->hide();
     m_transferDock = transferDock;
     statusBar()->addPermanentWidget(m_transferLabel);
-    connect(m_transfers, &TransfersPanel::totalsChanged, m_transferLabel, &QLabel::setText);
+    connect(m_workstation->jobs(), &JobTracker::updated, m_transferLabel, [this] { m_transferLabel->setText(m_workstation->jobs()->summary()); });
 
     buildMenus();
 
@@ -265,7 +265,7 @@ void MainWindow::prefetch(const QList<FoundStudy> &studies)
         streamer->setFallbacks(nearest.mid(1));
         streamer->setExpectedInstances(f.instances);
         const QString title = tr("%1 — %2 from %3 (prefetch)").arg(DicomIdentity::displayName(f.identity.patientName), f.description, nearest.first());
-        connect(streamer, &StudyStreamer::listed, this, [this, streamer, title] { m_transfers->addStudy(streamer, title); });
+        connect(streamer, &StudyStreamer::listed, this, [this, streamer, title] { trackStudy(streamer, title); });
         connect(streamer, &StudyStreamer::failed, this, [this, streamer, title](const Error &e) {
             statusBar()->showMessage(tr("Cannot prefetch %1: %2").arg(title, e.toString()));
             streamer->deleteLater();
@@ -340,7 +340,7 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
         connect(streamer, &StudyStreamer::progress, this, [this, store](int cached, int total) {
             statusBar()->showMessage(tr("From %1: %2 of %3 images here").arg(store).arg(cached).arg(total), 4000);
         });
-        m_transfers->addStudy(streamer, tr("%1 — %2 from %3").arg(DicomIdentity::displayName(study.identity.patientName),
+        trackStudy(streamer, tr("%1 — %2 from %3").arg(DicomIdentity::displayName(study.identity.patientName),
                                                                    study.identity.studyDescription, store));
     });
     streamer->start();

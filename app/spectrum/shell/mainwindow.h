@@ -31,7 +31,11 @@ class TagViewer;
 class TransfersPanel;
 class StudyBrowser;
 class StudyViewer;
+class StudyStreamer;
 struct FoundStudy;
+struct ExportSummary;
+template <typename T>
+class ResultJob;
 
 class MainWindow : public QMainWindow
 {
@@ -175,6 +179,9 @@ private:
     /// The prefetcher told what the reader waits for and what must stay in the cache; its priors shown in the
     /// transfers panel.
     void configurePrefetcher();
+    /// A study arriving, or a send, followed by the workstation's job tracker (the transfers panel, the status bar).
+    void trackStudy(StudyStreamer *streamer, const QString &title);
+    void trackSend(ResultJob<ExportSummary> *job, const QString &title);
     /// The menus and their keys (mainwindowmenus.cpp).
     void buildMenus();
     /// The comparison entries of the View menu (layouts, links, priors).

@@ -72,7 +72,7 @@ void MainWindow::configurePrefetcher()
         return bytes;
     });
     connect(prefetcher, &PriorPrefetcher::started, this, [this](StudyStreamer *streamer, const QString &title, bool prior) {
-        m_transfers->addStudy(streamer, prior ? tr("%1 (prior, prefetched)").arg(title) : tr("%1 (prefetched: a saved search lists it)").arg(title));
+        trackStudy(streamer, prior ? tr("%1 (prior, prefetched)").arg(title) : tr("%1 (prefetched: a saved search lists it)").arg(title));
     });
     connect(prefetcher, &PriorPrefetcher::priorDone, this, [this](const QString &, const QString &outcome) {
         if (!outcome.isEmpty())
@@ -144,7 +144,7 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
             return viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("not opened: the archive lists it under another patient"));
         }
         *opened = true;
-        m_transfers->addStudy(streamer, tr("%1 — %2 from %3 (prior)").arg(DicomIdentity::displayName(study.identity.patientName),
+        trackStudy(streamer, tr("%1 — %2 from %3 (prior)").arg(DicomIdentity::displayName(study.identity.patientName),
                                                                            study.identity.studyDescription, store));
     });
     connect(streamer, &StudyStreamer::failed, viewer, [viewer, streamer, id, opened](const Error &e) {

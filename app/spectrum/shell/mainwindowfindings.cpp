@@ -190,7 +190,7 @@ void MainWindow::saveDocuments(const QString &store, bool findings)
             return std::nullopt;
         };
         auto *job = registry->storeNewInstances(store, documents);
-        m_transfers->addSend(job, tr("Findings: %n document(s) to %1", nullptr, int(documents.size() + notes.size())).arg(where));
+        trackSend(job, tr("Findings: %n document(s) to %1", nullptr, int(documents.size() + notes.size())).arg(where));
         whenDone(job, this, [=](const Result<ExportSummary> &r) {
             if (const std::optional<Error> e = refused(r)) {
                 statusBar()->showMessage(tr("Findings kept on this workstation, not all in %1: %2").arg(where, e->toString()));
@@ -380,7 +380,7 @@ void MainWindow::exportDeidentifiedTo(const QString &folder, const DeidentifyOpt
             if (!registry)
                 return Q_EMIT deidentifiedExported(0, Error(ErrorCode::NotFound, tr("no store is configured")));
             auto *send = registry->exportFiles(store, e.files);
-            m_transfers->addSend(send, tr("De-identified copy: %n instance(s) to %1", nullptr, int(e.files.size())).arg(store));
+            trackSend(send, tr("De-identified copy: %n instance(s) to %1", nullptr, int(e.files.size())).arg(store));
             whenDone(send, this, [this, store, staging](const Result<ExportSummary> &sent) {
                 if (!sent.isOk() || !sent.value().failed.isEmpty()) {
                     const Error err = sent.isOk() ? Error(ErrorCode::Io, sent.value().failed.first().second) : sent.error();

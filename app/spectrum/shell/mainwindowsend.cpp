@@ -12,6 +12,7 @@
 
 #include "spectrum/stores/blobs/filestore.h"
 #include "spectrum/stores/archives/storeregistry.h"
+#include "spectrum/stores/reading/studyfetchjob.h"
 #include "spectrum/stores/reading/studystreamer.h"
 
 #include <QAction>
@@ -135,7 +136,7 @@ void MainWindow::sendToArchive(const QString &store, bool wholeSeries)
     auto *job = registry->exportDerivedSeries(store, keys, chain, naming);
     statusBar()->showMessage(tr("Sending %n image(s) to %1…", nullptr, int(keys.size())).arg(store));
     const SeriesSummary &shown = viewer->activeStudy().series[viewer->seriesIndex()];
-    m_transfers->addSend(job, tr("%1 — %2 image(s) of series %3 to %4%5", nullptr, int(keys.size()))
+    trackSend(job, tr("%1 — %2 image(s) of series %3 to %4%5", nullptr, int(keys.size()))
                                   .arg(DicomIdentity::displayName(viewer->activeStudy().identity.patientName)).arg(keys.size())
                                   .arg(shown.description.isEmpty() ? QString::number(shown.seriesNumber) : shown.description, store,
                                        chain.isEmpty() ? QString() : tr(", filtered")));
@@ -153,6 +154,20 @@ void MainWindow::sendToArchive(const QString &store, bool wholeSeries)
                                                           .arg(s.failed.first().second));
         Q_EMIT sendFinished(int(s.stored.size()), int(s.failed.size()), Error());
     });
+}
+
+void MainWindow::trackStudy(StudyStreamer *streamer, const QString &title)
+{
+    auto *job = new StudyFetchJob(streamer, title);  // the streamer's: it goes when the study is closed
+    m_workstation->jobs()->add(job, JobTracker::Direction::Incoming);
+    job->start();
+}
+
+void MainWindow::trackSend(ResultJob<ExportSummary> *job, const QString &title)
+{
+    job->setTitle(title);
+    describeSend(job);
+    m_workstation->jobs()->add(job, JobTracker::Direction::Outgoing);
 }
 
 } // namespace spectrum

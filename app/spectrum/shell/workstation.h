@@ -5,6 +5,7 @@
 
 #include "viewer/imagememorycache.h"
 
+#include "spectrum/core/jobtracker.h"
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/stores/blobs/cacheshare.h"
 #include "spectrum/stores/exchange/dicomimport.h"
@@ -74,6 +75,9 @@ public:
     FileStore *cache() const { return m_store.get(); }
     /// Decoded images in memory, shared by every open study; there from construction.
     ImageMemoryCache *images() const { return m_images.get(); }
+    /// Every long-running piece of work the reader should see (studies arriving, sends): the transfers panel and
+    /// the status bar follow it.
+    JobTracker *jobs() const { return m_jobs.get(); }
     /// Every configured store, the cache included; null until started().
     StoreRegistry *registry() const { return m_registry.get(); }
     /// Fetches the priors of studies opened (MainWindow adds them) and pushed here; null until started(), or
@@ -170,6 +174,7 @@ private:
     Options m_options;
     std::shared_ptr<FileStore> m_store;
     std::unique_ptr<ImageMemoryCache> m_images;
+    std::unique_ptr<JobTracker> m_jobs = std::make_unique<JobTracker>();
     Job *m_openJob = nullptr;
     QList<StudySummary> m_studies;
     QTimer m_refreshTimer;  // coalesces bursts of commits into one refresh

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "stores/transferspanel.h"
 
-#include <cmath>
-
-#include "spectrum/stores/archives/storeregistry.h"
-#include "spectrum/stores/reading/studystreamer.h"
+#include "spectrum/core/jobtracker.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -15,28 +12,8 @@
 
 namespace spectrum {
 
-namespace {
-QString megabytes(qint64 bytes)
-{
-    return QObject::tr("%1 MB").arg(bytes / 1e6, 0, 'f', bytes < 10'000'000 ? 1 : 0);
-}
-
-} // namespace
-
-QString TransfersPanel::timeLeftText(double seconds)
-{
-    if (std::isnan(seconds) || seconds < 0)
-        return QString();
-    if (seconds < 90)
-        return tr("about %1 s left").arg(std::max(1, int(seconds + 0.5)));
-    if (seconds < 90 * 60)
-        return tr("about %1 min left").arg(int(seconds / 60 + 0.5));
-    if (seconds < 48 * 3600)
-        return tr("about %1 h left").arg(int(seconds / 3600 + 0.5));
-    return tr("more than two days left at this rate");  // (and an infinite or absurd estimate never overflows)
-}
-
-TransfersPanel::TransfersPanel(QWidget *parent) : QWidget(parent), m_layout(new QVBoxLayout), m_empty(new QLabel(tr("Nothing is arriving.")))
+TransfersPanel::TransfersPanel(JobTracker *tracker, QWidget *parent)
+    : QWidget(parent), m_tracker(tracker), m_layout(new QVBoxLayout), m_empty(new QLabel(tr("Nothing is arriving.")))
 {
     // The rows scroll inside the panel: however many transfers there are, the panel never grows the window.
     auto *rows = new QWidget;
@@ -59,17 +36,27 @@ TransfersPanel::TransfersPanel(QWidget *parent) : QWidget(parent), m_layout(new 
     buttons->addStretch();
     buttons->addWidget(m_clear);
     outer->addLayout(buttons);
-    m_tick.setInterval(1000);
-    connect(&m_tick, &QTimer::timeout, this, &TransfersPanel::update);
-    m_clock.start();
+    for (Job *job : tracker->jobs())
+        add(job);
+    connect(tracker, &JobTracker::added, this, &TransfersPanel::add);
+    connect(tracker, &JobTracker::updated, this, &TransfersPanel::refreshAll);
 }
 
-void TransfersPanel::layOut(Row &row, const QString &title, const QList<QPushButton *> &buttons)
+void TransfersPanel::add(Job *job)
 {
+    Row row;
+    row.job = job;
+    row.owned = !job->isAutoDelete();
     row.widget = new QWidget;
-    row.title = new QLabel(title);
+    row.title = new QLabel(job->title());
     row.bar = new QProgressBar;
     row.details = new QLabel;
+    QList<QPushButton *> buttons;
+    if (job->capabilities() & Job::Suspendable)
+        buttons << (row.pause = new QPushButton(tr("Pause")));
+    if (job->capabilities() & Job::Retryable)
+        buttons << (row.retry = new QPushButton(tr("Retry failed")));
+    buttons << (row.cancel = new QPushButton(tr("Cancel")));
     auto *buttonRow = new QHBoxLayout;
     for (QPushButton *b : buttons)
         buttonRow->addWidget(b);
@@ -82,247 +69,142 @@ void TransfersPanel::layOut(Row &row, const QString &title, const QList<QPushBut
     box->addLayout(buttonRow);
     m_layout->insertWidget(m_layout->count() - 1, row.widget);
     m_empty->hide();
-}
 
-QString TransfersPanel::title(int row) const
-{
-    return row >= 0 && row < m_rows.size() ? m_rows[row].title->text() : QString();
-}
-
-void TransfersPanel::addStudy(StudyStreamer *streamer, const QString &title)
-{
-    Row row;
-    row.streamer = streamer;
-    row.pause = new QPushButton(tr("Pause"));
-    row.retry = new QPushButton(tr("Retry failed"));
-    row.retry->setEnabled(false);
-    row.cancel = new QPushButton(tr("Cancel"));
-    layOut(row, title, {row.pause, row.retry, row.cancel});
-    QPointer<StudyStreamer> s(streamer);
-    connect(row.pause, &QPushButton::clicked, this, [s] {
-        if (!s)
+    const QWidget *widget = row.widget;
+    QPointer<Job> j(job);
+    if (row.pause) {
+        connect(row.pause, &QPushButton::clicked, this, [j] {
+            if (j && !j->resume())
+                j->suspend();
+        });
+    }
+    if (row.retry) {
+        connect(row.retry, &QPushButton::clicked, this, [j] {
+            if (j)
+                j->retry();
+        });
+    }
+    connect(row.cancel, &QPushButton::clicked, this, [this, widget] {
+        Row *r = rowOf(widget);
+        if (!r)
             return;
-        if (s->isStopped())
-            s->resume();
-        else
-            s->stop();
+        if (r->ended || !r->job)
+            return remove(widget);  // Dismiss
+        r->job->cancel();  // finished() follows at once, with Cancelled
     });
-    connect(row.retry, &QPushButton::clicked, this, [s] {
-        if (s)
-            s->retryFailed();
-    });
-    QWidget *widget = row.widget;
-    connect(row.cancel, &QPushButton::clicked, this, [this, s, widget] {
-        for (Row &r : m_rows) {
-            if (r.widget == widget && s) {
-                s->stop();
-                r.cancelled = true;
-                update();
-            }
-        }
-    });
-    connect(streamer, &StudyStreamer::progress, this, &TransfersPanel::update);
-    connect(streamer, &QObject::destroyed, this, &TransfersPanel::update);
-    m_rows << row;
-    m_tick.start();
-    update();
-}
-
-void TransfersPanel::addSend(ResultJob<ExportSummary> *job, const QString &title)
-{
-    Row row;
-    row.isSend = true;
-    row.send = job;
-    row.pause = new QPushButton(tr("Cancel"));
-    layOut(row, title, {row.pause});
-    row.bar->setRange(0, 0);  // busy until the first image is made
-    row.details->setText(tr("preparing…"));
-    QWidget *widget = row.widget;
-    auto rowOf = [this, widget]() -> Row * {
-        for (Row &r : m_rows) {
-            if (r.widget == widget)
-                return &r;
-        }
-        return nullptr;
+    auto follow = [this, widget] {
+        if (Row *r = rowOf(widget))
+            refresh(*r);
     };
-    connect(row.pause, &QPushButton::clicked, this, [this, rowOf, widget] {
-        Row *r = rowOf();
-        if (!r)
-            return;
-        if (r->send) {
-            r->send->cancel();  // finished() follows at once, with Cancelled
-            return;
-        }
-        delete widget;  // dismissed
-        m_rows.removeAt(std::distance(m_rows.data(), r));
-        update();
-    });
-    connect(job, &Job::progress, this, [this, rowOf](qint64 done, qint64 total) {
-        if (Row *r = rowOf()) {
-            r->sent = done;
-            r->sendTotal = total;
-            refreshSendRow(*r);
+    connect(job, &Job::progress, this, follow);
+    connect(job, &Job::changed, this, follow);
+    connect(job, &Job::finished, this, [this, widget] {
+        if (Row *r = rowOf(widget)) {
+            r->ended = true;
+            refresh(*r);
         }
     });
-    connect(job, &Job::finished, this, [this, rowOf, job] {
-        Row *r = rowOf();
-        if (!r)
-            return;
-        const Result<ExportSummary> result = job->result();
-        r->sendOk = result.isOk();
-        if (!result.isOk()) {
-            r->outcome = result.error().code() == ErrorCode::Cancelled ? tr("cancelled") : tr("failed: %1").arg(result.error().toString());
-        } else if (result.value().failed.isEmpty()) {
-            r->outcome = tr("%n image(s) stored", nullptr, int(result.value().stored.size()));
-        } else {
-            r->outcome = tr("%1 stored, %2 refused: %3").arg(result.value().stored.size()).arg(result.value().failed.size())
-                             .arg(result.value().failed.first().second);
-        }
-        r->send = nullptr;
-        refreshSendRow(*r);
-        update();
+    connect(job, &QObject::destroyed, this, [this, widget] {
+        Row *r = rowOf(widget);
+        if (r && r->owned)
+            remove(widget);  // its study was closed
     });
     m_rows << row;
-    refreshSendRow(m_rows.last());
-    update();
+    refresh(m_rows.last());
+}
+
+TransfersPanel::Row *TransfersPanel::rowOf(const QWidget *widget)
+{
+    for (Row &r : m_rows) {
+        if (r.widget == widget)
+            return &r;
+    }
+    return nullptr;
+}
+
+void TransfersPanel::remove(const QWidget *widget)
+{
+    for (int i = 0; i < m_rows.size(); ++i) {
+        if (m_rows[i].widget == widget) {
+            delete m_rows[i].widget;
+            m_rows.removeAt(i);
+            break;
+        }
+    }
+    m_empty->setVisible(m_rows.isEmpty());
 }
 
 int TransfersPanel::clearFinished()
 {
     int removed = 0;
     for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
-        const Row &r = m_rows[i];
-        const bool finished = r.isSend ? !r.send : (!r.streamer || r.cancelled || r.streamer->isComplete());
-        if (!finished)
+        if (!m_rows[i].ended && m_rows[i].job)
             continue;
-        delete r.widget;
+        delete m_rows[i].widget;
         m_rows.removeAt(i);
         ++removed;
     }
-    update();
+    m_empty->setVisible(m_rows.isEmpty());
     return removed;
 }
 
-bool TransfersPanel::cancelFetch(int row)
+bool TransfersPanel::cancel(int row)
 {
-    if (row < 0 || row >= m_rows.size() || m_rows[row].isSend || !m_rows[row].streamer || !m_rows[row].cancel->isEnabled())
+    if (row < 0 || row >= m_rows.size() || m_rows[row].ended || !m_rows[row].job)
         return false;
     m_rows[row].cancel->click();
     return true;
 }
 
-bool TransfersPanel::cancelSend(int row)
+void TransfersPanel::refresh(Row &row)
 {
-    if (row < 0 || row >= m_rows.size() || !m_rows[row].isSend || !m_rows[row].send)
-        return false;
-    m_rows[row].pause->click();
-    return true;
-}
-
-void TransfersPanel::refreshSendRow(Row &row)
-{
-    if (row.sendTotal > 0) {
-        row.bar->setRange(0, int(row.sendTotal));
-        row.bar->setValue(int(row.sent));
-    }
-    if (!row.send) {  // done: the answer, until dismissed
-        if (row.bar->maximum() == 0)
-            row.bar->setRange(0, 1);
-        if (row.sendOk)
-            row.bar->setValue(row.bar->maximum());
-        row.details->setText(row.outcome);
-        row.pause->setText(tr("Dismiss"));
-        return;
-    }
-    row.details->setText(row.sendTotal > 0 ? tr("%1 of %2 images made · sending").arg(row.sent).arg(row.sendTotal) : tr("preparing…"));
-}
-
-void TransfersPanel::refreshRow(Row &row)
-{
-    StudyStreamer *s = row.streamer;
-    row.bar->setRange(0, std::max(1, s->total()));
-    row.bar->setValue(s->cachedCount());
-    const bool done = s->isComplete();
-    row.pause->setText(s->isStopped() ? tr("Resume") : tr("Pause"));
-    row.pause->setEnabled(!done && !row.cancelled);
-    row.retry->setEnabled(s->failedCount() > 0 && !row.cancelled);
-    row.cancel->setEnabled(!done && !row.cancelled);
-    QStringList parts{tr("%1 of %2 images").arg(s->cachedCount()).arg(s->total()), megabytes(s->bytesFetched())};
-    if (done) {
-        parts << (s->failedCount() > 0 ? tr("%n failed", nullptr, s->failedCount()) : tr("complete"));
-    } else if (row.cancelled) {
-        parts << tr("cancelled");
-    } else if (s->isStopped()) {
-        parts << tr("paused");
+    Job *job = row.job;
+    if (!job)
+        return;  // gone after it ended: its last words stay
+    row.title->setText(job->title());
+    if (job->totalAmount() > 0) {
+        row.bar->setRange(0, int(std::min<qint64>(job->totalAmount(), std::numeric_limits<int>::max())));
+        row.bar->setValue(int(std::min<qint64>(job->processedAmount(), row.bar->maximum())));
+    } else if (!row.ended) {
+        row.bar->setRange(0, 0);  // busy until it knows how much there is
     } else {
-        parts << tr("%1 MB/s").arg(row.rate / 1e6, 0, 'f', 1) << tr("%n at once", nullptr, s->fetching());
-        if (row.secondsLeft >= 0)
-            parts << timeLeftText(row.secondsLeft);
-        if (s->failedCount() > 0)
-            parts << tr("%n failed", nullptr, s->failedCount());
-    }
-    row.details->setText(parts.join(QStringLiteral(" · ")));
-}
-
-void TransfersPanel::update()
-{
-    const double elapsed = std::max(0.001, m_clock.restart() / 1000.0);
-    for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
-        Row &row = m_rows[i];
-        if (row.isSend)
-            continue;  // follows its job's signals
-        if (!row.streamer) {  // its study was closed
-            delete row.widget;
-            m_rows.removeAt(i);
-            continue;
-        }
-        StudyStreamer *s = row.streamer;
-        const qint64 bytes = s->bytesFetched();
-        const double now = (bytes - row.lastBytes) / elapsed;
-        row.rate = row.rate <= 0 ? now : 0.7 * row.rate + 0.3 * now;  // smoothed over a few updates
-        row.lastBytes = bytes;
-        const int left = s->total() - s->cachedCount() - s->failedCount();
-        const double perImage = s->cachedCount() > 0 ? double(bytes) / std::max(1, s->cachedCount()) : 0;
-        // Below a byte a second nothing is moving (the smoothed rate decays towards zero, never to it): no estimate.
-        row.secondsLeft = row.rate >= 1 && perImage > 0 && left > 0 ? left * perImage / row.rate : -1;
-        refreshRow(row);
-    }
-    m_empty->setVisible(m_rows.isEmpty());
-    if (m_rows.isEmpty())
-        m_tick.stop();
-    Q_EMIT totalsChanged(totals());
-}
-
-QString TransfersPanel::totals() const
-{
-    int active = 0;
-    double rate = 0, left = 0;
-    int sending = 0;
-    for (const Row &row : m_rows) {
-        if (row.isSend) {
-            sending += row.send ? 1 : 0;
-            continue;
-        }
-        if (!row.streamer || row.streamer->isComplete() || row.streamer->isStopped())
-            continue;
-        ++active;
-        rate += row.rate;
-        left = std::max(left, row.secondsLeft);
+        row.bar->setRange(0, 1);
+        row.bar->setValue(job->hasError() ? 0 : 1);
     }
     QStringList parts;
-    if (active > 0) {
-        parts << tr("%n transfer(s)", nullptr, active) << tr("%1 MB/s").arg(rate / 1e6, 0, 'f', 1);
-        if (left > 0)
-            parts << timeLeftText(left);
+    if (!job->statusText().isEmpty())
+        parts << job->statusText();
+    if (job->isSuspended() && !row.ended) {
+        parts << tr("paused");
+    } else if (JobTracker::isMoving(job) && job->bytesDone() > 0) {
+        parts << tr("%1 MB/s").arg(m_tracker->rate(job) / 1e6, 0, 'f', 1);
+        if (const QString left = JobTracker::timeLeftText(m_tracker->secondsLeft(job)); !left.isEmpty())
+            parts << left;
     }
-    if (sending > 0)
-        parts << tr("sending %n series", nullptr, sending);
-    return parts.join(QStringLiteral(" · "));
+    row.details->setText(parts.join(QStringLiteral(" · ")));
+    if (row.pause) {
+        row.pause->setText(job->isSuspended() ? tr("Resume") : tr("Pause"));
+        row.pause->setEnabled(!row.ended);
+    }
+    if (row.retry)
+        row.retry->setEnabled(!row.ended && job->canRetry());
+    row.cancel->setText(row.ended ? tr("Dismiss") : tr("Cancel"));
+}
+
+void TransfersPanel::refreshAll()
+{
+    for (Row &row : m_rows)
+        refresh(row);
 }
 
 QString TransfersPanel::details(int row) const
 {
     return row >= 0 && row < m_rows.size() ? m_rows[row].details->text() : QString();
+}
+
+QString TransfersPanel::title(int row) const
+{
+    return row >= 0 && row < m_rows.size() ? m_rows[row].title->text() : QString();
 }
 
 } // namespace spectrum

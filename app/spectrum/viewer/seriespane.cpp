@@ -498,7 +498,10 @@ void SeriesPane::setFilters(const FilterChain &chain, const QString &description
     m_chain = chain;
     m_chainDescription = description;
     ++m_chainGeneration;
-    dropArriving();  // its decode ran the old chain
+    // A decode still reading the arriving bytes ran the old chain: dropped, made again from the bytes with the new
+    // one. One that has every byte is let finish: its original is kept (never decoded again), filtered anew.
+    if (!(m_arriving && (m_arriving->finishing || m_arriving->ready)))
+        dropArriving();
     if (m_series >= 0 && m_slice >= 0) {
         if (const std::shared_ptr<const DecodedImage> original = m_images->object(keyOf(m_slice)))
             display(m_slice, *original);

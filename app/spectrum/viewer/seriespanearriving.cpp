@@ -48,6 +48,7 @@ void SeriesPane::onInstanceArriving(const QString &key, const Arrival &arrival)
         m_arriving->key = key;
         m_arriving->serial = ++m_arrivalSerial;
         m_arriving->buffer = arrival.buffer;
+        m_arriving->chainGeneration = m_chainGeneration;
         m_arriving->decoder = std::make_unique<ProgressiveImage>(m_chain);  // filtered while it arrives
         m_arriving->decoder->enablePreviews(40);
         m_images->setPending(key, true);
@@ -57,7 +58,7 @@ void SeriesPane::onInstanceArriving(const QString &key, const Arrival &arrival)
         auto current = [this, serial] { return m_arriving && m_arriving->serial == serial; };
         connect(decoder, &ProgressiveImage::previewReady, this,
                 [this, key, current](const DecodedImage &image, int rows, const DecodedImage &original, int originalRows) {
-                    if (current())
+                    if (current() && m_arriving->chainGeneration == m_chainGeneration)  // never under other filters' name
                         onPreview(key, image, rows, original, originalRows);
                 });
         connect(decoder, &ProgressiveImage::finished, this, [this, current](const DecodedImage &original, const DecodedImage &filtered) {
@@ -118,7 +119,8 @@ void SeriesPane::commitArriving()
         return;  // shown as whole only once it is checked and kept, and decoded
     const QString key = m_arriving->key;
     const std::shared_ptr<const DecodedImage> original = m_arriving->original, filtered = m_arriving->filtered;
-    const bool filteredMade = !m_chain.isEmpty() && isFilterable(original->pixels.format());
+    // Filtered with the chain in use, unless other filters were chosen while it finished: then only its original.
+    const bool filteredMade = m_arriving->chainGeneration == m_chainGeneration && !m_chain.isEmpty() && isFilterable(original->pixels.format());
     int index = -1;
     if (m_series >= 0) {
         const QList<InstanceRef> &instances = m_study->series[m_series].instances;
@@ -133,7 +135,7 @@ void SeriesPane::commitArriving()
     }
     m_arriving.reset();
     if (index == m_slice && ImageMemoryCache::costOf(*original) > m_images->budget())
-        filteredMade ? present(index, *original, *filtered) : present(index, *original);  // too big to keep: shown all the same
+        filteredMade ? present(index, *original, *filtered) : display(index, *original);  // too big to keep: shown all the same
     // The filtered version first: the pane that sees the original inserted finds it, and filters nothing.
     if (filteredMade)
         m_images->insert(ImageMemoryCache::filteredKey(key, m_chainDescription), filtered);

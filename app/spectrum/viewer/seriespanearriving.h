@@ -25,6 +25,7 @@ struct SeriesPane::Arriving
     bool finishing = false;                     ///< every byte is in: the decoder is finishing
     bool cached = false;                        ///< the instance was checked and kept: it may be shown as whole
     bool ready = false;                         ///< the decoder finished: original and filtered below
+    quint64 chainGeneration = 0;                ///< the filters it runs; others chosen since: only its original is kept
     std::shared_ptr<const DecodedImage> original, filtered;
 };
 

@@ -7,6 +7,27 @@
 
 namespace spectrum {
 
+void describeSend(ResultJob<ExportSummary> *job)
+{
+    job->setStatusText(QObject::tr("preparing…"));
+    QObject::connect(job, &Job::progress, job, [job](qint64 done, qint64 total) {
+        if (total > 0)
+            job->setStatusText(QObject::tr("%1 of %2 images made · sending").arg(done).arg(total));
+    });
+    QObject::connect(job, &Job::finished, job, [job] {
+        const Result<ExportSummary> &result = job->result();
+        if (!result.isOk()) {
+            job->setStatusText(result.error().code() == ErrorCode::Cancelled ? QObject::tr("cancelled")
+                                                                             : QObject::tr("failed: %1").arg(result.error().toString()));
+        } else if (result.value().failed.isEmpty()) {
+            job->setStatusText(QObject::tr("%n image(s) stored", nullptr, int(result.value().stored.size())));
+        } else {
+            job->setStatusText(QObject::tr("%1 stored, %2 refused: %3").arg(result.value().stored.size()).arg(result.value().failed.size())
+                                   .arg(result.value().failed.first().second));
+        }
+    });
+}
+
 bool HeldKeys::contains(const QString &key) const
 {
     QMutexLocker lock(&m_mutex);

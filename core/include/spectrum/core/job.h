@@ -109,12 +109,43 @@ public:
     /// A token that blocking work of this job polls; it is cancelled when the job is.
     CancelToken cancelToken() const { return m_token; }
 
+    // What a tracker (JobTracker, the transfers panel behind it) shows of the job and may do with it, as KJob's
+    // description, suspend/resume and info message. changed() tells of every change but progress.
+    enum Capability {
+        Cancellable = 0x1,  ///< cancel() stops it (every job: the default)
+        Suspendable = 0x2,  ///< suspend() and resume() pause it and go on
+        Retryable = 0x4,    ///< retry() tries again what failed while it still runs (a study's failed images)
+    };
+    Q_DECLARE_FLAGS(Capabilities, Capability)
+    virtual Capabilities capabilities() const { return Cancellable; }
+    /// What the job is, for a person ("DEMO, HEAD — CT 2024-03-01 from pacs").
+    QString title() const { return m_title; }
+    void setTitle(const QString &title);
+    /// Where it is, in the words of its kind ("120 of 300 images · 60 MB · 2 failed", "1 image(s) stored");
+    /// set by the job, or by whoever started it and knows its result's meaning. Kept after it finished.
+    QString statusText() const { return m_status; }
+    void setStatusText(const QString &text);
+    /// Bytes moved so far (for a rate and the time left); 0 for jobs that move none.
+    qint64 bytesDone() const { return m_bytesDone; }
+    /// Pauses a Suspendable job / goes on; false when it cannot (not Suspendable, finished, already so).
+    bool suspend();
+    bool resume();
+    bool isSuspended() const { return m_suspended; }
+    /// Running, but nothing more happens unless someone acts: everything left has failed (Retryable jobs).
+    bool isStalled() const { return m_stalled; }
+    /// Something failed that retry() would try again now (Retryable jobs).
+    bool canRetry() const { return m_canRetry; }
+    /// Tries again what failed; false when the job is not Retryable, finished, or has nothing failed.
+    bool retry();
+
 Q_SIGNALS:
     void progress(qint64 processed, qint64 total, QPrivateSignal);
     /// Bytes [begin, end) of the job's output are now readable (a growing prefix, a new chunk…).
     void dataAvailable(qint64 begin, qint64 end, QPrivateSignal);
     /// Emitted exactly once. Check job->error() (or the typed result of a ResultJob).
     void finished(spectrum::Job *job, QPrivateSignal);
+    /// Its title, status text, suspended, stalled or retry state changed.
+    void changed(QPrivateSignal);
 
 protected:
     /// Begins the work. Runs on the job's thread, inside start() (Sync) or from the event loop (Async).
@@ -127,6 +158,14 @@ protected:
     /// the work is not held back behind whatever the loop has queued before it (a viewer's layout). Callers
     /// still connect after start(): finished() cannot arrive before they return to the loop.
     virtual bool finishesOnlyLater() const { return false; }
+    /// Pause and go on (Suspendable jobs); true when done.
+    virtual bool doSuspend() { return false; }
+    virtual bool doResume() { return false; }
+    /// Try again what failed (Retryable jobs); true when something is tried again.
+    virtual bool doRetry() { return false; }
+    void setBytesDone(qint64 bytes) { m_bytesDone = bytes; }
+    void setStalled(bool stalled);
+    void setCanRetry(bool can);
 
     /// Ends a cancelled job with `error` (ErrorCode::Cancelled); typed jobs keep it as their result too.
     virtual void finishCancelled(const Error &error) { emitResult(error); }
@@ -145,8 +184,15 @@ private:
     bool m_autoDelete = true;
     qint64 m_processed = 0;
     qint64 m_total = 0;
+    qint64 m_bytesDone = 0;
+    bool m_suspended = false;
+    bool m_stalled = false;
+    bool m_canRetry = false;
+    QString m_title, m_status;
     Error m_error;
     CancelToken m_token;
 };
+
+Q_DECLARE_OPERATORS_FOR_FLAGS(Job::Capabilities)
 
 } // namespace spectrum

@@ -84,6 +84,11 @@ struct ExportSummary
     QList<QPair<QString, QString>> failed;  ///< file or UID, and why
 };
 
+/// Words for a send as it goes, for whoever shows it (JobTracker): its status text is kept current — "preparing…",
+/// "3 of 10 images made · sending", then what the archive stored and refused ("10 image(s) stored", "9 stored,
+/// 1 refused: …", "cancelled", "failed: …"). Call before anyone else connects to the job's finished().
+void describeSend(ResultJob<ExportSummary> *job);
+
 /// What to fetch: a study, one series of it, or one instance (with its series).
 struct FetchRequest
 {
