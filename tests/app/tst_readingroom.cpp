@@ -418,12 +418,22 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
     pause->click();
     QVERIFY(streamer->isStopped());
     QTRY_VERIFY(panel.details(0).endsWith(QStringLiteral("paused")));
+    if (const QString shots = qEnvironmentVariable("SPECTRUM_TEST_SHOTS"); !shots.isEmpty()) {
+        panel.resize(420, 160);
+        panel.show();
+        panel.grab().save(shots + QStringLiteral("/transfers-paused.png"));  // to look at, as a reader would
+    }
     const int cachedWhilePaused = streamer->cachedCount();
     QCOMPARE(streamer->fetching(), 0);
     pause->click();  // "Resume"
     QVERIFY(!streamer->isStopped());
     QTRY_VERIFY_WITH_TIMEOUT(streamer->cachedCount() > cachedWhilePaused, 20000);
     QVERIFY(!tracker.summary().isEmpty());
+    if (const QString shots = qEnvironmentVariable("SPECTRUM_TEST_SHOTS"); !shots.isEmpty()) {
+        QSignalSpy ticked(&tracker, &JobTracker::updated);
+        QVERIFY(ticked.wait(3000));  // a rate and the time left
+        panel.grab().save(shots + QStringLiteral("/transfers-moving.png"));
+    }
     // Cancel: nothing more comes, what is here stays, and it cannot be resumed from the row.
     QVERIFY(panel.cancel(0));
     QVERIFY(streamer->isStopped());
