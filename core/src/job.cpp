@@ -137,8 +137,7 @@ bool Job::suspend()
 {
     if (m_finished || m_suspended || !(capabilities() & Suspendable) || !doSuspend())
         return false;
-    m_suspended = true;
-    Q_EMIT changed(QPrivateSignal());
+    setSuspended(true);
     return true;
 }
 
@@ -146,8 +145,7 @@ bool Job::resume()
 {
     if (m_finished || !m_suspended || !doResume())
         return false;
-    m_suspended = false;
-    Q_EMIT changed(QPrivateSignal());
+    setSuspended(false);
     return true;
 }
 
@@ -161,6 +159,14 @@ void Job::setStalled(bool stalled)
     if (stalled == m_stalled)
         return;
     m_stalled = stalled;
+    Q_EMIT changed(QPrivateSignal());
+}
+
+void Job::setSuspended(bool suspended)
+{
+    if (suspended == m_suspended)
+        return;
+    m_suspended = suspended;
     Q_EMIT changed(QPrivateSignal());
 }
 

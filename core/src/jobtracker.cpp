@@ -24,7 +24,17 @@ void JobTracker::add(Job *job, Direction direction)
     f.direction = direction;
     f.lastBytes = job->bytesDone();
     m_jobs << f;
-    connect(job, &Job::changed, this, &JobTracker::updated);
+    connect(job, &Job::changed, this, [this, job] {
+        if (isMoving(job) && !m_tick.isActive()) {  // going on again: its rate from now
+            for (Followed &f : m_jobs) {
+                if (f.job == job)
+                    f.lastBytes = job->bytesDone();
+            }
+            m_clock.restart();
+            m_tick.start();
+        }
+        Q_EMIT updated();
+    });
     connect(job, &Job::finished, this, &JobTracker::updated, Qt::QueuedConnection);  // after its own slots
     connect(job, &QObject::destroyed, this, [this] {
         m_jobs.erase(std::remove_if(m_jobs.begin(), m_jobs.end(), [](const Followed &f) { return !f.job; }), m_jobs.end());
@@ -85,7 +95,7 @@ void JobTracker::tick()
     const double elapsed = std::max(0.001, m_clock.restart() / 1000.0);
     bool running = false;
     for (Followed &f : m_jobs) {
-        if (!f.job || f.job->isFinished())
+        if (!isMoving(f.job))
             continue;
         running = true;
         const qint64 bytes = f.job->bytesDone();
@@ -124,7 +134,7 @@ QString JobTracker::summary() const
             parts << timeLeftText(left);
     }
     if (outgoing > 0)
-        parts << tr("sending %n", nullptr, outgoing);
+        parts << tr("%n send(s)", nullptr, outgoing);
     return parts.join(QStringLiteral(" · "));
 }
 

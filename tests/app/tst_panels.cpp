@@ -48,6 +48,33 @@
 using namespace spectrum;
 using namespace spectrum::test;
 
+/// A study's arrival as the panel sees it, moved by the test: nine of ten images, then the last one fails for good.
+class StalledTransfer : public Job
+{
+public:
+    StalledTransfer() { setAutoDelete(false); }
+    Capabilities capabilities() const override { return Cancellable | Suspendable | Retryable; }
+    void stall()
+    {
+        setProgress(9, 10);
+        setStatusText(QStringLiteral("9 of 10 images · 1 failed"));
+        setCanRetry(true);
+        setStalled(true);
+    }
+    int retries = 0;
+
+protected:
+    void doStart() override {}
+    bool doSuspend() override { return true; }
+    bool doResume() override { return true; }
+    bool doRetry() override
+    {
+        ++retries;
+        setStalled(false);
+        return true;
+    }
+};
+
 class tst_Panels : public QObject
 {
     Q_OBJECT
@@ -71,7 +98,8 @@ void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
         job->start(ExecutionPolicy::Sync);
     }
     QCOMPARE(panel.count(), 40);
-    QCOMPARE(panel.details(0), QStringLiteral("failed: network error: the archive is away"));  // its words, kept after it went
+    QTRY_VERIFY(tracker.jobs().isEmpty());  // the sends deleted themselves
+    QCOMPARE(panel.details(0), QStringLiteral("failed: network error: the archive is away"));  // their words stay
     QCOMPARE(panel.title(39), QStringLiteral("Send 39"));
     if (const QString shots = qEnvironmentVariable("SPECTRUM_TEST_SHOTS"); !shots.isEmpty()) {
         panel.show();
@@ -80,6 +108,36 @@ void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
     QVERIFY2(panel.minimumSizeHint().height() < emptyHeight + 200, qPrintable(QString::number(panel.minimumSizeHint().height())));
     auto *clear = panel.findChild<QPushButton *>(QStringLiteral("clearFinished"));
     QVERIFY(clear);
+    clear->click();
+    QCOMPARE(panel.count(), 0);
+
+    // A transfer whose every remaining image failed waits for the reader: Retry failed, no Pause; Clear finished
+    // takes it away as it did the ended ones.
+    StalledTransfer stalled;
+    stalled.setTitle(QStringLiteral("CT from pacs"));
+    tracker.add(&stalled);
+    stalled.start();
+    QCOMPARE(panel.count(), 1);
+    const QList<QPushButton *> buttons = panel.findChildren<QPushButton *>();
+    auto button = [&buttons](const QString &text) {
+        for (QPushButton *b : buttons) {
+            if (b->text() == text)
+                return b;
+        }
+        return static_cast<QPushButton *>(nullptr);
+    };
+    QVERIFY(button(QStringLiteral("Pause")) && button(QStringLiteral("Pause"))->isEnabled());
+    QVERIFY(!button(QStringLiteral("Retry failed"))->isEnabled());
+    QCOMPARE(panel.clearFinished(), 0);  // still at work
+    stalled.stall();
+    QVERIFY(!button(QStringLiteral("Pause"))->isEnabled());
+    QVERIFY(button(QStringLiteral("Retry failed"))->isEnabled());
+    QCOMPARE(panel.details(0), QStringLiteral("9 of 10 images · 1 failed"));
+    QCOMPARE(tracker.summary(), QString());  // nothing moves
+    button(QStringLiteral("Retry failed"))->click();
+    QCOMPARE(stalled.retries, 1);
+    QVERIFY(!stalled.isStalled());
+    stalled.stall();
     clear->click();
     QCOMPARE(panel.count(), 0);
 }

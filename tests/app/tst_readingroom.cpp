@@ -428,7 +428,17 @@ void tst_ReadingRoom::theSliceInViewFillsInWhileItArrives()
     pause->click();  // "Resume"
     QVERIFY(!streamer->isStopped());
     QTRY_VERIFY_WITH_TIMEOUT(streamer->cachedCount() > cachedWhilePaused, 20000);
-    QVERIFY(!tracker.summary().isEmpty());
+    QVERIFY2(tracker.summary().startsWith(QStringLiteral("1 transfer(s)")), qPrintable(tracker.summary()));
+    QCOMPARE(pause->text(), QStringLiteral("Pause"));
+    // Held back by another hand (the prefetcher does so with a prior while the reader waits for a study): the row
+    // says paused and the status bar leaves it out; let go, it moves again.
+    streamer->stop();
+    QVERIFY(panel.details(0).endsWith(QStringLiteral("paused")));
+    QCOMPARE(pause->text(), QStringLiteral("Resume"));
+    QCOMPARE(tracker.summary(), QString());
+    streamer->resume();
+    QVERIFY(!panel.details(0).endsWith(QStringLiteral("paused")));
+    QVERIFY(tracker.summary().startsWith(QStringLiteral("1 transfer(s)")));
     if (const QString shots = qEnvironmentVariable("SPECTRUM_TEST_SHOTS"); !shots.isEmpty()) {
         QSignalSpy ticked(&tracker, &JobTracker::updated);
         QVERIFY(ticked.wait(3000));  // a rate and the time left

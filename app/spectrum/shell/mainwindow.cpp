@@ -139,7 +139,8 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     transferDock->hide();
     m_transferDock = transferDock;
     statusBar()->addPermanentWidget(m_transferLabel);
-    connect(m_workstation->jobs(), &JobTracker::updated, m_transferLabel, [this] { m_transferLabel->setText(m_workstation->jobs()->summary()); });
+    connect(m_workstation->jobs(), &JobTracker::updated, m_transferLabel,
+            [label = m_transferLabel, jobs = m_workstation->jobs()] { label->setText(jobs->summary()); });
 
     buildMenus();
 

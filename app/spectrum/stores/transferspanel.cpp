@@ -47,6 +47,7 @@ void TransfersPanel::add(Job *job)
     Row row;
     row.job = job;
     row.owned = !job->isAutoDelete();
+    row.ended = job->isFinished();
     row.widget = new QWidget;
     row.title = new QLabel(job->title());
     row.bar = new QProgressBar;
@@ -126,7 +127,8 @@ void TransfersPanel::remove(const QWidget *widget)
 {
     for (int i = 0; i < m_rows.size(); ++i) {
         if (m_rows[i].widget == widget) {
-            delete m_rows[i].widget;
+            m_rows[i].widget->hide();
+            m_rows[i].widget->deleteLater();  // its Dismiss button may be what is calling
             m_rows.removeAt(i);
             break;
         }
@@ -138,7 +140,8 @@ int TransfersPanel::clearFinished()
 {
     int removed = 0;
     for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
-        if (!m_rows[i].ended && m_rows[i].job)
+        // Ended, gone, or waiting for nobody will come (everything left failed): what Clear finished clears.
+        if (!m_rows[i].ended && m_rows[i].job && !m_rows[i].job->isStalled())
             continue;
         delete m_rows[i].widget;
         m_rows.removeAt(i);
@@ -184,7 +187,7 @@ void TransfersPanel::refresh(Row &row)
     row.details->setText(parts.join(QStringLiteral(" · ")));
     if (row.pause) {
         row.pause->setText(job->isSuspended() ? tr("Resume") : tr("Pause"));
-        row.pause->setEnabled(!row.ended);
+        row.pause->setEnabled(!row.ended && !job->isStalled());
     }
     if (row.retry)
         row.retry->setEnabled(!row.ended && job->canRetry());

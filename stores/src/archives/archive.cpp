@@ -11,7 +11,7 @@ void describeSend(ResultJob<ExportSummary> *job)
 {
     job->setStatusText(QObject::tr("preparing…"));
     QObject::connect(job, &Job::progress, job, [job](qint64 done, qint64 total) {
-        if (total > 0)
+        if (total > 0 && !job->isFinished())  // a report still on its way after the end does not undo it
             job->setStatusText(QObject::tr("%1 of %2 images made · sending").arg(done).arg(total));
     });
     QObject::connect(job, &Job::finished, job, [job] {

@@ -20,6 +20,9 @@ StudyFetchJob::StudyFetchJob(StudyStreamer *streamer, const QString &title) : Jo
     setTitle(title);
     connect(streamer, &StudyStreamer::progress, this, &StudyFetchJob::follow);
     connect(streamer, &StudyStreamer::listed, this, &StudyFetchJob::follow);
+    // Paused or going on, whoever did it (the reader here, the prefetcher holding a prior back while the reader
+    // waits for another study): the row says so.
+    connect(streamer, &StudyStreamer::stoppedChanged, this, &StudyFetchJob::follow);
     connect(streamer, &StudyStreamer::failed, this, [this](const Error &error) {
         if (isFinished())
             return;
@@ -27,6 +30,13 @@ StudyFetchJob::StudyFetchJob(StudyStreamer *streamer, const QString &title) : Jo
         emitResult(error);  // nothing will be fetched
     });
     follow();
+}
+
+StudyFetchJob::~StudyFetchJob()
+{
+    // The study closed while it arrived: a started job still ends once, for whoever waits for it.
+    if (isStarted() && !isFinished())
+        emitResult(Error(ErrorCode::Cancelled, tr("the study was closed")));
 }
 
 void StudyFetchJob::doStart()
@@ -39,8 +49,7 @@ void StudyFetchJob::follow()
     StudyStreamer *s = m_streamer;
     if (!s || isFinished())
         return;
-    if (isSuspended() && !s->isStopped())
-        resume();  // resumed elsewhere (the viewer's retry): not paused any more
+    setSuspended(s->isStopped());
     setBytesDone(s->bytesFetched());
     setProgress(s->cachedCount(), s->total());
     const bool allHere = s->isListed() && s->cachedCount() >= s->total();
@@ -72,8 +81,7 @@ bool StudyFetchJob::doSuspend()
 {
     if (!m_streamer)
         return false;
-    m_streamer->stop();
-    follow();  // nothing at once any more
+    m_streamer->stop();  // stoppedChanged: followed
     return true;
 }
 

@@ -426,7 +426,7 @@ void StudyStreamer::setParallel(int fetches)
 
 void StudyStreamer::stop()
 {
-    m_stopped = true;
+    const bool was = std::exchange(m_stopped, true);
     m_retry.stop();
     QList<Job *> running = m_running.values();
     m_running.clear();
@@ -435,11 +435,14 @@ void StudyStreamer::stop()
     m_bulkEnded = false;  // asked again on resume, for what is still missing
     for (Job *job : running)
         job->cancel();
+    if (!was)
+        Q_EMIT stoppedChanged(true);
 }
 
 void StudyStreamer::resume()
 {
-    m_stopped = false;
+    if (std::exchange(m_stopped, false))
+        Q_EMIT stoppedChanged(false);
     retryTransient();  // pumps
 }
 
@@ -451,7 +454,8 @@ void StudyStreamer::retryFailed()
         m_bulkEnded = false;  // and the rest comes in bulk again
     m_retry.stop();
     m_backoffMs = 0;
-    m_stopped = false;
+    if (std::exchange(m_stopped, false))
+        Q_EMIT stoppedChanged(false);
     Q_EMIT progress(cachedCount(), total());
     pump();
 }

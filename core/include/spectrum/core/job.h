@@ -165,6 +165,8 @@ protected:
     virtual bool doRetry() { return false; }
     void setBytesDone(qint64 bytes) { m_bytesDone = bytes; }
     void setStalled(bool stalled);
+    /// The work paused or went on by itself (or by another's hand): the tracker shows it so.
+    void setSuspended(bool suspended);
     void setCanRetry(bool can);
 
     /// Ends a cancelled job with `error` (ErrorCode::Cancelled); typed jobs keep it as their result too.

@@ -38,7 +38,7 @@ public:
     double secondsLeft(const Job *job) const;
     /// Whether it moves on by itself: running, not suspended, not stalled.
     static bool isMoving(const Job *job);
-    /// "2 transfers · 14.2 MB/s · about 20 s left · sending 1", or empty when nothing moves.
+    /// "2 transfer(s) · 14.2 MB/s · about 20 s left · 1 send(s)", or empty when nothing moves.
     QString summary() const;
     /// "about 40 s left", "about 3 min left", "about 2 h left"; empty for no estimate (negative or NaN).
     static QString timeLeftText(double seconds);

@@ -22,6 +22,7 @@ class StudyFetchJob : public Job
 public:
     /// Follows `streamer` (started or not) under `title`; the job is the streamer's child.
     StudyFetchJob(StudyStreamer *streamer, const QString &title);
+    ~StudyFetchJob() override;
 
     StudyStreamer *streamer() const { return m_streamer; }
     Capabilities capabilities() const override { return Cancellable | Suspendable | Retryable; }

@@ -138,6 +138,8 @@ Q_SIGNALS:
     void instanceInBeforeListing(const QString &key);
     void instanceFailed(const QString &key, const spectrum::Error &error);
     void progress(int cached, int total);
+    /// stop() or resume() took effect (whoever called it: the reader, the prefetcher holding a prior back).
+    void stoppedChanged(bool stopped);
     /// Every instance is cached or failed.
     void finished();
     /// Failed instances will be tried again by themselves in `ms` milliseconds.
