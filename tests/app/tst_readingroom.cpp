@@ -553,6 +553,10 @@ void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
     // The viewer opens on the first look, before its image is fetched (StudyStreamer::firstLookReady): its last
     // bytes come after.
     QTRY_VERIFY_WITH_TIMEOUT(atLastByte, 20000);
+    if (const QString shots = qEnvironmentVariable("SPECTRUM_TEST_SHOTS"); !shots.isEmpty()) {
+        QTRY_VERIFY_WITH_TIMEOUT(window.transfersPanel()->count() == 1, 20000);  // listed: its row, and the status line
+        window.grab().save(shots + QStringLiteral("/window-arriving.png"));
+    }
     QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isListed(), 20000);
     // Through every slice, each shown whole (filtered), while the rest arrives.
     for (int i = 0; i < viewer->sliceCount(); ++i) {
