@@ -40,7 +40,9 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScopeGuard>
+#include <QLabel>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -534,6 +536,16 @@ void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
     Result<FilterChain> chain = window.filterPanel()->registry().makeChain({QStringLiteral("invert")});
     QVERIFY(chain.isOk());
 
+    // The status bar's line, as the reader sees it whenever the tracker tells of a change.
+    auto statusLine = [&window] {
+        QStringList texts;
+        for (QLabel *l : window.statusBar()->findChildren<QLabel *>())
+            texts << l->text();
+        return texts.join(QStringLiteral(" | "));
+    };
+    QStringList statusSeen;
+    const QMetaObject::Connection seeing = connect(ws.jobs(), &JobTracker::updated, this, [&] { statusSeen << statusLine(); });
+    const auto stopSeeing = qScopeGuard([seeing] { QObject::disconnect(seeing); });  // before the window goes
     resetDecodeCounts();
     // The filters are chosen while the study still arrives — at the worst moment: the last bytes of the slice in
     // view are in and its decoder is finishing (it once went, and the image was decoded again from the cache).
@@ -568,6 +580,10 @@ void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
     }
     QTRY_VERIFY_WITH_TIMEOUT(viewer->streamer()->isComplete(), 30000);
     QCOMPARE(viewer->streamer()->cachedCount(), viewer->streamer()->total());  // with the derived series sent back before
+    // The status bar said the study was arriving, and says nothing of it once it is all here.
+    QVERIFY2(std::any_of(statusSeen.begin(), statusSeen.end(), [](const QString &t) { return t.contains(QStringLiteral("1 transfer(s) · ")); }),
+             qPrintable(statusSeen.join(QLatin1Char('\n'))));
+    QTRY_VERIFY2(!statusLine().contains(QStringLiteral("transfer(s)")), qPrintable(statusLine()));
     const DecodeCounts counts = decodeCounts();
     for (const InstanceRef &ref : viewer->study().series[0].instances) {
         QVERIFY2(counts.decoded.value(ref.sopInstanceUid) == 1,

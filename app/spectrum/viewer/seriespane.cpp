@@ -2,6 +2,7 @@
 #include "viewer/seriespane.h"
 #include "viewer/paneoverlaytext.h"
 
+#include <QPointer>
 #include <QHBoxLayout>
 #include <QScrollBar>
 #include "viewer/seriespanearriving.h"
@@ -520,30 +521,36 @@ void SeriesPane::display(int index, const DecodedImage &image)
     if (m_images->isPending(filteredKey))
         return;  // another pane filters it: shown once it is kept (onImageReady)
     // Filtered on the blocking pool (drained before the store goes); shown once done. Marked pending meanwhile, so
-    // that a pane showing the same image waits for it instead of filtering it again.
+    // that a pane showing the same image waits for it instead of filtering it again. The result is kept in the
+    // memory cache even if this pane has gone meanwhile (a layout made again): the pane that replaces it finds it
+    // there rather than filtering the image once more.
     m_images->setPending(filteredKey, true);
-    m_pendingLoads.insert(filteredKey);  // ended when the pane goes, whatever becomes of the filtering
+    const QPointer<SeriesPane> pane(this);
+    ImageMemoryCache *images = m_images;
     const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
-    runOnPool<Result<PixelBuffer>>(blockingPool(), this, [chain = m_chain, image] {
+    runOnPool<Result<PixelBuffer>>(blockingPool(), m_images, [chain = m_chain, image] {
         noteFiltered(image.info.identity.sopInstanceUid);
         return applyFilters(chain, image.pixels, image.info, nullptr);
-    }, [this, index, image, generation, chainGeneration, filteredKey](Result<PixelBuffer> &&pixels) {
-        if (m_pendingLoads.remove(filteredKey) && (generation != m_generation || chainGeneration != m_chainGeneration || !pixels.isOk()))
-            m_images->setPending(filteredKey, false);  // given up here: whoever waited filters it
-        if (generation != m_generation || chainGeneration != m_chainGeneration)
-            return;  // another series, or other filters, meanwhile
+    }, [pane, images, index, image, generation, chainGeneration, filteredKey](Result<PixelBuffer> &&pixels) {
+        std::shared_ptr<DecodedImage> filtered;
+        if (pixels.isOk()) {
+            filtered = std::make_shared<DecodedImage>(DecodedImage{image.info, pixels.value()});
+            filtered->info.columns = filtered->pixels.width();
+            filtered->info.rows = filtered->pixels.height();
+            images->insert(filteredKey, filtered);  // what it is made of is in its key: right whoever asked
+        } else {
+            images->setPending(filteredKey, false);  // given up: whoever waited filters it
+        }
+        if (!pane || generation != pane->m_generation || chainGeneration != pane->m_chainGeneration)
+            return;  // gone, another series, or other filters, meanwhile
         if (!pixels.isOk()) {
-            Q_EMIT errorOccurred(pixels.error());
-            if (index == m_slice)  // never another slice under this one's number
-                present(index, image);
+            Q_EMIT pane->errorOccurred(pixels.error());
+            if (index == pane->m_slice)  // never another slice under this one's number
+                pane->present(index, image);
             return;
         }
-        auto filtered = std::make_shared<DecodedImage>(DecodedImage{image.info, pixels.value()});
-        filtered->info.columns = filtered->pixels.width();
-        filtered->info.rows = filtered->pixels.height();
-        m_images->insert(filteredKey, filtered);
-        if (index == m_slice)
-            present(index, image, *filtered);
+        if (index == pane->m_slice)
+            pane->present(index, image, *filtered);
     });
 }
 
