@@ -21,9 +21,9 @@ configure: deps
 deps:
 	@scripts/install-deps.sh
 
-# ASan + UBSan build in its own folder.
+# ASan + UBSan build in its own folder: the tests, without the benchmarks' programs.
 sanitize:
-	$(MAKE) test BUILD_DIR=build-asan CMAKE_FLAGS="-DSPECTRUM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"
+	$(MAKE) test BUILD_DIR=build-asan CMAKE_FLAGS="-DSPECTRUM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DSPECTRUM_BUILD_BENCHMARKS=OFF"
 
 # libFuzzer: a Clang build of the fuzz targets (tests/fuzz), each run FUZZ_SECONDS on its kept inputs.
 FUZZ_SECONDS ?= 60

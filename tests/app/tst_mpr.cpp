@@ -276,8 +276,8 @@ void tst_Mpr::aSliceNotYetInFillsInWhenItComes()
     // The viewer opened on the listing with it; the cache without it.
     QVERIFY(runSync(m_ws->cache()->importFile(missingKey, path)).isOk());
     QVERIFY(writeFile(path, slices[missingIndex]));  // taken by the import: written again for later
-    QTRY_VERIFY(std::any_of(m_ws->findStudy(QStringLiteral("demo-ct"))->series.begin(), m_ws->findStudy(QStringLiteral("demo-ct"))->series.end(),
-                            [](const SeriesSummary &s) { return s.listedInstances == 40; }));
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(m_ws->findStudy(QStringLiteral("demo-ct"))->series.begin(), m_ws->findStudy(QStringLiteral("demo-ct"))->series.end(),
+                                         [](const SeriesSummary &s) { return s.listedInstances == 40; }), 30000);
     const std::optional<StudySummary> read = readStudy(m_ws.get(), *m_ws->findStudy(QStringLiteral("demo-ct")));
     QVERIFY(read);
     const StudySummary listed = *read;
@@ -295,22 +295,22 @@ void tst_Mpr::aSliceNotYetInFillsInWhenItComes()
     MprView *mpr = viewer->mprView();
     QTRY_VERIFY_WITH_TIMEOUT(mpr->mprVolume()->volume() && mpr->cutsPending() == 0 && mpr->viewport(1)->hasImage()
                                  && mpr->mprVolume()->volume()->filledSlots() == 39, 30000);
-    QTRY_VERIFY(mpr->cutsPending() == 0);
+    QTRY_VERIFY_WITH_TIMEOUT(mpr->cutsPending() == 0, 30000);
     QVERIFY(!mpr->mprVolume()->isComplete());
     QVERIFY(mpr->statusText().contains(QLatin1String("1 slice(s) arriving")));
     ImageViewport *coronal = mpr->viewport(1);
-    QTRY_VERIFY(coronal->layers()->overlay().bottomLeft.contains(QLatin1String("still arriving")));
+    QTRY_VERIFY_WITH_TIMEOUT(coronal->layers()->overlay().bottomLeft.contains(QLatin1String("still arriving")), 30000);
     const int row = 39 - 20;
     QVERIFY(coronal->hasNoValue(QPoint(200, row)));
     // It comes.
     QVERIFY(runSync(m_ws->cache()->importFile(missingKey, path)).isOk());
     QSignalSpy filled(mpr->mprVolume(), &MprVolume::filled);
     mpr->mprVolume()->onInstanceCached(missingKey);
-    QVERIFY(filled.wait(10000));
-    QTRY_VERIFY_WITH_TIMEOUT(mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && !coronal->hasNoValue(QPoint(200, row)), 20000);
+    QVERIFY(filled.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(mpr->mprVolume()->isComplete() && mpr->cutsPending() == 0 && !coronal->hasNoValue(QPoint(200, row)), 30000);
     // The source slice decoded apart, once the cache lists it again.
-    QTRY_VERIFY(std::any_of(m_ws->findStudy(QStringLiteral("demo-ct"))->series.begin(), m_ws->findStudy(QStringLiteral("demo-ct"))->series.end(),
-                            [](const SeriesSummary &s) { return s.listedInstances == 40; }));
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(m_ws->findStudy(QStringLiteral("demo-ct"))->series.begin(), m_ws->findStudy(QStringLiteral("demo-ct"))->series.end(),
+                                         [](const SeriesSummary &s) { return s.listedInstances == 40; }), 30000);
     const std::optional<PatientPoint> p = patientPointAt(coronal->image().info, QPointF(200.5, row + 0.5));
     QCOMPARE(modalityValueAt(coronal->image(), 0, QPoint(200, row)), sourceHu(QStringLiteral("demo-ct"), *p));
     delete viewer;

@@ -311,7 +311,9 @@ void tst_BlobTransfer::adaptiveAddsStreamsWhileTheRateGrows()
     QVERIFY2(q.result.isOk(), qPrintable(q.result.error().toString()));
     QVERIFY(q.bytes == more);
     qInfo() << "adaptive pull through a full link used" << q.result.value().streams << "streams in" << q.result.value().seconds << "s";
-    QVERIFY2(q.result.value().streams == 16, qPrintable(QString::number(q.result.value().streams)));
+    // Usually 16; on a loaded machine one step's measured gain may be noise enough for one more doubling (32 was
+    // seen once in a full parallel test run). Never on to the maximum: growth stops when the link is full.
+    QVERIFY2(q.result.value().streams >= 16 && q.result.value().streams < many.maxStreams, qPrintable(QString::number(q.result.value().streams)));
 }
 
 QTEST_GUILESS_MAIN(tst_BlobTransfer)
