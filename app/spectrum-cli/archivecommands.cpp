@@ -168,7 +168,7 @@ int cmdFetch(const QStringList &args)
     } else if (!reg.isOk()) {
         return fail(reg.error().toString());
     } else {
-        if (const StoreConfig *s = config.value().find(p.value(QStringLiteral("store"))); s && archiveKind(s->kind).dicomNode(*s))
+        if (const StoreConfig *s = config.value().find(p.value(QStringLiteral("store"))); s && archiveKind(s->kind()).dicomNode(*s))
             preloadDicomDictionary();  // DCMTK's network code needs it at once
         auto *job = reg.value()->fetchStudy(p.value(QStringLiteral("store")), p.positionalArguments().first(), FetchOptions::into(outDir));
         QObject::connect(job, &Job::progress, job, progress);

@@ -138,7 +138,7 @@ int cmdPrefetch(const QStringList &args)
     if (names.isEmpty())
         return fail(QStringLiteral("prefetch: no archive is configured (spectrum-cli stores add …)"));
     for (const QString &n : names) {
-        if (const StoreConfig *s = config.value().find(n); s && archiveKind(s->kind).dicomNode(*s))
+        if (const StoreConfig *s = config.value().find(n); s && archiveKind(s->kind()).dicomNode(*s))
             preloadDicomDictionary();  // DCMTK's network code needs it at once
     }
     Result<std::unique_ptr<FileStore>> opened = openCache();

@@ -103,65 +103,74 @@ QList<QCommandLineOption> storeOptions()
     };
 }
 
-/// The options given on `p` applied to `s` (a new store, or one being edited: only what is given changes).
+/// The options given on `p` applied to `s` (a new store, or one being edited: only what is given changes), each
+/// through the store's kind (archivekind.h): an option that is none of its fields is an error.
 Error applyStoreOptions(const QCommandLineParser &p, const StoreConfigFile &config, StoreConfig &s)
 {
+    const ArchiveKind &kind = archiveKind(s.kind());
     auto given = [&p](const char *name) { return p.isSet(QLatin1String(name)); };
     auto value = [&p](const char *name) { return p.value(QLatin1String(name)); };
-    if (given("url")) s.url = value("url");
-    if (given("mirror")) s.mirrors = p.values(QStringLiteral("mirror"));
-    if (given("ca-file")) s.caFile = value("ca-file");
-    if (given("tls")) s.tls = true;
-    if (given("host")) s.host = value("host");
-    if (given("port")) s.port = value("port").toInt();
-    if (given("aet")) s.aeTitle = value("aet");
-    if (given("our-aet")) s.ourAeTitle = value("our-aet");
-    if (given("path")) s.path = value("path");
-    if (given("bucket")) s.bucket = value("bucket");
-    if (given("prefix")) s.prefix = value("prefix");
-    if (given("region")) s.region = value("region");
-    if (given("virtual-host")) s.virtualHosted = true;
-    if (given("access-key")) s.accessKey = value("access-key");
-    if (given("secret-key-file")) {
+    Error error;
+    auto set = [&](const char *option, StoreField field, const QVariant &v) {
+        if (!error.isError() && !kind.setValue(s, field, v))
+            error = Error(ErrorCode::InvalidArgument, QStringLiteral("--%1 is not an option of a %2 store").arg(QLatin1String(option), kind.name()));
+    };
+    const std::pair<const char *, StoreField> texts[] = {
+        {"url", StoreField::Url},       {"ca-file", StoreField::CaFile}, {"host", StoreField::Host},     {"aet", StoreField::AeTitle},
+        {"our-aet", StoreField::OurAeTitle}, {"path", StoreField::Path}, {"bucket", StoreField::Bucket}, {"prefix", StoreField::Prefix},
+        {"region", StoreField::Region}, {"access-key", StoreField::AccessKey}, {"retrieve", StoreField::Retrieve}};
+    for (const auto &[option, field] : texts)
+        if (given(option))
+            set(option, field, value(option));
+    const std::pair<const char *, StoreField> numbers[] = {{"port", StoreField::Port}, {"max-parallel", StoreField::MaxParallel}, {"timeout", StoreField::Timeout}};
+    for (const auto &[option, field] : numbers)
+        if (given(option))
+            set(option, field, value(option).toInt());  // not a number: 0, which the store's check refuses
+    const std::pair<const char *, StoreField> flags[] = {{"tls", StoreField::Tls}, {"virtual-host", StoreField::Addressing}};
+    for (const auto &[option, field] : flags)
+        if (given(option))
+            set(option, field, true);
+    if (given("mirror"))
+        set("mirror", StoreField::Mirrors, p.values(QStringLiteral("mirror")));
+    if (given("secret-key-file") && !error.isError()) {
         Result<Secret> sealed = sealFromFile(config, value("secret-key-file"));
         if (!sealed.isOk())
             return sealed.error();
-        s.secretKey = sealed.value();
+        set("secret-key-file", StoreField::SecretKey, QVariant::fromValue(sealed.value()));
     }
-    if (given("retrieve")) s.retrieve = value("retrieve");
-    if (given("max-parallel")) s.maxParallel = value("max-parallel").toInt();
-    if (given("timeout")) s.timeoutSeconds = value("timeout").toInt();
-    if (given("password-file")) {
+    if (given("password-file") && !error.isError()) {
         Result<Secret> sealed = sealFromFile(config, value("password-file"));
         if (!sealed.isOk())
             return sealed.error();
-        s.password = sealed.value();
+        set("password-file", StoreField::Password, QVariant::fromValue(sealed.value()));
         if (given("user"))
-            s.user = value("user");
-        if (s.user.isEmpty())
+            set("user", StoreField::User, value("user"));
+        if (!error.isError() && kind.value(s, StoreField::User).toString().isEmpty())
             return Error(ErrorCode::InvalidArgument, QStringLiteral("--password-file needs --user"));
-        s.auth = QStringLiteral("basic");
-    } else if (given("user")) {
-        if (!s.password.isSet())
+        set("password-file", StoreField::Auth, QStringLiteral("basic"));
+    } else if (given("user") && !error.isError()) {
+        if (!kind.value(s, StoreField::Password).value<Secret>().isSet())
             return Error(ErrorCode::InvalidArgument, QStringLiteral("--user needs --password-file"));
-        s.user = value("user");
+        set("user", StoreField::User, value("user"));
     }
-    if (given("token-file")) {
+    if (given("token-file") && !error.isError()) {
+        Secret token;
         if (given("token-ref")) {
             if (Error e = checkPrivateFile(value("token-file"), QStringLiteral("the token file")); e.isError())
                 return e;
-            s.token.source = Secret::Source::File;
-            s.token.value = QFileInfo(value("token-file")).absoluteFilePath();
+            token.source = Secret::Source::File;
+            token.value = QFileInfo(value("token-file")).absoluteFilePath();
         } else {
             Result<Secret> sealed = sealFromFile(config, value("token-file"));
             if (!sealed.isOk())
                 return sealed.error();
-            s.token = sealed.value();
+            token = sealed.value();
         }
-        if (archiveKind(s.kind).fields().contains(StoreField::Auth))
-            s.auth = QStringLiteral("bearer");  // a token is how it authenticates
+        set("token-file", StoreField::Token, QVariant::fromValue(token));
+        if (kind.fields().contains(StoreField::Auth))
+            set("token-file", StoreField::Auth, QStringLiteral("bearer"));  // a token is how it authenticates
     }
-    return Error();
+    return error;
 }
 
 } // namespace
@@ -180,12 +189,10 @@ int cmdStoresAdd(const QStringList &args)
     Result<StoreConfigFile> config = loadConfig(p);
     if (!config.isOk())
         return fail(config.error().toString());
-    StoreConfig s;
-    s.name = p.positionalArguments().first();
     Result<StoreKind> kind = storeKindFromName(p.value(QStringLiteral("kind")));
     if (!kind.isOk())
         return fail(QStringLiteral("stores add: --kind: %1").arg(kind.error().message()), 2);
-    s.kind = kind.value();
+    StoreConfig s(p.positionalArguments().first(), archiveKind(kind.value()).defaults());
     if (Error e = applyStoreOptions(p, config.value(), s); e.isError())
         return fail(QStringLiteral("stores add: %1").arg(e.message()), e.code() == ErrorCode::InvalidArgument ? 2 : 1);
     if (Error e = config.value().add(s); e.isError())

@@ -135,7 +135,7 @@ void tst_DeploymentDay::aPacsThatOnlyMovesSendsTheStudyToTheWorkstation()
     // The workstation: the PACS configured to retrieve by C-MOVE, its Storage SCP listening where the PACS sends.
     StoreConfigFile config;
     StoreConfig pacs = dimseStore(QStringLiteral("pacs"), orthanc.dicomPort(), orthanc.aeTitle());
-    pacs.retrieve = QStringLiteral("move");
+    pacs.as<DimseSettings>().retrieve = QStringLiteral("move");
     QVERIFY(!config.add(pacs).isError());
     config.workstation.aeTitle = QStringLiteral("SPECTRUM");
     config.workstation.storagePort = scpPort;
@@ -298,10 +298,8 @@ void tst_DeploymentDay::aStudyOnlyInAFolderArchiveOpensFromTheBrowser()
     ProcessResult r = cli(QStringList{QStringLiteral("import")} + files, m_dir.filePath(QStringLiteral("none.json")), folder);
     QVERIFY2(r.exitCode == 0, r.err.constData());
 
-    StoreConfig archive;
-    archive.name = QStringLiteral("folder");
-    archive.kind = StoreKind::Local;
-    archive.path = folder;
+    StoreConfig archive(QStringLiteral("folder"), LocalSettings());
+    archive.as<LocalSettings>().path = folder;
     QTemporaryDir dir;
     // Beside it an archive that does not answer: its words are shown under the patient's other studies.
     const quint16 nobody = freePort();

@@ -202,7 +202,7 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     QVERIFY2(dialog.status().contains(QStringLiteral("saved")), qPrintable(dialog.status()));
     QVERIFY(!dialog.hasUnsavedChanges());
     QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->timeoutSeconds, 45);
-    QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->mirrors,
+    QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->as<DicomWebSettings>().mirrors,
              (QStringList{QStringLiteral("http://127.0.0.1:3/dicom-web"), QStringLiteral("http://127.0.0.1:4/dicom-web")}));
     // On screen, the rows this kind does not use leave no band between those it does (they were hidden after the
     // form's first layout: an empty URL shows the CA file's row, an http one hides it).
@@ -231,7 +231,7 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     dialog.urlField()->setText(QStringLiteral("http://127.0.0.1:2/dicom-web"));
     dialog.saveStore();
     QVERIFY2(dialog.status().contains(QStringLiteral("exists already")), qPrintable(dialog.status()));
-    QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->url, QStringLiteral("http://127.0.0.1:1/dicom-web"));
+    QCOMPARE(ws.storeConfig().find(QStringLiteral("archive"))->as<DicomWebSettings>().url, QStringLiteral("http://127.0.0.1:1/dicom-web"));
 
     // Chosen in the list and renamed: one store, under its new name.
     dialog.newStore();
@@ -262,9 +262,11 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     dialog.saveStore();
     QVERIFY2(dialog.status().contains(QStringLiteral("saved")), qPrintable(dialog.status()));
     const StoreConfig *objects = ws.storeConfig().find(QStringLiteral("objects"));
-    QVERIFY(objects && objects->kind == StoreKind::S3 && objects->bucket == QLatin1String("radiology") && objects->prefix == QLatin1String("spectrum/"));
-    QVERIFY(objects->secretKey.source == Secret::Source::Sealed);
-    QCOMPARE(ws.storeConfig().reveal(objects->secretKey).value(), QStringLiteral("dialog-secret-key"));
+    QVERIFY(objects && objects->kind() == StoreKind::S3);
+    const S3Settings &s3 = objects->as<S3Settings>();
+    QVERIFY(s3.bucket == QLatin1String("radiology") && s3.prefix == QLatin1String("spectrum/"));
+    QVERIFY(s3.secretKey.source == Secret::Source::Sealed);
+    QCOMPARE(ws.storeConfig().reveal(s3.secretKey).value(), QStringLiteral("dialog-secret-key"));
     QVERIFY(!readFile(path).contains("dialog-secret-key"));
     dialog.newStore();
     for (int i = 0; i < list->count(); ++i)
@@ -280,8 +282,8 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     QCOMPARE(dialog.bucketField()->text(), QStringLiteral("radiology"));
     dialog.saveStore();
     QVERIFY2(dialog.status().contains(QStringLiteral("saved")), qPrintable(dialog.status()));
-    QCOMPARE(ws.storeConfig().find(QStringLiteral("objects"))->region, QStringLiteral("eu-central-1"));
-    QCOMPARE(ws.storeConfig().reveal(ws.storeConfig().find(QStringLiteral("objects"))->secretKey).value(), QStringLiteral("dialog-secret-key"));
+    QCOMPARE(ws.storeConfig().find(QStringLiteral("objects"))->as<S3Settings>().region, QStringLiteral("eu-central-1"));
+    QCOMPARE(ws.storeConfig().reveal(ws.storeConfig().find(QStringLiteral("objects"))->as<S3Settings>().secretKey).value(), QStringLiteral("dialog-secret-key"));
 
     // Added from the command line while all this runs: there at once, in the workstation and in the dialog.
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -314,8 +316,8 @@ void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
     dialog.saveStore();
     QVERIFY2(dialog.status().contains(QStringLiteral("saved")), qPrintable(dialog.status()));
     const StoreConfig *kept = ws.storeConfig().find(QStringLiteral("folder"));
-    QVERIFY(kept && kept->kind == StoreKind::Local);
-    QCOMPARE(kept->path, folder);
+    QVERIFY(kept && kept->kind() == StoreKind::Local);
+    QCOMPARE(kept->as<LocalSettings>().path, folder);
     QCOMPARE(kept->timeoutSeconds, 90);
 }
 

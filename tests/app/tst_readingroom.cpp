@@ -728,15 +728,13 @@ void tst_ReadingRoom::aStudyKeptInS3OpensLikeAnyOther()
         QVERIFY(runSync(client.createBucket()).isOk());
     }
     qputenv("SPECTRUM_TEST_S3_SECRET", S3Server::secretKey().toUtf8());
-    StoreConfig objects;
-    objects.name = QStringLiteral("objects");
-    objects.kind = StoreKind::S3;
-    objects.url = QStringLiteral("http://127.0.0.1:%1").arg(s3.port());
-    objects.bucket = QStringLiteral("reading-room");
-    objects.prefix = QStringLiteral("studies/");
-    objects.accessKey = S3Server::accessKey();
-    objects.secretKey.source = Secret::Source::Env;
-    objects.secretKey.value = QStringLiteral("SPECTRUM_TEST_S3_SECRET");
+    StoreConfig objects(QStringLiteral("objects"), S3Settings());
+    objects.as<S3Settings>().url = QStringLiteral("http://127.0.0.1:%1").arg(s3.port());
+    objects.as<S3Settings>().bucket = QStringLiteral("reading-room");
+    objects.as<S3Settings>().prefix = QStringLiteral("studies/");
+    objects.as<S3Settings>().accessKey = S3Server::accessKey();
+    objects.as<S3Settings>().secretKey.source = Secret::Source::Env;
+    objects.as<S3Settings>().secretKey.value = QStringLiteral("SPECTRUM_TEST_S3_SECRET");
     QTemporaryDir dir;
     std::unique_ptr<Workstation> started = workstationWithArchive(dir, objects);
     QVERIFY(started);

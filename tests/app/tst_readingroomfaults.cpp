@@ -95,7 +95,7 @@ void tst_ReadingRoomFaults::storesAreAddedTestedAndRemovedInTheDialog()
     QVERIFY(m_ws->registry()->config().find(QStringLiteral("archive")));
     Result<StoreConfigFile> reloaded = StoreConfigFile::load(path);
     QVERIFY(reloaded.isOk());
-    QCOMPARE(reloaded.value().reveal(reloaded.value().find(QStringLiteral("archive"))->password).value(), QStringLiteral("s3cret-Pa55"));
+    QCOMPARE(reloaded.value().reveal(reloaded.value().find(QStringLiteral("archive"))->as<DicomWebSettings>().password).value(), QStringLiteral("s3cret-Pa55"));
 
     // A store that does not answer: a clear failure, nothing saved.
     dialog.newStore();
@@ -139,8 +139,8 @@ void tst_ReadingRoomFaults::storesAreAddedTestedAndRemovedInTheDialog()
     dialog.saveStore();
     reloaded = StoreConfigFile::load(path);
     QVERIFY(reloaded.isOk() && reloaded.value().find(QStringLiteral("secure")));
-    QVERIFY(reloaded.value().find(QStringLiteral("secure"))->tls);
-    QCOMPARE(reloaded.value().find(QStringLiteral("secure"))->caFile, dir.filePath(QStringLiteral("ca.pem")));
+    QVERIFY(reloaded.value().find(QStringLiteral("secure"))->as<DimseSettings>().tls);
+    QCOMPARE(reloaded.value().find(QStringLiteral("secure"))->caFile(), dir.filePath(QStringLiteral("ca.pem")));
     dialog.removeStore();
 
     // Removed: gone from the file and from the workstation.

@@ -44,9 +44,9 @@ protected:
         StoreConfigFile c = f.value();
         c.workstation.aeTitle = m_ourAe;
         StoreConfig web = dicomWebStore(QStringLiteral("web"), m_orthanc.dicomWebUrl());
-        web.auth = QStringLiteral("basic");
-        web.user = kUser;
-        web.password = c.seal(kPassword).value();
+        web.as<DicomWebSettings>().auth = QStringLiteral("basic");
+        web.as<DicomWebSettings>().user = kUser;
+        web.as<DicomWebSettings>().password = c.seal(kPassword).value();
         const StoreConfig pacs = dimseStore(QStringLiteral("pacs"), m_orthanc.dicomPort(), m_orthanc.aeTitle());
         for (const StoreConfig &s : {web, pacs}) {
             if (Error e = c.add(s); e.isError())

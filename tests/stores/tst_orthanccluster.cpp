@@ -98,7 +98,7 @@ std::unique_ptr<StoreRegistry> tst_OrthancCluster::registry(const QString &name,
 {
     StoreConfigFile config = StoreConfigFile::parse("{}", m_dir.filePath(name + QStringLiteral(".json"))).value();
     StoreConfig s = dicomWebStore(QStringLiteral("cluster"), url);
-    s.mirrors = {mirror};
+    s.as<DicomWebSettings>().mirrors = {mirror};
     s.maxParallel = 1;  // one series per server at a time: a study of three series needs both
     s.timeoutSeconds = 10;
     if (Error e = config.add(s); e.isError())

@@ -279,7 +279,7 @@ void tst_OtherPacs::pixelmedsServerIsReadAndWrittenAsAnyPacs()
     StoreConfig get = dimseStore(QStringLiteral("pixelmed"), port, QStringLiteral("PIXELMED"));
     StoreConfig move = get;
     move.name = QStringLiteral("pixelmed-move");
-    move.retrieve = QStringLiteral("move");
+    move.as<DimseSettings>().retrieve = QStringLiteral("move");
     QCOMPARE(config.add(get), Error());
     QCOMPARE(config.add(move), Error());
     for (const QString &kind : {QStringLiteral("get"), QStringLiteral("move")}) {

@@ -96,11 +96,9 @@ tst_StoreRegistry::Peer tst_StoreRegistry::sharedPeer(const QString &name, const
 StoreConfigFile tst_StoreRegistry::withPeer(const QString &name, quint16 port, const QString &token)
 {
     StoreConfigFile b = config(name);
-    StoreConfig room;
-    room.name = QStringLiteral("room-a");
-    room.kind = StoreKind::Blobd;
-    room.url = QStringLiteral("blob://127.0.0.1:%1").arg(port);
-    room.token = b.seal(token).value();
+    StoreConfig room(QStringLiteral("room-a"), BlobdSettings());
+    room.as<BlobdSettings>().url = QStringLiteral("blob://127.0.0.1:%1").arg(port);
+    room.as<BlobdSettings>().token = b.seal(token).value();
     if (Error e = b.add(room); e.isError())
         qWarning("%s", qPrintable(e.toString()));
     return b;
@@ -116,8 +114,8 @@ QList<const DemoInstance *> tst_StoreRegistry::headCt() const
     return ct;
 }
 
-/// The archive kinds (archivekind.h): each at its place in the table, known by its name, and a store of it written
-/// with its own fields alone — whatever a form or a changed kind left in the others.
+/// The archive kinds (archivekind.h): each at its place in the table, known by its name; a store of it holds its
+/// own fields alone, writes them and reads them back, and a record with a field of another kind is refused naming it.
 void tst_StoreRegistry::everyKindWritesOnlyItsFields()
 {
     const QHash<StoreField, QString> key = {
@@ -132,6 +130,25 @@ void tst_StoreRegistry::everyKindWritesOnlyItsFields()
         {StoreField::Addressing, QStringLiteral("addressing")}, {StoreField::AccessKey, QStringLiteral("accessKey")},
         {StoreField::SecretKey, QStringLiteral("secretKey")}, {StoreField::Path, QStringLiteral("path")},
         {StoreField::MaxParallel, QStringLiteral("maxParallel")}, {StoreField::Timeout, QStringLiteral("timeoutSeconds")}};
+    const QString ca = m_dir.filePath(QStringLiteral("kinds-ca.pem"));
+    QVERIFY(writeFile(ca, QByteArrayLiteral("-----BEGIN CERTIFICATE-----\n")));
+    // A value each field takes in a store that passes its kind's checks.
+    const QHash<StoreField, QVariant> sample = {
+        {StoreField::Mirrors, QStringList{QStringLiteral("https://pacs-b.example/dicom-web")}},
+        {StoreField::Auth, QStringLiteral("basic")},      {StoreField::User, QStringLiteral("reader")},
+        {StoreField::Password, QVariant::fromValue(Secret{Secret::Source::Env, QStringLiteral("PASSWORD")})},
+        {StoreField::Token, QVariant::fromValue(Secret{Secret::Source::Env, QStringLiteral("TOKEN")})},
+        {StoreField::CaFile, ca},                         {StoreField::Host, QStringLiteral("pacs.example")},
+        {StoreField::Port, 104},                          {StoreField::AeTitle, QStringLiteral("PACS")},
+        {StoreField::OurAeTitle, QStringLiteral("READER1")}, {StoreField::Retrieve, QStringLiteral("move")},
+        {StoreField::Tls, true},                          {StoreField::Bucket, QStringLiteral("dicom")},
+        {StoreField::Prefix, QStringLiteral("spectrum/")}, {StoreField::Region, QStringLiteral("eu-west-1")},
+        {StoreField::Addressing, true},                   {StoreField::AccessKey, QStringLiteral("AKIA")},
+        {StoreField::SecretKey, QVariant::fromValue(Secret{Secret::Source::Env, QStringLiteral("SECRET")})},
+        {StoreField::Path, QStringLiteral("/srv/dicom")}, {StoreField::MaxParallel, 3}, {StoreField::Timeout, 45}};
+    const QHash<StoreKind, QString> url = {{StoreKind::DicomWeb, QStringLiteral("https://pacs.example/dicom-web")},
+                                           {StoreKind::Blobd, QStringLiteral("blobs://cluster.example:7777")},
+                                           {StoreKind::S3, QStringLiteral("https://s3.example")}};
     const QList<const ArchiveKind *> kinds = archiveKinds();
 #define SPECTRUM_ONE_MORE(kind, name) +1
     QCOMPARE(kinds.size(), 0 SPECTRUM_STORE_KINDS(SPECTRUM_ONE_MORE));
@@ -140,37 +157,40 @@ void tst_StoreRegistry::everyKindWritesOnlyItsFields()
         const ArchiveKind &kind = *kinds[i];
         QCOMPARE(int(kind.kind()), i);
         QCOMPARE(storeKindFromName(kind.name()).value(), kind.kind());
-        // Every field of every kind filled in, as a form would hold them.
-        StoreConfig s;
-        s.name = QStringLiteral("everything");
-        s.kind = kind.kind();
-        s.url = QStringLiteral("https://pacs.example/dicom-web");
-        s.mirrors = {QStringLiteral("https://pacs-b.example/dicom-web")};
-        s.auth = QStringLiteral("bearer");
-        s.user = QStringLiteral("reader");
-        s.password = Secret{Secret::Source::Env, QStringLiteral("PASSWORD")};
-        s.token = Secret{Secret::Source::Env, QStringLiteral("TOKEN")};
-        s.caFile = QStringLiteral("/etc/ssl/ca.pem");
-        s.host = QStringLiteral("pacs.example");
-        s.port = 104;
-        s.aeTitle = QStringLiteral("PACS");
-        s.ourAeTitle = QStringLiteral("READER1");
-        s.retrieve = QStringLiteral("move");
-        s.tls = true;
-        s.bucket = QStringLiteral("dicom");
-        s.prefix = QStringLiteral("spectrum/");
-        s.region = QStringLiteral("eu-west-1");
-        s.virtualHosted = true;
-        s.accessKey = QStringLiteral("AKIA");
-        s.secretKey = Secret{Secret::Source::Env, QStringLiteral("SECRET")};
-        s.path = QStringLiteral("/srv/dicom");
-        const QJsonObject json = kind.withOnlyItsFields(s).toJson();
+        // Every field it has filled in; the others are not there to fill.
+        StoreConfig s(QStringLiteral("everything"), kind.defaults());
+        QCOMPARE(s.kind(), kind.kind());
+        for (auto it = key.begin(); it != key.end(); ++it) {
+            const QVariant value = it.key() == StoreField::Url ? QVariant(url.value(kind.kind())) : sample.value(it.key());
+            QCOMPARE(kind.setValue(s, it.key(), value), kind.fields().contains(it.key()));
+            QCOMPARE(kind.value(s, it.key()).isValid(), kind.fields().contains(it.key()));
+        }
+        QCOMPARE(s.validate(), Error());
+        const QJsonObject json = s.toJson();
         QStringList allowed{QStringLiteral("name"), QStringLiteral("kind"), QStringLiteral("maxParallel"), QStringLiteral("timeoutSeconds")};
         for (StoreField f : kind.fields())
             allowed << key.value(f);
         for (auto it = json.begin(); it != json.end(); ++it)
             QVERIFY2(allowed.contains(it.key()), qPrintable(kind.name() + QStringLiteral(" wrote ") + it.key()));
         QVERIFY2(json.size() > 4 || kind.kind() == StoreKind::Local, qPrintable(kind.name()));
+        // Read back as it was written.
+        Result<StoreConfig> back = StoreConfig::fromJson(json, kind.name());
+        QVERIFY2(back.isOk(), qPrintable(back.error().toString()));
+        QCOMPARE(back.value().kind(), kind.kind());
+        for (StoreField f : kind.fields()) {
+            const QVariant a = kind.value(back.value(), f), b = kind.value(s, f);
+            if (b.canConvert<Secret>() && b.typeId() == QMetaType::fromType<Secret>().id())
+                QCOMPARE(a.value<Secret>().value, b.value<Secret>().value);
+            else
+                QCOMPARE(a, b);
+        }
+        // A field of another kind in its record: refused, named.
+        const QString foreign = kind.fields().contains(StoreField::Bucket) ? QStringLiteral("host") : QStringLiteral("bucket");
+        QJsonObject mixed = json;
+        mixed.insert(foreign, QStringLiteral("x"));
+        Result<StoreConfig> refused = StoreConfig::fromJson(mixed, kind.name());
+        QVERIFY(!refused.isOk());
+        QVERIFY2(refused.error().message().contains(QStringLiteral("'%1' is not a field of a %2 store").arg(foreign, kind.name())), qPrintable(refused.error().message()));
     }
     QVERIFY(!storeKindFromName(QStringLiteral("ftp")).isOk());
 }
@@ -192,15 +212,15 @@ void tst_StoreRegistry::configRoundTripAndPrivacy()
     QCOMPARE(again.value().workstation.aeTitle, m_ourAe);
     const StoreConfig *web = again.value().find(QStringLiteral("web"));
     QVERIFY(web);
-    QCOMPARE(again.value().reveal(web->password).value(), kPassword);
-    QCOMPARE(again.value().find(QStringLiteral("pacs"))->port, int(m_orthanc.dicomPort()));
+    QCOMPARE(again.value().reveal(web->as<DicomWebSettings>().password).value(), kPassword);
+    QCOMPARE(again.value().find(QStringLiteral("pacs"))->as<DimseSettings>().port, int(m_orthanc.dicomPort()));
     // A DICOMweb archive of several servers keeps its mirrors.
     StoreConfigFile mirrored = again.value();
     StoreConfig cluster = dicomWebStore(QStringLiteral("cluster"), QStringLiteral("http://pacs-a/dicom-web"));
-    cluster.mirrors = {QStringLiteral("http://pacs-b/dicom-web"), QStringLiteral("https://pacs-c/dicom-web")};
+    cluster.as<DicomWebSettings>().mirrors = {QStringLiteral("http://pacs-b/dicom-web"), QStringLiteral("https://pacs-c/dicom-web")};
     QCOMPARE(mirrored.add(cluster), Error());
     QCOMPARE(mirrored.save(), Error());
-    QCOMPARE(StoreConfigFile::load(path).value().find(QStringLiteral("cluster"))->mirrors, cluster.mirrors);
+    QCOMPARE(StoreConfigFile::load(path).value().find(QStringLiteral("cluster"))->as<DicomWebSettings>().mirrors, cluster.as<DicomWebSettings>().mirrors);
     QVERIFY(cluster.summary().contains(QStringLiteral("http://pacs-b/dicom-web")));
     // The workstation's DICOM TLS identity: kept, and given to DIMSE stores that use TLS (and only to those).
     StoreConfigFile withTls = again.value();
@@ -216,7 +236,7 @@ void tst_StoreRegistry::configRoundTripAndPrivacy()
     QVERIFY(tlsAgain.value().workstation.tlsClientCa.isEmpty());
     StoreConfig pacs = *tlsAgain.value().find(QStringLiteral("pacs"));
     QVERIFY(dimseEndpointFor(pacs, tlsAgain.value()).value().certificateFile.isEmpty());
-    pacs.tls = true;
+    pacs.as<DimseSettings>().tls = true;
     QCOMPARE(dimseEndpointFor(pacs, tlsAgain.value()).value().certificateFile, cert);
     QCOMPARE(dimseEndpointFor(pacs, tlsAgain.value()).value().keyFile, key);
     QCOMPARE(c.save(), Error());
@@ -269,7 +289,7 @@ void tst_StoreRegistry::sealedSecretsNeedTheirKey()
     QVERIFY2(loaded.isOk(), qPrintable(loaded.error().toString()));
     const StoreConfigFile &reloaded = loaded.value();
     QVERIFY(reloaded.find(QStringLiteral("web")));
-    const Result<QString> r = reloaded.reveal(reloaded.find(QStringLiteral("web"))->password);
+    const Result<QString> r = reloaded.reveal(reloaded.find(QStringLiteral("web"))->as<DicomWebSettings>().password);
     QVERIFY(!r.isOk());
     QVERIFY(r.error().toString().contains(QStringLiteral("secret.key")));
     Secret env;
@@ -283,9 +303,9 @@ void tst_StoreRegistry::testEachKind()
 {
     StoreConfigFile c = config(QStringLiteral("test"));
     StoreConfig wrong = dicomWebStore(QStringLiteral("wrong-password"), m_orthanc.dicomWebUrl());
-    wrong.auth = QStringLiteral("basic");
-    wrong.user = kUser;
-    wrong.password = c.seal(QStringLiteral("nope")).value();
+    wrong.as<DicomWebSettings>().auth = QStringLiteral("basic");
+    wrong.as<DicomWebSettings>().user = kUser;
+    wrong.as<DicomWebSettings>().password = c.seal(QStringLiteral("nope")).value();
     QCOMPARE(c.add(wrong), Error());
     QCOMPARE(c.add(dimseStore(QStringLiteral("down"), freePort(), QStringLiteral("NOBODY"))), Error());
     StoreRegistry reg(c, nullptr);
@@ -330,10 +350,8 @@ void tst_StoreRegistry::conflictingPatientsAreNeverMerged()
     const ProcessResult modified = run(QStringLiteral(DCMODIFY_EXECUTABLE), {QStringLiteral("-nb"), QStringLiteral("-m"), QStringLiteral("(0010,0020)=SOMEONE-ELSE"), file});
     QVERIFY2(modified.ok(), modified.err.constData());
     StoreConfigFile c = config(QStringLiteral("conflict"));
-    StoreConfig local;
-    local.name = QStringLiteral("usb");
-    local.kind = StoreKind::Local;
-    local.path = cacheDir;
+    StoreConfig local(QStringLiteral("usb"), LocalSettings());
+    local.as<LocalSettings>().path = cacheDir;
     QCOMPARE(c.add(local), Error());
     {
         auto store = FileStore::open(cacheDir, 0);
@@ -570,11 +588,9 @@ void tst_StoreRegistry::theNearestStoreComesFirst()
     BlobdProcess blobd(m_dir.filePath(QStringLiteral("cluster-root")));
     QVERIFY(blobd.start());
     StoreConfigFile c = config(QStringLiteral("nearest"));
-    StoreConfig cluster;
-    cluster.name = QStringLiteral("cluster");
-    cluster.kind = StoreKind::Blobd;
-    cluster.url = QStringLiteral("blob://127.0.0.1:%1").arg(blobd.port());
-    cluster.token = c.seal(blobd.token()).value();
+    StoreConfig cluster(QStringLiteral("cluster"), BlobdSettings());
+    cluster.as<BlobdSettings>().url = QStringLiteral("blob://127.0.0.1:%1").arg(blobd.port());
+    cluster.as<BlobdSettings>().token = c.seal(blobd.token()).value();
     QCOMPARE(c.add(cluster), Error());
     auto opened = FileStore::open(m_dir.filePath(QStringLiteral("nearest-cache")), 0);
     QVERIFY(opened.isOk());
@@ -650,11 +666,9 @@ void tst_StoreRegistry::aWorkstationsCacheSharedWithTheReadingRoom()
     }
 
     StoreConfigFile b = config(QStringLiteral("share-b"));
-    StoreConfig room;
-    room.name = QStringLiteral("room-a");
-    room.kind = StoreKind::Blobd;
-    room.url = QStringLiteral("blob://127.0.0.1:%1").arg(share.port());
-    room.token = b.seal(token).value();
+    StoreConfig room(QStringLiteral("room-a"), BlobdSettings());
+    room.as<BlobdSettings>().url = QStringLiteral("blob://127.0.0.1:%1").arg(share.port());
+    room.as<BlobdSettings>().token = b.seal(token).value();
     QCOMPARE(b.add(room), Error());
     auto openedB = FileStore::open(m_dir.filePath(QStringLiteral("share-b-cache")), 0);
     QVERIFY(openedB.isOk());

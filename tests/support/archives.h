@@ -48,23 +48,19 @@ inline DimseEndpoint dimseEndpoint(const OrthancProcess &orthanc, const QString 
 /// A DICOMweb store named `name` at `url` (no authentication: add it to the entry).
 inline StoreConfig dicomWebStore(const QString &name, const QString &url)
 {
-    StoreConfig s;
-    s.name = name;
-    s.kind = StoreKind::DicomWeb;
-    s.url = url;
-    return s;
+    DicomWebSettings web;
+    web.url = url;
+    return StoreConfig(name, web);
 }
 
 /// A DIMSE store named `name` on loopback at `port`, called `aeTitle`.
 inline StoreConfig dimseStore(const QString &name, quint16 port, const QString &aeTitle)
 {
-    StoreConfig s;
-    s.name = name;
-    s.kind = StoreKind::Dimse;
-    s.host = QStringLiteral("127.0.0.1");
-    s.port = port;
-    s.aeTitle = aeTitle;
-    return s;
+    DimseSettings dimse;
+    dimse.host = QStringLiteral("127.0.0.1");
+    dimse.port = port;
+    dimse.aeTitle = aeTitle;
+    return StoreConfig(name, dimse);
 }
 #endif
 

@@ -153,7 +153,7 @@ QString listenKeyOf(const QString &ae, quint16 port, const StoreConfigFile &conf
 {
     QStringList hosts;
     for (const StoreConfig &s : config.stores()) {
-        if (const auto node = archiveKind(s.kind).dicomNode(s))
+        if (const auto node = archiveKind(s.kind()).dicomNode(s))
             hosts << node->second;
     }
     for (const auto &c : config.workstation.callers)

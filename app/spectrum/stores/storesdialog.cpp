@@ -286,6 +286,15 @@ void StoresDialog::newStore()
     m_list->clearSelection();
     m_name->clear();
     m_name->setEnabled(true);
+    clearFields();
+    m_kind->setCurrentIndex(0);
+    updateFields();
+    m_filling = false;
+    m_dirty = false;
+}
+
+void StoresDialog::clearFields()
+{
     m_url->clear();
     m_mirrors->clear();
     m_user->clear();
@@ -295,6 +304,7 @@ void StoresDialog::newStore()
     m_port->setValue(104);
     m_aeTitle->clear();
     m_ourAeTitle->clear();
+    m_retrieve->setCurrentIndex(0);
     m_tls->setChecked(false);
     m_caFile->clear();
     m_bucket->clear();
@@ -302,12 +312,9 @@ void StoresDialog::newStore()
     m_region->setText(QStringLiteral("us-east-1"));
     m_accessKey->clear();
     m_virtualHost->setChecked(false);
-    m_kind->setCurrentIndex(0);
     m_auth->setCurrentIndex(0);
+    m_parallel->setValue(6);
     m_timeout->setValue(30);
-    updateFields();
-    m_filling = false;
-    m_dirty = false;
 }
 
 void StoresDialog::showStore(const QString &name)
@@ -316,33 +323,60 @@ void StoresDialog::showStore(const QString &name)
     if (!s)
         return;
     m_filling = true;
+    clearFields();  // every field at its default, then the store's kind's fields as they are
     m_editing = s->name;
     m_name->setText(s->name);
-    m_kind->setCurrentIndex(m_kind->findData(int(s->kind)));
-    m_url->setText(s->url);
-    m_mirrors->setText(s->mirrors.join(QLatin1Char(' ')));
-    m_auth->setCurrentIndex(std::max(0, m_auth->findData(s->auth)));
-    m_user->setText(s->user);
+    m_kind->setCurrentIndex(m_kind->findData(int(s->kind())));
+    const ArchiveKind &kind = archiveKind(s->kind());
+    for (const auto &[widget, field] : fieldWidgets())
+        if (const QVariant value = kind.value(*s, field); value.isValid())
+            setFieldValue(widget, value);
     m_secret->clear();
     // A stored secret is never shown: left empty, it stays as it is.
-    m_secret->setPlaceholderText(s->password.isSet() || s->token.isSet() || s->secretKey.isSet() ? tr("(kept; type to replace)") : QString());
-    m_bucket->setText(s->bucket);
-    m_prefix->setText(s->prefix);
-    m_region->setText(s->region);
-    m_accessKey->setText(s->accessKey);
-    m_virtualHost->setChecked(s->virtualHosted);
-    m_host->setText(s->host);
-    m_port->setValue(s->port);
-    m_aeTitle->setText(s->aeTitle);
-    m_ourAeTitle->setText(s->ourAeTitle);
-    m_retrieve->setCurrentIndex(std::max(0, m_retrieve->findData(s->retrieve)));
-    m_tls->setChecked(s->tls);
-    m_caFile->setText(s->caFile);
-    m_parallel->setValue(s->maxParallel);
-    m_timeout->setValue(std::max(1, s->timeoutSeconds));
+    const QList<const Secret *> secrets = s->secrets();
+    m_secret->setPlaceholderText(std::any_of(secrets.begin(), secrets.end(), [](const Secret *secret) { return secret->isSet(); })
+                                     ? tr("(kept; type to replace)") : QString());
     updateFields();
     m_filling = false;
     m_dirty = false;
+}
+
+QList<std::pair<QWidget *, StoreField>> StoresDialog::fieldWidgets() const
+{
+    return {{m_url, StoreField::Url},         {m_mirrors, StoreField::Mirrors},       {m_auth, StoreField::Auth},
+            {m_user, StoreField::User},       {m_bucket, StoreField::Bucket},         {m_prefix, StoreField::Prefix},
+            {m_region, StoreField::Region},   {m_virtualHost, StoreField::Addressing}, {m_accessKey, StoreField::AccessKey},
+            {m_host, StoreField::Host},       {m_port, StoreField::Port},             {m_aeTitle, StoreField::AeTitle},
+            {m_ourAeTitle, StoreField::OurAeTitle}, {m_retrieve, StoreField::Retrieve}, {m_tls, StoreField::Tls},
+            {m_caFile, StoreField::CaFile},   {m_parallel, StoreField::MaxParallel},  {m_timeout, StoreField::Timeout}};
+}
+
+void StoresDialog::setFieldValue(QWidget *widget, const QVariant &value)
+{
+    if (auto *line = qobject_cast<QLineEdit *>(widget))
+        line->setText(value.typeId() == QMetaType::QStringList ? value.toStringList().join(QLatin1Char(' ')) : value.toString());
+    else if (auto *spin = qobject_cast<QSpinBox *>(widget))
+        spin->setValue(std::max(spin->minimum(), value.toInt()));
+    else if (auto *check = qobject_cast<QCheckBox *>(widget))
+        check->setChecked(value.toBool());
+    else if (auto *combo = qobject_cast<QComboBox *>(widget))
+        combo->setCurrentIndex(std::max(0, combo->findData(value.toString())));
+}
+
+QVariant StoresDialog::fieldValue(QWidget *widget, StoreField field)
+{
+    if (auto *line = qobject_cast<QLineEdit *>(widget)) {
+        if (field == StoreField::Mirrors)
+            return line->text().split(QRegularExpression(QStringLiteral("[\\s,]+")), Qt::SkipEmptyParts);
+        return line->text().trimmed();
+    }
+    if (auto *spin = qobject_cast<QSpinBox *>(widget))
+        return spin->value();
+    if (auto *check = qobject_cast<QCheckBox *>(widget))
+        return check->isChecked();
+    if (auto *combo = qobject_cast<QComboBox *>(widget))
+        return combo->currentData().toString();
+    return QVariant();
 }
 
 StoreKind StoresDialog::kindInForm() const
@@ -350,58 +384,45 @@ StoreKind StoresDialog::kindInForm() const
     // A store of a kind the list does not offer (the workstation's cache, a folder archive: `local`) keeps its own.
     if (m_kind->currentIndex() < 0)
         if (const StoreConfig *s = m_config.find(m_editing))
-            return s->kind;
+            return s->kind();
     return StoreKind(m_kind->currentData().toInt());
 }
 
 Result<StoreConfig> StoresDialog::formStore() const
 {
-    StoreConfig s;
-    if (const StoreConfig *old = m_config.find(m_editing.isEmpty() ? m_name->text().trimmed() : m_editing))
+    const StoreKind kindNow = kindInForm();
+    const ArchiveKind &kind = archiveKind(kindNow);
+    const QString name = m_name->text().trimmed();
+    // A store of another kind starts from that kind's defaults: nothing typed for the kind shown before is kept.
+    const StoreConfig fresh(name, kind.defaults());
+    StoreConfig s = fresh;
+    if (const StoreConfig *old = m_config.find(m_editing.isEmpty() ? name : m_editing); old && old->kind() == kindNow)
         s = *old;  // keeps what the form does not show (sealed secrets)
-    s.name = m_name->text().trimmed();
-    s.kind = kindInForm();
-    s.url = m_url->text().trimmed();
-    s.mirrors = m_mirrors->text().split(QRegularExpression(QStringLiteral("[\\s,]+")), Qt::SkipEmptyParts);
-    s.auth = m_auth->currentData().toString();
-    s.user = s.auth == QLatin1String("basic") ? m_user->text().trimmed() : QString();
-    s.host = m_host->text().trimmed();
-    s.port = m_port->value();
-    s.aeTitle = m_aeTitle->text().trimmed();
-    s.ourAeTitle = m_ourAeTitle->text().trimmed();
-    s.retrieve = m_retrieve->currentData().toString();
-    s.tls = m_tls->isChecked();
-    s.caFile = m_caFile->isEnabled() ? m_caFile->text().trimmed() : QString();
-    s.maxParallel = m_parallel->value();
-    s.timeoutSeconds = m_timeout->value();
-    s.bucket = m_bucket->text().trimmed();
-    s.prefix = m_prefix->text().trimmed();
-    s.region = m_region->text().trimmed();
-    s.accessKey = m_accessKey->text().trimmed();
-    s.virtualHosted = m_virtualHost->isChecked();
-    // What the form shows of other kinds goes (a DIMSE store keeps no URL typed before its kind was changed).
-    const ArchiveKind &kind = archiveKind(s.kind);
-    s = kind.withOnlyItsFields(s);
+    s.name = name;
+    // Each of the kind's fields from its row; a row the form hides (the user without basic authentication, the CA
+    // without TLS) leaves the field at its default.
+    for (const auto &[widget, field] : fieldWidgets())
+        kind.setValue(s, field, widget->isEnabled() ? fieldValue(widget, field) : kind.value(fresh, field));
     const QString typed = m_secret->text();
     if (!typed.isEmpty() && m_config.path().isEmpty())
         return Error(ErrorCode::InvalidArgument, tr("this workstation has no configuration file to keep a sealed secret beside"));
+    const QList<StoreField> fields = kind.fields();
+    const QString auth = kind.value(s, StoreField::Auth).toString();
     if (!typed.isEmpty()) {
         Result<Secret> sealed = m_config.seal(typed);
         if (!sealed.isOk())
             return sealed.error();
-        if (kind.fields().contains(StoreField::SecretKey)) {
-            s.secretKey = sealed.value();
-        } else if (s.auth == QLatin1String("basic")) {
-            s.password = sealed.value();
-            s.token = Secret();
-        } else {
-            s.token = sealed.value();
-            s.password = Secret();
-        }
+        // One secret row: the S3 secret key, the password of basic authentication, else the token.
+        const StoreField which = fields.contains(StoreField::SecretKey) ? StoreField::SecretKey
+                                 : auth == QLatin1String("basic")       ? StoreField::Password
+                                                                        : StoreField::Token;
+        kind.setValue(s, StoreField::Password, QVariant::fromValue(Secret()));
+        kind.setValue(s, StoreField::Token, QVariant::fromValue(Secret()));
+        kind.setValue(s, which, QVariant::fromValue(sealed.value()));
     }
-    if (s.auth == QLatin1String("none") && kind.fields().contains(StoreField::Auth)) {
-        s.password = Secret();
-        s.token = Secret();
+    if (auth == QLatin1String("none")) {
+        kind.setValue(s, StoreField::Password, QVariant::fromValue(Secret()));
+        kind.setValue(s, StoreField::Token, QVariant::fromValue(Secret()));
     }
     if (Error e = s.validate(); e.isError())
         return e;

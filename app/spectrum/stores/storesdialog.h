@@ -5,7 +5,7 @@
 // keep credentials out of the configuration file in clear (sealed with the workstation's key; typed passwords
 // and tokens are never shown again). Saves the configuration (owner-only) and hands it to the workstation.
 
-#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/stores/archives/archivekind.h"
 
 #include <QDialog>
 
@@ -88,6 +88,13 @@ private:
     void refreshList();
     void updateFields();
     void setStatus(const QString &text, bool ok);
+    /// Every field's row at its default (a new store's).
+    void clearFields();
+    /// The rows that show a store's fields (not its name, kind or secret), each with its field.
+    QList<std::pair<QWidget *, StoreField>> fieldWidgets() const;
+    /// A field's value (as ArchiveKind::value() gives it) into its row, and out of it.
+    static void setFieldValue(QWidget *widget, const QVariant &value);
+    static QVariant fieldValue(QWidget *widget, StoreField field);
     /// Saves `next` (when it has a file) and hands it to the workstation; false (and a status) if it cannot.
     bool apply(const StoreConfigFile &next);
 

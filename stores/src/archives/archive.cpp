@@ -69,7 +69,7 @@ void Archive::retire()
 
 std::unique_ptr<Archive> makeArchive(const StoreConfig &config, const StoreConfigFile &all, std::shared_ptr<FileStore> cache)
 {
-    return archiveKind(config.kind).makeArchive(config, all, std::move(cache));
+    return archiveKind(config.kind()).makeArchive(config, all, std::move(cache));
 }
 
 } // namespace spectrum

@@ -5,7 +5,11 @@
 
 #include "archives/kindsupport.h"
 
+#include <QJsonArray>
 #include <QUrl>
+
+#include <cmath>
+#include <limits>
 
 #define SPECTRUM_DECLARE_KIND(kind, name) const spectrum::ArchiveKind &make##kind##Kind();
 SPECTRUM_STORE_KINDS(SPECTRUM_DECLARE_KIND)
@@ -59,36 +63,37 @@ QList<const ArchiveKind *> archiveKinds()
     return table();
 }
 
-StoreConfig ArchiveKind::withOnlyItsFields(const StoreConfig &store) const
+QList<StoreField> ArchiveKind::fields() const
 {
-    const QList<StoreField> has = fields();
-    const StoreConfig none;
-    StoreConfig s = store;
-    auto keep = [&](StoreField f, auto StoreConfig::*member) {
-        if (!has.contains(f))
-            s.*member = none.*member;
-    };
-    keep(StoreField::Url, &StoreConfig::url);
-    keep(StoreField::Mirrors, &StoreConfig::mirrors);
-    keep(StoreField::Auth, &StoreConfig::auth);
-    keep(StoreField::User, &StoreConfig::user);
-    keep(StoreField::Password, &StoreConfig::password);
-    keep(StoreField::Token, &StoreConfig::token);
-    keep(StoreField::CaFile, &StoreConfig::caFile);
-    keep(StoreField::Host, &StoreConfig::host);
-    keep(StoreField::Port, &StoreConfig::port);
-    keep(StoreField::AeTitle, &StoreConfig::aeTitle);
-    keep(StoreField::OurAeTitle, &StoreConfig::ourAeTitle);
-    keep(StoreField::Retrieve, &StoreConfig::retrieve);
-    keep(StoreField::Tls, &StoreConfig::tls);
-    keep(StoreField::Bucket, &StoreConfig::bucket);
-    keep(StoreField::Prefix, &StoreConfig::prefix);
-    keep(StoreField::Region, &StoreConfig::region);
-    keep(StoreField::Addressing, &StoreConfig::virtualHosted);
-    keep(StoreField::AccessKey, &StoreConfig::accessKey);
-    keep(StoreField::SecretKey, &StoreConfig::secretKey);
-    keep(StoreField::Path, &StoreConfig::path);
-    return s;
+    QList<StoreField> all;
+    for (const FieldAccess &a : access())
+        all << a.field;
+    return all << limits();
+}
+
+QVariant ArchiveKind::value(const StoreConfig &store, StoreField field) const
+{
+    if (limits().contains(field))
+        return field == StoreField::MaxParallel ? store.maxParallel : store.timeoutSeconds;
+    for (const FieldAccess &a : access())
+        if (a.field == field)
+            return a.get(store.settings);
+    return QVariant();
+}
+
+bool ArchiveKind::setValue(StoreConfig &store, StoreField field, const QVariant &value) const
+{
+    if (limits().contains(field)) {
+        (field == StoreField::MaxParallel ? store.maxParallel : store.timeoutSeconds) = value.toInt();
+        return true;
+    }
+    for (const FieldAccess &a : access()) {
+        if (a.field == field) {
+            a.set(store.settings, value);
+            return true;
+        }
+    }
+    return false;
 }
 
 namespace kinds {
@@ -97,6 +102,92 @@ bool isWebAddress(const QString &url)
 {
     const QUrl u(url, QUrl::StrictMode);
     return u.isValid() && (u.scheme() == QLatin1String("http") || u.scheme() == QLatin1String("https")) && !u.host().isEmpty() && u.userInfo().isEmpty();
+}
+
+QJsonValue FieldReader::take(const char *key)
+{
+    const QString name = QLatin1String(key);
+    m_read.insert(name);
+    return m_error.isError() ? QJsonValue(QJsonValue::Undefined) : m_json.value(name);
+}
+
+void FieldReader::text(const char *key, QString &out)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined())
+        return;
+    if (!v.isString())
+        m_error = invalid(m_where, QStringLiteral("%1 must be text").arg(QLatin1String(key)));
+    else
+        out = v.toString();
+}
+
+void FieldReader::whole(const char *key, int &out)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined())
+        return;
+    // In range before it is converted: a double beyond int is undefined behaviour (found by fuzzing).
+    const double d = v.toDouble();
+    if (!v.isDouble() || !(d >= double(std::numeric_limits<int>::min()) && d <= double(std::numeric_limits<int>::max())) || d != std::trunc(d))
+        m_error = invalid(m_where, QStringLiteral("%1 must be a whole number").arg(QLatin1String(key)));
+    else
+        out = v.toInt();
+}
+
+void FieldReader::flag(const char *key, bool &out)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined())
+        return;
+    if (!v.isBool())
+        m_error = invalid(m_where, QStringLiteral("%1 must be true or false").arg(QLatin1String(key)));
+    else
+        out = v.toBool();
+}
+
+void FieldReader::addresses(const char *key, QStringList &out)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined())
+        return;
+    QStringList list;
+    for (const QJsonValue &item : v.toArray()) {
+        if (!item.isString())
+            break;
+        list << item.toString();
+    }
+    if (!v.isArray() || list.size() != v.toArray().size())
+        m_error = invalid(m_where, QStringLiteral("%1 must be a list of addresses").arg(QLatin1String(key)));
+    else
+        out = list;
+}
+
+void FieldReader::secret(const char *key, Secret &out)
+{
+    const QJsonValue v = take(key);
+    if (v.isUndefined())
+        return;
+    Result<Secret> s = Secret::fromJson(v, QStringLiteral("%1, %2").arg(m_where, QLatin1String(key)));
+    if (!s.isOk())
+        m_error = s.error();
+    else
+        out = s.value();
+}
+
+void FieldReader::choice(const char *key, const QStringList &choices, QString &out)
+{
+    QString value = out;
+    text(key, value);
+    if (m_error.isError())
+        return;
+    if (!choices.contains(value)) {
+        QStringList others = choices;
+        const QString last = others.takeLast();
+        m_error = invalid(m_where, QStringLiteral("%1 is %2 or %3").arg(QLatin1String(key), others.join(QStringLiteral(", ")), last));
+    } else {
+        out = value;
+    }
 }
 
 } // namespace kinds

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// What the archive kinds share when they check and write their fields (private to stores).
+// What the archive kinds share when they read, check and write their fields (private to stores).
 
 #include "spectrum/stores/archives/archivekind.h"
 
 #include <QJsonObject>
+#include <QSet>
 #include <QString>
+#include <QStringList>
 
 namespace spectrum::kinds {
 
@@ -21,7 +23,46 @@ inline void put(QJsonObject &json, const char *key, const QString &value)
         json.insert(QLatin1String(key), value);
 }
 
+/// The access to `member` of a kind's settings S as `field` (ArchiveKind::access()).
+template <typename S, typename V>
+ArchiveKind::FieldAccess member(StoreField field, V S::*m)
+{
+    return {field, [m](const StoreSettings &s) { return QVariant::fromValue(std::get<S>(s).*m); },
+            [m](StoreSettings &s, const QVariant &v) { std::get<S>(s).*m = v.value<V>(); }};
+}
+
 /// Whether `url` is an http(s) address with a host and no credentials.
 bool isWebAddress(const QString &url);
+
+/// Reads a store's fields from its JSON record, each of the type its kind says, and remembers which it read: a
+/// field left over afterwards is none of the kind's (StoreConfig::fromJson names it). A missing field keeps the
+/// value the settings came with (their default). The first error is kept; later reads do nothing.
+class FieldReader
+{
+public:
+    FieldReader(const QJsonObject &json, QString where) : m_json(json), m_where(std::move(where)) {}
+
+    void text(const char *key, QString &out);
+    void whole(const char *key, int &out);
+    void flag(const char *key, bool &out);
+    void addresses(const char *key, QStringList &out);  ///< a list of addresses (text)
+    void secret(const char *key, Secret &out);
+    /// One of `choices` (text), e.g. "path" or "virtual".
+    void choice(const char *key, const QStringList &choices, QString &out);
+
+    /// The first error met, or none.
+    Error error() const { return m_error; }
+    /// The fields read (present or not).
+    const QSet<QString> &read() const { return m_read; }
+
+private:
+    /// The field's value, or undefined when it is missing or an error came first; marks it read.
+    QJsonValue take(const char *key);
+
+    const QJsonObject &m_json;
+    QString m_where;
+    QSet<QString> m_read;
+    Error m_error;
+};
 
 } // namespace spectrum::kinds

@@ -3,6 +3,8 @@
 
 #include "spectrum/stores/archives/archivekind.h"
 
+#include "archives/kindsupport.h"
+
 #include "spectrum/core/privatefile.h"
 #include "spectrum/core/settings.h"
 
@@ -84,6 +86,27 @@ Result<Secret> Secret::fromJson(const QJsonValue &json, const QString &where)
 
 // ---- StoreConfig ----
 
+QString StoreConfig::caFile() const
+{
+    return std::visit([](const auto &settings) -> QString {
+        if constexpr (std::is_same_v<std::decay_t<decltype(settings)>, LocalSettings>)
+            return QString();
+        else
+            return settings.caFile;
+    }, settings);
+}
+
+QList<const Secret *> StoreConfig::secrets() const
+{
+    if (const DicomWebSettings *web = ifKind<DicomWebSettings>())
+        return {&web->password, &web->token};
+    if (const BlobdSettings *blobd = ifKind<BlobdSettings>())
+        return {&blobd->token};
+    if (const S3Settings *s3 = ifKind<S3Settings>())
+        return {&s3->secretKey};
+    return {};
+}
+
 Error StoreConfig::validate() const
 {
     const QString where = QStringLiteral("store '%1'").arg(name);
@@ -94,15 +117,15 @@ Error StoreConfig::validate() const
         return invalid(where, QStringLiteral("maxParallel must be 1-64"));
     if (timeoutSeconds < 1 || timeoutSeconds > 3600)
         return invalid(where, QStringLiteral("timeoutSeconds must be 1-3600"));
-    if (!caFile.isEmpty() && !QFileInfo(caFile).isReadable())
-        return invalid(where, QStringLiteral("caFile %1 cannot be read").arg(caFile));
-    return archiveKind(kind).validate(*this, where);
+    if (const QString ca = caFile(); !ca.isEmpty() && !QFileInfo(ca).isReadable())
+        return invalid(where, QStringLiteral("caFile %1 cannot be read").arg(ca));
+    return archiveKind(kind()).validate(*this, where);
 }
 
 QJsonObject StoreConfig::toJson() const
 {
-    QJsonObject o{{QStringLiteral("name"), name}, {QStringLiteral("kind"), storeKindName(kind)}};
-    archiveKind(kind).writeJson(*this, o);
+    QJsonObject o{{QStringLiteral("name"), name}, {QStringLiteral("kind"), storeKindName(kind())}};
+    archiveKind(kind()).writeJson(*this, o);
     o.insert(QStringLiteral("maxParallel"), maxParallel);
     o.insert(QStringLiteral("timeoutSeconds"), timeoutSeconds);
     return o;
@@ -110,87 +133,39 @@ QJsonObject StoreConfig::toJson() const
 
 Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &where)
 {
-    static const QStringList known{QStringLiteral("name"), QStringLiteral("kind"), QStringLiteral("url"), QStringLiteral("caFile"),
-                                   QStringLiteral("auth"), QStringLiteral("user"), QStringLiteral("password"), QStringLiteral("token"),
-                                   QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("aeTitle"), QStringLiteral("ourAeTitle"),
-                                   QStringLiteral("retrieve"), QStringLiteral("maxParallel"), QStringLiteral("timeoutSeconds"), QStringLiteral("path"),
-                                   QStringLiteral("tls"), QStringLiteral("bucket"), QStringLiteral("prefix"), QStringLiteral("region"),
-                                   QStringLiteral("addressing"), QStringLiteral("accessKey"), QStringLiteral("secretKey"),
-                                   QStringLiteral("mirrors")};
-    for (auto it = o.begin(); it != o.end(); ++it) {
-        if (!known.contains(it.key()))
-            return invalid(where, QStringLiteral("unknown field '%1'").arg(it.key()));
-    }
     StoreConfig c;
-    c.name = o.value(QStringLiteral("name")).toString();
+    const QJsonValue name = o.value(QStringLiteral("name"));
+    if (!name.isUndefined() && !name.isString())
+        return invalid(where, QStringLiteral("name must be text"));
+    c.name = name.toString();
     Result<StoreKind> kind = storeKindFromName(o.value(QStringLiteral("kind")).toString());
     if (!kind.isOk())
         return invalid(where, kind.error().message());
-    c.kind = kind.value();
-    auto str = [&](const char *key, QString *out, const QString &fallback = QString()) -> Error {
-        const QJsonValue v = o.value(QLatin1String(key));
-        if (v.isUndefined()) {
-            *out = fallback;
-            return Error();
+    // What every store has, then what its kind reads: anything else is no field of this store's.
+    QSet<QString> read{QStringLiteral("name"), QStringLiteral("kind")};
+    kinds::FieldReader common(o, where);
+    common.whole("maxParallel", c.maxParallel);
+    common.whole("timeoutSeconds", c.timeoutSeconds);
+    if (common.error().isError())
+        return common.error();
+    read.unite(common.read());
+    const ArchiveKind &its = archiveKind(kind.value());
+    QSet<QString> itsFields;
+    Result<StoreSettings> settings = its.readJson(o, where, itsFields);
+    if (!settings.isOk())
+        return settings.error();
+    read.unite(itsFields);
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        if (read.contains(it.key()))
+            continue;
+        for (const ArchiveKind *other : archiveKinds()) {
+            QSet<QString> theirs;
+            if (other != &its && (other->readJson(QJsonObject(), where, theirs), theirs.contains(it.key())))
+                return invalid(where, QStringLiteral("'%1' is not a field of a %2 store (it is of %3 stores)").arg(it.key(), its.name(), other->name()));
         }
-        if (!v.isString())
-            return invalid(where, QStringLiteral("%1 must be text").arg(QLatin1String(key)));
-        *out = v.toString();
-        return Error();
-    };
-    auto num = [&](const char *key, int *out, int fallback) -> Error {
-        const QJsonValue v = o.value(QLatin1String(key));
-        if (v.isUndefined()) {
-            *out = fallback;
-            return Error();
-        }
-        // In range before it is converted: a double beyond int is undefined behaviour (found by fuzzing).
-        const double d = v.toDouble();
-        if (!v.isDouble() || !(d >= double(std::numeric_limits<int>::min()) && d <= double(std::numeric_limits<int>::max())) || d != std::trunc(d))
-            return invalid(where, QStringLiteral("%1 must be a whole number").arg(QLatin1String(key)));
-        *out = v.toInt();
-        return Error();
-    };
-    for (Error e : {str("url", &c.url), str("caFile", &c.caFile), str("auth", &c.auth, QStringLiteral("none")), str("user", &c.user),
-                    str("host", &c.host), str("aeTitle", &c.aeTitle), str("ourAeTitle", &c.ourAeTitle),
-                    str("retrieve", &c.retrieve, QStringLiteral("get")), str("path", &c.path), num("port", &c.port, 0),
-                    num("maxParallel", &c.maxParallel, 6), num("timeoutSeconds", &c.timeoutSeconds, 30), str("bucket", &c.bucket),
-                    str("prefix", &c.prefix), str("region", &c.region, QStringLiteral("us-east-1")), str("accessKey", &c.accessKey)}) {
-        if (e.isError())
-            return e;
+        return invalid(where, QStringLiteral("unknown field '%1'").arg(it.key()));
     }
-    const QJsonValue mirrors = o.value(QStringLiteral("mirrors"));
-    if (!mirrors.isUndefined()) {
-        if (!mirrors.isArray())
-            return invalid(where, QStringLiteral("mirrors must be a list of addresses"));
-        for (const QJsonValue &m : mirrors.toArray()) {
-            if (!m.isString())
-                return invalid(where, QStringLiteral("mirrors must be a list of addresses"));
-            c.mirrors << m.toString();
-        }
-    }
-    const QJsonValue tls = o.value(QStringLiteral("tls"));
-    if (!tls.isUndefined() && !tls.isBool())
-        return invalid(where, QStringLiteral("tls must be true or false"));
-    c.tls = tls.toBool(false);
-    Result<Secret> password = Secret::fromJson(o.value(QStringLiteral("password")), where + QStringLiteral(", password"));
-    if (!password.isOk())
-        return password.error();
-    c.password = password.value();
-    Result<Secret> token = Secret::fromJson(o.value(QStringLiteral("token")), where + QStringLiteral(", token"));
-    if (!token.isOk())
-        return token.error();
-    c.token = token.value();
-    Result<Secret> secretKey = Secret::fromJson(o.value(QStringLiteral("secretKey")), where + QStringLiteral(", secretKey"));
-    if (!secretKey.isOk())
-        return secretKey.error();
-    c.secretKey = secretKey.value();
-    QString addressing;
-    if (Error e = str("addressing", &addressing, QStringLiteral("path")); e.isError())
-        return e;
-    if (addressing != QLatin1String("path") && addressing != QLatin1String("virtual"))
-        return invalid(where, QStringLiteral("addressing is path or virtual"));
-    c.virtualHosted = addressing == QLatin1String("virtual");
+    c.settings = std::move(settings.value());
     if (Error e = c.validate(); e.isError())
         return e;
     return c;
@@ -198,7 +173,7 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
 
 QString StoreConfig::summary() const
 {
-    return archiveKind(kind).summary(*this);
+    return archiveKind(kind()).summary(*this);
 }
 
 } // namespace spectrum

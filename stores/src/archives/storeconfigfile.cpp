@@ -111,7 +111,7 @@ Result<StoreConfigFile> StoreConfigFile::load(const QString &path)
     if (!base.isOk())
         return base.error();
     for (const StoreConfig &s : base.value().stores()) {
-        for (const Secret *secret : {&s.password, &s.token, &s.secretKey}) {
+        for (const Secret *secret : s.secrets()) {
             if (secret->source == Secret::Source::Sealed)
                 return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: store '%2' has a sealed secret, which no user can open: provision each user's "
                                                                         "own as {\"file\": \"~/.config/Spectrum/%2.secret\"} (readable by the user alone) "
@@ -266,7 +266,7 @@ QList<QPair<QString, QString>> WorkstationConfig::allowedCallers(const StoreConf
 {
     QList<QPair<QString, QString>> out = config.workstation.callers;
     for (const StoreConfig &s : config.stores()) {
-        if (const auto node = archiveKind(s.kind).dicomNode(s); node && !out.contains(*node))
+        if (const auto node = archiveKind(s.kind()).dicomNode(s); node && !out.contains(*node))
             out.append(*node);
     }
     return out;

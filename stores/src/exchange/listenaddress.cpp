@@ -49,7 +49,7 @@ ListenAddress chooseListenAddress(const StoreConfigFile &config)
 {
     QList<QPair<QString, QString>> hosts;  // (who, host)
     for (const StoreConfig &s : config.stores()) {
-        if (const auto node = archiveKind(s.kind).dicomNode(s))
+        if (const auto node = archiveKind(s.kind()).dicomNode(s))
             hosts.append({s.name, node->second});
     }
     for (const auto &[ae, host] : config.workstation.callers)

@@ -20,14 +20,15 @@ namespace spectrum {
 
 Result<BlobEndpoint> blobEndpointFor(const StoreConfig &s, const StoreConfigFile &config)
 {
-    if (s.kind != StoreKind::Blobd)
+    const BlobdSettings *blobd = s.ifKind<BlobdSettings>();
+    if (!blobd)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is not a blob store").arg(s.name));
-    auto parsed = BlobEndpoint::fromUrl(QUrl(s.url));
+    auto parsed = BlobEndpoint::fromUrl(QUrl(blobd->url));
     if (!parsed.isOk())
         return parsed.error();
     BlobEndpoint ep = parsed.value().first;
-    ep.caFile = s.caFile;
-    Result<QString> token = config.reveal(s.token);
+    ep.caFile = blobd->caFile;
+    Result<QString> token = config.reveal(blobd->token);
     if (!token.isOk())
         return token.error().withContext(s.name);
     ep.token = token.value();

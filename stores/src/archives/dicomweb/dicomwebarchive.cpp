@@ -16,29 +16,30 @@ namespace spectrum {
 
 Result<DicomWebEndpoint> dicomWebEndpointFor(const StoreConfig &s, const StoreConfigFile &config)
 {
-    if (s.kind != StoreKind::DicomWeb)
+    const DicomWebSettings *web = s.ifKind<DicomWebSettings>();
+    if (!web)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is not a DICOMweb store").arg(s.name));
     DicomWebEndpoint ep;
-    ep.base = QUrl(s.url);
-    ep.caFile = s.caFile;
+    ep.base = QUrl(web->url);
+    ep.caFile = web->caFile;
     ep.maxParallel = s.maxParallel;
     ep.timeoutMs = s.timeoutSeconds * 1000;
-    if (s.auth == QLatin1String("basic")) {
-        Result<QString> password = config.reveal(s.password);
+    if (web->auth == QLatin1String("basic")) {
+        Result<QString> password = config.reveal(web->password);
         if (!password.isOk())
             return password.error().withContext(s.name);
         ep.auth.kind = HttpAuth::Kind::Basic;
-        ep.auth.user = s.user;
+        ep.auth.user = web->user;
         ep.auth.password = password.value();
-    } else if (s.auth == QLatin1String("bearer")) {
-        Result<QString> token = config.reveal(s.token);
+    } else if (web->auth == QLatin1String("bearer")) {
+        Result<QString> token = config.reveal(web->token);
         if (!token.isOk())
             return token.error().withContext(s.name);
         ep.auth.kind = HttpAuth::Kind::Bearer;
         ep.auth.token = token.value();
         // A token kept in a file or a variable may have been renewed by whoever issues it: read it again.
-        if (s.token.source != Secret::Source::Sealed) {
-            ep.auth.refresh = [secret = s.token, config]() { return config.reveal(secret); };
+        if (web->token.source != Secret::Source::Sealed) {
+            ep.auth.refresh = [secret = web->token, config]() { return config.reveal(secret); };
         }
     }
     return ep;
@@ -372,7 +373,7 @@ DicomWebArchive::DicomWebArchive(StoreConfig config, StoreConfigFile all, std::s
     }
     m_nodes = std::make_shared<DicomWebNodes>();
     m_nodes->clients << new DicomWebClient(ep.value(), this);
-    for (const QString &mirror : m_config.mirrors) {
+    for (const QString &mirror : m_config.as<DicomWebSettings>().mirrors) {
         DicomWebEndpoint other = ep.value();
         other.base = QUrl(mirror);
         m_nodes->clients << new DicomWebClient(other, this);

@@ -14,13 +14,36 @@ class DicomWebKind final : public ArchiveKind
 {
 public:
     StoreKind kind() const override { return StoreKind::DicomWeb; }
-    QList<StoreField> fields() const override
+    QList<FieldAccess> access() const override
     {
-        return {StoreField::Url, StoreField::Mirrors, StoreField::Auth, StoreField::User, StoreField::Password, StoreField::Token,
-                StoreField::CaFile, StoreField::MaxParallel, StoreField::Timeout};
+        return {member(StoreField::Url, &DicomWebSettings::url),
+                member(StoreField::Mirrors, &DicomWebSettings::mirrors),
+                member(StoreField::Auth, &DicomWebSettings::auth),
+                member(StoreField::User, &DicomWebSettings::user),
+                member(StoreField::Password, &DicomWebSettings::password),
+                member(StoreField::Token, &DicomWebSettings::token),
+                member(StoreField::CaFile, &DicomWebSettings::caFile)};
     }
-    Error validate(const StoreConfig &s, const QString &where) const override
+    StoreSettings defaults() const override { return DicomWebSettings(); }
+    Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const override
     {
+        DicomWebSettings s;
+        FieldReader r(json, where);
+        r.text("url", s.url);
+        r.addresses("mirrors", s.mirrors);
+        r.text("auth", s.auth);
+        r.text("user", s.user);
+        r.secret("password", s.password);
+        r.secret("token", s.token);
+        r.text("caFile", s.caFile);
+        read = r.read();
+        if (r.error().isError())
+            return r.error();
+        return StoreSettings(s);
+    }
+    Error validate(const StoreConfig &store, const QString &where) const override
+    {
+        const DicomWebSettings &s = store.as<DicomWebSettings>();
         const QUrl u(s.url, QUrl::StrictMode);
         if (!u.isValid() || (u.scheme() != QLatin1String("http") && u.scheme() != QLatin1String("https")) || u.host().isEmpty())
             return invalid(where, QStringLiteral("url must be an http:// or https:// address, e.g. https://pacs.example/dicom-web"));
@@ -44,8 +67,9 @@ public:
         }
         return Error();
     }
-    void writeJson(const StoreConfig &s, QJsonObject &o) const override
+    void writeJson(const StoreConfig &store, QJsonObject &o) const override
     {
+        const DicomWebSettings &s = store.as<DicomWebSettings>();
         put(o, "url", s.url);
         if (!s.mirrors.isEmpty())
             o.insert(QStringLiteral("mirrors"), QJsonArray::fromStringList(s.mirrors));
@@ -57,8 +81,9 @@ public:
         if (s.token.isSet())
             o.insert(QStringLiteral("token"), s.token.toJson());
     }
-    QString summary(const StoreConfig &s) const override
+    QString summary(const StoreConfig &store) const override
     {
+        const DicomWebSettings &s = store.as<DicomWebSettings>();
         return QStringLiteral("dicomweb %1%4 (%2%3)")
             .arg(s.url, s.auth, s.user.isEmpty() ? QString() : QStringLiteral(", ") + s.user,
                  s.mirrors.isEmpty() ? QString() : QStringLiteral(" + ") + s.mirrors.join(QStringLiteral(" + ")));

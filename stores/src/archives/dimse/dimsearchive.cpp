@@ -20,17 +20,18 @@ namespace spectrum {
 
 Result<DimseEndpoint> dimseEndpointFor(const StoreConfig &s, const StoreConfigFile &config)
 {
-    if (s.kind != StoreKind::Dimse)
+    const DimseSettings *dimse = s.ifKind<DimseSettings>();
+    if (!dimse)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is not a DIMSE store").arg(s.name));
     DimseEndpoint ep;
-    ep.host = s.host;
-    ep.port = quint16(s.port);
-    ep.calledAeTitle = s.aeTitle;
-    ep.callingAeTitle = s.ourAeTitle.isEmpty() ? config.workstation.aeTitle : s.ourAeTitle;
+    ep.host = dimse->host;
+    ep.port = quint16(dimse->port);
+    ep.calledAeTitle = dimse->aeTitle;
+    ep.callingAeTitle = dimse->ourAeTitle.isEmpty() ? config.workstation.aeTitle : dimse->ourAeTitle;
     ep.timeoutSeconds = s.timeoutSeconds;
-    ep.tls = s.tls;
-    ep.caFile = s.caFile;
-    if (s.tls) {  // the workstation's certificate, for a PACS that asks who we are
+    ep.tls = dimse->tls;
+    ep.caFile = dimse->caFile;
+    if (dimse->tls) {  // the workstation's certificate, for a PACS that asks who we are
         ep.certificateFile = config.workstation.tlsCertificate;
         ep.keyFile = config.workstation.tlsKey;
     }
@@ -329,7 +330,7 @@ ResultJob<FetchSummary> *DimseArchive::fetch(const FetchRequest &what, const Fet
 {
     if (!m_client)
         return track(failedJob<FetchSummary>(m_endpointError));
-    if (m_config.retrieve == QLatin1String("move"))
+    if (m_config.as<DimseSettings>().retrieve == QLatin1String("move"))
         return track(new DimseMove(m_client, what, options, m_cache, std::move(kept), m_all.workstation, m_moveDestination));
     return track(new DimseFetch(m_client, what, options, m_cache, std::move(kept)));
 }

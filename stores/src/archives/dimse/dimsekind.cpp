@@ -12,13 +12,36 @@ class DimseKind final : public ArchiveKind
 {
 public:
     StoreKind kind() const override { return StoreKind::Dimse; }
-    QList<StoreField> fields() const override
+    QList<FieldAccess> access() const override
     {
-        return {StoreField::Host, StoreField::Port, StoreField::AeTitle, StoreField::OurAeTitle, StoreField::Retrieve, StoreField::Tls,
-                StoreField::CaFile, StoreField::MaxParallel, StoreField::Timeout};
+        return {member(StoreField::Host, &DimseSettings::host),
+                member(StoreField::Port, &DimseSettings::port),
+                member(StoreField::AeTitle, &DimseSettings::aeTitle),
+                member(StoreField::OurAeTitle, &DimseSettings::ourAeTitle),
+                member(StoreField::Retrieve, &DimseSettings::retrieve),
+                member(StoreField::Tls, &DimseSettings::tls),
+                member(StoreField::CaFile, &DimseSettings::caFile)};
     }
-    Error validate(const StoreConfig &s, const QString &where) const override
+    StoreSettings defaults() const override { return DimseSettings(); }
+    Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const override
     {
+        DimseSettings s;
+        FieldReader r(json, where);
+        r.text("host", s.host);
+        r.whole("port", s.port);
+        r.text("aeTitle", s.aeTitle);
+        r.text("ourAeTitle", s.ourAeTitle);
+        r.text("retrieve", s.retrieve);
+        r.flag("tls", s.tls);
+        r.text("caFile", s.caFile);
+        read = r.read();
+        if (r.error().isError())
+            return r.error();
+        return StoreSettings(s);
+    }
+    Error validate(const StoreConfig &store, const QString &where) const override
+    {
+        const DimseSettings &s = store.as<DimseSettings>();
         if (s.host.trimmed().isEmpty())
             return invalid(where, QStringLiteral("host is missing"));
         if (s.port < 1 || s.port > 65535)
@@ -31,8 +54,9 @@ public:
             return invalid(where, QStringLiteral("retrieve is get or move"));
         return Error();
     }
-    void writeJson(const StoreConfig &s, QJsonObject &o) const override
+    void writeJson(const StoreConfig &store, QJsonObject &o) const override
     {
+        const DimseSettings &s = store.as<DimseSettings>();
         put(o, "host", s.host);
         o.insert(QStringLiteral("port"), s.port);
         put(o, "aeTitle", s.aeTitle);
@@ -43,11 +67,16 @@ public:
             put(o, "caFile", s.caFile);
         }
     }
-    QString summary(const StoreConfig &s) const override
+    QString summary(const StoreConfig &store) const override
     {
+        const DimseSettings &s = store.as<DimseSettings>();
         return QStringLiteral("dimse %1@%2:%3 (C-%4%5)").arg(s.aeTitle, s.host).arg(s.port).arg(s.retrieve.toUpper(), s.tls ? QStringLiteral(", TLS") : QString());
     }
-    std::optional<QPair<QString, QString>> dicomNode(const StoreConfig &s) const override { return qMakePair(s.aeTitle, s.host); }
+    std::optional<QPair<QString, QString>> dicomNode(const StoreConfig &store) const override
+    {
+        const DimseSettings &s = store.as<DimseSettings>();
+        return qMakePair(s.aeTitle, s.host);
+    }
     std::unique_ptr<Archive> makeArchive(const StoreConfig &s, const StoreConfigFile &all, std::shared_ptr<FileStore> cache) const override
     {
         return std::make_unique<DimseArchive>(s, all, std::move(cache));

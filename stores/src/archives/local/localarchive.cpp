@@ -46,7 +46,7 @@ private:
 };
 
 LocalArchive::LocalArchive(StoreConfig config, StoreConfigFile all, std::shared_ptr<FileStore> cache, QObject *parent)
-    : Archive(std::move(config), std::move(all), std::move(cache), parent), m_folder(std::make_shared<Folder>(m_cache, m_config.path))
+    : Archive(std::move(config), std::move(all), std::move(cache), parent), m_folder(std::make_shared<Folder>(m_cache, m_config.as<LocalSettings>().path))
 {
 }
 
@@ -167,7 +167,7 @@ private:
 
 ResultJob<FetchSummary> *LocalArchive::fetch(const FetchRequest &what, const FetchOptions &options, Kept kept)
 {
-    if (m_config.path.isEmpty())
+    if (m_config.as<LocalSettings>().path.isEmpty())
         return track(failedJob<FetchSummary>(Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is this workstation's own: nothing to fetch").arg(name()))));
     return track(new FolderFetch(m_folder, what, options, m_cache, std::move(kept)));
 }

@@ -15,7 +15,7 @@ class LocalArchive : public Archive
 public:
     LocalArchive(StoreConfig config, StoreConfigFile all, std::shared_ptr<FileStore> cache, QObject *parent = nullptr);
 
-    Reach reach() const override { return m_config.path.isEmpty() ? Reach::Unreachable : Reach::ThisMachine; }
+    Reach reach() const override { return m_config.as<LocalSettings>().path.isEmpty() ? Reach::Unreachable : Reach::ThisMachine; }
     ResultJob<Done> *test() override;
     ResultJob<QList<DicomRecord>> *search(const DicomQuery &query) override;
     ResultJob<StudySummary> *list(const QString &studyUid) override;

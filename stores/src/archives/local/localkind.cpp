@@ -10,13 +10,29 @@ class LocalKind final : public ArchiveKind
 {
 public:
     StoreKind kind() const override { return StoreKind::Local; }
-    QList<StoreField> fields() const override { return {StoreField::Path}; }
-    bool offeredInDialog() const override { return false; }
-    Error validate(const StoreConfig &, const QString &) const override { return Error(); }
-    void writeJson(const StoreConfig &s, QJsonObject &o) const override { put(o, "path", s.path); }
-    QString summary(const StoreConfig &s) const override
+    QList<FieldAccess> access() const override
     {
-        return QStringLiteral("local %1").arg(s.path.isEmpty() ? QStringLiteral("(the workstation's cache)") : s.path);
+        return {member(StoreField::Path, &LocalSettings::path)};
+    }
+    QList<StoreField> limits() const override { return {}; }
+    bool offeredInDialog() const override { return false; }
+    StoreSettings defaults() const override { return LocalSettings(); }
+    Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const override
+    {
+        LocalSettings s;
+        FieldReader r(json, where);
+        r.text("path", s.path);
+        read = r.read();
+        if (r.error().isError())
+            return r.error();
+        return StoreSettings(s);
+    }
+    Error validate(const StoreConfig &, const QString &) const override { return Error(); }
+    void writeJson(const StoreConfig &store, QJsonObject &o) const override { put(o, "path", store.as<LocalSettings>().path); }
+    QString summary(const StoreConfig &store) const override
+    {
+        const QString &path = store.as<LocalSettings>().path;
+        return QStringLiteral("local %1").arg(path.isEmpty() ? QStringLiteral("(the workstation's cache)") : path);
     }
     std::unique_ptr<Archive> makeArchive(const StoreConfig &s, const StoreConfigFile &all, std::shared_ptr<FileStore> cache) const override
     {

@@ -140,17 +140,18 @@ private:
 
 Result<S3Endpoint> s3EndpointFor(const StoreConfig &s, const StoreConfigFile &config)
 {
-    if (s.kind != StoreKind::S3)
+    const S3Settings *s3 = s.ifKind<S3Settings>();
+    if (!s3)
         return Error(ErrorCode::InvalidArgument, QStringLiteral("store '%1' is not an S3 store").arg(s.name));
     S3Endpoint e;
-    e.endpoint = QUrl(s.url);
-    e.bucket = s.bucket;
-    e.virtualHosted = s.virtualHosted;
-    e.caFile = s.caFile;
+    e.endpoint = QUrl(s3->url);
+    e.bucket = s3->bucket;
+    e.virtualHosted = s3->virtualHosted;
+    e.caFile = s3->caFile;
     e.timeoutMs = s.timeoutSeconds * 1000;
-    e.credentials.region = s.region;
-    e.credentials.accessKey = s.accessKey;
-    Result<QString> secret = config.reveal(s.secretKey);
+    e.credentials.region = s3->region;
+    e.credentials.accessKey = s3->accessKey;
+    Result<QString> secret = config.reveal(s3->secretKey);
     if (!secret.isOk())
         return secret.error().withContext(s.name);
     e.credentials.secretKey = secret.value();
@@ -199,7 +200,7 @@ ResultJob<Done> *S3Archive::test()
     Result<S3Endpoint> ep = s3EndpointFor(m_config, m_all);
     if (!ep.isOk())
         return track(failedJob<Done>(ep.error()));
-    return track(makeJob<Done>([endpoint = ep.value(), prefix = m_config.prefix](const CancelToken &) -> Result<Done> {
+    return track(makeJob<Done>([endpoint = ep.value(), prefix = m_config.as<S3Settings>().prefix](const CancelToken &) -> Result<Done> {
         S3Client client(endpoint);  // on this pool thread, for this test
         const Result<S3Listing> any = runSync(client.list(prefix, {}, {}, 1));
         if (!any.isOk())
@@ -213,7 +214,7 @@ ResultJob<QList<DicomRecord>> *S3Archive::search(const DicomQuery &query)
     Result<S3Endpoint> ep = s3EndpointFor(m_config, m_all);
     if (!ep.isOk())
         return track(failedJob<QList<DicomRecord>>(ep.error()));
-    return track(makeJob<QList<DicomRecord>>([endpoint = ep.value(), prefix = m_config.prefix, query](const CancelToken &cancel) -> Result<QList<DicomRecord>> {
+    return track(makeJob<QList<DicomRecord>>([endpoint = ep.value(), prefix = m_config.as<S3Settings>().prefix, query](const CancelToken &cancel) -> Result<QList<DicomRecord>> {
         S3Client client(endpoint);
         QStringList studies;
         const QString &uid = query.studyInstanceUid;
@@ -246,7 +247,7 @@ ResultJob<StudySummary> *S3Archive::list(const QString &studyUid)
     Result<S3Endpoint> ep = s3EndpointFor(m_config, m_all);
     if (!ep.isOk())
         return track(failedJob<StudySummary>(ep.error()));
-    return track(makeJob<StudySummary>([endpoint = ep.value(), prefix = m_config.prefix, studyUid](const CancelToken &) -> Result<StudySummary> {
+    return track(makeJob<StudySummary>([endpoint = ep.value(), prefix = m_config.as<S3Settings>().prefix, studyUid](const CancelToken &) -> Result<StudySummary> {
         S3Client client(endpoint);
         Result<QList<DicomIdentity>> index = studyIndex(client, s3StudyIndexKey(prefix, studyUid));
         if (!index.isOk())
@@ -263,7 +264,7 @@ ResultJob<FetchSummary> *S3Archive::fetch(const FetchRequest &what, const FetchO
     Result<S3Endpoint> ep = s3EndpointFor(m_config, m_all);
     if (!ep.isOk())
         return track(failedJob<FetchSummary>(ep.error()));
-    return track(new S3Fetch(ep.value(), m_config.prefix, m_config.maxParallel, what, options, m_cache, std::move(kept)));
+    return track(new S3Fetch(ep.value(), m_config.as<S3Settings>().prefix, m_config.maxParallel, what, options, m_cache, std::move(kept)));
 }
 
 ResultJob<ExportSummary> *S3Archive::send(const QStringList &files)
@@ -271,7 +272,7 @@ ResultJob<ExportSummary> *S3Archive::send(const QStringList &files)
     Result<S3Endpoint> ep = s3EndpointFor(m_config, m_all);
     if (!ep.isOk())
         return track(failedJob<ExportSummary>(ep.error()));
-    return track(makeJob<ExportSummary>([endpoint = ep.value(), prefix = m_config.prefix, files](const CancelToken &) -> Result<ExportSummary> {
+    return track(makeJob<ExportSummary>([endpoint = ep.value(), prefix = m_config.as<S3Settings>().prefix, files](const CancelToken &) -> Result<ExportSummary> {
         S3Client client(endpoint);
         ExportSummary out;
         std::map<QString, QList<DicomIdentity>> sent;  // by study: what goes into its index

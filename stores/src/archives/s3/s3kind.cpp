@@ -14,13 +14,40 @@ class S3Kind final : public ArchiveKind
 {
 public:
     StoreKind kind() const override { return StoreKind::S3; }
-    QList<StoreField> fields() const override
+    QList<FieldAccess> access() const override
     {
-        return {StoreField::Url, StoreField::Bucket, StoreField::Prefix, StoreField::Region, StoreField::Addressing, StoreField::AccessKey,
-                StoreField::SecretKey, StoreField::CaFile, StoreField::MaxParallel, StoreField::Timeout};
+        return {member(StoreField::Url, &S3Settings::url),
+                member(StoreField::Bucket, &S3Settings::bucket),
+                member(StoreField::Prefix, &S3Settings::prefix),
+                member(StoreField::Region, &S3Settings::region),
+                member(StoreField::Addressing, &S3Settings::virtualHosted),
+                member(StoreField::AccessKey, &S3Settings::accessKey),
+                member(StoreField::SecretKey, &S3Settings::secretKey),
+                member(StoreField::CaFile, &S3Settings::caFile)};
     }
-    Error validate(const StoreConfig &s, const QString &where) const override
+    StoreSettings defaults() const override { return S3Settings(); }
+    Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const override
     {
+        S3Settings s;
+        FieldReader r(json, where);
+        r.text("url", s.url);
+        r.text("bucket", s.bucket);
+        r.text("prefix", s.prefix);
+        r.text("region", s.region);
+        QString addressing = QStringLiteral("path");
+        r.choice("addressing", {QStringLiteral("path"), QStringLiteral("virtual")}, addressing);
+        s.virtualHosted = addressing == QLatin1String("virtual");
+        r.text("accessKey", s.accessKey);
+        r.secret("secretKey", s.secretKey);
+        r.text("caFile", s.caFile);
+        read = r.read();
+        if (r.error().isError())
+            return r.error();
+        return StoreSettings(s);
+    }
+    Error validate(const StoreConfig &store, const QString &where) const override
+    {
+        const S3Settings &s = store.as<S3Settings>();
         const QUrl u(s.url, QUrl::StrictMode);
         if (!u.isValid() || (u.scheme() != QLatin1String("http") && u.scheme() != QLatin1String("https")) || u.host().isEmpty() || !u.path(QUrl::FullyEncoded).remove(QLatin1Char('/')).isEmpty())
             return invalid(where, QStringLiteral("url must be the store's http:// or https:// address, e.g. https://s3.hospital.example (no path: the bucket is separate)"));
@@ -37,8 +64,9 @@ public:
             return invalid(where, QStringLiteral("an S3 store needs accessKey and secretKey"));
         return Error();
     }
-    void writeJson(const StoreConfig &s, QJsonObject &o) const override
+    void writeJson(const StoreConfig &store, QJsonObject &o) const override
     {
+        const S3Settings &s = store.as<S3Settings>();
         put(o, "url", s.url);
         put(o, "caFile", s.caFile);
         put(o, "bucket", s.bucket);
@@ -49,8 +77,9 @@ public:
         if (s.secretKey.isSet())
             o.insert(QStringLiteral("secretKey"), s.secretKey.toJson());
     }
-    QString summary(const StoreConfig &s) const override
+    QString summary(const StoreConfig &store) const override
     {
+        const S3Settings &s = store.as<S3Settings>();
         return QStringLiteral("s3 %1 %2/%3 (%4, key %5)").arg(s.url, s.bucket, s.prefix, s.region, s.accessKey.left(8) + QStringLiteral("…"));
     }
     std::unique_ptr<Archive> makeArchive(const StoreConfig &s, const StoreConfigFile &all, std::shared_ptr<FileStore> cache) const override

@@ -11,8 +11,11 @@
 #include <QJsonObject>
 #include <QList>
 #include <QPair>
+#include <QSet>
 #include <QString>
+#include <QVariant>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -38,12 +41,36 @@ public:
     virtual StoreKind kind() const = 0;
     /// Its name in the configuration ("dicomweb").
     QString name() const { return storeKindName(kind()); }
-    /// The fields it is configured with, in the order the stores dialog shows them.
-    virtual QList<StoreField> fields() const = 0;
+    /// Reads and writes one of its own fields in a store of its kind (see value()).
+    struct FieldAccess
+    {
+        StoreField field;
+        std::function<QVariant(const StoreSettings &)> get;
+        std::function<void(StoreSettings &, const QVariant &)> set;
+    };
+    /// Its own fields (not the limits), in the order the stores dialog shows them.
+    virtual QList<FieldAccess> access() const = 0;
+    /// The limits it is configured with (MaxParallel, Timeout), after its own fields.
+    virtual QList<StoreField> limits() const { return {StoreField::MaxParallel, StoreField::Timeout}; }
+    /// The fields it is configured with, in the order the stores dialog shows them: its own, then the limits.
+    QList<StoreField> fields() const;
+    /// One of the fields of `store` (a store of this kind), as the stores dialog and the command line handle it:
+    /// text as a QString, Mirrors a QStringList, Port, MaxParallel and Timeout an int, Tls and Addressing (virtual
+    /// hosts) a bool, secrets a Secret. Invalid when it has no such field.
+    QVariant value(const StoreConfig &store, StoreField field) const;
+    /// Sets one of the fields of `store` (a store of this kind) from a value of the type value() gives; false when
+    /// it has no such field.
+    bool setValue(StoreConfig &store, StoreField field, const QVariant &value) const;
     /// Whether a hospital's admin adds one in the stores dialog (the workstation's own cache is not added there).
     virtual bool offeredInDialog() const { return true; }
+    /// Its settings with their defaults (a new store of this kind).
+    virtual StoreSettings defaults() const = 0;
+    /// Its settings read from a store's JSON record (`where` names the store in errors): each field of the type it
+    /// must be, missing ones at their defaults. `read` gets every field name it knows, so that the caller can name
+    /// a field that is none of this kind's.
+    virtual Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const = 0;
     /// A clear error naming the store (`where`) and the field, or none — its own fields only (the name and the
-    /// limits are StoreConfig::validate()'s).
+    /// limits are StoreConfig::validate()'s). `store` is of this kind.
     virtual Error validate(const StoreConfig &store, const QString &where) const = 0;
     /// Its fields into `json` (only the set ones).
     virtual void writeJson(const StoreConfig &store, QJsonObject &json) const = 0;
@@ -54,9 +81,6 @@ public:
     virtual std::optional<QPair<QString, QString>> dicomNode(const StoreConfig &) const { return std::nullopt; }
     /// The archive it makes of `store` (`all`: the whole configuration, for secrets; `cache`: the workstation's).
     virtual std::unique_ptr<Archive> makeArchive(const StoreConfig &store, const StoreConfigFile &all, std::shared_ptr<FileStore> cache) const = 0;
-
-    /// `store` with every field this kind does not have put back to its default (what a form left behind).
-    StoreConfig withOnlyItsFields(const StoreConfig &store) const;
 };
 
 /// The kind of `kind`.

@@ -18,7 +18,11 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QList>
+#include <QMetaType>
 #include <QString>
+#include <QStringList>
+
+#include <variant>
 
 namespace spectrum {
 
@@ -52,44 +56,93 @@ struct Secret
     static Result<Secret> fromJson(const QJsonValue &json, const QString &where);
 };
 
-struct StoreConfig
+/// A DICOMweb archive's settings (QIDO-RS, WADO-RS, STOW-RS).
+struct DicomWebSettings
 {
-    QString name;
-    StoreKind kind = StoreKind::Local;
-    // dicomweb, blobd
-    QString url;
-    QString caFile;          ///< HTTPS / blobs:// / DIMSE over TLS: PEM certificates to trust besides the system's
-    /// dicomweb: the other servers of the same archive (an Orthanc cluster: several servers over one database and
-    /// one storage), same path and credentials. A study's series are fetched from all of them at once; one that
-    /// stops answering leaves its series to the others, and searches go to the next.
+    QString url;             ///< e.g. https://pacs.example/dicom-web
+    /// The other servers of the same archive (an Orthanc cluster: several servers over one database and one
+    /// storage), same path and credentials. A study's series are fetched from all of them at once; one that stops
+    /// answering leaves its series to the others, and searches go to the next.
     QStringList mirrors;
-    bool tls = false;        ///< DIMSE: associations over TLS (DICOM's BCP 195 profile)
-    // dicomweb authentication: "none", "basic" (user + password) or "bearer" (token); blobd: token
-    QString auth = QStringLiteral("none");
+    QString auth = QStringLiteral("none");  ///< "none", "basic" (user + password) or "bearer" (token)
     QString user;
     Secret password;
     Secret token;
-    // dimse
+    QString caFile;          ///< HTTPS: PEM certificates to trust besides the system's
+};
+
+/// A PACS over DICOM's network protocol (DIMSE).
+struct DimseSettings
+{
     QString host;
     int port = 0;
     QString aeTitle;         ///< the PACS's
     QString ourAeTitle;      ///< empty: the workstation's
     QString retrieve = QStringLiteral("get");  ///< "get" (C-GET) or "move" (C-MOVE to our Storage SCP)
-    // limits
-    int maxParallel = 6;     ///< requests or associations at once
-    int timeoutSeconds = 30;
-    // local
-    QString path;            ///< a FileStore folder; empty: the workstation's cache
-    /// The workstation's own cache (a local store without a folder): where fetches land, never searched or
-    /// fetched from as an archive is. A local store with a folder is an archive like any other.
-    bool isTheCache() const { return kind == StoreKind::Local && path.isEmpty(); }
-    // s3 (url: the store's http(s) endpoint)
+    bool tls = false;        ///< associations over TLS (DICOM's BCP 195 profile)
+    QString caFile;          ///< with tls: PEM certificates to trust besides the system's
+};
+
+/// A blob server (spectrum-blobd, or another workstation's shared cache).
+struct BlobdSettings
+{
+    QString url;             ///< blob://HOST:PORT or blobs://HOST:PORT (TLS)
+    Secret token;
+    QString caFile;          ///< blobs://: PEM certificates to trust besides the system's
+};
+
+/// An S3-compatible object store.
+struct S3Settings
+{
+    QString url;             ///< the store's http(s) endpoint
     QString bucket;
     QString prefix;          ///< keys start with it ("" or ending in '/'), e.g. "spectrum/"
     QString region = QStringLiteral("us-east-1");
     bool virtualHosted = false;  ///< BUCKET.HOST addressing (AWS's) instead of HOST/BUCKET (path style)
     QString accessKey;
     Secret secretKey;
+    QString caFile;          ///< HTTPS: PEM certificates to trust besides the system's
+};
+
+/// A folder of this workstation's (a FileStore), or the workstation's own cache.
+struct LocalSettings
+{
+    QString path;            ///< a FileStore folder; empty: the workstation's cache
+};
+
+/// One kind's settings, in SPECTRUM_STORE_KINDS' order: the variant's index is the StoreKind.
+using StoreSettings = std::variant<DicomWebSettings, DimseSettings, BlobdSettings, S3Settings, LocalSettings>;
+
+/// A store: what every store has (its name and limits) and its kind's own settings — as Orthanc keeps typed
+/// parameters per kind of remote. A record holds only its kind's fields.
+struct StoreConfig
+{
+    StoreConfig() = default;
+    StoreConfig(QString name, StoreSettings settings) : name(std::move(name)), settings(std::move(settings)) {}
+
+    QString name;
+    int maxParallel = 6;     ///< requests or associations at once
+    int timeoutSeconds = 30;
+    StoreSettings settings = LocalSettings();
+
+    StoreKind kind() const { return StoreKind(settings.index()); }
+    /// Its kind's settings; T must be its kind's (std::bad_variant_access otherwise: a programming error).
+    template <typename T> T &as() { return std::get<T>(settings); }
+    template <typename T> const T &as() const { return std::get<T>(settings); }
+    /// Its kind's settings when they are T's, else null.
+    template <typename T> const T *ifKind() const { return std::get_if<T>(&settings); }
+    /// The PEM certificates it trusts besides the system's (its kind's caFile), empty when none or no such field.
+    QString caFile() const;
+    /// Its kind's secrets (passwords, tokens, keys), set or not.
+    QList<const Secret *> secrets() const;
+
+    /// The workstation's own cache (a local store without a folder): where fetches land, never searched or
+    /// fetched from as an archive is. A local store with a folder is an archive like any other.
+    bool isTheCache() const
+    {
+        const LocalSettings *local = ifKind<LocalSettings>();
+        return local && local->path.isEmpty();
+    }
 
     /// A clear error naming the store and field, or none.
     Error validate() const;
@@ -196,3 +249,5 @@ private:
 };
 
 } // namespace spectrum
+
+Q_DECLARE_METATYPE(spectrum::Secret)
