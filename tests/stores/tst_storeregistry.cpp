@@ -157,13 +157,14 @@ void tst_StoreRegistry::everyKindWritesOnlyItsFields()
         const ArchiveKind &kind = *kinds[i];
         QCOMPARE(int(kind.kind()), i);
         QCOMPARE(storeKindFromName(kind.name()).value(), kind.kind());
-        // Every field it has filled in; the others are not there to fill.
+        // Every field it has filled in (the limits every store has); the others are not there to fill.
         StoreConfig s(QStringLiteral("everything"), kind.defaults());
         QCOMPARE(s.kind(), kind.kind());
         for (auto it = key.begin(); it != key.end(); ++it) {
             const QVariant value = it.key() == StoreField::Url ? QVariant(url.value(kind.kind())) : sample.value(it.key());
-            QCOMPARE(kind.setValue(s, it.key(), value), kind.fields().contains(it.key()));
-            QCOMPARE(kind.value(s, it.key()).isValid(), kind.fields().contains(it.key()));
+            const bool has = kind.fields().contains(it.key()) || it.key() == StoreField::MaxParallel || it.key() == StoreField::Timeout;
+            QCOMPARE(kind.setValue(s, it.key(), value), has);
+            QCOMPARE(kind.value(s, it.key()).isValid(), has);
         }
         QCOMPARE(s.validate(), Error());
         const QJsonObject json = s.toJson();

@@ -400,9 +400,13 @@ Result<StoreConfig> StoresDialog::formStore() const
         s = *old;  // keeps what the form does not show (sealed secrets)
     s.name = name;
     // Each of the kind's fields from its row; a row the form hides (the user without basic authentication, the CA
-    // without TLS) leaves the field at its default.
-    for (const auto &[widget, field] : fieldWidgets())
-        kind.setValue(s, field, widget->isEnabled() ? fieldValue(widget, field) : kind.value(fresh, field));
+    // without TLS) leaves the field at its default, a hidden limit as it was.
+    for (const auto &[widget, field] : fieldWidgets()) {
+        if (widget->isEnabled())
+            kind.setValue(s, field, fieldValue(widget, field));
+        else if (field != StoreField::MaxParallel && field != StoreField::Timeout)
+            kind.setValue(s, field, kind.value(fresh, field));
+    }
     const QString typed = m_secret->text();
     if (!typed.isEmpty() && m_config.path().isEmpty())
         return Error(ErrorCode::InvalidArgument, tr("this workstation has no configuration file to keep a sealed secret beside"));

@@ -73,7 +73,7 @@ QList<StoreField> ArchiveKind::fields() const
 
 QVariant ArchiveKind::value(const StoreConfig &store, StoreField field) const
 {
-    if (limits().contains(field))
+    if (field == StoreField::MaxParallel || field == StoreField::Timeout)  // every store's, shown or not
         return field == StoreField::MaxParallel ? store.maxParallel : store.timeoutSeconds;
     for (const FieldAccess &a : access())
         if (a.field == field)
@@ -83,7 +83,7 @@ QVariant ArchiveKind::value(const StoreConfig &store, StoreField field) const
 
 bool ArchiveKind::setValue(StoreConfig &store, StoreField field, const QVariant &value) const
 {
-    if (limits().contains(field)) {
+    if (field == StoreField::MaxParallel || field == StoreField::Timeout) {
         (field == StoreField::MaxParallel ? store.maxParallel : store.timeoutSeconds) = value.toInt();
         return true;
     }

@@ -50,13 +50,14 @@ public:
     };
     /// Its own fields (not the limits), in the order the stores dialog shows them.
     virtual QList<FieldAccess> access() const = 0;
-    /// The limits it is configured with (MaxParallel, Timeout), after its own fields.
+    /// The limits the stores dialog shows for it (MaxParallel, Timeout), after its own fields. Every store has both
+    /// (value() and setValue() take them for any kind); a kind that does not use one leaves it out.
     virtual QList<StoreField> limits() const { return {StoreField::MaxParallel, StoreField::Timeout}; }
     /// The fields it is configured with, in the order the stores dialog shows them: its own, then the limits.
     QList<StoreField> fields() const;
     /// One of the fields of `store` (a store of this kind), as the stores dialog and the command line handle it:
     /// text as a QString, Mirrors a QStringList, Port, MaxParallel and Timeout an int, Tls and Addressing (virtual
-    /// hosts) a bool, secrets a Secret. Invalid when it has no such field.
+    /// hosts) a bool, secrets a Secret. Invalid when it has no such field (MaxParallel and Timeout every store has).
     QVariant value(const StoreConfig &store, StoreField field) const;
     /// Sets one of the fields of `store` (a store of this kind) from a value of the type value() gives; false when
     /// it has no such field.
