@@ -143,13 +143,15 @@ Error applyStoreOptions(const QCommandLineParser &p, const StoreConfigFile &conf
         if (!sealed.isOk())
             return sealed.error();
         set("password-file", StoreField::Password, QVariant::fromValue(sealed.value()));
+        kind.setValue(s, StoreField::Token, QVariant::fromValue(Secret()));  // basic now: no token left behind
         if (given("user"))
             set("user", StoreField::User, value("user"));
         if (!error.isError() && kind.value(s, StoreField::User).toString().isEmpty())
             return Error(ErrorCode::InvalidArgument, QStringLiteral("--password-file needs --user"));
         set("password-file", StoreField::Auth, QStringLiteral("basic"));
     } else if (given("user") && !error.isError()) {
-        if (!kind.value(s, StoreField::Password).value<Secret>().isSet())
+        // A kind without a user refuses it as any other option it lacks.
+        if (kind.fields().contains(StoreField::User) && !kind.value(s, StoreField::Password).value<Secret>().isSet())
             return Error(ErrorCode::InvalidArgument, QStringLiteral("--user needs --password-file"));
         set("user", StoreField::User, value("user"));
     }
@@ -167,8 +169,10 @@ Error applyStoreOptions(const QCommandLineParser &p, const StoreConfigFile &conf
             token = sealed.value();
         }
         set("token-file", StoreField::Token, QVariant::fromValue(token));
-        if (kind.fields().contains(StoreField::Auth))
+        if (kind.fields().contains(StoreField::Auth)) {
             set("token-file", StoreField::Auth, QStringLiteral("bearer"));  // a token is how it authenticates
+            kind.setValue(s, StoreField::Password, QVariant::fromValue(Secret()));  // no password left behind
+        }
     }
     return error;
 }

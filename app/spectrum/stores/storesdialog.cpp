@@ -248,6 +248,11 @@ void StoresDialog::refreshList()
 
 void StoresDialog::updateFields()
 {
+    // A store's secret is kept only while it stays of its kind: another kind starts from its own defaults.
+    const StoreConfig *editing = m_config.find(m_editing);
+    const QList<const Secret *> kept = editing && editing->kind() == kindInForm() ? editing->secrets() : QList<const Secret *>();
+    m_secret->setPlaceholderText(std::any_of(kept.begin(), kept.end(), [](const Secret *secret) { return secret->isSet(); })
+                                     ? tr("(kept; type to replace)") : QString());
     // Only the fields of the chosen kind are on show, as the kind says (archivekind.h).
     const QList<StoreField> fields = archiveKind(kindInForm()).fields();
     auto has = [&](StoreField f) { return fields.contains(f); };
@@ -331,11 +336,7 @@ void StoresDialog::showStore(const QString &name)
     for (const auto &[widget, field] : fieldWidgets())
         if (const QVariant value = kind.value(*s, field); value.isValid())
             setFieldValue(widget, value);
-    m_secret->clear();
-    // A stored secret is never shown: left empty, it stays as it is.
-    const QList<const Secret *> secrets = s->secrets();
-    m_secret->setPlaceholderText(std::any_of(secrets.begin(), secrets.end(), [](const Secret *secret) { return secret->isSet(); })
-                                     ? tr("(kept; type to replace)") : QString());
+    m_secret->clear();  // a stored secret is never shown: left empty, it stays as it is (updateFields says so)
     updateFields();
     m_filling = false;
     m_dirty = false;

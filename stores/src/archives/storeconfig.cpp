@@ -86,6 +86,16 @@ Result<Secret> Secret::fromJson(const QJsonValue &json, const QString &where)
 
 // ---- StoreConfig ----
 
+// The settings' alternatives are in SPECTRUM_STORE_KINDS' order: a store's kind is its settings' index.
+#define SPECTRUM_SETTINGS_AT_ITS_KIND(kind, name)                                                                            \
+    static_assert(std::is_same_v<std::variant_alternative_t<size_t(StoreKind::kind), StoreSettings>, kind##Settings>,       \
+                  "StoreSettings' alternatives must follow SPECTRUM_STORE_KINDS");
+SPECTRUM_STORE_KINDS(SPECTRUM_SETTINGS_AT_ITS_KIND)
+#undef SPECTRUM_SETTINGS_AT_ITS_KIND
+#define SPECTRUM_ONE_MORE(kind, name) +1
+static_assert(std::variant_size_v<StoreSettings> == 0 SPECTRUM_STORE_KINDS(SPECTRUM_ONE_MORE), "one settings type per kind");
+#undef SPECTRUM_ONE_MORE
+
 QString StoreConfig::caFile() const
 {
     return std::visit([](const auto &settings) -> QString {
@@ -158,12 +168,16 @@ Result<StoreConfig> StoreConfig::fromJson(const QJsonObject &o, const QString &w
     for (auto it = o.begin(); it != o.end(); ++it) {
         if (read.contains(it.key()))
             continue;
+        QStringList of;
         for (const ArchiveKind *other : archiveKinds()) {
             QSet<QString> theirs;
-            if (other != &its && (other->readJson(QJsonObject(), where, theirs), theirs.contains(it.key())))
-                return invalid(where, QStringLiteral("'%1' is not a field of a %2 store (it is of %3 stores)").arg(it.key(), its.name(), other->name()));
+            other->readJson(QJsonObject(), where, theirs);
+            if (theirs.contains(it.key()))
+                of << other->name();
         }
-        return invalid(where, QStringLiteral("unknown field '%1'").arg(it.key()));
+        if (of.isEmpty())
+            return invalid(where, QStringLiteral("unknown field '%1'").arg(it.key()));
+        return invalid(where, QStringLiteral("'%1' is not a field of a %2 store (it is of %3 stores)").arg(it.key(), its.name(), of.join(QStringLiteral(", "))));
     }
     c.settings = std::move(settings.value());
     if (Error e = c.validate(); e.isError())

@@ -50,8 +50,8 @@ public:
     };
     /// Its own fields (not the limits), in the order the stores dialog shows them.
     virtual QList<FieldAccess> access() const = 0;
-    /// The limits the stores dialog shows for it (MaxParallel, Timeout), after its own fields. Every store has both
-    /// (value() and setValue() take them for any kind); a kind that does not use one leaves it out.
+    /// The limits it uses (MaxParallel, Timeout), after its own fields; the stores dialog shows MaxParallel where it
+    /// is one of them, and Timeout always. Every store has both (value() and setValue() take them for any kind).
     virtual QList<StoreField> limits() const { return {StoreField::MaxParallel, StoreField::Timeout}; }
     /// The fields it is configured with, in the order the stores dialog shows them: its own, then the limits.
     QList<StoreField> fields() const;
