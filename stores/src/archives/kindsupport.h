@@ -65,4 +65,18 @@ private:
     Error m_error;
 };
 
+/// A kind's settings S read from a store's JSON record by `fields` (FieldReader&, S&), missing fields at S's
+/// defaults; `read` gets the names of the fields it knows (ArchiveKind::readJson).
+template <typename S, typename Fields>
+Result<StoreSettings> readSettings(const QJsonObject &json, const QString &where, QSet<QString> &read, Fields fields)
+{
+    S settings;
+    FieldReader reader(json, where);
+    fields(reader, settings);
+    read = reader.read();
+    if (reader.error().isError())
+        return reader.error();
+    return StoreSettings(std::move(settings));
+}
+
 } // namespace spectrum::kinds

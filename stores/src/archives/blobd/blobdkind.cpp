@@ -22,15 +22,11 @@ public:
     StoreSettings defaults() const override { return BlobdSettings(); }
     Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const override
     {
-        BlobdSettings s;
-        FieldReader r(json, where);
-        r.text("url", s.url);
-        r.secret("token", s.token);
-        r.text("caFile", s.caFile);
-        read = r.read();
-        if (r.error().isError())
-            return r.error();
-        return StoreSettings(s);
+        return readSettings<BlobdSettings>(json, where, read, [](FieldReader &r, BlobdSettings &s) {
+            r.text("url", s.url);
+            r.secret("token", s.token);
+            r.text("caFile", s.caFile);
+        });
     }
     Error validate(const StoreConfig &store, const QString &where) const override
     {

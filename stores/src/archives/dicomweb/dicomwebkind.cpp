@@ -27,19 +27,15 @@ public:
     StoreSettings defaults() const override { return DicomWebSettings(); }
     Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const override
     {
-        DicomWebSettings s;
-        FieldReader r(json, where);
-        r.text("url", s.url);
-        r.addresses("mirrors", s.mirrors);
-        r.text("auth", s.auth);
-        r.text("user", s.user);
-        r.secret("password", s.password);
-        r.secret("token", s.token);
-        r.text("caFile", s.caFile);
-        read = r.read();
-        if (r.error().isError())
-            return r.error();
-        return StoreSettings(s);
+        return readSettings<DicomWebSettings>(json, where, read, [](FieldReader &r, DicomWebSettings &s) {
+            r.text("url", s.url);
+            r.addresses("mirrors", s.mirrors);
+            r.text("auth", s.auth);
+            r.text("user", s.user);
+            r.secret("password", s.password);
+            r.secret("token", s.token);
+            r.text("caFile", s.caFile);
+        });
     }
     Error validate(const StoreConfig &store, const QString &where) const override
     {

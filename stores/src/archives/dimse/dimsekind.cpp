@@ -25,19 +25,15 @@ public:
     StoreSettings defaults() const override { return DimseSettings(); }
     Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const override
     {
-        DimseSettings s;
-        FieldReader r(json, where);
-        r.text("host", s.host);
-        r.whole("port", s.port);
-        r.text("aeTitle", s.aeTitle);
-        r.text("ourAeTitle", s.ourAeTitle);
-        r.text("retrieve", s.retrieve);
-        r.flag("tls", s.tls);
-        r.text("caFile", s.caFile);
-        read = r.read();
-        if (r.error().isError())
-            return r.error();
-        return StoreSettings(s);
+        return readSettings<DimseSettings>(json, where, read, [](FieldReader &r, DimseSettings &s) {
+            r.text("host", s.host);
+            r.whole("port", s.port);
+            r.text("aeTitle", s.aeTitle);
+            r.text("ourAeTitle", s.ourAeTitle);
+            r.text("retrieve", s.retrieve);
+            r.flag("tls", s.tls);
+            r.text("caFile", s.caFile);
+        });
     }
     Error validate(const StoreConfig &store, const QString &where) const override
     {

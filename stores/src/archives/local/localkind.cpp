@@ -19,13 +19,9 @@ public:
     StoreSettings defaults() const override { return LocalSettings(); }
     Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const override
     {
-        LocalSettings s;
-        FieldReader r(json, where);
-        r.text("path", s.path);
-        read = r.read();
-        if (r.error().isError())
-            return r.error();
-        return StoreSettings(s);
+        return readSettings<LocalSettings>(json, where, read, [](FieldReader &r, LocalSettings &s) {
+            r.text("path", s.path);
+        });
     }
     Error validate(const StoreConfig &, const QString &) const override { return Error(); }
     void writeJson(const StoreConfig &store, QJsonObject &o) const override { put(o, "path", store.as<LocalSettings>().path); }

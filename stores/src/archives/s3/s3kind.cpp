@@ -28,22 +28,18 @@ public:
     StoreSettings defaults() const override { return S3Settings(); }
     Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const override
     {
-        S3Settings s;
-        FieldReader r(json, where);
-        r.text("url", s.url);
-        r.text("bucket", s.bucket);
-        r.text("prefix", s.prefix);
-        r.text("region", s.region);
-        QString addressing = QStringLiteral("path");
-        r.choice("addressing", {QStringLiteral("path"), QStringLiteral("virtual")}, addressing);
-        s.virtualHosted = addressing == QLatin1String("virtual");
-        r.text("accessKey", s.accessKey);
-        r.secret("secretKey", s.secretKey);
-        r.text("caFile", s.caFile);
-        read = r.read();
-        if (r.error().isError())
-            return r.error();
-        return StoreSettings(s);
+        return readSettings<S3Settings>(json, where, read, [](FieldReader &r, S3Settings &s) {
+            r.text("url", s.url);
+            r.text("bucket", s.bucket);
+            r.text("prefix", s.prefix);
+            r.text("region", s.region);
+            QString addressing = QStringLiteral("path");
+            r.choice("addressing", {QStringLiteral("path"), QStringLiteral("virtual")}, addressing);
+            s.virtualHosted = addressing == QLatin1String("virtual");
+            r.text("accessKey", s.accessKey);
+            r.secret("secretKey", s.secretKey);
+            r.text("caFile", s.caFile);
+        });
     }
     Error validate(const StoreConfig &store, const QString &where) const override
     {
