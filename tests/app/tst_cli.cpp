@@ -254,6 +254,14 @@ private Q_SLOTS:
         QVERIFY(p.waitForFinished(60000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         QVERIFY(QFileInfo::exists(home.filePath(QStringLiteral("config/Spectrum/stores.json"))));
+        // An option of another kind is refused, named, and nothing is written.
+        const QByteArray before = readFile(home.filePath(QStringLiteral("config/Spectrum/stores.json")));
+        p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("stores"), QStringLiteral("edit"), QStringLiteral("pacs"), QStringLiteral("--bucket"),
+                                                         QStringLiteral("radiology")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY(p.readAllStandardError().contains("--bucket is not an option of a dicomweb store"));
+        QCOMPARE(readFile(home.filePath(QStringLiteral("config/Spectrum/stores.json"))), before);
         p.start(QStringLiteral(SPECTRUM_CLI_EXECUTABLE), {QStringLiteral("studies")});
         QVERIFY(p.waitForFinished(60000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
