@@ -41,8 +41,8 @@ Result<int> streamStudy(StoreRegistry *registry, FileStore *cache, const QString
     Error failure;
     QEventLoop loop;
     const bool tty = !quiet && ::isatty(STDERR_FILENO);
-    QObject::connect(&streamer, &StudyStreamer::instanceCached, &loop, [&] {
-        if (quiet)
+    QObject::connect(&streamer, &StudyStreamer::instanceUpdated, &loop, [&](const InstanceUpdate &u) {
+        if (quiet || u.step != InstanceUpdate::Kept)
             return;
         if (tty)
             std::fprintf(stderr, "\r%s: %d/%d ", qPrintable(label), streamer.cachedCount(), streamer.total());

@@ -131,7 +131,6 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     auto *viewer = opened.first().first().value<StudyViewer *>();
     QVERIFY(viewer && viewer->streamer());
     StudyStreamer *streamer = viewer->streamer();
-    QSignalSpy cached(streamer, &StudyStreamer::instanceCached);
     QSignalSpy shown(viewer, &StudyViewer::imageShown);
     QString firstShown;  // the instance of the first image on screen, whichever numbering the viewer had then
     const QMetaObject::Connection noteFirst = connect(viewer, &StudyViewer::imageShown, this, [&] {
@@ -207,10 +206,14 @@ void tst_ReadingRoom::aDamagedCachedImageIsFetchedAgain()
     QVERIFY(damageOnDisk(m_ws->cache()->root(), bytes, bytes.size() / 2, QByteArray(1, char(bytes.at(bytes.size() / 2) ^ 0x5a))));
     m_ws->images()->clear();  // not in memory either: it has to come from the disk
     const int requests = streamer->requestsMade();
-    QSignalSpy refetched(streamer, &StudyStreamer::instanceCached);
+    QStringList refetched;  // the instances kept again, as the streamer tells them
+    connect(streamer, &StudyStreamer::instanceUpdated, this, [&](const InstanceUpdate &u) {
+        if (u.step == InstanceUpdate::Kept)
+            refetched << u.key;
+    });
     viewer->showSlice(20);
-    QVERIFY(refetched.wait(20000));
-    QCOMPARE(refetched.first().first().toString(), target.key);
+    QTRY_VERIFY_WITH_TIMEOUT(!refetched.isEmpty(), 20000);
+    QCOMPARE(refetched.first(), target.key);
     QCOMPARE(streamer->requestsMade(), requests + 1);
     // Whole (not the preview shown while it arrived), and the instance it says.
     QTRY_VERIFY(viewer->viewport()->layers()->completeness() >= 1.0 && viewer->viewport()->image().info.identity.sopInstanceUid == target.sopInstanceUid);
@@ -311,8 +314,10 @@ void tst_ReadingRoom::fetchOrderFollowsTheView()
     QStringList order;
     QSignalSpy listed(&ct, &StudyStreamer::listed);
     connect(&ct, &StudyStreamer::listed, &ct, [&] { ct.setFocus(0, 5); });
-    connect(&ct, &StudyStreamer::instanceCached, &ct, [&](const QString &key) {
-        order << key;
+    connect(&ct, &StudyStreamer::instanceUpdated, &ct, [&](const InstanceUpdate &u) {
+        if (u.step != InstanceUpdate::Kept)
+            return;
+        order << u.key;
         if (order.size() == 2)
             ct.setFocus(0, 20);
     });
@@ -343,7 +348,10 @@ void tst_ReadingRoom::aSliceNotYetHereIsNeverShownAsAnother()
     streamer->setBulk(false);  // one instance at a time, nothing else
     std::unique_ptr<StudyViewer> viewer;
     connect(streamer, &StudyStreamer::listed, this, [&] { viewer = std::make_unique<StudyViewer>(m_ws->localStore(), m_ws->images(), streamer->study(), streamer); });
-    connect(streamer, &StudyStreamer::instanceCached, streamer, [streamer] { streamer->stop(); });
+    connect(streamer, &StudyStreamer::instanceUpdated, streamer, [streamer](const InstanceUpdate &u) {
+        if (u.step == InstanceUpdate::Kept)
+            streamer->stop();
+    });
     QSignalSpy listed(streamer, &StudyStreamer::listed);
     streamer->start();
     QVERIFY(listed.wait(20000));
@@ -551,9 +559,10 @@ void tst_ReadingRoom::eachArrivingImageIsDecodedAndFilteredOnce()
     // view are in and its decoder is finishing (it once went, and the image was decoded again from the cache).
     bool atLastByte = false;
     connect(&window, &MainWindow::studyOpened, this, [&](StudyViewer *v) {
-        connect(v->streamer(), &StudyStreamer::instanceArriving, v, [&, v](const QString &key, const Arrival &arrival) {
+        connect(v->streamer(), &StudyStreamer::instanceUpdated, v, [&, v](const InstanceUpdate &u) {
             const StudySummary &first = v->streamer()->firstLook();
-            if (atLastByte || !arrival.isComplete() || first.series.isEmpty() || first.series[0].instances.isEmpty()
+            const QString &key = u.key;
+            if (atLastByte || u.step != InstanceUpdate::Arriving || !u.arrival.isComplete() || first.series.isEmpty() || first.series[0].instances.isEmpty()
                 || first.series[0].instances[0].key != key)
                 return;
             atLastByte = true;
@@ -640,7 +649,9 @@ void tst_ReadingRoom::mprOfAStudyStillArrivingFillsInAsItComes()
     StudyViewer *viewer = openFrom(window, QStringLiteral("archive"), m_ctUid);
     QVERIFY(viewer);
     int inBeforeListing = 0;  // instances the stream put in the cache before the listing (bytes or files alike)
-    connect(viewer->streamer(), &StudyStreamer::instanceInBeforeListing, this, [&] { inBeforeListing += viewer->streamer()->isListed() ? 0 : 1; });
+    connect(viewer->streamer(), &StudyStreamer::instanceUpdated, this, [&](const InstanceUpdate &u) {
+        inBeforeListing += u.step == InstanceUpdate::Stored && !viewer->streamer()->isListed() ? 1 : 0;
+    });
     const bool onFirstLook = !viewer->streamer()->isListed();  // the listing waits 150 ms for the stream: it is
     QVERIFY(viewer->setMprShown(true));
     MprVolume *volume = viewer->mprView()->mprVolume();

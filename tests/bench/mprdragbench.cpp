@@ -130,12 +130,8 @@ int main(int argc, char **argv)
             if (!streamer)
                 return;
             // The first slice: the first instance of the study in the workstation, however it came.
-            QObject::connect(streamer, &StudyStreamer::instanceCached, &app, [&] {
-                if (firstSliceMs < 0)
-                    firstSliceMs = clock.nsecsElapsed() / 1e6;
-            });
-            QObject::connect(streamer, &StudyStreamer::instanceBytes, &app, [&] {
-                if (firstSliceMs < 0)
+            QObject::connect(streamer, &StudyStreamer::instanceUpdated, &app, [&](const InstanceUpdate &u) {
+                if (firstSliceMs < 0 && (u.step == InstanceUpdate::Whole || u.step == InstanceUpdate::Kept))
                     firstSliceMs = clock.nsecsElapsed() / 1e6;
             });
             QObject::connect(streamer, &StudyStreamer::listed, &app, [&] { listedMs = clock.nsecsElapsed() / 1e6; });

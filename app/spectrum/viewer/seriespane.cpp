@@ -2,18 +2,11 @@
 #include "viewer/seriespane.h"
 #include "viewer/paneoverlaytext.h"
 
-#include <QPointer>
-#include <QHBoxLayout>
-#include <QScrollBar>
-#include "viewer/seriespanearriving.h"
-
-#include "spectrum/imaging/codecs/progressiveimage.h"
-#include "spectrum/stores/reading/imageloader.h"
 #include "spectrum/stores/reading/studystreamer.h"
 
-#include "spectrum/imaging/codecs/decodecounts.h"
-
 #include <QDragEnterEvent>
+#include <QHBoxLayout>
+#include <QScrollBar>
 #include <QDropEvent>
 #include <QMimeData>
 #include <QPushButton>
@@ -23,9 +16,8 @@
 
 namespace spectrum {
 
-
-SeriesPane::SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySummary *study, StudyStreamer *streamer, QWidget *parent)
-    : QFrame(parent), m_store(store), m_study(study), m_streamer(streamer), m_viewport(new ImageViewport), m_images(images),
+SeriesPane::SeriesPane(StudyDecoder *decoder, ImageMemoryCache *images, const StudySummary *study, QWidget *parent)
+    : QFrame(parent), m_decoder(decoder), m_study(study), m_streamer(decoder->streamer()), m_viewport(new ImageViewport), m_images(images),
       m_stackBar(new QScrollBar(Qt::Vertical)), m_retryButton(new QPushButton(tr("Retry now"))), m_failureTick(new QTimer(this))
 {
     setFrameShape(QFrame::NoFrame);
@@ -79,26 +71,25 @@ SeriesPane::SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySu
             Q_EMIT steppedAlone(false);  // at the end: nothing moved, nothing to learn
     });
     connect(m_viewport, &ImageViewport::windowChanged, this, [this] { m_windowFromUser = true; });
-    connect(m_images, &ImageMemoryCache::inserted, this, &SeriesPane::onImageReady);
-    connect(m_images, &ImageMemoryCache::pendingDropped, this, &SeriesPane::onImageReady);
+    // The study's one channel: the decoder says what is decoded, arriving, failed; the pane finds and shows it.
+    connect(m_decoder, &StudyDecoder::ready, this, &SeriesPane::onImageReady);
+    connect(m_decoder, &StudyDecoder::previewReady, this, &SeriesPane::onPreview);
+    connect(m_decoder, &StudyDecoder::prerendered, this, [this](const QString &key, const PrerenderedFrame &frame) {
+        if (m_series >= 0 && m_slice >= 0 && keyOf(m_slice) == key)
+            m_ready = frame;  // taken by present() if still right then
+    });
+    connect(m_decoder, &StudyDecoder::tooLarge, this, &SeriesPane::onTooLarge);
+    connect(m_decoder, &StudyDecoder::fetchFailed, this, &SeriesPane::onFetchFailed);
+    connect(m_decoder, &StudyDecoder::decodeFailed, this, &SeriesPane::onDecodeFailed);
+    if (m_streamer)
+        connect(m_decoder, &StudyDecoder::progressed, this, &SeriesPane::onStreamProgress);
 }
 
 SeriesPane::~SeriesPane()
 {
-    disconnect(m_images, nullptr, this, nullptr);  // its signals must not reach a pane half gone
-    dropArriving();
+    disconnect(m_decoder, nullptr, this, nullptr);  // its signals must not reach a pane half gone
     ++m_generation;  // results that still arrive belong to nobody
-    const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
-    for (Job *job : jobs)
-        job->cancel();
-    releasePendingLoads();
-}
-
-void SeriesPane::releasePendingLoads()
-{
-    for (const QString &key : std::exchange(m_pendingLoads, {}))
-        if (!m_images->contains(key))
-            m_images->setPending(key, false);  // whoever waited for this pane's decode makes its own
+    m_decoder->forget(this);  // what only this pane asked for is given up
 }
 
 void SeriesPane::setActive(bool active)
@@ -193,7 +184,6 @@ void SeriesPane::showSeries(int seriesIndex)
     if (seriesIndex < 0 || seriesIndex >= m_study->series.size() || seriesIndex == m_series)
         return;
     dropLoads();
-    dropArriving();
     m_centres.clear();
     m_placedByHeader.clear();
     m_frameOfReference.clear();
@@ -209,14 +199,9 @@ void SeriesPane::showSeries(int seriesIndex)
 void SeriesPane::dropLoads()
 {
     ++m_generation;  // late results of what was asked before are dropped
-    const QList<Job *> jobs = m_jobs;  // cancelling reports back, which edits m_jobs
-    for (Job *job : jobs)
-        job->cancel();
-    m_jobs.clear();
-    m_loadOf.clear();
+    m_decoder->release(this, {}, true);
     m_inFlight.clear();
     m_ready.reset();
-    releasePendingLoads();
 }
 
 void SeriesPane::relocate(int series, int slice)
@@ -261,24 +246,23 @@ void SeriesPane::moveTo(int index)
     index = std::clamp(index, 0, sliceCount() - 1);
     if (index == m_slice && m_viewport->hasImage())
         return;
-    if (!m_viewport->hasImage() && m_slice >= 0 && index != m_slice) {
-        // Placed elsewhere before anything was shown (a linked pane put at the level of the one it follows):
-        // what was asked for the first place is not wanted before the slice in view.
-        const QList<int> asked = m_loadOf.keys();
-        for (int i : asked) {
-            if (std::abs(i - index) > kPrefetchRadius)
-                m_loadOf.value(i)->cancel();
-        }
+    // What was asked for far from the new place is no longer wanted (what is being read goes on, and is kept) —
+    // unless nothing was shown yet (a linked pane put at the level of the one it follows): then what was asked for
+    // the first place is not wanted before the slice in view, and stops.
+    const bool placedElsewhere = !m_viewport->hasImage() && m_slice >= 0 && index != m_slice;
+    m_decoder->release(this, keysNear(index), placedElsewhere);
+    if (placedElsewhere) {
+        for (auto it = m_inFlight.begin(); it != m_inFlight.end();)
+            it = std::abs(*it - index) > kPrefetchRadius ? m_inFlight.erase(it) : std::next(it);
     }
     m_slice = index;
-    if (m_arriving && m_arriving->key != m_study->series[m_series].instances[index].key)
-        dropArriving();  // its decode is no longer wanted on screen
+    updateView();  // the decode of the slice that was in view while it arrived is no longer wanted on screen
     Q_EMIT sliceChanged(m_series, index);
     if (m_holding)
         return;  // placed; loaded once released
     if (const std::shared_ptr<const DecodedImage> cached = m_images->object(keyOf(index))) {
         learnGeometry(index, cached->info);
-        display(index, *cached);
+        display(index, cached);
     } else {
         requestLoad(index);
         if (m_inFlight.contains(index))
@@ -323,30 +307,6 @@ void SeriesPane::showFrame(int frame)
     Q_EMIT frameShown(m_viewport->frame());
 }
 
-namespace {
-
-struct PaneLoad
-{
-    DecodedImage image;
-    std::optional<PrerenderedFrame> frame;
-};
-
-PaneLoad loaded(DecodedImage image, const QString &key, bool render, NextWindowSlot &next)
-{
-    PaneLoad out{std::move(image), std::nullopt};
-    if (render) {
-        std::optional<VoiWindow> window;
-        {
-            QMutexLocker lock(&next.mutex);
-            window = next.window;
-        }
-        out.frame = prerenderFirstFrame(out.image, key, window);
-    }
-    return out;
-}
-
-} // namespace
-
 std::optional<VoiWindow> SeriesPane::windowForNext() const
 {
     if (m_initialWindow)
@@ -364,87 +324,30 @@ void SeriesPane::noteWindowForNext()
 
 void SeriesPane::requestLoad(int index)
 {
-    if (m_inFlight.contains(index))
+    const QString key = keyOf(index);
+    if (m_inFlight.contains(index) && m_decoder->isLoading(key))
         return;
-    if (const std::shared_ptr<const DecodedImage> decoded = m_images->peek(keyOf(index))) {
+    m_inFlight.remove(index);
+    if (const std::shared_ptr<const DecodedImage> decoded = m_images->peek(key)) {
         learnGeometry(index, decoded->info);  // decoded for another pane
         return;
     }
-    if (m_images->isPending(keyOf(index)))
-        return;  // being decoded (arriving, just fetched, another pane's): shown once inserted (onImageReady)
-    const InstanceRef &ref = m_study->series[m_series].instances[index];
-    // The streamer's instance (before its listing, every one is: only the first look is known) until it is cached.
-    if (m_streamer && (!m_streamer->isListed() || m_streamer->isListed(ref.key)) && !m_streamer->isCached(ref.key)) {
-        if (index == m_slice && !(m_arriving && m_arriving->key == ref.key))
-            showMissing(index);  // unless it is on screen already while it arrives
-        return;  // loaded when it is cached (onInstanceCached)
+    if (index == m_slice)
+        noteWindowForNext();  // a read from the cache renders it with the window it will be shown with
+    switch (m_decoder->load(this, key)) {
+    case StudyDecoder::Load::Here:
+        return;
+    case StudyDecoder::Load::Started:
+        m_inFlight.insert(index);  // shown once it is in memory (onImageReady)
+        return;
+    case StudyDecoder::Load::Coming:
+        // Being decoded (arriving, just fetched, for another pane), or not here yet: shown once it is. Until then the
+        // slice in view says what it waits for — unless it is on screen already while it arrives.
+        if (index == m_slice && m_streamer && (!m_streamer->isListed() || m_streamer->isListed(key)) && !m_streamer->isCached(key)
+            && !(m_viewport->hasImage() && m_viewport->image().info.identity.sopInstanceUid == m_study->series[m_series].instances[index].sopInstanceUid))
+            showMissing(index);
+        return;
     }
-    // The slice to be shown is windowed on the pool too, as it is decoded (the GUI thread then only paints it),
-    // when the viewport would show it as it is: unfiltered, not inverted.
-    const bool render = index == m_slice && m_chain.isEmpty() && !m_viewport->isInverted();
-    if (render)
-        noteWindowForNext();
-    ResultJob<PaneLoad> *job = nullptr;
-    if (m_store->readsOnAnyThread()) {
-        job = makeJob<PaneLoad>([store = m_store, key = ref.key, render, next = m_nextWindow](const CancelToken &) -> Result<PaneLoad> {
-            Result<DecodedImage> image = runSync(loadImage(store, key));
-            if (!image.isOk())
-                return image.error();
-            return loaded(std::move(image.value()), key, render, *next);
-        });
-    } else {
-        job = chainJob<PaneLoad>(loadImage(m_store, ref.key), [key = ref.key, render, next = m_nextWindow](const DecodedImage &image, const CancelToken &) {
-            return Result<PaneLoad>(loaded(image, key, render, *next));
-        });
-    }
-    m_inFlight.insert(index);
-    m_jobs << job;
-    m_loadOf.insert(index, job);
-    // Decoded here: another pane that wants it (a neighbour of its slice) waits for it rather than decoding it too.
-    m_images->setPending(ref.key, true);
-    m_pendingLoads.insert(ref.key);
-    const quint64 generation = m_generation;
-    connect(job, &Job::finished, this, [this, job, index, generation, key = ref.key] {
-        m_jobs.removeOne(job);
-        if (m_pendingLoads.remove(key) && (job->hasError() || generation != m_generation))
-            m_images->setPending(key, false);  // given up: whoever waited decodes it
-        if (generation != m_generation)
-            return;  // an earlier series
-        m_inFlight.remove(index);
-        if (m_loadOf.value(index) == job)
-            m_loadOf.remove(index);
-        if (job->hasError()) {
-            if (job->error().code() == ErrorCode::Corrupt && m_streamer) {
-                // Damaged in the cache (and dropped there): never shown; fetched again from the archive.
-                m_streamer->refetch(keyOf(index));
-                if (index == m_slice)
-                    m_viewport->clear(tr("Image %1 was damaged in the cache; fetching it again…").arg(index + 1));
-                return;
-            }
-            if (job->error().code() != ErrorCode::Cancelled) {
-                if (index == m_slice)
-                    m_viewport->clear(job->error().toString());
-                Q_EMIT errorOccurred(job->error());
-            }
-            return;
-        }
-        auto image = std::make_shared<const DecodedImage>(job->result().value().image);
-        if (index == m_slice && job->result().value().frame)
-            m_ready = job->result().value().frame;  // taken by present() if still right then
-        learnGeometry(index, image->info);
-        m_images->insert(keyOf(index), image);  // shown by onImageReady when it is in view and kept
-        if (index == m_slice) {
-            if (!m_images->contains(keyOf(index)))
-                display(index, *image);  // too big to keep: shown all the same
-            // Its neighbours after what already waits in the loop (another pane's first image): not decoded
-            // on the two cores while that is being shown.
-            QMetaObject::invokeMethod(this, [this, index, generation] {
-                if (generation == m_generation && index == m_slice)
-                    prefetchAround(index);
-            }, Qt::QueuedConnection);
-        }
-    });
-    job->start(ExecutionPolicy::Async);
 }
 
 void SeriesPane::prefetchAround(int index)
@@ -499,67 +402,31 @@ void SeriesPane::setFilters(const FilterChain &chain, const QString &description
     m_chain = chain;
     m_chainDescription = description;
     ++m_chainGeneration;
-    // A decode still reading the arriving bytes ran the old chain: dropped, made again from the bytes with the new
-    // one. One that has every byte is let finish: its original is kept (never decoded again), filtered anew.
-    if (!(m_arriving && (m_arriving->finishing || m_arriving->ready)))
-        dropArriving();
+    m_decoder->setFilters(chain, description);  // what it decodes from now on is filtered with them as it goes
+    updateView();  // rendered on the pool only without filters
     if (m_series >= 0 && m_slice >= 0) {
         if (const std::shared_ptr<const DecodedImage> original = m_images->object(keyOf(m_slice)))
-            display(m_slice, *original);
+            display(m_slice, original);
     }
 }
 
-void SeriesPane::display(int index, const DecodedImage &image)
+void SeriesPane::display(int index, const std::shared_ptr<const DecodedImage> &image)
 {
     if (m_chain.isEmpty())
-        return present(index, image);
+        return present(index, *image);
     const QString filteredKey = ImageMemoryCache::filteredKey(keyOf(index), m_chainDescription);
     if (const std::shared_ptr<const DecodedImage> filtered = m_images->object(filteredKey))
-        return present(index, image, *filtered);
-    if (!isFilterable(image.pixels.format()))
-        return present(index, image);  // real values (dose, maps) are shown as they are; the panel's chain does not apply
-    if (m_images->isPending(filteredKey))
-        return;  // another pane filters it: shown once it is kept (onImageReady)
-    // Filtered on the blocking pool (drained before the store goes); shown once done. Marked pending meanwhile, so
-    // that a pane showing the same image waits for it instead of filtering it again. The result is kept in the
-    // memory cache even if this pane has gone meanwhile (a layout made again): the pane that replaces it finds it
-    // there rather than filtering the image once more.
-    m_images->setPending(filteredKey, true);
-    const QPointer<SeriesPane> pane(this);
-    ImageMemoryCache *images = m_images;
-    const quint64 generation = m_generation, chainGeneration = m_chainGeneration;
-    runOnPool<Result<PixelBuffer>>(blockingPool(), m_images, [chain = m_chain, image] {
-        noteFiltered(image.info.identity.sopInstanceUid);
-        return applyFilters(chain, image.pixels, image.info, nullptr);
-    }, [pane, images, index, image, generation, chainGeneration, filteredKey](Result<PixelBuffer> &&pixels) {
-        std::shared_ptr<DecodedImage> filtered;
-        if (pixels.isOk()) {
-            filtered = std::make_shared<DecodedImage>(DecodedImage{image.info, pixels.value()});
-            filtered->info.columns = filtered->pixels.width();
-            filtered->info.rows = filtered->pixels.height();
-            images->insert(filteredKey, filtered);  // what it is made of is in its key: right whoever asked
-        } else {
-            images->setPending(filteredKey, false);  // given up: whoever waited filters it
-        }
-        if (!pane || generation != pane->m_generation || chainGeneration != pane->m_chainGeneration)
-            return;  // gone, another series, or other filters, meanwhile
-        if (!pixels.isOk()) {
-            Q_EMIT pane->errorOccurred(pixels.error());
-            if (index == pane->m_slice)  // never another slice under this one's number
-                pane->present(index, image);
-            return;
-        }
-        if (index == pane->m_slice)
-            pane->present(index, image, *filtered);
-    });
+        return present(index, *image, *filtered);
+    if (!isFilterable(image->pixels.format()))
+        return present(index, *image);  // real values (dose, maps) are shown as they are; the panel's chain does not apply
+    // Filtered once by the decoder (whichever pane asks), kept in memory, and shown once it is (onImageReady).
+    m_decoder->filter(keyOf(index), image, m_chain, m_chainDescription);
 }
 
 void SeriesPane::present(int index, const DecodedImage &image, const DecodedImage &filtered)
 {
     m_retryButton->hide();
     m_failureTick->stop();
-    if (m_arriving && m_arriving->key == m_study->series[m_series].instances[index].key)
-        dropArriving();  // whole now
     m_viewport->layers()->setCompleteness(1.0);
     const QString key = m_study->series[m_series].instances[index].key;
     if (m_ready) {

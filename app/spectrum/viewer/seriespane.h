@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// SeriesPane: one viewport of a study on screen and the series it shows — its slices loaded from the store as jobs
-// (read + decode on the pool), the slice in view first then its neighbours; filtered when filters are on; shown
-// while it arrives when the study streams in from an archive. A study viewer holds one to four of them (layouts).
+// SeriesPane: one viewport of a study on screen and the series it shows — the slice in view first, then its
+// neighbours, asked of the study's decoder (StudyDecoder), which decodes each once into the memory cache where the
+// pane finds it; filtered when filters are on; shown while it arrives when the study streams in from an archive.
+// A study viewer holds one to four of them (layouts).
 
 #include "viewer/imagememorycache.h"
+#include "viewer/studydecoder.h"
 #include "viewport/imageviewport.h"
 
 #include "spectrum/imaging/filters/bandprocessor.h"
 #include "spectrum/stores/reading/studycatalog.h"
 
 #include <QFrame>
-#include <QMutex>
 #include <QMap>
 #include <QSet>
 #include <QTimer>
@@ -25,24 +26,19 @@ class QScrollBar;
 
 namespace spectrum {
 
-class Job;
 class StudyStreamer;
 
-/// The window a pane's slice in view will be shown with, read by its load on the pool to render it there
-/// (nullopt: the image's own). Written by the pane, read on the pool: under its lock.
-struct NextWindowSlot
-{
-    QMutex mutex;
-    std::optional<VoiWindow> window;
-};
+/// How many slices either side of the one in view a pane loads ahead, and how many loads it keeps in flight.
+inline constexpr int kPrefetchRadius = 12;
+inline constexpr int kMaxLoadsInFlight = 4;
 
 class SeriesPane : public QFrame
 {
     Q_OBJECT
 public:
-    /// `study` must outlive the pane (its viewer owns both), and `images` (the workstation's) the pane;
-    /// `streamer` may be null.
-    SeriesPane(BlobStore *store, ImageMemoryCache *images, const StudySummary *study, StudyStreamer *streamer, QWidget *parent = nullptr);
+    /// `study` and `decoder` (the study's) must outlive the pane (its viewer owns them), and `images` (the
+    /// workstation's) the pane.
+    SeriesPane(StudyDecoder *decoder, ImageMemoryCache *images, const StudySummary *study, QWidget *parent = nullptr);
     ~SeriesPane() override;
 
     ImageViewport *viewport() const { return m_viewport; }
@@ -76,6 +72,7 @@ public:
     bool isFiltering() const { return !m_chain.isEmpty(); }
     /// Whether a slice load is under way for the slice in view.
     bool isLoadingSliceInView() const { return m_inFlight.contains(m_slice); }
+    StudyDecoder *decoder() const { return m_decoder; }
     /// The slice of this series nearest to `point` (patient coordinates, millimetres) in the frame of reference
     /// `frame`: interpolated between the slices decoded so far (exact for an evenly spaced stack, refined as more
     /// arrive), clamped to the stack. −1 when the series lies in another frame of reference, has no geometry, or
@@ -104,13 +101,6 @@ public:
     void setInitialWindow(const VoiWindow &window);
     /// Drawn with a highlight: the pane the keys and menus act on.
     void setActive(bool active);
-    /// The study's images arriving or cached (from the viewer's streamer).
-    void onInstanceCached(const QString &key);
-    void onInstanceFailed(const QString &key, const Error &error);
-    void onInstanceArriving(const QString &key, const Arrival &arrival);
-    /// Whether `key` is the slice in view or within the neighbourhood the pane keeps decoded around it.
-    bool wants(const QString &key) const;
-    void onStreamProgress();
 
 Q_SIGNALS:
     void imageShown(int index);
@@ -145,7 +135,9 @@ private:
     std::optional<VoiWindow> windowForNext() const;
     void noteWindowForNext();
     void prefetchAround(int index);
-    void display(int index, const DecodedImage &image);
+    /// Shows `image` as slice `index`, filtered when filters are on (at once when the filtered version is in memory,
+    /// else once the decoder made it).
+    void display(int index, const std::shared_ptr<const DecodedImage> &image);
     /// Shows `image` (its values, its geometry) as `filtered` when the filters made one.
     void present(int index, const DecodedImage &image, const DecodedImage &filtered = DecodedImage());
     /// The overlay for slice m_slice: who and what always; where and how big when the image (`info`) is here.
@@ -156,7 +148,14 @@ private:
     void showFailure(int index);
     /// What the slice in view waits for, when it is not on screen: its fetch, or its failure.
     void showMissing(int index);
-    void onPreview(const QString &key, const DecodedImage &image, int rows, const DecodedImage &original, int originalRows);
+    /// What the study's decoder says (StudyDecoder's signals).
+    void onPreview(const QString &key, const DecodedImage &image, int rows, const DecodedImage &original, int originalRows, const QString &chainDescription);
+    void onFetchFailed(const QString &key, const Error &error);
+    void onDecodeFailed(const QString &key, const Error &error);
+    void onTooLarge(const QString &key, const std::shared_ptr<const DecodedImage> &original, const std::shared_ptr<const DecodedImage> &filtered);
+    void onStreamProgress();
+    /// Tells the decoder the slice in view and those kept near it.
+    void updateView();
     void learnGeometry(int index, const ImageInfo &info);
     /// Slice `index` lies in the plane through `point` with `normal` in `frame`; false when it is not of the stack.
     /// A point from the header (not the centre) is taken only for a slice exactly parallel to the stack.
@@ -166,16 +165,16 @@ private:
     void learnPlaces(int reference);
     /// An image was decoded into (or its decode dropped from) the memory cache: shown when it is in view.
     void onImageReady(const QString &key);
-    /// The slice that arrived is checked, cached and decoded: its image kept and shown, never decoded again.
-    void commitArriving();
-    /// Forgets the slice arriving (scrolled on, other filters, failed); whoever waited for its decode does it.
-    void dropArriving();
-    /// Cancels the loads under way; their late results are dropped.
+    /// Gives up what was asked for (the loads under way for it are cancelled).
     void dropLoads();
+    /// The keys of slice `index` and the kPrefetchRadius slices either side of it.
+    QSet<QString> keysNear(int index) const;
+    /// The slices (indices) of the series `key` is.
+    QList<int> indicesOf(const QString &key) const;
     QString keyOf(int index) const { return m_study->series[m_series].instances[index].key; }
     bool isDecoded(int index) const { return m_images->contains(keyOf(index)); }
 
-    BlobStore *m_store;
+    StudyDecoder *m_decoder;
     const StudySummary *m_study;
     StudyStreamer *m_streamer;
     ImageViewport *m_viewport;
@@ -189,19 +188,11 @@ private:
     FilterChain m_chain;
     QString m_chainDescription;
     quint64 m_chainGeneration = 0;
-    QSet<int> m_inFlight;
-    QList<Job *> m_jobs;
-    QHash<int, Job *> m_loadOf;  ///< the load of each slice in flight
+    QSet<int> m_inFlight;                 ///< slices whose load this pane started (StudyDecoder::Load::Started)
     QSet<int> m_placedByHeader;  ///< slices whose place is their header's (replaced by the centre once decoded)
     QString m_frameOfReference;           // of the series, from its decoded slices
     QMap<int, std::array<double, 3>> m_centres;  // slice index → its centre, for the slices decoded so far
     std::array<double, 3> m_normal{};
-    struct Arriving;
-    std::unique_ptr<Arriving> m_arriving;  ///< the slice in view while it streams in
-    QSet<QString> m_pendingLoads;          ///< keys this pane decodes from the cache, or filters (pending in the image cache)
-    /// Ends the pending marks of loads given up (cancelled, the pane going): others then decode what they wait for.
-    void releasePendingLoads();
-    quint64 m_arrivalSerial = 0;
     /// The window set before the image came (setInitialWindow), applied when it is shown.
     void applyInitialWindow();
     std::optional<VoiWindow> m_initialWindow;

@@ -62,8 +62,10 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
         m_streamer->setParent(this);  // it fetches for this viewer, and stops with it
         wireStreamer(m_streamer);
     }
-    connect(m_images, &ImageMemoryCache::inserted, this, &StudyViewer::makeThumbnail);
-    connect(m_images, &ImageMemoryCache::pendingDropped, this, &StudyViewer::makeThumbnail);
+    StudyDecoder *decoder = decoderFor(m_streamer);
+    connect(decoder, &StudyDecoder::ready, this, &StudyViewer::makeThumbnail);
+    connect(decoder, &StudyDecoder::decodeFailed, this, &StudyViewer::makeThumbnail);  // another image of it may do
+    connect(decoder, &StudyDecoder::tooLarge, this, &StudyViewer::makeThumbnail);
     // The thumbnails' decodes wait until the panes show their images (or half a second): nothing competes with
     // what the reader opened the study to see.
     QTimer::singleShot(500, this, [this] { startThumbnails(); });
@@ -121,48 +123,60 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
 
 StudyViewer::~StudyViewer()
 {
-    // The memory cache outlives this viewer: nothing of it may call back into a viewer (or panes) half gone.
-    disconnect(m_images, nullptr, this, nullptr);
-    for (SeriesPane *p : std::as_const(m_panes))
-        disconnect(m_images, nullptr, p, nullptr);
+    // The decoders go after this viewer's body (children of it and of its streamers): nothing of them may call back
+    // into a viewer (or panes) half gone.
+    for (StudyDecoder *d : std::as_const(m_decoders)) {
+        if (d)
+            disconnect(d, nullptr, this, nullptr);
+    }
+    if (m_cacheDecoder)
+        disconnect(m_cacheDecoder, nullptr, this, nullptr);
     qDeleteAll(m_panes);  // while the study they point at is still here
     m_panes.clear();
-    // Decodes this viewer started and will never hear back from: whoever else waits for them decodes them.
-    for (const QString &key : std::as_const(m_pendingHere))
-        m_images->setPending(key, false);
+}
+
+StudyDecoder *StudyViewer::decoderFor(StudyStreamer *streamer)
+{
+    if (!streamer) {
+        if (!m_cacheDecoder)
+            m_cacheDecoder = new StudyDecoder(m_store, m_images, nullptr, this);
+        return m_cacheDecoder;
+    }
+    QPointer<StudyDecoder> &decoder = m_decoders[streamer];
+    if (!decoder)
+        decoder = new StudyDecoder(m_store, m_images, streamer, streamer);  // it goes with its study's stream
+    return decoder;
 }
 
 void StudyViewer::wireStreamer(StudyStreamer *streamer)
 {
-    // Keys are SOP Instance UIDs: each pane picks out its own series' instances, whichever study they are of.
-    connect(streamer, &StudyStreamer::instanceCached, this, &StudyViewer::onInstanceCached);
-    connect(streamer, &StudyStreamer::instanceCached, this, [this](const QString &key) {
-        if (m_mprVolume)
-            m_mprVolume->onInstanceCached(key);  // a slice of the volume in MPR, filled in as it comes
-    });
-    connect(streamer, &StudyStreamer::instanceArriving, this, [this](const QString &key, const Arrival &arrival) {
-        for (SeriesPane *p : m_panes)
-            p->onInstanceArriving(key, arrival);
-    });
-    connect(streamer, &StudyStreamer::instanceBytes, this, &StudyViewer::onInstanceBytes);
-    connect(streamer, &StudyStreamer::instanceBytes, this, [this](const QString &key, const ByteView &bytes) {
-        if (m_mprVolume)
-            m_mprVolume->onInstanceBytes(key, bytes);  // before the listing: the volume laid out as slices come
-    });
-    connect(streamer, &StudyStreamer::instanceInBeforeListing, this, [this](const QString &key) {
-        if (m_mprVolume)
-            m_mprVolume->onInstanceBytes(key, ByteView());  // one that came as a file (DIMSE): read from the cache
-    });
-    connect(streamer, &StudyStreamer::instanceFailed, this, [this](const QString &key, const Error &e) {
-        for (SeriesPane *p : m_panes)
-            p->onInstanceFailed(key, e);
-        if (m_mprVolume)
-            m_mprVolume->onInstanceFailed(key, e.message());
-        Q_EMIT errorOccurred(e);
-    });
-    connect(streamer, &StudyStreamer::progress, this, [this] {
-        for (SeriesPane *p : m_panes)
-            p->onStreamProgress();
+    // The panes hear the study's instances from its decoder (decoderFor), which alone decodes them. The viewer hears
+    // what the rest of it needs: the thumbnails, the findings and masks kept in the study, the volume in MPR.
+    // Keys are SOP Instance UIDs: each picks out its own, whichever study they are of.
+    decoderFor(streamer);
+    connect(streamer, &StudyStreamer::instanceUpdated, this, [this](const InstanceUpdate &u) {
+        switch (u.step) {
+        case InstanceUpdate::Arriving:
+            return;  // shown while it arrives by the decoder's panes
+        case InstanceUpdate::Whole:
+            if (m_mprVolume)
+                m_mprVolume->onInstanceBytes(u.key, u.bytes);  // before the listing: the volume laid out as slices come
+            return;
+        case InstanceUpdate::Stored:
+            if (m_mprVolume)
+                m_mprVolume->onInstanceBytes(u.key, ByteView());  // one that came as a file (DIMSE): read from the cache
+            return;
+        case InstanceUpdate::Kept:
+            onInstanceCached(u.key);
+            if (m_mprVolume)
+                m_mprVolume->onInstanceCached(u.key);  // a slice of the volume in MPR, filled in as it comes
+            return;
+        case InstanceUpdate::Failed:
+            if (m_mprVolume)
+                m_mprVolume->onInstanceFailed(u.key, u.error.message());
+            Q_EMIT errorOccurred(u.error);
+            return;
+        }
     });
 }
 
@@ -189,7 +203,7 @@ void StudyViewer::layoutPanes()
 
 SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *streamer)
 {
-    auto *pane = new SeriesPane(m_store, m_images, study, streamer);
+    auto *pane = new SeriesPane(decoderFor(streamer), m_images, study);
     if (m_placing)
         pane->holdLoads();
     m_settings->applyTo(pane);
@@ -438,50 +452,6 @@ void StudyViewer::updateMasks(SeriesPane *pane)
     vp->layers()->setMasks(vp->hasImage() ? m_segmentations->masksFor(vp->image().info) : QList<ViewportMask>());
 }
 
-void StudyViewer::onInstanceBytes(const QString &key, const ByteView &bytes)
-{
-    if (m_images->contains(key) || m_images->isPending(key))
-        return;  // decoded already, or being decoded (the pane showing it while it arrived)
-    const bool wanted = m_thumbnailWaiting.contains(key)
-                        || std::any_of(m_panes.begin(), m_panes.end(), [&key](SeriesPane *p) { return p->wants(key); });
-    if (!wanted)
-        return;  // far from every view: read from the cache if it is ever scrolled to
-    // Decoded (and filtered) once, from the bytes that were just written into the cache, on the blocking pool;
-    // kept in memory, where the panes find it.
-    m_images->setPending(key, true);
-    m_pendingHere.insert(key);
-    const FilterChain chain = m_settings->filters();
-    const QString filteredKey = ImageMemoryCache::filteredKey(key, m_settings->filterDescription());
-    struct Decoded
-    {
-        Result<DecodedImage> original = Error(ErrorCode::Internal, QString());
-        std::shared_ptr<const DecodedImage> filtered;
-    };
-    runOnPool<Decoded>(blockingPool(), this, [bytes, chain] {
-        Decoded d;
-        d.original = decodeDicom(bytes);
-        if (d.original.isOk() && !chain.isEmpty() && isFilterable(d.original.value().pixels.format())) {
-            const DecodedImage &image = d.original.value();
-            noteFiltered(image.info.identity.sopInstanceUid);
-            Result<PixelBuffer> pixels = applyFilters(chain, image.pixels, image.info, nullptr);
-            if (pixels.isOk()) {
-                auto filtered = std::make_shared<DecodedImage>(DecodedImage{image.info, pixels.value()});
-                filtered->info.columns = filtered->pixels.width();
-                filtered->info.rows = filtered->pixels.height();
-                d.filtered = std::move(filtered);
-            }
-        }
-        return d;
-    }, [this, key, filteredKey, generation = m_settings->filtersGeneration()](Decoded &&d) {
-        m_pendingHere.remove(key);
-        if (!d.original.isOk())
-            return m_images->setPending(key, false);  // the panes read it from the cache, and say why it fails
-        if (d.filtered && generation == m_settings->filtersGeneration())
-            m_images->insert(filteredKey, d.filtered);  // first: the pane shown the original finds it
-        m_images->insert(key, std::make_shared<const DecodedImage>(d.original.takeValue()));
-    });
-}
-
 void StudyViewer::onInstanceCached(const QString &key)
 {
     for (int s = 0; s < m_study.series.size(); ++s) {  // the first image of a series to arrive gives its thumbnail
@@ -496,8 +466,6 @@ void StudyViewer::onInstanceCached(const QString &key)
     }
     m_segmentations->instanceCached(key);
     m_findingsLoader->instanceCached(key);
-    for (SeriesPane *p : m_panes)
-        p->onInstanceCached(key);
 }
 
 void StudyViewer::updateModeText()

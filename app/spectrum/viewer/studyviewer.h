@@ -24,6 +24,7 @@
 
 #include <QHash>
 #include <QImage>
+#include <QPointer>
 #include <QSet>
 #include <QTimer>
 #include <QWidget>
@@ -187,10 +188,11 @@ private:
     /// The series list's choices and drags, to the panes (serieslist.cpp).
     void wireSeriesList();
     void onInstanceCached(const QString &key);
-    /// An instance of the study is in the cache and its bytes still in memory: decoded once, there, when a pane
-    /// (or a thumbnail) wants it.
-    void onInstanceBytes(const QString &key, const ByteView &bytes);
     void makeThumbnail(const QString &key);
+    /// The decoder of the study `streamer` brings (null: of the studies in the cache), made the first time.
+    StudyDecoder *decoderFor(StudyStreamer *streamer);
+    QHash<const StudyStreamer *, QPointer<StudyDecoder>> m_decoders;  ///< each a child of its streamer
+    StudyDecoder *m_cacheDecoder = nullptr;                          ///< of studies in the cache
     BlobStore *m_store;
     ImageMemoryCache *m_images;
     StudyStreamer *m_streamer = nullptr;
@@ -230,7 +232,6 @@ private:
     QSet<int> m_thumbnailsAsked;
     int m_rejectedShown = 0;  ///< rejected images the series list and its thumbnails leave out
     QHash<QString, int> m_thumbnailWaiting;  ///< key of the image a series' thumbnail is made from → series
-    QSet<QString> m_pendingHere;             ///< decodes this viewer started (pending in the memory cache)
     quint64 m_studyGeneration = 0;
     CinePlayer *m_cine = nullptr;
     friend class CinePlayer;  ///< says the modes

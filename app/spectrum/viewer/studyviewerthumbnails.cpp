@@ -49,20 +49,10 @@ void StudyViewer::requestThumbnail(int series, const QString &key)
         return;
     m_thumbnailsAsked.insert(series);
     m_thumbnailWaiting.insert(key, series);
-    if (m_images->contains(key))
-        return makeThumbnail(key);
-    if (m_images->isPending(key))
-        return;  // made once it is decoded (onImageInserted)
-    // Decoded here for the thumbnail, and kept: the pane that shows it later finds it decoded.
-    m_images->setPending(key, true);
-    m_pendingHere.insert(key);
-    runOnPool<Result<DecodedImage>>(blockingPool(), this, [store = m_store, key] { return runSync(loadImage(store, key)); },
-                                    [this, key](Result<DecodedImage> &&image) {
-                                        m_pendingHere.remove(key);
-                                        if (!image.isOk())
-                                            return m_images->setPending(key, false);  // pendingDropped: another image of the series may do
-                                        m_images->insert(key, std::make_shared<const DecodedImage>(image.takeValue()));
-                                    });
+    // Decoded by the study's decoder, and kept: the pane that shows it later finds it decoded. Made once it is
+    // (ready()), or another image of the series tried when it cannot be (decodeFailed()).
+    if (decoderFor(m_streamer)->load(this, key) == StudyDecoder::Load::Here)
+        makeThumbnail(key);
 }
 
 void StudyViewer::makeThumbnail(const QString &key)

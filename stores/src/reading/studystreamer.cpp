@@ -14,20 +14,34 @@
 
 namespace spectrum {
 
+namespace {
+
+InstanceUpdate update(InstanceUpdate::Step step, const QString &key, const ByteView &bytes = ByteView())
+{
+    InstanceUpdate u;
+    u.step = step;
+    u.key = key;
+    u.bytes = bytes;
+    return u;
+}
+
+} // namespace
+
 StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString storeName, QString studyUid, QObject *parent)
     : QObject(parent), m_registry(registry), m_cache(cache), m_store(std::move(storeName)), m_studyUid(std::move(studyUid))
 {
+    qRegisterMetaType<spectrum::InstanceUpdate>();  // for whoever queues or spies on instanceUpdated
     // Whatever request brought an instance of this study (a bulk series answer, another window's fetch).
     connect(m_registry, &StoreRegistry::instanceBytes, this, [this](const QString &sop, const ByteView &bytes) {
         if ((!m_listed || m_keys.contains(sop)) && !m_cached.contains(sop))
-            Q_EMIT instanceBytes(sop, bytes);  // before the listing: whoever shows the first look may want it
+            Q_EMIT instanceUpdated(update(InstanceUpdate::Whole, sop, bytes));  // before the listing too: the first look
     });
     connect(m_registry, &StoreRegistry::instanceFetched, this, [this](const QString &sop, qint64 bytes) {
         if (m_listed && m_keys.contains(sop))
             markCached(sop, bytes);
         else if (!m_listed && (m_bulk || m_running.contains(sop))) {
             m_early.insert(sop, bytes);  // counted once the listing says it is the study's
-            Q_EMIT instanceInBeforeListing(sop);
+            Q_EMIT instanceUpdated(update(InstanceUpdate::Stored, sop));
         }
     });
     m_listSoon.setSingleShot(true);
@@ -143,7 +157,7 @@ void StudyStreamer::markCached(const QString &key, qint64 bytes)
         if (m_retry.isActive() && m_retry.remainingTime() > 1000)
             m_retry.start(1000);
     }
-    Q_EMIT instanceCached(key);
+    Q_EMIT instanceUpdated(update(InstanceUpdate::Kept, key));
     Q_EMIT progress(cachedCount(), total());
     if (isComplete()) {
         qCDebug(lcStores) << "streamer: all here at" << m_clock.elapsed() << "ms";
@@ -532,7 +546,7 @@ void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, co
     options.patientId = m_listed ? m_study.identity.patientId : m_firstLook.identity.patientId;
     options.arriving = [self, key](const Arrival &arrival) {
         if (self && !self->m_cached.contains(key))
-            Q_EMIT self->instanceArriving(key, arrival);
+            Q_EMIT self->instanceUpdated(InstanceUpdate{InstanceUpdate::Arriving, key, arrival, {}, {}});
     };
     auto *job = m_registry->fetchInstance(m_store, m_studyUid, seriesUid, sopUid, options);
     m_running.insert(key, job);
@@ -559,7 +573,7 @@ void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, co
             }
             if (isTransient(e) && attempts < kMaxAttempts)
                 scheduleRetry();
-            Q_EMIT instanceFailed(key, e);
+            Q_EMIT instanceUpdated(InstanceUpdate{InstanceUpdate::Failed, key, {}, {}, e});
             Q_EMIT progress(cachedCount(), total());
             if (isComplete())
                 Q_EMIT finished();

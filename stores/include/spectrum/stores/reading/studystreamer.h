@@ -8,7 +8,7 @@
 //     thread; C-GET; blobd pulls), far faster than instance by instance (Orthanc: 300 instances in 0.3 s as one
 //     answer, 3.5–5 s one by one);
 //   - the view lane: the slice in view and its nearest neighbours (setViewRadius), each with a request of its own
-//     that shows the slice while it arrives (instanceArriving), re-aimed whenever the view moves (setFocus).
+//     that shows the slice while it arrives (InstanceUpdate::Arriving), re-aimed whenever the view moves (setFocus).
 // An instance is kept once: what one lane brings after the other did is dropped unread (HeldKeys). Once the
 // bulk lane has ended, whatever it did not bring (an archive that died, a refused series) is fetched instance by
 // instance, nearest the view first, and failures are retried by themselves. Instances already in the cache are
@@ -33,6 +33,27 @@ namespace spectrum {
 
 class FileStore;
 class Job;
+
+/// One step of one instance of a study on its way in (StudyStreamer::instanceUpdated). An instance's steps come
+/// in this order: Arriving any number of times (only from stores that stream an instance and tell its size),
+/// Whole at most once (not for instances that came as files), Stored once if it came before the study was listed,
+/// then Kept or Failed. Fetched again (a retry, a damaged copy, the next store) it starts over.
+struct InstanceUpdate
+{
+    enum Step {
+        Arriving,  ///< bytes [0, arrival.end) of arrival.total are in arrival.buffer (for showing it while it arrives)
+        Whole,     ///< every byte is here and written into the cache; `bytes`, in memory still, for reading it at once
+        Stored,    ///< in the cache before the listing says it is the study's (then Kept): for laying out the study
+        Kept,      ///< in the cache and the study's: counted (cachedCount())
+        Failed,    ///< not fetched: `error` says why (StudyStreamer::failure() keeps it)
+    };
+    Step step = Arriving;
+    QString key;
+    /// Arriving: the buffer never moves and bytes before `end` never change; holding the pointer keeps it alive.
+    Arrival arrival;
+    ByteView bytes;  ///< Whole
+    Error error;     ///< Failed
+};
 
 class StudyStreamer : public QObject
 {
@@ -118,25 +139,15 @@ public:
     bool isBulkRunning() const { return m_bulk != nullptr; }
 
 Q_SIGNALS:
-    /// The first look found the instance to show first; it is being fetched (instanceArriving, instanceCached).
+    /// The first look found the instance to show first; it is being fetched (instanceUpdated).
     /// At most once, and only before listed().
     void firstLookReady();
     void listed();
     /// Listing failed: nothing will be fetched.
     void failed(const spectrum::Error &error);
-    /// Bytes [0, end) of instance `key` are in `bytes`, of `total` (for display while it arrives: a progressive
-    /// decoder reads them there). The buffer never moves and bytes before `end` never change; holding the pointer
-    /// keeps it alive. Only for stores that stream an instance (DICOMweb) and tell its size.
-    void instanceArriving(const QString &key, const spectrum::Arrival &arrival);
-    /// Instance `key` is whole and in the cache, and these are its bytes, in memory still (not for instances that
-    /// came as files): for showing it without reading it back. Just before instanceCached().
-    void instanceBytes(const QString &key, const spectrum::ByteView &bytes);
-    void instanceCached(const QString &key);
-    /// Before the listing: an instance this stream fetched is in the cache (however it came: bytes or a file); it is
-    /// counted, and instanceCached(), once the listing says it is the study's. For whoever lays the study out from
-    /// what comes before (MPR), reading it from the cache.
-    void instanceInBeforeListing(const QString &key);
-    void instanceFailed(const QString &key, const spectrum::Error &error);
+    /// The study's one channel for its instances: each step of one instance on its way in, in order
+    /// (InstanceUpdate). Whoever shows, lays out or counts the study's images listens here.
+    void instanceUpdated(const spectrum::InstanceUpdate &update);
     void progress(int cached, int total);
     /// stop() or resume() took effect (whoever called it: the reader, the prefetcher holding a prior back).
     void stoppedChanged(bool stopped);
@@ -153,7 +164,7 @@ Q_SIGNALS:
 
 private:
     void pump();
-    /// Fetches one instance into the cache, streaming its bytes to instanceArriving.
+    /// Fetches one instance into the cache, streaming its bytes (InstanceUpdate::Arriving).
     void fetchOne(const QString &seriesUid, const QString &sopUid, const QString &key);
     /// The next instance to fetch: (series, index), or (−1, −1).
     QPair<int, int> next() const;
@@ -226,3 +237,5 @@ private:
 };
 
 } // namespace spectrum
+
+Q_DECLARE_METATYPE(spectrum::InstanceUpdate)
