@@ -7,6 +7,7 @@
 #include "guisupport.h"
 #include "viewport/imageviewport.h"
 #include "viewport/screenorientation.h"
+#include "viewport/viewportlayers.h"
 #include "rampimage.h"
 
 #include <QApplication>
@@ -466,6 +467,29 @@ private Q_SLOTS:
         m_vp->grab();
         QCOMPARE(m_vp->findingsLayer()->measurementLabelBoxes().size(), 1);
         QVERIFY2(m_vp->rect().contains(m_vp->findingsLayer()->measurementLabelBoxes().first()), qPrintable(QStringLiteral("%1 %2").arg(m_vp->findingsLayer()->measurementLabelBoxes().first().x()).arg(m_vp->findingsLayer()->measurementLabelBoxes().first().right())));
+    }
+
+    /// A narrow pane waiting for its slice (fetching, or failed) keeps whose slice it is on screen, laid out as over an
+    /// image: the patient's name whole, the study shortened beside it, never drawn over each other (it once was).
+    void aWaitingPaneNeverOverprintsWhoseSliceItIs()
+    {
+        m_vp->resize(360, 400);
+        ViewportOverlay overlay;
+        overlay.topLeft = QStringLiteral("DEMO, HEAD PHANTOM\nID DEMO-HEAD-001\n1970-01-01  O");
+        overlay.topRight = QStringLiteral("DEMO CT HEAD (Shepp-Logan phantom)\n2024-01-02\nCT Axial 10.41666667 mm (invert, 2026-11-30 01:08)");
+        overlay.bottomLeft = QStringLiteral("Im 1/1");
+        m_vp->layers()->setOverlay(overlay);
+        m_vp->clear(QStringLiteral("Fetching image 1 of 1 from archive…"), true);
+        QVERIFY(!m_vp->hasImage());
+        m_vp->grab();  // paints: the placement is made
+        const OverlayPlacement &placed = m_vp->overlayPlacement();
+        QVERIFY(placed.texts.size() >= 3);
+        for (int a = 0; a < placed.texts.size(); ++a) {
+            QVERIFY2(m_vp->rect().contains(placed.texts[a].rect), qPrintable(placed.texts[a].text));
+            for (int b = a + 1; b < placed.texts.size(); ++b)
+                QVERIFY2(!placed.texts[a].rect.intersects(placed.texts[b].rect), qPrintable(QStringLiteral("'%1' over '%2'").arg(placed.texts[a].text, placed.texts[b].text)));
+        }
+        QVERIFY(placed.texts.first().text.startsWith(QStringLiteral("DEMO, HEAD PHANTOM\nID DEMO-HEAD-001")));
     }
 
 private:

@@ -37,12 +37,12 @@ void ImageMemoryCache::insert(const QString &key, std::shared_ptr<const DecodedI
         m_entries.insert(key, Entry{std::move(image), cost, m_lru.begin()});
         m_usage += cost;
     }
-    const bool wasPending = m_pending.remove(key);
+    m_pending.remove(key);
     Q_EMIT usageChanged();
     if (kept)
         Q_EMIT inserted(key);
-    else if (wasPending)
-        Q_EMIT pendingDropped(key);  // too big to keep: whoever waited decodes it for itself
+    else
+        Q_EMIT notKept(key, image);  // too big to keep: whoever waited shows it as it is
 }
 
 void ImageMemoryCache::setPending(const QString &key, bool pending)

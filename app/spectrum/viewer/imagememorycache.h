@@ -56,6 +56,9 @@ Q_SIGNALS:
     void inserted(const QString &key);
     /// The decode that was pending for `key` gave up: whoever waited decodes it (or says why not).
     void pendingDropped(const QString &key);
+    /// `image` was decoded for `key` but is larger than the whole budget: not kept (its pending mark ended). Whoever
+    /// waited for it shows it as it is, rather than decoding it again.
+    void notKept(const QString &key, const std::shared_ptr<const spectrum::DecodedImage> &image);
 
 private:
     void evictToFit(qint64 budget);

@@ -87,8 +87,16 @@ SeriesPane::SeriesPane(StudyDecoder *decoder, ImageMemoryCache *images, const St
 
 SeriesPane::~SeriesPane()
 {
-    disconnect(m_decoder, nullptr, this, nullptr);  // its signals must not reach a pane half gone
+    detach();
+}
+
+void SeriesPane::detach()
+{
+    if (std::exchange(m_detached, true))
+        return;
+    disconnect(m_decoder, nullptr, this, nullptr);  // its signals must not reach a pane gone, or going
     ++m_generation;  // results that still arrive belong to nobody
+    m_inFlight.clear();
     m_decoder->forget(this);  // what only this pane asked for is given up
 }
 
@@ -213,6 +221,7 @@ void SeriesPane::relocate(int series, int slice)
     if (series < 0 || series >= m_study->series.size()) {
         m_series = -1;
         m_slice = -1;
+        updateView();  // nothing in view
         m_retryButton->hide();
         m_viewport->clear(tr("This study has no images."));
         return;
@@ -225,6 +234,9 @@ void SeriesPane::relocate(int series, int slice)
     m_slice = -1;  // shown again (from memory, without a flicker) and its neighbours prefetched
     learnPlaces(slice);
     showSlice(slice);
+    // Still arriving, it stays on screen as it was: its place in the stack said in the new numbering at once.
+    if (m_slice >= 0 && m_viewport->hasImage() && m_viewport->image().info.identity.sopInstanceUid == m_study->series[series].instances[m_slice].sopInstanceUid)
+        updateOverlay(m_viewport->image().info);
 }
 
 void SeriesPane::showSlice(int index, bool atLastFrame)

@@ -13,6 +13,7 @@
 #include "spectrum/stores/reading/studycatalog.h"
 
 #include <QFrame>
+#include <QPointer>
 #include <QMap>
 #include <QSet>
 #include <QTimer>
@@ -36,9 +37,12 @@ class SeriesPane : public QFrame
 {
     Q_OBJECT
 public:
-    /// `study` and `decoder` (the study's) must outlive the pane (its viewer owns them), and `images` (the
-    /// workstation's) the pane.
+    /// `study` and `decoder` (the study's) must outlive the pane (its viewer owns them), unless it is detach()ed
+    /// first, and `images` (the workstation's) the pane.
     SeriesPane(StudyDecoder *decoder, ImageMemoryCache *images, const StudySummary *study, QWidget *parent = nullptr);
+    /// Taken off the screen for good (to be deleted later): it gives up what it asked for, hears nothing more, and no
+    /// longer needs its decoder.
+    void detach();
     ~SeriesPane() override;
 
     ImageViewport *viewport() const { return m_viewport; }
@@ -152,7 +156,8 @@ private:
     void onPreview(const QString &key, const DecodedImage &image, int rows, const DecodedImage &original, int originalRows, const QString &chainDescription);
     void onFetchFailed(const QString &key, const Error &error);
     void onDecodeFailed(const QString &key, const Error &error);
-    void onTooLarge(const QString &key, const std::shared_ptr<const DecodedImage> &original, const std::shared_ptr<const DecodedImage> &filtered);
+    void onTooLarge(const QString &key, const std::shared_ptr<const DecodedImage> &original, const std::shared_ptr<const DecodedImage> &filtered,
+                    const QString &chainDescription);
     void onStreamProgress();
     /// Tells the decoder the slice in view and those kept near it.
     void updateView();
@@ -175,8 +180,9 @@ private:
     bool isDecoded(int index) const { return m_images->contains(keyOf(index)); }
 
     StudyDecoder *m_decoder;
+    bool m_detached = false;
     const StudySummary *m_study;
-    StudyStreamer *m_streamer;
+    QPointer<StudyStreamer> m_streamer;  ///< a prior's may go (closed) while its emptied panes stay
     ImageViewport *m_viewport;
     int m_series = -1;
     int m_slice = -1;

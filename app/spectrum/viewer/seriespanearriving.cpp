@@ -46,8 +46,8 @@ QSet<QString> SeriesPane::keysNear(int index) const
 
 void SeriesPane::onStreamProgress()
 {
-    StudyStreamer *streamer = m_decoder->streamer();
-    if (m_series >= 0 && m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(m_slice)
+    StudyStreamer *streamer = m_streamer;
+    if (streamer && m_series >= 0 && m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(m_slice)
         && (!streamer->isListed() || streamer->isListed(keyOf(m_slice))) && !streamer->isCached(keyOf(m_slice)))
         showMissing(m_slice);  // how much of the study is here, or why the slice is not, kept current
 }
@@ -71,20 +71,24 @@ void SeriesPane::onDecodeFailed(const QString &key, const Error &error)
             present(m_slice, *original);
         return;
     }
+    if (error.code() == ErrorCode::Cancelled) {
+        for (int index : indicesOf(key))
+            m_inFlight.remove(index);  // asked again when it is wanted
+        return;
+    }
+    // A copy damaged in the cache is dropped there, never shown, and fetched again from the study's archive.
+    const bool fetchedAgain = error.code() == ErrorCode::Corrupt && m_streamer;
     for (int index : indicesOf(key)) {
         const bool asked = m_inFlight.remove(index);
-        if (index == m_slice) {
-            if (error.code() == ErrorCode::Corrupt)  // dropped from the cache as damaged: never shown
-                m_viewport->clear(tr("Image %1 was damaged in the cache; fetching it again…").arg(index + 1));
-            else
-                m_viewport->clear(error.toString());
-        }
-        if ((asked || index == m_slice) && error.code() != ErrorCode::Corrupt)
+        if (index == m_slice)
+            m_viewport->clear(fetchedAgain ? tr("Image %1 was damaged in the cache; fetching it again…").arg(index + 1) : error.toString());
+        if ((asked || index == m_slice) && !fetchedAgain)
             Q_EMIT errorOccurred(error);
     }
 }
 
-void SeriesPane::onTooLarge(const QString &key, const std::shared_ptr<const DecodedImage> &original, const std::shared_ptr<const DecodedImage> &filtered)
+void SeriesPane::onTooLarge(const QString &key, const std::shared_ptr<const DecodedImage> &original, const std::shared_ptr<const DecodedImage> &filtered,
+                            const QString &chainDescription)
 {
     for (int index : indicesOf(key)) {
         m_inFlight.remove(index);
@@ -92,7 +96,7 @@ void SeriesPane::onTooLarge(const QString &key, const std::shared_ptr<const Deco
             continue;
         learnGeometry(index, original->info);
         // Larger than the memory the workstation may use for images: not kept, shown all the same.
-        if (filtered && !m_chain.isEmpty())
+        if (filtered && !m_chain.isEmpty() && chainDescription == m_chainDescription)  // never under other filters' name
             present(index, *original, *filtered);
         else
             display(index, original);

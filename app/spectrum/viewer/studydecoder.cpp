@@ -81,6 +81,15 @@ StudyDecoder::StudyDecoder(BlobStore *store, ImageMemoryCache *images, StudyStre
         Q_EMIT ready(key);
     });
     connect(m_images, &ImageMemoryCache::pendingDropped, this, &StudyDecoder::onPendingDropped);
+    connect(m_images, &ImageMemoryCache::notKept, this, [this](const QString &key, const std::shared_ptr<const DecodedImage> &image) {
+        m_pendingHere.remove(key);
+        if (m_givingUp.contains(key) || key.contains(QLatin1Char('\n')))
+            return;  // its own (told already)
+        // Another decoder's image, too large to keep: shown as it is by whoever waited for it here — never decoded
+        // again and again, each decoder dropping what the other made.
+        m_wanted.remove(key);
+        Q_EMIT tooLarge(key, image, nullptr, QString());
+    });
 }
 
 StudyDecoder::~StudyDecoder()
@@ -261,8 +270,7 @@ void StudyDecoder::startLoad(const QString &key)
             m_givingUp.remove(key);
             if (damaged)
                 m_streamer->refetch(key);  // dropped from the cache as damaged: never shown; fetched again
-            if (e.code() != ErrorCode::Cancelled)
-                Q_EMIT decodeFailed(key, e);
+            Q_EMIT decodeFailed(key, e);
             return;
         }
         const Loaded &result = job->result().value();
@@ -281,9 +289,9 @@ void StudyDecoder::keep(const QString &key, std::shared_ptr<const DecodedImage> 
         // Too big to keep: shown all the same by whoever has it in view, and not asked for again here.
         m_wanted.remove(key);
         m_pendingHere.remove(key);
-        Q_EMIT tooLarge(key, original, filtered);
+        Q_EMIT tooLarge(key, original, filtered, filtered ? m_chainDescription : QString());
         m_givingUp.insert(key);
-        m_images->insert(key, original);  // not kept: ends its pending mark
+        m_images->insert(key, original);  // not kept: ends its pending mark (notKept, to the other decoders)
         m_givingUp.remove(key);
         return;
     }
@@ -316,7 +324,7 @@ void StudyDecoder::filter(const QString &key, const std::shared_ptr<const Decode
         Error error;
         std::shared_ptr<const DecodedImage> out = filtered(*original, chain, &error);
         return std::make_pair(out, error);
-    }, [this, key, original, filteredKey](std::pair<std::shared_ptr<const DecodedImage>, Error> &&made) {
+    }, [this, key, original, filteredKey, description](std::pair<std::shared_ptr<const DecodedImage>, Error> &&made) {
         if (made.first && ImageMemoryCache::costOf(*made.first) <= m_images->budget()) {
             m_images->insert(filteredKey, made.first);  // what it is made of is in its key: right whoever asked
             return;
@@ -325,7 +333,7 @@ void StudyDecoder::filter(const QString &key, const std::shared_ptr<const Decode
         setPending(filteredKey, false);
         m_givingUp.remove(filteredKey);
         if (made.first)
-            Q_EMIT tooLarge(key, original, made.first);  // not kept: shown all the same
+            Q_EMIT tooLarge(key, original, made.first, description);  // not kept: shown all the same
         else
             Q_EMIT decodeFailed(filteredKey, made.second);
     });
@@ -409,9 +417,11 @@ void StudyDecoder::commitArriving(const QString &key)
     const std::shared_ptr<Arriving> a = m_arriving.value(key);
     if (!a || !a->ready || !a->cached)
         return;  // kept only once the instance is checked and in the cache, and decoded
-    if (a->original->info.identity.sopInstanceUid != key) {
-        // What arrived on this request is not the instance it was asked for: never kept under its key; the cache
-        // holds the checked one.
+    const QString patient = !m_streamer ? QString()
+                            : m_streamer->isListed() ? m_streamer->study().identity.patientId : m_streamer->firstLook().identity.patientId;
+    if (a->original->info.identity.sopInstanceUid != key || (!patient.isEmpty() && a->original->info.identity.patientId != patient)) {
+        // What arrived on this request is not the instance (or the patient) the study's is: never kept under its key;
+        // the cache holds the checked one.
         dropArriving(key);
         return startLoad(key);
     }

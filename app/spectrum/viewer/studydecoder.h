@@ -81,8 +81,9 @@ Q_SIGNALS:
     /// An image is in memory under `key` (a blob key or a filtered key), or its decode gave up: look there.
     void ready(const QString &key);
     /// Instance `key` was decoded but is larger than the whole memory budget: not kept; shown by whoever has it in
-    /// view (`filtered` null without filters).
-    void tooLarge(const QString &key, std::shared_ptr<const DecodedImage> original, std::shared_ptr<const DecodedImage> filtered);
+    /// view. `filtered` (null without filters) is made with the chain `chainDescription` names.
+    void tooLarge(const QString &key, std::shared_ptr<const DecodedImage> original, std::shared_ptr<const DecodedImage> filtered,
+                  const QString &chainDescription);
     /// Instance `key`, about to be ready(), rendered on the pool for the pane that has it in view.
     void prerendered(const QString &key, const spectrum::PrerenderedFrame &frame);
     /// The slice in view while it arrives: its first `rows` rows (of `originalRows` decoded), filtered with the
@@ -91,8 +92,9 @@ Q_SIGNALS:
                       int originalRows, const QString &chainDescription);
     /// Instance `key` could not be fetched (the streamer says why, and when it tries again).
     void fetchFailed(const QString &key, const spectrum::Error &error);
-    /// Reading `key` from the cache, or filtering it (a filtered key), failed. A copy damaged in the cache
-    /// (ErrorCode::Corrupt) is being fetched again.
+    /// Reading `key` from the cache, or filtering it (a filtered key), failed — or the read was cancelled
+    /// (ErrorCode::Cancelled: asked again when wanted). A copy damaged in the cache (ErrorCode::Corrupt) is dropped
+    /// there, and fetched again when the study streams from an archive.
     void decodeFailed(const QString &key, const spectrum::Error &error);
     /// How much of the study is here changed.
     void progressed();

@@ -123,14 +123,20 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
 
 StudyViewer::~StudyViewer()
 {
-    // The decoders go after this viewer's body (children of it and of its streamers): nothing of them may call back
-    // into a viewer (or panes) half gone.
-    for (StudyDecoder *d : std::as_const(m_decoders)) {
-        if (d)
-            disconnect(d, nullptr, this, nullptr);
+    // The decoders go after this viewer's body (its children): nothing of them may call back into a viewer (or panes)
+    // half gone, nor start work for it.
+    QList<StudyDecoder *> decoders = m_decoders.values();
+    decoders << m_cacheDecoder;
+    for (const QObject *streamer : m_decoders.keys())
+        disconnect(streamer, nullptr, this, nullptr);  // the streams go after this body too (its children)
+    for (StudyDecoder *d : std::as_const(decoders)) {
+        if (!d)
+            continue;
+        disconnect(d, nullptr, this, nullptr);
+        for (SeriesPane *p : std::as_const(m_panes))
+            disconnect(d, nullptr, p, nullptr);
+        d->forget(this);  // the thumbnails it asked for
     }
-    if (m_cacheDecoder)
-        disconnect(m_cacheDecoder, nullptr, this, nullptr);
     qDeleteAll(m_panes);  // while the study they point at is still here
     m_panes.clear();
 }
@@ -142,9 +148,12 @@ StudyDecoder *StudyViewer::decoderFor(StudyStreamer *streamer)
             m_cacheDecoder = new StudyDecoder(m_store, m_images, nullptr, this);
         return m_cacheDecoder;
     }
-    QPointer<StudyDecoder> &decoder = m_decoders[streamer];
-    if (!decoder)
-        decoder = new StudyDecoder(m_store, m_images, streamer, streamer);  // it goes with its study's stream
+    if (StudyDecoder *known = m_decoders.value(streamer))
+        return known;
+    // The viewer's, as its panes are: a pane never outlives its decoder (a prior's stream may go before its panes).
+    auto *decoder = new StudyDecoder(m_store, m_images, streamer, this);
+    m_decoders.insert(streamer, decoder);
+    connect(streamer, &QObject::destroyed, this, [this, streamer] { m_decoders.remove(streamer); });
     return decoder;
 }
 

@@ -191,7 +191,7 @@ private:
     void makeThumbnail(const QString &key);
     /// The decoder of the study `streamer` brings (null: of the studies in the cache), made the first time.
     StudyDecoder *decoderFor(StudyStreamer *streamer);
-    QHash<const StudyStreamer *, QPointer<StudyDecoder>> m_decoders;  ///< each a child of its streamer
+    QHash<const QObject *, StudyDecoder *> m_decoders;  ///< of each study's stream (while it lives); children of this
     StudyDecoder *m_cacheDecoder = nullptr;                          ///< of studies in the cache
     BlobStore *m_store;
     ImageMemoryCache *m_images;

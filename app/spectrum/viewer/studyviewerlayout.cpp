@@ -54,7 +54,7 @@ bool StudyViewer::showSeriesOf(SeriesPane *pane, const QString &studyKey, int se
     m_links->forget(pane);
     m_grid->removeWidget(pane);
     disconnect(pane, nullptr, this, nullptr);
-    disconnect(m_images, nullptr, pane, nullptr);
+    pane->detach();  // it asks for nothing more, and hears nothing more, while it waits to be deleted
     pane->hide();
     pane->deleteLater();  // it may be the one a drop is being delivered to
     layoutPanes();

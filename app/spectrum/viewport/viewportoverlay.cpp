@@ -39,9 +39,16 @@ void ImageViewport::paintOverlay(QPainter &p)
         p.setPen(kOverlayText);
         p.drawText(box, m_message, wrap);
         if (m_overlayWithoutImage) {
-            text(area, Qt::AlignLeft | Qt::AlignTop, m_layers->overlay().topLeft);
-            text(area, Qt::AlignRight | Qt::AlignTop, m_layers->overlay().topRight);
-            text(area, Qt::AlignLeft | Qt::AlignBottom, m_layers->overlay().bottomLeft);
+            // Whose slice is awaited, laid out as over an image: the patient never overprinted by the study.
+            OverlayContent c;
+            c.topLeft = m_layers->overlay().topLeft.split(QLatin1Char('\n'));
+            if (!m_layers->overlay().comparison.isEmpty())
+                c.comparison = OverlayText{{m_layers->overlay().comparison}, m_layers->overlay().prior ? QColor(240, 190, 80) : kOverlayText};
+            c.topRight = m_layers->overlay().topRight.split(QLatin1Char('\n'));
+            c.bottomLeft = m_layers->overlay().bottomLeft.split(QLatin1Char('\n'));
+            m_overlayPlacement = layOutOverlay(c, area, p.fontMetrics());
+            for (const PlacedText &t : std::as_const(m_overlayPlacement.texts))
+                text(t.rect, t.flags, t.text, t.colour);
         }
         return;
     }
