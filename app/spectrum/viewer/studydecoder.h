@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // StudyDecoder: where the images of one study on screen are decoded — each once — and kept in the memory cache,
-// where the panes find and show them. It alone hears the study's instances on their way in (the streamer's one
-// channel, StudyStreamer::instanceUpdated) and decides, for each image a pane or the series list wants:
+// where the panes find and show them. A viewer has one per study it streams (and one for what it opened from the
+// cache). For the panes it alone hears the study's instances on their way in (the streamer's one channel,
+// StudyStreamer::instanceUpdated) and decides, for each image a pane or the series list wants:
 //   - the slice a pane has in view while it arrives: decoded (and filtered) as its bytes come, with previews
 //     (previewReady), and kept once the instance is checked and in the cache — never decoded again;
 //   - an image wanted whose bytes arrive whole: decoded from them, not read back from the disk;
