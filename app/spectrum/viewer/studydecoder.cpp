@@ -402,13 +402,13 @@ void StudyDecoder::onArriving(const InstanceUpdate &update)
                 dropArriving(key);  // not decodable while it arrives (real values under filters, say): from the cache
         });
     }
-    Arriving &a = *m_arriving[key];
-    if (a.finishing)
+    const std::shared_ptr<Arriving> a = m_arriving.value(key);  // held: a decoder that fails at once drops it
+    if (a->finishing)
         return;
-    a.decoder->bytesAvailable(update.arrival);
-    if (update.arrival.isComplete()) {
-        a.finishing = true;
-        a.decoder->finishAsync();
+    a->decoder->bytesAvailable(update.arrival);
+    if (update.arrival.isComplete() && m_arriving.value(key) == a) {
+        a->finishing = true;
+        a->decoder->finishAsync();
     }
 }
 
