@@ -303,6 +303,16 @@ void tst_ReadingRoomFaults::aFailedImageSaysSoAndComesBackWithTheArchive()
     QVERIFY(!streamer->isComplete());  // failures waiting to be retried are not an end
     QVERIFY(vp->layers()->overlay().topLeft.startsWith(DicomIdentity::displayName(viewer->study().identity.patientName)));
     QCOMPARE(vp->layers()->overlay().bottomLeft, QStringLiteral("Im 1/%1").arg(viewer->study().series[0].instances.size()));
+    // As painted in a narrow pane: whose study it is, the name whole, nothing drawn over anything else.
+    viewer->resize(640, 600);
+    QTRY_VERIFY(vp->width() < 420);
+    vp->grab();
+    const OverlayPlacement &placed = vp->overlayPlacement();
+    QVERIFY(!placed.texts.isEmpty());
+    QVERIFY(placed.texts.first().text.startsWith(DicomIdentity::displayName(viewer->study().identity.patientName)));
+    for (int a = 0; a < placed.texts.size(); ++a)
+        for (int b = a + 1; b < placed.texts.size(); ++b)
+            QVERIFY2(!placed.texts[a].rect.intersects(placed.texts[b].rect), qPrintable(QStringLiteral("'%1' over '%2'").arg(placed.texts[a].text, placed.texts[b].text)));
 
     // Back: the image arrives by itself, nobody pressed Retry; so does the rest of the study.
     QVERIFY(nginx.start(servers, port));
