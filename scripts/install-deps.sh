@@ -39,6 +39,9 @@ packages=(
   # installing: manual pages from --help (help2man), and the tools that check what is installed (the desktop
   # entry, AppStream data, manual pages, systemd unit); debootstrap for make package-check's clean Debian root
   help2man desktop-file-utils appstream groff-base systemd debootstrap systemd-container
+  # the audit record repository of the tests (rsyslog with its TLS driver) and the checker of the audit messages
+  # schema (xmllint, libxml2's)
+  rsyslog rsyslog-gnutls libxml2-utils
   # libFuzzer (Clang and its runtime libraries) for `make fuzz`, which CI runs after the test suites
   clang libclang-rt-14-dev
 )

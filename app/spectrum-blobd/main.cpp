@@ -2,7 +2,12 @@
 // spectrum-blobd: a blob store server. Serves a FileStore directory over the blob protocol
 // (transfer/PROTOCOL.md). Wiring only: BlobServer and FileStore do the work.
 
+#include "spectrum/core/audit/auditevents.h"
+#include "spectrum/core/logging.h"
 #include "spectrum/core/privatefile.h"
+#include "spectrum/core/programlog.h"
+#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/transfer/audit/audittrail.h"
 #include "spectrum/stores/blobs/blobserver.h"
 #include "spectrum/stores/blobs/cacheshare.h"
 #include "spectrum/stores/blobs/filestore.h"
@@ -62,7 +67,41 @@ int main(int argc, char **argv)
     p.addOption({QStringLiteral("tls-key"), QStringLiteral("PEM private key of the certificate."), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("socket-buffer"), QStringLiteral("SO_SNDBUF/SO_RCVBUF in bytes (default: the system's)."), QStringLiteral("BYTES"), QStringLiteral("0")});
     p.addOption({QStringLiteral("read-only"), QStringLiteral("Serve reads only: storing and removing blobs are refused.")});
+    p.addOption({QStringLiteral("audit-config"),
+                 QStringLiteral("The configuration whose \"audit\" section names the audit repository (default: the hospital's, "
+                                "$SPECTRUM_SYSTEM_CONFIG or /etc/spectrum/stores.json, when it exists): start, stop and every "
+                                "client refused are sent there."),
+                 QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("audit-spool"),
+                 QStringLiteral("Where audit messages wait while the repository cannot take them (default: the configuration's, else "
+                                "~/.local/state/spectrum/audit)."),
+                 QStringLiteral("DIR")});
+    addProgramLogOptions(p);
     p.process(app);
+    {
+        Result<ProgramLogOptions> log = programLogOptions(p, QStringLiteral("spectrum-blobd"));
+        if (!log.isOk())
+            return fail(log.error().message(), 2);
+        // A service's stderr is its journal: what it does goes there too, not only its warnings.
+        if (!log.value().stderrLevel)
+            log.value().stderrLevel = LogLevel::Info;
+        installProgramLog(log.value());
+    }
+    AuditConfig auditConfig;
+    {
+        const QString file = p.isSet(QStringLiteral("audit-config")) ? p.value(QStringLiteral("audit-config")) : StoreConfigFile::systemPath();
+        if (p.isSet(QStringLiteral("audit-config")) || QFile::exists(file)) {
+            Result<StoreConfigFile> config = StoreConfigFile::load(file);
+            if (!config.isOk())
+                return fail(config.error().message());
+            auditConfig = config.value().audit;
+        }
+    }
+    if (p.isSet(QStringLiteral("audit-spool")))
+        auditConfig.spoolDirectory = p.value(QStringLiteral("audit-spool"));
+    Result<std::unique_ptr<AuditTrail>> auditTrail = startAuditTrail(auditConfig, QStringLiteral("spectrum-blobd"), 4);
+    if (!auditTrail.isOk())
+        return fail(QStringLiteral("the audit trail cannot be kept: %1").arg(auditTrail.error().message()));
 
     if (!p.isSet(QStringLiteral("root")))
         return fail(QStringLiteral("--root DIR is required"), 2);
@@ -115,7 +154,7 @@ int main(int argc, char **argv)
     QObject::connect(&notifier, &QSocketNotifier::activated, &app, [&] {
         char c;
         [[maybe_unused]] const ssize_t n = ::read(signalPipe[0], &c, 1);
-        std::fprintf(stderr, "spectrum-blobd: shutting down\n");
+        qCInfo(lcApp, "shutting down");
         server.close();
         QCoreApplication::quit();
     });
@@ -126,9 +165,15 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, nullptr);
     sigaction(SIGINT, &sa, nullptr);
 
+    audit(auditevents::applicationActivity(true));
+    qCInfo(lcApp).noquote() << "listening on" << address.toString() << server.port() << (options.tls ? "(TLS)" : "") << "serving" << store.value()->root();
     std::printf("spectrum-blobd listening on %s:%u%s, serving %s\n", qPrintable(address.toString()), server.port(),
                 options.tls ? " (TLS)" : "",
                 qPrintable(store.value()->root()));
     std::fflush(stdout);
-    return app.exec();
+    const int status = app.exec();
+    audit(auditevents::applicationActivity(false));
+    if (auditTrail.value())
+        auditTrail.value()->flush(3000);
+    return status;
 }

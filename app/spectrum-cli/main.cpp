@@ -5,7 +5,11 @@
 #include "commands.h"
 #include "output.h"
 
+#include "spectrum/core/audit/auditevents.h"
+#include "spectrum/core/programlog.h"
 #include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/transfer/audit/audittrail.h"
 
 #include <QCoreApplication>
 
@@ -43,6 +47,9 @@ void usage(std::FILE *to)
                  "Options:\n"
                  "  -h, --help             this help\n"
                  "  -v, --version          the version\n"
+                 "  --log-level LEVEL      what is logged: debug, info, warning or error (default: info to the log file,\n"
+                 "                         warnings and errors to stderr; a level given applies to both)\n"
+                 "  --log-file FILE        the log file (default: ~/.local/state/spectrum/log/spectrum-cli.log); - for none\n"
                  "\n"
                  "Environment:\n"
                  "  SPECTRUM_CACHE_DIR       the disk cache's folder (default: the user's data folder)\n"
@@ -50,8 +57,30 @@ void usage(std::FILE *to)
                  "  SPECTRUM_CONFIG          the store configuration file (default: ~/.config/Spectrum/stores.json)\n"
                  "  SPECTRUM_TOKEN           the token for blob:// servers (or --token-file)\n"
                  "  SPECTRUM_FILTER_PATH     more folders of filter plugins, separated by ':'\n"
+                 "  SPECTRUM_LOG_DIR         the log file's folder; SPECTRUM_LOG_LEVEL the level\n"
+                 "  SPECTRUM_SYSTEM_CONFIG   the hospital's configuration (default: /etc/spectrum/stores.json): its \"audit\"\n"
+                 "                           repository receives an audit message for every query, retrieve, send and export\n"
                  "\n"
                  "Exit status: 0 done, 1 failed, 2 wrong usage.\n");
+}
+
+/// The audit section of the configuration the command will read (--config FILE, else the default; the
+/// hospital's system configuration's wins in either).
+AuditConfig auditConfigFor(const QStringList &args)
+{
+    QString path = StoreConfigFile::defaultPath();
+    for (int i = 1; i < args.size(); ++i) {
+        if (args.at(i) == QLatin1String("--config") && i + 1 < args.size())
+            path = args.at(i + 1);
+        else if (args.at(i).startsWith(QLatin1String("--config=")))
+            path = args.at(i).mid(9);
+    }
+    Result<StoreConfigFile> config = StoreConfigFile::load(path);
+    if (config.isOk())
+        return config.value().audit;
+    // A configuration the command cannot read either: it says why. The hospital's, read alone, still applies.
+    Result<StoreConfigFile> system = StoreConfigFile::load(StoreConfigFile::systemPath());
+    return system.isOk() ? system.value().audit : AuditConfig();
 }
 
 } // namespace
@@ -86,5 +115,19 @@ int main(int argc, char **argv)
         preloadDicomDictionary();
     args.removeAt(1);  // leaves "spectrum-cli COMMAND <options…>" for the command's parser
     args[0] = QStringLiteral("spectrum-cli ") + command;
-    return it->run(args);
+    Result<ProgramLogOptions> log = takeProgramLogOptions(args, QStringLiteral("spectrum-cli"));
+    if (!log.isOk())
+        return cli::fail(log.error().message(), 2);
+    installProgramLog(log.value());
+    // The hospital's audit trail: every command that reaches an archive or a patient's images is on it.
+    Result<std::unique_ptr<AuditTrail>> trail = startAuditTrail(auditConfigFor(args), QStringLiteral("spectrum-cli"), 1);
+    if (!trail.isOk())
+        return cli::fail(QStringLiteral("the audit trail cannot be kept, so nothing is done: %1").arg(trail.error().message()));
+    audit(auditevents::applicationActivity(true));
+    const int status = it->run(args);
+    audit(auditevents::applicationActivity(false, status == 0 ? AuditMessage::Outcome::Success : AuditMessage::Outcome::MinorFailure,
+                                           status == 0 ? QString() : QStringLiteral("%1 ended with status %2").arg(command).arg(status)));
+    if (trail.value())
+        trail.value()->flush(3000);  // what the repository does not take now stays in the spool, for the next command
+    return status;
 }

@@ -10,8 +10,11 @@
 
 #include "spectrum/stores/reading/savedsearch.h"
 
+#include "spectrum/core/audit/auditevents.h"
+#include "spectrum/core/programlog.h"
 #include "spectrum/core/settings.h"
 #include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/transfer/audit/audittrail.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -229,7 +232,16 @@ int main(int argc, char **argv)
     parser.addOption({QStringLiteral("cache-dir"), QStringLiteral("The local cache folder (default: $SPECTRUM_CACHE_DIR or the user's data folder)."), QStringLiteral("DIR")});
     parser.addOption({QStringLiteral("no-demo"), QStringLiteral("Do not seed the demo studies into an empty cache.")});
     parser.addOption({QStringLiteral("no-listen"), QStringLiteral("Do not start the Storage SCP even when the store configuration names one.")});
+    addProgramLogOptions(parser);
     parser.process(app);
+    {
+        Result<ProgramLogOptions> log = programLogOptions(parser, QStringLiteral("spectrum"));
+        if (!log.isOk()) {
+            std::fprintf(stderr, "spectrum: %s\n", qPrintable(log.error().message()));
+            return 2;
+        }
+        installProgramLog(log.value());  // a log file that cannot be written is said on stderr; the program runs
+    }
 
     Workstation::Options options;
     options.cacheDirectory = parser.isSet(QStringLiteral("cache-dir")) ? parser.value(QStringLiteral("cache-dir"))
@@ -258,6 +270,14 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "spectrum: %s\n", qPrintable(config.error().toString()));
         }
     }
+    // The hospital's audit trail (the configuration's "audit"): nothing of a patient's is read unaudited — a trail
+    // that is configured and cannot keep its messages stops the program here.
+    Result<std::unique_ptr<AuditTrail>> auditTrail = startAuditTrail(options.stores.audit, QStringLiteral("spectrum"), 1);
+    if (!auditTrail.isOk()) {
+        std::fprintf(stderr, "spectrum: the audit trail cannot be kept, so nothing is opened: %s\n", qPrintable(auditTrail.error().message()));
+        return 1;
+    }
+    audit(auditevents::applicationActivity(true));
     // Saved searches beside the settings (~/.config/Spectrum/saved-searches.json); none until one is saved.
     options.searchesFile = SavedSearches::defaultPath();
     if (Result<SavedSearches> searches = SavedSearches::load(options.searchesFile); searches.isOk()) {
@@ -322,5 +342,8 @@ int main(int argc, char **argv)
     const int status = app.exec();
     if (!parser.isSet(QStringLiteral("screenshot")))
         window.saveSettings(settings);
+    audit(auditevents::applicationActivity(false));
+    if (auditTrail.value())
+        auditTrail.value()->flush(3000);  // what the repository has not taken yet stays in the spool, for the next start
     return status;
 }

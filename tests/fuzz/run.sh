@@ -12,7 +12,7 @@ seconds=${2:-60}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$here/crashes"
-for target in dicomdecoder dicomdocuments dicomtext multipart blobprotocol storeconfig userfiles s3xml httpanswer; do
+for target in dicomdecoder dicomdocuments dicomtext multipart blobprotocol storeconfig userfiles s3xml httpanswer syslogframes; do
   mkdir -p "$scratch/$target"
   cp "$here/inputs/$target"/* "$scratch/$target/"
   echo "== fuzz_$target, ${seconds} s"

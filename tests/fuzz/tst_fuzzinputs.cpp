@@ -19,6 +19,7 @@ int storeconfig(const uint8_t *data, size_t size);
 int userfiles(const uint8_t *data, size_t size);
 int s3xml(const uint8_t *data, size_t size);
 int httpanswer(const uint8_t *data, size_t size);
+int syslogframes(const uint8_t *data, size_t size);
 } // namespace spectrum::fuzz
 
 class tst_FuzzInputs : public QObject
@@ -73,6 +74,8 @@ void tst_FuzzInputs::keptInputsRunCleanly()
         rc = spectrum::fuzz::s3xml(data, size);
     else if (target == QLatin1String("httpanswer"))
         rc = spectrum::fuzz::httpanswer(data, size);
+    else if (target == QLatin1String("syslogframes"))
+        rc = spectrum::fuzz::syslogframes(data, size);
     else
         QFAIL(qPrintable(QStringLiteral("no fuzz target '%1'").arg(target)));
     QCOMPARE(rc, 0);

@@ -163,6 +163,8 @@ spectrum-cli get blob://127.0.0.1:7411/probe /root/back.bin --token-file /etc/sp
 cmp -s /root/blob.bin /root/back.bin && echo "round trip: same bytes"
 systemctl stop spectrum-blobd
 echo "stop: $(systemctl show -p Result --value spectrum-blobd)"
+echo "log=$(stat -c '%U %a' /var/log/spectrum-blobd) $(ls /var/log/spectrum-blobd)"
+grep -c ' info spectrum.app: listening on ' /var/log/spectrum-blobd/spectrum-blobd.log | sed 's/^/log lines of listening: /'
 CHECK
 umount -l "$root/proc" 2>/dev/null || true   # nspawn mounts its own
 timeout 300 systemd-nspawn -q --register=no --keep-unit -D "$root" -b > "$build/package-check-nspawn.log" 2>&1 || true
@@ -181,6 +183,8 @@ else
   expect "^CapEff: 0000000000000000$"
   expect "^round trip: same bytes$"
   expect "^stop: success$"
+  expect "^log=spectrum-blobd 700 spectrum-blobd.log$"
+  expect "^log lines of listening: 1$"
 fi
 in_root systemctl disable spectrum-check.service >/dev/null 2>&1 || true
 

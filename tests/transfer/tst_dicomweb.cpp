@@ -493,19 +493,19 @@ void tst_DicomWeb::httpsWithBearerTokenThroughNginx()
         // Certificates are verified by default: our CA is not the system's.
         DicomWebClient client(endpoint(good, QStringLiteral("fresh-token"), QString()));
         const Error e = runSync(client.ping()).error();
-        QCOMPARE(e.code(), ErrorCode::Network);
+        QCOMPARE(e.code(), ErrorCode::Authentication);
         QVERIFY2(e.message().contains(QLatin1String("not trusted")) && e.message().contains(QLatin1String("--ca-file")), qPrintable(e.toString()));
     }
     {
         // A certificate for another host is refused even from the trusted CA.
         DicomWebClient client(endpoint(wrongHost, QStringLiteral("fresh-token"), ca));
-        QCOMPARE(runSync(client.ping()).error().code(), ErrorCode::Network);
+        QCOMPARE(runSync(client.ping()).error().code(), ErrorCode::Authentication);
     }
     {
         // So is an expired one, and the error says why; the token never appears in it.
         DicomWebClient client(endpoint(expired, QStringLiteral("fresh-token"), ca));
         const Error e = runSync(client.ping()).error();
-        QCOMPARE(e.code(), ErrorCode::Network);
+        QCOMPARE(e.code(), ErrorCode::Authentication);
         QVERIFY2(e.toString().contains(QStringLiteral("expired"), Qt::CaseInsensitive), qPrintable(e.toString()));
         QVERIFY(!e.toString().contains(QStringLiteral("fresh-token")));
     }

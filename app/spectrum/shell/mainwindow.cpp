@@ -9,6 +9,8 @@
 #include "browser/studybrowser.h"
 #include "viewer/studyviewer.h"
 
+#include "spectrum/core/audit/audit.h"
+#include "spectrum/stores/audit/auditsubjects.h"
 #include "spectrum/stores/blobs/filestore.h"
 #include "spectrum/stores/reading/savedsearchrunner.h"
 #include "spectrum/stores/archives/storeregistry.h"
@@ -349,6 +351,7 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
 
 StudyViewer *MainWindow::addViewer(StudyViewer *viewer, const StudySummary &study)
 {
+    audit(auditevents::instancesAccessed(QLatin1Char('R'), {auditStudyOf(study)}));  // the reader opened it
     connect(viewer, &StudyViewer::errorOccurred, this, [this](const Error &e) {
         statusBar()->showMessage(tr("Error: %1").arg(e.toString()), 20000);  // not for good: a stale error misleads
     });

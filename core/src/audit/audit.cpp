@@ -48,6 +48,11 @@ void installAuditSink(AuditSink *sink)
     g_sink.store(sink);
 }
 
+void uninstallAuditSink(AuditSink *sink)
+{
+    g_sink.compare_exchange_strong(sink, nullptr);
+}
+
 bool isAuditing()
 {
     return g_sink.load() != nullptr;

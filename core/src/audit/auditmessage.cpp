@@ -155,7 +155,11 @@ QString AuditMessage::summary() const
             break;
         }
     }
-    return QStringLiteral("%1 (%2)%3: %4").arg(event.meaning, event.code, who.isEmpty() ? QString() : QStringLiteral(" by ") + who,
+    QStringList types;
+    for (const AuditCode &t : eventTypes)
+        types << t.meaning;
+    return QStringLiteral("%1 (%2)%3%4: %5").arg(event.meaning, event.code, types.isEmpty() ? QString() : QStringLiteral(", ") + types.join(QStringLiteral(", ")),
+                                                 who.isEmpty() ? QString() : QStringLiteral(" by ") + who,
                                                outcome == Outcome::Success ? QStringLiteral("success") : QStringLiteral("failure %1").arg(outcomeDescription));
 }
 

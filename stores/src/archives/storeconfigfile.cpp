@@ -146,9 +146,16 @@ Result<StoreConfigFile> StoreConfigFile::load(const QString &path)
     QJsonObject merged = userRoot;
     merged.insert(QStringLiteral("workstation"), ws);
     merged.insert(QStringLiteral("stores"), stores);
+    // The hospital's audit trail is the hospital's: a user's file neither changes nor turns it off.
+    if (base.value().audit.isSet())
+        merged.remove(QStringLiteral("audit"));
     Result<StoreConfigFile> f = parse(QJsonDocument(merged).toJson(QJsonDocument::Compact), path);
     if (!f.isOk())
         return f;
+    if (base.value().audit.isSet()) {
+        f.value().audit = base.value().audit;
+        f.value().audit.fromSystem = true;
+    }
     f.value().m_systemFile = systemFile;
     f.value().m_systemWorkstation = workstationJson(base.value().workstation);
     for (const StoreConfig &s : base.value().stores())
@@ -245,6 +252,14 @@ Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QSt
             return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: two stores are named '%2'").arg(where, c.value().name));
         f.m_stores << c.value();
     }
+    if (root.contains(QStringLiteral("audit"))) {
+        if (!root.value(QStringLiteral("audit")).isObject())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: audit takes {\"repository\": \"tls://HOST:6514\", …}").arg(path));
+        Result<AuditConfig> audit = AuditConfig::fromJson(root.value(QStringLiteral("audit")).toObject(), path);
+        if (!audit.isOk())
+            return audit.error();
+        f.audit = audit.value();
+    }
     return f;
 }
 
@@ -316,7 +331,9 @@ Error StoreConfigFile::save() const
         if (ws.value(it.key()) == it.value())
             ws.remove(it.key());
     }
-    const QJsonObject root{{QStringLiteral("version"), 1}, {QStringLiteral("workstation"), ws}, {QStringLiteral("stores"), stores}};
+    QJsonObject root{{QStringLiteral("version"), 1}, {QStringLiteral("workstation"), ws}, {QStringLiteral("stores"), stores}};
+    if (audit.isSet() && !audit.fromSystem)
+        root.insert(QStringLiteral("audit"), audit.toJson());
     return writePrivately(m_path, QJsonDocument(root).toJson(QJsonDocument::Indented));
 }
 

@@ -2,12 +2,15 @@
 #include "spectrum/stores/archives/storeregistry.h"
 
 #include "archives/dimse/dimsearchive.h"
+#include "audit/auditedarchive.h"
 
+#include "spectrum/core/audit/audit.h"
 #include "spectrum/core/compoundjob.h"
 #include "spectrum/core/logging.h"
 #include "spectrum/core/uid.h"
 #include "spectrum/imaging/documents/derivedinstance.h"
 #include "spectrum/imaging/codecs/dicomdecoder.h"
+#include "spectrum/stores/audit/auditsubjects.h"
 #include "spectrum/stores/blobs/filestore.h"
 
 #include <QDir>
@@ -247,6 +250,15 @@ protected:
                               return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
                           files << path;
                       }
+                      // New instances of the reader's (findings, key images, a view): made here, on the trail.
+                      if (isAuditing()) {
+                          QList<DicomIdentity> made;
+                          for (const auto &[sop, bytes] : instances) {
+                              if (Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes)); id.isOk() && id.value().isValid())
+                                  made << id.value();
+                          }
+                          audit(auditevents::instancesAccessed(QLatin1Char('C'), auditStudiesOf(made)));
+                      }
                       return files;
                   }),
                   [this](const Result<QStringList> &files) { kept(files); });
@@ -326,13 +338,14 @@ void StoreRegistry::rebuild()
         a->retire();
     m_archives.clear();
     for (const StoreConfig &s : m_config.stores()) {
-        std::unique_ptr<Archive> a = makeArchive(s, m_config, m_cache);
-        if (!a)
+        std::unique_ptr<Archive> made = makeArchive(s, m_config, m_cache);
+        if (!made)
             continue;
-        a->setParent(this);
-        if (auto *dimse = qobject_cast<DimseArchive *>(a.get()))
+        if (auto *dimse = qobject_cast<DimseArchive *>(made.get()))
             dimse->setMoveDestination(m_moveDestination);
-        m_archives.insert(s.name, a.release());
+        auto *a = new AuditedArchive(std::move(made));  // every search, fetch and send on the audit trail
+        a->setParent(this);
+        m_archives.insert(s.name, a);
     }
 }
 
@@ -340,7 +353,7 @@ void StoreRegistry::setMoveDestination(StorageScp *scp)
 {
     m_moveDestination = scp;
     for (Archive *a : std::as_const(m_archives)) {
-        if (auto *dimse = qobject_cast<DimseArchive *>(a))
+        if (auto *dimse = qobject_cast<DimseArchive *>(static_cast<AuditedArchive *>(a)->inner()))
             dimse->setMoveDestination(scp);
     }
 }

@@ -2,6 +2,8 @@
 #include "spectrum/stores/blobs/blobserver.h"
 #include "blobs/blobsession.h"
 
+#include "spectrum/core/audit/audit.h"
+#include "spectrum/core/audit/auditevents.h"
 #include "spectrum/core/logging.h"
 #include "spectrum/transfer/blobprotocol.h"
 #include "spectrum/transfer/hashtree.h"
@@ -113,8 +115,11 @@ public:
         });
         connect(m_socket, &QTcpSocket::disconnected, this, [this] { finish(); });
         connect(m_socket, &QTcpSocket::errorOccurred, this, [this] {
-            if (m_socket->error() == QAbstractSocket::SslHandshakeFailedError)
-                Q_EMIT m_server->q->connectionDropped(m_peer, Error(ErrorCode::Authentication, QStringLiteral("TLS handshake failed: ") + m_socket->errorString()));
+            if (m_socket->error() == QAbstractSocket::SslHandshakeFailedError) {
+                const Error e(ErrorCode::Authentication, QStringLiteral("TLS handshake failed: ") + m_socket->errorString());
+                auditRefusal(e);
+                Q_EMIT m_server->q->connectionDropped(m_peer, e);
+            }
             finish();
         });
     }
@@ -128,11 +133,23 @@ public:
         return e.code() == ErrorCode::NotFound ? Error(ErrorCode::NotFound, QStringLiteral("no blob '%1' on this server").arg(key)) : e;
     }
 
+    /// A client refused (its token, its TLS): a Security Alert on the audit trail.
+    void auditRefusal(const Error &reason) const
+    {
+        const QString host = m_socket->peerAddress().toString();
+        audit(auditevents::securityAlert(reason.message().startsWith(QLatin1String("TLS")) ? auditevents::Alert::NodeAuthentication
+                                                                                            : auditevents::Alert::UseOfRestrictedFunction,
+                                         auditevents::Peer{m_peer, QString(), host},
+                                         QStringLiteral("blob server: refused %1: %2").arg(m_peer, reason.message())));
+    }
+
     void drop(const Error &reason)
     {
         if (m_state == State::Closing)
             return;
         qCInfo(lcStores) << "blob server: dropping" << m_peer << "-" << reason.toString();
+        if (reason.code() == ErrorCode::Authentication)
+            auditRefusal(reason);
         Q_EMIT m_server->q->connectionDropped(m_peer, reason);
         if (m_state == State::Data) {
             Header h;

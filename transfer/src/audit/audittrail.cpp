@@ -49,6 +49,7 @@ AuditTrail::AuditTrail(AuditTrailOptions options, QObject *parent) : QObject(par
 
 AuditTrail::~AuditTrail()
 {
+    uninstallAuditSink(this);
     // What is pending stays in the spool, for the next trail to adopt.
     QMutexLocker lock(&m_mutex);
     m_spool.reset();
@@ -129,6 +130,7 @@ void AuditTrail::sendPending()
 
 void AuditTrail::finishAttempt(const SyslogDelivery &d)
 {
+    const int frames = pending();
     m_sending = false;
     if (d.delivered > 0) {
         Error kept;
@@ -139,6 +141,7 @@ void AuditTrail::finishAttempt(const SyslogDelivery &d)
         }
         if (kept.isError())
             qCWarning(lcTransfer).noquote() << "audit: delivered, but the spool cannot record it (sent again later):" << kept.message();
+        qCDebug(lcTransfer).noquote() << "audit:" << d.delivered << "message(s) delivered to" << m_options.repository->url();
         if (m_failedLast)
             qCInfo(lcTransfer).noquote() << "audit: the repository" << m_options.repository->url() << "takes messages again";
         m_failedLast = false;
@@ -147,7 +150,7 @@ void AuditTrail::finishAttempt(const SyslogDelivery &d)
     }
     if (d.error.isError()) {
         if (!m_failedLast)
-            qCWarning(lcTransfer).noquote() << "audit: not delivered, kept and tried again:" << d.error.message();
+            qCWarning(lcTransfer).noquote() << "audit: the repository did not take" << frames << "message(s), kept to be sent again:" << d.error.message();
         m_failedLast = true;
         m_retryMs = m_retryMs == 0 ? m_options.retryMinMs : std::min(m_retryMs * 2, m_options.retryMaxMs);
         m_retry.start(m_retryMs);

@@ -124,7 +124,7 @@ private:
             return send();
         }
         if (s == 0 && reply->error() == QNetworkReply::SslHandshakeFailedError)
-            return this->finishWith(Error(ErrorCode::Network,
+            return this->finishWith(Error(ErrorCode::Authentication,  // the server is not who it must be: trying again changes nothing
                                           QStringLiteral("%1: the server's certificate is not trusted (%2): if the hospital's own CA signed it, name "
                                                          "that CA's certificate (PEM) as the store's CA file (--ca-file)").arg(m_what, reply->errorString())));
         if (s == 0) {

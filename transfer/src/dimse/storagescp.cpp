@@ -5,6 +5,8 @@
 #include "dimse/association.h"
 
 #include "spectrum/core/dicomtext.h"
+#include "spectrum/core/audit/audit.h"
+#include "spectrum/core/audit/auditevents.h"
 #include "spectrum/core/logging.h"
 #include "spectrum/core/uid.h"
 
@@ -95,13 +97,19 @@ protected:
     }
     void refuseAssociation(const DcmRefuseReasonType reason) override
     {
+        const bool who = reason == DCMSCP_CALLED_AE_TITLE_NOT_RECOGNIZED || reason == DCMSCP_CALLING_AE_TITLE_NOT_RECOGNIZED
+            || reason == DCMSCP_CALLING_HOST_NOT_ALLOWED;
         const QString what = QStringLiteral("refused an association from %1 at %2: %3")
-                                 .arg(qs(getPeerAETitle()).trimmed(), qs(getPeerIP()),
-                                      reason == DCMSCP_CALLED_AE_TITLE_NOT_RECOGNIZED || reason == DCMSCP_CALLING_AE_TITLE_NOT_RECOGNIZED
-                                              || reason == DCMSCP_CALLING_HOST_NOT_ALLOWED
-                                          ? m_why
-                                          : QStringLiteral("DCMTK's reason %1").arg(int(reason)));
+                                 .arg(qs(getPeerAETitle()).trimmed(), qs(getPeerIP()), who ? m_why : QStringLiteral("DCMTK's reason %1").arg(int(reason)));
         qCWarning(lcTransfer).noquote() << "Storage SCP" << ourAeTitle << what;
+        // A caller not allowed is a node that failed to authenticate: on the audit trail (a connection that asked
+        // nothing, or too many at once, is only logged).
+        if (who) {
+            const QString peerAe = qs(getPeerAETitle()).trimmed(), peerHost = qs(getPeerIP());
+            audit(auditevents::securityAlert(auditevents::Alert::NodeAuthentication,
+                                             auditevents::Peer{QStringLiteral("%1@%2").arg(peerAe, peerHost), peerAe, peerHost},
+                                             QStringLiteral("Storage SCP %1 %2").arg(ourAeTitle, what)));
+        }
         if (refused)
             refused(what);
         DcmStorageSCP::refuseAssociation(reason);

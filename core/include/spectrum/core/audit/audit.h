@@ -20,6 +20,8 @@ public:
 /// Installs `sink` for the process (not owned; null uninstalls). The sink must outlive every audit() call
 /// until it is uninstalled.
 void installAuditSink(AuditSink *sink);
+/// Uninstalls `sink` if it is the one installed (a sink going away).
+void uninstallAuditSink(AuditSink *sink);
 bool isAuditing();
 /// Hands `message` to the sink (thread-safe); nothing without one.
 void audit(const AuditMessage &message);

@@ -14,6 +14,7 @@
 
 #include "spectrum/core/error.h"
 #include "spectrum/core/result.h"
+#include "spectrum/stores/audit/auditconfig.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -229,6 +230,8 @@ public:
     Error remove(const QString &name);
 
     WorkstationConfig workstation;
+    /// Where audit messages go ("audit"; auditconfig.h). The system configuration's wins over the user's.
+    AuditConfig audit;
 
     /// Seals `secret` with the key beside the file (made, owner-only, on first use).
     Result<Secret> seal(const QString &secret) const;
