@@ -89,13 +89,11 @@ int main(int argc, char **argv)
     }
     AuditConfig auditConfig;
     {
-        const QString file = p.isSet(QStringLiteral("audit-config")) ? p.value(QStringLiteral("audit-config")) : StoreConfigFile::systemPath();
-        if (p.isSet(QStringLiteral("audit-config")) || QFile::exists(file)) {
-            Result<StoreConfigFile> config = StoreConfigFile::load(file);
-            if (!config.isOk())
-                return fail(config.error().message());
-            auditConfig = config.value().audit;
-        }
+        Result<AuditConfig> followed = auditConfigToFollow(p.isSet(QStringLiteral("audit-config")) ? p.value(QStringLiteral("audit-config"))
+                                                                                                    : StoreConfigFile::systemPath());
+        if (!followed.isOk())
+            return fail(QStringLiteral("the audit trail cannot be kept: %1").arg(followed.error().message()));
+        auditConfig = followed.value();
     }
     if (p.isSet(QStringLiteral("audit-spool")))
         auditConfig.spoolDirectory = p.value(QStringLiteral("audit-spool"));

@@ -64,9 +64,8 @@ void usage(std::FILE *to)
                  "Exit status: 0 done, 1 failed, 2 wrong usage.\n");
 }
 
-/// The audit section of the configuration the command will read (--config FILE, else the default; the
-/// hospital's system configuration's wins in either).
-AuditConfig auditConfigFor(const QStringList &args)
+/// The configuration the command will read (--config FILE, else the default): its audit section is followed.
+QString configPathOf(const QStringList &args)
 {
     QString path = StoreConfigFile::defaultPath();
     for (int i = 1; i < args.size(); ++i) {
@@ -75,12 +74,7 @@ AuditConfig auditConfigFor(const QStringList &args)
         else if (args.at(i).startsWith(QLatin1String("--config=")))
             path = args.at(i).mid(9);
     }
-    Result<StoreConfigFile> config = StoreConfigFile::load(path);
-    if (config.isOk())
-        return config.value().audit;
-    // A configuration the command cannot read either: it says why. The hospital's, read alone, still applies.
-    Result<StoreConfigFile> system = StoreConfigFile::load(StoreConfigFile::systemPath());
-    return system.isOk() ? system.value().audit : AuditConfig();
+    return path;
 }
 
 } // namespace
@@ -120,7 +114,9 @@ int main(int argc, char **argv)
         return cli::fail(log.error().message(), 2);
     installProgramLog(log.value());
     // The hospital's audit trail: every command that reaches an archive or a patient's images is on it.
-    Result<std::unique_ptr<AuditTrail>> trail = startAuditTrail(auditConfigFor(args), QStringLiteral("spectrum-cli"), 1);
+    Result<AuditConfig> auditConfig = auditConfigToFollow(configPathOf(args));
+    Result<std::unique_ptr<AuditTrail>> trail = auditConfig.isOk() ? startAuditTrail(auditConfig.value(), QStringLiteral("spectrum-cli"), 1)
+                                                                   : Result<std::unique_ptr<AuditTrail>>(auditConfig.error());
     if (!trail.isOk())
         return cli::fail(QStringLiteral("the audit trail cannot be kept, so nothing is done: %1").arg(trail.error().message()));
     audit(auditevents::applicationActivity(true));

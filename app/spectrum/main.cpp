@@ -272,7 +272,9 @@ int main(int argc, char **argv)
     }
     // The hospital's audit trail (the configuration's "audit"): nothing of a patient's is read unaudited — a trail
     // that is configured and cannot keep its messages stops the program here.
-    Result<std::unique_ptr<AuditTrail>> auditTrail = startAuditTrail(options.stores.audit, QStringLiteral("spectrum"), 1);
+    Result<AuditConfig> auditConfig = auditConfigToFollow(configPath);
+    Result<std::unique_ptr<AuditTrail>> auditTrail = auditConfig.isOk() ? startAuditTrail(auditConfig.value(), QStringLiteral("spectrum"), 1)
+                                                                        : Result<std::unique_ptr<AuditTrail>>(auditConfig.error());
     if (!auditTrail.isOk()) {
         std::fprintf(stderr, "spectrum: the audit trail cannot be kept, so nothing is opened: %s\n", qPrintable(auditTrail.error().message()));
         return 1;

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,11 +101,24 @@ int openLog(const QString &path, QString *why, ino_t *inode, qint64 *size)
     return fd;
 }
 
-/// Moves the full file to .1 (and .1 to .2 …, the last dropped) and starts a new one. Under the state's lock.
+/// Moves the full file to .1 (and .1 to .2 …, the last dropped) and starts a new one. Under the state's lock, and
+/// under a lock file the program's other processes take too: one of them rotates, the others follow.
 void rotate(LogState &s)
 {
+    const int lock = ::open(QFile::encodeName(s.path + QStringLiteral(".lock")).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock >= 0)
+        ::flock(lock, LOCK_EX);
+    struct stat st = {};
+    const bool ours = ::stat(QFile::encodeName(s.path).constData(), &st) == 0 && st.st_ino == s.inode;
     ::close(s.fd);
     s.fd = -1;
+    if (!ours) {  // another process rotated it meanwhile: write to the new file
+        QString why;
+        s.fd = openLog(s.path, &why, &s.inode, &s.size);
+        if (lock >= 0)
+            ::close(lock);
+        return;
+    }
     const int keep = std::max(1, s.options.keepRotated);
     QFile::remove(s.path + QStringLiteral(".%1").arg(keep));
     for (int i = keep - 1; i >= 1; --i)
@@ -112,6 +126,8 @@ void rotate(LogState &s)
     QFile::rename(s.path, s.path + QStringLiteral(".1"));
     QString why;
     s.fd = openLog(s.path, &why, &s.inode, &s.size);
+    if (lock >= 0)
+        ::close(lock);
 }
 
 /// Another process of the program rotated the file: write to the new one.

@@ -129,7 +129,9 @@ void tst_StoreRegistry::everyKindWritesOnlyItsFields()
         {StoreField::Prefix, QStringLiteral("prefix")},   {StoreField::Region, QStringLiteral("region")},
         {StoreField::Addressing, QStringLiteral("addressing")}, {StoreField::AccessKey, QStringLiteral("accessKey")},
         {StoreField::SecretKey, QStringLiteral("secretKey")}, {StoreField::Path, QStringLiteral("path")},
-        {StoreField::MaxParallel, QStringLiteral("maxParallel")}, {StoreField::Timeout, QStringLiteral("timeoutSeconds")}};
+        {StoreField::MaxParallel, QStringLiteral("maxParallel")}, {StoreField::Timeout, QStringLiteral("timeoutSeconds")},
+        {StoreField::Issuer, QStringLiteral("issuer")},   {StoreField::ClientId, QStringLiteral("clientId")},
+        {StoreField::Audience, QStringLiteral("audience")}};
     const QString ca = m_dir.filePath(QStringLiteral("kinds-ca.pem"));
     QVERIFY(writeFile(ca, QByteArrayLiteral("-----BEGIN CERTIFICATE-----\n")));
     // A value each field takes in a store that passes its kind's checks.
@@ -145,7 +147,9 @@ void tst_StoreRegistry::everyKindWritesOnlyItsFields()
         {StoreField::Prefix, QStringLiteral("spectrum/")}, {StoreField::Region, QStringLiteral("eu-west-1")},
         {StoreField::Addressing, true},                   {StoreField::AccessKey, QStringLiteral("AKIA")},
         {StoreField::SecretKey, QVariant::fromValue(Secret{Secret::Source::Env, QStringLiteral("SECRET")})},
-        {StoreField::Path, QStringLiteral("/srv/dicom")}, {StoreField::MaxParallel, 3}, {StoreField::Timeout, 45}};
+        {StoreField::Path, QStringLiteral("/srv/dicom")}, {StoreField::MaxParallel, 3}, {StoreField::Timeout, 45},
+        {StoreField::Issuer, QStringLiteral("https://sso.example/realms/radiology")}, {StoreField::ClientId, QStringLiteral("spectrum")},
+        {StoreField::Audience, QStringLiteral("https://pacs.example")}};
     const QHash<StoreKind, QString> url = {{StoreKind::DicomWeb, QStringLiteral("https://pacs.example/dicom-web")},
                                            {StoreKind::Blobd, QStringLiteral("blobs://cluster.example:7777")},
                                            {StoreKind::S3, QStringLiteral("https://s3.example")}};

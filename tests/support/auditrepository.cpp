@@ -71,9 +71,10 @@ bool AuditRepositoryProcess::start(const Options &options)
         "       defaultNetstreamDriverCertFile=\"%2/repository.pem\" defaultNetstreamDriverKeyFile=\"%2/repository.key\")\n"
         "module(load=\"imtcp\" streamDriver.name=\"gtls\" streamDriver.mode=\"1\" streamDriver.authMode=\"%3\")\n"
         "input(type=\"imtcp\" port=\"%4\" address=\"127.0.0.1\")\n"
-        "module(load=\"imudp\")\n"
-        "input(type=\"imudp\" port=\"%5\" address=\"127.0.0.1\")\n"
         "template(name=\"raw\" type=\"string\" string=\"%rawmsg%\\n\")\n"
+        "ruleset(name=\"udp\") { action(type=\"omfile\" file=\"%1/received-udp.log\" template=\"raw\") }\n"
+        "module(load=\"imudp\")\n"
+        "input(type=\"imudp\" port=\"%5\" address=\"127.0.0.1\" ruleset=\"udp\")\n"
         "action(type=\"omfile\" file=\"%1/received.log\" template=\"raw\")\n")
         .arg(m_dir, certs, options.requireClientCertificate ? QStringLiteral("x509/certvalid") : QStringLiteral("anon"))
         .arg(m_tlsPort)
@@ -110,8 +111,18 @@ void AuditRepositoryProcess::kill()
 
 QList<QByteArray> AuditRepositoryProcess::messages() const
 {
+    return linesOf(m_dir + QStringLiteral("/received.log"));
+}
+
+QList<QByteArray> AuditRepositoryProcess::udpMessages() const
+{
+    return linesOf(m_dir + QStringLiteral("/received-udp.log"));
+}
+
+QList<QByteArray> AuditRepositoryProcess::linesOf(const QString &file)
+{
     QList<QByteArray> out;
-    for (const QByteArray &line : readFile(m_dir + QStringLiteral("/received.log")).split('\n')) {
+    for (const QByteArray &line : readFile(file).split('\n')) {
         if (!line.isEmpty())
             out.append(line);
     }

@@ -43,12 +43,15 @@ public:
     QString clientCertificate() const;
     QString clientKey() const;
 
-    /// The syslog messages received so far, in order.
+    /// The syslog messages received over TLS so far, in order.
     QList<QByteArray> messages() const;
+    /// Those received over UDP.
+    QList<QByteArray> udpMessages() const;
     /// Waits (up to `timeoutMs`) until at least `count` messages are in.
     bool waitForMessages(int count, int timeoutMs = 20000) const;
 
 private:
+    static QList<QByteArray> linesOf(const QString &file);
     QString m_dir;
     QProcess *m_process;
     quint16 m_tlsPort, m_udpPort;

@@ -71,6 +71,11 @@ Error httpError(int status, const QByteArray &body, const QString &what, const H
         return Error(ErrorCode::Authentication, QStringLiteral("%1: the server refused user '%2' and the password given (HTTP 401): check both "
                                                                "(stores edit NAME --password-file FILE)").arg(what, sent.user));
     case HttpAuth::Kind::Bearer:
+        if (!sent.signInHint.isEmpty()) {
+            const QString detail = QString::fromUtf8(body.left(300)).simplified();
+            return Error(ErrorCode::Authentication, QStringLiteral("%1: the server refused the sign-in's token (HTTP 401%2): %3")
+                                                        .arg(what, detail.isEmpty() ? QString() : QStringLiteral(": ") + detail, sent.signInHint));
+        }
         return Error(ErrorCode::Authentication, QStringLiteral("%1: the server refused the token given (HTTP 401): expired or wrong "
                                                                "(stores edit NAME --token-file FILE)").arg(what));
     }
@@ -121,9 +126,12 @@ QNetworkRequest DicomWebClient::request(const QString &path, const QList<QPair<Q
     case HttpAuth::Kind::Basic:
         r.setRawHeader("Authorization", "Basic " + (m_endpoint.auth.user + QLatin1Char(':') + m_endpoint.auth.password).toUtf8().toBase64());
         break;
-    case HttpAuth::Kind::Bearer:
-        r.setRawHeader("Authorization", "Bearer " + m_endpoint.auth.token.toUtf8());
+    case HttpAuth::Kind::Bearer: {
+        const QString token = m_endpoint.auth.current ? m_endpoint.auth.current() : m_endpoint.auth.token;
+        if (!token.isEmpty())
+            r.setRawHeader("Authorization", "Bearer " + token.toUtf8());
         break;
+    }
     }
     if (url.scheme() == QLatin1String("https") && !m_endpoint.caFile.isEmpty()) {
         QSslConfiguration tls = QSslConfiguration::defaultConfiguration();

@@ -2,8 +2,7 @@
 #include "spectrum/core/audit/audit.h"
 
 #include <QMutex>
-
-#include <atomic>
+#include <QReadWriteLock>
 
 #include <pwd.h>
 #include <unistd.h>
@@ -12,7 +11,14 @@ namespace spectrum {
 
 namespace {
 
-std::atomic<AuditSink *> g_sink{nullptr};
+/// The sink, and a lock held while a message is handed to it: uninstalling waits for record() calls under way,
+/// so a sink going away never sees one after.
+AuditSink *g_sink = nullptr;
+QReadWriteLock &sinkLock()
+{
+    static auto *lock = new QReadWriteLock;
+    return *lock;
+}
 
 struct Identity
 {
@@ -45,23 +51,28 @@ AuditUser machineLogin()
 
 void installAuditSink(AuditSink *sink)
 {
-    g_sink.store(sink);
+    QWriteLocker lock(&sinkLock());
+    g_sink = sink;
 }
 
 void uninstallAuditSink(AuditSink *sink)
 {
-    g_sink.compare_exchange_strong(sink, nullptr);
+    QWriteLocker lock(&sinkLock());
+    if (g_sink == sink)
+        g_sink = nullptr;
 }
 
 bool isAuditing()
 {
-    return g_sink.load() != nullptr;
+    QReadLocker lock(&sinkLock());
+    return g_sink != nullptr;
 }
 
 void audit(const AuditMessage &message)
 {
-    if (AuditSink *sink = g_sink.load())
-        sink->record(message);
+    QReadLocker lock(&sinkLock());
+    if (g_sink)
+        g_sink->record(message);
 }
 
 AuditUser auditUser()

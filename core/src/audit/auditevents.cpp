@@ -98,11 +98,13 @@ AuditMessage event(AuditCode id, QChar action, Outcome outcome, const QString &w
     return m;
 }
 
-/// The study, then its patient (A.5.3: one patient per message).
+/// The study, then its patient (A.5.3: one patient per message) — when it is known: a retrieve that begins may
+/// not know it yet, and an empty Patient ID would name no one.
 void addStudy(AuditMessage &m, const Study &s)
 {
     m.objects.append(studyObject(s));
-    m.objects.append(patientObject(s));
+    if (!s.patientId.isEmpty())
+        m.objects.append(patientObject(s));
 }
 
 } // namespace
@@ -159,7 +161,6 @@ AuditMessage query(const Peer &archive, const QString &model, const QByteArray &
     q.role = AuditObject::Role::Query;
     q.idType = dcm("110181", "SOP Class UID");
     q.query = request.isEmpty() ? QByteArray(" ") : request;
-    q.details = {{QStringLiteral("TransferSyntax"), QByteArrayLiteral("1.2.840.10008.1.2.1")}};
     m.objects = {q};
     return m;
 }
@@ -197,11 +198,19 @@ AuditMessage dataExport(const QString &destination, const Study &study, bool dei
     return m;
 }
 
-AuditMessage securityAlert(Alert type, const Peer &node, const QString &what)
+AuditMessage securityAlert(Alert type, const Peer &node, const QString &what, AlertBy by)
 {
     AuditMessage m = event(eventCode(QStringLiteral("110113")), QLatin1Char('E'), Outcome::MinorFailure, what);
     m.eventTypes = {type == Alert::NodeAuthentication ? dcm("110126", "Node Authentication") : dcm("110132", "Use of Restricted Function")};
-    m.participants = {reader(), us(), peer(node)};
+    if (by == AlertBy::Server) {
+        // A caller refused by a server of ours: this program reports it, the caller did it; no reader took part.
+        AuditParticipant reporting = us();
+        reporting.requestor = true;
+        AuditParticipant performing = peer(node);
+        m.participants = {reporting, performing};
+    } else {
+        m.participants = {reader(), us(), peer(node)};
+    }
     AuditObject subject;
     subject.id = node.id;
     subject.type = AuditObject::Type::SystemObject;

@@ -257,7 +257,8 @@ protected:
                               if (Result<DicomIdentity> id = readDicomIdentity(ByteView(bytes)); id.isOk() && id.value().isValid())
                                   made << id.value();
                           }
-                          audit(auditevents::instancesAccessed(QLatin1Char('C'), auditStudiesOf(made)));
+                          for (const auditevents::Study &study : auditStudiesOf(made))  // one patient a message
+                              audit(auditevents::instancesAccessed(QLatin1Char('C'), {study}));
                       }
                       return files;
                   }),

@@ -3,9 +3,11 @@
 
 #include "spectrum/core/audit/audit.h"
 #include "spectrum/core/privatefile.h"
+#include "spectrum/stores/archives/storeconfig.h"
 #include "spectrum/transfer/audit/audittrail.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 
 namespace spectrum {
@@ -60,6 +62,34 @@ QString AuditConfig::spool() const
     if (state.isEmpty())
         state = QDir::homePath() + QStringLiteral("/.local/state");
     return state + QStringLiteral("/spectrum/audit");
+}
+
+Result<AuditConfig> auditConfigToFollow(const QString &userPath)
+{
+    AuditConfig audit;
+    if (Result<StoreConfigFile> both = StoreConfigFile::load(userPath); both.isOk()) {
+        audit = both.value().audit;
+    } else if (QFile::exists(StoreConfigFile::systemPath())) {
+        Result<StoreConfigFile> hospital = StoreConfigFile::load(StoreConfigFile::systemPath());
+        if (!hospital.isOk())
+            return hospital.error();
+        audit = hospital.value().audit;
+        audit.fromSystem = audit.isSet();
+    }
+    const QString etc = QStringLiteral("/etc/spectrum/stores.json");
+    if (StoreConfigFile::systemPath() != etc && QFile::exists(etc)) {
+        QFile f(etc);
+        if (!f.open(QIODevice::ReadOnly))
+            return Error(ErrorCode::Io, QStringLiteral("cannot read the hospital's configuration %1: %2").arg(etc, f.errorString()));
+        Result<StoreConfigFile> hospital = StoreConfigFile::parse(f.read(4 << 20), etc);
+        if (!hospital.isOk())
+            return hospital.error();
+        if (hospital.value().audit.isSet()) {
+            audit = hospital.value().audit;
+            audit.fromSystem = true;
+        }
+    }
+    return audit;
 }
 
 Result<std::unique_ptr<AuditTrail>> startAuditTrail(const AuditConfig &config, const QString &program, int sourceType)

@@ -11,7 +11,7 @@
 #include <QDir>
 #include <QFile>
 #include <QUrl>
-#include <QMutex>
+#include <QPointer>
 
 namespace spectrum {
 
@@ -58,13 +58,85 @@ void onFinished(ResultJob<T> *job, F then)
 
 } // namespace
 
+/// A send with its audit: the files' identities read first (on the pool), then the archive's own send, then one
+/// DICOM Instances Transferred per study. Cancelled, it cancels the send under way.
+class AuditedSend : public ResultJob<ExportSummary>
+{
+public:
+    AuditedSend(AuditedArchive *archive, QStringList files, ae::Peer peer) : m_archive(archive), m_files(std::move(files)), m_peer(std::move(peer)) {}
+
+protected:
+    void doStart() override
+    {
+        m_read = makeJob<QList<DicomIdentity>>([files = m_files](const CancelToken &) -> Result<QList<DicomIdentity>> {
+            QList<DicomIdentity> ids;
+            for (const QString &path : files) {
+                QFile f(path);
+                const uchar *map = f.open(QIODevice::ReadOnly) && f.size() > 0 ? f.map(0, f.size()) : nullptr;
+                if (!map)
+                    continue;
+                Result<DicomIdentity> id = readDicomIdentity(ByteView(reinterpret_cast<const char *>(map), f.size(), nullptr));
+                if (id.isOk() && id.value().isValid())
+                    ids.append(id.value());
+            }
+            return ids;
+        });
+        m_read->setParent(this);
+        connect(m_read, &Job::finished, this, [this] { read(); });
+        m_read->start(ExecutionPolicy::Async);
+    }
+    void doCancel() override
+    {
+        if (m_send && !m_send->isFinished())
+            m_send->cancel();
+    }
+
+private:
+    void read()
+    {
+        if (isFinished())
+            return;
+        if (!m_archive)
+            return finishWith(Error(ErrorCode::Cancelled, QStringLiteral("the store's configuration changed before the send")));
+        m_ids = m_read->result().isOk() ? m_read->result().value() : QList<DicomIdentity>();
+        m_send = m_archive->inner()->send(m_files);
+        m_send->setParent(this);
+        connect(m_send, &Job::progress, this, [this](qint64 done, qint64 total) { setProgress(done, total); });
+        connect(m_send, &Job::finished, this, [this] { sent(); });
+        m_send->start(ExecutionPolicy::Async);
+    }
+    void sent()
+    {
+        const Result<ExportSummary> &r = m_send->result();
+        AuditedArchive::alertOn(m_peer, r.error());
+        for (const ae::Study &s : auditStudiesOf(m_ids)) {
+            const bool all = r.isOk() && r.value().failed.isEmpty();
+            QString why = r.isOk() ? QString() : r.error().message();
+            if (r.isOk() && !r.value().failed.isEmpty())
+                why = QStringLiteral("%1 of the instances refused: %2").arg(r.value().failed.size()).arg(r.value().failed.first().second);
+            audit(ae::instancesTransferred(false, m_peer, s, QLatin1Char('C'),
+                                           all ? AuditMessage::Outcome::Success
+                                               : (r.isOk() && !r.value().stored.isEmpty() ? AuditMessage::Outcome::MinorFailure : AuditMessage::Outcome::SeriousFailure),
+                                           why));
+        }
+        finishWith(r);
+    }
+
+    QPointer<AuditedArchive> m_archive;
+    QStringList m_files;
+    ae::Peer m_peer;
+    QList<DicomIdentity> m_ids;
+    ResultJob<QList<DicomIdentity>> *m_read = nullptr;
+    ResultJob<ExportSummary> *m_send = nullptr;
+};
+
 AuditedArchive::AuditedArchive(std::unique_ptr<Archive> inner) : Archive(inner->config(), StoreConfigFile(), nullptr), m_inner(std::move(inner))
 {
 }
 
 AuditedArchive::~AuditedArchive() = default;
 
-void AuditedArchive::alertOn(const Error &error) const
+void AuditedArchive::alertOn(const ae::Peer &peer, const Error &error)
 {
     if (error.code() != ErrorCode::Authentication || !isAuditing())
         return;
@@ -72,13 +144,13 @@ void AuditedArchive::alertOn(const Error &error) const
     // password, an AE title it does not know) the use of a function we are not allowed.
     const bool certificate = error.message().contains(QLatin1String("certificate"), Qt::CaseInsensitive)
         || error.message().contains(QLatin1String("TLS"), Qt::CaseSensitive);
-    audit(ae::securityAlert(certificate ? ae::Alert::NodeAuthentication : ae::Alert::UseOfRestrictedFunction, auditPeerOf(m_config), error.message()));
+    audit(ae::securityAlert(certificate ? ae::Alert::NodeAuthentication : ae::Alert::UseOfRestrictedFunction, peer, error.message()));
 }
 
 ResultJob<Done> *AuditedArchive::test()
 {
     ResultJob<Done> *job = track(m_inner->test());
-    onFinished(job, [this](const Result<Done> &r) { alertOn(r.error()); });
+    onFinished(job, [peer = auditPeerOf(m_config)](const Result<Done> &r) { alertOn(peer, r.error()); });
     return job;
 }
 
@@ -88,11 +160,11 @@ ResultJob<QList<DicomRecord>> *AuditedArchive::search(const DicomQuery &query)
     const ae::Peer peer = auditPeerOf(m_config);
     const QString model = QLatin1String(query.level == QueryLevel::Patient ? kPatientRootFind : kStudyRootFind);
     const QByteArray asked = queryText(query);
-    onFinished(job, [this, peer, model, asked](const Result<QList<DicomRecord>> &r) {
+    onFinished(job, [peer, model, asked](const Result<QList<DicomRecord>> &r) {
         if (!isAuditing())
             return;
         audit(ae::query(peer, model, asked, outcomeOf(r.error(), false), r.isOk() ? QString() : r.error().message()));
-        alertOn(r.error());
+        alertOn(peer, r.error());
     });
     return job;
 }
@@ -100,14 +172,14 @@ ResultJob<QList<DicomRecord>> *AuditedArchive::search(const DicomQuery &query)
 ResultJob<StudySummary> *AuditedArchive::list(const QString &studyUid)
 {
     ResultJob<StudySummary> *job = track(m_inner->list(studyUid));
-    onFinished(job, [this](const Result<StudySummary> &r) { alertOn(r.error()); });
+    onFinished(job, [peer = auditPeerOf(m_config)](const Result<StudySummary> &r) { alertOn(peer, r.error()); });
     return job;
 }
 
 ResultJob<StudySummary> *AuditedArchive::firstLook(const QString &studyUid)
 {
     ResultJob<StudySummary> *job = track(m_inner->firstLook(studyUid));
-    onFinished(job, [this](const Result<StudySummary> &r) { alertOn(r.error()); });
+    onFinished(job, [peer = auditPeerOf(m_config)](const Result<StudySummary> &r) { alertOn(peer, r.error()); });
     return job;
 }
 
@@ -122,10 +194,10 @@ ResultJob<FetchSummary> *AuditedArchive::fetch(const FetchRequest &what, const F
         audit(ae::beginTransferring(peer, s));
     }
     ResultJob<FetchSummary> *job = track(m_inner->fetch(what, options, std::move(kept)));
-    onFinished(job, [this, peer, what, patientId = options.patientId, outDir = options.outDir](const Result<FetchSummary> &r) {
+    onFinished(job, [peer, what, patientId = options.patientId, outDir = options.outDir](const Result<FetchSummary> &r) {
         if (!isAuditing())
             return;
-        alertOn(r.error());
+        alertOn(peer, r.error());
         if (r.isOk()) {
             for (const ae::Study &s : auditStudiesOf(r.value().identities)) {
                 audit(ae::instancesTransferred(true, peer, s, QLatin1Char('C'), outcomeOf(Error(), !r.value().problems.isEmpty()),
@@ -144,71 +216,17 @@ ResultJob<FetchSummary> *AuditedArchive::fetch(const FetchRequest &what, const F
     return job;
 }
 
-namespace {
-
-/// What a send carries, read from its files on the pool while it goes — its files may be gone when it ends.
-struct SendRecord
-{
-    QMutex mutex;
-    bool read = false, finished = false;
-    QList<DicomIdentity> identities;
-    Result<ExportSummary> result;
-    ae::Peer peer;
-
-    /// Both halves in: one message per study (those stored, then those refused).
-    void recordIfComplete()
-    {
-        for (const ae::Study &s : auditStudiesOf(identities)) {
-            const bool ok = result.isOk() && result.value().failed.isEmpty();
-            QString why = result.isOk() ? QString() : result.error().message();
-            if (result.isOk() && !result.value().failed.isEmpty())
-                why = QStringLiteral("%1 of the instances refused: %2").arg(result.value().failed.size()).arg(result.value().failed.first().second);
-            audit(ae::instancesTransferred(false, peer, s, QLatin1Char('C'),
-                                           ok ? AuditMessage::Outcome::Success
-                                              : (result.isOk() && !result.value().stored.isEmpty() ? AuditMessage::Outcome::MinorFailure : AuditMessage::Outcome::SeriousFailure),
-                                           why));
-        }
-    }
-};
-
-} // namespace
-
 ResultJob<ExportSummary> *AuditedArchive::send(const QStringList &files)
 {
-    std::shared_ptr<SendRecord> record;
-    if (isAuditing()) {
-        record = std::make_shared<SendRecord>();
-        record->peer = auditPeerOf(m_config);
-        startOnPool(blockingPool(), [record, files] {
-            QList<DicomIdentity> ids;
-            for (const QString &path : files) {
-                QFile f(path);
-                const uchar *map = f.open(QIODevice::ReadOnly) && f.size() > 0 ? f.map(0, f.size()) : nullptr;
-                if (!map)
-                    continue;
-                Result<DicomIdentity> id = readDicomIdentity(ByteView(reinterpret_cast<const char *>(map), f.size(), nullptr));
-                if (id.isOk() && id.value().isValid())
-                    ids.append(id.value());
-            }
-            QMutexLocker lock(&record->mutex);
-            record->identities = ids;
-            record->read = true;
-            if (record->finished)
-                record->recordIfComplete();
-        });
+    const ae::Peer peer = auditPeerOf(m_config);
+    if (!isAuditing()) {
+        ResultJob<ExportSummary> *job = track(m_inner->send(files));
+        onFinished(job, [peer](const Result<ExportSummary> &r) { alertOn(peer, r.error()); });
+        return job;
     }
-    ResultJob<ExportSummary> *job = track(m_inner->send(files));
-    onFinished(job, [this, record](const Result<ExportSummary> &r) {
-        alertOn(r.error());
-        if (!record)
-            return;
-        QMutexLocker lock(&record->mutex);
-        record->result = r;
-        record->finished = true;
-        if (record->read)
-            record->recordIfComplete();
-    });
-    return job;
+    // Whose instances they are is read from the files (on the pool) before they go: the caller may remove them
+    // once the send is done.
+    return track(new AuditedSend(this, files, peer));
 }
 
 } // namespace spectrum

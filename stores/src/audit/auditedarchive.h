@@ -6,6 +6,7 @@
 // credentials or of a certificate a Security Alert — whichever program, window or command asked. Nothing is
 // recorded when the process has no audit trail (core's audit.h).
 
+#include "spectrum/core/audit/auditevents.h"
 #include "spectrum/stores/archives/archive.h"
 
 #include <memory>
@@ -30,10 +31,10 @@ public:
     ResultJob<FetchSummary> *fetch(const FetchRequest &what, const FetchOptions &options, Kept kept) override;
     ResultJob<ExportSummary> *send(const QStringList &files) override;
 
-private:
-    /// A Security Alert when `error` is a refusal of our credentials or of the peer's certificate.
-    void alertOn(const Error &error) const;
+    /// A Security Alert when `error` is a refusal of our credentials or of `peer`'s certificate.
+    static void alertOn(const auditevents::Peer &peer, const Error &error);
 
+private:
     std::unique_ptr<Archive> m_inner;
 };
 

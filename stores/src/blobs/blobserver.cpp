@@ -9,6 +9,8 @@
 #include "spectrum/transfer/hashtree.h"
 
 #include <QCborArray>
+#include <QDateTime>
+#include <QMutex>
 #include <QHash>
 #include <QPointer>
 #include <QSslKey>
@@ -137,10 +139,24 @@ public:
     void auditRefusal(const Error &reason) const
     {
         const QString host = m_socket->peerAddress().toString();
+        // One alert a minute per address and kind of refusal: a client hammering with a wrong token must not fill
+        // the spool (the log still says each one).
+        static QMutex mutex;
+        static QHash<QString, qint64> last;
+        {
+            QMutexLocker lock(&mutex);
+            const QString key = host + QLatin1Char('|') + reason.message().left(40);
+            const qint64 now = QDateTime::currentSecsSinceEpoch();
+            if (last.value(key, -3600) > now - 60)
+                return;
+            last.insert(key, now);
+            if (last.size() > 10000)
+                last.clear();
+        }
         audit(auditevents::securityAlert(reason.message().startsWith(QLatin1String("TLS")) ? auditevents::Alert::NodeAuthentication
                                                                                             : auditevents::Alert::UseOfRestrictedFunction,
                                          auditevents::Peer{m_peer, QString(), host},
-                                         QStringLiteral("blob server: refused %1: %2").arg(m_peer, reason.message())));
+                                         QStringLiteral("blob server: refused %1: %2").arg(m_peer, reason.message()), auditevents::AlertBy::Server));
     }
 
     void drop(const Error &reason)

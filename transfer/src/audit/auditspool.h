@@ -2,7 +2,7 @@
 #pragma once
 // The audit trail's spool: every message is written here, and synced, before it is sent — so a repository that
 // is down, a network that is cut or a program that crashes loses nothing. One pair of append-only files per
-// process, held locked while it lives: <program>-<pid>.spool (the frames, in order) and .sent (how many of them
+// process, held locked while it lives: <program>-<pid>-<random>.spool (the frames, in order) and .sent (how many of them
 // the repository took, one line per delivery). A process that ends with everything delivered removes its pair;
 // one that cannot leaves it, and the next trail to open the folder adopts it (its lock is free) and sends what
 // was left.
@@ -25,10 +25,12 @@ public:
     static Result<std::unique_ptr<AuditSpool>> open(const QString &directory, const QString &program, int *adopted = nullptr);
     ~AuditSpool();
 
-    /// Appends one frame and syncs it to the disk.
+    /// Appends one frame and syncs it to the disk. An error when it could not be (a full disk): the frame is then
+    /// still pending, from memory (nothing of it is left in the file).
     Error append(const QByteArray &frame);
     /// The frames not delivered yet, oldest first.
-    const QList<QByteArray> &pending() const { return m_pending; }
+    QList<QByteArray> pending() const;
+    int pendingCount() const { return int(m_pending.size()); }
     /// The first `count` pending frames were delivered: recorded (synced), and dropped from pending(). When
     /// nothing is left the files are emptied.
     Error delivered(int count);
@@ -41,7 +43,12 @@ private:
 
     QString m_spoolPath, m_sentPath;
     int m_spoolFd = -1, m_sentFd = -1;
-    QList<QByteArray> m_pending;
+    struct Pending
+    {
+        QByteArray frame;
+        bool onDisk = true;
+    };
+    QList<Pending> m_pending;
     qint64 m_deliveredTotal = 0;  ///< frames of this spool file delivered since it was last emptied
 };
 

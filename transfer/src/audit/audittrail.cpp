@@ -85,10 +85,8 @@ void AuditTrail::record(const AuditMessage &message)
             qCCritical(lcTransfer).noquote() << "audit: no spool, message not kept:" << message.summary();
             return;
         }
-        if (Error e = m_spool->append(frame); e.isError()) {
-            qCCritical(lcTransfer).noquote() << "audit: message not kept:" << message.summary() << "—" << e.message();
-            return;
-        }
+        if (Error e = m_spool->append(frame); e.isError())
+            qCCritical(lcTransfer).noquote() << "audit: message not kept on disk (sent from memory; lost if this program ends before):" << message.summary() << "—" << e.message();
     }
     qCInfo(lcTransfer).noquote() << "audit:" << message.summary();
     const QString summary = message.summary();
@@ -101,7 +99,7 @@ void AuditTrail::record(const AuditMessage &message)
 int AuditTrail::pending() const
 {
     QMutexLocker lock(&m_mutex);
-    return m_spool ? int(m_spool->pending().size()) : 0;
+    return m_spool ? m_spool->pendingCount() : 0;
 }
 
 void AuditTrail::sendPending()
@@ -111,7 +109,7 @@ void AuditTrail::sendPending()
     QList<QByteArray> frames;
     {
         QMutexLocker lock(&m_mutex);
-        if (!m_spool || m_spool->pending().isEmpty())
+        if (!m_spool || m_spool->pendingCount() == 0)
             return;
         frames = m_spool->pending();
     }

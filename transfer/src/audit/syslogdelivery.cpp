@@ -11,9 +11,11 @@
 #include <openssl/x509v3.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include <netdb.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -184,6 +186,18 @@ SyslogDelivery deliverSyslog(const AuditRepository &repository, const QList<QByt
 {
     if (frames.isEmpty())
         return SyslogDelivery();
+    // A repository that resets the connection while we write must not end the program (SIGPIPE): blocked on this
+    // thread while it delivers, and one it raised taken back before the thread goes on.
+    sigset_t pipe, old;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &old);
+    const auto restore = qScopeGuard([&] {
+        const timespec none = {0, 0};
+        while (sigtimedwait(&pipe, nullptr, &none) > 0) {
+        }
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    });
     return repository.transport == AuditRepository::Transport::Udp ? deliverUdp(repository, frames, timeoutMs)
                                                                    : deliverTls(repository, frames, timeoutMs);
 }

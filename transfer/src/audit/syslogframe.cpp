@@ -50,8 +50,11 @@ Result<QList<QByteArray>> parseSyslogFrames(const QByteArray &bytes, qsizetype *
         }
         if (at + digits >= bytes.size())
             break;  // the length itself cut short
-        if (digits == 0 || bytes.at(at + digits) != ' ' || bytes.at(at) == '0' || length > kMaxFrame)
+        if (digits == 0 || bytes.at(at + digits) != ' ' || bytes.at(at) == '0' || length > kMaxFrame) {
+            if (consumed)
+                *consumed = at;  // the whole frames before the damage
             return Error(ErrorCode::Corrupt, QStringLiteral("not a syslog frame at byte %1").arg(at));
+        }
         const qsizetype start = at + digits + 1;
         if (start + length > bytes.size())
             break;  // the message cut short

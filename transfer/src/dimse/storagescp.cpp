@@ -108,7 +108,7 @@ protected:
             const QString peerAe = qs(getPeerAETitle()).trimmed(), peerHost = qs(getPeerIP());
             audit(auditevents::securityAlert(auditevents::Alert::NodeAuthentication,
                                              auditevents::Peer{QStringLiteral("%1@%2").arg(peerAe, peerHost), peerAe, peerHost},
-                                             QStringLiteral("Storage SCP %1 %2").arg(ourAeTitle, what)));
+                                             QStringLiteral("Storage SCP %1 %2").arg(ourAeTitle, what), auditevents::AlertBy::Server));
         }
         if (refused)
             refused(what);

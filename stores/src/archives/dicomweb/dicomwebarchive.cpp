@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "archives/dicomweb/dicomwebarchive.h"
 
+#include "spectrum/stores/signin/signin.h"
+
 #include "archives/fetchjob.h"
 
 #include "spectrum/core/logging.h"
@@ -41,6 +43,18 @@ Result<DicomWebEndpoint> dicomWebEndpointFor(const StoreConfig &s, const StoreCo
         if (web->token.source != Secret::Source::Sealed) {
             ep.auth.refresh = [secret = web->token, config]() { return config.reveal(secret); };
         }
+    } else if (web->auth == QLatin1String("oidc")) {
+        // The reader's sign-in: its access token, renewed behind the requests, asked for at each one.
+        SignIn *signIn = SignIn::forStore(s, config);
+        ep.auth.kind = HttpAuth::Kind::Bearer;
+        ep.auth.signInHint = signIn->hint();
+        ep.auth.current = [signIn]() { return signIn->accessToken(); };
+        ep.auth.refresh = [signIn]() -> Result<QString> {
+            const QString token = signIn->accessToken();
+            if (token.isEmpty())
+                return Error(ErrorCode::Authentication, QStringLiteral("not signed in: %1").arg(signIn->hint()));
+            return token;
+        };
     }
     return ep;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A DICOMweb archive (QIDO-RS, WADO-RS, STOW-RS): its address and its mirrors (other servers of the same
-// archive), HTTP Basic or a Bearer token.
+// archive), HTTP Basic, a Bearer token, or the reader's sign-in to the hospital's identity provider (OpenID Connect).
 #include "archives/dicomweb/dicomwebarchive.h"
 #include "archives/kindsupport.h"
 
@@ -22,7 +22,10 @@ public:
                 member(StoreField::User, &DicomWebSettings::user),
                 member(StoreField::Password, &DicomWebSettings::password),
                 member(StoreField::Token, &DicomWebSettings::token),
-                member(StoreField::CaFile, &DicomWebSettings::caFile)};
+                member(StoreField::CaFile, &DicomWebSettings::caFile),
+                member(StoreField::Issuer, &DicomWebSettings::issuer),
+                member(StoreField::ClientId, &DicomWebSettings::clientId),
+                member(StoreField::Audience, &DicomWebSettings::audience)};
     }
     StoreSettings defaults() const override { return DicomWebSettings(); }
     Result<StoreSettings> readJson(const QJsonObject &json, const QString &where, QSet<QString> &read) const override
@@ -35,6 +38,9 @@ public:
             r.secret("password", s.password);
             r.secret("token", s.token);
             r.text("caFile", s.caFile);
+            r.text("issuer", s.issuer);
+            r.text("clientId", s.clientId);
+            r.text("audience", s.audience);
         });
     }
     Error validate(const StoreConfig &store, const QString &where) const override
@@ -58,8 +64,15 @@ public:
         } else if (s.auth == QLatin1String("bearer")) {
             if (!s.token.isSet())
                 return invalid(where, QStringLiteral("bearer authentication needs a token"));
+        } else if (s.auth == QLatin1String("oidc")) {
+            const QUrl issuer(s.issuer, QUrl::StrictMode);
+            const bool local = issuer.host() == QLatin1String("127.0.0.1") || issuer.host() == QLatin1String("localhost");
+            if (!issuer.isValid() || issuer.host().isEmpty() || !(issuer.scheme() == QLatin1String("https") || (local && issuer.scheme() == QLatin1String("http"))))
+                return invalid(where, QStringLiteral("oidc needs the identity provider as an https:// issuer, e.g. https://sso.hospital.org/realms/radiology"));
+            if (s.clientId.isEmpty())
+                return invalid(where, QStringLiteral("oidc needs the client id Spectrum has at the identity provider (clientId)"));
         } else if (s.auth != QLatin1String("none")) {
-            return invalid(where, QStringLiteral("auth is none, basic or bearer"));
+            return invalid(where, QStringLiteral("auth is none, basic, bearer or oidc"));
         }
         return Error();
     }
@@ -76,6 +89,9 @@ public:
             o.insert(QStringLiteral("password"), s.password.toJson());
         if (s.token.isSet())
             o.insert(QStringLiteral("token"), s.token.toJson());
+        put(o, "issuer", s.issuer);
+        put(o, "clientId", s.clientId);
+        put(o, "audience", s.audience);
     }
     QString summary(const StoreConfig &store) const override
     {

@@ -38,6 +38,11 @@ struct HttpAuth
     /// Bearer: called (on the client's thread) when the server answers 401; returns a fresh token, and the
     /// request is sent once more with it. Unset: a 401 is an Authentication error.
     std::function<Result<QString>()> refresh;
+    /// Bearer: the token to present now, asked for each request (any thread) — a signed-in user's access token,
+    /// renewed behind the requests (OpenID Connect). Unset: `token`. Empty: not signed in.
+    std::function<QString()> current;
+    /// What to do when the token is refused or missing ("sign in again: File > Sign in…"), said in the error.
+    QString signInHint;
 };
 
 struct DicomWebEndpoint

@@ -35,7 +35,7 @@ AuditMessage userAuthentication(bool login, const Peer &identityProvider, Outcom
 /// DICOM Instances Accessed (110103): studies read (R: opened, shown) or created here (C: findings saved locally).
 AuditMessage instancesAccessed(QChar action, const QList<Study> &studies, Outcome outcome = Outcome::Success, const QString &why = QString());
 /// Query (110112) sent to `archive`: `model` the SOP Class of the query (Study Root FIND), `request` its bytes
-/// (the QIDO-RS URL's query, or C-FIND's identifier as text).
+/// (its matching keys as DICOM keywords, "PatientID=…&StudyDate=…").
 AuditMessage query(const Peer &archive, const QString &model, const QByteArray &request, Outcome outcome = Outcome::Success, const QString &why = QString());
 /// Begin Transferring DICOM Instances (110102): a retrieve of `study` from `source` starts.
 AuditMessage beginTransferring(const Peer &source, const Study &study);
@@ -49,7 +49,10 @@ AuditMessage dataExport(const QString &destination, const Study &study, bool dei
 /// Security Alert (110113) about `peer`, `what` said in words: a node not authenticated (110126: a certificate
 /// refused, an association refused) or credentials refused (110132 Use of Restricted Function: a wrong token).
 enum class Alert { NodeAuthentication, UseOfRestrictedFunction };
-AuditMessage securityAlert(Alert type, const Peer &peer, const QString &what);
+/// Client: the reader's request was refused by `peer`; Server: a server of ours (the Storage SCP, the blob server)
+/// refused `peer` — then no reader is named, the program reports and the caller performed.
+enum class AlertBy { Client, Server };
+AuditMessage securityAlert(Alert type, const Peer &peer, const QString &what, AlertBy by = AlertBy::Client);
 
 /// The codes, for tests and the trail's summary.
 AuditCode eventCode(const QString &code);

@@ -27,6 +27,7 @@ class FileStore;
 /// A field of a store's configuration beyond its name and kind (STORES.md names each).
 enum class StoreField {
     Url, Mirrors, Auth, User, Password, Token, CaFile,                 // web, blob servers
+    Issuer, ClientId, Audience,                                         // web: OpenID Connect
     Host, Port, AeTitle, OurAeTitle, Retrieve, Tls,                     // DIMSE
     Bucket, Prefix, Region, Addressing, AccessKey, SecretKey,           // S3
     Path,                                                               // local

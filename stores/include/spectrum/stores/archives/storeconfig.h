@@ -65,11 +65,16 @@ struct DicomWebSettings
     /// storage), same path and credentials. A study's series are fetched from all of them at once; one that stops
     /// answering leaves its series to the others, and searches go to the next.
     QStringList mirrors;
-    QString auth = QStringLiteral("none");  ///< "none", "basic" (user + password) or "bearer" (token)
+    QString auth = QStringLiteral("none");  ///< "none", "basic" (user + password), "bearer" (token) or "oidc" (sign-in)
     QString user;
     Secret password;
     Secret token;
     QString caFile;          ///< HTTPS: PEM certificates to trust besides the system's
+    /// "oidc": the reader signs in to the hospital's identity provider (OpenID Connect, PKCE) and the store gets
+    /// the sign-in's access token: the provider (issuer), this program's client there, and the API the token is for.
+    QString issuer;
+    QString clientId;
+    QString audience;
 };
 
 /// A PACS over DICOM's network protocol (DIMSE).

@@ -36,6 +36,12 @@ struct AuditConfig
     QString spool() const;
 };
 
+/// The audit section a program must follow: the one of the configuration at `userPath` (the hospital's over the
+/// user's); when that cannot be read, the hospital's alone; and /etc/spectrum/stores.json's whenever it has one,
+/// wherever SPECTRUM_SYSTEM_CONFIG points (a variable a user sets does not turn the hospital's audit off). An error
+/// when the hospital's configuration exists and cannot be read: a program then must not run unaudited.
+Result<AuditConfig> auditConfigToFollow(const QString &userPath);
+
 /// The process's audit trail from the configuration's "audit" section, opened (what earlier runs left is sent
 /// first) and installed as the process's sink (core's audit.h); null when no repository is configured. An error
 /// when one is configured and its files or spool cannot be used — a program should then not run unaudited.

@@ -28,7 +28,8 @@ QByteArray syslogMessage(const SyslogHeader &header, const QByteArray &utf8Messa
 QByteArray syslogFrame(const QByteArray &message);
 
 /// The messages of a run of frames, in order. `consumed` is how many bytes made whole frames: a frame cut short
-/// at the end (a crash while it was written) is not returned. An error when the bytes are not frames at all.
+/// at the end (a crash while it was written) is not returned. An error when the bytes are not frames (from some
+/// point on: `consumed` then says how many bytes before it are whole frames).
 Result<QList<QByteArray>> parseSyslogFrames(const QByteArray &bytes, qsizetype *consumed = nullptr);
 
 } // namespace spectrum

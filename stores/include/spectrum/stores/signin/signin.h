@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The reader's sign-in to the hospital's identity provider (OpenID Connect), for the stores that ask for one
+// ("auth": "oidc"): one per provider and client in the process, whichever stores share it. It signs in through the
+// system browser (transfer's OidcClient: PKCE, loopback, state, nonce), keeps the access token renewed before it
+// expires, gives it to each request (any thread), and signs out (the provider revokes it). The tokens are kept
+// sealed beside the store configuration (sign-in.json: the same key as the stores' secrets, owner-only), so the
+// next program — the workstation, a command — goes on without signing in again; two programs never renew at once
+// (a lock), as a provider that rotates refresh tokens would take the second for a thief. Who signed in becomes the
+// reader of the audit trail, and the one findings name.
+
+#include "spectrum/core/resultjob.h"
+#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/transfer/oidc.h"
+
+#include <QMutex>
+#include <QObject>
+#include <QTimer>
+
+namespace spectrum {
+
+class SignIn : public QObject
+{
+    Q_OBJECT
+public:
+    /// The sign-in `store` (auth "oidc") uses, shared in this process, made on first use (owned by the
+    /// application); null for a store that signs in otherwise. The tokens an earlier program kept are read at once
+    /// (not refreshed: resume() does that).
+    static SignIn *forStore(const StoreConfig &store, const StoreConfigFile &config);
+    /// Every sign-in made so far.
+    static QList<SignIn *> all();
+
+    const OidcProvider &provider() const { return m_client.provider(); }
+    /// An access token is held (it may be renewed behind the requests).
+    bool isSignedIn() const;
+    /// The token for a request now (any thread); empty when not signed in.
+    QString accessToken() const;
+    /// When it expires (UTC); invalid when not said.
+    QDateTime accessExpires() const;
+    /// The reader as the provider names them ("Dr. Anna Smith"), and as DICOM PN for the documents they sign.
+    QString userName() const;
+    QString personName() const;
+    QString subject() const;
+    /// "sign in again (File > Sign in…, or spectrum-cli login --store NAME)" — what an error tells the reader to do.
+    QString hint() const;
+
+    /// Signs in through the browser (`openBrowser` shows the URL); the reader becomes the audit trail's user.
+    ResultJob<Done> *signIn(std::function<void(const QUrl &)> openBrowser);
+    /// Signs out: the provider revokes the refresh token, nothing is kept here (even when the provider cannot be
+    /// reached: then said).
+    ResultJob<Done> *signOut();
+    /// Goes on with what an earlier program kept: renewed now when the access token is (nearly) expired. Done
+    /// without a sign-in when nothing was kept; an Authentication error when it cannot be renewed (sign in again).
+    ResultJob<Done> *resume();
+
+Q_SIGNALS:
+    /// Signed in, renewed, signed out, or a renewal failed (the reader must sign in again).
+    void changed();
+
+private:
+    SignIn(OidcProvider provider, StoreConfigFile config, QString storeName, QObject *parent);
+    void adopt(const OidcTokens &tokens);
+    void forget();
+    void scheduleRenewal();
+    void renew();
+    Error persist() const;
+    /// What the sign-in file holds for this provider (another program may have renewed it since).
+    std::optional<OidcTokens> kept() const;
+    QString vaultPath() const;
+
+    OidcClient m_client;
+    StoreConfigFile m_config;
+    QString m_storeName;
+    mutable QMutex m_mutex;
+    OidcTokens m_tokens;
+    QTimer m_renewal;
+    bool m_renewing = false;
+};
+
+} // namespace spectrum

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "spectrum/stores/signin/signin.h"
+
+#include "spectrum/core/audit/audit.h"
+#include "spectrum/core/audit/auditevents.h"
+#include "spectrum/core/logging.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QPointer>
+#include <QSaveFile>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace spectrum {
+
+namespace {
+
+constexpr qint64 kRenewAheadSeconds = 60;
+
+QMutex &registryMutex()
+{
+    static QMutex m;
+    return m;
+}
+
+QHash<QString, SignIn *> &registry()
+{
+    static QHash<QString, SignIn *> r;
+    return r;
+}
+
+QJsonObject tokensJson(const OidcTokens &t)
+{
+    return QJsonObject{{QStringLiteral("access"), t.accessToken},
+                       {QStringLiteral("refresh"), t.refreshToken},
+                       {QStringLiteral("id"), t.idToken},
+                       {QStringLiteral("expires"), t.accessExpires.isValid() ? t.accessExpires.toString(Qt::ISODate) : QString()},
+                       {QStringLiteral("claims"), t.claims}};
+}
+
+OidcTokens tokensFromJson(const QJsonObject &o)
+{
+    OidcTokens t;
+    t.accessToken = o.value(QStringLiteral("access")).toString();
+    t.refreshToken = o.value(QStringLiteral("refresh")).toString();
+    t.idToken = o.value(QStringLiteral("id")).toString();
+    t.accessExpires = QDateTime::fromString(o.value(QStringLiteral("expires")).toString(), Qt::ISODate);
+    t.claims = o.value(QStringLiteral("claims")).toObject();
+    return t;
+}
+
+/// An exclusive lock on `path` while it lives (none when another process holds it).
+class FileLock
+{
+public:
+    explicit FileLock(const QString &path)
+    {
+        m_fd = ::open(QFile::encodeName(path).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (m_fd >= 0 && ::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
+            ::close(m_fd);
+            m_fd = -1;
+        }
+    }
+    ~FileLock()
+    {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+    FileLock(const FileLock &) = delete;
+    FileLock &operator=(const FileLock &) = delete;
+    bool held() const { return m_fd >= 0; }
+
+private:
+    int m_fd = -1;
+};
+
+auditevents::Peer providerPeer(const OidcProvider &p)
+{
+    return auditevents::Peer{p.issuer.toString(), p.clientId, p.issuer.host()};
+}
+
+} // namespace
+
+SignIn *SignIn::forStore(const StoreConfig &store, const StoreConfigFile &config)
+{
+    const DicomWebSettings *web = store.ifKind<DicomWebSettings>();
+    if (!web || web->auth != QLatin1String("oidc"))
+        return nullptr;
+    OidcProvider p;
+    p.issuer = QUrl(web->issuer);
+    p.clientId = web->clientId;
+    p.audience = web->audience;
+    p.caFile = web->caFile;
+    QMutexLocker lock(&registryMutex());
+    SignIn *&s = registry()[p.key()];
+    if (!s)
+        s = new SignIn(p, config, store.name, QCoreApplication::instance());
+    return s;
+}
+
+QList<SignIn *> SignIn::all()
+{
+    QMutexLocker lock(&registryMutex());
+    return registry().values();
+}
+
+SignIn::SignIn(OidcProvider provider, StoreConfigFile config, QString storeName, QObject *parent)
+    : QObject(parent), m_client(std::move(provider)), m_config(std::move(config)), m_storeName(std::move(storeName))
+{
+    m_renewal.setSingleShot(true);
+    connect(&m_renewal, &QTimer::timeout, this, &SignIn::renew);
+    if (std::optional<OidcTokens> t = kept()) {
+        adopt(*t);
+        scheduleRenewal();
+    }
+}
+
+bool SignIn::isSignedIn() const
+{
+    QMutexLocker lock(&m_mutex);
+    return !m_tokens.accessToken.isEmpty();
+}
+
+QString SignIn::accessToken() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_tokens.accessToken;
+}
+
+QDateTime SignIn::accessExpires() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_tokens.accessExpires;
+}
+
+QString SignIn::userName() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_tokens.displayName();
+}
+
+QString SignIn::personName() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_tokens.personName();
+}
+
+QString SignIn::subject() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_tokens.claims.value(QStringLiteral("sub")).toString();
+}
+
+QString SignIn::hint() const
+{
+    return QStringLiteral("sign in again to %1 (File > Sign in…, or spectrum-cli login --store %2)").arg(provider().issuer.host(), m_storeName);
+}
+
+QString SignIn::vaultPath() const
+{
+    return QFileInfo(m_config.path()).absolutePath() + QStringLiteral("/sign-in.json");
+}
+
+std::optional<OidcTokens> SignIn::kept() const
+{
+    QFile f(vaultPath());
+    if (!f.open(QIODevice::ReadOnly))
+        return std::nullopt;
+    const QJsonValue sealed = QJsonDocument::fromJson(f.read(1 << 20)).object().value(QStringLiteral("sessions")).toObject().value(provider().key());
+    if (sealed.isUndefined())
+        return std::nullopt;
+    Result<Secret> secret = Secret::fromJson(sealed, vaultPath());
+    if (!secret.isOk())
+        return std::nullopt;
+    Result<QString> plain = m_config.reveal(secret.value());
+    if (!plain.isOk()) {
+        qCWarning(lcStores).noquote() << "sign-in: what was kept in" << vaultPath() << "cannot be opened:" << plain.error().message();
+        return std::nullopt;
+    }
+    OidcTokens t = tokensFromJson(QJsonDocument::fromJson(plain.value().toUtf8()).object());
+    if (t.accessToken.isEmpty() && t.refreshToken.isEmpty())
+        return std::nullopt;
+    return t;
+}
+
+Error SignIn::persist() const
+{
+    QJsonObject root;
+    {
+        QFile f(vaultPath());
+        if (f.open(QIODevice::ReadOnly))
+            root = QJsonDocument::fromJson(f.read(1 << 20)).object();
+    }
+    QJsonObject sessions = root.value(QStringLiteral("sessions")).toObject();
+    OidcTokens t;
+    {
+        QMutexLocker lock(&m_mutex);
+        t = m_tokens;
+    }
+    if (t.accessToken.isEmpty() && t.refreshToken.isEmpty()) {
+        sessions.remove(provider().key());
+    } else {
+        Result<Secret> sealed = m_config.seal(QString::fromUtf8(QJsonDocument(tokensJson(t)).toJson(QJsonDocument::Compact)));
+        if (!sealed.isOk())
+            return sealed.error();
+        sessions.insert(provider().key(), sealed.value().toJson());
+    }
+    root.insert(QStringLiteral("version"), 1);
+    root.insert(QStringLiteral("sessions"), sessions);
+    QSaveFile out(vaultPath());
+    if (!out.open(QIODevice::WriteOnly))
+        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(vaultPath(), out.errorString()));
+    out.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+    out.write(QJsonDocument(root).toJson(QJsonDocument::Indented));
+    if (!out.commit())
+        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(vaultPath(), out.errorString()));
+    return Error();
+}
+
+void SignIn::adopt(const OidcTokens &tokens)
+{
+    {
+        QMutexLocker lock(&m_mutex);
+        const QJsonObject claims = tokens.claims.isEmpty() ? m_tokens.claims : tokens.claims;  // a refresh may bring no ID token
+        m_tokens = tokens;
+        m_tokens.claims = claims;
+    }
+    // The reader of the audit trail from now on.
+    AuditUser u;
+    const QJsonObject c = m_tokens.claims;
+    for (const char *claim : {"preferred_username", "email", "sub"}) {
+        u.id = c.value(QLatin1String(claim)).toString();
+        if (!u.id.isEmpty())
+            break;
+    }
+    u.name = c.value(QStringLiteral("name")).toString();
+    u.alternativeId = c.value(QStringLiteral("sub")).toString();
+    u.identityProvider = provider().issuer.toString();
+    if (!u.id.isEmpty())
+        setAuditUser(u);
+}
+
+void SignIn::forget()
+{
+    m_renewal.stop();
+    {
+        QMutexLocker lock(&m_mutex);
+        m_tokens = OidcTokens();
+    }
+    if (Error e = persist(); e.isError())
+        qCWarning(lcStores).noquote() << "sign-in:" << e.message();
+    resetAuditUser();
+}
+
+void SignIn::scheduleRenewal()
+{
+    const QDateTime expires = accessExpires();
+    if (!expires.isValid())
+        return;
+    const qint64 left = QDateTime::currentDateTimeUtc().msecsTo(expires) - kRenewAheadSeconds * 1000;
+    m_renewal.start(int(std::clamp<qint64>(left, 1000, 24LL * 3600 * 1000)));
+}
+
+void SignIn::renew()
+{
+    if (m_renewing)
+        return;
+    // Another program of this user may be renewing (one refresh token, rotated): wait for it, then take its tokens.
+    auto lock = std::make_shared<FileLock>(vaultPath() + QStringLiteral(".lock"));
+    if (!lock->held()) {
+        m_renewal.start(1000);
+        return;
+    }
+    if (std::optional<OidcTokens> other = kept(); other && other->accessToken != accessToken() && other->accessExpires.isValid()
+        && QDateTime::currentDateTimeUtc().secsTo(other->accessExpires) > kRenewAheadSeconds) {
+        adopt(*other);
+        scheduleRenewal();
+        Q_EMIT changed();
+        return;
+    }
+    QString refreshToken;
+    {
+        QMutexLocker l(&m_mutex);
+        refreshToken = m_tokens.refreshToken;
+    }
+    if (refreshToken.isEmpty()) {
+        qCWarning(lcStores).noquote() << "sign-in: the access token expires and there is no refresh token:" << hint();
+        forget();
+        Q_EMIT changed();
+        return;
+    }
+    m_renewing = true;
+    ResultJob<OidcTokens> *job = m_client.refresh(refreshToken);
+    connect(job, &Job::finished, this, [this, job, lock] {
+        m_renewing = false;
+        const Result<OidcTokens> &r = job->result();
+        if (r.isOk()) {
+            adopt(r.value());
+            if (Error e = persist(); e.isError())
+                qCWarning(lcStores).noquote() << "sign-in: renewed, but not kept for the next program:" << e.message();
+            qCInfo(lcStores).noquote() << "sign-in: renewed for" << userName() << "until" << accessExpires().toString(Qt::ISODate);
+            scheduleRenewal();
+        } else if (r.error().code() == ErrorCode::Authentication) {
+            qCWarning(lcStores).noquote() << "sign-in: ended by the identity provider (" << r.error().message() << "):" << hint();
+            forget();
+        } else {
+            qCWarning(lcStores).noquote() << "sign-in: not renewed, tried again in 30 s:" << r.error().message();
+            m_renewal.start(30000);
+        }
+        Q_EMIT changed();
+    });
+    job->start(ExecutionPolicy::Async);
+}
+
+ResultJob<Done> *SignIn::signIn(std::function<void(const QUrl &)> openBrowser)
+{
+    QPointer<SignIn> self(this);
+    return new CallbackJob<Done>([self, openBrowser](CallbackJob<Done> *job) {
+        if (!self)
+            return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
+        ResultJob<OidcTokens> *in = self->m_client.signIn(openBrowser);
+        in->setParent(job);
+        QObject::connect(in, &Job::finished, job, [self, in, job] {
+            if (!self)
+                return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
+            const Result<OidcTokens> &r = in->result();
+            const auditevents::Peer idp = providerPeer(self->provider());
+            if (!r.isOk()) {
+                audit(auditevents::userAuthentication(true, idp,
+                                                      r.error().code() == ErrorCode::Authentication ? AuditMessage::Outcome::SeriousFailure : AuditMessage::Outcome::MinorFailure,
+                                                      r.error().message()));
+                return job->complete(r.error());
+            }
+            self->adopt(r.value());
+            audit(auditevents::userAuthentication(true, idp));
+            Error kept = self->persist();
+            self->scheduleRenewal();
+            Q_EMIT self->changed();
+            if (kept.isError())
+                qCWarning(lcStores).noquote() << "sign-in: signed in, but not kept for the next program:" << kept.message();
+            job->complete(Done());
+        });
+        in->start(ExecutionPolicy::Async);
+    });
+}
+
+ResultJob<Done> *SignIn::signOut()
+{
+    QPointer<SignIn> self(this);
+    return new CallbackJob<Done>([self](CallbackJob<Done> *job) {
+        if (!self)
+            return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
+        OidcTokens t;
+        {
+            QMutexLocker lock(&self->m_mutex);
+            t = self->m_tokens;
+        }
+        // The refresh token is the sign-in: revoked, the access tokens made from it go too (RFC 7009 2.1).
+        ResultJob<Done> *revoke = self->m_client.revoke(t.refreshToken.isEmpty() ? t.accessToken : t.refreshToken,
+                                                        t.refreshToken.isEmpty() ? QStringLiteral("access_token") : QStringLiteral("refresh_token"));
+        revoke->setParent(job);
+        QObject::connect(revoke, &Job::finished, job, [self, revoke, job] {
+            if (!self)
+                return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
+            audit(auditevents::userAuthentication(false, providerPeer(self->provider())));
+            self->forget();
+            Q_EMIT self->changed();
+            if (!revoke->result().isOk())
+                return job->complete(Error(revoke->result().error().code(), QStringLiteral("signed out here, but the identity provider could not be told: %1")
+                                                                                .arg(revoke->result().error().message())));
+            job->complete(Done());
+        });
+        revoke->start(ExecutionPolicy::Async);
+    });
+}
+
+ResultJob<Done> *SignIn::resume()
+{
+    QPointer<SignIn> self(this);
+    return new CallbackJob<Done>([self](CallbackJob<Done> *job) {
+        if (!self)
+            return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
+        if (std::optional<OidcTokens> t = self->kept())
+            self->adopt(*t);
+        bool refreshable = false;
+        {
+            QMutexLocker lock(&self->m_mutex);
+            refreshable = !self->m_tokens.refreshToken.isEmpty();
+        }
+        if (!self->isSignedIn() && !refreshable)
+            return job->complete(Done());
+        const QDateTime expires = self->accessExpires();
+        if (expires.isValid() && QDateTime::currentDateTimeUtc().secsTo(expires) > kRenewAheadSeconds) {
+            self->scheduleRenewal();
+            return job->complete(Done());
+        }
+        // (Nearly) expired: renewed before anything is asked with it.
+        QObject::connect(self, &SignIn::changed, job, [self, job] {
+            if (!self)
+                return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
+            if (!self->isSignedIn())
+                return job->complete(Error(ErrorCode::Authentication, QStringLiteral("the sign-in has ended: %1").arg(self->hint())));
+            job->complete(Done());
+        });
+        self->renew();
+    });
+}
+
+} // namespace spectrum
