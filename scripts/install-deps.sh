@@ -75,9 +75,41 @@ install_s3_server() {
   GOBIN="$peers_dir/versitygw-$versitygw_version" GOFLAGS=-mod=mod "$go" install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version"
 }
 
+# The identity provider the sign-in tests start (Ory Hydra: OpenID Connect with PKCE, refresh, revocation,
+# introspection), built once from its module's source — its go.mod replaces modules, which only a build inside it
+# honours — with SQLite for its in-memory database. Needs Go and a C compiler; without them the sign-in test fails
+# and says so.
+hydra_version=v2.3.0
+install_identity_provider() {
+  local bin="$peers_dir/hydra-$hydra_version/hydra"
+  if [ -x "$bin" ]; then
+    return 0
+  fi
+  local go
+  go=$(command -v go || true)
+  [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; }
+  if [ -z "$go" ]; then
+    echo "install-deps: no Go toolchain: the identity provider (Ory Hydra) is not built and the sign-in test will fail" >&2
+    return 0
+  fi
+  echo "install-deps: building the identity provider Ory Hydra $hydra_version (once, a few minutes)"
+  local work
+  work=$(mktemp -d)
+  local src
+  src=$(cd "$work" && GOFLAGS=-mod=mod "$go" mod download -json "github.com/ory/hydra/v2@$hydra_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  cp -r "$src" "$work/hydra" && chmod -R u+w "$work/hydra"
+  # Its client library is a nested module the release leaves out: the published one of the same version is used.
+  (cd "$work/hydra" && "$go" mod edit -dropreplace github.com/ory/hydra-client-go/v2 \
+     && mkdir -p "$peers_dir/hydra-$hydra_version" \
+     && CGO_ENABLED=1 GOFLAGS=-mod=mod "$go" build -tags sqlite,sqlite_omit_load_extension -o "$bin.part" . \
+     && mv "$bin.part" "$bin")
+  rm -rf "$work"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   install_s3_server
+  install_identity_provider
   exit 0
 fi
 
@@ -100,3 +132,4 @@ if [ ! -e /usr/sbin/policy-rc.d ] && [ -z "$SUDO" ]; then
 fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 install_s3_server
+install_identity_provider

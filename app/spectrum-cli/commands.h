@@ -35,6 +35,7 @@ QList<Command> archiveCommands();  ///< find, fetch, export, listen
 QList<Command> prefetchCommands(); ///< prefetch
 QList<Command> findingsCommands(); ///< findings, deidentify
 QList<Command> reformatCommands(); ///< reformat
+QList<Command> signInCommands();   ///< login, logout
 
 /// The workstation's disk cache (its folder and budget from the environment or the defaults).
 Result<std::unique_ptr<FileStore>> openCache();

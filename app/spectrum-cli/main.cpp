@@ -9,6 +9,7 @@
 #include "spectrum/core/programlog.h"
 #include "spectrum/imaging/codecs/dicomdecoder.h"
 #include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/stores/signin/signin.h"
 #include "spectrum/transfer/audit/audittrail.h"
 
 #include <QCoreApplication>
@@ -23,7 +24,7 @@ namespace {
 
 QList<Command> allCommands()
 {
-    return cli::cacheCommands() + cli::imageCommands() + cli::blobCommands() + cli::storeCommands() + cli::archiveCommands() + cli::prefetchCommands() + cli::findingsCommands() + cli::reformatCommands();
+    return cli::cacheCommands() + cli::imageCommands() + cli::blobCommands() + cli::storeCommands() + cli::archiveCommands() + cli::prefetchCommands() + cli::findingsCommands() + cli::reformatCommands() + cli::signInCommands();
 }
 
 /// The usage, from the command table (help2man makes the manual page of it: docs/man).
@@ -58,6 +59,7 @@ void usage(std::FILE *to)
                  "  SPECTRUM_TOKEN           the token for blob:// servers (or --token-file)\n"
                  "  SPECTRUM_FILTER_PATH     more folders of filter plugins, separated by ':'\n"
                  "  SPECTRUM_LOG_DIR         the log file's folder; SPECTRUM_LOG_LEVEL the level\n"
+                 "  SPECTRUM_BROWSER         the browser login opens (default: the desktop's, through xdg-open)\n"
                  "  SPECTRUM_SYSTEM_CONFIG   the hospital's configuration (default: /etc/spectrum/stores.json): its \"audit\"\n"
                  "                           repository receives an audit message for every query, retrieve, send and export\n"
                  "\n"
@@ -75,6 +77,23 @@ QString configPathOf(const QStringList &args)
             path = args.at(i).mid(9);
     }
     return path;
+}
+
+/// The sign-ins of the configuration's stores that ask for one, going on from what the last program kept (their
+/// access tokens renewed when they are about to expire) before the command asks anything of them.
+void resumeSignIns(const QString &configPath, const QString &command)
+{
+    if (command == QLatin1String("login") || command == QLatin1String("logout"))
+        return;
+    Result<StoreConfigFile> config = StoreConfigFile::load(configPath);
+    if (!config.isOk())
+        return;
+    for (const StoreConfig &s : config.value().stores()) {
+        if (SignIn *signIn = SignIn::forStore(s, config.value())) {
+            if (Error e = runSync(signIn->resume()).error(); e.isError())
+                std::fprintf(stderr, "spectrum-cli: %s\n", qPrintable(e.message()));
+        }
+    }
 }
 
 } // namespace
@@ -120,6 +139,7 @@ int main(int argc, char **argv)
     if (!trail.isOk())
         return cli::fail(QStringLiteral("the audit trail cannot be kept, so nothing is done: %1").arg(trail.error().message()));
     audit(auditevents::applicationActivity(true));
+    resumeSignIns(configPathOf(args), command);
     const int status = it->run(args);
     audit(auditevents::applicationActivity(false, status == 0 ? AuditMessage::Outcome::Success : AuditMessage::Outcome::MinorFailure,
                                            status == 0 ? QString() : QStringLiteral("%1 ended with status %2").arg(command).arg(status)));

@@ -148,7 +148,7 @@ void answerBrowser(QTcpSocket *socket, int status, const QString &title, const Q
 
 QString OidcProvider::key() const
 {
-    return normalizedIssuer(issuer.toString()) + QLatin1Char('|') + clientId;
+    return normalizedIssuer(issuer.toString()) + QLatin1Char('|') + clientId + (audience.isEmpty() ? QString() : QLatin1Char('|') + audience);
 }
 
 QString OidcTokens::displayName() const

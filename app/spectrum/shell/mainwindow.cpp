@@ -90,6 +90,11 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     });
     setCentralWidget(m_tabs);
     statusBar()->addPermanentWidget(m_cacheLabel);
+    m_signInLabel = new QLabel(this);
+    m_signInLabel->setObjectName(QStringLiteral("signInLabel"));
+    statusBar()->addPermanentWidget(m_signInLabel);
+    showSignIn();
+    connect(m_workstation, &Workstation::started, this, &MainWindow::showSignIn);  // its stores, and their sign-ins, come then
 
     // The filter panel shows and edits the chain of the study in view (applied to its rows as they arrive too).
     auto *filterDock = new QDockWidget(tr("Filters"), this);

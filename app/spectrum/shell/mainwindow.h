@@ -96,8 +96,16 @@ public:
     /// File ▸ Save view: the series in view as it is shown (window, zoom and pan, rotation and flip, its findings)
     /// as a presentation state alone. Save findings keeps it too, with the findings.
     void saveView();
-    /// Who the reports name as their observer: the reader's name from the settings, else the login.
+    /// Who the reports name as their observer: the reader signed in to the hospital's identity provider, else the
+    /// name from the settings, else the login.
     QString observerName() const;
+    /// File ▸ Sign in…: the browser opens on the hospital's identity provider of each store that signs in ("auth":
+    /// "oidc") and is not signed in yet; the status bar names the reader once they are.
+    void signIn();
+    /// File ▸ Sign out: every sign-in revoked at its provider and forgotten here.
+    void signOut();
+    /// "Signed in as Dr. Anna Smith" (empty: no one is), as the status bar shows it.
+    QString signedInText() const;
 
     /// File ▸ Export images: asks what (the image or series in view), as what (PNG, JPEG, MP4) and whether with the
     /// overlay, then exportImagesTo().
@@ -216,6 +224,8 @@ private:
     QDockWidget *m_transferDock = nullptr;
     QTabWidget *m_tabs;
     QLabel *m_cacheLabel;
+    QLabel *m_signInLabel = nullptr;
+    void showSignIn();
     QAction *m_cineAction = nullptr;
     QAction *m_mprAction = nullptr;  ///< View ▸ MPR, checked while the current study shows it
     QAction *m_smoothAction = nullptr;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "shell/mainwindow.h"
 
+#include "spectrum/stores/signin/signin.h"
+
 // The main window's findings: File ▸ Save findings — what was drawn or edited on the study in view, measured on
 // the images as stored and written as a Measurement Report per study, kept in the cache and sent to the archive
 // the study came from.
@@ -39,6 +41,11 @@ namespace spectrum {
 
 QString MainWindow::observerName() const
 {
+    // The reader the hospital's identity provider vouches for, when signed in.
+    for (const SignIn *s : SignIn::all()) {
+        if (s->isSignedIn() && !s->personName().isEmpty())
+            return s->personName();
+    }
     QSettings settings;
     const QString name = settings.value(QStringLiteral("findings/observerName")).toString();
     if (!name.isEmpty())

@@ -83,6 +83,8 @@ void MainWindow::buildMenus()
     });
     stores->setMenuRole(QAction::PreferencesRole);
     file->addAction(tr("&Cache…"), this, &MainWindow::showCacheSettings);
+    file->addAction(tr("Sign &in…"), this, &MainWindow::signIn);
+    file->addAction(tr("Sign ou&t"), this, &MainWindow::signOut);
     QAction *saveFindingsAction = file->addAction(tr("Save &findings"), this, &MainWindow::saveFindings);
     saveFindingsAction->setShortcut(QKeySequence::Save);
     file->addAction(tr("Save &view (presentation state)"), this, &MainWindow::saveView)->setShortcut(QKeySequence(QStringLiteral("Ctrl+Alt+S")));

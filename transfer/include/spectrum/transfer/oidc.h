@@ -31,7 +31,7 @@ struct OidcProvider
     QString audience;          ///< the API its access tokens are for (the PACS); empty: none asked
     QStringList scopes = {QStringLiteral("openid"), QStringLiteral("profile"), QStringLiteral("email"), QStringLiteral("offline_access")};
     QString caFile;            ///< PEM CAs of the provider's certificate besides the system's
-    /// "issuer|clientId": one sign-in per provider and client, whichever stores use it.
+    /// "issuer|clientId|audience": one sign-in per provider, client and API, whichever stores use it.
     QString key() const;
 };
 

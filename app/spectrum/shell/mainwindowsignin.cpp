@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// File ▸ Sign in… and Sign out: the reader's sign-in to the hospital's identity provider, for the stores that ask
+// for one (signin.h), and the status bar's "Signed in as …".
+
+#include "shell/mainwindow.h"
+#include "shell/workstation.h"
+
+#include "spectrum/stores/archives/storeregistry.h"
+#include "spectrum/stores/signin/signin.h"
+
+#include <QDesktopServices>
+#include <QLabel>
+#include <QProcess>
+#include <QStatusBar>
+
+namespace spectrum {
+
+namespace {
+
+/// The sign-ins of the configured stores that ask for one.
+QList<SignIn *> configuredSignIns(Workstation *workstation)
+{
+    QList<SignIn *> out;
+    StoreRegistry *registry = workstation->registry();
+    if (!registry)
+        return out;
+    for (const StoreConfig &store : registry->config().stores()) {
+        SignIn *s = SignIn::forStore(store, registry->config());
+        if (s && !out.contains(s))
+            out << s;
+    }
+    return out;
+}
+
+/// The desktop's browser, or $SPECTRUM_BROWSER (a program given the URL).
+void openBrowser(const QUrl &url)
+{
+    const QString browser = qEnvironmentVariable("SPECTRUM_BROWSER");
+    if (!browser.isEmpty())
+        QProcess::startDetached(browser, {url.toString(QUrl::FullyEncoded)});
+    else
+        QDesktopServices::openUrl(url);
+}
+
+} // namespace
+
+QString MainWindow::signedInText() const
+{
+    QStringList who;
+    for (const SignIn *s : SignIn::all()) {
+        if (s->isSignedIn() && !who.contains(s->userName()))
+            who << s->userName();
+    }
+    return who.isEmpty() ? QString() : tr("Signed in as %1").arg(who.join(QStringLiteral(", ")));
+}
+
+void MainWindow::showSignIn()
+{
+    for (SignIn *s : configuredSignIns(m_workstation))
+        connect(s, &SignIn::changed, this, &MainWindow::showSignIn, Qt::UniqueConnection);
+    m_signInLabel->setText(signedInText());
+    m_signInLabel->setVisible(!m_signInLabel->text().isEmpty());
+}
+
+void MainWindow::signIn()
+{
+    const QList<SignIn *> signIns = configuredSignIns(m_workstation);
+    if (signIns.isEmpty()) {
+        statusBar()->showMessage(tr("No store signs in: give a DICOMweb store \"auth\": \"oidc\" with the hospital's identity provider (File ▸ Stores)"), 8000);
+        return;
+    }
+    int started = 0;
+    for (SignIn *s : signIns) {
+        if (s->isSignedIn())
+            continue;
+        connect(s, &SignIn::changed, this, &MainWindow::showSignIn, Qt::UniqueConnection);
+        ++started;
+        statusBar()->showMessage(tr("Sign in in your browser (%1)…").arg(s->provider().issuer.host()));
+        whenDone(s->signIn(openBrowser), this, [this, s](const Result<Done> &r) {
+            statusBar()->showMessage(r.isOk() ? tr("Signed in as %1").arg(s->userName()) : tr("Not signed in: %1").arg(r.error().message()), 10000);
+            showSignIn();
+        });
+    }
+    if (started == 0)
+        statusBar()->showMessage(signedInText(), 5000);
+}
+
+void MainWindow::signOut()
+{
+    for (SignIn *s : configuredSignIns(m_workstation)) {
+        if (!s->isSignedIn())
+            continue;
+        whenDone(s->signOut(), this, [this](const Result<Done> &r) {
+            statusBar()->showMessage(r.isOk() ? tr("Signed out") : r.error().message(), 10000);
+            showSignIn();
+        });
+    }
+}
+
+} // namespace spectrum

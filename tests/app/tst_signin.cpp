@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: Apache-2.0
+// Signing in as hospitals do, through the programs' doors: a PACS (Orthanc) behind nginx that lets a request through
+// only with an access token the hospital's identity provider (Ory Hydra, started here) says is active and meant
+// for it. `spectrum-cli login` opens the browser (the tests' browser signs in at Hydra's login and consent), comes
+// back to 127.0.0.1 alone with state and PKCE checked, keeps the sign-in sealed, and the commands then reach the
+// PACS as the signed-in reader — who is on the audit trail and signs the findings the window saves. A forged
+// redirect, a refused consent, an expired, a revoked and a wrong-audience token are each refused with words a
+// reader can act on; logout revokes the sign-in at the provider.
+
+#include "auditrepository.h"
+#include "identityprovider.h"
+#include "testsupport.h"
+
+#include "guisupport.h"
+
+#include "spectrum/imaging/demostudies.h"
+#include "spectrum/stores/audit/auditconfig.h"
+#include "spectrum/transfer/audit/audittrail.h"
+
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace spectrum;
+using namespace spectrum::test;
+
+namespace {
+
+const QString kPacsAudience = QStringLiteral("https://pacs.hospital.test");
+
+/// The lines of the tests' browser's log, as JSON.
+QList<QJsonObject> browserSaw(const QString &log)
+{
+    QList<QJsonObject> out;
+    for (const QByteArray &line : readFile(log).split('\n')) {
+        if (!line.isEmpty())
+            out << QJsonDocument::fromJson(line).object();
+    }
+    return out;
+}
+
+} // namespace
+
+class tst_SignIn : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void signedInThroughTheBrowserTheReaderReachesThePacs();
+    void aForgedRedirectAndARefusedConsentAreRefused();
+    void anExpiredTokenIsRenewedOrRefusedClearly();
+    void aRevokedOrWrongAudienceTokenIsRefusedClearly();
+    void theWindowSignsFindingsAsTheSignedInReader();
+    void theWindowSignsInAndOutFromItsFileMenu();
+    void logoutRevokesTheSignIn();
+    void cleanupTestCase() { stopProcess(m_gate); }
+
+private:
+    QList<QPair<QString, QString>> env(const QString &browserLog = QString()) const;
+    ProcessResult cli(const QStringList &args, const QString &browserLog = QString()) const { return runCli(args, env(browserLog), 120000); }
+    QJsonObject keptSessions() const;
+
+    QTemporaryDir m_dir;
+    IdentityProviderProcess m_idp;
+    AuditRepositoryProcess m_repository;
+    OrthancProcess m_orthanc;
+    NginxProcess m_nginx;
+    QProcess m_gate;
+    quint16 m_nginxPort = 0;
+    QString m_studyUid, m_patientId, m_config, m_systemConfig;
+};
+
+QList<QPair<QString, QString>> tst_SignIn::env(const QString &browserLog) const
+{
+    QList<QPair<QString, QString>> e = {{QStringLiteral("SPECTRUM_CONFIG"), m_config},
+                                        {QStringLiteral("SPECTRUM_SYSTEM_CONFIG"), m_systemConfig},
+                                        {QStringLiteral("SPECTRUM_CACHE_DIR"), m_dir.filePath(QStringLiteral("cache"))},
+                                        {QStringLiteral("SPECTRUM_LOG_DIR"), m_dir.filePath(QStringLiteral("log"))},
+                                        {QStringLiteral("XDG_STATE_HOME"), m_dir.filePath(QStringLiteral("state"))},
+                                        {QStringLiteral("XDG_CONFIG_HOME"), m_dir.filePath(QStringLiteral("config"))},
+                                        {QStringLiteral("XDG_DATA_HOME"), m_dir.filePath(QStringLiteral("data"))},
+                                        {QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen")}};
+    e += browserEnvironment(m_idp, browserLog.isEmpty() ? m_dir.filePath(QStringLiteral("browser.log")) : browserLog);
+    return e;
+}
+
+QJsonObject tst_SignIn::keptSessions() const
+{
+    return QJsonDocument::fromJson(readFile(m_dir.filePath(QStringLiteral("sign-in.json")))).object().value(QStringLiteral("sessions")).toObject();
+}
+
+void tst_SignIn::initTestCase()
+{
+    QVERIFY2(m_idp.start(), "the identity provider (Ory Hydra, built by scripts/install-deps.sh) did not start");
+    QVERIFY(m_idp.addClient(QStringLiteral("spectrum"), {kPacsAudience, QStringLiteral("https://billing.hospital.test")}));
+    QVERIFY(m_idp.addClient(QStringLiteral("spectrum-brief"), {kPacsAudience}, 3));  // tokens of three seconds
+    QVERIFY(m_repository.start());
+    QVERIFY2(m_orthanc.start(), "Orthanc did not start");
+    DemoOptions demo;
+    demo.studies = {DemoStudy::HeadCt};
+    demo.ctSlices = 4;
+    QVERIFY(!DemoArchive::generate(demo, [&](DemoInstance &&i) {
+                 m_patientId = i.identity.patientId;
+                 return m_orthanc.upload(i.bytes).isEmpty() ? Error(ErrorCode::Io, QStringLiteral("not uploaded")) : Error();
+             }).isError());
+    m_studyUid = DemoArchive::studyUid(DemoStudy::HeadCt);
+
+    // The gate: nginx asks the validator (which asks the provider) about each request's token.
+    const quint16 gatePort = freePort();
+    m_gate.setProcessChannelMode(QProcess::MergedChannels);
+    dieWithParent(m_gate);
+    m_gate.start(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(TOKEN_VALIDATOR_SCRIPT), QString::number(gatePort), m_idp.introspectionUrl(), kPacsAudience});
+    QVERIFY(m_gate.waitForStarted());
+    m_nginxPort = freePort();
+    const QString servers = QStringLiteral(
+        "server { listen 127.0.0.1:%1;\n"
+        "  location /dicom-web/ { auth_request /_gate; auth_request_set $why $upstream_http_x_why; error_page 401 = @refused;\n"
+        "    proxy_set_header Authorization \"\"; proxy_pass http://127.0.0.1:%2/dicom-web/; proxy_buffering off; }\n"
+        "  location = /_gate { internal; proxy_pass http://127.0.0.1:%3/validate; proxy_pass_request_body off;\n"
+        "    proxy_set_header Content-Length \"\"; proxy_set_header Authorization $http_authorization; }\n"
+        "  location @refused { add_header WWW-Authenticate 'Bearer error=\"invalid_token\"' always; default_type application/json;\n"
+        "    return 401 '{\"error\":\"invalid_token\",\"error_description\":\"$why\"}'; }\n"
+        "}\n").arg(m_nginxPort).arg(m_orthanc.httpPort()).arg(gatePort);
+    QVERIFY(m_nginx.start(servers, m_nginxPort));
+
+    auto store = [&](const QString &name, const QString &clientId, const QString &audience) {
+        return QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("kind"), QStringLiteral("dicomweb")},
+                           {QStringLiteral("url"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(m_nginxPort)},
+                           {QStringLiteral("auth"), QStringLiteral("oidc")}, {QStringLiteral("issuer"), m_idp.issuer()},
+                           {QStringLiteral("clientId"), clientId}, {QStringLiteral("audience"), audience}};
+    };
+    m_config = m_dir.filePath(QStringLiteral("stores.json"));
+    QVERIFY(writePrivateFile(m_config, QJsonDocument(QJsonObject{{QStringLiteral("version"), 1},
+                                                                 {QStringLiteral("stores"), QJsonArray{store(QStringLiteral("pacs"), QStringLiteral("spectrum"), kPacsAudience),
+                                                                                                       store(QStringLiteral("billing"), QStringLiteral("spectrum"), QStringLiteral("https://billing.hospital.test")),
+                                                                                                       store(QStringLiteral("brief"), QStringLiteral("spectrum-brief"), kPacsAudience)}}})
+                                           .toJson()));
+    m_systemConfig = m_dir.filePath(QStringLiteral("system.json"));
+    QVERIFY(writeFile(m_systemConfig, QJsonDocument(QJsonObject{{QStringLiteral("version"), 1},
+                                                                {QStringLiteral("audit"), QJsonObject{{QStringLiteral("repository"), m_repository.tlsUrl()},
+                                                                                                      {QStringLiteral("caFile"), m_repository.caFile()}}}})
+                                          .toJson()));
+}
+
+void tst_SignIn::signedInThroughTheBrowserTheReaderReachesThePacs()
+{
+    // Not signed in: the PACS is not reached, and the reader is told what to do.
+    ProcessResult r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("pacs")});
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("sign in again") && r.err.contains("spectrum-cli login --store pacs"), r.err.constData());
+
+    const QString log = m_dir.filePath(QStringLiteral("login.log"));
+    r = cli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("pacs")}, log);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains("signed in as Dr. Anna Smith (asmith)"), r.out.constData());
+
+    // What the browser was sent to: PKCE with S256, a state and a nonce of their own, the PACS as audience, and the
+    // way back to this machine's loopback address — where the port listened on 127.0.0.1 alone.
+    const QList<QJsonObject> saw = browserSaw(log);
+    QVERIFY(!saw.isEmpty());
+    const QJsonObject params = saw.first().value(QStringLiteral("params")).toObject();
+    QCOMPARE(params.value(QStringLiteral("code_challenge_method")).toString(), QStringLiteral("S256"));
+    QCOMPARE(params.value(QStringLiteral("code_challenge")).toString().size(), 43);  // base64url of SHA-256
+    QVERIFY(params.value(QStringLiteral("state")).toString().size() >= 22);
+    QVERIFY(params.value(QStringLiteral("nonce")).toString().size() >= 22);
+    QVERIFY(params.value(QStringLiteral("state")).toString() != params.value(QStringLiteral("nonce")).toString());
+    QCOMPARE(params.value(QStringLiteral("audience")).toString(), kPacsAudience);
+    QVERIFY(params.value(QStringLiteral("redirect_uri")).toString().startsWith(QLatin1String("http://127.0.0.1:")));
+    QVERIFY(params.value(QStringLiteral("scope")).toString().contains(QLatin1String("openid")));
+    QCOMPARE(saw.first().value(QStringLiteral("listener")).toString(), QStringLiteral("127.0.0.1"));
+    QCOMPARE(saw.last().value(QStringLiteral("status")).toInt(), 200);
+
+    // Kept sealed, the user's alone: no token readable in the file.
+    QCOMPARE(QFileInfo(m_dir.filePath(QStringLiteral("sign-in.json"))).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther), QFileDevice::Permissions());
+    QCOMPARE(keptSessions().size(), 1);
+    // Each sign-in is one sealed secret: nothing of it in clear.
+    for (const QJsonValue &v : keptSessions())
+        QVERIFY2(v.toObject().keys() == QStringList{QStringLiteral("sealed")}, QJsonDocument(v.toObject()).toJson().constData());
+    QVERIFY(!readFile(m_dir.filePath(QStringLiteral("sign-in.json"))).contains("asmith"));
+
+    // The next commands reach the PACS through the gate, as the signed-in reader.
+    const int before = int(m_repository.messages().size());
+    r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("pacs"), QStringLiteral("--patient-id"), m_patientId});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains(m_studyUid.toLatin1()), r.out.constData());
+    r = cli({QStringLiteral("fetch"), QStringLiteral("--store"), QStringLiteral("pacs"), m_studyUid});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+
+    // On the audit trail: the login, and the reader of each message is the signed-in user.
+    QVERIFY(QTest::qWaitFor([&] { return !m_repository.messages().isEmpty(); }, 20000));
+    const QList<QByteArray> all = m_repository.messages();
+    bool login = false;
+    for (const QByteArray &m : all) {
+        if (m.contains("csd-code=\"110114\"") && m.contains("csd-code=\"110122\"") && m.contains("UserID=\"asmith\"") && m.contains("EventOutcomeIndicator=\"0\""))
+            login = true;
+        const QString invalid = validateAuditXml(auditXmlOf(m));
+        QVERIFY2(invalid.isEmpty(), qPrintable(invalid));
+    }
+    QVERIFY(login);
+    QVERIFY(QTest::qWaitFor([&] { return m_repository.messages().size() > before; }, 20000));
+    bool queryBySignedIn = false;
+    for (const QByteArray &m : m_repository.messages().mid(before)) {
+        if (m.contains("csd-code=\"110112\"") && m.contains("UserID=\"asmith\" AlternativeUserID=\"asmith\" UserName=\"Dr. Anna Smith\" UserIsRequestor=\"true\""))
+            queryBySignedIn = true;
+    }
+    QVERIFY(queryBySignedIn);
+}
+
+void tst_SignIn::aForgedRedirectAndARefusedConsentAreRefused()
+{
+    // A redirect to the loopback port with a state not this sign-in's is refused, and the real one still signs in.
+    const QString log = m_dir.filePath(QStringLiteral("forged.log"));
+    QList<QPair<QString, QString>> e = env(log);
+    e << qMakePair(QStringLiteral("OIDC_FORGE_STATE"), QStringLiteral("1"));
+    ProcessResult r = runCli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("billing")}, e, 120000);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QList<QJsonObject> saw = browserSaw(log);
+    bool forgedRefused = false;
+    for (const QJsonObject &o : saw) {
+        if (o.value(QStringLiteral("step")).toString() == QLatin1String("forged"))
+            forgedRefused = o.value(QStringLiteral("status")).toInt() == 400 && o.value(QStringLiteral("body")).toString().contains(QLatin1String("does not belong"));
+    }
+    QVERIFY(forgedRefused);
+
+    // A reader who refuses at the provider is not signed in, and is told so.
+    QList<QPair<QString, QString>> deny = env(m_dir.filePath(QStringLiteral("deny.log")));
+    deny << qMakePair(QStringLiteral("OIDC_DENY"), QStringLiteral("1"));
+    r = runCli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("brief")}, deny, 120000);
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("did not sign you in") && r.err.contains("access_denied"), r.err.constData());
+}
+
+void tst_SignIn::anExpiredTokenIsRenewedOrRefusedClearly()
+{
+    // Tokens of three seconds: renewed with the refresh token when a command starts after they expired.
+    ProcessResult r = cli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("brief")}, m_dir.filePath(QStringLiteral("brief.log")));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QTest::qWait(4000);  // the token's own lifetime, by the provider's clock: nothing else to wait on
+    r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("brief"), QStringLiteral("--patient-id"), m_patientId});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(r.out.contains(m_studyUid.toLatin1()));
+    // Once the provider ends the sign-in (its refresh token revoked), an expired token is refused, and said so.
+    const QJsonObject kept = keptSessions();
+    QVERIFY(kept.contains(m_idp.issuer().chopped(1) + QStringLiteral("|spectrum-brief|") + kPacsAudience));
+    r = cli({QStringLiteral("logout"), QStringLiteral("--store"), QStringLiteral("brief")});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("brief")});
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("sign in again"), r.err.constData());
+}
+
+void tst_SignIn::aRevokedOrWrongAudienceTokenIsRefusedClearly()
+{
+    // A token for another server (billing's audience) is not the PACS's: the gate refuses it, the reader reads why.
+    ProcessResult r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("billing")});
+    // billing's store points at the PACS's gate too: its token is not meant for it.
+    QVERIFY2(r.exitCode != 0, (r.out + r.err).constData());
+    QVERIFY2(r.err.contains("not meant for this server") && r.err.contains("sign in again"), r.err.constData());
+    QVERIFY2(!r.err.contains("ey"), r.err.constData());  // no token in the words
+
+    // A token the provider revoked (an administrator ended the reader's sessions with this program) is refused at
+    // once by the gate, though it has not expired here.
+    QVERIFY(!run(QStringLiteral("curl"), {QStringLiteral("-sf"), QStringLiteral("-X"), QStringLiteral("DELETE"),
+                                          m_idp.adminUrl() + QStringLiteral("/admin/oauth2/auth/sessions/consent?subject=asmith&client=spectrum")}).exitCode);
+    r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("pacs")});
+    QVERIFY2(r.exitCode != 0, (r.out + r.err).constData());
+    QVERIFY2(r.err.contains("expired or revoked") && r.err.contains("sign in again"), r.err.constData());
+    // Signed in again, the reader goes on.
+    r = cli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("pacs")}, m_dir.filePath(QStringLiteral("again.log")));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("pacs"), QStringLiteral("--patient-id"), m_patientId});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+}
+
+void tst_SignIn::theWindowSignsFindingsAsTheSignedInReader()
+{
+    // Signed in to the PACS (first test), the window saves a measurement: the report names the signed-in reader.
+    QProcess gui;
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    for (const auto &[name, value] : env())
+        e.insert(name, value);
+    gui.setProcessEnvironment(e);
+    gui.start(QStringLiteral(SPECTRUM_GUI_EXECUTABLE), {QStringLiteral("--screenshot"), m_dir.filePath(QStringLiteral("shot.png")), QStringLiteral("--open"), m_studyUid,
+                                                         QStringLiteral("--measure"), QStringLiteral("--save-findings"), QStringLiteral("local"), QStringLiteral("--no-demo")});
+    const bool finished = gui.waitForFinished(120000);
+    if (!finished) {
+        gui.kill();
+        gui.waitForFinished();
+    }
+    QVERIFY2(finished && gui.exitCode() == 0, (gui.readAllStandardError().right(3000) + readFile(m_dir.filePath(QStringLiteral("log/spectrum.log"))).right(3000)).constData());
+    const ProcessResult r = cli({QStringLiteral("findings"), m_studyUid, QStringLiteral("--json")});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains("Smith^Anna"), r.out.left(2000).constData());
+}
+
+void tst_SignIn::theWindowSignsInAndOutFromItsFileMenu()
+{
+    // The reader at the window: File ▸ Sign in… opens the browser; the status bar then names them; Sign out ends it.
+    for (const auto &[name, value] : env(m_dir.filePath(QStringLiteral("window.log"))))
+        qputenv(name.toUtf8().constData(), value.toUtf8());
+    // This process as the workstation's program, on the hospital's audit trail.
+    const int auditBefore = int(m_repository.messages().size());
+    Result<std::unique_ptr<AuditTrail>> trail = startAuditTrail(auditConfigToFollow(m_config).value(), QStringLiteral("spectrum"), 1);
+    QVERIFY(trail.isOk() && trail.value());
+    Workstation::Options wo;
+    wo.cacheDirectory = m_dir.filePath(QStringLiteral("window-cache"));
+    wo.seedDemoWhenEmpty = false;
+    wo.stores = StoreConfigFile::load(m_config).value();
+    wo.storesFile = m_config;
+    Workstation ws(wo);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(20000));
+    MainWindow window(&ws);
+    window.resize(1200, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto *label = window.findChild<QLabel *>(QStringLiteral("signInLabel"));
+    QVERIFY(label);
+    // Signed in already (the command line's sign-in, kept): named at once. Signed out from the menu first.
+    auto action = [&](const QString &text) -> QAction * {
+        for (QAction *a : window.menuBar()->actions()) {
+            if (a->text() == QLatin1String("&File")) {
+                for (QAction *item : a->menu()->actions())
+                    if (item->text() == text)
+                        return item;
+            }
+        }
+        return nullptr;
+    };
+    QAction *signIn = action(QStringLiteral("Sign &in…")), *signOut = action(QStringLiteral("Sign ou&t"));
+    QVERIFY(signIn && signOut);
+    QTRY_VERIFY_WITH_TIMEOUT(label->isVisible() && label->text() == QLatin1String("Signed in as Dr. Anna Smith"), 20000);
+    signOut->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(!label->isVisible(), 20000);
+    QVERIFY(keptSessions().isEmpty() || !keptSessions().contains(m_idp.issuer().chopped(1) + QStringLiteral("|spectrum|") + kPacsAudience));
+    signIn->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(label->isVisible() && label->text() == QLatin1String("Signed in as Dr. Anna Smith"), 60000);
+    // What is painted says it: the label's own pixels are not the status bar's empty background.
+    const QImage shot = label->grab().toImage();
+    QVERIFY(shot.width() > 50);
+    QVERIFY(meanGrey(shot) > 0);
+    QVERIFY(keptSessions().contains(m_idp.issuer().chopped(1) + QStringLiteral("|spectrum|") + kPacsAudience));
+    // On the hospital's audit trail, as the window's program: the sign-out and the sign-in, by the reader.
+    auto windowSaid = [&](const char *type) {
+        for (const QByteArray &m : m_repository.messages().mid(auditBefore))
+            if (m.contains(" spectrum ") && m.contains("csd-code=\"110114\"") && m.contains(type) && m.contains("UserID=\"asmith\""))
+                return true;
+        return false;
+    };
+    QVERIFY(QTest::qWaitFor([&] { return windowSaid("csd-code=\"110123\"") && windowSaid("csd-code=\"110122\""); }, 20000));
+    trail.value()->flush(3000);
+}
+
+void tst_SignIn::logoutRevokesTheSignIn()
+{
+    const QByteArray sealed = readFile(m_dir.filePath(QStringLiteral("sign-in.json")));
+    ProcessResult r = cli({QStringLiteral("logout"), QStringLiteral("--store"), QStringLiteral("pacs")});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(r.out.contains("signed out of"));
+    QVERIFY(!keptSessions().contains(m_idp.issuer().chopped(1) + QStringLiteral("|spectrum|") + kPacsAudience));
+    r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("pacs")});
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("sign in again"), r.err.constData());
+    QVERIFY(QTest::qWaitFor([&] {
+        for (const QByteArray &m : m_repository.messages())
+            if (m.contains("csd-code=\"110123\"") && m.contains("UserID=\"asmith\""))
+                return true;
+        return false;
+    }, 20000));
+    QVERIFY(sealed != readFile(m_dir.filePath(QStringLiteral("sign-in.json"))));
+}
+
+QTEST_MAIN(tst_SignIn)
+#include "tst_signin.moc"

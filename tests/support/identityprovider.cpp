@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "identityprovider.h"
+
+#include "testsupport.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace spectrum::test {
+
+namespace {
+
+/// curl, for the tests' calls to the provider's admin API: its answer's body, or an empty one when it failed.
+QByteArray curl(const QStringList &args)
+{
+    const ProcessResult r = run(QStringLiteral("curl"), QStringList{QStringLiteral("-sS"), QStringLiteral("--fail-with-body"), QStringLiteral("--max-time"),
+                                                                    QStringLiteral("20")} + args, 30000);
+    if (r.exitCode != 0)
+        qWarning("curl %s: %s %s", qPrintable(args.join(QLatin1Char(' '))), r.err.constData(), r.out.left(300).constData());
+    return r.exitCode == 0 ? (r.out.isEmpty() ? QByteArray("{}") : r.out) : QByteArray();
+}
+
+} // namespace
+
+IdentityProviderProcess::IdentityProviderProcess() : m_process(new QProcess), m_public(freePort()), m_admin(freePort())
+{
+    QTemporaryDir dir;
+    dir.setAutoRemove(false);
+    m_dir = dir.path();
+}
+
+IdentityProviderProcess::~IdentityProviderProcess()
+{
+    stop();
+    delete m_process;
+    QDir(m_dir).removeRecursively();
+}
+
+QString IdentityProviderProcess::issuer() const
+{
+    return QStringLiteral("http://127.0.0.1:%1/").arg(m_public);
+}
+
+QString IdentityProviderProcess::adminUrl() const
+{
+    return QStringLiteral("http://127.0.0.1:%1").arg(m_admin);
+}
+
+QString IdentityProviderProcess::introspectionUrl() const
+{
+    return adminUrl() + QStringLiteral("/admin/oauth2/introspect");
+}
+
+bool IdentityProviderProcess::start()
+{
+    if (QStringLiteral(HYDRA_EXECUTABLE).isEmpty() || QStringLiteral(HYDRA_EXECUTABLE).endsWith(QLatin1String("NOTFOUND"))) {
+        qWarning("no identity provider: Ory Hydra is built by scripts/install-deps.sh (it needs Go)");
+        return false;
+    }
+    const QString conf = QStringLiteral("serve:\n  public: {port: %1, host: 127.0.0.1}\n  admin: {port: %2, host: 127.0.0.1}\n"
+                                        "dsn: memory\n"
+                                        "urls:\n  self: {issuer: 'http://127.0.0.1:%1/'}\n  login: 'http://127.0.0.1:%1/no-login-page'\n"
+                                        "  consent: 'http://127.0.0.1:%1/no-consent-page'\n"
+                                        "secrets: {system: [spectrum-tests-system-secret-0123456789]}\n"
+                                        "ttl: {access_token: 1h, refresh_token: 720h, id_token: 1h, auth_code: 10m}\n"
+                                        "log: {level: warn}\n")
+                             .arg(m_public)
+                             .arg(m_admin);
+    writeFile(m_dir + QStringLiteral("/hydra.yml"), conf.toUtf8());
+    m_process->setProcessChannelMode(QProcess::MergedChannels);
+    dieWithParent(*m_process);
+    m_process->start(QStringLiteral(HYDRA_EXECUTABLE), {QStringLiteral("serve"), QStringLiteral("all"), QStringLiteral("--dev"), QStringLiteral("--sqa-opt-out"),
+                                                         QStringLiteral("-c"), m_dir + QStringLiteral("/hydra.yml")});
+    if (!m_process->waitForStarted())
+        return false;
+    for (int i = 0; i < 300 && m_process->state() == QProcess::Running; ++i) {
+        const ProcessResult r = run(QStringLiteral("curl"), {QStringLiteral("-sf"), issuer() + QStringLiteral(".well-known/openid-configuration")}, 5000);
+        if (r.exitCode == 0)
+            return true;
+        m_process->waitForFinished(100);
+    }
+    qWarning("Ory Hydra did not start: %s", m_process->readAll().right(2000).constData());
+    return false;
+}
+
+void IdentityProviderProcess::stop()
+{
+    stopProcess(*m_process, 5000);
+}
+
+bool IdentityProviderProcess::addClient(const QString &clientId, const QStringList &audiences, int accessSeconds)
+{
+    const QJsonObject client{{QStringLiteral("client_id"), clientId},
+                             {QStringLiteral("client_name"), QStringLiteral("Spectrum")},
+                             {QStringLiteral("token_endpoint_auth_method"), QStringLiteral("none")},
+                             {QStringLiteral("grant_types"), QJsonArray{QStringLiteral("authorization_code"), QStringLiteral("refresh_token")}},
+                             {QStringLiteral("response_types"), QJsonArray{QStringLiteral("code")}},
+                             {QStringLiteral("scope"), QStringLiteral("openid profile email offline_access")},
+                             {QStringLiteral("redirect_uris"), QJsonArray{QStringLiteral("http://127.0.0.1/callback")}},
+                             {QStringLiteral("audience"), QJsonArray::fromStringList(audiences)}};
+    if (curl({QStringLiteral("-X"), QStringLiteral("POST"), QStringLiteral("-H"), QStringLiteral("Content-Type: application/json"), QStringLiteral("--data"),
+              QString::fromUtf8(QJsonDocument(client).toJson(QJsonDocument::Compact)), adminUrl() + QStringLiteral("/admin/clients")})
+            .isEmpty())
+        return false;
+    if (accessSeconds <= 0)
+        return true;
+    const QString life = QStringLiteral("%1s").arg(accessSeconds);
+    const QJsonObject lifespans{{QStringLiteral("authorization_code_grant_access_token_lifespan"), life},
+                                {QStringLiteral("refresh_token_grant_access_token_lifespan"), life}};
+    return !curl({QStringLiteral("-X"), QStringLiteral("PUT"), QStringLiteral("-H"), QStringLiteral("Content-Type: application/json"), QStringLiteral("--data"),
+                  QString::fromUtf8(QJsonDocument(lifespans).toJson(QJsonDocument::Compact)), adminUrl() + QStringLiteral("/admin/clients/%1/lifespans").arg(clientId)})
+                .isEmpty();
+}
+
+QJsonObject IdentityProviderProcess::introspect(const QString &token) const
+{
+    return QJsonDocument::fromJson(curl({QStringLiteral("--data-urlencode"), QStringLiteral("token=") + token, introspectionUrl()})).object();
+}
+
+bool IdentityProviderProcess::revoke(const QString &token, const QString &clientId) const
+{
+    return !curl({QStringLiteral("--data-urlencode"), QStringLiteral("token=") + token, QStringLiteral("--data-urlencode"), QStringLiteral("client_id=") + clientId,
+                  issuer() + QStringLiteral("oauth2/revoke")})
+                .isEmpty();
+}
+
+QList<QPair<QString, QString>> browserEnvironment(const IdentityProviderProcess &idp, const QString &logFile)
+{
+    return {{QStringLiteral("SPECTRUM_BROWSER"), QStringLiteral(OIDC_BROWSER_SCRIPT)},
+            {QStringLiteral("HYDRA_ADMIN_URL"), idp.adminUrl()},
+            {QStringLiteral("OIDC_BROWSER_LOG"), logFile}};
+}
+
+} // namespace spectrum::test
