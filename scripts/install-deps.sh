@@ -57,6 +57,12 @@ done
 # built once from the Go module proxy and kept outside the build folder, so a fresh clone finds it again. Not a
 # Debian package; needs Go >= 1.25 (Debian 12 has 1.19: the Go from go.dev). Without Go the S3 tests fail and say so; everything else still works.
 versitygw_version=v1.8.0
+# The Go toolchain's path (Debian's is too old: the one from go.dev, in /usr/local/go), or a failure.
+go_toolchain() {
+  if command -v go >/dev/null 2>&1; then command -v go; return 0; fi
+  if [ -x /usr/local/go/bin/go ]; then echo /usr/local/go/bin/go; return 0; fi
+  return 1
+}
 peers_dir=${SPECTRUM_PEERS_DIR:-$HOME/.cache/spectrum/peers}
 install_s3_server() {
   local bin="$peers_dir/versitygw-$versitygw_version/versitygw"
@@ -64,12 +70,7 @@ install_s3_server() {
     return 0
   fi
   local go
-  go=$(command -v go || true)
-  [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; }
-  if [ -z "$go" ]; then
-    echo "install-deps: no Go toolchain: the S3 test server (versitygw) is not built and the S3 tests will fail" >&2
-    return 0
-  fi
+  go=$(go_toolchain) || { echo "install-deps: no Go toolchain: the S3 test server (versitygw) is not built and the S3 tests will fail" >&2; return 0; }
   echo "install-deps: building the S3 test server versitygw $versitygw_version (once, a few minutes)"
   mkdir -p "$peers_dir/versitygw-$versitygw_version"
   GOBIN="$peers_dir/versitygw-$versitygw_version" GOFLAGS=-mod=mod "$go" install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version"
@@ -86,12 +87,7 @@ install_identity_provider() {
     return 0
   fi
   local go
-  go=$(command -v go || true)
-  [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; }
-  if [ -z "$go" ]; then
-    echo "install-deps: no Go toolchain: the identity provider (Ory Hydra) is not built and the sign-in test will fail" >&2
-    return 0
-  fi
+  go=$(go_toolchain) || { echo "install-deps: no Go toolchain: the identity provider (Ory Hydra) is not built and the sign-in test will fail" >&2; return 0; }
   echo "install-deps: building the identity provider Ory Hydra $hydra_version (once, a few minutes)"
   local work
   work=$(mktemp -d)

@@ -81,10 +81,14 @@ QString configPathOf(const QStringList &args)
 
 /// The sign-ins of the configuration's stores that ask for one, going on from what the last program kept (their
 /// access tokens renewed when they are about to expire) before the command asks anything of them.
-void resumeSignIns(const QString &configPath, const QString &command)
+void resumeSignIns(const QString &configPath, const QString &command, const QStringList &args)
 {
     if (command == QLatin1String("login") || command == QLatin1String("logout"))
         return;
+    for (const QString &a : args) {
+        if (a == QLatin1String("--help") || a == QLatin1String("-h"))
+            return;  // nothing is asked of a store
+    }
     Result<StoreConfigFile> config = StoreConfigFile::load(configPath);
     if (!config.isOk())
         return;
@@ -139,7 +143,7 @@ int main(int argc, char **argv)
     if (!trail.isOk())
         return cli::fail(QStringLiteral("the audit trail cannot be kept, so nothing is done: %1").arg(trail.error().message()));
     audit(auditevents::applicationActivity(true));
-    resumeSignIns(configPathOf(args), command);
+    resumeSignIns(configPathOf(args), command, args);
     const int status = it->run(args);
     audit(auditevents::applicationActivity(false, status == 0 ? AuditMessage::Outcome::Success : AuditMessage::Outcome::MinorFailure,
                                            status == 0 ? QString() : QStringLiteral("%1 ended with status %2").arg(command).arg(status)));

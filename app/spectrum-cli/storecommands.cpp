@@ -90,6 +90,9 @@ QList<QCommandLineOption> storeOptions()
         {QStringLiteral("password-file"), QStringLiteral("dicomweb: file holding the password (readable by its owner only)."), QStringLiteral("FILE")},
         {QStringLiteral("token-file"), QStringLiteral("dicomweb (Bearer) or blobd: file holding the token (readable by its owner only)."), QStringLiteral("FILE")},
         {QStringLiteral("token-ref"), QStringLiteral("Keep a reference to the token file instead of sealing it (for tokens renewed outside Spectrum)."), QString()},
+        {QStringLiteral("issuer"), QStringLiteral("dicomweb: readers sign in to this identity provider (OpenID Connect, https://…; spectrum-cli login)."), QStringLiteral("URL")},
+        {QStringLiteral("client-id"), QStringLiteral("dicomweb, with --issuer: Spectrum's client ID at the identity provider (a public client, PKCE)."), QStringLiteral("ID")},
+        {QStringLiteral("audience"), QStringLiteral("dicomweb, with --issuer: the API the access token is for (the PACS, as the provider names it)."), QStringLiteral("AUD")},
         {QStringLiteral("ca-file"), QStringLiteral("HTTPS / blobs:// / dimse --tls: PEM certificates to trust."), QStringLiteral("FILE")},
         {QStringLiteral("tls"), QStringLiteral("dimse: associations over TLS (BCP 195); the PACS's certificate is verified (--ca-file).")},
         {QStringLiteral("host"), QStringLiteral("dimse: the PACS's host."), QStringLiteral("HOST")},
@@ -118,7 +121,8 @@ Error applyStoreOptions(const QCommandLineParser &p, const StoreConfigFile &conf
     const std::pair<const char *, StoreField> texts[] = {
         {"url", StoreField::Url},       {"ca-file", StoreField::CaFile}, {"host", StoreField::Host},     {"aet", StoreField::AeTitle},
         {"our-aet", StoreField::OurAeTitle}, {"path", StoreField::Path}, {"bucket", StoreField::Bucket}, {"prefix", StoreField::Prefix},
-        {"region", StoreField::Region}, {"access-key", StoreField::AccessKey}, {"retrieve", StoreField::Retrieve}};
+        {"region", StoreField::Region}, {"access-key", StoreField::AccessKey}, {"retrieve", StoreField::Retrieve},
+        {"issuer", StoreField::Issuer}, {"client-id", StoreField::ClientId}, {"audience", StoreField::Audience}};
     for (const auto &[option, field] : texts)
         if (given(option))
             set(option, field, value(option));
@@ -154,6 +158,14 @@ Error applyStoreOptions(const QCommandLineParser &p, const StoreConfigFile &conf
         if (kind.fields().contains(StoreField::User) && !kind.value(s, StoreField::Password).value<Secret>().isSet())
             return Error(ErrorCode::InvalidArgument, QStringLiteral("--user needs --password-file"));
         set("user", StoreField::User, value("user"));
+    }
+    if (given("issuer") && (given("token-file") || given("password-file")))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("--issuer (the reader signs in) goes with neither --token-file nor --password-file"));
+    if (given("issuer") && !error.isError() && kind.fields().contains(StoreField::Issuer)) {
+        // A sign-in now: no password or token left behind.
+        set("issuer", StoreField::Auth, QStringLiteral("oidc"));
+        kind.setValue(s, StoreField::Password, QVariant::fromValue(Secret()));
+        kind.setValue(s, StoreField::Token, QVariant::fromValue(Secret()));
     }
     if (given("token-file") && !error.isError()) {
         Secret token;

@@ -30,6 +30,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "spectrum/stores/archives/storeconfig.h"
+
 using namespace spectrum;
 using namespace spectrum::test;
 
@@ -68,6 +70,8 @@ private:
     QList<QPair<QString, QString>> env(const QString &browserLog = QString()) const;
     ProcessResult cli(const QStringList &args, const QString &browserLog = QString()) const { return runCli(args, env(browserLog), 120000); }
     QJsonObject keptSessions() const;
+    /// What a kept sign-in holds, unsealed with the configuration's key (the test is this user): access, refresh.
+    QJsonObject keptTokens(const QString &clientId) const;
 
     QTemporaryDir m_dir;
     IdentityProviderProcess m_idp;
@@ -96,6 +100,16 @@ QList<QPair<QString, QString>> tst_SignIn::env(const QString &browserLog) const
 QJsonObject tst_SignIn::keptSessions() const
 {
     return QJsonDocument::fromJson(readFile(m_dir.filePath(QStringLiteral("sign-in.json")))).object().value(QStringLiteral("sessions")).toObject();
+}
+
+QJsonObject tst_SignIn::keptTokens(const QString &clientId) const
+{
+    const QJsonValue sealed = keptSessions().value(m_idp.issuer().chopped(1) + QLatin1Char('|') + clientId + QLatin1Char('|') + kPacsAudience);
+    Result<Secret> secret = Secret::fromJson(sealed, QStringLiteral("sign-in.json"));
+    if (!secret.isOk())
+        return {};
+    Result<QString> plain = StoreConfigFile::load(m_config).value().reveal(secret.value());
+    return plain.isOk() ? QJsonDocument::fromJson(plain.value().toUtf8()).object() : QJsonObject();
 }
 
 void tst_SignIn::initTestCase()
@@ -244,10 +258,18 @@ void tst_SignIn::anExpiredTokenIsRenewedOrRefusedClearly()
     // Tokens of three seconds: renewed with the refresh token when a command starts after they expired.
     ProcessResult r = cli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("brief")}, m_dir.filePath(QStringLiteral("brief.log")));
     QVERIFY2(r.exitCode == 0, r.err.constData());
-    QTest::qWait(4000);  // the token's own lifetime, by the provider's clock: nothing else to wait on
+    const QJsonObject first = keptTokens(QStringLiteral("spectrum-brief"));
+    QVERIFY(!first.value(QStringLiteral("access")).toString().isEmpty());
+    // Expired at the provider (its own clock: introspection says so — nothing else to wait on).
+    QVERIFY(QTest::qWaitFor([&] { return !m_idp.introspect(first.value(QStringLiteral("access")).toString()).value(QStringLiteral("active")).toBool(); }, 20000));
     r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("brief"), QStringLiteral("--patient-id"), m_patientId});
-    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.exitCode == 0, (r.err + readFile(m_dir.filePath(QStringLiteral("log/spectrum-cli.log"))).right(1500)).constData());
     QVERIFY(r.out.contains(m_studyUid.toLatin1()));
+    // Renewed: another access token kept, and the refresh token the provider rotated.
+    const QJsonObject renewed = keptTokens(QStringLiteral("spectrum-brief"));
+    QVERIFY(renewed.value(QStringLiteral("access")).toString() != first.value(QStringLiteral("access")).toString());
+    QVERIFY(m_idp.introspect(renewed.value(QStringLiteral("access")).toString()).value(QStringLiteral("active")).toBool()
+            || QDateTime::currentDateTimeUtc() > QDateTime::fromString(renewed.value(QStringLiteral("expires")).toString(), Qt::ISODate));
     // Once the provider ends the sign-in (its refresh token revoked), an expired token is refused, and said so.
     const QJsonObject kept = keptSessions();
     QVERIFY(kept.contains(m_idp.issuer().chopped(1) + QStringLiteral("|spectrum-brief|") + kPacsAudience));
@@ -265,7 +287,7 @@ void tst_SignIn::aRevokedOrWrongAudienceTokenIsRefusedClearly()
     // billing's store points at the PACS's gate too: its token is not meant for it.
     QVERIFY2(r.exitCode != 0, (r.out + r.err).constData());
     QVERIFY2(r.err.contains("not meant for this server") && r.err.contains("sign in again"), r.err.constData());
-    QVERIFY2(!r.err.contains("ey"), r.err.constData());  // no token in the words
+    QVERIFY2(!r.err.contains("ory_at_") && !r.err.contains("ory_rt_"), r.err.constData());  // no token in the words
 
     // A token the provider revoked (an administrator ended the reader's sessions with this program) is refused at
     // once by the gate, though it has not expired here.
@@ -364,6 +386,10 @@ void tst_SignIn::theWindowSignsInAndOutFromItsFileMenu()
 void tst_SignIn::logoutRevokesTheSignIn()
 {
     const QByteArray sealed = readFile(m_dir.filePath(QStringLiteral("sign-in.json")));
+    const QJsonObject before = keptTokens(QStringLiteral("spectrum"));
+    const QString refresh = before.value(QStringLiteral("refresh")).toString();
+    QVERIFY(!refresh.isEmpty());
+    QVERIFY(m_idp.introspect(refresh).value(QStringLiteral("active")).toBool());
     ProcessResult r = cli({QStringLiteral("logout"), QStringLiteral("--store"), QStringLiteral("pacs")});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QVERIFY(r.out.contains("signed out of"));
@@ -378,6 +404,9 @@ void tst_SignIn::logoutRevokesTheSignIn()
         return false;
     }, 20000));
     QVERIFY(sealed != readFile(m_dir.filePath(QStringLiteral("sign-in.json"))));
+    // Revoked at the provider, not only forgotten here: the refresh token and the access token made from it.
+    QVERIFY(!m_idp.introspect(refresh).value(QStringLiteral("active")).toBool());
+    QVERIFY(!m_idp.introspect(before.value(QStringLiteral("access")).toString()).value(QStringLiteral("active")).toBool());
 }
 
 QTEST_MAIN(tst_SignIn)

@@ -91,7 +91,8 @@ DicomWebClient::DicomWebClient(DicomWebEndpoint endpoint, QObject *parent) : QOb
     for (int i = 0; i < managers; ++i) {
         auto m = std::make_unique<QNetworkAccessManager>();
         m->setTransferTimeout(m_endpoint.timeoutMs);
-        m->setRedirectPolicy(QNetworkRequest::NoLessSafeRedirectPolicy);
+        // A reader's sign-in token goes to this server alone: a redirect elsewhere is not followed with it.
+        m->setRedirectPolicy(m_endpoint.auth.current ? QNetworkRequest::SameOriginRedirectPolicy : QNetworkRequest::NoLessSafeRedirectPolicy);
         m_managers.push_back(std::move(m));
     }
 }

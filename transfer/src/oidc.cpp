@@ -68,9 +68,8 @@ ResultJob<Answer> *exchange(QNetworkAccessManager *network, QNetworkRequest requ
         QObject::connect(reply, &QNetworkReply::finished, job, [job, reply] {
             reply->deleteLater();
             const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-            if (status == 0)
-                return job->complete(Error(reply->error() == QNetworkReply::SslHandshakeFailedError ? ErrorCode::Authentication : ErrorCode::Network,
-                                           QStringLiteral("%1: %2").arg(reply->url().toString(QUrl::RemoveQuery), reply->errorString())));
+            if (status == 0)  // not reached (a certificate refused too): nothing said about the sign-in itself
+                return job->complete(Error(ErrorCode::Network, QStringLiteral("%1: %2").arg(reply->url().toString(QUrl::RemoveQuery), reply->errorString())));
             job->complete(Answer{status, reply->readAll()});
         });
     });
@@ -259,8 +258,12 @@ Result<QJsonObject> OidcClient::checkIdToken(const QString &idToken, const QStri
 
 Result<OidcTokens> OidcClient::tokensFrom(int status, const QByteArray &body, const QString &nonce, const QString &previousRefresh) const
 {
-    if (status != 200)
+    // 400 and 401 are the provider's answer about the grant (invalid_grant: the sign-in is over); anything else
+    // (503, a proxy's error page) says nothing about it and is tried again.
+    if (status == 400 || status == 401)
         return Error(ErrorCode::Authentication, QStringLiteral("the identity provider refused: %1").arg(oauthError(status, body)));
+    if (status != 200)
+        return Error(ErrorCode::Network, QStringLiteral("the identity provider answered %1").arg(oauthError(status, body)));
     const QJsonObject o = QJsonDocument::fromJson(body).object();
     OidcTokens t;
     t.accessToken = o.value(QStringLiteral("access_token")).toString();
@@ -302,6 +305,8 @@ protected:
 private:
     void discovered(const Result<OidcEndpoints> &e)
     {
+        if (isFinished())
+            return;  // cancelled meanwhile: no browser opens
         if (!e.isOk())
             return finishWith(e.error());
         m_endpoints = e.value();
@@ -310,9 +315,17 @@ private:
             return finishWith(Error(ErrorCode::Io, QStringLiteral("cannot listen on 127.0.0.1 for the browser: %1").arg(m_server.errorString())));
         connect(&m_server, &QTcpServer::newConnection, this, [this] {
             while (QTcpSocket *s = m_server.nextPendingConnection()) {
+                // A browser needs one or two connections; whatever else connects to the port is not waited for.
+                if (m_heads.size() >= 8) {
+                    s->abort();
+                    s->deleteLater();
+                    continue;
+                }
                 s->setParent(this);
+                m_heads.insert(s, QByteArray());
                 connect(s, &QTcpSocket::readyRead, this, [this, s] { browserSaid(s); });
                 connect(s, &QTcpSocket::disconnected, s, &QObject::deleteLater);
+                connect(s, &QObject::destroyed, this, [this, s] { m_heads.remove(s); });
             }
         });
         m_redirect = QStringLiteral("http://127.0.0.1:%1/callback").arg(m_server.serverPort());
@@ -372,8 +385,8 @@ private:
         if (code.isEmpty())
             return answerBrowser(s, 400, QStringLiteral("Not a sign-in"), QStringLiteral("The identity provider sent no code."));
         m_exchanging = true;
-        answerBrowser(s, 200, QStringLiteral("Signed in to Spectrum"), QStringLiteral("You can close this tab and go back to Spectrum."));
-        m_server.close();
+        stop();  // no timeout while the code is exchanged, no other connection taken
+        answerBrowser(s, 200, QStringLiteral("Back to Spectrum"), QStringLiteral("Spectrum has the identity provider's answer and finishes signing you in. You can close this tab."));
         const OidcProvider &p = m_client->provider();
         ResultJob<Answer> *x = exchange(m_client->network(), requestFor(m_endpoints.token, p.caFile), "POST",
                                         form({{QStringLiteral("grant_type"), QStringLiteral("authorization_code")},

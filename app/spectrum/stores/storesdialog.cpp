@@ -52,6 +52,13 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     m_auth->addItem(tr("none"), QStringLiteral("none"));
     m_auth->addItem(tr("HTTP Basic (user, password)"), QStringLiteral("basic"));
     m_auth->addItem(tr("Bearer token"), QStringLiteral("bearer"));
+    m_auth->addItem(tr("Sign-in (OpenID Connect)"), QStringLiteral("oidc"));
+    m_issuer = new QLineEdit;
+    m_issuer->setPlaceholderText(tr("https://sso.hospital.org/realms/radiology"));
+    m_clientId = new QLineEdit;
+    m_clientId->setPlaceholderText(tr("spectrum"));
+    m_audience = new QLineEdit;
+    m_audience->setPlaceholderText(tr("the PACS's API, as the identity provider names it"));
     m_secret->setEchoMode(QLineEdit::Password);
     m_port->setRange(0, 65535);
     m_parallel->setRange(1, 64);
@@ -79,6 +86,9 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     form->addRow(tr("Same archive at"), m_mirrors);
     form->addRow(tr("Authentication"), m_auth);
     form->addRow(tr("User"), m_user);
+    form->addRow(tr("Identity provider"), m_issuer);
+    form->addRow(tr("Client ID"), m_clientId);
+    form->addRow(tr("Token audience"), m_audience);
     form->addRow(tr("Bucket"), m_bucket);
     form->addRow(tr("Key prefix"), m_prefix);
     form->addRow(tr("Region"), m_region);
@@ -164,7 +174,8 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
         showStore(name);
     });
     // Any change to the form is an edit, until saved or dropped.
-    for (QLineEdit *e : {m_name, m_url, m_mirrors, m_user, m_secret, m_host, m_aeTitle, m_ourAeTitle, m_caFile, m_bucket, m_prefix, m_region, m_accessKey})
+    for (QLineEdit *e : {m_name, m_url, m_mirrors, m_user, m_secret, m_host, m_aeTitle, m_ourAeTitle, m_caFile, m_bucket, m_prefix, m_region, m_accessKey,
+                         m_issuer, m_clientId, m_audience})
         connect(e, &QLineEdit::textEdited, this, [this] { m_dirty = !m_filling; });
     for (QComboBox *c : {m_kind, m_auth, m_retrieve})
         connect(c, &QComboBox::currentIndexChanged, this, [this] { m_dirty = m_dirty || !m_filling; });
@@ -270,8 +281,11 @@ void StoresDialog::updateFields()
     for (const auto &[widget, field] : rows)
         show(widget, has(field));
     show(m_user, has(StoreField::User) && auth == QLatin1String("basic"));
-    // One secret field: a password or token (as the authentication asks), or the S3 secret key.
-    show(m_secret, (has(StoreField::Auth) && auth != QLatin1String("none")) || (!has(StoreField::Auth) && has(StoreField::Token)) || has(StoreField::SecretKey));
+    for (QWidget *w : {static_cast<QWidget *>(m_issuer), static_cast<QWidget *>(m_clientId), static_cast<QWidget *>(m_audience)})
+        show(w, has(StoreField::Issuer) && auth == QLatin1String("oidc"));
+    // One secret field: a password or token (as the authentication asks), or the S3 secret key; none for a sign-in.
+    show(m_secret, (has(StoreField::Auth) && auth != QLatin1String("none") && auth != QLatin1String("oidc")) || (!has(StoreField::Auth) && has(StoreField::Token))
+                       || has(StoreField::SecretKey));
     // The CA applies where the connection is TLS: HTTPS and blobs:// URLs, or DICOM TLS.
     const QString url = m_url->text().trimmed();
     show(m_caFile, has(StoreField::CaFile)
@@ -349,7 +363,8 @@ QList<std::pair<QWidget *, StoreField>> StoresDialog::fieldWidgets() const
             {m_region, StoreField::Region},   {m_virtualHost, StoreField::Addressing}, {m_accessKey, StoreField::AccessKey},
             {m_host, StoreField::Host},       {m_port, StoreField::Port},             {m_aeTitle, StoreField::AeTitle},
             {m_ourAeTitle, StoreField::OurAeTitle}, {m_retrieve, StoreField::Retrieve}, {m_tls, StoreField::Tls},
-            {m_caFile, StoreField::CaFile},   {m_parallel, StoreField::MaxParallel},  {m_timeout, StoreField::Timeout}};
+            {m_caFile, StoreField::CaFile},   {m_parallel, StoreField::MaxParallel},  {m_timeout, StoreField::Timeout},
+            {m_issuer, StoreField::Issuer},   {m_clientId, StoreField::ClientId},     {m_audience, StoreField::Audience}};
 }
 
 void StoresDialog::setFieldValue(QWidget *widget, const QVariant &value)
@@ -413,7 +428,7 @@ Result<StoreConfig> StoresDialog::formStore() const
         return Error(ErrorCode::InvalidArgument, tr("this workstation has no configuration file to keep a sealed secret beside"));
     const QList<StoreField> fields = kind.fields();
     const QString auth = kind.value(s, StoreField::Auth).toString();
-    if (!typed.isEmpty()) {
+    if (!typed.isEmpty() && auth != QLatin1String("oidc")) {
         Result<Secret> sealed = m_config.seal(typed);
         if (!sealed.isOk())
             return sealed.error();
@@ -425,7 +440,7 @@ Result<StoreConfig> StoresDialog::formStore() const
         kind.setValue(s, StoreField::Token, QVariant::fromValue(Secret()));
         kind.setValue(s, which, QVariant::fromValue(sealed.value()));
     }
-    if (auth == QLatin1String("none")) {
+    if (auth == QLatin1String("none") || auth == QLatin1String("oidc")) {  // a sign-in keeps no password or token
         kind.setValue(s, StoreField::Password, QVariant::fromValue(Secret()));
         kind.setValue(s, StoreField::Token, QVariant::fromValue(Secret()));
     }

@@ -122,6 +122,9 @@ private:
     QComboBox *m_retrieve;
     QCheckBox *m_tls;
     QLineEdit *m_caFile;
+    QLineEdit *m_issuer = nullptr;     ///< dicomweb, "oidc": the identity provider, Spectrum's client there, the API
+    QLineEdit *m_clientId = nullptr;
+    QLineEdit *m_audience = nullptr;
     QLineEdit *m_bucket = nullptr;     ///< s3
     QLineEdit *m_prefix = nullptr;
     QLineEdit *m_region = nullptr;

@@ -58,10 +58,11 @@ OidcTokens tokensFromJson(const QJsonObject &o)
 class FileLock
 {
 public:
-    explicit FileLock(const QString &path)
+    /// `wait`: until it is free (a write of a few milliseconds); otherwise not at all.
+    explicit FileLock(const QString &path, bool wait = false)
     {
         m_fd = ::open(QFile::encodeName(path).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (m_fd >= 0 && ::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
+        if (m_fd >= 0 && ::flock(m_fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
             ::close(m_fd);
             m_fd = -1;
         }
@@ -98,8 +99,13 @@ SignIn *SignIn::forStore(const StoreConfig &store, const StoreConfigFile &config
     p.caFile = web->caFile;
     QMutexLocker lock(&registryMutex());
     SignIn *&s = registry()[p.key()];
-    if (!s)
+    if (!s) {
         s = new SignIn(p, config, store.name, QCoreApplication::instance());
+    } else {
+        // The configuration as it is now (a renamed store, a moved file): what the hint names and where it keeps.
+        s->m_config = config;
+        s->m_storeName = store.name;
+    }
     return s;
 }
 
@@ -129,6 +135,12 @@ bool SignIn::isSignedIn() const
 QString SignIn::accessToken() const
 {
     QMutexLocker lock(&m_mutex);
+    // Past its time by the wall clock (a machine that slept: timers do not count the sleep): renewed at once.
+    if (m_tokens.accessExpires.isValid() && !m_renewQueued && QDateTime::currentDateTimeUtc() >= m_tokens.accessExpires
+        && !m_tokens.refreshToken.isEmpty()) {
+        m_renewQueued = true;
+        QMetaObject::invokeMethod(const_cast<SignIn *>(this), &SignIn::renewIfDue, Qt::QueuedConnection);
+    }
     return m_tokens.accessToken;
 }
 
@@ -190,6 +202,13 @@ std::optional<OidcTokens> SignIn::kept() const
 
 Error SignIn::persist() const
 {
+    // Under the lock every program of the user takes before it writes the file: none loses another's renewal.
+    FileLock lock(vaultPath() + QStringLiteral(".lock"), true);
+    return persistLocked();
+}
+
+Error SignIn::persistLocked() const
+{
     QJsonObject root;
     {
         QFile f(vaultPath());
@@ -248,6 +267,7 @@ void SignIn::adopt(const OidcTokens &tokens)
 void SignIn::forget()
 {
     m_renewal.stop();
+    ++m_generation;  // a renewal still on its way is not taken
     {
         QMutexLocker lock(&m_mutex);
         m_tokens = OidcTokens();
@@ -262,12 +282,29 @@ void SignIn::scheduleRenewal()
     const QDateTime expires = accessExpires();
     if (!expires.isValid())
         return;
-    const qint64 left = QDateTime::currentDateTimeUtc().msecsTo(expires) - kRenewAheadSeconds * 1000;
-    m_renewal.start(int(std::clamp<qint64>(left, 1000, 24LL * 3600 * 1000)));
+    // A minute before it ends — or halfway, for a token that lives less than two minutes.
+    const qint64 left = QDateTime::currentDateTimeUtc().msecsTo(expires);
+    const qint64 ahead = std::min<qint64>(kRenewAheadSeconds * 1000, left / 2);
+    m_renewal.start(int(std::clamp<qint64>(left - ahead, 1000, 24LL * 3600 * 1000)));
+}
+
+void SignIn::renewIfDue()
+{
+    {
+        QMutexLocker l(&m_mutex);
+        m_renewQueued = false;
+    }
+    // Renewed already since it was asked for (each renewal revokes the access token before it at the provider:
+    // renewing twice would take away the token a request is carrying).
+    const QDateTime expires = accessExpires();
+    if (m_renewing || (expires.isValid() && QDateTime::currentDateTimeUtc() < expires))
+        return;
+    renew();
 }
 
 void SignIn::renew()
 {
+    qCDebug(lcStores).noquote() << "sign-in: renewing" << provider().key() << (m_renewing ? "(already under way)" : "");
     if (m_renewing)
         return;
     // Another program of this user may be renewing (one refresh token, rotated): wait for it, then take its tokens.
@@ -276,17 +313,25 @@ void SignIn::renew()
         m_renewal.start(1000);
         return;
     }
-    if (std::optional<OidcTokens> other = kept(); other && other->accessToken != accessToken() && other->accessExpires.isValid()
-        && QDateTime::currentDateTimeUtc().secsTo(other->accessExpires) > kRenewAheadSeconds) {
-        adopt(*other);
-        scheduleRenewal();
-        Q_EMIT changed();
-        return;
-    }
     QString refreshToken;
     {
         QMutexLocker l(&m_mutex);
         refreshToken = m_tokens.refreshToken;
+    }
+    // What is on the disk is the newest: another program may have renewed (and the provider replaced the refresh
+    // token this one holds).
+    if (std::optional<OidcTokens> other = kept()) {
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        const QDateTime mine = accessExpires();
+        if (other->accessToken != accessToken() && other->accessExpires.isValid() && now.secsTo(other->accessExpires) > 5
+            && (!mine.isValid() || other->accessExpires > mine)) {
+            adopt(*other);
+            scheduleRenewal();
+            Q_EMIT changed();
+            return;
+        }
+        if (!other->refreshToken.isEmpty())
+            refreshToken = other->refreshToken;
     }
     if (refreshToken.isEmpty()) {
         qCWarning(lcStores).noquote() << "sign-in: the access token expires and there is no refresh token:" << hint();
@@ -295,19 +340,30 @@ void SignIn::renew()
         return;
     }
     m_renewing = true;
+    const quint64 generation = m_generation;
     ResultJob<OidcTokens> *job = m_client.refresh(refreshToken);
-    connect(job, &Job::finished, this, [this, job, lock] {
+    connect(job, &Job::finished, this, [this, job, lock, generation] {
         m_renewing = false;
+        if (generation != m_generation)
+            return;  // signed out (or in anew) meanwhile: this renewal is not the sign-in's any more
         const Result<OidcTokens> &r = job->result();
         if (r.isOk()) {
             adopt(r.value());
-            if (Error e = persist(); e.isError())
+            if (Error e = persistLocked(); e.isError())
                 qCWarning(lcStores).noquote() << "sign-in: renewed, but not kept for the next program:" << e.message();
             qCInfo(lcStores).noquote() << "sign-in: renewed for" << userName() << "until" << accessExpires().toString(Qt::ISODate);
             scheduleRenewal();
         } else if (r.error().code() == ErrorCode::Authentication) {
             qCWarning(lcStores).noquote() << "sign-in: ended by the identity provider (" << r.error().message() << "):" << hint();
-            forget();
+            ++m_generation;
+            m_renewal.stop();
+            {
+                QMutexLocker l(&m_mutex);
+                m_tokens = OidcTokens();
+            }
+            if (Error e = persistLocked(); e.isError())
+                qCWarning(lcStores).noquote() << "sign-in:" << e.message();
+            resetAuditUser();
         } else {
             qCWarning(lcStores).noquote() << "sign-in: not renewed, tried again in 30 s:" << r.error().message();
             m_renewal.start(30000);
@@ -319,11 +375,15 @@ void SignIn::renew()
 
 ResultJob<Done> *SignIn::signIn(std::function<void(const QUrl &)> openBrowser)
 {
+    if (m_signingIn)
+        return failedJob<Done>(Error(ErrorCode::Busy, QStringLiteral("a sign-in to %1 is already waiting in the browser").arg(provider().issuer.host())));
+    m_signingIn = true;
     QPointer<SignIn> self(this);
     return new CallbackJob<Done>([self, openBrowser](CallbackJob<Done> *job) {
         if (!self)
             return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
         ResultJob<OidcTokens> *in = self->m_client.signIn(openBrowser);
+        QObject::connect(job, &Job::finished, self, [self] { self->m_signingIn = false; });
         in->setParent(job);
         QObject::connect(in, &Job::finished, job, [self, in, job] {
             if (!self)
@@ -336,6 +396,7 @@ ResultJob<Done> *SignIn::signIn(std::function<void(const QUrl &)> openBrowser)
                                                       r.error().message()));
                 return job->complete(r.error());
             }
+            ++self->m_generation;  // a renewal of an earlier sign-in still on its way is not taken
             self->adopt(r.value());
             audit(auditevents::userAuthentication(true, idp));
             Error kept = self->persist();
@@ -360,16 +421,15 @@ ResultJob<Done> *SignIn::signOut()
             QMutexLocker lock(&self->m_mutex);
             t = self->m_tokens;
         }
+        // Forgotten here first — whatever the provider says, and however long it takes to say it.
+        audit(auditevents::userAuthentication(false, providerPeer(self->provider())));
+        self->forget();
+        Q_EMIT self->changed();
         // The refresh token is the sign-in: revoked, the access tokens made from it go too (RFC 7009 2.1).
         ResultJob<Done> *revoke = self->m_client.revoke(t.refreshToken.isEmpty() ? t.accessToken : t.refreshToken,
                                                         t.refreshToken.isEmpty() ? QStringLiteral("access_token") : QStringLiteral("refresh_token"));
         revoke->setParent(job);
-        QObject::connect(revoke, &Job::finished, job, [self, revoke, job] {
-            if (!self)
-                return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
-            audit(auditevents::userAuthentication(false, providerPeer(self->provider())));
-            self->forget();
-            Q_EMIT self->changed();
+        QObject::connect(revoke, &Job::finished, job, [revoke, job] {
             if (!revoke->result().isOk())
                 return job->complete(Error(revoke->result().error().code(), QStringLiteral("signed out here, but the identity provider could not be told: %1")
                                                                                 .arg(revoke->result().error().message())));
@@ -395,6 +455,7 @@ ResultJob<Done> *SignIn::resume()
         if (!self->isSignedIn() && !refreshable)
             return job->complete(Done());
         const QDateTime expires = self->accessExpires();
+        qCDebug(lcStores).noquote() << "sign-in: resuming" << self->provider().key() << "expires" << expires.toString(Qt::ISODateWithMs);
         if (expires.isValid() && QDateTime::currentDateTimeUtc().secsTo(expires) > kRenewAheadSeconds) {
             self->scheduleRenewal();
             return job->complete(Done());

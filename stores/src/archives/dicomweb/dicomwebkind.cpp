@@ -71,6 +71,13 @@ public:
                 return invalid(where, QStringLiteral("oidc needs the identity provider as an https:// issuer, e.g. https://sso.hospital.org/realms/radiology"));
             if (s.clientId.isEmpty())
                 return invalid(where, QStringLiteral("oidc needs the client id Spectrum has at the identity provider (clientId)"));
+            // The reader's token goes only over TLS (or to this machine).
+            for (const QString &address : QStringList{s.url} + s.mirrors) {
+                const QUrl a(address);
+                const bool here = a.host() == QLatin1String("127.0.0.1") || a.host() == QLatin1String("localhost");
+                if (a.scheme() != QLatin1String("https") && !here)
+                    return invalid(where, QStringLiteral("with oidc the archive must be reached over https:// (%1 would carry the reader's token in clear)").arg(address));
+            }
         } else if (s.auth != QLatin1String("none")) {
             return invalid(where, QStringLiteral("auth is none, basic, bearer or oidc"));
         }

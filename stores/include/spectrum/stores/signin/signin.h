@@ -63,7 +63,9 @@ private:
     void forget();
     void scheduleRenewal();
     void renew();
+    void renewIfDue();
     Error persist() const;
+    Error persistLocked() const;
     /// What the sign-in file holds for this provider (another program may have renewed it since).
     std::optional<OidcTokens> kept() const;
     QString vaultPath() const;
@@ -75,6 +77,9 @@ private:
     OidcTokens m_tokens;
     QTimer m_renewal;
     bool m_renewing = false;
+    bool m_signingIn = false;
+    quint64 m_generation = 0;           ///< a new one at each sign-in and sign-out: older renewals are dropped
+    mutable bool m_renewQueued = false; ///< under m_mutex
 };
 
 } // namespace spectrum
