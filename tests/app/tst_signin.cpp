@@ -28,9 +28,11 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QTcpSocket>
 #include <QTest>
 
 #include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/stores/signin/signin.h"
 
 using namespace spectrum;
 using namespace spectrum::test;
@@ -134,6 +136,11 @@ void tst_SignIn::initTestCase()
     dieWithParent(m_gate);
     m_gate.start(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(TOKEN_VALIDATOR_SCRIPT), QString::number(gatePort), m_idp.introspectionUrl(), kPacsAudience});
     QVERIFY(m_gate.waitForStarted());
+    QVERIFY(QTest::qWaitFor([&] {  // listening before nginx sends it anything
+        QTcpSocket probe;
+        probe.connectToHost(QHostAddress::LocalHost, gatePort);
+        return probe.waitForConnected(100);
+    }, 20000));
     m_nginxPort = freePort();
     const QString servers = QStringLiteral(
         "server { listen 127.0.0.1:%1;\n"
@@ -367,6 +374,12 @@ void tst_SignIn::theWindowSignsInAndOutFromItsFileMenu()
     QVERIFY(keptSessions().isEmpty() || !keptSessions().contains(m_idp.issuer().chopped(1) + QStringLiteral("|spectrum|") + kPacsAudience));
     signIn->trigger();
     QTRY_VERIFY_WITH_TIMEOUT(label->isVisible() && label->text() == QLatin1String("Signed in as Dr. Anna Smith"), 60000);
+    // Every store's provider in turn, one browser page at a time (billing's and brief's sign-ins were ended).
+    auto everyoneSignedIn = [] {
+        const QList<SignIn *> all = SignIn::all();
+        return all.size() == 3 && std::all_of(all.begin(), all.end(), [](SignIn *s) { return s->isSignedIn(); });
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(everyoneSignedIn(), 60000);
     // What is painted says it: the label's own pixels are not the status bar's empty background.
     const QImage shot = label->grab().toImage();
     QVERIFY(shot.width() > 50);

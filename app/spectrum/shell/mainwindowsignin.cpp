@@ -10,6 +10,7 @@
 
 #include <QDesktopServices>
 #include <QLabel>
+#include <QPointer>
 #include <QProcess>
 #include <QStatusBar>
 
@@ -69,20 +70,32 @@ void MainWindow::signIn()
         statusBar()->showMessage(tr("No store signs in: give a DICOMweb store \"auth\": \"oidc\" with the hospital's identity provider (File ▸ Stores)"), 8000);
         return;
     }
-    int started = 0;
+    QList<QPointer<SignIn>> waiting;
     for (SignIn *s : signIns) {
-        if (s->isSignedIn())
-            continue;
         connect(s, &SignIn::changed, this, &MainWindow::showSignIn, Qt::UniqueConnection);
-        ++started;
+        if (!s->isSignedIn())
+            waiting << s;
+    }
+    if (waiting.isEmpty()) {
+        statusBar()->showMessage(signedInText(), 5000);
+        return;
+    }
+    // One provider after the other: one browser page at a time.
+    auto next = std::make_shared<std::function<void()>>();
+    *next = [this, waiting, next]() mutable {
+        while (!waiting.isEmpty() && (!waiting.first() || waiting.first()->isSignedIn()))
+            waiting.removeFirst();
+        if (waiting.isEmpty())
+            return;
+        SignIn *s = waiting.takeFirst();
         statusBar()->showMessage(tr("Sign in in your browser (%1)…").arg(s->provider().issuer.host()));
-        whenDone(s->signIn(openBrowser), this, [this, s](const Result<Done> &r) {
+        whenDone(s->signIn(openBrowser), this, [this, s, next](const Result<Done> &r) {
             statusBar()->showMessage(r.isOk() ? tr("Signed in as %1").arg(s->userName()) : tr("Not signed in: %1").arg(r.error().message()), 10000);
             showSignIn();
+            (*next)();
         });
-    }
-    if (started == 0)
-        statusBar()->showMessage(signedInText(), 5000);
+    };
+    (*next)();
 }
 
 void MainWindow::signOut()

@@ -58,19 +58,28 @@ OidcTokens tokensFromJson(const QJsonObject &o)
 class FileLock
 {
 public:
-    /// `wait`: until it is free (a write of a few milliseconds); otherwise not at all.
+    /// `wait`: up to two seconds (another program's renewal is a round trip to the provider); otherwise not at all.
     explicit FileLock(const QString &path, bool wait = false)
     {
         m_fd = ::open(QFile::encodeName(path).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (m_fd >= 0 && ::flock(m_fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
-            ::close(m_fd);
-            m_fd = -1;
+        if (m_fd < 0)
+            return;
+        for (int tries = wait ? 100 : 1; tries > 0; --tries) {
+            if (::flock(m_fd, LOCK_EX | LOCK_NB) == 0)
+                return;
+            if (tries > 1)
+                ::usleep(20000);
         }
+        ::close(m_fd);
+        m_fd = -1;
     }
-    ~FileLock()
+    ~FileLock() { release(); }
+    /// Lets go before the lock itself goes (a renewal's lock, held by its callback until the job is deleted).
+    void release()
     {
         if (m_fd >= 0)
             ::close(m_fd);
+        m_fd = -1;
     }
     FileLock(const FileLock &) = delete;
     FileLock &operator=(const FileLock &) = delete;
@@ -344,8 +353,10 @@ void SignIn::renew()
     ResultJob<OidcTokens> *job = m_client.refresh(refreshToken);
     connect(job, &Job::finished, this, [this, job, lock, generation] {
         m_renewing = false;
-        if (generation != m_generation)
+        if (generation != m_generation) {
+            lock->release();
             return;  // signed out (or in anew) meanwhile: this renewal is not the sign-in's any more
+        }
         const Result<OidcTokens> &r = job->result();
         if (r.isOk()) {
             adopt(r.value());
@@ -368,6 +379,7 @@ void SignIn::renew()
             qCWarning(lcStores).noquote() << "sign-in: not renewed, tried again in 30 s:" << r.error().message();
             m_renewal.start(30000);
         }
+        lock->release();  // before anyone hears of it: a sign-out that follows writes the file under the lock
         Q_EMIT changed();
     });
     job->start(ExecutionPolicy::Async);

@@ -49,9 +49,11 @@ AuditTrail::AuditTrail(AuditTrailOptions options, QObject *parent) : QObject(par
 
 AuditTrail::~AuditTrail()
 {
-    uninstallAuditSink(this);
-    // What is pending stays in the spool, for the next trail to adopt.
+    uninstallAuditSink(this);  // no record() after this returns
+    // What the writer has queued is written first; what is pending stays in the spool, for the next trail to adopt.
     QMutexLocker lock(&m_mutex);
+    while (m_writing)
+        m_idle.wait(&m_mutex);
     m_spool.reset();
 }
 
@@ -64,6 +66,7 @@ Error AuditTrail::open()
     {
         QMutexLocker lock(&m_mutex);
         m_spool = spool.takeValue();
+        m_kept = m_spool->pending();
     }
     if (adopted > 0)
         qCInfo(lcTransfer).noquote() << "audit:" << adopted << "message(s) left by a program that had stopped are sent now";
@@ -85,21 +88,60 @@ void AuditTrail::record(const AuditMessage &message)
             qCCritical(lcTransfer).noquote() << "audit: no spool, message not kept:" << message.summary();
             return;
         }
-        if (Error e = m_spool->append(frame); e.isError())
-            qCCritical(lcTransfer).noquote() << "audit: message not kept on disk (sent from memory; lost if this program ends before):" << message.summary() << "—" << e.message();
+        // Written and synced by the writer, off the caller's thread (the window's never waits for a disk).
+        m_commands.append(SpoolCommand{frame, 0});
+        ++m_unwritten;
+        startWriter();
     }
     qCInfo(lcTransfer).noquote() << "audit:" << message.summary();
     const QString summary = message.summary();
-    QMetaObject::invokeMethod(this, [this, summary] {
-        Q_EMIT recorded(summary);
-        sendPending();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(this, [this, summary] { Q_EMIT recorded(summary); }, Qt::QueuedConnection);
+}
+
+void AuditTrail::startWriter()
+{
+    if (m_writing)
+        return;
+    m_writing = true;
+    startOnPool(blockingPool(), [this] { writeSpool(); });
+}
+
+void AuditTrail::writeSpool()
+{
+    for (;;) {
+        QList<SpoolCommand> commands;
+        {
+            QMutexLocker lock(&m_mutex);
+            if (m_commands.isEmpty()) {
+                m_writing = false;
+                m_idle.wakeAll();
+                break;
+            }
+            commands.swap(m_commands);
+        }
+        for (const SpoolCommand &c : std::as_const(commands)) {
+            if (c.delivered > 0) {
+                if (Error e = m_spool->delivered(c.delivered); e.isError())
+                    qCWarning(lcTransfer).noquote() << "audit: delivered, but the spool cannot record it (sent again later):" << e.message();
+                continue;
+            }
+            if (Error e = m_spool->append(c.frame); e.isError())
+                qCCritical(lcTransfer).noquote() << "audit: a message not kept on disk (sent from memory; lost if this program ends before):" << e.message();
+            QMutexLocker lock(&m_mutex);
+            m_kept.append(c.frame);
+            --m_unwritten;
+        }
+        QMetaObject::invokeMethod(this, [this] {
+            Q_EMIT spooled();
+            sendPending();
+        }, Qt::QueuedConnection);
+    }
 }
 
 int AuditTrail::pending() const
 {
     QMutexLocker lock(&m_mutex);
-    return m_spool ? m_spool->pendingCount() : 0;
+    return int(m_kept.size()) + m_unwritten;
 }
 
 void AuditTrail::sendPending()
@@ -109,9 +151,9 @@ void AuditTrail::sendPending()
     QList<QByteArray> frames;
     {
         QMutexLocker lock(&m_mutex);
-        if (!m_spool || m_spool->pendingCount() == 0)
+        if (m_kept.isEmpty())
             return;
-        frames = m_spool->pending();
+        frames = m_kept;  // written to the spool first: only those go out
     }
     m_sending = true;
     const AuditRepository repository = *m_options.repository;
@@ -131,14 +173,12 @@ void AuditTrail::finishAttempt(const SyslogDelivery &d)
     const int frames = pending();
     m_sending = false;
     if (d.delivered > 0) {
-        Error kept;
         {
             QMutexLocker lock(&m_mutex);
-            if (m_spool)
-                kept = m_spool->delivered(d.delivered);
+            m_kept.erase(m_kept.begin(), m_kept.begin() + std::min<qsizetype>(d.delivered, m_kept.size()));
+            m_commands.append(SpoolCommand{QByteArray(), d.delivered});  // counted in the spool by the writer
+            startWriter();
         }
-        if (kept.isError())
-            qCWarning(lcTransfer).noquote() << "audit: delivered, but the spool cannot record it (sent again later):" << kept.message();
         qCDebug(lcTransfer).noquote() << "audit:" << d.delivered << "message(s) delivered to" << m_options.repository->url();
         if (m_failedLast)
             qCInfo(lcTransfer).noquote() << "audit: the repository" << m_options.repository->url() << "takes messages again";
@@ -171,9 +211,15 @@ bool AuditTrail::flush(int timeoutMs)
         connect(&limit, &QTimer::timeout, &loop, &QEventLoop::quit);
         connect(this, &AuditTrail::delivered, &loop, &QEventLoop::quit);
         connect(this, &AuditTrail::deliveryFailed, &loop, &QEventLoop::quit);
+        connect(this, &AuditTrail::spooled, &loop, &QEventLoop::quit);
         limit.start(int(std::max<qint64>(1, timeoutMs - clock.elapsed())));
         sendPending();
-        if (m_sending)
+        bool writing = false;
+        {
+            QMutexLocker lock(&m_mutex);
+            writing = m_writing || m_unwritten > 0;
+        }
+        if (m_sending || writing)
             loop.exec();
         else if (!m_retry.isActive())
             break;

@@ -5,6 +5,9 @@
 // record repository — over TLS (RFC 5425, DICOM PS3.15 A.6; the repository's certificate checked, ours presented
 // when it asks) or UDP (RFC 5426, A.7).
 //
+// record() returns at once on any thread (the window's never waits for a disk): a writer on the blocking pool
+// appends and syncs each message, in order, and only what it has written is sent.
+//
 // Over TLS a message counts as delivered only when the repository has read it: the trail sends what is pending,
 // ends its side of the connection and waits for the repository to end its own — which it does once it has read
 // every byte (a repository killed before that resets the connection, and everything is sent again: at least once,
@@ -16,6 +19,7 @@
 
 #include <QObject>
 #include <QMutex>
+#include <QWaitCondition>
 #include <QTimer>
 
 #include <memory>
@@ -77,14 +81,31 @@ Q_SIGNALS:
     void delivered(int count);
     /// A try failed (the trail tries again later): the repository is down, refused us or our certificate.
     void deliveryFailed(const spectrum::Error &error);
+    /// Messages were written to the spool (and are now sent).
+    void spooled();
 
 private:
     void sendPending();
     void finishAttempt(const SyslogDelivery &delivery);
+    /// The spool is written by one writer at a time on the blocking pool, in the order of the commands: a message
+    /// to append (and sync), or how many were delivered. Under m_mutex.
+    void startWriter();
+    void writeSpool();
+
+    struct SpoolCommand
+    {
+        QByteArray frame;   ///< a message to keep
+        int delivered = 0;  ///< or: this many delivered
+    };
 
     AuditTrailOptions m_options;
-    mutable QMutex m_mutex;  ///< the spool: record() comes from any thread
-    std::unique_ptr<AuditSpool> m_spool;
+    mutable QMutex m_mutex;  ///< record() comes from any thread, the writer runs on the pool
+    QWaitCondition m_idle;
+    std::unique_ptr<AuditSpool> m_spool;   ///< touched by the writer alone once open
+    QList<SpoolCommand> m_commands;
+    bool m_writing = false;
+    QList<QByteArray> m_kept;              ///< written to the spool, not delivered yet, oldest first
+    int m_unwritten = 0;                   ///< recorded, not written yet
     bool m_sending = false;     ///< a delivery is under way (on the network pool)
     bool m_failedLast = false;  ///< the last try failed: flush() does not wait for a repository that is down
     int m_retryMs = 0;
