@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "audit/syslogdelivery.h"
 
+#include "spectrum/core/logging.h"
 #include "spectrum/transfer/audit/syslogframe.h"
 
 #include <QFile>
@@ -112,7 +113,7 @@ SyslogDelivery deliverTls(const AuditRepository &r, const QList<QByteArray> &fra
         return failure(ErrorCode::Internal, QStringLiteral("TLS: %1").arg(sslErrors()));
     const auto freeCtx = qScopeGuard([ctx] { SSL_CTX_free(ctx); });
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);  // BCP 195, as DICOM's TLS profiles ask
-    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);  // a repository that closes without close_notify has still read everything
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);  // rsyslog ends without close_notify: its end of stream is its answer
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
     const int loaded = r.caFile.isEmpty() ? SSL_CTX_set_default_verify_paths(ctx)
                                           : SSL_CTX_load_verify_locations(ctx, QFile::encodeName(r.caFile).constData(), nullptr);
@@ -156,6 +157,22 @@ SyslogDelivery deliverTls(const AuditRepository &r, const QList<QByteArray> &fra
         if (n <= 0)
             return failure(ErrorCode::Network, QStringLiteral("%1: the connection broke while sending (%2)").arg(where(r), QString::fromLocal8Bit(std::strerror(errno))));
         at += n;
+    }
+    // Every byte in the repository's hands (acknowledged by its machine), and the connection still open: a
+    // repository that closed on its own meanwhile (refusing our certificate after the handshake, shutting down) has
+    // not read them, and its close must not be taken for an answer to ours.
+    for (qint64 waited = 0;; waited += 5) {
+        tcp_info ti = {};
+        socklen_t len = sizeof ti;
+        if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+            break;
+        if (ti.tcpi_state != TCP_ESTABLISHED)
+            return failure(ErrorCode::Network, QStringLiteral("%1 closed the connection before it took the messages").arg(where(r)));
+        if (ti.tcpi_unacked == 0)
+            break;
+        if (waited > timeoutMs)
+            return failure(ErrorCode::Network, QStringLiteral("%1 did not take the messages in time").arg(where(r)));
+        ::usleep(5000);
     }
     // Our side ends (close_notify, then the TCP stream): the repository reads to the end and closes its own.
     SSL_shutdown(ssl);
