@@ -109,13 +109,27 @@ SignIn *SignIn::forStore(const StoreConfig &store, const StoreConfigFile &config
     QMutexLocker lock(&registryMutex());
     SignIn *&s = registry()[p.key()];
     if (!s) {
-        s = new SignIn(p, config, store.name, QCoreApplication::instance());
+        // Gone before the application's event loop and timers are (a child of the application would be deleted
+        // after them, its renewal timer and network access manager with nothing left to stop them on).
+        if (registry().size() == 1)
+            qAddPostRoutine(deleteAll);
+        s = new SignIn(p, config, store.name, nullptr);
     } else {
         // The configuration as it is now (a renamed store, a moved file): what the hint names and where it keeps.
         s->m_config = config;
         s->m_storeName = store.name;
     }
     return s;
+}
+
+void SignIn::deleteAll()
+{
+    QHash<QString, SignIn *> gone;
+    {
+        QMutexLocker lock(&registryMutex());
+        gone.swap(registry());
+    }
+    qDeleteAll(gone);
 }
 
 QList<SignIn *> SignIn::all()

@@ -23,12 +23,14 @@ class SignIn : public QObject
 {
     Q_OBJECT
 public:
-    /// The sign-in `store` (auth "oidc") uses, shared in this process, made on first use (owned by the
-    /// application); null for a store that signs in otherwise. The tokens an earlier program kept are read at once
+    /// The sign-in `store` (auth "oidc") uses, shared in this process, made on first use (deleted as the
+    /// application ends); null for a store that signs in otherwise. The tokens an earlier program kept are read at once
     /// (not refreshed: resume() does that).
     static SignIn *forStore(const StoreConfig &store, const StoreConfigFile &config);
     /// Every sign-in made so far.
     static QList<SignIn *> all();
+    /// Deletes them all (at the application's end, from its post routine).
+    static void deleteAll();
 
     const OidcProvider &provider() const { return m_client.provider(); }
     /// An access token is held (it may be renewed behind the requests).
