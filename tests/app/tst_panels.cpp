@@ -81,6 +81,7 @@ class tst_Panels : public QObject
 private Q_SLOTS:
     void theTransfersPanelScrollsAndClearsWhatEnded();
     void theStoresDialogKeepsWhatItHoldsAndFollowsTheFile();
+    void theStoresDialogSetsUpASignIn();
 };
 
 /// Forty ended sends never grow the panel past a screen: it scrolls inside itself; Clear finished empties it.
@@ -145,6 +146,58 @@ void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
 /// The stores dialog: New never overwrites, a rename moves, only the chosen kind's fields show, edits are tracked;
 /// the workstation's own AE title and port are set there and its Storage SCP starts as soon as a configuration
 /// exists; a store added by `spectrum-cli stores add` meanwhile appears without a restart.
+void tst_Panels::theStoresDialogSetsUpASignIn()
+{
+    // An admin gives a DICOMweb archive the hospital's sign-in: its fields show, no password or token is kept.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("config/stores.json"));
+    Workstation::Options options;
+    options.cacheDirectory = dir.filePath(QStringLiteral("cache"));
+    options.seedDemoWhenEmpty = false;
+    options.stores = StoreConfigFile::load(path).value();
+    options.storesFile = path;
+    Workstation ws(options);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(10000));
+    StoresDialog dialog(&ws);
+    dialog.show();
+    dialog.newStore();
+    dialog.kindField()->setCurrentIndex(dialog.kindField()->findData(int(StoreKind::DicomWeb)));
+    QTest::keyClicks(dialog.nameField(), QStringLiteral("sso-pacs"));
+    dialog.urlField()->setText(QStringLiteral("https://pacs.hospital.test/dicom-web"));
+    QVERIFY(!dialog.isFieldShown(dialog.issuerField()));
+    dialog.authField()->setCurrentIndex(dialog.authField()->findData(QStringLiteral("oidc")));
+    QVERIFY(dialog.isFieldShown(dialog.issuerField()));
+    QVERIFY(dialog.isFieldShown(dialog.clientIdField()));
+    QVERIFY(dialog.isFieldShown(dialog.audienceField()));
+    QVERIFY(!dialog.isFieldShown(dialog.secretField()));
+    QVERIFY(!dialog.isFieldShown(dialog.userField()));
+    dialog.secretField()->setText(QStringLiteral("left-over-token"));  // typed before the switch: not kept
+    dialog.issuerField()->setText(QStringLiteral("https://sso.hospital.test/realms/radiology"));
+    dialog.clientIdField()->setText(QStringLiteral("spectrum"));
+    dialog.audienceField()->setText(QStringLiteral("https://pacs.hospital.test"));
+    dialog.saveStore();
+    QVERIFY2(dialog.status().contains(QStringLiteral("saved")), qPrintable(dialog.status()));
+    const StoreConfigFile file = StoreConfigFile::load(path).value();
+    const StoreConfig *saved = file.find(QStringLiteral("sso-pacs"));
+    QVERIFY(saved);
+    const DicomWebSettings &web = saved->as<DicomWebSettings>();
+    QCOMPARE(web.auth, QStringLiteral("oidc"));
+    QCOMPARE(web.issuer, QStringLiteral("https://sso.hospital.test/realms/radiology"));
+    QCOMPARE(web.clientId, QStringLiteral("spectrum"));
+    QCOMPARE(web.audience, QStringLiteral("https://pacs.hospital.test"));
+    QVERIFY(!web.token.isSet() && !web.password.isSet());
+    // Chosen again in the list, it is shown as a sign-in (an edit never turns it into another kind of login).
+    auto *list = dialog.findChild<QListWidget *>();
+    QVERIFY(list);
+    const QList<QListWidgetItem *> items = list->findItems(QStringLiteral("sso-pacs"), Qt::MatchStartsWith);
+    QVERIFY(!items.isEmpty());
+    list->setCurrentItem(items.first());
+    QCOMPARE(dialog.authField()->currentData().toString(), QStringLiteral("oidc"));
+    QCOMPARE(dialog.issuerField()->text(), QStringLiteral("https://sso.hospital.test/realms/radiology"));
+}
+
 void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()
 {
     QTemporaryDir dir;

@@ -44,6 +44,9 @@ public:
     QLineEdit *aeTitleField() const { return m_aeTitle; }
     QCheckBox *tlsField() const { return m_tls; }
     QLineEdit *caFileField() const { return m_caFile; }
+    QLineEdit *issuerField() const { return m_issuer; }
+    QLineEdit *clientIdField() const { return m_clientId; }
+    QLineEdit *audienceField() const { return m_audience; }
     QLineEdit *bucketField() const { return m_bucket; }
     QLineEdit *prefixField() const { return m_prefix; }
     QLineEdit *regionField() const { return m_region; }
