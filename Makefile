@@ -29,7 +29,7 @@ sanitize:
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DSPECTRUM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_dicomdecoder fuzz_dicomdocuments fuzz_dicomtext fuzz_multipart fuzz_blobprotocol fuzz_storeconfig fuzz_userfiles fuzz_s3xml fuzz_httpanswer
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_targets
 	tests/fuzz/run.sh build-fuzz/fuzz $(FUZZ_SECONDS)
 
 # Installs into PREFIX (default /usr/local): the executables, filter plugins, desktop entry, icon, AppStream data,

@@ -12,7 +12,10 @@ seconds=${2:-60}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$here/crashes"
-for target in dicomdecoder dicomdocuments dicomtext multipart blobprotocol storeconfig userfiles s3xml httpanswer syslogframes; do
+# The targets CMake built (SPECTRUM_FUZZ_TARGETS in tests/fuzz/CMakeLists.txt), one list for both.
+IFS=';' read -r -a targets < "$bin/targets.txt"
+[ "${#targets[@]}" -gt 0 ] || { echo "no fuzz targets listed in $bin/targets.txt" >&2; exit 1; }
+for target in "${targets[@]}"; do
   mkdir -p "$scratch/$target"
   cp "$here/inputs/$target"/* "$scratch/$target/"
   echo "== fuzz_$target, ${seconds} s"

@@ -14,6 +14,9 @@
 #include <QProcess>
 #include <QStatusBar>
 
+#include <functional>
+#include <memory>
+
 namespace spectrum {
 
 namespace {
@@ -80,19 +83,23 @@ void MainWindow::signIn()
         statusBar()->showMessage(signedInText(), 5000);
         return;
     }
-    // One provider after the other: one browser page at a time.
+    // One provider after the other: one browser page at a time. The step holds itself only through the sign-in it
+    // waits for (a step owning itself would never be freed).
     auto next = std::make_shared<std::function<void()>>();
-    *next = [this, waiting, next]() mutable {
+    *next = [this, waiting, weakNext = std::weak_ptr<std::function<void()>>(next)]() mutable {
+        const auto self = weakNext.lock();
+        if (!self)
+            return;
         while (!waiting.isEmpty() && (!waiting.first() || waiting.first()->isSignedIn()))
             waiting.removeFirst();
         if (waiting.isEmpty())
             return;
         SignIn *s = waiting.takeFirst();
         statusBar()->showMessage(tr("Sign in in your browser (%1)…").arg(s->provider().issuer.host()));
-        whenDone(s->signIn(openBrowser), this, [this, s, next](const Result<Done> &r) {
+        whenDone(s->signIn(openBrowser), this, [this, s, self](const Result<Done> &r) {
             statusBar()->showMessage(r.isOk() ? tr("Signed in as %1").arg(s->userName()) : tr("Not signed in: %1").arg(r.error().message()), 10000);
             showSignIn();
-            (*next)();
+            (*self)();
         });
     };
     (*next)();

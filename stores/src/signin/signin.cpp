@@ -139,14 +139,30 @@ QList<SignIn *> SignIn::all()
 }
 
 SignIn::SignIn(OidcProvider provider, StoreConfigFile config, QString storeName, QObject *parent)
-    : QObject(parent), m_client(std::move(provider)), m_config(std::move(config)), m_storeName(std::move(storeName))
+    : QObject(parent), m_client(std::move(provider)), m_config(std::move(config)), m_storeName(std::move(storeName)),
+      m_handle(std::make_shared<Handle>())
 {
+    m_handle->signIn = this;
     m_renewal.setSingleShot(true);
     connect(&m_renewal, &QTimer::timeout, this, &SignIn::renew);
     if (std::optional<OidcTokens> t = kept()) {
         adopt(*t);
         scheduleRenewal();
     }
+}
+
+SignIn::~SignIn()
+{
+    QMutexLocker lock(&m_handle->mutex);  // a request asking for the token now finishes asking first
+    m_handle->signIn = nullptr;
+}
+
+std::function<QString()> SignIn::accessTokenSource() const
+{
+    return [handle = m_handle]() {
+        QMutexLocker lock(&handle->mutex);
+        return handle->signIn ? handle->signIn->accessToken() : QString();
+    };
 }
 
 bool SignIn::isSignedIn() const

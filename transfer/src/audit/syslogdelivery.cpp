@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QScopeGuard>
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -108,6 +109,10 @@ SyslogDelivery deliverUdp(const AuditRepository &r, const QList<QByteArray> &fra
 
 SyslogDelivery deliverTls(const AuditRepository &r, const QList<QByteArray> &frames, int timeoutMs)
 {
+    // OpenSSL keeps state per thread (its error queue, random generators) until the thread ends; a pool thread
+    // may outlive OpenSSL's own clean-up at exit, leaving it behind. Given back after each delivery (made again,
+    // cheaply, by the next one): nothing of OpenSSL's stays on a thread that is not using it.
+    const auto stopThread = qScopeGuard([] { OPENSSL_thread_stop(); });
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (!ctx)
         return failure(ErrorCode::Internal, QStringLiteral("TLS: %1").arg(sslErrors()));

@@ -48,11 +48,12 @@ Result<DicomWebEndpoint> dicomWebEndpointFor(const StoreConfig &s, const StoreCo
         SignIn *signIn = SignIn::forStore(s, config);
         ep.auth.kind = HttpAuth::Kind::Bearer;
         ep.auth.signInHint = signIn->hint();
-        ep.auth.current = [signIn]() { return signIn->accessToken(); };
-        ep.auth.refresh = [signIn]() -> Result<QString> {
-            const QString token = signIn->accessToken();
+        // Asked for on the requests' threads, perhaps after the sign-in is gone at the program's end.
+        ep.auth.current = signIn->accessTokenSource();
+        ep.auth.refresh = [current = ep.auth.current, hint = ep.auth.signInHint]() -> Result<QString> {
+            const QString token = current();
             if (token.isEmpty())
-                return Error(ErrorCode::Authentication, QStringLiteral("not signed in: %1").arg(signIn->hint()));
+                return Error(ErrorCode::Authentication, QStringLiteral("not signed in: %1").arg(hint));
             return token;
         };
     }

@@ -17,6 +17,9 @@
 #include <QObject>
 #include <QTimer>
 
+#include <functional>
+#include <memory>
+
 namespace spectrum {
 
 class SignIn : public QObject
@@ -31,12 +34,16 @@ public:
     static QList<SignIn *> all();
     /// Deletes them all (at the application's end, from its post routine).
     static void deleteAll();
+    ~SignIn() override;
 
     const OidcProvider &provider() const { return m_client.provider(); }
     /// An access token is held (it may be renewed behind the requests).
     bool isSignedIn() const;
     /// The token for a request now (any thread); empty when not signed in.
     QString accessToken() const;
+    /// accessToken() for the requests to call (any thread), safe to call after this sign-in is gone (at the
+    /// application's end a request may still be on a pool thread): empty then.
+    std::function<QString()> accessTokenSource() const;
     /// When it expires (UTC); invalid when not said.
     QDateTime accessExpires() const;
     /// The reader as the provider names them ("Dr. Anna Smith"), and as DICOM PN for the documents they sign.
@@ -60,6 +67,12 @@ Q_SIGNALS:
     void changed();
 
 private:
+    /// What accessTokenSource() holds: this sign-in while it lives, null once it is deleted.
+    struct Handle
+    {
+        QMutex mutex;
+        const SignIn *signIn = nullptr;
+    };
     SignIn(OidcProvider provider, StoreConfigFile config, QString storeName, QObject *parent);
     void adopt(const OidcTokens &tokens);
     void forget();
@@ -82,6 +95,7 @@ private:
     bool m_signingIn = false;
     quint64 m_generation = 0;           ///< a new one at each sign-in and sign-out: older renewals are dropped
     mutable bool m_renewQueued = false; ///< under m_mutex
+    std::shared_ptr<Handle> m_handle;
 };
 
 } // namespace spectrum
