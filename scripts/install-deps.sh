@@ -15,6 +15,9 @@ packages=(
   libopenjp2-7-dev libxxhash-dev libssl-dev
   # the disk cache's index
   libsqlite3-dev
+  # the desktop's keyring (Secret Service) where sign-ins keep their tokens; the tests start a session bus with GNOME
+  # Keyring and look into it with secret-tool
+  libsecret-1-dev dbus-daemon gnome-keyring libsecret-tools
   # PNG for spectrum-cli render (imaging itself needs no GUI library)
   libpng-dev
   # the ffmpeg program: cines exported as MP4 (H.264), run not linked (Debian's FFmpeg is GPL); ffprobe checks them

@@ -60,6 +60,7 @@ void usage(std::FILE *to)
                  "  SPECTRUM_FILTER_PATH     more folders of filter plugins, separated by ':'\n"
                  "  SPECTRUM_LOG_DIR         the log file's folder; SPECTRUM_LOG_LEVEL the level\n"
                  "  SPECTRUM_BROWSER         the browser login opens (default: the desktop's, through xdg-open)\n"
+                 "  SPECTRUM_KEYRING         off: the sign-in is kept sealed in sign-in.json, not in the desktop's keyring\n"
                  "  SPECTRUM_SYSTEM_CONFIG   the hospital's configuration (default: /etc/spectrum/stores.json): its \"audit\"\n"
                  "                           repository receives an audit message for every query, retrieve, send and export\n"
                  "\n"

@@ -76,6 +76,7 @@ int cmdLogout(const QStringList &args)
     Result<SignIn *> signIn = signInOf(p);
     if (!signIn.isOk())
         return fail(signIn.error().toString(), signIn.error().code() == ErrorCode::InvalidArgument ? 2 : 1);
+    runSync(signIn.value()->ready());
     if (!signIn.value()->isSignedIn()) {
         out(QStringLiteral("not signed in to %1").arg(signIn.value()->provider().issuer.toString()));
         return 0;

@@ -5,7 +5,8 @@
 // back to 127.0.0.1 alone with state and PKCE checked, keeps the sign-in sealed, and the commands then reach the
 // PACS as the signed-in reader — who is on the audit trail and signs the findings the window saves. A forged
 // redirect, a refused consent, an expired, a revoked and a wrong-audience token are each refused with words a
-// reader can act on; logout revokes the sign-in at the provider.
+// reader can act on; logout revokes the sign-in at the provider. In a desktop session the tokens go into its
+// keyring (GNOME Keyring on a session bus of the test's own, looked into with secret-tool), not onto the disk.
 
 #include "auditrepository.h"
 #include "identityprovider.h"
@@ -66,7 +67,13 @@ private Q_SLOTS:
     void theWindowSignsFindingsAsTheSignedInReader();
     void theWindowSignsInAndOutFromItsFileMenu();
     void logoutRevokesTheSignIn();
-    void cleanupTestCase() { stopProcess(m_gate); }
+    void theDesktopsKeyringKeepsTheSignIn();
+    void cleanupTestCase()
+    {
+        stopProcess(m_keyring);
+        stopProcess(m_bus);
+        stopProcess(m_gate);
+    }
 
 private:
     QList<QPair<QString, QString>> env(const QString &browserLog = QString()) const;
@@ -81,6 +88,8 @@ private:
     OrthancProcess m_orthanc;
     NginxProcess m_nginx;
     QProcess m_gate;
+    QProcess m_bus, m_keyring;  ///< a session bus of the test's own, with GNOME Keyring on it
+    QString m_busAddress;
     quint16 m_nginxPort = 0;
     QString m_studyUid, m_patientId, m_config, m_systemConfig;
 };
@@ -94,7 +103,11 @@ QList<QPair<QString, QString>> tst_SignIn::env(const QString &browserLog) const
                                         {QStringLiteral("XDG_STATE_HOME"), m_dir.filePath(QStringLiteral("state"))},
                                         {QStringLiteral("XDG_CONFIG_HOME"), m_dir.filePath(QStringLiteral("config"))},
                                         {QStringLiteral("XDG_DATA_HOME"), m_dir.filePath(QStringLiteral("data"))},
-                                        {QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen")}};
+                                        {QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen")},
+                                        // No desktop session's keyring: the sign-ins are sealed in sign-in.json
+                                        // (the last test brings a keyring of its own).
+                                        {QStringLiteral("DBUS_SESSION_BUS_ADDRESS"), QString()},
+                                        {QStringLiteral("XDG_RUNTIME_DIR"), m_dir.filePath(QStringLiteral("runtime"))}};
     e += browserEnvironment(m_idp, browserLog.isEmpty() ? m_dir.filePath(QStringLiteral("browser.log")) : browserLog);
     return e;
 }
@@ -116,6 +129,8 @@ QJsonObject tst_SignIn::keptTokens(const QString &clientId) const
 
 void tst_SignIn::initTestCase()
 {
+    QVERIFY(QDir().mkpath(m_dir.filePath(QStringLiteral("runtime"))));
+    QFile::setPermissions(m_dir.filePath(QStringLiteral("runtime")), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     QVERIFY2(m_idp.start(), "the identity provider (Ory Hydra, built by scripts/install-deps.sh) did not start");
     QVERIFY(m_idp.addClient(QStringLiteral("spectrum"), {kPacsAudience, QStringLiteral("https://billing.hospital.test")}));
     QVERIFY(m_idp.addClient(QStringLiteral("spectrum-brief"), {kPacsAudience}, 3));  // tokens of three seconds
@@ -371,7 +386,7 @@ void tst_SignIn::theWindowSignsInAndOutFromItsFileMenu()
     QTRY_VERIFY_WITH_TIMEOUT(label->isVisible() && label->text() == QLatin1String("Signed in as Dr. Anna Smith"), 20000);
     signOut->trigger();
     QTRY_VERIFY_WITH_TIMEOUT(!label->isVisible(), 20000);
-    QVERIFY(keptSessions().isEmpty() || !keptSessions().contains(m_idp.issuer().chopped(1) + QStringLiteral("|spectrum|") + kPacsAudience));
+    QTRY_VERIFY_WITH_TIMEOUT(!keptSessions().contains(m_idp.issuer().chopped(1) + QStringLiteral("|spectrum|") + kPacsAudience), 20000);
     signIn->trigger();
     QTRY_VERIFY_WITH_TIMEOUT(label->isVisible() && label->text() == QLatin1String("Signed in as Dr. Anna Smith"), 60000);
     // Every store's provider in turn, one browser page at a time (billing's and brief's sign-ins were ended).
@@ -384,7 +399,7 @@ void tst_SignIn::theWindowSignsInAndOutFromItsFileMenu()
     const QImage shot = label->grab().toImage();
     QVERIFY(shot.width() > 50);
     QVERIFY(meanGrey(shot) > 0);
-    QVERIFY(keptSessions().contains(m_idp.issuer().chopped(1) + QStringLiteral("|spectrum|") + kPacsAudience));
+    QTRY_VERIFY_WITH_TIMEOUT(keptSessions().contains(m_idp.issuer().chopped(1) + QStringLiteral("|spectrum|") + kPacsAudience), 20000);
     // On the hospital's audit trail, as the window's program: the sign-out and the sign-in, by the reader.
     auto windowSaid = [&](const char *type) {
         for (const QByteArray &m : m_repository.messages().mid(auditBefore))
@@ -420,6 +435,93 @@ void tst_SignIn::logoutRevokesTheSignIn()
     // Revoked at the provider, not only forgotten here: the refresh token and the access token made from it.
     QVERIFY(!m_idp.introspect(refresh).value(QStringLiteral("active")).toBool());
     QVERIFY(!m_idp.introspect(before.value(QStringLiteral("access")).toString()).value(QStringLiteral("active")).toBool());
+}
+
+void tst_SignIn::theDesktopsKeyringKeepsTheSignIn()
+{
+    // A desktop session's keyring: a session bus of the test's own, GNOME Keyring on it, unlocked as at login.
+    const QString home = m_dir.filePath(QStringLiteral("keyring-home"));
+    QVERIFY(QDir().mkpath(home + QStringLiteral("/run")));
+    QFile::setPermissions(home + QStringLiteral("/run"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    dieWithParent(m_bus);
+    m_bus.start(QStringLiteral("dbus-daemon"), {QStringLiteral("--session"), QStringLiteral("--nofork"), QStringLiteral("--print-address=1")});
+    QVERIFY2(m_bus.waitForStarted(), "dbus-daemon (scripts/install-deps.sh installs it) did not start");
+    QVERIFY(QTest::qWaitFor([&] { return m_bus.canReadLine(); }, 20000));
+    m_busAddress = QString::fromUtf8(m_bus.readLine().trimmed());
+    QProcessEnvironment ke = QProcessEnvironment::systemEnvironment();
+    ke.insert(QStringLiteral("DBUS_SESSION_BUS_ADDRESS"), m_busAddress);
+    ke.insert(QStringLiteral("HOME"), home);
+    ke.insert(QStringLiteral("XDG_DATA_HOME"), home + QStringLiteral("/data"));
+    ke.insert(QStringLiteral("XDG_RUNTIME_DIR"), home + QStringLiteral("/run"));
+    m_keyring.setProcessEnvironment(ke);
+    dieWithParent(m_keyring);
+    m_keyring.start(QStringLiteral("gnome-keyring-daemon"), {QStringLiteral("--foreground"), QStringLiteral("--unlock"), QStringLiteral("--components=secrets")});
+    QVERIFY2(m_keyring.waitForStarted(), "gnome-keyring-daemon (scripts/install-deps.sh installs it) did not start");
+    m_keyring.write("login-password");
+    m_keyring.closeWriteChannel();
+    auto secretTool = [&](const QStringList &args, const QByteArray &input = QByteArray()) {
+        QProcess p;
+        p.setProcessEnvironment(ke);
+        p.start(QStringLiteral("secret-tool"), args);
+        p.write(input);
+        p.closeWriteChannel();
+        p.waitForFinished(30000);
+        return ProcessResult{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    };
+    const QString folder = QFileInfo(m_config).absolutePath();
+    const QString provider = m_idp.issuer().chopped(1) + QStringLiteral("|spectrum|") + kPacsAudience;
+    const QStringList item = {QStringLiteral("folder"), folder, QStringLiteral("provider"), provider};
+    // Nothing asks the keyring anything before it is on the bus: the bus would start another, locked one.
+    QVERIFY(QTest::qWaitFor([&] {
+        QProcess p;
+        p.setProcessEnvironment(ke);
+        p.start(QStringLiteral("dbus-send"), {QStringLiteral("--session"), QStringLiteral("--print-reply"), QStringLiteral("--dest=org.freedesktop.DBus"),
+                                              QStringLiteral("/org/freedesktop/DBus"), QStringLiteral("org.freedesktop.DBus.NameHasOwner"),
+                                              QStringLiteral("string:org.freedesktop.secrets")});
+        p.waitForFinished(10000);
+        return p.readAllStandardOutput().contains("boolean true");
+    }, 20000));
+    // Ready once it keeps a secret (the login keyring is made from the password a moment after the daemon starts).
+    const QStringList probe = {QStringLiteral("probe"), QStringLiteral("1")};
+    ProcessResult stored;
+    QVERIFY2(QTest::qWaitFor([&] { return (stored = secretTool(QStringList{QStringLiteral("store"), QStringLiteral("--label=probe")} + probe, "x")).ok(); }, 20000),
+             (stored.err + m_keyring.readAllStandardError()).constData());
+    QVERIFY(secretTool(QStringList{QStringLiteral("clear")} + probe).ok());
+
+    QList<QPair<QString, QString>> withKeyring = env(m_dir.filePath(QStringLiteral("keyring.log")));
+    for (auto &[name, value] : withKeyring) {
+        if (name == QLatin1String("DBUS_SESSION_BUS_ADDRESS"))
+            value = m_busAddress;
+    }
+    ProcessResult r = runCli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("pacs")}, withKeyring, 120000);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains("signed in as Dr. Anna Smith"), r.out.constData());
+
+    // In the keyring, as secret-tool (libsecret's own program) finds it: the tokens, labelled for the reader.
+    const ProcessResult found = secretTool(QStringList{QStringLiteral("search"), QStringLiteral("--all"), QStringLiteral("--unlock")} + item);
+    QVERIFY2(found.exitCode == 0, (found.err + readFile(m_dir.filePath(QStringLiteral("log/spectrum-cli.log"))).right(2000)).constData());
+    QVERIFY2(found.out.contains("label = Spectrum sign-in to http://127.0.0.1:"), (found.out + found.err + readFile(m_dir.filePath(QStringLiteral("log/spectrum-cli.log"))).right(2000)).constData());
+    QVERIFY2(found.out.contains("schema = org.spectrum.SignIn"), found.out.constData());
+    const ProcessResult secret = secretTool(QStringList{QStringLiteral("lookup")} + item);
+    QVERIFY2(secret.out.contains("\"refresh\":\"ory_rt_"), "the keyring does not hold the refresh token");
+    // …and no second copy on the disk.
+    QVERIFY(!keptSessions().contains(provider));
+
+    // The next command finds it there and reaches the PACS.
+    r = runCli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("pacs"), QStringLiteral("--patient-id"), m_patientId}, withKeyring, 120000);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains(m_studyUid.toLatin1()), r.out.constData());
+    // A program in a session without the keyring (over SSH) has no sign-in: it was never on the disk.
+    r = cli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("pacs")});
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("sign in again"), r.err.constData());
+
+    // Signing out takes it out of the keyring, and the provider revokes it.
+    r = runCli({QStringLiteral("logout"), QStringLiteral("--store"), QStringLiteral("pacs")}, withKeyring, 120000);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(secretTool(QStringList{QStringLiteral("lookup")} + item).out.isEmpty());
+    const QJsonObject tokens = QJsonDocument::fromJson(secret.out).object();
+    QVERIFY(!m_idp.introspect(tokens.value(QStringLiteral("refresh")).toString()).value(QStringLiteral("active")).toBool());
 }
 
 QTEST_MAIN(tst_SignIn)

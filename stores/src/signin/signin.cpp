@@ -4,6 +4,9 @@
 #include "spectrum/core/audit/audit.h"
 #include "spectrum/core/audit/auditevents.h"
 #include "spectrum/core/logging.h"
+#include "spectrum/core/threadpools.h"
+
+#include "signin/tokenvault.h"
 
 #include <QCoreApplication>
 #include <QFile>
@@ -32,26 +35,6 @@ QHash<QString, SignIn *> &registry()
 {
     static QHash<QString, SignIn *> r;
     return r;
-}
-
-QJsonObject tokensJson(const OidcTokens &t)
-{
-    return QJsonObject{{QStringLiteral("access"), t.accessToken},
-                       {QStringLiteral("refresh"), t.refreshToken},
-                       {QStringLiteral("id"), t.idToken},
-                       {QStringLiteral("expires"), t.accessExpires.isValid() ? t.accessExpires.toString(Qt::ISODate) : QString()},
-                       {QStringLiteral("claims"), t.claims}};
-}
-
-OidcTokens tokensFromJson(const QJsonObject &o)
-{
-    OidcTokens t;
-    t.accessToken = o.value(QStringLiteral("access")).toString();
-    t.refreshToken = o.value(QStringLiteral("refresh")).toString();
-    t.idToken = o.value(QStringLiteral("id")).toString();
-    t.accessExpires = QDateTime::fromString(o.value(QStringLiteral("expires")).toString(), Qt::ISODate);
-    t.claims = o.value(QStringLiteral("claims")).toObject();
-    return t;
 }
 
 /// An exclusive lock on `path` while it lives (none when another process holds it).
@@ -118,6 +101,7 @@ SignIn *SignIn::forStore(const StoreConfig &store, const StoreConfigFile &config
         // The configuration as it is now (a renamed store, a moved file): what the hint names and where it keeps.
         s->m_config = config;
         s->m_storeName = store.name;
+        s->m_vault = std::make_shared<const TokenVault>(config);
     }
     return s;
 }
@@ -143,12 +127,18 @@ SignIn::SignIn(OidcProvider provider, StoreConfigFile config, QString storeName,
       m_handle(std::make_shared<Handle>())
 {
     m_handle->signIn = this;
+    m_vault = std::make_shared<const TokenVault>(m_config);
     m_renewal.setSingleShot(true);
     connect(&m_renewal, &QTimer::timeout, this, &SignIn::renew);
-    if (std::optional<OidcTokens> t = kept()) {
+    // What an earlier program kept, read on a worker (the keyring may first ask to be unlocked).
+    const quint64 generation = m_generation;
+    readKept([this, generation](std::optional<OidcTokens> t) {
+        if (!t || generation != m_generation || isSignedIn())
+            return;  // nothing kept, or signed in (or out) meanwhile
         adopt(*t);
         scheduleRenewal();
-    }
+        Q_EMIT changed();
+    });
 }
 
 SignIn::~SignIn()
@@ -212,72 +202,64 @@ QString SignIn::hint() const
     return QStringLiteral("sign in again to %1 (File > Sign in…, or spectrum-cli login --store %2)").arg(provider().issuer.host(), m_storeName);
 }
 
-QString SignIn::vaultPath() const
+void SignIn::inVault(std::function<VaultAnswer(const TokenVault &)> work, std::function<void(VaultAnswer &&)> then)
 {
-    return QFileInfo(m_config.path()).absolutePath() + QStringLiteral("/sign-in.json");
+    m_vaultSteps.append({std::move(work), std::move(then)});
+    if (!m_vaultBusy)
+        nextVaultStep();
 }
 
-std::optional<OidcTokens> SignIn::kept() const
+void SignIn::nextVaultStep()
 {
-    QFile f(vaultPath());
-    if (!f.open(QIODevice::ReadOnly))
-        return std::nullopt;
-    const QJsonValue sealed = QJsonDocument::fromJson(f.read(1 << 20)).object().value(QStringLiteral("sessions")).toObject().value(provider().key());
-    if (sealed.isUndefined())
-        return std::nullopt;
-    Result<Secret> secret = Secret::fromJson(sealed, vaultPath());
-    if (!secret.isOk())
-        return std::nullopt;
-    Result<QString> plain = m_config.reveal(secret.value());
-    if (!plain.isOk()) {
-        qCWarning(lcStores).noquote() << "sign-in: what was kept in" << vaultPath() << "cannot be opened:" << plain.error().message();
-        return std::nullopt;
+    if (m_vaultSteps.isEmpty()) {
+        m_vaultBusy = false;
+        return;
     }
-    OidcTokens t = tokensFromJson(QJsonDocument::fromJson(plain.value().toUtf8()).object());
-    if (t.accessToken.isEmpty() && t.refreshToken.isEmpty())
-        return std::nullopt;
-    return t;
+    m_vaultBusy = true;
+    auto step = m_vaultSteps.takeFirst();
+    runOnPool<VaultAnswer>(blockingPool(), this, [work = std::move(step.first), vault = m_vault] { return work(*vault); },
+                           [this, then = std::move(step.second)](VaultAnswer &&answer) {
+                               then(std::move(answer));
+                               nextVaultStep();
+                           });
 }
 
-Error SignIn::persist() const
+void SignIn::readKept(std::function<void(std::optional<OidcTokens>)> then)
 {
-    // Under the lock every program of the user takes before it writes the file: none loses another's renewal.
-    FileLock lock(vaultPath() + QStringLiteral(".lock"), true);
-    return persistLocked();
+    const QString key = provider().key();
+    inVault([key](const TokenVault &vault) {
+        VaultAnswer a;
+        Result<std::optional<OidcTokens>> r = vault.read(key);
+        if (r.isOk())
+            a.tokens = r.value();
+        else
+            a.error = r.error();
+        return a;
+    },
+            [then = std::move(then)](VaultAnswer &&a) {
+                if (a.error.isError())
+                    qCWarning(lcStores).noquote() << "sign-in: what was kept cannot be read:" << a.error.message();
+                then(std::move(a.tokens));
+            });
 }
 
-Error SignIn::persistLocked() const
+void SignIn::keep(bool locked, std::function<void(const Error &, const QString &)> then)
 {
-    QJsonObject root;
-    {
-        QFile f(vaultPath());
-        if (f.open(QIODevice::ReadOnly))
-            root = QJsonDocument::fromJson(f.read(1 << 20)).object();
-    }
-    QJsonObject sessions = root.value(QStringLiteral("sessions")).toObject();
     OidcTokens t;
     {
         QMutexLocker lock(&m_mutex);
         t = m_tokens;
     }
-    if (t.accessToken.isEmpty() && t.refreshToken.isEmpty()) {
-        sessions.remove(provider().key());
-    } else {
-        Result<Secret> sealed = m_config.seal(QString::fromUtf8(QJsonDocument(tokensJson(t)).toJson(QJsonDocument::Compact)));
-        if (!sealed.isOk())
-            return sealed.error();
-        sessions.insert(provider().key(), sealed.value().toJson());
-    }
-    root.insert(QStringLiteral("version"), 1);
-    root.insert(QStringLiteral("sessions"), sessions);
-    QSaveFile out(vaultPath());
-    if (!out.open(QIODevice::WriteOnly))
-        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(vaultPath(), out.errorString()));
-    out.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner);
-    out.write(QJsonDocument(root).toJson(QJsonDocument::Indented));
-    if (!out.commit())
-        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(vaultPath(), out.errorString()));
-    return Error();
+    inVault([key = provider().key(), t, locked](const TokenVault &vault) {
+        // Under the lock every program of the user takes before it writes: none loses another's renewal.
+        std::optional<FileLock> lock;
+        if (!locked)
+            lock.emplace(vault.lockPath(), true);
+        VaultAnswer a;
+        a.error = vault.write(key, t, &a.where);
+        return a;
+    },
+            [then = std::move(then)](VaultAnswer &&a) { then(a.error, a.where); });
 }
 
 void SignIn::adopt(const OidcTokens &tokens)
@@ -303,7 +285,7 @@ void SignIn::adopt(const OidcTokens &tokens)
         setAuditUser(u);
 }
 
-void SignIn::forget()
+void SignIn::forget(std::function<void()> then)
 {
     m_renewal.stop();
     ++m_generation;  // a renewal still on its way is not taken
@@ -311,8 +293,12 @@ void SignIn::forget()
         QMutexLocker lock(&m_mutex);
         m_tokens = OidcTokens();
     }
-    if (Error e = persist(); e.isError())
-        qCWarning(lcStores).noquote() << "sign-in:" << e.message();
+    keep(false, [then = std::move(then)](const Error &e, const QString &) {
+        if (e.isError())
+            qCWarning(lcStores).noquote() << "sign-in:" << e.message();
+        if (then)
+            then();
+    });
     resetAuditUser();
 }
 
@@ -347,72 +333,86 @@ void SignIn::renew()
     if (m_renewing)
         return;
     // Another program of this user may be renewing (one refresh token, rotated): wait for it, then take its tokens.
-    auto lock = std::make_shared<FileLock>(vaultPath() + QStringLiteral(".lock"));
+    auto lock = std::make_shared<FileLock>(m_vault->lockPath());
     if (!lock->held()) {
         m_renewal.start(1000);
         return;
     }
-    QString refreshToken;
-    {
-        QMutexLocker l(&m_mutex);
-        refreshToken = m_tokens.refreshToken;
-    }
-    // What is on the disk is the newest: another program may have renewed (and the provider replaced the refresh
-    // token this one holds).
-    if (std::optional<OidcTokens> other = kept()) {
-        const QDateTime now = QDateTime::currentDateTimeUtc();
-        const QDateTime mine = accessExpires();
-        if (other->accessToken != accessToken() && other->accessExpires.isValid() && now.secsTo(other->accessExpires) > 5
-            && (!mine.isValid() || other->accessExpires > mine)) {
-            adopt(*other);
-            scheduleRenewal();
+    m_renewing = true;
+    const quint64 generation = m_generation;
+    // What is kept is the newest: another program may have renewed (and the provider replaced the refresh token
+    // this one holds).
+    readKept([this, lock, generation](std::optional<OidcTokens> other) {
+        if (generation != m_generation) {
+            m_renewing = false;
+            return;  // signed out (or in anew) meanwhile
+        }
+        QString refreshToken;
+        {
+            QMutexLocker l(&m_mutex);
+            refreshToken = m_tokens.refreshToken;
+        }
+        if (other) {
+            const QDateTime now = QDateTime::currentDateTimeUtc();
+            const QDateTime mine = accessExpires();
+            if (other->accessToken != accessToken() && other->accessExpires.isValid() && now.secsTo(other->accessExpires) > 5
+                && (!mine.isValid() || other->accessExpires > mine)) {
+                m_renewing = false;
+                adopt(*other);
+                scheduleRenewal();
+                Q_EMIT changed();
+                return;
+            }
+            if (!other->refreshToken.isEmpty())
+                refreshToken = other->refreshToken;
+        }
+        if (refreshToken.isEmpty()) {
+            m_renewing = false;
+            qCWarning(lcStores).noquote() << "sign-in: the access token expires and there is no refresh token:" << hint();
+            lock->release();
+            forget();
             Q_EMIT changed();
             return;
         }
-        if (!other->refreshToken.isEmpty())
-            refreshToken = other->refreshToken;
-    }
-    if (refreshToken.isEmpty()) {
-        qCWarning(lcStores).noquote() << "sign-in: the access token expires and there is no refresh token:" << hint();
-        forget();
-        Q_EMIT changed();
-        return;
-    }
-    m_renewing = true;
-    const quint64 generation = m_generation;
-    ResultJob<OidcTokens> *job = m_client.refresh(refreshToken);
-    connect(job, &Job::finished, this, [this, job, lock, generation] {
-        m_renewing = false;
-        if (generation != m_generation) {
-            lock->release();
-            return;  // signed out (or in anew) meanwhile: this renewal is not the sign-in's any more
-        }
-        const Result<OidcTokens> &r = job->result();
-        if (r.isOk()) {
-            adopt(r.value());
-            if (Error e = persistLocked(); e.isError())
-                qCWarning(lcStores).noquote() << "sign-in: renewed, but not kept for the next program:" << e.message();
-            qCInfo(lcStores).noquote() << "sign-in: renewed for" << userName() << "until" << accessExpires().toString(Qt::ISODate);
-            scheduleRenewal();
-        } else if (r.error().code() == ErrorCode::Authentication) {
-            qCWarning(lcStores).noquote() << "sign-in: ended by the identity provider (" << r.error().message() << "):" << hint();
-            ++m_generation;
-            m_renewal.stop();
-            {
-                QMutexLocker l(&m_mutex);
-                m_tokens = OidcTokens();
+        ResultJob<OidcTokens> *job = m_client.refresh(refreshToken);
+        connect(job, &Job::finished, this, [this, job, lock, generation] {
+            m_renewing = false;
+            if (generation != m_generation) {
+                lock->release();
+                return;  // signed out (or in anew) meanwhile: this renewal is not the sign-in's any more
             }
-            if (Error e = persistLocked(); e.isError())
-                qCWarning(lcStores).noquote() << "sign-in:" << e.message();
-            resetAuditUser();
-        } else {
-            qCWarning(lcStores).noquote() << "sign-in: not renewed, tried again in 30 s:" << r.error().message();
-            m_renewal.start(30000);
-        }
-        lock->release();  // before anyone hears of it: a sign-out that follows writes the file under the lock
-        Q_EMIT changed();
+            // Kept under the lock still held, which goes as soon as it is written: a sign-out that follows writes
+            // after it.
+            const auto written = [lock](const Error &e, const QString &) {
+                lock->release();
+                if (e.isError())
+                    qCWarning(lcStores).noquote() << "sign-in: not kept for the next program:" << e.message();
+            };
+            const Result<OidcTokens> &r = job->result();
+            if (r.isOk()) {
+                adopt(r.value());
+                keep(true, written);
+                qCInfo(lcStores).noquote() << "sign-in: renewed for" << userName() << "until" << accessExpires().toString(Qt::ISODate);
+                scheduleRenewal();
+            } else if (r.error().code() == ErrorCode::Authentication) {
+                qCWarning(lcStores).noquote() << "sign-in: ended by the identity provider (" << r.error().message() << "):" << hint();
+                ++m_generation;
+                m_renewal.stop();
+                {
+                    QMutexLocker l(&m_mutex);
+                    m_tokens = OidcTokens();
+                }
+                keep(true, written);
+                resetAuditUser();
+            } else {
+                qCWarning(lcStores).noquote() << "sign-in: not renewed, tried again in 30 s:" << r.error().message();
+                m_renewal.start(30000);
+                lock->release();
+            }
+            Q_EMIT changed();
+        });
+        job->start(ExecutionPolicy::Async);
     });
-    job->start(ExecutionPolicy::Async);
 }
 
 ResultJob<Done> *SignIn::signIn(std::function<void(const QUrl &)> openBrowser)
@@ -441,12 +441,16 @@ ResultJob<Done> *SignIn::signIn(std::function<void(const QUrl &)> openBrowser)
             ++self->m_generation;  // a renewal of an earlier sign-in still on its way is not taken
             self->adopt(r.value());
             audit(auditevents::userAuthentication(true, idp));
-            Error kept = self->persist();
             self->scheduleRenewal();
             Q_EMIT self->changed();
-            if (kept.isError())
-                qCWarning(lcStores).noquote() << "sign-in: signed in, but not kept for the next program:" << kept.message();
-            job->complete(Done());
+            // Done once kept: a command that signed in ends right after.
+            self->keep(false, [job](const Error &e, const QString &where) {
+                if (e.isError())
+                    qCWarning(lcStores).noquote() << "sign-in: signed in, but not kept for the next program:" << e.message();
+                else
+                    qCInfo(lcStores).noquote() << "sign-in: kept in" << where;
+                job->complete(Done());
+            });
         });
         in->start(ExecutionPolicy::Async);
     });
@@ -465,19 +469,31 @@ ResultJob<Done> *SignIn::signOut()
         }
         // Forgotten here first — whatever the provider says, and however long it takes to say it.
         audit(auditevents::userAuthentication(false, providerPeer(self->provider())));
-        self->forget();
-        Q_EMIT self->changed();
-        // The refresh token is the sign-in: revoked, the access tokens made from it go too (RFC 7009 2.1).
-        ResultJob<Done> *revoke = self->m_client.revoke(t.refreshToken.isEmpty() ? t.accessToken : t.refreshToken,
-                                                        t.refreshToken.isEmpty() ? QStringLiteral("access_token") : QStringLiteral("refresh_token"));
-        revoke->setParent(job);
-        QObject::connect(revoke, &Job::finished, job, [revoke, job] {
-            if (!revoke->result().isOk())
-                return job->complete(Error(revoke->result().error().code(), QStringLiteral("signed out here, but the identity provider could not be told: %1")
-                                                                                .arg(revoke->result().error().message())));
-            job->complete(Done());
+        self->forget([self, job, t] {
+            // The refresh token is the sign-in: revoked, the access tokens made from it go too (RFC 7009 2.1).
+            ResultJob<Done> *revoke = self->m_client.revoke(t.refreshToken.isEmpty() ? t.accessToken : t.refreshToken,
+                                                            t.refreshToken.isEmpty() ? QStringLiteral("access_token") : QStringLiteral("refresh_token"));
+            revoke->setParent(job);
+            QObject::connect(revoke, &Job::finished, job, [revoke, job] {
+                if (!revoke->result().isOk())
+                    return job->complete(Error(revoke->result().error().code(), QStringLiteral("signed out here, but the identity provider could not be told: %1")
+                                                                                    .arg(revoke->result().error().message())));
+                job->complete(Done());
+            });
+            revoke->start(ExecutionPolicy::Async);
         });
-        revoke->start(ExecutionPolicy::Async);
+        Q_EMIT self->changed();
+    });
+}
+
+ResultJob<Done> *SignIn::ready()
+{
+    QPointer<SignIn> self(this);
+    return new CallbackJob<Done>([self](CallbackJob<Done> *job) {
+        if (!self)
+            return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
+        // After every step queued before it: the first is the read the sign-in began with.
+        self->inVault([](const TokenVault &) { return VaultAnswer(); }, [job](VaultAnswer &&) { job->complete(Done()); });
     });
 }
 
@@ -487,30 +503,32 @@ ResultJob<Done> *SignIn::resume()
     return new CallbackJob<Done>([self](CallbackJob<Done> *job) {
         if (!self)
             return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
-        if (std::optional<OidcTokens> t = self->kept())
-            self->adopt(*t);
-        bool refreshable = false;
-        {
-            QMutexLocker lock(&self->m_mutex);
-            refreshable = !self->m_tokens.refreshToken.isEmpty();
-        }
-        if (!self->isSignedIn() && !refreshable)
-            return job->complete(Done());
-        const QDateTime expires = self->accessExpires();
-        qCDebug(lcStores).noquote() << "sign-in: resuming" << self->provider().key() << "expires" << expires.toString(Qt::ISODateWithMs);
-        if (expires.isValid() && QDateTime::currentDateTimeUtc().secsTo(expires) > kRenewAheadSeconds) {
-            self->scheduleRenewal();
-            return job->complete(Done());
-        }
-        // (Nearly) expired: renewed before anything is asked with it.
-        QObject::connect(self, &SignIn::changed, job, [self, job] {
-            if (!self)
-                return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
-            if (!self->isSignedIn())
-                return job->complete(Error(ErrorCode::Authentication, QStringLiteral("the sign-in has ended: %1").arg(self->hint())));
-            job->complete(Done());
+        self->readKept([self, job](std::optional<OidcTokens> t) {
+            if (t)
+                self->adopt(*t);
+            bool refreshable = false;
+            {
+                QMutexLocker lock(&self->m_mutex);
+                refreshable = !self->m_tokens.refreshToken.isEmpty();
+            }
+            if (!self->isSignedIn() && !refreshable)
+                return job->complete(Done());
+            const QDateTime expires = self->accessExpires();
+            qCDebug(lcStores).noquote() << "sign-in: resuming" << self->provider().key() << "expires" << expires.toString(Qt::ISODateWithMs);
+            if (expires.isValid() && QDateTime::currentDateTimeUtc().secsTo(expires) > kRenewAheadSeconds) {
+                self->scheduleRenewal();
+                return job->complete(Done());
+            }
+            // (Nearly) expired: renewed before anything is asked with it.
+            QObject::connect(self, &SignIn::changed, job, [self, job] {
+                if (!self)
+                    return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
+                if (!self->isSignedIn())
+                    return job->complete(Error(ErrorCode::Authentication, QStringLiteral("the sign-in has ended: %1").arg(self->hint())));
+                job->complete(Done());
+            });
+            self->renew();
         });
-        self->renew();
     });
 }
 

@@ -19,8 +19,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace spectrum {
+
+class TokenVault;
 
 class SignIn : public QObject
 {
@@ -58,6 +62,9 @@ public:
     /// Signs out: the provider revokes the refresh token, nothing is kept here (even when the provider cannot be
     /// reached: then said).
     ResultJob<Done> *signOut();
+    /// Done once what an earlier program kept has been read (from the keyring, which may first ask to be
+    /// unlocked, or the file): isSignedIn() then says whether there is a sign-in to go on with.
+    ResultJob<Done> *ready();
     /// Goes on with what an earlier program kept: renewed now when the access token is (nearly) expired. Done
     /// without a sign-in when nothing was kept; an Authentication error when it cannot be renewed (sign in again).
     ResultJob<Done> *resume();
@@ -75,18 +82,34 @@ private:
     };
     SignIn(OidcProvider provider, StoreConfigFile config, QString storeName, QObject *parent);
     void adopt(const OidcTokens &tokens);
-    void forget();
+    /// Signs out here: nothing held, nothing kept (`then` once the vault has forgotten too).
+    void forget(std::function<void()> then = {});
     void scheduleRenewal();
     void renew();
     void renewIfDue();
-    Error persist() const;
-    Error persistLocked() const;
-    /// What the sign-in file holds for this provider (another program may have renewed it since).
-    std::optional<OidcTokens> kept() const;
-    QString vaultPath() const;
+
+    /// What a step of the vault's queue gives back: tokens read, where they were kept, or what went wrong.
+    struct VaultAnswer
+    {
+        Error error;
+        std::optional<OidcTokens> tokens;
+        QString where;
+    };
+    /// Runs `work` on a worker thread once the steps before it are done (the keyring may ask the reader to unlock
+    /// it: never on this thread), then `then` here — unless this sign-in is gone.
+    void inVault(std::function<VaultAnswer(const TokenVault &)> work, std::function<void(VaultAnswer &&)> then);
+    void nextVaultStep();
+    /// What the vault holds for this provider (another program may have renewed it since): `then(tokens)`.
+    void readKept(std::function<void(std::optional<OidcTokens>)> then);
+    /// Keeps the tokens held now (under the lock every program of the user takes to write, unless `locked`: the
+    /// caller holds it): `then(error, where)`.
+    void keep(bool locked, std::function<void(const Error &, const QString &)> then);
 
     OidcClient m_client;
     StoreConfigFile m_config;
+    std::shared_ptr<const TokenVault> m_vault;
+    QList<std::pair<std::function<VaultAnswer(const TokenVault &)>, std::function<void(VaultAnswer &&)>>> m_vaultSteps;
+    bool m_vaultBusy = false;
     QString m_storeName;
     mutable QMutex m_mutex;
     OidcTokens m_tokens;

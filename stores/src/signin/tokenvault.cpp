@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "signin/tokenvault.h"
+
+#include "spectrum/core/logging.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+
+#include <mutex>
+
+namespace spectrum {
+
+namespace {
+
+QJsonObject tokensJson(const OidcTokens &t)
+{
+    return QJsonObject{{QStringLiteral("access"), t.accessToken},
+                       {QStringLiteral("refresh"), t.refreshToken},
+                       {QStringLiteral("id"), t.idToken},
+                       {QStringLiteral("expires"), t.accessExpires.isValid() ? t.accessExpires.toString(Qt::ISODate) : QString()},
+                       {QStringLiteral("claims"), t.claims}};
+}
+
+std::optional<OidcTokens> tokensFromJson(const QByteArray &json)
+{
+    const QJsonObject o = QJsonDocument::fromJson(json).object();
+    OidcTokens t;
+    t.accessToken = o.value(QStringLiteral("access")).toString();
+    t.refreshToken = o.value(QStringLiteral("refresh")).toString();
+    t.idToken = o.value(QStringLiteral("id")).toString();
+    t.accessExpires = QDateTime::fromString(o.value(QStringLiteral("expires")).toString(), Qt::ISODate);
+    t.claims = o.value(QStringLiteral("claims")).toObject();
+    if (t.accessToken.isEmpty() && t.refreshToken.isEmpty())
+        return std::nullopt;
+    return t;
+}
+
+bool isEmpty(const OidcTokens &t)
+{
+    return t.accessToken.isEmpty() && t.refreshToken.isEmpty();
+}
+
+/// The newer of two kept sign-ins: the one whose access token ends later (one that does not say is the older).
+const std::optional<OidcTokens> &newer(const std::optional<OidcTokens> &a, const std::optional<OidcTokens> &b)
+{
+    if (!a || !b)
+        return a ? a : b;
+    if (!b->accessExpires.isValid())
+        return a;
+    if (!a->accessExpires.isValid())
+        return b;
+    return b->accessExpires > a->accessExpires ? b : a;
+}
+
+} // namespace
+
+TokenVault::TokenVault(StoreConfigFile config) : m_config(std::move(config))
+{
+}
+
+QString TokenVault::filePath() const
+{
+    return QFileInfo(m_config.path()).absolutePath() + QStringLiteral("/sign-in.json");
+}
+
+bool TokenVault::keyringPresent()
+{
+    static bool present = false;
+    static std::once_flag asked;
+    std::call_once(asked, [] {
+        if (qEnvironmentVariable("SPECTRUM_KEYRING").compare(QLatin1String("off"), Qt::CaseInsensitive) == 0)
+            return;
+        present = secretservice::present();
+        qCInfo(lcStores).noquote() << "sign-in: tokens are kept" << (present ? "in the desktop's keyring" : "sealed in sign-in.json (no keyring answers in this session)");
+    });
+    return present;
+}
+
+Result<std::optional<OidcTokens>> TokenVault::read(const QString &providerKey) const
+{
+    Result<std::optional<OidcTokens>> file = readFile(providerKey);
+    if (!keyringPresent())
+        return file;
+    Result<std::optional<QByteArray>> ring = secretservice::lookup(QFileInfo(filePath()).absolutePath(), providerKey);
+    if (!ring.isOk()) {
+        if (file.isOk() && file.value())
+            return file;
+        return ring.error();
+    }
+    const std::optional<OidcTokens> fromRing = ring.value() ? tokensFromJson(*ring.value()) : std::nullopt;
+    if (!file.isOk())
+        return fromRing ? Result<std::optional<OidcTokens>>(fromRing) : file;
+    return newer(fromRing, file.value());
+}
+
+Error TokenVault::write(const QString &providerKey, const OidcTokens &tokens, QString *where) const
+{
+    const QString folder = QFileInfo(filePath()).absolutePath();
+    if (keyringPresent()) {
+        if (isEmpty(tokens)) {
+            const Error ring = secretservice::clear(folder, providerKey);
+            const Error file = writeFile(providerKey, tokens);
+            if (where)
+                *where = QStringLiteral("the desktop's keyring");
+            return ring.isError() ? ring : file;
+        }
+        const QString label = QStringLiteral("Spectrum sign-in to %1").arg(providerKey.section(QLatin1Char('|'), 0, 0));
+        const Error ring = secretservice::store(folder, providerKey, label, QJsonDocument(tokensJson(tokens)).toJson(QJsonDocument::Compact));
+        if (!ring.isError()) {
+            if (where)
+                *where = QStringLiteral("the desktop's keyring");
+            return writeFile(providerKey, OidcTokens());  // no second copy of the refresh token on the disk
+        }
+        qCWarning(lcStores).noquote() << "sign-in: the keyring did not take the tokens, they are sealed in" << filePath() << "instead:" << ring.message();
+    }
+    if (where)
+        *where = filePath();
+    return writeFile(providerKey, tokens);
+}
+
+Result<std::optional<OidcTokens>> TokenVault::readFile(const QString &providerKey) const
+{
+    QFile f(filePath());
+    if (!f.open(QIODevice::ReadOnly))
+        return std::optional<OidcTokens>();
+    const QJsonValue sealed = QJsonDocument::fromJson(f.read(1 << 20)).object().value(QStringLiteral("sessions")).toObject().value(providerKey);
+    if (sealed.isUndefined())
+        return std::optional<OidcTokens>();
+    Result<Secret> secret = Secret::fromJson(sealed, filePath());
+    if (!secret.isOk())
+        return secret.error();
+    Result<QString> plain = m_config.reveal(secret.value());
+    if (!plain.isOk())
+        return Error(plain.error().code(), QStringLiteral("what was kept in %1 cannot be opened: %2").arg(filePath(), plain.error().message()));
+    return tokensFromJson(plain.value().toUtf8());
+}
+
+Error TokenVault::writeFile(const QString &providerKey, const OidcTokens &tokens) const
+{
+    QJsonObject root;
+    {
+        QFile f(filePath());
+        if (f.open(QIODevice::ReadOnly))
+            root = QJsonDocument::fromJson(f.read(1 << 20)).object();
+    }
+    QJsonObject sessions = root.value(QStringLiteral("sessions")).toObject();
+    if (isEmpty(tokens)) {
+        if (!sessions.contains(providerKey))
+            return Error();  // nothing to take out (and no file made for nothing)
+        sessions.remove(providerKey);
+    } else {
+        Result<Secret> sealed = m_config.seal(QString::fromUtf8(QJsonDocument(tokensJson(tokens)).toJson(QJsonDocument::Compact)));
+        if (!sealed.isOk())
+            return sealed.error();
+        sessions.insert(providerKey, sealed.value().toJson());
+    }
+    root.insert(QStringLiteral("version"), 1);
+    root.insert(QStringLiteral("sessions"), sessions);
+    QSaveFile out(filePath());
+    if (!out.open(QIODevice::WriteOnly))
+        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(filePath(), out.errorString()));
+    out.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+    out.write(QJsonDocument(root).toJson(QJsonDocument::Indented));
+    if (!out.commit())
+        return Error(ErrorCode::Io, QStringLiteral("cannot write %1: %2").arg(filePath(), out.errorString()));
+    return Error();
+}
+
+} // namespace spectrum

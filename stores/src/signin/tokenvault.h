@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Where a sign-in's tokens are kept between programs: the desktop's keyring (the freedesktop Secret Service:
+// GNOME Keyring, KWallet, KeePassXC) when the session has one, else sealed in sign-in.json beside the store
+// configuration (the stores' own key, owner-only). Each call blocks — a D-Bus round trip, or the keyring asking the
+// reader to unlock it — so SignIn calls them on a worker thread, one after the other. Thread-safe.
+//
+// Whichever holds the newer tokens wins when both do (a command run over SSH, with no keyring, renewed into the
+// file); writing to the keyring takes the provider's tokens out of the file, so no second copy of a refresh token
+// stays on the disk.
+
+#include "spectrum/core/error.h"
+#include "spectrum/core/result.h"
+#include "spectrum/stores/archives/storeconfig.h"
+#include "spectrum/transfer/oidc.h"
+
+#include <memory>
+#include <optional>
+
+namespace spectrum {
+
+class TokenVault
+{
+public:
+    /// The vault of the sign-ins of `config`'s stores: keyed by its folder (two configurations never share one).
+    explicit TokenVault(StoreConfigFile config);
+
+    /// The tokens kept for `providerKey` (OidcProvider::key()); nullopt when none are. An error only when they
+    /// exist but cannot be read (the keyring refused to unlock, the file is damaged).
+    Result<std::optional<OidcTokens>> read(const QString &providerKey) const;
+    /// Keeps `tokens` for `providerKey`; empty tokens (no access and no refresh token) forget it everywhere.
+    /// Says where (keepingPlace()) through `where` when given.
+    Error write(const QString &providerKey, const OidcTokens &tokens, QString *where = nullptr) const;
+
+    /// sign-in.json, and its lock file: held by a program renewing (one refresh token, rotated) or writing.
+    QString filePath() const;
+    QString lockPath() const { return filePath() + QStringLiteral(".lock"); }
+
+    /// Whether a Secret Service answers on this session's bus (asked once per process; SPECTRUM_KEYRING=off
+    /// says not to use one).
+    static bool keyringPresent();
+
+private:
+    Result<std::optional<OidcTokens>> readFile(const QString &providerKey) const;
+    Error writeFile(const QString &providerKey, const OidcTokens &tokens) const;
+
+    StoreConfigFile m_config;
+};
+
+namespace secretservice {
+// The keyring (libsecret, synchronous: call on a worker thread). `folder` and `providerKey` name the item.
+bool present();
+Result<std::optional<QByteArray>> lookup(const QString &folder, const QString &providerKey);
+Error store(const QString &folder, const QString &providerKey, const QString &label, const QByteArray &secret);
+Error clear(const QString &folder, const QString &providerKey);
+} // namespace secretservice
+
+} // namespace spectrum
