@@ -15,6 +15,8 @@
 #include <QPointer>
 #include <QSaveFile>
 
+#include <openssl/crypto.h>
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -217,7 +219,13 @@ void SignIn::nextVaultStep()
     }
     m_vaultBusy = true;
     auto step = m_vaultSteps.takeFirst();
-    runOnPool<VaultAnswer>(blockingPool(), this, [work = std::move(step.first), vault = m_vault] { return work(*vault); },
+    runOnPool<VaultAnswer>(blockingPool(), this, [work = std::move(step.first), vault = m_vault] {
+        VaultAnswer answer = work(*vault);
+        // Sealing used OpenSSL on this pool thread: its per-thread state given back (a pool thread may outlive
+        // OpenSSL's clean-up at exit).
+        OPENSSL_thread_stop();
+        return answer;
+    },
                            [this, then = std::move(step.second)](VaultAnswer &&answer) {
                                then(std::move(answer));
                                nextVaultStep();
