@@ -76,8 +76,9 @@ int cmdLogout(const QStringList &args)
     Result<SignIn *> signIn = signInOf(p);
     if (!signIn.isOk())
         return fail(signIn.error().toString(), signIn.error().code() == ErrorCode::InvalidArgument ? 2 : 1);
-    runSync(signIn.value()->ready());
-    if (!signIn.value()->isSignedIn()) {
+    if (const Error e = runSync(signIn.value()->ready()).error(); e.isError())
+        return fail(QStringLiteral("cannot sign out: %1").arg(e.message()));
+    if (!signIn.value()->holdsTokens()) {
         out(QStringLiteral("not signed in to %1").arg(signIn.value()->provider().issuer.toString()));
         return 0;
     }

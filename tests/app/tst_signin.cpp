@@ -443,16 +443,22 @@ void tst_SignIn::theDesktopsKeyringKeepsTheSignIn()
     const QString home = m_dir.filePath(QStringLiteral("keyring-home"));
     QVERIFY(QDir().mkpath(home + QStringLiteral("/run")));
     QFile::setPermissions(home + QStringLiteral("/run"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    // The bus and the keyring see the test's home alone and no display: whatever the bus would start on its own
+    // (it should start nothing) touches no one's real keyring and shows no prompt.
+    QProcessEnvironment ke = QProcessEnvironment::systemEnvironment();
+    ke.insert(QStringLiteral("HOME"), home);
+    ke.insert(QStringLiteral("XDG_DATA_HOME"), home + QStringLiteral("/data"));
+    ke.insert(QStringLiteral("XDG_CONFIG_HOME"), home + QStringLiteral("/config"));
+    ke.insert(QStringLiteral("XDG_RUNTIME_DIR"), home + QStringLiteral("/run"));
+    ke.remove(QStringLiteral("DISPLAY"));
+    ke.remove(QStringLiteral("WAYLAND_DISPLAY"));
+    m_bus.setProcessEnvironment(ke);
     dieWithParent(m_bus);
     m_bus.start(QStringLiteral("dbus-daemon"), {QStringLiteral("--session"), QStringLiteral("--nofork"), QStringLiteral("--print-address=1")});
     QVERIFY2(m_bus.waitForStarted(), "dbus-daemon (scripts/install-deps.sh installs it) did not start");
     QVERIFY(QTest::qWaitFor([&] { return m_bus.canReadLine(); }, 20000));
     m_busAddress = QString::fromUtf8(m_bus.readLine().trimmed());
-    QProcessEnvironment ke = QProcessEnvironment::systemEnvironment();
     ke.insert(QStringLiteral("DBUS_SESSION_BUS_ADDRESS"), m_busAddress);
-    ke.insert(QStringLiteral("HOME"), home);
-    ke.insert(QStringLiteral("XDG_DATA_HOME"), home + QStringLiteral("/data"));
-    ke.insert(QStringLiteral("XDG_RUNTIME_DIR"), home + QStringLiteral("/run"));
     m_keyring.setProcessEnvironment(ke);
     dieWithParent(m_keyring);
     m_keyring.start(QStringLiteral("gnome-keyring-daemon"), {QStringLiteral("--foreground"), QStringLiteral("--unlock"), QStringLiteral("--components=secrets")});
@@ -488,12 +494,17 @@ void tst_SignIn::theDesktopsKeyringKeepsTheSignIn()
              (stored.err + m_keyring.readAllStandardError()).constData());
     QVERIFY(secretTool(QStringList{QStringLiteral("clear")} + probe).ok());
 
+    // Signed in where there is no keyring first: sealed in the file.
+    ProcessResult r = cli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("pacs")}, m_dir.filePath(QStringLiteral("nokeyring.log")));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(keptSessions().contains(provider));
+
     QList<QPair<QString, QString>> withKeyring = env(m_dir.filePath(QStringLiteral("keyring.log")));
     for (auto &[name, value] : withKeyring) {
         if (name == QLatin1String("DBUS_SESSION_BUS_ADDRESS"))
             value = m_busAddress;
     }
-    ProcessResult r = runCli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("pacs")}, withKeyring, 120000);
+    r = runCli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("pacs")}, withKeyring, 120000);
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QVERIFY2(r.out.contains("signed in as Dr. Anna Smith"), r.out.constData());
 
@@ -504,7 +515,7 @@ void tst_SignIn::theDesktopsKeyringKeepsTheSignIn()
     QVERIFY2(found.out.contains("schema = org.spectrum.SignIn"), found.out.constData());
     const ProcessResult secret = secretTool(QStringList{QStringLiteral("lookup")} + item);
     QVERIFY2(secret.out.contains("\"refresh\":\"ory_rt_"), "the keyring does not hold the refresh token");
-    // …and no second copy on the disk.
+    // …and the copy on the disk taken away: no second refresh token there.
     QVERIFY(!keptSessions().contains(provider));
 
     // The next command finds it there and reaches the PACS.
@@ -520,6 +531,7 @@ void tst_SignIn::theDesktopsKeyringKeepsTheSignIn()
     r = runCli({QStringLiteral("logout"), QStringLiteral("--store"), QStringLiteral("pacs")}, withKeyring, 120000);
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QVERIFY(secretTool(QStringList{QStringLiteral("lookup")} + item).out.isEmpty());
+    QVERIFY(secretTool(QStringList{QStringLiteral("store"), QStringLiteral("--label=probe")} + probe, "x").ok());  // the keyring still answers
     const QJsonObject tokens = QJsonDocument::fromJson(secret.out).object();
     QVERIFY(!m_idp.introspect(tokens.value(QStringLiteral("refresh")).toString()).value(QStringLiteral("active")).toBool());
 }

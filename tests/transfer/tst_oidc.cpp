@@ -58,6 +58,11 @@ private Q_SLOTS:
         QJsonObject single = good();
         single.insert(QStringLiteral("aud"), QStringLiteral("spectrum"));
         QVERIFY(OidcClient::checkIdToken(jwt(single), QStringLiteral("https://sso.hospital.test/"), QStringLiteral("spectrum"), QStringLiteral("n-123")).isOk());
+        // Several audiences with this program as the one it was issued to (azp): taken.
+        QJsonObject several = good();
+        several.insert(QStringLiteral("aud"), QJsonArray{QStringLiteral("spectrum"), QStringLiteral("https://pacs.hospital.test")});
+        several.insert(QStringLiteral("azp"), QStringLiteral("spectrum"));
+        QVERIFY(OidcClient::checkIdToken(jwt(several), QStringLiteral("https://sso.hospital.test/"), QStringLiteral("spectrum"), QStringLiteral("n-123")).isOk());
     }
 
     void aWrongIdTokenIsRefused_data()
@@ -70,6 +75,8 @@ private Q_SLOTS:
         QTest::newRow("expired") << "exp" << QJsonValue(double(QDateTime::currentSecsSinceEpoch() - 3600)) << "expired";
         QTest::newRow("another nonce") << "nonce" << QJsonValue(QStringLiteral("replayed")) << "nonce";
         QTest::newRow("no subject") << "sub" << QJsonValue(QString()) << "no subject";
+        QTest::newRow("issued to another program") << "azp" << QJsonValue(QStringLiteral("someone-else")) << "issued to another program";
+        QTest::newRow("several audiences, none said") << "aud" << QJsonValue(QJsonArray{QStringLiteral("spectrum"), QStringLiteral("billing")}) << "several audiences";
     }
     void aWrongIdTokenIsRefused()
     {

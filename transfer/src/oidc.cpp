@@ -246,6 +246,12 @@ Result<QJsonObject> OidcClient::checkIdToken(const QString &idToken, const QStri
     const bool forUs = aud.isString() ? aud.toString() == clientId : aud.toArray().contains(clientId);
     if (!forUs)
         return Error(ErrorCode::Authentication, QStringLiteral("the ID token is not meant for this program (its audience is not %1)").arg(clientId));
+    // OIDC Core 3.1.3.7 (4, 5): a token for several audiences must say who asked for it, and that must be us.
+    const QJsonValue azp = claims.value(QStringLiteral("azp"));
+    if (aud.isArray() && aud.toArray().size() > 1 && azp.isUndefined())
+        return Error(ErrorCode::Authentication, QStringLiteral("the ID token names several audiences and not the one it was issued to (no azp): refused"));
+    if (!azp.isUndefined() && azp.toString() != clientId)
+        return Error(ErrorCode::Authentication, QStringLiteral("the ID token was issued to another program (azp '%1', not %2)").arg(azp.toString().left(200), clientId));
     const qint64 now = QDateTime::currentSecsSinceEpoch();
     if (qint64(claims.value(QStringLiteral("exp")).toDouble()) + kClockSkewSeconds < now)
         return Error(ErrorCode::Authentication, QStringLiteral("the ID token has expired (is this machine's clock right?)"));

@@ -6,6 +6,8 @@
 #include <QDir>
 #include <QFile>
 
+#include <cstring>
+
 // GLib names a structure field "signals", which Qt's keywords would turn into "public".
 #pragma push_macro("signals")
 #undef signals
@@ -52,14 +54,39 @@ bool present()
     if (qEnvironmentVariableIsEmpty("DBUS_SESSION_BUS_ADDRESS") && (runtime.isEmpty() || !QFile::exists(runtime + QStringLiteral("/bus"))))
         return false;
     GError *error = nullptr;
-    SecretService *service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, nullptr, &error);
-    if (!service) {
+    GDBusConnection *bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nullptr, &error);
+    if (!bus) {
         if (error)
             g_error_free(error);
         return false;
     }
-    g_object_unref(service);
-    return true;
+    auto ask = [bus](const char *method, const char *reply) -> GVariant * {
+        return g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
+                                           std::strcmp(method, "NameHasOwner") == 0 ? g_variant_new("(s)", "org.freedesktop.secrets") : nullptr,
+                                           G_VARIANT_TYPE(reply), G_DBUS_CALL_FLAGS_NO_AUTO_START, 5000, nullptr, nullptr);
+    };
+    // A keyring running in the session; or one the session bus would start, in a graphical session (where it can
+    // ask the reader to unlock it) — not over SSH, where it would start locked with no one to unlock it.
+    bool found = false;
+    if (GVariant *owned = ask("NameHasOwner", "(b)")) {
+        gboolean has = FALSE;
+        g_variant_get(owned, "(b)", &has);
+        found = has;
+        g_variant_unref(owned);
+    }
+    if (!found && (!qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))) {
+        if (GVariant *names = ask("ListActivatableNames", "(as)")) {
+            GVariantIter *it = nullptr;
+            const gchar *name = nullptr;
+            g_variant_get(names, "(as)", &it);
+            while (!found && g_variant_iter_loop(it, "&s", &name))
+                found = std::strcmp(name, "org.freedesktop.secrets") == 0;
+            g_variant_iter_free(it);
+            g_variant_unref(names);
+        }
+    }
+    g_object_unref(bus);
+    return found;
 }
 
 Result<std::optional<QByteArray>> lookup(const QString &folder, const QString &providerKey)

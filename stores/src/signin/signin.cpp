@@ -9,6 +9,8 @@
 #include "signin/tokenvault.h"
 
 #include <QCoreApplication>
+#include <QDeadlineTimer>
+#include <QThread>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -134,7 +136,12 @@ SignIn::SignIn(OidcProvider provider, StoreConfigFile config, QString storeName,
     connect(&m_renewal, &QTimer::timeout, this, &SignIn::renew);
     // What an earlier program kept, read on a worker (the keyring may first ask to be unlocked).
     const quint64 generation = m_generation;
-    readKept([this, generation](std::optional<OidcTokens> t) {
+    readKept([this, generation](std::optional<OidcTokens> t, const Error &) {
+        {
+            QMutexLocker lock(&m_handle->mutex);
+            m_handle->reading = false;  // requests waiting for it go on
+            m_handle->read.wakeAll();
+        }
         if (!t || generation != m_generation || isSignedIn())
             return;  // nothing kept, or signed in (or out) meanwhile
         adopt(*t);
@@ -147,12 +154,17 @@ SignIn::~SignIn()
 {
     QMutexLocker lock(&m_handle->mutex);  // a request asking for the token now finishes asking first
     m_handle->signIn = nullptr;
+    m_handle->read.wakeAll();
 }
 
 std::function<QString()> SignIn::accessTokenSource() const
 {
     return [handle = m_handle]() {
         QMutexLocker lock(&handle->mutex);
+        // A request on a worker thread while what was kept is still being read (a keyring waiting to be unlocked):
+        // it waits for it, a while, rather than going without a token and being refused.
+        if (handle->signIn && handle->reading && QThread::currentThread() != handle->signIn->thread())
+            handle->read.wait(&handle->mutex, QDeadlineTimer(30000));
         return handle->signIn ? handle->signIn->accessToken() : QString();
     };
 }
@@ -161,6 +173,12 @@ bool SignIn::isSignedIn() const
 {
     QMutexLocker lock(&m_mutex);
     return !m_tokens.accessToken.isEmpty();
+}
+
+bool SignIn::holdsTokens() const
+{
+    QMutexLocker lock(&m_mutex);
+    return !m_tokens.accessToken.isEmpty() || !m_tokens.refreshToken.isEmpty();
 }
 
 QString SignIn::accessToken() const
@@ -232,7 +250,7 @@ void SignIn::nextVaultStep()
                            });
 }
 
-void SignIn::readKept(std::function<void(std::optional<OidcTokens>)> then)
+void SignIn::readKept(std::function<void(std::optional<OidcTokens>, const Error &)> then)
 {
     const QString key = provider().key();
     inVault([key](const TokenVault &vault) {
@@ -247,7 +265,7 @@ void SignIn::readKept(std::function<void(std::optional<OidcTokens>)> then)
             [then = std::move(then)](VaultAnswer &&a) {
                 if (a.error.isError())
                     qCWarning(lcStores).noquote() << "sign-in: what was kept cannot be read:" << a.error.message();
-                then(std::move(a.tokens));
+                then(std::move(a.tokens), a.error);
             });
 }
 
@@ -350,10 +368,18 @@ void SignIn::renew()
     const quint64 generation = m_generation;
     // What is kept is the newest: another program may have renewed (and the provider replaced the refresh token
     // this one holds).
-    readKept([this, lock, generation](std::optional<OidcTokens> other) {
+    readKept([this, lock, generation](std::optional<OidcTokens> other, const Error &unread) {
         if (generation != m_generation) {
             m_renewing = false;
             return;  // signed out (or in anew) meanwhile
+        }
+        if (unread.isError()) {
+            // Not knowing what another program kept, the refresh token held here may be one the provider has
+            // replaced since: using it would end the sign-in. Tried again later.
+            m_renewing = false;
+            lock->release();
+            m_renewal.start(30000);
+            return;
         }
         QString refreshToken;
         {
@@ -452,12 +478,13 @@ ResultJob<Done> *SignIn::signIn(std::function<void(const QUrl &)> openBrowser)
             self->scheduleRenewal();
             Q_EMIT self->changed();
             // Done once kept: a command that signed in ends right after.
-            self->keep(false, [job](const Error &e, const QString &where) {
+            self->keep(false, [job = QPointer<CallbackJob<Done>>(job)](const Error &e, const QString &where) {
                 if (e.isError())
                     qCWarning(lcStores).noquote() << "sign-in: signed in, but not kept for the next program:" << e.message();
                 else
                     qCInfo(lcStores).noquote() << "sign-in: kept in" << where;
-                job->complete(Done());
+                if (job)
+                    job->complete(Done());
             });
         });
         in->start(ExecutionPolicy::Async);
@@ -477,7 +504,11 @@ ResultJob<Done> *SignIn::signOut()
         }
         // Forgotten here first — whatever the provider says, and however long it takes to say it.
         audit(auditevents::userAuthentication(false, providerPeer(self->provider())));
-        self->forget([self, job, t] {
+        self->forget([self, job = QPointer<CallbackJob<Done>>(job), t] {
+            if (!job)
+                return;  // cancelled meanwhile
+            if (t.refreshToken.isEmpty() && t.accessToken.isEmpty())
+                return job->complete(Done());  // nothing the provider could revoke
             // The refresh token is the sign-in: revoked, the access tokens made from it go too (RFC 7009 2.1).
             ResultJob<Done> *revoke = self->m_client.revoke(t.refreshToken.isEmpty() ? t.accessToken : t.refreshToken,
                                                             t.refreshToken.isEmpty() ? QStringLiteral("access_token") : QStringLiteral("refresh_token"));
@@ -501,7 +532,13 @@ ResultJob<Done> *SignIn::ready()
         if (!self)
             return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
         // After every step queued before it: the first is the read the sign-in began with.
-        self->inVault([](const TokenVault &) { return VaultAnswer(); }, [job](VaultAnswer &&) { job->complete(Done()); });
+        self->readKept([self, job = QPointer<CallbackJob<Done>>(job)](std::optional<OidcTokens>, const Error &unread) {
+            if (!job)
+                return;
+            if (unread.isError())
+                return job->complete(unread);
+            job->complete(Done());
+        });
     });
 }
 
@@ -511,8 +548,11 @@ ResultJob<Done> *SignIn::resume()
     return new CallbackJob<Done>([self](CallbackJob<Done> *job) {
         if (!self)
             return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
-        self->readKept([self, job](std::optional<OidcTokens> t) {
-            if (t)
+        const quint64 generation = self->m_generation;
+        self->readKept([self, job = QPointer<CallbackJob<Done>>(job), generation](std::optional<OidcTokens> t, const Error &) {
+            if (!job)
+                return;
+            if (t && generation == self->m_generation)  // not after a sign-in or sign-out made meanwhile
                 self->adopt(*t);
             bool refreshable = false;
             {

@@ -16,6 +16,7 @@
 #include <QMutex>
 #include <QObject>
 #include <QTimer>
+#include <QWaitCondition>
 
 #include <functional>
 #include <memory>
@@ -43,6 +44,8 @@ public:
     const OidcProvider &provider() const { return m_client.provider(); }
     /// An access token is held (it may be renewed behind the requests).
     bool isSignedIn() const;
+    /// An access or a refresh token is held (a sign-out has something to revoke).
+    bool holdsTokens() const;
     /// The token for a request now (any thread); empty when not signed in.
     QString accessToken() const;
     /// accessToken() for the requests to call (any thread), safe to call after this sign-in is gone (at the
@@ -63,7 +66,8 @@ public:
     /// reached: then said).
     ResultJob<Done> *signOut();
     /// Done once what an earlier program kept has been read (from the keyring, which may first ask to be
-    /// unlocked, or the file): isSignedIn() then says whether there is a sign-in to go on with.
+    /// unlocked, or the file): isSignedIn() then says whether there is a sign-in to go on with. An error when it
+    /// could not be read.
     ResultJob<Done> *ready();
     /// Goes on with what an earlier program kept: renewed now when the access token is (nearly) expired. Done
     /// without a sign-in when nothing was kept; an Authentication error when it cannot be renewed (sign in again).
@@ -79,6 +83,8 @@ private:
     {
         QMutex mutex;
         const SignIn *signIn = nullptr;
+        bool reading = true;  ///< what was kept is being read (requests off this thread wait for it)
+        QWaitCondition read;
     };
     SignIn(OidcProvider provider, StoreConfigFile config, QString storeName, QObject *parent);
     void adopt(const OidcTokens &tokens);
@@ -100,7 +106,7 @@ private:
     void inVault(std::function<VaultAnswer(const TokenVault &)> work, std::function<void(VaultAnswer &&)> then);
     void nextVaultStep();
     /// What the vault holds for this provider (another program may have renewed it since): `then(tokens)`.
-    void readKept(std::function<void(std::optional<OidcTokens>)> then);
+    void readKept(std::function<void(std::optional<OidcTokens>, const Error &)> then);
     /// Keeps the tokens held now (under the lock every program of the user takes to write, unless `locked`: the
     /// caller holds it): `then(error, where)`.
     void keep(bool locked, std::function<void(const Error &, const QString &)> then);
