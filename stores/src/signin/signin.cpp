@@ -152,6 +152,7 @@ SignIn::SignIn(OidcProvider provider, StoreConfigFile config, QString storeName,
 
 SignIn::~SignIn()
 {
+    finishVault();
     QMutexLocker lock(&m_handle->mutex);  // a request asking for the token now finishes asking first
     m_handle->signIn = nullptr;
     m_handle->read.wakeAll();
@@ -222,9 +223,9 @@ QString SignIn::hint() const
     return QStringLiteral("sign in again to %1 (File > Sign in…, or spectrum-cli login --store %2)").arg(provider().issuer.host(), m_storeName);
 }
 
-void SignIn::inVault(std::function<VaultAnswer(const TokenVault &)> work, std::function<void(VaultAnswer &&)> then)
+void SignIn::inVault(std::function<VaultAnswer(const TokenVault &)> work, std::function<void(VaultAnswer &&)> then, bool writes)
 {
-    m_vaultSteps.append({std::move(work), std::move(then)});
+    m_vaultSteps.append({std::move(work), std::move(then), writes});
     if (!m_vaultBusy)
         nextVaultStep();
 }
@@ -236,18 +237,39 @@ void SignIn::nextVaultStep()
         return;
     }
     m_vaultBusy = true;
-    auto step = m_vaultSteps.takeFirst();
-    runOnPool<VaultAnswer>(blockingPool(), this, [work = std::move(step.first), vault = m_vault] {
+    VaultStep step = m_vaultSteps.takeFirst();
+    {
+        QMutexLocker lock(&m_flight->mutex);
+        m_flight->running = true;
+    }
+    runOnPool<VaultAnswer>(blockingPool(), this, [work = std::move(step.work), vault = m_vault, flight = m_flight] {
         VaultAnswer answer = work(*vault);
         // Sealing used OpenSSL on this pool thread: its per-thread state given back (a pool thread may outlive
         // OpenSSL's clean-up at exit).
         OPENSSL_thread_stop();
+        QMutexLocker lock(&flight->mutex);
+        flight->running = false;
+        flight->done.wakeAll();
         return answer;
     },
-                           [this, then = std::move(step.second)](VaultAnswer &&answer) {
+                           [this, then = std::move(step.then)](VaultAnswer &&answer) {
                                then(std::move(answer));
                                nextVaultStep();
                            });
+}
+
+void SignIn::finishVault()
+{
+    {
+        QMutexLocker lock(&m_flight->mutex);
+        if (m_flight->running && !m_flight->done.wait(&m_flight->mutex, QDeadlineTimer(10000)))
+            qCWarning(lcStores).noquote() << "sign-in: the keyring did not answer before the program ended";
+    }
+    for (const VaultStep &step : std::as_const(m_vaultSteps)) {
+        if (step.writes)
+            step.work(*m_vault);
+    }
+    m_vaultSteps.clear();
 }
 
 void SignIn::readKept(std::function<void(std::optional<OidcTokens>, const Error &)> then)
@@ -285,7 +307,7 @@ void SignIn::keep(bool locked, std::function<void(const Error &, const QString &
         a.error = vault.write(key, t, &a.where);
         return a;
     },
-            [then = std::move(then)](VaultAnswer &&a) { then(a.error, a.where); });
+            [then = std::move(then)](VaultAnswer &&a) { then(a.error, a.where); }, true);
 }
 
 void SignIn::adopt(const OidcTokens &tokens)

@@ -103,8 +103,11 @@ private:
     };
     /// Runs `work` on a worker thread once the steps before it are done (the keyring may ask the reader to unlock
     /// it: never on this thread), then `then` here — unless this sign-in is gone.
-    void inVault(std::function<VaultAnswer(const TokenVault &)> work, std::function<void(VaultAnswer &&)> then);
+    void inVault(std::function<VaultAnswer(const TokenVault &)> work, std::function<void(VaultAnswer &&)> then, bool writes = false);
     void nextVaultStep();
+    /// At the end: waits for the step on its way (10 s at most), then does the writes still queued, here — a
+    /// sign-out or a rotated refresh token is never lost because the program ended.
+    void finishVault();
     /// What the vault holds for this provider (another program may have renewed it since): `then(tokens)`.
     void readKept(std::function<void(std::optional<OidcTokens>, const Error &)> then);
     /// Keeps the tokens held now (under the lock every program of the user takes to write, unless `locked`: the
@@ -114,8 +117,22 @@ private:
     OidcClient m_client;
     StoreConfigFile m_config;
     std::shared_ptr<const TokenVault> m_vault;
-    QList<std::pair<std::function<VaultAnswer(const TokenVault &)>, std::function<void(VaultAnswer &&)>>> m_vaultSteps;
+    struct VaultStep
+    {
+        std::function<VaultAnswer(const TokenVault &)> work;
+        std::function<void(VaultAnswer &&)> then;
+        bool writes = false;
+    };
+    /// The step on a worker now, as that worker sees it.
+    struct VaultFlight
+    {
+        QMutex mutex;
+        QWaitCondition done;
+        bool running = false;
+    };
+    QList<VaultStep> m_vaultSteps;
     bool m_vaultBusy = false;
+    std::shared_ptr<VaultFlight> m_flight = std::make_shared<VaultFlight>();
     QString m_storeName;
     mutable QMutex m_mutex;
     OidcTokens m_tokens;
