@@ -13,7 +13,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$here/crashes"
 # The targets CMake built (SPECTRUM_FUZZ_TARGETS in tests/fuzz/CMakeLists.txt), one list for both.
-IFS=';' read -r -a targets < "$bin/targets.txt"
+IFS=";" read -r -a targets < "$bin/targets.txt" || true  # its one line may end without a newline
 [ "${#targets[@]}" -gt 0 ] || { echo "no fuzz targets listed in $bin/targets.txt" >&2; exit 1; }
 for target in "${targets[@]}"; do
   mkdir -p "$scratch/$target"
