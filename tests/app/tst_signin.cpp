@@ -504,6 +504,7 @@ void tst_SignIn::theDesktopsKeyringKeepsTheSignIn()
         if (name == QLatin1String("DBUS_SESSION_BUS_ADDRESS"))
             value = m_busAddress;
     }
+    withKeyring << qMakePair(QStringLiteral("SPECTRUM_KEYRING"), QStringLiteral("on"));  // ctest turns it off for every other test
     r = runCli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("pacs")}, withKeyring, 120000);
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QVERIFY2(r.out.contains("signed in as Dr. Anna Smith"), r.out.constData());
@@ -527,13 +528,30 @@ void tst_SignIn::theDesktopsKeyringKeepsTheSignIn()
     QVERIFY(r.exitCode != 0);
     QVERIFY2(r.err.contains("sign in again"), r.err.constData());
 
-    // Signing out takes it out of the keyring, and the provider revokes it.
+    // Signed in again over SSH: sealed in the file, newer than the keyring's. With the keyring's own sign-in revoked
+    // at the provider, a command in the desktop session still reaches the PACS: it took the newer one.
+    r = cli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("pacs")}, m_dir.filePath(QStringLiteral("ssh.log")));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(keptSessions().contains(provider));
+    const QJsonObject inKeyring = QJsonDocument::fromJson(secret.out).object();
+    QVERIFY(!run(QStringLiteral("curl"), {QStringLiteral("-sf"), QStringLiteral("-X"), QStringLiteral("POST"), m_idp.issuer() + QStringLiteral("oauth2/revoke"),
+                                          QStringLiteral("-d"), QStringLiteral("client_id=spectrum"),
+                                          QStringLiteral("--data-urlencode"), QStringLiteral("token=") + inKeyring.value(QStringLiteral("refresh")).toString()}).exitCode);
+    QVERIFY(!m_idp.introspect(inKeyring.value(QStringLiteral("access")).toString()).value(QStringLiteral("active")).toBool());
+    r = runCli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("pacs"), QStringLiteral("--patient-id"), m_patientId}, withKeyring, 120000);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains(m_studyUid.toLatin1()), r.out.constData());
+    const QJsonObject inFile = keptTokens(QStringLiteral("spectrum"));
+    QVERIFY(m_idp.introspect(inFile.value(QStringLiteral("refresh")).toString()).value(QStringLiteral("active")).toBool());
+
+    // Signing out takes it out of the keyring and the file, and the provider revokes it.
     r = runCli({QStringLiteral("logout"), QStringLiteral("--store"), QStringLiteral("pacs")}, withKeyring, 120000);
     QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains("signed out of"), r.out.constData());
     QVERIFY(secretTool(QStringList{QStringLiteral("lookup")} + item).out.isEmpty());
     QVERIFY(secretTool(QStringList{QStringLiteral("store"), QStringLiteral("--label=probe")} + probe, "x").ok());  // the keyring still answers
-    const QJsonObject tokens = QJsonDocument::fromJson(secret.out).object();
-    QVERIFY(!m_idp.introspect(tokens.value(QStringLiteral("refresh")).toString()).value(QStringLiteral("active")).toBool());
+    QVERIFY(!keptSessions().contains(provider));
+    QVERIFY(!m_idp.introspect(inFile.value(QStringLiteral("refresh")).toString()).value(QStringLiteral("active")).toBool());
 }
 
 QTEST_MAIN(tst_SignIn)

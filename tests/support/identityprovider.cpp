@@ -61,29 +61,41 @@ bool IdentityProviderProcess::start()
         qWarning("no identity provider: Ory Hydra is built by scripts/install-deps.sh (it needs Go)");
         return false;
     }
-    const QString conf = QStringLiteral("serve:\n  public: {port: %1, host: 127.0.0.1}\n  admin: {port: %2, host: 127.0.0.1}\n"
-                                        "dsn: memory\n"
-                                        "urls:\n  self: {issuer: 'http://127.0.0.1:%1/'}\n  login: 'http://127.0.0.1:%1/no-login-page'\n"
-                                        "  consent: 'http://127.0.0.1:%1/no-consent-page'\n"
-                                        "secrets: {system: [spectrum-tests-system-secret-0123456789]}\n"
-                                        "ttl: {access_token: 1h, refresh_token: 720h, id_token: 1h, auth_code: 10m}\n"
-                                        "log: {level: warn}\n")
-                             .arg(m_public)
-                             .arg(m_admin);
-    writeFile(m_dir + QStringLiteral("/hydra.yml"), conf.toUtf8());
-    m_process->setProcessChannelMode(QProcess::MergedChannels);
-    dieWithParent(*m_process);
-    m_process->start(QStringLiteral(HYDRA_EXECUTABLE), {QStringLiteral("serve"), QStringLiteral("all"), QStringLiteral("--dev"), QStringLiteral("--sqa-opt-out"),
-                                                         QStringLiteral("-c"), m_dir + QStringLiteral("/hydra.yml")});
-    if (!m_process->waitForStarted())
-        return false;
-    for (int i = 0; i < 300 && m_process->state() == QProcess::Running; ++i) {
-        const ProcessResult r = run(QStringLiteral("curl"), {QStringLiteral("-sf"), issuer() + QStringLiteral(".well-known/openid-configuration")}, 5000);
-        if (r.exitCode == 0)
-            return true;
-        m_process->waitForFinished(100);
+    // Its two ports were free a moment ago; another program may have taken one since (Hydra then ends at once):
+    // tried again on others.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        if (attempt > 0) {
+            m_public = freePort();
+            do
+                m_admin = freePort();
+            while (m_admin == m_public);
+        }
+        const QString conf = QStringLiteral("serve:\n  public: {port: %1, host: 127.0.0.1}\n  admin: {port: %2, host: 127.0.0.1}\n"
+                                            "dsn: memory\n"
+                                            "urls:\n  self: {issuer: 'http://127.0.0.1:%1/'}\n  login: 'http://127.0.0.1:%1/no-login-page'\n"
+                                            "  consent: 'http://127.0.0.1:%1/no-consent-page'\n"
+                                            "secrets: {system: [spectrum-tests-system-secret-0123456789]}\n"
+                                            "ttl: {access_token: 1h, refresh_token: 720h, id_token: 1h, auth_code: 10m}\n"
+                                            "log: {level: warn}\n")
+                                 .arg(m_public)
+                                 .arg(m_admin);
+        writeFile(m_dir + QStringLiteral("/hydra.yml"), conf.toUtf8());
+        m_process->setProcessChannelMode(QProcess::MergedChannels);
+        dieWithParent(*m_process);
+        m_process->start(QStringLiteral(HYDRA_EXECUTABLE), {QStringLiteral("serve"), QStringLiteral("all"), QStringLiteral("--dev"), QStringLiteral("--sqa-opt-out"),
+                                                             QStringLiteral("-c"), m_dir + QStringLiteral("/hydra.yml")});
+        if (!m_process->waitForStarted())
+            return false;
+        for (int i = 0; i < 300 && m_process->state() == QProcess::Running; ++i) {
+            const ProcessResult r = run(QStringLiteral("curl"), {QStringLiteral("-sf"), issuer() + QStringLiteral(".well-known/openid-configuration")}, 5000);
+            if (r.exitCode == 0)
+                return true;
+            m_process->waitForFinished(100);
+        }
+        qWarning("Ory Hydra did not start: %s", m_process->readAll().right(2000).constData());
+        if (m_process->state() == QProcess::Running)
+            break;  // running but never answering: not a port taken
     }
-    qWarning("Ory Hydra did not start: %s", m_process->readAll().right(2000).constData());
     return false;
 }
 

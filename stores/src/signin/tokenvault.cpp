@@ -15,16 +15,24 @@ namespace spectrum {
 
 namespace {
 
+/// Tokens as kept, and when they were (to tell the newer of two copies apart, to the millisecond).
+struct Kept
+{
+    OidcTokens tokens;
+    QDateTime when;
+};
+
 QJsonObject tokensJson(const OidcTokens &t)
 {
-    return QJsonObject{{QStringLiteral("access"), t.accessToken},
+    return QJsonObject{{QStringLiteral("kept"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
+                       {QStringLiteral("access"), t.accessToken},
                        {QStringLiteral("refresh"), t.refreshToken},
                        {QStringLiteral("id"), t.idToken},
                        {QStringLiteral("expires"), t.accessExpires.isValid() ? t.accessExpires.toString(Qt::ISODate) : QString()},
                        {QStringLiteral("claims"), t.claims}};
 }
 
-std::optional<OidcTokens> tokensFromJson(const QByteArray &json)
+std::optional<Kept> tokensFromJson(const QByteArray &json)
 {
     const QJsonObject o = QJsonDocument::fromJson(json).object();
     OidcTokens t;
@@ -35,7 +43,7 @@ std::optional<OidcTokens> tokensFromJson(const QByteArray &json)
     t.claims = o.value(QStringLiteral("claims")).toObject();
     if (t.accessToken.isEmpty() && t.refreshToken.isEmpty())
         return std::nullopt;
-    return t;
+    return Kept{t, QDateTime::fromString(o.value(QStringLiteral("kept")).toString(), Qt::ISODateWithMs)};
 }
 
 bool isEmpty(const OidcTokens &t)
@@ -43,16 +51,19 @@ bool isEmpty(const OidcTokens &t)
     return t.accessToken.isEmpty() && t.refreshToken.isEmpty();
 }
 
-/// The newer of two kept sign-ins: the one whose access token ends later (one that does not say is the older).
-const std::optional<OidcTokens> &newer(const std::optional<OidcTokens> &a, const std::optional<OidcTokens> &b)
+/// The tokens of the newer of two kept sign-ins: the one kept later — or, for copies that do not say (kept by an
+/// older version), the one whose access token ends later.
+std::optional<OidcTokens> newer(const std::optional<Kept> &a, const std::optional<Kept> &b)
 {
     if (!a || !b)
-        return a ? a : b;
-    if (!b->accessExpires.isValid())
-        return a;
-    if (!a->accessExpires.isValid())
-        return b;
-    return b->accessExpires > a->accessExpires ? b : a;
+        return a ? a->tokens : b ? std::optional<OidcTokens>(b->tokens) : std::nullopt;
+    if (a->when.isValid() && b->when.isValid())
+        return b->when > a->when ? b->tokens : a->tokens;
+    if (!b->tokens.accessExpires.isValid())
+        return a->tokens;
+    if (!a->tokens.accessExpires.isValid())
+        return b->tokens;
+    return b->tokens.accessExpires > a->tokens.accessExpires ? b->tokens : a->tokens;
 }
 
 } // namespace
@@ -81,19 +92,20 @@ bool TokenVault::keyringPresent()
 
 Result<std::optional<OidcTokens>> TokenVault::read(const QString &providerKey) const
 {
-    Result<std::optional<OidcTokens>> file = readFile(providerKey);
+    Result<std::optional<QByteArray>> fileJson = readFile(providerKey);
+    const std::optional<Kept> fromFile = fileJson.isOk() && fileJson.value() ? tokensFromJson(*fileJson.value()) : std::nullopt;
     if (!keyringPresent())
-        return file;
+        return fileJson.isOk() ? Result<std::optional<OidcTokens>>(newer(fromFile, std::nullopt)) : fileJson.error();
     Result<std::optional<QByteArray>> ring = secretservice::lookup(QFileInfo(filePath()).absolutePath(), providerKey);
     if (!ring.isOk()) {
-        if (file.isOk() && file.value())
-            return file;
+        if (fromFile)
+            return newer(fromFile, std::nullopt);
         return ring.error();
     }
-    const std::optional<OidcTokens> fromRing = ring.value() ? tokensFromJson(*ring.value()) : std::nullopt;
-    if (!file.isOk())
-        return fromRing ? Result<std::optional<OidcTokens>>(fromRing) : file;
-    return newer(fromRing, file.value());
+    const std::optional<Kept> fromRing = ring.value() ? tokensFromJson(*ring.value()) : std::nullopt;
+    if (!fileJson.isOk() && !fromRing)
+        return fileJson.error();
+    return newer(fromRing, fromFile);
 }
 
 Error TokenVault::write(const QString &providerKey, const OidcTokens &tokens, QString *where) const
@@ -121,21 +133,21 @@ Error TokenVault::write(const QString &providerKey, const OidcTokens &tokens, QS
     return writeFile(providerKey, tokens);
 }
 
-Result<std::optional<OidcTokens>> TokenVault::readFile(const QString &providerKey) const
+Result<std::optional<QByteArray>> TokenVault::readFile(const QString &providerKey) const
 {
     QFile f(filePath());
     if (!f.open(QIODevice::ReadOnly))
-        return std::optional<OidcTokens>();
+        return std::optional<QByteArray>();
     const QJsonValue sealed = QJsonDocument::fromJson(f.read(1 << 20)).object().value(QStringLiteral("sessions")).toObject().value(providerKey);
     if (sealed.isUndefined())
-        return std::optional<OidcTokens>();
+        return std::optional<QByteArray>();
     Result<Secret> secret = Secret::fromJson(sealed, filePath());
     if (!secret.isOk())
         return secret.error();
     Result<QString> plain = m_config.reveal(secret.value());
     if (!plain.isOk())
         return Error(plain.error().code(), QStringLiteral("what was kept in %1 cannot be opened: %2").arg(filePath(), plain.error().message()));
-    return tokensFromJson(plain.value().toUtf8());
+    return std::optional<QByteArray>(plain.value().toUtf8());
 }
 
 Error TokenVault::writeFile(const QString &providerKey, const OidcTokens &tokens) const

@@ -5,7 +5,7 @@
 // configuration (the stores' own key, owner-only). Each call blocks — a D-Bus round trip, or the keyring asking the
 // reader to unlock it — so SignIn calls them on a worker thread, one after the other. Thread-safe.
 //
-// Whichever holds the newer tokens wins when both do (a command run over SSH, with no keyring, renewed into the
+// Whichever kept its tokens later wins when both hold some (a command run over SSH, with no keyring, renewed into the
 // file); writing to the keyring takes the provider's tokens out of the file, so no second copy of a refresh token
 // stays on the disk.
 
@@ -41,7 +41,8 @@ public:
     static bool keyringPresent();
 
 private:
-    Result<std::optional<OidcTokens>> readFile(const QString &providerKey) const;
+    /// The file's copy, unsealed (its JSON); nullopt when there is none.
+    Result<std::optional<QByteArray>> readFile(const QString &providerKey) const;
     Error writeFile(const QString &providerKey, const OidcTokens &tokens) const;
 
     StoreConfigFile m_config;
