@@ -76,7 +76,25 @@ install_s3_server() {
   go=$(go_toolchain) || { echo "install-deps: no Go toolchain: the S3 test server (versitygw) is not built and the S3 tests will fail" >&2; return 0; }
   echo "install-deps: building the S3 test server versitygw $versitygw_version (once, a few minutes)"
   mkdir -p "$peers_dir/versitygw-$versitygw_version"
-  GOBIN="$peers_dir/versitygw-$versitygw_version" GOFLAGS=-mod=mod "$go" install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version"
+  local work status=0
+  work=$(go_work)
+  GOBIN="$peers_dir/versitygw-$versitygw_version" GOMODCACHE="$work/mod" GOCACHE="$work/cache" GOFLAGS=-mod=mod \
+    "$go" install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version" || status=$?
+  drop_go_work "$go" "$work"
+  return $status
+}
+
+# A peer's Go modules and build cache go into a folder of their own beside the peers (not /tmp, which may be memory),
+# removed once it is built, built or not: they are gigabytes (SeaweedFS's modules alone 3.4 GB) that nothing needs
+# afterwards, on machines whose disk the builds fill.
+go_work() {
+  mkdir -p "$peers_dir"
+  mktemp -d -p "$peers_dir" .build-XXXXXX
+}
+drop_go_work() {
+  GOMODCACHE="$2/mod" "$1" clean -modcache >/dev/null 2>&1 || true
+  chmod -R u+w "$2" 2>/dev/null || true
+  rm -rf "$2"
 }
 
 # The identity provider the sign-in tests start (Ory Hydra: OpenID Connect with PKCE, refresh, revocation,
@@ -92,23 +110,52 @@ install_identity_provider() {
   local go
   go=$(go_toolchain) || { echo "install-deps: no Go toolchain: the identity provider (Ory Hydra) is not built and the sign-in test will fail" >&2; return 0; }
   echo "install-deps: building the identity provider Ory Hydra $hydra_version (once, a few minutes)"
-  local work
-  work=$(mktemp -d)
-  local src
-  src=$(cd "$work" && GOFLAGS=-mod=mod "$go" mod download -json "github.com/ory/hydra/v2@$hydra_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  cp -r "$src" "$work/hydra" && chmod -R u+w "$work/hydra"
+  local work src status=0
+  work=$(go_work)
+  export GOMODCACHE="$work/mod" GOCACHE="$work/cache"
+  src=$(cd "$work" && GOFLAGS=-mod=mod "$go" mod download -json "github.com/ory/hydra/v2@$hydra_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') || status=$?
   # Its client library is a nested module the release leaves out: the published one of the same version is used.
-  (cd "$work/hydra" && "$go" mod edit -dropreplace github.com/ory/hydra-client-go/v2 \
-     && mkdir -p "$peers_dir/hydra-$hydra_version" \
-     && CGO_ENABLED=1 GOFLAGS=-mod=mod "$go" build -tags sqlite,sqlite_omit_load_extension -o "$bin.part" . \
-     && mv "$bin.part" "$bin")
-  rm -rf "$work"
+  [ "$status" -eq 0 ] && [ -n "$src" ] && cp -r "$src" "$work/hydra" && chmod -R u+w "$work/hydra" \
+    && (cd "$work/hydra" && "$go" mod edit -dropreplace github.com/ory/hydra-client-go/v2 \
+        && mkdir -p "$peers_dir/hydra-$hydra_version" \
+        && CGO_ENABLED=1 GOFLAGS=-mod=mod "$go" build -tags sqlite,sqlite_omit_load_extension -o "$bin.part" . \
+        && mv "$bin.part" "$bin") || status=1
+  unset GOMODCACHE GOCACHE
+  drop_go_work "$go" "$work"
+  return $status
+}
+
+# The S3 store whose security token service the S3 sign-in test uses (SeaweedFS, Apache-2.0: AssumeRoleWithWebIdentity
+# checked against the identity provider's published keys, then roles with trust policies and S3 policies), built once
+# from its module's source (its go.mod replaces modules, which only a build inside it honours). Not a Debian package;
+# without Go the test fails and says so.
+seaweedfs_version=v0.0.0-20261109003541-7506e5f91cd6
+install_sts_store() {
+  local bin="$peers_dir/seaweedfs-$seaweedfs_version/weed"
+  if [ -x "$bin" ]; then
+    return 0
+  fi
+  local go
+  go=$(go_toolchain) || { echo "install-deps: no Go toolchain: the S3 store with a token service (SeaweedFS) is not built and the S3 sign-in test will fail" >&2; return 0; }
+  echo "install-deps: building the S3 store SeaweedFS $seaweedfs_version (once, ten minutes or more)"
+  local work src
+  work=$(go_work)
+  export GOMODCACHE="$work/mod" GOCACHE="$work/cache"
+  src=$(cd "$work" && GOFLAGS=-mod=mod "$go" mod download -json "github.com/seaweedfs/seaweedfs@$seaweedfs_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') || true
+  [ -n "$src" ] && cp -r "$src" "$work/seaweedfs" && chmod -R u+w "$work/seaweedfs"
+  (cd "$work/seaweedfs" && mkdir -p "$peers_dir/seaweedfs-$seaweedfs_version" \
+     && CGO_ENABLED=0 GOFLAGS=-mod=mod "$go" build -o "$bin.part" ./weed \
+     && mv "$bin.part" "$bin") \
+    || echo "install-deps: SeaweedFS did not build: the S3 sign-in test will fail (everything else works)" >&2
+  unset GOMODCACHE GOCACHE
+  drop_go_work "$go" "$work"
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   install_s3_server
   install_identity_provider
+  install_sts_store
   exit 0
 fi
 
@@ -132,3 +179,4 @@ fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 install_s3_server
 install_identity_provider
+install_sts_store

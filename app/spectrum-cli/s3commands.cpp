@@ -2,7 +2,7 @@
 // spectrum-cli's s3:// forms of get, put, stat and ls: objects of an S3-compatible store (AWS S3, Ceph RGW,
 // Garage…), signed with AWS Signature V4. The store and the credentials come as the AWS tools take them, so an
 // admin's settings carry over: AWS_ENDPOINT_URL (or --endpoint), AWS_REGION / AWS_DEFAULT_REGION (or --region),
-// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY — never on the command line, where other users could read them.
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN with temporary ones) — never on the command line, where other users could read them.
 
 #include "commands.h"
 #include "output.h"
@@ -63,6 +63,7 @@ Result<S3Target> s3Target(const QCommandLineParser &p, const QString &url)
     e.credentials.region = region;
     e.credentials.accessKey = qEnvironmentVariable("AWS_ACCESS_KEY_ID");
     e.credentials.secretKey = qEnvironmentVariable("AWS_SECRET_ACCESS_KEY");
+    e.credentials.sessionToken = qEnvironmentVariable("AWS_SESSION_TOKEN");  // temporary credentials (an STS's), as AWS's tools take them
     if (e.credentials.accessKey.isEmpty() || e.credentials.secretKey.isEmpty())
         return Error(ErrorCode::Authentication, QStringLiteral("no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"));
     S3Target t;

@@ -90,9 +90,12 @@ QList<QCommandLineOption> storeOptions()
         {QStringLiteral("password-file"), QStringLiteral("dicomweb: file holding the password (readable by its owner only)."), QStringLiteral("FILE")},
         {QStringLiteral("token-file"), QStringLiteral("dicomweb (Bearer) or blobd: file holding the token (readable by its owner only)."), QStringLiteral("FILE")},
         {QStringLiteral("token-ref"), QStringLiteral("Keep a reference to the token file instead of sealing it (for tokens renewed outside Spectrum)."), QString()},
-        {QStringLiteral("issuer"), QStringLiteral("dicomweb: readers sign in to this identity provider (OpenID Connect, https://…; spectrum-cli login)."), QStringLiteral("URL")},
-        {QStringLiteral("client-id"), QStringLiteral("dicomweb, with --issuer: Spectrum's client ID at the identity provider (a public client, PKCE)."), QStringLiteral("ID")},
-        {QStringLiteral("audience"), QStringLiteral("dicomweb, with --issuer: the API the access token is for (the PACS, as the provider names it)."), QStringLiteral("AUD")},
+        {QStringLiteral("issuer"), QStringLiteral("dicomweb, s3: readers sign in to this identity provider (OpenID Connect, https://…; spectrum-cli login); "
+                                                  "an s3 store then trades the sign-in for credentials of the reader's own at its security token service."), QStringLiteral("URL")},
+        {QStringLiteral("client-id"), QStringLiteral("dicomweb, s3, with --issuer: Spectrum's client ID at the identity provider (a public client, PKCE)."), QStringLiteral("ID")},
+        {QStringLiteral("audience"), QStringLiteral("dicomweb, s3, with --issuer: the API the access token is for (the PACS, as the provider names it)."), QStringLiteral("AUD")},
+        {QStringLiteral("sts-url"), QStringLiteral("s3, with --issuer: the security token service (default: the store's url; AWS: https://sts.amazonaws.com)."), QStringLiteral("URL")},
+        {QStringLiteral("role-arn"), QStringLiteral("s3, with --issuer: the role readers take (arn:aws:iam::…:role/…; not needed where the service picks it)."), QStringLiteral("ARN")},
         {QStringLiteral("ca-file"), QStringLiteral("HTTPS / blobs:// / dimse --tls: PEM certificates to trust."), QStringLiteral("FILE")},
         {QStringLiteral("tls"), QStringLiteral("dimse: associations over TLS (BCP 195); the PACS's certificate is verified (--ca-file).")},
         {QStringLiteral("host"), QStringLiteral("dimse: the PACS's host."), QStringLiteral("HOST")},
@@ -122,7 +125,8 @@ Error applyStoreOptions(const QCommandLineParser &p, const StoreConfigFile &conf
         {"url", StoreField::Url},       {"ca-file", StoreField::CaFile}, {"host", StoreField::Host},     {"aet", StoreField::AeTitle},
         {"our-aet", StoreField::OurAeTitle}, {"path", StoreField::Path}, {"bucket", StoreField::Bucket}, {"prefix", StoreField::Prefix},
         {"region", StoreField::Region}, {"access-key", StoreField::AccessKey}, {"retrieve", StoreField::Retrieve},
-        {"issuer", StoreField::Issuer}, {"client-id", StoreField::ClientId}, {"audience", StoreField::Audience}};
+        {"issuer", StoreField::Issuer}, {"client-id", StoreField::ClientId}, {"audience", StoreField::Audience},
+        {"sts-url", StoreField::StsUrl}, {"role-arn", StoreField::RoleArn}};
     for (const auto &[option, field] : texts)
         if (given(option))
             set(option, field, value(option));
@@ -159,14 +163,26 @@ Error applyStoreOptions(const QCommandLineParser &p, const StoreConfigFile &conf
             return Error(ErrorCode::InvalidArgument, QStringLiteral("--user needs --password-file"));
         set("user", StoreField::User, value("user"));
     }
-    if (given("issuer") && (given("token-file") || given("password-file")))
-        return Error(ErrorCode::InvalidArgument, QStringLiteral("--issuer (the reader signs in) goes with neither --token-file nor --password-file"));
+    if (given("issuer") && (given("token-file") || given("password-file") || given("access-key") || given("secret-key-file")))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("--issuer (the reader signs in) goes with no --token-file, --password-file, --access-key "
+                                                                "or --secret-key-file"));
     if (given("issuer") && !error.isError() && kind.fields().contains(StoreField::Issuer)) {
-        // A sign-in now: no password or token left behind.
+        // A sign-in now: no password, token or key left behind.
         set("issuer", StoreField::Auth, QStringLiteral("oidc"));
         kind.setValue(s, StoreField::Password, QVariant::fromValue(Secret()));
         kind.setValue(s, StoreField::Token, QVariant::fromValue(Secret()));
+        kind.setValue(s, StoreField::AccessKey, QString());
+        kind.setValue(s, StoreField::SecretKey, QVariant::fromValue(Secret()));
+    } else if ((given("access-key") || given("secret-key-file")) && (given("client-id") || given("audience") || given("sts-url") || given("role-arn"))) {
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("--client-id, --audience, --sts-url and --role-arn go with --issuer (the reader signs in), "
+                                                                "not with an access key"));
+    } else if ((given("access-key") || given("secret-key-file")) && !error.isError() && kind.fields().contains(StoreField::SecretKey)) {
+        set("access-key", StoreField::Auth, QStringLiteral("keys"));  // keys now: the sign-in's settings go
+        for (StoreField f : {StoreField::Issuer, StoreField::ClientId, StoreField::Audience, StoreField::StsUrl, StoreField::RoleArn})
+            kind.setValue(s, f, QString());
     }
+    if ((given("sts-url") || given("role-arn")) && !error.isError() && kind.value(s, StoreField::Auth).toString() != QLatin1String("oidc"))
+        return Error(ErrorCode::InvalidArgument, QStringLiteral("--sts-url and --role-arn are for a store whose readers sign in (--issuer)"));
     if (given("token-file") && !error.isError()) {
         Secret token;
         if (given("token-ref")) {

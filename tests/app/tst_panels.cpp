@@ -196,6 +196,44 @@ void tst_Panels::theStoresDialogSetsUpASignIn()
     list->setCurrentItem(items.first());
     QCOMPARE(dialog.authField()->currentData().toString(), QStringLiteral("oidc"));
     QCOMPARE(dialog.issuerField()->text(), QStringLiteral("https://sso.hospital.test/realms/radiology"));
+
+    // An S3 bucket: its own ways (keys, or the sign-in traded at the store's token service); no key is kept.
+    dialog.newStore();
+    dialog.kindField()->setCurrentIndex(dialog.kindField()->findData(int(StoreKind::S3)));
+    QCOMPARE(dialog.authField()->count(), 2);
+    QCOMPARE(dialog.authField()->currentData().toString(), QStringLiteral("keys"));
+    QVERIFY(dialog.isFieldShown(dialog.accessKeyField()));
+    QVERIFY(dialog.isFieldShown(dialog.secretField()));
+    QVERIFY(!dialog.isFieldShown(dialog.stsUrlField()));
+    QTest::keyClicks(dialog.nameField(), QStringLiteral("teaching-files"));
+    dialog.urlField()->setText(QStringLiteral("https://objects.hospital.test"));
+    dialog.bucketField()->setText(QStringLiteral("teaching"));
+    dialog.accessKeyField()->setText(QStringLiteral("AKIALEFTOVER"));
+    dialog.authField()->setCurrentIndex(dialog.authField()->findData(QStringLiteral("oidc")));
+    for (QWidget *shown : {static_cast<QWidget *>(dialog.issuerField()), static_cast<QWidget *>(dialog.clientIdField()),
+                           static_cast<QWidget *>(dialog.stsUrlField()), static_cast<QWidget *>(dialog.roleArnField())})
+        QVERIFY(dialog.isFieldShown(shown));
+    QVERIFY(!dialog.isFieldShown(dialog.accessKeyField()));
+    QVERIFY(!dialog.isFieldShown(dialog.secretField()));
+    dialog.issuerField()->setText(QStringLiteral("https://sso.hospital.test/realms/radiology"));
+    dialog.clientIdField()->setText(QStringLiteral("spectrum"));
+    dialog.roleArnField()->setText(QStringLiteral("arn:aws:iam::123456789012:role/radiology-readers"));
+    dialog.saveStore();
+    QVERIFY2(dialog.status().contains(QStringLiteral("saved")), qPrintable(dialog.status()));
+    const StoreConfigFile withBucket = StoreConfigFile::load(path).value();
+    const StoreConfig *bucket = withBucket.find(QStringLiteral("teaching-files"));
+    QVERIFY(bucket);
+    const S3Settings &s3 = bucket->as<S3Settings>();
+    QCOMPARE(s3.auth, QStringLiteral("oidc"));
+    QCOMPARE(s3.roleArn, QStringLiteral("arn:aws:iam::123456789012:role/radiology-readers"));
+    QVERIFY(s3.stsUrl.isEmpty());  // the store's own
+    QVERIFY(s3.accessKey.isEmpty() && !s3.secretKey.isSet());
+    // Back on the DICOMweb store, its own four ways again.
+    const QList<QListWidgetItem *> again = list->findItems(QStringLiteral("sso-pacs"), Qt::MatchStartsWith);
+    QVERIFY(!again.isEmpty());
+    list->setCurrentItem(again.first());
+    QCOMPARE(dialog.authField()->count(), 4);
+    QCOMPARE(dialog.authField()->currentData().toString(), QStringLiteral("oidc"));
 }
 
 void tst_Panels::theStoresDialogKeepsWhatItHoldsAndFollowsTheFile()

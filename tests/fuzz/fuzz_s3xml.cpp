@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // What an S3 store answers in XML — ListObjectsV2 pages, multipart uploads begun, completed and listed, their parts, error
-// bodies — on any bytes: a listing is either an
+// bodies, a token service's credentials — on any bytes: a listing is either an
 // error or objects with keys and sizes that are not negative, a truncated page always says where to go on, and
 // an error answer's code and message are bounded; never a crash.
 #include "fuzztarget.h"
 
 #include "spectrum/transfer/s3client.h"
+#include "spectrum/transfer/stssession.h"
 
 #include <QByteArray>
 
@@ -46,5 +47,11 @@ SPECTRUM_FUZZ_TARGET(s3xml)
     if (e.code.size() > 64 || e.message.size() > 300)
         std::abort();
     (void)s3::errorFor(int(size % 600), body, QStringLiteral("fuzz"), QStringLiteral("bucket"));
+    // A security token service's answer: credentials with all three parts and an expiry, or an error.
+    const Result<StsCredentials> sts = s3::parseAssumedRole(body);
+    if (sts.isOk() && (sts.value().credentials.accessKey.isEmpty() || sts.value().credentials.secretKey.isEmpty()
+                       || sts.value().credentials.sessionToken.isEmpty() || !sts.value().expires.isValid()))
+        std::abort();
+    (void)s3::stsErrorFor(int(size % 600), body, QStringLiteral("fuzz"), QStringLiteral("arn:aws:iam::role/r"));
     return 0;
 }

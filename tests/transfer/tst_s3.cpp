@@ -10,6 +10,7 @@
 #include "spectrum/transfer/crc32c.h"
 #include "spectrum/transfer/progressrecord.h"
 #include "spectrum/transfer/s3client.h"
+#include "spectrum/transfer/stssession.h"
 #include "spectrum/transfer/sha256.h"
 #include "spectrum/imaging/codecs/dicomdecoder.h"
 
@@ -128,6 +129,7 @@ private Q_SLOTS:
     void objectsPutWithACrc32cAreCheckedAgainstIt();
     void aPutKilledMidwayResumesOrIsAborted();
     void aGetKilledMidwayResumesAndIsChecked();
+    void tokenServiceAnswersAreReadStrictly();
 
 private:
     S3Server m_server;
@@ -941,6 +943,49 @@ void tst_S3::aGetKilledMidwayResumesAndIsChecked()
     std::tie(rc, err) = cli();
     QVERIFY2(rc == 0 && !err.contains("resumed"), err.constData());
     QVERIFY(readFile(out) == blob);
+}
+
+void tst_S3::tokenServiceAnswersAreReadStrictly()
+{
+    // AssumeRoleWithWebIdentity's answer as SeaweedFS gives it (AWS's has the same elements).
+    const QByteArray answer =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><AssumeRoleWithWebIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"
+        "<AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>ASIA86a66b7125b953ef</AccessKeyId>"
+        "<SecretAccessKey>aHTa3C0chrTIq+w0Fw8sDuOCZae5BLKbMHGJAx9wmq8=</SecretAccessKey><SessionToken>eyJ.e30.sig</SessionToken>"
+        "<Expiration>2026-11-30T13:37:11Z</Expiration></Credentials><SubjectFromWebIdentityToken>asmith</SubjectFromWebIdentityToken>"
+        "<AssumedRoleUser><Arn>arn:aws:sts::123:assumed-role/Readers/asmith</Arn></AssumedRoleUser></AssumeRoleWithWebIdentityResult>"
+        "<ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></AssumeRoleWithWebIdentityResponse>";
+    const Result<StsCredentials> got = s3::parseAssumedRole(answer);
+    QVERIFY2(got.isOk(), qPrintable(got.isOk() ? QString() : got.error().message()));
+    QCOMPARE(got.value().credentials.accessKey, QStringLiteral("ASIA86a66b7125b953ef"));
+    QCOMPARE(got.value().credentials.secretKey, QStringLiteral("aHTa3C0chrTIq+w0Fw8sDuOCZae5BLKbMHGJAx9wmq8="));
+    QCOMPARE(got.value().credentials.sessionToken, QStringLiteral("eyJ.e30.sig"));
+    QCOMPARE(got.value().expires, QDateTime(QDate(2026, 11, 30), QTime(13, 37, 11), Qt::UTC));
+    QCOMPARE(got.value().subject, QStringLiteral("asmith"));
+    QCOMPARE(got.value().assumedRole, QStringLiteral("arn:aws:sts::123:assumed-role/Readers/asmith"));
+    // Without one of its parts, or an expiry to hold them to: refused, never half-used.
+    QByteArray noToken = answer;
+    noToken.replace("<SessionToken>eyJ.e30.sig</SessionToken>", "");
+    QCOMPARE(s3::parseAssumedRole(noToken).error().code(), ErrorCode::Protocol);
+    QByteArray noExpiry = answer;
+    noExpiry.replace("2026-11-30T13:37:11Z", "soon");
+    QCOMPARE(s3::parseAssumedRole(noExpiry).error().code(), ErrorCode::Protocol);
+    QCOMPARE(s3::parseAssumedRole("<Error><Code>X</Code></Error>").error().code(), ErrorCode::Protocol);
+    // Its refusals (wrapped in ErrorResponse), in words to act on.
+    const QByteArray expired = "<ErrorResponse><Error><Type>Sender</Type><Code>ExpiredTokenException</Code><Message>token has expired</Message></Error>"
+                               "<RequestId>1</RequestId></ErrorResponse>";
+    QCOMPARE(s3::parseError(expired).code, QStringLiteral("ExpiredTokenException"));
+    const Error e = s3::stsErrorFor(400, expired, QStringLiteral("objects.hospital.test"), {});
+    QCOMPARE(e.code(), ErrorCode::Authentication);
+    QVERIFY2(e.message().contains(QStringLiteral("sign in again")) && e.message().contains(QStringLiteral("token has expired")), qPrintable(e.message()));
+    const Error denied = s3::stsErrorFor(403, "<ErrorResponse><Error><Code>AccessDenied</Code></Error></ErrorResponse>", QStringLiteral("s"),
+                                         QStringLiteral("arn:aws:iam::role/Readers"));
+    QVERIFY2(denied.message().contains(QStringLiteral("refused this reader the role arn:aws:iam::role/Readers")), qPrintable(denied.message()));
+    QCOMPARE(s3::stsErrorFor(503, "", QStringLiteral("s"), {}).code(), ErrorCode::Busy);
+    // Who took the role, as the services accept it.
+    QCOMPARE(s3::roleSessionName(QStringLiteral("Dr. Anna Smith")), QStringLiteral("Dr.-Anna-Smith"));
+    QCOMPARE(s3::roleSessionName(QStringLiteral("a")), QStringLiteral("a-"));
+    QCOMPARE(s3::roleSessionName(QString(100, QLatin1Char('x'))).size(), 64);
 }
 
 QTEST_GUILESS_MAIN(tst_S3)

@@ -70,7 +70,7 @@ void MainWindow::signIn()
 {
     const QList<SignIn *> signIns = configuredSignIns(m_workstation);
     if (signIns.isEmpty()) {
-        statusBar()->showMessage(tr("No store signs in: give a DICOMweb store \"auth\": \"oidc\" with the hospital's identity provider (File ▸ Stores)"), 8000);
+        statusBar()->showMessage(tr("No store signs in: give a DICOMweb or S3 store \"auth\": \"oidc\" with the hospital's identity provider (File ▸ Stores)"), 8000);
         return;
     }
     QList<QPointer<SignIn>> waiting;

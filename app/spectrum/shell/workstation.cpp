@@ -43,6 +43,9 @@ Workstation::~Workstation()
     m_searchRunner.reset();   // no more runs into the prefetcher
     m_prefetcher.reset();     // the prior being fetched stops; what is cached stays
     qDeleteAll(findChildren<DicomImport *>(Qt::FindDirectChildrenOnly));  // imports from the GUI: no next file
+    // The archives go before the pool drains: a request on it waiting for something only this thread gives (an S3
+    // store's new credentials) is told they will not come, rather than waited for while this thread waits for it.
+    m_registry.reset();
     blockingPool()->waitForDone();
 }
 

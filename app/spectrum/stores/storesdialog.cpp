@@ -49,10 +49,14 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     m_accessKey = new QLineEdit;
     m_virtualHost = new QCheckBox(tr("bucket.host addressing (AWS)"));
     m_virtualHost->setToolTip(tr("Address the bucket as BUCKET.HOST, as AWS does; on-premises stores usually want HOST/BUCKET"));
-    m_auth->addItem(tr("none"), QStringLiteral("none"));
-    m_auth->addItem(tr("HTTP Basic (user, password)"), QStringLiteral("basic"));
-    m_auth->addItem(tr("Bearer token"), QStringLiteral("bearer"));
-    m_auth->addItem(tr("Sign-in (OpenID Connect)"), QStringLiteral("oidc"));
+    fillAuthChoices(StoreKind::DicomWeb);
+    m_stsUrl = new QLineEdit;
+    m_stsUrl->setPlaceholderText(tr("the store's own (MinIO, SeaweedFS, Ceph)   or   https://sts.amazonaws.com"));
+    m_stsUrl->setToolTip(tr("Where the reader's sign-in is traded for S3 credentials of their own that expire within the hour "
+                            "(AssumeRoleWithWebIdentity)"));
+    m_roleArn = new QLineEdit;
+    m_roleArn->setPlaceholderText(tr("arn:aws:iam::123456789012:role/radiology-readers   or none"));
+    m_roleArn->setToolTip(tr("The role readers take at the store; none where the service picks it from the sign-in"));
     m_issuer = new QLineEdit;
     m_issuer->setPlaceholderText(tr("https://sso.hospital.org/realms/radiology"));
     m_clientId = new QLineEdit;
@@ -89,6 +93,8 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     form->addRow(tr("Identity provider"), m_issuer);
     form->addRow(tr("Client ID"), m_clientId);
     form->addRow(tr("Token audience"), m_audience);
+    form->addRow(tr("Token service (STS)"), m_stsUrl);
+    form->addRow(tr("Role (ARN)"), m_roleArn);
     form->addRow(tr("Bucket"), m_bucket);
     form->addRow(tr("Key prefix"), m_prefix);
     form->addRow(tr("Region"), m_region);
@@ -175,7 +181,7 @@ StoresDialog::StoresDialog(Workstation *workstation, QWidget *parent)
     });
     // Any change to the form is an edit, until saved or dropped.
     for (QLineEdit *e : {m_name, m_url, m_mirrors, m_user, m_secret, m_host, m_aeTitle, m_ourAeTitle, m_caFile, m_bucket, m_prefix, m_region, m_accessKey,
-                         m_issuer, m_clientId, m_audience})
+                         m_issuer, m_clientId, m_audience, m_stsUrl, m_roleArn})
         connect(e, &QLineEdit::textEdited, this, [this] { m_dirty = !m_filling; });
     for (QComboBox *c : {m_kind, m_auth, m_retrieve})
         connect(c, &QComboBox::currentIndexChanged, this, [this] { m_dirty = m_dirty || !m_filling; });
@@ -267,6 +273,8 @@ void StoresDialog::updateFields()
     // Only the fields of the chosen kind are on show, as the kind says (archivekind.h).
     const QList<StoreField> fields = archiveKind(kindInForm()).fields();
     auto has = [&](StoreField f) { return fields.contains(f); };
+    if (kindInForm() != m_authChoicesFor)
+        fillAuthChoices(kindInForm());
     const QString auth = has(StoreField::Auth) ? m_auth->currentData().toString() : QStringLiteral("bearer");
     auto show = [this](QWidget *field, bool on) {
         field->setEnabled(on);
@@ -275,17 +283,21 @@ void StoresDialog::updateFields()
     const std::pair<QWidget *, StoreField> rows[] = {
         {m_url, StoreField::Url},           {m_mirrors, StoreField::Mirrors}, {m_auth, StoreField::Auth},
         {m_bucket, StoreField::Bucket},     {m_prefix, StoreField::Prefix},   {m_region, StoreField::Region},
-        {m_virtualHost, StoreField::Addressing}, {m_accessKey, StoreField::AccessKey}, {m_host, StoreField::Host},
+        {m_virtualHost, StoreField::Addressing}, {m_host, StoreField::Host},
         {m_port, StoreField::Port},         {m_aeTitle, StoreField::AeTitle}, {m_ourAeTitle, StoreField::OurAeTitle},
         {m_retrieve, StoreField::Retrieve}, {m_tls, StoreField::Tls},         {m_parallel, StoreField::MaxParallel}};
     for (const auto &[widget, field] : rows)
         show(widget, has(field));
     show(m_user, has(StoreField::User) && auth == QLatin1String("basic"));
+    const bool signIn = auth == QLatin1String("oidc");
     for (QWidget *w : {static_cast<QWidget *>(m_issuer), static_cast<QWidget *>(m_clientId), static_cast<QWidget *>(m_audience)})
-        show(w, has(StoreField::Issuer) && auth == QLatin1String("oidc"));
+        show(w, has(StoreField::Issuer) && signIn);
+    show(m_stsUrl, has(StoreField::StsUrl) && signIn);
+    show(m_roleArn, has(StoreField::RoleArn) && signIn);
+    show(m_accessKey, has(StoreField::AccessKey) && !signIn);
     // One secret field: a password or token (as the authentication asks), or the S3 secret key; none for a sign-in.
-    show(m_secret, (has(StoreField::Auth) && auth != QLatin1String("none") && auth != QLatin1String("oidc")) || (!has(StoreField::Auth) && has(StoreField::Token))
-                       || has(StoreField::SecretKey));
+    show(m_secret, !signIn && ((has(StoreField::Auth) && auth != QLatin1String("none")) || (!has(StoreField::Auth) && has(StoreField::Token))
+                               || has(StoreField::SecretKey)));
     // The CA applies where the connection is TLS: HTTPS and blobs:// URLs, or DICOM TLS.
     const QString url = m_url->text().trimmed();
     show(m_caFile, has(StoreField::CaFile)
@@ -296,6 +308,24 @@ void StoresDialog::updateFields()
     m_form->invalidate();
     if (layout())
         layout()->activate();
+}
+
+void StoresDialog::fillAuthChoices(StoreKind kind)
+{
+    // Each kind's own ways: a DICOMweb server's HTTP authentication, an S3 store's keys; a sign-in for both.
+    const QString was = m_auth->currentData().toString();
+    const QSignalBlocker block(m_auth);
+    m_auth->clear();
+    if (kind == StoreKind::S3) {
+        m_auth->addItem(tr("Access key and secret key"), QStringLiteral("keys"));
+    } else {
+        m_auth->addItem(tr("none"), QStringLiteral("none"));
+        m_auth->addItem(tr("HTTP Basic (user, password)"), QStringLiteral("basic"));
+        m_auth->addItem(tr("Bearer token"), QStringLiteral("bearer"));
+    }
+    m_auth->addItem(tr("Sign-in (OpenID Connect)"), QStringLiteral("oidc"));
+    m_auth->setCurrentIndex(std::max(0, m_auth->findData(was)));
+    m_authChoicesFor = kind;
 }
 
 void StoresDialog::newStore()
@@ -330,6 +360,8 @@ void StoresDialog::clearFields()
     m_prefix->clear();
     m_region->setText(QStringLiteral("us-east-1"));
     m_accessKey->clear();
+    for (QLineEdit *e : {m_issuer, m_clientId, m_audience, m_stsUrl, m_roleArn})
+        e->clear();
     m_virtualHost->setChecked(false);
     m_auth->setCurrentIndex(0);
     m_parallel->setValue(6);
@@ -364,7 +396,8 @@ QList<std::pair<QWidget *, StoreField>> StoresDialog::fieldWidgets() const
             {m_host, StoreField::Host},       {m_port, StoreField::Port},             {m_aeTitle, StoreField::AeTitle},
             {m_ourAeTitle, StoreField::OurAeTitle}, {m_retrieve, StoreField::Retrieve}, {m_tls, StoreField::Tls},
             {m_caFile, StoreField::CaFile},   {m_parallel, StoreField::MaxParallel},  {m_timeout, StoreField::Timeout},
-            {m_issuer, StoreField::Issuer},   {m_clientId, StoreField::ClientId},     {m_audience, StoreField::Audience}};
+            {m_issuer, StoreField::Issuer},   {m_clientId, StoreField::ClientId},     {m_audience, StoreField::Audience},
+            {m_stsUrl, StoreField::StsUrl},   {m_roleArn, StoreField::RoleArn}};
 }
 
 void StoresDialog::setFieldValue(QWidget *widget, const QVariant &value)
@@ -440,9 +473,10 @@ Result<StoreConfig> StoresDialog::formStore() const
         kind.setValue(s, StoreField::Token, QVariant::fromValue(Secret()));
         kind.setValue(s, which, QVariant::fromValue(sealed.value()));
     }
-    if (auth == QLatin1String("none") || auth == QLatin1String("oidc")) {  // a sign-in keeps no password or token
+    if (auth == QLatin1String("none") || auth == QLatin1String("oidc")) {  // a sign-in keeps no password, token or key
         kind.setValue(s, StoreField::Password, QVariant::fromValue(Secret()));
         kind.setValue(s, StoreField::Token, QVariant::fromValue(Secret()));
+        kind.setValue(s, StoreField::SecretKey, QVariant::fromValue(Secret()));
     }
     if (Error e = s.validate(); e.isError())
         return e;

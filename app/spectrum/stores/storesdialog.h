@@ -47,6 +47,8 @@ public:
     QLineEdit *issuerField() const { return m_issuer; }
     QLineEdit *clientIdField() const { return m_clientId; }
     QLineEdit *audienceField() const { return m_audience; }
+    QLineEdit *stsUrlField() const { return m_stsUrl; }
+    QLineEdit *roleArnField() const { return m_roleArn; }
     QLineEdit *bucketField() const { return m_bucket; }
     QLineEdit *prefixField() const { return m_prefix; }
     QLineEdit *regionField() const { return m_region; }
@@ -82,6 +84,8 @@ protected:
     void reject() override;
 
 private:
+    /// m_auth's choices for a store of `kind` (the one chosen kept where the kind has it).
+    void fillAuthChoices(StoreKind kind);
     /// Unsaved edits: asks whether to drop them; true to go on.
     bool mayDropEdits();
     void showStore(const QString &name);
@@ -128,6 +132,9 @@ private:
     QLineEdit *m_issuer = nullptr;     ///< dicomweb, "oidc": the identity provider, Spectrum's client there, the API
     QLineEdit *m_clientId = nullptr;
     QLineEdit *m_audience = nullptr;
+    QLineEdit *m_stsUrl = nullptr;     ///< s3, "oidc": the security token service, the role readers take
+    QLineEdit *m_roleArn = nullptr;
+    StoreKind m_authChoicesFor = StoreKind::DicomWeb;  ///< the kind whose ways to authenticate m_auth offers
     QLineEdit *m_bucket = nullptr;     ///< s3
     QLineEdit *m_prefix = nullptr;
     QLineEdit *m_region = nullptr;

@@ -98,6 +98,23 @@ bool ArchiveKind::setValue(StoreConfig &store, StoreField field, const QVariant 
 
 namespace kinds {
 
+bool carriesTokensSafely(const QString &url)
+{
+    const QUrl a(url);
+    const bool here = a.host() == QLatin1String("127.0.0.1") || a.host() == QLatin1String("localhost");
+    return a.scheme() == QLatin1String("https") || (here && a.scheme() == QLatin1String("http"));
+}
+
+Error checkIssuer(const QString &issuer, const QString &clientId, const QString &where)
+{
+    const QUrl u(issuer, QUrl::StrictMode);
+    if (!u.isValid() || u.host().isEmpty() || !carriesTokensSafely(issuer))
+        return invalid(where, QStringLiteral("oidc needs the identity provider as an https:// issuer, e.g. https://sso.hospital.org/realms/radiology"));
+    if (clientId.isEmpty())
+        return invalid(where, QStringLiteral("oidc needs the client id Spectrum has at the identity provider (clientId)"));
+    return Error();
+}
+
 bool isWebAddress(const QString &url)
 {
     const QUrl u(url, QUrl::StrictMode);

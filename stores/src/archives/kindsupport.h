@@ -33,6 +33,11 @@ ArchiveKind::FieldAccess member(StoreField field, V S::*m)
 
 /// Whether `url` is an http(s) address with a host and no credentials.
 bool isWebAddress(const QString &url);
+/// A sign-in's settings (auth "oidc"): the identity provider over https:// (http:// only on this machine) and the
+/// client id; or why not.
+Error checkIssuer(const QString &issuer, const QString &clientId, const QString &where);
+/// Whether a reader's token or credentials may go to `url`: over TLS, or to this machine.
+bool carriesTokensSafely(const QString &url);
 
 /// Reads a store's fields from its JSON record, each of the type its kind says, and remembers which it read: a
 /// field left over afterwards is none of the kind's (StoreConfig::fromJson names it). A missing field keeps the

@@ -19,9 +19,6 @@
 
 #include <openssl/crypto.h>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 namespace spectrum {
 
@@ -41,41 +38,6 @@ QHash<QString, SignIn *> &registry()
     return r;
 }
 
-/// An exclusive lock on `path` while it lives (none when another process holds it).
-class FileLock
-{
-public:
-    /// `wait`: up to two seconds (another program's renewal is a round trip to the provider); otherwise not at all.
-    explicit FileLock(const QString &path, bool wait = false)
-    {
-        m_fd = ::open(QFile::encodeName(path).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (m_fd < 0)
-            return;
-        for (int tries = wait ? 100 : 1; tries > 0; --tries) {
-            if (::flock(m_fd, LOCK_EX | LOCK_NB) == 0)
-                return;
-            if (tries > 1)
-                ::usleep(20000);
-        }
-        ::close(m_fd);
-        m_fd = -1;
-    }
-    ~FileLock() { release(); }
-    /// Lets go before the lock itself goes (a renewal's lock, held by its callback until the job is deleted).
-    void release()
-    {
-        if (m_fd >= 0)
-            ::close(m_fd);
-        m_fd = -1;
-    }
-    FileLock(const FileLock &) = delete;
-    FileLock &operator=(const FileLock &) = delete;
-    bool held() const { return m_fd >= 0; }
-
-private:
-    int m_fd = -1;
-};
-
 auditevents::Peer providerPeer(const OidcProvider &p)
 {
     return auditevents::Peer{p.issuer.toString(), p.clientId, p.issuer.host()};
@@ -85,14 +47,20 @@ auditevents::Peer providerPeer(const OidcProvider &p)
 
 SignIn *SignIn::forStore(const StoreConfig &store, const StoreConfigFile &config)
 {
-    const DicomWebSettings *web = store.ifKind<DicomWebSettings>();
-    if (!web || web->auth != QLatin1String("oidc"))
-        return nullptr;
     OidcProvider p;
-    p.issuer = QUrl(web->issuer);
-    p.clientId = web->clientId;
-    p.audience = web->audience;
-    p.caFile = web->caFile;
+    if (const DicomWebSettings *web = store.ifKind<DicomWebSettings>(); web && web->auth == QLatin1String("oidc")) {
+        p.issuer = QUrl(web->issuer);
+        p.clientId = web->clientId;
+        p.audience = web->audience;
+        p.caFile = web->caFile;
+    } else if (const S3Settings *s3 = store.ifKind<S3Settings>(); s3 && s3->auth == QLatin1String("oidc")) {
+        p.issuer = QUrl(s3->issuer);
+        p.clientId = s3->clientId;
+        p.audience = s3->audience;
+        p.caFile = s3->caFile;
+    } else {
+        return nullptr;
+    }
     QMutexLocker lock(&registryMutex());
     SignIn *&s = registry()[p.key()];
     if (!s) {
@@ -596,6 +564,47 @@ ResultJob<Done> *SignIn::resume()
                 if (!self->isSignedIn())
                     return job->complete(Error(ErrorCode::Authentication, QStringLiteral("the sign-in has ended: %1").arg(self->hint())));
                 job->complete(Done());
+            });
+            self->renew();
+        });
+    });
+}
+
+ResultJob<QString> *SignIn::identityToken(int minSeconds)
+{
+    QPointer<SignIn> self(this);
+    return new CallbackJob<QString>([self, minSeconds](CallbackJob<QString> *job) {
+        if (!self)
+            return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
+        // The ID token held, when it is valid long enough (its own expiry, read from it).
+        const auto fresh = [self, minSeconds]() -> QString {
+            QMutexLocker lock(&self->m_mutex);
+            const QString token = self->m_tokens.idToken;
+            const QByteArray payload = QByteArray::fromBase64(token.section(QLatin1Char('.'), 1, 1).toLatin1(), QByteArray::Base64UrlEncoding);
+            const QJsonObject claims = QJsonDocument::fromJson(payload).object();
+            const qint64 exp = qint64(claims.value(QStringLiteral("exp")).toDouble()), iat = qint64(claims.value(QStringLiteral("iat")).toDouble());
+            // A provider whose ID tokens live a few minutes: half their life is long enough.
+            const qint64 wanted = iat > 0 && exp > iat ? std::min<qint64>(minSeconds, (exp - iat) / 2) : minSeconds;
+            return exp > 0 && QDateTime::currentSecsSinceEpoch() + wanted <= exp ? token : QString();
+        };
+        // After what an earlier program kept has been read.
+        whenDone(self->ready(), job, [self, job, fresh](const Result<Done> &read) {
+            if (!self)
+                return job->complete(Error(ErrorCode::Cancelled, QStringLiteral("cancelled")));
+            if (!read.isOk())
+                return job->complete(read.error());
+            if (const QString token = fresh(); !token.isEmpty())
+                return job->complete(token);
+            if (!self->holdsTokens())
+                return job->complete(Error(ErrorCode::Authentication, QStringLiteral("not signed in: %1").arg(self->hint())));
+            // Renewed first: the provider gives a new ID token with the new access token.
+            QObject::connect(self, &SignIn::changed, job, [self, job, fresh] {
+                if (!self->isSignedIn())
+                    return job->complete(Error(ErrorCode::Authentication, QStringLiteral("the sign-in has ended: %1").arg(self->hint())));
+                if (const QString token = fresh(); !token.isEmpty())
+                    return job->complete(token);
+                job->complete(Error(ErrorCode::Authentication, QStringLiteral("the identity provider gave no ID token valid long enough to be traded for "
+                                                                              "the store's credentials: %1").arg(self->hint())));
             });
             self->renew();
         });

@@ -11,7 +11,34 @@
 
 #include <mutex>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 namespace spectrum {
+
+FileLock::FileLock(const QString &path, bool wait)
+{
+    m_fd = ::open(QFile::encodeName(path).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (m_fd < 0)
+        return;
+    for (int tries = wait ? 100 : 1; tries > 0; --tries) {
+        if (::flock(m_fd, LOCK_EX | LOCK_NB) == 0)
+            return;
+        if (tries > 1)
+            ::usleep(20000);
+    }
+    ::close(m_fd);
+    m_fd = -1;
+}
+
+void FileLock::release()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
+    m_fd = -1;
+}
+
 
 namespace {
 

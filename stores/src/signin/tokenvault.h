@@ -19,6 +19,24 @@
 
 namespace spectrum {
 
+/// An exclusive lock on `path` (flock) while it lives; none when another process holds it. What every program of
+/// the user takes to write the vault or renew (one refresh token, rotated, must never be used twice).
+class FileLock
+{
+public:
+    /// `wait`: up to two seconds (another program's renewal is a round trip to the provider); otherwise not at all.
+    explicit FileLock(const QString &path, bool wait = false);
+    ~FileLock() { release(); }
+    /// Lets go before the lock itself goes (a renewal's lock, held by its callback until the job is deleted).
+    void release();
+    FileLock(const FileLock &) = delete;
+    FileLock &operator=(const FileLock &) = delete;
+    bool held() const { return m_fd >= 0; }
+
+private:
+    int m_fd = -1;
+};
+
 class TokenVault
 {
 public:

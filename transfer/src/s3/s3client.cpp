@@ -234,8 +234,18 @@ S3Client::~S3Client()
             job->cancel();
 }
 
+std::optional<s3::Credentials> S3Client::signingCredentials() const
+{
+    if (!m_endpoint.session)
+        return m_endpoint.credentials;
+    std::optional<s3::Credentials> c = m_endpoint.session->current();
+    if (c)
+        c->region = m_endpoint.credentials.region;
+    return c;
+}
+
 S3Client::Prepared S3Client::prepare(const QByteArray &method, const QString &key, const Query &query, const Headers &headers, const QByteArray &body,
-                                     const QDateTime &when) const
+                                     const QDateTime &when, const std::optional<s3::Credentials> &given) const
 {
     Prepared p;
     const QUrl &e = m_endpoint.endpoint;
@@ -251,6 +261,10 @@ S3Client::Prepared S3Client::prepare(const QByteArray &method, const QString &ke
     r.encodedPath = m_endpoint.virtualHosted ? '/' + encodedKey : '/' + s3::uriEncode(m_endpoint.bucket, false) + (key.isEmpty() ? QByteArray() : '/' + encodedKey);
     r.query = query;
     r.headers = headers;
+    // A session's without any yet: unsigned keys the store refuses (S3Job asks the session first).
+    const s3::Credentials credentials = given ? *given : signingCredentials().value_or(s3::Credentials{QString(), QString(), m_endpoint.credentials.region, QString()});
+    if (!credentials.sessionToken.isEmpty())
+        r.headers << qMakePair(QByteArray("x-amz-security-token"), credentials.sessionToken.toUtf8());
     // Over TLS the channel protects the bytes; over plain HTTP their hash is signed.
     r.payloadHash = https ? QByteArray(s3::kUnsignedPayload) : QByteArray();
     if (r.payloadHash.isEmpty() && method == "PUT") {
@@ -262,12 +276,12 @@ S3Client::Prepared S3Client::prepare(const QByteArray &method, const QString &ke
     }
     if (r.payloadHash.isEmpty())
         r.payloadHash = s3::payloadHash(body);
-    const s3::Signed s = s3::sign(r, m_endpoint.credentials, when.isValid() ? when : QDateTime::currentDateTimeUtc().addMSecs(m_clockOffsetMs));
+    const s3::Signed s = s3::sign(r, credentials, when.isValid() ? when : QDateTime::currentDateTimeUtc().addMSecs(m_clockOffsetMs));
     QByteArray url = e.scheme().toUtf8() + "://" + r.host + r.encodedPath;
     if (!s.encodedQuery.isEmpty())
         url += '?' + s.encodedQuery;
     p.url = QUrl::fromEncoded(url, QUrl::StrictMode);
-    p.headers = headers;
+    p.headers = r.headers;
     p.headers << qMakePair(QByteArray("Authorization"), s.authorization) << qMakePair(QByteArray("x-amz-date"), s.amzDate)
               << qMakePair(QByteArray("x-amz-content-sha256"), s.contentSha256);
     return p;

@@ -233,7 +233,11 @@ private:
     {
         if (!m_client)
             return this->finishWith(Error(ErrorCode::Cancelled, QStringLiteral("%1: the store's client is gone").arg(m_what)));
-        const S3Client::Prepared p = m_client->prepare(m_method, m_key, m_query, m_headers, m_body);
+        const std::optional<s3::Credentials> credentials = m_client->signingCredentials();
+        if (!credentials)  // a session's, expired or not got yet: got first
+            return renewSession({});
+        m_signedWith = credentials->accessKey;
+        const S3Client::Prepared p = m_client->prepare(m_method, m_key, m_query, m_headers, m_body, {}, *credentials);
         if (goesDirect(p.url))
             return sendDirect(p);
         QNetworkRequest request(p.url);
@@ -345,6 +349,13 @@ private:
             return this->finishWith(Error(timeout ? ErrorCode::Timeout : ErrorCode::Network,
                                           QStringLiteral("%1: %2 (%3)").arg(m_what, timeout ? QStringLiteral("no answer within %1 ms").arg(e.timeoutMs) : transportError,
                                                                             QStringLiteral("%1:%2").arg(e.endpoint.host()).arg(e.endpoint.port(e.endpoint.scheme() == QLatin1String("https") ? 443 : 80)))));
+        // Temporary credentials the store no longer takes (expired by its clock, or revoked): got again once.
+        // (A HEAD's refusal has no body to say why: not taken for one — a request with a body says it soon enough,
+        // and a HEAD the role's policy denies must not cost everyone their credentials.)
+        if ((status == 400 || status == 403) && e.session && !m_renewedSession && sessionRefused(s3::parseError(body).code)) {
+            m_renewedSession = true;
+            return renewSession(m_signedWith);
+        }
         if (status < 200 || status >= 300)
             return this->finishWith(s3::errorFor(status, body, m_what, e.bucket));
         if (verified || !m_verify)
@@ -359,6 +370,36 @@ private:
                                  return this->finishWith(refused.withContext(m_what));
                              done(checked->first, checked->second);
                          });
+    }
+
+    static bool sessionRefused(const QString &code)
+    {
+        return code == QLatin1String("ExpiredToken") || code == QLatin1String("InvalidToken") || code == QLatin1String("TokenRefreshRequired")
+               || code == QLatin1String("InvalidAccessKeyId");
+    }
+
+    /// The session's credentials got (again), then this request sent with them — or, when they do not come within
+    /// the store's timeout (a token service that does not answer; the program ending), the request fails.
+    void renewSession(const QString &refusedKey)
+    {
+        const int timeoutMs = m_client->endpoint().timeoutMs;
+        m_renewalWait.setSingleShot(true);
+        m_renewalWait.disconnect();
+        QObject::connect(&m_renewalWait, &QTimer::timeout, this, [this, timeoutMs] {
+            if (!this->isFinished())
+                this->finishWith(Error(ErrorCode::Timeout, QStringLiteral("%1: the store's temporary credentials did not come within %2 s").arg(m_what).arg(timeoutMs / 1000)));
+        });
+        m_renewalWait.start(timeoutMs);
+        m_client->endpoint().session->renew(refusedKey, this, [this](const Error &e) {
+            m_renewalWait.stop();
+            if (this->isFinished())
+                return;
+            if (e.isError())
+                return this->finishWith(e.withContext(m_what));
+            if (!m_client || !m_client->signingCredentials())
+                return this->finishWith(Error(ErrorCode::Authentication, QStringLiteral("%1: the store's temporary credentials could not be got").arg(m_what)));
+            send();
+        });
     }
 
     Error tooMuch() const
@@ -379,6 +420,9 @@ private:
     Verify m_verify;
     bool m_hashAsItComes = false;
     int m_attempt = 0;
+    QTimer m_renewalWait;           ///< how long a request waits for the session's credentials
+    QString m_signedWith;           ///< the access key the request was last signed with
+    bool m_renewedSession = false;  ///< the session's credentials were got again after a refusal
     static constexpr qint64 kErrorLimit = 64 << 10;
     qint64 m_limit = 16 << 20;  ///< XML answers: far beyond a page of 1,000 keys
 };

@@ -90,7 +90,14 @@ S3ErrorAnswer parseError(const QByteArray &bytes)
 {
     QXmlStreamReader xml(bytes);
     S3ErrorAnswer e;
-    if (!xml.readNextStartElement() || xml.name() != QLatin1String("Error"))
+    if (!xml.readNextStartElement())
+        return e;
+    // STS and the other query APIs wrap it: <ErrorResponse><Error>…</Error><RequestId/></ErrorResponse>.
+    if (xml.name() == QLatin1String("ErrorResponse")) {
+        while (xml.readNextStartElement() && xml.name() != QLatin1String("Error"))
+            xml.skipCurrentElement();
+    }
+    if (xml.name() != QLatin1String("Error") || !xml.isStartElement())
         return e;
     while (xml.readNextStartElement()) {
         if (xml.name() == QLatin1String("Code"))

@@ -65,17 +65,11 @@ public:
             if (!s.token.isSet())
                 return invalid(where, QStringLiteral("bearer authentication needs a token"));
         } else if (s.auth == QLatin1String("oidc")) {
-            const QUrl issuer(s.issuer, QUrl::StrictMode);
-            const bool local = issuer.host() == QLatin1String("127.0.0.1") || issuer.host() == QLatin1String("localhost");
-            if (!issuer.isValid() || issuer.host().isEmpty() || !(issuer.scheme() == QLatin1String("https") || (local && issuer.scheme() == QLatin1String("http"))))
-                return invalid(where, QStringLiteral("oidc needs the identity provider as an https:// issuer, e.g. https://sso.hospital.org/realms/radiology"));
-            if (s.clientId.isEmpty())
-                return invalid(where, QStringLiteral("oidc needs the client id Spectrum has at the identity provider (clientId)"));
+            if (Error e = checkIssuer(s.issuer, s.clientId, where); e.isError())
+                return e;
             // The reader's token goes only over TLS (or to this machine).
             for (const QString &address : QStringList{s.url} + s.mirrors) {
-                const QUrl a(address);
-                const bool here = a.host() == QLatin1String("127.0.0.1") || a.host() == QLatin1String("localhost");
-                if (a.scheme() != QLatin1String("https") && !here)
+                if (!carriesTokensSafely(address))
                     return invalid(where, QStringLiteral("with oidc the archive must be reached over https:// (%1 would carry the reader's token in clear)").arg(address));
             }
         } else if (s.auth != QLatin1String("none")) {

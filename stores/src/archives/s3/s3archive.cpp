@@ -6,9 +6,11 @@
 
 #include "spectrum/core/logging.h"
 #include "spectrum/core/uid.h"
+#include "spectrum/stores/signin/signin.h"
 #include "spectrum/imaging/codecs/dicomdecoder.h"
 
 #include <QFile>
+#include <QPointer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -150,6 +152,8 @@ Result<S3Endpoint> s3EndpointFor(const StoreConfig &s, const StoreConfigFile &co
     e.caFile = s3->caFile;
     e.timeoutMs = s.timeoutSeconds * 1000;
     e.credentials.region = s3->region;
+    if (s3->auth == QLatin1String("oidc"))
+        return e;
     e.credentials.accessKey = s3->accessKey;
     Result<QString> secret = config.reveal(s3->secretKey);
     if (!secret.isOk())
@@ -195,9 +199,50 @@ QByteArray s3StudyIndex(const QList<DicomIdentity> &instances)
     return QJsonDocument(QJsonObject{{QStringLiteral("format"), QLatin1String(kIndexFormat)}, {QStringLiteral("instances"), array}}).toJson(QJsonDocument::Compact);
 }
 
-ResultJob<Done> *S3Archive::test()
+S3Archive::S3Archive(StoreConfig config, StoreConfigFile all, std::shared_ptr<FileStore> cache, QObject *parent)
+    : Archive(std::move(config), std::move(all), std::move(cache), parent)
+{
+    const S3Settings &s3 = m_config.as<S3Settings>();
+    SignIn *signIn = SignIn::forStore(m_config, m_all);
+    if (!signIn)
+        return;
+    StsSettings sts;
+    sts.url = QUrl(s3.stsUrl.isEmpty() ? s3.url : s3.stsUrl);
+    sts.caFile = s3.caFile;
+    sts.roleArn = s3.roleArn;
+    sts.timeoutMs = m_config.timeoutSeconds * 1000;
+    QPointer<SignIn> in(signIn);
+    const auto token = [in]() -> ResultJob<QString> * {
+        if (!in)
+            return failedJob<QString>(Error(ErrorCode::Cancelled, QStringLiteral("the sign-in has ended with the program")));
+        return in->identityToken();
+    };
+    const auto reader = [in]() { return in ? in->subject() : QString(); };
+    m_sts = new StsSession(sts, token, reader, this);
+    // Signed out, or another reader signed in: what the last one was given is dropped at once. Signed in where no
+    // one was (or the sign-in an earlier program kept, read): a refusal held from before is forgotten.
+    auto subject = std::make_shared<QString>(signIn->isSignedIn() ? signIn->subject() : QString());
+    connect(signIn, &SignIn::changed, m_sts, [in, subject, sts = m_sts] {
+        const QString now = in && in->isSignedIn() ? in->subject() : QString();
+        if (!subject->isEmpty() && now != *subject)
+            sts->forget();
+        else if (subject->isEmpty() && !now.isEmpty())
+            sts->forgetFailure();
+        *subject = now;
+    });
+}
+
+Result<S3Endpoint> S3Archive::endpoint() const
 {
     Result<S3Endpoint> ep = s3EndpointFor(m_config, m_all);
+    if (ep.isOk() && m_sts)
+        ep.value().session = m_sts->handle();
+    return ep;
+}
+
+ResultJob<Done> *S3Archive::test()
+{
+    Result<S3Endpoint> ep = endpoint();
     if (!ep.isOk())
         return track(failedJob<Done>(ep.error()));
     return track(makeJob<Done>([endpoint = ep.value(), prefix = m_config.as<S3Settings>().prefix](const CancelToken &) -> Result<Done> {
@@ -211,7 +256,7 @@ ResultJob<Done> *S3Archive::test()
 
 ResultJob<QList<DicomRecord>> *S3Archive::search(const DicomQuery &query)
 {
-    Result<S3Endpoint> ep = s3EndpointFor(m_config, m_all);
+    Result<S3Endpoint> ep = endpoint();
     if (!ep.isOk())
         return track(failedJob<QList<DicomRecord>>(ep.error()));
     return track(makeJob<QList<DicomRecord>>([endpoint = ep.value(), prefix = m_config.as<S3Settings>().prefix, query](const CancelToken &cancel) -> Result<QList<DicomRecord>> {
@@ -244,7 +289,7 @@ ResultJob<QList<DicomRecord>> *S3Archive::search(const DicomQuery &query)
 
 ResultJob<StudySummary> *S3Archive::list(const QString &studyUid)
 {
-    Result<S3Endpoint> ep = s3EndpointFor(m_config, m_all);
+    Result<S3Endpoint> ep = endpoint();
     if (!ep.isOk())
         return track(failedJob<StudySummary>(ep.error()));
     return track(makeJob<StudySummary>([endpoint = ep.value(), prefix = m_config.as<S3Settings>().prefix, studyUid](const CancelToken &) -> Result<StudySummary> {
@@ -261,7 +306,7 @@ ResultJob<StudySummary> *S3Archive::list(const QString &studyUid)
 
 ResultJob<FetchSummary> *S3Archive::fetch(const FetchRequest &what, const FetchOptions &options, Kept kept)
 {
-    Result<S3Endpoint> ep = s3EndpointFor(m_config, m_all);
+    Result<S3Endpoint> ep = endpoint();
     if (!ep.isOk())
         return track(failedJob<FetchSummary>(ep.error()));
     return track(new S3Fetch(ep.value(), m_config.as<S3Settings>().prefix, m_config.maxParallel, what, options, m_cache, std::move(kept)));
@@ -269,7 +314,7 @@ ResultJob<FetchSummary> *S3Archive::fetch(const FetchRequest &what, const FetchO
 
 ResultJob<ExportSummary> *S3Archive::send(const QStringList &files)
 {
-    Result<S3Endpoint> ep = s3EndpointFor(m_config, m_all);
+    Result<S3Endpoint> ep = endpoint();
     if (!ep.isOk())
         return track(failedJob<ExportSummary>(ep.error()));
     return track(makeJob<ExportSummary>([endpoint = ep.value(), prefix = m_config.as<S3Settings>().prefix, files](const CancelToken &) -> Result<ExportSummary> {

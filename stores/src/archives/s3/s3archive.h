@@ -16,10 +16,12 @@
 
 #include "spectrum/stores/archives/archive.h"
 #include "spectrum/transfer/s3client.h"
+#include "spectrum/transfer/stssession.h"
 
 namespace spectrum {
 
-/// The S3 endpoint of an s3 store, its secret key revealed.
+/// The S3 endpoint of an s3 store, its secret key revealed (a store whose readers sign in: no keys, and no
+/// session either — S3Archive gives it one).
 Result<S3Endpoint> s3EndpointFor(const StoreConfig &store, const StoreConfigFile &config);
 
 /// The layout's keys.
@@ -34,7 +36,10 @@ class S3Archive : public Archive
 {
     Q_OBJECT
 public:
-    using Archive::Archive;
+    /// A store whose readers sign in ("auth": "oidc") gets its credentials from its security token service with
+    /// the sign-in's ID token (StsSession), held for this archive's requests until they expire or the reader
+    /// signs out.
+    S3Archive(StoreConfig config, StoreConfigFile all, std::shared_ptr<FileStore> cache, QObject *parent = nullptr);
 
     Reach reach() const override { return Reach::Hospital; }
     ResultJob<Done> *test() override;
@@ -42,6 +47,12 @@ public:
     ResultJob<StudySummary> *list(const QString &studyUid) override;
     ResultJob<FetchSummary> *fetch(const FetchRequest &what, const FetchOptions &options, Kept kept) override;
     ResultJob<ExportSummary> *send(const QStringList &files) override;
+
+private:
+    /// s3EndpointFor, with this archive's session when its readers sign in.
+    Result<S3Endpoint> endpoint() const;
+
+    StsSession *m_sts = nullptr;
 };
 
 } // namespace spectrum

@@ -23,18 +23,36 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 class QNetworkAccessManager;
 
 namespace spectrum {
 
+/// Credentials that expire and are got again (an STS session, stssession.h), asked for when each request is
+/// signed — on the client's thread.
+class S3Session
+{
+public:
+    virtual ~S3Session() = default;
+    /// The access key, secret and session token to sign with now; none when none are valid long enough to send a
+    /// request with (then renew() first).
+    virtual std::optional<s3::Credentials> current() const = 0;
+    /// Gets new credentials — unless those the store refused (`refusedKey`, empty: none yet) have been replaced
+    /// already — then `then(error)` on `context`'s thread (not when `context` is gone).
+    virtual void renew(const QString &refusedKey, QObject *context, std::function<void(const Error &)> then) = 0;
+};
+
 struct S3Endpoint
 {
     QUrl endpoint;              ///< scheme, host and port of the store, e.g. https://s3.eu-central-1.amazonaws.com
     QString bucket;
     bool virtualHosted = false; ///< bucket.host/key (AWS's default) instead of host/bucket/key (path style)
-    s3::Credentials credentials;
+    s3::Credentials credentials;  ///< the region always; the keys unless a session gives them
+    /// Temporary credentials got from an STS with the reader's sign-in (stssession.h): its keys and token sign the
+    /// requests, renewed when they expire or the store refuses them.
+    std::shared_ptr<S3Session> session;
     QString caFile;             ///< HTTPS: PEM certificates to trust besides the system's (a hospital's own CA)
     int timeoutMs = 60000;      ///< a request that moves no byte this long fails
     int attempts = 4;           ///< tries of a request the store asked us to slow down for (503, 500)
@@ -230,8 +248,12 @@ public:
         QUrl url;
         QList<QPair<QByteArray, QByteArray>> headers;
     };
+    /// Signed with `credentials` (a request's, chosen once for it), else signingCredentials().
     Prepared prepare(const QByteArray &method, const QString &key, const QList<QPair<QString, QString>> &query,
-                     const QList<QPair<QByteArray, QByteArray>> &headers, const QByteArray &body, const QDateTime &when = {}) const;
+                     const QList<QPair<QByteArray, QByteArray>> &headers, const QByteArray &body, const QDateTime &when = {},
+                     const std::optional<s3::Credentials> &credentials = std::nullopt) const;
+    /// The credentials prepare() signs with now (a session's may be none yet).
+    std::optional<s3::Credentials> signingCredentials() const;
     /// The connection pool for the next request: Qt opens at most 6 connections per host and manager, so a
     /// client spreads its requests over several.
     QNetworkAccessManager *manager();

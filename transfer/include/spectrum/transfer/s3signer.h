@@ -33,6 +33,8 @@ struct Credentials
     QString accessKey;
     QString secretKey;
     QString region = QStringLiteral("us-east-1");
+    /// Temporary credentials (an STS session): sent as x-amz-security-token, signed with the request.
+    QString sessionToken;
 };
 
 struct RequestToSign

@@ -30,6 +30,7 @@ enum class StoreField {
     Issuer, ClientId, Audience,                                         // web: OpenID Connect
     Host, Port, AeTitle, OurAeTitle, Retrieve, Tls,                     // DIMSE
     Bucket, Prefix, Region, Addressing, AccessKey, SecretKey,           // S3
+    StsUrl, RoleArn,                                                    // S3: OpenID Connect through an STS
     Path,                                                               // local
     MaxParallel, Timeout,                                               // limits
 };

@@ -105,9 +105,22 @@ struct S3Settings
     QString prefix;          ///< keys start with it ("" or ending in '/'), e.g. "spectrum/"
     QString region = QStringLiteral("us-east-1");
     bool virtualHosted = false;  ///< BUCKET.HOST addressing (AWS's) instead of HOST/BUCKET (path style)
+    /// "keys": the store's access key and secret key, kept here; "oidc": none kept — the reader signs in to the
+    /// hospital's identity provider, and the store's security token service trades the sign-in's ID token for
+    /// credentials of the reader's own that expire within the hour (AssumeRoleWithWebIdentity).
+    QString auth = QStringLiteral("keys");
     QString accessKey;
     Secret secretKey;
-    QString caFile;          ///< HTTPS: PEM certificates to trust besides the system's
+    QString caFile;          ///< HTTPS: PEM certificates to trust besides the system's (the STS's and provider's too)
+    /// "oidc": the identity provider, this program's client there, the API its access tokens are for (the same as a
+    /// PACS's: one sign-in for both), the security token service (empty: the store's url — MinIO, SeaweedFS, Ceph
+    /// RGW; https://sts.amazonaws.com for AWS) and the role to take (empty where the service picks it from the
+    /// token's claims).
+    QString issuer;
+    QString clientId;
+    QString audience;
+    QString stsUrl;
+    QString roleArn;
 };
 
 /// A folder of this workstation's (a FileStore), or the workstation's own cache.

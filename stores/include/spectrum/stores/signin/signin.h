@@ -72,6 +72,11 @@ public:
     /// Goes on with what an earlier program kept: renewed now when the access token is (nearly) expired. Done
     /// without a sign-in when nothing was kept; an Authentication error when it cannot be renewed (sign in again).
     ResultJob<Done> *resume();
+    /// The reader's ID token, for a store that trades it for credentials of its own (S3 through a security token
+    /// service), valid `minSeconds` more at least (half its life, when the provider gives it less than twice that):
+    /// the sign-in renewed first when it is not. An Authentication error that says how to sign in when there is no
+    /// sign-in (or the provider gave no ID token).
+    ResultJob<QString> *identityToken(int minSeconds = 120);
 
 Q_SIGNALS:
     /// Signed in, renewed, signed out, or a renewal failed (the reader must sign in again).
