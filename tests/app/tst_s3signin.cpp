@@ -4,8 +4,9 @@
 // (SeaweedFS, started here) takes the sign-in's ID token — checked against the provider's published keys, then the
 // role's trust policy — for credentials of the reader's own that sign the requests, within what the role's policy
 // allows. Through the programs' doors: export, find and fetch as that reader; a reader the role is not for, and no
-// sign-in at all, refused with words they can act on; a store that no longer takes the credentials (its signing key
-// rotated) gets asked for new ones behind the request; signing out drops them at once.
+// sign-in at all, refused with words they can act on. In a workstation's process: credentials past their time, and
+// credentials the store no longer takes (its signing key rotated), got again behind the request; signing out drops
+// them at once.
 
 #include "identityprovider.h"
 #include "stsstore.h"
@@ -19,7 +20,9 @@
 #include "spectrum/stores/signin/signin.h"
 #include "spectrum/transfer/s3client.h"
 
+#include <QDateTime>
 #include <QDir>
+#include <QProcess>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -68,12 +71,14 @@ private Q_SLOTS:
     void initTestCase();
     void aSignedInReaderSendsFindsAndFetches();
     void aReaderTheRoleIsNotForIsRefusedClearly();
-    void refusedCredentialsAreGotAgainAndASignOutDropsThem();
+    void credentialsAreGotAgainWhenTheyExpireOrAreRefused();
+    void aSignOutDropsTheCredentials();
 
 private:
     QList<QPair<QString, QString>> env(const QString &subject = QStringLiteral("asmith")) const;
     ProcessResult cli(const QStringList &args, const QString &subject = QStringLiteral("asmith")) const { return runCli(args, env(subject), 120000); }
-    /// The studies bucket as the hospital's administrator sees it: its keys.
+    /// The studies bucket as the hospital's administrator reaches it (a static key), and the keys in it.
+    S3Endpoint asAdministrator() const;
     QStringList keysInBucket() const;
 
     QTemporaryDir m_dir;
@@ -100,14 +105,19 @@ QList<QPair<QString, QString>> tst_S3SignIn::env(const QString &subject) const
     return e;
 }
 
-QStringList tst_S3SignIn::keysInBucket() const
+S3Endpoint tst_S3SignIn::asAdministrator() const
 {
     S3Endpoint e;
     e.endpoint = QUrl(m_store.url());
     e.bucket = QStringLiteral("studies");
     e.credentials.accessKey = StsStoreProcess::adminKey();
     e.credentials.secretKey = StsStoreProcess::adminSecret();
-    S3Client client(e);
+    return e;
+}
+
+QStringList tst_S3SignIn::keysInBucket() const
+{
+    S3Client client(asAdministrator());
     QStringList keys;
     QString token;
     do {
@@ -128,12 +138,7 @@ void tst_S3SignIn::initTestCase()
     QVERIFY2(m_store.start(m_idp.issuer(), QStringLiteral("spectrum"), rolesAndPolicies()),
              "the S3 store with a token service (SeaweedFS, built by scripts/install-deps.sh) did not start");
     {
-        S3Endpoint admin;
-        admin.endpoint = QUrl(m_store.url());
-        admin.bucket = QStringLiteral("studies");
-        admin.credentials.accessKey = StsStoreProcess::adminKey();
-        admin.credentials.secretKey = StsStoreProcess::adminSecret();
-        S3Client client(admin);
+        S3Client client(asAdministrator());
         const Result<Done> made = runSync(client.createBucket());
         QVERIFY2(made.isOk(), qPrintable(made.error().message()));
     }
@@ -206,26 +211,61 @@ void tst_S3SignIn::aReaderTheRoleIsNotForIsRefusedClearly()
     QVERIFY2(r.exitCode == 0, r.err.constData());
 }
 
-void tst_S3SignIn::refusedCredentialsAreGotAgainAndASignOutDropsThem()
+void tst_S3SignIn::credentialsAreGotAgainWhenTheyExpireOrAreRefused()
 {
-    // A workstation's process (the sign-in the command line kept): its credentials are held between requests.
-    QCoreApplication::setApplicationName(QStringLiteral("tst_s3signin"));
-    const StoreConfigFile config = StoreConfigFile::load(m_config).value();
+    // A workstation's process, going on with the sign-in the command line kept: the credentials are held between
+    // requests. Given for twenty seconds (a proxy says so of the store's real ones, as a hospital's service giving
+    // short ones would), they are got again once past — the request after never fails for it.
+    QProcess proxy;
+    dieWithParent(proxy);
+    proxy.start(QStringLiteral(PYTHON3_EXECUTABLE), {QStringLiteral(S3_FAULT_PROXY_SCRIPT), QString::number(QUrl(m_store.url()).port()),
+                                                     QStringLiteral("--sts-expires-in"), QStringLiteral("20")});
+    QByteArray said;
+    QTRY_VERIFY_WITH_TIMEOUT((said += proxy.readAllStandardOutput()).contains("listening "), 20000);
+    const int proxyPort = said.mid(said.indexOf("listening ") + 10).split('\n').first().trimmed().toInt();
+    QVERIFY(proxyPort > 0);
+    StoreConfigFile config = StoreConfigFile::load(m_config).value();
+    StoreConfig brief = *config.find(QStringLiteral("objects"));
+    brief.name = QStringLiteral("brief");
+    brief.as<S3Settings>().url = QStringLiteral("http://127.0.0.1:%1").arg(proxyPort);
+    QCOMPARE(config.add(brief), Error());
     auto opened = FileStore::open(m_dir.filePath(QStringLiteral("process-cache")), 0);
+    QVERIFY(opened.isOk());
+    std::shared_ptr<FileStore> cache(opened.takeValue());
+    StoreRegistry registry(config, cache);
+    auto listed = [&](const QString &store) { return runSync(registry.listStudy(store, m_studyUid)); };
+    Result<StudySummary> study = listed(QStringLiteral("brief"));
+    QVERIFY2(study.isOk() && study.value().instanceCount == m_files.size(), qPrintable(study.isOk() ? QStringLiteral("listed") : study.error().message()));
+    QTRY_VERIFY((said += proxy.readAllStandardOutput()).count("sts expires ") == 1);
+    const QByteArray first = said.mid(said.indexOf("sts expires ") + 12, 20);
+    const QDateTime expires = QDateTime::fromString(QString::fromLatin1(first), Qt::ISODate);
+    QVERIFY2(expires.isValid(), first.constData());
+    QTRY_VERIFY_WITH_TIMEOUT(QDateTime::currentDateTimeUtc() > expires, 40000);
+    study = listed(QStringLiteral("brief"));
+    QVERIFY2(study.isOk() && study.value().instanceCount == m_files.size(), qPrintable(study.isOk() ? QStringLiteral("listed") : study.error().message()));
+    QTRY_VERIFY((said += proxy.readAllStandardOutput()).count("sts expires ") == 2);  // asked again, once
+    stopProcess(proxy);
+
+    // The store restarts with its token service's signing key rotated: the session it gave is no more. The next
+    // request is refused, and goes through with credentials got again behind it.
+    study = listed(QStringLiteral("objects"));
+    QVERIFY2(study.isOk(), qPrintable(study.isOk() ? QString() : study.error().message()));
+    m_store.stop();
+    QVERIFY(m_store.start(m_idp.issuer(), QStringLiteral("spectrum"), rolesAndPolicies(), QStringLiteral("cm90YXRlZC1zdHMtc2lnbmluZy1rZXktZm9yLXRoZS10ZXN0cw==")));
+    study = listed(QStringLiteral("objects"));
+    QVERIFY2(study.isOk() && study.value().instanceCount == m_files.size(), qPrintable(study.isOk() ? QStringLiteral("listed") : study.error().message()));
+}
+
+void tst_S3SignIn::aSignOutDropsTheCredentials()
+{
+    const StoreConfigFile config = StoreConfigFile::load(m_config).value();
+    auto opened = FileStore::open(m_dir.filePath(QStringLiteral("signout-cache")), 0);
     QVERIFY(opened.isOk());
     std::shared_ptr<FileStore> cache(opened.takeValue());
     StoreRegistry registry(config, cache);
     auto listed = [&]() { return runSync(registry.listStudy(QStringLiteral("objects"), m_studyUid)); };
     Result<StudySummary> study = listed();
-    QVERIFY2(study.isOk() && study.value().instanceCount == m_files.size(), qPrintable(study.isOk() ? QStringLiteral("listed") : study.error().message()));
-
-    // The store restarts with its token service's signing key rotated: the session it gave is no more. The next
-    // request is refused, and goes through with credentials got again behind it.
-    m_store.stop();
-    QVERIFY(m_store.start(m_idp.issuer(), QStringLiteral("spectrum"), rolesAndPolicies(), QStringLiteral("cm90YXRlZC1zdHMtc2lnbmluZy1rZXktZm9yLXRoZS10ZXN0cw==")));
-    study = listed();
-    QVERIFY2(study.isOk() && study.value().instanceCount == m_files.size(), qPrintable(study.isOk() ? QStringLiteral("listed") : study.error().message()));
-
+    QVERIFY2(study.isOk(), qPrintable(study.isOk() ? QString() : study.error().message()));
     // Signed out: the credentials go with the sign-in, at once — the next request is not signed with them.
     SignIn *signIn = SignIn::forStore(*config.find(QStringLiteral("objects")), config);
     QVERIFY(signIn);

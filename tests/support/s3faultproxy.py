@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""A proxy between an S3 client and an S3 server that goes wrong on purpose (tst_s3).
+"""A proxy between an S3 client and an S3 server that goes wrong on purpose (tst_s3, tst_s3signin).
 
-    s3faultproxy.py UPSTREAM_PORT [--slowdown N] [--flip-get K]
+    s3faultproxy.py UPSTREAM_PORT [--slowdown N] [--flip-get K] [--sts-expires-in S]
 
 --slowdown N   answers the first N requests with 503 SlowDown, as a throttling store does
 --flip-get K   flips one bit in the middle of the body of the K-th GET answer with a body of 1 KiB or more, as a
                faulty network card or middlebox would on a link without TLS
+--sts-expires-in S
+               says the credentials of each AssumeRoleWithWebIdentity answer expire S seconds from now (the store's
+               token service gives at least 15 minutes; a hospital's may give 5): prints "sts expires EXPIRATION"
 
 Everything else is passed through as it came (the Host header too: the client's signature covers it). Prints
 "listening PORT" once it listens on loopback; says on stderr what it did.
 """
 import argparse
+import datetime
+import re
 import http.client
 import sys
 import threading
@@ -26,6 +31,7 @@ def main():
     ap.add_argument("upstream", type=int)
     ap.add_argument("--slowdown", type=int, default=0)
     ap.add_argument("--flip-get", type=int, default=0)
+    ap.add_argument("--sts-expires-in", type=int, default=0)
     args = ap.parse_args()
     lock = threading.Lock()
     state = {"requests": 0, "gets": 0}
@@ -64,6 +70,10 @@ def main():
                     at = len(data) // 2
                     data = data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1:]
                     print("flipped a bit at byte %d of GET %s" % (at, self.path), file=sys.stderr, flush=True)
+            if args.sts_expires_in and b"<AssumeRoleWithWebIdentityResponse" in data and b"<Expiration>" in data:
+                soon = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=args.sts_expires_in)).strftime("%Y-%m-%dT%H:%M:%SZ")
+                data = re.sub(rb"<Expiration>[^<]*</Expiration>", b"<Expiration>" + soon.encode() + b"</Expiration>", data)
+                print("sts expires %s" % soon, flush=True)
             self.send_response(r.status, r.reason)
             for k, v in r.getheaders():
                 if k.lower() not in ("connection", "transfer-encoding", "content-length"):
