@@ -163,6 +163,12 @@ void tst_S3SignIn::initTestCase()
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QByteArray kept = readFile(m_config);
     QVERIFY2(kept.contains("\"auth\": \"oidc\"") && !kept.contains("accessKey") && !kept.contains("secretKey"), kept.constData());
+    // A role with a key, or a key with a sign-in: one or the other, said.
+    const ProcessResult mixed = cli({QStringLiteral("stores"), QStringLiteral("add"), QStringLiteral("mixed"), QStringLiteral("--kind"), QStringLiteral("s3"),
+                                     QStringLiteral("--url"), m_store.url(), QStringLiteral("--bucket"), QStringLiteral("studies"),
+                                     QStringLiteral("--access-key"), QStringLiteral("AKIA"), QStringLiteral("--role-arn"), kRole});
+    QVERIFY(mixed.exitCode != 0);
+    QVERIFY2(mixed.err.contains("go with --issuer"), mixed.err.constData());
 }
 
 void tst_S3SignIn::aSignedInReaderSendsFindsAndFetches()
