@@ -144,7 +144,7 @@ install_sts_store() {
   src=$(cd "$work" && GOFLAGS=-mod=mod "$go" mod download -json "github.com/seaweedfs/seaweedfs@$seaweedfs_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') || true
   [ -n "$src" ] && cp -r "$src" "$work/seaweedfs" && chmod -R u+w "$work/seaweedfs"
   (cd "$work/seaweedfs" && mkdir -p "$peers_dir/seaweedfs-$seaweedfs_version" \
-     && CGO_ENABLED=0 GOFLAGS=-mod=mod "$go" build -o "$bin.part" ./weed \
+     && CGO_ENABLED=0 GOFLAGS=-mod=mod "$go" build -ldflags='-s -w' -o "$bin.part" ./weed \
      && mv "$bin.part" "$bin") \
     || echo "install-deps: SeaweedFS did not build: the S3 sign-in test will fail (everything else works)" >&2
   unset GOMODCACHE GOCACHE
