@@ -184,6 +184,12 @@ public:
         this->setParent(client);  // a job whose client goes, goes with it
         m_wait.setSingleShot(true);
         QObject::connect(&m_wait, &QTimer::timeout, this, [this] { send(); });
+        m_renewalWait.setSingleShot(true);
+        QObject::connect(&m_renewalWait, &QTimer::timeout, this, [this] {
+            if (!this->isFinished())
+                this->finishWith(Error(ErrorCode::Timeout, QStringLiteral("%1: the store's temporary credentials did not come within %2 s")
+                                                               .arg(m_what).arg(m_renewalWait.interval() / 1000)));
+        });
     }
 
     ~S3Job() override
@@ -382,14 +388,7 @@ private:
     /// the store's timeout (a token service that does not answer; the program ending), the request fails.
     void renewSession(const QString &refusedKey)
     {
-        const int timeoutMs = m_client->endpoint().timeoutMs;
-        m_renewalWait.setSingleShot(true);
-        m_renewalWait.disconnect();
-        QObject::connect(&m_renewalWait, &QTimer::timeout, this, [this, timeoutMs] {
-            if (!this->isFinished())
-                this->finishWith(Error(ErrorCode::Timeout, QStringLiteral("%1: the store's temporary credentials did not come within %2 s").arg(m_what).arg(timeoutMs / 1000)));
-        });
-        m_renewalWait.start(timeoutMs);
+        m_renewalWait.start(m_client->endpoint().timeoutMs);
         m_client->endpoint().session->renew(refusedKey, this, [this](const Error &e) {
             m_renewalWait.stop();
             if (this->isFinished())
