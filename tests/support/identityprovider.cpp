@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "identityprovider.h"
 
+#include "postgres.h"
 #include "testsupport.h"
 
 #include <QDir>
@@ -26,7 +27,7 @@ QByteArray curl(const QStringList &args)
 
 } // namespace
 
-IdentityProviderProcess::IdentityProviderProcess() : m_process(new QProcess), m_public(freePort()), m_admin(freePort())
+IdentityProviderProcess::IdentityProviderProcess() : m_database(std::make_unique<PostgresProcess>()), m_process(new QProcess), m_public(freePort()), m_admin(freePort())
 {
     QTemporaryDir dir;
     dir.setAutoRemove(false);
@@ -37,6 +38,7 @@ IdentityProviderProcess::~IdentityProviderProcess()
 {
     stop();
     delete m_process;
+    m_database.reset();
     QDir(m_dir).removeRecursively();
 }
 
@@ -61,6 +63,14 @@ bool IdentityProviderProcess::start()
         qWarning("no identity provider: Ory Hydra is built by scripts/install-deps.sh (it needs Go)");
         return false;
     }
+    if (!m_database->start(QStringLiteral("hydra")))
+        return false;
+    // Up to 32 connections of its own: a flow holds one while it asks on another (its default, twice the cores,
+    // leaves a few flows at once waiting on each other).
+    const QString dsn = QStringLiteral("postgres://%1@127.0.0.1:%2/hydra?sslmode=disable&max_conns=32&max_idle_conns=8")
+                            .arg(PostgresProcess::user())
+                            .arg(m_database->port());
+    bool migrated = false;
     // Its two ports were free a moment ago; another program may have taken one since (Hydra then ends at once):
     // tried again on others.
     for (int attempt = 0; attempt < 3; ++attempt) {
@@ -71,15 +81,26 @@ bool IdentityProviderProcess::start()
             while (m_admin == m_public);
         }
         const QString conf = QStringLiteral("serve:\n  public: {port: %1, host: 127.0.0.1}\n  admin: {port: %2, host: 127.0.0.1}\n"
-                                            "dsn: memory\n"
+                                            "dsn: '%3'\n"
                                             "urls:\n  self: {issuer: 'http://127.0.0.1:%1/'}\n  login: 'http://127.0.0.1:%1/no-login-page'\n"
                                             "  consent: 'http://127.0.0.1:%1/no-consent-page'\n"
                                             "secrets: {system: [spectrum-tests-system-secret-0123456789]}\n"
                                             "ttl: {access_token: 1h, refresh_token: 720h, id_token: 1h, auth_code: 10m}\n"
                                             "log: {level: warn}\n")
                                  .arg(m_public)
-                                 .arg(m_admin);
+                                 .arg(m_admin)
+                                 .arg(dsn);
         writeFile(m_dir + QStringLiteral("/hydra.yml"), conf.toUtf8());
+        if (!migrated) {
+            const ProcessResult r = run(QStringLiteral(HYDRA_EXECUTABLE), {QStringLiteral("migrate"), QStringLiteral("sql"), QStringLiteral("up"), QStringLiteral("--read-from-env"),
+                                                                          QStringLiteral("--yes"), QStringLiteral("-c"), m_dir + QStringLiteral("/hydra.yml")},
+                                        120000);
+            if (r.exitCode != 0) {
+                qWarning("Ory Hydra could not make its tables: %s", (r.out + r.err).right(2000).constData());
+                return false;
+            }
+            migrated = true;
+        }
         m_process->setProcessChannelMode(QProcess::MergedChannels);
         dieWithParent(*m_process);
         m_process->start(QStringLiteral(HYDRA_EXECUTABLE), {QStringLiteral("serve"), QStringLiteral("all"), QStringLiteral("--dev"), QStringLiteral("--sqa-opt-out"),
@@ -102,6 +123,10 @@ bool IdentityProviderProcess::start()
 void IdentityProviderProcess::stop()
 {
     stopProcess(*m_process, 5000);
+    // What went wrong on its side (it logs warnings and errors only), for the reader of a failed test's output.
+    const QByteArray log = m_process->readAll();
+    if (log.contains("level=error"))
+        qInfo("Ory Hydra logged errors: %s", log.right(4000).constData());
 }
 
 bool IdentityProviderProcess::addClient(const QString &clientId, const QStringList &audiences, int accessSeconds)

@@ -2,23 +2,30 @@
 #pragma once
 // The hospital's identity provider for the sign-in tests: Ory Hydra (OpenID Connect: authorization code with PKCE,
 // refresh, revocation, introspection), built by scripts/install-deps.sh, as a child process on free loopback
-// ports with an in-memory database. Its login and consent are the tests' browser's (support/oidc_browser.py).
+// ports, its database a PostgreSQL of its own (as hospitals run it: Hydra on SQLite in memory answers
+// server_error to two requests at once — a window renewing while the CLI signs in — "unable to serialize access").
+// Its login and consent are the tests' browser's (support/oidc_browser.py).
 // And the gate in front of the PACS: nginx asking support/token_validator.py, which asks Hydra, for each request.
 
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
 
+#include <memory>
+
 class QProcess;
 
 namespace spectrum::test {
+
+class PostgresProcess;
 
 class IdentityProviderProcess
 {
 public:
     IdentityProviderProcess();
     ~IdentityProviderProcess();
-    /// Starts it and waits (up to 30 s) until its discovery document is served.
+    /// Starts its database, then it, and waits (up to 30 s) until its discovery document is served; what failed is
+    /// logged.
     bool start();
     void stop();
     QString issuer() const;    ///< http://127.0.0.1:PORT/
@@ -34,6 +41,7 @@ public:
 
 private:
     QString m_dir;
+    std::unique_ptr<PostgresProcess> m_database;
     QProcess *m_process;
     quint16 m_public, m_admin;
 };
