@@ -56,6 +56,12 @@ int cmdLogin(const QStringList &args)
     Result<SignIn *> signIn = signInOf(p);
     if (!signIn.isOk())
         return fail(signIn.error().toString(), signIn.error().code() == ErrorCode::InvalidArgument ? 2 : 1);
+    // A shared reading-room workstation keeps no sign-in beyond its program: one made here would end with this
+    // command, signed in for nothing.
+    if (Result<StoreConfigFile> config = loadConfig(p); config.isOk() && !config.value().signIn.keepBetweenPrograms)
+        return fail(QStringLiteral("the hospital's sign-in policy (\"signIn\": {\"keep\": \"program\"}%1) keeps no sign-in beyond the program that "
+                                   "made it: a login here would end with this command. Sign in in the workstation (File > Sign in…)")
+                        .arg(config.value().signIn.fromSystem ? QStringLiteral(" in the hospital's configuration") : QStringLiteral(" in ") + config.value().path()));
     const Error e = runSync(signIn.value()->signIn(openBrowser)).error();
     if (e.isError())
         return fail(e.toString());

@@ -268,6 +268,9 @@ int main(int argc, char **argv)
             options.listenWhenConfigured = !parser.isSet(QStringLiteral("no-listen")) && !parser.isSet(QStringLiteral("screenshot"));
         } else {
             std::fprintf(stderr, "spectrum: %s\n", qPrintable(config.error().toString()));
+            // The hospital's sign-in policy holds even when the user's file cannot be read.
+            if (Result<StoreConfigFile> hospital = StoreConfigFile::load(StoreConfigFile::systemPath()); hospital.isOk())
+                options.stores.signIn = hospital.value().signIn;
         }
     }
     // The hospital's audit trail (the configuration's "audit"): nothing of a patient's is read unaudited — a trail

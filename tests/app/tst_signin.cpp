@@ -6,19 +6,25 @@
 // PACS as the signed-in reader — who is on the audit trail and signs the findings the window saves. A forged
 // redirect, a refused consent, an expired, a revoked and a wrong-audience token are each refused with words a
 // reader can act on; logout revokes the sign-in at the provider. In a desktop session the tokens go into its
-// keyring (GNOME Keyring on a session bus of the test's own, looked into with secret-tool), not onto the disk.
+// keyring (GNOME Keyring on a session bus of the test's own, looked into with secret-tool), not onto the disk. On a
+// shared reading-room workstation (the hospital's "signIn" policy) nothing is kept beyond the program, and the window
+// signs its reader out and covers the studies after the minutes without use the hospital set.
 
 #include "auditrepository.h"
 #include "identityprovider.h"
 #include "testsupport.h"
 
 #include "guisupport.h"
+#include "shell/idlelock.h"
 
 #include "spectrum/imaging/demostudies.h"
 #include "spectrum/stores/audit/auditconfig.h"
 #include "spectrum/transfer/audit/audittrail.h"
 
+#include <QApplication>
 #include <QLabel>
+#include <QPushButton>
+#include <QTabWidget>
 #include <QMenu>
 #include <QMenuBar>
 
@@ -68,6 +74,7 @@ private Q_SLOTS:
     void theWindowSignsInAndOutFromItsFileMenu();
     void logoutRevokesTheSignIn();
     void theDesktopsKeyringKeepsTheSignIn();
+    void aSharedReadingRoomKeepsNoSignInAndLocksWhenIdle();
     void cleanupTestCase()
     {
         stopProcess(m_keyring);
@@ -552,6 +559,219 @@ void tst_SignIn::theDesktopsKeyringKeepsTheSignIn()
     QVERIFY(secretTool(QStringList{QStringLiteral("store"), QStringLiteral("--label=probe")} + probe, "x").ok());  // the keyring still answers
     QVERIFY(!keptSessions().contains(provider));
     QVERIFY(!m_idp.introspect(inFile.value(QStringLiteral("refresh")).toString()).value(QStringLiteral("active")).toBool());
+}
+
+void tst_SignIn::aSharedReadingRoomKeepsNoSignInAndLocksWhenIdle()
+{
+    // A reading room's workstation: its own folder, the same PACS; signed in from the command line before the
+    // hospital set its policy, so a sign-in is kept there.
+    const QString room = m_dir.filePath(QStringLiteral("room"));
+    QVERIFY(QDir().mkpath(room));
+    const QString config = room + QStringLiteral("/stores.json"), system = room + QStringLiteral("/system.json");
+    QJsonObject user = QJsonDocument::fromJson(readFile(m_config)).object();
+    // The user's own wish (keep it, never lock) is the user's; the hospital's policy, once set, wins.
+    user.insert(QStringLiteral("signIn"), QJsonObject{{QStringLiteral("keep"), QStringLiteral("desktop")}, {QStringLiteral("idleMinutes"), 0}});
+    QVERIFY(writePrivateFile(config, QJsonDocument(user).toJson()));
+    QJsonObject hospital = QJsonDocument::fromJson(readFile(m_systemConfig)).object();
+    QVERIFY(writeFile(system, QJsonDocument(hospital).toJson()));
+    QList<QPair<QString, QString>> roomEnv = env(m_dir.filePath(QStringLiteral("room-browser.log")));
+    for (auto &[name, value] : roomEnv) {
+        if (name == QLatin1String("SPECTRUM_CONFIG"))
+            value = config;
+        else if (name == QLatin1String("SPECTRUM_SYSTEM_CONFIG"))
+            value = system;
+    }
+    ProcessResult r = runCli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("pacs")}, roomEnv, 120000);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QString provider = m_idp.issuer().chopped(1) + QStringLiteral("|spectrum|") + kPacsAudience;
+    auto keptInRoom = [&] {
+        return QJsonDocument::fromJson(readFile(room + QStringLiteral("/sign-in.json"))).object().value(QStringLiteral("sessions")).toObject().value(provider);
+    };
+    QVERIFY(keptInRoom().isObject());
+    Result<Secret> sealed = Secret::fromJson(keptInRoom(), QStringLiteral("sign-in.json"));
+    QVERIFY(sealed.isOk());
+    Result<QString> unsealed = StoreConfigFile::load(config).value().reveal(sealed.value());
+    QVERIFY(unsealed.isOk());
+    const QString leftover = QJsonDocument::fromJson(unsealed.value().toUtf8()).object().value(QStringLiteral("refresh")).toString();
+    QVERIFY(m_idp.introspect(leftover).value(QStringLiteral("active")).toBool());
+
+    // The hospital's policy: sign-ins kept by the program alone, signed out after 3 s without use (0.05 min).
+    hospital.insert(QStringLiteral("signIn"), QJsonObject{{QStringLiteral("keep"), QStringLiteral("program")}, {QStringLiteral("idleMinutes"), 0.05}});
+    QVERIFY(writeFile(system, QJsonDocument(hospital).toJson()));
+    // The command line cannot sign in for later: refused before any browser opens, saying why.
+    const int browserSteps = int(browserSaw(m_dir.filePath(QStringLiteral("room-browser.log"))).size());
+    r = runCli({QStringLiteral("login"), QStringLiteral("--store"), QStringLiteral("pacs")}, roomEnv, 120000);
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("keeps no sign-in beyond the program") && r.err.contains("File > Sign in"), r.err.constData());
+    QCOMPARE(int(browserSaw(m_dir.filePath(QStringLiteral("room-browser.log"))).size()), browserSteps);
+    // …and what was kept before is not used: the command has no sign-in, and says where to sign in.
+    r = runCli({QStringLiteral("find"), QStringLiteral("--store"), QStringLiteral("pacs"), QStringLiteral("--patient-id"), m_patientId}, roomEnv, 120000);
+    QVERIFY(r.exitCode != 0);
+    QVERIFY2(r.err.contains("in the workstation (File > Sign in…; the hospital's sign-in policy keeps none for commands)"), r.err.constData());
+
+    // The window, as this workstation's program: a new program (no sign-in of the earlier tests' in its memory).
+    SignIn::deleteAll();
+    for (const auto &[name, value] : roomEnv)
+        qputenv(name.toUtf8().constData(), value.toUtf8());
+    const int auditBefore = int(m_repository.messages().size());
+    Result<std::unique_ptr<AuditTrail>> trail = startAuditTrail(auditConfigToFollow(config).value(), QStringLiteral("spectrum"), 1);
+    QVERIFY(trail.isOk() && trail.value());
+    Workstation::Options wo;
+    wo.cacheDirectory = room + QStringLiteral("/cache");
+    wo.seedDemoWhenEmpty = false;
+    Result<StoreConfigFile> loaded = StoreConfigFile::load(config);
+    QVERIFY(loaded.isOk());
+    QVERIFY(!loaded.value().signIn.keepBetweenPrograms && loaded.value().signIn.fromSystem);
+    wo.stores = loaded.value();
+    wo.storesFile = config;
+    Workstation ws(wo);
+    QSignalSpy started(&ws, &Workstation::started);
+    ws.start();
+    QVERIFY(started.wait(20000));
+    MainWindow window(&ws);
+    window.resize(1200, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    IdleLock *lock = window.idleLock();
+    QVERIFY(lock);
+    QCOMPARE(lock->idleTime(), 3000);
+    // The reader at work: the mouse moving over the window now and then, until they walk away.
+    QTimer atWork;
+    connect(&atWork, &QTimer::timeout, &window, [&] { sendMouse(window.centralWidget(), QEvent::MouseMove, QPoint(200, 200), Qt::NoButton, Qt::NoButton); });
+    atWork.start(250);
+    auto *label = window.findChild<QLabel *>(QStringLiteral("signInLabel"));
+    QVERIFY(label && !label->isVisible());
+    // The leftover of the command line's sign-in: taken out, and revoked at the provider.
+    QTRY_VERIFY_WITH_TIMEOUT(keptInRoom().isUndefined(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_idp.introspect(leftover).value(QStringLiteral("active")).toBool(), 20000);
+    auto signInAction = [&]() -> QAction * {
+        for (QAction *a : window.menuBar()->actions()) {
+            if (a->text() == QLatin1String("&File")) {
+                for (QAction *item : a->menu()->actions())
+                    if (item->text() == QStringLiteral("Sign &in…"))
+                        return item;
+            }
+        }
+        return nullptr;
+    };
+    QVERIFY(signInAction());
+    signInAction()->trigger();
+    auto signedInAs = [](const QString &subject) {
+        const QList<SignIn *> all = SignIn::all();
+        return all.size() == 3 && std::all_of(all.begin(), all.end(), [&](SignIn *s) { return s->isSignedIn() && s->subject() == subject; });
+    };
+    auto nobodyHoldsTokens = [] {
+        const QList<SignIn *> all = SignIn::all();
+        return std::none_of(all.cbegin(), all.cend(), [](const SignIn *s) { return s->holdsTokens(); });
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(signedInAs(QStringLiteral("asmith")), 60000);
+    SignIn *pacsSignIn = nullptr;
+    for (SignIn *s : SignIn::all())
+        if (s->provider().clientId == QLatin1String("spectrum") && s->provider().audience == kPacsAudience)
+            pacsSignIn = s;
+    QVERIFY(pacsSignIn);
+    // Held by this program alone: nothing written for the next one.
+    QVERIFY(keptInRoom().isUndefined());
+    // A study from the PACS, open when the reader walks away.
+    qRegisterMetaType<StudyViewer *>();
+    QSignalSpy opened(&window, &MainWindow::studyOpened);
+    window.openRemoteStudy(QStringLiteral("pacs"), m_studyUid);
+    QVERIFY(opened.count() > 0 || opened.wait(30000));
+    auto *tabs = window.findChild<QTabWidget *>();
+    QVERIFY(tabs);
+    QCOMPARE(tabs->count(), 2);
+    QVERIFY(!lock->isLocked());
+
+    // Walked away: three seconds later signed out (revoked at the provider, on the audit trail), the window covered.
+    const QString accessBefore = pacsSignIn->accessToken();
+    atWork.stop();
+    QTRY_VERIFY_WITH_TIMEOUT(lock->isLocked(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(nobodyHoldsTokens(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_idp.introspect(accessBefore).value(QStringLiteral("active")).toBool(), 20000);
+    QVERIFY(QTest::qWaitFor([&] {
+        for (const QByteArray &m : m_repository.messages().mid(auditBefore))
+            if (m.contains(" spectrum ") && m.contains("csd-code=\"110123\"") && m.contains("UserID=\"asmith\""))
+                return true;
+        return false;
+    }, 20000));
+    QWidget *cover = lock->cover();
+    auto *title = cover->findChild<QLabel *>(QStringLiteral("idleLockTitle"));
+    auto *detail = cover->findChild<QLabel *>(QStringLiteral("idleLockDetail"));
+    QVERIFY(title && detail);
+    QCOMPARE(title->text(), QStringLiteral("Signed out after 3 seconds without use"));
+    QTRY_VERIFY_WITH_TIMEOUT(detail->text() == QLatin1String("1 study open here is hidden. Dr. Anna Smith signs in again to go on with it as it was."), 10000);
+    // What is painted: the cover, a window above the others and modal to the program, over all of the window.
+    auto covered = [&] {
+        if (!cover->isVisible() || QApplication::activeModalWidget() != cover || !cover->geometry().contains(window.frameGeometry()))
+            return false;
+        const QImage shot = cover->grab().toImage();
+        int dark = 0, total = 0;
+        for (int y = 0; y < shot.height(); y += 8) {
+            for (int x = 0; x < shot.width(); x += 8, ++total) {
+                const QColor c = shot.pixelColor(x, y);
+                dark += qAbs(c.red() - 24) < 4 && qAbs(c.green() - 26) < 4 && qAbs(c.blue() - 30) < 4;
+            }
+        }
+        return dark > total * 9 / 10;
+    };
+    QVERIFY(covered());
+    // The window's keys act on nothing beneath: Ctrl+W would close the study.
+    QTest::keySequence(&window, QKeySequence::Close);
+    QTest::qWait(200);
+    QCOMPARE(tabs->count(), 2);
+
+    // Another reader at the cover signs in: the first reader's study stays hidden, until closed by choice.
+    auto *primary = lock->primaryButton();
+    auto *secondary = lock->secondaryButton();
+    QCOMPARE(primary->text(), QStringLiteral("Sign in…"));
+    qputenv("OIDC_SUBJECT", "bjones");
+    qputenv("OIDC_NAME", "Dr. Bob Jones");
+    QTest::mouseClick(primary, Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(signedInAs(QStringLiteral("bjones")), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(secondary->isVisible(), 20000);
+    QVERIFY(lock->isLocked() && covered());
+    QCOMPARE(detail->text(), QStringLiteral("Signed in as Dr. Bob Jones. The study Dr. Anna Smith had open stays hidden from another reader: close it to go on."));
+    // Not going on: signed out, and the first reader comes back to their study as it was.
+    QCOMPARE(primary->text(), QStringLiteral("Sign out"));
+    QTest::mouseClick(primary, Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(nobodyHoldsTokens(), 20000);
+    QTRY_COMPARE(primary->text(), QStringLiteral("Sign in…"));
+    qputenv("OIDC_SUBJECT", "asmith");
+    qputenv("OIDC_NAME", "Dr. Anna Smith");
+    QTest::mouseClick(primary, Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!lock->isLocked(), 60000);
+    atWork.start(250);
+    QVERIFY(!cover->isVisible());
+    QCOMPARE(tabs->count(), 2);
+    QTRY_VERIFY_WITH_TIMEOUT(signedInAs(QStringLiteral("asmith")), 60000);
+
+    // Locked again; this time the other reader closes the first one's study and goes on.
+    atWork.stop();
+    QTRY_VERIFY_WITH_TIMEOUT(lock->isLocked(), 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(primary->text(), QStringLiteral("Sign in…"), 20000);
+    QVERIFY(primary->isEnabled());
+    qputenv("OIDC_SUBJECT", "bjones");
+    qputenv("OIDC_NAME", "Dr. Bob Jones");
+    QTest::mouseClick(primary, Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(secondary->isVisible(), 60000);
+    QCOMPARE(secondary->text(), QStringLiteral("Close it"));
+    atWork.start(250);
+    QTest::mouseClick(secondary, Qt::LeftButton);
+    QTRY_VERIFY(!lock->isLocked());
+    QCOMPARE(tabs->count(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(signedInAs(QStringLiteral("bjones")), 60000);
+    // The new reader works: the study opened again, and the key that did nothing under the cover closes it now.
+    opened.clear();
+    window.openRemoteStudy(QStringLiteral("pacs"), m_studyUid);
+    QVERIFY(opened.count() > 0 || opened.wait(30000));
+    QCOMPARE(tabs->count(), 2);
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QTest::keySequence(&window, QKeySequence::Close);
+    QTRY_COMPARE(tabs->count(), 1);
+    QVERIFY(keptInRoom().isUndefined());
+    qputenv("OIDC_SUBJECT", "asmith");
+    qputenv("OIDC_NAME", "Dr. Anna Smith");
+    trail.value()->flush(3000);
 }
 
 QTEST_MAIN(tst_SignIn)

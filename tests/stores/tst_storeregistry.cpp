@@ -28,6 +28,7 @@
 #include <QSignalSpy>
 #include <QTcpSocket>
 #include <QTemporaryDir>
+#include <QScopeGuard>
 #include <QTest>
 
 #include <sys/stat.h>
@@ -44,6 +45,7 @@ private Q_SLOTS:
     void configErrorsNameTheStoreAndField_data();
     void configErrorsNameTheStoreAndField();
     void sealedSecretsNeedTheirKey();
+    void theHospitalsSignInPolicyWins();
     void everyKindWritesOnlyItsFields();
     void testEachKind();
     void findMergesAcrossStores();
@@ -276,6 +278,39 @@ void tst_StoreRegistry::configErrorsNameTheStoreAndField_data()
                                     << QStringLiteral("/nonexistent.pem");
     QTest::newRow("tls unknown field") << QByteArray(R"({"workstation":{"tls":{"certificate":"/etc/passwd","key":"/etc/passwd","pin":"1"}}})")
                                        << QStringLiteral("pin");
+    QTest::newRow("sign-in keep") << QByteArray(R"({"signIn":{"keep":"forever"}})") << QStringLiteral("signIn keep");
+    QTest::newRow("sign-in idle negative") << QByteArray(R"({"signIn":{"idleMinutes":-1}})") << QStringLiteral("idleMinutes");
+    QTest::newRow("sign-in idle text") << QByteArray(R"({"signIn":{"idleMinutes":"15"}})") << QStringLiteral("idleMinutes");
+    QTest::newRow("sign-in idle a week") << QByteArray(R"({"signIn":{"idleMinutes":10080}})") << QStringLiteral("1440");
+    QTest::newRow("sign-in unknown") << QByteArray(R"({"signIn":{"lockAfter":5}})") << QStringLiteral("lockAfter");
+    QTest::newRow("sign-in not an object") << QByteArray(R"({"signIn":"program"})") << QStringLiteral("signIn takes");
+}
+
+void tst_StoreRegistry::theHospitalsSignInPolicyWins()
+{
+    // The user's own policy, alone: used and saved.
+    const QString user = m_dir.filePath(QStringLiteral("policy-user.json")), system = m_dir.filePath(QStringLiteral("policy-system.json"));
+    QVERIFY(writeFile(user, R"({"version":1,"signIn":{"keep":"desktop","idleMinutes":30}})"));
+    const QByteArray before = qgetenv("SPECTRUM_SYSTEM_CONFIG");
+    const auto restore = qScopeGuard([&] { qputenv("SPECTRUM_SYSTEM_CONFIG", before); });
+    qputenv("SPECTRUM_SYSTEM_CONFIG", m_dir.filePath(QStringLiteral("no-system.json")).toUtf8());
+    Result<StoreConfigFile> own = StoreConfigFile::load(user);
+    QVERIFY(own.isOk());
+    QVERIFY(own.value().signIn.keepBetweenPrograms && !own.value().signIn.fromSystem);
+    QCOMPARE(own.value().signIn.idleMinutes, 30.0);
+    QVERIFY(!own.value().save().isError());
+    QVERIFY(readFile(user).contains("\"idleMinutes\": 30"));
+
+    // The hospital's over it: the hospital's, whatever the user's says; saving leaves it to the hospital's file.
+    QVERIFY(writeFile(system, R"({"version":1,"signIn":{"keep":"program","idleMinutes":0.5}})"));
+    qputenv("SPECTRUM_SYSTEM_CONFIG", system.toUtf8());
+    Result<StoreConfigFile> both = StoreConfigFile::load(user);
+    QVERIFY(both.isOk());
+    QVERIFY(!both.value().signIn.keepBetweenPrograms && both.value().signIn.fromSystem);
+    QCOMPARE(both.value().signIn.idleMinutes, 0.5);
+    QCOMPARE(both.value().signIn.summary(), QStringLiteral("kept by the program that signed in alone; signed out after 30 seconds without use"));
+    QVERIFY(!both.value().save().isError());
+    QVERIFY2(!readFile(user).contains("signIn"), readFile(user).constData());
 }
 
 void tst_StoreRegistry::configErrorsNameTheStoreAndField()

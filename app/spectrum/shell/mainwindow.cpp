@@ -95,6 +95,8 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     statusBar()->addPermanentWidget(m_signInLabel);
     showSignIn();
     connect(m_workstation, &Workstation::started, this, &MainWindow::showSignIn);  // its stores, and their sign-ins, come then
+    connect(m_workstation, &Workstation::started, this, &MainWindow::applySignInPolicy);
+    applySignInPolicy();  // the workstation may have started before the window was made
 
     // The filter panel shows and edits the chain of the study in view (applied to its rows as they arrive too).
     auto *filterDock = new QDockWidget(tr("Filters"), this);

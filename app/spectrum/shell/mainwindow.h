@@ -26,6 +26,7 @@ class QTableView;
 namespace spectrum {
 
 class FilterPanel;
+class IdleLock;
 class FindingsPanel;
 class TagViewer;
 class TransfersPanel;
@@ -106,6 +107,10 @@ public:
     void signOut();
     /// "Signed in as Dr. Anna Smith" (empty: no one is), as the status bar shows it.
     QString signedInText() const;
+    /// The reading room's lock (the hospital's "signIn": {"idleMinutes": N}): after that long without input every
+    /// reader is signed out (revoked, audited) and the window covered; the same reader signing in again finds it as it
+    /// was, another reader first closes what the first had open. Null when the policy sets no idle time.
+    IdleLock *idleLock() const { return m_idleLock; }
 
     /// File ▸ Export images: asks what (the image or series in view), as what (PNG, JPEG, MP4) and whether with the
     /// overlay, then exportImagesTo().
@@ -226,6 +231,24 @@ private:
     QLabel *m_cacheLabel;
     QLabel *m_signInLabel = nullptr;
     void showSignIn();
+    /// The hospital's sign-in policy for this window, once the workstation's stores are known.
+    void applySignInPolicy();
+    /// The idle time ran out: every reader signed out, the window covered.
+    void lockForIdle();
+    /// The cover's words and buttons for who is signed in now; uncovered when it is the reader who was.
+    void updateLock();
+    /// Another reader signed in at the cover: the studies open before closed (their unsaved findings with them, as
+    /// the cover said), the window uncovered.
+    void closeStudiesAndUnlock();
+    /// Every sign-in ended (revoked), counted until they have: the cover decides nothing before.
+    void endSignIns();
+    /// A new reader goes on: the searches and finished transfers of the one before are cleared.
+    void forgetPreviousReader();
+    IdleLock *m_idleLock = nullptr;
+    QStringList m_lockedReaders;      ///< the readers of what is open: signed in since the window was last uncovered
+    QStringList m_lockedReaderNames;  ///< and their names, for the cover
+    int m_lockSignOuts = 0;           ///< sign-outs of the lock still on their way
+    int m_signInRound = 0;            ///< a new one at each sign-out: a sign-in sequence of an earlier one stops
     QAction *m_cineAction = nullptr;
     QAction *m_mprAction = nullptr;  ///< View ▸ MPR, checked while the current study shows it
     QAction *m_smoothAction = nullptr;

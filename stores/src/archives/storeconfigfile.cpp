@@ -92,6 +92,28 @@ QString StoreConfigFile::systemPath()
 
 Result<StoreConfigFile> StoreConfigFile::load(const QString &path)
 {
+    Result<StoreConfigFile> f = loadOverSystem(path);
+    if (!f.isOk())
+        return f;
+    // The hospital's sign-in policy holds wherever $SPECTRUM_SYSTEM_CONFIG points: a user's variable does not lift it.
+    const QString etc = QStringLiteral("/etc/spectrum/stores.json");
+    if (QFileInfo(systemPath()).absoluteFilePath() != etc && QFileInfo(path).absoluteFilePath() != etc && QFile::exists(etc)) {
+        QFile hospitalFile(etc);
+        if (!hospitalFile.open(QIODevice::ReadOnly))
+            return Error(ErrorCode::Io, QStringLiteral("cannot read the hospital's configuration %1: %2").arg(etc, hospitalFile.errorString()));
+        Result<StoreConfigFile> hospital = parse(hospitalFile.read(4 << 20), etc);
+        if (!hospital.isOk())
+            return hospital.error();
+        if (hospital.value().signIn.isSet()) {
+            f.value().signIn = hospital.value().signIn;
+            f.value().signIn.fromSystem = true;
+        }
+    }
+    return f;
+}
+
+Result<StoreConfigFile> StoreConfigFile::loadOverSystem(const QString &path)
+{
     QByteArray user = "{}";
     QFile file(path);
     if (file.exists()) {
@@ -149,12 +171,18 @@ Result<StoreConfigFile> StoreConfigFile::load(const QString &path)
     // The hospital's audit trail is the hospital's: a user's file neither changes nor turns it off.
     if (base.value().audit.isSet())
         merged.remove(QStringLiteral("audit"));
+    if (base.value().signIn.isSet())
+        merged.remove(QStringLiteral("signIn"));
     Result<StoreConfigFile> f = parse(QJsonDocument(merged).toJson(QJsonDocument::Compact), path);
     if (!f.isOk())
         return f;
     if (base.value().audit.isSet()) {
         f.value().audit = base.value().audit;
         f.value().audit.fromSystem = true;
+    }
+    if (base.value().signIn.isSet()) {
+        f.value().signIn = base.value().signIn;
+        f.value().signIn.fromSystem = true;
     }
     f.value().m_systemFile = systemFile;
     f.value().m_systemWorkstation = workstationJson(base.value().workstation);
@@ -260,6 +288,14 @@ Result<StoreConfigFile> StoreConfigFile::parse(const QByteArray &json, const QSt
             return audit.error();
         f.audit = audit.value();
     }
+    if (root.contains(QStringLiteral("signIn"))) {
+        if (!root.value(QStringLiteral("signIn")).isObject())
+            return Error(ErrorCode::InvalidArgument, QStringLiteral("%1: signIn takes {\"keep\": \"program\", \"idleMinutes\": 15}").arg(path));
+        Result<SignInPolicy> policy = SignInPolicy::fromJson(root.value(QStringLiteral("signIn")).toObject(), path);
+        if (!policy.isOk())
+            return policy.error();
+        f.signIn = policy.value();
+    }
     return f;
 }
 
@@ -334,6 +370,8 @@ Error StoreConfigFile::save() const
     QJsonObject root{{QStringLiteral("version"), 1}, {QStringLiteral("workstation"), ws}, {QStringLiteral("stores"), stores}};
     if (audit.isSet() && !audit.fromSystem)
         root.insert(QStringLiteral("audit"), audit.toJson());
+    if (signIn.isSet() && !signIn.fromSystem)
+        root.insert(QStringLiteral("signIn"), signIn.toJson());
     return writePrivately(m_path, QJsonDocument(root).toJson(QJsonDocument::Indented));
 }
 

@@ -116,6 +116,40 @@ SignIn::SignIn(OidcProvider provider, StoreConfigFile config, QString storeName,
         scheduleRenewal();
         Q_EMIT changed();
     });
+    if (!m_config.signIn.keepBetweenPrograms) {
+        // The hospital keeps no sign-in between programs: one an earlier program kept (before the policy) is
+        // taken out and revoked at the provider, not left valid on the disk or in the keyring.
+        const QString key = m_client.provider().key();
+        inVault(
+            [key](const TokenVault &vault) {
+                VaultAnswer a;
+                Result<std::optional<OidcTokens>> left = vault.takeLeftover(key);
+                if (left.isOk())
+                    a.tokens = left.value();
+                else
+                    a.error = left.error();
+                return a;
+            },
+            [this](VaultAnswer &&a) {
+                if (a.error.isError())
+                    qCWarning(lcStores).noquote() << "sign-in: what an earlier program kept could not be taken out:" << a.error.message();
+                if (!a.tokens || (a.tokens->refreshToken.isEmpty() && a.tokens->accessToken.isEmpty()))
+                    return;
+                const bool refresh = !a.tokens->refreshToken.isEmpty();
+                ResultJob<Done> *revoke = m_client.revoke(refresh ? a.tokens->refreshToken : a.tokens->accessToken,
+                                                          refresh ? QStringLiteral("refresh_token") : QStringLiteral("access_token"));
+                revoke->setParent(this);
+                connect(revoke, &Job::finished, this, [revoke] {
+                    if (revoke->result().isOk())
+                        qCInfo(lcStores).noquote() << "sign-in: a sign-in kept before the hospital's policy was revoked at the provider";
+                    else
+                        qCWarning(lcStores).noquote() << "sign-in: a sign-in kept before the hospital's policy was taken out, but the provider could not be told:"
+                                                      << revoke->result().error().message();
+                });
+                revoke->start(ExecutionPolicy::Async);
+            },
+            true);
+    }
 }
 
 SignIn::~SignIn()
@@ -188,6 +222,9 @@ QString SignIn::subject() const
 
 QString SignIn::hint() const
 {
+    if (!m_config.signIn.keepBetweenPrograms)
+        return QStringLiteral("sign in again to %1 in the workstation (File > Sign in…; the hospital's sign-in policy keeps none for commands)")
+            .arg(provider().issuer.host());
     return QStringLiteral("sign in again to %1 (File > Sign in…, or spectrum-cli login --store %2)").arg(provider().issuer.host(), m_storeName);
 }
 

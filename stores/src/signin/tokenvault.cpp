@@ -119,6 +119,26 @@ bool TokenVault::keyringPresent()
 
 Result<std::optional<OidcTokens>> TokenVault::read(const QString &providerKey) const
 {
+    if (!m_config.signIn.keepBetweenPrograms)
+        return std::optional<OidcTokens>();  // the hospital's policy: no sign-in goes on from an earlier program
+    return readKept(providerKey);
+}
+
+Result<std::optional<OidcTokens>> TokenVault::takeLeftover(const QString &providerKey) const
+{
+    Result<std::optional<OidcTokens>> kept = readKept(providerKey);
+    if (!kept.isOk() || !kept.value())
+        return kept;
+    const QString folder = QFileInfo(filePath()).absolutePath();
+    const Error ring = keyringPresent() ? secretservice::clear(folder, providerKey) : Error();
+    const Error file = writeFile(providerKey, OidcTokens());
+    if (file.isError() || ring.isError())
+        return file.isError() ? file : ring;
+    return kept;
+}
+
+Result<std::optional<OidcTokens>> TokenVault::readKept(const QString &providerKey) const
+{
     Result<std::optional<QByteArray>> fileJson = readFile(providerKey);
     const std::optional<Kept> fromFile = fileJson.isOk() && fileJson.value() ? tokensFromJson(*fileJson.value()) : std::nullopt;
     if (!keyringPresent())
@@ -138,6 +158,14 @@ Result<std::optional<OidcTokens>> TokenVault::read(const QString &providerKey) c
 Error TokenVault::write(const QString &providerKey, const OidcTokens &tokens, QString *where) const
 {
     const QString folder = QFileInfo(filePath()).absolutePath();
+    if (!m_config.signIn.keepBetweenPrograms) {
+        // Held by the program alone: what an earlier program kept (before the policy) is taken out, nothing is added.
+        if (where)
+            *where = QStringLiteral("this program's memory alone (the hospital's sign-in policy)");
+        const Error ring = keyringPresent() ? secretservice::clear(folder, providerKey) : Error();
+        const Error file = writeFile(providerKey, OidcTokens());
+        return file.isError() ? file : ring;
+    }
     if (keyringPresent()) {
         if (isEmpty(tokens)) {
             const Error ring = secretservice::clear(folder, providerKey);

@@ -50,6 +50,10 @@ public:
     /// Says where (keepingPlace()) through `where` when given.
     Error write(const QString &providerKey, const OidcTokens &tokens, QString *where = nullptr) const;
 
+    /// What an earlier program kept for `providerKey` (the keyring's and the file's, whatever the policy says),
+    /// taken out of both: for a workstation whose policy keeps none, to revoke. nullopt when nothing was kept.
+    Result<std::optional<OidcTokens>> takeLeftover(const QString &providerKey) const;
+
     /// sign-in.json, and its lock file: held by a program renewing (one refresh token, rotated) or writing.
     QString filePath() const;
     QString lockPath() const { return filePath() + QStringLiteral(".lock"); }
@@ -59,6 +63,8 @@ public:
     static bool keyringPresent();
 
 private:
+    /// What the keyring and the file hold (the newer), whatever the policy.
+    Result<std::optional<OidcTokens>> readKept(const QString &providerKey) const;
     /// The file's copy, unsealed (its JSON); nullopt when there is none.
     Result<std::optional<QByteArray>> readFile(const QString &providerKey) const;
     Error writeFile(const QString &providerKey, const OidcTokens &tokens) const;

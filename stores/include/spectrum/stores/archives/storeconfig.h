@@ -15,6 +15,7 @@
 #include "spectrum/core/error.h"
 #include "spectrum/core/result.h"
 #include "spectrum/stores/audit/auditconfig.h"
+#include "spectrum/stores/signin/signinpolicy.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -250,6 +251,10 @@ public:
     WorkstationConfig workstation;
     /// Where audit messages go ("audit"; auditconfig.h). The system configuration's wins over the user's.
     AuditConfig audit;
+    /// How sign-ins are kept and when they end ("signIn"; signinpolicy.h). The hospital's wins over the user's: the
+    /// system configuration's, and /etc/spectrum/stores.json's whenever it has one (wherever $SPECTRUM_SYSTEM_CONFIG
+    /// points: a variable a user sets does not lift the hospital's policy).
+    SignInPolicy signIn;
 
     /// Seals `secret` with the key beside the file (made, owner-only, on first use).
     Result<Secret> seal(const QString &secret) const;
@@ -258,6 +263,8 @@ public:
     Result<QString> reveal(const Secret &secret) const;
 
 private:
+    /// load() but for the hospital's sign-in policy in /etc.
+    static Result<StoreConfigFile> loadOverSystem(const QString &path);
     static QJsonObject workstationJson(const WorkstationConfig &workstation);
     QString keyPath() const;
     Result<QByteArray> key(bool create) const;
