@@ -92,6 +92,8 @@ void MainWindow::applySignInPolicy()
 {
     const StoreRegistry *registry = m_workstation->registry();
     const SignInPolicy policy = registry ? registry->config().signIn : SignInPolicy();
+    if (policy.isSet())
+        qCInfo(lcApp).noquote() << "sign-in policy:" << policy.summary() << (policy.fromSystem ? "(the hospital's)" : "(this user's)");
     if (policy.idleMinutes <= 0) {
         if (m_idleLock)
             m_idleLock->setIdleTime(0);
@@ -311,6 +313,8 @@ void MainWindow::signIn()
         statusBar()->showMessage(tr("Sign in in your browser (%1)…").arg(s->provider().issuer.host()));
         whenDone(s->signIn(openBrowser), this, [this, s, self](const Result<Done> &r) {
             statusBar()->showMessage(r.isOk() ? tr("Signed in as %1").arg(s->userName()) : tr("Not signed in: %1").arg(r.error().message()), 10000);
+            if (!r.isOk() && m_idleLock && m_idleLock->isLocked())  // the status bar is under the cover
+                m_idleLock->setText(tr("Not signed in"), r.error().message());
             showSignIn();
             (*self)();
         });
