@@ -116,40 +116,27 @@ SignIn::SignIn(OidcProvider provider, StoreConfigFile config, QString storeName,
         scheduleRenewal();
         Q_EMIT changed();
     });
-    if (!m_config.signIn.keepBetweenPrograms) {
-        // The hospital keeps no sign-in between programs: one an earlier program kept (before the policy) is
-        // taken out and revoked at the provider, not left valid on the disk or in the keyring.
-        const QString key = m_client.provider().key();
-        inVault(
-            [key](const TokenVault &vault) {
-                VaultAnswer a;
-                Result<std::optional<OidcTokens>> left = vault.takeLeftover(key);
-                if (left.isOk())
-                    a.tokens = left.value();
-                else
-                    a.error = left.error();
-                return a;
-            },
-            [this](VaultAnswer &&a) {
-                if (a.error.isError())
-                    qCWarning(lcStores).noquote() << "sign-in: what an earlier program kept could not be taken out:" << a.error.message();
-                if (!a.tokens || (a.tokens->refreshToken.isEmpty() && a.tokens->accessToken.isEmpty()))
-                    return;
-                const bool refresh = !a.tokens->refreshToken.isEmpty();
-                ResultJob<Done> *revoke = m_client.revoke(refresh ? a.tokens->refreshToken : a.tokens->accessToken,
-                                                          refresh ? QStringLiteral("refresh_token") : QStringLiteral("access_token"));
-                revoke->setParent(this);
-                connect(revoke, &Job::finished, this, [revoke] {
-                    if (revoke->result().isOk())
-                        qCInfo(lcStores).noquote() << "sign-in: a sign-in kept before the hospital's policy was revoked at the provider";
-                    else
-                        qCWarning(lcStores).noquote() << "sign-in: a sign-in kept before the hospital's policy was taken out, but the provider could not be told:"
-                                                      << revoke->result().error().message();
-                });
-                revoke->start(ExecutionPolicy::Async);
-            },
-            true);
+}
+
+void SignIn::revokeLeftover(const OidcTokens &tokens, const QString &what, std::function<void()> then)
+{
+    if (tokens.refreshToken.isEmpty() && tokens.accessToken.isEmpty()) {
+        if (then)
+            then();
+        return;
     }
+    const bool refresh = !tokens.refreshToken.isEmpty();
+    ResultJob<Done> *revoke = m_client.revoke(refresh ? tokens.refreshToken : tokens.accessToken, refresh ? QStringLiteral("refresh_token") : QStringLiteral("access_token"));
+    revoke->setParent(this);
+    connect(revoke, &Job::finished, this, [revoke, what, then = std::move(then)] {
+        if (revoke->result().isOk())
+            qCInfo(lcStores).noquote() << "sign-in:" << what << "was taken out and revoked at the provider";
+        else
+            qCWarning(lcStores).noquote() << "sign-in:" << what << "was taken out, but the provider could not be told:" << revoke->result().error().message();
+        if (then)
+            then();
+    });
+    revoke->start(ExecutionPolicy::Async);
 }
 
 SignIn::~SignIn()
@@ -280,19 +267,34 @@ void SignIn::finishVault()
 void SignIn::readKept(std::function<void(std::optional<OidcTokens>, const Error &)> then)
 {
     const QString key = provider().key();
-    inVault([key](const TokenVault &vault) {
+    inVault([key, keepsNone = !m_config.signIn.keepBetweenPrograms](const TokenVault &vault) {
         VaultAnswer a;
-        Result<std::optional<OidcTokens>> r = vault.read(key);
+        if (keepsNone) {
+            // The hospital keeps no sign-in between programs: one an earlier program kept (before the policy) is
+            // taken out, to be revoked — not left valid on the disk or in the keyring.
+            Result<std::optional<OidcTokens>> left = vault.takeLeftover(key);
+            if (left.isOk())
+                a.ended = left.value();
+            else
+                a.error = left.error();
+            return a;
+        }
+        Result<std::optional<OidcTokens>> r = vault.read(key, &a.ended);
         if (r.isOk())
             a.tokens = r.value();
         else
             a.error = r.error();
         return a;
     },
-            [then = std::move(then)](VaultAnswer &&a) {
+            [this, then = std::move(then)](VaultAnswer &&a) {
                 if (a.error.isError())
                     qCWarning(lcStores).noquote() << "sign-in: what was kept cannot be read:" << a.error.message();
-                then(std::move(a.tokens), a.error);
+                if (!a.ended)
+                    return then(std::move(a.tokens), a.error);
+                // Revoked before going on: a command may end right after (the provider told, not only the keyring).
+                revokeLeftover(*a.ended, m_config.signIn.keepBetweenPrograms ? QStringLiteral("the keyring's sign-in, older than a sign-out made without the keyring,")
+                                                                             : QStringLiteral("a sign-in kept before the hospital's policy"),
+                               [then, tokens = std::move(a.tokens), error = a.error]() mutable { then(std::move(tokens), error); });
             });
 }
 

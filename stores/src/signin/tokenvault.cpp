@@ -62,6 +62,9 @@ QJsonObject tokensJson(const OidcTokens &t)
 std::optional<Kept> tokensFromJson(const QByteArray &json)
 {
     const QJsonObject o = QJsonDocument::fromJson(json).object();
+    // A sign-out's note: no tokens, and when.
+    if (o.contains(QStringLiteral("ended")))
+        return Kept{OidcTokens(), QDateTime::fromString(o.value(QStringLiteral("ended")).toString(), Qt::ISODateWithMs)};
     OidcTokens t;
     t.accessToken = o.value(QStringLiteral("access")).toString();
     t.refreshToken = o.value(QStringLiteral("refresh")).toString();
@@ -79,7 +82,7 @@ bool isEmpty(const OidcTokens &t)
 }
 
 /// The tokens of the newer of two kept sign-ins: the one kept later — or, for copies that do not say (kept by an
-/// older version), the one whose access token ends later.
+/// older version), the one whose access token ends later. Empty tokens: a sign-out is the newer.
 std::optional<OidcTokens> newer(const std::optional<Kept> &a, const std::optional<Kept> &b)
 {
     if (!a || !b)
@@ -117,11 +120,11 @@ bool TokenVault::keyringPresent()
     return present;
 }
 
-Result<std::optional<OidcTokens>> TokenVault::read(const QString &providerKey) const
+Result<std::optional<OidcTokens>> TokenVault::read(const QString &providerKey, std::optional<OidcTokens> *ended) const
 {
     if (!m_config.signIn.keepBetweenPrograms)
         return std::optional<OidcTokens>();  // the hospital's policy: no sign-in goes on from an earlier program
-    return readKept(providerKey);
+    return readKept(providerKey, ended);
 }
 
 Result<std::optional<OidcTokens>> TokenVault::takeLeftover(const QString &providerKey) const
@@ -137,22 +140,33 @@ Result<std::optional<OidcTokens>> TokenVault::takeLeftover(const QString &provid
     return kept;
 }
 
-Result<std::optional<OidcTokens>> TokenVault::readKept(const QString &providerKey) const
+Result<std::optional<OidcTokens>> TokenVault::readKept(const QString &providerKey, std::optional<OidcTokens> *ended) const
 {
+    auto tokensOnly = [](std::optional<OidcTokens> t) { return t && !isEmpty(*t) ? t : std::nullopt; };
     Result<std::optional<QByteArray>> fileJson = readFile(providerKey);
     const std::optional<Kept> fromFile = fileJson.isOk() && fileJson.value() ? tokensFromJson(*fileJson.value()) : std::nullopt;
     if (!keyringPresent())
-        return fileJson.isOk() ? Result<std::optional<OidcTokens>>(newer(fromFile, std::nullopt)) : fileJson.error();
-    Result<std::optional<QByteArray>> ring = secretservice::lookup(QFileInfo(filePath()).absolutePath(), providerKey);
+        return fileJson.isOk() ? Result<std::optional<OidcTokens>>(tokensOnly(newer(fromFile, std::nullopt))) : fileJson.error();
+    const QString folder = QFileInfo(filePath()).absolutePath();
+    Result<std::optional<QByteArray>> ring = secretservice::lookup(folder, providerKey);
     if (!ring.isOk()) {
         if (fromFile)
-            return newer(fromFile, std::nullopt);
+            return tokensOnly(newer(fromFile, std::nullopt));
         return ring.error();
     }
     const std::optional<Kept> fromRing = ring.value() ? tokensFromJson(*ring.value()) : std::nullopt;
     if (!fileJson.isOk() && !fromRing)
         return fileJson.error();
-    return newer(fromRing, fromFile);
+    const std::optional<OidcTokens> chosen = newer(fromRing, fromFile);
+    if (chosen && isEmpty(*chosen) && fromRing && !isEmpty(fromRing->tokens)) {
+        // Signed out since, where the keyring could not be reached: the keyring's older sign-in ends too.
+        if (secretservice::clear(folder, providerKey).isError())
+            qCWarning(lcStores).noquote() << "sign-in: the keyring's copy of a sign-in ended elsewhere could not be taken out";
+        writeFile(providerKey, OidcTokens(), /*note=*/false);
+        if (ended)
+            *ended = fromRing->tokens;
+    }
+    return tokensOnly(chosen);
 }
 
 Error TokenVault::write(const QString &providerKey, const OidcTokens &tokens, QString *where) const
@@ -185,7 +199,7 @@ Error TokenVault::write(const QString &providerKey, const OidcTokens &tokens, QS
     }
     if (where)
         *where = filePath();
-    return writeFile(providerKey, tokens);
+    return writeFile(providerKey, tokens, /*note=*/isEmpty(tokens));
 }
 
 Result<std::optional<QByteArray>> TokenVault::readFile(const QString &providerKey) const
@@ -196,6 +210,8 @@ Result<std::optional<QByteArray>> TokenVault::readFile(const QString &providerKe
     const QJsonValue sealed = QJsonDocument::fromJson(f.read(1 << 20)).object().value(QStringLiteral("sessions")).toObject().value(providerKey);
     if (sealed.isUndefined())
         return std::optional<QByteArray>();
+    if (sealed.toObject().contains(QStringLiteral("ended")))  // a sign-out's note, nothing sealed
+        return std::optional<QByteArray>(QJsonDocument(sealed.toObject()).toJson(QJsonDocument::Compact));
     Result<Secret> secret = Secret::fromJson(sealed, filePath());
     if (!secret.isOk())
         return secret.error();
@@ -205,7 +221,7 @@ Result<std::optional<QByteArray>> TokenVault::readFile(const QString &providerKe
     return std::optional<QByteArray>(plain.value().toUtf8());
 }
 
-Error TokenVault::writeFile(const QString &providerKey, const OidcTokens &tokens) const
+Error TokenVault::writeFile(const QString &providerKey, const OidcTokens &tokens, bool note) const
 {
     QJsonObject root;
     {
@@ -214,7 +230,11 @@ Error TokenVault::writeFile(const QString &providerKey, const OidcTokens &tokens
             root = QJsonDocument::fromJson(f.read(1 << 20)).object();
     }
     QJsonObject sessions = root.value(QStringLiteral("sessions")).toObject();
-    if (isEmpty(tokens)) {
+    if (isEmpty(tokens) && note) {
+        // A sign-out where the keyring is out of reach: noted, so that the keyring's copy, older, is not taken up
+        // again by the next program that reaches it (which ends it).
+        sessions.insert(providerKey, QJsonObject{{QStringLiteral("ended"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)}});
+    } else if (isEmpty(tokens)) {
         if (!sessions.contains(providerKey))
             return Error();  // nothing to take out (and no file made for nothing)
         sessions.remove(providerKey);

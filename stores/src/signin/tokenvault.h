@@ -44,8 +44,10 @@ public:
     explicit TokenVault(StoreConfigFile config);
 
     /// The tokens kept for `providerKey` (OidcProvider::key()); nullopt when none are. An error only when they
-    /// exist but cannot be read (the keyring refused to unlock, the file is damaged).
-    Result<std::optional<OidcTokens>> read(const QString &providerKey) const;
+    /// exist but cannot be read (the keyring refused to unlock, the file is damaged). A keyring copy older than a
+    /// sign-out another program made where there was no keyring (a command over SSH, which leaves a note of it in
+    /// the file) is ended too: taken out of the keyring and given back through `ended`, for the provider to revoke.
+    Result<std::optional<OidcTokens>> read(const QString &providerKey, std::optional<OidcTokens> *ended = nullptr) const;
     /// Keeps `tokens` for `providerKey`; empty tokens (no access and no refresh token) forget it everywhere.
     /// Says where (keepingPlace()) through `where` when given.
     Error write(const QString &providerKey, const OidcTokens &tokens, QString *where = nullptr) const;
@@ -64,10 +66,12 @@ public:
 
 private:
     /// What the keyring and the file hold (the newer), whatever the policy.
-    Result<std::optional<OidcTokens>> readKept(const QString &providerKey) const;
+    Result<std::optional<OidcTokens>> readKept(const QString &providerKey, std::optional<OidcTokens> *ended = nullptr) const;
     /// The file's copy, unsealed (its JSON); nullopt when there is none.
     Result<std::optional<QByteArray>> readFile(const QString &providerKey) const;
-    Error writeFile(const QString &providerKey, const OidcTokens &tokens) const;
+    /// Seals `tokens` into the file; empty tokens take the provider's out — or, with `note`, leave a note of the
+    /// sign-out (a keyring copy older than it is ended by the next program that reaches the keyring).
+    Error writeFile(const QString &providerKey, const OidcTokens &tokens, bool note = false) const;
 
     StoreConfigFile m_config;
 };

@@ -105,7 +105,11 @@ private:
         Error error;
         std::optional<OidcTokens> tokens;
         QString where;
+        std::optional<OidcTokens> ended;  ///< a kept sign-in the vault ended (a newer sign-out elsewhere): to revoke
     };
+    /// Revokes at the provider a sign-in taken out of the vault (`what` names it in the log); `then` once the
+    /// provider answered (or could not be reached).
+    void revokeLeftover(const OidcTokens &tokens, const QString &what, std::function<void()> then = {});
     /// Runs `work` on a worker thread once the steps before it are done (the keyring may ask the reader to unlock
     /// it: never on this thread), then `then` here — unless this sign-in is gone.
     void inVault(std::function<VaultAnswer(const TokenVault &)> work, std::function<void(VaultAnswer &&)> then, bool writes = false);
