@@ -244,6 +244,8 @@ private:
     void endSignIns();
     /// A new reader goes on: the searches and finished transfers of the one before are cleared.
     void forgetPreviousReader();
+    /// Adds whoever holds a sign-in now to the readers of what is open.
+    void rememberReaders();
     IdleLock *m_idleLock = nullptr;
     QStringList m_lockedReaders;      ///< the readers of what is open: signed in since the window was last uncovered
     QStringList m_lockedReaderNames;  ///< and their names, for the cover

@@ -76,16 +76,19 @@ void MainWindow::showSignIn()
         connect(s, &SignIn::changed, this, &MainWindow::showSignIn, Qt::UniqueConnection);
     m_signInLabel->setText(signedInText());
     m_signInLabel->setVisible(!m_signInLabel->text().isEmpty());
-    if (m_idleLock && !m_idleLock->isLocked()) {
-        // Whoever is signed in while the window is open is a reader of what it shows.
-        for (const SignIn *s : configuredSignIns(m_workstation)) {
-            if (s->isSignedIn() && !s->subject().isEmpty() && !m_lockedReaders.contains(s->subject())) {
-                m_lockedReaders << s->subject();
-                m_lockedReaderNames << s->userName();
-            }
+    if (m_idleLock && !m_idleLock->isLocked())
+        rememberReaders();  // whoever is signed in while the window is open is a reader of what it shows
+    updateLock();
+}
+
+void MainWindow::rememberReaders()
+{
+    for (const SignIn *s : configuredSignIns(m_workstation)) {
+        if (s->holdsTokens() && !s->subject().isEmpty() && !m_lockedReaders.contains(s->subject())) {
+            m_lockedReaders << s->subject();
+            m_lockedReaderNames << s->userName();
         }
     }
-    updateLock();
 }
 
 void MainWindow::applySignInPolicy()
@@ -144,12 +147,7 @@ void MainWindow::lockForIdle()
         return;
     }
     // The readers of what is open: whoever was signed in since the window was last uncovered, and whoever is now.
-    for (const SignIn *s : configuredSignIns(m_workstation)) {
-        if (s->holdsTokens() && !s->subject().isEmpty() && !m_lockedReaders.contains(s->subject())) {
-            m_lockedReaders << s->subject();
-            m_lockedReaderNames << s->userName();
-        }
-    }
+    rememberReaders();
     qCInfo(lcApp).noquote() << "no input for" << m_idleLock->idleTime() / 1000 << "s (or signed out): the window covered, signing out"
                             << (m_lockedReaderNames.isEmpty() ? QStringLiteral("no one") : m_lockedReaderNames.join(QStringLiteral(", ")))
                             << "(the hospital's sign-in policy)";
@@ -255,12 +253,7 @@ void MainWindow::forgetPreviousReader()
     m_transfers->clearFinished();
     m_lockedReaders.clear();
     m_lockedReaderNames.clear();
-    for (const SignIn *s : configuredSignIns(m_workstation)) {
-        if (s->isSignedIn() && !m_lockedReaders.contains(s->subject())) {
-            m_lockedReaders << s->subject();
-            m_lockedReaderNames << s->userName();
-        }
-    }
+    rememberReaders();  // the new reader's, from now on
 }
 
 void MainWindow::closeStudiesAndUnlock()
