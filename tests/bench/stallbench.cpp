@@ -11,6 +11,7 @@
 // Usage: spectrum-stallbench --store NAME --study UID [--cache DIR]   (tests/bench/stall.sh sets it all up)
 
 #include "heartbeat.h"
+#include "procmemory.h"
 #include "viewport/imageviewport.h"
 #include "shell/mainwindow.h"
 #include "viewer/studyviewer.h"
@@ -52,11 +53,12 @@ public:
         const double ms = t.nsecsElapsed() / 1e6;
         --m_depth;
         if (ms >= m_thresholdMs && depth == 1)
-            std::fprintf(stderr, "stall: %.1f ms in %s '%s', event %d\n", ms, receiver->metaObject()->className(),
-                         qPrintable(receiver->objectName()), type);
+            std::fprintf(stderr, "stall: %.1f ms in %s '%s', event %d, at %lld ms\n", ms, receiver->metaObject()->className(),
+                         qPrintable(receiver->objectName()), type, m_clock.elapsed());
         return r;
     }
     double m_thresholdMs = qEnvironmentVariableIntValue("SPECTRUM_TRACE_STALLS");
+    QElapsedTimer m_clock = [] { QElapsedTimer c; c.start(); return c; }();
     int m_depth = 0;
 };
 } // namespace
@@ -69,6 +71,9 @@ int main(int argc, char **argv)
     p.addOption({QStringLiteral("store"), QStringLiteral("The configured store to open the study from."), QStringLiteral("NAME")});
     p.addOption({QStringLiteral("study"), QStringLiteral("Study Instance UID."), QStringLiteral("UID")});
     p.addOption({QStringLiteral("cache"), QStringLiteral("Cache folder (default: a fresh temporary one)."), QStringLiteral("DIR")});
+    p.addOption({QStringLiteral("give-up"), QStringLiteral("Seconds before it gives up (default 300)."), QStringLiteral("S"), QStringLiteral("300")});
+    p.addOption({QStringLiteral("notches"), QStringLiteral("Wheel notches before it ends, once the study is all here (default: down and up the whole stack)."), QStringLiteral("N"), QStringLiteral("-1")});
+    p.addOption({QStringLiteral("notch-ms"), QStringLiteral("Milliseconds between wheel notches (default 30)."), QStringLiteral("MS"), QStringLiteral("30")});
     p.addHelpOption();
     p.process(app);
     if (!p.isSet(QStringLiteral("store")) || !p.isSet(QStringLiteral("study"))) {
@@ -97,13 +102,14 @@ int main(int argc, char **argv)
     int notches = 0, direction = 1, scrolled = 0;
     StudyViewer *viewer = nullptr;
     QTimer wheel;
-    wheel.setInterval(30);
+    wheel.setInterval(std::max(1, p.value(QStringLiteral("notch-ms")).toInt()));
+    const int wantedNotches = p.value(QStringLiteral("notches")).toInt();
     QObject::connect(&wheel, &QTimer::timeout, [&] {
         bench::wheelNotch(viewer->viewport(), direction);
         ++scrolled;
         if (viewer->sliceIndex() >= viewer->sliceCount() - 1)
             direction = -1;
-        if (++notches > 2 * viewer->sliceCount() && viewer->streamer()->isComplete())
+        if (++notches > (wantedNotches >= 0 ? wantedNotches : 2 * viewer->sliceCount()) && viewer->streamer()->isComplete())
             QCoreApplication::quit();
     });
     QObject::connect(&window, &MainWindow::studyOpened, [&](StudyViewer *v) {
@@ -125,8 +131,9 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "stallbench: %s\n", qPrintable(e.toString()));
         QCoreApplication::exit(2);
     });
-    QTimer::singleShot(300000, [] {
-        std::fprintf(stderr, "stallbench: gave up after 5 minutes\n");
+    const int giveUpS = std::max(1, p.value(QStringLiteral("give-up")).toInt());
+    QTimer::singleShot(giveUpS * 1000, [giveUpS] {
+        std::fprintf(stderr, "stallbench: gave up after %d s\n", giveUpS);
         QCoreApplication::exit(2);
     });
     ws.start();
@@ -140,5 +147,7 @@ int main(int argc, char **argv)
                 viewer ? viewer->sliceCount() : 0, qPrintable(p.value(QStringLiteral("store"))), firstImageMs, completeMs, scrolled);
     std::printf("event loop: %zu heartbeats of %d ms; longest stall %.1f ms, 99th percentile %.1f ms, %ld over 50 ms (goal: longest <= 16 ms)\n",
                 heart.beats(), heart.tickMs(), worst, p99, over);
+    std::printf("memory: peak resident %lld MiB, at the end %lld MiB (study open, every slice scrolled past)\n",
+                bench::memoryOf("VmHWM") / 1048576, bench::memoryOf("VmRSS") / 1048576);
     return worst <= 16 ? 0 : 1;
 }

@@ -5,6 +5,7 @@
 
 #include "spectrum/core/logging.h"
 #include "spectrum/core/resultjob.h"
+#include "spectrum/core/threadpools.h"
 #include "spectrum/stores/blobs/filestore.h"
 #include "spectrum/stores/archives/storeregistry.h"
 
@@ -51,6 +52,22 @@ StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString 
     connect(&m_settle, &QTimer::timeout, this, &StudyStreamer::pump);
     m_retry.setSingleShot(true);
     connect(&m_retry, &QTimer::timeout, this, &StudyStreamer::retryTransient);
+    m_absorb.setInterval(0);
+    connect(&m_absorb, &QTimer::timeout, this, &StudyStreamer::absorbEarly);
+    m_progressDue.setSingleShot(true);
+    connect(&m_progressDue, &QTimer::timeout, this, [this] { announceProgress(true); });
+}
+
+void StudyStreamer::announceProgress(bool now)
+{
+    const qint64 since = m_progressClock.isValid() ? m_progressClock.elapsed() : kProgressMs;
+    if (now || since >= kProgressMs) {
+        m_progressDue.stop();
+        m_progressClock.start();
+        Q_EMIT progress(cachedCount(), total());
+    } else if (!m_progressDue.isActive()) {
+        m_progressDue.start(int(kProgressMs - since));
+    }
 }
 
 bool StudyStreamer::isTransient(const Error &error)
@@ -107,7 +124,7 @@ void StudyStreamer::retryTransient()
         }
     }
     if (any)
-        Q_EMIT progress(cachedCount(), total());
+        announceProgress(true);
     pump();
 }
 
@@ -158,11 +175,40 @@ void StudyStreamer::markCached(const QString &key, qint64 bytes)
             m_retry.start(1000);
     }
     Q_EMIT instanceUpdated(update(InstanceUpdate::Kept, key));
-    Q_EMIT progress(cachedCount(), total());
-    if (isComplete()) {
-        qCDebug(lcStores) << "streamer: all here at" << m_clock.elapsed() << "ms";
-        Q_EMIT finished();
+    announceProgress(isComplete() || cachedCount() == 1);
+    finishIfComplete();
+}
+
+void StudyStreamer::finishIfComplete()
+{
+    if (!isComplete() || m_absorb.isActive())
+        return;  // not yet, or once the last of what came early has been announced
+    qCDebug(lcStores) << "streamer: all here at" << m_clock.elapsed() << "ms";
+    announceProgress(true);
+    Q_EMIT finished();
+}
+
+void StudyStreamer::absorbEarly()
+{
+    QElapsedTimer slice;
+    slice.start();
+    QPointer<StudyStreamer> self(this);  // a listener may close the study
+    while (m_absorbed < m_absorbing.size() && slice.elapsed() < kAbsorbSliceMs) {
+        const QString key = m_absorbing.at(m_absorbed++);
+        const qint64 bytes = m_early.take(key);
+        if (m_keys.contains(key))
+            markCached(key, bytes);  // unless a request of the view lane brought it again meanwhile
+        if (!self)
+            return;
     }
+    if (m_absorbed < m_absorbing.size())
+        return;  // the rest after the events waiting (the timer goes on)
+    m_absorb.stop();
+    m_absorbing.clear();
+    m_absorbed = 0;
+    m_early.clear();  // what was not the study's
+    announceProgress(false);
+    finishIfComplete();
 }
 
 void StudyStreamer::setBulk(bool on)
@@ -240,15 +286,23 @@ void StudyStreamer::startBulk()
         if (!m_listed && !m_listingWaits && whole) {
             // The whole study came before its listing (a quick archive: Orthanc lists 300 instances in 0.25 s,
             // and streams them in as long): what the archive sent is the study. The listing is not waited for.
-            const StudySummary study = studyFrom(m_studyUid, {}, r.value().identities);
-            if (study.instanceCount > 0) {
+            // Laid out on the pool: 10,000 instances are sorted and placed in tens of milliseconds.
+            runOnPool<StudySummary>(blockingPool(), this, [uid = m_studyUid, ids = r.value().identities] { return studyFrom(uid, {}, ids); },
+                                    [this](StudySummary &&study) {
+                if (m_listed || m_listingWaits)
+                    return;  // the listing answered meanwhile
+                if (study.instanceCount == 0) {
+                    startListing();  // nothing usable in what was sent: the archive says what it holds
+                    return pump();
+                }
                 m_listSoon.stop();
                 if (Job *listing = m_listing.data()) {
                     disconnect(listing, nullptr, this, nullptr);  // not heard: its cancellation is no failure
                     listing->cancel();
                 }
-                return listedAs(study);
-            }
+                listedAs(study);
+            });
+            return;
         }
         if (!m_listed)
             startListing();  // the study was not all sent: the archive says what it holds
@@ -381,6 +435,7 @@ void StudyStreamer::listedAs(const StudySummary &study)
         Q_EMIT listedShort(m_store, study.instanceCount, m_expectedInstances);
     }
     m_study = study;
+    m_keys.reserve(m_study.instanceCount);
     for (const SeriesSummary &s : m_study.series)
         for (const InstanceRef &i : s.instances)
             m_keys.insert(i.key);
@@ -403,22 +458,22 @@ void StudyStreamer::ready()
 {
     qCDebug(lcStores) << "streamer: listed at" << m_clock.elapsed() << "ms";
     m_listingWaits = false;
+    m_cached.reserve(m_study.instanceCount);
     for (const QString &key : std::as_const(m_heldBefore)) {
         if (m_keys.contains(key))
             m_cached.insert(key);
     }
-    const QHash<QString, qint64> early = std::exchange(m_early, {});
+    // What the bulk lane brought while the study was being listed is the study's: counted and announced in slices
+    // (absorbEarly()), never fetched again meanwhile (next()).
+    m_absorbing = m_early.keys();
+    m_absorbed = 0;
     m_listed = true;
     Q_EMIT listed();
-    Q_EMIT progress(cachedCount(), total());
-    // What the bulk lane brought while the study was being listed: announced now that it is the study's.
-    const int before = cachedCount();
-    for (auto it = early.cbegin(); it != early.cend(); ++it) {
-        if (m_keys.contains(it.key()))
-            markCached(it.key(), it.value());  // says finished() when it completes the study
-    }
-    if (cachedCount() == before && isComplete())
-        Q_EMIT finished();
+    announceProgress(true);
+    if (!m_absorbing.isEmpty())
+        m_absorb.start();
+    else
+        finishIfComplete();
     pump();
 }
 
@@ -470,7 +525,7 @@ void StudyStreamer::retryFailed()
     m_backoffMs = 0;
     if (std::exchange(m_stopped, false))
         Q_EMIT stoppedChanged(false);
-    Q_EMIT progress(cachedCount(), total());
+    announceProgress(true);
     pump();
 }
 
@@ -479,7 +534,7 @@ void StudyStreamer::refetch(const QString &key)
     if (!m_keys.contains(key) || m_running.contains(key))
         return;
     if (m_cached.remove(key))
-        Q_EMIT progress(cachedCount(), total());
+        announceProgress(true);
     m_held->remove(key);
     m_failed.remove(key);
     pump();
@@ -490,21 +545,24 @@ QPair<int, int> StudyStreamer::next() const
     // The focus series outward from the focus (nearest first, below before above), then the other series in
     // order, each from its middle outward.
     const int count = int(m_study.series.size());
-    auto pending = [this](int s, int i) {
+    // While the bulk lane runs only the view lane is asked for: the focus series around the focus, nothing else
+    // (a pump at every wheel notch does not walk a stack of 10,000).
+    const bool viewLaneOnly = m_bulk || (m_bulkWanted && !m_bulkEnded);
+    auto pending = [this, viewLaneOnly](int s, int i) {
         const QString &key = m_study.series[s].instances[i].key;
-        if (m_cached.contains(key) || m_failed.contains(key) || m_running.contains(key))
-            return false;
+        if (m_cached.contains(key) || m_failed.contains(key) || m_running.contains(key) || m_early.contains(key))
+            return false;  // here (or here and being counted: absorbEarly()), failed, or on its way
         // While the bulk lane brings the study (or is about to), only the view's neighbourhood has requests of
         // its own, so that it is never behind the rest.
-        if (m_bulk || (m_bulkWanted && !m_bulkEnded))
+        if (viewLaneOnly)
             return inViewLane(s, i);
         return true;
     };
-    for (int k = 0; k < count; ++k) {
+    for (int k = 0; k < (viewLaneOnly ? std::min(count, 1) : count); ++k) {
         const int s = (std::clamp(m_focusSeries, 0, count - 1) + k) % count;
         const int n = int(m_study.series[s].instances.size());
         const int centre = k == 0 && m_focusIndex >= 0 ? std::min(m_focusIndex, n - 1) : n / 2;
-        for (int d = 0; d < n; ++d) {
+        for (int d = 0; d < (viewLaneOnly ? std::min(n, m_viewRadius + 1) : n); ++d) {
             for (int i : {centre + d, centre - d}) {
                 if (i >= 0 && i < n && pending(s, i))
                     return {s, i};
@@ -574,9 +632,8 @@ void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, co
             if (isTransient(e) && attempts < kMaxAttempts)
                 scheduleRetry();
             Q_EMIT instanceUpdated(InstanceUpdate{InstanceUpdate::Failed, key, {}, {}, e});
-            Q_EMIT progress(cachedCount(), total());
-            if (isComplete())
-                Q_EMIT finished();
+            announceProgress(true);
+            finishIfComplete();
         }
         pump();
     });

@@ -148,6 +148,9 @@ Q_SIGNALS:
     /// The study's one channel for its instances: each step of one instance on its way in, in order
     /// (InstanceUpdate). Whoever shows, lays out or counts the study's images listens here.
     void instanceUpdated(const spectrum::InstanceUpdate &update);
+    /// How many of the study's instances are here, of how many. While they stream in, at most once every
+    /// kProgressMs (a study of 10,000 slices is not 10,000 redraws of every counter that shows it); at once for the
+    /// first, the last (before finished()), a failure, a retry or a re-fetch.
     void progress(int cached, int total);
     /// stop() or resume() took effect (whoever called it: the reader, the prefetcher holding a prior back).
     void stoppedChanged(bool stopped);
@@ -203,6 +206,21 @@ private:
 
     /// `key` is in the cache now (fetched by any request): counted once, announced.
     void markCached(const QString &key, qint64 bytes);
+    /// Counts what the bulk lane brought before the listing (m_early) and says Kept for it, a slice of at most
+    /// kAbsorbSliceMs at a time with the event loop running between slices: a study of 10,000 slices streamed
+    /// before it was listed is not 10,000 announcements in one event. Then finished() if that completes it.
+    void absorbEarly();
+    static constexpr int kAbsorbSliceMs = 4;
+    QStringList m_absorbing;            ///< the keys of m_early when the study was listed
+    qsizetype m_absorbed = 0;           ///< of m_absorbing
+    QTimer m_absorb;
+    /// finished() when the study is complete and everything counted has been announced.
+    void finishIfComplete();
+    /// progress() now (`now`, or none for kProgressMs), or once kProgressMs have passed since the last.
+    void announceProgress(bool now);
+    static constexpr int kProgressMs = 100;
+    QTimer m_progressDue;               ///< a progress() held back
+    QElapsedTimer m_progressClock;      ///< since the last progress()
     /// Starts the bulk lane when it is wanted and enough is missing.
     void startBulk();
     /// Whether (series, index) is for the view lane while the bulk lane runs.
@@ -226,7 +244,7 @@ private:
     bool m_firstLookDone = false;       ///< the first look answered (and its instance was asked for)
     bool m_listingWaits = false;        ///< listed, waiting for the cache's answer
     QSet<QString> m_heldBefore;         ///< what the cache held of the study when it was opened
-    QHash<QString, qint64> m_early;     ///< fetched before the listing (the bulk lane, the first look): key → bytes
+    QHash<QString, qint64> m_early;     ///< fetched before the listing (the bulk lane, the first look): key → bytes; absorbEarly() counts them
     bool m_focusSet = false;
     QTimer m_settle;                    ///< the view moved lately: its own requests wait until it stays
     QElapsedTimer m_clock;              ///< since start(), for the debug log
