@@ -3,6 +3,8 @@
 
 #include <QMutex>
 
+#include <atomic>
+
 namespace spectrum {
 
 namespace {
@@ -16,16 +18,21 @@ DecodeCounts &counts()
     static DecodeCounts c;
     return c;
 }
+std::atomic<bool> counting{false};
 } // namespace
 
 void noteDecoded(const QString &sopInstanceUid)
 {
+    if (!counting.load(std::memory_order_relaxed))
+        return;
     QMutexLocker lock(&mutex());
     ++counts().decoded[sopInstanceUid];
 }
 
 void noteFiltered(const QString &sopInstanceUid)
 {
+    if (!counting.load(std::memory_order_relaxed))
+        return;
     QMutexLocker lock(&mutex());
     ++counts().filtered[sopInstanceUid];
 }
@@ -40,6 +47,7 @@ void resetDecodeCounts()
 {
     QMutexLocker lock(&mutex());
     counts() = DecodeCounts();
+    counting.store(true);
 }
 
 } // namespace spectrum

@@ -5,6 +5,7 @@
 
 #include "spectrum/core/compoundjob.h"
 #include "spectrum/core/logging.h"
+#include "spectrum/core/threadpools.h"
 #include "spectrum/core/uid.h"
 
 #include <QPointer>
@@ -57,13 +58,20 @@ private:
     {
         if (!r.isOk())
             return finishWith(r.error());
-        QList<DicomIdentity> ids;
-        for (const DicomRecord &i : r.value())
-            ids << i.identity;
-        StudySummary study = studyFrom(m_studyUid, m_series, ids);
-        if (study.instanceCount == 0)
-            return finishWith(Error(ErrorCode::NotFound, QStringLiteral("study %1 has no instance there").arg(m_studyUid)));
-        finishWith(study);
+        // Laid out on the pool: a study of 10,000 instances is sorted and placed in tens of milliseconds.
+        runOnPool<StudySummary>(blockingPool(), this, [uid = m_studyUid, series = m_series, records = r.value()] {
+            QList<DicomIdentity> ids;
+            ids.reserve(records.size());
+            for (const DicomRecord &i : records)
+                ids << i.identity;
+            return studyFrom(uid, series, ids);
+        }, [this](StudySummary &&study) {
+            if (isFinished())
+                return;  // cancelled meanwhile
+            if (study.instanceCount == 0)
+                return finishWith(Error(ErrorCode::NotFound, QStringLiteral("study %1 has no instance there").arg(m_studyUid)));
+            finishWith(study);
+        });
     }
 
     QList<DicomRecord> m_series;

@@ -17,6 +17,17 @@ namespace spectrum {
 
 namespace {
 
+/// Every instance key of `study`.
+QSet<QString> keysOf(const StudySummary &study)
+{
+    QSet<QString> keys;
+    keys.reserve(study.instanceCount);
+    for (const SeriesSummary &s : study.series)
+        for (const InstanceRef &i : s.instances)
+            keys.insert(i.key);
+    return keys;
+}
+
 InstanceUpdate update(InstanceUpdate::Step step, const QString &key, const ByteView &bytes = ByteView())
 {
     InstanceUpdate u;
@@ -193,7 +204,7 @@ void StudyStreamer::absorbEarly()
     QElapsedTimer slice;
     slice.start();
     QPointer<StudyStreamer> self(this);  // a listener may close the study
-    while (m_absorbed < m_absorbing.size() && slice.elapsed() < kAbsorbSliceMs) {
+    for (int n = 0; n < kAnnouncedPerEvent && m_absorbed < m_absorbing.size() && slice.elapsed() < kAbsorbSliceMs; ++n) {
         const QString key = m_absorbing.at(m_absorbed++);
         const qint64 bytes = m_early.take(key);
         if (m_keys.contains(key))
@@ -287,11 +298,15 @@ void StudyStreamer::startBulk()
             // The whole study came before its listing (a quick archive: Orthanc lists 300 instances in 0.25 s,
             // and streams them in as long): what the archive sent is the study. The listing is not waited for.
             // Laid out on the pool: 10,000 instances are sorted and placed in tens of milliseconds.
-            runOnPool<StudySummary>(blockingPool(), this, [uid = m_studyUid, ids = r.value().identities] { return studyFrom(uid, {}, ids); },
-                                    [this](StudySummary &&study) {
+            using Laid = std::pair<StudySummary, QSet<QString>>;
+            runOnPool<Laid>(blockingPool(), this, [uid = m_studyUid, ids = r.value().identities] {
+                StudySummary study = studyFrom(uid, {}, ids);
+                QSet<QString> keys = keysOf(study);
+                return Laid{std::move(study), std::move(keys)};
+            }, [this](Laid &&laid) {
                 if (m_listed || m_listingWaits)
                     return;  // the listing answered meanwhile
-                if (study.instanceCount == 0) {
+                if (laid.first.instanceCount == 0) {
                     startListing();  // nothing usable in what was sent: the archive says what it holds
                     return pump();
                 }
@@ -300,7 +315,7 @@ void StudyStreamer::startBulk()
                     disconnect(listing, nullptr, this, nullptr);  // not heard: its cancellation is no failure
                     listing->cancel();
                 }
-                listedAs(study);
+                listedAs(laid.first, std::move(laid.second));
             });
             return;
         }
@@ -419,7 +434,7 @@ void StudyStreamer::startListing()
     });
 }
 
-void StudyStreamer::listedAs(const StudySummary &study)
+void StudyStreamer::listedAs(const StudySummary &study, QSet<QString> keys)
 {
     if (study.instanceCount < m_expectedInstances && !m_stopped) {
         // Part of the study (a peer that cached what its reader looked at): the next store lists it whole.
@@ -435,10 +450,7 @@ void StudyStreamer::listedAs(const StudySummary &study)
         Q_EMIT listedShort(m_store, study.instanceCount, m_expectedInstances);
     }
     m_study = study;
-    m_keys.reserve(m_study.instanceCount);
-    for (const SeriesSummary &s : m_study.series)
-        for (const InstanceRef &i : s.instances)
-            m_keys.insert(i.key);
+    m_keys = keys.isEmpty() ? keysOf(m_study) : std::move(keys);
     if (m_cache && !m_cacheKnown) {
         m_listingWaits = true;  // for the cache's answer
         return;

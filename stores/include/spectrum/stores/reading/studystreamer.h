@@ -117,6 +117,9 @@ public:
     bool isComplete() const { return m_listed && cachedCount() + failedForGood() >= total(); }
     /// Failures that will not be retried by themselves (not transient, or tried kMaxAttempts times).
     int failedForGood() const;
+    /// At most this many instances are announced (InstanceUpdate::Kept) in one event, however many came at once
+    /// (a study of 10,000 streamed before it was listed): the GUI thread's work per event stays bounded.
+    static constexpr int kAnnouncedPerEvent = 256;
     /// How many times an instance is fetched before a transient failure counts as for good.
     static constexpr int kMaxAttempts = 8;
     /// Stops fetching (what is cached stays); resume() goes on where it stopped.
@@ -207,7 +210,7 @@ private:
     /// `key` is in the cache now (fetched by any request): counted once, announced.
     void markCached(const QString &key, qint64 bytes);
     /// Counts what the bulk lane brought before the listing (m_early) and says Kept for it, a slice of at most
-    /// kAbsorbSliceMs at a time with the event loop running between slices: a study of 10,000 slices streamed
+    /// kAnnouncedPerEvent instances or kAbsorbSliceMs at a time with the event loop running between slices: a study of 10,000 slices streamed
     /// before it was listed is not 10,000 announcements in one event. Then finished() if that completes it.
     void absorbEarly();
     static constexpr int kAbsorbSliceMs = 4;
@@ -226,7 +229,8 @@ private:
     /// Whether (series, index) is for the view lane while the bulk lane runs.
     bool inViewLane(int series, int index) const;
     /// The study's contents are known (listed, or brought whole by the bulk lane first).
-    void listedAs(const StudySummary &study);
+    /// `keys`: its instances' keys when made already (on the pool), else made here.
+    void listedAs(const StudySummary &study, QSet<QString> keys = {});
     /// Listed, and the cache's share known: what is here counted, fetching starts.
     void ready();
     QPointer<Job> m_listing;            ///< the listing, while it runs
