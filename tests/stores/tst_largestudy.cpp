@@ -133,7 +133,8 @@ void tst_LargeStudy::tenThousandInstancesAreAnnouncedOnceEachInBoundedEvents()
     const auto uninstall = qScopeGuard([&] { qApp->removeEventFilter(&events); });
     QHash<QString, int> kept;           // key → times announced
     QHash<quint64, int> keptPerEvent;   // event serial → instances announced in it
-    int stored = 0, keptAtFinish = -1, finishedCount = 0, keptInListed = -1;
+    int stored = 0, keptAtFinish = -1, finishedCount = 0;
+    quint64 listedIn = 0;  // the event the study was listed in
     QList<QPair<int, int>> progress;
     connect(&streamer, &StudyStreamer::instanceUpdated, this, [&](const InstanceUpdate &u) {
         if (u.step == InstanceUpdate::Stored)
@@ -143,7 +144,7 @@ void tst_LargeStudy::tenThousandInstancesAreAnnouncedOnceEachInBoundedEvents()
             ++keptPerEvent[events.serial];
         }
     });
-    connect(&streamer, &StudyStreamer::listed, this, [&] { keptInListed = int(kept.size()); });
+    connect(&streamer, &StudyStreamer::listed, this, [&] { listedIn = events.serial; });
     connect(&streamer, &StudyStreamer::progress, this, [&](int cached, int total) { progress << qMakePair(cached, total); });
     connect(&streamer, &StudyStreamer::finished, this, [&] {
         ++finishedCount;
@@ -165,8 +166,10 @@ void tst_LargeStudy::tenThousandInstancesAreAnnouncedOnceEachInBoundedEvents()
     QCOMPARE(keptAtFinish, kInstances);
     QCOMPARE(finishedCount, 1);
 
-    // What came before the listing is not announced in the listing's own event, nor all in any one event.
-    QVERIFY(keptInListed >= 0);
+    // What came before the listing is not announced in the listing's own event, nor all in any one event. (From a
+    // folder archive the listing usually comes first: what the stream brought before it is then a few instances.)
+    QVERIFY(listedIn > 0);
+    QCOMPARE(keptPerEvent.value(listedIn), 0);
     int most = 0;
     for (int n : std::as_const(keptPerEvent))
         most = std::max(most, n);

@@ -34,6 +34,43 @@ class tst_StudyCatalog : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    // An instance's place comes from its header's decimal strings: read as DICOM writes them, and anything that is not
+    // exactly three and six finite numbers gives no place at all — never a misread one.
+    void placesAreReadExactlyOrNotAtAll_data()
+    {
+        QTest::addColumn<QString>("position");
+        QTest::addColumn<bool>("placed");
+        QTest::addColumn<double>("z");
+        QTest::newRow("plain") << QStringLiteral("-125\\-125\\12.5") << true << 12.5;
+        QTest::newRow("spaces and plus") << QStringLiteral(" -125 \\+125\\ +1.25e1") << true << 12.5;
+        QTest::newRow("leading point") << QStringLiteral("0\\0\\.5") << true << 0.5;
+        QTest::newRow("plus minus") << QStringLiteral("0\\0\\+-5") << false << 0.0;
+        QTest::newRow("sign alone") << QStringLiteral("0\\0\\-") << false << 0.0;
+        QTest::newRow("two values") << QStringLiteral("0\\0") << false << 0.0;
+        QTest::newRow("four values") << QStringLiteral("0\\0\\0\\0") << false << 0.0;
+        QTest::newRow("empty value") << QStringLiteral("0\\\\0") << false << 0.0;
+        QTest::newRow("trailing backslash") << QStringLiteral("0\\0\\0\\") << false << 0.0;
+        QTest::newRow("comma") << QStringLiteral("0\\0\\1,5") << false << 0.0;
+        QTest::newRow("infinite") << QStringLiteral("0\\0\\inf") << false << 0.0;
+        QTest::newRow("not a number") << QStringLiteral("0\\0\\nan") << false << 0.0;
+        QTest::newRow("hexadecimal") << QStringLiteral("0\\0\\0x10") << false << 0.0;
+        QTest::newRow("trailing text") << QStringLiteral("0\\0\\5mm") << false << 0.0;
+    }
+    void placesAreReadExactlyOrNotAtAll()
+    {
+        QFETCH(QString, position);
+        QFETCH(bool, placed);
+        QFETCH(double, z);
+        DicomIdentity id;
+        id.frameOfReferenceUid = QStringLiteral("1.2.3");
+        id.imagePosition = position;
+        id.imageOrientation = QStringLiteral("1\\0\\0\\0\\1\\0");
+        const InstanceRef ref = InstanceRef::of(QStringLiteral("k"), id, 0);
+        QCOMPARE(ref.hasPlace, placed);
+        if (placed)
+            QCOMPARE(ref.position[2], z);
+    }
+
     void groupsAndOrders()
     {
         const QList<BlobInfo> blobs = {

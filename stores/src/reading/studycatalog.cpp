@@ -10,6 +10,7 @@
 #include <QSet>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 namespace spectrum {
@@ -33,6 +34,8 @@ bool readDecimals(QStringView text, double *out, int n)
             digits[length++] = char(c.unicode());
         }
         const char *begin = digits + (digits[0] == '+' ? 1 : 0), *end = digits + length;
+        if (begin == end || !(std::isdigit(static_cast<unsigned char>(*begin)) || *begin == '.' || (begin == digits && *begin == '-')))
+            return false;  // "+-5", "+", "-" alone: not numbers (toDouble refused them too)
         const std::from_chars_result r = std::from_chars(begin, end, out[i]);
         if (r.ec != std::errc() || r.ptr != end || !std::isfinite(out[i]))
             return false;

@@ -53,6 +53,7 @@ StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString 
             markCached(sop, bytes);
         else if (!m_listed && (m_bulk || m_running.contains(sop))) {
             m_early.insert(sop, bytes);  // counted once the listing says it is the study's
+            m_held->insert(sop);         // in the cache: no lane brings it again meanwhile
             Q_EMIT instanceUpdated(update(InstanceUpdate::Stored, sop));
         }
     });
@@ -206,6 +207,8 @@ void StudyStreamer::absorbEarly()
     QPointer<StudyStreamer> self(this);  // a listener may close the study
     for (int n = 0; n < kAnnouncedPerEvent && m_absorbed < m_absorbing.size() && slice.elapsed() < kAbsorbSliceMs; ++n) {
         const QString key = m_absorbing.at(m_absorbed++);
+        if (!m_early.contains(key))
+            continue;  // dropped meanwhile as damaged (refetch()): fetched again, counted when it comes
         const qint64 bytes = m_early.take(key);
         if (m_keys.contains(key))
             markCached(key, bytes);  // unless a request of the view lane brought it again meanwhile
@@ -259,7 +262,7 @@ void StudyStreamer::startBulk()
             return;
     } else {
         // Worth a request of its own only when more is missing than the view lane brings.
-        const int missing = total() - cachedCount() - int(m_running.size());
+        const int missing = total() - cachedCount() - int(m_running.size()) - int(m_absorbing.size() - m_absorbed);
         if (missing <= 2 * m_viewRadius + 1)
             return;
     }
@@ -298,22 +301,27 @@ void StudyStreamer::startBulk()
             // The whole study came before its listing (a quick archive: Orthanc lists 300 instances in 0.25 s,
             // and streams them in as long): what the archive sent is the study. The listing is not waited for.
             // Laid out on the pool: 10,000 instances are sorted and placed in tens of milliseconds.
+            // The listing is not asked for meanwhile, and one under way is left unheard: only one of the two lists it.
+            m_listSoon.stop();
+            if (Job *listing = m_listing.data()) {
+                disconnect(listing, nullptr, this, nullptr);  // not heard: its cancellation is no failure
+                listing->cancel();
+            }
+            m_listingStarted = true;
             using Laid = std::pair<StudySummary, QSet<QString>>;
             runOnPool<Laid>(blockingPool(), this, [uid = m_studyUid, ids = r.value().identities] {
                 StudySummary study = studyFrom(uid, {}, ids);
                 QSet<QString> keys = keysOf(study);
                 return Laid{std::move(study), std::move(keys)};
-            }, [this](Laid &&laid) {
+            }, [this, store = m_store](Laid &&laid) {
                 if (m_listed || m_listingWaits)
-                    return;  // the listing answered meanwhile
-                if (laid.first.instanceCount == 0) {
-                    startListing();  // nothing usable in what was sent: the archive says what it holds
+                    return;
+                if (store != m_store || laid.first.instanceCount == 0) {
+                    // Left for another store meanwhile, or nothing usable in what was sent: the archive in use
+                    // says what the study holds.
+                    m_listingStarted = false;
+                    startListing();
                     return pump();
-                }
-                m_listSoon.stop();
-                if (Job *listing = m_listing.data()) {
-                    disconnect(listing, nullptr, this, nullptr);  // not heard: its cancellation is no failure
-                    listing->cancel();
                 }
                 listedAs(laid.first, std::move(laid.second));
             });
@@ -549,6 +557,7 @@ void StudyStreamer::refetch(const QString &key)
         announceProgress(true);
     m_held->remove(key);
     m_failed.remove(key);
+    m_early.remove(key);  // one still to be counted (absorbEarly()) is not
     pump();
 }
 
