@@ -226,6 +226,24 @@ void tst_Priors::layoutsUpToFourByFourWithAPriorInAnyPane()
     QCOMPARE(m_viewer->paneCount(), 16);
     m_viewer->setGrid(1, 2);
     QCOMPARE(m_viewer->paneCount(), 2);
+    // The active pane is framed in blue, as painted; a click moves the frame, and scrolling there (each wheel notch
+    // asks for the frame again) keeps it.
+    const QColor blue(0x3d, 0x7f, 0xd6);
+    auto frameOf = [](SeriesPane *pane) { return pane->grab().toImage().pixelColor(0, pane->height() / 2); };
+    for (int i : {0, 1, 0}) {
+        SeriesPane *pane = m_viewer->pane(i), *other = m_viewer->pane(1 - i);
+        QTest::mouseClick(pane->viewport(), Qt::LeftButton, Qt::NoModifier, pane->viewport()->rect().center());
+        QTRY_COMPARE(m_viewer->activePane(), pane);
+        QCOMPARE(frameOf(pane), blue);
+        QVERIFY(frameOf(other) != blue);
+        for (int notch = 0; notch < 3; ++notch) {
+            QWheelEvent wheel(QPointF(pane->viewport()->rect().center()), pane->viewport()->mapToGlobal(pane->viewport()->rect().center()), QPoint(),
+                              QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(pane->viewport(), &wheel);
+        }
+        QCOMPARE(frameOf(pane), blue);
+        QVERIFY(frameOf(other) != blue);
+    }
 }
 
 void tst_Priors::neverAnotherPatientsStudy()

@@ -105,7 +105,7 @@ void SeriesPane::setActive(bool active)
     m_activeFrame = active;
     // The active pane in blue; a prior's panes in amber, so the two studies are told apart at a glance.
     const QString colour = active ? QStringLiteral("#3d7fd6") : m_comparisonPrior ? QStringLiteral("#8a6a1c") : QStringLiteral("#101010");
-    const QString sheet = QStringLiteral("SeriesPane { border: 2px solid %1; }").arg(colour);
+    const QString sheet = QStringLiteral("spectrum--SeriesPane { border: 2px solid %1; }").arg(colour);
     if (sheet != styleSheet())
         setStyleSheet(sheet);  // only when it changes: a new style sheet polishes the pane and all it holds again (every wheel notch asks)
 }
