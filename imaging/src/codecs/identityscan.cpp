@@ -316,10 +316,11 @@ std::optional<DicomIdentity> scanDicomIdentity(const char *data, qint64 size)
             if (!(number ? e.vr[0] == 'I' && e.vr[1] == 'S' : isStringVr(e.vr)))
                 return std::nullopt;  // a wanted element in a VR DCMTK would not hand over as text
             const bool uid = e.tag == 0x00080016u || e.tag == 0x00080018u || e.tag == 0x0020000Du || e.tag == 0x0020000Eu || e.tag == 0x00200052u;
-            // Code strings are read as DCMTK's path reads them (without the character set); names and
-            // descriptions in it.
-            const bool codeString = e.vr[0] == 'C' && e.vr[1] == 'S';
-            if (text ? !textOf(s, e, text, uid, utf8 && !codeString) : !integerOf(s, e, number))
+            // Only the names, identifiers and descriptions are read in the character set (readIdentity hands them
+            // to the text decoder); dates, times, codes and UIDs as DCMTK's path reads them, byte for byte.
+            const bool inCharset = e.tag == 0x00100010u || e.tag == 0x00100020u || e.tag == 0x00100021u || e.tag == 0x00081030u
+                || e.tag == 0x00080050u || e.tag == 0x0008103Eu;
+            if (text ? !textOf(s, e, text, uid, utf8 && inCharset) : !integerOf(s, e, number))
                 return std::nullopt;
         }
         at = s.skipValue(e, 0);
