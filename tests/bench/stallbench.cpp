@@ -107,8 +107,11 @@ int main(int argc, char **argv)
     QObject::connect(&wheel, &QTimer::timeout, [&] {
         bench::wheelNotch(viewer->viewport(), direction);
         ++scrolled;
+        // Down to the end and back up, again and again: a study laid out as it arrives grows under the wheel.
         if (viewer->sliceIndex() >= viewer->sliceCount() - 1)
             direction = -1;
+        else if (viewer->sliceIndex() <= 0)
+            direction = 1;
         if (++notches > (wantedNotches >= 0 ? wantedNotches : 2 * viewer->sliceCount()) && viewer->streamer()->isComplete())
             QCoreApplication::quit();
     });

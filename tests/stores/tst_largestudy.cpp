@@ -11,10 +11,8 @@
 #include "spectrum/stores/blobs/filestore.h"
 #include "spectrum/stores/reading/studystreamer.h"
 #include "testsupport.h"
+#include "tinystudy.h"
 
-#include <dcmtk/dcmdata/dcdeftag.h>
-#include <dcmtk/dcmdata/dcfilefo.h>
-#include <dcmtk/dcmdata/dcuid.h>
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -41,53 +39,6 @@ public:
     quint64 serial = 0;
 };
 
-/// `count` axial CT slices of 4 × 4 pixels, 1 mm apart, one study and series, written as files into `folder`.
-QStringList writeStudy(const QString &folder, int count, QString *studyUid)
-{
-    char uid[100];
-    const QString study = QString::fromLatin1(dcmGenerateUniqueIdentifier(uid, SITE_STUDY_UID_ROOT));
-    const QString series = QString::fromLatin1(dcmGenerateUniqueIdentifier(uid, SITE_SERIES_UID_ROOT));
-    const QString frame = QString::fromLatin1(dcmGenerateUniqueIdentifier(uid));
-    *studyUid = study;
-    QStringList files;
-    const Uint16 pixels[16] = {};
-    for (int k = 0; k < count; ++k) {
-        DcmFileFormat ff;
-        DcmDataset *ds = ff.getDataset();
-        auto put = [ds](const DcmTagKey &tag, const QString &value) { ds->putAndInsertString(tag, value.toLatin1().constData()); };
-        put(DCM_SOPClassUID, QString::fromLatin1(UID_CTImageStorage));
-        put(DCM_SOPInstanceUID, QString::fromLatin1(dcmGenerateUniqueIdentifier(uid, SITE_INSTANCE_UID_ROOT)));
-        put(DCM_StudyInstanceUID, study);
-        put(DCM_SeriesInstanceUID, series);
-        put(DCM_FrameOfReferenceUID, frame);
-        put(DCM_PatientName, QStringLiteral("LARGE^STUDY"));
-        put(DCM_PatientID, QStringLiteral("LARGE-1"));
-        put(DCM_StudyDate, QStringLiteral("20261130"));
-        put(DCM_Modality, QStringLiteral("CT"));
-        put(DCM_SeriesNumber, QStringLiteral("1"));
-        put(DCM_InstanceNumber, QString::number(k + 1));
-        put(DCM_ImagePositionPatient, QStringLiteral("0\\0\\%1").arg(k));
-        put(DCM_ImageOrientationPatient, QStringLiteral("1\\0\\0\\0\\1\\0"));
-        put(DCM_PixelSpacing, QStringLiteral("1\\1"));
-        put(DCM_RescaleIntercept, QStringLiteral("-1024"));
-        put(DCM_RescaleSlope, QStringLiteral("1"));
-        put(DCM_PhotometricInterpretation, QStringLiteral("MONOCHROME2"));
-        ds->putAndInsertUint16(DCM_SamplesPerPixel, 1);
-        ds->putAndInsertUint16(DCM_Rows, 4);
-        ds->putAndInsertUint16(DCM_Columns, 4);
-        ds->putAndInsertUint16(DCM_BitsAllocated, 16);
-        ds->putAndInsertUint16(DCM_BitsStored, 12);
-        ds->putAndInsertUint16(DCM_HighBit, 11);
-        ds->putAndInsertUint16(DCM_PixelRepresentation, 0);
-        ds->putAndInsertUint16Array(DCM_PixelData, pixels, 16);
-        const QString path = QStringLiteral("%1/%2.dcm").arg(folder).arg(k, 5, 10, QLatin1Char('0'));
-        if (ff.saveFile(path.toLocal8Bit().constData(), EXS_LittleEndianExplicit).bad())
-            return {};
-        files << path;
-    }
-    return files;
-}
-
 } // namespace
 
 class tst_LargeStudy : public QObject
@@ -105,7 +56,7 @@ void tst_LargeStudy::tenThousandInstancesAreAnnouncedOnceEachInBoundedEvents()
     const QString files = m_dir.filePath(QStringLiteral("files"));
     QVERIFY(QDir().mkpath(files));
     QString studyUid;
-    const QStringList written = writeStudy(files, kInstances, &studyUid);
+    const QStringList written = spectrum::test::writeTinyStudy(files, kInstances, &studyUid);
     QCOMPARE(written.size(), kInstances);
 
     // The folder archive: a cache folder of its own, the study imported into it as a hospital's disk would hold it.

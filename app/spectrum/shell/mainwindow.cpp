@@ -331,6 +331,14 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
             (*viewer)->setMprShown(true, false);
         statusBar()->showMessage(tr("Listing the rest of the study…"));
     });
+    // While the study streams in before it is listed, it is laid out as it comes: the reader scrolls what is here.
+    connect(streamer, &StudyStreamer::laidOut, this, [this, streamer, store, viewer] {
+        if (!*viewer || streamer->isListed())
+            return;
+        const StudySummary &study = streamer->provisional();
+        if ((*viewer)->setStudy(study))
+            statusBar()->showMessage(tr("From %1: %2 images here, %3 more arriving").arg(store).arg(study.instanceCount).arg(study.arriving), 4000);
+    });
     connect(streamer, &StudyStreamer::listed, this, [this, streamer, store, viewer] {
         const StudySummary study = streamer->study();
         if (*viewer) {

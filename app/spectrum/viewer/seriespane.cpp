@@ -357,7 +357,7 @@ void SeriesPane::requestLoad(int index)
     case StudyDecoder::Load::Coming:
         // Being decoded (arriving, just fetched, for another pane), or not here yet: shown once it is. Until then the
         // slice in view says what it waits for — unless it is on screen already while it arrives.
-        if (index == m_slice && m_streamer && (!m_streamer->isListed() || m_streamer->isListed(key)) && !m_streamer->isCached(key)
+        if (index == m_slice && m_streamer && m_streamer->isAwaited(key)
             && !(m_viewport->hasImage() && m_viewport->image().info.identity.sopInstanceUid == m_study->series[m_series].instances[index].sopInstanceUid))
             showMissing(index);
         return;

@@ -48,7 +48,7 @@ void SeriesPane::onStreamProgress()
 {
     StudyStreamer *streamer = m_streamer;
     if (streamer && m_series >= 0 && m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(m_slice)
-        && (!streamer->isListed() || streamer->isListed(keyOf(m_slice))) && !streamer->isCached(keyOf(m_slice)))
+        && streamer->isAwaited(keyOf(m_slice)))
         showMissing(m_slice);  // how much of the study is here, or why the slice is not, kept current
 }
 

@@ -235,9 +235,9 @@ void StudyDecoder::startLoad(const QString &key)
 {
     if (m_images->contains(key) || m_images->isPending(key) || isLoading(key))
         return;
-    // The streamer's instance (before its listing, every one is: only the first look is known) until it is kept.
-    if (m_streamer && (!m_streamer->isListed() || m_streamer->isListed(key)) && !m_streamer->isCached(key))
-        return;  // read once it is kept (onKept)
+    // The streamer's instance (before its listing, every one may be) until it is in the cache.
+    if (m_streamer && m_streamer->isAwaited(key))
+        return;  // read once it is here (onKept)
     // The slice in view is windowed on the pool too, as it is decoded (the GUI thread then only paints it).
     const std::shared_ptr<NextWindowSlot> render = renderSlotFor(key);
     ResultJob<Loaded> *job = nullptr;
@@ -346,8 +346,7 @@ void StudyDecoder::onUpdate(const InstanceUpdate &update)
         return onArriving(update);
     case InstanceUpdate::Whole:
         return onWhole(update.key, update.bytes);
-    case InstanceUpdate::Stored:
-        return;  // counted, and read, once the listing says it is the study's (Kept)
+    case InstanceUpdate::Stored:  // in the cache before the listing: shown from the provisional layout
     case InstanceUpdate::Kept:
         return onKept(update.key);
     case InstanceUpdate::Failed:

@@ -326,12 +326,23 @@ bool StudyViewer::setStudy(const StudySummary &study)
         return false;
     }
     const QList<std::pair<QString, QString>> shown = panePlaces();
+    // The thumbnails made stay with their series (a study laid out as it arrives is laid out again and again).
+    QHash<QString, QImage> made;
+    for (auto it = m_thumbnails.cbegin(); it != m_thumbnails.cend(); ++it)
+        if (it.key() < m_study.series.size())
+            made.insert(m_study.series[it.key()].seriesInstanceUid, it.value());
     ++m_studyGeneration;  // thumbnails being made are for the old numbering
     m_study = study;
     applyKeySeries();
     m_thumbnails.clear();
     m_thumbnailsAsked.clear();
     m_thumbnailWaiting.clear();
+    for (int i = 0; i < m_study.series.size(); ++i) {
+        if (const auto it = made.constFind(m_study.series[i].seriesInstanceUid); it != made.cend()) {
+            m_thumbnails.insert(i, it.value());
+            m_thumbnailsAsked.insert(i);
+        }
+    }
     fillSeriesList();
     relocatePanes(shown, true);
     if (!m_thumbnailsWaiting)
@@ -340,7 +351,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
     m_findingsLoader->setStudy(m_study);
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
     m_links->follow();                 // the places the listing brought
-    if (m_mpr) {
+    if (m_mpr && m_study.arriving == 0) {  // (laid out as it arrives: the volume goes on filling as it is)
         m_mpr->setSexDisagreement(m_study.sexDisagreement);  // what the whole study's images now say
         // The listing says what the series is: the volume laid out for good on it, what has come kept. (A series
         // the listing no longer has: MPR of the active pane's series again.)

@@ -30,11 +30,11 @@ void StudyViewer::requestThumbnails()
         if (in.isEmpty() || isDocumentSeries(m_study.series[i]))
             continue;  // a document has no picture to show
         const QString middle = in[in.size() / 2].key;
-        if (!m_streamer || (m_streamer->isListed() && !m_streamer->isListed(middle)) || m_streamer->isCached(middle)) {  // unlisted: the cache's own
+        if (!m_streamer || !m_streamer->isAwaited(middle)) {  // here, or the cache's own (a series made here)
             requestThumbnail(i, in[in.size() / 2].key);
         } else {
             for (const InstanceRef &r : in) {
-                if (m_streamer->isCached(r.key)) {
+                if (m_streamer->isHere(r.key)) {
                     requestThumbnail(i, r.key);
                     break;
                 }

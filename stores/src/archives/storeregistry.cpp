@@ -467,7 +467,7 @@ ResultJob<FetchSummary> *StoreRegistry::fetch(const QString &name, const QString
             return;
         if (!bytes.isEmpty())
             Q_EMIT self->instanceBytes(id.sopInstanceUid, bytes);
-        Q_EMIT self->instanceFetched(id.sopInstanceUid, size);
+        Q_EMIT self->instanceFetched(id.sopInstanceUid, size, id);
     });
 }
 

@@ -115,7 +115,8 @@ public:
 
 Q_SIGNALS:
     void storeAnswered(const QString &store, int studies, const spectrum::Error &error);
-    void instanceFetched(const QString &sopInstanceUid, qint64 bytes);
+    /// An instance was kept in the cache (`identity`: as its header says; `bytes`: its size).
+    void instanceFetched(const QString &sopInstanceUid, qint64 bytes, const spectrum::DicomIdentity &identity);
     /// Just before instanceFetched(), when the instance was whole in memory on its way into the cache: its bytes
     /// (the same memory that was written; holding the view keeps it), for whoever shows it — nothing needs to read
     /// it back. Not for instances that arrived as files (C-GET).

@@ -67,6 +67,10 @@ struct StudySummary
     /// The images of one Patient ID name the patient otherwise (another name, birth date or issuer): why, in words.
     /// Such a study is not shown — one screen would mix what may be two people. Empty when they agree.
     QString patientDisagreement;
+    /// Laid out from the instances that have come so far, while the study streams in before it is listed
+    /// (StudyStreamer::laidOut()): its series hold only those, and this many more of the study are on their way.
+    /// 0 for a study as listed.
+    int arriving = 0;
 };
 
 /// Groups DICOM blobs into studies (one per Study Instance UID and Patient ID), newest study first.

@@ -73,6 +73,12 @@ public:
     const StudySummary &firstLook() const { return m_firstLook; }
     bool isListed() const { return m_listed; }
     const StudySummary &study() const { return m_study; }
+    /// Before listed(), while the bulk lane streams the study in: the study as the instances here so far lay it
+    /// out (StudySummary::arriving says how many more are coming), remade at most every kLayoutMs (laidOut()). A
+    /// study of 10,000 slices that streams for seconds is read as it fills, not from one slice until it is listed.
+    /// Only instances in the cache, of the first look's patient, are in it. Empty until the first laidOut().
+    const StudySummary &provisional() const { return m_provisional; }
+    static constexpr int kLayoutMs = 500;
     /// The store it fetches from now (the one it was made with, or a fallback since).
     QString storeName() const { return m_store; }
     /// Stores that hold the study too, nearest first (StoreRegistry::nearestFirst), for when the store fetched
@@ -97,6 +103,12 @@ public:
     void setViewRadius(int radius);
 
     bool isCached(const QString &key) const { return m_cached.contains(key); }
+    /// Whether `key` is in the cache, readable: counted (isCached()), or brought before the study was listed and
+    /// not counted yet (InstanceUpdate::Stored).
+    bool isHere(const QString &key) const { return m_cached.contains(key) || m_early.contains(key); }
+    /// Whether `key` is (or, before the listing, may be) one of the study's instances and is not here yet: whoever
+    /// shows it waits for its Stored or Kept rather than reading the cache.
+    bool isAwaited(const QString &key) const { return (!m_listed || m_keys.contains(key)) && !isHere(key); }
     /// Whether `key` is one of the study's instances as the store listed them (others — a series made here and
     /// sent — are the cache's alone).
     bool isListed(const QString &key) const { return m_keys.contains(key); }
@@ -146,6 +158,8 @@ Q_SIGNALS:
     /// At most once, and only before listed().
     void firstLookReady();
     void listed();
+    /// Before listed(): the study as laid out from what has come so far changed (provisional()).
+    void laidOut();
     /// Listing failed: nothing will be fetched.
     void failed(const spectrum::Error &error);
     /// The study's one channel for its instances: each step of one instance on its way in, in order
@@ -241,14 +255,29 @@ private:
     /// Lists the study now, unless the bulk lane will have brought all of it sooner.
     void maybeList();
     static constexpr int kListAfterMs = 150;
+    /// A stream bringing an instance in less than this (on average, since its first) is not listed beside: about
+    /// twice what a listing costs per instance (Orthanc: 1–2 ms), so that a listing is asked for only where it
+    /// would answer well before the stream ends (a LAN at 1 Gbit/s brings a 512 KB CT slice in 4 ms; a WAN slower).
+    static constexpr int kListBeyondMsPerInstance = 4;
+    /// A stream that has not been flowing for kListAfterMs after this long is listed beside (a slow link; an
+    /// archive slow to begin: Orthanc takes 150–300 ms before the first of 3,000 instances).
+    static constexpr int kStreamStartMs = 1000;
     QTimer m_listSoon;                  ///< when a study streamed from the start is listed
     QElapsedTimer m_bulkClock;
     qint64 m_bulkDone = 0, m_bulkExpected = 0;  ///< the bulk fetch's progress (instances)
+    qint64 m_bulkFirstAt = -1;          ///< when its first instance came (m_bulkClock)
     bool m_cacheKnown = false;          ///< the cache said what it holds of the study
     bool m_firstLookDone = false;       ///< the first look answered (and its instance was asked for)
     bool m_listingWaits = false;        ///< listed, waiting for the cache's answer
     QSet<QString> m_heldBefore;         ///< what the cache held of the study when it was opened
     QHash<QString, qint64> m_early;     ///< fetched before the listing (the bulk lane, the first look): key → bytes; absorbEarly() counts them
+    QList<DicomIdentity> m_earlyIds;    ///< their identities, for the provisional layout
+    StudySummary m_provisional;
+    QTimer m_layoutDue;                 ///< the next provisional layout
+    bool m_layingOut = false;           ///< one is being made on the pool
+    qsizetype m_laidOutFrom = 0;        ///< how many of m_earlyIds the last one was made from
+    /// Lays the study out from m_earlyIds on the pool, then laidOut() — unless it was listed meanwhile.
+    void layOutProvisionally();
     bool m_focusSet = false;
     QTimer m_settle;                    ///< the view moved lately: its own requests wait until it stays
     QElapsedTimer m_clock;              ///< since start(), for the debug log
