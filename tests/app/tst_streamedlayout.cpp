@@ -69,7 +69,7 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
     {
         int slices = 0, arriving = 0;
         bool ordered = true;
-        QString overlay, status;
+        QString overlay, status, transfer;
     };
     QList<Seen> seen;
     QString homeKey;             // the slice Home went to, on the first layout of more than one slice
@@ -87,6 +87,8 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
             if (t.text.startsWith(QStringLiteral("Im ")))
                 s.overlay = t.text;
         s.status = window.statusBar()->currentMessage();
+        if (window.transfersPanel()->count() == 1)
+            s.transfer = window.transfersPanel()->details(0);
         seen << s;
         if (homeKey.isEmpty() && s.slices > 1) {
             QTest::keyClick(vp, Qt::Key_Home);  // the reader goes to the first slice (the stack opened in its middle)
@@ -113,6 +115,8 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
         // Painted: the count is said to be so far, and how much more comes.
         QVERIFY2(s.overlay.contains(QStringLiteral("/%1 so far").arg(s.slices)) && s.overlay.contains(QString::number(s.arriving)), qPrintable(s.overlay));
         QVERIFY2(s.status.contains(QStringLiteral("%1 more arriving").arg(s.arriving)), qPrintable(s.status));
+        // Its transfer row from the first layout on, counting towards the whole study.
+        QVERIFY2(s.transfer.contains(QStringLiteral(" of %1 images").arg(kSlices)), qPrintable(s.transfer));
     }
 
     // All here and listed from the stream itself: the whole stack, the count no longer "so far", and the pane still

@@ -99,6 +99,8 @@ int main(int argc, char **argv)
 
     QElapsedTimer clock;
     double firstImageMs = -1, completeMs = -1;
+    double stackMs = -1;  // when the reader could first scroll more than one slice (laid out from the stream, or listed)
+    int stackSlices = 0;
     int notches = 0, direction = 1, scrolled = 0;
     StudyViewer *viewer = nullptr;
     QTimer wheel;
@@ -124,6 +126,13 @@ int main(int argc, char **argv)
             }
         });
         QObject::connect(v->streamer(), &StudyStreamer::finished, [&] { completeMs = clock.nsecsElapsed() / 1e6; });
+        for (auto signal : {&StudyStreamer::laidOut, &StudyStreamer::listed})
+            QObject::connect(v->streamer(), signal, [&] {
+                if (stackMs < 0 && viewer->sliceCount() > 1) {
+                    stackMs = clock.nsecsElapsed() / 1e6;
+                    stackSlices = viewer->sliceCount();
+                }
+            });
     });
     QObject::connect(&ws, &Workstation::started, [&] {
         clock.start();
@@ -148,6 +157,7 @@ int main(int argc, char **argv)
     const long over = heart.over(50);
     std::printf("study of %d images from '%s': first image %.0f ms, all cached %.0f ms, %d wheel notches\n",
                 viewer ? viewer->sliceCount() : 0, qPrintable(p.value(QStringLiteral("store"))), firstImageMs, completeMs, scrolled);
+    std::printf("stack: more than one slice to scroll at %.0f ms (%d slices then)\n", stackMs, stackSlices);
     std::printf("event loop: %zu heartbeats of %d ms; longest stall %.1f ms, 99th percentile %.1f ms, %ld over 50 ms (goal: longest <= 16 ms)\n",
                 heart.beats(), heart.tickMs(), worst, p99, over);
     std::printf("memory: peak resident %lld MiB, at the end %lld MiB (study open, every slice scrolled past)\n",

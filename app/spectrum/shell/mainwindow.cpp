@@ -275,7 +275,13 @@ void MainWindow::prefetch(const QList<FoundStudy> &studies)
         streamer->setFallbacks(nearest.mid(1));
         streamer->setExpectedInstances(f.instances);
         const QString title = tr("%1 — %2 from %3 (prefetch)").arg(DicomIdentity::displayName(f.identity.patientName), f.description, nearest.first());
-        connect(streamer, &StudyStreamer::listed, this, [this, streamer, title] { trackStudy(streamer, title); });
+        // Its transfer row from its first layout (a quick stream is laid out as it comes, and listed only at its end).
+        auto tracked = std::make_shared<bool>(false);
+        for (auto signal : {&StudyStreamer::laidOut, &StudyStreamer::listed})
+            connect(streamer, signal, this, [this, streamer, title, tracked] {
+                if (!std::exchange(*tracked, true))
+                    trackStudy(streamer, title);
+            });
         connect(streamer, &StudyStreamer::failed, this, [this, streamer, title](const Error &e) {
             statusBar()->showMessage(tr("Cannot prefetch %1: %2").arg(title, e.toString()));
             streamer->deleteLater();
@@ -332,14 +338,21 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
         statusBar()->showMessage(tr("Listing the rest of the study…"));
     });
     // While the study streams in before it is listed, it is laid out as it comes: the reader scrolls what is here.
-    connect(streamer, &StudyStreamer::laidOut, this, [this, streamer, store, viewer] {
+    auto tracked = std::make_shared<bool>(false);  // its transfer row, from the first layout or the listing
+    auto track = [this, streamer, store, tracked](const StudySummary &study) {
+        if (!std::exchange(*tracked, true))
+            trackStudy(streamer, tr("%1 — %2 from %3").arg(DicomIdentity::displayName(study.identity.patientName), study.identity.studyDescription, store));
+    };
+    connect(streamer, &StudyStreamer::laidOut, this, [this, streamer, store, viewer, track] {
         if (!*viewer || streamer->isListed())
             return;
         const StudySummary &study = streamer->provisional();
-        if ((*viewer)->setStudy(study))
-            statusBar()->showMessage(tr("From %1: %2 images here, %3 more arriving").arg(store).arg(study.instanceCount).arg(study.arriving), 4000);
+        if (!(*viewer)->setStudy(study))
+            return;  // refused, and said why
+        statusBar()->showMessage(tr("From %1: %2 images here, %3 more arriving").arg(store).arg(study.instanceCount).arg(study.arriving), 4000);
+        track(study);
     });
-    connect(streamer, &StudyStreamer::listed, this, [this, streamer, store, viewer] {
+    connect(streamer, &StudyStreamer::listed, this, [this, streamer, store, viewer, track] {
         const StudySummary study = streamer->study();
         if (*viewer) {
             if (!(*viewer)->setStudy(study))
@@ -358,8 +371,7 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
         connect(streamer, &StudyStreamer::progress, this, [this, store](int cached, int total) {
             statusBar()->showMessage(tr("From %1: %2 of %3 images here").arg(store).arg(cached).arg(total), 4000);
         });
-        trackStudy(streamer, tr("%1 — %2 from %3").arg(DicomIdentity::displayName(study.identity.patientName),
-                                                                   study.identity.studyDescription, store));
+        track(study);
     });
     streamer->start();
 }

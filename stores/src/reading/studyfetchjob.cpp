@@ -20,6 +20,7 @@ StudyFetchJob::StudyFetchJob(StudyStreamer *streamer, const QString &title) : Jo
     setTitle(title);
     connect(streamer, &StudyStreamer::progress, this, &StudyFetchJob::follow);
     connect(streamer, &StudyStreamer::listed, this, &StudyFetchJob::follow);
+    connect(streamer, &StudyStreamer::laidOut, this, &StudyFetchJob::follow);  // before the listing: as laid out so far
     // Paused or going on, whoever did it (the reader here, the prefetcher holding a prior back while the reader
     // waits for another study): the row says so.
     connect(streamer, &StudyStreamer::stoppedChanged, this, &StudyFetchJob::follow);
@@ -51,9 +52,9 @@ void StudyFetchJob::follow()
         return;
     setSuspended(s->isStopped());
     setBytesDone(s->bytesFetched());
-    setProgress(s->cachedCount(), s->total());
+    setProgress(s->hereCount(), s->expectedCount());
     const bool allHere = s->isListed() && s->cachedCount() >= s->total();
-    QStringList parts{tr("%1 of %2 images").arg(s->cachedCount()).arg(s->total()), megabytes(s->bytesFetched())};
+    QStringList parts{tr("%1 of %2 images").arg(s->hereCount()).arg(s->expectedCount()), megabytes(s->bytesFetched())};
     if (allHere)
         parts << tr("complete");
     else if (!s->isStopped() && !s->isComplete())

@@ -55,6 +55,8 @@ StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString 
         if (m_listed && m_keys.contains(sop))
             markCached(sop, bytes);
         else if (!m_listed && (m_bulk || m_running.contains(sop)) && id.studyInstanceUid == m_studyUid) {
+            if (!m_early.contains(sop))
+                m_earlyBytes += bytes;
             m_early.insert(sop, bytes);  // counted once the listing says it is the study's
             m_held->insert(sop);         // in the cache: no lane brings it again meanwhile
             m_earlyIds << id;            // laid out as it comes (provisional())
@@ -218,6 +220,7 @@ void StudyStreamer::absorbEarly()
         if (!m_early.contains(key))
             continue;  // dropped meanwhile as damaged (refetch()): fetched again, counted when it comes
         const qint64 bytes = m_early.take(key);
+        m_earlyBytes -= bytes;
         if (m_keys.contains(key))
             markCached(key, bytes);  // unless a request of the view lane brought it again meanwhile
         if (!self)
@@ -229,6 +232,7 @@ void StudyStreamer::absorbEarly()
     m_absorbing.clear();
     m_absorbed = 0;
     m_early.clear();  // what was not the study's
+    m_earlyBytes = 0;
     announceProgress(false);
     finishIfComplete();
 }
@@ -604,7 +608,8 @@ void StudyStreamer::retryFailed()
 
 void StudyStreamer::refetch(const QString &key)
 {
-    if (!m_listed && m_early.remove(key)) {
+    if (!m_listed && m_early.contains(key)) {
+        m_earlyBytes -= m_early.take(key);
         // Damaged, before the listing: not laid out, and fetched again once the study is listed (it is missing).
         m_held->remove(key);
         m_earlyIds.erase(std::remove_if(m_earlyIds.begin(), m_earlyIds.end(), [&](const DicomIdentity &id) { return id.sopInstanceUid == key; }),
@@ -620,7 +625,7 @@ void StudyStreamer::refetch(const QString &key)
         announceProgress(true);
     m_held->remove(key);
     m_failed.remove(key);
-    m_early.remove(key);  // one still to be counted (absorbEarly()) is not
+    m_earlyBytes -= m_early.take(key);  // one still to be counted (absorbEarly()) is not (0 when not there)
     pump();
 }
 

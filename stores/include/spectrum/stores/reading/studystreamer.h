@@ -142,8 +142,12 @@ public:
     void retryFailed();
     /// The cache's copy of `key` turned out damaged (and was dropped): it is fetched again, next.
     void refetch(const QString &key);
-    /// Bytes of the instances fetched so far (not those that were cached already).
-    qint64 bytesFetched() const { return m_bytes; }
+    /// Bytes of the instances fetched so far (not those that were cached already), counted or not yet.
+    qint64 bytesFetched() const { return m_bytes + m_earlyBytes; }
+    /// How many of the study's instances are here, of how many: once listed cachedCount() of total(); before, as
+    /// laid out so far (provisional()) — a transfer row is shown from the first layout on.
+    int hereCount() const { return m_listed ? cachedCount() : m_provisional.instanceCount; }
+    int expectedCount() const { return m_listed ? total() : m_provisional.instanceCount + m_provisional.arriving; }
     /// How many of the study's instances were in the cache before this stream began (known once listed).
     int cachedBefore() const;
     /// How many fetches are under way.
@@ -271,6 +275,7 @@ private:
     bool m_listingWaits = false;        ///< listed, waiting for the cache's answer
     QSet<QString> m_heldBefore;         ///< what the cache held of the study when it was opened
     QHash<QString, qint64> m_early;     ///< fetched before the listing (the bulk lane, the first look): key → bytes; absorbEarly() counts them
+    qint64 m_earlyBytes = 0;            ///< their bytes
     QList<DicomIdentity> m_earlyIds;    ///< their identities, for the provisional layout
     StudySummary m_provisional;
     QTimer m_layoutDue;                 ///< the next provisional layout
