@@ -49,12 +49,14 @@ public:
         QElapsedTimer t;
         t.start();
         const int type = event->type();
+        // Named before: the event may delete its receiver (a deferred delete, a job that ends).
+        const char *className = receiver->metaObject()->className();
+        const QString name = receiver->objectName();
         const bool r = QApplication::notify(receiver, event);
         const double ms = t.nsecsElapsed() / 1e6;
         --m_depth;
         if (ms >= m_thresholdMs && depth == 1)
-            std::fprintf(stderr, "stall: %.1f ms in %s '%s', event %d, at %lld ms\n", ms, receiver->metaObject()->className(),
-                         qPrintable(receiver->objectName()), type, m_clock.elapsed());
+            std::fprintf(stderr, "stall: %.1f ms in %s '%s', event %d, at %lld ms\n", ms, className, qPrintable(name), type, m_clock.elapsed());
         return r;
     }
     double m_thresholdMs = qEnvironmentVariableIntValue("SPECTRUM_TRACE_STALLS");

@@ -4,6 +4,8 @@
 #include "spectrum/core/resultjob.h"
 #include "spectrum/stores/blobs/blobstore.h"
 
+#include <algorithm>
+
 namespace spectrum {
 
 FindingsLoader::FindingsLoader(BlobStore *store, FindingsModel *model, QObject *parent) : QObject(parent), m_store(store), m_model(model) {}
@@ -46,7 +48,9 @@ void FindingsLoader::setStudy(const StudySummary &study)
     }
     if (keys == m_reportKeys)
         return;
-    ++m_generation;
+    // Only more documents (a study laid out again as it streams in): the reads under way are still the study's.
+    if (!std::all_of(m_reportKeys.cbegin(), m_reportKeys.cend(), [&](const QString &k) { return keys.contains(k); }))
+        ++m_generation;
     m_reportKeys = keys;
     for (const QString &key : keys)
         load(key);

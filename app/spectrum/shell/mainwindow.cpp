@@ -349,7 +349,9 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
         const StudySummary &study = streamer->provisional();
         if (!(*viewer)->setStudy(study))
             return;  // refused, and said why
-        statusBar()->showMessage(tr("From %1: %2 images here, %3 more arriving").arg(store).arg(study.instanceCount).arg(study.arriving), 4000);
+        statusBar()->showMessage(study.arriving > 0 ? tr("From %1: %2 images here, %3 more arriving").arg(store).arg(study.instanceCount).arg(study.arriving)
+                                                    : tr("From %1: %2 images here, more arriving").arg(store).arg(study.instanceCount),
+                                 4000);
         track(study);
     });
     connect(streamer, &StudyStreamer::listed, this, [this, streamer, store, viewer, track] {

@@ -26,8 +26,9 @@ ViewportOverlay paneOverlayText(const StudySummary &study, const PanePlace &plac
     o.comparison = place.comparisonLabel;
     o.prior = place.prior;
     o.bottomLeft = QObject::tr("Im %1/%2").arg(place.slice + 1).arg(place.sliceCount);
-    if (study.arriving > 0)  // laid out from what has come: the series is not whole yet, and its count says so
-        o.bottomLeft += QObject::tr(" so far (%n more of the study arriving)", nullptr, study.arriving);
+    if (study.partial)  // laid out from what has come: the series is not whole yet, and its count says so
+        o.bottomLeft += study.arriving > 0 ? QObject::tr(" so far (%n more of the study arriving)", nullptr, study.arriving)
+                                           : QObject::tr(" so far");
     if (info && info->frames > 1) {
         o.bottomLeft += QObject::tr("  Fr %1/%2").arg(info->frameIndex + 1).arg(info->frames);
         if (const double ms = info->frameDurationMs(info->frameIndex); ms > 0)

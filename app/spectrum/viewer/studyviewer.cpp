@@ -351,7 +351,7 @@ bool StudyViewer::setStudy(const StudySummary &study)
     m_findingsLoader->setStudy(m_study);
     setActivePane(m_active);  // the list's row, and the streamer's focus, in the new numbering
     m_links->follow();                 // the places the listing brought
-    if (m_mpr && m_study.arriving == 0) {  // (laid out as it arrives: the volume goes on filling as it is)
+    if (m_mpr && !m_study.partial) {  // (laid out as it arrives: the volume goes on filling as it is)
         m_mpr->setSexDisagreement(m_study.sexDisagreement);  // what the whole study's images now say
         // The listing says what the series is: the volume laid out for good on it, what has come kept. (A series
         // the listing no longer has: MPR of the active pane's series again.)

@@ -55,12 +55,14 @@ StudyStreamer::StudyStreamer(StoreRegistry *registry, FileStore *cache, QString 
         if (m_listed && m_keys.contains(sop))
             markCached(sop, bytes);
         else if (!m_listed && (m_bulk || m_running.contains(sop)) && id.studyInstanceUid == m_studyUid) {
-            if (!m_early.contains(sop))
+            const bool first = !m_early.contains(sop);  // (the first look's request and the stream may both bring it)
+            if (first)
                 m_earlyBytes += bytes;
             m_early.insert(sop, bytes);  // counted once the listing says it is the study's
             m_held->insert(sop);         // in the cache: no lane brings it again meanwhile
-            m_earlyIds << id;            // laid out as it comes (provisional())
-            if (!m_layoutDue.isActive() && !m_layingOut)
+            if (first)
+                m_earlyIds << id;        // laid out as it comes (provisional())
+            if (!m_layoutDue.isActive() && !m_layingOut && !m_listingFromStream)
                 m_layoutDue.start(m_provisional.instanceCount == 0 ? kLayoutMs / 4 : kLayoutMs);
             Q_EMIT instanceUpdated(update(InstanceUpdate::Stored, sop));
         }
@@ -239,7 +241,7 @@ void StudyStreamer::absorbEarly()
 
 void StudyStreamer::layOutProvisionally()
 {
-    if (m_listed || m_listingWaits || m_layingOut || m_earlyIds.size() == m_laidOutFrom)
+    if (m_listed || m_listingWaits || m_layingOut || m_listingFromStream || m_earlyIds.size() == m_laidOutFrom)
         return;
     m_layingOut = true;
     m_laidOutFrom = m_earlyIds.size();
@@ -254,9 +256,10 @@ void StudyStreamer::layOutProvisionally()
         return studyFrom(uid, {}, same);
     }, [this](StudySummary &&study) {
         m_layingOut = false;
-        if (m_listed || m_listingWaits)
+        if (m_listed || m_listingWaits || m_listingFromStream)
             return;  // the listing says what the study is from now on
         if (study.instanceCount > 0) {
+            study.partial = true;
             study.arriving = std::max({0, int(m_bulkExpected) - study.instanceCount, m_expectedInstances - study.instanceCount});
             m_provisional = std::move(study);
             Q_EMIT laidOut();
@@ -318,10 +321,12 @@ void StudyStreamer::startBulk()
     m_bulk = job;
     m_bulkClock.start();
     m_bulkDone = m_bulkExpected = 0;
-    m_bulkFirstAt = -1;
+    m_bulkFirstAt = m_bulkLastAt = -1;
     connect(job, &Job::progress, this, [this](qint64 done, qint64 expected) {
         if (done > 0 && m_bulkFirstAt < 0)
             m_bulkFirstAt = m_bulkClock.elapsed();
+        if (done > m_bulkDone)
+            m_bulkLastAt = m_bulkClock.elapsed();
         m_bulkDone = done;
         m_bulkExpected = expected;
     });
@@ -355,6 +360,8 @@ void StudyStreamer::startBulk()
                 listing->cancel();
             }
             m_listingStarted = true;
+            m_listingFromStream = true;  // no provisional layout after it
+            m_layoutDue.stop();
             using Laid = std::pair<StudySummary, QSet<QString>>;
             runOnPool<Laid>(blockingPool(), this, [uid = m_studyUid, ids = r.value().identities] {
                 StudySummary study = studyFrom(uid, {}, ids);
@@ -367,6 +374,7 @@ void StudyStreamer::startBulk()
                     // Left for another store meanwhile, or nothing usable in what was sent: the archive in use
                     // says what the study holds.
                     m_listingStarted = false;
+                    m_listingFromStream = false;
                     startListing();
                     return pump();
                 }
@@ -452,6 +460,10 @@ void StudyStreamer::maybeList()
 {
     if (m_listed || m_listing || m_listingStarted)
         return;
+    if (!m_bulk && m_bulkWanted && !m_bulkEnded && !m_firstLookDone && m_clock.elapsed() < kStreamStartMs) {
+        m_listSoon.start(kListAfterMs);  // the stream is about to start (after the first look's request): its pace decides
+        return;
+    }
     if (m_bulk) {
         // While the stream brings the study quickly, what it sends is laid out as it comes (provisional()) and is
         // the listing when it ends whole: a listing would cost the archive as much work again, slow the stream
@@ -462,7 +474,8 @@ void StudyStreamer::maybeList()
         const qint64 elapsed = m_bulkClock.elapsed();
         const qint64 flowing = m_bulkFirstAt >= 0 ? elapsed - m_bulkFirstAt : 0;
         const bool starting = flowing < kListAfterMs && elapsed < kStreamStartMs;
-        const bool quick = !starting && m_bulkDone > 1 && flowing < kListBeyondMsPerInstance * (m_bulkDone - 1);
+        const bool stalled = m_bulkFirstAt >= 0 && elapsed - m_bulkLastAt > kStreamStartMs;  // it stopped bringing
+        const bool quick = !starting && !stalled && m_bulkDone > 1 && flowing < kListBeyondMsPerInstance * (m_bulkDone - 1);
         if (quick || starting) {
             m_listSoon.start(starting ? kListAfterMs : 4 * kListAfterMs);  // its pace looked at again then
             return;

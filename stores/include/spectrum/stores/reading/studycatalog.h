@@ -68,8 +68,9 @@ struct StudySummary
     /// Such a study is not shown — one screen would mix what may be two people. Empty when they agree.
     QString patientDisagreement;
     /// Laid out from the instances that have come so far, while the study streams in before it is listed
-    /// (StudyStreamer::laidOut()): its series hold only those, and this many more of the study are on their way.
-    /// 0 for a study as listed.
+    /// (StudyStreamer::laidOut()): its series hold only those, and `arriving` more of the study are on their way
+    /// (0 when the archive did not say how many it holds). False for a study as listed.
+    bool partial = false;
     int arriving = 0;
 };
 

@@ -146,7 +146,7 @@ public:
     qint64 bytesFetched() const { return m_bytes + m_earlyBytes; }
     /// How many of the study's instances are here, of how many: once listed cachedCount() of total(); before, as
     /// laid out so far (provisional()) — a transfer row is shown from the first layout on.
-    int hereCount() const { return m_listed ? cachedCount() : m_provisional.instanceCount; }
+    int hereCount() const { return m_listed ? cachedCount() + int(m_absorbing.size() - m_absorbed) : m_provisional.instanceCount; }
     int expectedCount() const { return m_listed ? total() : m_provisional.instanceCount + m_provisional.arriving; }
     /// How many of the study's instances were in the cache before this stream began (known once listed).
     int cachedBefore() const;
@@ -270,6 +270,8 @@ private:
     QElapsedTimer m_bulkClock;
     qint64 m_bulkDone = 0, m_bulkExpected = 0;  ///< the bulk fetch's progress (instances)
     qint64 m_bulkFirstAt = -1;          ///< when its first instance came (m_bulkClock)
+    qint64 m_bulkLastAt = -1;           ///< when its latest came
+    bool m_listingFromStream = false;   ///< the whole stream is being laid out as the listing: no provisional layout after it
     bool m_cacheKnown = false;          ///< the cache said what it holds of the study
     bool m_firstLookDone = false;       ///< the first look answered (and its instance was asked for)
     bool m_listingWaits = false;        ///< listed, waiting for the cache's answer
