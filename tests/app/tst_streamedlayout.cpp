@@ -11,6 +11,7 @@
 #include "guisupport.h"
 #include "tinystudy.h"
 
+#include <QListWidget>
 #include <QStatusBar>
 
 using namespace spectrum;
@@ -69,7 +70,7 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
     {
         int slices = 0, arriving = 0;
         bool ordered = true, partial = false;
-        QString overlay, status, transfer;
+        QString overlay, status, transfer, seriesRow;
     };
     QList<Seen> seen;
     QString homeKey;             // the slice Home went to, on the first layout of more than one slice
@@ -88,6 +89,8 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
             if (t.text.startsWith(QStringLiteral("Im ")))
                 s.overlay = t.text;
         s.status = window.statusBar()->currentMessage();
+        if (auto *list = viewer->findChild<QListWidget *>(); list && list->count() > 0)
+            s.seriesRow = list->item(0)->text();
         if (window.transfersPanel()->count() == 1)
             s.transfer = window.transfersPanel()->details(0);
         seen << s;
@@ -97,8 +100,11 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
         }
     });
     connect(viewer, &StudyViewer::imageShown, viewer, [&] {
-        if (!homeKey.isEmpty() && vp->image().info.identity.sopInstanceUid == homeKey && !streamer->isListed())
+        if (!homeKey.isEmpty() && vp->image().info.identity.sopInstanceUid == homeKey && !streamer->isListed() && !homeShownEarly) {
             homeShownEarly = true;
+            if (const QString shots = qEnvironmentVariable("SPECTRUM_TEST_SHOTS"); !shots.isEmpty())
+                window.grab().save(shots + QStringLiteral("/window-laid-out-as-it-streams.png"));  // to look at
+        }
     });
 
     QSignalSpy finished(streamer, &StudyStreamer::finished);
@@ -115,6 +121,7 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
         QVERIFY(s.ordered);
         // Painted: the count is said to be so far, and how much more comes.
         QVERIFY(s.partial);
+        QVERIFY2(s.seriesRow.endsWith(QStringLiteral("%1 image(s) so far").arg(s.slices)), qPrintable(s.seriesRow));  // the series list says so too
         const QString soFar = s.arriving > 0 ? QStringLiteral("/%1 so far (%2 more of the study arriving)").arg(s.slices).arg(s.arriving)
                                              : QStringLiteral("/%1 so far").arg(s.slices);
         QVERIFY2(s.overlay.contains(soFar), qPrintable(s.overlay));
@@ -128,6 +135,7 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
     QCOMPARE(viewer->sliceCount(), kSlices);
     QCOMPARE(viewer->study().arriving, 0);
     QVERIFY(!viewer->study().partial);
+    QTRY_VERIFY(viewer->findChild<QListWidget *>()->item(0)->text().endsWith(QStringLiteral("%1 image(s)").arg(kSlices)));
     QCOMPARE(streamer->cachedCount(), kSlices);
     QCOMPARE(viewer->study().series[viewer->seriesIndex()].instances[viewer->sliceIndex()].key, homeKey);
     QTRY_COMPARE(vp->image().info.identity.sopInstanceUid, homeKey);

@@ -90,7 +90,9 @@ void StudyViewer::fillSeriesList()
             m_seriesList->addItem(item);
             continue;
         }
-        auto *item = new QListWidgetItem(tr("%1 %2\n%3 image(s)").arg(s.modality, name).arg(s.instances.size()));
+        // Laid out as the study streams in: the count is what has come (the rest of the series may be on its way).
+        auto *item = new QListWidgetItem(m_study.partial ? tr("%1 %2\n%3 image(s) so far").arg(s.modality, name).arg(s.instances.size())
+                                                         : tr("%1 %2\n%3 image(s)").arg(s.modality, name).arg(s.instances.size()));
         item->setToolTip(tr("Series %1: %2").arg(s.seriesNumber).arg(s.description));  // as the archive has it
         m_seriesList->addItem(item);
     }
