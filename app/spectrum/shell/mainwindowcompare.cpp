@@ -135,7 +135,20 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
             return viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("not opened: the archive gives it for another patient"));
         *opened = true;
     });
-    connect(streamer, &StudyStreamer::listed, viewer, [this, viewer, streamer, id, opened, store = nearest.first()] {
+    auto tracked = std::make_shared<bool>(false);  // its transfer row, from its first layout or its listing
+    auto track = [this, streamer, tracked, store = nearest.first()](const StudySummary &study) {
+        if (!std::exchange(*tracked, true))
+            trackStudy(streamer, tr("%1 — %2 from %3 (prior)").arg(DicomIdentity::displayName(study.identity.patientName),
+                                                                               study.identity.studyDescription, store));
+    };
+    // While it streams in before it is listed, laid out as it comes (as the study being read is).
+    connect(streamer, &StudyStreamer::laidOut, viewer, [viewer, streamer, opened, track] {
+        if (!*opened || streamer->isListed())
+            return;
+        if (viewer->comparison()->update(streamer->provisional()))
+            track(streamer->provisional());
+    });
+    connect(streamer, &StudyStreamer::listed, viewer, [viewer, streamer, id, opened, track] {
         const StudySummary study = streamer->study();
         if (*opened) {
             if (!viewer->comparison()->update(study))
@@ -144,8 +157,7 @@ void MainWindow::openPrior(StudyViewer *viewer, int index)
             return viewer->priorsPanel()->setOpening(id.studyInstanceUid, tr("not opened: the archive lists it under another patient"));
         }
         *opened = true;
-        trackStudy(streamer, tr("%1 — %2 from %3 (prior)").arg(DicomIdentity::displayName(study.identity.patientName),
-                                                                           study.identity.studyDescription, store));
+        track(study);
     });
     connect(streamer, &StudyStreamer::failed, viewer, [viewer, streamer, id, opened](const Error &e) {
         if (*opened) {  // opened on its first look, then its listing failed: closed again, and said
