@@ -114,4 +114,15 @@ StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &series
     }
     return study;
 }
+
+QSet<QString> keysOf(const StudySummary &study)
+{
+    QSet<QString> keys;
+    keys.reserve(study.instanceCount);
+    for (const SeriesSummary &s : study.series)
+        for (const InstanceRef &i : s.instances)
+            keys.insert(i.key);
+    return keys;
+}
+
 } // namespace spectrum

@@ -6,6 +6,8 @@
 #include "spectrum/core/dicomquery.h"
 #include "spectrum/stores/reading/studycatalog.h"
 
+#include <QSet>
+
 namespace spectrum {
 
 /// Instances (as identities) grouped into study records, filtered by the query.
@@ -14,5 +16,7 @@ QList<DicomRecord> studiesFrom(const QList<DicomIdentity> &instances, const Dico
 /// A study from the series and instances a store listed: series by Series Number, instances by Instance Number;
 /// instances of another study, or without valid UIDs, left out; series without instances dropped.
 StudySummary studyFrom(const QString &studyUid, const QList<DicomRecord> &seriesRecords, const QList<DicomIdentity> &instances);
+/// Every instance key of `study`.
+QSet<QString> keysOf(const StudySummary &study);
 
 } // namespace spectrum
