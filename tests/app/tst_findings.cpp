@@ -259,7 +259,15 @@ private Q_SLOTS:
         seen->showSeries(keySeriesOf(seen));
         for (int i : {0, 1}) {
             seen->showSlice(i);
-            QTRY_VERIFY(seen->viewport()->hasImage() && seen->viewport()->image().info.identity.sopInstanceUid == keys[i]);
+            auto where = [&] {  // what is on screen instead, when it is not that key image
+                const SeriesPane *pane = seen->activePane();
+                return QStringLiteral("pane on series %1 (key series %2) slice %3 of a %4 study; shows %5; says '%6'")
+                    .arg(pane->seriesIndex()).arg(keySeriesOf(seen)).arg(pane->sliceIndex())
+                    .arg(seen->study().partial ? QStringLiteral("partial") : QStringLiteral("listed"),
+                         seen->viewport()->hasImage() ? seen->viewport()->image().info.identity.sopInstanceUid : QStringLiteral("nothing"),
+                         seen->viewport()->message());
+            };
+            QTRY_VERIFY2(seen->viewport()->hasImage() && seen->viewport()->image().info.identity.sopInstanceUid == keys[i], qPrintable(where()));
             QVERIFY(seen->viewport()->findingsLayer()->isKeyImage());
         }
         const QStringList lines = otherWindow.findingsPanel()->lines();

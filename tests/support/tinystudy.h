@@ -11,17 +11,23 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 #include <QStringList>
 
 namespace spectrum::test {
 
-/// `count` axial CT slices of 4 × 4 pixels, 1 mm apart, one study and series, written as files into `folder`.
-/// Slice k (from 0) is uniform, of stored value k % 4096 (a slice told from another by its grey).
-inline QStringList writeTinyStudy(const QString &folder, int count, QString *studyUid)
+/// `count` axial CT slices of 4 × 4 pixels, 1 mm apart, one study, written as files into `folder`, of patient
+/// LARGE^STUDY (LARGE-1) unless `patient` (name, ID) says another. Slice k (from 0) is uniform, of stored value
+/// k % 4096 (a slice told from another by its grey). `seriesCount` series: slice k in series k % seriesCount (numbered
+/// from 1), so that they grow side by side as the files are sent in order.
+inline QStringList writeTinyStudy(const QString &folder, int count, QString *studyUid, int seriesCount = 1,
+                                  const std::pair<QString, QString> &patient = {QStringLiteral("LARGE^STUDY"), QStringLiteral("LARGE-1")})
 {
     char uid[100];
     const QString study = QString::fromLatin1(dcmGenerateUniqueIdentifier(uid, SITE_STUDY_UID_ROOT));
-    const QString series = QString::fromLatin1(dcmGenerateUniqueIdentifier(uid, SITE_SERIES_UID_ROOT));
+    QStringList series;
+    for (int s = 0; s < seriesCount; ++s)
+        series << QString::fromLatin1(dcmGenerateUniqueIdentifier(uid, SITE_SERIES_UID_ROOT));
     const QString frame = QString::fromLatin1(dcmGenerateUniqueIdentifier(uid));
     *studyUid = study;
     QStringList files;
@@ -34,15 +40,16 @@ inline QStringList writeTinyStudy(const QString &folder, int count, QString *stu
         put(DCM_SOPClassUID, QString::fromLatin1(UID_CTImageStorage));
         put(DCM_SOPInstanceUID, QString::fromLatin1(dcmGenerateUniqueIdentifier(uid, SITE_INSTANCE_UID_ROOT)));
         put(DCM_StudyInstanceUID, study);
-        put(DCM_SeriesInstanceUID, series);
+        const int inSeries = k / seriesCount;
+        put(DCM_SeriesInstanceUID, series[k % seriesCount]);
         put(DCM_FrameOfReferenceUID, frame);
-        put(DCM_PatientName, QStringLiteral("LARGE^STUDY"));
-        put(DCM_PatientID, QStringLiteral("LARGE-1"));
+        put(DCM_PatientName, patient.first);
+        put(DCM_PatientID, patient.second);
         put(DCM_StudyDate, QStringLiteral("20261130"));
         put(DCM_Modality, QStringLiteral("CT"));
-        put(DCM_SeriesNumber, QStringLiteral("1"));
-        put(DCM_InstanceNumber, QString::number(k + 1));
-        put(DCM_ImagePositionPatient, QStringLiteral("0\\0\\%1").arg(k));
+        put(DCM_SeriesNumber, QString::number(k % seriesCount + 1));
+        put(DCM_InstanceNumber, QString::number(inSeries + 1));
+        put(DCM_ImagePositionPatient, QStringLiteral("0\\0\\%1").arg(inSeries));
         put(DCM_ImageOrientationPatient, QStringLiteral("1\\0\\0\\0\\1\\0"));
         put(DCM_PixelSpacing, QStringLiteral("1\\1"));
         put(DCM_RescaleIntercept, QStringLiteral("-1024"));

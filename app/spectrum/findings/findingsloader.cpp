@@ -49,8 +49,11 @@ void FindingsLoader::setStudy(const StudySummary &study)
     if (keys == m_reportKeys)
         return;
     // Only more documents (a study laid out again as it streams in): the reads under way are still the study's.
-    if (!std::all_of(m_reportKeys.cbegin(), m_reportKeys.cend(), [&](const QString &k) { return keys.contains(k); }))
+    // Otherwise their answers are dropped, and what they were reading is read again.
+    if (!std::all_of(m_reportKeys.cbegin(), m_reportKeys.cend(), [&](const QString &k) { return keys.contains(k); })) {
         ++m_generation;
+        m_reads.dropOut();
+    }
     m_reportKeys = keys;
     for (const QString &key : keys)
         load(key);
@@ -58,8 +61,8 @@ void FindingsLoader::setStudy(const StudySummary &study)
 
 void FindingsLoader::instanceCached(const QString &key)
 {
-    if (m_reportKeys.contains(key))
-        load(key);
+    if (m_reportKeys.contains(key) && m_reads.landed(key))
+        read(key);
 }
 
 QStringList FindingsLoader::notShown() const
@@ -81,9 +84,12 @@ QStringList FindingsLoader::notShown() const
 
 void FindingsLoader::load(const QString &key)
 {
-    if (m_asked.contains(key))
-        return;
-    m_asked.insert(key);
+    if (m_reads.ask(key))
+        read(key);
+}
+
+void FindingsLoader::read(const QString &key)
+{
     if (m_keyObjectKeys.contains(key))
         return loadKeyObjects(key);
     if (m_presentationKeys.contains(key))
@@ -93,6 +99,7 @@ void FindingsLoader::load(const QString &key)
             return;
         if (!r.isOk())
             return failed(key, r.error());
+        m_reads.ended(key, true);
         const ReadReport &report = r.value();
         const QString uid = report.identity.sopInstanceUid.isEmpty() ? key : report.identity.sopInstanceUid;
         m_reports.insert(uid, report);
@@ -120,6 +127,7 @@ void FindingsLoader::loadKeyObjects(const QString &key)
             return;
         if (!r.isOk())
             return failed(key, r.error());
+        m_reads.ended(key, true);
         KeySelection k;
         k.document = r.value();
         k.uid = k.document.identity.sopInstanceUid.isEmpty() ? key : k.document.identity.sopInstanceUid;
@@ -158,6 +166,7 @@ void FindingsLoader::loadPresentationState(const QString &key)
                          m_otherNotShown << tr("a presentation state of a kind not applied here (%1)").arg(key);
                      return failed(key, r.error());
                  }
+                 m_reads.ended(key, true);
                  PresentationEntry p;
                  p.state = r.value();
                  p.uid = p.state.identity.sopInstanceUid.isEmpty() ? key : p.state.identity.sopInstanceUid;
@@ -174,7 +183,9 @@ void FindingsLoader::loadPresentationState(const QString &key)
 
 void FindingsLoader::failed(const QString &key, const Error &error)
 {
-    m_asked.remove(key);  // not in the cache yet: asked again once it is
+    // Not in the cache yet: read again once it is (or now, when it came while this read was out).
+    if (m_reads.ended(key, false))
+        load(key);
     if (error.code() != ErrorCode::NotFound)
         Q_EMIT reportFailed(key, error);
 }

@@ -6,6 +6,7 @@
 // cannot be drawn is kept, to be listed.
 
 #include "findings/findingsmodel.h"
+#include "viewer/cachedreads.h"
 
 #include "spectrum/core/resultjob.h"
 #include "spectrum/imaging/documents/keyobjects.h"
@@ -44,6 +45,7 @@ Q_SIGNALS:
 
 private:
     void load(const QString &key);
+    void read(const QString &key);
     void loadKeyObjects(const QString &key);
     void loadPresentationState(const QString &key);
     void failed(const QString &key, const Error &error);
@@ -58,7 +60,7 @@ private:
     QHash<QString, QStringList> m_keyNotShown;
     QSet<QString> m_presentationKeys;  ///< those that are presentation states
     QStringList m_otherNotShown;
-    QSet<QString> m_asked;
+    CachedReads m_reads;
     QHash<QString, ReadReport> m_reports;
     quint64 m_generation = 0;
 };

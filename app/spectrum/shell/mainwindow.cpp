@@ -359,9 +359,10 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
         if (*viewer) {
             if (!(*viewer)->setStudy(study))
                 return;  // refused, and said why
-            // The whole study now: its protocol can place its series — unless the reader laid it out meanwhile
-            // (a prior opened beside, another layout, MPR), which is never undone under them.
-            if ((*viewer)->comparison()->count() == 0 && (*viewer)->paneCount() == 1 && !(*viewer)->isMprByReader())
+            // The whole study now: its protocol can place its series — unless the reader laid it out or moved in it
+            // meanwhile (another series or slice, a prior opened beside, another layout, MPR): never undone under
+            // them. (Read as it streams in, a large study may be read for many seconds before it is listed.)
+            if ((*viewer)->isAsOpened())
                 m_hangingProtocols->apply(*viewer);
         } else if (StudyViewer *open = viewerOf(study.identity.studyInstanceUid, study.identity.patientId)) {
             streamer->deleteLater();  // opened meanwhile

@@ -216,7 +216,17 @@ void SeriesPane::dropLoads()
 
 void SeriesPane::relocate(int series, int slice)
 {
-    dropLoads();  // results on their way carry old indices
+    // The study laid out again (as it streams in, every half second): the reads and decodes this pane asked for
+    // near its image go on — results come by key, found in the new numbering —, the others stop. (Dropping them
+    // all would start the slice in view's decode afresh each time: a slow one would never end while the study
+    // arrives.)
+    ++m_generation;  // a prefetch queued in the old numbering is not made
+    const bool near = series >= 0 && series < m_study->series.size() && slice >= 0 && slice < m_study->series[series].instances.size();
+    const QSet<QString> keep = near ? keysNearIn(series, slice) : QSet<QString>();
+    m_decoder->release(this, keep, true);
+    m_inFlight.intersect(keep);
+    if (m_ready && !keep.contains(m_ready->key))
+        m_ready.reset();
     m_centres.clear();
     m_placedByHeader.clear();
     m_frameOfReference.clear();
@@ -265,10 +275,8 @@ void SeriesPane::moveTo(int index)
     // the first place is not wanted before the slice in view, and stops.
     const bool placedElsewhere = !m_viewport->hasImage() && m_slice >= 0 && index != m_slice;
     m_decoder->release(this, keysNear(index), placedElsewhere);
-    if (placedElsewhere) {
-        for (auto it = m_inFlight.begin(); it != m_inFlight.end();)
-            it = std::abs(*it - index) > kPrefetchRadius ? m_inFlight.erase(it) : std::next(it);
-    }
+    if (placedElsewhere)
+        m_inFlight.intersect(keysNear(index));
     m_slice = index;
     updateView();  // the decode of the slice that was in view while it arrived is no longer wanted on screen
     Q_EMIT sliceChanged(m_series, index);
@@ -279,7 +287,7 @@ void SeriesPane::moveTo(int index)
         display(index, cached);
     } else {
         requestLoad(index);
-        if (m_inFlight.contains(index))
+        if (m_inFlight.contains(keyOf(index)))
             return;  // the slice in view first, before any pane's neighbours: they are asked for once it is decoded
     }
     prefetchAround(index);
@@ -339,9 +347,9 @@ void SeriesPane::noteWindowForNext()
 void SeriesPane::requestLoad(int index)
 {
     const QString key = keyOf(index);
-    if (m_inFlight.contains(index) && m_decoder->isLoading(key))
+    if (m_inFlight.contains(key) && m_decoder->isLoading(key))
         return;
-    m_inFlight.remove(index);
+    m_inFlight.remove(key);
     if (const std::shared_ptr<const DecodedImage> decoded = m_images->peek(key)) {
         learnGeometry(index, decoded->info);  // decoded for another pane
         return;
@@ -352,7 +360,7 @@ void SeriesPane::requestLoad(int index)
     case StudyDecoder::Load::Here:
         return;
     case StudyDecoder::Load::Started:
-        m_inFlight.insert(index);  // shown once it is in memory (onImageReady)
+        m_inFlight.insert(key);  // shown once it is in memory (onImageReady)
         return;
     case StudyDecoder::Load::Coming:
         // Being decoded (arriving, just fetched, for another pane), or not here yet: shown once it is. Until then the

@@ -75,7 +75,7 @@ public:
     void setFilters(const FilterChain &chain, const QString &description);
     bool isFiltering() const { return !m_chain.isEmpty(); }
     /// Whether a slice load is under way for the slice in view.
-    bool isLoadingSliceInView() const { return m_inFlight.contains(m_slice); }
+    bool isLoadingSliceInView() const { return m_series >= 0 && m_slice >= 0 && m_inFlight.contains(keyOf(m_slice)); }
     StudyDecoder *decoder() const { return m_decoder; }
     /// The slice of this series nearest to `point` (patient coordinates, millimetres) in the frame of reference
     /// `frame`: interpolated between the slices decoded so far (exact for an evenly spaced stack, refined as more
@@ -174,6 +174,7 @@ private:
     void dropLoads();
     /// The keys of slice `index` and the kPrefetchRadius slices either side of it.
     QSet<QString> keysNear(int index) const;
+    QSet<QString> keysNearIn(int series, int index) const;  ///< (of series `series`)
     /// The slices (indices) of the series `key` is.
     QList<int> indicesOf(const QString &key) const;
     QString keyOf(int index) const { return m_study->series[m_series].instances[index].key; }
@@ -194,7 +195,7 @@ private:
     FilterChain m_chain;
     QString m_chainDescription;
     quint64 m_chainGeneration = 0;
-    QSet<int> m_inFlight;                 ///< slices whose load this pane started (StudyDecoder::Load::Started)
+    QSet<QString> m_inFlight;             ///< keys of the slices whose load this pane started (StudyDecoder::Load::Started)
     QSet<int> m_placedByHeader;  ///< slices whose place is their header's (replaced by the centre once decoded)
     QString m_frameOfReference;           // of the series, from its decoded slices
     QMap<int, std::array<double, 3>> m_centres;  // slice index → its centre, for the slices decoded so far

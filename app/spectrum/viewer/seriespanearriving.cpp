@@ -37,8 +37,13 @@ void SeriesPane::updateView()
 
 QSet<QString> SeriesPane::keysNear(int index) const
 {
+    return keysNearIn(m_series, index);
+}
+
+QSet<QString> SeriesPane::keysNearIn(int series, int index) const
+{
     QSet<QString> near;
-    const QList<InstanceRef> &instances = m_study->series[m_series].instances;
+    const QList<InstanceRef> &instances = m_study->series[series].instances;
     for (int i = std::max(0, index - kPrefetchRadius); i <= std::min(int(instances.size()) - 1, index + kPrefetchRadius); ++i)
         near.insert(instances[i].key);
     return near;
@@ -47,7 +52,7 @@ QSet<QString> SeriesPane::keysNear(int index) const
 void SeriesPane::onStreamProgress()
 {
     StudyStreamer *streamer = m_streamer;
-    if (streamer && m_series >= 0 && m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(m_slice)
+    if (streamer && m_series >= 0 && m_slice >= 0 && !m_viewport->hasImage() && !m_inFlight.contains(keyOf(m_slice))
         && streamer->isAwaited(keyOf(m_slice)))
         showMissing(m_slice);  // how much of the study is here, or why the slice is not, kept current
 }
@@ -72,14 +77,13 @@ void SeriesPane::onDecodeFailed(const QString &key, const Error &error)
         return;
     }
     if (error.code() == ErrorCode::Cancelled) {
-        for (int index : indicesOf(key))
-            m_inFlight.remove(index);  // asked again when it is wanted
+        m_inFlight.remove(key);  // asked again when it is wanted
         return;
     }
     // A copy damaged in the cache is dropped there, never shown, and fetched again from the study's archive.
     const bool fetchedAgain = error.code() == ErrorCode::Corrupt && m_streamer;
+    const bool asked = m_inFlight.remove(key);
     for (int index : indicesOf(key)) {
-        const bool asked = m_inFlight.remove(index);
         if (index == m_slice)
             m_viewport->clear(fetchedAgain ? tr("Image %1 was damaged in the cache; fetching it again…").arg(index + 1) : error.toString());
         if ((asked || index == m_slice) && !fetchedAgain)
@@ -90,8 +94,8 @@ void SeriesPane::onDecodeFailed(const QString &key, const Error &error)
 void SeriesPane::onTooLarge(const QString &key, const std::shared_ptr<const DecodedImage> &original, const std::shared_ptr<const DecodedImage> &filtered,
                             const QString &chainDescription)
 {
+    m_inFlight.remove(key);
     for (int index : indicesOf(key)) {
-        m_inFlight.remove(index);
         if (index != m_slice)
             continue;
         learnGeometry(index, original->info);
@@ -121,8 +125,8 @@ void SeriesPane::onImageReady(const QString &key)
             requestLoad(m_slice);  // the original went from memory meanwhile: read again, then filtered
         return;
     }
+    m_inFlight.remove(key);
     for (int i : indicesOf(key)) {
-        m_inFlight.remove(i);
         const bool showing = i == m_slice && m_viewport->hasImage() && m_viewport->layers()->completeness() >= 1.0
                              && m_viewport->image().info.identity.sopInstanceUid == m_study->series[m_series].instances[i].sopInstanceUid;
         if (const std::shared_ptr<const DecodedImage> image = m_images->peek(key)) {

@@ -114,6 +114,7 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
         }
     });
     setActivePane(addPane(m_study.series.isEmpty() ? -1 : 0));
+    m_openedAt = panePlaces().value(0);
     wireSeriesList();
     if (m_study.series.isEmpty())
         viewport()->clear(tr("This study has no images."));
@@ -218,6 +219,11 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     m_settings->applyTo(pane);
     pane->viewport()->findingsLayer()->setModel(m_findings);
     connect(pane, &SeriesPane::activated, this, [this, pane] { setActivePane(pane); });
+    connect(pane, &SeriesPane::sliceChanged, this, [this] {
+        // (A layout of the study as it streams renumbers the pane's place, not the image it is on.)
+        if (!m_movedOff && !m_openedAt.second.isEmpty() && panePlaces() != QList<std::pair<QString, QString>>{m_openedAt})
+            m_movedOff = true;
+    });
     connect(pane, &SeriesPane::seriesDropped, this, [this, pane](int series) {
         setActivePane(pane);
         showSeries(series);
@@ -365,6 +371,11 @@ bool StudyViewer::setStudy(const StudySummary &study)
         }
     }
     return true;
+}
+
+bool StudyViewer::isAsOpened() const
+{
+    return !m_movedOff && m_panes.size() == 1 && m_comparison->count() == 0 && !isMprByReader();
 }
 
 QList<std::pair<QString, QString>> StudyViewer::panePlaces() const

@@ -122,6 +122,10 @@ public:
     PaneLinks *links() const { return m_links; }
 
     int paneCount() const { return int(m_panes.size()); }
+    /// Still as it opened: one pane, never moved off the image it opened on, nothing opened beside it, no MPR the
+    /// reader asked for. (A study read as it streams in is listed later: its hanging protocol is applied then only
+    /// to a viewer the reader has not laid out or moved in meanwhile — never taking the reader's place away.)
+    bool isAsOpened() const;
     SeriesPane *pane(int i) const { return m_panes.value(i); }
     /// One pane over the whole grid (a double-click on it), or back to the layout (nullptr, or a double-click
     /// again). The other panes keep what they show.
@@ -203,6 +207,8 @@ private:
     MprVolume *m_mprVolume = nullptr;
     MprView *m_mpr = nullptr;
     bool m_mprByReader = false;
+    std::pair<QString, QString> m_openedAt;  ///< the first pane's place when the viewer opened (series UID, key)
+    bool m_movedOff = false;                 ///< a pane has been somewhere else since (isAsOpened())
     PriorsPanel *m_priors;
     int m_rows = 1;
     int m_columns = 1;

@@ -6,6 +6,7 @@
 
 #include <QColor>
 
+#include <algorithm>
 #include <cmath>
 
 namespace spectrum {
@@ -23,9 +24,13 @@ void SegmentationOverlay::setStudy(const StudySummary &study)
     }
     if (keys == m_segKeys)
         return;
-    ++m_generation;
+    // Only more Segmentations (a study laid out again as it streams in): the reads under way are still the study's.
+    // Otherwise their answers are dropped, and what they were reading is read again.
+    if (!std::all_of(m_segKeys.cbegin(), m_segKeys.cend(), [&](const QString &k) { return keys.contains(k); })) {
+        ++m_generation;
+        m_reads.dropOut();
+    }
     m_segKeys = keys;
-    m_asked.clear();
     for (auto it = m_loaded.begin(); it != m_loaded.end();)
         it = keys.contains(it.key()) ? std::next(it) : m_loaded.erase(it);
     for (const QString &key : keys)
@@ -34,22 +39,27 @@ void SegmentationOverlay::setStudy(const StudySummary &study)
 
 void SegmentationOverlay::instanceCached(const QString &key)
 {
-    if (m_segKeys.contains(key) && !m_loaded.contains(key))
-        load(key);
+    if (m_segKeys.contains(key) && !m_loaded.contains(key) && m_reads.landed(key))
+        read(key);
 }
 
 void SegmentationOverlay::load(const QString &key)
 {
-    if (m_asked.contains(key))
-        return;
-    m_asked.insert(key);
+    if (m_reads.ask(key))
+        read(key);
+}
+
+void SegmentationOverlay::read(const QString &key)
+{
     whenDone(loadImage(m_store, key), this, [this, key, generation = m_generation](const Result<DecodedImage> &r) {
         if (generation != m_generation)
             return;
-        if (!r.isOk() || !r.value().info.isSegmentation() || r.value().pixels.format() != PixelFormat::Gray8) {
-            m_asked.remove(key);  // not here yet (asked again once cached), or not a mask we can show
+        const bool ok = r.isOk() && r.value().info.isSegmentation() && r.value().pixels.format() == PixelFormat::Gray8;
+        // Not here yet (read again once cached, or now if it came while this read was out), or not a mask we can show.
+        if (m_reads.ended(key, ok))
+            return load(key);
+        if (!ok)
             return;
-        }
         m_loaded.insert(key, r.value());
         Q_EMIT changed();
     });

@@ -5,6 +5,7 @@
 // by the source instance (and frame) each SEG frame names, or, where it names none, by the same place in the same
 // frame of reference. Each mask is the segment's colour, translucent, over the image's own pixels.
 
+#include "viewer/cachedreads.h"
 #include "viewport/imageviewport.h"
 
 #include "spectrum/stores/reading/studycatalog.h"
@@ -38,10 +39,11 @@ Q_SIGNALS:
 
 private:
     void load(const QString &key);
+    void read(const QString &key);
 
     BlobStore *m_store;
     QSet<QString> m_segKeys;      ///< the study's SEG instances
-    QSet<QString> m_asked;
+    CachedReads m_reads;
     QHash<QString, DecodedImage> m_loaded;
     quint64 m_generation = 0;
 };
