@@ -179,7 +179,7 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     // The transfer panel followed it: its row, now complete. Once it was all here, its comparable prior (the
     // head CT a year earlier, in the same archive) came in behind it, unasked: a second row, complete too.
     TransfersPanel *transfers = m_window->transfersPanel();
-    QTRY_VERIFY(transfers->details(0).startsWith(QStringLiteral("24 of 24 images")));
+    QTRY_VERIFY2(transfers->details(0).startsWith(QStringLiteral("24 of 24 images")), qPrintable(transfers->details(0)));
     QVERIFY(transfers->details(0).endsWith(QStringLiteral("complete")));
     const QString prior = DemoArchive::studyUid(DemoStudy::HeadCtPrior);
     QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(prior) && m_ws->findStudy(prior)->instanceCount == 12, 30000);

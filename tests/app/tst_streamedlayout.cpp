@@ -80,6 +80,7 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
         int slices = 0, arriving = 0;
         bool ordered = true, partial = false;
         QString overlay, status, transfer, seriesRow;
+        const QListWidgetItem *row = nullptr;
     };
     QList<Seen> seen;
     QString homeKey;             // the slice Home went to, on the first layout of more than one slice
@@ -98,8 +99,10 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
             if (t.text.startsWith(QStringLiteral("Im ")))
                 s.overlay = t.text;
         s.status = window.statusBar()->currentMessage();
-        if (auto *list = viewer->findChild<QListWidget *>(); list && list->count() > 0)
+        if (auto *list = viewer->findChild<QListWidget *>(); list && list->count() > 0) {
             s.seriesRow = list->item(0)->text();
+            s.row = list->item(0);
+        }
         if (window.transfersPanel()->count() == 1)
             s.transfer = window.transfersPanel()->details(0);
         seen << s;
@@ -131,6 +134,7 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
         // Painted: the count is said to be so far, and how much more comes.
         QVERIFY(s.partial);
         QVERIFY2(s.seriesRow.endsWith(QStringLiteral("%1 image(s) so far").arg(s.slices)), qPrintable(s.seriesRow));  // the series list says so too
+        QCOMPARE(s.row, seen.first().row);  // in the row it had: the list is updated, not made anew (it keeps its scroll)
         const QString soFar = s.arriving > 0 ? QStringLiteral("/%1 so far (%2 more of the study arriving)").arg(s.slices).arg(s.arriving)
                                              : QStringLiteral("/%1 so far").arg(s.slices);
         QVERIFY2(s.overlay.contains(soFar), qPrintable(s.overlay));

@@ -49,6 +49,11 @@ void SeriesList::startDrag(Qt::DropActions actions)
         dragEnded();
 }
 
+namespace {
+constexpr int kSeriesRole = Qt::UserRole;         ///< a row's series (its Series Instance UID)
+constexpr int kThumbnailRole = Qt::UserRole + 1;  ///< the thumbnail its icon shows (QImage::cacheKey)
+} // namespace
+
 void StudyViewer::wireSeriesList()
 {
     // The keys choose as they move; the mouse on release (a press may begin a drag to another pane). After a click
@@ -72,34 +77,60 @@ void StudyViewer::wireSeriesList()
 void StudyViewer::fillSeriesList()
 {
     const QSignalBlocker block(m_seriesList);
-    m_seriesList->clear();
-    for (const SeriesSummary &s : m_study.series) {
+    // Row by row, in place: a study laid out as it streams in is laid out again every half second, and its list
+    // keeps its scroll position, its rows their thumbnails (a row whose series changed loses its own).
+    for (int i = 0; i < m_study.series.size(); ++i) {
+        const SeriesSummary &s = m_study.series[i];
         const QString name = s.description.isEmpty() ? tr("Series %1").arg(s.seriesNumber) : DicomIdentity::displayDescription(s.description);
+        QString text, tip;
         if (isDocumentSeries(s)) {
             const QString kind = s.modality == QLatin1String("SR") ? tr("%n report(s)", nullptr, int(s.instances.size()))
                                : s.modality == QLatin1String("KO") ? tr("%n key image list(s)", nullptr, int(s.instances.size()))
                                                                    : tr("%n presentation state(s)", nullptr, int(s.instances.size()));
-            auto *item = new QListWidgetItem(tr("%1 %2\n%3 (in Findings)").arg(s.modality, name, kind));
-            item->setToolTip(tr("Shown over the images they refer to and listed in View > Findings (Ctrl+Shift+M)"));
-            m_seriesList->addItem(item);
-            continue;
+            text = tr("%1 %2\n%3 (in Findings)").arg(s.modality, name, kind);
+            tip = tr("Shown over the images they refer to and listed in View > Findings (Ctrl+Shift+M)");
+        } else if (isKeyImageSeries(s)) {
+            text = tr("★ %1\n%2 image(s)").arg(name).arg(s.instances.size());
+            tip = tr("The images a key object selection of this study names");
+        } else {
+            // Laid out as the study streams in: the count is what has come (the rest of the series may be on its way).
+            text = m_study.partial ? tr("%1 %2\n%3 image(s) so far").arg(s.modality, name).arg(s.instances.size())
+                                   : tr("%1 %2\n%3 image(s)").arg(s.modality, name).arg(s.instances.size());
+            tip = tr("Series %1: %2").arg(s.seriesNumber).arg(s.description);  // as the archive has it
         }
-        if (isKeyImageSeries(s)) {
-            auto *item = new QListWidgetItem(tr("★ %1\n%2 image(s)").arg(name).arg(s.instances.size()));
-            item->setToolTip(tr("The images a key object selection of this study names"));
+        QListWidgetItem *item = m_seriesList->item(i);
+        if (!item) {
+            item = new QListWidgetItem;
             m_seriesList->addItem(item);
-            continue;
         }
-        // Laid out as the study streams in: the count is what has come (the rest of the series may be on its way).
-        auto *item = new QListWidgetItem(m_study.partial ? tr("%1 %2\n%3 image(s) so far").arg(s.modality, name).arg(s.instances.size())
-                                                         : tr("%1 %2\n%3 image(s)").arg(s.modality, name).arg(s.instances.size()));
-        item->setToolTip(tr("Series %1: %2").arg(s.seriesNumber).arg(s.description));  // as the archive has it
-        m_seriesList->addItem(item);
+        if (item->data(kSeriesRole).toString() != s.seriesInstanceUid) {
+            item->setData(kSeriesRole, s.seriesInstanceUid);
+            item->setData(kThumbnailRole, QVariant());
+            item->setIcon(QIcon());
+        }
+        if (item->text() != text)
+            item->setText(text);
+        if (item->toolTip() != tip)
+            item->setToolTip(tip);
+        showThumbnailOnRow(i);  // (a list filled again after a save once lost them)
     }
-    // The thumbnails made already stay on the rows made anew (a list filled again after a save lost them).
-    for (auto it = m_thumbnails.constBegin(); it != m_thumbnails.constEnd(); ++it)
-        if (QListWidgetItem *item = m_seriesList->item(it.key()); item && !isDocumentSeries(m_study.series.value(it.key())))
-            item->setIcon(QIcon(QPixmap::fromImage(it.value())));
+    while (m_seriesList->count() > m_study.series.size())
+        delete m_seriesList->takeItem(m_seriesList->count() - 1);
+}
+
+void StudyViewer::showThumbnailOnRow(int row)
+{
+    QListWidgetItem *item = m_seriesList->item(row);
+    if (!item)
+        return;
+    // Its thumbnail if one is made, none where none is; the icon made again only when the thumbnail changed.
+    const auto thumb = m_thumbnails.constFind(row);
+    const bool wanted = thumb != m_thumbnails.cend() && !isDocumentSeries(m_study.series.value(row));
+    const QVariant shown = wanted ? QVariant(thumb->cacheKey()) : QVariant();
+    if (item->data(kThumbnailRole) == shown)
+        return;
+    item->setData(kThumbnailRole, shown);
+    item->setIcon(wanted ? QIcon(QPixmap::fromImage(*thumb)) : QIcon());
 }
 
 } // namespace spectrum

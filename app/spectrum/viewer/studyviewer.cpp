@@ -92,8 +92,8 @@ StudyViewer::StudyViewer(BlobStore *store, ImageMemoryCache *images, const Study
         for (int i = rejectedNow ? 0 : std::min(keysBefore, firstKeySeries()); i < std::max(before, int(m_study.series.size())); ++i) {
             m_thumbnails.remove(i);
             m_thumbnailsAsked.remove(i);
-            if (QListWidgetItem *item = rejectedNow ? m_seriesList->item(i) : nullptr)
-                item->setIcon(QIcon());
+            if (rejectedNow)
+                showThumbnailOnRow(i);  // none until made again
         }
         if (rejectedNow || int(m_study.series.size()) != before
             || std::any_of(m_study.series.begin(), m_study.series.end(), [](const SeriesSummary &s) { return isKeyImageSeries(s); })) {

@@ -189,6 +189,7 @@ private:
     void startThumbnails();
     bool m_thumbnailsWaiting = true;
     void fillSeriesList();
+    void showThumbnailOnRow(int row);  ///< the row's icon as m_thumbnails has it
     /// The series list's choices and drags, to the panes (serieslist.cpp).
     void wireSeriesList();
     void onInstanceCached(const QString &key);

@@ -75,8 +75,7 @@ void StudyViewer::makeThumbnail(const QString &key)
         if (series >= m_study.series.size() || m_study.series[series].seriesInstanceUid != uid)
             return;  // the list changed under it (a key image series replaced): asked again where it is now
         m_thumbnails.insert(series, thumb);
-        if (QListWidgetItem *item = m_seriesList->item(series))
-            item->setIcon(QIcon(QPixmap::fromImage(thumb)));
+        showThumbnailOnRow(series);
         Q_EMIT thumbnailReady(series);
     });
 }

@@ -30,7 +30,7 @@ struct OverlayContent
     QStringList topLeft;       ///< who the patient is: never shortened (unless wider than the pane)
     OverlayText comparison;    ///< "PRIOR …": the first line on the right, whole
     QStringList topRight;      ///< the study and series; lines shortened to the room left by the top left
-    OverlayText badge;         ///< "● Complete"
+    OverlayText badge;         ///< "● Image complete" (the image in view, not the study)
     QList<OverlayText> banners;  ///< REJECTED, FILTERED VIEW…: under the badge, most important first
     QStringList bottomLeft;    ///< where the slice lies, its size, the decoder's notes (first lines most important)
     QStringList bottomRight;   ///< the readout, modes, the window and zoom (last lines most important)

@@ -59,7 +59,7 @@ void ImageViewport::paintOverlay(QPainter &p)
         c.comparison = OverlayText{{m_layers->overlay().comparison}, m_layers->overlay().prior ? QColor(240, 190, 80) : kOverlayText};
     c.topRight = m_layers->overlay().topRight.split(QLatin1Char('\n'));
     const bool complete = m_layers->completeness() >= 1.0;
-    c.badge = OverlayText{{complete ? tr("● Complete") : tr("◌ Arriving %1%").arg(int(m_layers->completeness() * 100))},
+    c.badge = OverlayText{{complete ? tr("● Image complete") : tr("◌ Image arriving %1%").arg(int(m_layers->completeness() * 100))},
                           complete ? QColor(120, 210, 120) : QColor(255, 170, 60)};
     // Rejected by a rejection note of the study (IHE IOCM): said above all else; then a filtered view, plainly.
     if (const QString rejected = m_findingsLayer->model()->rejectionOf(m_findingsLayer->imageRef()); !rejected.isEmpty())

@@ -145,8 +145,9 @@ public:
     /// Bytes of the instances fetched so far (not those that were cached already), counted or not yet.
     qint64 bytesFetched() const { return m_bytes + m_earlyBytes; }
     /// How many of the study's instances are here, of how many: once listed cachedCount() of total(); before, as
-    /// laid out so far (provisional()) — a transfer row is shown from the first layout on.
-    int hereCount() const { return m_listed ? cachedCount() + int(m_absorbing.size() - m_absorbed) : m_provisional.instanceCount; }
+    /// laid out so far (provisional()) — a transfer row is shown from the first layout on. (What came early and is
+    /// not counted yet may have been brought again by the view lane: never more than the study holds.)
+    int hereCount() const { return m_listed ? std::min(total(), cachedCount() + int(m_absorbing.size() - m_absorbed)) : m_provisional.instanceCount; }
     int expectedCount() const { return m_listed ? total() : m_provisional.instanceCount + m_provisional.arriving; }
     /// How many of the study's instances were in the cache before this stream began (known once listed).
     int cachedBefore() const;
