@@ -69,6 +69,7 @@ private Q_SLOTS:
     void layoutsSynchronisedScrollingAndDroppingASeries();
     void synchronisedScrollingFollowsTheFrameOfReference();
     void decodedImagesStayWithinTheMemoryBudget();
+    void closingAStudyGivesItsMemoryBack();
     void settingsAreRememberedAcrossRestarts();
     void reopeningUsesTheCacheWithoutReseeding();
     void theCacheIsSharedAsConfigured();
@@ -517,6 +518,47 @@ void tst_Workstation::decodedImagesStayWithinTheMemoryBudget()
     m_window->restoreSettings(settings);
     QCOMPARE(images->budget(), qint64(16'000'000));
     images->setBudget(before);
+}
+
+void tst_Workstation::closingAStudyGivesItsMemoryBack()
+{
+    // The CT read (slices decoded as it is scrolled), then the MR opened in a tab of its own; back on the CT, File ▸
+    // Close study (its shortcut): the CT's decoded slices leave memory with it, the MR's stay, and the MR is still
+    // painted from them.
+    ImageMemoryCache *images = m_ws->images();
+    images->clear();
+    StudyViewer *ct = openAndWait(m_window.get(), QStringLiteral("demo-ct"));
+    QVERIFY(ct);
+    for (int i = 0; i < 30; i += 3) {
+        ct->showSlice(i);
+        QTRY_COMPARE(ct->viewport()->image().info.identity.sopInstanceUid, ct->study().series[0].instances[i].sopInstanceUid);
+    }
+    QSet<QString> ctKeys;
+    for (const SeriesSummary &s : ct->study().series)
+        for (const InstanceRef &i : s.instances)
+            ctKeys.insert(i.key);
+    StudyViewer *mr = openAndWait(m_window.get(), QStringLiteral("demo-mr"));
+    QVERIFY(mr && mr != ct);
+    const int to = (mr->sliceIndex() + 1) % mr->sliceCount();  // a slice not in memory (it was emptied above)
+    mr->showSlice(to);
+    const QString mrKey = mr->study().series[mr->seriesIndex()].instances[to].key;
+    QTRY_COMPARE(mr->viewport()->image().info.identity.sopInstanceUid, mr->study().series[mr->seriesIndex()].instances[to].sopInstanceUid);
+    QVERIFY(images->contains(mrKey));
+    const int ctHeld = int(std::count_if(ctKeys.cbegin(), ctKeys.cend(), [&](const QString &k) { return images->contains(k); }));
+    QVERIFY2(ctHeld >= 10, qPrintable(QString::number(ctHeld)));  // the slices scrolled through, at least
+    const qint64 before = images->usage();
+
+    QCOMPARE(openAndWait(m_window.get(), QStringLiteral("demo-ct")), ct);  // back to the CT's tab
+    QPointer<StudyViewer> closing(ct);
+    QTest::keySequence(m_window.get(), QKeySequence::Close);
+    QTRY_VERIFY(!closing);  // the viewer is gone
+    QVERIFY(std::none_of(ctKeys.cbegin(), ctKeys.cend(), [&](const QString &k) { return images->contains(k); }));
+    QVERIFY(images->contains(mrKey));  // another tab's images stay
+    QVERIFY2(images->usage() <= before - qint64(ctHeld) * 512 * 512 * 2, qPrintable(QStringLiteral("%1 of %2").arg(images->usage()).arg(before)));
+    QTRY_COMPARE(m_window->currentViewer(), mr);
+    QVERIFY(meanGrey(mr->viewport()->grab().toImage()) > 5);  // still painted
+    QVERIFY(images->contains(mrKey));
+    QTest::keySequence(m_window.get(), QKeySequence::Close);
 }
 
 void tst_Workstation::settingsAreRememberedAcrossRestarts()

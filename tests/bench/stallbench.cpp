@@ -8,6 +8,10 @@
 // the loop: every gap between its ticks beyond 2 ms is time the loop could not run. Prints the longest gap,
 // the 99th percentile and how many exceeded 50 ms; exits 1 if the longest exceeds the goal (16 ms: one frame at
 // 60 Hz).
+// With --then-open UID,UID…: once the study is all here and scrolled, each of those studies is opened in a tab of
+// its own (as priors would be), all here and scrolled in turn; then every tab is closed with File ▸ Close study and
+// the resident memory is measured: the window idle before anything opened, with all of them open, and after closing
+// them (CLOSE_WAIT_MS later, default 1.5 s; the heap's use and free space then on stderr).
 // Usage: spectrum-stallbench --store NAME --study UID [--cache DIR]   (tests/bench/stall.sh sets it all up)
 
 #include "heartbeat.h"
@@ -20,7 +24,11 @@
 #include "spectrum/stores/archives/storeconfig.h"
 #include "spectrum/stores/reading/studystreamer.h"
 
+#include "viewer/imagememorycache.h"
+
+#include <QAction>
 #include <QApplication>
+#include <QPointer>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QTemporaryDir>
@@ -29,6 +37,9 @@
 #include <QWheelEvent>
 
 #include <algorithm>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <cstdio>
 #include <vector>
 
@@ -76,6 +87,7 @@ int main(int argc, char **argv)
     p.addOption({QStringLiteral("give-up"), QStringLiteral("Seconds before it gives up (default 300)."), QStringLiteral("S"), QStringLiteral("300")});
     p.addOption({QStringLiteral("notches"), QStringLiteral("Wheel notches before it ends, once the study is all here (default: down and up the whole stack)."), QStringLiteral("N"), QStringLiteral("-1")});
     p.addOption({QStringLiteral("notch-ms"), QStringLiteral("Milliseconds between wheel notches (default 30)."), QStringLiteral("MS"), QStringLiteral("30")});
+    p.addOption({QStringLiteral("then-open"), QStringLiteral("Studies to open after it, one after another, each in a tab of its own; then all are closed and the memory measured."), QStringLiteral("UIDS")});
     p.addHelpOption();
     p.process(app);
     if (!p.isSet(QStringLiteral("store")) || !p.isSet(QStringLiteral("study"))) {
@@ -104,10 +116,37 @@ int main(int argc, char **argv)
     double stackMs = -1;  // when the reader could first scroll more than one slice (laid out from the stream, or listed)
     int stackSlices = 0;
     int notches = 0, direction = 1, scrolled = 0;
-    StudyViewer *viewer = nullptr;
+    QPointer<StudyViewer> viewer;  // the study opened last (gone once closed)
+    int firstSlices = 0;
     QTimer wheel;
     wheel.setInterval(std::max(1, p.value(QStringLiteral("notch-ms")).toInt()));
     const int wantedNotches = p.value(QStringLiteral("notches")).toInt();
+    QStringList thenOpen = p.value(QStringLiteral("then-open")).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    const int studies = 1 + int(thenOpen.size());
+    qint64 rssBefore = -1, rssAllOpen = -1, rssClosed = -1;
+    qint64 anonBefore = -1, anonClosed = -1;  // of which anonymous (the heap; the rest is mapped files)
+    auto closeAll = [&] {
+        rssAllOpen = bench::memoryOf("VmRSS");
+        QAction *close = nullptr;
+        for (QAction *a : window.findChildren<QAction *>())
+            close = a->text() == QStringLiteral("&Close study") ? a : close;
+        if (!close) {
+            std::fprintf(stderr, "stallbench: no Close study in the menus\n");
+            return QCoreApplication::exit(2);
+        }
+        for (int i = 0; i < studies; ++i)
+            close->trigger();  // the tab in view each time, as the reader closes them
+        // Measured once the viewers are gone and what they freed is handed back (a second later).
+        QTimer::singleShot(qEnvironmentVariableIntValue("CLOSE_WAIT_MS") > 0 ? qEnvironmentVariableIntValue("CLOSE_WAIT_MS") : 1500, [&] {
+            rssClosed = bench::memoryOf("VmRSS");
+            anonClosed = bench::memoryOf("RssAnon");
+#if defined(__GLIBC__)
+            const struct mallinfo2 m = mallinfo2();
+            std::fprintf(stderr, "heap after closing: %zu MiB in use, %zu MiB free in the heap, %zu MiB mapped apart\n", m.uordblks >> 20, m.fordblks >> 20, m.hblkhd >> 20);
+#endif
+            QCoreApplication::quit();
+        });
+    };
     QObject::connect(&wheel, &QTimer::timeout, [&] {
         bench::wheelNotch(viewer->viewport(), direction);
         ++scrolled;
@@ -116,18 +155,31 @@ int main(int argc, char **argv)
             direction = -1;
         else if (viewer->sliceIndex() <= 0)
             direction = 1;
-        if (++notches > (wantedNotches >= 0 ? wantedNotches : 2 * viewer->sliceCount()) && viewer->streamer()->isComplete())
-            QCoreApplication::quit();
+        if (++notches > (wantedNotches >= 0 ? wantedNotches : 2 * viewer->sliceCount()) && viewer->streamer()->isComplete()) {
+            wheel.stop();
+            notches = 0;
+            if (thenOpen.isEmpty() && studies == 1)
+                return QCoreApplication::quit();
+            if (thenOpen.isEmpty())
+                return closeAll();
+            window.openRemoteStudy(p.value(QStringLiteral("store")), thenOpen.takeFirst());  // scrolled once shown
+        }
     });
     QObject::connect(&window, &MainWindow::studyOpened, [&](StudyViewer *v) {
+        const bool first = firstSlices == 0 && !viewer;
         viewer = v;
-        QObject::connect(v, &StudyViewer::imageShown, [&] {
-            if (firstImageMs < 0) {
+        QObject::connect(v, &StudyViewer::imageShown, [&, v] {
+            if (firstImageMs < 0)
                 firstImageMs = clock.nsecsElapsed() / 1e6;
-                wheel.start();
-            }
+            if (v == viewer && !wheel.isActive() && notches == 0)
+                wheel.start();  // the study opened last, scrolled from its first image on
         });
-        QObject::connect(v->streamer(), &StudyStreamer::finished, [&] { completeMs = clock.nsecsElapsed() / 1e6; });
+        if (!first)
+            return;  // what follows is the first study's
+        QObject::connect(v->streamer(), &StudyStreamer::finished, [&, v] {
+            completeMs = clock.nsecsElapsed() / 1e6;
+            firstSlices = v->sliceCount();
+        });
         for (auto signal : {&StudyStreamer::laidOut, &StudyStreamer::listed})
             QObject::connect(v->streamer(), signal, [&] {
                 if (stackMs < 0 && viewer->sliceCount() > 1) {
@@ -137,9 +189,14 @@ int main(int argc, char **argv)
             });
     });
     QObject::connect(&ws, &Workstation::started, [&] {
-        clock.start();
-        heart.start();
-        window.openRemoteStudy(p.value(QStringLiteral("store")), p.value(QStringLiteral("study")));
+        // The window shown and painted, idle: what the workstation holds before any study.
+        QTimer::singleShot(1000, [&] {
+            rssBefore = bench::memoryOf("VmRSS");
+            anonBefore = bench::memoryOf("RssAnon");
+            clock.start();
+            heart.start();
+            window.openRemoteStudy(p.value(QStringLiteral("store")), p.value(QStringLiteral("study")));
+        });
     });
     QObject::connect(&ws, &Workstation::startFailed, [](const Error &e) {
         std::fprintf(stderr, "stallbench: %s\n", qPrintable(e.toString()));
@@ -158,11 +215,18 @@ int main(int argc, char **argv)
     const double worst = heart.worstMs(), p99 = heart.percentileMs(0.99);
     const long over = heart.over(50);
     std::printf("study of %d images from '%s': first image %.0f ms, all cached %.0f ms, %d wheel notches\n",
-                viewer ? viewer->sliceCount() : 0, qPrintable(p.value(QStringLiteral("store"))), firstImageMs, completeMs, scrolled);
+                viewer ? viewer->sliceCount() : firstSlices, qPrintable(p.value(QStringLiteral("store"))), firstImageMs, completeMs, scrolled);
     std::printf("stack: more than one slice to scroll at %.0f ms (%d slices then)\n", stackMs, stackSlices);
     std::printf("event loop: %zu heartbeats of %d ms; longest stall %.1f ms, 99th percentile %.1f ms, %ld over 50 ms (goal: longest <= 16 ms)\n",
                 heart.beats(), heart.tickMs(), worst, p99, over);
-    std::printf("memory: peak resident %lld MiB, at the end %lld MiB (study open, every slice scrolled past)\n",
-                bench::memoryOf("VmHWM") / 1048576, bench::memoryOf("VmRSS") / 1048576);
+    if (studies == 1) {
+        std::printf("memory: peak resident %lld MiB, at the end %lld MiB (study open, every slice scrolled past)\n",
+                    bench::memoryOf("VmHWM") / 1048576, bench::memoryOf("VmRSS") / 1048576);
+    } else {
+        std::printf("memory: %d studies opened one after another, each scrolled: resident before %lld MiB, all open %lld MiB, peak %lld MiB, "
+                    "after closing them %lld MiB (%.2f× before; goal ≤ 1.10×; anonymous %lld MiB before, %lld MiB after), decoded-image budget %lld MiB\n",
+                    studies, rssBefore / 1048576, rssAllOpen / 1048576, bench::memoryOf("VmHWM") / 1048576, rssClosed / 1048576,
+                    double(rssClosed) / double(rssBefore), anonBefore / 1048576, anonClosed / 1048576, ws.images()->budget() / 1048576);
+    }
     return worst <= 16 ? 0 : 1;
 }

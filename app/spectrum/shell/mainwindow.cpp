@@ -9,6 +9,7 @@
 #include "browser/studybrowser.h"
 #include "viewer/studyviewer.h"
 
+#include "spectrum/core/heaptrim.h"
 #include "spectrum/core/audit/audit.h"
 #include "spectrum/stores/audit/auditsubjects.h"
 #include "spectrum/stores/blobs/filestore.h"
@@ -448,6 +449,28 @@ void MainWindow::closeTab(int index)
     if (index <= 0)  // the study list stays
         return;
     QWidget *w = m_tabs->widget(index);
+    // Its decoded images go from memory with it — those of studies another tab still shows stay —, and the memory
+    // they and the viewer held goes back to the system once it is gone: closing studies brings the workstation back
+    // to where it was, however many large studies a day opens.
+    if (auto *closing = qobject_cast<StudyViewer *>(w)) {
+        auto keysOf = [](const StudyViewer *v) {
+            QSet<QString> keys;
+            QList<const StudySummary *> studies{&v->study()};
+            for (int c = 0; c < v->comparison()->count(); ++c)
+                studies << &v->comparison()->study(c);
+            for (const StudySummary *s : std::as_const(studies))
+                for (const SeriesSummary &series : s->series)
+                    for (const InstanceRef &i : series.instances)
+                        keys.insert(i.key);
+            return keys;
+        };
+        QSet<QString> gone = keysOf(closing);
+        for (int i = 1; i < m_tabs->count(); ++i)
+            if (auto *other = qobject_cast<StudyViewer *>(m_tabs->widget(i)); other && other != closing)
+                gone.subtract(keysOf(other));
+        m_workstation->images()->forget(gone);
+        connect(closing, &QObject::destroyed, this, [] { returnFreedMemory(); });
+    }
     m_tabs->removeTab(index);
     w->deleteLater();
 }

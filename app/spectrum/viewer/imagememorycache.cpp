@@ -71,6 +71,27 @@ void ImageMemoryCache::clear()
     Q_EMIT usageChanged();
 }
 
+void ImageMemoryCache::forget(const QSet<QString> &keys)
+{
+    if (keys.isEmpty())
+        return;
+    bool dropped = false;
+    for (auto it = m_lru.begin(); it != m_lru.end();) {
+        const qsizetype newline = it->indexOf(QLatin1Char('\n'));  // a filtered version: "key\nfilters"
+        if (!keys.contains(newline < 0 ? *it : it->left(newline))) {
+            ++it;
+            continue;
+        }
+        const auto entry = m_entries.find(*it);
+        m_usage -= entry->cost;
+        m_entries.erase(entry);
+        it = m_lru.erase(it);
+        dropped = true;
+    }
+    if (dropped)
+        Q_EMIT usageChanged();
+}
+
 void ImageMemoryCache::setBudget(qint64 bytes)
 {
     m_budget = std::max<qint64>(0, bytes);

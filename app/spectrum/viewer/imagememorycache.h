@@ -36,6 +36,9 @@ public:
     void setPending(const QString &key, bool pending);
     bool isPending(const QString &key) const { return m_pending.contains(key); }
     void clear();
+    /// Drops the images of these instances (keys) and their filtered versions: a study closed gives its memory back.
+    /// Those being decoded stay pending (their decode ends as it would).
+    void forget(const QSet<QString> &keys);
 
     void setBudget(qint64 bytes);
     qint64 budget() const { return m_budget; }
