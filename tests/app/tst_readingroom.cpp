@@ -180,7 +180,7 @@ void tst_ReadingRoom::openingAStudyFromTheArchiveShowsTheSliceInViewFirst()
     // head CT a year earlier, in the same archive) came in behind it, unasked: a second row, complete too.
     TransfersPanel *transfers = m_window->transfersPanel();
     QTRY_VERIFY2(transfers->details(0).startsWith(QStringLiteral("24 of 24 images")), qPrintable(transfers->details(0)));
-    QVERIFY(transfers->details(0).endsWith(QStringLiteral("complete")));
+    QTRY_VERIFY2(transfers->details(0).endsWith(QStringLiteral("complete")), qPrintable(transfers->details(0)));
     const QString prior = DemoArchive::studyUid(DemoStudy::HeadCtPrior);
     QTRY_VERIFY_WITH_TIMEOUT(m_ws->findStudy(prior) && m_ws->findStudy(prior)->instanceCount == 12, 30000);
     QCOMPARE(transfers->count(), 2);

@@ -12,7 +12,9 @@
 #include "tinystudy.h"
 #include "../imaging/jpeg2000files.h"
 
+#include <QLabel>
 #include <QListWidget>
+#include <QRegularExpression>
 #include <QStatusBar>
 
 using namespace spectrum;
@@ -80,9 +82,11 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
         int slices = 0, arriving = 0;
         bool ordered = true, partial = false;
         QString overlay, status, transfer, seriesRow;
-        const QListWidgetItem *row = nullptr;
+        int cacheCount = -1;  // what the status bar says the local cache holds
     };
     QList<Seen> seen;
+    bool rowsWatched = false;
+    int rowsRemoved = 0;         // rows of the series list taken away while the study grew (it keeps its scroll)
     QString homeKey;             // the slice Home went to, on the first layout of more than one slice
     bool homeShownEarly = false;  // and it was painted before the study was listed
     connect(streamer, &StudyStreamer::laidOut, viewer, [&] {
@@ -99,9 +103,18 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
             if (t.text.startsWith(QStringLiteral("Im ")))
                 s.overlay = t.text;
         s.status = window.statusBar()->currentMessage();
+        for (const QLabel *l : window.statusBar()->findChildren<QLabel *>()) {
+            static const QRegularExpression cache(QStringLiteral("^Local cache: (\\d+) images"));
+            if (const QRegularExpressionMatch m = cache.match(l->text()); m.hasMatch())
+                s.cacheCount = m.captured(1).toInt();
+        }
         if (auto *list = viewer->findChild<QListWidget *>(); list && list->count() > 0) {
             s.seriesRow = list->item(0)->text();
-            s.row = list->item(0);
+            if (!rowsWatched) {  // from the first layout on: the list is updated in place, never emptied and made anew
+                rowsWatched = true;
+                connect(list->model(), &QAbstractItemModel::rowsRemoved, viewer, [&] { ++rowsRemoved; });
+                connect(list->model(), &QAbstractItemModel::modelReset, viewer, [&] { ++rowsRemoved; });
+            }
         }
         if (window.transfersPanel()->count() == 1)
             s.transfer = window.transfersPanel()->details(0);
@@ -125,6 +138,11 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
     QVERIFY2(!homeKey.isEmpty(), "no layout of more than one slice came before the study was all here");
     QVERIFY(homeKey != streamer->firstLook().series.first().instances.first().key);  // one the stream brought
     QVERIFY2(homeShownEarly, "the slice Home went to was not painted before the study was listed");
+    QVERIFY(rowsWatched);
+    QCOMPARE(rowsRemoved, 0);
+    // The status bar's count of the local cache followed the stream (not only the study's listing at the end).
+    QVERIFY2(std::any_of(seen.cbegin(), seen.cend(), [](const Seen &s) { return s.cacheCount > 1 && s.cacheCount < kSlices; }),
+             qPrintable(QStringLiteral("the cache's count was %1 at the last layout").arg(seen.last().cacheCount)));
     int before = 0;
     for (const Seen &s : std::as_const(seen)) {
         QVERIFY2(s.slices >= before, "a layout lost slices");  // it only grows
@@ -134,7 +152,7 @@ void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
         // Painted: the count is said to be so far, and how much more comes.
         QVERIFY(s.partial);
         QVERIFY2(s.seriesRow.endsWith(QStringLiteral("%1 image(s) so far").arg(s.slices)), qPrintable(s.seriesRow));  // the series list says so too
-        QCOMPARE(s.row, seen.first().row);  // in the row it had: the list is updated, not made anew (it keeps its scroll)
+
         const QString soFar = s.arriving > 0 ? QStringLiteral("/%1 so far (%2 more of the study arriving)").arg(s.slices).arg(s.arriving)
                                              : QStringLiteral("/%1 so far").arg(s.slices);
         QVERIFY2(s.overlay.contains(soFar), qPrintable(s.overlay));

@@ -11,7 +11,7 @@
 // With --then-open UID,UID…: once the study is all here and scrolled, each of those studies is opened in a tab of
 // its own (as priors would be), all here and scrolled in turn; then every tab is closed with File ▸ Close study and
 // the resident memory is measured: the window idle before anything opened, with all of them open, and after closing
-// them (CLOSE_WAIT_MS later, default 1.5 s; the heap's use and free space then on stderr).
+// them (CLOSE_WAIT_MS later, default 3 s: after the second trim; the heap's use and free space then on stderr).
 // Usage: spectrum-stallbench --store NAME --study UID [--cache DIR]   (tests/bench/stall.sh sets it all up)
 
 #include "heartbeat.h"
@@ -137,7 +137,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < studies; ++i)
             close->trigger();  // the tab in view each time, as the reader closes them
         // Measured once the viewers are gone and what they freed is handed back (a second later).
-        QTimer::singleShot(qEnvironmentVariableIntValue("CLOSE_WAIT_MS") > 0 ? qEnvironmentVariableIntValue("CLOSE_WAIT_MS") : 1500, [&] {
+        QTimer::singleShot(qEnvironmentVariableIntValue("CLOSE_WAIT_MS") > 0 ? qEnvironmentVariableIntValue("CLOSE_WAIT_MS") : 3000, [&] {
             rssClosed = bench::memoryOf("VmRSS");
             anonClosed = bench::memoryOf("RssAnon");
 #if defined(__GLIBC__)
@@ -162,6 +162,7 @@ int main(int argc, char **argv)
                 return QCoreApplication::quit();
             if (thenOpen.isEmpty())
                 return closeAll();
+            viewer = nullptr;  // the one before no longer starts the wheel
             window.openRemoteStudy(p.value(QStringLiteral("store")), thenOpen.takeFirst());  // scrolled once shown
         }
     });
@@ -185,6 +186,9 @@ int main(int argc, char **argv)
                 if (stackMs < 0 && viewer->sliceCount() > 1) {
                     stackMs = clock.nsecsElapsed() / 1e6;
                     stackSlices = viewer->sliceCount();
+                    // STALLBENCH_SHOT=FILE: the window as the reader sees it a second later, mid-stream, to look at.
+                    if (const QString shot = qEnvironmentVariable("STALLBENCH_SHOT"); !shot.isEmpty())
+                        QTimer::singleShot(1000, &window, [&window, shot] { window.grab().save(shot); });
                 }
             });
     });

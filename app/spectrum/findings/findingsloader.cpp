@@ -183,8 +183,9 @@ void FindingsLoader::loadPresentationState(const QString &key)
 
 void FindingsLoader::failed(const QString &key, const Error &error)
 {
-    // Not in the cache yet: read again once it is (or now, when it came while this read was out).
-    if (m_reads.ended(key, false))
+    // Not in the cache yet: read again once it is (or now, when it came while this read was out). Unreadable: said
+    // once, not read again at each new layout of the study.
+    if (m_reads.ended(key, !readAgainWhenItLands(error)))
         load(key);
     if (error.code() != ErrorCode::NotFound)
         Q_EMIT reportFailed(key, error);

@@ -6,7 +6,7 @@
 // cannot be drawn is kept, to be listed.
 
 #include "findings/findingsmodel.h"
-#include "viewer/cachedreads.h"
+#include "findings/cachedreads.h"
 
 #include "spectrum/core/resultjob.h"
 #include "spectrum/imaging/documents/keyobjects.h"

@@ -67,11 +67,14 @@ bool HangingProtocols::readComparablePriorFirst(StudyViewer *viewer, const std::
     return false;
 }
 
-void HangingProtocols::apply(StudyViewer *viewer, int index)
+void HangingProtocols::apply(StudyViewer *viewer, int index, bool unlessMoved)
 {
-    if (!viewer)
+    if (!viewer || (unlessMoved && !viewer->isAsOpened()))
         return;
-    if (readComparablePriorFirst(viewer, [this, viewer, index] { applyNow(viewer, index); }))
+    if (readComparablePriorFirst(viewer, [this, viewer, index, unlessMoved] {
+            if (!unlessMoved || viewer->isAsOpened())  // the reader may have moved while the prior was read
+                applyNow(viewer, index);
+        }))
         return;
     applyNow(viewer, index);
 }

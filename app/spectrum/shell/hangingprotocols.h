@@ -37,7 +37,9 @@ public:
     QString file() const { return m_file; }
     /// Lays `viewer` out by protocol `index` of protocols(), or (−1) by the first that matches its study and
     /// whether its most recent comparable prior is here; the prior opens beside it when the protocol says.
-    void apply(StudyViewer *viewer, int index = -1);
+    /// `unlessMoved`: not if the reader has laid the viewer out or moved in it (StudyViewer::isAsOpened()) by the
+    /// time the prior is read.
+    void apply(StudyViewer *viewer, int index = -1, bool unlessMoved = false);
     /// The next (+1) or previous (−1) protocol that matches the study in view (N, Shift+N).
     void step(int step);
     /// "Save current layout as protocol": the study in view's layout, series and windows as a new protocol

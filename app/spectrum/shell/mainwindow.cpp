@@ -30,6 +30,7 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QSpinBox>
+#include <QTimer>
 #include <QApplication>
 #include <QHeaderView>
 #include <QLabel>
@@ -157,6 +158,15 @@ MainWindow::MainWindow(Workstation *workstation, QWidget *parent)
     connect(m_workstation, &Workstation::studiesChanged, this, &MainWindow::onStudiesChanged);
     connect(m_workstation, &Workstation::sharingChanged, this, &MainWindow::updateCacheLabel);
     updateCacheLabel();  // a workstation started before this window
+    // While studies stream in, the cache's count follows them (twice a second at most), not only their listings.
+    auto *cacheLabelDue = new QTimer(this);
+    cacheLabelDue->setSingleShot(true);
+    cacheLabelDue->setInterval(500);
+    connect(cacheLabelDue, &QTimer::timeout, this, &MainWindow::updateCacheLabel);
+    connect(m_workstation->jobs(), &JobTracker::updated, cacheLabelDue, [cacheLabelDue] {
+        if (!cacheLabelDue->isActive())
+            cacheLabelDue->start();
+    });
     connect(m_workstation, &Workstation::started, this, &MainWindow::configurePrefetcher);
     if (m_workstation->isStarted())
         configurePrefetcher();
@@ -363,8 +373,7 @@ void MainWindow::openRemoteStudy(const QString &store, const QString &studyUid, 
             // The whole study now: its protocol can place its series — unless the reader laid it out or moved in it
             // meanwhile (another series or slice, a prior opened beside, another layout, MPR): never undone under
             // them. (Read as it streams in, a large study may be read for many seconds before it is listed.)
-            if ((*viewer)->isAsOpened())
-                m_hangingProtocols->apply(*viewer);
+            m_hangingProtocols->apply(*viewer, -1, true);
         } else if (StudyViewer *open = viewerOf(study.identity.studyInstanceUid, study.identity.patientId)) {
             streamer->deleteLater();  // opened meanwhile
             m_tabs->setCurrentWidget(open);
@@ -468,8 +477,11 @@ void MainWindow::closeTab(int index)
         for (int i = 1; i < m_tabs->count(); ++i)
             if (auto *other = qobject_cast<StudyViewer *>(m_tabs->widget(i)); other && other != closing)
                 gone.subtract(keysOf(other));
+        // Now, not once the viewer is gone: the same study may be opened again before that. (A decode of it ending in
+        // between puts its image back; it goes as the least recently used.)
         m_workstation->images()->forget(gone);
-        connect(closing, &QObject::destroyed, this, [] { returnFreedMemory(); });
+        // The memory back once the viewer is gone (nothing of this window is touched then: it may be going too).
+        connect(closing, &QObject::destroyed, m_workstation->images(), [] { returnFreedMemory(); });
     }
     m_tabs->removeTab(index);
     w->deleteLater();

@@ -221,9 +221,10 @@ SeriesPane *StudyViewer::makePane(const StudySummary *study, StudyStreamer *stre
     connect(pane, &SeriesPane::activated, this, [this, pane] { setActivePane(pane); });
     connect(pane, &SeriesPane::sliceChanged, this, [this] {
         // (A layout of the study as it streams renumbers the pane's place, not the image it is on.)
-        if (!m_movedOff && !m_openedAt.second.isEmpty() && panePlaces() != QList<std::pair<QString, QString>>{m_openedAt})
+        if (!m_movedOff && !m_relocating && !m_openedAt.second.isEmpty() && panePlaces() != QList<std::pair<QString, QString>>{m_openedAt})
             m_movedOff = true;
     });
+    connect(pane, &SeriesPane::frameShown, this, [this] { m_movedOff = true; });  // the reader went through the frames
     connect(pane, &SeriesPane::seriesDropped, this, [this, pane](int series) {
         setActivePane(pane);
         showSeries(series);
@@ -405,6 +406,7 @@ void StudyViewer::relocatePanes(const QList<std::pair<QString, QString>> &shown,
         }
         return false;
     };
+    const bool relocating = std::exchange(m_relocating, true);  // (not the reader's moves: isAsOpened())
     for (int i = 0; i < m_panes.size() && i < shown.size(); ++i) {
         if (m_panes[i]->study() != &m_study)
             continue;
@@ -414,6 +416,11 @@ void StudyViewer::relocatePanes(const QList<std::pair<QString, QString>> &shown,
         if (always || series != m_panes[i]->seriesIndex() || slice != m_panes[i]->sliceIndex())
             m_panes[i]->relocate(series, slice);
     }
+    m_relocating = relocating;
+    // An image the viewer opened on that a new layout no longer has (another patient's, dropped as damaged): where
+    // the pane went instead is where it opened, as far as the reader's moves go.
+    if (!m_movedOff && m_panes.size() == 1)
+        m_openedAt = panePlaces().value(0);
 }
 
 void StudyViewer::setMaximised(SeriesPane *pane)

@@ -210,6 +210,7 @@ private:
     bool m_mprByReader = false;
     std::pair<QString, QString> m_openedAt;  ///< the first pane's place when the viewer opened (series UID, key)
     bool m_movedOff = false;                 ///< a pane has been somewhere else since (isAsOpened())
+    bool m_relocating = false;               ///< the panes follow a new layout (relocatePanes()): not the reader's moves
     PriorsPanel *m_priors;
     int m_rows = 1;
     int m_columns = 1;

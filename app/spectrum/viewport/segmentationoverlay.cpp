@@ -55,8 +55,9 @@ void SegmentationOverlay::read(const QString &key)
         if (generation != m_generation)
             return;
         const bool ok = r.isOk() && r.value().info.isSegmentation() && r.value().pixels.format() == PixelFormat::Gray8;
-        // Not here yet (read again once cached, or now if it came while this read was out), or not a mask we can show.
-        if (m_reads.ended(key, ok))
+        // Not here yet: read again once cached, or now if it came while this read was out. Not a mask we can show:
+        // read once.
+        if (m_reads.ended(key, r.isOk() || !readAgainWhenItLands(r.error())))
             return load(key);
         if (!ok)
             return;

@@ -5,7 +5,7 @@
 // by the source instance (and frame) each SEG frame names, or, where it names none, by the same place in the same
 // frame of reference. Each mask is the segment's colour, translucent, over the image's own pixels.
 
-#include "viewer/cachedreads.h"
+#include "findings/cachedreads.h"
 #include "viewport/imageviewport.h"
 
 #include "spectrum/stores/reading/studycatalog.h"

@@ -176,6 +176,8 @@ void StudyStreamer::markCached(const QString &key, qint64 bytes)
 {
     if (m_cached.contains(key))
         return;
+    if (m_absorbed < m_absorbing.size() && m_early.contains(key) && m_keys.contains(key))
+        --m_toCount;  // came early and is waiting to be counted: counted here, once
     m_cached.insert(key);
     m_held->insert(key);
     m_failed.remove(key);
@@ -238,7 +240,7 @@ void StudyStreamer::startBulk()
             return;
     } else {
         // Worth a request of its own only when more is missing than the view lane brings.
-        const int missing = total() - cachedCount() - int(m_running.size()) - int(m_absorbing.size() - m_absorbed);
+        const int missing = total() - cachedCount() - int(m_running.size()) - m_toCount;
         if (missing <= 2 * m_viewRadius + 1)
             return;
     }
@@ -455,6 +457,8 @@ void StudyStreamer::refetch(const QString &key)
     }
     if (!m_keys.contains(key) || m_running.contains(key))
         return;
+    if (m_absorbed < m_absorbing.size() && m_early.contains(key) && !m_cached.contains(key))
+        --m_toCount;  // waiting to be counted: fetched again instead
     if (m_cached.remove(key))
         announceProgress(true);
     m_held->remove(key);

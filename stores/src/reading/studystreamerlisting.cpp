@@ -27,6 +27,8 @@ void StudyStreamer::absorbEarly()
         const QString key = m_absorbing.at(m_absorbed++);
         if (!m_early.contains(key))
             continue;  // dropped meanwhile as damaged (refetch()): fetched again, counted when it comes
+        if (m_keys.contains(key) && !m_cached.contains(key))
+            --m_toCount;  // counted now (markCached), not twice
         const qint64 bytes = m_early.take(key);
         m_earlyBytes -= bytes;
         if (m_keys.contains(key))
@@ -39,6 +41,7 @@ void StudyStreamer::absorbEarly()
     m_absorb.stop();
     m_absorbing.clear();
     m_absorbed = 0;
+    m_toCount = 0;
     m_early.clear();  // what was not the study's
     m_earlyBytes = 0;
     announceProgress(false);
@@ -176,6 +179,7 @@ void StudyStreamer::ready()
     // (absorbEarly()), never fetched again meanwhile (next()).
     m_absorbing = m_early.keys();
     m_absorbed = 0;
+    m_toCount = int(std::count_if(m_absorbing.cbegin(), m_absorbing.cend(), [this](const QString &k) { return m_keys.contains(k) && !m_cached.contains(k); }));
     m_listed = true;
     Q_EMIT listed();
     announceProgress(true);

@@ -145,9 +145,9 @@ public:
     /// Bytes of the instances fetched so far (not those that were cached already), counted or not yet.
     qint64 bytesFetched() const { return m_bytes + m_earlyBytes; }
     /// How many of the study's instances are here, of how many: once listed cachedCount() of total(); before, as
-    /// laid out so far (provisional()) — a transfer row is shown from the first layout on. (What came early and is
-    /// not counted yet may have been brought again by the view lane: never more than the study holds.)
-    int hereCount() const { return m_listed ? std::min(total(), cachedCount() + int(m_absorbing.size() - m_absorbed)) : m_provisional.instanceCount; }
+    /// laid out so far (provisional()) — a transfer row is shown from the first layout on; once listed, what came
+    /// before the listing and is being counted (absorbEarly()) too, each once.
+    int hereCount() const { return m_listed ? cachedCount() + m_toCount : m_provisional.instanceCount; }
     int expectedCount() const { return m_listed ? total() : m_provisional.instanceCount + m_provisional.arriving; }
     /// How many of the study's instances were in the cache before this stream began (known once listed).
     int cachedBefore() const;
@@ -235,6 +235,7 @@ private:
     static constexpr int kAbsorbSliceMs = 4;
     QStringList m_absorbing;            ///< the keys of m_early when the study was listed
     qsizetype m_absorbed = 0;           ///< of m_absorbing
+    int m_toCount = 0;                  ///< of those not absorbed yet, the study's and not counted (m_cached) otherwise
     QTimer m_absorb;
     /// finished() when the study is complete and everything counted has been announced.
     void finishIfComplete();

@@ -6,10 +6,20 @@
 // its read is out (the read looked a moment before) — that read's "not found" must not be the last word, so the
 // landing is remembered and the document read again when the read ends.
 
+#include "spectrum/core/error.h"
+
 #include <QSet>
 #include <QString>
 
 namespace spectrum {
+
+/// Whether a read that failed with `e` is to be tried again when the document lands: it was not there (yet), or
+/// not whole (a damaged copy is dropped and fetched again) — not when it was there and could not be read as what it
+/// claims (said once, not again at each new layout of the study).
+inline bool readAgainWhenItLands(const Error &e)
+{
+    return e.code() == ErrorCode::NotFound || e.code() == ErrorCode::Corrupt || e.code() == ErrorCode::Io;
+}
 
 class CachedReads
 {
@@ -32,12 +42,13 @@ public:
         }
         return ask(key);
     }
-    /// The read of `key` ended; `ok`: it was read. Whether to read it again (it was not, and has landed since).
-    bool ended(const QString &key, bool ok)
+    /// The read of `key` ended; `done`: it was read, or found unreadable (not to be read again). Whether to read it
+    /// again (it was not there, and has landed since).
+    bool ended(const QString &key, bool done)
     {
         m_out.remove(key);
         const bool again = m_again.remove(key);
-        if (ok)
+        if (done)
             return false;
         m_asked.remove(key);  // not in the cache yet: asked again once it is
         return again;
