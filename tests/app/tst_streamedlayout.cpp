@@ -22,6 +22,30 @@ using namespace spectrum::test;
 
 namespace {
 constexpr int kSlices = 1500;
+
+/// A workstation with an empty cache whose archive is Orthanc behind a link of 6 Mbit/s (2 ms, 256 KiB window), its
+/// main window shown.
+struct BehindALink
+{
+    explicit BehindALink(quint16 orthancHttpPort) : link(orthancHttpPort, 2, 256, 6)
+    {
+        if (!link.waitUntilListening())
+            return;
+        ws = workstationWithArchive(dir, QStringLiteral("archive"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(link.port()));
+        if (!ws)
+            return;
+        window = std::make_unique<MainWindow>(ws.get());
+        window->resize(1000, 700);
+        window->show();
+        exposed = QTest::qWaitForWindowExposed(window.get());
+    }
+    bool ready() const { return window && exposed; }
+    LinkEmulator link;
+    QTemporaryDir dir;
+    std::unique_ptr<Workstation> ws;
+    std::unique_ptr<MainWindow> window;
+    bool exposed = false;
+};
 }
 
 class tst_StreamedLayout : public QObject
@@ -60,15 +84,9 @@ void tst_StreamedLayout::initTestCase()
 
 void tst_StreamedLayout::aStudyStreamingInIsReadAsItFills()
 {
-    LinkEmulator link(m_orthanc.httpPort(), 2, 256, 6);
-    QVERIFY(link.waitUntilListening());
-    QTemporaryDir dir;
-    std::unique_ptr<Workstation> ws = workstationWithArchive(dir, QStringLiteral("archive"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(link.port()));
-    QVERIFY(ws);
-    MainWindow window(ws.get());
-    window.resize(1000, 700);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    BehindALink behind(m_orthanc.httpPort());
+    QVERIFY(behind.ready());
+    MainWindow &window = *behind.window;
 
     StudyViewer *viewer = openFromBrowser(&window, QStringLiteral("LARGE*"));
     QVERIFY(viewer);
@@ -188,15 +206,9 @@ void tst_StreamedLayout::theReadersPlaceIsKeptWhenTheStudyIsListed()
     // The reader does not wait for the listing: as the study streams in, they click its second series in the series
     // list and press Home. The study is then listed — and its hanging protocol, which hangs the first series, is not
     // applied over what the reader chose: the pane stays on that series and slice, painted.
-    LinkEmulator link(m_orthanc.httpPort(), 2, 256, 6);
-    QVERIFY(link.waitUntilListening());
-    QTemporaryDir dir;
-    std::unique_ptr<Workstation> ws = workstationWithArchive(dir, QStringLiteral("archive"), QStringLiteral("http://127.0.0.1:%1/dicom-web").arg(link.port()));
-    QVERIFY(ws);
-    MainWindow window(ws.get());
-    window.resize(1000, 700);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    BehindALink behind(m_orthanc.httpPort());
+    QVERIFY(behind.ready());
+    MainWindow &window = *behind.window;
     StudyViewer *viewer = openFromBrowser(&window, QStringLiteral("TWO*"));
     QVERIFY(viewer);
     StudyStreamer *streamer = viewer->streamer();
