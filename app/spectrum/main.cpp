@@ -8,6 +8,7 @@
 #include "shell/theme.h"
 #include "shell/workstation.h"
 
+#include "spectrum/core/heaptrim.h"
 #include "spectrum/stores/reading/savedsearch.h"
 
 #include "spectrum/core/audit/auditevents.h"
@@ -184,6 +185,7 @@ private:
 
 int main(int argc, char **argv)
 {
+    keepHeapReturnable();  // before the heap grows: a study closed gives its memory back (heaptrim.h)
     // A screenshot, --help and --version need no screen.
     const bool wantsScreenshot = [&] {
         for (int i = 1; i < argc; ++i) {

@@ -29,6 +29,16 @@ void trimSoon()
 }
 } // namespace
 
+void keepHeapReturnable()
+{
+#if defined(__GLIBC__)
+    // Setting either turns glibc's own adjustment off; both are set so that neither falls back to its default
+    // (a 128 KiB mmap threshold would map and fault in every 0.5 MiB slice anew).
+    ::mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    ::mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
+#endif
+}
+
 void returnFreedMemory()
 {
     trimSoon();

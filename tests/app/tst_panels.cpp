@@ -30,6 +30,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
+#include <QProgressBar>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QSettings>
@@ -84,7 +85,8 @@ private Q_SLOTS:
     void theStoresDialogSetsUpASignIn();
 };
 
-/// Forty ended sends never grow the panel past a screen: it scrolls inside itself; Clear finished empties it.
+/// Forty ended sends never grow the panel past a screen: it scrolls inside itself; Clear finished empties it. A day
+/// of sends keeps the newest that went well and the failures, not all.
 void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
 {
     JobTracker tracker;
@@ -109,6 +111,34 @@ void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
     QVERIFY2(panel.minimumSizeHint().height() < emptyHeight + 200, qPrintable(QString::number(panel.minimumSizeHint().height())));
     auto *clear = panel.findChild<QPushButton *>(QStringLiteral("clearFinished"));
     QVERIFY(clear);
+    clear->click();
+    QCOMPARE(panel.count(), 0);
+
+    // A working day: hundreds of sends (and priors prefetched) that went well. The panel keeps the newest
+    // kKeptSucceeded of them beside the failures (kept longer: the reader has to see those), so it does not grow
+    // for the whole day; the older ones leave by themselves.
+    for (int i = 0; i < 3; ++i) {
+        auto *job = failedJob<ExportSummary>(Error(ErrorCode::Network, QStringLiteral("the archive is away")));
+        job->setTitle(QStringLiteral("Failed send %1").arg(i));
+        describeSend(job);
+        tracker.add(job, JobTracker::Direction::Outgoing);
+        job->start(ExecutionPolicy::Sync);
+    }
+    for (int i = 0; i < 300; ++i) {
+        auto *job = makeJob<ExportSummary>([](const CancelToken &) { return Result<ExportSummary>(ExportSummary{{QStringLiteral("1.2.3")}, {}}); },
+                                           RunOn::Caller);
+        job->setTitle(QStringLiteral("Send %1").arg(i));
+        describeSend(job);
+        tracker.add(job, JobTracker::Direction::Outgoing);
+        job->start(ExecutionPolicy::Sync);
+    }
+    QTRY_VERIFY(tracker.jobs().isEmpty());
+    QCOMPARE(panel.count(), 3 + TransfersPanel::kKeptSucceeded);
+    QCOMPARE(panel.title(0), QStringLiteral("Failed send 0"));
+    QCOMPARE(panel.title(3), QStringLiteral("Send %1").arg(300 - TransfersPanel::kKeptSucceeded));
+    QCOMPARE(panel.title(panel.count() - 1), QStringLiteral("Send 299"));
+    QCOMPARE(panel.details(panel.count() - 1), QStringLiteral("1 image(s) stored"));
+    QTRY_COMPARE(panel.findChildren<QProgressBar *>().size(), panel.count());  // the widgets of those gone, deleted
     clear->click();
     QCOMPARE(panel.count(), 0);
 

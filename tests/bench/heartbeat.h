@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The GUI event loop's heartbeat, for the benchmarks that measure stalls: a precise timer every `tickMs`; each beat
-// later than that is a stall of the difference. Shared by spectrum-stallbench and spectrum-priorsbench.
+// later than that is a stall of the difference. Shared by spectrum-stallbench, -priorsbench and -soakbench.
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -31,6 +31,12 @@ public:
 
     void start() { m_timer.start(); }
     void stop() { m_timer.stop(); }
+    /// Forgets the beats so far (a new measurement from the next beat on).
+    void reset()
+    {
+        m_gaps.clear();
+        m_beat.invalidate();
+    }
     bool isActive() const { return m_timer.isActive(); }
     int tickMs() const { return m_tickMs; }
     size_t beats() const { return m_gaps.size(); }

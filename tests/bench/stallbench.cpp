@@ -21,6 +21,7 @@
 #include "viewer/studyviewer.h"
 #include "shell/workstation.h"
 
+#include "spectrum/core/heaptrim.h"
 #include "spectrum/stores/archives/storeconfig.h"
 #include "spectrum/stores/reading/studystreamer.h"
 
@@ -78,6 +79,7 @@ public:
 
 int main(int argc, char **argv)
 {
+    keepHeapReturnable();  // as the workstation's main() does
     qputenv("QT_QPA_PLATFORM", "offscreen");
     TracingApplication app(argc, argv);
     QCommandLineParser p;

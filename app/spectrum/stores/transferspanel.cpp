@@ -48,6 +48,7 @@ void TransfersPanel::add(Job *job)
     row.job = job;
     row.owned = !job->isAutoDelete();
     row.ended = job->isFinished();
+    row.failed = row.ended && job->hasError();
     row.widget = new QWidget;
     row.title = new QLabel(job->title());
     row.bar = new QProgressBar;
@@ -102,8 +103,10 @@ void TransfersPanel::add(Job *job)
     connect(job, &Job::finished, this, [this, widget] {
         if (Row *r = rowOf(widget)) {
             r->ended = true;
+            r->failed = r->job && r->job->hasError();
             refresh(*r);
         }
+        keepRecentEnded();
     });
     connect(job, &QObject::destroyed, this, [this, widget] {
         Row *r = rowOf(widget);
@@ -112,6 +115,23 @@ void TransfersPanel::add(Job *job)
     });
     m_rows << row;
     refresh(m_rows.last());
+    keepRecentEnded();
+}
+
+void TransfersPanel::keepRecentEnded()
+{
+    int succeeded = 0, failed = 0;
+    for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
+        const Row &r = m_rows[i];
+        if (!r.ended || r.owned)
+            continue;
+        if (r.failed ? ++failed <= kKeptFailed : ++succeeded <= kKeptSucceeded)
+            continue;
+        m_rows[i].widget->hide();
+        m_rows[i].widget->deleteLater();  // not its own Dismiss: that is a newer row's click or none
+        m_rows.removeAt(i);
+    }
+    m_empty->setVisible(m_rows.isEmpty());
 }
 
 TransfersPanel::Row *TransfersPanel::rowOf(const QWidget *widget)

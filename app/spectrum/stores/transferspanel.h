@@ -4,7 +4,9 @@
 // progress bar, its status in its own words (Job::statusText) with the rate and time left the tracker keeps, and
 // buttons for what the job can do: Pause/Resume (Suspendable), Retry failed (Retryable), Cancel — Dismiss once it
 // ended. A row whose job belongs to something else (a study's arrival, to its open study) goes with it; a row of a
-// job that deletes itself (a send) stays with its outcome until dismissed or cleared. The status bar reads the
+// job that deletes itself (a send, a prior prefetched) stays with its outcome until dismissed or cleared — the newest
+// kKeptSucceeded of those that went well and kKeptFailed of those that did not, so that a working day of hundreds
+// of studies does not grow the panel without end (the older ones leave by themselves). The status bar reads the
 // tracker's summary, not this panel.
 
 #include <QList>
@@ -29,6 +31,10 @@ public:
     /// Shows the jobs `tracker` follows now and those it is told of later.
     explicit TransfersPanel(JobTracker *tracker, QWidget *parent = nullptr);
 
+    /// Ended rows of jobs that deleted themselves kept at most, the newest: those that went well, those that did not.
+    static constexpr int kKeptSucceeded = 20;
+    static constexpr int kKeptFailed = 50;
+
     /// Rows shown (jobs still there, ended or not).
     int count() const { return int(m_rows.size()); }
     /// Removes the rows whose job ended (a study all here or cancelled, a send done); how many went.
@@ -46,6 +52,7 @@ private:
         QPointer<Job> job;
         bool owned = false;  ///< the job belongs to something else: the row goes when the job does
         bool ended = false;
+        bool failed = false;  ///< ended with an error (or cancelled)
         QWidget *widget = nullptr;
         QLabel *title = nullptr;
         QProgressBar *bar = nullptr;
@@ -57,6 +64,8 @@ private:
     void add(Job *job);
     Row *rowOf(const QWidget *widget);
     void remove(const QWidget *widget);
+    /// Drops the oldest ended rows beyond kKeptSucceeded and kKeptFailed (not those that go with their owner).
+    void keepRecentEnded();
     void refresh(Row &row);
     void refreshAll();
 

@@ -44,6 +44,8 @@ public:
     qint64 budget() const { return m_budget; }
     qint64 usage() const { return m_usage; }
     int count() const { return int(m_entries.size()); }
+    /// The keys kept, most recently used first (what a benchmark or a test looks at).
+    QStringList keys() const { return QStringList(m_lru.cbegin(), m_lru.cend()); }
     /// The memory an image's pixels take.
     static qint64 costOf(const DecodedImage &image);
 

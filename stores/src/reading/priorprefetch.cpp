@@ -195,8 +195,13 @@ void PriorPrefetcher::finishCurrent(const QString &outcome)
     if (!m_current)
         return;
     const QString uid = m_currentUid;
-    // Kept (stopped) while the prefetcher lives: the transfers list still shows how it went.
+    // Kept (stopped) a while: the transfers list still shows how it went. The oldest kept goes.
     m_current->stop();
+    m_done << m_current;
+    while (m_done.size() > kKeptDone) {
+        if (StudyStreamer *old = m_done.takeFirst())
+            old->deleteLater();
+    }
     m_current = nullptr;
     m_currentUid.clear();
     Q_EMIT priorDone(uid, outcome);

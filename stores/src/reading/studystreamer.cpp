@@ -370,24 +370,35 @@ void StudyStreamer::start()
     // listed — then what it sent is the listing.
     BlobQuery q;
     q.studyInstanceUid = m_studyUid;
-    whenDone(m_cache->query(q), this, [this](const Result<QList<BlobInfo>> &held) {
-        m_cacheKnown = true;
-        qCDebug(lcStores) << "streamer: the cache answered at" << m_clock.elapsed() << "ms";
-        if (held.isOk()) {
-            for (const BlobInfo &b : held.value()) {
-                m_heldBefore.insert(b.key);
-                m_held->insert(b.key);
-            }
-        }
-        if (!m_heldBefore.isEmpty() || !m_bulkWanted) {
-            startListing();  // listed first: the bulk lane brings only what is missing, if that is worth it
-        } else {
-            startBulk();
-            m_listSoon.start(kListAfterMs);
-        }
-        if (m_listingWaits)
-            ready();
+    // SPECTRUM_TEST_CACHE_LATE_MS: the cache's answer taken that much later, as from a cache busy evicting (for the
+    // tests of what arrives before it).
+    const int lateMs = qEnvironmentVariableIntValue("SPECTRUM_TEST_CACHE_LATE_MS");
+    whenDone(m_cache->query(q), this, [this, lateMs](const Result<QList<BlobInfo>> &answer) {
+        if (lateMs > 0)
+            QTimer::singleShot(lateMs, this, [this, answer] { cacheAnswered(answer); });
+        else
+            cacheAnswered(answer);
     });
+}
+
+void StudyStreamer::cacheAnswered(const Result<QList<BlobInfo>> &held)
+{
+    m_cacheKnown = true;
+    qCDebug(lcStores) << "streamer: the cache answered at" << m_clock.elapsed() << "ms";
+    if (held.isOk()) {
+        for (const BlobInfo &b : held.value()) {
+            m_heldBefore.insert(b.key);
+            m_held->insert(b.key);
+        }
+    }
+    if (!m_heldBefore.isEmpty() || !m_bulkWanted) {
+        startListing();  // listed first: the bulk lane brings only what is missing, if that is worth it
+    } else {
+        startBulk();
+        m_listSoon.start(kListAfterMs);
+    }
+    if (m_listingWaits)
+        ready();
 }
 
 void StudyStreamer::setFocus(int series, int index)

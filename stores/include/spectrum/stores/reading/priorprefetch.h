@@ -13,6 +13,7 @@
 #include "spectrum/stores/reading/priorsearch.h"
 
 #include <QObject>
+#include <QPointer>
 #include <QQueue>
 #include <QTimer>
 
@@ -40,6 +41,11 @@ class PriorPrefetcher : public QObject
 {
     Q_OBJECT
 public:
+    /// Priors done (fetched or not) whose streamers are kept, the newest: the transfers list shows how they went
+    /// and the reader may retry one there. Older ones are deleted, so that a working day of hundreds of studies does
+    /// not keep every prior's model (tests/bench/soak.sh).
+    static constexpr int kKeptDone = 20;
+
     PriorPrefetcher(StoreRegistry *registry, FileStore *cache, QObject *parent = nullptr);
     ~PriorPrefetcher() override;
 
@@ -110,6 +116,7 @@ private:
     qint64 m_batchBytes = 0; ///< fetched since the prefetcher was last idle: what the budget is held against
     QQueue<Pending> m_queue;
     StudyStreamer *m_current = nullptr;
+    QList<QPointer<StudyStreamer>> m_done;  ///< the newest kKeptDone done, oldest first
     QString m_currentUid;
     QString m_currentKey;
     bool m_currentIsPrior = true;

@@ -189,6 +189,8 @@ Q_SIGNALS:
 
 private:
     void pump();
+    /// What the cache holds of the study (asked for at start()): not fetched again; the listing may go on.
+    void cacheAnswered(const Result<QList<BlobInfo>> &held);
     /// Fetches one instance into the cache, streaming its bytes (InstanceUpdate::Arriving).
     void fetchOne(const QString &seriesUid, const QString &sopUid, const QString &key);
     /// The next instance to fetch: (series, index), or (−1, −1).
