@@ -59,6 +59,7 @@ private Q_SLOTS:
     void theReadersPlaceIsKeptWhenTheStudyIsListed();
     void aSlowSliceInViewIsShownThoughTheStudyIsLaidOutAgain();
     void aStudyHeldHereIsShownWholeThoughTheArchiveWasAskedFirst();
+    void aDecodeEndingAfterItsStudyClosedIsNotKept();
 
 private:
     QTemporaryDir m_dir;
@@ -357,6 +358,52 @@ void tst_StreamedLayout::aStudyHeldHereIsShownWholeThoughTheArchiveWasAskedFirst
     for (const PlacedText &t : vp->overlayPlacement().texts)
         complete = complete || t.text.contains(QStringLiteral("Image complete"));
     QVERIFY(complete);
+}
+
+void tst_StreamedLayout::aDecodeEndingAfterItsStudyClosedIsNotKept()
+{
+    // A study closed while an image of it is being decoded (here a 2048 × 2500 radiograph in lossless JPEG 2000,
+    // most of a second): closing drops its images from memory (decision 0036) and retires its decoders, so the
+    // decode ending after that is not put back — the soak (a working day) found a radiograph kept after a study or
+    // so, 10 MiB each, until the least recently used went. Its pending mark ends all the same.
+    QTemporaryDir dir;
+    DemoOptions options;
+    options.studies = {DemoStudy::ChestCr};
+    QByteArray radiograph;
+    QVERIFY(!DemoArchive::generate(options, [&](DemoInstance &&i) {
+                 if (radiograph.isEmpty())
+                     radiograph = i.bytes;
+                 return Error();
+             }).isError());
+    const QString original = dir.filePath(QStringLiteral("cr.dcm"));
+    QVERIFY(writeFile(original, radiograph));
+    const QString folder = dir.filePath(QStringLiteral("j2k"));
+    QVERIFY(QDir().mkpath(folder));
+    QVERIFY(!makeJpeg2000(original, folder, 0, 0).isEmpty());
+    QVERIFY(QFile::remove(original));
+    std::unique_ptr<Workstation> ws = workstationWithArchive(dir, QStringLiteral("archive"), m_orthanc.dicomWebUrl());
+    QVERIFY(ws);
+    QSignalSpy imported(ws.get(), &Workstation::importFinished);
+    QVERIFY(ws->importFiles({folder}));
+    QVERIFY(imported.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(ws->findStudy(DemoArchive::studyUid(DemoStudy::ChestCr)), 20000);
+    const std::optional<StudySummary> study = readStudy(ws.get(), *ws->findStudy(DemoArchive::studyUid(DemoStudy::ChestCr)));
+    QVERIFY(study && !study->series.isEmpty());
+    const QString key = study->series[0].instances[0].key;
+
+    StudyViewer viewer(ws->localStore(), ws->images(), *study);
+    viewer.resize(800, 800);
+    viewer.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&viewer));
+    QTRY_VERIFY(ws->images()->isPending(key));  // being decoded
+    // What closing its tab does (MainWindow::closeTab, reached by Ctrl+W in tst_workstation).
+    viewer.retire();
+    ws->images()->forget({key});
+    QTRY_VERIFY_WITH_TIMEOUT(!ws->images()->isPending(key), 20000);  // the decode ended
+    QTRY_COMPARE(blockingPool()->activeThreadCount(), 0);
+    QCoreApplication::processEvents();  // what it posted back, delivered
+    QVERIFY2(!ws->images()->contains(key), "a decode ending after its study closed was kept");
+    QCOMPARE(ws->images()->count(), 0);
 }
 
 QTEST_MAIN(tst_StreamedLayout)

@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <vector>
 #if defined(__GLIBC__)
@@ -293,6 +294,10 @@ int main(int argc, char **argv)
     ws.start();
     const int rc = app.exec();
     heart.stop();
+    if (qEnvironmentVariableIsSet("SOAK_EXIT_AT_END")) {
+        std::fflush(stdout);
+        std::_Exit(rc);  // diagnosis: what is still allocated now is what a heap profiler reports as not freed
+    }
     if (rc != 0)
         return rc;
 

@@ -30,6 +30,7 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QSpinBox>
+#include <QPixmapCache>
 #include <QTimer>
 #include <QApplication>
 #include <QHeaderView>
@@ -477,9 +478,13 @@ void MainWindow::closeTab(int index)
         for (int i = 1; i < m_tabs->count(); ++i)
             if (auto *other = qobject_cast<StudyViewer *>(m_tabs->widget(i)); other && other != closing)
                 gone.subtract(keysOf(other));
-        // Now, not once the viewer is gone: the same study may be opened again before that. (A decode of it ending in
-        // between puts its image back; it goes as the least recently used.)
+        // Now, not once the viewer is gone: the same study may be opened again before that. What its decodes under
+        // way still bring is not kept (retire: soak.sh found a radiograph put back after each study or so).
+        closing->retire();
         m_workstation->images()->forget(gone);
+        // Qt's pixmap cache keeps every thumbnail icon it painted (QIcon caches each in it, up to 10 MiB): a day of
+        // studies filled it with closed ones (soak.sh). Emptied; what the style keeps there is made again as painted.
+        QPixmapCache::clear();
         // The memory back once the viewer is gone (nothing of this window is touched then: it may be going too).
         connect(closing, &QObject::destroyed, m_workstation->images(), [] { returnFreedMemory(); });
     }

@@ -130,7 +130,15 @@ void StudyViewer::showThumbnailOnRow(int row)
     if (item->data(kThumbnailRole) == shown)
         return;
     item->setData(kThumbnailRole, shown);
-    item->setIcon(wanted ? QIcon(QPixmap::fromImage(*thumb)) : QIcon());
+    QIcon icon;
+    if (wanted) {
+        // The same pixels when the row is selected: an image is not tinted with the selection's colour, and no
+        // tinted copy is left in Qt's pixmap cache once the study is closed (soak.sh: a working day filled it).
+        const QPixmap pixmap = QPixmap::fromImage(*thumb);
+        icon.addPixmap(pixmap, QIcon::Normal);
+        icon.addPixmap(pixmap, QIcon::Selected);
+    }
+    item->setIcon(icon);
 }
 
 } // namespace spectrum

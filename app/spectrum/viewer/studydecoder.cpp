@@ -233,7 +233,7 @@ bool StudyDecoder::isLoading(const QString &key) const
 
 void StudyDecoder::startLoad(const QString &key)
 {
-    if (m_images->contains(key) || m_images->isPending(key) || isLoading(key))
+    if (m_retired || m_images->contains(key) || m_images->isPending(key) || isLoading(key))
         return;
     // The streamer's instance (before its listing, every one may be) until it is in the cache.
     if (m_streamer && m_streamer->isAwaited(key))
@@ -281,8 +281,30 @@ void StudyDecoder::startLoad(const QString &key)
     job->start(ExecutionPolicy::Async);
 }
 
+void StudyDecoder::retire()
+{
+    m_retired = true;
+    disconnect(m_images, nullptr, this, nullptr);  // nothing more is loaded for its panes
+}
+
+bool StudyDecoder::droppedRetired(const QString &key)
+{
+    if (!m_retired)
+        return false;
+    // Its viewer closed: the image is not kept (the memory cache forgot the study); whoever else waits for it (the
+    // same study opened again) decodes it.
+    m_pendingHere.remove(key);
+    m_images->setPending(key, false);
+    return true;
+}
+
 void StudyDecoder::keep(const QString &key, std::shared_ptr<const DecodedImage> original, std::shared_ptr<const DecodedImage> filtered, quint64 chainGeneration)
 {
+    if (droppedRetired(key)) {
+        if (filtered)
+            droppedRetired(ImageMemoryCache::filteredKey(key, m_chainDescription));
+        return;
+    }
     if (chainGeneration != m_chainGeneration)
         filtered.reset();  // other filters were chosen meanwhile: only its original is kept
     if (ImageMemoryCache::costOf(*original) > m_images->budget()) {
@@ -325,6 +347,8 @@ void StudyDecoder::filter(const QString &key, const std::shared_ptr<const Decode
         std::shared_ptr<const DecodedImage> out = filtered(*original, chain, &error);
         return std::make_pair(out, error);
     }, [this, key, original, filteredKey, description](std::pair<std::shared_ptr<const DecodedImage>, Error> &&made) {
+        if (droppedRetired(filteredKey))
+            return;
         if (made.first && ImageMemoryCache::costOf(*made.first) <= m_images->budget()) {
             m_images->insert(filteredKey, made.first);  // what it is made of is in its key: right whoever asked
             return;

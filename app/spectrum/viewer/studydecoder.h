@@ -57,6 +57,10 @@ public:
     void setView(const QObject *viewer, const QString &key, const QSet<QString> &near = {}, std::shared_ptr<NextWindowSlot> render = {});
     /// Forgets `viewer`: its view, and what it asked for (loads nobody else wants are cancelled).
     void forget(const QObject *viewer);
+    /// Its viewer is closing (MainWindow::closeTab, decision 0037): nothing more is loaded, and what decodes and
+    /// filters under way still bring is not kept in the memory cache — which forgot the study as it closed — until
+    /// the decoder goes with the viewer; their pending marks end, so that the same study opened again decodes them.
+    void retire();
 
     /// The filters images decoded while they arrive, or from their bytes, are run through as they are decoded.
     void setFilters(const FilterChain &chain, const QString &description);
@@ -144,6 +148,9 @@ private:
     QHash<QString, Wanted> m_wanted;                       ///< what is asked for and not in memory yet
     QHash<QString, std::shared_ptr<Arriving>> m_arriving;  ///< slices in view decoded while they arrive
     QSet<QString> m_pendingHere;                           ///< marked pending in the memory cache by this decoder
+    /// retire()d: `key`'s image is dropped (its pending mark ended), not kept. False when not retired.
+    bool droppedRetired(const QString &key);
+    bool m_retired = false;
     QSet<QString> m_givingUp;                              ///< too large to keep, being let go (not re-asked)
     quint64 m_arrivalSerial = 0;
 };

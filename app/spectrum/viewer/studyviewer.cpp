@@ -142,6 +142,14 @@ StudyViewer::~StudyViewer()
     m_panes.clear();
 }
 
+void StudyViewer::retire()
+{
+    for (StudyDecoder *d : std::as_const(m_decoders))
+        d->retire();
+    if (m_cacheDecoder)
+        m_cacheDecoder->retire();
+}
+
 StudyDecoder *StudyViewer::decoderFor(StudyStreamer *streamer)
 {
     if (!streamer) {
