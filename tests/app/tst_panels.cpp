@@ -76,6 +76,16 @@ protected:
     }
 };
 
+/// A send that goes on until the test ends it (deletes itself then, as sends do).
+class LongSend : public Job
+{
+public:
+    void end() { emitResult(); }
+
+protected:
+    void doStart() override {}
+};
+
 class tst_Panels : public QObject
 {
     Q_OBJECT
@@ -124,6 +134,10 @@ void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
         tracker.add(job, JobTracker::Direction::Outgoing);
         job->start(ExecutionPolicy::Sync);
     }
+    auto *longSend = new LongSend;  // begun before the day's sends, ended after them: its end is shown
+    longSend->setTitle(QStringLiteral("Long send"));
+    tracker.add(longSend, JobTracker::Direction::Outgoing);
+    longSend->start();
     for (int i = 0; i < 300; ++i) {
         auto *job = makeJob<ExportSummary>([](const CancelToken &) { return Result<ExportSummary>(ExportSummary{{QStringLiteral("1.2.3")}, {}}); },
                                            RunOn::Caller);
@@ -132,10 +146,13 @@ void tst_Panels::theTransfersPanelScrollsAndClearsWhatEnded()
         tracker.add(job, JobTracker::Direction::Outgoing);
         job->start(ExecutionPolicy::Sync);
     }
+    QCOMPARE(panel.count(), 3 + 1 + TransfersPanel::kKeptSucceeded);  // the long send still at work
+    longSend->end();
     QTRY_VERIFY(tracker.jobs().isEmpty());
     QCOMPARE(panel.count(), 3 + TransfersPanel::kKeptSucceeded);
     QCOMPARE(panel.title(0), QStringLiteral("Failed send 0"));
-    QCOMPARE(panel.title(3), QStringLiteral("Send %1").arg(300 - TransfersPanel::kKeptSucceeded));
+    QCOMPARE(panel.title(3), QStringLiteral("Long send"));  // ended last: kept, though added before them all
+    QCOMPARE(panel.title(4), QStringLiteral("Send %1").arg(300 - TransfersPanel::kKeptSucceeded + 1));
     QCOMPARE(panel.title(panel.count() - 1), QStringLiteral("Send 299"));
     QCOMPARE(panel.details(panel.count() - 1), QStringLiteral("1 image(s) stored"));
     QTRY_COMPARE(panel.findChildren<QProgressBar *>().size(), panel.count());  // the widgets of those gone, deleted

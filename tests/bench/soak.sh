@@ -26,7 +26,8 @@ export SPECTRUM_KEYRING=off
 copies=$(( (STUDIES + 4) / 5 ))
 start_orthanc soak SOAKPACS
 "$bin/spectrum-cli" demo --out "$work/demo" --ct-slices "$SLICES" >/dev/null
-/usr/bin/python3 "$here/soakdata.py" "$work/demo" "$work/day" "$copies" | head -n "$STUDIES" > "$work/studies"
+/usr/bin/python3 "$here/soakdata.py" "$work/demo" "$work/day" "$copies" > "$work/all"
+head -n "$STUDIES" "$work/all" > "$work/studies"
 echo "archive: $(wc -l < "$work/studies") studies of $copies patients, $(find "$work/day" -type f | wc -l) instances, $(du -sm "$work/day" | cut -f1) MiB"
 TCP_NODELAY=1 storescu -aec SOAKPACS 127.0.0.1 "$dicom" --scan-directories --recurse "$work/day"
 rm -rf "$work/day" "$work/demo"

@@ -480,7 +480,7 @@ void MainWindow::closeTab(int index)
                 gone.subtract(keysOf(other));
         // Now, not once the viewer is gone: the same study may be opened again before that. What its decodes under
         // way still bring is not kept (retire: soak.sh found a radiograph put back after each study or so).
-        closing->retire();
+        closing->retire(gone);
         m_workstation->images()->forget(gone);
         // Qt's pixmap cache keeps every thumbnail icon it painted (QIcon caches each in it, up to 10 MiB): a day of
         // studies filled it with closed ones (soak.sh). Emptied; what the style keeps there is made again as painted.

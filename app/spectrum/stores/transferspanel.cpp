@@ -10,6 +10,8 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace spectrum {
 
 TransfersPanel::TransfersPanel(JobTracker *tracker, QWidget *parent)
@@ -49,6 +51,7 @@ void TransfersPanel::add(Job *job)
     row.owned = !job->isAutoDelete();
     row.ended = job->isFinished();
     row.failed = row.ended && job->hasError();
+    row.endedAt = row.ended ? ++m_ends : 0;
     row.widget = new QWidget;
     row.title = new QLabel(job->title());
     row.bar = new QProgressBar;
@@ -104,6 +107,7 @@ void TransfersPanel::add(Job *job)
         if (Row *r = rowOf(widget)) {
             r->ended = true;
             r->failed = r->job && r->job->hasError();
+            r->endedAt = ++m_ends;
             refresh(*r);
         }
         keepRecentEnded();
@@ -120,15 +124,25 @@ void TransfersPanel::add(Job *job)
 
 void TransfersPanel::keepRecentEnded()
 {
-    int succeeded = 0, failed = 0;
+    // By when they ended, not when they were added: a long send that began before twenty short ones shows its end.
+    QList<quint64> succeeded, failed;
+    for (const Row &r : std::as_const(m_rows)) {
+        if (r.ended && !r.owned)
+            (r.failed ? failed : succeeded) << r.endedAt;
+    }
+    auto cutOf = [](QList<quint64> &ends, int kept) {
+        if (ends.size() <= kept)
+            return quint64(0);
+        std::nth_element(ends.begin(), ends.begin() + (ends.size() - kept - 1), ends.end());
+        return ends[ends.size() - kept - 1];  // this one and those that ended before it go
+    };
+    const quint64 succeededCut = cutOf(succeeded, kKeptSucceeded), failedCut = cutOf(failed, kKeptFailed);
     for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
         const Row &r = m_rows[i];
-        if (!r.ended || r.owned)
-            continue;
-        if (r.failed ? ++failed <= kKeptFailed : ++succeeded <= kKeptSucceeded)
+        if (!r.ended || r.owned || r.endedAt > (r.failed ? failedCut : succeededCut))
             continue;
         m_rows[i].widget->hide();
-        m_rows[i].widget->deleteLater();  // not its own Dismiss: that is a newer row's click or none
+        m_rows[i].widget->deleteLater();  // not its own Dismiss: that is a later row's click or none
         m_rows.removeAt(i);
     }
     m_empty->setVisible(m_rows.isEmpty());

@@ -4,9 +4,10 @@
 // progress bar, its status in its own words (Job::statusText) with the rate and time left the tracker keeps, and
 // buttons for what the job can do: Pause/Resume (Suspendable), Retry failed (Retryable), Cancel — Dismiss once it
 // ended. A row whose job belongs to something else (a study's arrival, to its open study) goes with it; a row of a
-// job that deletes itself (a send, a prior prefetched) stays with its outcome until dismissed or cleared — the newest
-// kKeptSucceeded of those that went well and kKeptFailed of those that did not, so that a working day of hundreds
-// of studies does not grow the panel without end (the older ones leave by themselves). The status bar reads the
+// job that deletes itself (a send) stays with its outcome until dismissed or cleared — the kKeptSucceeded that ended
+// last of those that went well and the kKeptFailed of those that did not, so that a working day does not grow the
+// panel without end (those that ended longer ago leave by themselves; a prior prefetched goes with its stream, which
+// the prefetcher keeps a while: PriorPrefetcher::kKeptDone). The status bar reads the
 // tracker's summary, not this panel.
 
 #include <QList>
@@ -53,6 +54,7 @@ private:
         bool owned = false;  ///< the job belongs to something else: the row goes when the job does
         bool ended = false;
         bool failed = false;  ///< ended with an error (or cancelled)
+        quint64 endedAt = 0;  ///< when it ended, in the order rows end (m_ends)
         QWidget *widget = nullptr;
         QLabel *title = nullptr;
         QProgressBar *bar = nullptr;
@@ -64,7 +66,7 @@ private:
     void add(Job *job);
     Row *rowOf(const QWidget *widget);
     void remove(const QWidget *widget);
-    /// Drops the oldest ended rows beyond kKeptSucceeded and kKeptFailed (not those that go with their owner).
+    /// Drops the rows that ended longest ago beyond kKeptSucceeded and kKeptFailed (not those that go with their owner).
     void keepRecentEnded();
     void refresh(Row &row);
     void refreshAll();
@@ -75,6 +77,7 @@ private:
     QScrollArea *m_scroll = nullptr;
     QPushButton *m_clear = nullptr;
     QList<Row> m_rows;
+    quint64 m_ends = 0;
 };
 
 } // namespace spectrum

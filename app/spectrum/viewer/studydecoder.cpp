@@ -281,20 +281,22 @@ void StudyDecoder::startLoad(const QString &key)
     job->start(ExecutionPolicy::Async);
 }
 
-void StudyDecoder::retire()
+void StudyDecoder::retire(const QSet<QString> &forgotten)
 {
     m_retired = true;
+    m_forgotten = forgotten;
     disconnect(m_images, nullptr, this, nullptr);  // nothing more is loaded for its panes
 }
 
 bool StudyDecoder::droppedRetired(const QString &key)
 {
-    if (!m_retired)
+    const qsizetype newline = key.indexOf(QLatin1Char('\n'));  // a filtered version: "key\nfilters"
+    if (!m_retired || !m_forgotten.contains(newline < 0 ? key : key.left(newline)))
         return false;
-    // Its viewer closed: the image is not kept (the memory cache forgot the study); whoever else waits for it (the
-    // same study opened again) decodes it.
-    m_pendingHere.remove(key);
-    m_images->setPending(key, false);
+    // Its viewer closed and the memory cache forgot the image: not kept. Whoever else waits for it (the same study
+    // opened again) decodes it — the mark ended only if it is this decoder's.
+    if (m_pendingHere.remove(key))
+        m_images->setPending(key, false);
     return true;
 }
 

@@ -58,9 +58,10 @@ public:
     /// Forgets `viewer`: its view, and what it asked for (loads nobody else wants are cancelled).
     void forget(const QObject *viewer);
     /// Its viewer is closing (MainWindow::closeTab, decision 0037): nothing more is loaded, and what decodes and
-    /// filters under way still bring is not kept in the memory cache — which forgot the study as it closed — until
-    /// the decoder goes with the viewer; their pending marks end, so that the same study opened again decodes them.
-    void retire();
+    /// filters under way still bring of `forgotten` (the instances the memory cache forgot as the study closed: not
+    /// those another tab shows) is not kept until the decoder goes with the viewer; their pending marks end, so that
+    /// the same study opened again decodes them.
+    void retire(const QSet<QString> &forgotten);
 
     /// The filters images decoded while they arrive, or from their bytes, are run through as they are decoded.
     void setFilters(const FilterChain &chain, const QString &description);
@@ -151,6 +152,7 @@ private:
     /// retire()d: `key`'s image is dropped (its pending mark ended), not kept. False when not retired.
     bool droppedRetired(const QString &key);
     bool m_retired = false;
+    QSet<QString> m_forgotten;  ///< retire()'s
     QSet<QString> m_givingUp;                              ///< too large to keep, being let go (not re-asked)
     quint64 m_arrivalSerial = 0;
 };

@@ -142,12 +142,12 @@ StudyViewer::~StudyViewer()
     m_panes.clear();
 }
 
-void StudyViewer::retire()
+void StudyViewer::retire(const QSet<QString> &forgotten)
 {
     for (StudyDecoder *d : std::as_const(m_decoders))
-        d->retire();
+        d->retire(forgotten);
     if (m_cacheDecoder)
-        m_cacheDecoder->retire();
+        m_cacheDecoder->retire(forgotten);
 }
 
 StudyDecoder *StudyViewer::decoderFor(StudyStreamer *streamer)

@@ -86,9 +86,9 @@ public:
     /// The series' thumbnail (its middle image, once here); null until then.
     QImage thumbnail(int series) const { return m_thumbnails.value(series); }
     StudyStreamer *streamer() const { return m_streamer; }
-    /// Its tab closes: its decoders (the study's and the priors' beside it) load and keep nothing more in the memory
-    /// cache, which forgets the study now (StudyDecoder::retire). The viewer is deleted after.
-    void retire();
+    /// Its tab closes: its decoders (the study's and the priors' beside it) load nothing more, and keep nothing of
+    /// `forgotten` (what the memory cache forgets now: StudyDecoder::retire). The viewer is deleted after.
+    void retire(const QSet<QString> &forgotten);
 
     /// Layout: `rows` × `columns` panes, each 1…4. New panes show the series not yet on screen, in order; panes
     /// beyond the new grid go.

@@ -195,12 +195,22 @@ void PriorPrefetcher::finishCurrent(const QString &outcome)
     if (!m_current)
         return;
     const QString uid = m_currentUid;
-    // Kept (stopped) a while: the transfers list still shows how it went. The oldest kept goes.
+    // Kept (stopped) a while: the transfers list still shows how it went. Beyond the newest kKeptDone brought whole
+    // and kKeptFailed not, the oldest go — not one the reader is retrying from the transfers list (it runs again).
     m_current->stop();
     m_done << m_current;
-    while (m_done.size() > kKeptDone) {
-        if (StudyStreamer *old = m_done.takeFirst())
-            old->deleteLater();
+    int whole = 0, failed = 0;
+    for (qsizetype i = m_done.size() - 1; i >= 0; --i) {
+        StudyStreamer *done = m_done[i];
+        if (!done) {
+            m_done.removeAt(i);
+            continue;
+        }
+        const bool complete = done->isComplete() && done->failedForGood() == 0;
+        if ((complete ? ++whole <= kKeptDone : ++failed <= kKeptFailed) || !done->isStopped())
+            continue;
+        m_done.removeAt(i);
+        done->deleteLater();
     }
     m_current = nullptr;
     m_currentUid.clear();

@@ -370,15 +370,21 @@ void StudyStreamer::start()
     // listed — then what it sent is the listing.
     BlobQuery q;
     q.studyInstanceUid = m_studyUid;
-    // SPECTRUM_TEST_CACHE_LATE_MS: the cache's answer taken that much later, as from a cache busy evicting (for the
-    // tests of what arrives before it).
-    const int lateMs = qEnvironmentVariableIntValue("SPECTRUM_TEST_CACHE_LATE_MS");
-    whenDone(m_cache->query(q), this, [this, lateMs](const Result<QList<BlobInfo>> &answer) {
-        if (lateMs > 0)
-            QTimer::singleShot(lateMs, this, [this, answer] { cacheAnswered(answer); });
-        else
-            cacheAnswered(answer);
+    // SPECTRUM_TEST_CACHE_AFTER_ARRIVAL: the cache's answer held until the first bytes of an instance have arrived
+    // (30 s at most), as from a cache busy evicting — for the tests of what arrives before it.
+    const bool afterArrival = qEnvironmentVariableIsSet("SPECTRUM_TEST_CACHE_AFTER_ARRIVAL");
+    whenDone(m_cache->query(q), this, [this, afterArrival](const Result<QList<BlobInfo>> &answer) {
+        if (!afterArrival || m_arrivedOnce)
+            return cacheAnswered(answer);
+        m_heldAnswer = std::make_shared<Result<QList<BlobInfo>>>(answer);
+        QTimer::singleShot(30000, this, [this] { answerHeldCache(); });
     });
+}
+
+void StudyStreamer::answerHeldCache()
+{
+    if (const std::shared_ptr<Result<QList<BlobInfo>>> held = std::exchange(m_heldAnswer, nullptr))
+        cacheAnswered(*held);
 }
 
 void StudyStreamer::cacheAnswered(const Result<QList<BlobInfo>> &held)
@@ -541,8 +547,12 @@ void StudyStreamer::fetchOne(const QString &seriesUid, const QString &sopUid, co
     // Of the study's patient (as listed, or as the first look found it): another's is refused before it is kept.
     options.patientId = m_listed ? m_study.identity.patientId : m_firstLook.identity.patientId;
     options.arriving = [self, key](const Arrival &arrival) {
-        if (self && !self->m_cached.contains(key))
+        if (!self)
+            return;
+        if (!self->m_cached.contains(key))
             Q_EMIT self->instanceUpdated(InstanceUpdate{InstanceUpdate::Arriving, key, arrival, {}, {}});
+        if (!std::exchange(self->m_arrivedOnce, true) && self->m_heldAnswer)
+            QMetaObject::invokeMethod(self, &StudyStreamer::answerHeldCache, Qt::QueuedConnection);  // after this arrival
     };
     auto *job = m_registry->fetchInstance(m_store, m_studyUid, seriesUid, sopUid, options);
     m_running.insert(key, job);

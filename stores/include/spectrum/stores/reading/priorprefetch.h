@@ -41,10 +41,11 @@ class PriorPrefetcher : public QObject
 {
     Q_OBJECT
 public:
-    /// Priors done (fetched or not) whose streamers are kept, the newest: the transfers list shows how they went
-    /// and the reader may retry one there. Older ones are deleted, so that a working day of hundreds of studies does
-    /// not keep every prior's model (tests/bench/soak.sh).
+    /// Priors done whose streamers are kept, the newest: those brought whole, and those not (failed, left short) —
+    /// the transfers list shows how they went and the reader may retry one there. Older ones are deleted (not one
+    /// being retried), so that a working day of hundreds of studies does not keep every prior's model (soak.sh).
     static constexpr int kKeptDone = 20;
+    static constexpr int kKeptFailed = 50;
 
     PriorPrefetcher(StoreRegistry *registry, FileStore *cache, QObject *parent = nullptr);
     ~PriorPrefetcher() override;
@@ -116,7 +117,7 @@ private:
     qint64 m_batchBytes = 0; ///< fetched since the prefetcher was last idle: what the budget is held against
     QQueue<Pending> m_queue;
     StudyStreamer *m_current = nullptr;
-    QList<QPointer<StudyStreamer>> m_done;  ///< the newest kKeptDone done, oldest first
+    QList<QPointer<StudyStreamer>> m_done;  ///< the newest done (kKeptDone, kKeptFailed), oldest first
     QString m_currentUid;
     QString m_currentKey;
     bool m_currentIsPrior = true;

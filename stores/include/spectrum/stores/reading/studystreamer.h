@@ -191,6 +191,8 @@ private:
     void pump();
     /// What the cache holds of the study (asked for at start()): not fetched again; the listing may go on.
     void cacheAnswered(const Result<QList<BlobInfo>> &held);
+    /// The cache's answer held for a test (SPECTRUM_TEST_CACHE_AFTER_ARRIVAL), taken now.
+    void answerHeldCache();
     /// Fetches one instance into the cache, streaming its bytes (InstanceUpdate::Arriving).
     void fetchOne(const QString &seriesUid, const QString &sopUid, const QString &key);
     /// The next instance to fetch: (series, index), or (−1, −1).
@@ -280,6 +282,8 @@ private:
     bool m_firstLookDone = false;       ///< the first look answered (and its instance was asked for)
     bool m_listingWaits = false;        ///< listed, waiting for the cache's answer
     QSet<QString> m_heldBefore;         ///< what the cache held of the study when it was opened
+    bool m_arrivedOnce = false;          ///< bytes of an instance have arrived
+    std::shared_ptr<Result<QList<BlobInfo>>> m_heldAnswer;  ///< answerHeldCache()
     QHash<QString, qint64> m_early;     ///< fetched before the listing (the bulk lane, the first look): key → bytes; absorbEarly() counts them
     qint64 m_earlyBytes = 0;            ///< their bytes
     QList<DicomIdentity> m_earlyIds;    ///< their identities, for the provisional layout
