@@ -11,6 +11,10 @@
 // something grew, 3 when a study showed another patient, 2 when it could not run.
 // Usage: spectrum-soakbench --store NAME --studies FILE [--cache DIR] [--disk-budget-mib N] [--warm-up N]
 //        (tests/bench/soak.sh sets it all up)
+// To find what grows: SOAK_KEYS=1 (the decoded images kept after each study), SOAK_SMAPS=1 (the mappings holding
+// anonymous memory, at the end), SOAK_MALLOC_INFO=1 (glibc's arenas, at the end), SOAK_TRIM=1 (malloc_trim before
+// each measure: what the heap would give back), SOAK_EXIT_AT_END=1 (no clean-up: a heap profiler then reports
+// what was live as leaked — run under heaptrack), SOAK_SHOT=FILE (the window when a study gives up).
 
 #include "heartbeat.h"
 #include "procmemory.h"
